@@ -1,0 +1,49 @@
+"""The command line: ``main(argv) -> int`` so that tests need no subprocess."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one rein command and return its exit code. Bad input never shows a traceback."""
+    import click
+
+    from rein.cli.app import cli
+    from rein.errors import ExitCode, ReinError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        result = cli.main(args=args, prog_name="rein", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        return int(ExitCode.OK)
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        return int(ExitCode.USAGE)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return int(ExitCode.FAILURE)
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return int(ExitCode.USAGE)
+    except ReinError as exc:
+        from rein.cli.output import report_error
+
+        report_error(exc, args)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return int(ExitCode.OK)
+    if isinstance(result, int):
+        return result
+    return int(ExitCode.OK)
+
+
+def run() -> None:  # console-script entry point
+    raise SystemExit(main())

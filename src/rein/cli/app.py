@@ -1,0 +1,63 @@
+"""The root command group. Subcommands load lazily so that ``rein --help`` starts fast."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+# name → "module:attribute"; the module is imported only when the command runs or is listed.
+COMMANDS: dict[str, str] = {
+    "graph": "rein.cli.graph:graph",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.lazy:
+            module_name, attr = self.lazy[cmd_name].split(":")
+            return getattr(importlib.import_module(module_name), attr)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Listing help for every command would import them all; short help lives here instead.
+        rows = [(name, SHORT_HELP.get(name, "")) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+SHORT_HELP: dict[str, str] = {
+    "graph": "Validate, plan and digest Agentic Graphs (AGS 1.0).",
+}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Exit codes: 0 ok, 1 failure, 2 warnings under --strict, 3 waiting, "
+    "4 refused, 64 usage error.",
+)
+@click.version_option(package_name="rein", prog_name="rein", message="%(prog)s %(version)s")
+def cli() -> None:
+    """rein: a deterministic harness for AI agents.
+
+    Plans are Agentic Graphs (AGS 1.0), workers are Open Agent Profiles (OAP 1.0), and rein
+    decides what happens next and whether it is done.
+
+    \b
+    Example:
+      rein graph validate examples/
+      rein graph plan examples/release.agraph.yaml
+    """

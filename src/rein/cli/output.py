@@ -1,0 +1,35 @@
+"""Printing for people and for scripts. The engine never formats; this module does."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from rein.errors import ReinError
+
+
+def emit_json(value: Any) -> None:
+    """Exactly one JSON object on stdout."""
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False))
+
+
+def emit_json_line(value: Any) -> None:
+    """One JSON line (event streams)."""
+    click.echo(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    sys.stdout.flush()
+
+
+def report_error(exc: ReinError, args: Sequence[str]) -> None:
+    """An error as the user asked for it: a JSON object with --json, a short text otherwise."""
+    if "--json" in args:
+        emit_json({"error": exc.to_json()})
+    else:
+        click.echo(f"error: {exc}", err=True)
+
+
+def json_option(func: Any) -> Any:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)

@@ -1,0 +1,554 @@
+"""Bytes to data: JSON and YAML 1.2 into the same plain values, with limits and locations.
+
+Both AGS graphs and OAP profiles come through here. The YAML reader walks libyaml's
+event stream itself rather than using PyYAML's constructors, for three reasons:
+
+* YAML 1.2 core schema: only ``true``/``false`` are booleans (``yes``/``on`` stay strings),
+  ``null``/``Null``/``NULL``/``~``/empty are null, no timestamps, no merge keys, no custom tags;
+* safety: duplicate keys, alias expansion beyond a bound (a 1 KB "billion laughs" document
+  is refused after a handful of events), recursive aliases, nesting depth and size;
+* speed: one pass with an explicit stack, no intermediate node tree.
+
+Locations are not recorded on the hot path; :meth:`Document.locate` builds a pointer →
+line/column index on first use, so only documents with findings pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rein.errors import LoadError, Location
+
+Format = Literal["yaml", "json"]
+
+_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoadLimits:
+    """Bounds on what a document may cost to read. Raise them in ``rein.toml`` ([limits])."""
+
+    max_bytes: int = 32 * _MIB  # a 10,000-node graph is about 6 MB
+    max_depth: int = 128  # containers nested in containers
+    max_alias_nodes: int = 100_000  # values that aliases may add, in all
+
+
+DEFAULT_LIMITS = LoadLimits()
+
+
+@dataclass(slots=True)
+class Document:
+    """A loaded document: its data, where it came from, and a way back to source positions."""
+
+    data: Any
+    source: str
+    format: Format
+    text: str
+    line_offset: int = 0  # lines before ``text`` in the file (Markdown frontmatter)
+    _index: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+
+    def locate(self, pointer: str = "") -> Location:
+        """The location of a JSON Pointer, falling back to its nearest located ancestor."""
+        if self._index is None:
+            self._index = _build_index(self.text)
+        probe = pointer
+        while True:
+            hit = self._index.get(probe)
+            if hit is not None:
+                line, column = hit
+                return Location(
+                    file=self.source,
+                    line=line + 1 + self.line_offset,
+                    column=column + 1,
+                    pointer=pointer,
+                )
+            if not probe:
+                return Location(file=self.source, pointer=pointer)
+            probe = probe.rsplit("/", 1)[0]
+
+
+# ---------------------------------------------------------------------------- entry points
+
+
+def format_for(path: str | Path) -> Format:
+    """JSON for ``.json`` files, YAML for everything else (YAML 1.2 is a superset of JSON)."""
+    return "json" if str(path).lower().endswith(".json") else "yaml"
+
+
+def load_path(
+    path: str | Path, *, limits: LoadLimits = DEFAULT_LIMITS, format: Format | None = None
+) -> Document:
+    """Read and parse one file. Every failure is a :class:`LoadError`, never an OSError."""
+    p = Path(path)
+    source = str(path)
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise LoadError(
+            f"no such file: {source}", kind="not_found", location=Location(file=source),
+            hint="check the path; folders are searched for *.agraph.yaml / *.agraph.json",
+        ) from None
+    except OSError as exc:
+        raise LoadError(
+            f"cannot read {source}: {exc.strerror}", kind="unreadable",
+            location=Location(file=source),
+        ) from None
+    if p.is_dir():
+        raise LoadError(f"{source} is a folder, not a file", kind="unreadable",
+                        location=Location(file=source))
+    _check_size(size, source, limits)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise LoadError(f"cannot read {source}: {exc.strerror}", kind="unreadable",
+                        location=Location(file=source)) from None
+    return load_bytes(raw, source=source, format=format or format_for(p), limits=limits)
+
+
+def load_bytes(
+    raw: bytes, *, source: str, format: Format, limits: LoadLimits = DEFAULT_LIMITS
+) -> Document:
+    """Parse UTF-8 bytes as JSON or YAML."""
+    _check_size(len(raw), source, limits)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise LoadError(
+            f"not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}",
+            kind="encoding", location=Location(file=source, line=line),
+            hint="save the file as UTF-8",
+        ) from None
+    return load_text(text, source=source, format=format, limits=limits)
+
+
+def load_text(
+    text: str,
+    *,
+    source: str = "<input>",
+    format: Format = "yaml",
+    limits: LoadLimits = DEFAULT_LIMITS,
+    line_offset: int = 0,
+) -> Document:
+    """Parse text as JSON or YAML. ``line_offset`` shifts reported lines (frontmatter)."""
+    if len(text) > limits.max_bytes:  # characters ≤ bytes, so this is a cheap early bound
+        _check_size(len(text.encode("utf-8")), source, limits)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\x00" in text:
+        off = text.index("\x00")
+        raise LoadError(
+            "the document contains a NUL character", kind="encoding",
+            location=Location(file=source, line=text.count("\n", 0, off) + 1 + line_offset),
+            hint="this looks like a binary file",
+        )
+    if format == "json":
+        data = _load_json(text, source, limits, line_offset)
+    else:
+        data = _load_yaml(text, source, limits, line_offset)
+    return Document(data=data, source=source, format=format, text=text, line_offset=line_offset)
+
+
+def _check_size(size: int, source: str, limits: LoadLimits) -> None:
+    if size > limits.max_bytes:
+        raise LoadError(
+            f"the document is {size:,} bytes, over the limit of {limits.max_bytes:,}",
+            kind="too_large", location=Location(file=source),
+            hint="raise [limits] max_bytes in rein.toml if this document is trusted",
+        )
+
+
+# ---------------------------------------------------------------------------- JSON
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-finite number {name}")
+
+
+def _load_json(text: str, source: str, limits: LoadLimits, line_offset: int) -> Any:
+    def loc(line: int | None = None, column: int | None = None) -> Location:
+        return Location(file=source, line=None if line is None else line + line_offset,
+                        column=column)
+
+    try:
+        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except _Duplicate as dup:
+        line, column = _json_key_position(text, dup.key)
+        raise LoadError(
+            f"duplicate key {dup.key!r}", kind="duplicate_key", location=loc(line, column),
+            hint="each key may appear once in an object; JSON parsers disagree on which wins",
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise LoadError(
+            f"invalid JSON: {exc.msg}", kind="syntax", location=loc(exc.lineno, exc.colno)
+        ) from None
+    except ValueError as exc:
+        raise LoadError(
+            f"{exc}: JSON has no NaN or Infinity", kind="non_finite", location=loc(),
+            hint="use a finite number or a string",
+        ) from None
+    except RecursionError:
+        raise _too_deep(source, limits) from None
+    _check_depth(data, source, limits)
+    return data
+
+
+def _json_key_position(text: str, key: str) -> tuple[int | None, int | None]:
+    """Line and column of the second occurrence of ``"key":`` (a good-enough pointer)."""
+    pattern = re.compile(r'"' + re.escape(json.dumps(key)[1:-1]) + r'"\s*:')
+    matches = list(pattern.finditer(text))
+    if len(matches) < 2:
+        return None, None
+    off = matches[1].start()
+    line = text.count("\n", 0, off) + 1
+    return line, off - (text.rfind("\n", 0, off) + 1) + 1
+
+
+def _check_depth(data: Any, source: str, limits: LoadLimits) -> None:
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    max_depth = limits.max_depth
+    while stack:
+        value, depth = stack.pop()
+        if depth > max_depth:
+            raise _too_deep(source, limits)
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+
+
+def _too_deep(source: str, limits: LoadLimits) -> LoadError:
+    return LoadError(
+        f"the document nests deeper than {limits.max_depth} levels",
+        kind="too_deep", location=Location(file=source),
+        hint="flatten the document, or raise [limits] max_depth in rein.toml",
+    )
+
+
+# ---------------------------------------------------------------------------- YAML 1.2
+
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_NONFINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z|\.(?:nan|NaN|NAN)\Z")
+_MAYBE_SPECIAL = frozenset("0123456789+-.~nNtTfF")
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _INT_TAG, _FLOAT_TAG = _TAG + "str", _TAG + "int", _TAG + "float"
+_BOOL_TAG, _NULL_TAG = _TAG + "bool", _TAG + "null"
+_MAP_TAGS = frozenset({None, "!", _TAG + "map"})
+_SEQ_TAGS = frozenset({None, "!", _TAG + "seq"})
+
+
+class _Bad(Exception):
+    """A YAML problem found while reading, with its libyaml mark."""
+
+    def __init__(self, kind: str, message: str, mark: Any, hint: str | None = None) -> None:
+        self.kind, self.message, self.mark, self.hint = kind, message, mark, hint
+
+
+def _plain(value: str, mark: Any) -> Any:
+    """Resolve a plain (unquoted, untagged) scalar by the YAML 1.2 core schema."""
+    if not value or value[0] not in _MAYBE_SPECIAL:
+        return value
+    if value in _NULLS:
+        return None
+    b = _BOOLS.get(value)
+    if b is not None:
+        return b
+    if _INT.match(value):
+        return int(value)
+    if _FLOAT.match(value):
+        return float(value)
+    if _OCT.match(value):
+        return int(value[2:], 8)
+    if _HEX.match(value):
+        return int(value[2:], 16)
+    if _NONFINITE.match(value):
+        raise _Bad("non_finite", f"non-finite number {value!r}", mark,
+                   "JSON cannot represent infinities or NaN: use a finite number or quote it")
+    return value
+
+
+def _tagged(tag: str, value: str, mark: Any) -> Any:
+    if tag in ("!", _STR):
+        return value
+    try:
+        if tag == _NULL_TAG and value in _NULLS:
+            return None
+        if tag == _BOOL_TAG and value in _BOOLS:
+            return _BOOLS[value]
+        if tag == _INT_TAG:
+            resolved = _plain(value, mark)
+            if isinstance(resolved, int) and not isinstance(resolved, bool):
+                return resolved
+        if tag == _FLOAT_TAG:
+            resolved = _plain(value, mark)
+            if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+                return float(resolved)
+    except _Bad:
+        raise
+    if tag.startswith(_TAG) and tag[len(_TAG):] in ("null", "bool", "int", "float"):
+        raise _Bad("syntax", f"{value!r} is not a valid !!{tag[len(_TAG):]}", mark)
+    raise _bad_tag(tag, mark)
+
+
+def _bad_tag(tag: str, mark: Any) -> _Bad:
+    return _Bad("bad_tag", f"unsupported tag {tag!r}", mark,
+                "documents are plain JSON data: remove the tag")
+
+
+def _load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int) -> Any:
+    try:
+        return _read_events(text, limits)
+    except _Bad as bad:
+        loc = Location(file=source)
+        if bad.mark is not None:
+            loc = Location(file=source, line=bad.mark.line + 1 + line_offset,
+                           column=bad.mark.column + 1)
+        raise LoadError(bad.message, kind=bad.kind, location=loc, hint=bad.hint) from None
+    except _YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+        kind = "too_deep" if "nesting depth" in message else "syntax"
+        loc = Location(file=source)
+        if mark is not None:
+            loc = Location(file=source, line=mark.line + 1 + line_offset, column=mark.column + 1)
+        raise LoadError(message, kind=kind, location=loc) from None
+    except RecursionError:
+        raise _too_deep(source, limits) from None
+
+
+try:  # libyaml's event parser; PyYAML's pure-Python one behaves the same, only slower
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml.loader import SafeLoader as _Parser  # type: ignore[assignment]
+
+from yaml import YAMLError as _YAMLError
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+_NOKEY = object()
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of plain JSON data, done in C (much faster than copy.deepcopy)."""
+    return json.loads(json.dumps(value))
+
+
+def _read_events(text: str, limits: LoadLimits) -> Any:
+    parser = _Parser(text)
+    get = parser.get_event
+    anchors: dict[str, tuple[Any, int]] = {}
+    open_anchors: set[str] = set()
+    # A frame is [container, pending key or _NOKEY, anchor, node count at start, start mark].
+    stack: list[list[Any]] = []
+    counter = 0  # values read, counting what aliases add
+    alias_added = 0
+    max_depth, max_alias = limits.max_depth, limits.max_alias_nodes
+    root: Any = _NOKEY
+    documents = 0
+
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is ScalarEvent:
+            counter += 1
+            tag = event.tag
+            if tag is None and event.implicit[0]:  # a plain scalar: resolve by the core schema
+                value: Any = _plain(event.value, event.start_mark)
+            elif tag is None or tag == "!":
+                value = event.value
+            else:
+                value = _tagged(tag, event.value, event.start_mark)
+            if event.anchor is not None:
+                anchors[event.anchor] = (value, 1)
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            if len(stack) >= max_depth:
+                raise _Bad("too_deep", f"the document nests deeper than {max_depth} levels",
+                           event.start_mark, "flatten it, or raise [limits] max_depth")
+            tags = _MAP_TAGS if kind is MappingStartEvent else _SEQ_TAGS
+            if event.tag not in tags:
+                raise _bad_tag(event.tag, event.start_mark)
+            if event.anchor is not None:
+                open_anchors.add(event.anchor)
+            counter += 1
+            stack.append([{} if kind is MappingStartEvent else [], _NOKEY, event.anchor,
+                          counter, event.start_mark])
+            continue
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            frame = stack.pop()
+            value = frame[0]
+            if frame[2] is not None:
+                open_anchors.discard(frame[2])
+                anchors[frame[2]] = (value, counter - frame[3] + 1)
+        elif kind is AliasEvent:
+            name = event.anchor
+            if name in open_anchors:
+                raise _Bad("alias_limit", f"alias *{name} refers to a node that contains it",
+                           event.start_mark, "recursive aliases cannot be represented as JSON")
+            hit = anchors.get(name)
+            if hit is None:
+                raise _Bad("syntax", f"unknown alias *{name}", event.start_mark)
+            shared, size = hit
+            alias_added += size
+            counter += size
+            if alias_added > max_alias:
+                raise _Bad(
+                    "alias_limit",
+                    f"aliases expand to more than {max_alias:,} values",
+                    event.start_mark,
+                    "this looks like an alias bomb; raise [limits] max_alias_nodes if trusted",
+                )
+            # Each use is its own value: a later change to one must not show in another.
+            value = _clone(shared) if isinstance(shared, (dict, list)) else shared
+        elif kind is DocumentStartEvent:
+            documents += 1
+            if documents > 1:
+                raise _Bad("syntax", "more than one YAML document in the stream",
+                           event.start_mark, "remove the second '---' document")
+            continue
+        elif kind is StreamEndEvent:
+            break
+        else:  # StreamStart, DocumentEnd
+            continue
+
+        if not stack:
+            root = value
+            continue
+        frame = stack[-1]
+        container = frame[0]
+        if type(container) is list:
+            container.append(value)
+        elif frame[1] is _NOKEY:
+            if type(value) is not str:
+                raise _Bad(
+                    "non_string_key",
+                    f"mapping key {value!r} is not a string",
+                    event.start_mark,
+                    "quote the key: documents are JSON objects, whose keys are strings",
+                )
+            if value in container:
+                raise _Bad("duplicate_key", f"duplicate key {value!r}", event.start_mark,
+                           "each key may appear once in a mapping")
+            frame[1] = value
+        else:
+            container[frame[1]] = value
+            frame[1] = _NOKEY
+
+    if root is _NOKEY:
+        return None
+    return root
+
+
+# ---------------------------------------------------------------------------- locations
+
+
+def _build_index(text: str) -> dict[str, tuple[int, int]]:
+    """JSON Pointer → (line, column), 0-based, of every value and key. JSON parses as YAML."""
+    index: dict[str, tuple[int, int]] = {}
+    try:
+        parser = _Parser(text)
+        stack: list[list[Any]] = []  # [pointer, is_map, pending key or None, next index]
+        while True:
+            event = parser.get_event()
+            kind = type(event)
+            if kind is StreamEndEvent:
+                break
+            if kind not in (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent,
+                            MappingEndEvent, SequenceEndEvent):
+                continue
+            if kind is MappingEndEvent or kind is SequenceEndEvent:
+                stack.pop()
+                continue
+            mark = event.start_mark
+            if stack:
+                frame = stack[-1]
+                if frame[1] and frame[2] is None:  # this event is a key
+                    key = event.value if kind is ScalarEvent else "?"
+                    frame[2] = key
+                    index.setdefault(frame[0] + "/" + escape(str(key)), (mark.line, mark.column))
+                    continue
+                if frame[1]:
+                    here = frame[0] + "/" + escape(str(frame[2]))
+                    frame[2] = None
+                else:
+                    here = frame[0] + "/" + str(frame[3])
+                    frame[3] += 1
+                    index[here] = (mark.line, mark.column)
+            else:
+                here = ""
+                index[here] = (mark.line, mark.column)
+            if kind is MappingStartEvent:
+                stack.append([here, True, None, 0])
+            elif kind is SequenceStartEvent:
+                stack.append([here, False, None, 0])
+    except Exception:  # noqa: BLE001 - a location index is best effort, never an error
+        pass
+    return index
+
+
+# ---------------------------------------------------------------------------- pointers
+
+
+def escape(token: str) -> str:
+    """Escape one JSON Pointer reference token (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def pointer(*tokens: str | int) -> str:
+    """Build a JSON Pointer from tokens: ``pointer("nodes", "a", "inputs")``."""
+    return "".join("/" + escape(str(t)) for t in tokens)
+
+
+def unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def resolve_pointer(data: Any, ptr: str) -> Any:
+    """The value at a JSON Pointer; raises KeyError when absent."""
+    if not ptr:
+        return data
+    value = data
+    for raw in ptr[1:].split("/"):
+        token = unescape(raw)
+        if isinstance(value, dict):
+            value = value[token]
+        elif isinstance(value, list) and token.isdigit():
+            value = value[int(token)]
+        else:
+            raise KeyError(ptr)
+    return value
