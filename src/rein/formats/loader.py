@@ -272,7 +272,9 @@ class _Bad(Exception):
 
 def _plain(value: str, mark: Any) -> Any:
     """Resolve a plain (unquoted, untagged) scalar by the YAML 1.2 core schema."""
-    if not value or value[0] not in _MAYBE_SPECIAL:
+    if not value:
+        return None
+    if value[0] not in _MAYBE_SPECIAL:
         return value
     if value in _NULLS:
         return None
