@@ -1,0 +1,1 @@
+"""The state machine: scheduling, node kinds, criteria, failure ladder, budgets, approvals."""

@@ -1,0 +1,1 @@
+"""Who the worker is: OAP profile discovery, resolution, narrowing and writeback."""

@@ -1,0 +1,1 @@
+"""Where run state lives: SQLite under .rein/ by default."""

@@ -1,0 +1,1 @@
+"""Built-in tools, each call checked against the effective permissions and sandbox policy."""

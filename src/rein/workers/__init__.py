@@ -1,0 +1,1 @@
+"""Workers: who does a node's work (driver, model, command; scripted as a test double)."""

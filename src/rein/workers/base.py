@@ -1,0 +1,205 @@
+"""The worker boundary: one small async interface between the engine and whoever does the work.
+
+A task or decision node's attempt is handed to a worker as an :class:`AttemptRequest`.
+The worker streams :class:`Item` records (messages, tool calls, tool results, usage) as it
+goes and finishes with exactly one :class:`AttemptResult`. The engine persists every item
+as an event before it publishes it; the store, the CLI progress and the protocol surfaces
+all read that one stream.
+
+Three kinds implement it (DESIGN.md decision 4): ``driver`` (inverted orchestration: an
+external agent answers an instruction), ``model`` (rein runs the agent loop against a
+provider), ``command`` (a CLI agent as a subprocess). The scripted worker in
+:mod:`rein.workers.scripted` is a test double that answers from a file.
+
+A worker never decides whether the node succeeded: it returns outputs and usage, and the
+engine evaluates the criteria. A worker that cannot finish now (a driver waiting for its
+agent, a tool call waiting for approval) raises :class:`WorkerPaused`; the engine records
+the pause and the run exits with code 3 until the answer arrives.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Tier = Literal["minimal", "standard", "advanced", "frontier"]
+TIERS: tuple[Tier, ...] = ("minimal", "standard", "advanced", "frontier")
+
+
+class FailureClass(enum.StrEnum):
+    """AGS §14 failure classes; ``retry_on`` matches on these."""
+
+    TRANSIENT = "transient"  # network blips, rate limits: worth retrying as is
+    MODEL_ERROR = "model_error"  # the model answered nonsense or refused
+    TOOL_ERROR = "tool_error"  # a tool failed in a way the model could not recover from
+    TIMEOUT = "timeout"  # wall clock or step limit reached
+    BUDGET_EXCEEDED = "budget_exceeded"  # a token/cost/tool-call limit would be passed
+    CRITERIA_FAILED = "criteria_failed"  # the harness's checks said no
+    OUTPUT_MISSING = "output_missing"  # a required output was not produced (RT033)
+    VALIDATION_ERROR = "validation_error"  # an output failed its type or schema (RT031/RT032)
+    PERMISSION_DENIED = "permission_denied"  # outside the effective permissions or tier
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Usage:
+    """What an attempt spent. ``None`` means the worker could not measure it."""
+
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+    cost_usd: float | None = 0.0
+    tool_calls: int = 0
+    agent_steps: int = 0
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.input_tokens is None or self.output_tokens is None:
+            return None
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: Any, b: Any) -> Any:
+            return None if a is None or b is None else a + b
+
+        return Usage(
+            input_tokens=add(self.input_tokens, other.input_tokens),
+            output_tokens=add(self.output_tokens, other.output_tokens),
+            cost_usd=add(self.cost_usd, other.cost_usd),
+            tool_calls=self.tool_calls + other.tool_calls,
+            agent_steps=self.agent_steps + other.agent_steps,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Budget:
+    """Limits left for one attempt; ``None`` = unlimited. Checked before spending."""
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+    max_wall_clock_seconds: float | None = None
+    max_tool_calls: int | None = None
+    max_agent_steps: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Routed:
+    """How a tier request was served (recorded per attempt, AGS §11.4)."""
+
+    requested_tier: Tier
+    effective_tier: Tier
+    provider: str
+    model: str
+    downgraded: bool = False
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OutputSpec:
+    """A declared node output, as the worker needs to know it."""
+
+    name: str
+    type: str
+    description: str
+    required: bool = True
+    path_hint: str | None = None
+    schema: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Feedback:
+    """Why the previous attempt failed: each failed criterion's description and evidence."""
+
+    failure_class: FailureClass
+    summary: str
+    failed_criteria: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptRequest:
+    """Everything a worker may know about one attempt of one node."""
+
+    run_id: str
+    node_id: str  # scoped id, e.g. "fix_loop/iter-2/edit" for nested scopes
+    attempt: int  # 1-based
+    kind: Literal["task", "decision", "judge"]
+    title: str
+    brief: str  # description + rendered instructions
+    inputs: Mapping[str, Any]  # resolved once, reused verbatim by every retry
+    outputs: tuple[OutputSpec, ...]
+    permissions: tuple[str, ...]  # effective AGS permission strings, already narrowed
+    tools: tuple[str, ...]  # effective tool names, already narrowed
+    workspace: str  # absolute path of the workspace (or the attempt's worktree)
+    workspace_access: Literal["none", "read_only", "read_write"] = "read_only"
+    network: Literal["none", "restricted", "full"] = "none"
+    env: Mapping[str, str] = field(default_factory=dict)  # declared environment + secrets
+    secret_names: frozenset[str] = frozenset()  # values in ``env`` that must never be recorded
+    tier: Tier = "standard"
+    budget: Budget = field(default_factory=Budget)
+    feedback: Feedback | None = None
+    branches: tuple[Mapping[str, str], ...] = ()  # decision nodes: [{label, description}]
+    constraints: Mapping[str, Any] = field(default_factory=dict)  # temperature, seed, ...
+    profile: str | None = None  # an OAP profile name or path serving this node, if any
+
+
+class ItemKind(enum.StrEnum):
+    """What a worker streams. Item kinds follow the Codex thread/turn/item vocabulary."""
+
+    MESSAGE = "message"  # model or agent text
+    REASONING = "reasoning"  # a summary of reasoning, when a provider gives one
+    TOOL_CALL = "tool_call"  # a request to run a tool (name, arguments)
+    TOOL_RESULT = "tool_result"  # what the tool returned, or why it was refused
+    USAGE = "usage"  # tokens and cost so far (a delta)
+    NOTICE = "notice"  # something the worker wants recorded (e.g. an unenforced budget)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Item:
+    """One step of an attempt, persisted as an event before it is published."""
+
+    kind: ItemKind
+    data: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptResult:
+    """How an attempt ended. ``failure`` set means the worker itself failed."""
+
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    routed: Routed | None = None
+    failure: FailureClass | None = None
+    message: str | None = None  # why it failed, or a closing note
+    decision: str | None = None  # decision nodes: the chosen label
+    extra: Mapping[str, Any] = field(default_factory=dict)  # recorded as x- fields
+
+
+class WorkerPaused(Exception):
+    """Control flow, not an error: the worker waits for something outside the process.
+
+    ``reason`` is ``driver`` (an instruction is out), ``approval`` (a tool call in ``ask``) or
+    ``human``. ``token`` identifies what is awaited so the answer can be matched to it.
+    """
+
+    def __init__(self, reason: str, token: str, detail: Mapping[str, Any] | None = None) -> None:
+        super().__init__(f"waiting for {reason}")
+        self.reason = reason
+        self.token = token
+        self.detail = dict(detail or {})
+
+
+@runtime_checkable
+class Worker(Protocol):
+    """Who does a task node's work."""
+
+    name: str  # "driver", "model", "command", "scripted", ...
+
+    def can_serve(self, request: AttemptRequest) -> bool:
+        """Whether this worker can take the attempt (tier, tools, kind)."""
+        ...
+
+    def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
+        """Stream items; the last value yielded is the :class:`AttemptResult`."""
+        ...
