@@ -1,13 +1,13 @@
-# rein: `make run` sets everything up and runs the main job; `make test` runs the suite.
-PYTHON ?= python3.11
+# rein: `make run` sets everything up and runs the main job; `make test` runs the whole suite.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install bench clean
+.PHONY: run test install system-deps bench clean
 
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "rein needs $(PYTHON) (Python >= 3.11)"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "rein needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -15,10 +15,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Optional system packages some tests use (bubblewrap); installed only where that is possible
+# without asking (root with apt-get), otherwise those tests skip and say why.
+system-deps:
+	@bash scripts/system-deps.sh
+
 run: $(STAMP)
 	@bash scripts/demo.sh
 
-test: $(STAMP)
+test: $(STAMP) system-deps
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

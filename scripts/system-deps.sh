@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Best-effort install of the system packages some tests use. Never fails the build: a test
+# whose package is missing skips with the reason.
+set -u
+want=()
+command -v bwrap >/dev/null 2>&1 || want+=(bubblewrap)
+[ ${#want[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing ${want[*]} (for sandbox tests)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}"; } \
+    >/dev/null 2>&1 || echo "could not install ${want[*]}: the tests that need it will skip"
+else
+  echo "note: ${want[*]} not installed; the tests that need it will skip"
+fi
+exit 0
