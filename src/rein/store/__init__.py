@@ -1,1 +1,7 @@
-"""Where run state lives: SQLite under .rein/ by default."""
+"""Where run state lives: SQLite under .rein/ by default (PostgreSQL later, same protocol)."""
+
+from __future__ import annotations
+
+from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store, Transition
+
+__all__ = ["ApprovalRow", "Event", "NodeRow", "RunRow", "Store", "Transition"]

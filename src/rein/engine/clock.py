@@ -1,0 +1,80 @@
+"""The clock and the id generator: injected so that runs are reproducible.
+
+Production uses :class:`SystemClock` and :class:`RandomIds`; tests inject :class:`StepClock` and :class:`CounterIds` so that
+the same graph with the same worker answers yields the same events and the same record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """Where time comes from."""
+
+    def now(self) -> dt.datetime:
+        """The current time, timezone-aware (UTC)."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes backwards (for durations and budgets)."""
+        ...
+
+
+class IdGenerator(Protocol):
+    """Where new ids come from."""
+
+    def new(self, prefix: str) -> str:
+        """A fresh id starting with ``prefix`` (``run``, ``apv``, ...)."""
+        ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> dt.datetime:
+        return dt.datetime.now(dt.timezone.utc)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+
+@dataclass(kw_only=True)
+class StepClock:
+    """A test clock: every reading advances by ``step`` seconds from ``start``."""
+
+    start: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    step: float = 1.0
+    _ticks: int = field(default=0, repr=False)
+
+    def now(self) -> dt.datetime:
+        self._ticks += 1
+        return self.start + dt.timedelta(seconds=self._ticks * self.step)
+
+    def monotonic(self) -> float:
+        self._ticks += 1
+        return self._ticks * self.step
+
+
+class RandomIds:
+    """Sortable-enough ids: a UTC timestamp and random hex, e.g. ``run-20260101T120000-3f9a1c``."""
+
+    def new(self, prefix: str) -> str:
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass(kw_only=True)
+class CounterIds:
+    """A test id generator: ``run-1``, ``run-2``, ``apv-1``, ... per prefix."""
+
+    _counts: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def new(self, prefix: str) -> str:
+        self._counts[prefix] = self._counts.get(prefix, 0) + 1
+        return f"{prefix}-{self._counts[prefix]}"
+

@@ -1,0 +1,156 @@
+"""The store protocol: what the engine persists, and the rows it reads back.
+
+Every state transition is one call to :meth:`Store.transition`, which writes the event that
+describes it together with the node row, run fields or approval it changes, in one
+transaction. A crash therefore never leaves a state change without its event or an event
+without its state. The protocol is small and its SQL portable so that a PostgreSQL backend
+can implement it behind the same shared test suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rein.store.ids import ApprovalId, NodeKey, RunId
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunRow:
+    """One run (top-level or a subgraph's child run)."""
+
+    run_id: RunId
+    graph_id: str
+    graph_path: str  # the document as given on the command line (or the ref it came from)
+    graph_digest: str
+    status: RunStatus
+    started_at: str
+    finished_at: str | None = None
+    parent_run_id: RunId | None = None
+    parent_node_key: NodeKey | None = None  # the subgraph node in the parent run
+    # What the approval bound: params, child digests, the approved digest, overrides.
+    binding: Mapping[str, Any] = field(default_factory=dict)
+    # Run-level parts of the record: outputs, usage, graph_success, diagnostics, ...
+    summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NodeRow:
+    """The persisted state of one node in one scope instance."""
+
+    run_id: RunId
+    node_key: NodeKey
+    node_id: str
+    scope_path: str  # "" at the top level, e.g. "repair_loop[1]" inside a loop body
+    type: str
+    status: NodeStatus
+    seq: int = 0  # order of first appearance in the run (stable record order)
+    record: Mapping[str, Any] = field(default_factory=dict)  # the node_run object, redacted
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovalRow:
+    """One entry of the approval queue, bound to the digest of what was shown."""
+
+    approval_id: ApprovalId
+    run_id: RunId
+    key: str  # unique per run: what is being asked, e.g. "gate:publish_approval"
+    kind: ApprovalKind
+    status: ApprovalStatus
+    digest: str  # the digest of the material presented; an answer must name the same
+    request: Mapping[str, Any]  # prompt, node, stage, mode, roles, presented material
+    created_at: str
+    answer: Mapping[str, Any] | None = None  # actor, note, values, edits
+    answered_at: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Event:
+    """One entry of the trace. ``seq`` is dense and increasing within a run."""
+
+    run_id: RunId
+    seq: int
+    type: str
+    payload: Mapping[str, Any]
+    at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "seq": self.seq,
+            "type": self.type,
+            "at": self.at,
+            "payload": dict(self.payload),
+        }
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Transition:
+    """What one transaction changes besides appending its event."""
+
+    node: NodeRow | None = None
+    run_status: RunStatus | None = None
+    finished_at: str | None = None
+    summary: Mapping[str, Any] | None = None  # replaces the run's summary when given
+    binding: Mapping[str, Any] | None = None  # replaces the run's binding when given
+    approval: ApprovalRow | None = None  # inserted, or updated when the id exists
+
+
+class Store(Protocol):
+    """Where run state lives. One instance per process; not shared across threads."""
+
+    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        """Insert a run and its first event in one transaction."""
+        ...
+
+    def transition(
+        self,
+        run_id: RunId,
+        event_type: str,
+        payload: Mapping[str, Any],
+        at: str,
+        change: Transition | None = None,
+    ) -> Event:
+        """Append one event and apply ``change``, atomically."""
+        ...
+
+    def get_run(self, run_id: str) -> RunRow | None:
+        """The run, or ``None``."""
+        ...
+
+    def list_runs(self, *, include_children: bool = False) -> list[RunRow]:
+        """Runs, newest first."""
+        ...
+
+    def child_runs(self, parent_run_id: RunId) -> list[RunRow]:
+        """The subgraph runs started by one run, in creation order."""
+        ...
+
+    def nodes(self, run_id: RunId) -> list[NodeRow]:
+        """Every node row of a run, in order of first appearance."""
+        ...
+
+    def events(self, run_id: RunId, *, after: int = 0) -> list[Event]:
+        """Events with ``seq > after``, in order."""
+        ...
+
+    def approvals(
+        self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
+    ) -> list[ApprovalRow]:
+        """Approval queue entries, oldest first."""
+        ...
+
+    def get_approval(self, approval_id: str) -> ApprovalRow | None:
+        """One approval, or ``None``."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+def run_ids(rows: Sequence[RunRow]) -> list[str]:
+    """The ids of ``rows``, for messages."""
+    return [r.run_id for r in rows]
