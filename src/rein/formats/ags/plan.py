@@ -1,0 +1,584 @@
+"""Plan a valid Agentic Graph: order, parallel groups, merged defaults, worst case, notices.
+
+The PLAN phase of AGS §17.1, pure: it reads data and (through an injected loader) the
+documents that ``subgraph.ref`` points to, and computes per scope
+
+* the effective edge set: explicit edges ∪ ``depends_on``, deduplicated on
+  ``(from, to, kind, when)`` (§8.4);
+* a canonical topological order (Kahn's algorithm with the ready queue ordered by
+  declaration index, §17.4) and parallel groups (nodes at the same topological level);
+* reachability from the entrypoints;
+* each node's merged view of ``defaults`` (§6.3);
+* the worst-case node-execution count, multiplying retries, loop iterations and map items
+  through every nesting level, ``ref`` children included.
+
+Facts that are not document defects (a worst case above ``max_node_executions``, a feature
+above ``requires_conformance``, an estimate above the budget) become :class:`Notice` values.
+The document is assumed to have passed validation; nothing here raises on a valid one.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rein.errors import ReinError
+from rein.formats.ags.plan_model import (
+    TIER_ORDER,
+    CriterionPlan,
+    EdgePlan,
+    Feature,
+    GatePlan,
+    NodePlan,
+    Notice,
+    Plan,
+    ScopePlan,
+)
+from rein.formats.canonical import ags_digest
+from rein.formats.loader import escape, load_path
+
+# (uri, referencing file or None) → (data, source) of the child, or None when not local.
+RefLoader = Callable[[str, "str | None"], "tuple[Any, str] | None"]
+
+MERGED_BLOCKS = ("intelligence", "requirements", "constraints", "failure")
+DEFAULT_MAX_SUBGRAPH_DEPTH = 5  # AGS Appendix A
+_CONTAINERS = ("loop", "map")
+_LEVEL_1_STAGES = frozenset({"before_start", "after_outputs"})
+_CRITERION_LEVEL = {"expression": 2, "regex": 2, "json_schema": 2, "llm_judge": 3,
+                    "external": 3}
+
+NOTICE_WORST_CASE = "PLAN001"  # worst case above constraints.max_node_executions
+NOTICE_LEVEL = "PLAN002"  # a feature above the declared requires_conformance
+NOTICE_COST = "PLAN003"  # projected cost above constraints.max_cost_usd
+NOTICE_TOKENS = "PLAN004"  # projected tokens above constraints.max_total_tokens
+NOTICE_DEPTH = "PLAN005"  # nesting deeper than constraints.max_subgraph_depth
+NOTICE_REF = "PLAN006"  # a referenced child could not be planned (count is a lower bound)
+NOTICE_INTEGRITY = "PLAN007"  # a referenced child does not match its integrity or id
+NOTICE_RECURSION = "PLAN008"  # a fragment or document contains itself (cut)
+
+
+# ---------------------------------------------------------------------------- public helpers
+
+
+def effective_node(node: Mapping[str, Any], defaults: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The node as the engine sees it: ``defaults`` merged in per AGS §6.3.
+
+    Per block, shallow: the node's keys win over the default block's keys; arrays are
+    replaced, never concatenated; ``human`` and ``join`` are taken whole. A gate does not
+    inherit ``intelligence``: it never calls a model and may not declare one (AG102).
+    """
+    out = dict(node)
+    if not defaults:
+        return out
+    for block in MERGED_BLOCKS:
+        if block == "intelligence" and node.get("type") == "gate":
+            continue
+        base = defaults.get(block)
+        if isinstance(base, Mapping):
+            own = node.get(block)
+            out[block] = {**base, **own} if isinstance(own, Mapping) else dict(base)
+    for whole in ("human", "join"):
+        if whole not in node and whole in defaults:
+            out[whole] = defaults[whole]
+    return out
+
+
+def effective_edges(fragment: Mapping[str, Any], pointer: str = "") -> list[EdgePlan]:
+    """Explicit edges ∪ ``depends_on`` of one scope, deduplicated on (from, to, kind, when).
+
+    ``depends_on`` edges come first (in node declaration order), then explicit edges; the
+    first declaration of a duplicate wins. Edges naming unknown nodes are dropped (the
+    validator reports them).
+    """
+    nodes = fragment.get("nodes") or {}
+    seen: set[tuple[str, str, str, str | None]] = set()
+    out: list[EdgePlan] = []
+
+    def add(edge: EdgePlan) -> None:
+        key = (edge.source, edge.target, edge.kind, edge.when)
+        if key not in seen and edge.source in nodes and edge.target in nodes:
+            seen.add(key)
+            out.append(edge)
+
+    for node_id, node in nodes.items():
+        for dep in (node.get("depends_on") or []) if isinstance(node, Mapping) else []:
+            add(EdgePlan(source=dep, target=node_id, kind="sequence", origin="depends_on",
+                         pointer=f"{pointer}/nodes/{escape(node_id)}/depends_on"))
+    for i, edge in enumerate(fragment.get("edges") or []):
+        if isinstance(edge, Mapping):
+            add(EdgePlan(source=edge.get("from", ""), target=edge.get("to", ""),
+                         kind=edge.get("kind", "sequence"), when=edge.get("when"),
+                         label=edge.get("label"), pointer=f"{pointer}/edges/{i}"))
+    return out
+
+
+def topological_order(
+    ids: Iterable[str], edges: Iterable[EdgePlan]
+) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """Canonical order and parallel groups of one scope (AGS §17.4).
+
+    Kahn's algorithm whose ready queue is ordered by declaration index; a node's group is
+    its topological level (longest path from a node without predecessors), and each group
+    lists its nodes in declaration order. Nodes on a cycle (an invalid document) are
+    appended in declaration order as one last group rather than dropped.
+    """
+    index = {node_id: i for i, node_id in enumerate(ids)}
+    names = list(index)
+    indegree = dict.fromkeys(names, 0)
+    successors: dict[str, list[str]] = {n: [] for n in names}
+    for e in edges:
+        if e.source in index and e.target in index:
+            successors[e.source].append(e.target)
+            indegree[e.target] += 1
+    level = dict.fromkeys(names, 0)
+    ready = [index[n] for n in names if indegree[n] == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        node = names[heapq.heappop(ready)]
+        order.append(node)
+        for nxt in successors[node]:
+            level[nxt] = max(level[nxt], level[node] + 1)
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                heapq.heappush(ready, index[nxt])
+    levels: dict[int, list[str]] = {}
+    for node in order:
+        levels.setdefault(level[node], []).append(node)
+    groups = [tuple(sorted(levels[k], key=index.__getitem__)) for k in sorted(levels)]
+    stuck = [n for n in names if n not in set(order)]
+    if stuck:
+        order.extend(stuck)
+        groups.append(tuple(stuck))
+    return tuple(order), tuple(groups)
+
+
+def default_ref_loader(uri: str, base: str | None) -> tuple[Any, str] | None:
+    """Load a local ``subgraph.ref``: paths resolve against the referencing document's folder.
+
+    Non-local URIs (with a scheme such as ``https://``) return None: planning never touches
+    the network. Load failures raise :class:`~rein.errors.LoadError`.
+    """
+    if "://" in uri or uri.startswith("//"):
+        return None
+    raw = uri[len("file:"):] if uri.startswith("file:") else uri
+    path = Path(raw)
+    if not path.is_absolute() and base is not None:
+        path = Path(base).parent / path
+    return load_path(path).data, str(path)
+
+
+def plan_path(path: str | Path, *, load_ref: RefLoader | None = default_ref_loader) -> Plan:
+    """Load one graph file and plan it (its ``ref`` children resolve next to it)."""
+    return build_plan(load_path(path).data, source=str(path), load_ref=load_ref)
+
+
+def build_plan(
+    data: Mapping[str, Any],
+    *,
+    source: str | None = None,
+    load_ref: RefLoader | None = default_ref_loader,
+) -> Plan:
+    """The plan of a valid graph document. ``load_ref=None`` leaves ``ref`` children unplanned."""
+    builder = _Builder(load_ref, root_source=source)
+    doc = _Doc(data=data, source=source, level=_declared_level(data))
+    builder.levels[source] = doc.level
+    root = builder.scope(data, doc=doc, path="", pointer="", depth=0, defaults=data.get("defaults"))
+    constraints = data.get("constraints") if isinstance(data.get("constraints"), Mapping) else {}
+    graph_criteria = _criteria(data.get("success"))
+    for c in graph_criteria:
+        if c.kind == "human":
+            builder.gates.append(GatePlan(node="", kind="criterion", mode="approve", id=c.id,
+                                          required=c.severity == "required", pointer="/success"))
+        builder.feature(doc, f"{c.kind} criterion", _CRITERION_LEVEL.get(c.kind, 1), "/success")
+    cost, tokens = _projected(root)
+    plan = Plan(
+        graph_id=str(data.get("id", "")),
+        title=str(data.get("title", "")),
+        objective=str(data.get("objective", "")).strip(),
+        version=data.get("version"),
+        source=source,
+        digest=ags_digest(data),
+        requires_conformance=doc.level,
+        required_level=max([1] + [f.level for f in builder.features if f.file == source]),
+        root=root,
+        worst_case_executions=root.worst_case,
+        tiers={t: builder.tiers.get(t, 0) for t in TIER_ORDER},
+        gates=tuple(builder.gates),
+        graph_criteria=graph_criteria,
+        constraints=dict(constraints),
+        projected_cost_usd=cost,
+        projected_tokens=tokens,
+        features=tuple(builder.features),
+        notices=(),
+    )
+    notices = builder.notices + _budget_notices(plan, constraints) + _level_notices(builder)
+    return replace(plan, notices=tuple(notices))
+
+
+# ---------------------------------------------------------------------------- internals
+
+
+class _Doc:
+    """One document being planned: the root graph or a ``ref`` child."""
+
+    __slots__ = ("data", "source", "level")
+
+    def __init__(self, *, data: Mapping[str, Any], source: str | None, level: int) -> None:
+        self.data, self.source, self.level = data, source, level
+
+
+class _Builder:
+    """Walks scopes once, collecting gates, tiers, features and notices along the way."""
+
+    def __init__(self, load_ref: RefLoader | None, *, root_source: str | None) -> None:
+        self.load_ref = load_ref
+        self.root_source = root_source
+        self.levels: dict[str | None, int] = {}  # declared requires_conformance per document
+        self.notices: list[Notice] = []
+        self.features: list[Feature] = []
+        self.gates: list[GatePlan] = []
+        self.tiers: dict[str, int] = {}
+        self.active: list[tuple[str, str | None, str]] = []  # recursion guard
+        self.deepest = 0
+
+    def _file(self, doc: _Doc) -> str | None:
+        """The file to name in a notice: only child documents are named (the root is implied)."""
+        return None if doc.source == self.root_source else doc.source
+
+    def feature(self, doc: _Doc, name: str, level: int, pointer: str) -> None:
+        if level > 1:
+            self.features.append(Feature(name=name, level=level, pointer=pointer, file=doc.source))
+
+    def scope(self, fragment: Mapping[str, Any], *, doc: _Doc, path: str, pointer: str,
+              depth: int, defaults: Any) -> ScopePlan:
+        self.deepest = max(self.deepest, depth)
+        nodes_data: Mapping[str, Any] = fragment.get("nodes") or {}
+        edges = effective_edges(fragment, pointer)
+        order, groups = topological_order(nodes_data, edges)
+        rank = {n: i for i, n in enumerate(order)}
+        group = {n: g for g, members in enumerate(groups) for n in members}
+        entrypoints = tuple(e for e in fragment.get("entrypoints") or [] if e in nodes_data)
+        reachable = _reachable(entrypoints, edges)
+        for e in edges:
+            if e.kind != "sequence":
+                self.feature(doc, f"{e.kind} edge", 2, e.pointer)
+        defaults = defaults if isinstance(defaults, Mapping) else None
+        nodes = tuple(
+            self.node(node_id, node, doc=doc, scope_path=path,
+                      pointer=f"{pointer}/nodes/{escape(node_id)}", depth=depth,
+                      defaults=defaults, index=i, rank=rank[node_id], group=group[node_id],
+                      reachable=node_id in reachable)
+            for i, (node_id, node) in enumerate(nodes_data.items())
+        )
+        return ScopePlan(
+            path=path, title=str(fragment.get("title", "")), file=doc.source, pointer=pointer,
+            depth=depth, nodes=nodes, edges=tuple(edges), order=order, groups=groups,
+            entrypoints=entrypoints,
+            unreachable=tuple(n for n in nodes_data if n not in reachable),
+            worst_case=sum(n.worst_case for n in nodes),
+        )
+
+    def node(self, node_id: str, node: Mapping[str, Any], *, doc: _Doc, scope_path: str,
+             pointer: str, depth: int, defaults: Mapping[str, Any] | None, index: int,
+             rank: int, group: int, reachable: bool) -> NodePlan:
+        eff = effective_node(node, defaults)
+        kind = str(eff.get("type", "task"))
+        qualified = f"{scope_path}.{node_id}" if scope_path else node_id
+        failure = eff.get("failure") if isinstance(eff.get("failure"), Mapping) else {}
+        retry = failure.get("retry") if isinstance(failure.get("retry"), Mapping) else {}
+        attempts = 1 if kind == "gate" else int(retry.get("max_attempts", 1))
+        decision = eff.get("decision") if isinstance(eff.get("decision"), Mapping) else {}
+        calls_model = kind == "task" or (kind == "decision"
+                                         and decision.get("evaluator", "agent") == "agent")
+        intelligence = eff.get("intelligence") if isinstance(eff.get("intelligence"),
+                                                              Mapping) else {}
+        tier = intelligence.get("tier") or ("standard" if calls_model else None)
+        if kind == "gate":
+            tier = None
+        if calls_model and tier:
+            self.tiers[tier] = self.tiers.get(tier, 0) + 1
+        self._collect_human(eff, kind, qualified, pointer, doc)
+        self._node_features(eff, kind, pointer, doc)
+        criteria = _criteria(eff.get("success"))
+        success = eff.get("success") if isinstance(eff.get("success"), Mapping) else {}
+
+        multiplier, child_label, child = None, None, None
+        body_cost = 1
+        if kind in _CONTAINERS or kind == "subgraph":
+            multiplier, child_label, child = self._child(
+                eff, kind, node_id, doc=doc, path=qualified, pointer=pointer, depth=depth + 1)
+            body_cost = 1 + (multiplier or 1) * (child.worst_case if child else 0)
+        fallback = tuple(str(f.get("strategy")) for f in failure.get("fallback") or []
+                         if isinstance(f, Mapping))
+        escalation = failure.get("escalation") if isinstance(failure.get("escalation"),
+                                                             Mapping) else None
+        return NodePlan(
+            id=node_id, qualified=qualified, type=kind, title=str(eff.get("title", "")),
+            pointer=pointer, index=index, rank=rank, group=group, reachable=reachable,
+            join=str(eff.get("join", "all")), tier=tier, calls_model=calls_model,
+            attempts=attempts, worst_case=attempts * body_cost, effective=eff,
+            criteria=criteria, success_mode=success.get("mode", "all") if criteria else None,
+            when=eff.get("when"), fallback=fallback,
+            escalation=str(escalation.get("to")) if escalation else None,
+            on_exhausted=str(failure.get("on_exhausted", "fail")),
+            compensation=failure.get("compensation"), multiplier=multiplier,
+            child_label=child_label, child=child,
+            estimate=dict(eff["estimate"]) if isinstance(eff.get("estimate"), Mapping) else {},
+        )
+
+    def _child(self, eff: Mapping[str, Any], kind: str, node_id: str, *, doc: _Doc, path: str,
+               pointer: str, depth: int) -> tuple[int | None, str | None, ScopePlan | None]:
+        block = eff.get(kind) if isinstance(eff.get(kind), Mapping) else {}
+        multiplier = None
+        if kind == "loop":
+            multiplier = int(block.get("max_iterations", 1))
+        elif kind == "map":
+            multiplier = int(block.get("max_items", 1))
+        if isinstance(block.get("body"), Mapping):
+            label = "body"
+            child = self._fragment(block["body"], doc, path, f"{pointer}/{kind}/body", depth,
+                                   key=None)
+        elif isinstance(block.get("inline"), Mapping):
+            label = "inline"
+            child = self._fragment(block["inline"], doc, path, f"{pointer}/{kind}/inline",
+                                   depth, key=None)
+        elif isinstance(block.get("use"), str):
+            name = block["use"]
+            label = f"use {name}"
+            fragment = (doc.data.get("subgraphs") or {}).get(name)
+            child = None
+            if isinstance(fragment, Mapping):
+                child = self._fragment(fragment, doc, path, f"/subgraphs/{escape(name)}", depth,
+                                       key=("use", doc.source, name))
+        elif isinstance(block.get("ref"), Mapping):
+            label = f"ref {block['ref'].get('uri', '')}"
+            child = self._ref(block["ref"], doc, path, f"{pointer}/subgraph/ref", depth)
+        else:
+            return multiplier, None, None
+        return multiplier, label, child
+
+    def _fragment(self, fragment: Mapping[str, Any], doc: _Doc, path: str, pointer: str,
+                  depth: int, *, key: tuple[str, str | None, str] | None) -> ScopePlan | None:
+        if key is not None and key in self.active:
+            self.notices.append(Notice(
+                code=NOTICE_RECURSION, pointer=pointer, file=self._file(doc),
+                message=f"fragment {key[2]!r} uses itself; the repetition is not planned"))
+            return None
+        if key is not None:
+            self.active.append(key)
+        try:
+            # A fragment's own defaults apply inside it; the root's never do (AGS §6.3).
+            return self.scope(fragment, doc=doc, path=path, pointer=pointer, depth=depth,
+                              defaults=fragment.get("defaults"))
+        finally:
+            if key is not None:
+                self.active.pop()
+
+    def _ref(self, ref: Mapping[str, Any], doc: _Doc, path: str, pointer: str,
+             depth: int) -> ScopePlan | None:
+        uri = str(ref.get("uri", ""))
+
+        def lower_bound(why: str) -> None:
+            self.notices.append(Notice(
+                code=NOTICE_REF, pointer=pointer, file=self._file(doc),
+                message=f"subgraph {uri!r} was not planned ({why}); the worst case counts "
+                        "only its container, so it is a lower bound"))
+
+        if self.load_ref is None:
+            lower_bound("reference loading is off")
+            return None
+        try:
+            loaded = self.load_ref(uri, doc.source)
+        except ReinError as exc:
+            lower_bound(exc.message)
+            return None
+        if loaded is None:
+            lower_bound("it is not a local file")
+            return None
+        data, source = loaded
+        if not isinstance(data, Mapping) or not isinstance(data.get("nodes"), Mapping):
+            lower_bound("it is not a graph document")
+            return None
+        key = ("ref", str(Path(source).resolve()), "")
+        if key in self.active or (doc.source and _same_file(doc.source, source)):
+            self.notices.append(Notice(
+                code=NOTICE_RECURSION, pointer=pointer, file=self._file(doc),
+                message=f"document {uri!r} references itself; the repetition is not planned"))
+            return None
+        self._check_pin(ref, data, uri, pointer, doc)
+        child_doc = _Doc(data=data, source=source, level=_declared_level(data))
+        self.levels.setdefault(source, child_doc.level)
+        self.active.append(key)
+        try:
+            return self.scope(data, doc=child_doc, path=path, pointer="", depth=depth,
+                              defaults=data.get("defaults"))
+        finally:
+            self.active.pop()
+
+    def _check_pin(self, ref: Mapping[str, Any], data: Any, uri: str, pointer: str,
+                   doc: _Doc) -> None:
+        integrity, expected = ref.get("integrity"), ref.get("expected_id")
+        if integrity and ags_digest(data) != integrity:
+            self.notices.append(Notice(
+                code=NOTICE_INTEGRITY, pointer=pointer, file=self._file(doc),
+                message=f"{uri!r} has digest {ags_digest(data)}, not the pinned {integrity}; "
+                        "a run refuses it (RT051)"))
+        if expected and data.get("id") != expected:
+            self.notices.append(Notice(
+                code=NOTICE_INTEGRITY, pointer=pointer, file=self._file(doc),
+                message=f"{uri!r} has id {data.get('id')!r}, not the expected {expected!r}; "
+                        "a run refuses it (RT052)"))
+
+    def _collect_human(self, eff: Mapping[str, Any], kind: str, qualified: str, pointer: str,
+                       doc: _Doc) -> None:
+        if kind == "gate" and isinstance(eff.get("gate"), Mapping):
+            gate = eff["gate"]
+            self.gates.append(GatePlan(node=qualified, kind="gate", mode=str(gate.get("mode")),
+                                       roles=tuple(gate.get("roles") or ()), pointer=pointer))
+        for i, h in enumerate(eff.get("human") or []):
+            if not isinstance(h, Mapping):
+                continue
+            self.gates.append(GatePlan(
+                node=qualified, kind="checkpoint", mode=str(h.get("mode")), at=h.get("at"),
+                id=h.get("id"), roles=tuple(h.get("roles") or ()),
+                required=bool(h.get("required", True)), pointer=f"{pointer}/human/{i}"))
+            if h.get("at") not in _LEVEL_1_STAGES:
+                self.feature(doc, f"{h.get('at')} checkpoint", 2, f"{pointer}/human/{i}")
+        for c in _criteria(eff.get("success")):
+            if c.kind == "human":
+                self.gates.append(GatePlan(node=qualified, kind="criterion", mode="approve",
+                                           id=c.id, required=c.severity == "required",
+                                           pointer=f"{pointer}/success"))
+
+    def _node_features(self, eff: Mapping[str, Any], kind: str, pointer: str,
+                       doc: _Doc) -> None:
+        if kind == "decision":
+            self.feature(doc, "decision node", 2, pointer)
+        elif kind in ("loop", "map", "subgraph"):
+            self.feature(doc, f"{kind} node", 3, pointer)
+        if "when" in eff:
+            self.feature(doc, "node when", 2, f"{pointer}/when")
+        if eff.get("join", "all") != "all":
+            self.feature(doc, f"join {eff['join']}", 2, f"{pointer}/join")
+        for name, spec in (eff.get("inputs") or {}).items():
+            if isinstance(spec, Mapping) and "template" in spec:
+                self.feature(doc, "input template", 2, f"{pointer}/inputs/{escape(name)}")
+        failure = eff.get("failure") if isinstance(eff.get("failure"), Mapping) else {}
+        for block, level in (("fallback", 2), ("escalation", 2), ("compensation", 3)):
+            if failure.get(block):
+                self.feature(doc, f"failure {block}", level, f"{pointer}/failure/{block}")
+        success = eff.get("success") if isinstance(eff.get("success"), Mapping) else {}
+        for i, c in enumerate(success.get("criteria") or []):
+            if isinstance(c, Mapping) and c.get("kind") in _CRITERION_LEVEL:
+                self.feature(doc, f"{c['kind']} criterion", _CRITERION_LEVEL[c["kind"]],
+                             f"{pointer}/success/criteria/{i}")
+
+
+def _declared_level(data: Mapping[str, Any]) -> int:
+    level = data.get("requires_conformance", 1)
+    return level if isinstance(level, int) and not isinstance(level, bool) else 1
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return False
+
+
+def _reachable(entrypoints: Iterable[str], edges: Iterable[EdgePlan]) -> set[str]:
+    outgoing: dict[str, list[str]] = {}
+    for e in edges:
+        outgoing.setdefault(e.source, []).append(e.target)
+    seen: set[str] = set()
+    stack = list(entrypoints)
+    while stack:
+        n = stack.pop()
+        if n not in seen:
+            seen.add(n)
+            stack.extend(outgoing.get(n, ()))
+    return seen
+
+
+def _criteria(success: Any) -> tuple[CriterionPlan, ...]:
+    if not isinstance(success, Mapping):
+        return ()
+    return tuple(
+        CriterionPlan(id=str(c.get("id", "")), kind=str(c.get("kind", "")),
+                      severity=str(c.get("severity", "required")),
+                      description=str(c.get("description", "")).strip())
+        for c in success.get("criteria") or [] if isinstance(c, Mapping)
+    )
+
+
+def _projected(scope: ScopePlan) -> tuple[float, int]:
+    """Sum of ``estimate`` over a scope; a container's own estimate stands for its body.
+
+    A projection, not a bound: every conditional branch counts, loop and map bodies once.
+    """
+    cost, tokens = 0.0, 0
+    for n in scope.nodes:
+        child_cost, child_tokens = _projected(n.child) if n.child else (0.0, 0)
+        cost += float(n.estimate.get("cost_usd", child_cost))
+        tokens += int(n.estimate.get("tokens", child_tokens))
+    return cost, tokens
+
+
+def _budget_notices(plan: Plan, constraints: Mapping[str, Any]) -> list[Notice]:
+    out: list[Notice] = []
+    ceiling = constraints.get("max_node_executions")
+    if isinstance(ceiling, int) and plan.worst_case_executions > ceiling:
+        out.append(Notice(
+            code=NOTICE_WORST_CASE, pointer="/constraints/max_node_executions",
+            message=f"the worst case is {plan.worst_case_executions} node executions, above "
+                    f"constraints.max_node_executions ({ceiling}); a run that gets there stops "
+                    "with RT061"))
+    max_cost = constraints.get("max_cost_usd")
+    if isinstance(max_cost, (int, float)) and plan.projected_cost_usd > max_cost:
+        out.append(Notice(
+            code=NOTICE_COST, pointer="/constraints/max_cost_usd",
+            message=f"node estimates add up to ${plan.projected_cost_usd:.2f}, above "
+                    f"constraints.max_cost_usd (${max_cost:.2f}); every branch is counted, "
+                    "so a run may well stay within it"))
+    max_tokens = constraints.get("max_total_tokens")
+    if isinstance(max_tokens, int) and plan.projected_tokens > max_tokens:
+        out.append(Notice(
+            code=NOTICE_TOKENS, pointer="/constraints/max_total_tokens",
+            message=f"node estimates add up to {plan.projected_tokens:,} tokens, above "
+                    f"constraints.max_total_tokens ({max_tokens:,})"))
+    depth_limit = constraints.get("max_subgraph_depth", DEFAULT_MAX_SUBGRAPH_DEPTH)
+    deepest = max(s.depth for s in plan.scopes())
+    if isinstance(depth_limit, int) and deepest > depth_limit:
+        out.append(Notice(
+            code=NOTICE_DEPTH, pointer="/constraints/max_subgraph_depth",
+            message=f"scopes nest {deepest} deep, above max_subgraph_depth ({depth_limit}); "
+                    "the deepest nodes fail at run time"))
+    return out
+
+
+def _level_notices(builder: _Builder) -> list[Notice]:
+    """One notice per feature (and document) used above the declared conformance level."""
+    first: dict[tuple[str | None, str], tuple[Feature, int]] = {}
+    for f in builder.features:
+        hit = first.get((f.file, f.name))
+        first[(f.file, f.name)] = (hit[0], hit[1] + 1) if hit else (f, 1)
+    out: list[Notice] = []
+    for (file, name), (f, count) in first.items():
+        level = builder.levels.get(file, 1)
+        if f.level > level:
+            times = f" ({count} uses)" if count > 1 else ""
+            out.append(Notice(
+                code=NOTICE_LEVEL, pointer=f.pointer,
+                file=None if file == builder.root_source else file,
+                message=f"the graph declares requires_conformance {level} but uses {_article(name)} {name}"
+                        f"{times}, a level {f.level} feature; a level {level} harness must "
+                        "refuse it"))
+    return out
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
