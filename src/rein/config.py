@@ -1,0 +1,348 @@
+"""``rein.toml``: rein's own configuration, merged from three files that can only narrow.
+
+Files, from the most to the least trusted::
+
+    managed   /etc/rein/rein.toml           ($REIN_MANAGED_CONFIG overrides the path)
+    user      $XDG_CONFIG_HOME/rein/rein.toml, else ~/.config/rein/rein.toml
+              ($REIN_USER_CONFIG overrides the path)
+    project   <workspace>/rein.toml
+
+A lower file may only narrow what a higher one allows, because a cloned repository must not
+widen the user's policy. So every key that grants something has a combining rule rather than
+"last wins": decisions take the minimum (``deny`` < ``ask`` < ``allow``), allow-sets intersect,
+deny-sets unite, limits take the minimum, granting booleans are ANDed. Hooks are unioned by
+name, a higher file's definition always winning (and ``[policy] project_hooks = false`` drops
+the project's). Sections rein does not narrow (``[routing]``, ``[tiers.*]``, ``[driver]``,
+``[store]``, anything unknown) are kept as data and merged key by key, the lower file winning.
+
+:attr:`Config.sources` records, for every merged key, which file(s) produced its value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from rein.errors import ConfigError, Location
+from rein.formats.loader import LoadLimits
+
+SCOPES = ("managed", "user", "project")
+DECISIONS = ("deny", "ask", "allow")  # ordered from narrowest to widest
+
+# [policy] keys and how a lower file combines with a higher one.
+_POLICY_RULES: dict[str, str] = {
+    "default": "decision", "shell": "decision", "edit": "decision", "network": "decision",
+    "tools": "intersect", "deny_tools": "union",
+    "read_roots": "roots", "write_roots": "roots", "deny_paths": "union",
+    "allow_hosts": "intersect", "models": "intersect",
+    "memory_mode": "memory", "memory_scopes": "intersect",
+    "writeback": "writeback",
+    "max_turns": "min", "max_tool_calls": "min", "timeout_seconds": "min",
+    "max_cost_usd": "min", "max_context_tokens": "min", "max_state_tokens": "min",
+    "max_state_bytes": "min", "subagent_max_depth": "min", "subagent_max_concurrent": "min",
+    "absolute_paths": "and", "project_hooks": "and", "allow_shadowing": "and",
+}
+_ORDERS = {
+    "decision": DECISIONS,
+    "memory": ("off", "read_only", "read_write"),
+    "writeback": ("off", "propose", "auto"),
+}
+_LIMIT_KEYS = ("max_bytes", "max_depth", "max_alias_nodes")
+
+#: What rein grants when no file says otherwise: built-in tools, edits inside the workspace,
+#: shell and network only after asking.
+DEFAULT_POLICY: Mapping[str, Any] = MappingProxyType({
+    "default": "ask", "shell": "ask", "edit": "allow", "network": "ask",
+    "tools": ["**"], "deny_tools": [],
+    "read_roots": ["."], "write_roots": ["."], "deny_paths": [".git", ".rein"],
+    "allow_hosts": ["*"], "models": ["**"],
+    "memory_mode": "read_write", "memory_scopes": ["**"], "writeback": "auto",
+    "max_turns": None, "max_tool_calls": None, "timeout_seconds": None, "max_cost_usd": None,
+    "max_context_tokens": None, "max_state_tokens": None, "max_state_bytes": None,
+    "subagent_max_depth": 8, "subagent_max_concurrent": 64,
+    "absolute_paths": False, "project_hooks": True, "allow_shadowing": False,
+})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookSpec:
+    """A named hook: a command that speaks the Claude Code hook wire format."""
+
+    name: str
+    command: tuple[str, ...]
+    timeout_seconds: float = 30.0
+    events: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Config:
+    """The merged configuration. ``data`` is plain TOML data; use :meth:`get` to read it."""
+
+    data: Mapping[str, Any]
+    sources: Mapping[str, tuple[str, ...]]  # "policy.shell" → ("/etc/rein/rein.toml", ...)
+    files: tuple[tuple[str, str], ...] = ()  # (scope, path) of every file that was read
+    notes: tuple[str, ...] = field(default=())  # what the merge dropped or narrowed, and why
+
+    def get(self, section: str, default: Any = None) -> Any:
+        """A top-level section (``"policy"``, ``"hooks"``, ``"tiers"``...), or ``default``."""
+        value = self.data.get(section, default)
+        return default if value is None else value
+
+    @property
+    def policy(self) -> Mapping[str, Any]:
+        """rein's permission and tool policy with every default filled in."""
+        return {**DEFAULT_POLICY, **self.data.get("policy", {})}
+
+    @property
+    def hooks(self) -> Mapping[str, HookSpec]:
+        """Registered named hooks."""
+        out: dict[str, HookSpec] = {}
+        for name, spec in (self.data.get("hooks") or {}).items():
+            command = spec.get("command", ())
+            out[name] = HookSpec(
+                name=name,
+                command=(command,) if isinstance(command, str) else tuple(command),
+                timeout_seconds=float(spec.get("timeout_seconds", 30)),
+                events=tuple(spec.get("events", ())),
+                source=(self.sources.get(f"hooks.{name}") or ("",))[0],
+            )
+        return out
+
+    @property
+    def limits(self) -> LoadLimits:
+        """Loader limits, defaults where the files are silent."""
+        given = {k: v for k, v in (self.data.get("limits") or {}).items() if k in _LIMIT_KEYS}
+        return LoadLimits(**given)
+
+
+def config_paths(workspace: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path]]:
+    """The three candidate files, most trusted first (whether or not they exist)."""
+    env = os.environ if env is None else env
+    managed = Path(env.get("REIN_MANAGED_CONFIG") or "/etc/rein/rein.toml")
+    if env.get("REIN_USER_CONFIG"):
+        user = Path(env["REIN_USER_CONFIG"])
+    else:
+        base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+        user = Path(base) / "rein" / "rein.toml"
+    return [("managed", managed), ("user", user), ("project", Path(workspace) / "rein.toml")]
+
+
+def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Config:
+    """Read and merge managed, user and project ``rein.toml``. Bad TOML → :class:`ConfigError`."""
+    merged: dict[str, Any] = {}
+    sources: dict[str, tuple[str, ...]] = {}
+    files: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for scope, path in config_paths(workspace, env):
+        if not path.is_file():
+            continue
+        data = _read(path)
+        _check(data, path)
+        files.append((scope, str(path)))
+        _merge_file(merged, sources, notes, data, scope, str(path))
+    frozen = MappingProxyType(merged)
+    return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
+                  notes=tuple(notes))
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}", code="CFG002",
+                          location=Location(file=str(path))) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = _TOML_POS.search(str(exc))
+        line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        raise ConfigError(
+            f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
+            location=Location(file=str(path), line=line, column=col),
+            hint="see https://toml.io for the syntax",
+        ) from None
+
+
+def _line_of(path: Path, key: str) -> int | None:
+    try:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.match(rf"\s*{re.escape(key)}\s*=", line):
+                return number
+    except OSError:  # pragma: no cover - the file was just read
+        return None
+    return None
+
+
+def _bad(path: Path, section: str, key: str, message: str, hint: str | None = None) -> ConfigError:
+    return ConfigError(f"[{section}] {key}: {message}", code="CFG004", hint=hint,
+                       location=Location(file=str(path), line=_line_of(path, key)))
+
+
+def _check(data: dict[str, Any], path: Path) -> None:
+    """Type-check the sections rein narrows, so a typo never silently grants."""
+    policy = data.get("policy", {})
+    if not isinstance(policy, dict):
+        raise _bad(path, "policy", "policy", "must be a table")
+    for key, value in policy.items():
+        rule = _POLICY_RULES.get(key)
+        if rule is None:
+            raise _bad(path, "policy", key, "unknown key",
+                       "known keys: " + ", ".join(sorted(_POLICY_RULES)))
+        if rule in _ORDERS and value not in _ORDERS[rule]:
+            raise _bad(path, "policy", key, f"{value!r} is not one of {_ORDERS[rule]}")
+        if rule in ("intersect", "union", "roots") and not (
+            isinstance(value, list) and all(isinstance(v, str) for v in value)
+        ):
+            raise _bad(path, "policy", key, "must be a list of strings")
+        if rule == "min" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or value < 0):
+            raise _bad(path, "policy", key, "must be a non-negative number")
+        if rule == "and" and not isinstance(value, bool):
+            raise _bad(path, "policy", key, "must be true or false")
+    for key, value in (data.get("limits") or {}).items():
+        if key not in _LIMIT_KEYS:
+            raise _bad(path, "limits", key, "unknown key", "known: " + ", ".join(_LIMIT_KEYS))
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise _bad(path, "limits", key, "must be a positive integer")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise _bad(path, "hooks", "hooks", "must be a table of [hooks.<name>]")
+    for name, spec in hooks.items():
+        command = spec.get("command") if isinstance(spec, dict) else None
+        ok = isinstance(command, str) and command.strip() or (
+            isinstance(command, list) and command and all(isinstance(c, str) for c in command))
+        if not ok:
+            raise _bad(path, f"hooks.{name}", "command", "a hook needs a command (string or list)",
+                       'for example: command = ["python", "hooks/redact.py"]')
+
+
+# ---------------------------------------------------------------------------- merging
+
+
+def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], notes: list[str],
+                data: dict[str, Any], scope: str, path: str) -> None:
+    for section, value in data.items():
+        if section == "policy":
+            _merge_policy(merged.setdefault("policy", {}), sources, notes, value, path)
+        elif section == "limits":
+            target = merged.setdefault("limits", {})
+            for key, v in value.items():
+                _set_min(target, sources, f"limits.{key}", key, v, path)
+        elif section == "hooks":
+            _merge_hooks(merged, sources, notes, value, scope, path)
+        elif isinstance(value, dict):
+            _merge_data(merged.setdefault(section, {}), sources, value, section, path)
+        else:
+            merged[section] = value
+            sources[section] = (path,)
+
+
+def _set_min(target: dict[str, Any], sources: dict[str, tuple[str, ...]], dotted: str,
+             key: str, value: Any, path: str) -> None:
+    if key not in target or value < target[key]:
+        target[key] = value
+        sources[dotted] = (path,)
+
+
+def _merge_policy(target: dict[str, Any], sources: dict[str, tuple[str, ...]],
+                  notes: list[str], value: dict[str, Any], path: str) -> None:
+    for key, v in value.items():
+        dotted, rule = f"policy.{key}", _POLICY_RULES[key]
+        if key not in target:
+            target[key], sources[dotted] = v, (path,)
+            continue
+        old = target[key]
+        if rule in _ORDERS:
+            order = _ORDERS[rule]
+            if order.index(v) < order.index(old):
+                target[key], sources[dotted] = v, (path,)
+            elif order.index(v) > order.index(old):
+                notes.append(f"{path}: policy.{key} = {v!r} cannot widen {old!r}; kept {old!r}")
+        elif rule == "min":
+            if v < old:
+                target[key], sources[dotted] = v, (path,)
+            elif v > old:
+                notes.append(f"{path}: policy.{key} = {v!r} cannot raise {old!r}")
+        elif rule in ("intersect", "roots"):
+            kept = intersect_patterns(old, v, paths=rule == "roots")
+            widened = [p for p in v if p not in kept]
+            if widened:
+                notes.append(f"{path}: policy.{key} entries {widened} are outside what a "
+                             "higher file allows; dropped")
+            target[key], sources[dotted] = kept, sources.get(dotted, ()) + (path,)
+        elif rule == "union":
+            target[key] = list(dict.fromkeys([*old, *v]))
+            sources[dotted] = sources.get(dotted, ()) + (path,)
+        elif rule == "and":
+            if old and not v:
+                target[key], sources[dotted] = False, (path,)
+            elif v and not old:
+                notes.append(f"{path}: policy.{key} = true cannot widen false")
+
+
+def intersect_patterns(higher: list[str], lower: list[str], *, paths: bool = False) -> list[str]:
+    """Patterns of ``lower`` that ``higher`` covers, plus those of ``higher`` ``lower`` covers.
+
+    A lower file's ``["src"]`` under a higher ``["."]`` keeps ``src``; a lower ``["**"]``
+    under a higher ``["read"]`` keeps ``read``. Names use the glob dialect of
+    :mod:`rein.profiles.globs`; with ``paths``, workspace-relative directory containment.
+    """
+    from rein.profiles.globs import covers, path_within
+
+    if paths:
+        covers = path_within  # noqa: F811 - the same question asked of directories
+    out = [p for p in lower if any(covers(h, p) for h in higher)]
+    out += [h for h in higher if h not in out and any(covers(p, h) for p in lower)]
+    return out
+
+
+def _merge_hooks(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], notes: list[str],
+                 hooks: dict[str, Any], scope: str, path: str) -> None:
+    target = merged.setdefault("hooks", {})
+    if scope == "project" and not {**DEFAULT_POLICY, **merged.get("policy", {})}[
+            "project_hooks"]:
+        notes.append(f"{path}: hooks ignored (policy.project_hooks = false)")
+        return
+    for name, spec in hooks.items():
+        if name in target:
+            notes.append(f"{path}: hook {name!r} is already defined by "
+                         f"{sources[f'hooks.{name}'][0]}; kept that one")
+            continue
+        target[name] = dict(spec)
+        sources[f"hooks.{name}"] = (path,)
+
+
+def _merge_data(target: dict[str, Any], sources: dict[str, tuple[str, ...]],
+                value: dict[str, Any], prefix: str, path: str) -> None:
+    for key, v in value.items():
+        dotted = f"{prefix}.{key}"
+        if isinstance(v, dict) and isinstance(target.get(key), dict):
+            _merge_data(target[key], sources, v, dotted, path)
+        else:
+            target[key] = dict(v) if isinstance(v, dict) else v
+            sources[dotted] = (path,)
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted keys → leaf values (lists stay whole), for ``rein config show``."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out

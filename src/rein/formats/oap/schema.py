@@ -1,0 +1,65 @@
+"""The normative OAP 1.0 JSON Schemas, read from the installed ``open-agent-profile`` package.
+
+rein keeps no copy: the schemas are loaded at run time and compiled once per process with
+``jsonschema_rs`` (draft 2020-12, ``format`` enforced, so ``updated_at: yesterday`` is an
+error, which the reference validator lets through).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema_rs
+
+from rein.errors import DocumentError
+
+SCHEMA_FILES = {
+    "AgentProfile": "schema/v1/agent-profile.schema.json",
+    "AgentStateDelta": "schema/v1/agent-state-delta.schema.json",
+}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SchemaError:
+    """One schema violation: where (JSON Pointer) and what."""
+
+    pointer: str
+    message: str
+    keyword: str
+
+
+@functools.cache
+def schema_for(kind: str) -> dict[str, Any]:
+    """The JSON Schema of an OAP ``kind`` as shipped by the ``oap`` package."""
+    try:
+        resource = importlib.resources.files("oap").joinpath(SCHEMA_FILES[kind])
+        return json.loads(resource.read_text(encoding="utf-8"))
+    except (ModuleNotFoundError, FileNotFoundError, KeyError) as exc:  # pragma: no cover
+        raise DocumentError(
+            f"the OAP schema for {kind!r} is not available: {exc}", code="OAP000",
+            hint="install rein's dependencies (the open-agent-profile package)",
+        ) from None
+
+
+@functools.cache
+def _validator(kind: str) -> Any:
+    return jsonschema_rs.Draft202012Validator(schema_for(kind), validate_formats=True)
+
+
+def _escape(token: Any) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def schema_errors(kind: str, data: Any) -> list[SchemaError]:
+    """Every schema violation of ``data`` as ``kind``, sorted by pointer."""
+    out = []
+    for error in _validator(kind).iter_errors(data):
+        pointer = "".join("/" + _escape(t) for t in error.instance_path)
+        keyword = type(error.kind).__name__.lower()
+        out.append(SchemaError(pointer=pointer, message=error.message, keyword=keyword))
+    out.sort(key=lambda e: (e.pointer, e.message))
+    return out
