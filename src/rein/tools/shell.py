@@ -1,0 +1,141 @@
+"""The shell tool and the one way rein runs a command under the sandbox.
+
+:func:`run_sandboxed` is shared by the shell tool and the command worker: it wraps the command
+with bubblewrap when that is usable (see :mod:`rein.tools.sandbox`), gives it a private scratch
+directory as ``TMPDIR``, and runs it through the process-group runner, which kills the whole
+group on timeout. The environment is built from scratch: a command sees ``PATH``, ``HOME``,
+``LANG``, ``TMPDIR`` and the node's declared environment, never rein's own environment (where
+provider keys live).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rein.tools.catalog import ToolResult
+from rein.tools.paths import ToolFailure
+from rein.tools.sandbox import Backend, SandboxPolicy, wrap_command
+
+DEFAULT_TIMEOUT = 120.0
+MAX_OUTPUT_BYTES = 64 * 1024
+_BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CommandOutcome:
+    """A finished command: the process result plus the backend it ran under."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    truncated: bool
+    duration_seconds: float
+    backend: Backend
+
+
+def base_env(extra: Mapping[str, str], *, scratch: Path | None) -> dict[str, str]:
+    """A clean environment for a sandboxed command: no inherited secrets or keys."""
+    env = {
+        "PATH": os.environ.get("PATH", _BASE_PATH),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "HOME": str(scratch) if scratch is not None else os.environ.get("HOME", "/"),
+    }
+    if scratch is not None:
+        env["TMPDIR"] = str(scratch)
+    env.update(extra)
+    return env
+
+
+async def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    policy: SandboxPolicy,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float | None,
+    max_output_bytes: int = MAX_OUTPUT_BYTES,
+) -> CommandOutcome:
+    """Run ``argv`` under ``policy``; raise ToolFailure (TOOL030) if a boundary is required."""
+    from rein.tools.process import run_process  # the process-group runner
+
+    scratch = Path(tempfile.mkdtemp(prefix="rein-scratch-"))
+    try:
+        wrapped, backend = wrap_command(policy, argv, cwd=cwd, scratch=scratch)
+        if policy.require_boundary and not backend.is_boundary:
+            raise ToolFailure(
+                f"refused: this policy requires a sandbox boundary, and {backend.note}",
+                code="TOOL030",
+                hint="install bubblewrap (Debian package bubblewrap) or relax require_boundary",
+            )
+        result = await run_process(
+            wrapped,
+            cwd=cwd,
+            env=base_env(env, scratch=scratch),
+            timeout=timeout,
+            max_output_bytes=max_output_bytes,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return CommandOutcome(
+        exit_code=result.exit_code,
+        stdout=_text(result.stdout),
+        stderr=_text(result.stderr),
+        timed_out=result.timed_out,
+        truncated=result.truncated,
+        duration_seconds=result.duration_seconds,
+        backend=backend,
+    )
+
+
+async def shell_tool(
+    args: Mapping[str, Any],
+    *,
+    policy: SandboxPolicy,
+    cwd: Path,
+    env: Mapping[str, str],
+    max_timeout: float = DEFAULT_TIMEOUT,
+) -> ToolResult:
+    """Run ``args["command"]`` with ``sh -c`` under the sandbox and report it to the model."""
+    command = args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise ToolFailure("command must be a non-empty string", code="TOOL023")
+    timeout = args.get("timeout_seconds")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        timeout = max_timeout
+    outcome = await run_sandboxed(
+        ["/bin/sh", "-c", command],
+        policy=policy,
+        cwd=cwd,
+        env=env,
+        timeout=min(float(timeout), max_timeout),
+    )
+    lines = [
+        f"exit code: {outcome.exit_code}" + (" (timed out)" if outcome.timed_out else ""),
+    ]
+    if outcome.backend.note and not outcome.backend.is_boundary:
+        lines.append(f"note: {outcome.backend.note}")
+    lines += ["--- stdout ---", outcome.stdout, "--- stderr ---", outcome.stderr]
+    if outcome.truncated:
+        lines.append(f"[output truncated at {MAX_OUTPUT_BYTES} bytes]")
+    return ToolResult(
+        ok=outcome.exit_code == 0 and not outcome.timed_out,
+        content="\n".join(lines),
+        data={
+            "exit_code": outcome.exit_code,
+            "timed_out": outcome.timed_out,
+            "truncated": outcome.truncated,
+            "backend": outcome.backend.name,
+            "duration_seconds": round(outcome.duration_seconds, 3),
+        },
+    )
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value
