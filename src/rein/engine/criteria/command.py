@@ -1,0 +1,120 @@
+"""The ``command`` criterion: run a command line in the workspace and judge its exit code.
+
+Passes when the exit code equals ``expect_exit_code`` (default 0) and, if given, stdout
+matches ``expect_stdout_matches`` (a regular-expression search over the whole output).
+``timeout_seconds`` (or the context's default) kills the whole process group; a timeout
+fails with class ``timeout``. Evidence is the exit code and both streams, secrets redacted,
+each cut to the evidence limit.
+
+The command is part of the graph the human approved by digest; it runs with the node's
+environment (declared variables and secrets) plus a small host baseline so that programs
+can be found, under the context's sandbox when one is given. Nothing else from the host
+environment leaks in (an API key in the parent shell stays there).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine.criteria.base import CriterionProblem, Verdict, confined
+from rein.engine.criteria.evidence import clean
+from rein.engine.criteria.model import CriterionContext
+from rein.tools.process import run_process
+
+# Host variables a command needs to find and run programs; never credentials.
+BASELINE_ENV: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "VIRTUAL_ENV",
+    "SYSTEMROOT",
+)
+
+# Bytes kept per stream while the command runs; evidence is cut further afterwards.
+MAX_CAPTURE_BYTES = 1_000_000
+
+
+def child_env(declared: Mapping[str, str]) -> dict[str, str]:
+    """The baseline from the host, overridden by what the node declared."""
+    env = {name: os.environ[name] for name in BASELINE_ENV if name in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.update(declared)
+    return env
+
+
+async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
+    """Run ``criterion['run']`` and compare its exit code and stdout."""
+    run = criterion.get("run")
+    if not isinstance(run, str) or not run.strip():
+        raise CriterionProblem("command criterion needs a non-empty 'run' string")
+    cwd = ctx.workspace.resolve()
+    if criterion.get("cwd") not in (None, "", "."):
+        cwd = confined(ctx.workspace, str(criterion["cwd"]), what="cwd")
+        if not cwd.is_dir():
+            raise CriterionProblem(
+                f"cwd {criterion['cwd']!r} is not a directory in the workspace",
+                hint="create it earlier in the graph, or fix the path",
+            )
+    expected = criterion.get("expect_exit_code", 0)
+    pattern = _compile(criterion.get("expect_stdout_matches"))
+    timeout = float(criterion.get("timeout_seconds", ctx.default_timeout_seconds))
+
+    try:
+        result = await run_process(
+            run,
+            cwd=cwd,
+            env=child_env(ctx.env),
+            timeout=timeout,
+            max_output_bytes=MAX_CAPTURE_BYTES,
+            sandbox=ctx.sandbox,
+        )
+    except OSError as exc:
+        raise CriterionProblem(f"the command could not be started: {exc}") from exc
+    stdout, out_cut = clean(result.stdout, ctx.secret_values)
+    stderr, err_cut = clean(result.stderr, ctx.secret_values)
+    evidence: dict[str, Any] = {
+        "exit_code": result.exit_code,
+        "expected_exit_code": expected,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
+    truncated = result.truncated or out_cut or err_cut
+    if result.timed_out:
+        evidence["timed_out"] = True
+        return Verdict(
+            passed=False,
+            evidence=evidence,
+            evidence_truncated=truncated,
+            error=f"the command did not finish within {timeout:g} seconds and was stopped",
+            error_code="CRIT006",
+            failure_class="timeout",
+        )
+    passed = result.exit_code == expected
+    if pattern is not None:
+        matched = pattern.search(result.stdout) is not None
+        evidence["stdout_matched"] = matched
+        passed = passed and matched
+    return Verdict(passed=passed, evidence=evidence, evidence_truncated=truncated)
+
+
+def _compile(pattern: Any) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(str(pattern))
+    except re.error as exc:
+        raise CriterionProblem(
+            f"expect_stdout_matches is not a valid regular expression: {exc}",
+            hint="check the pattern with Python's re module",
+        ) from exc

@@ -1,0 +1,127 @@
+"""The value criteria: ``json_schema``, ``regex`` and ``expression``.
+
+``json_schema`` validates a named output against an inline ``schema`` or a ``schema_ref``
+(a workspace-relative YAML or JSON file; remote URIs are refused, a check must not depend
+on the network). Evidence is the first schema error.
+
+``regex`` searches (unanchored, as AGX ``matches`` does) the ``target`` expression's value,
+or the named output's value; non-string values are matched as compact JSON. ``flags`` maps
+``i m s x`` to Python's flags; ``negate`` inverts the result.
+
+``expression`` must evaluate to boolean ``true``. A non-boolean result, or any evaluation
+error, is reported as an error result (with the AGX code), never as a quiet failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine.criteria.base import (
+    CriterionProblem,
+    Verdict,
+    confined,
+    evaluate_condition,
+    evaluate_expression,
+    to_text,
+)
+from rein.engine.criteria.model import CriterionContext
+from rein.engine.outputs import SchemaInvalid, first_schema_error
+from rein.errors import LoadError
+from rein.formats.loader import load_path
+
+_FLAGS: Mapping[str, re.RegexFlag] = {
+    "i": re.IGNORECASE,
+    "m": re.MULTILINE,
+    "s": re.DOTALL,
+    "x": re.VERBOSE,
+}
+
+
+async def check_json_schema(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
+    """The named output validates against the schema."""
+    name = criterion.get("output")
+    if not isinstance(name, str) or not name:
+        raise CriterionProblem("json_schema criterion needs an 'output' name")
+    schema = _schema(criterion, ctx)
+    if name not in ctx.outputs:
+        return Verdict(passed=False, evidence=f"output {name!r} was not produced")
+    try:
+        error = first_schema_error(ctx.outputs[name], schema)
+    except SchemaInvalid as exc:
+        raise CriterionProblem(f"the schema is not a valid JSON Schema: {exc}") from exc
+    if error is None:
+        return Verdict(passed=True, evidence=f"output {name!r} matches the schema")
+    return Verdict(passed=False, evidence=error)
+
+
+def _schema(criterion: Mapping[str, Any], ctx: CriterionContext) -> Any:
+    if "schema" in criterion:
+        schema = criterion["schema"]
+        if not isinstance(schema, (dict, bool)):
+            raise CriterionProblem("'schema' must be a JSON Schema object")
+        return schema
+    ref = criterion.get("schema_ref")
+    if not isinstance(ref, str) or not ref:
+        raise CriterionProblem("json_schema criterion needs 'schema' or 'schema_ref'")
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", ref):
+        raise CriterionProblem(
+            f"schema_ref {ref!r} is a remote URI; criteria do not fetch from the network",
+            hint="put the schema in the workspace and give its relative path",
+        )
+    path = confined(ctx.workspace, ref, what="schema_ref")
+    try:
+        return load_path(path).data
+    except LoadError as exc:
+        raise CriterionProblem(f"schema_ref {ref!r} could not be read: {exc.message}") from exc
+
+
+async def check_regex(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
+    """``pattern`` searched in the target text; ``negate`` inverts."""
+    pattern = criterion.get("pattern")
+    if not isinstance(pattern, str):
+        raise CriterionProblem("regex criterion needs a 'pattern' string")
+    flags = 0
+    for letter in str(criterion.get("flags", "")):
+        if letter not in _FLAGS:
+            raise CriterionProblem(f"unknown regex flag {letter!r}; use any of 'imsx'")
+        flags |= _FLAGS[letter]
+    try:
+        compiled = re.compile(pattern, flags)
+    except re.error as exc:
+        raise CriterionProblem(f"pattern {pattern!r} is not a valid regular expression: {exc}")
+
+    if criterion.get("target") is not None:
+        value = evaluate_expression(str(criterion["target"]), ctx, where="target")
+        subject = f"target {criterion['target']!r}"
+    else:
+        name = criterion.get("output")
+        if not isinstance(name, str) or not name:
+            raise CriterionProblem("regex criterion needs an 'output' name or a 'target'")
+        if name not in ctx.outputs:
+            return Verdict(passed=False, evidence=f"output {name!r} was not produced")
+        value = ctx.outputs[name]
+        subject = f"output {name!r}"
+
+    text = to_text(value)
+    match = compiled.search(text)
+    negate = bool(criterion.get("negate", False))
+    if match is not None:
+        found = f"/{pattern}/ matched {match.group(0)!r} at offset {match.start()} of {subject}"
+        return Verdict(passed=not negate, evidence=found)
+    missed = f"/{pattern}/ found no match in {subject}: {_preview(text)}"
+    return Verdict(passed=negate, evidence=missed)
+
+
+def _preview(text: str, limit: int = 400) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f" (+{len(text) - limit} chars)"
+
+
+async def check_expression(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
+    """``expr`` evaluates to boolean true."""
+    expr = criterion.get("expr")
+    if not isinstance(expr, str) or not expr.strip():
+        raise CriterionProblem("expression criterion needs an 'expr'")
+    value = evaluate_condition(expr, ctx, where="expr")
+    return Verdict(passed=value, evidence=f"{expr} → {'true' if value else 'false'}")

@@ -1,0 +1,219 @@
+"""Running a child process that cannot outlive its welcome.
+
+Used by ``command`` criteria, the shell tool and the command worker. The child starts in a
+new session, so it leads its own process group; whatever it spawns joins that group. When
+the deadline passes, or the awaiting task is cancelled, the whole group gets SIGTERM, a
+short grace, then SIGKILL: no grandchild survives (``sh -c 'sleep 60 & sleep 60'`` included).
+When the child exits normally, anything it left running in its group is killed as well, so
+a check never leaves a daemon behind and never hangs on a pipe a grandchild holds open.
+
+Both pipes are read concurrently while the child runs (no deadlock on a full pipe), and each
+keeps at most ``max_output_bytes``: the first quarter and the last three quarters, with a
+marker saying how much was dropped in between. The rest is read and discarded, so a chatty
+child never blocks.
+
+POSIX only: process groups and signals are what make the guarantee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+DEFAULT_GRACE_SECONDS = 2.0
+# Once the child is gone and its group killed, the pipes close at once; this bounds the wait
+# for a process that escaped the group (setsid) and still holds a pipe.
+_DRAIN_SECONDS = 2.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessResult:
+    """What a finished (or killed) child did.
+
+    ``exit_code`` is the child's exit status; a child killed by a signal reports ``-signum``
+    (as :mod:`subprocess` does). ``truncated`` is true when either stream went over the limit.
+    """
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    truncated: bool = False
+    duration_seconds: float = 0.0
+    stdout_bytes: int = 0  # how many bytes the child wrote, kept or not
+    stderr_bytes: int = 0
+
+
+class ProcessSandbox(Protocol):
+    """Turns a command into its confined form (e.g. wrapped by bubblewrap or a container)."""
+
+    def prepare(
+        self, argv: list[str], *, cwd: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]: ...
+
+
+class _Capture:
+    """Bounded capture of one stream: head and tail kept, the middle counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(0, limit)
+        self.head_limit = self.limit // 4
+        self.tail_limit = self.limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.limit
+
+    def text(self) -> str:
+        if not self.truncated:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+        dropped = self.total - len(self.head) - len(self.tail)
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        tail = bytes(self.tail).decode("utf-8", errors="replace")
+        return f"{head}\n… [{dropped} bytes omitted] …\n{tail}"
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    """Feeds both pipes straight into their captures and reports exit and end of output.
+
+    asyncio's own ``Process.wait()`` returns only once the pipes close too, so a grandchild
+    holding stdout open would hide the child's exit; this protocol tells them apart.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, out: _Capture, err: _Capture) -> None:
+        self.captures = {1: out, 2: err}
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.drained: asyncio.Future[None] = loop.create_future()
+        self.open_pipes = {1, 2}
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        chunk = data.encode() if isinstance(data, str) else data
+        self.captures[fd].feed(chunk)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.open_pipes.discard(fd)
+        if not self.open_pipes and not self.drained.done():
+            self.drained.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _stop_group(pgid: int, exited: asyncio.Future[None], grace: float) -> None:
+    """SIGTERM the group, give the leader ``grace`` seconds, then SIGKILL whatever is left."""
+    _signal_group(pgid, signal.SIGTERM)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(exited), grace)
+    _signal_group(pgid, signal.SIGKILL)
+    await exited
+
+
+def _argv(argv_or_shell: str | Sequence[str]) -> list[str]:
+    if isinstance(argv_or_shell, str):
+        return ["/bin/sh", "-c", argv_or_shell]
+    argv = [str(a) for a in argv_or_shell]
+    if not argv:
+        raise ValueError("run_process needs a command: the argument list is empty")
+    return argv
+
+
+async def run_process(
+    argv_or_shell: str | Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float | None,
+    max_output_bytes: int = 1_000_000,
+    sandbox: Any = None,
+    grace_seconds: float = DEFAULT_GRACE_SECONDS,
+) -> ProcessResult:
+    """Run a command (a shell string through ``/bin/sh -c``, or an argument list).
+
+    ``env`` is the child's whole environment: nothing is inherited implicitly. ``timeout``
+    ``None`` waits forever. ``sandbox``, when given, is a :class:`ProcessSandbox` that
+    rewrites the command and environment before the start. Raises :class:`OSError` when the
+    program cannot be started at all (e.g. ``FileNotFoundError`` for an argument list whose
+    program does not exist); a shell string reports that as exit code 127 instead.
+    """
+    argv = _argv(argv_or_shell)
+    child_env = dict(env)
+    if sandbox is not None:
+        argv, child_env = sandbox.prepare(argv, cwd=cwd, env=child_env)
+    started = time.monotonic()
+    loop = asyncio.get_running_loop()
+    out, err = _Capture(max_output_bytes), _Capture(max_output_bytes)
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _Protocol(loop, out, err),
+        *argv,
+        cwd=str(cwd),
+        env=child_env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    pgid = transport.get_pid()  # the child leads its own group: pgid == pid
+    timed_out = False
+    finished = False
+    try:
+        try:
+            await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
+        except asyncio.TimeoutError:
+            timed_out = True
+            await _stop_group(pgid, protocol.exited, grace_seconds)
+        else:
+            # The leader is done; anything it left in its group goes too.
+            _signal_group(pgid, signal.SIGKILL)
+        await _drain(protocol.drained)
+        finished = True
+    finally:
+        if not finished:
+            # Cancelled (or failed) while waiting: stop the group before letting go.
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await asyncio.shield(_stop_group(pgid, protocol.exited, grace_seconds))
+            _signal_group(pgid, signal.SIGKILL)
+        transport.close()
+    code = transport.get_returncode()
+    return ProcessResult(
+        exit_code=code if code is not None else -signal.SIGKILL,
+        stdout=out.text(),
+        stderr=err.text(),
+        timed_out=timed_out,
+        truncated=out.truncated or err.truncated,
+        duration_seconds=time.monotonic() - started,
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+    )
+
+
+async def _drain(drained: asyncio.Future[None]) -> None:
+    """Wait for end of output; give up on a pipe held by a process that left the group."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(drained), _DRAIN_SECONDS)
