@@ -1,0 +1,179 @@
+"""``rein graph``: validate, plan and digest Agentic Graphs (AGS 1.0).
+
+The validator, the planner and the renderers are imported inside each command, so that
+``rein --help`` never pays for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+
+from rein.cli.output import emit_json, json_option
+from rein.errors import ExitCode, Finding
+
+if TYPE_CHECKING:
+    from rein.formats.ags.report import Report
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group("graph", context_settings=_CONTEXT)
+def graph() -> None:
+    """Validate, plan and digest Agentic Graphs (AGS 1.0).
+
+    \b
+    Example:
+      rein graph validate --strict examples/
+      rein graph plan examples/release-train.agraph.yaml
+      rein graph digest examples/release-train.agraph.yaml
+    """
+
+
+@graph.command("validate", context_settings=_CONTEXT,
+               epilog="Exit codes: 0 clean, 1 errors (unreadable files included), "
+                      "2 warnings under --strict, 64 usage error.")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--strict", is_flag=True, help="Treat advisory warnings (AG9xx) as failures.")
+@json_option
+def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
+    """Check graph files, or folders of *.agraph.yaml / *.agraph.json files.
+
+    Every finding has a stable code, a location (file:line:column and a JSON Pointer) and,
+    where rein knows one, a fix.
+
+    \b
+    Example:
+      rein graph validate examples/no-worker.agraph.yaml
+      rein graph validate --strict --json examples/
+    """
+    reports = _validate_all(paths)
+    if as_json:
+        emit_json({"documents": [r.to_json() for r in reports]})
+    else:
+        _print_reports(reports)
+    return int(_exit_code(reports, strict))
+
+
+@graph.command("plan", context_settings=_CONTEXT,
+               epilog="Exit codes: 0 planned, 1 the document has errors (nothing is planned), "
+                      "64 usage error.")
+@click.argument("path", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "mermaid", "dot"]), default="text",
+              show_default=True, help="How to draw the plan for people.")
+@json_option
+def plan(path: str, fmt: str, as_json: bool) -> int:
+    """Show what a graph will do before it runs: order, parallel groups, tiers, gates,
+    criteria, budgets, the worst-case number of node executions, and notices.
+
+    A document with validation errors is refused and its findings are printed. Notices are
+    facts worth a reviewer's attention that are not defects (for example a worst case
+    above constraints.max_node_executions); they never change the exit code.
+
+    \b
+    Example:
+      rein graph plan examples/no-worker.agraph.yaml
+      rein graph plan --format mermaid examples/release-train.agraph.yaml > plan.mmd
+      rein graph plan --json examples/no-worker.agraph.yaml | jq .worst_case_executions
+    """
+    if as_json and fmt != "text":
+        raise click.UsageError("--json prints the plan as data; leave out --format")
+    from rein.formats.ags import validate_path
+    from rein.formats.ags.plan import build_plan
+
+    report = validate_path(path)
+    if report.errors or report.document is None:
+        if as_json:
+            emit_json({"documents": [report.to_json()]})
+        else:
+            _print_reports([report])
+            click.echo("error: the graph has errors, so it cannot be planned", err=True)
+        return int(ExitCode.FAILURE)
+    result = build_plan(report.document.data, source=path)
+    if as_json:
+        out = result.to_json()
+        out["findings"] = [f.to_json() for f in report.findings]
+        emit_json(out)
+        return int(ExitCode.OK)
+    for finding in report.findings:
+        click.echo(_render_finding(finding), err=True)
+    from rein.formats.ags import render
+
+    drawn = {"text": render.render_text, "mermaid": render.render_mermaid,
+             "dot": render.render_dot}[fmt](result)
+    click.echo(drawn, nl=False)
+    return int(ExitCode.OK)
+
+
+@graph.command("digest", context_settings=_CONTEXT,
+               epilog="Exit codes: 0 ok, 1 the file cannot be read or parsed, 64 usage error.")
+@click.argument("path", type=click.Path())
+@json_option
+def digest(path: str, as_json: bool) -> int:
+    """Print the graph digest (AGS §3.3: sha256- and base64 over RFC 8785 JSON).
+
+    Comments and formatting do not change it, and the YAML and JSON forms of one graph have
+    the same digest. Approvals bind to this value.
+
+    \b
+    Example:
+      rein graph digest examples/no-worker.agraph.yaml
+      rein graph digest --json examples/no-worker.agraph.yaml
+    """
+    from rein.formats.canonical import ags_digest
+    from rein.formats.loader import load_path
+
+    value = ags_digest(load_path(path).data)
+    if as_json:
+        emit_json({"path": path, "digest": value})
+    else:
+        click.echo(value)
+    return int(ExitCode.OK)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _validate_all(paths: Sequence[str]) -> list[Report]:
+    from rein.formats.ags import iter_graph_files, validate_path
+
+    return [validate_path(p) for p in iter_graph_files(paths)]
+
+
+def _exit_code(reports: Sequence[Report], strict: bool) -> ExitCode:
+    if any(r.errors for r in reports):
+        return ExitCode.FAILURE
+    if strict and any(r.warnings for r in reports):
+        return ExitCode.WARNINGS
+    return ExitCode.OK
+
+
+def _print_reports(reports: Sequence[Report]) -> None:
+    errors = warnings = 0
+    for r in reports:
+        if not r.findings:
+            click.echo(f"{r.path}: ok")
+        for f in r.findings:
+            click.echo(_render_finding(f))
+        errors += len(r.errors)
+        warnings += len(r.warnings)
+    docs = _plural(len(reports), "document")
+    click.echo(f"{docs}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}")
+
+
+def _render_finding(f: Finding) -> str:
+    loc = f.location
+    where = ":".join(str(p) for p in (loc.file or "<input>", loc.line, loc.column)
+                     if p is not None)
+    text = f"{where}: {f.severity} {f.code}: {f.message}"
+    if loc.pointer:
+        text += f" (at {loc.pointer})"
+    if f.hint:
+        text += f"\n    hint: {f.hint}"
+    return text
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
