@@ -8,8 +8,10 @@ each cut to the evidence limit.
 
 The command is part of the graph the human approved by digest; it runs with the node's
 environment (declared variables and secrets) plus a small host baseline so that programs
-can be found, under the context's sandbox when one is given. Nothing else from the host
-environment leaks in (an API key in the parent shell stays there).
+can be found. With a :class:`~rein.tools.sandbox.SandboxPolicy` as the context's sandbox it
+runs exactly as the shell tool does (bubblewrap when usable, refused when the policy demands
+a boundary that is missing). Nothing else from the host environment leaks in (an API key in
+the parent shell stays there).
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rein.engine.criteria.base import CriterionProblem, Verdict, confined
 from rein.engine.criteria.evidence import clean
 from rein.engine.criteria.model import CriterionContext
-from rein.tools.process import run_process
+from rein.tools.paths import ToolFailure
+from rein.tools.process import ProcessResult, run_process
+from rein.tools.sandbox import SandboxPolicy
+from rein.tools.shell import CommandOutcome, run_sandboxed
 
 # Host variables a command needs to find and run programs; never credentials.
 BASELINE_ENV: tuple[str, ...] = (
@@ -71,14 +77,9 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     timeout = float(criterion.get("timeout_seconds", ctx.default_timeout_seconds))
 
     try:
-        result = await run_process(
-            run,
-            cwd=cwd,
-            env=child_env(ctx.env),
-            timeout=timeout,
-            max_output_bytes=MAX_CAPTURE_BYTES,
-            sandbox=ctx.sandbox,
-        )
+        result = await _run(run, cwd=cwd, env=ctx.env, timeout=timeout, sandbox=ctx.sandbox)
+    except ToolFailure as exc:
+        raise CriterionProblem(exc.message, code=exc.code, hint=exc.hint) from exc
     except OSError as exc:
         raise CriterionProblem(f"the command could not be started: {exc}") from exc
     stdout, out_cut = clean(result.stdout, ctx.secret_values)
@@ -106,6 +107,30 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
         evidence["stdout_matched"] = matched
         passed = passed and matched
     return Verdict(passed=passed, evidence=evidence, evidence_truncated=truncated)
+
+
+async def _run(
+    run: str, *, cwd: Path, env: Mapping[str, str], timeout: float, sandbox: Any
+) -> ProcessResult | CommandOutcome:
+    """Under a :class:`SandboxPolicy`, the same path the shell tool takes (bubblewrap when
+    usable, a private TMPDIR); otherwise the process-group runner directly."""
+    if isinstance(sandbox, SandboxPolicy):
+        return await run_sandboxed(
+            ["/bin/sh", "-c", run],
+            policy=sandbox,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            max_output_bytes=MAX_CAPTURE_BYTES,
+        )
+    return await run_process(
+        run,
+        cwd=cwd,
+        env=child_env(env),
+        timeout=timeout,
+        max_output_bytes=MAX_CAPTURE_BYTES,
+        sandbox=sandbox,
+    )
 
 
 def _compile(pattern: Any) -> re.Pattern[str] | None:
