@@ -1,0 +1,104 @@
+"""The provider interface, the registry built-ins and plugins share, and the test switch.
+
+A provider implements two async methods, :meth:`Provider.complete` and
+:meth:`Provider.stream`, and declares :class:`Capabilities` as flags. Built-ins register in
+:func:`default_registry` exactly the way a plugin does through the ``rein.providers``
+entry-point group: a kind name mapped to a factory ``(config, http_client) -> Provider``.
+
+``REIN_ALLOW_MODEL_REQUESTS=0`` (set by the test suite) blocks every real model call with
+:class:`ModelRequestsBlocked`. A provider built with an injected HTTP client (a mock
+transport replaying wire fixtures) is not a real call and is not blocked.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from importlib import metadata
+from typing import Any, Protocol, runtime_checkable
+
+from rein.errors import ConfigError
+from rein.providers.config import ProviderConfig
+from rein.providers.errors import ModelRequestsBlocked
+from rein.providers.types import Capabilities, ModelRequest, ModelResponse, StreamEvent
+
+ALLOW_SWITCH = "REIN_ALLOW_MODEL_REQUESTS"
+ENTRY_POINT_GROUP = "rein.providers"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model API behind rein's own types."""
+
+    name: str  # the configured provider name (``[providers.NAME]``)
+    capabilities: Capabilities
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One request, one whole response. Raises ProviderError subclasses only."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Deltas as they arrive, ending with exactly one :class:`Completed`."""
+        ...
+
+
+ProviderFactory = Callable[[ProviderConfig, Any], Provider]
+
+
+def model_requests_allowed(environ: Mapping[str, str] | None = None) -> bool:
+    """False when REIN_ALLOW_MODEL_REQUESTS is 0/false/no (the test suite sets it)."""
+    value = (environ if environ is not None else os.environ).get(ALLOW_SWITCH, "1")
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def ensure_allowed(provider: str, *, injected_transport: bool) -> None:
+    """Raise ModelRequestsBlocked for a real call while the switch is off."""
+    if injected_transport or model_requests_allowed():
+        return
+    raise ModelRequestsBlocked(
+        f"{provider}: real model requests are blocked ({ALLOW_SWITCH}=0)",
+        hint="tests use the scripted provider or replay wire fixtures through an injected "
+        f"HTTP transport; set {ALLOW_SWITCH}=1 to call the real API",
+        provider=provider,
+    )
+
+
+class ProviderRegistry:
+    """Kind name → factory. Built-ins and plugins register the same way."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, ProviderFactory] = {}
+
+    def register(self, kind: str, factory: ProviderFactory) -> None:
+        """Add a kind; a second registration of one kind replaces the first (plugins win)."""
+        self._factories[kind] = factory
+
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(sorted(self._factories))
+
+    def create(self, config: ProviderConfig, *, http_client: Any = None) -> Provider:
+        """Build the provider ``config`` describes (ConfigError PROVCFG003 for an unknown kind)."""
+        factory = self._factories.get(config.kind)
+        if factory is None:
+            raise ConfigError(
+                f"providers.{config.name}: unknown provider kind {config.kind!r}",
+                code="PROVCFG003",
+                hint=f"use one of: {', '.join(self.kinds())}, or install the plugin that adds it",
+            )
+        return factory(config, http_client)
+
+
+def default_registry(*, plugins: bool = True) -> ProviderRegistry:
+    """The built-in kinds (openai, anthropic, scripted) plus ``rein.providers`` plugins."""
+    from rein.providers.anthropic_messages import AnthropicProvider
+    from rein.providers.openai_chat import OpenAIChatProvider
+    from rein.providers.scripted import ScriptedProvider
+
+    registry = ProviderRegistry()
+    registry.register("openai", OpenAIChatProvider.from_config)
+    registry.register("anthropic", AnthropicProvider.from_config)
+    registry.register("scripted", ScriptedProvider.from_config)
+    if plugins:
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            registry.register(entry.name, entry.load())
+    return registry

@@ -1,0 +1,241 @@
+"""OpenAI-compatible chat completions with tool calling, through the official ``openai`` SDK.
+
+One implementation reaches OpenAI and every server that speaks the same API (vLLM, Ollama,
+llama.cpp's server, LM Studio): set ``base_url`` in rein.toml. A local server needs no key.
+The SDK's own retries are off; :mod:`rein.providers.retry` is the only retry layer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import openai
+
+from rein.providers.base import ensure_allowed
+from rein.providers.config import ProviderConfig
+from rein.providers.errors import ProviderAuthError, ProviderResponseError, vendor_errors
+from rein.providers.retry import Sleep, with_retries
+from rein.providers.types import (
+    Capabilities,
+    Completed,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelToolCall,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    TokenUsage,
+    ToolCallDelta,
+    stop_reason,
+)
+
+_FINISH: dict[str, StopReason] = {
+    "stop": "end",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "max_tokens",
+    "content_filter": "refused",
+}
+
+
+class OpenAIChatProvider:
+    """Chat completions (``POST /chat/completions``), streaming and tool calls included."""
+
+    capabilities = Capabilities(streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True)
+
+    def __init__(
+        self,
+        config: ProviderConfig,
+        *,
+        http_client: Any = None,
+        sleep: Sleep = asyncio.sleep,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self._injected = http_client is not None
+        self._sleep = sleep
+        key = config.api_key(environ)
+        self._has_key = key is not None
+        self._secrets = (key,) if key else ()
+        # A local server ignores the key, but the SDK insists on one.
+        self._client = openai.AsyncOpenAI(
+            api_key=key or "no-key",
+            base_url=config.base_url,
+            max_retries=0,
+            timeout=config.timeout_seconds,
+            http_client=http_client,
+        )
+
+    @classmethod
+    def from_config(cls, config: ProviderConfig, http_client: Any = None) -> OpenAIChatProvider:
+        return cls(config, http_client=http_client)
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatProvider(name={self.name!r}, base_url={self.config.base_url!r})"
+
+    def _ready(self) -> None:
+        ensure_allowed(self.name, injected_transport=self._injected)
+        if not self._has_key and self.config.base_url is None:
+            raise ProviderAuthError(
+                f"{self.name}: no API key: {self.config.key_variable()} is not set",
+                hint=f"export {self.config.key_variable()}, or set base_url for a local server",
+                provider=self.name,
+            )
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self._ready()
+        params = self._params(request)
+
+        async def once() -> ModelResponse:
+            with vendor_errors(self.name, errors=openai, secrets=self._secrets):
+                raw = await self._client.chat.completions.create(**params)
+            return self._response(raw)
+
+        return await with_retries(once, policy=self.config.retry, sleep=self._sleep)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self._ready()
+        params = {**self._params(request), "stream": True, "stream_options": {"include_usage": True}}
+
+        async def open_stream() -> Any:
+            with vendor_errors(self.name, errors=openai, secrets=self._secrets):
+                return await self._client.chat.completions.create(**params)
+
+        # Only opening the stream is retried: once deltas flowed, a retry would repeat them.
+        chunks = await with_retries(open_stream, policy=self.config.retry, sleep=self._sleep)
+        acc = _Accumulator()
+        with vendor_errors(self.name, errors=openai, secrets=self._secrets):
+            async for chunk in chunks:
+                for event in acc.feed(chunk):
+                    yield event
+        response = acc.finish_response(request.model)
+        cost = self.config.prices.cost(response.model, response.usage)
+        yield Completed(response=replace(response, cost_usd=cost))
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": request.model, "messages": to_openai_messages(request)}
+        if request.tools:
+            params["tools"] = [
+                {"type": "function",
+                 "function": {"name": t.name, "description": t.description,
+                              "parameters": dict(t.parameters)}}
+                for t in request.tools
+            ]
+            params["tool_choice"] = request.tool_choice
+        if request.max_output_tokens is not None:
+            # OpenAI's own API wants max_completion_tokens; compatible servers know max_tokens.
+            key = self.config.options.get("max_tokens_param")
+            key = key or ("max_completion_tokens" if self.config.base_url is None else "max_tokens")
+            params[key] = request.max_output_tokens
+        for name in ("temperature", "top_p", "seed"):
+            value = getattr(request, name)
+            if value is not None:
+                params[name] = value
+        return params
+
+    def _response(self, raw: Any) -> ModelResponse:
+        if not getattr(raw, "choices", None):
+            raise ProviderResponseError(f"{self.name}: the response has no choices", provider=self.name)
+        choice = raw.choices[0]
+        msg = choice.message
+        calls = tuple(
+            ModelToolCall.from_json_text(id=c.id, name=c.function.name, text=c.function.arguments or "")
+            for c in (msg.tool_calls or ())
+            if getattr(c, "function", None) is not None
+        )
+        usage = _usage(raw.usage)
+        return ModelResponse(
+            message=Message(role="assistant", content=msg.content or "", tool_calls=calls),
+            usage=usage,
+            stop_reason=stop_reason(choice.finish_reason, _FINISH),
+            vendor_stop_reason=choice.finish_reason,
+            model=raw.model or "",
+            cost_usd=self.config.prices.cost(raw.model or "", usage),
+        )
+
+
+def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """rein messages → chat completions ``messages``."""
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for m in request.messages:
+        match m.role:
+            case "user":
+                out.append({"role": "user", "content": m.content})
+            case "assistant":
+                item: dict[str, Any] = {"role": "assistant", "content": m.content or None}
+                if m.tool_calls:
+                    item["tool_calls"] = [
+                        {"id": c.id, "type": "function",
+                         "function": {"name": c.name,
+                                      "arguments": c.raw_arguments or json.dumps(dict(c.arguments))}}
+                        for c in m.tool_calls
+                    ]
+                out.append(item)
+            case "tool":
+                out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content})
+    return out
+
+
+def _usage(raw: Any) -> TokenUsage:
+    if raw is None:
+        return TokenUsage()
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    return TokenUsage(
+        input_tokens=raw.prompt_tokens or 0, output_tokens=raw.completion_tokens or 0,
+        cached_input_tokens=cached,
+    )
+
+
+@dataclass(kw_only=True)
+class _Accumulator:
+    """Builds the final response from streamed chunks (the deltas are also passed on)."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+    finish: str | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    model: str = ""
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        self.model = chunk.model or self.model
+        if chunk.usage is not None:
+            self.usage = _usage(chunk.usage)
+        for choice in chunk.choices or ():
+            delta = choice.delta
+            if delta is not None and delta.content:
+                self.text.append(delta.content)
+                events.append(TextDelta(text=delta.content))
+            for tc in (delta.tool_calls if delta is not None else None) or ():
+                slot = self.calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                name = tc.function.name if tc.function else None
+                args = (tc.function.arguments if tc.function else None) or ""
+                slot["id"] = tc.id or slot["id"]
+                slot["name"] = name or slot["name"]
+                slot["arguments"] += args
+                events.append(ToolCallDelta(index=tc.index, id=tc.id, name=name, arguments=args))
+            if choice.finish_reason:
+                self.finish = choice.finish_reason
+        return events
+
+    def finish_response(self, requested_model: str) -> ModelResponse:
+        calls = tuple(
+            ModelToolCall.from_json_text(id=s["id"], name=s["name"], text=s["arguments"])
+            for _, s in sorted(self.calls.items())
+        )
+        return ModelResponse(
+            message=Message(role="assistant", content="".join(self.text), tool_calls=calls),
+            usage=self.usage,
+            stop_reason=stop_reason(self.finish, _FINISH),
+            vendor_stop_reason=self.finish,
+            model=self.model or requested_model,
+        )
