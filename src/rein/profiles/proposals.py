@@ -1,0 +1,136 @@
+"""The proposals queue: contract changes waiting for a person (OAP §6.4, L2-A7).
+
+A delta's ``proposals`` (and, under ``writeback: propose`` without ``--approve``, its state
+operations) are stored in ``<workspace>/.rein/profiles/proposals.json`` with a risk rein
+computes (:func:`rein.formats.oap.proposal_risk`, never the document's). Each item binds to
+the profile's spec digest when it was queued (or its revision, for state operations); an
+item whose profile has moved on is refused as stale when accepted. Ids come from the
+content, so queueing the same delta twice queues it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from rein.errors import ConfigError, StoreError
+from rein.formats.canonical import canonical_json
+from rein.formats.oap.risk import proposal_risk
+from rein.profiles.retention import format_time
+
+QUEUE_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class Queue:
+    """The queue file of one workspace."""
+
+    path: Path
+
+    @classmethod
+    def for_workspace(cls, workspace: Path) -> Queue:
+        return cls(path=Path(workspace) / ".rein" / "profiles" / "proposals.json")
+
+    def _read(self) -> dict[str, Any]:
+        if not self.path.is_file():
+            return {"version": QUEUE_VERSION, "items": []}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{self.path} is unreadable: {exc}", code="OAP260") from None
+        if data.get("version") != QUEUE_VERSION:
+            raise StoreError(f"{self.path} has version {data.get('version')!r}; this rein "
+                             f"reads version {QUEUE_VERSION}", code="OAP261")
+        return data
+
+    @contextmanager
+    def _locked(self) -> Iterator[dict[str, Any]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock", timeout=10):
+            data = self._read()
+            yield data
+            from rein.profiles.store import atomic_write
+
+            atomic_write(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    def items(self, status: str | None = None) -> list[dict[str, Any]]:
+        """Queued items, oldest first, optionally only those with ``status``."""
+        return [i for i in self._read()["items"] if status is None or i["status"] == status]
+
+    def get(self, item_id: str) -> dict[str, Any]:
+        for item in self._read()["items"]:
+            if item["id"] == item_id:
+                return item
+        raise ConfigError(f"no proposal {item_id!r} in {self.path}", code="OAP262",
+                          hint="see rein profile proposals list")
+
+    def add(self, items: list[dict[str, Any]]) -> list[str]:
+        """Queue items (deduplicated by id); returns their ids."""
+        with self._locked() as data:
+            known = {i["id"] for i in data["items"]}
+            for item in items:
+                if item["id"] not in known:
+                    data["items"].append(item)
+                    known.add(item["id"])
+        return [i["id"] for i in items]
+
+    def decide(self, item_id: str, status: str, *, by: str, now: datetime,
+               note: str | None = None) -> dict[str, Any]:
+        """Mark a pending item accepted or declined (once: a decided item is not reopened)."""
+        with self._locked() as data:
+            for item in data["items"]:
+                if item["id"] == item_id:
+                    if item["status"] != "pending":
+                        raise ConfigError(f"proposal {item_id} is already {item['status']}",
+                                          code="OAP263")
+                    item.update(status=status, decided_by=by, decided_at=format_time(now))
+                    if note:
+                        item["note"] = note
+                    return dict(item)
+        raise ConfigError(f"no proposal {item_id!r} in {self.path}", code="OAP262")
+
+
+def _item_id(prefix: str, content: Any) -> str:
+    return prefix + hashlib.sha256(canonical_json(content)).hexdigest()[:12]
+
+
+def proposal_items(proposals: tuple[dict[str, Any], ...], *, profile_path: Path,
+                   profile_name: str, spec_digest: str, revision: int, session_id: str,
+                   now: datetime) -> list[dict[str, Any]]:
+    """Queue entries for a delta's proposals, with rein's risk."""
+    out = []
+    for p in proposals:
+        body = {"profile": str(profile_path), "spec_digest": spec_digest,
+                "path": p["path"], "op": p.get("op", "replace"), "value": p.get("value")}
+        out.append({
+            "id": _item_id("p-", body), "kind": "proposal", "status": "pending",
+            "profile": str(profile_path), "profile_name": profile_name,
+            "spec_digest": spec_digest, "revision": revision,
+            "path": p["path"], "op": p.get("op", "replace"), "value": p.get("value"),
+            "rationale": p.get("rationale"), "declared_risk": p.get("risk"),
+            "risk": proposal_risk(p["path"]), "session_id": session_id,
+            "queued_at": format_time(now),
+        })
+    return out
+
+
+def delta_item(delta: dict[str, Any], *, profile_path: Path, now: datetime) -> dict[str, Any]:
+    """A queue entry holding a delta's state operations until someone approves them."""
+    body = {"profile": str(profile_path), "delta": delta}
+    ops = delta.get("operations") or []
+    return {
+        "id": _item_id("d-", body), "kind": "operations", "status": "pending",
+        "profile": str(profile_path), "profile_name": delta["target"]["name"],
+        "revision": delta["target"]["revision"], "path": "/state",
+        "rationale": delta.get("summary") or f"{len(ops)} state operations",
+        "risk": "low", "session_id": delta["session"]["id"], "delta": delta,
+        "queued_at": format_time(now),
+    }

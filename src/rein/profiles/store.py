@@ -1,0 +1,128 @@
+"""Writing a profile back to disk: same encoding, re-validated, atomic, under a lock.
+
+* The profile keeps its encoding: ``.agent.md`` stays frontmatter + Markdown body (the
+  reference writes YAML into it, research E.6-1), JSON stays JSON, YAML keeps its leading
+  comment block (other comments are lost: a known gap).
+* The serialized text is parsed back and must give exactly the document, and the document
+  must validate, before anything touches the file (the reference writes invalid profiles).
+* Writes go to a temporary file in the same directory, are flushed and fsynced, then
+  renamed over the original, and the directory is fsynced (L2-A12, T8).
+* Read, check, apply and write happen under one advisory lock per profile, so two
+  concurrent applies cannot lose an update between the revision check and the write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from filelock import FileLock, Timeout
+
+from rein.errors import DocumentError, LoadError, Refused
+from rein.formats.oap.document import Encoding, OapDocument, load_oap_text
+from rein.formats.oap.validate import validate_document
+
+LOCK_TIMEOUT_SECONDS = 10.0
+
+
+_NUMBERISH = re.compile(r"[-+]?(?:[0-9.]|\.(?:inf|Inf|INF|nan|NaN|NAN))[0-9a-fA-FoxX._:eE+-]*\Z")
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper with YAML 1.2 quoting and readable multi-line strings."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> Any:
+    if "\n" in value and value == value.rstrip(" ") and "\t" not in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    # PyYAML already quotes what YAML 1.1 would not read as a string; add the YAML 1.2
+    # forms it does not know (0o17, 1e3, ...). The round-trip check catches anything else.
+    if not value or _NUMBERISH.match(value) or value != value.strip():
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+                     default_flow_style=False)
+
+
+def serialize(document: dict[str, Any], encoding: Encoding, header: str = "") -> str:
+    """The text of ``document`` in ``encoding``."""
+    if encoding == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if encoding == "yaml":
+        return header + _yaml(document)
+    front = json.loads(json.dumps(document))
+    role = front.get("spec", {}).get("role", {})
+    instructions = role.pop("instructions", "")
+    if not role:
+        front["spec"].pop("role")
+    if not front.get("spec"):
+        front.pop("spec", None)
+    return f"---\n{_yaml(front)}---\n\n{instructions}"
+
+
+def checked_text(document: dict[str, Any], original: OapDocument) -> str:
+    """Serialize, parse back, compare, validate. Raises :class:`DocumentError` on any doubt."""
+    text = serialize(document, original.encoding, original.header)
+    try:
+        again = load_oap_text(text, source=original.source, encoding=original.encoding)
+    except LoadError as exc:
+        raise DocumentError(f"the updated profile would not parse: {exc.message}",
+                            code="OAP250") from None
+    if again.data != document:
+        raise DocumentError("the updated profile does not survive a write and re-read "
+                            "unchanged; nothing was written", code="OAP251")
+    report = validate_document(again)
+    errors = [f for f in report.findings if f.severity == "error"]
+    if errors:
+        raise DocumentError(f"the updated profile would be invalid: {errors[0].message}; "
+                            "nothing was written", code="OAP252", location=errors[0].location)
+    return text
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically; on failure the original is untouched."""
+    directory = path.parent
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # not every platform can fsync a directory
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+@contextlib.contextmanager
+def profile_lock(path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    """Hold the advisory lock of one profile file."""
+    lock = FileLock(str(path.parent / f".{path.name}.lock"), timeout=timeout)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise Refused(f"{path} is locked by another rein process", code="OAP253",
+                      hint="retry when the other write has finished") from None
