@@ -89,8 +89,10 @@ def _node_text(n: NodePlan, incoming: list[EdgePlan], scope: ScopePlan,
     if n.type == "gate":
         gate = n.effective.get("gate") or {}
         roles = ", ".join(gate.get("roles") or []) or "anyone"
-        out += _wrap("gate", f"{gate.get('mode')} by {roles}; on reject "
-                             f"{gate.get('on_reject', 'fail')}", indent=inner)
+        text = f"{gate.get('mode')} by {roles}"
+        if gate.get("mode") in ("approve", "review"):
+            text += f"; on reject {gate.get('on_reject', 'fail')}"
+        out += _wrap("gate", text, indent=inner)
     ladder = _ladder(n)
     if ladder:
         out += _wrap("failure", ladder, indent=inner)
@@ -112,7 +114,8 @@ def _node_text(n: NodePlan, incoming: list[EdgePlan], scope: ScopePlan,
 def _container_facts(n: NodePlan) -> str:
     block = n.effective.get(n.type) or {}
     if n.type == "loop":
-        return f" {block.get('mode')} ≤{n.multiplier}"
+        bound = "×" if block.get("mode") == "repeat" else "≤"
+        return f" {block.get('mode')} {bound}{n.multiplier}"
     if n.type == "map":
         return f" ≤{n.multiplier} items, {block.get('max_parallel', 1)} at once"
     if n.type == "decision":
@@ -231,7 +234,7 @@ def _mermaid_scope(scope: ScopePlan, ids: _Ids, pad: str) -> list[str]:
 
 
 def _mermaid_shape(n: NodePlan) -> str:
-    text = _mm(f"{n.id}") + "<br/>" + _mm(_subtitle(n))
+    text = "<br/>".join(_mm(part) for part in (n.id, n.title, _subtitle(n)) if part)
     if n.type == "decision":
         return "{\"" + text + "\"}"
     if n.type == "gate":
@@ -272,7 +275,7 @@ def _dot_scope(scope: ScopePlan, pad: str) -> list[str]:
     out: list[str] = []
     for n in scope.in_order():
         shape = _DOT_SHAPES.get(n.type, "box")
-        label = f"{n.id}\n{_subtitle(n)}"
+        label = "\n".join(part for part in (n.id, n.title, _subtitle(n)) if part)
         out.append(f"{pad}{_q(n.qualified)} [label={_q(label)}, shape={shape}];")
         if n.child is not None:
             out.append(f"{pad}subgraph {_q('cluster_' + n.child.path)} {{")
