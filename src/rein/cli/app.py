@@ -10,6 +10,8 @@ import click
 # name → "module:attribute"; the module is imported only when the command runs or is listed.
 COMMANDS: dict[str, str] = {
     "graph": "rein.cli.graph:graph",
+    "profile": "rein.cli.profile:profile",
+    "config": "rein.cli.config:config",
 }
 
 
@@ -39,6 +41,8 @@ class LazyGroup(click.Group):
 
 SHORT_HELP: dict[str, str] = {
     "graph": "Validate, plan and digest Agentic Graphs (AGS 1.0).",
+    "profile": "Validate, resolve, narrow and update Open Agent Profiles (OAP 1.0).",
+    "config": "Show the merged rein.toml and where each value came from.",
 }
 
 

@@ -93,6 +93,11 @@ def apply_file(profile_path: Path, delta_path: Path, *, workspace: Path, approve
         atomic_write(profile_path, text)
     if queued:
         queue.add(queued)
+    if approve and delta.get("operations") and queue.path.is_file():
+        # The same delta may have been queued by an earlier run without --approve.
+        waiting = delta_item(delta, profile_path=profile_path, now=now)["id"]
+        if any(i["id"] == waiting for i in queue.items("pending")):
+            queue.decide(waiting, "accepted", by=actor, now=now, note="applied with --approve")
     return _outcome("written", profile_path, result, None, queued)
 
 
