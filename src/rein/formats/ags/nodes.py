@@ -29,10 +29,9 @@ _JUDGEMENT_ONLY = frozenset({"llm_judge", "human"})
 def check_nodes(model: Model, scope: Scope, out: Collector) -> None:
     """Every per-node referential rule and advisory of one scope."""
     for node_id, node in scope.nodes.items():
-        here = scope.node_pointer(node_id)
         kind = node_type(node)
         if node_id == "self":
-            out.add("AG117", here, "node id 'self' is reserved: nodes.self means the current "
+            out.add("AG117", scope.node_pointer(node_id), "node id 'self' is reserved: nodes.self means the current "
                     "node", hint="rename the node")
         if kind in ("decision", "gate") and "decision" in dict_of(node.get("outputs")):
             out.add("AG122", scope.node_pointer(node_id, "outputs", "decision"),
@@ -40,13 +39,15 @@ def check_nodes(model: Model, scope: Scope, out: Collector) -> None:
                     "harness sets itself")
         if kind == "decision":
             _check_decision(scope, node_id, dict_of(node.get("decision")), out)
-        check_intelligence(node.get("intelligence"), scope.node_pointer(node_id, "intelligence"),
-                           out, advise=True)
+        if "intelligence" in node:
+            check_intelligence(node["intelligence"], scope.node_pointer(node_id, "intelligence"),
+                               out, advise=True)
         for i, criterion in enumerate(list_of(dict_of(node.get("success")).get("criteria"))):
-            if isinstance(criterion, dict):
-                check_intelligence(criterion.get("judge_intelligence"), scope.node_pointer(
+            if isinstance(criterion, dict) and "judge_intelligence" in criterion:
+                check_intelligence(criterion["judge_intelligence"], scope.node_pointer(
                     node_id, "success", "criteria", i, "judge_intelligence"), out)
-        _check_failure(scope, node_id, node, out)
+        if "failure" in node:
+            _check_failure(scope, node_id, node, out)
         if kind in CONTAINER_TYPES:
             _check_container(model, scope, node_id, kind, dict_of(node.get(kind)), out)
         _advisories(scope, node_id, node, kind, out)

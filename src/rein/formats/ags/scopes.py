@@ -193,14 +193,18 @@ def declared_outputs(node: dict[str, Any]) -> frozenset[str]:
     """Output names a node exposes: its ``outputs`` plus the implicit ones (§7): ``decision``
     on decision and gate nodes, ``gate.collect``, ``loop.collect``, ``map.collect`` and
     ``subgraph.outputs_from`` keys."""
-    names = set(dict_of(node.get("outputs")))
-    kind = node_type(node)
+    outputs = node.get("outputs")
+    kind = node.get("type", "task")
+    if kind == "task" or kind not in _IMPLICIT_KEY:  # most nodes: no implicit outputs
+        return frozenset(outputs) if isinstance(outputs, dict) else frozenset()
+    names = set(outputs) if isinstance(outputs, dict) else set()
     if kind in ("decision", "gate"):
         names.add("decision")
-    if kind == "gate":
-        names.update(dict_of(dict_of(node.get("gate")).get("collect")))
-    elif kind in ("loop", "map"):
-        names.update(dict_of(dict_of(node.get(kind)).get("collect")))
-    elif kind == "subgraph":
-        names.update(dict_of(dict_of(node.get("subgraph")).get("outputs_from")))
+    key = _IMPLICIT_KEY[kind]
+    if key is not None:
+        names.update(dict_of(dict_of(node.get(kind)).get(key)))
     return frozenset(names)
+
+
+_IMPLICIT_KEY = {"decision": None, "gate": "collect", "loop": "collect", "map": "collect",
+                 "subgraph": "outputs_from"}

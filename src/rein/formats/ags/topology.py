@@ -67,13 +67,12 @@ def analyse(scope: Scope, out: Collector) -> Topology:
         for i, dep in enumerate(list_of(node.get("depends_on"))):
             if not isinstance(dep, str):
                 continue
-            where = scope.node_pointer(node_id, "depends_on", i)
             if dep not in index:
-                out.add("AG114", where,
+                out.add("AG114", scope.node_pointer(node_id, "depends_on", i),
                         f"node {node_id!r} depends on {dep!r}, which is not a node of this scope")
                 continue
             if (dep, node_id) in explicit_pairs:
-                out.add("AG901", where,
+                out.add("AG901", scope.node_pointer(node_id, "depends_on", i),
                         f"{dep} -> {node_id} is declared both by depends_on and by an explicit "
                         "edge")
             edges.append((dep, node_id, "sequence", None))
