@@ -108,7 +108,7 @@ def evaluate_at(expr: Expr, scope: Scope, *, text: str, base: int) -> Any:
 
 
 class _Evaluator:
-    __slots__ = ("scope", "text", "base")
+    __slots__ = ("base", "scope", "text")
 
     def __init__(self, scope: Scope, text: str, base: int) -> None:
         self.scope = scope

@@ -59,7 +59,7 @@ def _parse_cached(text: str) -> Expr:
 
 
 class _Parser:
-    __slots__ = ("text", "tokens", "pos", "nesting")
+    __slots__ = ("nesting", "pos", "text", "tokens")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -120,7 +120,7 @@ class _Parser:
     def primary(self) -> Node:
         token = self.tokens[self.pos]
         kind, value = token.kind, token.value
-        if kind == NUM or kind == STR:
+        if kind in (NUM, STR):
             self.pos += 1
             return Literal(value=value, offset=token.start)
         if kind == NAME:

@@ -57,14 +57,14 @@ def equal(a: Any, b: Any) -> bool:
         return isinstance(a, str) and isinstance(b, str) and a == b
     if is_array(a) or is_array(b):
         return (is_array(a) and is_array(b) and len(a) == len(b)
-                and all(equal(x, y) for x, y in zip(a, b)))
+                and all(equal(x, y) for x, y in zip(a, b, strict=True)))
     if is_object(a) and is_object(b):
         return len(a) == len(b) and all(k in b and equal(v, b[k]) for k, v in a.items())
     return False
 
 
 def format_number(value: int | float) -> str:
-    """Numbers as JSON writes them: ``2.0`` → ``2`` (JSON has one number type), ``0.5`` → ``0.5``."""
+    """Numbers as JSON writes them: ``2.0`` → ``2`` (JSON has one number type)."""
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 2**53:
             return str(int(value))
