@@ -1,4 +1,8 @@
-"""Shared fixtures. Tests that read ../shared skip cleanly when it is absent (a fresh clone)."""
+"""Shared fixtures. Tests that read ../shared skip cleanly when it is absent (a fresh clone).
+
+Import paths and helpers from ``support`` (``from support import EXAMPLES``), not from
+``conftest``: several folders have a conftest.py and the names collide.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples"
-SHARED = Path(os.environ.get("REIN_SHARED_DIR", ROOT.parent / "shared"))
+from support import EXAMPLES, ROOT, SHARED, shared_path  # noqa: F401 - re-exported
 
 # No test may reach a real model API; the model layer checks this switch.
 os.environ.setdefault("REIN_ALLOW_MODEL_REQUESTS", "0")
@@ -21,12 +22,6 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not present (fresh clone)")
     return SHARED
-
-
-def shared_path(*parts: str) -> Path | None:
-    """For parametrizing at import time: the path, or None when ../shared is absent."""
-    p = SHARED.joinpath(*parts)
-    return p if p.exists() else None
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import ags
 import pytest
 
-from conftest import EXAMPLES
+from support import EXAMPLES
 from rein.cli import main
 
 NO_WORKER = EXAMPLES / "no-worker.agraph.yaml"

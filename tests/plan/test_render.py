@@ -8,7 +8,7 @@ import pydot
 import pytest
 from plan_docs import fragment, graph, task
 
-from conftest import EXAMPLES
+from support import EXAMPLES
 from rein.formats.ags.plan import build_plan, plan_path
 from rein.formats.ags.render import render_dot, render_mermaid, render_text
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 from rein.providers.anthropic_messages import AnthropicProvider
 from rein.providers.base import default_registry
 from rein.providers.config import ProviderConfig

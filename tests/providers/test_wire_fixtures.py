@@ -10,7 +10,7 @@ import openai.types.chat as ot
 import pydantic
 import pytest
 
-from conftest import ROOT
+from support import ROOT
 
 WIRE = ROOT / "tests" / "fixtures" / "wire"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
+from support import SHARED
 from rein.formats.ags import CODES, validate_path
 
 CASES = Path(__file__).parent / "cases"

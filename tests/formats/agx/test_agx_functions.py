@@ -7,7 +7,14 @@ from typing import Any
 
 import pytest
 
-from rein.formats.agx import FUNCTIONS, AgxEvalError, MappingScope, evaluate, parse
+from rein.formats.agx import (
+    FUNCTIONS,
+    AgxEvalError,
+    AgxSyntaxError,
+    MappingScope,
+    evaluate,
+    parse,
+)
 
 SCOPE = MappingScope(
     {
@@ -18,6 +25,10 @@ SCOPE = MappingScope(
             "docs": {"status": "skipped", "outputs": {"page": None}},
         },
         "text": "Hello, World",
+        # values reached through a name, so the wrong types meet the run-time checks
+        # rather than the load-time ones (see test_wrong_literal_arguments_fail_to_parse)
+        "v": {"five": 5, "one": 1, "nul": None, "abc": "abc", "empty": [], "mixed": [True, 1],
+              "nulls": [None], "paren": "("},
     },
     statuses={"build": "succeeded", "lint": "failed", "docs": "skipped", "later": "pending"},
 )
@@ -92,30 +103,30 @@ def test_results(text: str, value: Any) -> None:
 
 
 ERRORS = [
-    ("len(5)", "len() needs an array, a string or an object as its first argument, got a number",
+    ("len(v.five)", "len() needs an array, a string or an object as its first argument, got a number",
      "type"),
-    ("len(null)", "len() needs an array, a string or an object as its first argument, got null",
+    ("len(v.nul)", "len() needs an array, a string or an object as its first argument, got null",
      "type"),
-    ("count('abc')", "count() needs an array as its first argument, got a string", "type"),
-    ("contains('abc', 1)", "contains() on a string needs a string to look for, got a number",
+    ("count(v.abc)", "count() needs an array as its first argument, got a string", "type"),
+    ("contains(v.abc, v.one)", "contains() on a string needs a string to look for, got a number",
      "type"),
     ("contains(obj, 1)", "contains() on an object needs a string key, got a number", "type"),
-    ("contains(1, 1)",
+    ("contains(v.one, 1)",
      "contains() needs an array, a string or an object to look in, got a number", "type"),
-    ("startswith(1, 'a')", "startswith() needs a string as its first argument, got a number",
+    ("startswith(v.one, 'a')", "startswith() needs a string as its first argument, got a number",
      "type"),
-    ("endswith('a', null)", "endswith() needs a string as its second argument, got null", "type"),
-    ("lower(1)", "lower() needs a string as its first argument, got a number", "type"),
-    ("upper([])", "upper() needs a string as its first argument, got an array", "type"),
-    ("trim(null)", "trim() needs a string as its first argument, got null", "type"),
-    ("matches('a', '(')",
+    ("endswith('a', v.nul)", "endswith() needs a string as its second argument, got null", "type"),
+    ("lower(v.one)", "lower() needs a string as its first argument, got a number", "type"),
+    ("upper(v.empty)", "upper() needs a string as its first argument, got an array", "type"),
+    ("trim(v.nul)", "trim() needs a string as its first argument, got null", "type"),
+    ("matches('a', v.paren)",
      "matches() got an invalid regular expression '(': missing ), unterminated subpattern at "
      "position 0", "pattern"),
-    ("matches(1, 'a')", "matches() needs a string as its first argument, got a number", "type"),
+    ("matches(v.one, 'a')", "matches() needs a string as its first argument, got a number", "type"),
     ("split('a', '')", "split() needs a non-empty separator", "type"),
-    ("split(1, ',')", "split() needs a string as its first argument, got a number", "type"),
-    ("join('ab', ',')", "join() needs an array as its first argument, got a string", "type"),
-    ("join([1], 1)", "join() needs a string as its second argument, got a number", "type"),
+    ("split(v.one, ',')", "split() needs a string as its first argument, got a number", "type"),
+    ("join(v.abc, ',')", "join() needs an array as its first argument, got a string", "type"),
+    ("join([1], v.one)", "join() needs a string as its second argument, got a number", "type"),
     ("int('1.5')", 'int() cannot convert a string ("1.5")', "conversion"),
     ("int('abc')", 'int() cannot convert a string ("abc")', "conversion"),
     ("int(null)", "int() cannot convert null", "conversion"),
@@ -136,18 +147,18 @@ ERRORS = [
     ("json('NaN')", "json() input contains NaN, which is not a JSON number", "conversion"),
     ("json('{\"a\": 1, \"a\": 2}')", "json() input repeats the key 'a'", "conversion"),
     ("json('" + "[" * 100000 + "')", "json() input nests too deeply", "conversion"),
-    ("json(1)", "json() needs a string as its first argument, got a number", "type"),
-    ("get(obj, 1)",
+    ("json(v.one)", "json() needs a string as its first argument, got a number", "type"),
+    ("get(obj, v.one)",
      'get() needs a string path such as "a.b" as its second argument, got a number', "type"),
-    ("any([true, 1])",
+    ("any(v.mixed)",
      "any() needs an array of booleans; element 1 is a number", "type"),
-    ("all('ab')", "all() needs an array of booleans as its first argument, got a string", "type"),
-    ("all([null])", "all() needs an array of booleans; element 0 is null", "type"),
+    ("all(v.abc)", "all() needs an array of booleans as its first argument, got a string", "type"),
+    ("all(v.nulls)", "all() needs an array of booleans; element 0 is null", "type"),
     ("succeeded('nope')", "succeeded() names an unknown node 'nope'", "name"),
-    ("failed(1)", "failed() needs a node id string as its first argument, got a number", "type"),
-    ("skipped(null)", "skipped() needs a node id string as its first argument, got null", "type"),
+    ("failed(v.one)", "failed() needs a node id string as its first argument, got a number", "type"),
+    ("skipped(v.nul)", "skipped() needs a node id string as its first argument, got null", "type"),
     ("output('nope', 'x')", "output() names an unknown node 'nope'", "name"),
-    ("output('build', 1)", "output() needs an output name string as its second argument, "
+    ("output('build', v.one)", "output() needs an output name string as its second argument, "
      "got a number", "type"),
 ]
 
@@ -163,9 +174,52 @@ def test_errors(text: str, reason: str, kind: str) -> None:
 
 def test_error_inside_an_argument_points_at_the_argument() -> None:
     with pytest.raises(AgxEvalError) as caught:
-        ev("len(lower(1))")
+        ev("len(lower(v.one))")
     assert caught.value.offset == 4
     assert caught.value.reason == "lower() needs a string as its first argument, got a number"
+
+
+STATIC_ERRORS = [
+    ("len(5)", "len() needs an array, a string or an object as its first argument, got a number",
+     4),
+    ("len(null)", "len() needs an array, a string or an object as its first argument, got null",
+     4),
+    ("count('abc')", "count() needs an array as its first argument, got a string", 6),
+    ("contains(1, 1)",
+     "contains() needs an array, a string or an object as its first argument, got a number", 9),
+    ("x && startswith(1, 'a')", "startswith() needs a string as its first argument, "
+     "got a number", 16),
+    ("endswith('a', null)", "endswith() needs a string as its second argument, got null", 14),
+    ("lower(true)", "lower() needs a string as its first argument, got a boolean", 6),
+    ("upper([])", "upper() needs a string as its first argument, got an array", 6),
+    ("split(x, 1)", "split() needs a string as its second argument, got a number", 9),
+    ("join('ab', ',')", "join() needs an array as its first argument, got a string", 5),
+    ("json(1)", "json() needs a string as its first argument, got a number", 5),
+    ("get(obj, 1)", "get() needs a string as its second argument, got a number", 9),
+    ("any([true, 1])", "any() needs an array of booleans, got a number in it", 11),
+    ("all('ab')", "all() needs an array as its first argument, got a string", 4),
+    ("failed(1)", "failed() needs a node id string as its first argument, got a number", 7),
+    ("output('a', null)", "output() needs a string as its second argument, got null", 12),
+    ("matches(s, '(')",
+     "invalid regular expression '(': missing ), unterminated subpattern at position 0", 11),
+]
+
+
+@pytest.mark.parametrize(("text", "reason", "offset"), STATIC_ERRORS)
+def test_wrong_literal_arguments_fail_to_parse(text: str, reason: str, offset: int) -> None:
+    with pytest.raises(AgxSyntaxError) as caught:
+        parse(text)
+    assert caught.value.reason == reason
+    assert caught.value.offset == offset
+    assert caught.value.code == "AG204"
+
+
+@pytest.mark.parametrize("text", [
+    "len(x)", "len('abc')", "len([1])", "contains('abc', 1)", "get(1, 'a')", "default(1, 'x')",
+    "int('abc')", "str(null)", "any([x, true])", "matches(s, '[a-z]+')", "output(x, 'y')",
+])
+def test_computed_or_well_typed_arguments_parse(text: str) -> None:
+    parse(text)  # contains('abc', 1) fails only at run time: the needle is checked there
 
 
 def test_every_function_has_a_result_and_an_error_case() -> None:

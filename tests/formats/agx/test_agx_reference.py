@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES, shared_path
+from support import EXAMPLES, shared_path
 from rein.formats.agx import AgxSyntaxError, calls, parse, parse_template, references
 from rein.formats.loader import load_path
 
