@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from rein.formats.agx.errors import AgxSyntaxError, describe_position
 from rein.formats.agx.functions import FUNCTIONS, suggest
+from rein.formats.agx.static import check_call
 from rein.formats.agx.lexer import END, KW, NAME, NUM, OP, STR, Token, tokenize
 from rein.formats.agx.tree import (
     ArrayLit,
@@ -166,6 +167,9 @@ class _Parser:
             noun = "argument" if wanted == "1" else "arguments"
             self.fail(name_token.start, f"{name}() takes {wanted} {noun}, got {len(args)}",
                       f"call it as {_signature(name)}")
+        wrong = check_call(name, args)
+        if wrong is not None:
+            self.fail(*wrong)
         return FunctionCall(name=name, args=args, offset=name_token.start)
 
     def arguments(self, closer: str, opener: Token) -> tuple[Node, ...]:
