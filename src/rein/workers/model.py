@@ -1,0 +1,381 @@
+"""The model worker: rein runs the agent loop itself, against a provider, with governed tools.
+
+The loop (:meth:`ModelWorker.run`) is one async generator of typed items — the model's
+messages, each tool call, each tool result, usage deltas and notices — ending with one
+:class:`AttemptResult`. Before every model call the budget is checked (steps, tokens, cost,
+wall clock); before every tool call the call is counted against ``max_tool_calls`` and checked
+by the toolbox (permissions, sandbox, ``ask`` rules). The model finishes by calling
+``submit_outputs``, a tool rein defines from the node's declared outputs (decision nodes add a
+``decision`` enum of the branch labels); its arguments are validated against that schema and
+a bad submission goes back to the model as a tool error. A model that stops without
+submitting is reminded once, then the attempt fails as ``output_missing``.
+
+``ask`` decisions go to the ``approver`` given to the worker (an async callable answering
+``accept``, ``decline`` or ``cancel``). Without one, ``ask`` is treated as ``deny`` and the
+model is told why: pausing an attempt mid-loop needs the conversation persisted, which the
+engine does not do for model workers yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jsonschema
+
+from rein.formats.canonical import canonical_json
+from rein.providers.base import Provider
+from rein.providers.errors import ProviderError
+from rein.providers.types import (
+    Completed,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelToolCall,
+    ToolSpec,
+)
+from rein.tools.catalog import ToolCall, ToolKind, definitions_for, kind_of
+from rein.tools.gate import ToolPolicy, Verdict
+from rein.tools.sandbox import SandboxPolicy, backend_for
+from rein.tools.toolbox import Toolbox
+from rein.workers.base import (
+    TIERS,
+    AttemptRequest,
+    AttemptResult,
+    FailureClass,
+    Item,
+    ItemKind,
+    OutputSpec,
+    Routed,
+    Tier,
+    Usage,
+)
+
+SUBMIT = "submit_outputs"
+DEFAULT_MAX_STEPS = 50
+Answer = Literal["accept", "decline", "cancel"]
+
+_TYPE_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "string": {"type": "string"},
+    "text": {"type": "string"},
+    "markdown": {"type": "string"},
+    "number": {"type": "number"},
+    "integer": {"type": "integer"},
+    "boolean": {"type": "boolean"},
+    "object": {"type": "object"},
+    "array": {"type": "array"},
+    "file": {"type": "string", "description": "workspace-relative path of the file"},
+    "file_set": {"type": "array", "items": {"type": "string"}},
+    "directory": {"type": "string", "description": "workspace-relative path of the directory"},
+    "artifact": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+    "reference": {"type": "string", "format": "uri"},
+}
+
+SYSTEM_PROMPT = """\
+You are a worker inside rein, a harness that runs a plan one node at a time.
+Do the task described by the user message using only the tools offered. Paths are relative
+to the workspace. A tool call outside your permissions is refused with a message saying what
+is allowed: adjust and continue. The harness checks your work itself; claiming success does
+not make it so. When you are done, call `submit_outputs` exactly once with the declared
+outputs. Do not commit to git."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovalAsk:
+    """A tool call waiting for a person. ``action_digest`` binds the answer to the exact call."""
+
+    run_id: str
+    node_id: str
+    attempt: int
+    tool: str
+    arguments: Mapping[str, Any]
+    permission: str
+    message: str
+    action_digest: str
+
+
+Approver = Callable[[ApprovalAsk], Awaitable[Answer]]
+
+
+def submit_schema(outputs: Iterable[OutputSpec], branches: Iterable[Mapping[str, str]] = ()) -> dict[str, Any]:
+    """The JSON Schema of ``submit_outputs``: the declared outputs (+ a decision enum)."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    labels = [b["label"] for b in branches]
+    if labels:
+        properties["decision"] = {"type": "string", "enum": labels,
+                                  "description": "the branch to take"}
+        required.append("decision")
+    for spec in outputs:
+        schema = dict(spec.schema) if spec.schema else dict(_TYPE_SCHEMAS.get(spec.type, {}))
+        schema["description"] = spec.description + (f" (path hint: {spec.path_hint})" if spec.path_hint else "")
+        properties[spec.name] = schema
+        if spec.required:
+            required.append(spec.name)
+    return {"type": "object", "properties": properties, "required": required,
+            "additionalProperties": False}
+
+
+def render_brief(request: AttemptRequest) -> str:
+    """The user message: the node's brief, inputs, outputs, permissions and feedback."""
+    parts = [f"# {request.title}", request.brief.strip()]
+    if request.inputs:
+        parts.append("## Inputs\n```json\n" + json.dumps(dict(request.inputs), indent=2, default=str) + "\n```")
+    if request.outputs:
+        lines = [f"- `{o.name}` ({o.type}{', required' if o.required else ''}): {o.description}"
+                 for o in request.outputs]
+        parts.append("## Outputs to submit\n" + "\n".join(lines))
+    if request.branches:
+        lines = [f"- `{b['label']}`: {b.get('description', '')}" for b in request.branches]
+        parts.append("## Decide one branch\n" + "\n".join(lines))
+    parts.append("## Permissions\n" + ("\n".join(f"- {p}" for p in request.permissions) or "(none)"))
+    if request.feedback is not None:
+        fb = request.feedback
+        lines = [f"The previous attempt failed ({fb.failure_class.value}): {fb.summary}"]
+        for c in fb.failed_criteria:
+            lines.append(f"- {c.get('id', '?')}: {c.get('description', '')} — evidence: {c.get('evidence', '')}")
+        parts.append("## Feedback\n" + "\n".join(lines))
+    return "\n\n".join(p for p in parts if p)
+
+
+@dataclass(kw_only=True)
+class _Spend:
+    """What this attempt has used so far."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost_known: bool = True
+    started: float = 0.0
+
+
+class ModelWorker:
+    """Runs a node's agent loop against a provider with the node's effective tools."""
+
+    name = "model"
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        model: str,
+        stream: bool = False,
+        approver: Approver | None = None,
+        ask: tuple[str, ...] = (),
+        denied: tuple[str, ...] = (),
+        tiers: Iterable[Tier] = TIERS,
+        require_boundary: bool = False,
+        http_client: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.stream = stream and provider.capabilities.streaming
+        self.approver = approver
+        self.ask = ask
+        self.denied = denied
+        self.tiers = frozenset(tiers)
+        self.require_boundary = require_boundary
+        self.http_client = http_client
+        self.clock = clock
+        self.max_steps = max_steps
+
+    def can_serve(self, request: AttemptRequest) -> bool:
+        """Task, decision and judge attempts at a configured tier whose tools are built in."""
+        return (
+            request.tier in self.tiers
+            and self.provider.capabilities.tool_calling
+            and all(kind_of(t) is not None for t in request.tools)
+        )
+
+    def toolbox(self, request: AttemptRequest) -> Toolbox:
+        """The attempt's tools, policy and sandbox."""
+        base = SandboxPolicy.for_attempt(request.workspace, request.workspace_access, request.network)
+        sandbox = SandboxPolicy(mode=base.mode, workspace=base.workspace,
+                                network_access=base.network_access,
+                                require_boundary=self.require_boundary)
+        policy = ToolPolicy.build(request.permissions, sandbox=sandbox, denied=self.denied, ask=self.ask)
+        secrets = {n: request.env[n] for n in request.secret_names if n in request.env}
+        return Toolbox(tools=request.tools, policy=policy, env=request.env, secrets=secrets,
+                       http_client=self.http_client)
+
+    async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
+        box = self.toolbox(request)
+        schema = submit_schema(request.outputs, request.branches)
+        tools = tuple(ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
+                      for d in definitions_for(request.tools))
+        tools += (ToolSpec(name=SUBMIT, description="Submit the node's outputs and finish.",
+                           parameters=schema),)
+        messages: list[Message] = [Message(role="user", content=render_brief(request))]
+        spend = _Spend(started=self.clock())
+        routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
+                        provider=self.provider.name, model=self.model)
+        backend = backend_for(box.policy.sandbox)
+        if ToolKind.SHELL in {kind_of(t) for t in request.tools} and not backend.is_boundary:
+            yield Item(kind=ItemKind.NOTICE, data={"sandbox": backend.name, "text": backend.note})
+        reminded = noted = False
+
+        def finish(failure: FailureClass | None, message: str | None, **kw: Any) -> AttemptResult:
+            return AttemptResult(usage=spend.usage, routed=routed, failure=failure, message=message, **kw)
+
+        while True:
+            limit = self._limit_reached(request, spend)
+            if limit is not None:
+                failure, text = limit
+                yield finish(failure, text)
+                return
+            try:
+                response = await self._call(request, messages, tools, spend)
+            except ProviderError as exc:
+                failure = FailureClass(getattr(exc, "failure_class", "model_error"))
+                yield finish(failure, f"{exc.code}: {exc.message}")
+                return
+            step_usage = Usage(input_tokens=response.usage.input_tokens,
+                               output_tokens=response.usage.output_tokens,
+                               cost_usd=response.cost_usd, agent_steps=1)
+            if response.cost_usd is None and spend.cost_known:
+                spend.cost_known = False
+            if response.cost_usd is None and request.budget.max_cost_usd is not None and not noted:
+                noted = True
+                yield Item(kind=ItemKind.NOTICE, data={
+                    "text": f"no price for model {response.model or self.model}: cost is not "
+                    "accounted, so max_cost_usd is not enforced for this attempt"})
+            spend.usage = spend.usage + step_usage
+            yield Item(kind=ItemKind.USAGE, data=_usage_json(step_usage, response.model))
+            messages.append(response.message)
+            if response.message.content:
+                yield Item(kind=ItemKind.MESSAGE, data={"role": "assistant",
+                                                        "text": box.redact(response.message.content)})
+            if not response.message.tool_calls:
+                if reminded:
+                    yield finish(FailureClass.OUTPUT_MISSING,
+                                 f"the model stopped twice without calling {SUBMIT}")
+                    return
+                reminded = True
+                messages.append(Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish."))
+                continue
+            for call in response.message.tool_calls:
+                yield Item(kind=ItemKind.TOOL_CALL, data={
+                    "id": call.id, "name": call.name,
+                    "arguments": json.loads(box.redact(json.dumps(dict(call.arguments))))})
+                if call.name == SUBMIT:
+                    problem = _submission_problem(call, schema)
+                    if problem is None:
+                        outputs = dict(call.arguments)
+                        decision = outputs.pop("decision", None) if request.branches else None
+                        yield Item(kind=ItemKind.TOOL_RESULT, data={"id": call.id, "ok": True,
+                                                                    "content": "outputs received"})
+                        yield finish(None, None, outputs=outputs, decision=decision)
+                        return
+                    result_text, ok, refused = problem, False, False
+                else:
+                    if request.budget.max_tool_calls is not None and \
+                            spend.usage.tool_calls >= request.budget.max_tool_calls:
+                        yield finish(FailureClass.BUDGET_EXCEEDED,
+                                     f"max_tool_calls {request.budget.max_tool_calls} reached")
+                        return
+                    spend.usage = spend.usage + Usage(input_tokens=0, output_tokens=0,
+                                                      cost_usd=0.0, tool_calls=1)
+                    outcome = await self._tool(request, box, call)
+                    if outcome is None:
+                        yield finish(FailureClass.PERMISSION_DENIED,
+                                     f"a person cancelled the attempt at tool call {call.name}")
+                        return
+                    result_text, ok, refused = outcome
+                yield Item(kind=ItemKind.TOOL_RESULT, data={"id": call.id, "ok": ok,
+                                                            "refused": refused, "content": result_text})
+                messages.append(Message(role="tool", tool_call_id=call.id, content=result_text,
+                                        is_error=not ok))
+
+    async def _call(self, request: AttemptRequest, messages: list[Message],
+                    tools: tuple[ToolSpec, ...], spend: _Spend) -> ModelResponse:
+        c = request.constraints
+        budget = request.budget
+        max_out = c.get("max_output_tokens")
+        if budget.max_output_tokens is not None:
+            left = budget.max_output_tokens - (spend.usage.output_tokens or 0)
+            max_out = left if max_out is None else min(max_out, left)
+        model_request = ModelRequest(
+            model=self.model, system=SYSTEM_PROMPT, messages=tuple(messages), tools=tools,
+            max_output_tokens=max_out, temperature=c.get("temperature"), top_p=c.get("top_p"),
+            seed=c.get("seed") if self.provider.capabilities.seed else None,
+        )
+        if not self.stream:
+            return await self.provider.complete(model_request)
+        final: ModelResponse | None = None
+        async for event in self.provider.stream(model_request):
+            if isinstance(event, Completed):
+                final = event.response
+        if final is None:
+            from rein.providers.errors import ProviderResponseError
+
+            raise ProviderResponseError(f"{self.provider.name}: the stream ended without a response")
+        return final
+
+    async def _tool(self, request: AttemptRequest, box: Toolbox,
+                    call: ModelToolCall) -> tuple[str, bool, bool] | None:
+        """(content, ok, refused) for the model, or None when a person cancelled."""
+        if call.parse_error is not None:
+            return f"the arguments are not a JSON object ({call.parse_error}); send valid JSON", False, True
+        tool_call = ToolCall(id=call.id, name=call.name, arguments=call.arguments)
+        decision = box.check(tool_call)
+        approved = False
+        if decision.verdict is Verdict.ASK:
+            if self.approver is None:
+                return (f"refused {decision.permission}: it needs a person's approval and this run "
+                        "has no approval channel for tool calls, so it is treated as denied"), False, True
+            answer = await self.approver(ApprovalAsk(
+                run_id=request.run_id, node_id=request.node_id, attempt=request.attempt,
+                tool=call.name, arguments=call.arguments, permission=decision.permission,
+                message=decision.message or "", action_digest=action_digest(call)))
+            if answer == "cancel":
+                return None
+            if answer != "accept":
+                return f"refused {decision.permission}: a person declined this call", False, True
+            approved = True
+        _, result = await box.run(tool_call, approved=approved)
+        return result.content, result.ok, result.refused
+
+    def _limit_reached(self, request: AttemptRequest, spend: _Spend) -> tuple[FailureClass, str] | None:
+        b = request.budget
+        u = spend.usage
+        steps = b.max_agent_steps or request.constraints.get("max_agent_steps") or self.max_steps
+        if u.agent_steps >= steps:
+            return FailureClass.TIMEOUT, f"max_agent_steps {steps} reached"
+        checks = (("max_input_tokens", b.max_input_tokens, u.input_tokens),
+                  ("max_output_tokens", b.max_output_tokens, u.output_tokens),
+                  ("max_total_tokens", b.max_total_tokens, u.total_tokens))
+        for name, limit, used in checks:
+            if limit is not None and used is not None and used >= limit:
+                return FailureClass.BUDGET_EXCEEDED, f"{name} {limit} reached ({used})"
+        if b.max_cost_usd is not None and spend.cost_known and (u.cost_usd or 0) >= b.max_cost_usd:
+            return FailureClass.BUDGET_EXCEEDED, f"max_cost_usd {b.max_cost_usd} reached ({round(u.cost_usd or 0, 6)})"
+        elapsed = self.clock() - spend.started
+        if b.max_wall_clock_seconds is not None and elapsed >= b.max_wall_clock_seconds:
+            return FailureClass.TIMEOUT, f"max_wall_clock_seconds {b.max_wall_clock_seconds} reached"
+        return None
+
+
+def action_digest(call: ModelToolCall) -> str:
+    """``sha256:`` + hex of the canonical JSON of the exact call (tool and arguments)."""
+    action = {"tool": call.name, "arguments": dict(call.arguments)}
+    return "sha256:" + hashlib.sha256(canonical_json(action)).hexdigest()
+
+
+def _submission_problem(call: ModelToolCall, schema: Mapping[str, Any]) -> str | None:
+    if call.parse_error is not None:
+        return f"{SUBMIT}: the arguments are not a JSON object ({call.parse_error})"
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(dict(call.arguments)),
+                    key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    lines = [f"- {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:10]]
+    return f"{SUBMIT} was not accepted; fix these and call it again:\n" + "\n".join(lines)
+
+
+def _usage_json(usage: Usage, model: str) -> dict[str, Any]:
+    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cost_usd": usage.cost_usd, "model": model}
