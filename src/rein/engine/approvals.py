@@ -1,0 +1,120 @@
+"""The approval queue as the engine uses it: ask once, wait (pause), read the answer.
+
+Every question a person must answer goes through :func:`ask`: the graph digest before a
+run, gates, human checkpoints, ``human`` criteria, escalations and takeovers. An entry is
+keyed by what is asked *and* the digest of the material shown, so an answer is bound to
+exactly that material: if the material changes, the old answer does not apply to it.
+Asking again for the same key returns the stored entry (idempotent), which is how a resumed
+run finds the answers given while it was paused.
+
+Timeouts are evaluated when the run is scheduled again: a pending entry whose
+``timeout_seconds`` has passed is resolved by its ``on_timeout`` (``hold`` keeps waiting).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine.runtime import Paused, RunCancelled, RunContext
+from rein.formats.canonical import canonical_json
+from rein.store.base import ApprovalRow, Transition
+from rein.store.ids import ApprovalId
+from rein.store.state import ApprovalKind, ApprovalStatus
+
+
+def material_digest(material: Mapping[str, Any]) -> str:
+    """``sha256:`` + hex over the canonical JSON of what is shown to the person."""
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(canonical_json(material)).hexdigest()
+
+
+async def ask(
+    ctx: RunContext,
+    *,
+    key: str,
+    kind: ApprovalKind,
+    request: Mapping[str, Any],
+    block: bool = True,
+) -> ApprovalRow:
+    """The answered entry for ``key``; pauses the node (``Paused("human")``) until then.
+
+    With ``block=False`` (a checkpoint with ``required: false``) the entry is created and the
+    pending row is returned at once: the person is told, the run does not wait.
+    """
+    digest = material_digest(request)
+    full_key = f"{key}@{digest[7:19]}"
+    row = ctx.approvals.get(full_key)
+    if row is None:
+        row = ApprovalRow(
+            approval_id=ApprovalId(ctx.ids.new("apv")),
+            run_id=ctx.run_id,
+            key=full_key,
+            kind=kind,
+            status=ApprovalStatus.PENDING,
+            digest=digest,
+            request=dict(request),
+            created_at=ctx.now(),
+        )
+        ctx.emit(
+            "approval/requested",
+            {"approval_id": row.approval_id, "kind": kind.value, "key": full_key,
+             "node": request.get("node"), "prompt": request.get("prompt"), "digest": digest},
+            Transition(approval=row),
+        )
+        ctx.approvals[full_key] = row
+    if row.status is ApprovalStatus.PENDING:
+        row = _timed_out(ctx, row)
+    if row.status is ApprovalStatus.CANCELLED:
+        raise RunCancelled(row.approval_id)
+    if row.status is ApprovalStatus.PENDING and block:
+        raise Paused("human", {"approval_id": row.approval_id, "key": full_key})
+    return row
+
+
+def _timed_out(ctx: RunContext, row: ApprovalRow) -> ApprovalRow:
+    timeout = row.request.get("timeout_seconds")
+    on_timeout = row.request.get("on_timeout", "hold")
+    if timeout is None or on_timeout == "hold":
+        return row
+    created = dt.datetime.fromisoformat(row.created_at.replace("Z", "+00:00"))
+    if (ctx.clock.now() - created).total_seconds() < float(timeout):
+        return row
+    status = ApprovalStatus.ACCEPTED if on_timeout == "approve" else ApprovalStatus.TIMED_OUT
+    answered, _ = ctx.store.answer_approval(  # type: ignore[attr-defined]
+        row.approval_id, status, {"actor": "rein", "note": f"timed out: on_timeout {on_timeout}"},
+        ctx.now(),
+    )
+    ctx.approvals[row.key] = answered
+    return answered
+
+
+def load_answers(ctx: RunContext) -> None:
+    """Read this run's approval entries into the context (done once when a run continues)."""
+    for row in ctx.store.approvals(run_id=ctx.run_id):
+        ctx.approvals[row.key] = row
+
+
+def human_event(row: ApprovalRow, *, stage: str, mode: str, outcome: str | None = None,
+                checkpoint_id: str | None = None) -> dict[str, Any]:
+    """The run record's ``human_events`` entry for an answered approval."""
+    answer = row.answer or {}
+    if outcome is None:
+        outcome = {
+            ApprovalStatus.ACCEPTED: "approved",
+            ApprovalStatus.DECLINED: "rejected",
+            ApprovalStatus.TIMED_OUT: "timed_out",
+        }.get(row.status, "rejected")
+    out: dict[str, Any] = {"at_stage": stage, "mode": mode, "outcome": outcome}
+    if checkpoint_id:
+        out["checkpoint_id"] = checkpoint_id
+    if answer.get("actor"):
+        out["actor"] = str(answer["actor"])
+    if answer.get("note"):
+        out["note"] = str(answer["note"])
+    if row.answered_at:
+        out["at"] = row.answered_at
+    out["x-rein-approval"] = row.approval_id
+    return out

@@ -1,0 +1,110 @@
+"""AGX as the engine uses it: parsed once and cached, evaluated in a node's scope.
+
+:class:`EvalScope` implements the AGX ``Scope`` protocol over one scope instance: the
+namespace roots of AGS §16 (``graph``, ``params``, ``context``, ``attachments``, ``nodes``,
+``self``, ``loop``, ``outputs``, ``env`` and a map's item names). ``secrets`` is never a
+root: the validator refuses it (AG205) and the engine has nothing to answer with.
+
+The evaluation policy lives here too: under ``policy.on_expression_error: fail`` an
+evaluation error is run-fatal (:class:`ExpressionFailed`); under ``false`` the expression
+yields ``false`` and an RT062 warning is recorded by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from rein.errors import RunError
+
+
+class ExpressionFailed(RunError):
+    """An expression could not be evaluated under ``on_expression_error: fail``: run-fatal."""
+
+    default_code = "RT062"
+
+
+@lru_cache(maxsize=4096)
+def _parsed(text: str) -> Any:
+    from rein.formats import agx
+
+    return agx.parse(text)
+
+
+@lru_cache(maxsize=1024)
+def _parsed_template(text: str) -> Any:
+    from rein.formats import agx
+
+    return agx.parse_template(text)
+
+
+@dataclass(kw_only=True)
+class EvalScope:
+    """One place where expressions are evaluated. Cheap to build; values are looked up lazily."""
+
+    roots: Mapping[str, Any]  # fixed roots: graph, params, context, attachments, loop, ...
+    nodes: Callable[[], Mapping[str, Any]]  # nodes.<id> views of the current scope instance
+    statuses: Callable[[str], str | None]
+    this: Mapping[str, Any] | None = None  # self.{id, attempt, inputs, outputs}
+    extra: Mapping[str, Any] = field(default_factory=dict)  # map item names, outputs, env
+
+    def lookup(self, root: str) -> Any:
+        if root in self.extra:
+            return self.extra[root]
+        if root == "nodes":
+            views = self.nodes()
+            if self.this is not None and "self" not in views:
+                return {**views, "self": self.this}
+            return views
+        if root == "self":
+            if self.this is None:
+                raise KeyError(root)
+            return self.this
+        if root in self.roots:
+            return self.roots[root]
+        raise KeyError(root)
+
+    def node_status(self, node_id: str) -> str | None:
+        return self.statuses(node_id)
+
+    def with_self(self, this: Mapping[str, Any], **extra: Any) -> EvalScope:
+        """The same scope as seen from inside one node."""
+        return EvalScope(
+            roots=self.roots,
+            nodes=self.nodes,
+            statuses=self.statuses,
+            this=this,
+            extra={**self.extra, **extra},
+        )
+
+
+def evaluate(text: str, scope: EvalScope) -> Any:
+    """The value of an AGX expression. Raises AGX's evaluation error untouched."""
+    from rein.formats import agx
+
+    return agx.evaluate(_parsed(text), scope)
+
+
+def evaluate_bool(text: str, scope: EvalScope) -> bool:
+    """An AGX condition; a non-boolean result is an evaluation error."""
+    from rein.formats import agx
+
+    return bool(agx.evaluate_bool(_parsed(text), scope))
+
+
+def render(text: str, scope: EvalScope) -> str:
+    """An AGS template with ``${{ expr }}`` interpolation."""
+    if "${{" not in text:
+        return text
+    from rein.formats import agx
+
+    return str(agx.render(_parsed_template(text), scope))
+
+
+def is_eval_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is AGX's evaluation (or, for unchecked text, syntax) error."""
+    from rein.formats import agx
+
+    return isinstance(exc, (agx.AgxEvalError, agx.AgxSyntaxError))

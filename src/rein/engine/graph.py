@@ -1,0 +1,95 @@
+"""The engine's view of one scope: merged nodes, effective edges, and the scheduling rank.
+
+A scope is the root graph or a fragment (loop/map body, inline or named subgraph). It is
+computed once per fragment and shared by every instance of it (every loop iteration and map
+item), so a 200-item map does not re-derive its body 200 times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rein.formats.ags.plan import effective_edges, effective_node, topological_order
+from rein.formats.ags.plan_model import EdgePlan
+
+TIERS = ("minimal", "standard", "advanced", "frontier")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Edge:
+    """One member of the effective edge set, numbered within its scope."""
+
+    index: int
+    source: str
+    target: str
+    kind: str  # sequence | conditional | on_failure
+    when: str | None
+    label: str | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScopeModel:
+    """A scope ready to schedule."""
+
+    fragment: Mapping[str, Any]  # the raw graph or fragment
+    nodes: Mapping[str, Mapping[str, Any]]  # node id → node with defaults merged (§6.3)
+    edges: tuple[Edge, ...]
+    incoming: Mapping[str, tuple[Edge, ...]]
+    outgoing: Mapping[str, tuple[Edge, ...]]
+    rank: Mapping[str, int]  # canonical topological position (ties by declaration order)
+    entrypoints: tuple[str, ...]
+
+    def node_type(self, node_id: str) -> str:
+        return str(self.nodes[node_id].get("type", "task"))
+
+
+_CACHE: dict[int, tuple[Mapping[str, Any], ScopeModel]] = {}
+
+
+def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
+    """The model of ``fragment``; root ``defaults`` apply only where they are declared."""
+    hit = _CACHE.get(id(fragment))
+    if hit is not None and hit[0] is fragment:
+        return hit[1]
+    defaults = fragment.get("defaults")
+    raw_nodes: Mapping[str, Any] = fragment.get("nodes") or {}
+    nodes = {nid: effective_node(n, defaults) for nid, n in raw_nodes.items()}
+    plans: list[EdgePlan] = effective_edges(fragment)
+    edges = tuple(
+        Edge(index=i, source=e.source, target=e.target, kind=e.kind, when=e.when,
+             label=e.label)
+        for i, e in enumerate(plans)
+    )
+    incoming: dict[str, list[Edge]] = {n: [] for n in nodes}
+    outgoing: dict[str, list[Edge]] = {n: [] for n in nodes}
+    for e in edges:
+        incoming[e.target].append(e)
+        outgoing[e.source].append(e)
+    order, _ = topological_order(list(nodes), plans)
+    model = ScopeModel(
+        fragment=fragment,
+        nodes=nodes,
+        edges=edges,
+        incoming={k: tuple(v) for k, v in incoming.items()},
+        outgoing={k: tuple(v) for k, v in outgoing.items()},
+        rank={n: i for i, n in enumerate(order)},
+        entrypoints=tuple(fragment.get("entrypoints") or ()),
+    )
+    _CACHE[id(fragment)] = (fragment, model)
+    return model
+
+
+def node_tier(node: Mapping[str, Any]) -> str:
+    """The requested tier; a node without ``intelligence`` asks for ``standard``."""
+    intel = node.get("intelligence")
+    if isinstance(intel, Mapping) and intel.get("tier") in TIERS:
+        return str(intel["tier"])
+    return "standard"
+
+
+def tier_above(tier: str) -> str:
+    """One tier up, clamped at ``frontier``."""
+    i = TIERS.index(tier) if tier in TIERS else 1
+    return TIERS[min(i + 1, len(TIERS) - 1)]

@@ -1,0 +1,82 @@
+"""What loops, maps and subgraphs share: finding a fragment, binding its params, depth.
+
+A fragment's params are bound from what the container passes (``carry``, ``subgraph.params``),
+then their defaults, then a same-named parameter of the enclosing scope; a required one left
+unbound fails the container with RT033. A fragment that declares no params sees the
+enclosing scope's params (the reference validator's reading, AGS digest §a.10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine.graph import ScopeModel, scope_model
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.scheduler import diagnostic
+
+
+class FragmentProblem(Exception):
+    """The fragment cannot be instantiated (unknown ``use``, unbound param, too deep)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def fragment_of(ctx: RunContext, block: Mapping[str, Any], *, body_key: str = "body"
+                ) -> Mapping[str, Any]:
+    if isinstance(block.get(body_key), Mapping):
+        return block[body_key]
+    name = block.get("use")
+    named = (ctx.graph.get("subgraphs") or {}) if isinstance(ctx.graph, Mapping) else {}
+    if name in named:
+        return named[name]
+    raise FragmentProblem("AG132", f"fragment {name!r} is not declared in subgraphs")
+
+
+def bind_fragment_params(inst: ScopeInstance, fragment: Mapping[str, Any],
+                         given: Mapping[str, Any]) -> dict[str, Any]:
+    specs = fragment.get("params")
+    outer = inst.params
+    if not specs:
+        return {**outer, **given}
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        if name in given and given[name] is not None:
+            out[name] = given[name]
+        elif "default" in spec:
+            out[name] = spec["default"]
+        elif name in outer:
+            out[name] = outer[name]
+        elif spec.get("required", True):
+            raise FragmentProblem("RT033", f"fragment parameter {name!r} has no value")
+    return out
+
+
+def check_depth(ctx: RunContext, inst: ScopeInstance) -> None:
+    depth = ctx.depth + inst.path.count("[") + 1
+    if depth > ctx.max_depth:
+        raise FragmentProblem(
+            "RT061", f"nesting depth {depth} exceeds constraints.max_subgraph_depth "
+            f"{ctx.max_depth}")
+
+
+def instance(ctx: RunContext, parent: ScopeInstance, model: ScopeModel, *, path: str,
+             params: dict[str, Any], loop: Mapping[str, Any] | None = None,
+             extra: Mapping[str, Any] | None = None) -> ScopeInstance:
+    roots = {**parent.roots, "params": params}
+    roots.pop("loop", None)
+    if loop is not None:
+        roots["loop"] = loop
+    return ScopeInstance(model=model, path=path, params=params, roots=roots,
+                         extra=dict(extra or {}))
+
+
+def model_of(fragment: Mapping[str, Any]) -> ScopeModel:
+    return scope_model(fragment)
+
+
+def report(ctx: RunContext, inst: ScopeInstance, nid: str, problem: FragmentProblem) -> None:
+    diagnostic(ctx, problem.code, "error", f"node {nid}: {problem.message}", node=inst.key(nid))

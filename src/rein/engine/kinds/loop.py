@@ -1,0 +1,126 @@
+"""Loop nodes (AGS §7.4): while / until / repeat over a fresh body scope per iteration.
+
+``while`` tests ``condition`` before each iteration (the first test sees only outer names
+and the loop namespace), ``until`` after each, ``repeat`` runs exactly ``max_iterations``
+and succeeds. ``carry`` feeds a body output into the next iteration's param; ``collect`` is
+evaluated in each iteration's scope and the last values become the node's outputs, the
+previous ones ``loop.previous``. Reaching ``max_iterations`` without the exit condition is
+RT021 and ``on_max_iterations`` decides. A failed iteration fails the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine.kinds import ladder
+from rein.engine.kinds.fragments import (
+    FragmentProblem,
+    bind_fragment_params,
+    check_depth,
+    fragment_of,
+    instance,
+    model_of,
+    report,
+)
+from rein.engine.nodes import InputsMissing, resolve_inputs
+from rein.engine.runtime import Paused, RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler, condition, diagnostic, value
+from rein.store.state import NodeStatus
+from rein.workers.base import FailureClass
+
+
+async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
+                   ) -> None:
+    state = inst.states[nid]
+    block = node.get("loop") or {}
+    ctx.root().budget.start_execution(ctx.clock.now())
+    state.attempts = 1
+    try:
+        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        check_depth(ctx, inst)
+        fragment = fragment_of(ctx, block)
+        params = bind_fragment_params(inst, fragment, {})
+    except InputsMissing:
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
+        return
+    except FragmentProblem as problem:
+        report(ctx, inst, nid, problem)
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+        return
+    model = model_of(fragment)
+    mode = block.get("mode", "repeat")
+    cond = str(block.get("condition", "false"))
+    limit = int(block.get("max_iterations", 1))
+    collect: Mapping[str, str] = block.get("collect") or {}
+    carry: Mapping[str, str] = block.get("carry") or {}
+    previous: dict[str, Any] | None = None
+    collected: dict[str, Any] = {}
+    last: ScopeInstance | None = None
+    met = False
+    iterations = 0
+    for i in range(limit):
+        loop_ns: dict[str, Any] = {"index": i, "iteration": i + 1}
+        if previous is not None:
+            loop_ns["previous"] = previous
+        if mode == "while":
+            probe = last or instance(ctx, inst, model, path="", params=params, loop=loop_ns)
+            probe.roots["loop"] = loop_ns
+            if not condition(ctx, probe.scope(), cond, f"node {nid} loop.condition"):
+                met = True
+                break
+        it = instance(ctx, inst, model, path=f"{inst.key(nid)}[{i}]", params=params,
+                      loop=loop_ns)
+        result = await Scheduler(ctx, it).run()
+        if result.paused:
+            raise Paused(result.paused, {"node": inst.key(nid), "iteration": i})
+        iterations = i + 1
+        last = it
+        if result.failed:
+            state.record["iterations"] = iterations
+            diagnostic(ctx, "RT000", "error", f"loop {nid}: iteration {i} failed",
+                       node=inst.key(nid))
+            await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
+            return
+        scope = it.scope()
+        collected = {name: value(ctx, scope, str(expr), f"node {nid} loop.collect.{name}")
+                     for name, expr in collect.items()}
+        previous = collected
+        params = {**params, **_carried(it, fragment, carry)}
+        if mode == "until" and condition(ctx, scope, cond, f"node {nid} loop.condition"):
+            met = True
+            break
+    state.record["iterations"] = iterations
+    state.outputs = collected
+    if mode == "repeat" or met:
+        state.status = NodeStatus.SUCCEEDED
+        return
+    diagnostic(ctx, "RT021", "error", f"loop {nid} reached max_iterations {limit} without "
+               "meeting its exit condition", node=inst.key(nid))
+    match block.get("on_max_iterations", "fail"):
+        case "succeed":
+            state.status = NodeStatus.SUCCEEDED
+        case "escalate":
+            if not await ladder.escalate(ctx, inst, nid, node, reason="max_iterations"):
+                state.status = NodeStatus.FAILED
+                state.unabsorbed = True
+        case _:
+            state.status = NodeStatus.FAILED
+            state.unabsorbed = True
+
+
+def _carried(it: ScopeInstance, fragment: Mapping[str, Any], carry: Mapping[str, str]
+             ) -> dict[str, Any]:
+    """Body output → next iteration's param: fragment outputs first, else the topologically
+    last succeeded node that produced that output name."""
+    out: dict[str, Any] = {}
+    for output, param in carry.items():
+        found = None
+        for node_id in sorted(it.states, key=it.model.rank.__getitem__, reverse=True):
+            st = it.states[node_id]
+            if st.status is NodeStatus.SUCCEEDED and output in st.outputs:
+                found = st.outputs[output]
+                break
+        if found is not None:
+            out[param] = found
+    return out

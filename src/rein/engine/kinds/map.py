@@ -1,0 +1,148 @@
+"""Map nodes (AGS §7.5): one body scope instance per element, really in parallel.
+
+``over`` is evaluated in the parent scope (not an array: RT025). More than ``max_items``:
+``on_over_limit: fail`` fails (RT026), ``truncate`` keeps the first ``max_items`` with an
+RT026 warning. At most ``max_parallel`` items run at once, capped by
+``constraints.max_parallel_nodes``. ``collect`` is evaluated per item in the item's scope
+and gathered in input order, ``null`` for failed items. ``on_item_failure``: ``fail_fast``
+cancels the siblings and fails, ``continue`` succeeds, ``threshold`` needs
+``min_successes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine.kinds import ladder
+from rein.engine.kinds.fragments import (
+    FragmentProblem,
+    bind_fragment_params,
+    check_depth,
+    fragment_of,
+    instance,
+    model_of,
+    report,
+)
+from rein.engine.nodes import InputsMissing, resolve_inputs
+from rein.engine.runtime import Paused, RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic, value
+from rein.store.state import NodeStatus
+from rein.workers.base import FailureClass
+
+
+async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
+                  ) -> None:
+    state = inst.states[nid]
+    block = node.get("map") or {}
+    key = inst.key(nid)
+    ctx.root().budget.start_execution(ctx.clock.now())
+    state.attempts = 1
+    try:
+        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        check_depth(ctx, inst)
+        fragment = fragment_of(ctx, block)
+    except InputsMissing:
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
+        return
+    except FragmentProblem as problem:
+        report(ctx, inst, nid, problem)
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+        return
+    scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
+    items = value(ctx, scope, str(block.get("over", "[]")), f"node {nid} map.over")
+    if not isinstance(items, list):
+        diagnostic(ctx, "RT025", "error", f"map {nid}: over did not give an array", node=key)
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+        return
+    limit = int(block.get("max_items", len(items)))
+    if len(items) > limit:
+        if block.get("on_over_limit", "fail") == "truncate":
+            diagnostic(ctx, "RT026", "warning", f"map {nid}: {len(items)} items truncated to "
+                       f"{limit}", node=key)
+            items = items[:limit]
+        else:
+            diagnostic(ctx, "RT026", "error", f"map {nid}: {len(items)} items exceed "
+                       f"max_items {limit}", node=key)
+            await ladder.exhausted(ctx, inst, nid, node, None,
+                                   failure=FailureClass.VALIDATION_ERROR)
+            return
+    model = model_of(fragment)
+    as_name = str(block.get("as", "item"))
+    index_name = str(block.get("index_as", "index"))
+    width = max(1, min(int(block.get("max_parallel", 1)), ctx.max_parallel_nodes))
+    policy = block.get("on_item_failure", "fail_fast")
+    slots = asyncio.Semaphore(width)
+    instances: list[ScopeInstance | None] = [None] * len(items)
+    results: list[ScopeResult | None] = [None] * len(items)
+    stop = asyncio.Event()
+
+    async def one(i: int, item: Any) -> None:
+        async with slots:
+            if stop.is_set():
+                return
+            try:
+                params = bind_fragment_params(inst, fragment, {})
+            except FragmentProblem as problem:
+                report(ctx, inst, nid, problem)
+                results[i] = ScopeResult(failed=True)
+                return
+            it = instance(ctx, inst, model, path=f"{key}[{i}]", params=params,
+                          extra={as_name: item, index_name: i})
+            instances[i] = it
+            results[i] = res = await Scheduler(ctx, it).run()
+            if res.failed and policy == "fail_fast":
+                stop.set()
+
+    tasks = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(items)]
+    try:
+        await _gather_fail_fast(tasks, stop if policy == "fail_fast" else None)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    paused = [r.paused for r in results if r is not None and r.paused]
+    if paused:
+        raise Paused("human" if "human" in paused else paused[0], {"node": key})
+    ok = [r is not None and not r.failed for r in results]
+    collect: Mapping[str, str] = block.get("collect") or {}
+    gathered: dict[str, list[Any]] = {name: [] for name in collect}
+    for i, it in enumerate(instances):
+        item_scope = it.scope() if it is not None and ok[i] else None
+        for name, expr in collect.items():
+            gathered[name].append(
+                None if item_scope is None
+                else value(ctx, item_scope, str(expr), f"node {nid} map.collect.{name}"))
+    state.outputs = gathered
+    state.record["items"] = len(items)
+    successes = sum(ok)
+    state.record["x-rein-item-successes"] = successes
+    if policy == "continue":
+        passed = True
+    elif policy == "threshold":
+        passed = successes >= int(block.get("min_successes", len(items)))
+    else:
+        passed = successes == len(items)
+    if passed:
+        state.status = NodeStatus.SUCCEEDED
+    else:
+        diagnostic(ctx, "RT000", "error", f"map {nid}: {len(items) - successes} of "
+                   f"{len(items)} items failed ({policy})", node=key)
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
+
+
+async def _gather_fail_fast(tasks: list[asyncio.Future[None]], stop: asyncio.Event | None
+                            ) -> None:
+    pending = set(tasks)
+    while pending:
+        done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        for t in done:
+            if t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]
+        if stop is not None and stop.is_set():
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            return

@@ -1,0 +1,151 @@
+"""Subgraph nodes (AGS §7.6): a child run with its own record and ``parent_run_id``.
+
+``use`` and ``inline`` run a fragment of this document; ``ref`` loads another document,
+resolved against the referencing file's folder, checked against ``integrity`` (RT051) and
+``expected_id`` (RT052) and validated before anything runs. A document that (transitively)
+references itself is refused. The child sees only its own params (bound from
+``subgraph.params`` in the parent scope), its own context plus ``subgraph.context`` (and
+the parent's with ``inherit_context``). ``outputs_from`` maps the child's final scope onto
+this node's outputs; without it the child's outputs are copied. A ``partial`` child makes
+the node succeed and the parent run at best ``partial``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rein.engine.kinds import ladder
+from rein.engine.kinds.fragments import FragmentProblem, check_depth, fragment_of, report
+from rein.engine.nodes import InputsMissing, resolve_inputs
+from rein.engine.params import ParamsError, bind_params
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.scheduler import value
+from rein.formats.canonical import ags_digest
+from rein.store.state import NodeStatus, RunStatus
+from rein.workers.base import FailureClass
+
+
+async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
+                       ) -> None:
+    from rein.engine import runner
+
+    state = inst.states[nid]
+    block = node.get("subgraph") or {}
+    key = inst.key(nid)
+    ctx.root().budget.start_execution(ctx.clock.now())
+    state.attempts = 1
+    scope = inst.scope()
+    try:
+        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        check_depth(ctx, inst)
+        given = {name: value(ctx, scope, str(expr), f"node {nid} subgraph.params.{name}")
+                 for name, expr in (block.get("params") or {}).items()}
+        extra_context = dict(block.get("context") or {})
+        if isinstance(block.get("ref"), Mapping):
+            child = load_ref(ctx, block["ref"])
+            data = child.data
+            params = bind_params(data.get("params"), {k: v for k, v in given.items()
+                                                      if v is not None}, source=child.path)
+            context = {**(inst.roots.get("context") or {})} if block.get("inherit_context") \
+                else {}
+            context.update(data.get("context") or {})
+            context.update(extra_context)
+            spec = runner.ChildSpec(document=data, fragment=data, path=child.path,
+                                    digest=child.digest, graph_id=str(data.get("id")),
+                                    params=params, context=context)
+        else:
+            fragment = block["inline"] if isinstance(block.get("inline"), Mapping) \
+                else fragment_of(ctx, block, body_key="inline")
+            from rein.engine.kinds.fragments import bind_fragment_params
+
+            params = bind_fragment_params(inst, fragment, given)
+            context = {**(inst.roots.get("context") or {}), **extra_context}
+            label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{nid}"
+            spec = runner.ChildSpec(document=ctx.graph, fragment=fragment, path=ctx.graph_path,
+                                    digest=ags_digest(fragment),
+                                    graph_id=f"{ctx.graph.get('id')}#{label}",
+                                    params=params, context=context)
+    except InputsMissing:
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
+        return
+    except (FragmentProblem, ParamsError, RefProblem) as problem:
+        code = getattr(problem, "code", "RT033")
+        report(ctx, inst, nid, FragmentProblem(code, getattr(problem, "message", str(problem))))
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+        return
+    final, child_inst, child_id = await runner.run_child(ctx, key, spec)
+    state.record["child_run_id"] = child_id
+    outputs_from = block.get("outputs_from")
+    if isinstance(outputs_from, Mapping):
+        child_scope = child_inst.scope()
+        child_scope.extra = {**child_scope.extra, "outputs": dict(final.outputs)}
+        state.outputs = {name: value(ctx, child_scope, str(expr), f"node {nid} outputs_from")
+                         for name, expr in outputs_from.items()}
+    else:
+        state.outputs = dict(final.outputs)
+    if final.status is RunStatus.SUCCEEDED:
+        state.status = NodeStatus.SUCCEEDED
+    elif final.status is RunStatus.PARTIAL:
+        state.status = NodeStatus.SUCCEEDED
+        state.degraded = True
+    else:
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
+
+
+class RefProblem(Exception):
+    """A referenced document cannot be used: missing, invalid, mismatched, recursive."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class LoadedRef:
+    def __init__(self, path: str, data: Mapping[str, Any], digest: str) -> None:
+        self.path = path
+        self.data = data
+        self.digest = digest
+
+
+def ref_path(referencing: str, uri: str) -> Path:
+    """A ``ref.uri`` resolved against the referencing document's folder."""
+    if "://" in uri and not uri.startswith("file://"):
+        raise RefProblem("RT051", f"remote subgraph {uri!r} is not fetched by this harness")
+    uri = uri.removeprefix("file://")
+    return (Path(referencing).parent / uri).resolve()
+
+
+def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
+    from rein.formats.ags import validate_path
+
+    uri = str(ref.get("uri"))
+    path = ref_path(ctx.graph_path, uri)
+    chain = []
+    c: RunContext | None = ctx
+    while c is not None:
+        chain.append(Path(c.graph_path).resolve())
+        c = c.parent
+    if path in chain:
+        raise RefProblem("AG131", f"subgraph ref {uri!r} refers back to a document that "
+                         "contains it (recursion)")
+    report_ = validate_path(path)
+    if report_.document is None or report_.errors:
+        first = report_.errors[0].message if report_.errors else "cannot be read"
+        raise RefProblem("AG001", f"subgraph ref {uri!r} is not a valid graph: {first}")
+    data = report_.document.data
+    digest = ags_digest(data)
+    integrity = ref.get("integrity")
+    if integrity and integrity != digest:
+        raise RefProblem("RT051", f"subgraph ref {uri!r} has digest {digest}, not the "
+                         f"pinned integrity {integrity}")
+    expected = ref.get("expected_id")
+    if expected and expected != data.get("id"):
+        raise RefProblem("RT052", f"subgraph ref {uri!r} has id {data.get('id')!r}, "
+                         f"expected {expected!r}")
+    level = int(data.get("requires_conformance", 1))
+    if level > 3:
+        raise RefProblem("AG303", f"subgraph ref {uri!r} requires conformance level {level}")
+    return LoadedRef(str(path), data, digest)

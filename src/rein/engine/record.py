@@ -1,0 +1,158 @@
+"""The AGS run record (``agentic-graph-run-1.0.schema.json``), built from the store.
+
+Nodes come from the node rows (already redacted when written), edges taken and diagnostics
+from the event stream, usage is summed over every attempt. A child run's record is its own
+document with ``parent_run_id``; its node in the parent carries ``child_run_id``. Secret
+values never reach the store, so they cannot reach the record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from rein.store.base import Store
+from rein.store.ids import RunId
+from rein.store.state import RunStatus
+
+FEATURES = (
+    "task", "decision", "gate", "loop", "map", "subgraph", "subgraph.ref",
+    "criteria.all", "compensation", "run_record", "checkpointing", "approval_by_digest",
+)
+
+
+def usage_of(store: Store, run_id: str, *, include_children: bool = False) -> dict[str, Any]:
+    """Usage totals of a run: attempts summed; every attempt, gate and container counted as
+    a node execution."""
+    totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cost_usd": 0.0,
+              "tool_calls": 0, "node_executions": 0}
+    runs = [run_id]
+    if include_children:
+        stack = [run_id]
+        while stack:
+            for child in store.child_runs(RunId(stack.pop())):
+                runs.append(child.run_id)
+                stack.append(child.run_id)
+    for rid in runs:
+        for row in store.nodes(RunId(rid)):
+            attempts = row.record.get("attempts") or []
+            if row.type in ("task", "decision"):
+                totals["node_executions"] += len(attempts)
+            elif row.record.get("started_at"):
+                totals["node_executions"] += 1
+            for a in attempts:
+                for k, v in (a.get("usage") or {}).items():
+                    if k in totals:
+                        totals[k] += v
+    totals["cost_usd"] = round(totals["cost_usd"], 6)
+    return totals
+
+
+def build_record(store: Store, run_id: str) -> dict[str, Any]:
+    """The run record of one run (top-level or child)."""
+    import rein
+
+    run = store.get_run(run_id)
+    if run is None:
+        raise KeyError(run_id)
+    record: dict[str, Any] = {
+        "ags_version": "1.0",
+        "kind": "AgenticGraphRun",
+        "run_id": run.run_id,
+        "graph_id": run.graph_id,
+        "graph_digest": run.graph_digest,
+        "harness": {"name": "rein", "version": getattr(rein, "__version__", "0"),
+                    "conformance_level": 3, "supported_features": list(FEATURES)},
+        "status": run.status.record_status,
+        "started_at": run.started_at,
+    }
+    if run.parent_run_id:
+        record["parent_run_id"] = run.parent_run_id
+    if run.finished_at:
+        record["finished_at"] = run.finished_at
+    binding = dict(run.binding)
+    if "params" in binding:
+        record["params"] = binding["params"]
+    summary = dict(run.summary)
+    if summary.get("outputs") is not None:
+        record["outputs"] = summary["outputs"]
+    if summary.get("graph_success"):
+        record["graph_success"] = summary["graph_success"]
+    usage = usage_of(store, run.run_id, include_children=True)
+    if run.finished_at:
+        usage["wall_clock_seconds"] = max(0.0, (_t(run.finished_at) - _t(run.started_at))
+                                          .total_seconds())
+    record["usage"] = usage
+    edges: list[dict[str, Any]] = []
+    diagnostics: list[dict[str, Any]] = []
+    seen_edges: set[tuple[Any, ...]] = set()
+    seen_diag: set[tuple[Any, ...]] = set()
+    for event in store.events(run.run_id):
+        p = event.payload
+        if event.type == "edge/resolved":
+            key = (p.get("scope"), p["from"], p["to"], p["kind"])
+            if key in seen_edges:
+                continue
+            seen_edges.add(key)
+            edge = {"from": p["from"], "to": p["to"], "kind": p["kind"],
+                    "active": bool(p["active"]), "when_result": p.get("when_result"),
+                    "at": event.at}
+            if p.get("scope"):
+                edge["x-rein-scope"] = p["scope"]
+            edges.append(edge)
+        elif event.type == "diagnostic":
+            key = (p.get("code"), p.get("message"), p.get("node_id"))
+            if key in seen_diag:
+                continue
+            seen_diag.add(key)
+            diagnostics.append({k: p[k] for k in ("code", "severity", "message", "node_id", "at")
+                                if p.get(k) is not None})
+    if edges:
+        record["edges_taken"] = edges
+    if diagnostics:
+        record["diagnostics"] = diagnostics
+    record["nodes"] = [dict(row.record) for row in store.nodes(run.run_id)]
+    meta: dict[str, Any] = {}
+    if binding.get("approved_digest"):
+        meta["x-rein-approved-digest"] = binding["approved_digest"]
+    if binding.get("children"):
+        meta["x-rein-children"] = binding["children"]
+    for key in ("x-rein-forced-resume",):
+        if key in binding:
+            meta[key] = binding[key]
+    if summary.get("human_events"):
+        meta["x-rein-graph-human-events"] = summary["human_events"]
+    if meta:
+        record["metadata"] = meta
+    return record
+
+
+@lru_cache(maxsize=1)
+def run_schema() -> dict[str, Any]:
+    """The normative run record schema, from the installed ``agentic-graph-spec`` package."""
+    import ags
+
+    path = Path(ags.__file__).parent / "schema" / "agentic-graph-run-1.0.schema.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def record_problems(record: Mapping[str, Any]) -> list[str]:
+    """Schema violations of ``record`` (empty when it validates)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(
+        run_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in validator.iter_errors(record)]
+
+
+def is_terminal(status: RunStatus) -> bool:
+    return status.terminal
+
+
+def _t(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,101 @@
+"""Tier routing (AGS §11.4) through ``rein.toml``.
+
+``[tiers.<tier>]`` tables map an AGS tier to a provider and model::
+
+    [tiers.standard]
+    provider = "openai"
+    model = "gpt-4.1-mini"
+    context_tokens = 128000      # optional; checked against min_context_tokens
+
+    [routing]
+    allow_route_up = true        # default: a missing tier may be served by a higher one
+
+Rules: never below the requested tier unless the node says ``allow_downgrade`` (and then the
+downgrade is recorded with its reason); routing up is allowed; ``min_context_tokens`` is a
+hard floor. With no ``[tiers]`` table at all, the worker that takes the attempt serves the
+tier as requested (the scripted and driver workers serve every tier) and says so in
+``routed``. A tier that cannot be served is RT011, raised before anything is spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rein.engine.graph import TIERS
+from rein.errors import RoutingError
+from rein.workers.base import Routed
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TierRoute:
+    """One configured tier."""
+
+    tier: str
+    provider: str
+    model: str
+    context_tokens: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Router:
+    """The routing profile: which model serves which tier."""
+
+    routes: Mapping[str, TierRoute]
+    allow_route_up: bool = True
+
+    @classmethod
+    def from_config(cls, tiers: Mapping[str, Any] | None, routing: Mapping[str, Any] | None
+                    ) -> Router:
+        routes: dict[str, TierRoute] = {}
+        for tier, table in (tiers or {}).items():
+            if tier in TIERS and isinstance(table, Mapping) and table.get("model"):
+                routes[tier] = TierRoute(
+                    tier=tier,
+                    provider=str(table.get("provider", "default")),
+                    model=str(table["model"]),
+                    context_tokens=table.get("context_tokens"),
+                )
+        up = bool((routing or {}).get("allow_route_up", True))
+        return cls(routes=routes, allow_route_up=up)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.routes)
+
+    def route(self, tier: str, intelligence: Mapping[str, Any] | None, *, node: str
+              ) -> Routed | None:
+        """How ``tier`` is served, ``None`` when the worker serves tiers itself, or RT011."""
+        if not self.routes:
+            return None
+        intel = intelligence or {}
+        floor = intel.get("min_context_tokens")
+
+        def fits(route: TierRoute) -> bool:
+            return floor is None or route.context_tokens is None or route.context_tokens >= floor
+
+        want = TIERS.index(tier)
+        candidates = [t for t in TIERS[want:] if t in self.routes and fits(self.routes[t])]
+        if candidates and (candidates[0] == tier or self.allow_route_up):
+            r = self.routes[candidates[0]]
+            return Routed(requested_tier=tier, effective_tier=r.tier,  # type: ignore[arg-type]
+                          provider=r.provider, model=r.model)
+        if intel.get("allow_downgrade"):
+            lower = [t for t in reversed(TIERS[:want]) if t in self.routes
+                     and fits(self.routes[t])]
+            if lower:
+                r = self.routes[lower[0]]
+                return Routed(requested_tier=tier, effective_tier=r.tier,  # type: ignore[arg-type]
+                              provider=r.provider, model=r.model, downgraded=True,
+                              reason=f"no model configured for tier {tier!r}; "
+                                     f"allow_downgrade routed it to {r.tier!r}")
+        served = ", ".join(sorted(self.routes, key=TIERS.index)) or "none"
+        why = f" with at least {floor} context tokens" if floor else ""
+        raise RoutingError(
+            f"node {node!r} needs tier {tier!r}{why}; the routing profile serves: {served}",
+            hint=f"add a [tiers.{tier}] table to rein.toml, or set "
+                 "intelligence.allow_downgrade: true on the node",
+            node=node,
+            tier=tier,
+        )

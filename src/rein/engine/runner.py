@@ -1,0 +1,509 @@
+"""Running a graph: prepare (LOAD → VALIDATE → PLAN → INITIALIZE checks), start, continue.
+
+:func:`prepare` does everything that can be checked without spending: it loads and
+validates the document, plans it, binds parameters (AG301/AG302), pins the digests of every
+referenced child document, checks tier routing (RT011), required secrets and the conformance
+level. ``--dry-run`` is exactly this and writes nothing.
+
+:class:`Engine` creates a run from a prepared graph whose digest the caller approved, and
+continues any unfinished run (after a pause, in this process or another). Continuing is
+replay with memory: terminal nodes are adopted from the store, everything else is scheduled
+again, and answers given in the approval queue are found by key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rein.engine import approvals
+from rein.engine.budget import BudgetTracker, Limits
+from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
+from rein.engine.expressions import ExpressionFailed
+from rein.engine.finalize import Final, compensate, finalize
+from rein.engine.graph import scope_model
+from rein.engine.params import bind_params
+from rein.engine.routing import Router
+from rein.engine.runtime import Listener, Paused, RunCancelled, RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic
+from rein.errors import Finding, Location, Refused, ReinError, RunError
+from rein.formats.canonical import ags_digest
+from rein.store.base import ApprovalRow, RunRow, Store, Transition
+from rein.store.ids import ApprovalId, NodeKey, RunId, iso
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.workers.base import Worker
+
+CONFORMANCE_LEVEL = 3
+SECRET_PREFIX = "REIN_SECRET_"
+
+
+class PrepareFailed(ReinError):
+    """The graph cannot start: invalid, parameters wrong, tier unroutable, secret missing."""
+
+    default_code = "PREPARE"
+
+    def __init__(self, findings: list[Finding]) -> None:
+        first = findings[0]
+        super().__init__(first.message, code=first.code, hint=first.hint,
+                         location=first.location)
+        self.findings = findings
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Prepared:
+    """A graph that passed every check that costs nothing."""
+
+    path: str
+    data: Mapping[str, Any]
+    digest: str
+    params: Mapping[str, Any]
+    children: Mapping[str, str]  # referenced document path → digest (the approval binds it)
+    plan: Any  # rein.formats.ags.plan_model.Plan
+    warnings: tuple[Finding, ...] = ()
+    notices: tuple[str, ...] = ()
+
+    def binding(self) -> dict[str, Any]:
+        """What an approval of this graph binds: digest, params, child digests."""
+        return {"graph_digest": self.digest, "params": dict(self.params),
+                "children": dict(self.children)}
+
+
+def secrets_from_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``REIN_SECRET_<NAME>`` → ``{name: value}`` (names lower-cased as AGS binds them)."""
+    return {k[len(SECRET_PREFIX):].lower(): v for k, v in env.items()
+            if k.startswith(SECRET_PREFIX)}
+
+
+def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] = frozenset(),
+            router: Router | None = None, env: Mapping[str, str] | None = None) -> Prepared:
+    """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`."""
+    from rein.formats.ags import validate_path
+    from rein.formats.ags.plan import build_plan
+
+    env = os.environ if env is None else env
+    report = validate_path(path)
+    if report.document is None or report.errors:
+        raise PrepareFailed(list(report.errors) or [Finding(
+            code="AG001", severity="error", message=f"{path} cannot be read",
+            location=Location(file=str(path)))])
+    data = report.document.data
+    findings: list[Finding] = []
+    level = int(data.get("requires_conformance", 1))
+    if level > CONFORMANCE_LEVEL:
+        findings.append(Finding(code="AG303", severity="error", message=(
+            f"the graph requires conformance level {level}; rein implements "
+            f"{CONFORMANCE_LEVEL}"), location=report.document.locate("/requires_conformance")))
+    try:
+        params = bind_params(data.get("params"), given, source=str(path), raw_text=raw)
+    except ReinError as exc:
+        findings.extend(getattr(exc, "findings", [exc.to_finding()]))
+        params = {}
+    children: dict[str, str] = {}
+    try:
+        _pin_children(str(path), data, children, seen={str(Path(path).resolve())})
+    except ReinError as exc:
+        findings.append(exc.to_finding())
+    if router is not None and router.configured:
+        findings.extend(_routing_findings(router, data, str(path)))
+    have = secrets_from_env(env)
+    for secret in data.get("secrets") or []:
+        if secret.get("required", True) and secret.get("name") not in have:
+            name = str(secret.get("name"))
+            findings.append(Finding(
+                code="SECRET001", severity="error",
+                message=f"required secret {name!r} is not set",
+                location=Location(file=str(path), pointer="/secrets"),
+                hint=f"export {SECRET_PREFIX}{name.upper()}=... before running"))
+    if findings:
+        raise PrepareFailed(findings)
+    plan = build_plan(data, source=str(path))
+    notices = tuple(n.message for n in getattr(plan, "notices", ()))
+    return Prepared(path=str(path), data=data, digest=report.digest or ags_digest(data),
+                    params=params, children=children, plan=plan,
+                    warnings=tuple(report.warnings), notices=notices)
+
+
+def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
+                  seen: set[str]) -> None:
+    from rein.engine.kinds.subgraph import RefProblem, ref_path
+    from rein.formats.loader import load_path
+
+    for ref in _refs(data):
+        uri = str(ref.get("uri"))
+        try:
+            child = ref_path(path, uri)
+        except RefProblem as exc:
+            raise RunError(exc.message, code=exc.code) from exc
+        key = str(child)
+        if key in seen:
+            raise RunError(f"{uri} refers back to a document that contains it",
+                           code="AG131", location=Location(file=path))
+        try:
+            doc = load_path(child)
+        except ReinError as exc:
+            raise RunError(f"subgraph ref {uri!r} cannot be loaded: {exc.message}",
+                           code="AG001", location=Location(file=path),
+                           hint="check the path; it is relative to the referencing file"
+                           ) from exc
+        digest = ags_digest(doc.data)
+        if ref.get("integrity") and ref["integrity"] != digest:
+            raise RunError(f"subgraph ref {uri!r} has digest {digest}, not the pinned "
+                           f"{ref['integrity']}", code="RT051", location=Location(file=path))
+        if ref.get("expected_id") and ref["expected_id"] != doc.data.get("id"):
+            raise RunError(f"subgraph ref {uri!r} has id {doc.data.get('id')!r}, expected "
+                           f"{ref['expected_id']!r}", code="RT052", location=Location(file=path))
+        out[key] = digest
+        _pin_children(key, doc.data, out, seen=seen | {key})
+
+
+def _refs(value: Any) -> list[Mapping[str, Any]]:
+    found: list[Mapping[str, Any]] = []
+    if isinstance(value, Mapping):
+        sub = value.get("subgraph")
+        if isinstance(sub, Mapping) and isinstance(sub.get("ref"), Mapping):
+            found.append(sub["ref"])
+        for v in value.values():
+            found.extend(_refs(v))
+    elif isinstance(value, list):
+        for v in value:
+            found.extend(_refs(v))
+    return found
+
+
+def _routing_findings(router: Router, data: Mapping[str, Any], path: str) -> list[Finding]:
+    from rein.engine.graph import node_tier
+    from rein.errors import RoutingError
+
+    out = []
+    seen: set[tuple[str, bool]] = set()
+    for fragment in _fragments(data):
+        for nid, node in scope_model(fragment).nodes.items():
+            if node.get("type", "task") not in ("task", "decision"):
+                continue
+            tier = node_tier(node)
+            intel = node.get("intelligence") or {}
+            mark = (tier, bool(intel.get("allow_downgrade")))
+            try:
+                router.route(tier, intel, node=nid)
+            except RoutingError as exc:
+                if mark not in seen:
+                    out.append(Finding(code="RT011", severity="error", message=exc.message,
+                                       location=Location(file=path), hint=exc.hint))
+                seen.add(mark)
+    return out
+
+
+def _fragments(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    out = [data]
+    for node in (data.get("nodes") or {}).values():
+        for kind in ("loop", "map"):
+            body = (node.get(kind) or {}).get("body")
+            if isinstance(body, Mapping):
+                out.extend(_fragments(body))
+        inline = (node.get("subgraph") or {}).get("inline")
+        if isinstance(inline, Mapping):
+            out.extend(_fragments(inline))
+    for fragment in (data.get("subgraphs") or {}).values():
+        out.extend(_fragments(fragment))
+    return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunOutcome:
+    """Where a run stands when control returns to the caller."""
+
+    run_id: RunId
+    status: RunStatus
+    digest: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "status": self.status.value, "digest": self.digest}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChildSpec:
+    """What a subgraph node hands to :func:`run_child`."""
+
+    document: Mapping[str, Any]  # the document the fragment lives in (for ``use`` lookups)
+    fragment: Mapping[str, Any]  # what runs: a whole document or a fragment of one
+    path: str
+    digest: str
+    graph_id: str
+    params: Mapping[str, Any]
+    context: Mapping[str, Any]
+
+
+@dataclass(kw_only=True)
+class Engine:
+    """Starts and continues runs in one workspace."""
+
+    workspace: Path
+    store: Store
+    workers: tuple[Worker, ...] = ()
+    router: Router = field(default_factory=lambda: Router(routes={}))
+    clock: Clock = field(default_factory=SystemClock)
+    ids: IdGenerator = field(default_factory=RandomIds)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    listeners: list[Listener] = field(default_factory=list)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    checkers: Mapping[str, Any] | None = None
+
+    def start(self, prepared: Prepared, *, approved: str, actor: str = "cli") -> RunOutcome:
+        """Create a run of an approved graph and advance it to its end or first wait."""
+        if approved != prepared.digest:
+            raise Refused(
+                f"the approval names {approved}, but the graph's digest is {prepared.digest}",
+                code="APPROVAL_STALE",
+                hint="review the plan again and approve the digest rein prints",
+            )
+        run_id = RunId(self.ids.new("run"))
+        now = iso(self.clock.now())
+        binding = {**prepared.binding(), "approved_digest": approved, "approved_by": actor}
+        run = RunRow(run_id=run_id, graph_id=str(prepared.data.get("id")),
+                     graph_path=str(Path(prepared.path).resolve()),
+                     graph_digest=prepared.digest, status=RunStatus.RUNNING, started_at=now,
+                     binding=binding)
+        event = self.store.create_run(run, event_type="run/started", payload={
+            "graph_id": run.graph_id, "digest": prepared.digest, "params": _public_params(
+                prepared.data, prepared.params)})
+        self._publish(event)
+        row = ApprovalRow(approval_id=ApprovalId(self.ids.new("apv")), run_id=run_id,
+                          key=f"graph:{prepared.digest}", kind=ApprovalKind.GRAPH,
+                          status=ApprovalStatus.ACCEPTED, digest=prepared.digest,
+                          request={"binding": prepared.binding()}, created_at=now,
+                          answer={"actor": actor}, answered_at=now)
+        self._publish(self.store.transition(run_id, "approval/answered", {
+            "approval_id": row.approval_id, "kind": "graph", "status": "accepted",
+            "digest": prepared.digest}, now, Transition(approval=row)))
+        return self.proceed(run_id)
+
+    def _publish(self, event: Any) -> None:
+        for listener in self.listeners:
+            listener(event)
+
+    def check_binding(self, run: RunRow, *, force: bool) -> dict[str, Any] | None:
+        """RT053: the graph, params or child documents changed since the approval."""
+        from rein.engine.kinds.subgraph import ref_path  # noqa: F401 - same resolution rules
+
+        binding = dict(run.binding)
+        try:
+            current = prepare(run.graph_path, given=binding.get("params") or {},
+                              env={**self.env, **{f"{SECRET_PREFIX}{k.upper()}": "x" for k in
+                                                  secrets_from_env(self.env)}},
+                              router=None)
+            now_binding = current.binding()
+        except ReinError as exc:
+            now_binding = {"error": exc.message}
+        old = {k: binding.get(k) for k in ("graph_digest", "params", "children")}
+        if now_binding == old:
+            return None
+        changed = sorted(k for k in old if now_binding.get(k) != old[k]) or ["graph"]
+        message = (f"run {run.run_id} was approved for a different "
+                   f"{', '.join(changed)} than the files now hold")
+        if not force:
+            raise Refused(message, code="RT053",
+                          hint="start a new run, or pass --force to resume anyway "
+                               "(the override is recorded)")
+        return {"x-rein-forced-resume": {"changed": changed, "at": iso(self.clock.now())}}
+
+    def proceed(self, run_id: str) -> RunOutcome:
+        """Advance a run until it ends or waits. Safe to call again after a pause."""
+        return asyncio.run(self.proceed_async(run_id))
+
+    async def proceed_async(self, run_id: str) -> RunOutcome:
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise RunError(f"no run {run_id!r}", code="RUN404",
+                           hint="list runs with `rein runs list`")
+        while run.parent_run_id is not None:  # a child continues through its top-level run
+            parent = self.store.get_run(run.parent_run_id)
+            assert parent is not None
+            run = parent
+        if run.status.terminal:
+            return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
+        from rein.formats.loader import load_path
+
+        data = load_path(run.graph_path).data
+        ctx = self._context(run, data)
+        _restore_spending(self.store, ctx)
+        inst = ScopeInstance(model=scope_model(data), path="", params=dict(
+            run.binding.get("params") or {}), roots=_roots(ctx, data, dict(
+                run.binding.get("params") or {}), dict(data.get("context") or {})))
+        if run.status is not RunStatus.RUNNING:
+            ctx.emit("run/resumed", {"from": run.status.value},
+                     Transition(run_status=RunStatus.RUNNING))
+        status = await execute(ctx, data, inst)
+        return RunOutcome(run_id=run.run_id, status=status, digest=run.graph_digest)
+
+    def _context(self, run: RunRow, data: Mapping[str, Any]) -> RunContext:
+        constraints = data.get("constraints") or {}
+        started = _parse(run.started_at)
+        ctx = RunContext(
+            store=self.store, run_id=run.run_id, workspace=self.workspace, graph=data,
+            graph_path=run.graph_path, digest=run.graph_digest, clock=self.clock, ids=self.ids,
+            workers=self.workers, router=self.router,
+            budget=BudgetTracker(limits=Limits.from_constraints(constraints), started_at=started),
+            policy=dict(data.get("policy") or {}),
+            max_parallel_nodes=int(constraints.get("max_parallel_nodes", 1)),
+            max_depth=int(constraints.get("max_subgraph_depth", 5)),
+            secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
+            sleep=self.sleep, checkers=self.checkers,
+        )
+        _load_memory(ctx)
+        return ctx
+
+
+async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInstance
+                  ) -> RunStatus:
+    """Schedule, finalize, compensate and persist one run (top-level or child)."""
+    final: Final | None = None
+    try:
+        result = await Scheduler(ctx, inst).run()
+        if result.paused:
+            return _pause(ctx, result.paused)
+        final = await finalize(ctx, inst, result, fragment)
+    except Paused as pause:
+        return _pause(ctx, pause.reason)
+    except RunCancelled as exc:
+        final = Final(status=RunStatus.CANCELLED)
+        diagnostic(ctx, "RUN_CANCELLED", "info", f"cancelled through approval {exc.approval_id}")
+    except ExpressionFailed as exc:
+        diagnostic(ctx, exc.code, "error", exc.message)
+        final = Final(status=RunStatus.FAILED)
+    if final.status in (RunStatus.FAILED, RunStatus.CANCELLED) and ctx.parent is None:
+        await compensate(ctx)
+    stop = ctx.root().budget_stop
+    if stop is not None and ctx.parent is None:
+        diagnostic(ctx, "RT061", "error", str(stop.get("message")))
+    summary = {"outputs": dict(final.outputs)}
+    if final.graph_success is not None:
+        summary["graph_success"] = dict(final.graph_success)
+    if final.human_events:
+        summary["human_events"] = [dict(e) for e in final.human_events]
+    ctx.emit("run/finished", {"status": final.status.value},
+             Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
+    return final.status
+
+
+def _pause(ctx: RunContext, reason: str) -> RunStatus:
+    status = RunStatus.AWAITING_HUMAN if reason == "human" else RunStatus.WAITING
+    ctx.emit("run/paused", {"status": status.value, "reason": reason},
+             Transition(run_status=status))
+    return status
+
+
+async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
+                    ) -> tuple[Final, ScopeInstance, RunId]:
+    """Run (or continue) the child run of subgraph node ``key``; pauses propagate."""
+    existing = [r for r in ctx.store.child_runs(ctx.run_id) if r.parent_node_key == key]
+    if existing:
+        run = existing[-1]
+    else:
+        run = RunRow(run_id=RunId(ctx.ids.new("run")), graph_id=spec.graph_id,
+                     graph_path=spec.path, graph_digest=spec.digest, status=RunStatus.RUNNING,
+                     started_at=ctx.now(), parent_run_id=ctx.run_id, parent_node_key=key,
+                     binding={"params": dict(spec.params)})
+        event = ctx.store.create_run(run, event_type="run/started", payload={
+            "graph_id": spec.graph_id, "parent_run_id": ctx.run_id, "node": key})
+        for listener in ctx.root().listeners:
+            listener(event)
+    constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \
+        else {}
+    child = RunContext(
+        store=ctx.store, run_id=run.run_id, workspace=ctx.workspace, graph=spec.document,
+        graph_path=spec.path, digest=spec.digest, clock=ctx.clock, ids=ctx.ids,
+        workers=ctx.workers, router=ctx.router, budget=ctx.budget,
+        policy=dict(spec.document.get("policy") or ctx.policy),
+        max_parallel_nodes=min(int(constraints.get("max_parallel_nodes",
+                                                   ctx.max_parallel_nodes)),
+                               ctx.max_parallel_nodes) if constraints else ctx.max_parallel_nodes,
+        max_depth=ctx.max_depth, secrets=ctx.secrets, env=ctx.env, depth=ctx.depth + 1,
+        parent=ctx, sleep=ctx.sleep, checkers=ctx.checkers,
+    )
+    _load_memory(child)
+    if run.status.terminal:
+        pass  # adopted below through the memo: every node is terminal
+    inst = ScopeInstance(model=scope_model(spec.fragment), path="", params=dict(spec.params),
+                         roots=_roots(child, spec.document, dict(spec.params),
+                                      dict(spec.context)))
+    result = await Scheduler(child, inst).run()
+    if result.paused:
+        _pause(child, result.paused)
+        raise Paused(result.paused, {"child_run_id": run.run_id})
+    try:
+        final = await finalize(child, inst, result, spec.fragment)
+    except Paused:
+        _pause(child, "human")
+        raise
+    if not run.status.terminal:
+        summary = {"outputs": dict(final.outputs)}
+        if final.graph_success is not None:
+            summary["graph_success"] = dict(final.graph_success)
+        child.emit("run/finished", {"status": final.status.value},
+                   Transition(run_status=final.status, finished_at=child.now(), summary=summary))
+    return final, inst, run.run_id
+
+
+def _roots(ctx: RunContext, data: Mapping[str, Any], params: dict[str, Any],
+           context: dict[str, Any]) -> dict[str, Any]:
+    graph = {k: data.get(k) for k in ("id", "title", "objective", "version", "description")
+             if data.get(k) is not None}
+    return {"graph": graph, "params": params, "context": context,
+            "attachments": _attachments(ctx, data)}
+
+
+def _attachments(ctx: RunContext, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Attachments by name: inline text, else the file's text when it exists, else the path
+    (or uri) as given."""
+    out: dict[str, Any] = {}
+    for att in data.get("attachments") or []:
+        name = att.get("name")
+        if "inline" in att:
+            out[name] = att["inline"]
+        elif att.get("path"):
+            p = ctx.workspace / str(att["path"])
+            try:
+                out[name] = p.read_text(encoding="utf-8") if p.is_file() else att["path"]
+            except (OSError, UnicodeDecodeError):
+                out[name] = att["path"]
+        else:
+            out[name] = att.get("uri")
+    return out
+
+
+def _load_memory(ctx: RunContext) -> None:
+    for row in ctx.store.nodes(ctx.run_id):
+        if row.status.terminal:
+            ctx.memo[row.node_key] = row
+    approvals.load_answers(ctx)
+
+
+def _restore_spending(store: Store, ctx: RunContext) -> None:
+    """Usage already spent by this run (and its children) counts against its budgets."""
+    from rein.engine.record import usage_of
+
+    spent = ctx.budget.spent
+    total = usage_of(store, ctx.run_id, include_children=True)
+    spent.input_tokens = int(total.get("input_tokens", 0))
+    spent.output_tokens = int(total.get("output_tokens", 0))
+    spent.cost_usd = float(total.get("cost_usd", 0.0))
+    spent.tool_calls = int(total.get("tool_calls", 0))
+    spent.node_executions = int(total.get("node_executions", 0))
+
+
+def _public_params(data: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    return dict(params)
+
+
+def _parse(text: str) -> Any:
+    import datetime as dt
+
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+__all__ = ["Engine", "PrepareFailed", "Prepared", "RunOutcome", "ScopeResult", "prepare",
+           "NodeStatus"]

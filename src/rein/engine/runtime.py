@@ -1,0 +1,259 @@
+"""The state one run holds while it executes, and the signals that stop a node.
+
+:class:`RunContext` owns everything a run needs (store, clock, ids, workers, routing,
+budgets, bound params, secrets) and the one way to change state: :meth:`RunContext.emit`,
+which writes the event and the state change in one transaction and then publishes the
+event. :class:`ScopeInstance` is one instance of a scope (the root graph, one loop
+iteration, one map item, a child run) with its node states and edge resolutions.
+
+Resumption is replay with memory: a run that continues (after a pause, in another
+process) is scheduled again from the start, and every node whose terminal state is in the
+store is adopted as it was instead of executed. Completed work therefore never runs twice,
+and nested scopes need no special treatment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rein.engine.budget import BudgetTracker, Spent
+from rein.engine.clock import Clock, IdGenerator
+from rein.engine.expressions import EvalScope
+from rein.engine.graph import ScopeModel
+from rein.engine.routing import Router
+from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
+from rein.store.ids import NodeKey, RunId, iso
+from rein.store.state import NodeStatus, RunStatus
+from rein.workers.base import Worker
+
+Listener = Callable[[Event], None]
+
+
+class Paused(Exception):
+    """Control flow: a node waits for something outside the process (a person, a worker)."""
+
+    def __init__(self, reason: str, detail: Mapping[str, Any] | None = None) -> None:
+        super().__init__(f"waiting for {reason}")
+        self.reason = reason  # "human" or "worker"
+        self.detail = dict(detail or {})
+
+
+class RunCancelled(Exception):
+    """Control flow: an operator cancelled the run (``rein approvals cancel``)."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(f"cancelled through approval {approval_id}")
+        self.approval_id = approval_id
+
+
+@dataclass(kw_only=True)
+class NodeState:
+    """One node's state in one scope instance. Mutable; persisted through ``emit``."""
+
+    status: NodeStatus = NodeStatus.PENDING
+    outputs: dict[str, Any] = field(default_factory=dict)
+    decision: str | None = None
+    attempts: int = 0
+    inputs: dict[str, Any] | None = None
+    duration: float | None = None
+    unabsorbed: bool = False  # ended failed (or blocked) and the ladder did not absorb it
+    degraded: bool = False  # succeeded through succeed_degraded (RT042)
+    adopted: bool = False  # taken from the store on replay, not executed in this process
+    spent: Spent = field(default_factory=Spent)
+    record: dict[str, Any] = field(default_factory=dict)  # the node_run object, redacted
+
+    def view(self) -> dict[str, Any]:
+        """``nodes.<id>`` as expressions see it."""
+        out: dict[str, Any] = {
+            "status": self.status.value,
+            "outputs": self.outputs,
+            "attempts": self.attempts,
+            "duration_seconds": self.duration,
+        }
+        if self.decision is not None:
+            out["decision"] = self.decision
+        return out
+
+
+class _NodeViews(Mapping[str, Any]):
+    """``nodes`` as a lazy mapping: a view is built only for the node an expression names."""
+
+    def __init__(self, states: Mapping[str, NodeState]) -> None:
+        self._states = states
+
+    def __getitem__(self, key: str) -> Any:
+        return self._states[key].view()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._states)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+
+@dataclass(kw_only=True)
+class ScopeInstance:
+    """One instance of a scope: the root graph, a loop iteration, a map item, a child run."""
+
+    model: ScopeModel
+    path: str  # "" at the root of a run; "repair_loop[1]", "refresh_pages[3]", ...
+    params: dict[str, Any]
+    roots: dict[str, Any]  # graph, params, context, attachments (+ loop) for expressions
+    extra: dict[str, Any] = field(default_factory=dict)  # map item names
+    states: dict[str, NodeState] = field(default_factory=dict)
+    edge_active: dict[int, bool] = field(default_factory=dict)  # resolved edges only
+    aliases: dict[str, str] = field(default_factory=dict)  # node id → key (alternates)
+
+    def __post_init__(self) -> None:
+        for node_id in self.model.nodes:
+            self.states.setdefault(node_id, NodeState())
+
+    def key(self, node_id: str) -> NodeKey:
+        if node_id in self.aliases:
+            return NodeKey(self.aliases[node_id])
+        return NodeKey(f"{self.path}.{node_id}" if self.path else node_id)
+
+    def stand_in(self, node_id: str, for_node: str) -> ScopeInstance:
+        """A view of this instance in which ``node_id`` runs in ``for_node``'s place."""
+        states = dict(self.states)
+        states[node_id] = NodeState()
+        return ScopeInstance(model=self.model, path=self.path, params=self.params,
+                             roots=self.roots, extra=self.extra, states=states,
+                             edge_active=self.edge_active,
+                             aliases={node_id: f"{self.key(for_node)}~{node_id}"})
+
+    def scope(self) -> EvalScope:
+        views = _NodeViews(self.states)
+
+        def status(node_id: str) -> str | None:
+            state = self.states.get(node_id)
+            return None if state is None else state.status.value
+
+        return EvalScope(roots=self.roots, nodes=lambda: views, statuses=status,
+                         extra=self.extra)
+
+
+@dataclass(kw_only=True)
+class RunContext:
+    """Everything one run needs. A child run (subgraph) gets its own, sharing the budget."""
+
+    store: Store
+    run_id: RunId
+    workspace: Path
+    graph: Mapping[str, Any]  # the root document (or the fragment of a use/inline child)
+    graph_path: str
+    digest: str
+    clock: Clock
+    ids: IdGenerator
+    workers: tuple[Worker, ...]
+    router: Router
+    budget: BudgetTracker
+    policy: Mapping[str, Any]
+    max_parallel_nodes: int
+    max_depth: int
+    secrets: Mapping[str, str]  # name → value; never written anywhere
+    env: Mapping[str, str]  # the process environment nodes may declare names from
+    depth: int = 0
+    parent: RunContext | None = None
+    memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
+    approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # by key
+    listeners: list[Listener] = field(default_factory=list)
+    groups_held: set[str] = field(default_factory=set)
+    completions: list[tuple[str, ScopeInstance, str]] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    cancelled_by: str | None = None
+    budget_stop: dict[str, Any] | None = None
+    checkers: Mapping[str, Any] | None = None
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # backoff; tests inject a no-op
+
+    # -- time ----------------------------------------------------------------------------
+
+    def now(self) -> str:
+        return iso(self.clock.now())
+
+    # -- persistence ---------------------------------------------------------------------
+
+    @property
+    def secret_values(self) -> frozenset[str]:
+        return frozenset(v for v in self.secrets.values() if v)
+
+    def emit(self, event_type: str, payload: Mapping[str, Any],
+             change: Transition | None = None) -> Event:
+        """Write one event (and the state it describes) in one transaction, then publish."""
+        secrets = self.secret_values
+        if secrets:
+            payload = _mask(payload, secrets)
+        event = self.store.transition(self.run_id, event_type, payload, self.now(), change)
+        for listener in self.root().listeners:
+            listener(event)
+        return event
+
+    def root(self) -> RunContext:
+        ctx = self
+        while ctx.parent is not None:
+            ctx = ctx.parent
+        return ctx
+
+    def save_node(self, inst: ScopeInstance, node_id: str, event_type: str,
+                  payload: Mapping[str, Any] | None = None) -> None:
+        """Persist a node's current state with the event that changed it."""
+        state = inst.states[node_id]
+        record = self.node_record(inst, node_id)
+        row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
+                      scope_path=inst.path, type=inst.model.node_type(node_id),
+                      status=state.status, record=record)
+        body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
+        self.emit(event_type, body, Transition(node=row))
+
+    def node_record(self, inst: ScopeInstance, node_id: str) -> dict[str, Any]:
+        """The node_run object of the run record, with redacted values left out."""
+        state = inst.states[node_id]
+        node = inst.model.nodes[node_id]
+        rec = state.record
+        rec["node_id"] = node_id
+        rec["type"] = inst.model.node_type(node_id)
+        rec["status"] = state.status.value
+        if inst.path:
+            rec["scope_path"] = f"{inst.path}.{node_id}"
+        if state.inputs is not None:
+            rec["inputs"] = _unredacted(state.inputs, node.get("inputs"))
+        if state.outputs:
+            rec["outputs"] = _unredacted(state.outputs, node.get("outputs"))
+            hidden = sorted(set(state.outputs) - set(rec["outputs"]))
+            if hidden:
+                rec["x-rein-redacted"] = hidden
+        if state.decision is not None:
+            rec["decision"] = state.decision
+        if state.unabsorbed:
+            rec["x-rein-unabsorbed"] = True
+        if state.degraded:
+            rec["x-rein-degraded"] = True
+        return rec
+
+
+def _unredacted(values: Mapping[str, Any], specs: Any) -> dict[str, Any]:
+    specs = specs if isinstance(specs, Mapping) else {}
+    return {k: v for k, v in values.items()
+            if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
+
+
+def _mask(value: Any, secrets: frozenset[str]) -> Any:
+    """``value`` with every secret replaced by ``***`` (events and records never hold one)."""
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, "***")
+        return value
+    if isinstance(value, Mapping):
+        return {k: _mask(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mask(v, secrets) for v in value]
+    return value
+
+
+def run_status_for_pause(reason: str) -> RunStatus:
+    return RunStatus.AWAITING_HUMAN if reason == "human" else RunStatus.WAITING

@@ -1,0 +1,301 @@
+"""The scheduling loop of AGS §17.4–§17.6 for one scope instance.
+
+    resolve outgoing edges of newly terminal nodes
+    recompute readiness of pending nodes (join + node ``when``), skip the unsatisfiable
+    start ready nodes while there is capacity: topological rank, ties by declaration order,
+    ``max_parallel_nodes`` slots, and never two nodes of one ``concurrency_group`` at once
+
+Nodes run as asyncio tasks, so ``max_parallel_nodes > 1`` is real concurrency. A node that
+pauses (a person, a worker) leaves its dependents pending while independent branches go on;
+the scope then reports the pause upward and the run waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rein.engine import expressions
+from rein.engine.runtime import Paused, RunCancelled, RunContext, ScopeInstance
+from rein.errors import BudgetExceeded
+from rein.store.state import NodeStatus
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScopeResult:
+    """How a scope instance ended."""
+
+    paused: str | None = None  # "human" / "worker" when some node waits
+    failed: bool = False  # some node ended with an unabsorbed failure
+    halted: bool = False  # policy.on_node_failure: halt stopped it
+    degraded: bool = False  # some node succeeded degraded (RT042)
+
+
+class Scheduler:
+    """Runs one scope instance to the end (or to a pause)."""
+
+    def __init__(self, ctx: RunContext, inst: ScopeInstance, *, capacity: int | None = None
+                 ) -> None:
+        self.ctx = ctx
+        self.inst = inst
+        self.model = inst.model
+        self.capacity = max(1, capacity or ctx.max_parallel_nodes)
+        self.policy = str(ctx.policy.get("on_node_failure", "isolate"))
+        self.paused: dict[str, str] = {}
+        self.halted = False
+
+    async def run(self) -> ScopeResult:
+        from rein.engine.nodes import execute_node
+
+        states = self.inst.states
+        entry = set(self.model.entrypoints)
+        for nid in self.model.nodes:
+            if nid not in entry and not self.model.incoming[nid]:
+                # Never scheduled (AG903): compensation, alternate and escalation targets.
+                self._skip(nid, "unreachable")
+        running: dict[asyncio.Task[None], str] = {}
+        try:
+            while True:
+                self._update_readiness()
+                if not self.halted and self.ctx.root().budget_stop is None:
+                    for nid in self._pickable(len(running)):
+                        group = self._group(nid)
+                        if group:
+                            self.ctx.root().groups_held.add(group)
+                        states[nid].status = NodeStatus.RUNNING
+                        task = asyncio.ensure_future(execute_node(self.ctx, self.inst, nid))
+                        running[task] = nid
+                        if len(running) >= self.capacity:
+                            break
+                if not running:
+                    break
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda t: self.model.rank[running[t]]):
+                    nid = running.pop(task)
+                    group = self._group(nid)
+                    if group:
+                        self.ctx.root().groups_held.discard(group)
+                    self._finished(task, nid)
+                if self.halted:
+                    for task in running:
+                        task.cancel()
+                    await asyncio.gather(*running, return_exceptions=True)
+                    running.clear()
+        except BaseException:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+        self._close_pending()
+        return ScopeResult(
+            paused=self._pause_reason(),
+            failed=any(s.unabsorbed for s in states.values()),
+            halted=self.halted,
+            degraded=any(s.degraded for s in states.values()),
+        )
+
+    # -- node completion -------------------------------------------------------------------
+
+    def _finished(self, task: asyncio.Task[None], nid: str) -> None:
+        exc = task.exception() if not task.cancelled() else None
+        if isinstance(exc, Paused):
+            self.paused[nid] = exc.reason
+            return
+        if isinstance(exc, BudgetExceeded):
+            # The node was refused before it started: a global limit (RT061) stops the run.
+            self.ctx.root().budget_stop = {"message": exc.message, **exc.to_json()}
+            self.inst.states[nid].status = NodeStatus.PENDING
+            return
+        if exc is not None:
+            raise exc
+        state = self.inst.states[nid]
+        self._resolve_edges(nid)
+        if state.unabsorbed and self.policy == "halt":
+            self.halted = True
+
+    def _resolve_edges(self, nid: str) -> None:
+        """Edge activation table of §17.3; ``when`` is evaluated once, here."""
+        state = self.inst.states[nid]
+        for edge in self.model.outgoing[nid]:
+            if edge.index in self.inst.edge_active:
+                continue
+            when_result: bool | None = None
+            if state.status is NodeStatus.SUCCEEDED:
+                if edge.kind == "sequence":
+                    active = True
+                elif edge.kind == "conditional":
+                    when_result = self._condition(edge.when or "true", f"edge {nid}->{edge.target}")
+                    active = when_result
+                else:
+                    active = False
+            elif state.status.failed_like and edge.kind == "on_failure":
+                if edge.when:
+                    when_result = self._condition(edge.when, f"edge {nid}->{edge.target}")
+                active = when_result is not False
+            else:
+                active = False
+            self.inst.edge_active[edge.index] = active
+            if not state.adopted:
+                payload: dict[str, Any] = {"from": nid, "to": edge.target, "kind": edge.kind,
+                                           "active": active, "when_result": when_result}
+                if self.inst.path:
+                    payload["scope"] = self.inst.path
+                self.ctx.emit("edge/resolved", payload)
+
+    def _condition(self, text: str, where: str) -> bool:
+        return condition(self.ctx, self.inst.scope(), text, where)
+
+    # -- readiness -------------------------------------------------------------------------
+
+    def _update_readiness(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for nid in sorted(self.model.nodes, key=self.model.rank.__getitem__):
+                state = self.inst.states[nid]
+                if state.status is not NodeStatus.PENDING:
+                    continue
+                verdict = self._join(nid)
+                if verdict is None:
+                    continue
+                if verdict is False:
+                    self._skip(nid, "inactive incoming edges")
+                    self._resolve_edges(nid)
+                    changed = True
+                    continue
+                when = self.model.nodes[nid].get("when")
+                if when and not self._condition(str(when), f"node {nid} when"):
+                    self._skip(nid, "when was false")
+                    self._resolve_edges(nid)
+                    changed = True
+                    continue
+                state.status = NodeStatus.READY
+
+    def _join(self, nid: str) -> bool | None:
+        """``True`` ready, ``False`` to skip, ``None`` still waiting."""
+        incoming = self.model.incoming[nid]
+        if not incoming:
+            return True
+        node = self.model.nodes[nid]
+        active = unresolved = 0
+        for edge in incoming:
+            value = self.inst.edge_active.get(edge.index)
+            if value is None:
+                unresolved += 1
+            elif value or self._continue_through(edge.source):
+                active += 1
+        total = len(incoming)
+        join = node.get("join", "all")
+        if join == "any":
+            if active >= 1:
+                return True
+            return False if unresolved == 0 else None
+        if join == "n_of":
+            need = int(node.get("join_count", 1))
+            if active >= need:
+                return True
+            return False if active + unresolved < need else None
+        if unresolved:
+            return None if active + unresolved == total else False
+        return active == total
+
+    def _continue_through(self, source: str) -> bool:
+        """Under ``on_node_failure: continue`` an edge from a failed node does not block."""
+        return self.policy == "continue" and self.inst.states[source].status.failed_like
+
+    def _pickable(self, busy: int) -> list[str]:
+        ready = [n for n, s in self.inst.states.items() if s.status is NodeStatus.READY]
+        ready.sort(key=self.model.rank.__getitem__)
+        out: list[str] = []
+        held = set(self.ctx.root().groups_held)
+        for nid in ready:
+            if busy + len(out) >= self.capacity:
+                break
+            group = self._group(nid)
+            if group and group in held:
+                continue
+            if group:
+                held.add(group)
+            out.append(nid)
+        return out
+
+    def _group(self, nid: str) -> str | None:
+        c = self.model.nodes[nid].get("constraints")
+        group = c.get("concurrency_group") if isinstance(c, Mapping) else None
+        return str(group) if group else None
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def _skip(self, nid: str, reason: str) -> None:
+        state = self.inst.states[nid]
+        state.status = NodeStatus.SKIPPED
+        state.record["skip_reason"] = reason
+        key = self.inst.key(nid)
+        known = self.ctx.memo.get(key)
+        if known is not None and known.status is NodeStatus.SKIPPED:
+            state.adopted = True
+            return
+        self.ctx.save_node(self.inst, nid, "node/skipped", {"reason": reason})
+
+    def _close_pending(self) -> None:
+        """Nodes that can never start now: cancelled by a halt or a budget stop."""
+        if not (self.halted or self.ctx.root().budget_stop is not None):
+            return
+        reason = "halted after a failure" if self.halted else "global budget reached (RT061)"
+        for nid, state in self.inst.states.items():
+            if state.status in (NodeStatus.PENDING, NodeStatus.READY) and nid not in self.paused:
+                state.status = NodeStatus.CANCELLED
+                state.record["x-rein-cancel-reason"] = reason
+                self.ctx.save_node(self.inst, nid, "node/cancelled", {"reason": reason})
+
+    def _pause_reason(self) -> str | None:
+        if not self.paused:
+            return None
+        return "human" if "human" in self.paused.values() else next(iter(self.paused.values()))
+
+
+def condition(ctx: RunContext, scope: expressions.EvalScope, text: str, where: str) -> bool:
+    """A boolean AGX expression under ``policy.on_expression_error``."""
+    try:
+        return expressions.evaluate_bool(text, scope)
+    except Exception as exc:  # noqa: BLE001 - only AGX errors are handled; others re-raise
+        if not expressions.is_eval_error(exc):
+            raise
+        return expression_failed(ctx, exc, text, where, default=False)
+
+
+def value(ctx: RunContext, scope: expressions.EvalScope, text: str, where: str) -> Any:
+    """An AGX value under ``policy.on_expression_error`` (``false`` policy yields ``None``)."""
+    try:
+        return expressions.evaluate(text, scope)
+    except Exception as exc:  # noqa: BLE001 - only AGX errors are handled; others re-raise
+        if not expressions.is_eval_error(exc):
+            raise
+        return expression_failed(ctx, exc, text, where, default=None)
+
+
+def expression_failed(ctx: RunContext, exc: Exception, text: str, where: str, *,
+                      default: Any) -> Any:
+    message = f"{where}: cannot evaluate {text!r}: {getattr(exc, 'message', exc)}"
+    if ctx.policy.get("on_expression_error", "fail") == "false":
+        diagnostic(ctx, "RT062", "warning", message)
+        return default
+    raise expressions.ExpressionFailed(
+        message, hint="fix the expression, or set policy.on_expression_error: false"
+    ) from exc
+
+
+def diagnostic(ctx: RunContext, code: str, severity: str, message: str, *,
+               node: str | None = None) -> None:
+    """Record an RT/AG diagnostic for the run record (and as an event)."""
+    entry: dict[str, Any] = {"code": code, "severity": severity, "message": message,
+                             "at": ctx.now()}
+    if node:
+        entry["node_id"] = node
+    ctx.diagnostics.append(entry)
+    ctx.emit("diagnostic", entry)
+
+
+__all__ = ["RunCancelled", "ScopeResult", "Scheduler", "condition", "diagnostic", "value"]
