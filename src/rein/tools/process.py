@@ -31,6 +31,8 @@ DEFAULT_GRACE_SECONDS = 2.0
 # Once the child is gone and its group killed, the pipes close at once; this bounds the wait
 # for a process that escaped the group (setsid) and still holds a pipe.
 _DRAIN_SECONDS = 2.0
+# How long to wait for a SIGKILLed group to be gone (it dies as soon as it is scheduled).
+_CONFIRM_SECONDS = 5.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -126,6 +128,41 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
+def _group_has_live_members(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies, already dead, do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True  # cannot tell zombies apart here; the caller's wait is bounded
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            data = stat.read_text()
+        except OSError:
+            continue  # exited while we looked
+        fields = data[data.rindex(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+async def _confirm_gone(pgid: int) -> None:
+    """Wait (briefly, bounded) until the signalled group has actually died.
+
+    A signal is only queued when ``killpg`` returns; confirming means that when
+    :func:`run_process` returns, nothing of the group is still running.
+    """
+    deadline = time.monotonic() + _CONFIRM_SECONDS
+    delay = 0.001
+    while _group_has_live_members(pgid) and time.monotonic() < deadline:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
 async def _stop_group(pgid: int, exited: asyncio.Future[None], grace: float) -> None:
     """SIGTERM the group, give the leader ``grace`` seconds, then SIGKILL whatever is left."""
     _signal_group(pgid, signal.SIGTERM)
@@ -133,6 +170,7 @@ async def _stop_group(pgid: int, exited: asyncio.Future[None], grace: float) -> 
         await asyncio.wait_for(asyncio.shield(exited), grace)
     _signal_group(pgid, signal.SIGKILL)
     await exited
+    await _confirm_gone(pgid)
 
 
 def _argv(argv_or_shell: str | Sequence[str]) -> list[str]:
@@ -191,6 +229,7 @@ async def run_process(
         else:
             # The leader is done; anything it left in its group goes too.
             _signal_group(pgid, signal.SIGKILL)
+            await _confirm_gone(pgid)
         await _drain(protocol.drained)
         finished = True
     finally:
