@@ -373,7 +373,9 @@ class Semantics:
         if not self.topologies[scope.pointer].is_predecessor(target, node_id):
             self._add("AG201", where, tokens, f"{_dotted(parts)}: node {node_id!r} reads "
                       f"{target!r}, which does not run before it (no path {target} -> "
-                      f"{node_id} in the effective edges)")
+                      f"{node_id} in the effective edges)",
+                      hint=f"add {target!r} to depends_on of {node_id!r} (or an edge "
+                      f"{target} -> {node_id}), or stop reading it")
 
     # ------------------------------------------------------------------ AG904
 
