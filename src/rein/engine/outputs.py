@@ -1,7 +1,8 @@
 """Checking what an attempt produced against the node's declared outputs (AGS §9.3).
 
 Before success is evaluated, every declared output is checked: a required output that is
-missing (or null) is ``RT033``; a value that is not of the declared value type is ``RT031``;
+missing is ``RT033`` (null counts as missing, whatever the type: a worker that answers
+``null`` has not produced the output); a value that is not of the declared value type is ``RT031``;
 a value that does not validate against the output's ``schema`` is ``RT032``. Undeclared
 outputs are not this module's business.
 
