@@ -61,11 +61,18 @@ async def run_sandboxed(
     env: Mapping[str, str],
     timeout: float | None,
     max_output_bytes: int = MAX_OUTPUT_BYTES,
+    scratch: Path | None = None,
 ) -> CommandOutcome:
-    """Run ``argv`` under ``policy``; raise ToolFailure (TOOL030) if a boundary is required."""
+    """Run ``argv`` under ``policy``; raise ToolFailure (TOOL030) if a boundary is required.
+
+    ``scratch`` is a private directory the command may write whatever the mode (TMPDIR and
+    HOME point there); by default a fresh one is made and removed afterwards. A caller that
+    passes its own keeps it (the command worker reads its outputs file from there).
+    """
     from rein.tools.process import run_process  # the process-group runner
 
-    scratch = Path(tempfile.mkdtemp(prefix="rein-scratch-"))
+    owned = scratch is None
+    scratch = Path(tempfile.mkdtemp(prefix="rein-scratch-")) if scratch is None else scratch
     try:
         wrapped, backend = wrap_command(policy, argv, cwd=cwd, scratch=scratch)
         if policy.require_boundary and not backend.is_boundary:
@@ -82,7 +89,8 @@ async def run_sandboxed(
             max_output_bytes=max_output_bytes,
         )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if owned:
+            shutil.rmtree(scratch, ignore_errors=True)
     return CommandOutcome(
         exit_code=result.exit_code,
         stdout=_text(result.stdout),

@@ -1,0 +1,224 @@
+"""The command worker: a CLI agent (``claude -p``, ``codex exec``, ...) run as a subprocess.
+
+A :class:`CommandTemplate` says how to start the agent. Each argument may hold placeholders,
+replaced one argument at a time (never through a shell, so a brief cannot inject a command):
+
+``{prompt}``        the rendered brief (inputs, outputs, permissions, feedback, conventions)
+``{prompt_file}``   a file holding the same text
+``{outputs_file}``  where the agent may write its outputs (also ``$REIN_OUTPUTS_FILE``)
+``{workspace}``     the workspace, which is also the working directory
+``{node}``, ``{attempt}``
+
+The agent runs under the same sandbox as shell commands (bubblewrap when usable, see
+:mod:`rein.tools.sandbox`), in its own process group, killed with the whole group when
+``timeout_seconds`` passes. Its environment is clean: ``PATH``, ``LANG``, a private
+``HOME``/``TMPDIR``, the node's declared environment, and only the variables the template
+names in ``pass_env`` (the agent's own API key, for instance).
+
+**Outputs convention.** The agent reports its outputs as one JSON object, either written to
+``$REIN_OUTPUTS_FILE`` (preferred), or as the last non-empty line of stdout. Keys that match
+the node's declared outputs are taken; for decision nodes ``decision`` is the branch label.
+No object at all fails the attempt as ``output_missing``.
+
+**Workers never commit.** Under bubblewrap ``.git`` is bound read-only, so a commit fails.
+Whatever the backend, rein records every ref and ``HEAD`` (``git show-ref --head``) before the
+agent starts and compares after it ends: any change fails the attempt as
+``permission_denied``, and the message names the ref that moved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rein.tools.paths import ToolFailure
+from rein.tools.sandbox import SandboxPolicy
+from rein.tools.shell import run_sandboxed
+from rein.workers.base import (
+    TIERS,
+    AttemptRequest,
+    AttemptResult,
+    FailureClass,
+    Item,
+    ItemKind,
+    Routed,
+    Tier,
+    Usage,
+)
+from rein.workers.model import render_brief
+
+MAX_STDOUT_ITEM = 16 * 1024
+CONVENTION = """\
+## How to report
+Do the work in the current directory. Do not commit to git. When you are done, write one JSON
+object with the outputs above (and `decision` for a decision) to the file named by
+$REIN_OUTPUTS_FILE, or print it as the very last line of your output."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CommandTemplate:
+    """How to start one CLI agent."""
+
+    argv: tuple[str, ...]
+    name: str = "command"  # recorded as the provider
+    model: str = "cli"  # recorded as the model
+    timeout_seconds: float = 1800.0
+    pass_env: tuple[str, ...] = ()  # variables of rein's environment the agent needs
+    max_output_bytes: int = 1_000_000
+
+
+def git_refs(workspace: str | os.PathLike[str]) -> dict[str, str] | None:
+    """Every ref and HEAD → commit, or None when the workspace is not a git repository."""
+    try:
+        done = subprocess.run(["git", "show-ref", "--head"], cwd=workspace, capture_output=True,
+                              text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode not in (0, 1) or "not a git repository" in done.stderr:
+        return None
+    refs: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        sha, _, ref = line.partition(" ")
+        refs[ref] = sha
+    return refs
+
+
+def moved_refs(before: Mapping[str, str] | None, after: Mapping[str, str] | None) -> list[str]:
+    """The refs that appeared, vanished or moved."""
+    if before is None or after is None:
+        return []
+    return sorted(r for r in set(before) | set(after) if before.get(r) != after.get(r))
+
+
+def parse_outputs(stdout: str, outputs_file: Path) -> dict[str, Any] | None:
+    """The agent's JSON object: from the outputs file if it is there, else stdout's last line."""
+    if outputs_file.is_file() and outputs_file.stat().st_size > 0:
+        try:
+            value = json.loads(outputs_file.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        return value if isinstance(value, dict) else None
+    lines = [line for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        return None
+    try:
+        value = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class CommandWorker:
+    """Runs a CLI agent per attempt and maps its report to the node's outputs."""
+
+    name = "command"
+
+    def __init__(self, template: CommandTemplate, *, tiers: Iterable[Tier] = TIERS,
+                 require_boundary: bool = False, environ: Mapping[str, str] | None = None) -> None:
+        if not template.argv:
+            raise ValueError("a command template needs at least the program")
+        self.template = template
+        self.tiers = frozenset(tiers)
+        self.require_boundary = require_boundary
+        self._environ = environ if environ is not None else os.environ
+
+    def can_serve(self, request: AttemptRequest) -> bool:
+        return request.tier in self.tiers and request.kind in ("task", "decision")
+
+    async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
+        routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
+                        provider=self.template.name, model=self.template.model)
+        usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
+        secrets = [request.env[n] for n in request.secret_names if request.env.get(n)]
+        private = Path(tempfile.mkdtemp(prefix="rein-command-"))
+        try:
+            prompt = render_brief(request) + "\n\n" + CONVENTION
+            prompt_file = private / "prompt.md"
+            prompt_file.write_text(prompt, encoding="utf-8")
+            outputs_file = private / "outputs.json"
+            values = {"prompt": prompt, "prompt_file": str(prompt_file),
+                      "outputs_file": str(outputs_file), "workspace": request.workspace,
+                      "node": request.node_id, "attempt": str(request.attempt)}
+            argv = [_fill(arg, values) for arg in self.template.argv]
+            env = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
+            env.update(request.env)
+            env["REIN_OUTPUTS_FILE"] = str(outputs_file)
+            base = SandboxPolicy.for_attempt(request.workspace, request.workspace_access, request.network)
+            policy = SandboxPolicy(mode=base.mode, workspace=base.workspace,
+                                   network_access=base.network_access,
+                                   require_boundary=self.require_boundary)
+            before = git_refs(request.workspace)
+            try:
+                outcome = await run_sandboxed(
+                    argv, policy=policy, cwd=Path(request.workspace), env=env,
+                    timeout=self._timeout(request), max_output_bytes=self.template.max_output_bytes,
+                    scratch=private)
+            except ToolFailure as exc:
+                yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.PERMISSION_DENIED,
+                                    message=f"{exc.code}: {exc.message}")
+                return
+            except FileNotFoundError:
+                yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.TOOL_ERROR,
+                                    message=f"command not found: {argv[0]}")
+                return
+            moved = moved_refs(before, git_refs(request.workspace))
+            if outcome.backend.note and not outcome.backend.is_boundary:
+                yield Item(kind=ItemKind.NOTICE, data={"sandbox": outcome.backend.name,
+                                                       "text": outcome.backend.note})
+            yield Item(kind=ItemKind.MESSAGE, data={
+                "role": "agent", "text": _scrub(outcome.stdout[-MAX_STDOUT_ITEM:], secrets),
+                "exit_code": outcome.exit_code, "backend": outcome.backend.name})
+            if outcome.stderr.strip():
+                yield Item(kind=ItemKind.NOTICE, data={
+                    "stream": "stderr", "text": _scrub(outcome.stderr[-MAX_STDOUT_ITEM:], secrets)})
+            yield self._result(request, outcome, moved, outputs_file, usage, routed)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+
+    def _timeout(self, request: AttemptRequest) -> float:
+        limit = request.budget.max_wall_clock_seconds
+        return self.template.timeout_seconds if limit is None else min(limit, self.template.timeout_seconds)
+
+    def _result(self, request: AttemptRequest, outcome: Any, moved: list[str], outputs_file: Path,
+                usage: Usage, routed: Routed) -> AttemptResult:
+        def fail(failure: FailureClass, message: str) -> AttemptResult:
+            return AttemptResult(usage=usage, routed=routed, failure=failure, message=message)
+
+        if moved:
+            return fail(FailureClass.PERMISSION_DENIED,
+                        f"the agent changed git refs ({', '.join(moved)}); workers never commit")
+        if outcome.timed_out:
+            return fail(FailureClass.TIMEOUT, f"the agent ran past {self._timeout(request)} s and "
+                        "was killed with its process group")
+        if outcome.exit_code != 0:
+            return fail(FailureClass.TOOL_ERROR, f"the agent exited with code {outcome.exit_code}")
+        report = parse_outputs(outcome.stdout, outputs_file)
+        if report is None:
+            return fail(FailureClass.OUTPUT_MISSING, "the agent reported no JSON object (write it "
+                        "to $REIN_OUTPUTS_FILE or print it as the last line of stdout)")
+        declared = {o.name for o in request.outputs}
+        outputs = {k: v for k, v in report.items() if k in declared}
+        decision = report.get("decision") if request.branches else None
+        ignored = sorted(set(report) - declared - ({"decision"} if request.branches else set()))
+        extra = {"x-rein-ignored-keys": ignored} if ignored else {}
+        return AttemptResult(outputs=outputs, usage=usage, routed=routed,
+                             decision=decision if isinstance(decision, str) else None, extra=extra)
+
+
+def _fill(arg: str, values: Mapping[str, str]) -> str:
+    for key, value in values.items():
+        arg = arg.replace("{" + key + "}", value)
+    return arg
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for value in secrets:
+        text = text.replace(value, "***")
+    return text
