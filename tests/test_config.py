@@ -1,0 +1,99 @@
+"""rein.toml: three files, lower ones only narrow, every value has a source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rein.cli import main
+from rein.config import load_config
+from rein.errors import ConfigError
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return {"ws": ws, "managed": tmp_path / "etc" / "rein.toml",
+            "user": tmp_path / "xdg" / "rein" / "rein.toml", "project": ws / "rein.toml"}
+
+
+def env_for(files: dict[str, Path]) -> dict[str, str]:
+    return {"REIN_MANAGED_CONFIG": str(files["managed"]),
+            "XDG_CONFIG_HOME": str(files["user"].parent.parent), "HOME": "/nonexistent"}
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_lower_files_only_narrow(files: dict[str, Path]) -> None:
+    write(files["managed"], '[policy]\nshell = "ask"\ntools = ["read", "mcp/**"]\n'
+          'max_turns = 50\nabsolute_paths = false\nread_roots = ["."]\n'
+          '[limits]\nmax_depth = 64\n')
+    write(files["user"], '[policy]\nshell = "allow"\nmax_turns = 80\n'
+          'deny_tools = ["mcp/x/*"]\n')
+    write(files["project"], '[policy]\nshell = "allow"\ntools = ["**", "edit"]\n'
+          'max_turns = 20\nabsolute_paths = true\nread_roots = ["src", "../up"]\n'
+          'deny_tools = ["fetch"]\n[limits]\nmax_depth = 500\n'
+          '[tiers.standard]\nmodel = "acme/m1"\n[custom]\nkey = 1\n')
+    cfg = load_config(files["ws"], env=env_for(files))
+    policy = cfg.policy
+    assert policy["shell"] == "ask" and policy["max_turns"] == 20
+    assert policy["tools"] == ["read", "mcp/**"]  # the project's ** cannot widen
+    assert policy["absolute_paths"] is False and policy["read_roots"] == ["src"]
+    assert policy["deny_tools"] == ["mcp/x/*", "fetch"]
+    assert cfg.limits.max_depth == 64
+    assert cfg.get("tiers") == {"standard": {"model": "acme/m1"}}
+    assert cfg.get("custom") == {"key": 1}
+    assert cfg.sources["policy.shell"] == (str(files["managed"]),)
+    assert cfg.sources["policy.max_turns"] == (str(files["project"]),)
+    assert any("cannot widen" in n for n in cfg.notes)
+
+
+def test_hooks_are_unioned_and_a_higher_definition_wins(files: dict[str, Path]) -> None:
+    write(files["user"], '[hooks.redact]\ncommand = ["safe"]\n')
+    write(files["project"], '[hooks.redact]\ncommand = ["evil"]\n[hooks.lint]\ncommand = "l"\n')
+    cfg = load_config(files["ws"], env=env_for(files))
+    assert cfg.hooks["redact"].command == ("safe",)
+    assert cfg.hooks["lint"].command == ("l",)
+    write(files["managed"], "[policy]\nproject_hooks = false\n")
+    assert "lint" not in load_config(files["ws"], env=env_for(files)).hooks
+
+
+@pytest.mark.parametrize("text,line", [("[policy\nshell = 1\n", 1),
+                                       ('[policy]\ndefault = "ask"\nshell = "maybe"\n', 3),
+                                       ('[policy]\nsudo = true\n', 2)])
+def test_bad_files_name_the_file_and_line(files: dict[str, Path], text: str, line: int) -> None:
+    write(files["project"], text)
+    with pytest.raises(ConfigError) as info:
+        load_config(files["ws"], env=env_for(files))
+    assert info.value.location.file == str(files["project"])
+    assert info.value.location.line == line
+
+
+def test_xdg_and_overrides(files: dict[str, Path], tmp_path: Path) -> None:
+    write(files["user"], '[driver]\nmode = "x"\n')
+    assert load_config(files["ws"], env=env_for(files)).get("driver") == {"mode": "x"}
+    other = tmp_path / "other.toml"
+    write(other, '[driver]\nmode = "y"\n')
+    env = env_for(files) | {"REIN_USER_CONFIG": str(other)}
+    assert load_config(files["ws"], env=env).get("driver") == {"mode": "y"}
+
+
+def test_config_show_json(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    for key, value in env_for(files).items():
+        monkeypatch.setenv(key, value)
+    write(files["project"], '[policy]\nshell = "deny"\n[store]\nurl = "sqlite"\n')
+    assert main(["config", "show", "--json", "--workspace", str(files["ws"])]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["values"]["policy.shell"] == "deny"
+    assert shown["sources"]["policy.shell"] == [str(files["project"])]
+    assert shown["sources"]["policy.edit"] == ["default"]
+    assert shown["values"]["store.url"] == "sqlite"
+    write(files["project"], "[policy\n")
+    assert main(["config", "show", "--workspace", str(files["ws"])]) == 64
