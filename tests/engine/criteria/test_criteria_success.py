@@ -15,7 +15,6 @@ from hypothesis import strategies as st
 
 from criteria_helpers import check, make_ctx, success
 from rein.engine.criteria import (
-    CheckRequest,
     HumanAnswer,
     HumanRequest,
     JudgeRequest,

@@ -249,12 +249,9 @@ class SuccessOutcome:
 
     def feedback(self) -> tuple[dict[str, Any], ...]:
         """Each failed criterion's id, description and evidence, required ones first."""
+        counted = {id(r) for r in self.failed_required}
         required = [r.feedback() for r in self.failed_required]
-        advisory = [
-            r.feedback()
-            for r in self.results
-            if not r.passed and r not in self.failed_required
-        ]
+        advisory = [r.feedback() for r in self.results if not r.passed and id(r) not in counted]
         return tuple(required + advisory)
 
     def to_record(self) -> dict[str, Any]:
