@@ -36,16 +36,19 @@ class Token(NamedTuple):
     end: int
 
 
+# Whitespace matches nothing, so ``finditer`` skips it; ``bad`` catches every other character
+# the language has no token for, so nothing is skipped silently.
 _TOKEN = re.compile(
     r"""
-      (?P<ws>\s+)
-    | (?P<number>[0-9]+(?:\.[0-9]+)?)
+      (?P<number>[0-9]+(?:\.[0-9]+)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
     | (?P<op>&&|\|\||==|!=|<=|>=|[-+*/%<>!()\[\],.])
+    | (?P<bad>\S)
     """,
     re.VERBOSE | re.DOTALL,
 )
+_new_token = tuple.__new__  # NamedTuple's own constructor is Python code; this is not
 
 _EXPONENT = re.compile(r"[eE][+-]?[0-9]+")
 _SIMPLE_ESCAPES = {
@@ -65,35 +68,32 @@ def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens, ending with one ``END`` token. Raises AgxSyntaxError."""
     tokens: list[Token] = []
     append = tokens.append
-    match = _TOKEN.match
-    pos = 0
-    size = len(text)
-    while pos < size:
-        m = match(text, pos)
-        if m is None:
-            _reject_character(text, pos)
+    for m in _TOKEN.finditer(text):
         kind = m.lastgroup
-        end = m.end()
-        if kind == "ws":
-            pass
-        elif kind == "name":
+        pos, end = m.span()
+        if kind == "name":
             word = m.group()
-            append(Token(KW if word in KEYWORDS else NAME, word, pos, end))
+            append(_new_token(Token, (KW if word in KEYWORDS else NAME, word, pos, end)))
         elif kind == "op":
             op = m.group()
-            if op == "." and end < size and text[end].isdigit() and _starts_operand(tokens):
+            if op == "." and text[end:end + 1] in _DIGITS and _starts_operand(tokens):
                 digits = re.match(r"[0-9]+", text[end:])
                 written = "." + (digits.group() if digits else "")
                 _fail(text, pos, f"'{written}' is not a number: write 0{written}",
                       "AGX numbers start with a digit")
-            append(Token(OP, op, pos, end))
+            append(_new_token(Token, (OP, op, pos, end)))
         elif kind == "number":
-            append(Token(NUM, _number(text, m.group(), pos, end), pos, end))
+            append(_new_token(Token, (NUM, _number(text, m.group(), pos, end), pos, end)))
+        elif kind == "string":
+            append(_new_token(Token, (STR, _string(text, m.group(), pos), pos, end)))
         else:
-            append(Token(STR, _string(text, m.group(), pos), pos, end))
-        pos = end
-    append(Token(END, None, size, size))
+            _reject_character(text, pos)
+    size = len(text)
+    append(_new_token(Token, (END, None, size, size)))
     return tokens
+
+
+_DIGITS = frozenset("0123456789")
 
 
 def _starts_operand(tokens: list[Token]) -> bool:
