@@ -12,6 +12,10 @@ COMMANDS: dict[str, str] = {
     "graph": "rein.cli.graph:graph",
     "profile": "rein.cli.profile:profile",
     "config": "rein.cli.config:config",
+    "run": "rein.cli.run:run",
+    "resume": "rein.cli.run:resume",
+    "runs": "rein.cli.runs:runs",
+    "approvals": "rein.cli.approvals:approvals",
 }
 
 
@@ -43,6 +47,10 @@ SHORT_HELP: dict[str, str] = {
     "graph": "Validate, plan and digest Agentic Graphs (AGS 1.0).",
     "profile": "Validate, resolve, narrow and update Open Agent Profiles (OAP 1.0).",
     "config": "Show the merged rein.toml and where each value came from.",
+    "run": "Run an Agentic Graph after approving its digest.",
+    "resume": "Continue a waiting or interrupted run.",
+    "runs": "Inspect runs: list, show, events, record.",
+    "approvals": "Answer the approval queue: list, accept, decline, cancel.",
 }
 
 

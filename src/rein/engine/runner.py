@@ -281,6 +281,9 @@ class Engine:
             "digest": prepared.digest}, now, Transition(approval=row)))
         return self.proceed(run_id)
 
+    def now(self) -> str:
+        return iso(self.clock.now())
+
     def _publish(self, event: Any) -> None:
         for listener in self.listeners:
             listener(event)

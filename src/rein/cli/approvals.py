@@ -1,0 +1,229 @@
+"""``rein approvals list|accept|decline|cancel``: answer the one approval queue.
+
+Accept approves the asked action (with values for input gates and takeovers), decline
+refuses this one action (the run goes on and handles the refusal), cancel stops the whole
+run. Answers are idempotent and bound to the digest of what was shown. After an answer the
+run continues in the same process unless --no-continue.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, json_option
+from rein.cli.run import (
+    Progress,
+    _finish,
+    open_engine,
+    resolve_workspace,
+    run_lock,
+    workspace_option,
+)
+from rein.errors import ExitCode, Refused, ReinError
+
+
+@click.group("approvals")
+def approvals() -> None:
+    """The approval queue: gates, checkpoints, human criteria, escalations.
+
+    \b
+    Example:
+      rein approvals list
+      rein approvals accept apv-20260101T120000-1a2b3c --note "looks right"
+
+    \b
+    Exit codes: 0 ok / run succeeded, 1 failed, 3 run still waiting, 4 refused, 64 usage.
+    """
+
+
+@approvals.command("list")
+@click.option("--run", "run_id", default=None, help="Only this run (and its children).")
+@click.option("--all", "show_all", is_flag=True, help="Answered ones too.")
+@workspace_option
+@json_option
+def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
+                   as_json: bool) -> int:
+    """Pending approvals (all with --all), oldest first.
+
+    \b
+    Example:
+      rein approvals list --json
+
+    \b
+    Exit codes: 0 ok, 64 usage error.
+    """
+    from rein.store.sqlite import SQLiteStore
+    from rein.store.state import ApprovalStatus
+
+    store = SQLiteStore.open(resolve_workspace(workspace), create=False)
+    rows = [] if store is None else store.approvals(
+        status=None if show_all else ApprovalStatus.PENDING)
+    if run_id is not None and store is not None:
+        family = _family(store, run_id)
+        rows = [r for r in rows if r.run_id in family]
+    if as_json:
+        emit_json({"approvals": [{"approval_id": r.approval_id, "run_id": r.run_id,
+                                  "kind": r.kind.value, "status": r.status.value,
+                                  "digest": r.digest, "request": dict(r.request),
+                                  "created_at": r.created_at} for r in rows]})
+    elif not rows:
+        click.echo("no pending approvals")
+    else:
+        for r in rows:
+            node = r.request.get("node") or "graph"
+            click.echo(f"{r.approval_id}  {r.status.value:<9} {r.kind.value:<10} {node}  "
+                       f"{r.request.get('prompt') or ''}".rstrip())
+    return int(ExitCode.OK)
+
+
+def _family(store: Any, run_id: str) -> set[str]:
+    out, stack = {run_id}, [run_id]
+    while stack:
+        for child in store.child_runs(stack.pop()):
+            out.add(child.run_id)
+            stack.append(child.run_id)
+    return out
+
+
+def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | None,
+            values: dict[str, Any], digest: str | None, go_on: bool, workspace: Path | None,
+            as_json: bool) -> int:
+    ws = resolve_workspace(workspace)
+    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
+    try:
+        row = engine.store.get_approval(approval_id)
+        if row is None:
+            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
+                            hint="list the queue with `rein approvals list`")
+        if digest is not None and digest != row.digest:
+            raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
+                          f"not {digest}", code="APPROVAL_STALE",
+                          hint="look at the approval again with `rein approvals list --json`")
+        answer: dict[str, Any] = {"actor": actor or "cli"}
+        if note:
+            answer["note"] = note
+        if values:
+            answer["values"] = values
+        top = row.run_id
+        while True:
+            run = engine.store.get_run(top)
+            if run is None or run.parent_run_id is None:
+                break
+            top = run.parent_run_id
+        with run_lock(ws, top):
+            updated, changed = engine.store.answer_approval(approval_id, status, answer,
+                                                            engine.now())
+            if not as_json:
+                word = "recorded" if changed else "already recorded"
+                click.echo(f"approval {approval_id}: {updated.status.value} ({word})")
+            if not go_on:
+                if as_json:
+                    emit_json({"approval_id": approval_id, "status": updated.status.value})
+                return int(ExitCode.OK)
+            outcome = engine.proceed(top)
+    finally:
+        engine.store.close()
+    return _finish(outcome, as_json)
+
+
+def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
+    import json
+
+    from rein.engine.params import parse_assignments, read_params_file
+
+    out: dict[str, Any] = read_params_file(values_file) if values_file else {}
+    for name, text in parse_assignments(pairs).items():
+        try:
+            out[name] = json.loads(text)
+        except json.JSONDecodeError:
+            out[name] = text
+    return out
+
+
+_common = [
+    click.option("--note", default=None, help="A note recorded as the evidence."),
+    click.option("--actor", default=None, help="Who answers (recorded)."),
+    click.option("--digest", default=None, help="Refuse unless the material has this digest."),
+    click.option("--no-continue", "no_continue", is_flag=True,
+                 help="Record the answer only; continue later with `rein resume`."),
+    workspace_option,
+    json_option,
+]
+
+
+def _with_common(func: Any) -> Any:
+    for option in reversed(_common):
+        func = option(func)
+    return func
+
+
+@approvals.command("accept")
+@click.argument("approval_id")
+@click.option("--value", "value_pairs", multiple=True, metavar="NAME=VALUE",
+              help="A value for an input gate, a review edit or a takeover (JSON or text).")
+@click.option("--values", "values_file", type=click.Path(dir_okay=False), default=None,
+              help="A YAML or JSON file of values.")
+@_with_common
+def accept(approval_id: str, value_pairs: tuple[str, ...], values_file: str | None,
+           note: str | None, actor: str | None, digest: str | None, no_continue: bool,
+           workspace: Path | None, as_json: bool) -> int:
+    """Approve; the run continues in this process.
+
+    \b
+    Example:
+      rein approvals accept apv-1 --note "read it, fine"
+      rein approvals accept apv-2 --value reviewer=ana --value count=3
+
+    \b
+    Exit codes: 0 run succeeded, 1 failed, 3 still waiting, 4 refused, 64 usage error.
+    """
+    from rein.store.state import ApprovalStatus
+
+    return _answer(approval_id, ApprovalStatus.ACCEPTED, note=note, actor=actor,
+                   values=_values(value_pairs, values_file), digest=digest,
+                   go_on=not no_continue, workspace=workspace, as_json=as_json)
+
+
+@approvals.command("decline")
+@click.argument("approval_id")
+@_with_common
+def decline(approval_id: str, note: str | None, actor: str | None, digest: str | None,
+            no_continue: bool, workspace: Path | None, as_json: bool) -> int:
+    """Refuse this one action; the run goes on and handles the refusal.
+
+    \b
+    Example:
+      rein approvals decline apv-1 --note "not this version"
+
+    \b
+    Exit codes: 0 run succeeded, 1 failed, 3 still waiting, 4 refused, 64 usage error.
+    """
+    from rein.store.state import ApprovalStatus
+
+    return _answer(approval_id, ApprovalStatus.DECLINED, note=note, actor=actor, values={},
+                   digest=digest, go_on=not no_continue, workspace=workspace,
+                   as_json=as_json)
+
+
+@approvals.command("cancel")
+@click.argument("approval_id")
+@_with_common
+def cancel(approval_id: str, note: str | None, actor: str | None, digest: str | None,
+           no_continue: bool, workspace: Path | None, as_json: bool) -> int:
+    """Stop the whole run (compensation runs; the run ends cancelled).
+
+    \b
+    Example:
+      rein approvals cancel apv-1 --note "wrong repository"
+
+    \b
+    Exit codes: 0 ok, 1 run ended cancelled, 4 refused, 64 usage error.
+    """
+    from rein.store.state import ApprovalStatus
+
+    return _answer(approval_id, ApprovalStatus.CANCELLED, note=note, actor=actor, values={},
+                   digest=digest, go_on=not no_continue, workspace=workspace,
+                   as_json=as_json)

@@ -1,0 +1,306 @@
+"""``rein run`` and ``rein resume``: start an approved graph, continue a waiting one.
+
+The engine decides; this module builds it from the workspace (``rein.toml``, the scripted
+worker when configured), asks for approval of the exact graph digest, and prints progress.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, emit_json_line, json_option
+from rein.errors import ExitCode, Refused, ReinError, StoreError
+
+workspace_option = click.option(
+    "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
+    default=None, help="Workspace directory (default: the current directory).")
+
+
+def resolve_workspace(workspace: Path | None) -> Path:
+    return (workspace or Path.cwd()).resolve()
+
+
+def load_settings(workspace: Path) -> tuple[Any, Any]:
+    """(router, workers) from ``rein.toml`` and the environment."""
+    from rein.config import load_config
+    from rein.engine.routing import Router
+
+    config = load_config(workspace)
+    router = Router.from_config(config.get("tiers"), config.get("routing"))
+    return router, build_workers(workspace, config.get("workers") or {})
+
+
+def build_workers(workspace: Path, section: Any) -> tuple[Any, ...]:
+    """Workers enabled for this workspace. The scripted test double only when asked for."""
+    from rein.workers.scripted import ScriptedWorker
+
+    workers: list[Any] = []
+    answers = os.environ.get("REIN_SCRIPTED_ANSWERS") or (section.get("scripted") or {}).get(
+        "answers")
+    if answers:
+        path = Path(answers)
+        workers.append(ScriptedWorker.from_file(path if path.is_absolute()
+                                                else workspace / path))
+    return tuple(workers)
+
+
+def open_engine(workspace: Path, *, create: bool = True, listeners: list[Any] | None = None
+                ) -> Any:
+    from rein.engine.runner import Engine
+    from rein.store.sqlite import SQLiteStore
+
+    store = SQLiteStore.open(workspace, create=create)
+    if store is None:
+        raise StoreError(f"no runs in {workspace} (no .rein/ store yet)", code="STORE404",
+                         hint="start one with `rein run GRAPH`")
+    router, workers = load_settings(workspace)
+    return Engine(workspace=workspace, store=store, workers=workers, router=router,
+                  listeners=list(listeners or []))
+
+
+@contextlib.contextmanager
+def run_lock(workspace: Path, run_id: str) -> Iterator[None]:
+    """One process advances a run at a time; a killed process releases the lock (flock)."""
+    from filelock import FileLock, Timeout
+
+    path = workspace / ".rein" / "locks" / f"{run_id}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout as exc:
+        raise Refused(f"run {run_id} is being advanced by another rein process",
+                      code="RUN_LOCKED", hint="wait for it to finish or pause, then retry"
+                      ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def exit_for(status: Any) -> int:
+    from rein.store.state import RunStatus
+
+    if status is RunStatus.SUCCEEDED:
+        return int(ExitCode.OK)
+    if status in (RunStatus.WAITING, RunStatus.AWAITING_HUMAN, RunStatus.RUNNING):
+        return int(ExitCode.WAITING)
+    return int(ExitCode.FAILURE)
+
+
+class Progress:
+    """Live progress: one line per node transition on a terminal, JSON lines with --json."""
+
+    SHOWN = {"node/finished", "node/skipped", "node/waiting", "node/cancelled",
+             "approval/requested", "run/paused", "run/finished", "worker/unavailable",
+             "diagnostic", "node/started"}
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+
+    def __call__(self, event: Any) -> None:
+        if self.as_json:
+            emit_json_line(event.to_json())
+            return
+        if event.type not in self.SHOWN:
+            return
+        p = event.payload
+        match event.type:
+            case "node/started":
+                click.echo(f"  … {p.get('node')} started", err=True)
+            case "node/finished" | "node/skipped" | "node/cancelled":
+                extra = f" ({p['reason']})" if p.get("reason") else ""
+                click.echo(f"  {_mark(p.get('status'))} {p.get('node')} {p.get('status')}{extra}",
+                           err=True)
+            case "node/waiting":
+                click.echo(f"  ⏸ {p.get('node')} waiting for {p.get('reason')}", err=True)
+            case "approval/requested":
+                click.echo(f"  ? approval {p.get('approval_id')} ({p.get('kind')}): "
+                           f"{p.get('prompt')}", err=True)
+            case "worker/unavailable":
+                click.echo(f"  ⏸ no worker can serve {p.get('node')} (tier {p.get('tier')})",
+                           err=True)
+            case "diagnostic":
+                click.echo(f"  ! {p.get('code')} {p.get('message')}", err=True)
+            case _:
+                pass
+
+
+def _mark(status: Any) -> str:
+    return {"succeeded": "✓", "failed": "✗", "skipped": "-", "cancelled": "✗",
+            "blocked": "✗"}.get(str(status), "·")
+
+
+def print_plan(prepared: Any) -> None:
+    plan = prepared.plan
+    click.echo(f"graph   {plan.graph_id}: {plan.title}")
+    click.echo(f"file    {prepared.path}")
+    nodes = list(plan.nodes())
+    click.echo(f"nodes   {len(nodes)} in {len(list(plan.scopes()))} scope(s); "
+               f"worst case {plan.worst_case_executions} node executions")
+    click.echo(f"cost    projected ${plan.projected_cost_usd:.2f}"
+               + (f" (limit ${plan.constraints['max_cost_usd']})"
+                  if plan.constraints.get("max_cost_usd") else ""))
+    if plan.gates:
+        click.echo(f"people  {len(plan.gates)} place(s) where a person is asked:")
+        for g in plan.gates:
+            click.echo(f"          {g.node or 'graph'}: {g.kind} {g.mode}"
+                       + (f" at {g.at}" if g.at else ""))
+    if prepared.params:
+        click.echo("params  " + ", ".join(f"{k}={v!r}" for k, v in prepared.params.items()))
+    for child, digest in prepared.children.items():
+        click.echo(f"child   {child} {digest}")
+    for notice in prepared.notices:
+        click.echo(f"notice  {notice}")
+    click.echo(f"digest  {prepared.digest}")
+
+
+def _prepare(graph: str, params: tuple[str, ...], params_file: str | None, workspace: Path
+             ) -> Any:
+    from rein.engine.params import parse_assignments, read_params_file
+    from rein.engine.runner import prepare
+
+    given: dict[str, Any] = read_params_file(params_file) if params_file else {}
+    raw = parse_assignments(params)
+    given.update(raw)
+    router, _ = load_settings(workspace)
+    return prepare(graph, given=given, raw=frozenset(raw), router=router)
+
+
+def _report_prepare(exc: Any, as_json: bool, graph: str) -> int:
+    if as_json:
+        emit_json({"path": graph, "status": "refused",
+                   "findings": [f.to_json() for f in getattr(exc, "findings", [])]})
+    else:
+        for f in getattr(exc, "findings", []):
+            click.echo(f.render(), err=True)
+        click.echo(f"{graph}: the run cannot start", err=True)
+    return int(ExitCode.FAILURE)
+
+
+@click.command("run")
+@click.argument("graph", type=click.Path(dir_okay=False))
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A graph parameter (repeatable). JSON for non-string types.")
+@click.option("--params", "params_file", type=click.Path(dir_okay=False), default=None,
+              help="A YAML or JSON file of parameters.")
+@click.option("--dry-run", is_flag=True, help="Check everything, run nothing, write nothing.")
+@click.option("--approve", "approve", metavar="DIGEST", default=None,
+              help="Approve this exact graph digest (as `rein graph digest` prints it).")
+@workspace_option
+@json_option
+def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dry_run: bool,
+                approve: str | None, workspace: Path | None, as_json: bool) -> int:
+    """Run an Agentic Graph after approving its exact digest.
+
+    Prints the plan (nodes, worst-case executions, projected cost, where people are asked)
+    and needs approval of the graph digest: interactively on a terminal, or with --approve.
+    The approval binds the parameters and the digests of referenced child documents too.
+
+    \b
+    Example:
+      rein run release.agraph.yaml --dry-run
+      rein run release.agraph.yaml --param version=1.2.0 --approve sha256-...
+
+    \b
+    Exit codes: 0 succeeded (or dry run could start), 1 failed / partial / cannot start,
+    3 waiting for a person or a worker, 4 approval missing or stale, 64 usage error.
+    """
+    from rein.engine.runner import PrepareFailed
+
+    ws = resolve_workspace(workspace)
+    try:
+        prepared = _prepare(graph, params, params_file, ws)
+    except PrepareFailed as exc:
+        return _report_prepare(exc, as_json, graph)
+    if dry_run:
+        if as_json:
+            emit_json({"path": graph, "status": "ready", "digest": prepared.digest,
+                       "params": dict(prepared.params), "children": dict(prepared.children),
+                       "worst_case_executions": prepared.plan.worst_case_executions,
+                       "notices": list(prepared.notices)})
+        else:
+            print_plan(prepared)
+            click.echo(f"dry run: the run could start. To run it, approve the digest:\n"
+                       f"  rein run {graph} --approve {prepared.digest}")
+        return int(ExitCode.OK)
+    if not as_json:
+        print_plan(prepared)
+    if approve is None:
+        if sys.stdin.isatty() and not as_json:
+            if not click.confirm(f"Approve {prepared.digest} and run?", default=False):
+                raise Refused("the graph was not approved", code="APPROVAL_MISSING")
+            approve = prepared.digest
+        else:
+            raise Refused(
+                f"running needs approval of the graph digest {prepared.digest}",
+                code="APPROVAL_MISSING",
+                hint=f"review the plan, then pass --approve {prepared.digest}",
+            )
+    engine = open_engine(ws, listeners=[Progress(as_json)])
+    try:
+        outcome = engine.start(prepared, approved=approve)
+    finally:
+        engine.store.close()
+    return _finish(outcome, as_json)
+
+
+def _finish(outcome: Any, as_json: bool) -> int:
+    if as_json:
+        emit_json_line(outcome.to_json())
+    else:
+        click.echo(f"run {outcome.run_id}: {outcome.status.value}")
+        if outcome.status.value in ("awaiting_human", "waiting"):
+            click.echo("  answer with `rein approvals list` / `rein approvals accept ID`, "
+                       f"then `rein resume {outcome.run_id}`")
+    return exit_for(outcome.status)
+
+
+@click.command("resume")
+@click.argument("run_id")
+@click.option("--force", is_flag=True, help="Resume although the graph, params or children "
+              "changed since approval (recorded).")
+@workspace_option
+@json_option
+def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bool) -> int:
+    """Continue a run that is waiting or was interrupted.
+
+    Refuses (RT053, exit 4) when the graph, its parameters or a referenced child document
+    changed since the run was approved, unless --force; the override is recorded.
+
+    \b
+    Example:
+      rein resume run-20260101T120000-3f9a1c
+
+    \b
+    Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error.
+    """
+    from rein.store.base import Transition
+
+    ws = resolve_workspace(workspace)
+    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
+    try:
+        run = engine.store.get_run(run_id)
+        if run is None:
+            raise ReinError(f"no run {run_id!r}", code="RUN404",
+                            hint="list runs with `rein runs list`")
+        with run_lock(ws, run.run_id):
+            override = engine.check_binding(run, force=force)
+            if override:
+                engine.store.transition(run.run_id, "run/forced", override, engine.now(),
+                                        Transition(binding={**run.binding, **override}))
+            outcome = engine.proceed(run.run_id)
+    finally:
+        engine.store.close()
+    return _finish(outcome, as_json)
+
+
+run = run_command
+resume = resume_command

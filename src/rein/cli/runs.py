@@ -1,0 +1,166 @@
+"""``rein runs list|show|events|record``: read the store, change nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, emit_json_line, json_option
+from rein.cli.run import resolve_workspace, workspace_option
+from rein.errors import ExitCode, ReinError
+
+
+def _store(workspace: Path | None) -> Any:
+    from rein.store.sqlite import SQLiteStore
+
+    return SQLiteStore.open(resolve_workspace(workspace), create=False)
+
+
+def _run(store: Any, run_id: str) -> Any:
+    run = None if store is None else store.get_run(run_id)
+    if run is None:
+        raise ReinError(f"no run {run_id!r}", code="RUN404",
+                        hint="list runs with `rein runs list --all`")
+    return run
+
+
+@click.group("runs")
+def runs() -> None:
+    """Inspect runs: list, show, events, record.
+
+    \b
+    Example:
+      rein runs list
+      rein runs record run-20260101T120000-3f9a1c > record.json
+
+    \b
+    Exit codes: 0 ok, 1 no such run, 64 usage error.
+    """
+
+
+@runs.command("list")
+@click.option("--all", "include_children", is_flag=True, help="Include subgraph child runs.")
+@workspace_option
+@json_option
+def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> int:
+    """Runs in this workspace, newest first (top-level runs unless --all).
+
+    \b
+    Example:
+      rein runs list --json
+
+    \b
+    Exit codes: 0 ok, 64 usage error.
+    """
+    store = _store(workspace)
+    rows = [] if store is None else store.list_runs(include_children=include_children)
+    if as_json:
+        emit_json({"runs": [{"run_id": r.run_id, "graph_id": r.graph_id,
+                             "status": r.status.value, "parent_run_id": r.parent_run_id,
+                             "started_at": r.started_at} for r in rows]})
+    elif not rows:
+        click.echo("no runs")
+    else:
+        for r in rows:
+            parent = f"  (child of {r.parent_run_id})" if r.parent_run_id else ""
+            click.echo(f"{r.run_id}  {r.status.value:<15} {r.started_at}  {r.graph_id}{parent}")
+    return int(ExitCode.OK)
+
+
+@runs.command("show")
+@click.argument("run_id")
+@workspace_option
+@json_option
+def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
+    """One run: status, digest, node states and pending approvals.
+
+    \b
+    Example:
+      rein runs show run-20260101T120000-3f9a1c
+
+    \b
+    Exit codes: 0 ok, 1 no such run, 64 usage error.
+    """
+    from rein.store.state import ApprovalStatus
+
+    store = _store(workspace)
+    run = _run(store, run_id)
+    nodes = store.nodes(run.run_id)
+    pending = store.approvals(run_id=run.run_id, status=ApprovalStatus.PENDING)
+    if as_json:
+        emit_json({"run_id": run.run_id, "graph_id": run.graph_id, "status": run.status.value,
+                   "digest": run.graph_digest, "parent_run_id": run.parent_run_id,
+                   "started_at": run.started_at, "finished_at": run.finished_at,
+                   "nodes": [{"node": n.node_key, "type": n.type, "status": n.status.value}
+                             for n in nodes],
+                   "pending_approvals": [a.approval_id for a in pending],
+                   "children": [c.run_id for c in store.child_runs(run.run_id)]})
+        return int(ExitCode.OK)
+    click.echo(f"run     {run.run_id} ({run.status.value})")
+    click.echo(f"graph   {run.graph_id}  {run.graph_path}")
+    click.echo(f"digest  {run.graph_digest}")
+    for n in nodes:
+        click.echo(f"  {n.status.value:<15} {n.node_key} ({n.type})")
+    for a in pending:
+        click.echo(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
+                   f"{a.request.get('prompt', '')}")
+    return int(ExitCode.OK)
+
+
+@runs.command("events")
+@click.argument("run_id")
+@click.option("--after", type=int, default=0, help="Only events with a larger seq.")
+@workspace_option
+@json_option
+def run_events(run_id: str, after: int, workspace: Path | None, as_json: bool) -> int:
+    """The run's event stream (the trace), in order.
+
+    \b
+    Example:
+      rein runs events run-20260101T120000-3f9a1c --json
+
+    \b
+    Exit codes: 0 ok, 1 no such run, 64 usage error.
+    """
+    store = _store(workspace)
+    run = _run(store, run_id)
+    events = store.events(run.run_id, after=after)
+    for e in events:
+        if as_json:
+            emit_json_line(e.to_json())
+        else:
+            click.echo(f"{e.seq:>5} {e.at} {e.type:<20} {_short(e.payload)}")
+    if as_json:
+        emit_json_line({"run_id": run.run_id, "status": run.status.value,
+                        "digest": run.graph_digest})
+    return int(ExitCode.OK)
+
+
+def _short(payload: Any) -> str:
+    import json
+
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+@runs.command("record")
+@click.argument("run_id")
+@workspace_option
+def run_record(run_id: str, workspace: Path | None) -> int:
+    """The AGS run record (agentic-graph-run-1.0) of a run, as JSON.
+
+    \b
+    Example:
+      rein runs record run-20260101T120000-3f9a1c > record.json
+
+    \b
+    Exit codes: 0 ok, 1 no such run, 64 usage error.
+    """
+    from rein.engine.record import build_record
+
+    store = _store(workspace)
+    run = _run(store, run_id)
+    emit_json(build_record(store, run.run_id))
+    return int(ExitCode.OK)
