@@ -211,3 +211,12 @@ def test_short_circuit_skips_the_right_side() -> None:
     assert evaluate(parse("b && a"), scope) is False
     assert evaluate(parse("a || b"), scope) is True
     assert scope.seen == ["b", "a"]
+
+
+def test_values_too_deep_to_compare_are_an_error_not_a_crash() -> None:
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(AgxEvalError) as caught:
+        ev("v == w", MappingScope({"v": deep, "w": deep}))
+    assert caught.value.kind == "limit"

@@ -123,6 +123,16 @@ def test_render_refuses_non_json_values_from_the_scope() -> None:
         render(parse_template("${{ [f] }}"), scope)
 
 
+def test_render_refuses_values_too_deep_to_print() -> None:
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(AgxEvalError) as caught:
+        render(parse_template("x ${{ v }}"), MappingScope({"v": deep}))
+    assert caught.value.kind == "limit"
+    assert caught.value.offset == 5
+
+
 def test_has_interpolation() -> None:
     assert has_interpolation("a ${{ b }}")
     assert has_interpolation("${{")

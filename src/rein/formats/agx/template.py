@@ -107,4 +107,7 @@ def render(template: Template, scope: Scope) -> str:
         except Fault as fault:  # a non-JSON value reached the scope
             raise AgxEvalError(fault.message, offset=part.offset, text=template.source,
                                kind=fault.kind) from None
+        except RecursionError:
+            raise AgxEvalError("a value is nested too deeply to render", offset=part.offset,
+                               text=template.source, kind="limit") from None
     return "".join(out)
