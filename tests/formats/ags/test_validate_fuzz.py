@@ -7,6 +7,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,3 +90,11 @@ def test_too_deep_is_one_clear_finding() -> None:
     report = validate_bytes(("[" * 200 + "]" * 200).encode(), ".agraph.json")
     assert [f.code for f in report.findings] == ["AG001"]
     assert "deeper than 64" in report.findings[0].message
+
+
+@pytest.mark.parametrize("text", ['{"id": "\\ud800"}', '{"nodes": {"\\udc00": {}}}',
+                                  '{"ags_version": "1.0", "title": "a\\ud83dz"}'])
+def test_escaped_lone_surrogates_are_one_clear_finding(text: str) -> None:
+    report = validate_bytes(text.encode(), ".agraph.json")
+    assert [f.code for f in report.findings] == ["AG001"]
+    assert "lone surrogate" in report.findings[0].message

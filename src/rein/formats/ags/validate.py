@@ -8,6 +8,7 @@ only make sense once the structure is known (AG101, AG102, AG104 get their own c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ def validate_path(path: str | Path, *, limits: LoadLimits = DEFAULT_LIMITS,
         out = Collector(None, source)
         code = "AG005" if exc.kind == "duplicate_key" else "AG001"
         location = exc.location or Location(file=source)
-        out.add(code, location.pointer or "", exc.message, hint=exc.hint, location=location)
+        hint = exc.hint or ("fix the text at this line and column: a graph is one JSON "
+                            "object, written as JSON or YAML 1.2")
+        out.add(code, location.pointer or "", exc.message, hint=hint, location=location)
         return Report(path=source, kind="unknown", digest=None, findings=out.findings(),
                       document=None)
     return _validate(document, resolve_refs=resolve_refs, limits=limits)
@@ -67,6 +70,14 @@ def _validate(doc: Document, *, resolve_refs: bool, limits: LoadLimits) -> Repor
     try:
         digest = ags_digest(data)
     except DocumentError as exc:
+        if not _is_unicode(data):
+            # A JSON escape such as "\ud800" decodes to half a character: no schema
+            # validator, digest or terminal can handle the text, so nothing else is checked.
+            out.add("AG001", "", "the document contains an escaped lone surrogate (such as "
+                    "\\ud800), which is not Unicode text",
+                    hint="replace the escape with the character it was meant to be")
+            return Report(path=doc.source, kind="AgenticGraph", digest=None,
+                          findings=out.findings(), document=doc)
         out.add("AG001", "", exc.message, hint=exc.hint)
     if not isinstance(data, dict):
         out.add("AG001", "", f"the document must be a JSON object (a mapping), not "
@@ -102,6 +113,16 @@ def _check_cost_preview(data: dict[str, Any], scopes: list[Any], out: Collector)
     out.add("AG908", "/constraints" if "constraints" in data else "",
             "the graph has neither constraints.max_cost_usd nor an estimate on any node, so "
             "its cost cannot be previewed")
+
+
+def _is_unicode(data: Any) -> bool:
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    except (TypeError, ValueError):
+        pass
+    return True
 
 
 def _kind_of(value: Any) -> str:
