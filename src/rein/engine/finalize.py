@@ -2,9 +2,10 @@
 and decide the final status.
 
 Readings (docs/ambiguities.md): a global-budget stop ends ``partial`` when some required
-output is bound, else ``failed`` (§5.4, RT061); an unabsorbed node failure under
-``isolate``/``continue`` ends ``failed`` when a required output is left unbound and
-``partial`` when everything is bound and success passes.
+output is bound, else ``failed`` (§5.4, RT061); an unabsorbed node failure ends the run
+``failed`` under every ``on_node_failure`` policy (the policy decides what else runs, not
+whether a failure counts); ``partial`` is for unbound required outputs without a failure,
+degraded nodes and budget stops.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ async def finalize(ctx: RunContext, inst: ScopeInstance, result: ScopeResult,
         return Final(status=status, outputs=outputs)
     if result.halted:
         return Final(status=RunStatus.FAILED, outputs=outputs)
-    if result.failed and unbound:
+    if result.failed:
         return Final(status=RunStatus.FAILED, outputs=outputs)
     success_record = None
     events: list[Mapping[str, Any]] = []
@@ -63,7 +64,7 @@ async def finalize(ctx: RunContext, inst: ScopeInstance, result: ScopeResult,
         if not outcome.passed:
             return Final(status=RunStatus.FAILED, outputs=outputs,
                          graph_success=success_record, human_events=tuple(events))
-    if result.failed or unbound or result.degraded:
+    if unbound or result.degraded:
         status = RunStatus.PARTIAL
     else:
         status = RunStatus.SUCCEEDED
