@@ -103,7 +103,8 @@ def test_results(text: str, value: Any) -> None:
 
 
 ERRORS = [
-    ("len(v.five)", "len() needs an array, a string or an object as its first argument, got a number",
+    ("len(v.five)",
+     "len() needs an array, a string or an object as its first argument, got a number",
      "type"),
     ("len(v.nul)", "len() needs an array, a string or an object as its first argument, got null",
      "type"),
@@ -155,7 +156,8 @@ ERRORS = [
     ("all(v.abc)", "all() needs an array of booleans as its first argument, got a string", "type"),
     ("all(v.nulls)", "all() needs an array of booleans; element 0 is null", "type"),
     ("succeeded('nope')", "succeeded() names an unknown node 'nope'", "name"),
-    ("failed(v.one)", "failed() needs a node id string as its first argument, got a number", "type"),
+    ("failed(v.one)", "failed() needs a node id string as its first argument, got a number",
+     "type"),
     ("skipped(v.nul)", "skipped() needs a node id string as its first argument, got null", "type"),
     ("output('nope', 'x')", "output() names an unknown node 'nope'", "name"),
     ("output('build', v.one)", "output() needs an output name string as its second argument, "
