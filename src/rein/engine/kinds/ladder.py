@@ -159,7 +159,7 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
         row, stage=why, mode="input", outcome="provided" if accepted and values else None))
     if not accepted:
         return False
-    if specs and not values:
+    if not values and (specs or why == "escalation"):
         return False  # acknowledged, but nothing handed back: the node stays failed
     problems = check_outputs(values, specs, workspace=ctx.workspace)
     if problems:
