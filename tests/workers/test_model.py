@@ -289,3 +289,18 @@ def test_two_node_graph_against_wire_fixtures(tmp_path: Path, kind: str) -> None
         assert last["messages"][-1]["content"][0]["tool_use_id"] == "toolu_read_0003"
         assert [t["name"] for t in last["tools"]] == ["file_read", SUBMIT]
         assert last["tools"][1]["input_schema"]["properties"]["decision"]["enum"] == ["ship", "revise"]
+
+
+def test_a_commit_through_the_shell_fails_the_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    # Without bubblewrap nothing stops the commit itself; the ref check still catches it.
+    monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test"))
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    commit = ("git -c user.email=a@b -c user.name=a commit -q --allow-empty -m sneaky")
+    worker = scripted({"tool_calls": [{"name": "shell_exec", "arguments": {"command": commit}}]},
+                      submit(summary="x"))
+    items, result = drive(worker, attempt(tmp_path, tools=("shell_exec",), permissions=("shell:exec",)))
+    assert items[0].kind is ItemKind.NOTICE and "not a security boundary" in items[0].data["text"]
+    assert result.failure is FailureClass.PERMISSION_DENIED
+    assert result.message is not None and "workers never commit" in result.message and result.outputs == {}

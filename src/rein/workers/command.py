@@ -31,13 +31,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.paths import ToolFailure
 from rein.tools.sandbox import SandboxPolicy
 from rein.tools.shell import run_sandboxed
@@ -72,29 +72,6 @@ class CommandTemplate:
     timeout_seconds: float = 1800.0
     pass_env: tuple[str, ...] = ()  # variables of rein's environment the agent needs
     max_output_bytes: int = 1_000_000
-
-
-def git_refs(workspace: str | os.PathLike[str]) -> dict[str, str] | None:
-    """Every ref and HEAD → commit, or None when the workspace is not a git repository."""
-    try:
-        done = subprocess.run(["git", "show-ref", "--head"], cwd=workspace, capture_output=True,
-                              text=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode not in (0, 1) or "not a git repository" in done.stderr:
-        return None
-    refs: dict[str, str] = {}
-    for line in done.stdout.splitlines():
-        sha, _, ref = line.partition(" ")
-        refs[ref] = sha
-    return refs
-
-
-def moved_refs(before: Mapping[str, str] | None, after: Mapping[str, str] | None) -> list[str]:
-    """The refs that appeared, vanished or moved."""
-    if before is None or after is None:
-        return []
-    return sorted(r for r in set(before) | set(after) if before.get(r) != after.get(r))
 
 
 def parse_outputs(stdout: str, outputs_file: Path) -> dict[str, Any] | None:

@@ -40,6 +40,7 @@ from rein.providers.types import (
 )
 from rein.tools.catalog import ToolCall, ToolKind, definitions_for, kind_of
 from rein.tools.gate import ToolPolicy, Verdict
+from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.sandbox import SandboxPolicy, backend_for
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import (
@@ -218,7 +219,16 @@ class ModelWorker:
             yield Item(kind=ItemKind.NOTICE, data={"sandbox": backend.name, "text": backend.note})
         reminded = noted = False
 
+        # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too, and
+        # this catches the process backend.
+        refs = git_refs(request.workspace) if ToolKind.SHELL in {kind_of(t) for t in request.tools} else None
+
         def finish(failure: FailureClass | None, message: str | None, **kw: Any) -> AttemptResult:
+            moved = moved_refs(refs, git_refs(request.workspace)) if refs is not None else []
+            if moved:
+                failure = FailureClass.PERMISSION_DENIED
+                message = f"the attempt changed git refs ({', '.join(moved)}); workers never commit"
+                kw = {}
             return AttemptResult(usage=spend.usage, routed=routed, failure=failure, message=message, **kw)
 
         while True:
