@@ -17,8 +17,27 @@ say "2. Plan $GRAPH: order, parallel steps, people, budgets, worst case"
 say "3. The digest an approval binds to"
 "$REIN" graph digest "$GRAPH"
 
+say "4. Run examples/no-worker.agraph.yaml to completion (no model, no worker needed)"
+# A scratch workspace keeps the checkout clean; rein's state lives in <workspace>/.rein/.
+RUN_WS=$(mktemp -d)
+RUN_GRAPH=examples/no-worker.agraph.yaml
+"$REIN" run "$RUN_GRAPH" --workspace "$RUN_WS" --dry-run
+status=0
+"$REIN" run "$RUN_GRAPH" --workspace "$RUN_WS" \
+  --approve "$("$REIN" graph digest "$RUN_GRAPH")" || status=$?
+"$REIN" runs list --workspace "$RUN_WS"
+if [ "$status" -eq 3 ]; then
+  echo "The run is waiting. See what it needs and answer:"
+  echo "  rein approvals list --workspace $RUN_WS"
+  echo "  rein approvals accept APPROVAL_ID --workspace $RUN_WS"
+elif [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
+
 say "Next"
 cat <<EOF
+  rein runs record RUN_ID --workspace $RUN_WS   # the AGS run record of that run
+  rein runs events RUN_ID --workspace $RUN_WS   # its trace, event by event
   rein graph plan --format mermaid $GRAPH    # a picture for a pull request
   rein graph plan --format dot $GRAPH | dot -Tsvg > plan.svg
   rein graph plan --json examples/no-worker.agraph.yaml   # the plan as data
