@@ -152,6 +152,16 @@ def test_validate_folders_recursively(
     assert paths == ["b.agraph.yaml", "a.agraph.yaml"]
 
 
+def test_a_folder_without_graphs_fails(
+    capsys: pytest.CaptureFixture[str], workspace: Path,
+) -> None:
+    (workspace / "empty").mkdir()
+    code, out, err = run(capsys, "graph", "validate", "empty")
+    assert code == 1 and out == "" and "no *.agraph.yaml" in err
+    code, out, _ = run(capsys, "graph", "validate", "--json", "empty")
+    assert code == 1 and json.loads(out) == {"documents": []}
+
+
 def test_validate_needs_a_path(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "graph", "validate")
     assert code == 64 and "Missing argument" in err

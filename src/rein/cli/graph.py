@@ -33,8 +33,8 @@ def graph() -> None:
 
 
 @graph.command("validate", context_settings=_CONTEXT,
-               epilog="Exit codes: 0 clean, 1 errors (unreadable files included), "
-                      "2 warnings under --strict, 64 usage error.")
+               epilog="Exit codes: 0 clean, 1 errors (unreadable files included) or no "
+                      "graph found, 2 warnings under --strict, 64 usage error.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--strict", is_flag=True, help="Treat advisory warnings (AG9xx) as failures.")
 @json_option
@@ -50,6 +50,13 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
       rein graph validate --strict --json examples/
     """
     reports = _validate_all(paths)
+    if not reports:
+        # A folder without graph files is almost always the wrong folder: say so.
+        if as_json:
+            emit_json({"documents": []})
+        click.echo(f"error: no *.agraph.yaml or *.agraph.json files in {', '.join(paths)}",
+                   err=True)
+        return int(ExitCode.FAILURE)
     if as_json:
         emit_json({"documents": [r.to_json() for r in reports]})
     else:
