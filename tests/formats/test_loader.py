@@ -131,3 +131,12 @@ def test_locate_in_json_and_with_a_line_offset() -> None:
 
 def test_empty_document_is_null() -> None:
     assert load_text("").data is None
+
+
+@pytest.mark.parametrize("text", ['{"a": "\\ud800"}', '{"\\udc00": 1}', '["x\\udfff"]'])
+def test_json_lone_surrogates_are_refused(text: str) -> None:
+    assert kind_of(text, "json") == "encoding"
+
+
+def test_json_surrogate_pairs_are_text() -> None:
+    assert load_text('{"a": "\\ud83d\\ude00"}', format="json").data == {"a": "\U0001f600"}

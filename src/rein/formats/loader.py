@@ -210,7 +210,38 @@ def _load_json(text: str, source: str, limits: LoadLimits, line_offset: int) -> 
     except RecursionError:
         raise _too_deep(source, limits) from None
     _check_depth(data, source, limits)
+    if _SURROGATE_ESCAPE.search(text):
+        _check_surrogates(data, source, line_offset)
     return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_surrogates(data: Any, source: str, line_offset: int) -> None:
+    """A lone surrogate escape parses in Python but is not Unicode text: refuse it."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            strings = [value]
+        elif isinstance(value, dict):
+            strings = list(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+            continue
+        else:
+            continue
+        for text in strings:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise LoadError(
+                    f"the string {text[:40]!r} holds an unpaired surrogate escape",
+                    kind="encoding", location=Location(file=source),
+                    hint="a \\uD800-\\uDFFF escape must be half of a pair",
+                ) from None
 
 
 def _json_key_position(text: str, key: str) -> tuple[int | None, int | None]:
@@ -376,48 +407,66 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
     get = parser.get_event
     anchors: dict[str, tuple[Any, int]] = {}
     open_anchors: set[str] = set()
-    # A frame is [container, pending key or _NOKEY, anchor, node count at start, start mark].
-    stack: list[list[Any]] = []
+    # The open container is held in locals (cur, is_map, key); the ones around it are saved
+    # on ``stack`` as (container, is_map, pending key, anchor, count at start).
+    stack: list[tuple[Any, bool, Any, str | None, int]] = []
+    cur: Any = None
+    is_map = False
+    key: Any = _NOKEY
     counter = 0  # values read, counting what aliases add
     alias_added = 0
     max_depth, max_alias = limits.max_depth, limits.max_alias_nodes
     root: Any = _NOKEY
     documents = 0
+    special = _MAYBE_SPECIAL
+    scalar_t, map_t, seq_t = ScalarEvent, MappingStartEvent, SequenceStartEvent
+    map_end_t, seq_end_t, alias_t = MappingEndEvent, SequenceEndEvent, AliasEvent
+    depth = 0
 
     while True:
         event = get()
         kind = type(event)
-        if kind is ScalarEvent:
+        if kind is scalar_t:
             counter += 1
             tag = event.tag
-            if tag is None and event.implicit[0]:  # a plain scalar: resolve by the core schema
-                value: Any = _plain(event.value, event.start_mark)
-            elif tag is None or tag == "!":
-                value = event.value
-            else:
-                value = _tagged(tag, event.value, event.start_mark)
+            value: Any = event.value
+            if tag is None:
+                if event.implicit[0] and (not value or value[0] in special):
+                    value = _plain(value, event.start_mark)  # null, bool, numbers
+            elif tag != "!":
+                value = _tagged(tag, value, event.start_mark)
             if event.anchor is not None:
                 anchors[event.anchor] = (value, 1)
-        elif kind is MappingStartEvent or kind is SequenceStartEvent:
-            if len(stack) >= max_depth:
+        elif kind is map_t or kind is seq_t:
+            if depth >= max_depth:
                 raise _Bad("too_deep", f"the document nests deeper than {max_depth} levels",
                            event.start_mark, "flatten it, or raise [limits] max_depth")
-            tags = _MAP_TAGS if kind is MappingStartEvent else _SEQ_TAGS
-            if event.tag not in tags:
+            if event.tag not in (_MAP_TAGS if kind is map_t else _SEQ_TAGS):
                 raise _bad_tag(event.tag, event.start_mark)
             if event.anchor is not None:
                 open_anchors.add(event.anchor)
             counter += 1
-            stack.append([{} if kind is MappingStartEvent else [], _NOKEY, event.anchor,
-                          counter, event.start_mark])
+            depth += 1
+            if depth > 1:
+                stack.append((cur, is_map, key, anchor_of_cur, start_of_cur))
+            anchor_of_cur, start_of_cur = event.anchor, counter
+            if kind is map_t:
+                cur, is_map = {}, True
+            else:
+                cur, is_map = [], False
+            key = _NOKEY
             continue
-        elif kind is MappingEndEvent or kind is SequenceEndEvent:
-            frame = stack.pop()
-            value = frame[0]
-            if frame[2] is not None:
-                open_anchors.discard(frame[2])
-                anchors[frame[2]] = (value, counter - frame[3] + 1)
-        elif kind is AliasEvent:
+        elif kind is map_end_t or kind is seq_end_t:
+            value = cur
+            if anchor_of_cur is not None:
+                open_anchors.discard(anchor_of_cur)
+                anchors[anchor_of_cur] = (value, counter - start_of_cur + 1)
+            depth -= 1
+            if depth:
+                cur, is_map, key, anchor_of_cur, start_of_cur = stack.pop()
+            else:
+                cur = None
+        elif kind is alias_t:
             name = event.anchor
             if name in open_anchors:
                 raise _Bad("alias_limit", f"alias *{name} refers to a node that contains it",
@@ -448,14 +497,11 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
         else:  # StreamStart, DocumentEnd
             continue
 
-        if not stack:
+        if not depth:
             root = value
-            continue
-        frame = stack[-1]
-        container = frame[0]
-        if type(container) is list:
-            container.append(value)
-        elif frame[1] is _NOKEY:
+        elif not is_map:
+            cur.append(value)
+        elif key is _NOKEY:
             if type(value) is not str:
                 raise _Bad(
                     "non_string_key",
@@ -463,17 +509,15 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
                     event.start_mark,
                     "quote the key: documents are JSON objects, whose keys are strings",
                 )
-            if value in container:
+            if value in cur:
                 raise _Bad("duplicate_key", f"duplicate key {value!r}", event.start_mark,
                            "each key may appear once in a mapping")
-            frame[1] = value
+            key = value
         else:
-            container[frame[1]] = value
-            frame[1] = _NOKEY
+            cur[key] = value
+            key = _NOKEY
 
-    if root is _NOKEY:
-        return None
-    return root
+    return None if root is _NOKEY else root
 
 
 # ---------------------------------------------------------------------------- locations
