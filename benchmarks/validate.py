@@ -73,7 +73,8 @@ def _id(i: int) -> str:
 
 
 def _node(i: int, preds: list[int]) -> list[str]:
-    out = [f"  {_id(i)}:", f"    title: Step {i}", f"    description: Combine the notes of step {i}."]
+    out = [f"  {_id(i)}:", f"    title: Step {i}",
+           f"    description: Combine the notes of step {i}."]
     if preds:
         out.append("    depends_on: [" + ", ".join(_id(p) for p in preds) + "]")
         out.append("    inputs:")

@@ -37,6 +37,18 @@ from rein.formats.ags.plan_model import (
     Plan,
     ScopePlan,
 )
+from rein.formats.ags.plan_notices import (
+    NOTICE_COST,
+    NOTICE_DEPTH,
+    NOTICE_INTEGRITY,
+    NOTICE_LEVEL,
+    NOTICE_RECURSION,
+    NOTICE_REF,
+    NOTICE_TOKENS,
+    NOTICE_WORST_CASE,
+    budget_notices,
+    level_notices,
+)
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import escape, load_path
 
@@ -44,26 +56,18 @@ from rein.formats.loader import escape, load_path
 RefLoader = Callable[[str, "str | None"], "tuple[Any, str] | None"]
 
 MERGED_BLOCKS = ("intelligence", "requirements", "constraints", "failure")
-DEFAULT_MAX_SUBGRAPH_DEPTH = 5  # AGS Appendix A
 _CONTAINERS = ("loop", "map")
 _LEVEL_1_STAGES = frozenset({"before_start", "after_outputs"})
 _CRITERION_LEVEL = {"expression": 2, "regex": 2, "json_schema": 2, "llm_judge": 3,
                     "external": 3}
 
-NOTICE_WORST_CASE = "PLAN001"  # worst case above constraints.max_node_executions
-NOTICE_LEVEL = "PLAN002"  # a feature above the declared requires_conformance
-NOTICE_COST = "PLAN003"  # projected cost above constraints.max_cost_usd
-NOTICE_TOKENS = "PLAN004"  # projected tokens above constraints.max_total_tokens
-NOTICE_DEPTH = "PLAN005"  # nesting deeper than constraints.max_subgraph_depth
-NOTICE_REF = "PLAN006"  # a referenced child could not be planned (count is a lower bound)
-NOTICE_INTEGRITY = "PLAN007"  # a referenced child does not match its integrity or id
-NOTICE_RECURSION = "PLAN008"  # a fragment or document contains itself (cut)
-
 
 # ---------------------------------------------------------------------------- public helpers
 
 
-def effective_node(node: Mapping[str, Any], defaults: Mapping[str, Any] | None) -> dict[str, Any]:
+def effective_node(
+    node: Mapping[str, Any], defaults: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The node as the engine sees it: ``defaults`` merged in per AGS §6.3.
 
     Per block, shallow: the node's keys win over the default block's keys; arrays are
@@ -215,7 +219,8 @@ def build_plan(
         features=tuple(builder.features),
         notices=(),
     )
-    notices = builder.notices + _budget_notices(plan, constraints) + _level_notices(builder)
+    notices = (builder.notices + budget_notices(plan, constraints)
+               + level_notices(builder.features, builder.levels, source))
     return replace(plan, notices=tuple(notices))
 
 
@@ -251,7 +256,8 @@ class _Builder:
 
     def feature(self, doc: _Doc, name: str, level: int, pointer: str) -> None:
         if level > 1:
-            self.features.append(Feature(name=name, level=level, pointer=pointer, file=doc.source))
+            self.features.append(
+                Feature(name=name, level=level, pointer=pointer, file=doc.source))
 
     def scope(self, fragment: Mapping[str, Any], *, doc: _Doc, path: str, pointer: str,
               depth: int, defaults: Any) -> ScopePlan:
@@ -528,57 +534,9 @@ def _projected(scope: ScopePlan) -> tuple[float, int]:
     return cost, tokens
 
 
-def _budget_notices(plan: Plan, constraints: Mapping[str, Any]) -> list[Notice]:
-    out: list[Notice] = []
-    ceiling = constraints.get("max_node_executions")
-    if isinstance(ceiling, int) and plan.worst_case_executions > ceiling:
-        out.append(Notice(
-            code=NOTICE_WORST_CASE, pointer="/constraints/max_node_executions",
-            message=f"the worst case is {plan.worst_case_executions} node executions, above "
-                    f"constraints.max_node_executions ({ceiling}); a run that gets there stops "
-                    "with RT061"))
-    max_cost = constraints.get("max_cost_usd")
-    if isinstance(max_cost, (int, float)) and plan.projected_cost_usd > max_cost:
-        out.append(Notice(
-            code=NOTICE_COST, pointer="/constraints/max_cost_usd",
-            message=f"node estimates add up to ${plan.projected_cost_usd:.2f}, above "
-                    f"constraints.max_cost_usd (${max_cost:.2f}); every branch is counted, "
-                    "so a run may well stay within it"))
-    max_tokens = constraints.get("max_total_tokens")
-    if isinstance(max_tokens, int) and plan.projected_tokens > max_tokens:
-        out.append(Notice(
-            code=NOTICE_TOKENS, pointer="/constraints/max_total_tokens",
-            message=f"node estimates add up to {plan.projected_tokens:,} tokens, above "
-                    f"constraints.max_total_tokens ({max_tokens:,})"))
-    depth_limit = constraints.get("max_subgraph_depth", DEFAULT_MAX_SUBGRAPH_DEPTH)
-    deepest = max(s.depth for s in plan.scopes())
-    if isinstance(depth_limit, int) and deepest > depth_limit:
-        out.append(Notice(
-            code=NOTICE_DEPTH, pointer="/constraints/max_subgraph_depth",
-            message=f"scopes nest {deepest} deep, above max_subgraph_depth ({depth_limit}); "
-                    "the deepest nodes fail at run time"))
-    return out
-
-
-def _level_notices(builder: _Builder) -> list[Notice]:
-    """One notice per feature (and document) used above the declared conformance level."""
-    first: dict[tuple[str | None, str], tuple[Feature, int]] = {}
-    for f in builder.features:
-        hit = first.get((f.file, f.name))
-        first[(f.file, f.name)] = (hit[0], hit[1] + 1) if hit else (f, 1)
-    out: list[Notice] = []
-    for (file, name), (f, count) in first.items():
-        level = builder.levels.get(file, 1)
-        if f.level > level:
-            times = f" ({count} uses)" if count > 1 else ""
-            out.append(Notice(
-                code=NOTICE_LEVEL, pointer=f.pointer,
-                file=None if file == builder.root_source else file,
-                message=f"the graph declares requires_conformance {level} but uses {_article(name)} {name}"
-                        f"{times}, a level {f.level} feature; a level {level} harness must "
-                        "refuse it"))
-    return out
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
+__all__ = [
+    "MERGED_BLOCKS", "NOTICE_COST", "NOTICE_DEPTH", "NOTICE_INTEGRITY", "NOTICE_LEVEL",
+    "NOTICE_RECURSION", "NOTICE_REF", "NOTICE_TOKENS", "NOTICE_WORST_CASE", "RefLoader",
+    "build_plan", "default_ref_loader", "effective_edges", "effective_node", "plan_path",
+    "topological_order",
+]
