@@ -121,3 +121,20 @@ def test_renderings_are_deterministic() -> None:
     assert render_text(a) == render_text(b)
     assert render_mermaid(a) == render_mermaid(b)
     assert render_dot(a) == render_dot(b)
+
+
+SHARED_GRAPHS = ["minimal.agraph.yaml", "link-audit.agraph.yaml", "test-repair-loop.agraph.yaml",
+                 "library-v1-release.agraph.yaml", "docs-site-refresh.agraph.yaml"]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", SHARED_GRAPHS)
+def test_official_examples_render(shared_dir, name: str) -> None:
+    plan = plan_path(shared_dir / "ags-examples" / name)
+    [parsed] = pydot.graph_from_dot_data(render_dot(plan))
+    assert parsed.get_name().strip('"') == plan.graph_id
+    mermaid = render_mermaid(plan)
+    assert mermaid.count("<br/>") >= 2 * sum(1 for _ in plan.nodes())
+    text = render_text(plan)
+    for notice in plan.notices:
+        assert notice.code in text
