@@ -214,3 +214,17 @@ def test_every_shared_example_instantiates(ws: Path, shared_dir: Path) -> None:
     python = resolve(folder / "python-reviewer.agent.yaml", ws, env={})
     assert python.extends == ("base-reviewer@4",)
     assert python.data["spec"]["permissions"]["shell"] == "deny"
+
+
+def test_the_record_names_revision_and_spec_digest(ws: Path, data: Path) -> None:
+    from rein.formats.oap import load_oap, spec_digest
+
+    resolved = resolve(put(ws, data / "scribe.agent.yaml"), ws)
+    record = resolved.record()
+    assert (record["name"], record["revision"]) == ("scribe", 3)
+    assert record["spec_digest"] == spec_digest(load_oap(data / "scribe.agent.yaml").data)
+    assert any(a["reason"] == "${{ vars }} substituted" for a in record["adjustments"])
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(FrozenInstanceError):
+        resolved.data = {}  # type: ignore[misc]  # frozen for the session

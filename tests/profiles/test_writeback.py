@@ -249,3 +249,11 @@ def test_a_held_lock_refuses_the_write(ws: Path, data: Path) -> None:
         with store.profile_lock(path, timeout=0.01):
             pass
     assert not os.path.exists(ws / "d.delta.json")
+
+
+def test_annotations_round_trip_through_a_write(ws: Path, data: Path) -> None:
+    path = copy_in(ws, data / "scribe.agent.yaml")
+    apply_file(path, data / "scribe.delta.yaml", workspace=ws, approve=False, dry_run=False,
+               actor="a", now=NOW)
+    assert load_oap(path).data["metadata"]["annotations"] == {"other-harness.example/x": "1"}
+    assert path.read_text().startswith("# A small profile")  # the header comment is kept

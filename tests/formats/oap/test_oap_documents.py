@@ -245,3 +245,8 @@ def test_digests_equal_oap_validate_cli(shared_dir: Path) -> None:
         report = validate_file(p)
         assert oracle[Path(p).as_posix()] == {"profile": report.digest,
                                               "spec": report.spec_digest}
+
+
+def test_name_wins_over_the_file_name_with_a_warning(tmp_path: Path) -> None:
+    report = report_for(minimal(), tmp_path, "other.agent.yaml")
+    assert report.ok and [f.code for f in report.findings] == ["OAP102"]
