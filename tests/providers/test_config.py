@@ -20,13 +20,19 @@ from rein.providers.types import Completed, Message, ModelRequest, TokenUsage
 
 
 def test_parse_providers_reads_the_documented_table() -> None:
-    configs = parse_providers({
-        "openai": {"model": "gpt-4.1-mini",
-                   "prices": {"gpt-4.1-mini": {"input": 0.4, "output": 1.6}}},
-        "local": {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1", "max_attempts": 1},
-        "claude": {"kind": "anthropic", "api_key_env": "WORK_CLAUDE_KEY"},
-    })
-    assert configs["openai"].kind == "openai" and configs["openai"].key_variable() == "OPENAI_API_KEY"
+    configs = parse_providers(
+        {
+            "openai": {
+                "model": "gpt-4.1-mini",
+                "prices": {"gpt-4.1-mini": {"input": 0.4, "output": 1.6}},
+            },
+            "local": {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1", "max_attempts": 1},
+            "claude": {"kind": "anthropic", "api_key_env": "WORK_CLAUDE_KEY"},
+        }
+    )
+    assert (
+        configs["openai"].kind == "openai" and configs["openai"].key_variable() == "OPENAI_API_KEY"
+    )
     assert configs["openai"].prices.cost("gpt-4.1-mini", TokenUsage(input_tokens=1_000_000)) == 0.4
     assert configs["local"].retry.max_attempts == 1
     assert configs["claude"].api_key({"WORK_CLAUDE_KEY": "k"}) == "k"
@@ -112,8 +118,14 @@ def test_transient_then_success() -> None:
     async def no_wait(_: float) -> None:
         return None
 
-    result = asyncio.run(with_retries(flaky, policy=RetryPolicy(jitter=False), sleep=no_wait,
-                                      on_retry=lambda n, exc, wait: retried.append(n)))
+    result = asyncio.run(
+        with_retries(
+            flaky,
+            policy=RetryPolicy(jitter=False),
+            sleep=no_wait,
+            on_retry=lambda n, exc, wait: retried.append(n),
+        )
+    )
     assert result == "ok" and retried == [1]
 
 
@@ -122,10 +134,12 @@ def req(text: str = "go") -> ModelRequest:
 
 
 def test_scripted_provider_plays_turns_and_records_requests() -> None:
-    provider = ScriptedProvider([
-        {"text": "hello", "usage": {"input": 10, "output": 2}},
-        lambda request: {"text": f"you said {request.messages[-1].content}"},
-    ])
+    provider = ScriptedProvider(
+        [
+            {"text": "hello", "usage": {"input": 10, "output": 2}},
+            lambda request: {"text": f"you said {request.messages[-1].content}"},
+        ]
+    )
     first = asyncio.run(provider.complete(req()))
     assert first.message.content == "hello" and first.usage.output_tokens == 2
     second = asyncio.run(provider.complete(req("again")))
@@ -151,7 +165,9 @@ def test_scripted_stream_ends_with_completed() -> None:
 def test_scripted_from_config_loads_a_script_file(tmp_path: Path) -> None:
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([{"text": "from file"}]))
-    config = parse_providers({"fake": {"kind": "scripted", "options": {"script": str(script)}}})["fake"]
+    config = parse_providers({"fake": {"kind": "scripted", "options": {"script": str(script)}}})[
+        "fake"
+    ]
     provider = default_registry(plugins=False).create(config)
     assert asyncio.run(provider.complete(req())).message.content == "from file"
     with pytest.raises(ConfigError) as info:

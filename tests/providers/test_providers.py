@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from support import ROOT
+
 from rein.providers.anthropic_messages import AnthropicProvider
 from rein.providers.base import default_registry
 from rein.providers.config import ProviderConfig
@@ -34,8 +34,10 @@ from rein.providers.types import (
 )
 
 WIRE = ROOT / "tests" / "fixtures" / "wire"
-KEYS = {"OPENAI_API_KEY": "sk-test-rein-0123456789abcdef",
-        "ANTHROPIC_API_KEY": "sk-ant-test-rein-0123456789abcdef"}
+KEYS = {
+    "OPENAI_API_KEY": "sk-test-rein-0123456789abcdef",
+    "ANTHROPIC_API_KEY": "sk-ant-test-rein-0123456789abcdef",
+}
 MODELS = {"openai": "gpt-4.1-mini-2025-04-14", "anthropic": "claude-sonnet-4-6"}
 CLASSES: dict[str, Any] = {"openai": OpenAIChatProvider, "anthropic": AnthropicProvider}
 KINDS = ["openai", "anthropic"]
@@ -51,11 +53,21 @@ class Sleeps:
         self.waits.append(seconds)
 
 
-def provider(kind: str, files: list[Any], *, prices: PriceTable | None = None,
-             sleep: Sleeps | None = None, attempts: int = 3):  # type: ignore[no-untyped-def]
+def provider(
+    kind: str,
+    files: list[Any],
+    *,
+    prices: PriceTable | None = None,
+    sleep: Sleeps | None = None,
+    attempts: int = 3,
+):  # type: ignore[no-untyped-def]
     replay = WireReplay.from_files([f if isinstance(f, tuple) else WIRE / kind / f for f in files])
-    config = ProviderConfig(name=kind, kind=kind, prices=prices or PriceTable(),
-                            retry=RetryPolicy(max_attempts=attempts, jitter=False))
+    config = ProviderConfig(
+        name=kind,
+        kind=kind,
+        prices=prices or PriceTable(),
+        retry=RetryPolicy(max_attempts=attempts, jitter=False),
+    )
     cls = CLASSES[kind]
     return cls(config, http_client=replay.client(), environ=KEYS, sleep=sleep or Sleeps()), replay
 
@@ -65,8 +77,13 @@ def request(kind: str, *messages: Message) -> ModelRequest:
         model=MODELS[kind],
         system="You are a careful worker.",
         messages=messages or (Message(role="user", content="Write NOTE.md."),),
-        tools=(ToolSpec(name="file_write", description="write a file",
-                        parameters={"type": "object", "properties": {"path": {"type": "string"}}}),),
+        tools=(
+            ToolSpec(
+                name="file_write",
+                description="write a file",
+                parameters={"type": "object", "properties": {"path": {"type": "string"}}},
+            ),
+        ),
     )
 
 
@@ -97,7 +114,9 @@ def test_stream_yields_deltas_then_the_authoritative_response(kind: str) -> None
     final = events[-1].response
     assert final.message.content == text
     assert final.message.tool_calls[0].arguments == {
-        "decision": "ship", "reason": "NOTE.md has a heading and a body."}
+        "decision": "ship",
+        "reason": "NOTE.md has a heading and a body.",
+    }
     assert final.usage.output_tokens in (41, 52)
 
 
@@ -105,8 +124,11 @@ def test_usage_and_cost_are_accounted_with_cached_tokens() -> None:
     prices = PriceTable(prices={MODELS["openai"]: Price(input=0.4, output=1.6, cached_input=0.1)})
     p, _ = provider("openai", ["submit_note.json"], prices=prices)
     response = asyncio.run(p.complete(request("openai")))
-    assert (response.usage.input_tokens, response.usage.cached_input_tokens,
-            response.usage.output_tokens) == (470, 384, 29)
+    assert (
+        response.usage.input_tokens,
+        response.usage.cached_input_tokens,
+        response.usage.output_tokens,
+    ) == (470, 384, 29)
     expected = ((470 - 384) * 0.4 + 384 * 0.1 + 29 * 1.6) / 1_000_000
     assert response.cost_usd == pytest.approx(expected)
 
@@ -121,29 +143,51 @@ def test_anthropic_cache_reads_count_as_input() -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_tool_results_are_sent_back_in_the_vendor_shape(kind: str) -> None:
     p, replay = provider(kind, ["submit_note.json"])
-    call = ModelToolCall(id="call_1", name="file_write", arguments={"path": "NOTE.md"},
-                         raw_arguments='{"path": "NOTE.md"}')
-    asyncio.run(p.complete(request(
-        kind,
-        Message(role="user", content="Write NOTE.md."),
-        Message(role="assistant", content="", tool_calls=(call,)),
-        Message(role="tool", tool_call_id="call_1", content="created NOTE.md (7 bytes)"),
-    )))
+    call = ModelToolCall(
+        id="call_1",
+        name="file_write",
+        arguments={"path": "NOTE.md"},
+        raw_arguments='{"path": "NOTE.md"}',
+    )
+    asyncio.run(
+        p.complete(
+            request(
+                kind,
+                Message(role="user", content="Write NOTE.md."),
+                Message(role="assistant", content="", tool_calls=(call,)),
+                Message(role="tool", tool_call_id="call_1", content="created NOTE.md (7 bytes)"),
+            )
+        )
+    )
     body = replay.bodies()[0]
     if kind == "openai":
         assert body["messages"][0] == {"role": "system", "content": "You are a careful worker."}
         assert body["messages"][2]["tool_calls"][0]["function"] == {
-            "name": "file_write", "arguments": '{"path": "NOTE.md"}'}
-        assert body["messages"][3] == {"role": "tool", "tool_call_id": "call_1",
-                                       "content": "created NOTE.md (7 bytes)"}
+            "name": "file_write",
+            "arguments": '{"path": "NOTE.md"}',
+        }
+        assert body["messages"][3] == {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "content": "created NOTE.md (7 bytes)",
+        }
         assert body["tools"][0]["type"] == "function"
     else:
         assert body["system"] == "You are a careful worker."
         assert body["messages"][1]["content"] == [
-            {"type": "tool_use", "id": "call_1", "name": "file_write", "input": {"path": "NOTE.md"}}]
-        assert body["messages"][2] == {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "call_1",
-             "content": "created NOTE.md (7 bytes)", "is_error": False}]}
+            {"type": "tool_use", "id": "call_1", "name": "file_write", "input": {"path": "NOTE.md"}}
+        ]
+        assert body["messages"][2] == {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_1",
+                    "content": "created NOTE.md (7 bytes)",
+                    "is_error": False,
+                }
+            ],
+        }
         assert body["tools"][0]["input_schema"]["type"] == "object"
 
 
@@ -196,7 +240,9 @@ def test_auth_error_never_shows_the_key(kind: str, caplog: pytest.LogCaptureFixt
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_switch_blocks_real_calls_but_not_replays(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_switch_blocks_real_calls_but_not_replays(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REIN_ALLOW_MODEL_REQUESTS", "0")
     real = CLASSES[kind](ProviderConfig(name=kind, kind=kind), environ=KEYS)
     with pytest.raises(ModelRequestsBlocked) as info:
@@ -208,8 +254,11 @@ def test_switch_blocks_real_calls_but_not_replays(kind: str, monkeypatch: pytest
 
 def test_missing_key_is_a_clear_auth_error(monkeypatch: pytest.MonkeyPatch) -> None:
     replay = WireReplay.from_files([])
-    p = AnthropicProvider(ProviderConfig(name="claude", kind="anthropic", api_key_env="MY_CLAUDE_KEY"),
-                          http_client=replay.client(), environ={})
+    p = AnthropicProvider(
+        ProviderConfig(name="claude", kind="anthropic", api_key_env="MY_CLAUDE_KEY"),
+        http_client=replay.client(),
+        environ={},
+    )
     with pytest.raises(ProviderAuthError) as info:
         asyncio.run(p.complete(request("anthropic")))
     assert info.value.message == "claude: no API key: MY_CLAUDE_KEY is not set"
@@ -220,8 +269,11 @@ def test_local_openai_compatible_server_needs_no_key() -> None:
     replay = WireReplay.from_files([WIRE / "openai" / "write_note.json"])
     config = ProviderConfig(name="ollama", kind="openai", base_url="http://127.0.0.1:11434/v1")
     p = OpenAIChatProvider(config, http_client=replay.client(), environ={})
-    req = ModelRequest(model="qwen2.5-coder:7b", messages=(Message(role="user", content="hi"),),
-                       max_output_tokens=64)
+    req = ModelRequest(
+        model="qwen2.5-coder:7b",
+        messages=(Message(role="user", content="hi"),),
+        max_output_tokens=64,
+    )
     asyncio.run(p.complete(req))
     assert str(replay.requests[0].url) == "http://127.0.0.1:11434/v1/chat/completions"
     assert replay.bodies()[0]["max_tokens"] == 64  # compatible servers know max_tokens
@@ -236,14 +288,17 @@ def test_registry_builds_each_kind_and_names_the_valid_ones() -> None:
 
     with pytest.raises(ConfigError) as info:
         registry.create(ProviderConfig(name="x", kind="gemini"))
-    assert info.value.code == "PROVCFG003" and "anthropic, openai, scripted" in (info.value.hint or "")
+    assert info.value.code == "PROVCFG003" and "anthropic, openai, scripted" in (
+        info.value.hint or ""
+    )
 
 
 def test_malformed_tool_arguments_are_kept_with_the_parse_error() -> None:
     call = ModelToolCall.from_json_text(id="1", name="t", text='{"path": ')
     assert call.arguments == {} and call.parse_error and call.raw_arguments == '{"path": '
     assert ModelToolCall.from_json_text(id="1", name="t", text="[1]").parse_error == (
-        "arguments must be a JSON object")
+        "arguments must be a JSON object"
+    )
 
 
 def test_fixture_dir_exists() -> None:

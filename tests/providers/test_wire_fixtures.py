@@ -9,7 +9,6 @@ import anthropic.types as at
 import openai.types.chat as ot
 import pydantic
 import pytest
-
 from support import ROOT
 
 WIRE = ROOT / "tests" / "fixtures" / "wire"
@@ -68,7 +67,9 @@ def test_anthropic_stream_events_match_sdk_types(name: str) -> None:
         assert adapter.validate_python(payload).type == event
 
 
-@pytest.mark.parametrize("path", sorted(WIRE.glob("*/error_*.json")), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "path", sorted(WIRE.glob("*/error_*.json")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_error_bodies_have_the_vendor_shape(path: Path) -> None:
     data = json.loads(path.read_text())
     assert isinstance(data["error"]["message"], str)

@@ -21,14 +21,17 @@ def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=b"a" * (MAX_BODY_BYTES + 10))
     if request.url.path == "/same":
         return httpx.Response(301, headers={"location": "/final"})
-    return httpx.Response(200, text=f"hello from {request.url.path}",
-                          headers={"content-type": "text/plain"})
+    return httpx.Response(
+        200, text=f"hello from {request.url.path}", headers={"content-type": "text/plain"}
+    )
 
 
 def fetch(tmp_path: Path, url: str, *, network: bool = True):  # type: ignore[no-untyped-def]
     policy = ToolPolicy.build(
         ["net:fetch:https://api.example.com"],
-        sandbox=SandboxPolicy(mode=SandboxMode.READ_ONLY, workspace=tmp_path, network_access=network),
+        sandbox=SandboxPolicy(
+            mode=SandboxMode.READ_ONLY, workspace=tmp_path, network_access=network
+        ),
     )
 
     async def go():  # type: ignore[no-untyped-def]

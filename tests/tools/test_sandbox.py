@@ -25,8 +25,14 @@ BWRAP, WHY_NOT = bubblewrap_status()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"bubblewrap unusable here: {WHY_NOT}")
 
 
-def shell(ws: Path, command: str, *, grants: tuple[str, ...] = ("shell:exec",),
-          mode: SandboxMode = SandboxMode.WORKSPACE_WRITE, network: bool = False):  # type: ignore[no-untyped-def]
+def shell(
+    ws: Path,
+    command: str,
+    *,
+    grants: tuple[str, ...] = ("shell:exec",),
+    mode: SandboxMode = SandboxMode.WORKSPACE_WRITE,
+    network: bool = False,
+):  # type: ignore[no-untyped-def]
     policy = ToolPolicy.build(
         grants, sandbox=SandboxPolicy(mode=mode, workspace=ws, network_access=network)
     )
@@ -36,7 +42,10 @@ def shell(ws: Path, command: str, *, grants: tuple[str, ...] = ("shell:exec",),
 
 def test_mode_names_follow_codex() -> None:
     assert [m.value for m in SandboxMode] == [
-        "read-only", "workspace-write", "danger-full-access", "external-sandbox",
+        "read-only",
+        "workspace-write",
+        "danger-full-access",
+        "external-sandbox",
     ]
     with pytest.raises(ConfigError) as info:
         SandboxPolicy.parse("workspace_write")
@@ -45,8 +54,12 @@ def test_mode_names_follow_codex() -> None:
 
 def test_policy_as_codex_sandbox_policy(tmp_path: Path) -> None:
     extra = tmp_path / "cache"
-    policy = SandboxPolicy(mode=SandboxMode.WORKSPACE_WRITE, workspace=tmp_path,
-                           writable_roots=(extra,), network_access=True)
+    policy = SandboxPolicy(
+        mode=SandboxMode.WORKSPACE_WRITE,
+        workspace=tmp_path,
+        writable_roots=(extra,),
+        network_access=True,
+    )
     assert policy.to_codex() == {
         "type": "workspaceWrite",
         "writableRoots": [str(tmp_path), str(extra)],
@@ -55,7 +68,8 @@ def test_policy_as_codex_sandbox_policy(tmp_path: Path) -> None:
         "excludeSlashTmp": True,
     }
     assert SandboxPolicy(mode=SandboxMode.READ_ONLY).to_codex() == {
-        "type": "readOnly", "networkAccess": False,
+        "type": "readOnly",
+        "networkAccess": False,
     }
 
 
@@ -73,7 +87,7 @@ def test_bubblewrap_command_line(tmp_path: Path) -> None:
     ws = str(tmp_path.resolve())
     assert argv[:8] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     assert argv.index("--bind") < argv.index("--ro-bind", 2)  # .git re-bound read-only on top
-    assert ["--bind", ws, ws] == argv[argv.index("--bind"):argv.index("--bind") + 3]
+    assert ["--bind", ws, ws] == argv[argv.index("--bind") : argv.index("--bind") + 3]
     assert f"{ws}/.git" in argv
     for flag in ("--unshare-net", "--die-with-parent", "--new-session"):
         assert flag in argv
@@ -123,19 +137,27 @@ def test_git_stays_read_only_under_bubblewrap(tmp_path: Path) -> None:
 def test_network_is_unshared_unless_allowed(tmp_path: Path) -> None:
     # Only the loopback device exists in a fresh network namespace, and it is down.
     _, result = shell(tmp_path, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '")
-    assert result.ok and result.content.split("--- stdout ---\n")[1].split("\n--- stderr")[0] == "lo\n"
+    assert (
+        result.ok and result.content.split("--- stdout ---\n")[1].split("\n--- stderr")[0] == "lo\n"
+    )
 
 
 @needs_bwrap
 def test_scratch_tmpdir_is_writable_and_private(tmp_path: Path) -> None:
-    _, result = shell(tmp_path, 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && env | grep -c REIN_ || true')
+    _, result = shell(
+        tmp_path, 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && env | grep -c REIN_ || true'
+    )
     assert result.ok, result.content
     assert "t\n0" in result.content  # rein's own environment is not passed through
 
 
-def test_require_boundary_refuses_without_a_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_require_boundary_refuses_without_a_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "not installed"))
-    policy = SandboxPolicy(mode=SandboxMode.WORKSPACE_WRITE, workspace=tmp_path, require_boundary=True)
+    policy = SandboxPolicy(
+        mode=SandboxMode.WORKSPACE_WRITE, workspace=tmp_path, require_boundary=True
+    )
     from rein.tools.paths import ToolFailure
 
     with pytest.raises(ToolFailure) as info:
@@ -144,7 +166,9 @@ def test_require_boundary_refuses_without_a_boundary(tmp_path: Path, monkeypatch
     assert "not a security boundary" in info.value.message
 
 
-def test_process_backend_says_it_is_not_a_boundary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_process_backend_says_it_is_not_a_boundary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "not installed"))
     _, result = shell(tmp_path, "echo hi")
     assert result.ok and result.data is not None and result.data["backend"] == "process"

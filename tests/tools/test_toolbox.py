@@ -39,8 +39,13 @@ def run(box: Toolbox, c: ToolCall, **kw: bool):  # type: ignore[no-untyped-def]
 
 
 def test_both_spellings_map_to_the_same_tools() -> None:
-    pairs = [("file_read", "read"), ("file_write", "write"), ("file_search", "search"),
-             ("shell_exec", "shell"), ("http_fetch", "fetch")]
+    pairs = [
+        ("file_read", "read"),
+        ("file_write", "write"),
+        ("file_search", "search"),
+        ("shell_exec", "shell"),
+        ("http_fetch", "fetch"),
+    ]
     for ags, oap in pairs:
         assert ALIASES[ags] is ALIASES[oap]
     assert ALIASES["edit"] is ToolKind.EDIT

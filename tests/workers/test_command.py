@@ -28,12 +28,20 @@ def agent(tmp_path: Path, body: str) -> Path:
 
 
 def request(ws: Path, **kw: Any) -> AttemptRequest:
-    base: dict[str, Any] = dict(
-        run_id="r1", node_id="write_note", attempt=1, kind="task", title="Write the note",
-        brief="Write NOTE.md.", inputs={},
-        outputs=(OutputSpec(name="summary", type="string", description="what was done"),),
-        permissions=("fs:write:NOTE.md",), tools=(), workspace=str(ws),
-        workspace_access="read_write")
+    base: dict[str, Any] = {
+        "run_id": "r1",
+        "node_id": "write_note",
+        "attempt": 1,
+        "kind": "task",
+        "title": "Write the note",
+        "brief": "Write NOTE.md.",
+        "inputs": {},
+        "outputs": (OutputSpec(name="summary", type="string", description="what was done"),),
+        "permissions": ("fs:write:NOTE.md",),
+        "tools": (),
+        "workspace": str(ws),
+        "workspace_access": "read_write",
+    }
     base.update(kw)
     return AttemptRequest(**base)
 
@@ -62,29 +70,41 @@ def ws(tmp_path: Path) -> Path:
 
 
 def test_last_line_of_stdout_is_the_report(tmp_path: Path, ws: Path) -> None:
-    script = agent(tmp_path, """
+    script = agent(
+        tmp_path,
+        """
         prompt = pathlib.Path(sys.argv[1]).read_text()
         assert "Write NOTE.md." in prompt and "REIN_OUTPUTS_FILE" in prompt
         pathlib.Path("NOTE.md").write_text("# Note\\n")
         print("working...")
         print(json.dumps({"summary": "wrote NOTE.md", "extra": 1}))
-    """)
+    """,
+    )
     items, result = drive(worker_for(script, "{prompt_file}"), request(ws))
     assert result.failure is None, result.message
     assert result.outputs == {"summary": "wrote NOTE.md"}
     assert result.extra == {"x-rein-ignored-keys": ["extra"]}
     assert (ws / "NOTE.md").read_text() == "# Note\n"
-    assert items[-1].data["text"].startswith("working...") or items[-2].data["text"].startswith("working...")
+    assert items[-1].data["text"].startswith("working...") or items[-2].data["text"].startswith(
+        "working..."
+    )
 
 
 def test_outputs_file_wins_and_decisions_map_to_the_label(tmp_path: Path, ws: Path) -> None:
-    script = agent(tmp_path, """
+    script = agent(
+        tmp_path,
+        """
         pathlib.Path(os.environ["REIN_OUTPUTS_FILE"]).write_text(
             json.dumps({"decision": "ship", "summary": "fine"}))
         print('{"summary": "not this one"}')
-    """)
-    req = request(ws, kind="decision", workspace_access="read_only",
-                  branches=({"label": "ship"}, {"label": "revise"}))
+    """,
+    )
+    req = request(
+        ws,
+        kind="decision",
+        workspace_access="read_only",
+        branches=({"label": "ship"}, {"label": "revise"}),
+    )
     _, result = drive(worker_for(script), req)
     assert result.failure is None, result.message
     assert result.decision == "ship" and result.outputs == {"summary": "fine"}
@@ -123,15 +143,21 @@ def _running(marker: str) -> bool:
 
 
 @pytest.mark.parametrize("backend", ["default", "process"])
-def test_timeout_kills_the_process_group(tmp_path: Path, ws: Path, backend: str,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_timeout_kills_the_process_group(
+    tmp_path: Path, ws: Path, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if backend == "process":
-        monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test"))
+        monkeypatch.setattr(
+            "rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test")
+        )
     marker = f"{4000 + len(backend)}.{abs(hash(str(tmp_path))) % 1000}"
-    script = agent(tmp_path, f"""
+    script = agent(
+        tmp_path,
+        f"""
         subprocess.Popen(["sleep", "{marker}"])
         import time; time.sleep(60)
-    """)
+    """,
+    )
     started = time.monotonic()
     _, result = drive(worker_for(script, timeout_seconds=1), request(ws))
     assert result.failure is FailureClass.TIMEOUT
@@ -144,44 +170,71 @@ def test_timeout_kills_the_process_group(tmp_path: Path, ws: Path, backend: str,
 
 
 def test_environment_is_clean_except_what_is_passed(tmp_path: Path, ws: Path) -> None:
-    script = agent(tmp_path, """
+    script = agent(
+        tmp_path,
+        """
         print(json.dumps({"summary": ",".join(sorted(k for k in os.environ
                                                       if k.startswith(("AGENT_", "OTHER_", "NODE_"))))}))
-    """)
-    worker = CommandWorker(CommandTemplate(argv=(sys.executable, str(script)), pass_env=("AGENT_KEY",)),
-                           environ={"AGENT_KEY": "k", "OTHER_SECRET": "s"})
+    """,
+    )
+    worker = CommandWorker(
+        CommandTemplate(argv=(sys.executable, str(script)), pass_env=("AGENT_KEY",)),
+        environ={"AGENT_KEY": "k", "OTHER_SECRET": "s"},
+    )
     _, result = drive(worker, request(ws, env={"NODE_VAR": "v"}))
     assert result.outputs == {"summary": "AGENT_KEY,NODE_VAR"}
 
 
 def test_secrets_are_scrubbed_from_items(tmp_path: Path, ws: Path) -> None:
-    script = agent(tmp_path, """
+    script = agent(
+        tmp_path,
+        """
         print("token is", os.environ["TOKEN"])
         print(json.dumps({"summary": "ok"}))
-    """)
-    items, _ = drive(worker_for(script), request(ws, env={"TOKEN": "hunter2-secret"},
-                                                 secret_names=frozenset({"TOKEN"})))
+    """,
+    )
+    items, _ = drive(
+        worker_for(script),
+        request(ws, env={"TOKEN": "hunter2-secret"}, secret_names=frozenset({"TOKEN"})),
+    )
     assert "hunter2-secret" not in str([i.data for i in items])
     assert "token is ***" in items[-1].data["text"] or "token is ***" in items[-2].data["text"]
 
 
 def _git_repo(ws: Path) -> None:
-    for cmd in (["git", "init", "-q"], ["git", "-c", "user.email=a@b", "-c", "user.name=a",
-                                        "commit", "-q", "--allow-empty", "-m", "start"]):
+    for cmd in (
+        ["git", "init", "-q"],
+        [
+            "git",
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "start",
+        ],
+    ):
         subprocess.run(cmd, cwd=ws, check=True)
 
 
 COMMITTING_AGENT = """
     pathlib.Path("NOTE.md").write_text("x")
     subprocess.run(["git", "add", "NOTE.md"])
-    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "sneaky"])
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a",
+                    "commit", "-q", "-m", "sneaky"])
     print(json.dumps({"summary": "done"}))
 """
 
 
-def test_a_commit_fails_the_attempt_whatever_the_backend(tmp_path: Path, ws: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test"))
+def test_a_commit_fails_the_attempt_whatever_the_backend(
+    tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        "rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test")
+    )
     _git_repo(ws)
     head = git_refs(ws)
     _, result = drive(worker_for(agent(tmp_path, COMMITTING_AGENT)), request(ws))
@@ -191,19 +244,25 @@ def test_a_commit_fails_the_attempt_whatever_the_backend(tmp_path: Path, ws: Pat
 
 
 @needs_bwrap
-def test_under_bubblewrap_git_is_read_only_and_outside_writes_fail(tmp_path: Path, ws: Path) -> None:
+def test_under_bubblewrap_git_is_read_only_and_outside_writes_fail(
+    tmp_path: Path, ws: Path
+) -> None:
     _git_repo(ws)
     head = git_refs(ws)
     outside = tmp_path / "outside.txt"
-    script = agent(tmp_path, COMMITTING_AGENT.replace(
-        'print(json.dumps({"summary": "done"}))',
-        f'wrote = "no"\n'
-        f'    try:\n'
-        f'        pathlib.Path("{outside}").write_text("x")\n'
-        f'        wrote = "yes"\n'
-        f'    except OSError:\n'
-        f'        pass\n'
-        f'    print(json.dumps({{"summary": wrote}}))'))
+    script = agent(
+        tmp_path,
+        COMMITTING_AGENT.replace(
+            'print(json.dumps({"summary": "done"}))',
+            f'wrote = "no"\n'
+            f"    try:\n"
+            f'        pathlib.Path("{outside}").write_text("x")\n'
+            f'        wrote = "yes"\n'
+            f"    except OSError:\n"
+            f"        pass\n"
+            f'    print(json.dumps({{"summary": wrote}}))',
+        ),
+    )
     _, result = drive(worker_for(script), request(ws))
     assert git_refs(ws) == head  # the commit could not happen
     assert result.failure is None and result.outputs == {"summary": "no"}

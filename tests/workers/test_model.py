@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import ROOT
 
-from conftest import ROOT
 from rein.providers.anthropic_messages import AnthropicProvider
 from rein.providers.config import ProviderConfig
 from rein.providers.openai_chat import OpenAIChatProvider
@@ -29,29 +29,47 @@ from rein.workers.base import (
 from rein.workers.model import SUBMIT, ApprovalAsk, ModelWorker, submit_schema
 
 WIRE = ROOT / "tests" / "fixtures" / "wire"
-KEYS = {"OPENAI_API_KEY": "sk-test-rein-0123456789abcdef",
-        "ANTHROPIC_API_KEY": "sk-ant-test-rein-0123456789abcdef"}
+KEYS = {
+    "OPENAI_API_KEY": "sk-test-rein-0123456789abcdef",
+    "ANTHROPIC_API_KEY": "sk-ant-test-rein-0123456789abcdef",
+}
 
 
 def attempt(ws: Path, **kw: Any) -> AttemptRequest:
-    base: dict[str, Any] = dict(
-        run_id="run-1", node_id="write_note", attempt=1, kind="task", title="Write the note",
-        brief="Write NOTE.md with a heading.", inputs={"topic": "rein"},
-        outputs=(OutputSpec(name="summary", type="string", description="what was done"),),
-        permissions=("fs:read:**", "fs:write:NOTE.md"), tools=("file_read", "file_write"),
-        workspace=str(ws), workspace_access="read_write",
-    )
+    base: dict[str, Any] = {
+        "run_id": "run-1",
+        "node_id": "write_note",
+        "attempt": 1,
+        "kind": "task",
+        "title": "Write the note",
+        "brief": "Write NOTE.md with a heading.",
+        "inputs": {"topic": "rein"},
+        "outputs": (OutputSpec(name="summary", type="string", description="what was done"),),
+        "permissions": ("fs:read:**", "fs:write:NOTE.md"),
+        "tools": ("file_read", "file_write"),
+        "workspace": str(ws),
+        "workspace_access": "read_write",
+    }
     base.update(kw)
     return AttemptRequest(**base)
 
 
 def check_note(ws: Path) -> AttemptRequest:
-    return attempt(ws, node_id="check_note", kind="decision", title="Check the note",
-                   brief="Read NOTE.md and decide.", workspace_access="read_only",
-                   permissions=("fs:read:**",), tools=("file_read",),
-                   outputs=(OutputSpec(name="reason", type="string", description="why"),),
-                   branches=({"label": "ship", "description": "good"},
-                             {"label": "revise", "description": "needs work"}))
+    return attempt(
+        ws,
+        node_id="check_note",
+        kind="decision",
+        title="Check the note",
+        brief="Read NOTE.md and decide.",
+        workspace_access="read_only",
+        permissions=("fs:read:**",),
+        tools=("file_read",),
+        outputs=(OutputSpec(name="reason", type="string", description="why"),),
+        branches=(
+            {"label": "ship", "description": "good"},
+            {"label": "revise", "description": "needs work"},
+        ),
+    )
 
 
 def drive(worker: ModelWorker, request: AttemptRequest) -> tuple[list[Item], AttemptResult]:
@@ -71,12 +89,17 @@ def scripted(*turns: Any, **kw: Any) -> ModelWorker:
 
 
 def write_call(path: str = "NOTE.md", content: str = "# Note\n") -> dict[str, Any]:
-    return {"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": content}}],
-            "usage": {"input": 100, "output": 20}}
+    return {
+        "tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": content}}],
+        "usage": {"input": 100, "output": 20},
+    }
 
 
 def submit(**outputs: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": SUBMIT, "arguments": outputs}], "usage": {"input": 120, "output": 10}}
+    return {
+        "tool_calls": [{"name": SUBMIT, "arguments": outputs}],
+        "usage": {"input": 120, "output": 10},
+    }
 
 
 def test_model_worker_is_a_worker() -> None:
@@ -85,9 +108,11 @@ def test_model_worker_is_a_worker() -> None:
 
 def test_submit_schema_from_declared_outputs_and_branches() -> None:
     schema = submit_schema(
-        (OutputSpec(name="summary", type="markdown", description="d"),
-         OutputSpec(name="count", type="integer", description="n", required=False),
-         OutputSpec(name="report", type="file", description="r", path_hint="out/report.md")),
+        (
+            OutputSpec(name="summary", type="markdown", description="d"),
+            OutputSpec(name="count", type="integer", description="n", required=False),
+            OutputSpec(name="report", type="file", description="r", path_hint="out/report.md"),
+        ),
         ({"label": "ship"}, {"label": "revise"}),
     )
     assert schema["required"] == ["decision", "summary", "report"]
@@ -103,8 +128,14 @@ def test_two_step_attempt_with_a_tool_call(tmp_path: Path) -> None:
     assert result.failure is None and result.outputs == {"summary": "wrote it"}
     assert (tmp_path / "NOTE.md").read_text() == "# Note\n"
     kinds = [i.kind for i in items]
-    assert kinds == [ItemKind.USAGE, ItemKind.TOOL_CALL, ItemKind.TOOL_RESULT,
-                     ItemKind.USAGE, ItemKind.TOOL_CALL, ItemKind.TOOL_RESULT]
+    assert kinds == [
+        ItemKind.USAGE,
+        ItemKind.TOOL_CALL,
+        ItemKind.TOOL_RESULT,
+        ItemKind.USAGE,
+        ItemKind.TOOL_CALL,
+        ItemKind.TOOL_RESULT,
+    ]
     assert items[2].data["ok"] is True and items[2].data["content"] == "created NOTE.md (7 bytes)"
     assert (result.usage.input_tokens, result.usage.output_tokens) == (220, 30)
     assert (result.usage.tool_calls, result.usage.agent_steps) == (1, 2)
@@ -121,12 +152,16 @@ def test_tools_offered_are_the_effective_tools_plus_submit(tmp_path: Path) -> No
 
 
 def test_call_outside_permissions_is_refused_and_the_model_recovers(tmp_path: Path) -> None:
-    provider = ScriptedProvider([write_call(path="src/other.py"), write_call(), submit(summary="ok")])
+    provider = ScriptedProvider(
+        [write_call(path="src/other.py"), write_call(), submit(summary="ok")]
+    )
     items, result = drive(ModelWorker(provider=provider, model="m"), attempt(tmp_path))
     refusal = items[2].data
     assert refusal["refused"] is True and refusal["ok"] is False
-    assert refusal["content"] == ("refused fs:write:src/other.py: not covered by this node's "
-                                  "permissions; allowed for fs:write: fs:write:NOTE.md")
+    assert refusal["content"] == (
+        "refused fs:write:src/other.py: not covered by this node's "
+        "permissions; allowed for fs:write: fs:write:NOTE.md"
+    )
     # The model saw the refusal as a tool error, and the attempt still finished.
     tool_msg = provider.requests[1].messages[-1]
     assert tool_msg.role == "tool" and tool_msg.is_error and tool_msg.content == refusal["content"]
@@ -143,8 +178,10 @@ def test_bad_submission_goes_back_to_the_model(tmp_path: Path) -> None:
 
 def test_decision_node_returns_the_label(tmp_path: Path) -> None:
     (tmp_path / "NOTE.md").write_text("# Note\n")
-    worker = scripted({"tool_calls": [{"name": "file_read", "arguments": {"path": "NOTE.md"}}]},
-                      submit(decision="ship", reason="has a heading"))
+    worker = scripted(
+        {"tool_calls": [{"name": "file_read", "arguments": {"path": "NOTE.md"}}]},
+        submit(decision="ship", reason="has a heading"),
+    )
     _, result = drive(worker, check_note(tmp_path))
     assert result.decision == "ship" and result.outputs == {"reason": "has a heading"}
 
@@ -160,14 +197,18 @@ def test_stopping_without_submitting_twice_is_output_missing(tmp_path: Path) -> 
     provider = ScriptedProvider([{"text": "done!"}, {"text": "really done"}])
     items, result = drive(ModelWorker(provider=provider, model="m"), attempt(tmp_path))
     assert result.failure is FailureClass.OUTPUT_MISSING
-    assert provider.requests[1].messages[-1].content == f"Call `{SUBMIT}` with the outputs to finish."
+    assert (
+        provider.requests[1].messages[-1].content == f"Call `{SUBMIT}` with the outputs to finish."
+    )
     assert [i.data["text"] for i in items if i.kind is ItemKind.MESSAGE] == ["done!", "really done"]
 
 
 def test_max_agent_steps_is_checked_before_each_call(tmp_path: Path) -> None:
     provider = ScriptedProvider([write_call(), write_call(), submit(summary="late")])
-    _, result = drive(ModelWorker(provider=provider, model="m"),
-                      attempt(tmp_path, budget=Budget(max_agent_steps=2)))
+    _, result = drive(
+        ModelWorker(provider=provider, model="m"),
+        attempt(tmp_path, budget=Budget(max_agent_steps=2)),
+    )
     assert result.failure is FailureClass.TIMEOUT
     assert result.message == "max_agent_steps 2 reached"
     assert len(provider.requests) == 2  # the third call was never made
@@ -188,15 +229,22 @@ def test_token_budget(tmp_path: Path) -> None:
 
 
 def test_cost_budget_with_prices_and_notice_without(tmp_path: Path) -> None:
-    config = ProviderConfig(name="scripted", kind="scripted",
-                            prices=PriceTable(prices={"scripted": Price(input=1000.0, output=1000.0)}))
+    config = ProviderConfig(
+        name="scripted",
+        kind="scripted",
+        prices=PriceTable(prices={"scripted": Price(input=1000.0, output=1000.0)}),
+    )
     provider = ScriptedProvider([write_call(), submit(summary="x")], config=config)
-    _, result = drive(ModelWorker(provider=provider, model="scripted"),
-                      attempt(tmp_path, budget=Budget(max_cost_usd=0.05)))
+    _, result = drive(
+        ModelWorker(provider=provider, model="scripted"),
+        attempt(tmp_path, budget=Budget(max_cost_usd=0.05)),
+    )
     assert result.failure is FailureClass.BUDGET_EXCEEDED
     assert result.message == "max_cost_usd 0.05 reached (0.12)"
-    items, result = drive(scripted(write_call(), submit(summary="x")),
-                          attempt(tmp_path, budget=Budget(max_cost_usd=0.05)))
+    items, result = drive(
+        scripted(write_call(), submit(summary="x")),
+        attempt(tmp_path, budget=Budget(max_cost_usd=0.05)),
+    )
     assert result.failure is None and result.usage.cost_usd is None
     assert "max_cost_usd is not enforced" in items[0].data["text"]
 
@@ -217,11 +265,17 @@ def test_ask_without_an_approval_channel_is_denied_with_a_reason(tmp_path: Path)
     assert not (tmp_path / "NOTE.md").exists() and result.failure is None
 
 
-@pytest.mark.parametrize(("answer", "written", "failure"),
-                         [("accept", True, None), ("decline", False, None),
-                          ("cancel", False, FailureClass.PERMISSION_DENIED)])
-def test_ask_goes_to_the_approver(tmp_path: Path, answer: str, written: bool,
-                                  failure: FailureClass | None) -> None:
+@pytest.mark.parametrize(
+    ("answer", "written", "failure"),
+    [
+        ("accept", True, None),
+        ("decline", False, None),
+        ("cancel", False, FailureClass.PERMISSION_DENIED),
+    ],
+)
+def test_ask_goes_to_the_approver(
+    tmp_path: Path, answer: str, written: bool, failure: FailureClass | None
+) -> None:
     asked: list[ApprovalAsk] = []
 
     async def approver(ask: ApprovalAsk) -> Any:
@@ -239,8 +293,9 @@ def test_ask_goes_to_the_approver(tmp_path: Path, answer: str, written: bool,
 
 def test_provider_error_fails_the_attempt_with_its_class(tmp_path: Path) -> None:
     replay = WireReplay.from_files([(WIRE / "openai" / "error_401.json", 401)])
-    provider = OpenAIChatProvider(ProviderConfig(name="openai", kind="openai"),
-                                  http_client=replay.client(), environ=KEYS)
+    provider = OpenAIChatProvider(
+        ProviderConfig(name="openai", kind="openai"), http_client=replay.client(), environ=KEYS
+    )
     _, result = drive(ModelWorker(provider=provider, model="gpt-4.1-mini"), attempt(tmp_path))
     assert result.failure is FailureClass.MODEL_ERROR
     assert result.message is not None and result.message.startswith("PRV001: openai: HTTP 401")
@@ -249,10 +304,14 @@ def test_provider_error_fails_the_attempt_with_its_class(tmp_path: Path) -> None
 
 def test_secrets_never_reach_items(tmp_path: Path) -> None:
     (tmp_path / "cfg.txt").write_text("token: hunter2-secret\n")
-    worker = scripted({"tool_calls": [{"name": "file_read", "arguments": {"path": "cfg.txt"}}]},
-                      {"text": "I saw hunter2-secret", **submit(summary="x")})
-    items, _ = drive(worker, attempt(tmp_path, env={"TOKEN": "hunter2-secret"},
-                                     secret_names=frozenset({"TOKEN"})))
+    worker = scripted(
+        {"tool_calls": [{"name": "file_read", "arguments": {"path": "cfg.txt"}}]},
+        {"text": "I saw hunter2-secret", **submit(summary="x")},
+    )
+    items, _ = drive(
+        worker,
+        attempt(tmp_path, env={"TOKEN": "hunter2-secret"}, secret_names=frozenset({"TOKEN"})),
+    )
     dumped = json.dumps([i.data for i in items])
     assert "hunter2-secret" not in dumped and "[secret:TOKEN]" in dumped
 
@@ -261,8 +320,12 @@ def test_secrets_never_reach_items(tmp_path: Path) -> None:
 def test_two_node_graph_against_wire_fixtures(tmp_path: Path, kind: str) -> None:
     """Node 1 writes NOTE.md (whole responses); node 2 reads it and decides (streamed)."""
     cls: Any = OpenAIChatProvider if kind == "openai" else AnthropicProvider
-    replay = WireReplay.from_files([WIRE / kind / n for n in
-                                    ("write_note.json", "submit_note.json", "read_note.sse", "decide_ship.sse")])
+    replay = WireReplay.from_files(
+        [
+            WIRE / kind / n
+            for n in ("write_note.json", "submit_note.json", "read_note.sse", "decide_ship.sse")
+        ]
+    )
     provider = cls(ProviderConfig(name=kind, kind=kind), http_client=replay.client(), environ=KEYS)
 
     _, first = drive(ModelWorker(provider=provider, model="m1"), attempt(tmp_path))
@@ -270,37 +333,59 @@ def test_two_node_graph_against_wire_fixtures(tmp_path: Path, kind: str) -> None
     assert first.outputs == {"summary": "Wrote NOTE.md with a heading and one line."}
     assert (tmp_path / "NOTE.md").read_text() == "# Note\n\nrein was here.\n"
 
-    items, second = drive(ModelWorker(provider=provider, model="m1", stream=True), check_note(tmp_path))
+    items, second = drive(
+        ModelWorker(provider=provider, model="m1", stream=True), check_note(tmp_path)
+    )
     assert second.failure is None, second.message
     assert second.decision == "ship"
     assert second.outputs == {"reason": "NOTE.md has a heading and a body."}
     read_result = next(i for i in items if i.kind is ItemKind.TOOL_RESULT)
     assert read_result.data["content"] == "# Note\n\nrein was here.\n"
-    assert [i.data["text"] for i in items if i.kind is ItemKind.MESSAGE] == ["The note looks complete."]
+    assert [i.data["text"] for i in items if i.kind is ItemKind.MESSAGE] == [
+        "The note looks complete."
+    ]
     assert replay.remaining == 0
 
     # What went over the wire: the tool result of node 2's read, in the vendor's shape.
     last = replay.bodies()[3]
     if kind == "openai":
-        assert last["messages"][-1] == {"role": "tool", "tool_call_id": "call_read_0003",
-                                        "content": "# Note\n\nrein was here.\n"}
+        assert last["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": "call_read_0003",
+            "content": "# Note\n\nrein was here.\n",
+        }
         assert [t["function"]["name"] for t in last["tools"]] == ["file_read", SUBMIT]
     else:
         assert last["messages"][-1]["content"][0]["tool_use_id"] == "toolu_read_0003"
         assert [t["name"] for t in last["tools"]] == ["file_read", SUBMIT]
-        assert last["tools"][1]["input_schema"]["properties"]["decision"]["enum"] == ["ship", "revise"]
+        assert last["tools"][1]["input_schema"]["properties"]["decision"]["enum"] == [
+            "ship",
+            "revise",
+        ]
 
 
-def test_a_commit_through_the_shell_fails_the_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_commit_through_the_shell_fails_the_attempt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import subprocess
 
     # Without bubblewrap nothing stops the commit itself; the ref check still catches it.
-    monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test"))
+    monkeypatch.setattr(
+        "rein.tools.sandbox.bubblewrap_status", lambda: (None, "disabled in this test")
+    )
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    commit = ("git -c user.email=a@b -c user.name=a commit -q --allow-empty -m sneaky")
-    worker = scripted({"tool_calls": [{"name": "shell_exec", "arguments": {"command": commit}}]},
-                      submit(summary="x"))
-    items, result = drive(worker, attempt(tmp_path, tools=("shell_exec",), permissions=("shell:exec",)))
+    commit = "git -c user.email=a@b -c user.name=a commit -q --allow-empty -m sneaky"
+    worker = scripted(
+        {"tool_calls": [{"name": "shell_exec", "arguments": {"command": commit}}]},
+        submit(summary="x"),
+    )
+    items, result = drive(
+        worker, attempt(tmp_path, tools=("shell_exec",), permissions=("shell:exec",))
+    )
     assert items[0].kind is ItemKind.NOTICE and "not a security boundary" in items[0].data["text"]
     assert result.failure is FailureClass.PERMISSION_DENIED
-    assert result.message is not None and "workers never commit" in result.message and result.outputs == {}
+    assert (
+        result.message is not None
+        and "workers never commit" in result.message
+        and result.outputs == {}
+    )

@@ -50,7 +50,9 @@ _CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type
 class AnthropicProvider:
     """Messages API (``POST /v1/messages``), streaming and tool use included."""
 
-    capabilities = Capabilities(streaming=True, tool_calling=True, parallel_tool_calls=True, seed=False)
+    capabilities = Capabilities(
+        streaming=True, tool_calling=True, parallel_tool_calls=True, seed=False
+    )
 
     def __init__(
         self,
@@ -121,7 +123,9 @@ class AnthropicProvider:
         yield Completed(response=replace(response, cost_usd=cost))
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
-        max_tokens = request.max_output_tokens or self.config.options.get("max_tokens", DEFAULT_MAX_TOKENS)
+        max_tokens = request.max_output_tokens or self.config.options.get(
+            "max_tokens", DEFAULT_MAX_TOKENS
+        )
         params: dict[str, Any] = {
             "model": request.model,
             "max_tokens": max_tokens,
@@ -136,7 +140,11 @@ class AnthropicProvider:
             ]
             params["tool_choice"] = _CHOICE[request.tool_choice]
         # Sampling parameters are not in every SDK release's signature; send them as body fields.
-        extra = {k: getattr(request, k) for k in ("temperature", "top_p") if getattr(request, k) is not None}
+        extra = {
+            k: getattr(request, k)
+            for k in ("temperature", "top_p")
+            if getattr(request, k) is not None
+        }
         if extra:
             params["extra_body"] = extra
         return params
@@ -149,8 +157,11 @@ class AnthropicProvider:
                 text.append(block.text)
             elif block.type == "tool_use":
                 args = block.input if isinstance(block.input, dict) else {}
-                calls.append(ModelToolCall(id=block.id, name=block.name, arguments=args,
-                                           raw_arguments=json.dumps(args)))
+                calls.append(
+                    ModelToolCall(
+                        id=block.id, name=block.name, arguments=args, raw_arguments=json.dumps(args)
+                    )
+                )
         usage = _usage(raw.usage)
         return ModelResponse(
             message=Message(role="assistant", content="".join(text), tool_calls=tuple(calls)),
@@ -179,8 +190,12 @@ def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
                 ]
                 out.append({"role": "assistant", "content": blocks or m.content})
             case "tool":
-                block = {"type": "tool_result", "tool_use_id": m.tool_call_id,
-                         "content": m.content, "is_error": m.is_error}
+                block = {
+                    "type": "tool_result",
+                    "tool_use_id": m.tool_call_id,
+                    "content": m.content,
+                    "is_error": m.is_error,
+                }
                 last = out[-1] if out else None
                 if last and last["role"] == "user" and isinstance(last["content"], list):
                     last["content"].append(block)
@@ -218,8 +233,13 @@ class _Accumulator:
             self.input_usage = event.message.usage
         elif kind == "content_block_start":
             block = event.content_block
-            slot = {"type": block.type, "text": "", "id": getattr(block, "id", ""),
-                    "name": getattr(block, "name", ""), "json": ""}
+            slot = {
+                "type": block.type,
+                "text": "",
+                "id": getattr(block, "id", ""),
+                "name": getattr(block, "name", ""),
+                "json": "",
+            }
             self.blocks[event.index] = slot
             if block.type == "tool_use":
                 return [ToolCallDelta(index=event.index, id=slot["id"], name=slot["name"])]
@@ -246,8 +266,11 @@ class _Accumulator:
             if b["type"] == "tool_use"
         )
         base = _usage(self.input_usage)
-        usage = TokenUsage(input_tokens=base.input_tokens, output_tokens=self.output_tokens,
-                           cached_input_tokens=base.cached_input_tokens)
+        usage = TokenUsage(
+            input_tokens=base.input_tokens,
+            output_tokens=self.output_tokens,
+            cached_input_tokens=base.cached_input_tokens,
+        )
         return ModelResponse(
             message=Message(role="assistant", content=text, tool_calls=calls),
             usage=usage,

@@ -32,8 +32,16 @@ from rein.providers.retry import RetryPolicy
 
 DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KNOWN = {"kind", "model", "base_url", "api_key_env", "prices", "timeout_seconds",
-          "max_attempts", "options"}
+_KNOWN = {
+    "kind",
+    "model",
+    "base_url",
+    "api_key_env",
+    "prices",
+    "timeout_seconds",
+    "max_attempts",
+    "options",
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -73,7 +81,8 @@ def parse_providers(table: Mapping[str, Any] | None) -> dict[str, ProviderConfig
             raise ConfigError(
                 f"{where}.api_key: keys are never written in rein.toml",
                 code="PROVCFG002",
-                hint=f'export the key in an environment variable and write {where}.api_key_env = "NAME"',
+                hint="export the key in an environment variable and write "
+                f'{where}.api_key_env = "NAME"',
             )
         unknown = set(entry) - _KNOWN
         if unknown:
@@ -111,4 +120,6 @@ def parse_providers(table: Mapping[str, Any] | None) -> dict[str, ProviderConfig
 
 
 def _bad(message: str, where: str) -> ConfigError:
-    return ConfigError(message, code="PROVCFG001", hint=f"see docs/providers.md for the {where} table")
+    return ConfigError(
+        message, code="PROVCFG001", hint=f"see docs/providers.md for the {where} table"
+    )

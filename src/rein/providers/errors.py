@@ -99,9 +99,7 @@ _HINTS: dict[type[ProviderError], str] = {
 
 
 @contextmanager
-def vendor_errors(
-    provider: str, *, errors: Any, secrets: Iterable[str] = ()
-) -> Iterator[None]:
+def vendor_errors(provider: str, *, errors: Any, secrets: Iterable[str] = ()) -> Iterator[None]:
     """Translate the SDK module ``errors``' exceptions into rein's, ``from exc``.
 
     ``errors`` is the SDK module (``openai`` or ``anthropic``): both expose ``APIStatusError``
@@ -127,7 +125,11 @@ def vendor_errors(
 
 
 def _make(
-    cls: type[ProviderError], provider: str, exc: BaseException, secrets: tuple[str, ...], **fields: Any
+    cls: type[ProviderError],
+    provider: str,
+    exc: BaseException,
+    secrets: tuple[str, ...],
+    **fields: Any,
 ) -> ProviderError:
     detail = scrub(str(exc) or type(exc).__name__, secrets)
     status = fields.get("status")

@@ -46,7 +46,9 @@ _FINISH: dict[str, StopReason] = {
 class OpenAIChatProvider:
     """Chat completions (``POST /chat/completions``), streaming and tool calls included."""
 
-    capabilities = Capabilities(streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True)
+    capabilities = Capabilities(
+        streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True
+    )
 
     def __init__(
         self,
@@ -101,7 +103,11 @@ class OpenAIChatProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self._ready()
-        params = {**self._params(request), "stream": True, "stream_options": {"include_usage": True}}
+        params = {
+            **self._params(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
 
         async def open_stream() -> Any:
             with vendor_errors(self.name, errors=openai, secrets=self._secrets):
@@ -122,9 +128,14 @@ class OpenAIChatProvider:
         params: dict[str, Any] = {"model": request.model, "messages": to_openai_messages(request)}
         if request.tools:
             params["tools"] = [
-                {"type": "function",
-                 "function": {"name": t.name, "description": t.description,
-                              "parameters": dict(t.parameters)}}
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": dict(t.parameters),
+                    },
+                }
                 for t in request.tools
             ]
             params["tool_choice"] = request.tool_choice
@@ -141,11 +152,15 @@ class OpenAIChatProvider:
 
     def _response(self, raw: Any) -> ModelResponse:
         if not getattr(raw, "choices", None):
-            raise ProviderResponseError(f"{self.name}: the response has no choices", provider=self.name)
+            raise ProviderResponseError(
+                f"{self.name}: the response has no choices", provider=self.name
+            )
         choice = raw.choices[0]
         msg = choice.message
         calls = tuple(
-            ModelToolCall.from_json_text(id=c.id, name=c.function.name, text=c.function.arguments or "")
+            ModelToolCall.from_json_text(
+                id=c.id, name=c.function.name, text=c.function.arguments or ""
+            )
             for c in (msg.tool_calls or ())
             if getattr(c, "function", None) is not None
         )
@@ -173,9 +188,14 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
                 item: dict[str, Any] = {"role": "assistant", "content": m.content or None}
                 if m.tool_calls:
                     item["tool_calls"] = [
-                        {"id": c.id, "type": "function",
-                         "function": {"name": c.name,
-                                      "arguments": c.raw_arguments or json.dumps(dict(c.arguments))}}
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {
+                                "name": c.name,
+                                "arguments": c.raw_arguments or json.dumps(dict(c.arguments)),
+                            },
+                        }
                         for c in m.tool_calls
                     ]
                 out.append(item)
@@ -190,7 +210,8 @@ def _usage(raw: Any) -> TokenUsage:
     details = getattr(raw, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
     return TokenUsage(
-        input_tokens=raw.prompt_tokens or 0, output_tokens=raw.completion_tokens or 0,
+        input_tokens=raw.prompt_tokens or 0,
+        output_tokens=raw.completion_tokens or 0,
         cached_input_tokens=cached,
     )
 

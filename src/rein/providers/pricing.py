@@ -69,16 +69,25 @@ class PriceTable:
                     values[key] = None
                     continue
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                    raise _bad(f"{where}.{model}.{key} must be a number >= 0 (USD per million tokens)", where)
+                    raise _bad(
+                        f"{where}.{model}.{key} must be a number >= 0 (USD per million tokens)",
+                        where,
+                    )
                 values[key] = float(value)
             unknown = set(entry) - {"input", "output", "cached_input"}
             if unknown:
                 raise _bad(f"{where}.{model}: unknown keys {sorted(unknown)}", where)
-            prices[model] = Price(input=values["input"] or 0.0, output=values["output"] or 0.0,
-                                  cached_input=values["cached_input"])
+            prices[model] = Price(
+                input=values["input"] or 0.0,
+                output=values["output"] or 0.0,
+                cached_input=values["cached_input"],
+            )
         return cls(prices=prices)
 
 
 def _bad(message: str, where: str) -> ConfigError:
-    return ConfigError(message, code="PRICE001",
-                       hint=f'write {where}."MODEL" = {{ input = 0.4, output = 1.6 }} in USD per million tokens')
+    return ConfigError(
+        message,
+        code="PRICE001",
+        hint=f'write {where}."MODEL" = {{ input = 0.4, output = 1.6 }} in USD per million tokens',
+    )

@@ -47,8 +47,9 @@ class WireReplay:
         for item in files:
             path, status = item if isinstance(item, tuple) else (item, 200)
             kind = "text/event-stream" if path.suffix == ".sse" else "application/json"
-            out.append(Recorded(body=path.read_bytes(), status=status, content_type=kind,
-                                name=path.name))
+            out.append(
+                Recorded(body=path.read_bytes(), status=status, content_type=kind, name=path.name)
+            )
         return cls(out)
 
     def __call__(self, request: httpx.Request) -> httpx.Response:

@@ -47,10 +47,18 @@ Turn = Mapping[str, Any] | Callable[[ModelRequest], Mapping[str, Any]]
 class ScriptedProvider:
     """Answers each request with the next scripted turn (a test double)."""
 
-    capabilities = Capabilities(streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True)
+    capabilities = Capabilities(
+        streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True
+    )
 
-    def __init__(self, turns: Sequence[Turn], *, name: str = "scripted", model: str = "scripted",
-                 config: ProviderConfig | None = None) -> None:
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        *,
+        name: str = "scripted",
+        model: str = "scripted",
+        config: ProviderConfig | None = None,
+    ) -> None:
         self.name = name
         self.model = model
         self.config = config
@@ -65,7 +73,8 @@ class ScriptedProvider:
             raise ConfigError(
                 f"providers.{config.name}: a scripted provider needs options.script",
                 code="PROVCFG004",
-                hint='write options = { script = "turns.json" } (a list of turns, see docs/providers.md)',
+                hint='write options = { script = "turns.json" } '
+                "(a list of turns, see docs/providers.md)",
             )
         from rein.formats.loader import load_path
 
@@ -83,8 +92,7 @@ class ScriptedProvider:
         self.requests.append(request)
         if self._next >= len(self._turns):
             raise ProviderResponseError(
-                f"{self.name}: the script has no turn {self._next + 1} "
-                f"(it has {len(self._turns)})",
+                f"{self.name}: the script has no turn {self._next + 1} (it has {len(self._turns)})",
                 hint="add turns to the script, or lower max_agent_steps",
                 provider=self.name,
             )
@@ -98,7 +106,9 @@ class ScriptedProvider:
         if response.message.content:
             yield TextDelta(text=response.message.content)
         for index, call in enumerate(response.message.tool_calls):
-            yield ToolCallDelta(index=index, id=call.id, name=call.name, arguments=call.raw_arguments)
+            yield ToolCallDelta(
+                index=index, id=call.id, name=call.name, arguments=call.raw_arguments
+            )
         yield Completed(response=response)
 
     def _response(self, data: Mapping[str, Any], request: ModelRequest) -> ModelResponse:
@@ -106,16 +116,29 @@ class ScriptedProvider:
         for i, c in enumerate(data.get("tool_calls", ())):
             arguments = c.get("arguments", {})
             if isinstance(arguments, str):  # a script may send malformed JSON on purpose
-                calls.append(ModelToolCall.from_json_text(
-                    id=c.get("id", f"call_{self._next}_{i}"), name=c["name"], text=arguments))
+                calls.append(
+                    ModelToolCall.from_json_text(
+                        id=c.get("id", f"call_{self._next}_{i}"), name=c["name"], text=arguments
+                    )
+                )
             else:
-                calls.append(ModelToolCall(id=c.get("id", f"call_{self._next}_{i}"), name=c["name"],
-                                           arguments=arguments, raw_arguments=json.dumps(arguments)))
+                calls.append(
+                    ModelToolCall(
+                        id=c.get("id", f"call_{self._next}_{i}"),
+                        name=c["name"],
+                        arguments=arguments,
+                        raw_arguments=json.dumps(arguments),
+                    )
+                )
         usage_data = data.get("usage", {})
-        usage = TokenUsage(input_tokens=usage_data.get("input", 0), output_tokens=usage_data.get("output", 0))
+        usage = TokenUsage(
+            input_tokens=usage_data.get("input", 0), output_tokens=usage_data.get("output", 0)
+        )
         cost = self.config.prices.cost(self.model, usage) if self.config is not None else None
         return ModelResponse(
-            message=Message(role="assistant", content=data.get("text", ""), tool_calls=tuple(calls)),
+            message=Message(
+                role="assistant", content=data.get("text", ""), tool_calls=tuple(calls)
+            ),
             usage=usage,
             stop_reason="tool_calls" if calls else data.get("stop_reason", "end"),
             model=request.model or self.model,

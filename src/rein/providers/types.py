@@ -44,8 +44,13 @@ class ModelToolCall:
         except json.JSONDecodeError as exc:
             return cls(id=id, name=name, arguments={}, raw_arguments=text, parse_error=str(exc))
         if not isinstance(value, dict):
-            return cls(id=id, name=name, arguments={}, raw_arguments=text,
-                       parse_error="arguments must be a JSON object")
+            return cls(
+                id=id,
+                name=name,
+                arguments={},
+                raw_arguments=text,
+                parse_error="arguments must be a JSON object",
+            )
         return cls(id=id, name=name, arguments=value, raw_arguments=text)
 
 

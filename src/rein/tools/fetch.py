@@ -28,7 +28,9 @@ def check_url(url: Any) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ToolFailure(
-            f"not an http(s) URL: {url!r}", code="TOOL040", hint="give an absolute http or https URL"
+            f"not an http(s) URL: {url!r}",
+            code="TOOL040",
+            hint="give an absolute http or https URL",
         )
     return url
 
@@ -48,7 +50,9 @@ async def fetch_tool(
                     url = check_url(urljoin(url, response.headers["location"]))
                     refusal = allowed(url)
                     if refusal is not None:
-                        return ToolResult(ok=False, content=refusal, refused=True, data={"url": url})
+                        return ToolResult(
+                            ok=False, content=refusal, refused=True, data={"url": url}
+                        )
                     continue
                 body, truncated = await _read_bounded(response)
                 return _result(url, response, body, truncated)

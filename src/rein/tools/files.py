@@ -48,7 +48,9 @@ def read_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
         text = text.encode()[:MAX_READ_BYTES].decode(errors="ignore")
         text += f"\n[truncated at {MAX_READ_BYTES} bytes; read a line range with offset/limit]"
     return ToolResult(
-        ok=True, content=text, data={"path": target.relative, "bytes": len(raw), "truncated": truncated}
+        ok=True,
+        content=text,
+        data={"path": target.relative, "bytes": len(raw), "truncated": truncated},
     )
 
 

@@ -93,11 +93,18 @@ class ToolPolicy:
             )
         if writes is not None and not self.sandbox.can_write(writes):
             return Decision(
-                verdict=Verdict.DENY, permission=text, message=self._sandbox_refusal(request, writes)
+                verdict=Verdict.DENY,
+                permission=text,
+                message=self._sandbox_refusal(request, writes),
             )
-        if uses_network and not self.sandbox.network_access and self.sandbox.mode in (
-            SandboxMode.READ_ONLY,
-            SandboxMode.WORKSPACE_WRITE,
+        if (
+            uses_network
+            and not self.sandbox.network_access
+            and self.sandbox.mode
+            in (
+                SandboxMode.READ_ONLY,
+                SandboxMode.WORKSPACE_WRITE,
+            )
         ):
             return Decision(
                 verdict=Verdict.DENY,
@@ -121,7 +128,9 @@ class ToolPolicy:
                 "(rein records and commits the work itself)"
             )
         if self.sandbox.mode is SandboxMode.READ_ONLY:
-            return f"refused {request}: the sandbox is read-only for this node; nothing may be written"
+            return (
+                f"refused {request}: the sandbox is read-only for this node; nothing may be written"
+            )
         roots = ", ".join(str(r) for r in self.sandbox.writable()) or "(none)"
         return f"refused {request}: outside the writable roots ({roots})"
 

@@ -16,8 +16,14 @@ from collections.abc import Mapping
 def git_refs(workspace: str | os.PathLike[str]) -> dict[str, str] | None:
     """Every ref and HEAD → commit, or None when the workspace is not a git repository."""
     try:
-        done = subprocess.run(["git", "show-ref", "--head"], cwd=workspace, capture_output=True,
-                              text=True, timeout=30, check=False)
+        done = subprocess.run(
+            ["git", "show-ref", "--head"],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode not in (0, 1) or "not a git repository" in done.stderr:

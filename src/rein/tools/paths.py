@@ -40,7 +40,9 @@ def resolve_in_workspace(workspace: str | os.PathLike[str], path: str) -> Worksp
     """Resolve ``path`` (relative to ``workspace``, or absolute) and refuse anything outside."""
     root = Path(workspace).resolve()
     if not isinstance(path, str) or not path.strip():
-        raise ToolFailure("a path is required", code="TOOL011", hint="give a workspace-relative path")
+        raise ToolFailure(
+            "a path is required", code="TOOL011", hint="give a workspace-relative path"
+        )
     if "\x00" in path:
         raise ToolFailure("a path may not contain NUL bytes", code="TOOL011")
     candidate = Path(path) if os.path.isabs(path) else root / path

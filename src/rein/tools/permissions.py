@@ -29,7 +29,9 @@ from urllib.parse import urlsplit
 from rein.errors import ConfigError
 
 SCOPES = frozenset({"fs", "net", "shell", "git", "process", "secret", "mcp", "human", "custom"})
-_PERMISSION = re.compile(r"^(fs|net|shell|git|process|secret|mcp|human|custom):([a-z_]+)(?::(.+))?$")
+_PERMISSION = re.compile(
+    r"^(fs|net|shell|git|process|secret|mcp|human|custom):([a-z_]+)(?::(.+))?$"
+)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Shell control operators that separate one command from the next.
 _SHELL_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "|&", ";;"})
@@ -51,7 +53,8 @@ class Permission:
             raise ConfigError(
                 f"not a permission string: {text!r}",
                 code="PERM001",
-                hint="write scope:action[:target], e.g. fs:write:src/** or net:fetch:https://x.org; "
+                hint="write scope:action[:target], e.g. fs:write:src/** or "
+                "net:fetch:https://x.org; "
                 f"scopes are {', '.join(sorted(SCOPES))}",
             )
         return cls(scope=match[1], action=match[2], target=match[3])
@@ -94,7 +97,7 @@ def _normalise_path(path: str) -> str:
 def _path_regex(pattern: str) -> re.Pattern[str]:
     pattern = _normalise_path(pattern)
     if pattern in ("**", "."):
-        return re.compile(r".*", re.S)
+        return re.compile(r".*", re.DOTALL)
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -116,13 +119,13 @@ def _path_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out), re.S)
+    return re.compile("".join(out), re.DOTALL)
 
 
 @lru_cache(maxsize=512)
 def _text_regex(pattern: str) -> re.Pattern[str]:
     parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern]
-    return re.compile("".join(parts), re.S)
+    return re.compile("".join(parts), re.DOTALL)
 
 
 def origin_matches(pattern: str, url: str) -> bool:

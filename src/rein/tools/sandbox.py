@@ -78,7 +78,11 @@ class SandboxPolicy:
         network: Literal["none", "restricted", "full"],
     ) -> SandboxPolicy:
         """The policy a node's ``requirements.workspace`` and ``network`` ask for."""
-        mode = SandboxMode.WORKSPACE_WRITE if workspace_access == "read_write" else SandboxMode.READ_ONLY
+        mode = (
+            SandboxMode.WORKSPACE_WRITE
+            if workspace_access == "read_write"
+            else SandboxMode.READ_ONLY
+        )
         # "restricted" still needs the network namespace; per-origin checks happen in http_fetch.
         return cls(mode=mode, workspace=Path(workspace), network_access=network != "none")
 
@@ -94,7 +98,9 @@ class SandboxPolicy:
             return not self.is_protected(path)
         if self.mode is SandboxMode.READ_ONLY:
             return False
-        return any(is_within(path, root) for root in self.writable()) and not self.is_protected(path)
+        return any(is_within(path, root) for root in self.writable()) and not self.is_protected(
+            path
+        )
 
     def is_protected(self, path: Path) -> bool:
         """Whether ``path`` is a protected path of the workspace (``.git``, ``.rein``)."""
@@ -137,7 +143,16 @@ def bubblewrap_status() -> tuple[str | None, str | None]:
     path = shutil.which("bwrap")
     if path is None:
         return None, "bwrap is not installed (Debian package: bubblewrap)"
-    probe = [path, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "--die-with-parent", "true"]
+    probe = [
+        path,
+        "--ro-bind",
+        "/",
+        "/",
+        "--unshare-net",
+        "--unshare-pid",
+        "--die-with-parent",
+        "true",
+    ]
     try:
         done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -199,5 +214,7 @@ def wrap_command(
     backend = backend_for(policy)
     if backend.name == "bubblewrap":
         path, _ = bubblewrap_status()
-        return bubblewrap_argv(policy, argv, cwd=cwd, scratch=scratch, bwrap=path or "bwrap"), backend
+        return bubblewrap_argv(
+            policy, argv, cwd=cwd, scratch=scratch, bwrap=path or "bwrap"
+        ), backend
     return list(argv), backend

@@ -21,7 +21,14 @@ from pathlib import Path
 
 import httpx2 as httpx
 
-from rein.tools.catalog import ToolCall, ToolDefinition, ToolKind, ToolResult, definitions_for, kind_of
+from rein.tools.catalog import (
+    ToolCall,
+    ToolDefinition,
+    ToolKind,
+    ToolResult,
+    definitions_for,
+    kind_of,
+)
 from rein.tools.fetch import TIMEOUT_SECONDS, check_url, fetch_tool
 from rein.tools.files import edit_file, read_file, search_files, write_file
 from rein.tools.gate import Decision, ToolPolicy, Verdict
@@ -86,21 +93,35 @@ class Toolbox:
             case ToolKind.READ | ToolKind.WRITE | ToolKind.EDIT:
                 target = resolve_in_workspace(self.workspace, _string(args, "path"))
                 action = "read" if definition.kind is ToolKind.READ else "write"
-                return Plan(call=call, kind=definition.kind, target=target,
-                            permission=Permission(scope="fs", action=action, target=target.relative))
+                return Plan(
+                    call=call,
+                    kind=definition.kind,
+                    target=target,
+                    permission=Permission(scope="fs", action=action, target=target.relative),
+                )
             case ToolKind.SEARCH:
                 path = args.get("path", ".")
                 target = resolve_in_workspace(self.workspace, path if isinstance(path, str) else "")
-                return Plan(call=call, kind=definition.kind, target=target,
-                            permission=Permission(scope="fs", action="read", target=target.relative))
+                return Plan(
+                    call=call,
+                    kind=definition.kind,
+                    target=target,
+                    permission=Permission(scope="fs", action="read", target=target.relative),
+                )
             case ToolKind.SHELL:
                 command = _string(args, "command")
-                return Plan(call=call, kind=definition.kind,
-                            permission=Permission(scope="shell", action="exec", target=command))
+                return Plan(
+                    call=call,
+                    kind=definition.kind,
+                    permission=Permission(scope="shell", action="exec", target=command),
+                )
             case ToolKind.FETCH:
                 url = check_url(args.get("url"))
-                return Plan(call=call, kind=definition.kind,
-                            permission=Permission(scope="net", action="fetch", target=url))
+                return Plan(
+                    call=call,
+                    kind=definition.kind,
+                    permission=Permission(scope="net", action="fetch", target=url),
+                )
 
     def check(self, call: ToolCall) -> Decision:
         """Allow, deny (with a message the model can act on) or ask, without running anything."""
@@ -123,7 +144,9 @@ class Toolbox:
         try:
             plan = self.plan(call)
         except ToolFailure as exc:
-            decision = Decision(verdict=Verdict.DENY, permission=f"tool:{call.name}", message=_say(exc))
+            decision = Decision(
+                verdict=Verdict.DENY, permission=f"tool:{call.name}", message=_say(exc)
+            )
             return decision, ToolResult(ok=False, content=_say(exc), refused=True)
         decision = self._check_plan(plan)
         if decision.verdict is Verdict.DENY or (decision.verdict is Verdict.ASK and not approved):
@@ -151,16 +174,24 @@ class Toolbox:
                 return edit_file(plan.target, args)
             case ToolKind.SEARCH:
                 assert plan.target is not None
-                return search_files(plan.target, args, workspace=self.workspace.resolve(),
-                                    readable=self._readable)
+                return search_files(
+                    plan.target, args, workspace=self.workspace.resolve(), readable=self._readable
+                )
             case ToolKind.SHELL:
-                return await shell_tool(args, policy=self.policy.sandbox, cwd=self.workspace.resolve(),
-                                        env=self.env, max_timeout=self.shell_timeout)
+                return await shell_tool(
+                    args,
+                    policy=self.policy.sandbox,
+                    cwd=self.workspace.resolve(),
+                    env=self.env,
+                    max_timeout=self.shell_timeout,
+                )
             case ToolKind.FETCH:
                 return await self._fetch(args)
 
     def _readable(self, relative: str) -> bool:
-        return self.policy.permissions.allows(Permission(scope="fs", action="read", target=relative))
+        return self.policy.permissions.allows(
+            Permission(scope="fs", action="read", target=relative)
+        )
 
     async def _fetch(self, args: Mapping[str, object]) -> ToolResult:
         def allowed(url: str) -> str | None:
@@ -183,8 +214,12 @@ class Toolbox:
     def redact_result(self, result: ToolResult) -> ToolResult:
         if not self._secrets:
             return result
-        return ToolResult(ok=result.ok, content=self.redact(result.content), data=result.data,
-                          refused=result.refused)
+        return ToolResult(
+            ok=result.ok,
+            content=self.redact(result.content),
+            data=result.data,
+            refused=result.refused,
+        )
 
 
 def _string(args: Mapping[str, object], key: str) -> str:

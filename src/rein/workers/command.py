@@ -97,8 +97,14 @@ class CommandWorker:
 
     name = "command"
 
-    def __init__(self, template: CommandTemplate, *, tiers: Iterable[Tier] = TIERS,
-                 require_boundary: bool = False, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        template: CommandTemplate,
+        *,
+        tiers: Iterable[Tier] = TIERS,
+        require_boundary: bool = False,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
         if not template.argv:
             raise ValueError("a command template needs at least the program")
         self.template = template
@@ -110,8 +116,12 @@ class CommandWorker:
         return request.tier in self.tiers and request.kind in ("task", "decision")
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
-        routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
-                        provider=self.template.name, model=self.template.model)
+        routed = Routed(
+            requested_tier=request.tier,
+            effective_tier=request.tier,
+            provider=self.template.name,
+            model=self.template.model,
+        )
         usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
         secrets = [request.env[n] for n in request.secret_names if request.env.get(n)]
         private = Path(tempfile.mkdtemp(prefix="rein-command-"))
@@ -120,73 +130,133 @@ class CommandWorker:
             prompt_file = private / "prompt.md"
             prompt_file.write_text(prompt, encoding="utf-8")
             outputs_file = private / "outputs.json"
-            values = {"prompt": prompt, "prompt_file": str(prompt_file),
-                      "outputs_file": str(outputs_file), "workspace": request.workspace,
-                      "node": request.node_id, "attempt": str(request.attempt)}
+            values = {
+                "prompt": prompt,
+                "prompt_file": str(prompt_file),
+                "outputs_file": str(outputs_file),
+                "workspace": request.workspace,
+                "node": request.node_id,
+                "attempt": str(request.attempt),
+            }
             argv = [_fill(arg, values) for arg in self.template.argv]
             env = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
             env.update(request.env)
             env["REIN_OUTPUTS_FILE"] = str(outputs_file)
-            base = SandboxPolicy.for_attempt(request.workspace, request.workspace_access, request.network)
-            policy = SandboxPolicy(mode=base.mode, workspace=base.workspace,
-                                   network_access=base.network_access,
-                                   require_boundary=self.require_boundary)
+            base = SandboxPolicy.for_attempt(
+                request.workspace, request.workspace_access, request.network
+            )
+            policy = SandboxPolicy(
+                mode=base.mode,
+                workspace=base.workspace,
+                network_access=base.network_access,
+                require_boundary=self.require_boundary,
+            )
             before = git_refs(request.workspace)
             try:
                 outcome = await run_sandboxed(
-                    argv, policy=policy, cwd=Path(request.workspace), env=env,
-                    timeout=self._timeout(request), max_output_bytes=self.template.max_output_bytes,
-                    scratch=private)
+                    argv,
+                    policy=policy,
+                    cwd=Path(request.workspace),
+                    env=env,
+                    timeout=self._timeout(request),
+                    max_output_bytes=self.template.max_output_bytes,
+                    scratch=private,
+                )
             except ToolFailure as exc:
-                yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.PERMISSION_DENIED,
-                                    message=f"{exc.code}: {exc.message}")
+                yield AttemptResult(
+                    usage=usage,
+                    routed=routed,
+                    failure=FailureClass.PERMISSION_DENIED,
+                    message=f"{exc.code}: {exc.message}",
+                )
                 return
             except FileNotFoundError:
-                yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.TOOL_ERROR,
-                                    message=f"command not found: {argv[0]}")
+                yield AttemptResult(
+                    usage=usage,
+                    routed=routed,
+                    failure=FailureClass.TOOL_ERROR,
+                    message=f"command not found: {argv[0]}",
+                )
                 return
             moved = moved_refs(before, git_refs(request.workspace))
             if outcome.backend.note and not outcome.backend.is_boundary:
-                yield Item(kind=ItemKind.NOTICE, data={"sandbox": outcome.backend.name,
-                                                       "text": outcome.backend.note})
-            yield Item(kind=ItemKind.MESSAGE, data={
-                "role": "agent", "text": _scrub(outcome.stdout[-MAX_STDOUT_ITEM:], secrets),
-                "exit_code": outcome.exit_code, "backend": outcome.backend.name})
+                yield Item(
+                    kind=ItemKind.NOTICE,
+                    data={"sandbox": outcome.backend.name, "text": outcome.backend.note},
+                )
+            yield Item(
+                kind=ItemKind.MESSAGE,
+                data={
+                    "role": "agent",
+                    "text": _scrub(outcome.stdout[-MAX_STDOUT_ITEM:], secrets),
+                    "exit_code": outcome.exit_code,
+                    "backend": outcome.backend.name,
+                },
+            )
             if outcome.stderr.strip():
-                yield Item(kind=ItemKind.NOTICE, data={
-                    "stream": "stderr", "text": _scrub(outcome.stderr[-MAX_STDOUT_ITEM:], secrets)})
+                yield Item(
+                    kind=ItemKind.NOTICE,
+                    data={
+                        "stream": "stderr",
+                        "text": _scrub(outcome.stderr[-MAX_STDOUT_ITEM:], secrets),
+                    },
+                )
             yield self._result(request, outcome, moved, outputs_file, usage, routed)
         finally:
             shutil.rmtree(private, ignore_errors=True)
 
     def _timeout(self, request: AttemptRequest) -> float:
         limit = request.budget.max_wall_clock_seconds
-        return self.template.timeout_seconds if limit is None else min(limit, self.template.timeout_seconds)
+        return (
+            self.template.timeout_seconds
+            if limit is None
+            else min(limit, self.template.timeout_seconds)
+        )
 
-    def _result(self, request: AttemptRequest, outcome: Any, moved: list[str], outputs_file: Path,
-                usage: Usage, routed: Routed) -> AttemptResult:
+    def _result(
+        self,
+        request: AttemptRequest,
+        outcome: Any,
+        moved: list[str],
+        outputs_file: Path,
+        usage: Usage,
+        routed: Routed,
+    ) -> AttemptResult:
         def fail(failure: FailureClass, message: str) -> AttemptResult:
             return AttemptResult(usage=usage, routed=routed, failure=failure, message=message)
 
         if moved:
-            return fail(FailureClass.PERMISSION_DENIED,
-                        f"the agent changed git refs ({', '.join(moved)}); workers never commit")
+            return fail(
+                FailureClass.PERMISSION_DENIED,
+                f"the agent changed git refs ({', '.join(moved)}); workers never commit",
+            )
         if outcome.timed_out:
-            return fail(FailureClass.TIMEOUT, f"the agent ran past {self._timeout(request)} s and "
-                        "was killed with its process group")
+            return fail(
+                FailureClass.TIMEOUT,
+                f"the agent ran past {self._timeout(request)} s and "
+                "was killed with its process group",
+            )
         if outcome.exit_code != 0:
             return fail(FailureClass.TOOL_ERROR, f"the agent exited with code {outcome.exit_code}")
         report = parse_outputs(outcome.stdout, outputs_file)
         if report is None:
-            return fail(FailureClass.OUTPUT_MISSING, "the agent reported no JSON object (write it "
-                        "to $REIN_OUTPUTS_FILE or print it as the last line of stdout)")
+            return fail(
+                FailureClass.OUTPUT_MISSING,
+                "the agent reported no JSON object (write it "
+                "to $REIN_OUTPUTS_FILE or print it as the last line of stdout)",
+            )
         declared = {o.name for o in request.outputs}
         outputs = {k: v for k, v in report.items() if k in declared}
         decision = report.get("decision") if request.branches else None
         ignored = sorted(set(report) - declared - ({"decision"} if request.branches else set()))
         extra = {"x-rein-ignored-keys": ignored} if ignored else {}
-        return AttemptResult(outputs=outputs, usage=usage, routed=routed,
-                             decision=decision if isinstance(decision, str) else None, extra=extra)
+        return AttemptResult(
+            outputs=outputs,
+            usage=usage,
+            routed=routed,
+            decision=decision if isinstance(decision, str) else None,
+            extra=extra,
+        )
 
 
 def _fill(arg: str, values: Mapping[str, str]) -> str:

@@ -102,43 +102,65 @@ class ApprovalAsk:
 Approver = Callable[[ApprovalAsk], Awaitable[Answer]]
 
 
-def submit_schema(outputs: Iterable[OutputSpec], branches: Iterable[Mapping[str, str]] = ()) -> dict[str, Any]:
+def submit_schema(
+    outputs: Iterable[OutputSpec], branches: Iterable[Mapping[str, str]] = ()
+) -> dict[str, Any]:
     """The JSON Schema of ``submit_outputs``: the declared outputs (+ a decision enum)."""
     properties: dict[str, Any] = {}
     required: list[str] = []
     labels = [b["label"] for b in branches]
     if labels:
-        properties["decision"] = {"type": "string", "enum": labels,
-                                  "description": "the branch to take"}
+        properties["decision"] = {
+            "type": "string",
+            "enum": labels,
+            "description": "the branch to take",
+        }
         required.append("decision")
     for spec in outputs:
         schema = dict(spec.schema) if spec.schema else dict(_TYPE_SCHEMAS.get(spec.type, {}))
-        schema["description"] = spec.description + (f" (path hint: {spec.path_hint})" if spec.path_hint else "")
+        schema["description"] = spec.description + (
+            f" (path hint: {spec.path_hint})" if spec.path_hint else ""
+        )
         properties[spec.name] = schema
         if spec.required:
             required.append(spec.name)
-    return {"type": "object", "properties": properties, "required": required,
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
 def render_brief(request: AttemptRequest) -> str:
     """The user message: the node's brief, inputs, outputs, permissions and feedback."""
     parts = [f"# {request.title}", request.brief.strip()]
     if request.inputs:
-        parts.append("## Inputs\n```json\n" + json.dumps(dict(request.inputs), indent=2, default=str) + "\n```")
+        parts.append(
+            "## Inputs\n```json\n"
+            + json.dumps(dict(request.inputs), indent=2, default=str)
+            + "\n```"
+        )
     if request.outputs:
-        lines = [f"- `{o.name}` ({o.type}{', required' if o.required else ''}): {o.description}"
-                 for o in request.outputs]
+        lines = [
+            f"- `{o.name}` ({o.type}{', required' if o.required else ''}): {o.description}"
+            for o in request.outputs
+        ]
         parts.append("## Outputs to submit\n" + "\n".join(lines))
     if request.branches:
         lines = [f"- `{b['label']}`: {b.get('description', '')}" for b in request.branches]
         parts.append("## Decide one branch\n" + "\n".join(lines))
-    parts.append("## Permissions\n" + ("\n".join(f"- {p}" for p in request.permissions) or "(none)"))
+    parts.append(
+        "## Permissions\n" + ("\n".join(f"- {p}" for p in request.permissions) or "(none)")
+    )
     if request.feedback is not None:
         fb = request.feedback
         lines = [f"The previous attempt failed ({fb.failure_class.value}): {fb.summary}"]
         for c in fb.failed_criteria:
-            lines.append(f"- {c.get('id', '?')}: {c.get('description', '')} — evidence: {c.get('evidence', '')}")
+            lines.append(
+                f"- {c.get('id', '?')}: {c.get('description', '')} — "
+                f"evidence: {c.get('evidence', '')}"
+            )
         parts.append("## Feedback\n" + "\n".join(lines))
     return "\n\n".join(p for p in parts if p)
 
@@ -194,26 +216,47 @@ class ModelWorker:
 
     def toolbox(self, request: AttemptRequest) -> Toolbox:
         """The attempt's tools, policy and sandbox."""
-        base = SandboxPolicy.for_attempt(request.workspace, request.workspace_access, request.network)
-        sandbox = SandboxPolicy(mode=base.mode, workspace=base.workspace,
-                                network_access=base.network_access,
-                                require_boundary=self.require_boundary)
-        policy = ToolPolicy.build(request.permissions, sandbox=sandbox, denied=self.denied, ask=self.ask)
+        base = SandboxPolicy.for_attempt(
+            request.workspace, request.workspace_access, request.network
+        )
+        sandbox = SandboxPolicy(
+            mode=base.mode,
+            workspace=base.workspace,
+            network_access=base.network_access,
+            require_boundary=self.require_boundary,
+        )
+        policy = ToolPolicy.build(
+            request.permissions, sandbox=sandbox, denied=self.denied, ask=self.ask
+        )
         secrets = {n: request.env[n] for n in request.secret_names if n in request.env}
-        return Toolbox(tools=request.tools, policy=policy, env=request.env, secrets=secrets,
-                       http_client=self.http_client)
+        return Toolbox(
+            tools=request.tools,
+            policy=policy,
+            env=request.env,
+            secrets=secrets,
+            http_client=self.http_client,
+        )
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
         box = self.toolbox(request)
         schema = submit_schema(request.outputs, request.branches)
-        tools = tuple(ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
-                      for d in definitions_for(request.tools))
-        tools += (ToolSpec(name=SUBMIT, description="Submit the node's outputs and finish.",
-                           parameters=schema),)
+        tools = tuple(
+            ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
+            for d in definitions_for(request.tools)
+        )
+        tools += (
+            ToolSpec(
+                name=SUBMIT, description="Submit the node's outputs and finish.", parameters=schema
+            ),
+        )
         messages: list[Message] = [Message(role="user", content=render_brief(request))]
         spend = _Spend(started=self.clock())
-        routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
-                        provider=self.provider.name, model=self.model)
+        routed = Routed(
+            requested_tier=request.tier,
+            effective_tier=request.tier,
+            provider=self.provider.name,
+            model=self.model,
+        )
         backend = backend_for(box.policy.sandbox)
         if ToolKind.SHELL in {kind_of(t) for t in request.tools} and not backend.is_boundary:
             yield Item(kind=ItemKind.NOTICE, data={"sandbox": backend.name, "text": backend.note})
@@ -221,7 +264,11 @@ class ModelWorker:
 
         # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too, and
         # this catches the process backend.
-        refs = git_refs(request.workspace) if ToolKind.SHELL in {kind_of(t) for t in request.tools} else None
+        refs = (
+            git_refs(request.workspace)
+            if ToolKind.SHELL in {kind_of(t) for t in request.tools}
+            else None
+        )
 
         def finish(failure: FailureClass | None, message: str | None, **kw: Any) -> AttemptResult:
             moved = moved_refs(refs, git_refs(request.workspace)) if refs is not None else []
@@ -229,7 +276,9 @@ class ModelWorker:
                 failure = FailureClass.PERMISSION_DENIED
                 message = f"the attempt changed git refs ({', '.join(moved)}); workers never commit"
                 kw = {}
-            return AttemptResult(usage=spend.usage, routed=routed, failure=failure, message=message, **kw)
+            return AttemptResult(
+                usage=spend.usage, routed=routed, failure=failure, message=message, **kw
+            )
 
         while True:
             limit = self._limit_reached(request, spend)
@@ -243,65 +292,100 @@ class ModelWorker:
                 failure = FailureClass(getattr(exc, "failure_class", "model_error"))
                 yield finish(failure, f"{exc.code}: {exc.message}")
                 return
-            step_usage = Usage(input_tokens=response.usage.input_tokens,
-                               output_tokens=response.usage.output_tokens,
-                               cost_usd=response.cost_usd, agent_steps=1)
+            step_usage = Usage(
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                cost_usd=response.cost_usd,
+                agent_steps=1,
+            )
             if response.cost_usd is None and spend.cost_known:
                 spend.cost_known = False
             if response.cost_usd is None and request.budget.max_cost_usd is not None and not noted:
                 noted = True
-                yield Item(kind=ItemKind.NOTICE, data={
-                    "text": f"no price for model {response.model or self.model}: cost is not "
-                    "accounted, so max_cost_usd is not enforced for this attempt"})
+                yield Item(
+                    kind=ItemKind.NOTICE,
+                    data={
+                        "text": f"no price for model {response.model or self.model}: cost is not "
+                        "accounted, so max_cost_usd is not enforced for this attempt"
+                    },
+                )
             spend.usage = spend.usage + step_usage
             yield Item(kind=ItemKind.USAGE, data=_usage_json(step_usage, response.model))
             messages.append(response.message)
             if response.message.content:
-                yield Item(kind=ItemKind.MESSAGE, data={"role": "assistant",
-                                                        "text": box.redact(response.message.content)})
+                yield Item(
+                    kind=ItemKind.MESSAGE,
+                    data={"role": "assistant", "text": box.redact(response.message.content)},
+                )
             if not response.message.tool_calls:
                 if reminded:
-                    yield finish(FailureClass.OUTPUT_MISSING,
-                                 f"the model stopped twice without calling {SUBMIT}")
+                    yield finish(
+                        FailureClass.OUTPUT_MISSING,
+                        f"the model stopped twice without calling {SUBMIT}",
+                    )
                     return
                 reminded = True
-                messages.append(Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish."))
+                messages.append(
+                    Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish.")
+                )
                 continue
             for call in response.message.tool_calls:
-                yield Item(kind=ItemKind.TOOL_CALL, data={
-                    "id": call.id, "name": call.name,
-                    "arguments": json.loads(box.redact(json.dumps(dict(call.arguments))))})
+                yield Item(
+                    kind=ItemKind.TOOL_CALL,
+                    data={
+                        "id": call.id,
+                        "name": call.name,
+                        "arguments": json.loads(box.redact(json.dumps(dict(call.arguments)))),
+                    },
+                )
                 if call.name == SUBMIT:
                     problem = _submission_problem(call, schema)
                     if problem is None:
                         outputs = dict(call.arguments)
                         decision = outputs.pop("decision", None) if request.branches else None
-                        yield Item(kind=ItemKind.TOOL_RESULT, data={"id": call.id, "ok": True,
-                                                                    "content": "outputs received"})
+                        yield Item(
+                            kind=ItemKind.TOOL_RESULT,
+                            data={"id": call.id, "ok": True, "content": "outputs received"},
+                        )
                         yield finish(None, None, outputs=outputs, decision=decision)
                         return
                     result_text, ok, refused = problem, False, False
                 else:
-                    if request.budget.max_tool_calls is not None and \
-                            spend.usage.tool_calls >= request.budget.max_tool_calls:
-                        yield finish(FailureClass.BUDGET_EXCEEDED,
-                                     f"max_tool_calls {request.budget.max_tool_calls} reached")
+                    if (
+                        request.budget.max_tool_calls is not None
+                        and spend.usage.tool_calls >= request.budget.max_tool_calls
+                    ):
+                        yield finish(
+                            FailureClass.BUDGET_EXCEEDED,
+                            f"max_tool_calls {request.budget.max_tool_calls} reached",
+                        )
                         return
-                    spend.usage = spend.usage + Usage(input_tokens=0, output_tokens=0,
-                                                      cost_usd=0.0, tool_calls=1)
+                    spend.usage = spend.usage + Usage(
+                        input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=1
+                    )
                     outcome = await self._tool(request, box, call)
                     if outcome is None:
-                        yield finish(FailureClass.PERMISSION_DENIED,
-                                     f"a person cancelled the attempt at tool call {call.name}")
+                        yield finish(
+                            FailureClass.PERMISSION_DENIED,
+                            f"a person cancelled the attempt at tool call {call.name}",
+                        )
                         return
                     result_text, ok, refused = outcome
-                yield Item(kind=ItemKind.TOOL_RESULT, data={"id": call.id, "ok": ok,
-                                                            "refused": refused, "content": result_text})
-                messages.append(Message(role="tool", tool_call_id=call.id, content=result_text,
-                                        is_error=not ok))
+                yield Item(
+                    kind=ItemKind.TOOL_RESULT,
+                    data={"id": call.id, "ok": ok, "refused": refused, "content": result_text},
+                )
+                messages.append(
+                    Message(role="tool", tool_call_id=call.id, content=result_text, is_error=not ok)
+                )
 
-    async def _call(self, request: AttemptRequest, messages: list[Message],
-                    tools: tuple[ToolSpec, ...], spend: _Spend) -> ModelResponse:
+    async def _call(
+        self,
+        request: AttemptRequest,
+        messages: list[Message],
+        tools: tuple[ToolSpec, ...],
+        spend: _Spend,
+    ) -> ModelResponse:
         c = request.constraints
         budget = request.budget
         max_out = c.get("max_output_tokens")
@@ -309,8 +393,13 @@ class ModelWorker:
             left = budget.max_output_tokens - (spend.usage.output_tokens or 0)
             max_out = left if max_out is None else min(max_out, left)
         model_request = ModelRequest(
-            model=self.model, system=SYSTEM_PROMPT, messages=tuple(messages), tools=tools,
-            max_output_tokens=max_out, temperature=c.get("temperature"), top_p=c.get("top_p"),
+            model=self.model,
+            system=SYSTEM_PROMPT,
+            messages=tuple(messages),
+            tools=tools,
+            max_output_tokens=max_out,
+            temperature=c.get("temperature"),
+            top_p=c.get("top_p"),
             seed=c.get("seed") if self.provider.capabilities.seed else None,
         )
         if not self.stream:
@@ -322,25 +411,46 @@ class ModelWorker:
         if final is None:
             from rein.providers.errors import ProviderResponseError
 
-            raise ProviderResponseError(f"{self.provider.name}: the stream ended without a response")
+            raise ProviderResponseError(
+                f"{self.provider.name}: the stream ended without a response"
+            )
         return final
 
-    async def _tool(self, request: AttemptRequest, box: Toolbox,
-                    call: ModelToolCall) -> tuple[str, bool, bool] | None:
+    async def _tool(
+        self, request: AttemptRequest, box: Toolbox, call: ModelToolCall
+    ) -> tuple[str, bool, bool] | None:
         """(content, ok, refused) for the model, or None when a person cancelled."""
         if call.parse_error is not None:
-            return f"the arguments are not a JSON object ({call.parse_error}); send valid JSON", False, True
+            return (
+                f"the arguments are not a JSON object ({call.parse_error}); send valid JSON",
+                False,
+                True,
+            )
         tool_call = ToolCall(id=call.id, name=call.name, arguments=call.arguments)
         decision = box.check(tool_call)
         approved = False
         if decision.verdict is Verdict.ASK:
             if self.approver is None:
-                return (f"refused {decision.permission}: it needs a person's approval and this run "
-                        "has no approval channel for tool calls, so it is treated as denied"), False, True
-            answer = await self.approver(ApprovalAsk(
-                run_id=request.run_id, node_id=request.node_id, attempt=request.attempt,
-                tool=call.name, arguments=call.arguments, permission=decision.permission,
-                message=decision.message or "", action_digest=action_digest(call)))
+                return (
+                    (
+                        f"refused {decision.permission}: it needs a person's approval and this run "
+                        "has no approval channel for tool calls, so it is treated as denied"
+                    ),
+                    False,
+                    True,
+                )
+            answer = await self.approver(
+                ApprovalAsk(
+                    run_id=request.run_id,
+                    node_id=request.node_id,
+                    attempt=request.attempt,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    permission=decision.permission,
+                    message=decision.message or "",
+                    action_digest=action_digest(call),
+                )
+            )
             if answer == "cancel":
                 return None
             if answer != "accept":
@@ -349,23 +459,33 @@ class ModelWorker:
         _, result = await box.run(tool_call, approved=approved)
         return result.content, result.ok, result.refused
 
-    def _limit_reached(self, request: AttemptRequest, spend: _Spend) -> tuple[FailureClass, str] | None:
+    def _limit_reached(
+        self, request: AttemptRequest, spend: _Spend
+    ) -> tuple[FailureClass, str] | None:
         b = request.budget
         u = spend.usage
         steps = b.max_agent_steps or request.constraints.get("max_agent_steps") or self.max_steps
         if u.agent_steps >= steps:
             return FailureClass.TIMEOUT, f"max_agent_steps {steps} reached"
-        checks = (("max_input_tokens", b.max_input_tokens, u.input_tokens),
-                  ("max_output_tokens", b.max_output_tokens, u.output_tokens),
-                  ("max_total_tokens", b.max_total_tokens, u.total_tokens))
+        checks = (
+            ("max_input_tokens", b.max_input_tokens, u.input_tokens),
+            ("max_output_tokens", b.max_output_tokens, u.output_tokens),
+            ("max_total_tokens", b.max_total_tokens, u.total_tokens),
+        )
         for name, limit, used in checks:
             if limit is not None and used is not None and used >= limit:
                 return FailureClass.BUDGET_EXCEEDED, f"{name} {limit} reached ({used})"
         if b.max_cost_usd is not None and spend.cost_known and (u.cost_usd or 0) >= b.max_cost_usd:
-            return FailureClass.BUDGET_EXCEEDED, f"max_cost_usd {b.max_cost_usd} reached ({round(u.cost_usd or 0, 6)})"
+            return (
+                FailureClass.BUDGET_EXCEEDED,
+                f"max_cost_usd {b.max_cost_usd} reached ({round(u.cost_usd or 0, 6)})",
+            )
         elapsed = self.clock() - spend.started
         if b.max_wall_clock_seconds is not None and elapsed >= b.max_wall_clock_seconds:
-            return FailureClass.TIMEOUT, f"max_wall_clock_seconds {b.max_wall_clock_seconds} reached"
+            return (
+                FailureClass.TIMEOUT,
+                f"max_wall_clock_seconds {b.max_wall_clock_seconds} reached",
+            )
         return None
 
 
@@ -378,14 +498,23 @@ def action_digest(call: ModelToolCall) -> str:
 def _submission_problem(call: ModelToolCall, schema: Mapping[str, Any]) -> str | None:
     if call.parse_error is not None:
         return f"{SUBMIT}: the arguments are not a JSON object ({call.parse_error})"
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(dict(call.arguments)),
-                    key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(dict(call.arguments)),
+        key=lambda e: list(e.absolute_path),
+    )
     if not errors:
         return None
-    lines = [f"- {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors[:10]]
+    lines = [
+        f"- {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
+        for e in errors[:10]
+    ]
     return f"{SUBMIT} was not accepted; fix these and call it again:\n" + "\n".join(lines)
 
 
 def _usage_json(usage: Usage, model: str) -> dict[str, Any]:
-    return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cost_usd": usage.cost_usd, "model": model}
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cost_usd": usage.cost_usd,
+        "model": model,
+    }
