@@ -217,8 +217,9 @@ class RunContext:
         rec["node_id"] = node_id
         rec["type"] = inst.model.node_type(node_id)
         rec["status"] = state.status.value
-        if inst.path:
-            rec["scope_path"] = f"{inst.path}.{node_id}"
+        key = inst.key(node_id)
+        if key != node_id:  # nested scopes and stand-ins (alternate, escalation, compensation)
+            rec["scope_path"] = key
         if state.inputs is not None:
             rec["inputs"] = _unredacted(state.inputs, node.get("inputs"))
         if state.outputs:
