@@ -130,6 +130,41 @@ def test_cancellation_kills_the_whole_group(tmp_path):
     assert _live_group_members(leader) == []
 
 
+def _alive_with_argument(marker: str) -> list[int]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        pid = int(cmdline.parent.name)
+        if marker.encode() in args and _alive(pid):
+            found.append(pid)
+    return found
+
+
+@pytest.mark.parametrize("ticks", range(0, 12, 2))
+def test_cancellation_at_any_early_point_leaves_no_survivor(tmp_path, ticks):
+    # A sleep length unique to this test finds its processes without knowing their pids.
+    marker = f"61.{os.getpid()}{ticks}"
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(
+            run_process(
+                f"sleep {marker} & sleep {marker}", cwd=tmp_path, env=ENV, timeout=None,
+                grace_seconds=0.5,
+            )
+        )
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 20)
+
+    asyncio.run(scenario())
+    assert _alive_with_argument(marker) == []
+
+
 def test_background_leftovers_are_killed_and_do_not_hold_the_pipes(tmp_path):
     result = run("sleep 60 & echo $!", tmp_path, timeout=30)
     assert not result.timed_out

@@ -207,16 +207,28 @@ async def run_process(
     started = time.monotonic()
     loop = asyncio.get_running_loop()
     out, err = _Capture(max_output_bytes), _Capture(max_output_bytes)
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _Protocol(loop, out, err),
-        *argv,
-        cwd=str(cwd),
-        env=child_env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _Protocol(loop, out, err),
+            *argv,
+            cwd=str(cwd),
+            env=child_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
     )
+    try:
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the pipes were being connected: the child may already be running
+        # (asyncio alone would kill only the leader, then wait on pipes a grandchild holds).
+        transport, protocol = await spawn
+        with contextlib.suppress(asyncio.CancelledError, OSError):
+            await _stop_group(transport.get_pid(), protocol.exited, grace_seconds)
+        transport.close()
+        raise
     pgid = transport.get_pid()  # the child leads its own group: pgid == pid
     timed_out = False
     finished = False
