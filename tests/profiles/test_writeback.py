@@ -257,3 +257,15 @@ def test_annotations_round_trip_through_a_write(ws: Path, data: Path) -> None:
                actor="a", now=NOW)
     assert load_oap(path).data["metadata"]["annotations"] == {"other-harness.example/x": "1"}
     assert path.read_text().startswith("# A small profile")  # the header comment is kept
+
+
+def test_id_pointers_address_entries_by_id(data: Path) -> None:
+    ops = [{"op": "replace", "path": "/state/facts/id:fact-format/text", "value": "changed"},
+           {"op": "remove", "path": "/state/facts/id:fact-format/pinned"}]
+    result = apply_delta(scribe(data), delta("scribe", 3, ops), approve=True, actor="a", now=NOW)
+    (entry,) = result.document["state"]["facts"]
+    assert entry["text"] == "changed" and "pinned" not in entry
+    with pytest.raises(OperationError):
+        apply_delta(scribe(data), delta("scribe", 3, [
+            {"op": "replace", "path": "/state/facts/id:nope", "value": fact("x")}]),
+            approve=True, actor="a", now=NOW)
