@@ -389,3 +389,35 @@ def test_a_commit_through_the_shell_fails_the_attempt(
         and "workers never commit" in result.message
         and result.outputs == {}
     )
+
+
+def test_model_workers_from_rein_toml_routes(tmp_path: Path) -> None:
+    from rein.errors import ConfigError
+    from rein.workers.model import model_workers
+
+    replay = WireReplay.from_files([])
+    config = {
+        "providers": {
+            "local": {
+                "kind": "openai",
+                "base_url": "http://127.0.0.1:8000/v1",
+                "options": {"stream": True},
+            },
+            "claude": {"kind": "anthropic"},
+        },
+        "tiers": {
+            "frontier": {"provider": "claude", "model": "claude-opus-4-6"},
+            "minimal": {"provider": "local", "model": "qwen2.5-coder:7b"},
+        },
+    }
+    workers = model_workers(config, http_client=replay.client())
+    assert [(w.provider.name, w.model, sorted(w.tiers), w.stream) for w in workers] == [
+        ("local", "qwen2.5-coder:7b", ["minimal"], True),
+        ("claude", "claude-opus-4-6", ["frontier"], False),
+    ]
+    assert workers[0].can_serve(attempt(tmp_path, tier="minimal"))
+    assert not workers[0].can_serve(attempt(tmp_path, tier="standard"))
+    assert model_workers({}) == ()
+    with pytest.raises(ConfigError) as info:
+        model_workers({"tiers": {"standard": {"provider": "nope", "model": "m"}}})
+    assert info.value.code == "PROVCFG005"

@@ -518,3 +518,52 @@ def _usage_json(usage: Usage, model: str) -> dict[str, Any]:
         "cost_usd": usage.cost_usd,
         "model": model,
     }
+
+
+def model_workers(
+    config: Mapping[str, Any],
+    *,
+    registry: Any = None,
+    http_client: Any = None,
+    approver: Approver | None = None,
+) -> tuple[ModelWorker, ...]:
+    """One model worker per ``[tiers.<tier>]`` route of a merged rein.toml, in tier order.
+
+    Each route names a ``provider`` (a ``[providers.NAME]`` table) and a ``model``; the worker
+    serves only that tier. No ``[tiers]`` table means no model workers (the driver is the
+    default). An unknown provider name is ConfigError PROVCFG005.
+    """
+    from rein.errors import ConfigError
+    from rein.providers.base import default_registry
+    from rein.providers.config import parse_providers
+
+    providers = parse_providers(config.get("providers"))
+    registry = registry or default_registry()
+    built: dict[str, Provider] = {}
+    workers: list[ModelWorker] = []
+    tiers = config.get("tiers") or {}
+    for tier in TIERS:
+        route = tiers.get(tier)
+        if not isinstance(route, Mapping) or not route.get("model"):
+            continue
+        name = str(route.get("provider", ""))
+        if name not in providers:
+            known = ", ".join(sorted(providers)) or "(none)"
+            raise ConfigError(
+                f"tiers.{tier}.provider {name!r} has no [providers.{name}] table",
+                code="PROVCFG005",
+                hint=f"configured providers: {known}",
+            )
+        if name not in built:
+            built[name] = registry.create(providers[name], http_client=http_client)
+        stream = bool(providers[name].options.get("stream", False))
+        workers.append(
+            ModelWorker(
+                provider=built[name],
+                model=str(route["model"]),
+                tiers=(tier,),
+                stream=stream,
+                approver=approver,
+            )
+        )
+    return tuple(workers)
