@@ -224,7 +224,10 @@ async def run_process(
     except asyncio.CancelledError:
         # Cancelled while the pipes were being connected: the child may already be running
         # (asyncio alone would kill only the leader, then wait on pipes a grandchild holds).
-        transport, protocol = await spawn
+        try:
+            transport, protocol = await spawn
+        except OSError:
+            raise asyncio.CancelledError() from None  # nothing started, nothing to stop
         with contextlib.suppress(asyncio.CancelledError, OSError):
             await _stop_group(transport.get_pid(), protocol.exited, grace_seconds)
         transport.close()
