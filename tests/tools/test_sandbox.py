@@ -183,3 +183,20 @@ def test_shell_command_outside_grants_never_runs(tmp_path: Path) -> None:
         "allowed for shell:exec: shell:exec:echo *"
     )
     assert not (tmp_path / "made").exists()
+
+
+@needs_bwrap
+def test_command_sandbox_plugs_into_run_process(tmp_path: Path) -> None:
+    from rein.tools.process import run_process
+    from rein.tools.sandbox import CommandSandbox
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sandbox = CommandSandbox(policy=SandboxPolicy(mode=SandboxMode.READ_ONLY, workspace=ws))
+    result = asyncio.run(
+        run_process(
+            "echo x > made.txt", cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout=30, sandbox=sandbox
+        )
+    )
+    assert result.exit_code != 0 and "Read-only file system" in result.stderr
+    assert not (ws / "made.txt").exists()

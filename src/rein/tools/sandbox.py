@@ -22,7 +22,7 @@ import enum
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -218,3 +218,22 @@ def wrap_command(
             policy, argv, cwd=cwd, scratch=scratch, bwrap=path or "bwrap"
         ), backend
     return list(argv), backend
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CommandSandbox:
+    """A ``ProcessSandbox`` for :func:`rein.tools.process.run_process` (``prepare``).
+
+    For callers that run their own commands under a node's isolation, such as ``command``
+    criteria (AGS §22: "run command criteria under the node's permissions and isolation").
+    There is no private scratch directory here, so under bubblewrap ``TMPDIR`` is read-only
+    unless it lies in a writable root.
+    """
+
+    policy: SandboxPolicy
+
+    def prepare(
+        self, argv: list[str], *, cwd: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        wrapped, _ = wrap_command(self.policy, argv, cwd=cwd)
+        return wrapped, dict(env)
