@@ -244,6 +244,12 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
                 code="APPROVAL_MISSING",
                 hint=f"review the plan, then pass --approve {prepared.digest}",
             )
+    if approve != prepared.digest:  # refused before the store exists: nothing is written
+        raise Refused(
+            f"the approval names {approve}, but the graph's digest is {prepared.digest}",
+            code="APPROVAL_STALE",
+            hint="review the plan again and approve the digest rein prints",
+        )
     engine = open_engine(ws, listeners=[Progress(as_json)])
     try:
         outcome = engine.start(prepared, approved=approve)

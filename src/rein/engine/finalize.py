@@ -110,7 +110,6 @@ async def compensate(ctx: RunContext) -> None:
         if not target or target not in inst.model.nodes:
             continue
         view = inst.stand_in(str(target), nid)
-        view.aliases[str(target)] = f"{inst.key(nid)}~compensation"
         ctx.emit("node/compensating", {"node": inst.key(nid), "by": str(target)})
         try:
             await execute_node(ctx, view, str(target))
