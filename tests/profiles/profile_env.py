@@ -19,8 +19,8 @@ command = "true"
 """
 
 
-@pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+@pytest.fixture(name="isolated_env", autouse=True)
+def isolated_env_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """HOME, XDG and managed config point into the test's tmp dir."""
     home = tmp_path / "home"
     home.mkdir()
@@ -33,15 +33,15 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
     yield env
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
+@pytest.fixture(name="ws")
+def ws_fixture(tmp_path: Path) -> Path:
     """An empty workspace (not the cwd)."""
     path = tmp_path / "ws"
     path.mkdir()
     return path
 
 
-@pytest.fixture
-def data() -> Path:
+@pytest.fixture(name="data")
+def data_fixture() -> Path:
     """The small profiles shipped with the tests."""
     return DATA

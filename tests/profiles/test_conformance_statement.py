@@ -29,7 +29,7 @@ def test_result_matches_the_package_schema_and_the_claim_rule() -> None:
 
 def test_every_cited_test_exists_and_passed_ids_match_the_table() -> None:
     text = STATEMENT.read_text()
-    rows = re.findall(r"^\| (L[1-3]-[A-Z][0-9]+) \| (pass|gap) \| (.+?) \|$", text, re.M)
+    rows = re.findall(r"^\| (L[1-3]-[A-Z][0-9]+) \| (pass|gap) \| (.+?) \|$", text, re.MULTILINE)
     passed = {rid for rid, status, _ in rows if status == "pass"}
     assert passed == set(json.loads(RESULT.read_text())["passed"])
     for _, status, cell in rows:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from profile_env import data_fixture, isolated_env_fixture, ws_fixture  # noqa: F401
 
-from profile_env import data, isolated_env, ws  # noqa: F401 - fixtures
 from rein.config import DECISIONS, load_config
 from rein.errors import Refused
 from rein.profiles.effective import delegate, effective_profile

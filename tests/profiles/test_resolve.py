@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from profile_env import HOOKS_TOML, data_fixture, isolated_env_fixture, ws_fixture  # noqa: F401
 
-from profile_env import HOOKS_TOML, data, isolated_env, ws  # noqa: F401 - fixtures
 from rein.config import load_config
 from rein.profiles.discovery import discover
 from rein.profiles.records import ProfileError

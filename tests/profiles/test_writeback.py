@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from profile_env import data_fixture, isolated_env_fixture, ws_fixture  # noqa: F401
 
-from profile_env import data, isolated_env, ws  # noqa: F401 - fixtures
 from rein.errors import Refused
 from rein.formats.oap import load_oap, spec_digest, validate_file
 from rein.profiles import store
@@ -245,9 +245,9 @@ def test_a_held_lock_refuses_the_write(ws: Path, data: Path) -> None:
     from filelock import FileLock
 
     path = copy_in(ws, data / "notes.agent.md")
-    with FileLock(str(ws / f".{path.name}.lock")), pytest.raises(Refused):
-        with store.profile_lock(path, timeout=0.01):
-            pass
+    with FileLock(str(ws / f".{path.name}.lock")), pytest.raises(Refused), \
+            store.profile_lock(path, timeout=0.01):
+        pass
     assert not os.path.exists(ws / "d.delta.json")
 
 

@@ -200,7 +200,7 @@ def effective(profile_ref: str, workspace: str, as_json: bool) -> int:
     data = eff.to_json()
     click.echo(f"{eff.name} r{eff.resolved.revision} ({eff.resolved.trust})")
     click.echo(f"  tools:       {', '.join(data['tools']['granted']) or 'none'}")
-    click.echo(f"  permissions: " + ", ".join(f"{k}={v}" for k, v in eff.permissions.items()))
+    click.echo("  permissions: " + ", ".join(f"{k}={v}" for k, v in eff.permissions.items()))
     click.echo(f"  read roots:  {', '.join(eff.read_roots) or 'none'}; write roots: "
                f"{', '.join(eff.write_roots) or 'none'}")
     click.echo(f"  network:     {eff.network} ({', '.join(eff.allow_hosts) or 'no hosts'})")

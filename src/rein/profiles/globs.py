@@ -65,5 +65,5 @@ def path_within(root: str, path: str) -> bool:
     """Whether the workspace-relative ``path`` lies inside the workspace-relative ``root``."""
     root, path = normalize_relative(root), normalize_relative(path)
     if root == ".":
-        return not (path == ".." or path.startswith("../") or path.startswith("/"))
+        return not (path == ".." or path.startswith(("../", "/")))
     return path == root or path.startswith(root.rstrip("/") + "/")

@@ -32,7 +32,7 @@ def decision_min(*values: str | None) -> Decision:
     return narrowest(DECISIONS, *values)  # type: ignore[return-value]
 
 
-def budget_min(*values: float | int | None) -> Any:
+def budget_min(*values: float | None) -> Any:
     """The smallest limit given; None means unlimited."""
     present = [v for v in values if v is not None]
     return min(present) if present else None

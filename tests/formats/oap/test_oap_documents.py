@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from oap import validate as reference
-
 from support import SHARED, shared_path
+
 from rein.formats.loader import LoadLimits
 from rein.formats.oap import load_oap, load_oap_text, profile_digest, spec_digest, validate_file
 

@@ -119,8 +119,7 @@ def load_oap_text(text: str, *, source: str = "<input>", encoding: Encoding = "y
 
 def split_frontmatter(text: str, source: str = "<input>") -> tuple[str, int, str]:
     """``(frontmatter, lines before it, body)`` of a Markdown profile."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
         raise LoadError("a Markdown profile must start with YAML frontmatter (a --- line)",

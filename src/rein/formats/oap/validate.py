@@ -196,7 +196,7 @@ def _secrets(data: dict[str, Any], out: _Out) -> None:
 def path_problem(raw: str) -> str | None:
     """Why a workspace-relative path is refused (lexically), or None if it is acceptable."""
     text = raw.replace("\\", "/")
-    if text.startswith("/") or re.match(r"[A-Za-z]:", text) or text.startswith("//"):
+    if text.startswith("/") or re.match(r"[A-Za-z]:", text):  # also covers UNC "//"
         return "is absolute"
     if text.startswith("~"):
         return "starts with ~ (a home directory)"
@@ -246,8 +246,7 @@ def _profile_rules(doc: OapDocument, out: _Out) -> None:
         if not isinstance(server, dict):
             continue
         for field_name, pattern, shape in (("env", ENV_REF, "${VARIABLE}"),
-                                           ("headers", HEADER_REF, "${VARIABLE} or Bearer "
-                                                                   "${VARIABLE}")):
+                                           ("headers", HEADER_REF, "${VARIABLE} or Bearer ${VARIABLE}")):
             for key, value in (server.get(field_name) or {}).items():
                 if not (isinstance(value, str) and pattern.match(value)):
                     pointer = f"/spec/tools/mcp_servers/{i}/{field_name}/{key}"
