@@ -303,7 +303,7 @@ def intersect_patterns(higher: list[str], lower: list[str], *, paths: bool = Fal
     from rein.profiles.globs import covers, path_within
 
     if paths:
-        covers = path_within  # noqa: F811 - the same question asked of directories
+        covers = path_within
     out = [p for p in lower if any(covers(h, p) for h in higher)]
     out += [h for h in higher if h not in out and any(covers(p, h) for p in lower)]
     return out
