@@ -98,7 +98,7 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
             _print_reports([report])
             click.echo("error: the graph has errors, so it cannot be planned", err=True)
         return int(ExitCode.FAILURE)
-    result = build_plan(report.document.data, source=path)
+    result = build_plan(report.document.data, source=path, digest=report.digest)
     if as_json:
         out = result.to_json()
         out["findings"] = [f.to_json() for f in report.findings]

@@ -153,7 +153,8 @@ def topological_order(
     for node in order:
         levels.setdefault(level[node], []).append(node)
     groups = [tuple(sorted(levels[k], key=index.__getitem__)) for k in sorted(levels)]
-    stuck = [n for n in names if n not in set(order)]
+    done = set(order)
+    stuck = [n for n in names if n not in done]
     if stuck:
         order.extend(stuck)
         groups.append(tuple(stuck))
@@ -185,8 +186,13 @@ def build_plan(
     *,
     source: str | None = None,
     load_ref: RefLoader | None = default_ref_loader,
+    digest: str | None = None,
 ) -> Plan:
-    """The plan of a valid graph document. ``load_ref=None`` leaves ``ref`` children unplanned."""
+    """The plan of a valid graph document. ``load_ref=None`` leaves ``ref`` children unplanned.
+
+    ``digest`` saves recomputing the graph digest when the caller already has it (the
+    validator's report carries it); it must be ``ags_digest(data)``.
+    """
     builder = _Builder(load_ref, root_source=source)
     doc = _Doc(data=data, source=source, level=_declared_level(data))
     builder.levels[source] = doc.level
@@ -205,7 +211,7 @@ def build_plan(
         objective=str(data.get("objective", "")).strip(),
         version=data.get("version"),
         source=source,
-        digest=ags_digest(data),
+        digest=digest or ags_digest(data),
         requires_conformance=doc.level,
         required_level=max([1] + [f.level for f in builder.features if f.file == source]),
         root=root,
