@@ -41,6 +41,7 @@ class OutputProblem:
     message: str
 
     def to_json(self) -> dict[str, str]:
+        """``{"code", "output", "message"}``."""
         return {"code": self.code, "output": self.output, "message": self.message}
 
 

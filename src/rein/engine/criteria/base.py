@@ -48,6 +48,7 @@ class CriterionProblem(Exception):
         self.hint = hint
 
     def text(self) -> str:
+        """The message with its hint, as it goes into the result's ``error``."""
         return f"{self.message} (hint: {self.hint})" if self.hint else self.message
 
 
