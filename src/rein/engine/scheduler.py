@@ -45,6 +45,9 @@ class Scheduler:
         self.policy = str(ctx.policy.get("on_node_failure", "isolate"))
         self.paused: dict[str, str] = {}
         self.halted = False
+        # Pending nodes whose incoming edges changed since they were last looked at: only
+        # these can change readiness, which keeps a step O(edges touched), not O(nodes).
+        self.dirty: set[str] = set(self.model.nodes)
 
     async def run(self) -> ScopeResult:
         from rein.engine.nodes import execute_node
@@ -137,6 +140,7 @@ class Scheduler:
             else:
                 active = False
             self.inst.edge_active[edge.index] = active
+            self.dirty.add(edge.target)
             if not state.adopted:
                 payload: dict[str, Any] = {"from": nid, "to": edge.target, "kind": edge.kind,
                                            "active": active, "when_result": when_result}
@@ -151,9 +155,11 @@ class Scheduler:
 
     def _update_readiness(self) -> None:
         changed = True
-        while changed:
+        while changed and self.dirty:
             changed = False
-            for nid in sorted(self.model.nodes, key=self.model.rank.__getitem__):
+            todo = sorted(self.dirty, key=self.model.rank.__getitem__)
+            self.dirty.clear()
+            for nid in todo:
                 state = self.inst.states[nid]
                 if state.status is not NodeStatus.PENDING:
                     continue
