@@ -71,5 +71,6 @@ def cli() -> None:
     \b
     Example:
       rein graph validate examples/
-      rein graph plan examples/release.agraph.yaml
+      rein graph plan examples/no-worker.agraph.yaml
+      rein run examples/no-worker.agraph.yaml --dry-run
     """
