@@ -87,3 +87,16 @@ def test_without_a_worker_the_run_waits(scenario: Scenario) -> None:
     assert code == 3
     assert summary(out)["status"] == "waiting"
     assert scenario.pending() == []
+
+
+def test_a_waiting_run_continues_once_a_worker_is_configured(scenario: Scenario) -> None:
+    assert MINIMAL is not None
+    scenario.copy(MINIMAL)
+    scenario.stub("npx")
+    code, out = scenario.run("minimal.agraph.yaml")
+    assert (code, summary(out)["status"]) == (3, "waiting")
+    scenario.answers({"nodes": {"draft_contributing": [
+        {"outputs": {"contributing": "CONTRIBUTING.md"}, "files": {"CONTRIBUTING.md": GUIDE}}]}})
+    code, out = scenario.rein("resume", summary(out)["run_id"], "--json")
+    assert (code, summary(out)["status"]) == (3, "awaiting_human")  # now at the gate
+    assert scenario.answer_all("accept") == 0

@@ -127,6 +127,17 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
                     warnings=tuple(report.warnings), notices=notices)
 
 
+def current_binding(path: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """What an approval of ``path`` with ``params`` would bind today (RT053 compares it)."""
+    from rein.formats.loader import load_path
+
+    data = load_path(path).data
+    children: dict[str, str] = {}
+    _pin_children(path, data, children, seen={str(Path(path).resolve())})
+    bound = bind_params(data.get("params"), params, source=path)
+    return {"graph_digest": ags_digest(data), "params": bound, "children": children}
+
+
 def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
                   seen: set[str]) -> None:
     from rein.engine.kinds.subgraph import RefProblem, ref_path
@@ -294,11 +305,7 @@ class Engine:
 
         binding = dict(run.binding)
         try:
-            current = prepare(run.graph_path, given=binding.get("params") or {},
-                              env={**self.env, **{f"{SECRET_PREFIX}{k.upper()}": "x" for k in
-                                                  secrets_from_env(self.env)}},
-                              router=None)
-            now_binding = current.binding()
+            now_binding = current_binding(run.graph_path, binding.get("params") or {})
         except ReinError as exc:
             now_binding = {"error": exc.message}
         old = {k: binding.get(k) for k in ("graph_digest", "params", "children")}
