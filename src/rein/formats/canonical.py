@@ -44,7 +44,8 @@ def _normalize(value: Any) -> Any:
 
 
 def _fast_path_ok(value: Any) -> bool | None:
-    """True: dump as is. None: dump after :func:`_normalize`. False: use the full JCS."""
+    """True: dump as is. None: dump after :func:`_normalize` (integral floats). False: use
+    the full JCS implementation."""
     floats = False
     stack = [value]
     pop, push = stack.pop, stack.append
@@ -67,7 +68,8 @@ def _fast_path_ok(value: Any) -> bool | None:
             stack.extend(v)
             continue
         if t is float and v == v and _plain_float(v):
-            floats = True
+            # Python and ECMAScript print non-integral floats alike; only 1.0 → "1" differs.
+            floats = floats or v.is_integer()
             continue
         return False  # other floats, tuples, subclasses: let the full implementation decide
     return None if floats else True
