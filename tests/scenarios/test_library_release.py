@@ -11,7 +11,7 @@ import pytest
 
 from rein.engine.record import record_problems
 from tests.conftest import shared_path
-from tests.scenarios.harness import Scenario, summary
+from tests.scenarios.harness import Scenario
 
 YAML = shared_path("ags-examples", "library-v1-release.agraph.yaml")
 JSON = shared_path("ags-examples", "library-v1-release.agraph.json")
@@ -118,7 +118,7 @@ def test_parallel_tracks_respect_concurrency_groups(scenario: Scenario) -> None:
     _setup(scenario, "library-v1-release.agraph.yaml")
     scenario.run("library-v1-release.agraph.yaml")
     scenario.answer_all("accept")
-    code, out = scenario.rein("runs", "events", scenario.last_run(), "--json")
+    _, out = scenario.rein("runs", "events", scenario.last_run(), "--json")
     running: set[str] = set()
     overlap: list[set[str]] = []
     for line in out.strip().splitlines()[:-1]:

@@ -59,7 +59,7 @@ def test_a_short_draft_is_retried_with_feedback(scenario: Scenario) -> None:
 def test_a_worker_failure_never_passes_on_existing_files(scenario: Scenario) -> None:
     _setup(scenario, [{"failure": "tool_error", "message": "editor crashed"}])
     scenario.file("CONTRIBUTING.md", GUIDE)  # would satisfy file_exists already
-    code, out = scenario.run("minimal.agraph.yaml")
+    code, _ = scenario.run("minimal.agraph.yaml")
     assert code == 1
     record = scenario.record()
     assert record["status"] == "failed"

@@ -64,7 +64,7 @@ def test_max_iterations_escalates_to_a_person(scenario: Scenario) -> None:
     scenario.copy(GRAPH)
     scenario.stub("pytest")
     scenario.answers(_answers([2, 2, 2, 2, 2]))
-    code, out = scenario.run("test-repair-loop.agraph.yaml")
+    code, _ = scenario.run("test-repair-loop.agraph.yaml")
     assert code == 3
     [esc] = scenario.pending()
     assert esc["kind"] == "escalation"

@@ -98,9 +98,9 @@ def exit_for(status: Any) -> int:
 class Progress:
     """Live progress: one line per node transition on a terminal, JSON lines with --json."""
 
-    SHOWN = {"node/finished", "node/skipped", "node/waiting", "node/cancelled",
+    SHOWN = frozenset({"node/finished", "node/skipped", "node/waiting", "node/cancelled",
              "approval/requested", "run/paused", "run/finished", "worker/unavailable",
-             "diagnostic", "node/started"}
+             "diagnostic", "node/started"})
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json

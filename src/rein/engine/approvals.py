@@ -79,7 +79,7 @@ def _timed_out(ctx: RunContext, row: ApprovalRow) -> ApprovalRow:
     on_timeout = row.request.get("on_timeout", "hold")
     if timeout is None or on_timeout == "hold":
         return row
-    created = dt.datetime.fromisoformat(row.created_at.replace("Z", "+00:00"))
+    created = dt.datetime.fromisoformat(row.created_at)
     if (ctx.clock.now() - created).total_seconds() < float(timeout):
         return row
     status = ApprovalStatus.ACCEPTED if on_timeout == "approve" else ApprovalStatus.TIMED_OUT

@@ -34,7 +34,7 @@ class Limits:
         when = None
         if isinstance(deadline, str):
             try:
-                when = dt.datetime.fromisoformat(deadline.replace("Z", "+00:00"))
+                when = dt.datetime.fromisoformat(deadline)
             except ValueError:
                 when = None
         return cls(

@@ -37,7 +37,7 @@ class SystemClock:
     """The real clock."""
 
     def now(self) -> dt.datetime:
-        return dt.datetime.now(dt.timezone.utc)
+        return dt.datetime.now(dt.UTC)
 
     def monotonic(self) -> float:
         return time.monotonic()
@@ -47,7 +47,7 @@ class SystemClock:
 class StepClock:
     """A test clock: every reading advances by ``step`` seconds from ``start``."""
 
-    start: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    start: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     step: float = 1.0
     _ticks: int = field(default=0, repr=False)
 
@@ -64,7 +64,7 @@ class RandomIds:
     """Sortable-enough ids: a UTC timestamp and random hex, e.g. ``run-20260101T120000-3f9a1c``."""
 
     def new(self, prefix: str) -> str:
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
 
 

@@ -155,4 +155,4 @@ def is_terminal(status: RunStatus) -> bool:
 
 
 def _t(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return dt.datetime.fromisoformat(text)

@@ -512,8 +512,15 @@ def _public_params(data: Mapping[str, Any], params: Mapping[str, Any]) -> dict[s
 def _parse(text: str) -> Any:
     import datetime as dt
 
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return dt.datetime.fromisoformat(text)
 
 
-__all__ = ["Engine", "PrepareFailed", "Prepared", "RunOutcome", "ScopeResult", "prepare",
-           "NodeStatus"]
+__all__ = [
+    "Engine",
+    "NodeStatus",
+    "PrepareFailed",
+    "Prepared",
+    "RunOutcome",
+    "ScopeResult",
+    "prepare",
+]

@@ -266,7 +266,7 @@ def condition(ctx: RunContext, scope: expressions.EvalScope, text: str, where: s
     """A boolean AGX expression under ``policy.on_expression_error``."""
     try:
         return expressions.evaluate_bool(text, scope)
-    except Exception as exc:  # noqa: BLE001 - only AGX errors are handled; others re-raise
+    except Exception as exc:
         if not expressions.is_eval_error(exc):
             raise
         return expression_failed(ctx, exc, text, where, default=False)
@@ -276,7 +276,7 @@ def value(ctx: RunContext, scope: expressions.EvalScope, text: str, where: str) 
     """An AGX value under ``policy.on_expression_error`` (``false`` policy yields ``None``)."""
     try:
         return expressions.evaluate(text, scope)
-    except Exception as exc:  # noqa: BLE001 - only AGX errors are handled; others re-raise
+    except Exception as exc:
         if not expressions.is_eval_error(exc):
             raise
         return expression_failed(ctx, exc, text, where, default=None)
@@ -304,4 +304,4 @@ def diagnostic(ctx: RunContext, code: str, severity: str, message: str, *,
     ctx.emit("diagnostic", entry)
 
 
-__all__ = ["RunCancelled", "ScopeResult", "Scheduler", "condition", "diagnostic", "value"]
+__all__ = ["RunCancelled", "Scheduler", "ScopeResult", "condition", "diagnostic", "value"]

@@ -15,4 +15,4 @@ ApprovalId = NewType("ApprovalId", str)
 
 def iso(moment: dt.datetime) -> str:
     """RFC 3339 with a ``Z``, as the run record schema expects."""
-    return moment.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

@@ -18,10 +18,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.store.ids import ApprovalId, NodeKey, RunId
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.errors import Refused, StoreError
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Transition
+from rein.store.ids import ApprovalId, NodeKey, RunId
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
