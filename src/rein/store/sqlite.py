@@ -78,6 +78,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             UNIQUE (run_id, key)
         )""",
     ),
+    (
+        # The driver worker's instructions (rein.workers.driver_store): one row per attempt
+        # handed to an external agent, answered at most once.
+        """CREATE TABLE driver_turns (
+            token TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            root_run_id TEXT NOT NULL,
+            node_key TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            instruction TEXT NOT NULL,
+            baseline TEXT NOT NULL,
+            answer TEXT,
+            created_at TEXT NOT NULL,
+            answered_at TEXT
+        )""",
+        "CREATE INDEX driver_turns_root ON driver_turns (root_run_id, status)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
