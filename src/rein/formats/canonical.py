@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from typing import Any
 
 import rfc8785
@@ -67,7 +68,7 @@ def _fast_path_ok(value: Any) -> bool | None:
         if t is list:
             stack.extend(v)
             continue
-        if t is float and v == v and _plain_float(v):
+        if t is float and math.isfinite(v) and _plain_float(v):
             # Python and ECMAScript print non-integral floats alike; only 1.0 → "1" differs.
             floats = floats or v.is_integer()
             continue

@@ -10,7 +10,8 @@ event stream itself rather than using PyYAML's constructors, for three reasons:
 * speed: one pass with an explicit stack, no intermediate node tree.
 
 Locations are not recorded on the hot path; :meth:`Document.locate` builds a pointer →
-line/column index on first use, so only documents with findings pay for it.
+line/column index on first use (:mod:`rein.formats.pointers`), so only documents with
+findings pay for it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rein.errors import LoadError, Location
+from rein.formats.pointers import (  # noqa: F401 - re-exported for callers
+    escape,
+    location_index,
+    pointer,
+    resolve_pointer,
+    unescape,
+)
 
 Format = Literal["yaml", "json"]
 
@@ -51,11 +59,11 @@ class Document:
     line_offset: int = 0  # lines before ``text`` in the file (Markdown frontmatter)
     _index: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
 
-    def locate(self, pointer: str = "") -> Location:
+    def locate(self, ptr: str = "") -> Location:
         """The location of a JSON Pointer, falling back to its nearest located ancestor."""
         if self._index is None:
-            self._index = _build_index(self.text)
-        probe = pointer
+            self._index = location_index(self.text)
+        probe = ptr
         while True:
             hit = self._index.get(probe)
             if hit is not None:
@@ -64,10 +72,10 @@ class Document:
                     file=self.source,
                     line=line + 1 + self.line_offset,
                     column=column + 1,
-                    pointer=pointer,
+                    pointer=ptr,
                 )
             if not probe:
-                return Location(file=self.source, pointer=pointer)
+                return Location(file=self.source, pointer=ptr)
             probe = probe.rsplit("/", 1)[0]
 
 
@@ -137,8 +145,7 @@ def load_text(
     """Parse text as JSON or YAML. ``line_offset`` shifts reported lines (frontmatter)."""
     if len(text) > limits.max_bytes:  # characters ≤ bytes, so this is a cheap early bound
         _check_size(len(text.encode("utf-8")), source, limits)
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     if "\x00" in text:
         off = text.index("\x00")
         raise LoadError(
@@ -317,9 +324,9 @@ def _plain(value: str, mark: Any) -> Any:
     if _FLOAT.match(value):
         return float(value)
     if _OCT.match(value):
-        return int(value[2:], 8)
+        return int(value, 8)
     if _HEX.match(value):
-        return int(value[2:], 16)
+        return int(value, 16)
     if _NONFINITE.match(value):
         raise _Bad("non_finite", f"non-finite number {value!r}", mark,
                    "JSON cannot represent infinities or NaN: use a finite number or quote it")
@@ -329,21 +336,18 @@ def _plain(value: str, mark: Any) -> Any:
 def _tagged(tag: str, value: str, mark: Any) -> Any:
     if tag in ("!", _STR):
         return value
-    try:
-        if tag == _NULL_TAG and value in _NULLS:
-            return None
-        if tag == _BOOL_TAG and value in _BOOLS:
-            return _BOOLS[value]
-        if tag == _INT_TAG:
-            resolved = _plain(value, mark)
-            if isinstance(resolved, int) and not isinstance(resolved, bool):
-                return resolved
-        if tag == _FLOAT_TAG:
-            resolved = _plain(value, mark)
-            if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
-                return float(resolved)
-    except _Bad:
-        raise
+    if tag == _NULL_TAG and value in _NULLS:
+        return None
+    if tag == _BOOL_TAG and value in _BOOLS:
+        return _BOOLS[value]
+    if tag == _INT_TAG:
+        resolved = _plain(value, mark)
+        if isinstance(resolved, int) and not isinstance(resolved, bool):
+            return resolved
+    if tag == _FLOAT_TAG:
+        resolved = _plain(value, mark)
+        if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+            return float(resolved)
     if tag.startswith(_TAG) and tag[len(_TAG):] in ("null", "bool", "int", "float"):
         raise _Bad("syntax", f"{value!r} is not a valid !!{tag[len(_TAG):]}", mark)
     raise _bad_tag(tag, mark)
@@ -422,6 +426,8 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
     scalar_t, map_t, seq_t = ScalarEvent, MappingStartEvent, SequenceStartEvent
     map_end_t, seq_end_t, alias_t = MappingEndEvent, SequenceEndEvent, AliasEvent
     depth = 0
+    anchor_of_cur: str | None = None
+    start_of_cur = 0
 
     while True:
         event = get()
@@ -518,83 +524,3 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
             key = _NOKEY
 
     return None if root is _NOKEY else root
-
-
-# ---------------------------------------------------------------------------- locations
-
-
-def _build_index(text: str) -> dict[str, tuple[int, int]]:
-    """JSON Pointer → (line, column), 0-based, of every value and key. JSON parses as YAML."""
-    index: dict[str, tuple[int, int]] = {}
-    try:
-        parser = _Parser(text)
-        stack: list[list[Any]] = []  # [pointer, is_map, pending key or None, next index]
-        while True:
-            event = parser.get_event()
-            kind = type(event)
-            if kind is StreamEndEvent:
-                break
-            if kind not in (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent,
-                            MappingEndEvent, SequenceEndEvent):
-                continue
-            if kind is MappingEndEvent or kind is SequenceEndEvent:
-                stack.pop()
-                continue
-            mark = event.start_mark
-            if stack:
-                frame = stack[-1]
-                if frame[1] and frame[2] is None:  # this event is a key
-                    key = event.value if kind is ScalarEvent else "?"
-                    frame[2] = key
-                    index.setdefault(frame[0] + "/" + escape(str(key)), (mark.line, mark.column))
-                    continue
-                if frame[1]:
-                    here = frame[0] + "/" + escape(str(frame[2]))
-                    frame[2] = None
-                else:
-                    here = frame[0] + "/" + str(frame[3])
-                    frame[3] += 1
-                    index[here] = (mark.line, mark.column)
-            else:
-                here = ""
-                index[here] = (mark.line, mark.column)
-            if kind is MappingStartEvent:
-                stack.append([here, True, None, 0])
-            elif kind is SequenceStartEvent:
-                stack.append([here, False, None, 0])
-    except Exception:  # noqa: BLE001 - a location index is best effort, never an error
-        pass
-    return index
-
-
-# ---------------------------------------------------------------------------- pointers
-
-
-def escape(token: str) -> str:
-    """Escape one JSON Pointer reference token (RFC 6901)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def pointer(*tokens: str | int) -> str:
-    """Build a JSON Pointer from tokens: ``pointer("nodes", "a", "inputs")``."""
-    return "".join("/" + escape(str(t)) for t in tokens)
-
-
-def unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
-def resolve_pointer(data: Any, ptr: str) -> Any:
-    """The value at a JSON Pointer; raises KeyError when absent."""
-    if not ptr:
-        return data
-    value = data
-    for raw in ptr[1:].split("/"):
-        token = unescape(raw)
-        if isinstance(value, dict):
-            value = value[token]
-        elif isinstance(value, list) and token.isdigit():
-            value = value[int(token)]
-        else:
-            raise KeyError(ptr)
-    return value
