@@ -10,6 +10,7 @@ can implement it behind the same shared test suite.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -144,6 +145,15 @@ class Store(Protocol):
 
     def get_approval(self, approval_id: str) -> ApprovalRow | None:
         """One approval, or ``None``."""
+        ...
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """Group several writes into one transaction (all of them, or none)."""
+        ...
+
+    def lock_run(self, run_id: str) -> AbstractContextManager[None]:
+        """Hold the right to advance a run; raises ``Refused`` (``RUN_LOCKED``) when another
+        process holds it. Released when the holder exits, however it exits."""
         ...
 
     def close(self) -> None:

@@ -1,27 +1,28 @@
 """The embedded store: SQLite in WAL mode at ``<workspace>/.rein/rein.db``.
 
 The schema is versioned (table ``schema_version``) and upgraded by the migrations below,
-applied in order inside one transaction each; a database written by a newer rein is refused
-rather than guessed at. SQL stays plain (no JSON functions, no UPSERT extensions beyond
-``ON CONFLICT``) so that the PostgreSQL backend can share it.
+applied in order inside one transaction; a database written by a newer rein is refused
+rather than guessed at. The SQL itself is shared with PostgreSQL (:mod:`rein.store.sql`).
 
-Transactions are short: one event row plus the one node or run row it changes. Nothing is
-rewritten wholesale on a transition, which keeps per-node overhead well under a millisecond.
+Write transactions start with ``BEGIN IMMEDIATE``: writers queue on SQLite's lock (with a
+30 s busy timeout) instead of failing halfway. WAL with ``synchronous=NORMAL`` loses no
+committed transaction when a process dies; a power loss may lose the last few.
+
+The run lock is an ``flock`` on ``.rein/locks/<run>.lock``: the kernel drops it when the
+holding process exits, however it exits, so a ``kill -9`` never leaves a run locked.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import fcntl
+import os
 import sqlite3
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.errors import Refused, StoreError
-from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Transition
-from rein.store.ids import ApprovalId, NodeKey, RunId
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.errors import StoreError
+from rein.store.sql import SQLStore, dump
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
@@ -97,12 +98,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX driver_turns_root ON driver_turns (root_run_id, status)",
     ),
+    (
+        # Process groups started for a run, so that a resumed run can stop a group its
+        # killed predecessor left behind (rein.engine.recovery).
+        """CREATE TABLE processes (
+            run_id TEXT NOT NULL,
+            pgid INTEGER NOT NULL,
+            ident TEXT NOT NULL,
+            host TEXT NOT NULL,
+            owner_pid INTEGER NOT NULL,
+            node_key TEXT,
+            started_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, pgid)
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+_dump = dump  # kept for callers that format rows the way the store does
 
 
 def db_path(workspace: str | Path) -> Path:
@@ -110,24 +123,26 @@ def db_path(workspace: str | Path) -> Path:
     return Path(workspace) / STATE_DIR / DB_NAME
 
 
-class SQLiteStore:
+class SQLiteStore(SQLStore):
     """The SQLite implementation of :class:`rein.store.base.Store`."""
 
     def __init__(self, path: str | Path) -> None:
+        super().__init__()
         self.path = Path(path)
+        self.url = str(self.path)
         try:
             self._db = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
             )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a power loss may lose the last commits, a process crash loses none.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
             raise StoreError(
                 f"cannot open the run store {self.path}: {exc}",
                 hint="check that the workspace is writable",
             ) from exc
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL: a power loss may lose the last commits, a process crash loses none.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
         self._migrate()
 
     @classmethod
@@ -140,9 +155,24 @@ class SQLiteStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         return cls(path)
 
-    # -- schema --------------------------------------------------------------------------
+    # -- backend hooks --------------------------------------------------------------------
+
+    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        return self._db.execute(sql, params)
+
+    def _begin(self) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"the run store is busy: {exc}", hint="retry in a moment") from exc
+
+    def _end(self, commit: bool) -> None:
+        self._db.execute("COMMIT" if commit else "ROLLBACK")
+
+    # -- schema ---------------------------------------------------------------------------
 
     def schema_version(self) -> int:
+        """The schema version the database is at."""
         row = self._db.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_version'"
         ).fetchone()
@@ -169,290 +199,34 @@ class SQLiteStore:
                     self._db.execute(statement)
                 self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
 
-    @contextlib.contextmanager
-    def _tx(self) -> Iterator[None]:
+    # -- the run lock ---------------------------------------------------------------------
+
+    def lock_path(self, run_id: str) -> Path:
+        """The file whose ``flock`` is the run lock."""
+        return self.path.parent / "locks" / f"{run_id}.lock"
+
+    def _acquire(self, run_id: str) -> Any:
+        path = self.lock_path(run_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"the run store is busy: {exc}", hint="retry in a moment") from exc
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        else:
-            self._db.execute("COMMIT")
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        # Who holds it, for people reading the file; the flock is what counts.
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return fd
 
-    # -- writes --------------------------------------------------------------------------
-
-    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
-        with self._tx():
-            created = self._db.execute("SELECT COALESCE(MAX(created), 0) + 1 FROM runs")
-            self._db.execute(
-                "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
-                " graph_digest, status, started_at, finished_at, binding, summary, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    run.run_id,
-                    run.parent_run_id,
-                    run.parent_node_key,
-                    run.graph_id,
-                    run.graph_path,
-                    run.graph_digest,
-                    run.status.value,
-                    run.started_at,
-                    run.finished_at,
-                    _dump(dict(run.binding)),
-                    _dump(dict(run.summary)),
-                    created.fetchone()[0],
-                ),
-            )
-            return self._append(run.run_id, event_type, payload, run.started_at)
-
-    def transition(
-        self,
-        run_id: RunId,
-        event_type: str,
-        payload: Mapping[str, Any],
-        at: str,
-        change: Transition | None = None,
-    ) -> Event:
-        with self._tx():
-            event = self._append(run_id, event_type, payload, at)
-            if change is not None:
-                self._apply(run_id, change)
-            return event
-
-    def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
-        # Read inside the transaction: another process (an approval answer) may have appended.
-        row = self._db.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        seq = int(row[0]) + 1
-        self._db.execute(
-            "INSERT INTO events (run_id, seq, type, payload, at) VALUES (?, ?, ?, ?, ?)",
-            (run_id, seq, event_type, _dump(dict(payload)), at),
-        )
-        return Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
-
-    def _apply(self, run_id: str, change: Transition) -> None:
-        if change.node is not None:
-            n = change.node
-            self._db.execute(
-                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
-                " record) VALUES (?, ?, ?, ?, ?, ?,"
-                " (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE run_id = ?), ?)"
-                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
-                " record = excluded.record",
-                (
-                    run_id,
-                    n.node_key,
-                    n.node_id,
-                    n.scope_path,
-                    n.type,
-                    n.status.value,
-                    run_id,
-                    _dump(dict(n.record)),
-                ),
-            )
-        sets: list[str] = []
-        values: list[Any] = []
-        if change.run_status is not None:
-            sets.append("status = ?")
-            values.append(change.run_status.value)
-        if change.finished_at is not None:
-            sets.append("finished_at = ?")
-            values.append(change.finished_at)
-        if change.summary is not None:
-            sets.append("summary = ?")
-            values.append(_dump(dict(change.summary)))
-        if change.binding is not None:
-            sets.append("binding = ?")
-            values.append(_dump(dict(change.binding)))
-        if sets:
-            self._db.execute(
-                f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", (*values, run_id)
-            )
-        if change.approval is not None:
-            a = change.approval
-            self._db.execute(
-                "INSERT INTO approvals (approval_id, run_id, key, kind, status, digest, request,"
-                " answer, created_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
-                " answer = excluded.answer, answered_at = excluded.answered_at",
-                (
-                    a.approval_id,
-                    a.run_id,
-                    a.key,
-                    a.kind.value,
-                    a.status.value,
-                    a.digest,
-                    _dump(dict(a.request)),
-                    None if a.answer is None else _dump(dict(a.answer)),
-                    a.created_at,
-                    a.answered_at,
-                ),
-            )
-
-    def answer_approval(
-        self, approval_id: str, status: ApprovalStatus, answer: Mapping[str, Any], at: str
-    ) -> tuple[ApprovalRow, bool]:
-        """Answer a pending approval. Returns the row and whether this call changed it.
-
-        Answering again with the same status is a no-op (idempotent); a different answer to
-        an already answered approval is refused.
-        """
-        with self._tx():
-            row = self.get_approval(approval_id)
-            if row is None:
-                raise StoreError(
-                    f"no approval {approval_id!r}",
-                    code="APPROVAL404",
-                    hint="list the queue with `rein approvals list`",
-                )
-            if row.status is not ApprovalStatus.PENDING:
-                if row.status is status:
-                    return row, False
-                raise Refused(
-                    f"approval {approval_id} was already answered: {row.status.value}",
-                    code="APPROVAL_ANSWERED",
-                    hint="an answer cannot be changed; start a new run to decide differently",
-                )
-            updated = ApprovalRow(
-                approval_id=row.approval_id,
-                run_id=row.run_id,
-                key=row.key,
-                kind=row.kind,
-                status=status,
-                digest=row.digest,
-                request=row.request,
-                created_at=row.created_at,
-                answer=answer,
-                answered_at=at,
-            )
-            self._append(
-                row.run_id,
-                "approval/answered",
-                {"approval_id": row.approval_id, "key": row.key, "status": status.value},
-                at,
-            )
-            self._apply(row.run_id, Transition(approval=updated))
-            return updated, True
-
-    # -- reads ---------------------------------------------------------------------------
-
-    _RUN_COLUMNS = (
-        "run_id, parent_run_id, parent_node_key, graph_id, graph_path, graph_digest, status,"
-        " started_at, finished_at, binding, summary"
-    )
-
-    @staticmethod
-    def _run(row: tuple[Any, ...]) -> RunRow:
-        return RunRow(
-            run_id=RunId(row[0]),
-            parent_run_id=None if row[1] is None else RunId(row[1]),
-            parent_node_key=None if row[2] is None else NodeKey(row[2]),
-            graph_id=row[3],
-            graph_path=row[4],
-            graph_digest=row[5],
-            status=RunStatus(row[6]),
-            started_at=row[7],
-            finished_at=row[8],
-            binding=json.loads(row[9]),
-            summary=json.loads(row[10]),
-        )
-
-    def get_run(self, run_id: str) -> RunRow | None:
-        row = self._db.execute(
-            f"SELECT {self._RUN_COLUMNS} FROM runs WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        return None if row is None else self._run(row)
-
-    def list_runs(self, *, include_children: bool = False) -> list[RunRow]:
-        where = "" if include_children else " WHERE parent_run_id IS NULL"
-        rows = self._db.execute(
-            f"SELECT {self._RUN_COLUMNS} FROM runs{where} ORDER BY created DESC"
-        ).fetchall()
-        return [self._run(r) for r in rows]
-
-    def child_runs(self, parent_run_id: RunId) -> list[RunRow]:
-        rows = self._db.execute(
-            f"SELECT {self._RUN_COLUMNS} FROM runs WHERE parent_run_id = ? ORDER BY created",
-            (parent_run_id,),
-        ).fetchall()
-        return [self._run(r) for r in rows]
-
-    def nodes(self, run_id: RunId) -> list[NodeRow]:
-        rows = self._db.execute(
-            "SELECT node_key, node_id, scope_path, type, status, seq, record FROM nodes"
-            " WHERE run_id = ? ORDER BY seq",
-            (run_id,),
-        ).fetchall()
-        return [
-            NodeRow(
-                run_id=run_id,
-                node_key=NodeKey(r[0]),
-                node_id=r[1],
-                scope_path=r[2],
-                type=r[3],
-                status=NodeStatus(r[4]),
-                seq=r[5],
-                record=json.loads(r[6]),
-            )
-            for r in rows
-        ]
-
-    def events(self, run_id: RunId, *, after: int = 0) -> list[Event]:
-        rows = self._db.execute(
-            "SELECT seq, type, payload, at FROM events WHERE run_id = ? AND seq > ? ORDER BY seq",
-            (run_id, after),
-        ).fetchall()
-        return [
-            Event(run_id=run_id, seq=r[0], type=r[1], payload=json.loads(r[2]), at=r[3])
-            for r in rows
-        ]
-
-    @staticmethod
-    def _approval(r: tuple[Any, ...]) -> ApprovalRow:
-        return ApprovalRow(
-            approval_id=ApprovalId(r[0]),
-            run_id=RunId(r[1]),
-            key=r[2],
-            kind=ApprovalKind(r[3]),
-            status=ApprovalStatus(r[4]),
-            digest=r[5],
-            request=json.loads(r[6]),
-            answer=None if r[7] is None else json.loads(r[7]),
-            created_at=r[8],
-            answered_at=r[9],
-        )
-
-    _APPROVAL_COLUMNS = (
-        "approval_id, run_id, key, kind, status, digest, request, answer, created_at, answered_at"
-    )
-
-    def approvals(
-        self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
-    ) -> list[ApprovalRow]:
-        clauses, values = [], []
-        if run_id is not None:
-            clauses.append("run_id = ?")
-            values.append(run_id)
-        if status is not None:
-            clauses.append("status = ?")
-            values.append(status.value)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._db.execute(
-            f"SELECT {self._APPROVAL_COLUMNS} FROM approvals{where} ORDER BY rowid", values
-        ).fetchall()
-        return [self._approval(r) for r in rows]
-
-    def get_approval(self, approval_id: str) -> ApprovalRow | None:
-        row = self._db.execute(
-            f"SELECT {self._APPROVAL_COLUMNS} FROM approvals WHERE approval_id = ?",
-            (approval_id,),
-        ).fetchone()
-        return None if row is None else self._approval(row)
+    def _release(self, run_id: str, handle: Any) -> None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(handle, fcntl.LOCK_UN)
+        os.close(handle)
 
     def close(self) -> None:
+        """Release the connection (and any run lock still held)."""
+        for run_id, (_, handle) in list(self._held.items()):
+            self._release(run_id, handle)
+        self._held.clear()
         self._db.close()

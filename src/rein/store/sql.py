@@ -1,0 +1,347 @@
+"""What the SQLite and PostgreSQL stores share: the SQL of every read and write.
+
+A backend provides the connection, the transaction brackets, the migrations and the run
+lock; this class does the rest with portable SQL written with ``?`` placeholders (rewritten
+to ``%s`` for PostgreSQL). Every write method is one transaction: the event row and the
+state it describes commit together or not at all. ``atomic()`` groups several writes into
+one transaction where a step needs more than one event (a run and its graph approval).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rein.errors import Refused, StoreError
+from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Transition
+from rein.store.ids import ApprovalId, NodeKey, RunId
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+
+
+def dump(value: Any) -> str:
+    """Stored JSON: compact, sorted, UTF-8 kept as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessRow:
+    """A process group started for a run (a command criterion, a command worker).
+
+    Recorded when the group starts and forgotten when it is gone, so a row that is still
+    here after its rein died names a group that may have outlived it. ``ident`` is the
+    leader's start time as the kernel reports it: a recycled process id does not match.
+    """
+
+    run_id: RunId
+    pgid: int
+    ident: str
+    host: str
+    owner_pid: int  # the rein process that started it
+    started_at: str
+    node_key: str | None = None
+
+
+def host_name() -> str:
+    """This machine's name, to tell whose processes a row describes."""
+    return socket.gethostname()
+
+
+class SQLStore:
+    """The shared implementation of :class:`rein.store.base.Store`."""
+
+    placeholder = "?"
+    approval_order = "rowid"  # insertion order of the approval queue
+    url: str = ""
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._held: dict[str, Any] = {}  # run id → [count, backend handle] of held run locks
+
+    # -- backend hooks --------------------------------------------------------------------
+
+    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        """Execute one statement; returns a cursor."""
+        raise NotImplementedError
+
+    def _begin(self) -> None:
+        raise NotImplementedError
+
+    def _end(self, commit: bool) -> None:
+        raise NotImplementedError
+
+    def _serialize_run(self, run_id: str) -> None:
+        """Inside a write transaction: keep other writers of this run out until commit."""
+
+    # -- transactions ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[None]:
+        if self._depth:  # nested in atomic(): the outer transaction commits
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._begin()
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self._end(commit=False)
+            raise
+        self._depth = 0
+        self._end(commit=True)
+
+    def atomic(self) -> contextlib.AbstractContextManager[None]:
+        """Group several writes into one transaction (all of them, or none)."""
+        return self._tx()
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        with self._tx():
+            self._serialize_run("")  # ``created`` is a store-wide order
+            created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
+            self._x(
+                "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
+                " graph_digest, status, started_at, finished_at, binding, summary, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.run_id, run.parent_run_id, run.parent_node_key, run.graph_id,
+                 run.graph_path, run.graph_digest, run.status.value, run.started_at,
+                 run.finished_at, dump(dict(run.binding)), dump(dict(run.summary)), created),
+            )
+            return self._append(run.run_id, event_type, payload, run.started_at)
+
+    def transition(self, run_id: RunId, event_type: str, payload: Mapping[str, Any], at: str,
+                   change: Transition | None = None) -> Event:
+        with self._tx():
+            event = self._append(run_id, event_type, payload, at)
+            if change is not None:
+                self._apply(run_id, change)
+            return event
+
+    def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
+        self._serialize_run(run_id)
+        # Read inside the transaction: another process (an approval answer) may have appended.
+        row = self._x("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
+                      (run_id,)).fetchone()
+        seq = int(row[0]) + 1
+        self._x("INSERT INTO events (run_id, seq, type, payload, at) VALUES (?, ?, ?, ?, ?)",
+                (run_id, seq, event_type, dump(dict(payload)), at))
+        return Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
+
+    def _apply(self, run_id: str, change: Transition) -> None:
+        if change.node is not None:
+            n = change.node
+            self._x(
+                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
+                " record) VALUES (?, ?, ?, ?, ?, ?,"
+                " (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE run_id = ?), ?)"
+                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
+                " record = excluded.record",
+                (run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value, run_id,
+                 dump(dict(n.record))),
+            )
+        sets: list[str] = []
+        values: list[Any] = []
+        for column, value in (
+            ("status", None if change.run_status is None else change.run_status.value),
+            ("finished_at", change.finished_at),
+            ("summary", None if change.summary is None else dump(dict(change.summary))),
+            ("binding", None if change.binding is None else dump(dict(change.binding))),
+        ):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                values.append(value)
+        if sets:
+            self._x(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", (*values, run_id))
+        if change.approval is not None:
+            a = change.approval
+            self._x(
+                "INSERT INTO approvals (approval_id, run_id, key, kind, status, digest, request,"
+                " answer, created_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
+                " answer = excluded.answer, answered_at = excluded.answered_at",
+                (a.approval_id, a.run_id, a.key, a.kind.value, a.status.value, a.digest,
+                 dump(dict(a.request)), None if a.answer is None else dump(dict(a.answer)),
+                 a.created_at, a.answered_at),
+            )
+
+    def answer_approval(self, approval_id: str, status: ApprovalStatus,
+                        answer: Mapping[str, Any], at: str) -> tuple[ApprovalRow, bool]:
+        """Answer a pending approval. Returns the row and whether this call changed it.
+
+        Answering again with the same status is a no-op (idempotent); a different answer to
+        an already answered approval is refused.
+        """
+        with self._tx():
+            row = self.get_approval(approval_id)
+            if row is None:
+                raise StoreError(f"no approval {approval_id!r}", code="APPROVAL404",
+                                 hint="list the queue with `rein approvals list`")
+            self._serialize_run(row.run_id)
+            row = self.get_approval(approval_id)  # again, now that no one else can write it
+            assert row is not None
+            if row.status is not ApprovalStatus.PENDING:
+                if row.status is status:
+                    return row, False
+                raise Refused(
+                    f"approval {approval_id} was already answered: {row.status.value}",
+                    code="APPROVAL_ANSWERED",
+                    hint="an answer cannot be changed; start a new run to decide differently")
+            updated = ApprovalRow(
+                approval_id=row.approval_id, run_id=row.run_id, key=row.key, kind=row.kind,
+                status=status, digest=row.digest, request=row.request,
+                created_at=row.created_at, answer=answer, answered_at=at)
+            self._append(row.run_id, "approval/answered",
+                         {"approval_id": row.approval_id, "key": row.key,
+                          "status": status.value}, at)
+            self._apply(row.run_id, Transition(approval=updated))
+            return updated, True
+
+    # -- process groups -------------------------------------------------------------------
+
+    def record_process(self, row: ProcessRow) -> None:
+        """Remember a process group started for a run (before it can outlive us)."""
+        with self._tx():
+            self._x("INSERT INTO processes (run_id, pgid, ident, host, owner_pid, node_key,"
+                    " started_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, pgid)"
+                    " DO UPDATE SET ident = excluded.ident, owner_pid = excluded.owner_pid,"
+                    " node_key = excluded.node_key, started_at = excluded.started_at",
+                    (row.run_id, row.pgid, row.ident, row.host, row.owner_pid, row.node_key,
+                     row.started_at))
+
+    def forget_process(self, run_id: str, pgid: int) -> None:
+        """The group is gone: drop its row."""
+        with self._tx():
+            self._x("DELETE FROM processes WHERE run_id = ? AND pgid = ?", (run_id, pgid))
+
+    def processes(self, run_id: str) -> list[ProcessRow]:
+        """Process groups recorded for a run and not yet known to be gone."""
+        rows = self._x("SELECT run_id, pgid, ident, host, owner_pid, node_key, started_at"
+                       " FROM processes WHERE run_id = ? ORDER BY started_at, pgid",
+                       (run_id,)).fetchall()
+        return [ProcessRow(run_id=RunId(r[0]), pgid=int(r[1]), ident=r[2], host=r[3],
+                           owner_pid=int(r[4]), node_key=r[5], started_at=r[6]) for r in rows]
+
+    # -- reads ----------------------------------------------------------------------------
+
+    _RUN_COLUMNS = ("run_id, parent_run_id, parent_node_key, graph_id, graph_path, graph_digest,"
+                    " status, started_at, finished_at, binding, summary")
+
+    @staticmethod
+    def _run(row: tuple[Any, ...]) -> RunRow:
+        return RunRow(
+            run_id=RunId(row[0]), parent_run_id=None if row[1] is None else RunId(row[1]),
+            parent_node_key=None if row[2] is None else NodeKey(row[2]), graph_id=row[3],
+            graph_path=row[4], graph_digest=row[5], status=RunStatus(row[6]),
+            started_at=row[7], finished_at=row[8], binding=json.loads(row[9]),
+            summary=json.loads(row[10]))
+
+    def get_run(self, run_id: str) -> RunRow | None:
+        row = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs WHERE run_id = ?",
+                      (run_id,)).fetchone()
+        return None if row is None else self._run(row)
+
+    def list_runs(self, *, include_children: bool = False) -> list[RunRow]:
+        where = "" if include_children else " WHERE parent_run_id IS NULL"
+        rows = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs{where} ORDER BY created DESC"
+                       ).fetchall()
+        return [self._run(r) for r in rows]
+
+    def child_runs(self, parent_run_id: RunId) -> list[RunRow]:
+        rows = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs WHERE parent_run_id = ?"
+                       " ORDER BY created", (parent_run_id,)).fetchall()
+        return [self._run(r) for r in rows]
+
+    def nodes(self, run_id: RunId) -> list[NodeRow]:
+        rows = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"
+                       " FROM nodes WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+        return [NodeRow(run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1], scope_path=r[2],
+                        type=r[3], status=NodeStatus(r[4]), seq=r[5], record=json.loads(r[6]))
+                for r in rows]
+
+    def events(self, run_id: RunId, *, after: int = 0) -> list[Event]:
+        rows = self._x("SELECT seq, type, payload, at FROM events WHERE run_id = ? AND seq > ?"
+                       " ORDER BY seq", (run_id, after)).fetchall()
+        return [Event(run_id=run_id, seq=r[0], type=r[1], payload=json.loads(r[2]), at=r[3])
+                for r in rows]
+
+    _APPROVAL_COLUMNS = ("approval_id, run_id, key, kind, status, digest, request, answer,"
+                         " created_at, answered_at")
+
+    @staticmethod
+    def _approval(r: tuple[Any, ...]) -> ApprovalRow:
+        return ApprovalRow(
+            approval_id=ApprovalId(r[0]), run_id=RunId(r[1]), key=r[2], kind=ApprovalKind(r[3]),
+            status=ApprovalStatus(r[4]), digest=r[5], request=json.loads(r[6]),
+            answer=None if r[7] is None else json.loads(r[7]), created_at=r[8],
+            answered_at=r[9])
+
+    def approvals(self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
+                  ) -> list[ApprovalRow]:
+        clauses, values = [], []
+        if run_id is not None:
+            clauses.append("run_id = ?")
+            values.append(run_id)
+        if status is not None:
+            clauses.append("status = ?")
+            values.append(status.value)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._x(f"SELECT {self._APPROVAL_COLUMNS} FROM approvals{where}"
+                       f" ORDER BY {self.approval_order}", values).fetchall()
+        return [self._approval(r) for r in rows]
+
+    def get_approval(self, approval_id: str) -> ApprovalRow | None:
+        row = self._x(f"SELECT {self._APPROVAL_COLUMNS} FROM approvals WHERE approval_id = ?",
+                      (approval_id,)).fetchone()
+        return None if row is None else self._approval(row)
+
+    # -- the run lock ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock_run(self, run_id: str) -> Iterator[None]:
+        """Hold the right to advance ``run_id``; refuse at once if another process has it.
+
+        Re-entrant within this store object. The lock dies with its holder: a killed
+        process cannot leave a run locked (see the backends for how).
+        """
+        held = self._held.get(run_id)
+        if held is not None:
+            held[0] += 1
+            try:
+                yield
+            finally:
+                held[0] -= 1
+            return
+        handle = self._acquire(run_id)
+        if handle is None:
+            raise Refused(f"run {run_id} is being advanced by another rein process",
+                          code="RUN_LOCKED",
+                          hint="wait for it to finish or pause (watch it with "
+                               f"`rein runs events {run_id} --follow`), then retry")
+        self._held[run_id] = [1, handle]
+        try:
+            yield
+        finally:
+            del self._held[run_id]
+            self._release(run_id, handle)
+
+    def _acquire(self, run_id: str) -> Any:
+        """A handle when the lock was taken, ``None`` when someone else holds it."""
+        raise NotImplementedError
+
+    def _release(self, run_id: str, handle: Any) -> None:
+        raise NotImplementedError
+
+
+def owner() -> tuple[str, int]:
+    """(host, pid) of this process, as recorded in process rows."""
+    return host_name(), os.getpid()
