@@ -48,6 +48,9 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
                    as_json: bool) -> int:
     """Pending approvals (all with --all), oldest first.
 
+    An approval whose timeout_seconds have passed takes its on_timeout here
+    (there is no background timer); its run continues on `rein resume`.
+
     \b
     Example:
       rein approvals list --json
@@ -55,10 +58,15 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     \b
     Exit codes: 0 ok, 64 usage error.
     """
+    import datetime as dt
+
+    from rein.engine.approvals import expire_due
     from rein.store.sqlite import SQLiteStore
     from rein.store.state import ApprovalStatus
 
     store = SQLiteStore.open(resolve_workspace(workspace), create=False)
+    # No background timer: a due timeout is applied whenever the queue is looked at.
+    expired = [] if store is None else expire_due(store, dt.datetime.now(dt.UTC))
     rows = [] if store is None else store.approvals(
         status=None if show_all else ApprovalStatus.PENDING)
     if run_id is not None and store is not None:
@@ -68,8 +76,16 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
         emit_json({"approvals": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "kind": r.kind.value, "status": r.status.value,
                                   "digest": r.digest, "request": dict(r.request),
-                                  "created_at": r.created_at} for r in rows]})
-    elif not rows:
+                                  "created_at": r.created_at} for r in rows],
+                   "timed_out": [{"approval_id": r.approval_id, "run_id": r.run_id,
+                                  "status": r.status.value,
+                                  "on_timeout": r.request.get("on_timeout")}
+                                 for r in expired]})
+        return int(ExitCode.OK)
+    for r in expired:
+        click.echo(f"{r.approval_id}  timed out (on_timeout {r.request.get('on_timeout')}); "
+                   f"continue the run with `rein resume {r.run_id}`")
+    if not rows:
         click.echo("no pending approvals")
     else:
         for r in rows:

@@ -20,7 +20,7 @@ from typing import Any
 from rein.engine.runtime import Paused, RunCancelled, RunContext
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Transition
-from rein.store.ids import ApprovalId
+from rein.store.ids import ApprovalId, iso
 from rein.store.state import ApprovalKind, ApprovalStatus
 
 
@@ -75,20 +75,45 @@ async def ask(
 
 
 def _timed_out(ctx: RunContext, row: ApprovalRow) -> ApprovalRow:
+    answered = resolve_timeout(ctx.store, row, ctx.clock.now())
+    if answered is not row:
+        ctx.approvals[row.key] = answered
+    return answered
+
+
+def resolve_timeout(store: Any, row: ApprovalRow, now: dt.datetime) -> ApprovalRow:
+    """``row`` answered by its ``on_timeout`` when ``timeout_seconds`` have passed at ``now``.
+
+    ``approve`` accepts; ``fail`` and ``escalate`` record ``timed_out`` (the node reads that
+    as a rejection, ``escalate`` also escalates); ``hold`` keeps waiting. There is no
+    background timer: this runs whenever something looks at the entry (the run being
+    scheduled, ``rein resume``, ``rein approvals list``). Returns ``row`` itself when nothing
+    changed.
+    """
     timeout = row.request.get("timeout_seconds")
     on_timeout = row.request.get("on_timeout", "hold")
-    if timeout is None or on_timeout == "hold":
+    if row.status is not ApprovalStatus.PENDING or timeout is None or on_timeout == "hold":
         return row
     created = dt.datetime.fromisoformat(row.created_at)
-    if (ctx.clock.now() - created).total_seconds() < float(timeout):
+    if (now - created).total_seconds() < float(timeout):
         return row
     status = ApprovalStatus.ACCEPTED if on_timeout == "approve" else ApprovalStatus.TIMED_OUT
-    answered, _ = ctx.store.answer_approval(  # type: ignore[attr-defined]
-        row.approval_id, status, {"actor": "rein", "note": f"timed out: on_timeout {on_timeout}"},
-        ctx.now(),
+    answered, _ = store.answer_approval(
+        row.approval_id, status,
+        {"actor": "rein", "note": f"timed out after {timeout} s: on_timeout {on_timeout}"},
+        iso(now),
     )
-    ctx.approvals[row.key] = answered
     return answered
+
+
+def expire_due(store: Any, now: dt.datetime) -> list[ApprovalRow]:
+    """Resolve every pending entry whose timeout has passed; the entries that changed."""
+    changed = []
+    for row in store.approvals(status=ApprovalStatus.PENDING):
+        answered = resolve_timeout(store, row, now)
+        if answered is not row:
+            changed.append(answered)
+    return changed
 
 
 def load_answers(ctx: RunContext) -> None:

@@ -2,8 +2,9 @@
 
 ``approve``: accepted → succeeded with ``decision = "approved"``; declined or timed out →
 ``on_reject``: ``fail`` (failed), ``skip_dependents`` (skipped, skips propagate) or
-``route`` (succeeded with ``decision = "rejected"``). ``review``: the answer's ``values``
-replace declared outputs of the gate (an edit); no values is a plain approval. ``input``:
+``route`` (succeeded with ``decision = "rejected"``). ``review``: each declared output of the
+gate starts as the ``present`` entry at the same position and takes the reviewer's edit from
+the answer's ``values`` (checked like outputs); no values is a plain approval. ``input``:
 the answer's ``values`` must fit ``gate.collect`` and become the gate's outputs.
 ``notify`` succeeds at once and is recorded as a human event.
 """
@@ -15,7 +16,9 @@ from typing import Any
 
 from rein.engine import approvals
 from rein.engine.expressions import render
+from rein.engine.kinds import ladder
 from rein.engine.nodes import human_timeouts
+from rein.engine.outputs import check_outputs
 from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import diagnostic, value
@@ -61,10 +64,12 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
             diagnostic(ctx, "RT031", "error", f"gate {nid}: " + "; ".join(problems), node=key)
             accepted = False
         outcome = "provided"
-    elif accepted and mode == "review" and values:
-        declared = set((node.get("outputs") or {}).keys())
-        values = {k: v for k, v in values.items() if k in declared}
-        outcome = "edited" if values else "approved"
+    elif accepted and mode == "review":
+        values, edited, problems = _reviewed(node, present, values, ctx)
+        if problems:
+            diagnostic(ctx, "RT031", "error", f"gate {nid}: " + "; ".join(problems), node=key)
+            accepted = False
+        outcome = "edited" if edited else "approved"
     events.append(approvals.human_event(row, stage="gate", mode=mode, outcome=outcome
                                         if accepted else None))
     if accepted:
@@ -75,6 +80,9 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     on_reject = gate.get("on_reject", "fail")
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
         state.record["escalated"] = True
+        if (node.get("failure") or {}).get("escalation") and await ladder.escalate(
+                ctx, inst, nid, node, reason="gate timed out"):
+            return  # the escalation handed back outputs (a person, a node)
     if on_reject == "route":
         state.outputs = {"decision": "rejected"}
         state.decision = "rejected"
@@ -85,6 +93,20 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     else:
         state.status = NodeStatus.FAILED
         state.unabsorbed = True
+
+
+def _reviewed(node: Mapping[str, Any], present: list[Any], values: Mapping[str, Any],
+              ctx: RunContext) -> tuple[dict[str, Any], bool, list[str]]:
+    """A review's outputs: each declared output starts as the material shown at the same
+    position in ``present`` and takes the reviewer's edit when one is given."""
+    specs = node.get("outputs") or {}
+    declared = list(specs)
+    shown = {name: v for name, v in zip(declared, present, strict=False) if v is not None}
+    edits = {k: v for k, v in values.items() if k in specs}
+    result = {**shown, **edits}
+    problems = [p.message for p in check_outputs(
+        edits, specs, workspace=ctx.workspace, optional=frozenset(specs))]
+    return result, bool(edits), problems
 
 
 def _input_problems(values: Mapping[str, Any], collect: Mapping[str, Any]) -> list[str]:
