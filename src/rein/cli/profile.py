@@ -418,3 +418,7 @@ def proposals_decline(item_id: str, reason: str | None, actor: str | None, works
     else:
         click.echo(f"declined {item_id}")
     return int(ExitCode.OK)
+
+
+# The session-side commands (propose, mcp) live in their own module and attach to the group.
+from rein.cli import profile_session as _session  # noqa: F401
