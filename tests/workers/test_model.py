@@ -78,7 +78,8 @@ def drive(worker: ModelWorker, request: AttemptRequest) -> tuple[list[Item], Att
         async for out in worker.run(request):
             if isinstance(out, AttemptResult):
                 return items, out
-            items.append(out)
+            if "permissions" not in out.data:  # the first notice; tested on its own
+                items.append(out)
         raise AssertionError("no result")
 
     return asyncio.run(go())

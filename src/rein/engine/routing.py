@@ -19,13 +19,13 @@ tier as requested (the scripted and driver workers serve every tier) and says so
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rein.engine.graph import TIERS
 from rein.errors import RoutingError
-from rein.workers.base import Routed
+from rein.workers.base import AttemptRequest, Routed, Worker
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -99,3 +99,24 @@ class Router:
             node=node,
             tier=tier,
         )
+
+
+def worker_id(worker: Worker) -> str:
+    """The name a node uses to choose a worker explicitly: ``id`` when set, else ``name``."""
+    return str(getattr(worker, "id", None) or worker.name)
+
+
+def select_worker(workers: Iterable[Worker], request: AttemptRequest) -> Worker | None:
+    """The first worker, in configuration order, that can serve ``request``.
+
+    A node that names its worker (``x-rein-worker: command/claude``, or just ``command`` /
+    ``model`` for any worker of that kind) is served only by that worker: an explicit choice
+    never falls through to another kind.
+    """
+    chosen = request.worker
+    for worker in workers:
+        if chosen is not None and chosen not in (worker_id(worker), worker.name):
+            continue
+        if worker.can_serve(request):
+            return worker
+    return None

@@ -142,6 +142,37 @@ class AttemptRequest:
     branches: tuple[Mapping[str, str], ...] = ()  # decision nodes: [{label, description}]
     constraints: Mapping[str, Any] = field(default_factory=dict)  # temperature, seed, ...
     profile: str | None = None  # an OAP profile name or path serving this node, if any
+    worker: str | None = None  # an explicit worker choice (``x-rein-worker``), if any
+    routed: Routed | None = None  # how the router served ``tier``, when a routing profile is set
+    session: AttemptSession | None = None  # saved state and approvals, offered by the engine
+
+    @property
+    def serving_tier(self) -> Tier:
+        """The tier a worker must serve: the routed one when the router chose, else ``tier``."""
+        return self.routed.effective_tier if self.routed is not None else self.tier
+
+
+Answer = Literal["accept", "decline", "cancel"]
+
+
+@runtime_checkable
+class AttemptSession(Protocol):
+    """What the engine offers one attempt beyond its inputs: state that survives a pause, and
+    the approval queue. A worker that must wait saves its state, then raises
+    :class:`WorkerPaused`; when the run continues, the same attempt finds that state again."""
+
+    def load_state(self) -> Mapping[str, Any] | None:
+        """The state this attempt saved before it paused, or ``None`` for a fresh start."""
+        ...
+
+    def save_state(self, state: Mapping[str, Any] | None) -> None:
+        """Persist the attempt's state (``None`` clears it) in the run's store."""
+        ...
+
+    async def ask(self, key: str, request: Mapping[str, Any]) -> tuple[str, Answer | None]:
+        """Put a question in the approval queue (idempotent per ``key`` and material):
+        ``(approval_id, answer)``, the answer ``None`` while nobody has answered."""
+        ...
 
 
 class ItemKind(enum.StrEnum):

@@ -10,10 +10,16 @@ by the toolbox (permissions, sandbox, ``ask`` rules). The model finishes by call
 a bad submission goes back to the model as a tool error. A model that stops without
 submitting is reminded once, then the attempt fails as ``output_missing``.
 
-``ask`` decisions go to the ``approver`` given to the worker (an async callable answering
-``accept``, ``decline`` or ``cancel``). Without one, ``ask`` is treated as ``deny`` and the
-model is told why: pausing an attempt mid-loop needs the conversation persisted, which the
-engine does not do for model workers yet.
+Permissions are narrowed once per attempt (:mod:`rein.workers.grants`: node ∩ profile ∩
+rein's policy; the sandbox is checked by the toolbox at each call) and recorded as a notice.
+
+``ask`` decisions go to the run's approval queue when the engine offers one
+(``request.session``): the call is queued with its tool name and (redacted) arguments, the
+conversation is saved in the store and the worker raises :class:`WorkerPaused`; when the run
+continues, the loop resumes from the saved conversation and the answer decides the call
+(accept: it runs; decline: the model is told a person refused it; cancel: the run stops).
+Outside a run, ``ask`` goes to the ``approver`` given to the worker, and without one it is
+treated as ``deny`` and the model is told why.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import jsonschema
 
 from rein.formats.canonical import canonical_json
+from rein.profiles.policy import Policy
 from rein.providers.base import Provider
 from rein.providers.errors import ProviderError
 from rein.providers.types import (
@@ -45,6 +52,7 @@ from rein.tools.sandbox import SandboxPolicy, backend_for
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import (
     TIERS,
+    Answer,
     AttemptRequest,
     AttemptResult,
     FailureClass,
@@ -54,11 +62,13 @@ from rein.workers.base import (
     Routed,
     Tier,
     Usage,
+    WorkerPaused,
 )
+from rein.workers.conversation import LoopState
+from rein.workers.grants import AttemptGrants, attempt_grants
 
 SUBMIT = "submit_outputs"
 DEFAULT_MAX_STEPS = 50
-Answer = Literal["accept", "decline", "cancel"]
 
 _TYPE_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
     "string": {"type": "string"},
@@ -165,6 +175,13 @@ def render_brief(request: AttemptRequest) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """A tool call's approval is queued and unanswered: the attempt must pause."""
+
+    approval_id: str
+
+
 @dataclass(kw_only=True)
 class _Spend:
     """What this attempt has used so far."""
@@ -188,6 +205,7 @@ class ModelWorker:
         approver: Approver | None = None,
         ask: tuple[str, ...] = (),
         denied: tuple[str, ...] = (),
+        policy: Policy | None = None,
         tiers: Iterable[Tier] = TIERS,
         require_boundary: bool = False,
         http_client: Any = None,
@@ -200,22 +218,38 @@ class ModelWorker:
         self.approver = approver
         self.ask = ask
         self.denied = denied
+        self.policy = policy
         self.tiers = frozenset(tiers)
         self.require_boundary = require_boundary
         self.http_client = http_client
         self.clock = clock
         self.max_steps = max_steps
 
+    @property
+    def id(self) -> str:
+        """``model/<provider>``: how a node chooses this worker with ``x-rein-worker``."""
+        return f"model/{self.provider.name}"
+
     def can_serve(self, request: AttemptRequest) -> bool:
         """Task, decision and judge attempts at a configured tier whose tools are built in."""
         return (
-            request.tier in self.tiers
+            request.serving_tier in self.tiers
             and self.provider.capabilities.tool_calling
             and all(kind_of(t) is not None for t in request.tools)
         )
 
-    def toolbox(self, request: AttemptRequest) -> Toolbox:
+    def grants(
+        self, request: AttemptRequest, ceilings: Sequence[tuple[str, Policy]] = ()
+    ) -> AttemptGrants:
+        """The attempt's effective tools and permissions: node ∩ ceilings ∩ rein's policy."""
+        every = [*ceilings, *((("rein.toml", self.policy),) if self.policy else ())]
+        return attempt_grants(
+            request.tools, request.permissions, every, denied=self.denied, ask=self.ask
+        )
+
+    def toolbox(self, request: AttemptRequest, grants: AttemptGrants | None = None) -> Toolbox:
         """The attempt's tools, policy and sandbox."""
+        grants = grants or self.grants(request)
         base = SandboxPolicy.for_attempt(
             request.workspace, request.workspace_access, request.network
         )
@@ -226,52 +260,105 @@ class ModelWorker:
             require_boundary=self.require_boundary,
         )
         policy = ToolPolicy.build(
-            request.permissions, sandbox=sandbox, denied=self.denied, ask=self.ask
+            grants.grants, sandbox=sandbox, denied=grants.denied, ask=grants.ask
         )
         secrets = {n: request.env[n] for n in request.secret_names if n in request.env}
         return Toolbox(
-            tools=request.tools,
+            tools=grants.tools,
             policy=policy,
             env=request.env,
             secrets=secrets,
             http_client=self.http_client,
         )
 
-    async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
-        box = self.toolbox(request)
+    def routed(self, request: AttemptRequest) -> Routed:
+        """How this attempt was served: the router's tiers (and downgrade), this model."""
+        r = request.routed
+        if r is None:
+            return Routed(
+                requested_tier=request.tier,
+                effective_tier=request.tier,
+                provider=self.provider.name,
+                model=self.model,
+            )
+        return Routed(
+            requested_tier=r.requested_tier,
+            effective_tier=r.effective_tier,
+            provider=self.provider.name,
+            model=self.model,
+            downgraded=r.downgraded,
+            reason=r.reason,
+        )
+
+    def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
+        return self.loop(request)
+
+    async def loop(
+        self,
+        request: AttemptRequest,
+        *,
+        ceilings: Sequence[tuple[str, Policy]] = (),
+        system: str = SYSTEM_PROMPT,
+        user: str | None = None,
+    ) -> AsyncIterator[Item | AttemptResult]:
+        """The agent loop. ``ceilings`` narrow the permissions further (an OAP profile),
+        ``system`` and ``user`` replace the default prompts (a profile's assembled prompt)."""
+        grants = self.grants(request, ceilings)
+        box = self.toolbox(request, grants)
         schema = submit_schema(request.outputs, request.branches)
         tools = tuple(
             ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
-            for d in definitions_for(request.tools)
+            for d in definitions_for(grants.tools)
         )
         tools += (
             ToolSpec(
                 name=SUBMIT, description="Submit the node's outputs and finish.", parameters=schema
             ),
         )
-        messages: list[Message] = [Message(role="user", content=render_brief(request))]
-        spend = _Spend(started=self.clock())
-        routed = Routed(
-            requested_tier=request.tier,
-            effective_tier=request.tier,
-            provider=self.provider.name,
-            model=self.model,
+        shell = ToolKind.SHELL in {kind_of(t) for t in grants.tools}
+        session = request.session
+        saved = session.load_state() if session is not None else None
+        state = LoopState.from_json(saved) if saved is not None else None
+        resumed = state is not None
+        stored = saved is not None  # a state in the store must be cleared when we finish
+        if state is None:
+            # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too,
+            # and this catches the process backend.
+            state = LoopState(
+                messages=[Message(role="user", content=user or render_brief(request))],
+                refs=git_refs(request.workspace) if shell else None,
+            )
+            yield Item(
+                kind=ItemKind.NOTICE,
+                data={
+                    "text": "effective permissions for this attempt",
+                    "permissions": grants.to_json(),
+                    "sandbox": box.policy.sandbox.to_codex(),
+                },
+            )
+        else:
+            yield Item(
+                kind=ItemKind.NOTICE,
+                data={"text": "resumed from the saved conversation", "resumed": True},
+            )
+        spend = _Spend(
+            usage=state.usage, cost_known=state.cost_known, started=self.clock() - state.elapsed
         )
+        routed = self.routed(request)
         backend = backend_for(box.policy.sandbox)
-        if ToolKind.SHELL in {kind_of(t) for t in request.tools} and not backend.is_boundary:
+        if shell and not backend.is_boundary and not resumed:
             yield Item(kind=ItemKind.NOTICE, data={"sandbox": backend.name, "text": backend.note})
-        reminded = noted = False
-
-        # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too, and
-        # this catches the process backend.
-        refs = (
-            git_refs(request.workspace)
-            if ToolKind.SHELL in {kind_of(t) for t in request.tools}
-            else None
-        )
+        noted = False
+        messages = state.messages
 
         def finish(failure: FailureClass | None, message: str | None, **kw: Any) -> AttemptResult:
-            moved = moved_refs(refs, git_refs(request.workspace)) if refs is not None else []
+            if session is not None and stored:
+                session.save_state(None)
+            moved = (
+                moved_refs(state.refs, git_refs(request.workspace))
+                if state.refs is not None
+                else []
+            )
             if moved:
                 failure = FailureClass.PERMISSION_DENIED
                 message = f"the attempt changed git refs ({', '.join(moved)}); workers never commit"
@@ -280,56 +367,65 @@ class ModelWorker:
                 usage=spend.usage, routed=routed, failure=failure, message=message, **kw
             )
 
+        pending = list(state.pending)
+        announced = {c.id for c in pending}  # their tool_call items are in the trace already
         while True:
-            limit = self._limit_reached(request, spend)
-            if limit is not None:
-                failure, text = limit
-                yield finish(failure, text)
-                return
-            try:
-                response = await self._call(request, messages, tools, spend)
-            except ProviderError as exc:
-                failure = FailureClass(getattr(exc, "failure_class", "model_error"))
-                yield finish(failure, f"{exc.code}: {exc.message}")
-                return
-            step_usage = Usage(
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-                cost_usd=response.cost_usd,
-                agent_steps=1,
-            )
-            if response.cost_usd is None and spend.cost_known:
-                spend.cost_known = False
-            if response.cost_usd is None and request.budget.max_cost_usd is not None and not noted:
-                noted = True
-                yield Item(
-                    kind=ItemKind.NOTICE,
-                    data={
-                        "text": f"no price for model {response.model or self.model}: cost is not "
-                        "accounted, so max_cost_usd is not enforced for this attempt"
-                    },
-                )
-            spend.usage = spend.usage + step_usage
-            yield Item(kind=ItemKind.USAGE, data=_usage_json(step_usage, response.model))
-            messages.append(response.message)
-            if response.message.content:
-                yield Item(
-                    kind=ItemKind.MESSAGE,
-                    data={"role": "assistant", "text": box.redact(response.message.content)},
-                )
-            if not response.message.tool_calls:
-                if reminded:
-                    yield finish(
-                        FailureClass.OUTPUT_MISSING,
-                        f"the model stopped twice without calling {SUBMIT}",
-                    )
+            if not pending:
+                limit = self._limit_reached(request, spend)
+                if limit is not None:
+                    yield finish(*limit)
                     return
-                reminded = True
-                messages.append(
-                    Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish.")
+                try:
+                    response = await self._call(request, messages, tools, spend, system)
+                except ProviderError as exc:
+                    failure = FailureClass(getattr(exc, "failure_class", "model_error"))
+                    yield finish(failure, f"{exc.code}: {exc.message}")
+                    return
+                step_usage = Usage(
+                    input_tokens=response.usage.input_tokens,
+                    output_tokens=response.usage.output_tokens,
+                    cost_usd=response.cost_usd,
+                    agent_steps=1,
                 )
-                continue
-            for call in response.message.tool_calls:
+                if response.cost_usd is None and spend.cost_known:
+                    spend.cost_known = False
+                if (
+                    response.cost_usd is None
+                    and request.budget.max_cost_usd is not None
+                    and not noted
+                ):
+                    noted = True
+                    yield Item(
+                        kind=ItemKind.NOTICE,
+                        data={
+                            "text": f"no price for model {response.model or self.model}: cost "
+                            "is not accounted, so max_cost_usd is not enforced for this attempt"
+                        },
+                    )
+                spend.usage = spend.usage + step_usage
+                yield Item(kind=ItemKind.USAGE, data=_usage_json(step_usage, response.model))
+                messages.append(response.message)
+                if response.message.content:
+                    yield Item(
+                        kind=ItemKind.MESSAGE,
+                        data={"role": "assistant", "text": box.redact(response.message.content)},
+                    )
+                if not response.message.tool_calls:
+                    if state.reminded:
+                        yield finish(
+                            FailureClass.OUTPUT_MISSING,
+                            f"the model stopped twice without calling {SUBMIT}",
+                        )
+                        return
+                    state.reminded = True
+                    messages.append(
+                        Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish.")
+                    )
+                    continue
+                pending = list(response.message.tool_calls)
+            call = pending[0]
+            if call.id not in announced:
+                announced.add(call.id)
                 yield Item(
                     kind=ItemKind.TOOL_CALL,
                     data={
@@ -338,46 +434,59 @@ class ModelWorker:
                         "arguments": json.loads(box.redact(json.dumps(dict(call.arguments)))),
                     },
                 )
-                if call.name == SUBMIT:
-                    problem = _submission_problem(call, schema)
-                    if problem is None:
-                        outputs = dict(call.arguments)
-                        decision = outputs.pop("decision", None) if request.branches else None
-                        yield Item(
-                            kind=ItemKind.TOOL_RESULT,
-                            data={"id": call.id, "ok": True, "content": "outputs received"},
-                        )
-                        yield finish(None, None, outputs=outputs, decision=decision)
-                        return
-                    result_text, ok, refused = problem, False, False
-                else:
-                    if (
-                        request.budget.max_tool_calls is not None
-                        and spend.usage.tool_calls >= request.budget.max_tool_calls
-                    ):
-                        yield finish(
-                            FailureClass.BUDGET_EXCEEDED,
-                            f"max_tool_calls {request.budget.max_tool_calls} reached",
-                        )
-                        return
-                    spend.usage = spend.usage + Usage(
-                        input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=1
+            if call.name == SUBMIT:
+                problem = _submission_problem(call, schema)
+                if problem is None:
+                    outputs = dict(call.arguments)
+                    decision = outputs.pop("decision", None) if request.branches else None
+                    yield Item(
+                        kind=ItemKind.TOOL_RESULT,
+                        data={"id": call.id, "ok": True, "content": "outputs received"},
                     )
-                    outcome = await self._tool(request, box, call)
-                    if outcome is None:
-                        yield finish(
-                            FailureClass.PERMISSION_DENIED,
-                            f"a person cancelled the attempt at tool call {call.name}",
-                        )
-                        return
-                    result_text, ok, refused = outcome
-                yield Item(
-                    kind=ItemKind.TOOL_RESULT,
-                    data={"id": call.id, "ok": ok, "refused": refused, "content": result_text},
+                    yield finish(None, None, outputs=outputs, decision=decision)
+                    return
+                result_text, ok, refused = problem, False, False
+            else:
+                if (
+                    request.budget.max_tool_calls is not None
+                    and spend.usage.tool_calls >= request.budget.max_tool_calls
+                ):
+                    yield finish(
+                        FailureClass.BUDGET_EXCEEDED,
+                        f"max_tool_calls {request.budget.max_tool_calls} reached",
+                    )
+                    return
+                outcome = await self._tool(request, box, call)
+                if isinstance(outcome, _Waiting):
+                    state.pending = pending
+                    state.usage = spend.usage
+                    state.cost_known = spend.cost_known
+                    state.elapsed = self.clock() - spend.started
+                    if session is not None:
+                        session.save_state(state.to_json())
+                    raise WorkerPaused(
+                        "approval",
+                        outcome.approval_id,
+                        {"approval_id": outcome.approval_id, "tool": call.name},
+                    )
+                if outcome is None:
+                    yield finish(
+                        FailureClass.PERMISSION_DENIED,
+                        f"a person cancelled the attempt at tool call {call.name}",
+                    )
+                    return
+                spend.usage = spend.usage + Usage(
+                    input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=1
                 )
-                messages.append(
-                    Message(role="tool", tool_call_id=call.id, content=result_text, is_error=not ok)
-                )
+                result_text, ok, refused = outcome
+            pending.pop(0)
+            yield Item(
+                kind=ItemKind.TOOL_RESULT,
+                data={"id": call.id, "ok": ok, "refused": refused, "content": result_text},
+            )
+            messages.append(
+                Message(role="tool", tool_call_id=call.id, content=result_text, is_error=not ok)
+            )
 
     async def _call(
         self,
@@ -385,6 +494,7 @@ class ModelWorker:
         messages: list[Message],
         tools: tuple[ToolSpec, ...],
         spend: _Spend,
+        system: str = SYSTEM_PROMPT,
     ) -> ModelResponse:
         c = request.constraints
         budget = request.budget
@@ -394,7 +504,7 @@ class ModelWorker:
             max_out = left if max_out is None else min(max_out, left)
         model_request = ModelRequest(
             model=self.model,
-            system=SYSTEM_PROMPT,
+            system=system,
             messages=tuple(messages),
             tools=tools,
             max_output_tokens=max_out,
@@ -418,8 +528,9 @@ class ModelWorker:
 
     async def _tool(
         self, request: AttemptRequest, box: Toolbox, call: ModelToolCall
-    ) -> tuple[str, bool, bool] | None:
-        """(content, ok, refused) for the model, or None when a person cancelled."""
+    ) -> tuple[str, bool, bool] | _Waiting | None:
+        """(content, ok, refused) for the model; ``_Waiting`` while a person has not answered;
+        None when a person cancelled."""
         if call.parse_error is not None:
             return (
                 f"the arguments are not a JSON object ({call.parse_error}); send valid JSON",
@@ -430,27 +541,9 @@ class ModelWorker:
         decision = box.check(tool_call)
         approved = False
         if decision.verdict is Verdict.ASK:
-            if self.approver is None:
-                return (
-                    (
-                        f"refused {decision.permission}: it needs a person's approval and this run "
-                        "has no approval channel for tool calls, so it is treated as denied"
-                    ),
-                    False,
-                    True,
-                )
-            answer = await self.approver(
-                ApprovalAsk(
-                    run_id=request.run_id,
-                    node_id=request.node_id,
-                    attempt=request.attempt,
-                    tool=call.name,
-                    arguments=call.arguments,
-                    permission=decision.permission,
-                    message=decision.message or "",
-                    action_digest=action_digest(call),
-                )
-            )
+            answer = await self._answer(request, box, call, decision)
+            if isinstance(answer, (_Waiting, tuple)):
+                return answer
             if answer == "cancel":
                 return None
             if answer != "accept":
@@ -458,6 +551,45 @@ class ModelWorker:
             approved = True
         _, result = await box.run(tool_call, approved=approved)
         return result.content, result.ok, result.refused
+
+    async def _answer(
+        self, request: AttemptRequest, box: Toolbox, call: ModelToolCall, decision: Any
+    ) -> Answer | _Waiting | tuple[str, bool, bool]:
+        """A person's answer to a call in ``ask``: from the run's approval queue when the
+        engine offers one, else from the approver, else the call is treated as denied."""
+        digest = action_digest(call)
+        if request.session is not None:
+            shown = json.loads(box.redact(json.dumps(dict(call.arguments))))
+            approval_id, answer = await request.session.ask(
+                digest,
+                {
+                    "tool": call.name,
+                    "arguments": shown,
+                    "permission": decision.permission,
+                    "action_digest": digest,
+                    "prompt": f"{call.name} {json.dumps(shown, sort_keys=True)[:300]}",
+                },
+            )
+            return _Waiting(approval_id) if answer is None else answer
+        if self.approver is None:
+            return (
+                f"refused {decision.permission}: it needs a person's approval and this run "
+                "has no approval channel for tool calls, so it is treated as denied",
+                False,
+                True,
+            )
+        return await self.approver(
+            ApprovalAsk(
+                run_id=request.run_id,
+                node_id=request.node_id,
+                attempt=request.attempt,
+                tool=call.name,
+                arguments=call.arguments,
+                permission=decision.permission,
+                message=decision.message or "",
+                action_digest=digest,
+            )
+        )
 
     def _limit_reached(
         self, request: AttemptRequest, spend: _Spend

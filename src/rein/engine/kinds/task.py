@@ -32,6 +32,7 @@ from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
 from rein.engine.nodes import CheckpointRejected, InputsMissing, checkpoints, resolve_inputs
 from rein.engine.outputs import check_outputs
+from rein.engine.routing import select_worker
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import condition, diagnostic
 from rein.errors import RoutingError
@@ -60,6 +61,7 @@ class AttemptOutcome:
     success: SuccessOutcome | None = None
     decision: str | None = None
     message: str | None = None
+    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria of an adopted attempt
 
 
 class Blocked(Exception):
@@ -149,8 +151,10 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
     feedback: Feedback | None = None
     last: AttemptOutcome | None = None
     for n in range(1, max_attempts + 1):
+        adopted = _adopted(state, node, n)
         if n > 1:
-            await ctx.sleep(_backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
+            if adopted is None:  # an adopted attempt was followed by its wait already
+                await ctx.sleep(_backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
             if retry.get("escalate_intelligence"):
                 intel = node.get("intelligence") or {}
                 tier = str(intel.get("escalate_to") or tier_above(node_tier(node)))
@@ -159,7 +163,10 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
                 except RoutingError as exc:
                     diagnostic(ctx, "RT011", "error", exc.message, node=inst.key(nid))
                     break
-        last = await _attempt(ctx, inst, nid, node, n, tier, worker, routed, feedback, kind)
+        if adopted is not None:
+            state.attempts = n
+        last = adopted or await _attempt(ctx, inst, nid, node, n, tier, worker, routed,
+                                         feedback, kind)
         if last.status is AttemptStatus.SUCCEEDED:
             state.outputs = dict(last.outputs)
             if last.decision is not None:
@@ -195,7 +202,7 @@ def _preflight(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str
     if isolation != "shared":
         raise Blocked("RT014", f"node {nid} asks for isolation {isolation!r}; this harness "
                       "offers only 'shared' and will not silently downgrade")
-    worker = pick_worker(ctx, _probe(ctx, inst, nid, node, tier, kind))
+    worker = pick_worker(ctx, _with_route(_probe(ctx, inst, nid, node, tier, kind), routed))
     if constraints.get("determinism") == "strict" and worker is not None and not getattr(
             worker, "deterministic", False):
         raise Blocked("RT013", f"node {nid} asks for determinism: strict; worker "
@@ -204,10 +211,7 @@ def _preflight(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str
 
 
 def pick_worker(ctx: RunContext, request: AttemptRequest) -> Worker | None:
-    for worker in ctx.workers:
-        if worker.can_serve(request):
-            return worker
-    return None
+    return select_worker(ctx.workers, request)
 
 
 def _probe(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any], tier: str,
@@ -249,6 +253,7 @@ def _request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, 
         tier=tier,  # type: ignore[arg-type]
         feedback=feedback, branches=branches,
         constraints=dict(node.get("constraints") or {}), **extra,
+        profile=node.get("x-rein-profile"), worker=node.get("x-rein-worker"),
     )
 
 
@@ -272,7 +277,7 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     now = ctx.clock.now()
     constraints = node.get("constraints") or {}
     budget = root.budget.attempt_budget(constraints, state.spent, now)
-    request = _request(ctx, inst, nid, node, n, tier, feedback, kind, None)
+    request = _with_route(_request(ctx, inst, nid, node, n, tier, feedback, kind, None), routed)
     if worker is None or not worker.can_serve(request):
         worker = pick_worker(ctx, request)
     if worker is None:
@@ -289,8 +294,9 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         return _close(ctx, inst, nid, rec, AttemptOutcome(
             status=AttemptStatus.BUDGET_EXCEEDED, failure=FailureClass.BUDGET_EXCEEDED,
             message=f"node limit {over}"), None)
-    request = _request(ctx, inst, nid, node, n, tier, feedback, kind, None)
+    request = _with_route(_request(ctx, inst, nid, node, n, tier, feedback, kind, None), routed)
     request = _with_budget(request, budget)
+    request = _with_session(ctx, request, worker)
     result = await _drive(ctx, inst, nid, worker, request)
     state.spent.add(result.usage)
     root.budget.spent.add(result.usage)
@@ -343,6 +349,22 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     return _close(ctx, inst, nid, rec, AttemptOutcome(
         status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
         success)
+
+
+def _with_route(request: AttemptRequest, routed: Routed | None) -> AttemptRequest:
+    import dataclasses
+
+    return request if routed is None else dataclasses.replace(request, routed=routed)
+
+
+def _with_session(ctx: RunContext, request: AttemptRequest, worker: Worker) -> AttemptRequest:
+    """Saved state and the approval queue for this attempt (a tool call in ``ask`` waits)."""
+    import dataclasses
+
+    from rein.engine.attempt_session import EngineSession
+
+    return dataclasses.replace(request, session=EngineSession(
+        ctx=ctx, node_key=request.node_id, attempt=request.attempt, worker=worker.name))
 
 
 def _with_budget(request: AttemptRequest, budget: Any) -> AttemptRequest:
@@ -428,10 +450,40 @@ def _feedback(retry: Mapping[str, Any], last: AttemptOutcome) -> Feedback | None
         return None
     failure = last.failure or FailureClass.CRITERIA_FAILED
     summary = last.message or failure.value
-    if mode == "failure_summary" or last.success is None:
+    if mode == "failure_summary" or (last.success is None and not last.feedback):
         return Feedback(failure_class=failure, summary=summary)
-    return Feedback(failure_class=failure, summary=summary,
-                    failed_criteria=tuple(last.success.feedback()))
+    failed = last.feedback if last.success is None else tuple(last.success.feedback())
+    return Feedback(failure_class=failure, summary=summary, failed_criteria=failed)
+
+
+def _adopted(state: Any, node: Mapping[str, Any], n: int) -> AttemptOutcome | None:
+    """Attempt ``n`` as an earlier process closed it, when the run paused after it.
+
+    A run continues by replay, and a node that was retrying is scheduled again from its
+    first attempt. An attempt that already ended in failure is taken from the record as it
+    ended (its work was done, its criteria judged) instead of being run and judged again
+    against a workspace that later attempts have changed.
+    """
+    for rec in state.record.get("attempts") or []:
+        if rec.get("attempt") != n or rec.get("status") in (None, "succeeded"):
+            continue
+        error = str(rec.get("error") or "")
+        criteria = {c.get("id"): c for c in (node.get("success") or {}).get("criteria") or []
+                    if isinstance(c, Mapping)}
+        failed = [r for r in (rec.get("success") or {}).get("results") or []
+                  if not r.get("passed")]
+        failed.sort(key=lambda r: r.get("severity") == "advisory")  # required ones first
+        feedback = tuple(
+            {"id": r.get("id"), "kind": r.get("kind"), "severity": r.get("severity"),
+             "description": (criteria.get(r.get("id")) or {}).get("description", ""),
+             "evidence": r.get("evidence"), **({"error": r["error"]} if r.get("error") else {})}
+            for r in failed)
+        return AttemptOutcome(
+            status=AttemptStatus(rec["status"]),
+            failure=FailureClass(rec.get("x-rein-failure-class") or "criteria_failed"),
+            message=error.split(": ", 1)[1] if ": " in error else (error or None),
+            feedback=feedback)
+    return None
 
 
 def _backoff(retry: Mapping[str, Any], n: int, seed: str) -> float:
