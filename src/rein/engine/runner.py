@@ -32,6 +32,7 @@ from rein.engine.runtime import Listener, Paused, RunCancelled, RunContext, Scop
 from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic
 from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
+from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, RunRow, Store, Transition
 from rein.store.ids import ApprovalId, NodeKey, RunId, iso
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
@@ -262,6 +263,9 @@ class Engine:
     listeners: list[Listener] = field(default_factory=list)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     checkers: Mapping[str, Any] | None = None
+    # rein.toml [policy], the ceiling node requirements are checked against. None: read it
+    # from the workspace's merged rein.toml, so an engine built without one fails closed.
+    policy: Policy | None = None
 
     def start(self, prepared: Prepared, *, approved: str, actor: str = "cli") -> RunOutcome:
         """Create a run of an approved graph and advance it to its end or first wait."""
@@ -294,6 +298,14 @@ class Engine:
 
     def now(self) -> str:
         return iso(self.clock.now())
+
+    def harness_policy(self) -> Policy:
+        """The policy runs of this engine are held to (loaded once from ``rein.toml``)."""
+        if self.policy is None:
+            from rein.config import load_config
+
+            self.policy = Policy.from_config(load_config(self.workspace))
+        return self.policy
 
     def _publish(self, event: Any) -> None:
         for listener in self.listeners:
@@ -361,7 +373,7 @@ class Engine:
             max_parallel_nodes=int(constraints.get("max_parallel_nodes", 1)),
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
             secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
-            sleep=self.sleep, checkers=self.checkers,
+            sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
         )
         _load_memory(ctx)
         return ctx
@@ -432,7 +444,7 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
                                                    ctx.max_parallel_nodes)),
                                ctx.max_parallel_nodes) if constraints else ctx.max_parallel_nodes,
         max_depth=ctx.max_depth, secrets=ctx.secrets, env=ctx.env, depth=ctx.depth + 1,
-        parent=ctx, sleep=ctx.sleep, checkers=ctx.checkers,
+        parent=ctx, sleep=ctx.sleep, checkers=ctx.checkers, harness_policy=ctx.harness_policy,
     )
     _load_memory(child)
     if run.status.terminal:
@@ -487,8 +499,7 @@ def _attachments(ctx: RunContext, data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _load_memory(ctx: RunContext) -> None:
     for row in ctx.store.nodes(ctx.run_id):
-        if row.status.terminal:
-            ctx.memo[row.node_key] = row
+        ctx.memo[row.node_key] = row  # terminal rows are adopted; others keep closed attempts
     approvals.load_answers(ctx)
 
 

@@ -24,7 +24,9 @@ from rein.engine.budget import BudgetTracker, Spent
 from rein.engine.clock import Clock, IdGenerator
 from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
+from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
+from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.store.ids import NodeKey, RunId, iso
 from rein.store.state import NodeStatus, RunStatus
@@ -160,6 +162,10 @@ class RunContext:
     depth: int = 0
     parent: RunContext | None = None
     memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
+    # Non-terminal node rows (a node paused or interrupted mid-way): their finished
+    # attempts are kept when the node runs again (rein.engine.recovery).
+    unfinished: dict[NodeKey, NodeRow] = field(default_factory=dict)
+    resume_policy: str = "resume_incomplete"  # which stored nodes are adopted on replay
     approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # by key
     listeners: list[Listener] = field(default_factory=list)
     groups_held: set[str] = field(default_factory=set)
@@ -169,6 +175,8 @@ class RunContext:
     budget_stop: dict[str, Any] | None = None
     checkers: Mapping[str, Any] | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # backoff; tests inject a no-op
+    # rein.toml [policy]: the ceiling a node's requirements are checked against.
+    harness_policy: Policy = field(default_factory=default_policy)
 
     # -- time ----------------------------------------------------------------------------
 

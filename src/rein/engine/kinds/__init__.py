@@ -11,6 +11,8 @@ from rein.engine.runtime import RunContext, ScopeInstance
 async def run(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
               kind: str) -> None:
     """Dispatch on the node's ``type``."""
+    if kind in ("task", "decision") and await _refused(ctx, inst, nid, node):
+        return
     match kind:
         case "task":
             from rein.engine.kinds.task import run_task
@@ -38,3 +40,23 @@ async def run(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str,
             await run_subgraph(ctx, inst, nid, node)
         case _:
             raise ValueError(f"unknown node type {kind!r}")  # validation refuses it earlier
+
+
+async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
+                   ) -> bool:
+    """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
+    (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
+    from rein.engine.kinds import ladder
+    from rein.engine.permissions import check_requirements
+    from rein.engine.scheduler import diagnostic
+    from rein.workers.base import FailureClass
+
+    refusal = check_requirements(nid, node, ctx.harness_policy, ctx.workers)
+    if refusal is None:
+        return False
+    diagnostic(ctx, refusal.code, "error", refusal.message, node=inst.key(nid))
+    inst.states[nid].record["x-rein-blocked"] = {"code": refusal.code,
+                                                 "message": refusal.message}
+    await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.PERMISSION_DENIED,
+                           blocked=True)
+    return True
