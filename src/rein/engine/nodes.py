@@ -38,6 +38,14 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     if known is not None and known.status.terminal and not known.record.get("x-rein-redacted"):
         _adopt(ctx, inst, nid, known.record)
         return
+    if known is not None and not known.status.terminal:
+        # Paused mid-retries in an earlier process: keep the attempts that already ended,
+        # so that resuming adopts them instead of running and judging them again.
+        state.record["started_at"] = known.record.get("started_at", ctx.now())
+        closed = [dict(a) for a in known.record.get("attempts") or []
+                  if a.get("status") not in (None, "succeeded")]
+        if closed:
+            state.record["attempts"] = closed
     node = inst.model.nodes[nid]
     kind = inst.model.node_type(nid)
     started = ctx.clock.monotonic()
