@@ -1,0 +1,273 @@
+"""``rein next``, ``rein submit``, ``rein driver schema``: an external agent drives a run.
+
+``next`` is a read: a few queries on the run store, no engine, no lock. ``submit`` checks
+the envelope against the pending instruction (anything else is refused, the instruction is
+repeated and nothing changes), measures the workspace, consumes the envelope in one
+transaction with its event, and advances the run under the run lock to its next wait.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, json_option
+from rein.errors import ExitCode, ReinError
+
+_workspace = click.option(
+    "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
+    default=None, help="Workspace directory (default: the current directory).")
+_run = click.option("--run", "run_id", default=None, metavar="RUN",
+                    help="The run (default: the newest unfinished run in the workspace).")
+
+
+def _ws(workspace: Path | None) -> Path:
+    return (workspace or Path.cwd()).resolve()
+
+
+def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
+    from rein.errors import StoreError
+    from rein.workers.driver_status import status_of
+    from rein.workers.driver_store import connect_read_only
+
+    db = ws / ".rein" / "rein.db"
+    conn = connect_read_only(str(db)) if db.exists() else None
+    if conn is None:
+        raise StoreError(f"no runs in {ws} (no .rein/ store yet)", code="STORE404",
+                         hint="start one with `rein run GRAPH --approve DIGEST`")
+    try:
+        return status_of(conn, ws, run_id)
+    finally:
+        conn.close()
+
+
+def _show(status: dict[str, Any], as_json: bool) -> int:
+    from rein.workers.driver_status import render
+
+    if as_json:
+        emit_json(status)
+    else:
+        click.echo(render(status))
+    return int(status["exit_code"])
+
+
+@click.command("next")
+@_run
+@_workspace
+@json_option
+def next_command(run_id: str | None, workspace: Path | None, as_json: bool) -> int:
+    """Print the one thing a run waits for: an instruction for you, or why it waits.
+
+    Asking again prints the same instruction (same token, same attempt): `next` never
+    starts new work. With --json: {"status": "instruction"|"waiting"|"done"|"stopped", ...};
+    an instruction carries node, attempt, brief, outputs and respond_with (the JSON Schema
+    of the envelope to send back with `rein submit`).
+
+    \b
+    Example:
+      rein next
+      rein next --json --run run-20260101T120000-3f9a1c
+
+    \b
+    Exit codes: 0 the run is done, 1 it stopped (reason: budget, timeout, blocked, failed,
+    cancelled), 3 waiting (for you or a person), 64 usage error.
+    """
+    return _show(_read_status(_ws(workspace), run_id), as_json)
+
+
+def _source_text(ws: Path, source: str | None) -> str:
+    from rein.workers.driver_protocol import INBOX, EnvelopeRefused
+
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source) if source else ws / INBOX
+    if not path.is_absolute() and source:
+        path = Path.cwd() / path
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise EnvelopeRefused(f"no envelope at {path}", code="DRIVER_NO_ENVELOPE",
+                              hint=f"write the envelope to {INBOX} (or pass a file, or - "
+                                   "for stdin)") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EnvelopeRefused(f"cannot read the envelope {path}: {exc}",
+                              code="DRIVER_NO_ENVELOPE") from exc
+
+
+@click.command("submit")
+@click.argument("source", required=False, metavar="[FILE|-]")
+@_run
+@_workspace
+@json_option
+def submit_command(source: str | None, run_id: str | None, workspace: Path | None,
+                   as_json: bool) -> int:
+    """Answer the pending instruction with an envelope and advance the run.
+
+    Reads the envelope from FILE, from stdin with -, or from .rein/inbox.json by default
+    (so JSON never needs shell quoting). An envelope that does not answer the pending
+    instruction is refused with the reason, the instruction is repeated, and nothing
+    changes; the same envelope sent twice is recognised and applied once. Then prints
+    what comes next, as `rein next` would.
+
+    \b
+    Example:
+      rein submit                 # reads .rein/inbox.json
+      rein submit - < answer.json
+
+    \b
+    Exit codes: 0 the run is done, 1 it stopped, 3 waiting (the next instruction or a
+    person), 4 envelope refused or run locked, 64 usage error.
+    """
+    from rein.workers.driver_protocol import EnvelopeRefused, parse_envelope
+
+    ws = _ws(workspace)
+    try:
+        envelope = parse_envelope(_source_text(ws, source))
+        status, note = _apply(ws, envelope, run_id, as_json)
+    except EnvelopeRefused as exc:
+        return _refused(ws, exc, run_id, as_json)
+    if as_json:
+        status = {**status, "submitted": note}
+    else:
+        click.echo(f"submit: {note}", err=True)
+    return _show(status, as_json)
+
+
+def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int:
+    try:
+        pending: dict[str, Any] | None = _read_status(ws, run_id)
+    except ReinError:
+        pending = None
+    problems = list(exc.fields.get("problems") or []) if hasattr(exc, "fields") else []
+    if as_json:
+        emit_json({"status": "refused", "error": exc.to_json(), "problems": problems,
+                   "pending": pending, "exit_code": int(ExitCode.REFUSED)})
+    else:
+        click.echo(f"REFUSED: {exc}", err=True)
+        for problem in problems:
+            click.echo(f"  - {problem}", err=True)
+        if pending is not None:
+            from rein.workers.driver_status import render
+
+            click.echo("nothing changed; still pending:\n", err=True)
+            click.echo(render(pending))
+    return int(ExitCode.REFUSED)
+
+
+def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
+           ) -> tuple[dict[str, Any], str]:
+    """Validate, consume and advance; returns (the next status, what happened)."""
+    from rein.cli.run import Progress, open_engine, run_lock
+    from rein.workers.driver_protocol import EnvelopeRefused
+
+    engine = open_engine(ws, create=False, listeners=[] if as_json else [Progress(False)])
+    try:
+        from rein.workers.driver_status import pick_run, status_of
+        from rein.workers.driver_store import get_turn
+
+        conn = engine.store._db  # noqa: SLF001 - the status queries read the same database
+        token = envelope.get("token")
+        turn = get_turn(conn, token) if isinstance(token, str) else None
+        root = turn.root_run_id if turn is not None else pick_run(conn, run_id)[0]
+        if run_id is not None and pick_run(conn, run_id)[0] != root:
+            raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
+                                  f"of run {run_id}", code="DRIVER_WRONG_RUN",
+                                  hint="send it without --run, or answer the run's own "
+                                       "instruction")
+        with run_lock(ws, root):
+            note = _consume(ws, engine, envelope, root)
+            run = engine.store.get_run(root)
+            if run is not None and not run.status.terminal:
+                if note.startswith("accepted") or run.status.value == "running":
+                    engine.proceed(root)
+        return status_of(conn, ws, root), note
+    finally:
+        engine.store.close()
+
+
+def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
+    from rein.workers.driver_fs import measure
+    from rein.workers.driver_protocol import EnvelopeRefused, envelope_problems
+    from rein.workers.driver_status import current_turns
+    from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
+
+    conn = engine.store._db  # noqa: SLF001
+    token = envelope.get("token")
+    turn = get_turn(conn, token) if isinstance(token, str) else None
+    if turn is None:
+        what = f"token {token!r}" if isinstance(token, str) else "no token"
+        raise EnvelopeRefused(f"the envelope has {what}, which names no instruction of run "
+                              f"{root}", hint="copy the token from `rein next`")
+    if turn.status is TurnStatus.ANSWERED:
+        stored = (turn.answer or {}).get("envelope")
+        if stored == envelope:
+            return (f"this envelope was already applied to {turn.node_key} attempt "
+                    f"{turn.attempt}; nothing was applied twice")
+        raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
+                              f"{turn.attempt}) was already answered with another envelope",
+                              code="DRIVER_ANSWERED",
+                              hint="answer the pending instruction `rein next` prints")
+    if turn.token not in {t.token for t in current_turns(conn, root)}:
+        raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
+                              f"{turn.attempt}) is no longer pending",
+                              code="DRIVER_STALE", hint="see `rein next`")
+    problems = envelope_problems(envelope, turn.instruction)
+    if problems:
+        raise EnvelopeRefused(f"the envelope does not answer {turn.node_key} attempt "
+                              f"{turn.attempt}: {problems[0]}", problems=problems,
+                              hint="fix it to validate against respond_with (rein next "
+                                   "--json), then submit again")
+    run = engine.store.get_run(root)
+    if run is not None:
+        engine.check_binding(run, force=False)  # RT053: the approved graph changed
+    now = dt.datetime.now(dt.timezone.utc)
+    checks = measure(ws, turn, now)
+    at = now.isoformat().replace("+00:00", "Z")
+    _, changed = answer_turn(engine.store, turn.token, {"envelope": envelope, "checks": checks},
+                             at)
+    if not changed:
+        return "this envelope was already applied; nothing was applied twice"
+    outside = checks.get("writes_outside") or []
+    extra = f" (writes outside fs:write: {', '.join(outside)})" if outside else ""
+    return f"accepted for {turn.node_key} attempt {turn.attempt}{extra}"
+
+
+@click.group("driver")
+def driver() -> None:
+    """The driver protocol: the shapes of instructions and envelopes.
+
+    \b
+    Example:
+      rein driver schema > driver-schema.json
+
+    \b
+    Exit codes: 0 ok, 64 usage error.
+    """
+
+
+@driver.command("schema")
+def schema_command() -> int:
+    """Print {"instruction": <JSON Schema>, "envelope": <JSON Schema>}.
+
+    Each instruction's respond_with is the envelope schema narrowed to that instruction
+    (its token, node, attempt, outputs and decision labels).
+
+    \b
+    Example:
+      rein driver schema
+
+    \b
+    Exit codes: 0 ok.
+    """
+    from rein.workers.driver_protocol import generic_schemas
+
+    emit_json(generic_schemas())
+    return int(ExitCode.OK)
+
+
+next_ = next_command
+submit = submit_command

@@ -1,0 +1,126 @@
+"""``rein init --agent claude|codex|copilot``: tell an IDE agent how to drive rein.
+
+Each agent reads its own instruction file: Claude Code ``CLAUDE.md``, Codex ``AGENTS.md``,
+GitHub Copilot ``.github/copilot-instructions.md``. rein never overwrites one: it appends a
+section between two marker comments, and on a later run replaces only that section, so
+running ``init`` again changes nothing unless rein's text changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rein.cli.output import emit_json, json_option
+from rein.errors import ExitCode
+
+START = "<!-- rein:driver:start (managed by `rein init`; edits inside are replaced) -->"
+END = "<!-- rein:driver:end -->"
+
+FILES = {
+    "claude": "CLAUDE.md",
+    "codex": "AGENTS.md",
+    "copilot": ".github/copilot-instructions.md",
+}
+
+# How each agent gets a clean context when an instruction asks for one.
+_CLEAN = {
+    "claude": "hand the instruction to a fresh sub-agent (the Task tool) and relay its answer",
+    "codex": "start a new Codex session for it (`codex exec` in a fresh process)",
+    "copilot": "start a new chat for it",
+}
+
+_BODY = """\
+## Driving rein
+
+Work in this repository runs through rein: rein decides what happens next and checks the
+work; you do the work. Loop until rein says DONE or STOPPED:
+
+1. Run `rein next` (or `rein next --json`). It prints one instruction: the brief, the inputs,
+   the outputs to produce, your permissions, feedback from a failed attempt, and the exact
+   envelope to answer with. Asking again repeats it; it never starts new work.
+2. Do exactly that work with your own tools. Write only where the instruction's `fs:write`
+   permissions allow: rein compares the workspace after you answer and fails the attempt on
+   any other write. Do not commit.
+3. Write the envelope (one JSON object like the instruction's `example`, valid against its
+   `respond_with`) to `.rein/inbox.json` with your file tool, never as a shell argument.
+   Use `"status": "failed"` and a `message` if you cannot do the work. Add
+   `"context_usage": {{"used_tokens": N, "window_tokens": M}}` when you know it.
+4. Run `rein submit`. rein checks the work itself and prints what comes next.
+
+- REFUSED (exit 4): nothing changed. Read the reason, fix the envelope, submit again.
+- WAITING (exit 3) for an approval: a person must decide. Show them the printed
+  `rein approvals accept ...` command and stop; never answer approvals yourself.
+- A CLEAN CONTEXT instruction (an llm_judge, or your context is nearly full): {clean}.
+- DONE (exit 0) or STOPPED (exit 1, with a reason: budget, timeout, blocked, failed,
+  cancelled): stop and report rein's message as it is.
+- Never claim the work is done: rein's checks decide.
+"""
+
+
+def section(agent: str) -> str:
+    """The managed section for ``agent``, markers included."""
+    return f"{START}\n{_BODY.format(clean=_CLEAN[agent])}{END}\n"
+
+
+def write_section(path: Path, text: str) -> str:
+    """Add or refresh the managed section of ``path``: ``created``, ``appended``,
+    ``updated`` or ``unchanged``. Nothing outside the markers is touched."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return "created"
+    current = path.read_text(encoding="utf-8")
+    start, end = current.find(START), current.find(END)
+    if start != -1 and end > start:
+        stop = end + len(END)
+        if current[stop:stop + 1] == "\n":
+            stop += 1
+        updated = current[:start] + text + current[stop:]
+        if updated == current:
+            return "unchanged"
+        path.write_text(updated, encoding="utf-8")
+        return "updated"
+    joiner = "" if current.endswith("\n\n") else ("\n" if current.endswith("\n") else "\n\n")
+    path.write_text(current + joiner + text, encoding="utf-8")
+    return "appended"
+
+
+@click.command("init")
+@click.option("--agent", "agents", multiple=True, required=True,
+              type=click.Choice(sorted(FILES)), help="The IDE agent (repeatable).")
+@click.option("--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Workspace directory (default: the current directory).")
+@json_option
+def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool) -> int:
+    """Write the instructions an IDE agent needs to drive rein with next/submit.
+
+    claude → CLAUDE.md, codex → AGENTS.md, copilot → .github/copilot-instructions.md.
+    An existing file is never overwritten: rein appends a delimited section, and running
+    init again refreshes only that section (idempotent).
+
+    \b
+    Example:
+      rein init --agent claude
+      rein init --agent codex --agent copilot --json
+
+    \b
+    Exit codes: 0 written (or already up to date), 64 usage error.
+    """
+    root = (workspace or Path.cwd()).resolve()
+    done = []
+    for agent in dict.fromkeys(agents):
+        path = root / FILES[agent]
+        done.append({"agent": agent, "path": FILES[agent],
+                     "action": write_section(path, section(agent))})
+    if as_json:
+        emit_json({"files": done})
+    else:
+        for item in done:
+            click.echo(f"{item['path']}: {item['action']} (rein driver section for "
+                       f"{item['agent']})")
+    return int(ExitCode.OK)
+
+
+init = init_command

@@ -1,0 +1,247 @@
+"""The driver worker: inverted orchestration, the default when no model is configured.
+
+rein does not call a model. For each attempt it writes an instruction to the run store and
+pauses the run (exit 3); an external agent (Claude Code, Codex, Copilot, a person) reads it
+with ``rein next``, does the work with its own tools, and answers with ``rein submit``. The
+next process that advances the run finds the answer and this worker turns it into the
+attempt's result; the engine then checks outputs and criteria exactly as for any worker.
+
+Resumption replays a run from the start, so :meth:`DriverWorker.run` is called again for an
+attempt it has already seen. It is a pure function of the stored turn: no turn yet → issue
+the instruction and pause; pending → pause again (same instruction, same token); answered →
+the result built from the envelope and from what rein measured when it was submitted
+(writes outside ``fs:write``, ``HEAD`` moving, wall-clock time). Nothing the driver says
+about itself is trusted: tokens and cost are unmeasured (``None``), and every budget the
+driver spends out of rein's sight is reported as unenforced.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rein.workers.base import (
+    TIERS,
+    AttemptRequest,
+    AttemptResult,
+    FailureClass,
+    Item,
+    ItemKind,
+    Routed,
+    Usage,
+    WorkerPaused,
+)
+from rein.workers.driver_protocol import Limits, build_instruction, token_for
+from rein.workers.driver_store import Turn, TurnStatus, get_turn, put_turn, turns
+
+PROVIDER = "driver"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DriverSettings:
+    """``[driver]`` in rein.toml."""
+
+    enabled: bool = True
+    tiers: tuple[str, ...] = TIERS  # which tiers the driver serves (default: all)
+    clean_context_at: float = 0.7  # context usage ratio from which a clean context is asked
+    limits: Limits = Limits()
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any] | None) -> DriverSettings:
+        """Read ``[driver]``; unknown tiers and out-of-range values are configuration errors."""
+        from rein.errors import ConfigError
+
+        s = dict(section or {})
+        tiers = tuple(str(t) for t in s.get("tiers", TIERS))
+        unknown = [t for t in tiers if t not in TIERS]
+        if unknown:
+            raise ConfigError(f"[driver] tiers names unknown tier(s) {unknown}",
+                              code="DRIVERCFG001", hint=f"tiers are {', '.join(TIERS)}")
+        ratio = float(s.get("clean_context_at", 0.7))
+        if not 0 < ratio <= 1:
+            raise ConfigError(f"[driver] clean_context_at must be in (0, 1], not {ratio}",
+                              code="DRIVERCFG002", hint="for example 0.7")
+        limits = Limits(
+            max_instruction_bytes=int(s.get("max_instruction_bytes", 16_000)),
+            max_inline_input_bytes=int(s.get("max_inline_input_bytes", 2_000)))
+        return cls(enabled=bool(s.get("enabled", True)), tiers=tiers,
+                   clean_context_at=ratio, limits=limits)
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class DriverWorker:
+    """Serves task, decision and judge attempts by handing them to an external agent."""
+
+    name = "driver"
+    deterministic = False  # an external agent answers: determinism: strict is not met
+
+    def __init__(self, workspace: str | Path, *, settings: DriverSettings | None = None,
+                 store: Any = None, clock: Callable[[], dt.datetime] = _utc_now,
+                 snapshot: Callable[[Path], Mapping[str, Any]] | None = None) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.settings = settings or DriverSettings()
+        self._store = store
+        self.clock = clock
+        self._snapshot = snapshot
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            from rein.store.sqlite import SQLiteStore
+
+            self._store = SQLiteStore.open(self.workspace)
+        return self._store
+
+    def can_serve(self, request: AttemptRequest) -> bool:
+        return (self.settings.enabled and request.kind in ("task", "decision", "judge")
+                and request.tier in self.settings.tiers)
+
+    def provides_tool(self, name: str) -> bool:
+        """Any tool: the driver brings its own. The instruction lists the tools a node needs
+        and the driver answers ``failed`` when it lacks one; rein cannot check either way."""
+        return True
+
+    async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
+        token = token_for(request)
+        turn = get_turn(self.store._db, token)  # noqa: SLF001 - same database, read only
+        if turn is None:
+            turn = self._issue(request, token)
+            yield Item(kind=ItemKind.NOTICE, data={
+                "driver": "instruction issued", "token": token,
+                "clean_context": turn.instruction.get("clean_context", False)})
+        if turn.status is TurnStatus.PENDING:
+            raise WorkerPaused("driver", token, {"attempt": request.attempt})
+        for item in notices(turn):
+            yield item
+        yield result_of(turn, request)
+
+    def _issue(self, request: AttemptRequest, token: str) -> Turn:
+        root = self._root_run(request.run_id)
+        reason = None
+        if request.kind == "judge":
+            reason = ("this is an llm_judge criterion: judge from a clean context, not the "
+                      "one that did the work (rein cannot verify it and records the verdict "
+                      "as possibly from the same model instance)")
+        else:
+            reason = self._context_reason(root)
+        instruction = build_instruction(request, token=token, limits=self.settings.limits,
+                                        clean_context=reason)
+        snap = self._snapshot or _default_snapshot
+        baseline = dict(snap(self.workspace))
+        turn = Turn(token=token, run_id=request.run_id, root_run_id=root,
+                    node_key=request.node_id, attempt=request.attempt, kind=request.kind,
+                    status=TurnStatus.PENDING, instruction=instruction, baseline=baseline,
+                    created_at=iso(self.clock()))
+        return put_turn(self.store, turn)
+
+    def _root_run(self, run_id: str) -> str:
+        run = self.store.get_run(run_id)
+        while run is not None and run.parent_run_id is not None:
+            run = self.store.get_run(run.parent_run_id)
+        return run.run_id if run is not None else run_id
+
+    def _context_reason(self, root: str) -> str | None:
+        answered = turns(self.store._db, root, status=TurnStatus.ANSWERED)  # noqa: SLF001
+        for turn in reversed(answered):
+            usage = ((turn.answer or {}).get("envelope") or {}).get("context_usage")
+            if not isinstance(usage, Mapping):
+                continue
+            used, window = usage.get("used_tokens"), usage.get("window_tokens")
+            if isinstance(used, int) and isinstance(window, int) and window > 0:
+                ratio = used / window
+                if ratio >= self.settings.clean_context_at:
+                    return (f"your last envelope reported {ratio:.0%} of the context window "
+                            f"used (threshold {self.settings.clean_context_at:.0%}): start "
+                            "this instruction from a clean context")
+                return None
+        return None
+
+
+def _default_snapshot(workspace: Path) -> Mapping[str, Any]:
+    from rein.workers.driver_fs import snapshot
+
+    return snapshot(workspace)
+
+
+def notices(turn: Turn) -> list[Item]:
+    """What is recorded with an answered turn: unenforced budgets and the submit checks."""
+    out: list[Item] = []
+    unenforced = ((turn.instruction.get("budget") or {}).get("unenforced")) or {}
+    if unenforced:
+        out.append(Item(kind=ItemKind.NOTICE, data={
+            "driver": "budgets not enforced", "limits": dict(unenforced),
+            "why": "the driver's own loop spends tokens, cost, steps and tool calls out of "
+                   "rein's sight"}))
+    checks = dict((turn.answer or {}).get("checks") or {})
+    if checks:
+        out.append(Item(kind=ItemKind.NOTICE, data={"driver": "submit checks", **checks}))
+    return out
+
+
+def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
+    """The attempt's result from an answered turn (a pure function of the stored row)."""
+    answer = dict(turn.answer or {})
+    envelope = dict(answer.get("envelope") or {})
+    checks = dict(answer.get("checks") or {})
+    agent = envelope.get("agent") if isinstance(envelope.get("agent"), Mapping) else {}
+    routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
+                    provider=PROVIDER,
+                    model=str(agent.get("model") or agent.get("name") or "unreported"))
+    usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None)
+    outputs = dict(envelope.get("outputs") or {})
+    extra = {"x-rein-driver-token": turn.token}
+
+    def failed(failure: FailureClass, message: str) -> AttemptResult:
+        return AttemptResult(outputs=outputs, usage=usage, routed=routed, failure=failure,
+                             message=message, extra=extra)
+
+    outside = list(checks.get("writes_outside") or [])
+    if outside:
+        return failed(FailureClass.PERMISSION_DENIED,
+                      "the driver wrote outside the node's fs:write permissions: "
+                      + ", ".join(outside[:20]) + (" …" if len(outside) > 20 else ""))
+    if checks.get("head_moved") and not checks.get("commit_allowed"):
+        return failed(FailureClass.PERMISSION_DENIED,
+                      "the driver moved git HEAD (a commit, reset or checkout); workers never "
+                      "commit unless the node grants git:commit")
+    if checks.get("timed_out"):
+        return failed(FailureClass.TIMEOUT,
+                      f"the envelope came {checks.get('elapsed_seconds')} s after the "
+                      f"instruction; the limit was {checks.get('limit_seconds')} s")
+    if envelope.get("status") == "failed":
+        return failed(FailureClass.MODEL_ERROR,
+                      str(envelope.get("message") or "the driver reported a failure"))
+    return AttemptResult(outputs=outputs, usage=usage, routed=routed,
+                         message=envelope.get("message"), decision=envelope.get("decision"),
+                         extra=extra)
+
+
+def default_driver(workspace: str | Path, store: Any, config: Mapping[str, Any] | None = None
+                   ) -> tuple[DriverWorker, ...]:
+    """The driver worker for a workspace (``[driver] enabled = false`` gives none).
+
+    Placed after every other worker, it serves what no configured model or test double
+    takes, on the tiers ``[driver] tiers`` lists.
+    """
+    if config is None:
+        from rein.config import load_config
+
+        config = load_config(Path(workspace))
+    settings = DriverSettings.from_config(config.get("driver"))
+    if not settings.enabled:
+        return ()
+    return (DriverWorker(workspace, settings=settings, store=store),)
+
+
+__all__ = ["PROVIDER", "DriverSettings", "DriverWorker", "default_driver", "notices",
+           "result_of"]

@@ -1,0 +1,318 @@
+"""The driver protocol: what rein hands an external agent, and what it accepts back.
+
+An **instruction** is one attempt of one node, as data: its token, the node and attempt,
+the brief, the resolved inputs (large ones written to a file under ``.rein/driver/`` and
+referenced by path), the outputs to produce, permissions and budgets (and which budgets
+rein cannot enforce on a driver), the feedback of failed criteria on a retry, whether to
+start from a clean context, and ``respond_with``: the JSON Schema of the one envelope that
+answers it. An **envelope** names the token, node and attempt it answers, says ``done`` or
+``failed``, and carries the outputs (a decision label, a judge's score).
+
+Everything here is pure: building, schemas, parsing and checking. Persisting turns is
+:mod:`rein.workers.driver_store`; the worker is :mod:`rein.workers.driver`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rein.errors import Refused
+from rein.workers.base import AttemptRequest
+
+PROTOCOL = "rein.driver/1"
+INBOX = ".rein/inbox.json"
+SPILL_DIR = ".rein/driver"
+
+# JSON Schema fragments for AGS output value types (the engine checks them again, exactly).
+_TYPE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "string": {"type": "string"}, "text": {"type": "string"}, "markdown": {"type": "string"},
+    "file": {"type": "string", "description": "a workspace-relative path"},
+    "directory": {"type": "string", "description": "a workspace-relative path"},
+    "reference": {"type": "string", "description": "a URI"},
+    "number": {"type": "number"}, "integer": {"type": "integer"},
+    "boolean": {"type": "boolean"}, "object": {"type": "object"},
+    "array": {"type": "array"}, "artifact": {"type": "object", "required": ["id"]},
+    "file_set": {"type": "array", "items": {"type": "string"}},
+}
+# Node limits a driver's own loop spends without telling rein: reported, never enforced.
+UNENFORCED_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens",
+                     "max_cost_usd", "max_tool_calls", "max_agent_steps")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Limits:
+    """Size limits of one instruction."""
+
+    max_instruction_bytes: int = 16_000  # the whole JSON instruction
+    max_inline_input_bytes: int = 2_000  # one input value; larger ones go to a file
+
+
+class EnvelopeRefused(Refused):
+    """An envelope that answers nothing pending, or not in the shape asked for."""
+
+    default_code = "DRIVER_ENVELOPE"
+
+
+def token_for(request: AttemptRequest) -> str:
+    """The token of one attempt: the same request always gives the same token."""
+    key = "\0".join([request.run_id, request.node_id, str(request.attempt), request.kind,
+                     request.title if request.kind == "judge" else ""])
+    return "drv-" + hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode())
+
+
+def _spill(workspace: Path, token: str, name: str, value: Any) -> dict[str, Any]:
+    """Write one large value to ``.rein/driver/<token>/<name>`` and return its reference."""
+    folder = workspace / SPILL_DIR / token
+    folder.mkdir(parents=True, exist_ok=True)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2,
+                                                           default=str)
+    path = folder / (f"{name}.txt" if isinstance(value, str) else f"{name}.json")
+    path.write_text(text, encoding="utf-8")
+    return {"path": path.relative_to(workspace).as_posix(), "bytes": len(text.encode()),
+            "note": "too large to inline: read the file"}
+
+
+def build_instruction(request: AttemptRequest, *, token: str, limits: Limits,
+                      clean_context: str | None = None, served_by: str = "driver"
+                      ) -> dict[str, Any]:
+    """The instruction for ``request`` (large inputs spilled to files in the workspace)."""
+    workspace = Path(request.workspace)
+    inputs: dict[str, Any] = {}
+    spilled: dict[str, Any] = {}
+    for name, value in request.inputs.items():
+        if _size(value) > limits.max_inline_input_bytes:
+            spilled[name] = _spill(workspace, token, name, value)
+        else:
+            inputs[name] = value
+    budget = request.budget
+    enforced = {}
+    if budget.max_wall_clock_seconds is not None:
+        enforced["max_wall_clock_seconds"] = budget.max_wall_clock_seconds
+    unenforced = {k: getattr(budget, k) for k in UNENFORCED_LIMITS
+                  if getattr(budget, k) is not None}
+    out: dict[str, Any] = {
+        "protocol": PROTOCOL, "token": token, "run_id": request.run_id,
+        "node": request.node_id, "attempt": request.attempt, "kind": request.kind,
+        "title": request.title, "brief": request.brief, "inputs": inputs,
+        "inputs_in_files": spilled,
+        "outputs": [{"name": o.name, "type": o.type, "description": o.description,
+                     "required": o.required, "path_hint": o.path_hint}
+                    for o in request.outputs],
+        "branches": [dict(b) for b in request.branches],
+        "permissions": list(request.permissions), "tools": list(request.tools),
+        "workspace_access": request.workspace_access, "network": request.network,
+        "tier": request.tier,
+        "budget": {"enforced": enforced, "unenforced": unenforced},
+        "feedback": None if request.feedback is None else {
+            "failure_class": request.feedback.failure_class.value,
+            "summary": request.feedback.summary,
+            "failed_criteria": [dict(c) for c in request.feedback.failed_criteria]},
+        "clean_context": clean_context is not None,
+        "clean_context_reason": clean_context,
+        "served_by": served_by,
+    }
+    if request.env:
+        out["environment"] = sorted(request.env)  # names only: values never leave rein
+    out["respond_with"] = envelope_schema(out)
+    out["example"] = example_envelope(out)
+    if _size(out) > limits.max_instruction_bytes and len(request.brief) > 200:
+        out["brief_in_file"] = _spill(workspace, token, "brief", request.brief)
+        out["brief"] = request.brief[:200] + " … (the whole brief is in brief_in_file)"
+    return out
+
+
+def _output_schema(output: Mapping[str, Any]) -> dict[str, Any]:
+    schema = dict(_TYPE_SCHEMAS.get(str(output.get("type")), {}))
+    if output.get("description"):
+        schema["description"] = str(output["description"])
+    return schema
+
+
+def envelope_schema(instruction: Mapping[str, Any]) -> dict[str, Any]:
+    """``respond_with``: the JSON Schema of the one envelope that answers ``instruction``."""
+    outputs = list(instruction.get("outputs") or [])
+    required = [o["name"] for o in outputs if o.get("required", True)]
+    done_requires: list[str] = []
+    props: dict[str, Any] = {
+        "protocol": {"const": PROTOCOL},
+        "token": {"const": instruction["token"]},
+        "node": {"const": instruction["node"]},
+        "attempt": {"const": instruction["attempt"]},
+        "status": {"enum": ["done", "failed"],
+                   "description": "done: the work is finished; failed: you could not do it"},
+        "outputs": {"type": "object",
+                    "properties": {o["name"]: _output_schema(o) for o in outputs},
+                    "additionalProperties": False},
+        "message": {"type": "string", "description": "a short note; why, when failed"},
+        "context_usage": _CONTEXT_USAGE,
+        "agent": _AGENT,
+    }
+    if required:
+        done_requires.append("outputs")
+    if instruction.get("kind") == "decision":
+        props["decision"] = {"enum": [b["label"] for b in instruction.get("branches") or []]}
+        done_requires.append("decision")
+    schema: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"rein driver envelope for {instruction['node']} attempt "
+                 f"{instruction['attempt']}",
+        "type": "object",
+        "required": ["token", "node", "attempt", "status"],
+        "properties": props,
+        "additionalProperties": False,
+    }
+    if done_requires or required:
+        then: dict[str, Any] = {"required": done_requires}
+        if required:
+            then["properties"] = {"outputs": {"required": required}}
+        schema["if"] = {"properties": {"status": {"const": "done"}}}
+        schema["then"] = then
+    return schema
+
+
+_CONTEXT_USAGE: dict[str, Any] = {
+    "type": "object",
+    "description": "how full your context window is; rein asks for a clean context when high",
+    "properties": {"used_tokens": {"type": "integer", "minimum": 0},
+                   "window_tokens": {"type": "integer", "minimum": 1}},
+    "required": ["used_tokens", "window_tokens"],
+    "additionalProperties": False,
+}
+_AGENT: dict[str, Any] = {
+    "type": "object", "description": "who answered (recorded, not trusted)",
+    "properties": {"name": {"type": "string"}, "model": {"type": "string"}},
+    "additionalProperties": False,
+}
+
+
+def example_envelope(instruction: Mapping[str, Any]) -> dict[str, Any]:
+    """A filled-in envelope answering ``instruction`` (placeholder values)."""
+    samples = {"number": 0.9, "integer": 1, "boolean": True, "object": {}, "array": [],
+               "file_set": [], "artifact": {"id": "..."}, "json": {}}
+    outputs = {}
+    for o in instruction.get("outputs") or []:
+        if o.get("type") in ("file", "directory"):
+            outputs[o["name"]] = o.get("path_hint") or "path/relative/to/workspace"
+        else:
+            outputs[o["name"]] = samples.get(str(o.get("type")), "...")
+    out: dict[str, Any] = {"protocol": PROTOCOL, "token": instruction["token"],
+                           "node": instruction["node"], "attempt": instruction["attempt"],
+                           "status": "done", "outputs": outputs}
+    branches = instruction.get("branches") or []
+    if instruction.get("kind") == "decision" and branches:
+        out["decision"] = branches[0]["label"]
+    return out
+
+
+def generic_schemas() -> dict[str, Any]:
+    """``rein driver schema``: the instruction and envelope shapes every turn follows."""
+    envelope = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "rein driver envelope",
+        "description": "Each instruction's respond_with narrows this to its token, node, "
+                       "attempt, outputs and decision labels.",
+        "type": "object",
+        "required": ["token", "node", "attempt", "status"],
+        "properties": {
+            "protocol": {"const": PROTOCOL}, "token": {"type": "string", "pattern": "^drv-"},
+            "node": {"type": "string"}, "attempt": {"type": "integer", "minimum": 1},
+            "status": {"enum": ["done", "failed"]},
+            "outputs": {"type": "object"}, "decision": {"type": "string"},
+            "message": {"type": "string"}, "context_usage": _CONTEXT_USAGE, "agent": _AGENT,
+        },
+        "additionalProperties": False,
+    }
+    output = {"type": "object", "required": ["name", "type", "description", "required"],
+              "properties": {"name": {"type": "string"}, "type": {"type": "string"},
+                             "description": {"type": "string"}, "required": {"type": "boolean"},
+                             "path_hint": {"type": ["string", "null"]}}}
+    instruction = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "rein driver instruction (the instruction member of `rein next --json`)",
+        "type": "object",
+        "required": ["protocol", "token", "run_id", "node", "attempt", "kind", "title",
+                     "brief", "inputs", "outputs", "permissions", "budget", "feedback",
+                     "clean_context", "respond_with", "example"],
+        "properties": {
+            "protocol": {"const": PROTOCOL}, "token": {"type": "string"},
+            "run_id": {"type": "string"}, "node": {"type": "string"},
+            "attempt": {"type": "integer", "minimum": 1},
+            "kind": {"enum": ["task", "decision", "judge"]},
+            "title": {"type": "string"}, "brief": {"type": "string"},
+            "brief_in_file": {"type": "object"},
+            "inputs": {"type": "object"}, "inputs_in_files": {"type": "object"},
+            "outputs": {"type": "array", "items": output},
+            "branches": {"type": "array"},
+            "permissions": {"type": "array", "items": {"type": "string"}},
+            "tools": {"type": "array", "items": {"type": "string"}},
+            "workspace_access": {"enum": ["none", "read_only", "read_write"]},
+            "network": {"enum": ["none", "restricted", "full"]},
+            "environment": {"type": "array", "items": {"type": "string"}},
+            "tier": {"type": "string"},
+            "budget": {"type": "object", "properties": {"enforced": {"type": "object"},
+                                                        "unenforced": {"type": "object"}}},
+            "feedback": {"type": ["object", "null"]},
+            "clean_context": {"type": "boolean"},
+            "clean_context_reason": {"type": ["string", "null"]},
+            "served_by": {"type": "string"},
+            "respond_with": {"type": "object"}, "example": {"type": "object"},
+        },
+    }
+    return {"instruction": instruction, "envelope": envelope}
+
+
+def parse_envelope(text: str) -> dict[str, Any]:
+    """The envelope object in ``text``; a Markdown code fence around it is tolerated."""
+    body = text.strip()
+    if body.startswith("```"):
+        lines = body.splitlines()
+        if len(lines) >= 2 and lines[-1].strip() == "```":
+            body = "\n".join(lines[1:-1])
+    if not body:
+        raise EnvelopeRefused("the envelope is empty",
+                              hint=f"write the JSON envelope to {INBOX} and run `rein submit`")
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise EnvelopeRefused(f"the envelope is not JSON: {exc.msg} at line {exc.lineno} "
+                              f"column {exc.colno}",
+                              hint="send exactly one JSON object, as in the instruction's "
+                                   "example") from exc
+    if not isinstance(value, dict):
+        raise EnvelopeRefused(f"the envelope must be a JSON object, not {type(value).__name__}",
+                              hint="send exactly one JSON object, as in the instruction's "
+                                   "example")
+    return value
+
+
+def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any]
+                      ) -> list[str]:
+    """Why ``envelope`` does not answer ``instruction`` (empty when it does)."""
+    import jsonschema
+
+    problems: list[str] = []
+    for field_name in ("token", "node", "attempt"):
+        if field_name in envelope and envelope[field_name] != instruction[field_name]:
+            problems.append(f"{field_name} is {envelope[field_name]!r}, but the pending "
+                            f"instruction has {instruction[field_name]!r}")
+    if problems:
+        return problems
+    validator = jsonschema.Draft202012Validator(instruction["respond_with"])
+    for error in sorted(validator.iter_errors(envelope), key=lambda e: list(e.absolute_path)):
+        where = "/".join(str(p) for p in error.absolute_path) or "(envelope)"
+        problems.append(f"{where}: {error.message}")
+    return problems
+
+
+__all__ = ["INBOX", "PROTOCOL", "EnvelopeRefused", "Limits", "build_instruction",
+           "envelope_problems", "envelope_schema", "example_envelope", "generic_schemas",
+           "parse_envelope", "token_for"]
