@@ -16,6 +16,10 @@ COMMANDS: dict[str, str] = {
     "resume": "rein.cli.run:resume",
     "runs": "rein.cli.runs:runs",
     "approvals": "rein.cli.approvals:approvals",
+    "next": "rein.cli.driver:next_",
+    "submit": "rein.cli.driver:submit",
+    "driver": "rein.cli.driver:driver",
+    "init": "rein.cli.driver_init:init",
 }
 
 
@@ -51,6 +55,10 @@ SHORT_HELP: dict[str, str] = {
     "resume": "Continue a waiting or interrupted run.",
     "runs": "Inspect runs: list, show, events, record.",
     "approvals": "Answer the approval queue: list, accept, decline, cancel.",
+    "next": "Print the instruction a run waits for (you are its driver), or why it waits.",
+    "submit": "Answer the pending instruction with a JSON envelope; advance the run.",
+    "driver": "The driver protocol: instruction and envelope JSON Schemas.",
+    "init": "Write the instruction file an IDE agent needs to drive rein.",
 }
 
 

@@ -61,6 +61,9 @@ def open_engine(workspace: Path, *, create: bool = True, listeners: list[Any] | 
         raise StoreError(f"no runs in {workspace} (no .rein/ store yet)", code="STORE404",
                          hint="start one with `rein run GRAPH`")
     router, workers = load_settings(workspace)
+    from rein.workers.driver import default_driver
+
+    workers = (*workers, *default_driver(workspace, store))  # the fallback: no API key needed
     return Engine(workspace=workspace, store=store, workers=workers, router=router,
                   listeners=list(listeners or []))
 
