@@ -17,6 +17,7 @@ from rein.formats.loader import load_path
 
 GRAPHS = sorted(EXAMPLES.glob("*.agraph.yaml"))
 WORST_CASES = {
+    "driver-demo.agraph.yaml": 3,
     "incident-review.agraph.yaml": 21,
     "log-digest.agraph.yaml": 5,
     "no-worker.agraph.yaml": 30,
