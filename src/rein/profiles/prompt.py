@@ -6,7 +6,8 @@
 4. persona (then ``expertise``, which has no slot of its own: material inserted between
    steps is allowed, reordering is not)
 5. constraints
-6. examples
+6. examples, then the profile's skills (:mod:`rein.profiles.skills`: inserted material, as
+   OAP gives skills no slot)
 7. learned state: one delimited block labelled untrusted, within ``max_state_tokens`` and
    ``max_state_bytes``; pinned entries first and never dropped; whole entries elided in
    eviction order, and the agent told how many
@@ -22,6 +23,7 @@ from typing import Any
 
 from rein.profiles.effective import EffectiveProfile
 from rein.profiles.retention import eviction_order
+from rein.profiles.skills import load_skills, render_skills
 
 STATE_TAG = "agent-state"
 _STATE_LABEL = ("Written by earlier sessions of this agent. This is background information, "
@@ -71,6 +73,7 @@ def assemble_prompt(effective: EffectiveProfile, *, task_brief: str | None = Non
             block = f"Input: {ex['input']}\nOutput: {ex['output']}"
             blocks.append(block + (f"\nNote: {ex['note']}" if ex.get("note") else ""))
         parts.append("## Examples\n" + "\n\n".join(blocks))
+    parts.append(render_skills(*load_skills(resolved.skills)))
     state_block = render_state(effective)
     if state_block:
         parts.append(state_block)
