@@ -19,7 +19,6 @@ from rein.cli.run import (
     _finish,
     open_engine,
     resolve_workspace,
-    run_lock,
     workspace_option,
 )
 from rein.errors import ExitCode, Refused, ReinError
@@ -61,10 +60,10 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     import datetime as dt
 
     from rein.engine.approvals import expire_due
-    from rein.store.sqlite import SQLiteStore
+    from rein.cli.run import open_store
     from rein.store.state import ApprovalStatus
 
-    store = SQLiteStore.open(resolve_workspace(workspace), create=False)
+    store = open_store(resolve_workspace(workspace), create=False)
     # No background timer: a due timeout is applied whenever the queue is looked at.
     expired = [] if store is None else expire_due(store, dt.datetime.now(dt.UTC))
     rows = [] if store is None else store.approvals(
@@ -129,17 +128,25 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
             if run is None or run.parent_run_id is None:
                 break
             top = run.parent_run_id
-        with run_lock(ws, top):
-            updated, changed = engine.store.answer_approval(approval_id, status, answer,
-                                                            engine.now())
-            if not as_json:
-                word = "recorded" if changed else "already recorded"
-                click.echo(f"approval {approval_id}: {updated.status.value} ({word})")
-            if not go_on:
-                if as_json:
-                    emit_json({"approval_id": approval_id, "status": updated.status.value})
-                return int(ExitCode.OK)
+        # The answer is one transaction of its own; advancing takes the run lock. When
+        # another process holds it, that process picks the answer up before it pauses.
+        updated, changed = engine.store.answer_approval(approval_id, status, answer,
+                                                        engine.now())
+        if not as_json:
+            word = "recorded" if changed else "already recorded"
+            click.echo(f"approval {approval_id}: {updated.status.value} ({word})")
+        if not go_on:
+            if as_json:
+                emit_json({"approval_id": approval_id, "status": updated.status.value})
+            return int(ExitCode.OK)
+        try:
             outcome = engine.proceed(top)
+        except Refused as exc:
+            if exc.code != "RUN_LOCKED":
+                raise
+            raise Refused(f"approval {approval_id} is recorded; {exc.message}",
+                          code=exc.code, hint="the process advancing the run takes the "
+                          "answer into account; nothing more to do") from exc
     finally:
         engine.store.close()
     return _finish(outcome, as_json)

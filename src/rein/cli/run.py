@@ -18,9 +18,33 @@ import click
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.errors import ExitCode, Refused, ReinError, StoreError
 
-workspace_option = click.option(
+_workspace = click.option(
     "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
     default=None, help="Workspace directory (default: the current directory).")
+_store = click.option(
+    "--store", "store", default=None, metavar="URL", expose_value=False, is_eager=True,
+    callback=lambda ctx, _param, value: ctx.meta.__setitem__("rein.store", value),
+    help="Run store: postgresql://... or a SQLite file (default: [store] url in rein.toml, "
+         "else .rein/rein.db).")
+
+
+def workspace_option(func: Any) -> Any:
+    """``--workspace DIR`` and ``--store URL``: where runs live, for every command that reads
+    or writes them."""
+    return _workspace(_store(func))
+
+
+def given_store() -> str | None:
+    """The ``--store`` of the command being run, if any."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get("rein.store")
+
+
+def open_store(workspace: Path, *, create: bool = True) -> Any:
+    """The run store this command uses (``None``: no embedded store yet, ``create`` false)."""
+    from rein.store.open import open_store as _open
+
+    return _open(workspace, url=given_store(), create=create)
 
 
 def resolve_workspace(workspace: Path | None) -> Path:
@@ -54,9 +78,7 @@ def build_workers(workspace: Path, section: Any) -> tuple[Any, ...]:
 def open_engine(workspace: Path, *, create: bool = True, listeners: list[Any] | None = None
                 ) -> Any:
     from rein.engine.runner import Engine
-    from rein.store.sqlite import SQLiteStore
-
-    store = SQLiteStore.open(workspace, create=create)
+    store = open_store(workspace, create=create)
     if store is None:
         raise StoreError(f"no runs in {workspace} (no .rein/ store yet)", code="STORE404",
                          hint="start one with `rein run GRAPH`")
@@ -70,22 +92,14 @@ def open_engine(workspace: Path, *, create: bool = True, listeners: list[Any] | 
 
 @contextlib.contextmanager
 def run_lock(workspace: Path, run_id: str) -> Iterator[None]:
-    """One process advances a run at a time; a killed process releases the lock (flock)."""
-    from filelock import FileLock, Timeout
-
-    path = workspace / ".rein" / "locks" / f"{run_id}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path))
+    """One process advances a run at a time: the store's run lock, which a killed process
+    releases and which this process may take again (the engine does, to advance the run)."""
+    store = open_store(workspace, create=True)
     try:
-        lock.acquire(timeout=0)
-    except Timeout as exc:
-        raise Refused(f"run {run_id} is being advanced by another rein process",
-                      code="RUN_LOCKED", hint="wait for it to finish or pause, then retry"
-                      ) from exc
-    try:
-        yield
+        with store.lock_run(run_id):
+            yield
     finally:
-        lock.release()
+        store.close()
 
 
 def exit_for(status: Any) -> int:
@@ -300,12 +314,11 @@ def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bo
         if run is None:
             raise ReinError(f"no run {run_id!r}", code="RUN404",
                             hint="list runs with `rein runs list`")
-        with run_lock(ws, run.run_id):
-            override = engine.check_binding(run, force=force)
-            if override:
-                engine.store.transition(run.run_id, "run/forced", override, engine.now(),
-                                        Transition(binding={**run.binding, **override}))
-            outcome = engine.proceed(run.run_id)
+        override = engine.check_binding(run, force=force)
+        if override:
+            engine.store.transition(run.run_id, "run/forced", override, engine.now(),
+                                    Transition(binding={**run.binding, **override}))
+        outcome = engine.resume(run.run_id)  # takes the run lock (RUN_LOCKED, exit 4)
     finally:
         engine.store.close()
     return _finish(outcome, as_json)

@@ -13,9 +13,9 @@ from rein.errors import ExitCode, ReinError
 
 
 def _store(workspace: Path | None) -> Any:
-    from rein.store.sqlite import SQLiteStore
+    from rein.cli.run import open_store
 
-    return SQLiteStore.open(resolve_workspace(workspace), create=False)
+    return open_store(resolve_workspace(workspace), create=False)
 
 
 def _run(store: Any, run_id: str) -> Any:

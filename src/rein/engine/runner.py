@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rein.engine import approvals
+from rein.engine import approvals, recovery
 from rein.engine.budget import BudgetTracker, Limits
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.expressions import ExpressionFailed
@@ -36,6 +36,7 @@ from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, RunRow, Store, Transition
 from rein.store.ids import ApprovalId, NodeKey, RunId, iso
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.tools.process import GROUP_WATCH
 from rein.workers.base import Worker
 
 CONFORMANCE_LEVEL = 3
@@ -282,19 +283,21 @@ class Engine:
                      graph_path=str(Path(prepared.path).resolve()),
                      graph_digest=prepared.digest, status=RunStatus.RUNNING, started_at=now,
                      binding=binding)
-        event = self.store.create_run(run, event_type="run/started", payload={
-            "graph_id": run.graph_id, "digest": prepared.digest, "params": _public_params(
-                prepared.data, prepared.params)})
-        self._publish(event)
         row = ApprovalRow(approval_id=ApprovalId(self.ids.new("apv")), run_id=run_id,
                           key=f"graph:{prepared.digest}", kind=ApprovalKind.GRAPH,
                           status=ApprovalStatus.ACCEPTED, digest=prepared.digest,
                           request={"binding": prepared.binding()}, created_at=now,
                           answer={"actor": actor}, answered_at=now)
-        self._publish(self.store.transition(run_id, "approval/answered", {
-            "approval_id": row.approval_id, "kind": "graph", "status": "accepted",
-            "digest": prepared.digest}, now, Transition(approval=row)))
-        return self.proceed(run_id)
+        with self.store.atomic():  # a run never exists without the approval it ran under
+            started = self.store.create_run(run, event_type="run/started", payload={
+                "graph_id": run.graph_id, "digest": prepared.digest, "params": _public_params(
+                    prepared.data, prepared.params)})
+            approved = self.store.transition(run_id, "approval/answered", {
+                "approval_id": row.approval_id, "kind": "graph", "status": "accepted",
+                "digest": prepared.digest}, now, Transition(approval=row))
+        self._publish(started)
+        self._publish(approved)
+        return asyncio.run(self.proceed_async(run_id, fresh=True))
 
     def now(self) -> str:
         return iso(self.clock.now())
@@ -336,7 +339,19 @@ class Engine:
         """Advance a run until it ends or waits. Safe to call again after a pause."""
         return asyncio.run(self.proceed_async(run_id))
 
-    async def proceed_async(self, run_id: str) -> RunOutcome:
+    def resume(self, run_id: str) -> RunOutcome:
+        """``rein resume``: continue a paused or interrupted run, or reopen a failed one when
+        its ``policy.resume`` is ``resume_failed`` or ``restart``."""
+        return asyncio.run(self.proceed_async(run_id, reopen=True))
+
+    async def proceed_async(self, run_id: str, *, fresh: bool = False,
+                            reopen: bool = False) -> RunOutcome:
+        """Advance a run while holding its lock (``RUN_LOCKED`` when another process does).
+
+        ``fresh``: the run was just created here. Otherwise a run found ``running`` was
+        interrupted and is recovered first (:mod:`rein.engine.recovery`). ``reopen``: a
+        failed or partial run runs again as its ``policy.resume`` says.
+        """
         run = self.store.get_run(run_id)
         if run is None:
             raise RunError(f"no run {run_id!r}", code="RUN404",
@@ -345,21 +360,82 @@ class Engine:
             parent = self.store.get_run(run.parent_run_id)
             assert parent is not None
             run = parent
-        if run.status.terminal:
-            return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
+        with self.store.lock_run(run.run_id):
+            token = GROUP_WATCH.set(recovery.GroupRecorder(self.store, run.run_id, self.now))
+            try:
+                return await self._advance(run.run_id, fresh=fresh, reopen=reopen)
+            finally:
+                GROUP_WATCH.reset(token)
+
+    async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool) -> RunOutcome:
         from rein.formats.loader import load_path
 
+        run = self.store.get_run(run_id)  # again: it may have moved before the lock was ours
+        assert run is not None
+        if run.status.terminal and not reopen:
+            return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
         data = load_path(run.graph_path).data
-        ctx = self._context(run, data)
-        _restore_spending(self.store, ctx)
-        inst = ScopeInstance(model=scope_model(data), path="", params=dict(
-            run.binding.get("params") or {}), roots=_roots(ctx, data, dict(
-                run.binding.get("params") or {}), dict(data.get("context") or {})))
-        if run.status is not RunStatus.RUNNING:
-            ctx.emit("run/resumed", {"from": run.status.value},
-                     Transition(run_status=RunStatus.RUNNING))
-        status = await execute(ctx, data, inst)
+        policy = recovery.resume_policy(data)
+        adopt = "resume_incomplete"
+        if run.status is RunStatus.RUNNING and not fresh:
+            recovery.recover(self.store, run, now=self.now(), publish=self._publish)
+            if policy == "restart":
+                return await self._restart(run)
+            adopt = policy
+        elif reopen and run.status in (RunStatus.FAILED, RunStatus.PARTIAL) and \
+                policy != "resume_incomplete":
+            if policy == "restart":
+                return await self._restart(run)
+            adopt = policy
+            self._publish(self.store.transition(
+                run.run_id, "run/resumed", {"from": run.status.value, "policy": policy},
+                self.now(), Transition(run_status=RunStatus.RUNNING)))
+            run = self.store.get_run(run.run_id) or run
+        if run.status.terminal:
+            return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
+        status = run.status
+        for _ in range(_MAX_PASSES):
+            answered = _answered(self.store, run.run_id)
+            ctx = self._context(run, data)
+            ctx.resume_policy = adopt
+            _load_memory(ctx)  # again, under the policy of this pass
+            _restore_spending(self.store, ctx)
+            params = dict(run.binding.get("params") or {})
+            inst = ScopeInstance(model=scope_model(data), path="", params=params,
+                                 roots=_roots(ctx, data, params, dict(data.get("context") or {})))
+            if run.status is not RunStatus.RUNNING:
+                ctx.emit("run/resumed", {"from": run.status.value},
+                         Transition(run_status=RunStatus.RUNNING))
+            own = _Counter("approval/answered")
+            ctx.listeners.append(own)
+            status = await execute(ctx, data, inst)
+            # An answer recorded by another process while this one held the lock would
+            # otherwise wait for the next `rein resume`: pick it up now.
+            if status is not RunStatus.AWAITING_HUMAN or \
+                    _answered(self.store, run.run_id) - answered <= own.count:
+                break
+            run = self.store.get_run(run.run_id) or run
+            adopt = "resume_incomplete"
         return RunOutcome(run_id=run.run_id, status=status, digest=run.graph_digest)
+
+    async def _restart(self, run: RunRow) -> RunOutcome:
+        """``policy.resume: restart``: a new run under the same approval; the old one ends."""
+        new_id = RunId(self.ids.new("run"))
+        now = self.now()
+        binding = {**run.binding, "x-rein-restart-of": run.run_id}
+        fresh = RunRow(run_id=new_id, graph_id=run.graph_id, graph_path=run.graph_path,
+                       graph_digest=run.graph_digest, status=RunStatus.RUNNING,
+                       started_at=now, binding=binding)
+        with self.store.atomic():
+            ended = self.store.transition(
+                run.run_id, "run/restarted", {"new_run_id": new_id, "policy": "restart"}, now,
+                Transition(run_status=RunStatus.CANCELLED, finished_at=now))
+            started = self.store.create_run(fresh, event_type="run/started", payload={
+                "graph_id": run.graph_id, "digest": run.graph_digest,
+                "params": dict(run.binding.get("params") or {}), "restart_of": run.run_id})
+        self._publish(ended)
+        self._publish(started)
+        return await self.proceed_async(new_id, fresh=True)
 
     def _context(self, run: RunRow, data: Mapping[str, Any]) -> RunContext:
         constraints = data.get("constraints") or {}
@@ -498,9 +574,36 @@ def _attachments(ctx: RunContext, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _load_memory(ctx: RunContext) -> None:
+    """Stored node rows the replay may use: terminal ones the resume policy adopts, and
+    unfinished ones (their closed attempts are kept)."""
+    policy = ctx.root().resume_policy
+    ctx.memo.clear()
     for row in ctx.store.nodes(ctx.run_id):
-        ctx.memo[row.node_key] = row  # terminal rows are adopted; others keep closed attempts
+        if not row.status.terminal or recovery.adoptable(row.status, policy):
+            ctx.memo[row.node_key] = row
     approvals.load_answers(ctx)
+
+
+_MAX_PASSES = 5  # answers that keep arriving mid-pass are picked up this many times at most
+
+
+class _Counter:
+    """Counts the events of one type this process publishes."""
+
+    def __init__(self, event_type: str) -> None:
+        self.event_type = event_type
+        self.count = 0
+
+    def __call__(self, event: Any) -> None:
+        if event.type == self.event_type:
+            self.count += 1
+
+
+def _answered(store: Store, run_id: str) -> int:
+    """How many approvals of a run and its children have an answer."""
+    return sum(1 for member in recovery.family(store, run_id)
+               for row in store.approvals(run_id=member.run_id)
+               if row.status is not ApprovalStatus.PENDING)
 
 
 def _restore_spending(store: Store, ctx: RunContext) -> None:

@@ -162,10 +162,7 @@ class RunContext:
     depth: int = 0
     parent: RunContext | None = None
     memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
-    # Non-terminal node rows (a node paused or interrupted mid-way): their finished
-    # attempts are kept when the node runs again (rein.engine.recovery).
-    unfinished: dict[NodeKey, NodeRow] = field(default_factory=dict)
-    resume_policy: str = "resume_incomplete"  # which stored nodes are adopted on replay
+    resume_policy: str = "resume_incomplete"  # which stored nodes replay adopts (recovery)
     approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # by key
     listeners: list[Listener] = field(default_factory=list)
     groups_held: set[str] = field(default_factory=set)

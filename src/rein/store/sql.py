@@ -23,6 +23,11 @@ from rein.store.ids import ApprovalId, NodeKey, RunId
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 
 
+# Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
+# on purpose: the lock excludes other processes, and a process may open the store twice.
+_HELD: dict[tuple[str, str], list[Any]] = {}
+
+
 def dump(value: Any) -> str:
     """Stored JSON: compact, sorted, UTF-8 kept as is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -60,7 +65,6 @@ class SQLStore:
 
     def __init__(self) -> None:
         self._depth = 0
-        self._held: dict[str, Any] = {}  # run id → [count, backend handle] of held run locks
 
     # -- backend hooks --------------------------------------------------------------------
 
@@ -310,10 +314,12 @@ class SQLStore:
     def lock_run(self, run_id: str) -> Iterator[None]:
         """Hold the right to advance ``run_id``; refuse at once if another process has it.
 
-        Re-entrant within this store object. The lock dies with its holder: a killed
-        process cannot leave a run locked (see the backends for how).
+        Re-entrant within a process (a command may hold it around a step that advances the
+        run through another store object). The lock dies with its holder: a killed process
+        cannot leave a run locked (see the backends for how).
         """
-        held = self._held.get(run_id)
+        key = (self.url, run_id)
+        held = _HELD.get(key)
         if held is not None:
             held[0] += 1
             try:
@@ -327,11 +333,11 @@ class SQLStore:
                           code="RUN_LOCKED",
                           hint="wait for it to finish or pause (watch it with "
                                f"`rein runs events {run_id} --follow`), then retry")
-        self._held[run_id] = [1, handle]
+        _HELD[key] = [1, handle]
         try:
             yield
         finally:
-            del self._held[run_id]
+            del _HELD[key]
             self._release(run_id, handle)
 
     def _acquire(self, run_id: str) -> Any:

@@ -129,7 +129,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: str | Path) -> None:
         super().__init__()
         self.path = Path(path)
-        self.url = str(self.path)
+        self.url = str(self.path.resolve())
         try:
             self._db = sqlite3.connect(
                 str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
@@ -225,8 +225,5 @@ class SQLiteStore(SQLStore):
         os.close(handle)
 
     def close(self) -> None:
-        """Release the connection (and any run lock still held)."""
-        for run_id, (_, handle) in list(self._held.items()):
-            self._release(run_id, handle)
-        self._held.clear()
+        """Release the connection."""
         self._db.close()

@@ -23,6 +23,7 @@ import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,6 +52,19 @@ class ProcessResult:
     duration_seconds: float = 0.0
     stdout_bytes: int = 0  # how many bytes the child wrote, kept or not
     stderr_bytes: int = 0
+
+
+class GroupWatch(Protocol):
+    """Told when a process group starts and once it is gone (the engine records groups so
+    that a resumed run can kill one that outlived a killed rein)."""
+
+    def started(self, pgid: int) -> None: ...
+
+    def ended(self, pgid: int) -> None: ...
+
+
+# Set by whoever runs work that may be interrupted (the engine, per run); unset: no one asks.
+GROUP_WATCH: ContextVar[GroupWatch | None] = ContextVar("rein_group_watch", default=None)
 
 
 class ProcessSandbox(Protocol):
@@ -233,6 +247,9 @@ async def run_process(
         transport.close()
         raise
     pgid = transport.get_pid()  # the child leads its own group: pgid == pid
+    watch = GROUP_WATCH.get()
+    if watch is not None:
+        watch.started(pgid)
     timed_out = False
     finished = False
     try:
@@ -254,6 +271,8 @@ async def run_process(
                 await asyncio.shield(_stop_group(pgid, protocol.exited, grace_seconds))
             _signal_group(pgid, signal.SIGKILL)
         transport.close()
+        if watch is not None and finished:
+            watch.ended(pgid)  # confirmed gone; a cancelled run's group stays on record
     code = transport.get_returncode()
     return ProcessResult(
         exit_code=code if code is not None else -signal.SIGKILL,

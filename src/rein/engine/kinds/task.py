@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rein.engine import approvals
+from rein.engine import approvals, recovery
 from rein.engine.budget import node_budget_left
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import (
@@ -283,12 +283,23 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     if worker is None:
         ctx.emit("worker/unavailable", {"node": inst.key(nid), "attempt": n, "tier": tier})
         raise Paused("worker", {"node": inst.key(nid), "attempt": n})
+    # Attempt n was in flight when an earlier rein died: it runs again under its number,
+    # unless a person declines (irreversible, or past before_side_effects).
+    rerun = recovery.was_interrupted(ctx, inst.key(nid), n)
+    declined = rerun and not await recovery.may_rerun(ctx, inst.key(nid), n, node,
+                                                      mutating=_mutating(node))
     root.budget.start_execution(now)
     state.attempts = n
     rec: dict[str, Any] = {"attempt": n, "started_at": ctx.now()}
+    if rerun:
+        rec[recovery.RERUN] = True
     state.record.setdefault("attempts", []).append(rec)
     ctx.emit("attempt/started", {"node": inst.key(nid), "attempt": n, "tier": tier,
                                  "worker": worker.name})
+    if declined:
+        return _close(ctx, inst, nid, rec, AttemptOutcome(
+            status=AttemptStatus.FAILED, failure=FailureClass.PERMISSION_DENIED,
+            message="re-running the interrupted attempt was declined"), None)
     over = node_budget_left(constraints, state.spent)
     if over:
         return _close(ctx, inst, nid, rec, AttemptOutcome(

@@ -1,0 +1,50 @@
+"""Which store a command uses: ``--store URL``, else ``[store] url`` in rein.toml, else the
+workspace's embedded SQLite database.
+
+``postgresql://`` (or ``postgres://``) URLs open :class:`rein.store.postgres.PostgresStore`;
+``sqlite:///path/to/rein.db`` or a plain path opens that SQLite file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rein.errors import ConfigError
+
+PG_SCHEMES = ("postgresql://", "postgres://")
+
+
+def store_url(workspace: Path, given: str | None = None) -> str | None:
+    """The store URL in force for ``workspace`` (``None``: the embedded default)."""
+    if given:
+        return given
+    from rein.config import load_config
+
+    section = load_config(workspace).get("store") or {}
+    url = section.get("url") if isinstance(section, dict) else None
+    if url is not None and not isinstance(url, str):
+        raise ConfigError("[store] url must be a string", code="CONFIG_STORE",
+                          hint='write url = "postgresql://user@host/db" under [store]')
+    return url or None
+
+
+def open_store(workspace: Path, *, url: str | None = None, create: bool = True) -> Any:
+    """The store of ``workspace`` (``None`` when the embedded one does not exist yet and
+    ``create`` is false)."""
+    from rein.store.sqlite import SQLiteStore
+
+    url = store_url(workspace, url)
+    if url is None:
+        return SQLiteStore.open(workspace, create=create)
+    if url.startswith(PG_SCHEMES):
+        from rein.store.postgres import PostgresStore
+
+        return PostgresStore(url)
+    path = Path(url.removeprefix("sqlite://")) if url.startswith("sqlite://") else Path(url)
+    if not path.is_absolute():
+        path = workspace / path
+    if not path.exists() and not create:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteStore(path)
