@@ -32,6 +32,7 @@ from rein.formats.oap.digest import profile_digest, spec_digest
 from rein.formats.oap.document import PROFILE_SUFFIXES, OapDocument
 from rein.formats.oap.validate import VAR_REF, profile_paths, validate_file
 from rein.profiles.discovery import Catalog, Trust, discover, discovery_roots, trust_for
+from rein.profiles.memory import store_problem
 from rein.profiles.merge import merge_chain
 from rein.profiles.records import Adjustment, ProfileError
 
@@ -367,13 +368,7 @@ def _memory(data: dict[str, Any], work: _Work) -> list[Any]:
     kept = []
     for i, store in enumerate(((data.get("spec") or {}).get("memory") or {})
                               .get("stores") or []):
-        problem = None
-        if store["kind"] != "oap-state":
-            uri = store.get("uri") or ""
-            if uri.startswith("file://") and Path(uri[len("file://"):]).exists():
-                problem = None
-            else:
-                problem = f"store kind {store['kind']!r} at {uri or '(no uri)'} is not reachable"
+        problem = store_problem(store, work.workspace, work.env)
         if problem and store.get("required"):
             work.fail("OAP222", f"required memory store {store['name']!r}: {problem} [L1-I7]")
         elif problem:
