@@ -16,7 +16,7 @@ from typing import Any
 
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import CriterionContext, HumanAnswer, HumanRequest
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import ScopeResult, diagnostic, value
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 
@@ -113,6 +113,8 @@ async def compensate(ctx: RunContext) -> None:
         ctx.emit("node/compensating", {"node": inst.key(nid), "by": str(target)})
         try:
             await execute_node(ctx, view, str(target))
+        except Paused:
+            raise  # an undo waiting for a person or a worker is waited for, not an error
         except Exception as exc:  # noqa: BLE001 - one failed undo must not stop the others
             diagnostic(ctx, "RT000", "error", f"compensation {target} for {nid} could not "
                        f"run: {exc}", node=inst.key(nid))

@@ -473,7 +473,12 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         diagnostic(ctx, exc.code, "error", exc.message)
         final = Final(status=RunStatus.FAILED)
     if final.status in (RunStatus.FAILED, RunStatus.CANCELLED) and ctx.parent is None:
-        await compensate(ctx)
+        try:
+            await compensate(ctx)
+        except Paused as pause:
+            # The run continues later: replay adopts the undos already done and
+            # finalizes again, so the final status is written once, after the last undo.
+            return _pause(ctx, pause.reason)
     stop = ctx.root().budget_stop
     if stop is not None and ctx.parent is None:
         diagnostic(ctx, "RT061", "error", str(stop.get("message")))

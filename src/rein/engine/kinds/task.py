@@ -18,6 +18,7 @@ from typing import Any
 
 from rein.engine import approvals, recovery
 from rein.engine.budget import node_budget_left
+from rein.engine.criteria.base import CriterionProblem
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import (
     CriterionContext,
@@ -413,6 +414,13 @@ def _close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
     if outcome.failure is not None:
         rec["error"] = f"{outcome.failure.value}: {outcome.message or ''}".rstrip(": ")
         rec["x-rein-failure-class"] = outcome.failure.value
+        specs = inst.model.nodes[nid].get("outputs") or {}
+        kept = {k: v for k, v in outcome.outputs.items()
+                if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
+        if kept:
+            # A replay that adopts this attempt needs what it produced: checkpoint material,
+            # degrade_outputs, succeed_degraded. Redacted values are never written.
+            rec["x-rein-outputs"] = kept
     ctx.save_node(inst, nid, "attempt/finished",
                   {"attempt": rec["attempt"], "result": outcome.status.value,
                    "failure": outcome.failure.value if outcome.failure else None})
@@ -493,7 +501,7 @@ def _adopted(state: Any, node: Mapping[str, Any], n: int) -> AttemptOutcome | No
             status=AttemptStatus(rec["status"]),
             failure=FailureClass(rec.get("x-rein-failure-class") or "criteria_failed"),
             message=error.split(": ", 1)[1] if ": " in error else (error or None),
-            feedback=feedback)
+            outputs=dict(rec.get("x-rein-outputs") or {}), feedback=feedback)
     return None
 
 
@@ -574,11 +582,16 @@ async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
     )
     worker = pick_worker(ctx, request)
     if worker is None:
-        raise Paused("worker", {"node": inst.key(nid), "judge": req.criterion_id})
+        raise CriterionProblem(  # a failed criterion, not a wait: nothing here can judge
+            f"no configured worker can judge {req.criterion_id!r} at tier {tier!r}",
+            code="CRIT003", hint="configure a model worker for that tier, or make the "
+            "criterion advisory")
     result = await _drive(ctx, inst, nid, worker, request)
     ctx.root().budget.spent.add(result.usage)
     score = result.outputs.get("score")
     if result.failure is not None or not isinstance(score, (int, float)):
-        raise ValueError(f"judge worker {worker.name!r} gave no score")
+        raise CriterionProblem(f"judge worker {worker.name!r} gave no score in [0, 1]"
+                               + (f" ({result.message})" if result.message else ""),
+                               code="CRIT005")
     return JudgeVerdict(score=float(score), reasoning=str(result.outputs.get("reasoning", "")),
                         instance=f"{worker.name}:{tier}")
