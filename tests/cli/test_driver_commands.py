@@ -1,0 +1,330 @@
+"""``rein next`` / ``rein submit`` end to end on ``examples/driver-demo.agraph.yaml``.
+
+Each test drives a real run in a temporary git repository through the command line only,
+doing the driver's work itself (writing greet.py) the way an IDE agent would.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from rein.cli import main
+from rein.engine.record import record_problems
+from support import EXAMPLES
+
+DEMO = EXAMPLES / "driver-demo.agraph.yaml"
+WRONG = 'def greet(name):\n    """Greet."""\n    return "Hi " + name\n'
+RIGHT = 'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n'
+
+
+class Drive:
+    """A workspace (a git repository holding the demo graph) and the rein command line."""
+
+    def __init__(self, root: Path, capsys: Any) -> None:
+        self.root = root
+        self.capsys = capsys
+        git(root, "init", "-q")
+        git(root, "commit", "-q", "--allow-empty", "-m", "init")
+        shutil.copyfile(DEMO, root / DEMO.name)
+
+    def rein(self, *args: str) -> tuple[int, str]:
+        self.capsys.readouterr()
+        code = main(list(args))
+        return code, self.capsys.readouterr().out
+
+    def start(self) -> tuple[int, str]:
+        code, digest = self.rein("graph", "digest", DEMO.name)
+        assert code == 0
+        return self.rein("run", DEMO.name, "--approve", digest.strip(), "--json")
+
+    def next(self) -> tuple[int, dict[str, Any]]:
+        code, out = self.rein("next", "--json")
+        return code, json.loads(out)
+
+    def envelope(self, **changes: Any) -> dict[str, Any]:
+        code, status = self.next()
+        assert status["status"] == "instruction", status
+        return {**status["example"], **changes}
+
+    def submit(self, envelope: dict[str, Any] | str, *args: str) -> tuple[int, dict[str, Any]]:
+        text = envelope if isinstance(envelope, str) else json.dumps(envelope)
+        (self.root / ".rein" / "inbox.json").write_text(text)
+        code, out = self.rein("submit", "--json", *args)
+        return code, json.loads(out)
+
+    def write(self, name: str, text: str) -> None:
+        (self.root / name).write_text(text)
+
+    def events(self) -> list[str]:
+        code, out = self.rein("runs", "events", self.run_id(), "--json")
+        assert code == 0, out
+        return [json.loads(line)["type"] for line in out.splitlines() if '"type"' in line]
+
+    def run_id(self) -> str:
+        code, out = self.rein("runs", "list", "--json")
+        return json.loads(out)["runs"][0]["run_id"]
+
+    def record(self) -> dict[str, Any]:
+        code, out = self.rein("runs", "record", self.run_id())
+        assert code == 0, out
+        return json.loads(out)
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                   cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Drive:
+    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "t")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@example.org")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@example.org")
+    monkeypatch.chdir(tmp_path)
+    return Drive(tmp_path, capsys)
+
+
+def test_the_demo_runs_to_success_through_next_submit_and_approvals(drive: Drive) -> None:
+    code, out = drive.start()
+    assert code == 3
+    code, first = drive.next()
+    assert code == 3
+    assert (first["status"], first["node"], first["attempt"]) == ("instruction", "write_module", 1)
+    assert first["outputs"] == [{"name": "module", "type": "file", "required": True,
+                                 "description": "The module that defines greet(name).",
+                                 "path_hint": "greet.py"}]
+    assert first["budget"] == {"enforced": {"max_wall_clock_seconds": 1800},
+                               "unenforced": {"max_agent_steps": 10}}
+    drive.write("greet.py", WRONG)
+    code, second = drive.submit(first["example"])
+    assert code == 3, second
+    assert (second["status"], second["attempt"]) == ("instruction", 2)
+    assert second["submitted"] == "accepted for write_module attempt 1"
+    feedback = second["feedback"]
+    assert feedback["failure_class"] == "criteria_failed"
+    assert [c["id"] for c in feedback["failed_criteria"]] == ["greets"]
+    assert "AssertionError: Hi rein" in str(feedback["failed_criteria"][0]["evidence"])
+    drive.write("greet.py", RIGHT)
+    code, waiting = drive.submit(second["example"])
+    assert (code, waiting["status"], waiting["for"]) == (3, "waiting", "approval")
+    [approval] = waiting["approvals"]
+    assert approval["prompt"] == "Ship greet.py?"
+    verb, sub, approval_id = approval["accept"].split()[1:]
+    assert (verb, sub) == ("approvals", "accept")
+    code, _ = drive.rein(verb, sub, approval_id)
+    assert code == 0
+    code, done = drive.next()
+    assert (code, done["status"], done["reason"], done["exit_code"]) == (0, "done", "done", 0)
+    record = drive.record()
+    assert record["status"] == "succeeded"
+    [attempt_1, attempt_2] = record["nodes"][0]["attempts"]
+    assert (attempt_1["status"], attempt_2["status"]) == ("criteria_failed", "succeeded")
+    assert attempt_2["routed"]["provider"] == "driver"
+    assert record["outputs"] == {"module": "greet.py"}
+    assert record_problems(record) == []
+
+
+def test_next_repeats_the_instruction_and_changes_nothing(drive: Drive) -> None:
+    drive.start()
+    events = drive.events()
+    _, one = drive.next()
+    _, two = drive.next()
+    assert one == two
+    assert drive.events() == events
+    code, text = drive.rein("next")
+    assert code == 3
+    assert text.startswith(f"INSTRUCTION {one['token']} ")
+    assert ".rein/inbox.json" in text and "fs:write:greet.py" in text
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"node": "review"}, "node is 'review', but the pending instruction has 'write_module'"),
+    ({"attempt": 2}, "attempt is 2, but the pending instruction has 1"),
+    ({"token": "drv-00000000000000000000"}, "names no instruction"),
+    ({"outputs": {}}, "'module' is a required property"),
+    ({"status": "finished"}, "status: 'finished' is not one of ['done', 'failed']"),
+    ({"surprise": 1}, "Additional properties are not allowed"),
+])
+def test_an_envelope_for_anything_else_is_refused_and_changes_nothing(
+        drive: Drive, change: dict[str, Any], why: str) -> None:
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    events = drive.events()
+    _, pending = drive.next()
+    code, refused = drive.submit({**pending["example"], **change})
+    assert code == 4
+    assert refused["status"] == "refused"
+    assert why in json.dumps(refused["error"]) + json.dumps(refused["problems"])
+    assert refused["pending"] == pending  # the pending instruction is repeated
+    assert drive.events() == events
+    assert drive.next()[1] == pending
+
+
+@pytest.mark.parametrize("text, why", [
+    ("", "the envelope is empty"),
+    ("{not json", "the envelope is not JSON"),
+    ("[1, 2]", "must be a JSON object"),
+])
+def test_malformed_envelopes_are_refused_with_the_reason(drive: Drive, text: str, why: str
+                                                         ) -> None:
+    drive.start()
+    _, pending = drive.next()
+    code, refused = drive.submit(text)
+    assert code == 4
+    assert why in refused["error"]["message"]
+    assert refused["pending"]["token"] == pending["token"]
+
+
+def test_a_fenced_envelope_is_accepted(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    envelope = drive.envelope()
+    code, status = drive.submit("```json\n" + json.dumps(envelope) + "\n```")
+    assert (code, status["status"]) == (3, "waiting")
+
+
+def test_a_replayed_envelope_is_never_applied_twice(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", WRONG)
+    first = drive.envelope()
+    code, second = drive.submit(first)
+    assert (code, second["attempt"]) == (3, 2)
+    events = drive.events()
+    code, again = drive.submit(first)
+    assert code == 3
+    assert "already applied" in again["submitted"]
+    assert again["token"] == second["token"]  # still waiting for attempt 2
+    assert drive.events() == events
+    code, refused = drive.submit({**first, "message": "a different answer"})
+    assert code == 4
+    assert refused["error"]["code"] == "DRIVER_ANSWERED"
+    assert drive.events().count("driver/answered") == 1
+
+
+def test_a_write_outside_fs_write_fails_the_attempt(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    drive.write("notes.txt", "not allowed\n")
+    code, status = drive.submit(drive.envelope())
+    assert code == 1
+    assert (status["status"], status["reason"], status["exit_code"]) == ("stopped", "failed", 1)
+    assert "writes outside fs:write: notes.txt" in status["submitted"]
+    [attempt] = drive.record()["nodes"][0]["attempts"]
+    assert attempt["x-rein-failure-class"] == "permission_denied"
+    assert "notes.txt" in attempt["error"]
+    assert "success" not in attempt  # criteria are not evaluated for a failed worker
+    code, text = drive.rein("next")
+    assert code == 1 and text.startswith("STOPPED (failed): node(s) write_module failed")
+
+
+def test_a_file_changed_before_the_instruction_does_not_count(drive: Drive) -> None:
+    drive.write("notes.txt", "already dirty before the run\n")
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    code, status = drive.submit(drive.envelope())
+    assert (code, status["status"]) == (3, "waiting")
+
+
+def test_a_commit_by_the_driver_fails_the_attempt(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    git(drive.root, "add", "greet.py")
+    git(drive.root, "commit", "-q", "-m", "greet")
+    code, status = drive.submit(drive.envelope())
+    assert code == 1
+    [attempt] = drive.record()["nodes"][0]["attempts"]
+    assert "moved git HEAD" in attempt["error"]
+
+
+def test_a_driver_that_reports_failure_fails_the_attempt(drive: Drive) -> None:
+    drive.start()
+    code, status = drive.submit(drive.envelope(status="failed", message="no Python here",
+                                               outputs={}))
+    assert code == 1
+    [attempt] = drive.record()["nodes"][0]["attempts"]
+    assert attempt["error"] == "model_error: no Python here"
+
+
+def test_a_full_context_is_answered_with_a_clean_context_request(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", WRONG)
+    _, status = drive.submit(drive.envelope(
+        context_usage={"used_tokens": 90_000, "window_tokens": 100_000}))
+    assert status["clean_context"] is True
+    assert "90% of the context window" in status["clean_context_reason"]
+
+
+def test_submit_reads_stdin(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(drive.envelope())))
+    code, out = drive.rein("submit", "-", "--json")
+    assert (code, json.loads(out)["for"]) == (3, "approval")
+
+
+def test_without_an_envelope_submit_says_where_to_write_it(drive: Drive) -> None:
+    drive.start()
+    code, out = drive.rein("submit", "--json")
+    assert code == 4
+    body = json.loads(out)
+    assert body["error"]["code"] == "DRIVER_NO_ENVELOPE"
+    assert ".rein/inbox.json" in body["error"]["hint"]
+
+
+def test_next_without_runs_is_a_clear_error(drive: Drive) -> None:
+    code, out = drive.rein("next", "--json")
+    assert code == 1
+    assert json.loads(out)["error"]["code"] == "STORE404"
+
+
+def test_driver_schema_describes_every_instruction_and_envelope(drive: Drive) -> None:
+    code, out = drive.rein("driver", "schema")
+    assert code == 0
+    schemas = json.loads(out)
+    assert sorted(schemas) == ["envelope", "instruction"]
+    drive.start()
+    _, status = drive.next()
+    instruction = {k: v for k, v in status.items()
+                   if k not in ("status", "graph_id", "run_status", "respond", "exit_code")}
+    jsonschema.Draft202012Validator(schemas["instruction"]).validate(instruction)
+    jsonschema.Draft202012Validator(schemas["envelope"]).validate(status["example"])
+    jsonschema.Draft202012Validator(status["respond_with"]).validate(status["example"])
+
+
+def test_concurrent_submits_apply_one_envelope_once(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    envelope = drive.envelope()
+    (drive.root / ".rein" / "inbox.json").write_text(json.dumps(envelope))
+    rein = Path(sys.executable).parent / "rein"
+    procs = [subprocess.Popen([str(rein), "submit", "--json"], cwd=drive.root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    peeks = [subprocess.run([str(rein), "next", "--json"], cwd=drive.root,
+                            capture_output=True, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=120), json.loads(p.stdout.read())) for p in procs]
+    for p in procs:
+        p.stdout.close()
+        p.stderr.close()
+    accepted = [r for code, r in results if r.get("submitted", "").startswith("accepted")]
+    assert len(accepted) == 1
+    for code, body in results:
+        assert code in (3, 4)
+        if code == 4:
+            assert body["error"]["code"] in ("RUN_LOCKED",)
+    for peek in peeks:
+        assert json.loads(peek.stdout)["status"] in ("instruction", "waiting")
+    assert drive.events().count("driver/answered") == 1
+    assert [a["status"] for a in drive.record()["nodes"][0]["attempts"]] == ["succeeded"]
