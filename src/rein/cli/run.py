@@ -7,7 +7,6 @@ worker when configured), asks for approval of the exact graph digest, and prints
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,21 +57,14 @@ def load_settings(workspace: Path) -> tuple[Any, Any]:
 
     config = load_config(workspace)
     router = Router.from_config(config.get("tiers"), config.get("routing"))
-    return router, build_workers(workspace, config.get("workers") or {})
+    return router, build_workers(workspace, config)
 
 
-def build_workers(workspace: Path, section: Any) -> tuple[Any, ...]:
-    """Workers enabled for this workspace. The scripted test double only when asked for."""
-    from rein.workers.scripted import ScriptedWorker
+def build_workers(workspace: Path, config: Any) -> tuple[Any, ...]:
+    """Workers configured for this workspace (see ``rein.engine.workers_setup``)."""
+    from rein.engine.workers_setup import workers_from_config
 
-    workers: list[Any] = []
-    answers = os.environ.get("REIN_SCRIPTED_ANSWERS") or (section.get("scripted") or {}).get(
-        "answers")
-    if answers:
-        path = Path(answers)
-        workers.append(ScriptedWorker.from_file(path if path.is_absolute()
-                                                else workspace / path))
-    return tuple(workers)
+    return workers_from_config(workspace, config)
 
 
 def open_engine(workspace: Path, *, create: bool = True, listeners: list[Any] | None = None

@@ -13,7 +13,10 @@ calls, usage) with no network and no model. Each call consumes the next turn of 
 A turn may also be a callable ``(ModelRequest) -> dict`` that looks at the conversation so far
 (for example to answer with what the last tool result said). ``requests`` keeps every request
 received, so tests can assert what the model was shown. From rein.toml, ``kind = "scripted"``
-with ``options.script = "path/to/turns.json"`` (or ``.yaml``) loads the turns from a file.
+with ``options.script = "path/to/turns.json"`` (or ``.yaml``) loads the turns from a file;
+``options.position = "conversation"`` picks the turn by the number of assistant turns already
+in the request instead of by call count, so one script is one conversation, even across a
+pause and a resume in another process.
 When the script runs out the provider raises :class:`ProviderResponseError` (PRV005) rather
 than inventing an answer.
 """
@@ -58,10 +61,14 @@ class ScriptedProvider:
         name: str = "scripted",
         model: str = "scripted",
         config: ProviderConfig | None = None,
+        by_conversation: bool = False,
     ) -> None:
         self.name = name
         self.model = model
         self.config = config
+        # Position by the conversation (the number of assistant turns in the request), not
+        # by call count: a conversation resumed in another process gets the right turn.
+        self.by_conversation = by_conversation
         self._turns = list(turns)
         self._next = 0
         self.requests: list[ModelRequest] = []
@@ -81,7 +88,9 @@ class ScriptedProvider:
         data = load_path(Path(script)).data
         if not isinstance(data, list):
             raise ConfigError(f"{script}: a script is a list of turns", code="PROVCFG004")
-        return cls(data, name=config.name, model=config.model or "scripted", config=config)
+        by_conversation = config.options.get("position", "calls") == "conversation"
+        return cls(data, name=config.name, model=config.model or "scripted", config=config,
+                   by_conversation=by_conversation)
 
     @property
     def remaining(self) -> int:
@@ -90,6 +99,8 @@ class ScriptedProvider:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
+        if self.by_conversation:
+            self._next = sum(1 for m in request.messages if m.role == "assistant")
         if self._next >= len(self._turns):
             raise ProviderResponseError(
                 f"{self.name}: the script has no turn {self._next + 1} (it has {len(self._turns)})",

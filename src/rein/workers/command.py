@@ -112,15 +112,29 @@ class CommandWorker:
         self.require_boundary = require_boundary
         self._environ = environ if environ is not None else os.environ
 
+    @property
+    def id(self) -> str:
+        """``command/<name>``: how a node chooses this worker with ``x-rein-worker``."""
+        return f"command/{self.template.name}"
+
     def can_serve(self, request: AttemptRequest) -> bool:
-        return request.tier in self.tiers and request.kind in ("task", "decision")
+        """Task and decision attempts at a tier it serves, or any tier when a node chose it
+        by name (a CLI agent runs whatever model it is set up with)."""
+        chosen = request.worker in (self.id, self.name)
+        return (chosen or request.serving_tier in self.tiers) and request.kind in (
+            "task",
+            "decision",
+        )
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
+        r = request.routed
         routed = Routed(
-            requested_tier=request.tier,
-            effective_tier=request.tier,
+            requested_tier=r.requested_tier if r else request.tier,
+            effective_tier=r.effective_tier if r else request.tier,
             provider=self.template.name,
             model=self.template.model,
+            downgraded=r.downgraded if r else False,
+            reason=r.reason if r else None,
         )
         usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
         secrets = [request.env[n] for n in request.secret_names if request.env.get(n)]

@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import jsonschema
 
@@ -318,7 +318,7 @@ class ModelWorker:
         shell = ToolKind.SHELL in {kind_of(t) for t in grants.tools}
         session = request.session
         saved = session.load_state() if session is not None else None
-        state = LoopState.from_json(saved) if saved is not None else None
+        state = LoopState.from_json(_unseal(request, saved)) if saved is not None else None
         resumed = state is not None
         stored = saved is not None  # a state in the store must be cleared when we finish
         if state is None:
@@ -463,7 +463,9 @@ class ModelWorker:
                     state.cost_known = spend.cost_known
                     state.elapsed = self.clock() - spend.started
                     if session is not None:
-                        session.save_state(state.to_json())
+                        # Secrets are written as [secret:NAME] and put back on resume: the
+                        # store never holds one, and the resumed call is the exact same call.
+                        session.save_state(json.loads(box.redact(json.dumps(state.to_json()))))
                     raise WorkerPaused(
                         "approval",
                         outcome.approval_id,
@@ -572,12 +574,11 @@ class ModelWorker:
             )
             return _Waiting(approval_id) if answer is None else answer
         if self.approver is None:
-            return (
+            refusal = (
                 f"refused {decision.permission}: it needs a person's approval and this run "
-                "has no approval channel for tool calls, so it is treated as denied",
-                False,
-                True,
+                "has no approval channel for tool calls, so it is treated as denied"
             )
+            return refusal, False, True
         return await self.approver(
             ApprovalAsk(
                 run_id=request.run_id,
@@ -619,6 +620,16 @@ class ModelWorker:
                 f"max_wall_clock_seconds {b.max_wall_clock_seconds} reached",
             )
         return None
+
+
+def _unseal(request: AttemptRequest, saved: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A saved state with the node's secrets put back where they were redacted."""
+    text = json.dumps(dict(saved))
+    for name in request.secret_names:
+        value = request.env.get(name)
+        if value:
+            text = text.replace(f"[secret:{name}]", json.dumps(value)[1:-1])
+    return dict(json.loads(text))
 
 
 def action_digest(call: ModelToolCall) -> str:

@@ -1,0 +1,177 @@
+"""The worker set of a run, built from the merged ``rein.toml``.
+
+Order matters: the engine hands an attempt to the first worker that can serve it (or to the
+one the node names with ``x-rein-worker``). :func:`workers_from_config` returns, in order:
+
+1. the **scripted** test double, only when explicitly enabled (``[workers.scripted] answers
+   = "answers.yaml"`` or ``REIN_SCRIPTED_ANSWERS``) — never a default;
+2. one worker per ``[tiers.<tier>]`` route, in tier order: a **model** worker when the route's
+   ``provider`` names a ``[providers.NAME]`` table, a **command** worker when it names a
+   ``[workers.command.NAME]`` table;
+3. every ``[workers.command.NAME]`` not reached through a tier, served only to nodes that
+   choose it explicitly (``x-rein-worker: command/NAME``).
+
+Each model worker is wrapped so that a node naming an OAP profile (``x-rein-profile``) is run
+as that profile (:mod:`rein.workers.profile`). The **driver** worker is not built here: the
+surface that owns the store appends it last (``rein.workers.driver.default_driver``), so it
+serves whatever no configured worker takes, and is the default when nothing is configured.
+
+A command worker table::
+
+    [workers.command.claude]
+    argv = ["claude", "-p", "{prompt}"]   # placeholders: see rein.workers.command
+    pass_env = ["ANTHROPIC_API_KEY"]      # variables of rein's environment the agent gets
+    timeout_seconds = 1800
+    model = "claude-code"                 # recorded as the model in ``routed``
+
+A provider may carry the wire-replay **test double** instead of a network connection:
+``options = { replay = ["fixtures/a.json", "fixtures/b.sse"] }`` serves those recorded
+response bodies in order through the real SDK (see ``docs/providers.md``). Relative paths in
+``options.script`` and ``options.replay`` are read from the workspace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rein.config import Config
+from rein.errors import ConfigError
+from rein.workers.base import TIERS, Worker
+from rein.workers.command import CommandTemplate, CommandWorker
+
+
+def workers_from_config(workspace: Path, config: Config,
+                        env: Mapping[str, str] | None = None) -> tuple[Worker, ...]:
+    """The configured workers of ``workspace``, in the order the engine tries them."""
+    env = os.environ if env is None else env
+    section = config.get("workers") or {}
+    workers: list[Worker] = []
+    scripted = scripted_worker(workspace, section, env)
+    if scripted is not None:
+        workers.append(scripted)
+    commands = command_templates(section)
+    routed_commands: set[str] = set()
+    model_workers = _tier_workers(workspace, config, commands, routed_commands)
+    workers.extend(model_workers)
+    workers.extend(CommandWorker(template, tiers=()) for name, template in commands.items()
+                   if name not in routed_commands)
+    return tuple(workers)
+
+
+def scripted_worker(workspace: Path, section: Mapping[str, Any],
+                    env: Mapping[str, str]) -> Worker | None:
+    """The scripted test double, when ``REIN_SCRIPTED_ANSWERS`` or ``[workers.scripted]``
+    names an answers file."""
+    from rein.workers.scripted import ScriptedWorker
+
+    answers = env.get("REIN_SCRIPTED_ANSWERS") or (section.get("scripted") or {}).get("answers")
+    if not answers:
+        return None
+    path = Path(answers)
+    return ScriptedWorker.from_file(path if path.is_absolute() else workspace / path)
+
+
+def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:
+    """``[workers.command.NAME]`` tables as templates (WORKERCFG001–002 when malformed)."""
+    tables = section.get("command") or {}
+    if not isinstance(tables, Mapping):
+        raise ConfigError("[workers.command] must hold one table per command worker",
+                          code="WORKERCFG001",
+                          hint='write [workers.command.NAME] with argv = ["prog", "{prompt}"]')
+    out: dict[str, CommandTemplate] = {}
+    for name, table in tables.items():
+        where = f"workers.command.{name}"
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where} must be a table", code="WORKERCFG001",
+                              hint='write argv = ["prog", "{prompt}"] inside it')
+        argv = table.get("argv")
+        if (not isinstance(argv, list) or not argv
+                or not all(isinstance(a, str) and a for a in argv)):
+            raise ConfigError(f"{where}.argv must be a non-empty list of strings",
+                              code="WORKERCFG002",
+                              hint='for example argv = ["claude", "-p", "{prompt}"]; no shell '
+                                   "is involved, so each argument is one list item")
+        pass_env = table.get("pass_env", [])
+        timeout = table.get("timeout_seconds", 1800)
+        if not isinstance(pass_env, list) or not all(isinstance(v, str) for v in pass_env):
+            raise ConfigError(f"{where}.pass_env must be a list of variable names",
+                              code="WORKERCFG002", hint='for example ["ANTHROPIC_API_KEY"]')
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
+            raise ConfigError(f"{where}.timeout_seconds must be a positive number",
+                              code="WORKERCFG002", hint="for example 1800")
+        out[str(name)] = CommandTemplate(
+            argv=tuple(argv), name=str(name), model=str(table.get("model", "cli")),
+            timeout_seconds=float(timeout), pass_env=tuple(pass_env),
+            max_output_bytes=int(table.get("max_output_bytes", 1_000_000)))
+    return out
+
+
+def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, CommandTemplate],
+                  routed_commands: set[str]) -> list[Worker]:
+    from rein.profiles.policy import Policy
+    from rein.providers.base import default_registry
+    from rein.providers.config import parse_providers
+    from rein.workers.model import ModelWorker
+    from rein.workers.profile import ProfileWorker
+
+    providers = parse_providers(config.get("providers"))
+    registry = default_registry()
+    policy = Policy.from_config(config)
+    built: dict[str, Any] = {}
+    out: list[Worker] = []
+    tiers = config.get("tiers") or {}
+    for tier in TIERS:
+        route = tiers.get(tier)
+        if not isinstance(route, Mapping) or not route.get("model"):
+            continue
+        name = str(route.get("provider", ""))
+        if name in commands:
+            routed_commands.add(name)
+            template = dataclasses.replace(commands[name], model=str(route["model"]))
+            out.append(CommandWorker(template, tiers=(tier,)))
+            continue
+        if name not in providers:
+            known = ", ".join(sorted(providers) + sorted(commands)) or "(none)"
+            raise ConfigError(f"tiers.{tier}.provider {name!r} has no [providers.{name}] or "
+                              f"[workers.command.{name}] table", code="PROVCFG005",
+                              hint=f"configured providers and command workers: {known}")
+        if name not in built:
+            cfg, client = _with_workspace_paths(providers[name], workspace)
+            built[name] = registry.create(cfg, http_client=client)
+        worker = ModelWorker(provider=built[name], model=str(route["model"]), tiers=(tier,),
+                             stream=bool(providers[name].options.get("stream", False)),
+                             policy=policy)
+        out.append(ProfileWorker(worker, workspace=workspace, config=config))
+    return out
+
+
+def _with_workspace_paths(cfg: Any, workspace: Path) -> tuple[Any, Any]:
+    """The provider config with workspace-relative script paths, and a replay client when
+    ``options.replay`` asks for the wire-replay test double."""
+    options = dict(cfg.options)
+
+    def here(value: str) -> Path:
+        path = Path(value)
+        return path if path.is_absolute() else workspace / path
+
+    if isinstance(options.get("script"), str):
+        options["script"] = str(here(options["script"]))
+    client = None
+    replay = options.get("replay")
+    if replay is not None:
+        from rein.providers.replay import WireReplay
+
+        if not isinstance(replay, list) or not all(isinstance(r, str) for r in replay):
+            raise ConfigError(f"providers.{cfg.name}.options.replay must be a list of files",
+                              code="PROVCFG004",
+                              hint='for example replay = ["fixtures/turn1.json"]')
+        missing = [r for r in replay if not here(r).is_file()]
+        if missing:
+            raise ConfigError(f"providers.{cfg.name}.options.replay: no file {missing[0]!r}",
+                              code="PROVCFG004", hint="paths are relative to the workspace")
+        client = WireReplay.from_files([here(r) for r in replay]).client()
+    return dataclasses.replace(cfg, options=options), client
