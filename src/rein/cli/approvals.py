@@ -59,8 +59,8 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     """
     import datetime as dt
 
-    from rein.engine.approvals import expire_due
     from rein.cli.run import open_store
+    from rein.engine.approvals import expire_due
     from rein.store.state import ApprovalStatus
 
     store = open_store(resolve_workspace(workspace), create=False)

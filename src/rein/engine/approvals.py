@@ -7,8 +7,9 @@ exactly that material: if the material changes, the old answer does not apply to
 Asking again for the same key returns the stored entry (idempotent), which is how a resumed
 run finds the answers given while it was paused.
 
-Timeouts are evaluated when the run is scheduled again: a pending entry whose
-``timeout_seconds`` has passed is resolved by its ``on_timeout`` (``hold`` keeps waiting).
+Timeouts need no background timer: a pending entry whose ``timeout_seconds`` has passed is
+resolved by its ``on_timeout`` (``hold`` keeps waiting) whenever something looks at it: the
+run being scheduled again, or ``rein approvals list`` (:func:`expire_due`).
 """
 
 from __future__ import annotations
