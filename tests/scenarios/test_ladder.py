@@ -205,3 +205,30 @@ def test_jitter_is_seeded_by_run_node_and_attempt(tmp_path: Path) -> None:
         seen.append(run.sleeps.delays)
     assert seen[0] == seen[1]
     assert all(0 <= d <= 10 for d in seen[0]) and seen[0][0] != seen[0][1]
+
+
+def test_escalation_to_a_supervisor_is_recorded_and_the_node_stays_failed(
+        tmp_path: Path) -> None:
+    data = graph({"a": task("a", failure={
+        "on_exhausted": "escalate", "escalation": {"to": "supervisor"}})}, ["a"])
+    run = Run(tmp_path, data, {"a": FAIL})
+    assert run.start().status is RunStatus.FAILED
+    assert run.node("a")["escalated"] is True and run.node("a")["status"] == "failed"
+    [warning] = [d for d in run.record()["diagnostics"] if "supervisor" in d["message"]]
+    assert warning["severity"] == "warning"
+
+
+def test_nesting_deeper_than_max_subgraph_depth_fails_the_node(tmp_path: Path) -> None:
+    inner = {"type": "loop", "title": "inner", "description": "Inner loop.",
+             "loop": {"mode": "repeat", "max_iterations": 1, "body": {
+                 "entrypoints": ["leaf"], "nodes": {"leaf": task("leaf")}}}}
+    outer = {"type": "loop", "title": "outer", "description": "Outer loop.",
+             "loop": {"mode": "repeat", "max_iterations": 1, "body": {
+                 "entrypoints": ["inner"], "nodes": {"inner": inner}}}}
+    data = graph({"outer": outer}, ["outer"], constraints={"max_subgraph_depth": 1})
+    run = Run(tmp_path, data, {"leaf": [{}]})
+    assert run.start().status is RunStatus.FAILED
+    assert run.node("outer[0].inner")["status"] == "failed"
+    assert run.worker.calls == []
+    [rt061] = [d for d in run.record()["diagnostics"] if d["code"] == "RT061"]
+    assert "nesting depth 2 exceeds" in rt061["message"]
