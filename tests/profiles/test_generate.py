@@ -14,8 +14,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import shared_path
 from profile_env import data_fixture, isolated_env_fixture, ws_fixture  # noqa: F401
+from support import shared_path
 
 from rein.cli import main
 from rein.config import load_config
