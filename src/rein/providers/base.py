@@ -88,16 +88,26 @@ class ProviderRegistry:
         return factory(config, http_client)
 
 
+def _lazy(module: str, cls: str) -> ProviderFactory:
+    """A factory that imports its module on first use: the vendor SDKs take seconds to
+    import, and a run that routes no tier to them should not pay for it at start-up."""
+
+    def factory(config: ProviderConfig, http_client: Any = None) -> Provider:
+        from importlib import import_module
+
+        provider_cls = getattr(import_module(module), cls)
+        return provider_cls.from_config(config, http_client)  # type: ignore[no-any-return]
+
+    return factory
+
+
 def default_registry(*, plugins: bool = True) -> ProviderRegistry:
     """The built-in kinds (openai, anthropic, scripted) plus ``rein.providers`` plugins."""
-    from rein.providers.anthropic_messages import AnthropicProvider
-    from rein.providers.openai_chat import OpenAIChatProvider
-    from rein.providers.scripted import ScriptedProvider
-
     registry = ProviderRegistry()
-    registry.register("openai", OpenAIChatProvider.from_config)
-    registry.register("anthropic", AnthropicProvider.from_config)
-    registry.register("scripted", ScriptedProvider.from_config)
+    registry.register("openai", _lazy("rein.providers.openai_chat", "OpenAIChatProvider"))
+    registry.register("anthropic", _lazy("rein.providers.anthropic_messages",
+                                         "AnthropicProvider"))
+    registry.register("scripted", _lazy("rein.providers.scripted", "ScriptedProvider"))
     if plugins:
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
             registry.register(entry.name, entry.load())
