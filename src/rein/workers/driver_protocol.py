@@ -14,15 +14,16 @@ Everything here is pure: building, schemas, parsing and checking. Persisting tur
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import Refused
-from rein.workers.base import AttemptRequest
+
+if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and must be fast
+    from rein.workers.base import AttemptRequest
 
 PROTOCOL = "rein.driver/1"
 INBOX = ".rein/inbox.json"
@@ -60,6 +61,8 @@ class EnvelopeRefused(Refused):
 
 def token_for(request: AttemptRequest) -> str:
     """The token of one attempt: the same request always gives the same token."""
+    import hashlib
+
     key = "\0".join([request.run_id, request.node_id, str(request.attempt), request.kind,
                      request.title if request.kind == "judge" else ""])
     return "drv-" + hashlib.sha256(key.encode()).hexdigest()[:20]
