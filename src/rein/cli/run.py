@@ -272,7 +272,10 @@ def _finish(outcome: Any, as_json: bool) -> int:
         emit_json_line(outcome.to_json())
     else:
         click.echo(f"run {outcome.run_id}: {outcome.status.value}")
-        if outcome.status.value in ("awaiting_human", "waiting"):
+        if outcome.status.value == "waiting":  # a driver instruction, or no worker
+            click.echo("  `rein next` prints what it waits for (a driver answers with "
+                       "`rein submit`)")
+        elif outcome.status.value == "awaiting_human":
             click.echo("  answer with `rein approvals list` / `rein approvals accept ID`, "
                        f"then `rein resume {outcome.run_id}`")
     return exit_for(outcome.status)
