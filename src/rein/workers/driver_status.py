@@ -16,6 +16,7 @@ engine (``rein next`` must answer in well under 100 ms):
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -202,7 +203,8 @@ def render(status: Mapping[str, Any]) -> str:
              f"· attempt {status['attempt']} ({status['kind']})"]
     if status.get("clean_context"):
         lines.append(f"=== CLEAN CONTEXT: {status.get('clean_context_reason')} ===")
-    lines += ["", f"# {status['title']}", "", str(status["brief"]).strip()]
+    brief = re.sub(r"\n{3,}", "\n\n", str(status["brief"]).strip())
+    lines += ["", f"# {status['title']}", "", brief]
     if status.get("brief_in_file"):
         lines.append(f"(whole brief: {status['brief_in_file']['path']})")
     if status.get("feedback"):
@@ -211,8 +213,13 @@ def render(status: Mapping[str, Any]) -> str:
                       f"{fb['summary']}"]
         for c in fb.get("failed_criteria") or []:
             lines.append(f"- {c.get('id')}: {c.get('description')}")
-            if c.get("evidence"):
-                lines.append(f"  evidence: {str(c['evidence'])[:800]}")
+            evidence = c.get("evidence")
+            if isinstance(evidence, Mapping):
+                for key, value in evidence.items():
+                    text = str(value).strip().replace("\n", "\n    ")
+                    lines.append(f"  {key}: {text[:800]}")
+            elif evidence:
+                lines.append(f"  evidence: {str(evidence)[:800]}")
     if status.get("inputs") or status.get("inputs_in_files"):
         lines += ["", "## Inputs"]
         for name, value in (status.get("inputs") or {}).items():
