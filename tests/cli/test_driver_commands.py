@@ -15,10 +15,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from support import EXAMPLES
 
 from rein.cli import main
 from rein.engine.record import record_problems
-from support import EXAMPLES
 
 DEMO = EXAMPLES / "driver-demo.agraph.yaml"
 WRONG = 'def greet(name):\n    """Greet."""\n    return "Hi " + name\n'
@@ -50,7 +50,7 @@ class Drive:
         return code, json.loads(out)
 
     def envelope(self, **changes: Any) -> dict[str, Any]:
-        code, status = self.next()
+        _code, status = self.next()
         assert status["status"] == "instruction", status
         return {**status["example"], **changes}
 
@@ -69,7 +69,7 @@ class Drive:
         return [json.loads(line)["type"] for line in out.splitlines() if '"type"' in line]
 
     def run_id(self) -> str:
-        code, out = self.rein("runs", "list", "--json")
+        _code, out = self.rein("runs", "list", "--json")
         return json.loads(out)["runs"][0]["run_id"]
 
     def record(self) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Drive
 
 
 def test_the_demo_runs_to_success_through_next_submit_and_approvals(drive: Drive) -> None:
-    code, out = drive.start()
+    code, _out = drive.start()
     assert code == 3
     code, first = drive.next()
     assert code == 3
@@ -240,7 +240,7 @@ def test_a_commit_by_the_driver_fails_the_attempt(drive: Drive) -> None:
     drive.write("greet.py", RIGHT)
     git(drive.root, "add", "greet.py")
     git(drive.root, "commit", "-q", "-m", "greet")
-    code, status = drive.submit(drive.envelope())
+    code, _status = drive.submit(drive.envelope())
     assert code == 1
     [attempt] = drive.record()["nodes"][0]["attempts"]
     assert "moved git HEAD" in attempt["error"]
@@ -248,7 +248,7 @@ def test_a_commit_by_the_driver_fails_the_attempt(drive: Drive) -> None:
 
 def test_a_driver_that_reports_failure_fails_the_attempt(drive: Drive) -> None:
     drive.start()
-    code, status = drive.submit(drive.envelope(status="failed", message="no Python here",
+    code, _status = drive.submit(drive.envelope(status="failed", message="no Python here",
                                                outputs={}))
     assert code == 1
     [attempt] = drive.record()["nodes"][0]["attempts"]
@@ -313,7 +313,7 @@ def test_concurrent_submits_apply_one_envelope_once(drive: Drive) -> None:
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(4)]
     peeks = [subprocess.run([str(rein), "next", "--json"], cwd=drive.root,
-                            capture_output=True, text=True) for _ in range(3)]
+                            capture_output=True, text=True, check=False) for _ in range(3)]
     results = [(p.wait(timeout=120), json.loads(p.stdout.read())) for p in procs]
     for p in procs:
         p.stdout.close()

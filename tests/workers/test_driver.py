@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -22,7 +22,7 @@ from rein.workers.base import (
     WorkerPaused,
 )
 from rein.workers.driver import DriverSettings, DriverWorker, result_of
-from rein.workers.driver_fs import measure, snapshot, written_paths, writes_outside
+from rein.workers.driver_fs import measure, snapshot, writes_outside, written_paths
 from rein.workers.driver_protocol import (
     EnvelopeRefused,
     Limits,
@@ -35,13 +35,13 @@ from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
 
 
 def request(tmp_path: Path, **changes: Any) -> AttemptRequest:
-    base: dict[str, Any] = dict(
-        run_id="run-1", node_id="pick", attempt=1, kind="decision", title="Pick a label",
-        brief="Choose.", inputs={"notes": "short"},
-        outputs=(OutputSpec(name="reasoning", type="text", description="why"),),
-        permissions=("fs:write:docs/**",), tools=(), workspace=str(tmp_path),
-        branches=({"label": "ship", "description": "go"}, {"label": "hold", "description": ""}),
-        budget=Budget(max_agent_steps=5, max_wall_clock_seconds=60))
+    base: dict[str, Any] = {
+        "run_id": "run-1", "node_id": "pick", "attempt": 1, "kind": "decision", "title": "Pick a label",
+        "brief": "Choose.", "inputs": {"notes": "short"},
+        "outputs": (OutputSpec(name="reasoning", type="text", description="why"),),
+        "permissions": ("fs:write:docs/**",), "tools": (), "workspace": str(tmp_path),
+        "branches": ({"label": "ship", "description": "go"}, {"label": "hold", "description": ""}),
+        "budget": Budget(max_agent_steps=5, max_wall_clock_seconds=60)}
     base.update(changes)
     return AttemptRequest(**base)
 
@@ -75,8 +75,8 @@ def test_a_decision_envelope_must_name_one_of_the_labels(tmp_path: Path) -> None
     assert envelope_problems({**good, "decision": "maybe"}, instruction) == [
         "decision: 'maybe' is not one of ['ship', 'hold']"]
     missing = {k: v for k, v in good.items() if k != "decision"}
-    assert envelope_problems(missing, instruction) == ["(envelope): 'decision' is a required "
-                                                       "property"]
+    assert envelope_problems(missing, instruction) == [("(envelope): 'decision' is a required "
+                                                       "property")]
     failed = {k: v for k, v in missing.items() if k != "outputs"}
     assert envelope_problems({**failed, "status": "failed"}, instruction) == []
 
@@ -130,11 +130,12 @@ def test_writes_outside_checks_every_path_against_fs_write_grants() -> None:
 def test_measure_reports_time_over_the_limit_and_an_unchecked_workspace(tmp_path: Path
                                                                         ) -> None:
     class T:
-        instruction = {"permissions": [], "budget": {"enforced": {"max_wall_clock_seconds": 60}}}
-        baseline = {"git": False, "head": None, "paths": {}}
+        instruction: ClassVar[dict[str, Any]] = {
+            "permissions": [], "budget": {"enforced": {"max_wall_clock_seconds": 60}}}
+        baseline: ClassVar[dict[str, Any]] = {"git": False, "head": None, "paths": {}}
         created_at = "2026-01-01T00:00:00Z"
 
-    now = dt.datetime(2026, 1, 1, 0, 2, tzinfo=dt.timezone.utc)
+    now = dt.datetime(2026, 1, 1, 0, 2, tzinfo=dt.UTC)
     checks = measure(tmp_path, T(), now)
     assert checks["timed_out"] is True and checks["elapsed_seconds"] == 120.0
     assert "not a git repository" in checks["unchecked"]
@@ -163,7 +164,7 @@ def _drain(worker: DriverWorker, req: AttemptRequest) -> list[Any]:
 
 def test_the_worker_pauses_then_replays_the_stored_answer(tmp_path: Path) -> None:
     store = SQLiteStore.open(tmp_path)
-    clock = lambda: dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)  # noqa: E731
+    clock = lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     worker = DriverWorker(tmp_path, store=store, clock=clock,
                           snapshot=lambda _: {"git": False, "head": None, "paths": {}})
     req = request(tmp_path)
@@ -194,7 +195,7 @@ def test_checks_become_failures(tmp_path: Path) -> None:
 
     class T:
         token = "drv-t"
-        instruction: dict[str, Any] = {}
+        instruction: ClassVar[dict[str, Any]] = {}
 
         def __init__(self, checks: dict[str, Any]) -> None:
             self.answer = {"envelope": {"status": "done", "outputs": {}}, "checks": checks}

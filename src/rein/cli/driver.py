@@ -169,7 +169,7 @@ def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
         from rein.workers.driver_status import pick_run, status_of
         from rein.workers.driver_store import get_turn
 
-        conn = engine.store._db  # noqa: SLF001 - the status queries read the same database
+        conn = engine.store._db
         token = envelope.get("token")
         turn = get_turn(conn, token) if isinstance(token, str) else None
         root = turn.root_run_id if turn is not None else pick_run(conn, run_id)[0]
@@ -181,9 +181,10 @@ def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
         with run_lock(ws, root):
             note = _consume(ws, engine, envelope, root)
             run = engine.store.get_run(root)
-            if run is not None and not run.status.terminal:
-                if note.startswith("accepted") or run.status.value == "running":
-                    engine.proceed(root)
+            # Advance after a new answer, or to continue a run a dead submit left running.
+            if run is not None and not run.status.terminal and (
+                    note.startswith("accepted") or run.status.value == "running"):
+                engine.proceed(root)
         return status_of(conn, ws, root), note
     finally:
         engine.store.close()
@@ -195,7 +196,7 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
     from rein.workers.driver_status import current_turns
     from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
 
-    conn = engine.store._db  # noqa: SLF001
+    conn = engine.store._db
     token = envelope.get("token")
     turn = get_turn(conn, token) if isinstance(token, str) else None
     if turn is None:
@@ -224,7 +225,7 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
     run = engine.store.get_run(root)
     if run is not None:
         engine.check_binding(run, force=False)  # RT053: the approved graph changed
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     checks = measure(ws, turn, now)
     at = now.isoformat().replace("+00:00", "Z")
     _, changed = answer_turn(engine.store, turn.token, {"envelope": envelope, "checks": checks},

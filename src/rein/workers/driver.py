@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ class DriverSettings:
     enabled: bool = True
     tiers: tuple[str, ...] = TIERS  # which tiers the driver serves (default: all)
     clean_context_at: float = 0.7  # context usage ratio from which a clean context is asked
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any] | None) -> DriverSettings:
@@ -72,11 +72,11 @@ class DriverSettings:
 
 
 def _utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 class DriverWorker:
@@ -113,7 +113,7 @@ class DriverWorker:
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
         token = token_for(request)
-        turn = get_turn(self.store._db, token)  # noqa: SLF001 - same database, read only
+        turn = get_turn(self.store._db, token)
         if turn is None:
             turn = self._issue(request, token)
             yield Item(kind=ItemKind.NOTICE, data={
@@ -151,7 +151,7 @@ class DriverWorker:
         return run.run_id if run is not None else run_id
 
     def _context_reason(self, root: str) -> str | None:
-        answered = turns(self.store._db, root, status=TurnStatus.ANSWERED)  # noqa: SLF001
+        answered = turns(self.store._db, root, status=TurnStatus.ANSWERED)
         for turn in reversed(answered):
             usage = ((turn.answer or {}).get("envelope") or {}).get("context_usage")
             if not isinstance(usage, Mapping):

@@ -153,7 +153,7 @@ def measure(workspace: str | Path, turn: Any, now: dt.datetime) -> dict[str, Any
     else:
         out["unchecked"] = ("the workspace is not a git repository: writes outside fs:write "
                             "were not checked")
-    started = dt.datetime.fromisoformat(str(turn.created_at).replace("Z", "+00:00"))
+    started = dt.datetime.fromisoformat(str(turn.created_at))
     elapsed = max(0.0, (now - started).total_seconds())
     limit = ((instruction.get("budget") or {}).get("enforced") or {}).get(
         "max_wall_clock_seconds")
@@ -164,4 +164,4 @@ def measure(workspace: str | Path, turn: Any, now: dt.datetime) -> dict[str, Any
     return out
 
 
-__all__ = ["head_moved", "measure", "snapshot", "write_grants", "written_paths", "writes_outside"]
+__all__ = ["head_moved", "measure", "snapshot", "write_grants", "writes_outside", "written_paths"]

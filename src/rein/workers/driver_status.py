@@ -199,8 +199,8 @@ def render(status: Mapping[str, Any]) -> str:
         if kind == "stopped":
             head = f"STOPPED ({status['reason']}): {status.get('message', '')}"
         return head + f"\nrun {status['run_id']} · exit code {status['exit_code']}"
-    lines = [f"INSTRUCTION {status['token']} · run {status['run_id']} · node {status['node']} "
-             f"· attempt {status['attempt']} ({status['kind']})"]
+    lines = [(f"INSTRUCTION {status['token']} · run {status['run_id']} · node {status['node']} "
+             f"· attempt {status['attempt']} ({status['kind']})")]
     if status.get("clean_context"):
         lines.append(f"=== CLEAN CONTEXT: {status.get('clean_context_reason')} ===")
     brief = re.sub(r"\n{3,}", "\n\n", str(status["brief"]).strip())
@@ -209,8 +209,8 @@ def render(status: Mapping[str, Any]) -> str:
         lines.append(f"(whole brief: {status['brief_in_file']['path']})")
     if status.get("feedback"):
         fb = status["feedback"]
-        lines += ["", f"## The previous attempt failed ({fb['failure_class']}): "
-                      f"{fb['summary']}"]
+        lines += ["", (f"## The previous attempt failed ({fb['failure_class']}): "
+                      f"{fb['summary']}")]
         for c in fb.get("failed_criteria") or []:
             lines.append(f"- {c.get('id')}: {c.get('description')}")
             evidence = c.get("evidence")
@@ -235,8 +235,8 @@ def render(status: Mapping[str, Any]) -> str:
         lines += ["", "## Choose one decision label"]
         lines += [f"- {b['label']}: {b.get('description', '')}" for b in status["branches"]]
     lines += ["", "## Rules",
-              f"- permissions: {', '.join(status.get('permissions') or []) or 'none'}"
-              " (writes outside fs:write fail the attempt)",
+              (f"- permissions: {', '.join(status.get('permissions') or []) or 'none'}"
+              " (writes outside fs:write fail the attempt)"),
               f"- workspace: {status.get('workspace_access')}, network: {status.get('network')}"]
     budget = status.get("budget") or {}
     if budget.get("enforced"):
@@ -246,8 +246,8 @@ def render(status: Mapping[str, Any]) -> str:
     lines += ["", "## Respond",
               f"Write this JSON (filled in) to {INBOX}, then run `rein submit`:",
               json.dumps(status["example"], ensure_ascii=False),
-              "It must validate against respond_with (`rein next --json`). "
-              "status \"failed\" with a message if you cannot do the work.",
+              ("It must validate against respond_with (`rein next --json`). "
+              "status \"failed\" with a message if you cannot do the work."),
               f"exit code {status['exit_code']} (waiting for you)"]
     return "\n".join(lines)
 

@@ -97,8 +97,8 @@ def put_turn(store: Any, turn: Turn) -> Turn:
     ``store`` is a :class:`rein.store.sqlite.SQLiteStore`; the insert and its
     ``driver/instructed`` event are one transaction.
     """
-    with store._tx():  # noqa: SLF001 - the driver table lives in the run store on purpose
-        conn = store._db  # noqa: SLF001
+    with store._tx():
+        conn = store._db
         existing = get_turn(conn, turn.token)
         if existing is not None:
             return existing
@@ -107,7 +107,7 @@ def put_turn(store: Any, turn: Turn) -> Turn:
             (turn.token, turn.run_id, turn.root_run_id, turn.node_key, turn.attempt,
              turn.kind, turn.status.value, _dump(dict(turn.instruction)),
              _dump(dict(turn.baseline)), None, turn.created_at, None))
-        store._append(turn.run_id, "driver/instructed",  # noqa: SLF001
+        store._append(turn.run_id, "driver/instructed",
                       {"token": turn.token, "node": turn.node_key, "attempt": turn.attempt,
                        "kind": turn.kind}, turn.created_at)
         return turn
@@ -121,8 +121,8 @@ def answer_turn(store: Any, token: str, answer: Mapping[str, Any], at: str
     different answer to an answered turn is refused. The update and its ``driver/answered``
     event are one transaction.
     """
-    with store._tx():  # noqa: SLF001
-        conn = store._db  # noqa: SLF001
+    with store._tx():
+        conn = store._db
         turn = get_turn(conn, token)
         if turn is None:
             raise StoreError(f"no driver instruction {token!r}", code="DRIVER404",
@@ -141,7 +141,7 @@ def answer_turn(store: Any, token: str, answer: Mapping[str, Any], at: str
                      (TurnStatus.ANSWERED.value, _dump(dict(answer)), at, token,
                       TurnStatus.PENDING.value))
         checks = dict(answer.get("checks") or {})
-        store._append(turn.run_id, "driver/answered",  # noqa: SLF001
+        store._append(turn.run_id, "driver/answered",
                       {"token": token, "node": turn.node_key, "attempt": turn.attempt,
                        "status": (answer.get("envelope") or {}).get("status"),
                        "writes_outside": list(checks.get("writes_outside") or [])}, at)
