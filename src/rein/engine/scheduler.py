@@ -13,6 +13,7 @@ the scope then reports the pause upward and the run waits.
 from __future__ import annotations
 
 import asyncio
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,12 @@ class Scheduler:
         # Pending nodes whose incoming edges changed since they were last looked at: only
         # these can change readiness, which keeps a step O(edges touched), not O(nodes).
         self.dirty: set[str] = set(self.model.nodes)
+        # Ready nodes by rank (a heap, stale entries dropped when popped): picking looks at
+        # the few nodes it can start, not at every node of the scope (quadratic otherwise).
+        self.ready: list[tuple[int, str]] = [
+            (self.model.rank[n], n) for n, s in inst.states.items()
+            if s.status is NodeStatus.READY]
+        heapq.heapify(self.ready)
 
     async def run(self) -> ScopeResult:
         from rein.engine.nodes import execute_node
@@ -178,6 +185,7 @@ class Scheduler:
                     changed = True
                     continue
                 state.status = NodeStatus.READY
+                heapq.heappush(self.ready, (self.model.rank[nid], nid))
 
     def _join(self, nid: str) -> bool | None:
         """``True`` ready, ``False`` to skip, ``None`` still waiting."""
@@ -212,19 +220,25 @@ class Scheduler:
         return self.policy == "continue" and self.inst.states[source].status.failed_like
 
     def _pickable(self, busy: int) -> list[str]:
-        ready = [n for n, s in self.inst.states.items() if s.status is NodeStatus.READY]
-        ready.sort(key=self.model.rank.__getitem__)
+        """Ready nodes to start now, by rank; the caller starts every one returned."""
         out: list[str] = []
+        kept: list[tuple[int, str]] = []  # ready, but their concurrency group is busy
         held = set(self.ctx.root().groups_held)
-        for nid in ready:
-            if busy + len(out) >= self.capacity:
-                break
+        states = self.inst.states
+        while self.ready and busy + len(out) < self.capacity:
+            entry = heapq.heappop(self.ready)
+            nid = entry[1]
+            if states[nid].status is not NodeStatus.READY:
+                continue  # started, skipped or cancelled since it was queued
             group = self._group(nid)
             if group and group in held:
+                kept.append(entry)
                 continue
             if group:
                 held.add(group)
             out.append(nid)
+        for entry in kept:
+            heapq.heappush(self.ready, entry)
         return out
 
     def _group(self, nid: str) -> str | None:
