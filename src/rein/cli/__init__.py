@@ -46,4 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run() -> None:  # console-script entry point
-    raise SystemExit(main())
+    code = main()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`rein ... | head`): not an error, and no traceback at exit.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(code)
