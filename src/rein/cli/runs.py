@@ -103,10 +103,32 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     click.echo(f"digest  {run.graph_digest}")
     for n in nodes:
         click.echo(f"  {n.status.value:<15} {n.node_key} ({n.type})")
+        for line in _why(n.record):
+            click.echo(f"  {'':<15}   {line}")
     for a in pending:
         click.echo(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
                    f"{a.request.get('prompt', '')}")
     return int(ExitCode.OK)
+
+
+def _why(record: Any) -> list[str]:
+    """For a node that did not succeed: its last attempt's error and failed criteria."""
+    if not isinstance(record, dict) or record.get("status") not in ("failed", "blocked"):
+        return []
+    attempts = record.get("attempts") or []
+    last = attempts[-1] if attempts and isinstance(attempts[-1], dict) else {}
+    lines = []
+    error = last.get("error") or record.get("error")
+    if error:
+        lines.append(f"attempt {last.get('attempt', '?')}: {error}")
+    for result in (last.get("success") or {}).get("results") or []:
+        if isinstance(result, dict) and result.get("passed") is False and \
+                result.get("severity", "required") == "required":
+            evidence = str(result.get("evidence") or result.get("error") or "")
+            if len(evidence) > 160:
+                evidence = evidence[:157] + "..."
+            lines.append(f"criterion {result.get('id')} ({result.get('kind')}) failed: {evidence}")
+    return lines
 
 
 @runs.command("events")
