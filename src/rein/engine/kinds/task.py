@@ -295,8 +295,10 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     if rerun:
         rec[recovery.RERUN] = True
     state.record.setdefault("attempts", []).append(rec)
-    ctx.emit("attempt/started", {"node": inst.key(nid), "attempt": n, "tier": tier,
-                                 "worker": worker.name})
+    # Saved with the node row: a crash from here on leaves the attempt on record as in
+    # flight, which is how resume knows to run it again under this number.
+    ctx.save_node(inst, nid, "attempt/started", {"attempt": n, "tier": tier,
+                                                 "worker": worker.name})
     if declined:
         return _close(ctx, inst, nid, rec, AttemptOutcome(
             status=AttemptStatus.FAILED, failure=FailureClass.PERMISSION_DENIED,
@@ -321,8 +323,6 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         "provider": chosen_route.provider, "model": chosen_route.model,
         "downgraded": chosen_route.downgraded, "reason": chosen_route.reason}.items()
         if v is not None}
-    # A worker's own record fields (x-rein-profile, x-rein-ignored-keys, ...).
-    rec.update({k: v for k, v in result.extra.items() if str(k).startswith("x-")})
     if result.failure is not None:
         return _close(ctx, inst, nid, rec, AttemptOutcome(
             status=_status_for(result.failure), failure=result.failure,
