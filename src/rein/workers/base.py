@@ -139,6 +139,9 @@ class AttemptRequest:
     tier: Tier = "standard"
     budget: Budget = field(default_factory=Budget)
     feedback: Feedback | None = None
+    # What the harness will check after the attempt ({id, kind, description, severity}).
+    # For the worker's information only: the harness, never the worker, decides success.
+    checks: tuple[Mapping[str, Any], ...] = ()
     branches: tuple[Mapping[str, str], ...] = ()  # decision nodes: [{label, description}]
     constraints: Mapping[str, Any] = field(default_factory=dict)  # temperature, seed, ...
     profile: str | None = None  # an OAP profile name or path serving this node, if any

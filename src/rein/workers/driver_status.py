@@ -231,6 +231,10 @@ def render(status: Mapping[str, Any]) -> str:
         hint = f" (path: {o['path_hint']})" if o.get("path_hint") else ""
         need = "required" if o.get("required") else "optional"
         lines.append(f"- {o['name']} [{o['type']}, {need}]{hint}: {o['description']}")
+    if status.get("checks"):
+        lines += ["", "## Checked by rein after you submit"]
+        lines += [f"- {c['id']} ({c['kind']}{', advisory' if c.get('severity') == 'advisory' else ''})"
+                  f": {c.get('description', '')}" for c in status["checks"]]
     if status.get("branches"):
         lines += ["", "## Choose one decision label"]
         lines += [f"- {b['label']}: {b.get('description', '')}" for b in status["branches"]]

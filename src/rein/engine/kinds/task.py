@@ -245,6 +245,11 @@ def _request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, 
     branches = tuple({"label": b["label"], "description": b.get("description", "")}
                      for b in (node.get("decision") or {}).get("branches") or [])
     extra = {"budget": budget} if budget is not None else {}
+    checks = tuple(
+        {"id": str(c.get("id", "")), "kind": str(c.get("kind", "")),
+         "description": str(c.get("description", "")),
+         "severity": str(c.get("severity", "required"))}
+        for c in (node.get("success") or {}).get("criteria") or [] if isinstance(c, Mapping))
     return AttemptRequest(
         run_id=ctx.run_id, node_id=inst.key(nid), attempt=n, kind=kind,  # type: ignore[arg-type]
         title=str(node.get("title", nid)), brief=brief, inputs=dict(state.inputs or {}),
@@ -252,7 +257,7 @@ def _request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, 
         workspace=str(ctx.workspace), workspace_access=req.get("workspace", "read_only"),
         network=req.get("network", "none"), env=env, secret_names=secret_names,
         tier=tier,  # type: ignore[arg-type]
-        feedback=feedback, branches=branches,
+        feedback=feedback, branches=branches, checks=checks,
         constraints=dict(node.get("constraints") or {}), **extra,
         profile=node.get("x-rein-profile"), worker=node.get("x-rein-worker"),
     )
