@@ -76,10 +76,10 @@ def level_notices(features: list[Feature], levels: Mapping[str | None, int],
             out.append(Notice(
                 code=NOTICE_LEVEL, pointer=f.pointer,
                 file=None if file == root_source else file,
-                message=f"the graph declares requires_conformance {level} but uses "
-                        f"{_article(name)} {name}"
-                        f"{times}, a level {f.level} feature; a level {level} harness must "
-                        "refuse it"))
+                message=f"requires_conformance is {level} (1 when not declared) but the graph "
+                        f"uses {_article(name)} {name}{times}, a level {f.level} feature; "
+                        f"declare requires_conformance: {f.level} so that a level {level} "
+                        "harness refuses it up front"))
     return out
 
 
