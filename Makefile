@@ -23,8 +23,11 @@ system-deps:
 run: $(STAMP)
 	@bash scripts/demo.sh
 
+# A throwaway PostgreSQL server for the store tests (skipped when none can be started).
 test: $(STAMP) system-deps
-	$(BIN)/python -m pytest
+	@eval "$$(bash scripts/postgres.sh start)"; \
+	$(BIN)/python -m pytest; status=$$?; \
+	bash scripts/postgres.sh stop; exit $$status
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/validate.py

@@ -94,4 +94,5 @@ class ApprovalKind(enum.StrEnum):
     CRITERION = "criterion"  # a ``human`` success criterion
     ESCALATION = "escalation"  # ``failure.escalation`` to a human, or human_takeover
     TOOL_CALL = "tool_call"  # a tool call under an ``ask`` permission
+    MCP_LAUNCH = "mcp_launch"  # launching an MCP server a profile names (its command line)
     PROFILE = "profile"  # a proposed OAP profile state delta

@@ -1,0 +1,124 @@
+"""The shared store: PostgreSQL through ``psycopg`` (v3), for runs several machines see.
+
+Same tables, same SQL, same schema versions as SQLite (:mod:`rein.store.sqlite` holds the
+migrations; the few PostgreSQL-only statements are added per version below). Transactions
+are explicit ``BEGIN``/``COMMIT`` on an autocommit connection. Writers of one run are
+serialized inside their transaction by a transaction-scoped advisory lock, so event
+sequence numbers stay dense under concurrent writers.
+
+The run lock is a session-level advisory lock (``pg_try_advisory_lock``): the server drops
+it when the holder's connection ends, which a killed process cannot prevent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from rein.errors import StoreError
+from rein.store.sql import SQLStore
+from rein.store.sqlite import MIGRATIONS, SCHEMA_VERSION
+
+# Extra statements per version (index = version - 1), after the shared ones of that version.
+PG_EXTRA: dict[int, tuple[str, ...]] = {
+    0: ("ALTER TABLE approvals ADD COLUMN ord BIGSERIAL",),  # insertion order (no rowid)
+}
+
+
+def lock_key(name: str) -> int:
+    """A stable signed 64-bit advisory lock key for ``name``."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password, for messages."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
+
+
+class PostgresStore(SQLStore):
+    """The PostgreSQL implementation of :class:`rein.store.base.Store`."""
+
+    placeholder = "%s"
+    approval_order = "ord"
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - psycopg is a dependency
+            raise StoreError("PostgreSQL needs the psycopg package",
+                             hint="pip install 'psycopg[binary]'") from exc
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the run store {redact_url(url)}: "
+                             f"{str(exc).strip()}", code="STORE_CONNECT",
+                             hint="check the URL, that the server runs, and the credentials"
+                             ) from exc
+        self._psycopg = psycopg
+        self._migrate()
+
+    # -- backend hooks --------------------------------------------------------------------
+
+    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        try:
+            return self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
+        except self._psycopg.Error as exc:
+            raise StoreError(f"the run store failed: {str(exc).strip()}",
+                             hint="check the server's log") from exc
+
+    def _begin(self) -> None:
+        self._x("BEGIN")
+
+    def _end(self, commit: bool) -> None:
+        if commit:
+            self._x("COMMIT")
+        else:
+            self._conn.execute("ROLLBACK")
+
+    def _serialize_run(self, run_id: str) -> None:
+        self._x("SELECT pg_advisory_xact_lock(?)", (lock_key(f"rein:tx:{run_id}"),))
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """The schema version the database is at."""
+        if self._x("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+            return 0
+        got = self._x("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(got[0] or 0)
+
+    def _migrate(self) -> None:
+        with self._tx():
+            self._x("SELECT pg_advisory_xact_lock(?)", (lock_key("rein:migrate"),))
+            self._x("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, "
+                    "applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            current = self.schema_version()
+            if current > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the run store {redact_url(self.url)} has schema version {current}, "
+                    f"newer than this rein understands ({SCHEMA_VERSION})",
+                    hint="upgrade rein, or use a different database")
+            for version in range(current, SCHEMA_VERSION):
+                for statement in (*MIGRATIONS[version], *PG_EXTRA.get(version, ())):
+                    self._x(statement)
+                self._x("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
+
+    # -- the run lock ---------------------------------------------------------------------
+
+    def _acquire(self, run_id: str) -> Any:
+        got = self._x("SELECT pg_try_advisory_lock(?)", (lock_key(f"rein:run:{run_id}"),))
+        return True if got.fetchone()[0] else None
+
+    def _release(self, run_id: str, handle: Any) -> None:
+        if not self._conn.closed:
+            self._x("SELECT pg_advisory_unlock(?)", (lock_key(f"rein:run:{run_id}"),))
+
+    def close(self) -> None:
+        """Close the connection (which also drops any advisory lock it held)."""
+        self._conn.close()

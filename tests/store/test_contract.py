@@ -1,0 +1,146 @@
+"""What every store guarantees (SQLite and PostgreSQL run the same tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rein.errors import Refused, StoreError
+from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
+from rein.store.ids import ApprovalId, NodeKey, RunId
+from rein.store.sql import ProcessRow
+from rein.store.sqlite import SCHEMA_VERSION
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+
+T = "2026-01-01T00:00:00Z"
+
+
+def _run(run_id: str, parent: str | None = None) -> RunRow:
+    return RunRow(run_id=RunId(run_id), graph_id="g", graph_path="g.agraph.yaml",
+                  graph_digest="sha256-x=", status=RunStatus.RUNNING, started_at=T,
+                  parent_run_id=None if parent is None else RunId(parent),
+                  binding={"params": {"é": [1, 2.5, None]}})
+
+
+def _node(status: NodeStatus, **record: Any) -> NodeRow:
+    return NodeRow(run_id=RunId("r1"), node_key=NodeKey("a"), node_id="a", scope_path="",
+                   type="task", status=status, record={"node_id": "a", **record})
+
+
+def test_a_new_store_is_at_the_current_schema(any_store: Any) -> None:
+    assert any_store.schema_version() == SCHEMA_VERSION
+
+
+def test_events_are_dense_and_written_with_their_state(any_store: Any) -> None:
+    first = any_store.create_run(_run("r1"), event_type="run/started", payload={"n": 1})
+    assert first.seq == 1
+    any_store.transition(RunId("r1"), "node/started", {"node": "a"}, T,
+                         Transition(node=_node(NodeStatus.RUNNING)))
+    any_store.transition(RunId("r1"), "node/finished", {"node": "a"}, T,
+                         Transition(node=_node(NodeStatus.SUCCEEDED, outputs={"x": "ü"})))
+    [row] = any_store.nodes(RunId("r1"))
+    assert row.status is NodeStatus.SUCCEEDED and row.seq == 1
+    assert row.record["outputs"] == {"x": "ü"}
+    assert [e.seq for e in any_store.events(RunId("r1"))] == [1, 2, 3]
+    assert [e.type for e in any_store.events(RunId("r1"), after=2)] == ["node/finished"]
+    got = any_store.get_run("r1")
+    assert got.binding == {"params": {"é": [1, 2.5, None]}}
+
+
+def test_a_failed_transaction_leaves_neither_event_nor_state(any_store: Any) -> None:
+    any_store.create_run(_run("r1"), event_type="run/started", payload={})
+    with pytest.raises(RuntimeError), any_store.atomic():
+        any_store.transition(RunId("r1"), "node/started", {}, T,
+                             Transition(node=_node(NodeStatus.RUNNING)))
+        any_store.transition(RunId("r1"), "run/finished", {}, T,
+                             Transition(run_status=RunStatus.FAILED, finished_at=T))
+        raise RuntimeError("crash between the two")
+    assert [e.type for e in any_store.events(RunId("r1"))] == ["run/started"]
+    assert any_store.nodes(RunId("r1")) == []
+    assert any_store.get_run("r1").status is RunStatus.RUNNING
+
+
+def test_runs_newest_first_children_apart(any_store: Any) -> None:
+    any_store.create_run(_run("r1"), event_type="run/started", payload={})
+    any_store.create_run(_run("r2"), event_type="run/started", payload={})
+    any_store.create_run(_run("c1", parent="r1"), event_type="run/started", payload={})
+    assert [r.run_id for r in any_store.list_runs()] == ["r2", "r1"]
+    assert [r.run_id for r in any_store.list_runs(include_children=True)] == ["c1", "r2", "r1"]
+    assert [r.run_id for r in any_store.child_runs(RunId("r1"))] == ["c1"]
+    assert any_store.get_run("nope") is None
+
+
+def test_answers_are_idempotent_and_final(any_store: Any) -> None:
+    any_store.create_run(_run("r1"), event_type="run/started", payload={})
+    for i in (2, 1):
+        ask = ApprovalRow(approval_id=ApprovalId(f"apv-{i}"), run_id=RunId("r1"),
+                          key=f"gate:{i}", kind=ApprovalKind.GATE,
+                          status=ApprovalStatus.PENDING, digest="sha256:d",
+                          request={"prompt": "ok?"}, created_at=T)
+        any_store.transition(RunId("r1"), "approval/requested", {}, T,
+                             Transition(approval=ask))
+    assert [a.approval_id for a in any_store.approvals()] == ["apv-2", "apv-1"]
+    row, changed = any_store.answer_approval("apv-1", ApprovalStatus.ACCEPTED,
+                                             {"actor": "ana"}, T)
+    assert changed and row.answer == {"actor": "ana"}
+    _, again = any_store.answer_approval("apv-1", ApprovalStatus.ACCEPTED, {"actor": "bo"}, T)
+    assert not again
+    with pytest.raises(Refused, match="already answered"):
+        any_store.answer_approval("apv-1", ApprovalStatus.DECLINED, {}, T)
+    with pytest.raises(StoreError):
+        any_store.answer_approval("apv-9", ApprovalStatus.DECLINED, {}, T)
+    assert [a.approval_id for a in any_store.approvals(status=ApprovalStatus.PENDING)] == [
+        "apv-2"]
+    assert [e.type for e in any_store.events(RunId("r1"))][-1] == "approval/answered"
+
+
+def test_process_groups_are_recorded_until_forgotten(any_store: Any) -> None:
+    row = ProcessRow(run_id=RunId("r1"), pgid=4242, ident="77", host="h", owner_pid=1,
+                     started_at=T)
+    any_store.record_process(row)
+    assert any_store.processes("r1") == [row]
+    any_store.forget_process("r1", 4242)
+    assert any_store.processes("r1") == []
+
+
+def test_the_run_lock_excludes_other_processes_and_dies_with_them(
+        any_store: Any, store_url: str, tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from rein.store.open import open_store; "
+         f"s = open_store(Path({str(tmp_path)!r}), url={store_url!r}); "
+         "held = s.lock_run('run-x'); held.__enter__(); print('held', flush=True); "
+         "sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(Refused) as refused, any_store.lock_run("run-x"):
+            pass
+        assert refused.value.code == "RUN_LOCKED"
+        with any_store.lock_run("run-y"):  # other runs are free
+            pass
+        holder.kill()
+        holder.wait()
+        _until_free(any_store, "run-x")
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+
+
+def _until_free(store: Any, run_id: str) -> None:
+    # A server notices a dead client when its socket closes, a moment after the kill.
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with store.lock_run(run_id):
+                return
+        except Refused:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
