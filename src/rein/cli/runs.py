@@ -134,30 +134,58 @@ def _why(record: Any) -> list[str]:
 @runs.command("events")
 @click.argument("run_id")
 @click.option("--after", type=int, default=0, help="Only events with a larger seq.")
+@click.option("--follow", "-f", is_flag=True,
+              help="Keep streaming new events until the run ends (from any process).")
+@click.option("--interval", type=click.FloatRange(min=0.01), default=0.2, show_default=True,
+              help="With --follow: seconds between looks at the store.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=None,
+              help="With --follow: stop after this many seconds (exit 3 if still going).")
 @workspace_option
 @json_option
-def run_events(run_id: str, after: int, workspace: Path | None, as_json: bool) -> int:
+def run_events(run_id: str, after: int, follow: bool, interval: float, timeout: float | None,
+               workspace: Path | None, as_json: bool) -> int:
     """The run's event stream (the trace), in order.
+
+    With --follow, new events are printed as they are stored, by whichever process writes
+    them, until the run reaches a terminal state; --json then ends with one summary object
+    {"run_id", "status", "digest", "events"}.
 
     \b
     Example:
       rein runs events run-20260101T120000-3f9a1c --json
+      rein runs events run-20260101T120000-3f9a1c --follow --json
 
     \b
-    Exit codes: 0 ok, 1 no such run, 64 usage error.
+    Exit codes: 0 ok (with --follow: the run ended), 1 no such run, 3 --timeout passed
+    while the run was still going, 64 usage error.
     """
+    import time
+
     store = _store(workspace)
     run = _run(store, run_id)
-    events = store.events(run.run_id, after=after)
-    for e in events:
-        if as_json:
-            emit_json_line(e.to_json())
-        else:
-            click.echo(f"{e.seq:>5} {e.at} {e.type:<20} {_short(e.payload)}")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    seen = after
+    count = 0
+    while True:
+        for e in store.events(run.run_id, after=seen):
+            seen = e.seq
+            count += 1
+            if as_json:
+                emit_json_line(e.to_json())
+            else:
+                click.echo(f"{e.seq:>5} {e.at} {e.type:<20} {_short(e.payload)}")
+        if not follow or run.status.terminal:
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        time.sleep(interval)  # polling by sequence number works for every store and process
+        run = _run(store, run.run_id)
+        if run.status.terminal:
+            continue  # one more read: the events that ended it
     if as_json:
         emit_json_line({"run_id": run.run_id, "status": run.status.value,
-                        "digest": run.graph_digest})
-    return int(ExitCode.OK)
+                        "digest": run.graph_digest, "events": count})
+    return int(ExitCode.WAITING) if follow and not run.status.terminal else int(ExitCode.OK)
 
 
 def _short(payload: Any) -> str:
