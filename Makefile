@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install system-deps bench clean
+.PHONY: run test install system-deps bench bench-engine clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "rein needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
@@ -31,6 +31,9 @@ test: $(STAMP) system-deps
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/validate.py
+
+bench-engine: $(STAMP)
+	$(BIN)/python benchmarks/engine.py && $(BIN)/python benchmarks/map_parallel.py
 
 clean:
 	rm -rf $(VENV) .rein build src/*.egg-info
