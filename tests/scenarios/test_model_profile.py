@@ -120,8 +120,10 @@ def test_budgets_take_the_minimum() -> None:
                             max_wall_clock_seconds=30)
 
 
-def test_an_unknown_profile_fails_the_attempt_with_its_code(tmp_path: Path, monkeypatch
-                                                             ) -> None:
+def test_a_profile_gone_since_pre_flight_fails_the_attempt_with_its_code(
+        tmp_path: Path, monkeypatch) -> None:
+    # Pre-flight blocks a node whose profile is missing (test_model_profile_session.py);
+    # this is the worker's own guard when the profile disappears after that check.
     from tests.scenarios.model_env import isolate
 
     isolate(tmp_path, monkeypatch)
@@ -138,5 +140,5 @@ def test_an_unknown_profile_fails_the_attempt_with_its_code(tmp_path: Path, monk
         raise AssertionError("no result")
 
     result = asyncio.run(go())
-    assert result.failure is not None and result.failure.value == "model_error"
+    assert result.failure is not None and result.failure.value == "permission_denied"
     assert "profile 'nobody' cannot serve node n" in (result.message or "")

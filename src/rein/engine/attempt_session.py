@@ -52,15 +52,20 @@ class EngineSession:
                                     "worker": self.worker,
                                     "state": None if state is None else dict(state)})
 
-    async def ask(self, key: str, request: Mapping[str, Any]) -> tuple[str, Answer | None]:
-        """Queue a tool-call approval (idempotent); ``(approval_id, answer or None)``.
+    async def ask(self, key: str, request: Mapping[str, Any], *,
+                  kind: str = "tool_call") -> tuple[str, Answer | None]:
+        """Queue an approval (idempotent); ``(approval_id, answer or None)``.
 
-        A cancelled entry stops the run (``RunCancelled`` propagates, as for gates); a
-        declined or timed-out one is a ``decline`` for this one call.
+        ``kind`` is ``tool_call`` (one call of this attempt) or ``mcp_launch`` (a server of
+        the node's profile; the answer holds for every attempt of the node while the launch
+        material is unchanged). A cancelled entry stops the run (``RunCancelled``
+        propagates, as for gates); a declined or timed-out one is a ``decline``.
         """
+        scope = (f"mcp_launch:{self.node_key}" if kind == "mcp_launch"
+                 else f"tool:{self.node_key}#{self.attempt}")
         row = await approvals.ask(
-            self.ctx, key=f"tool:{self.node_key}#{self.attempt}:{key}",
-            kind=ApprovalKind.TOOL_CALL, request={"node": self.node_key, **request},
+            self.ctx, key=f"{scope}:{key}",
+            kind=ApprovalKind(kind), request={"node": self.node_key, **request},
             block=False)
         match row.status:
             case ApprovalStatus.PENDING:

@@ -7,6 +7,9 @@ Before anything is spent, a task or decision node is refused (``blocked``) when:
   built-in tools or a worker says it provides it (``provides_tool(name)``), and rein's
   policy allows it (``[policy] tools`` / ``deny_tools``);
 - a requested permission lies outside rein's policy (``rein.toml`` ``[policy]``): **PERM002**.
+- a worker's own check (``refuse_node(nid, node)``) refuses the node's setup: the profile
+  worker's ``PROFILE001``–``PROFILE003`` for an ``x-rein-profile`` that is missing, invalid,
+  or refuses the node's tools.
 
 The policy is a ceiling, never a grant: the node's request is compared with it and refused
 when it asks for more; nothing here merges the two. ``ask`` in the policy does not refuse:
@@ -61,6 +64,15 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
     if req.get("workspace") == "read_write" and policy.permissions["edit"] == "deny":
         return Refusal(code="PERM002", message=f"node {nid} asks for a writable workspace; "
                        "rein's policy denies edits")
+    for worker in workers:
+        # A worker that can judge the node's own setup (a profile worker: x-rein-profile
+        # missing, invalid or refusing its tools) answers once for all of its kind.
+        check = getattr(worker, "refuse_node", None)
+        if callable(check):
+            found = check(nid, node)
+            if found is not None:
+                return Refusal(code=found[0], message=found[1])
+            break
     return None
 
 

@@ -66,6 +66,7 @@ from rein.workers.base import (
 )
 from rein.workers.conversation import LoopState
 from rein.workers.grants import AttemptGrants, attempt_grants
+from rein.workers.session_tools import SessionTools
 
 SUBMIT = "submit_outputs"
 DEFAULT_MAX_STEPS = 50
@@ -180,6 +181,14 @@ class _Waiting:
     """A tool call's approval is queued and unanswered: the attempt must pause."""
 
     approval_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Asked:
+    """A session tool's ``ask``, shaped like a toolbox decision for :meth:`_answer`."""
+
+    permission: str
+    message: str
 
 
 @dataclass(kw_only=True)
@@ -300,9 +309,11 @@ class ModelWorker:
         ceilings: Sequence[tuple[str, Policy]] = (),
         system: str = SYSTEM_PROMPT,
         user: str | None = None,
+        extra: SessionTools | None = None,
     ) -> AsyncIterator[Item | AttemptResult]:
         """The agent loop. ``ceilings`` narrow the permissions further (an OAP profile),
-        ``system`` and ``user`` replace the default prompts (a profile's assembled prompt)."""
+        ``system`` and ``user`` replace the default prompts (a profile's assembled prompt),
+        ``extra`` adds a profile session's MCP, memory and ``note_learning`` tools."""
         grants = self.grants(request, ceilings)
         box = self.toolbox(request, grants)
         schema = submit_schema(request.outputs, request.branches)
@@ -310,6 +321,7 @@ class ModelWorker:
             ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
             for d in definitions_for(grants.tools)
         )
+        tools += extra.specs() if extra is not None else ()
         tools += (
             ToolSpec(
                 name=SUBMIT, description="Submit the node's outputs and finish.", parameters=schema
@@ -320,6 +332,8 @@ class ModelWorker:
         saved = session.load_state() if session is not None else None
         state = LoopState.from_json(_unseal(request, saved)) if saved is not None else None
         resumed = state is not None
+        if state is not None and extra is not None:
+            extra.replay(state.messages)
         stored = saved is not None  # a state in the store must be cleared when we finish
         if state is None:
             # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too,
@@ -447,8 +461,10 @@ class ModelWorker:
                     return
                 result_text, ok, refused = problem, False, False
             else:
+                counted = extra is None or not extra.handles(call.name) or extra.counts(call.name)
                 if (
-                    request.budget.max_tool_calls is not None
+                    counted
+                    and request.budget.max_tool_calls is not None
                     and spend.usage.tool_calls >= request.budget.max_tool_calls
                 ):
                     yield finish(
@@ -456,7 +472,7 @@ class ModelWorker:
                         f"max_tool_calls {request.budget.max_tool_calls} reached",
                     )
                     return
-                outcome = await self._tool(request, box, call)
+                outcome = await self._tool(request, box, call, extra)
                 if isinstance(outcome, _Waiting):
                     state.pending = pending
                     state.usage = spend.usage
@@ -478,9 +494,11 @@ class ModelWorker:
                     )
                     return
                 spend.usage = spend.usage + Usage(
-                    input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=1
+                    input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=int(counted)
                 )
                 result_text, ok, refused = outcome
+                if extra is not None:
+                    extra.observe(call.id, result_text, ok)
             pending.pop(0)
             yield Item(
                 kind=ItemKind.TOOL_RESULT,
@@ -529,7 +547,11 @@ class ModelWorker:
         return final
 
     async def _tool(
-        self, request: AttemptRequest, box: Toolbox, call: ModelToolCall
+        self,
+        request: AttemptRequest,
+        box: Toolbox,
+        call: ModelToolCall,
+        extra: SessionTools | None = None,
     ) -> tuple[str, bool, bool] | _Waiting | None:
         """(content, ok, refused) for the model; ``_Waiting`` while a person has not answered;
         None when a person cancelled."""
@@ -539,6 +561,8 @@ class ModelWorker:
                 False,
                 True,
             )
+        if extra is not None and extra.handles(call.name):
+            return await self._session_tool(request, box, call, extra)
         tool_call = ToolCall(id=call.id, name=call.name, arguments=call.arguments)
         decision = box.check(tool_call)
         approved = False
@@ -553,6 +577,28 @@ class ModelWorker:
             approved = True
         _, result = await box.run(tool_call, approved=approved)
         return result.content, result.ok, result.refused
+
+    async def _session_tool(
+        self, request: AttemptRequest, box: Toolbox, call: ModelToolCall, extra: SessionTools
+    ) -> tuple[str, bool, bool] | _Waiting | None:
+        """A profile session's own tool (MCP, memory, note_learning): the effective profile
+        decides, and an ``ask`` takes the same path as a built-in tool's."""
+        verdict, label = extra.check(call.name)
+        if verdict == "deny":
+            return label, False, True
+        approved = False
+        if verdict == "ask":
+            asked = _Asked(permission=label, message=f"{label} needs a person's approval")
+            answer = await self._answer(request, box, call, asked)
+            if isinstance(answer, (_Waiting, tuple)):
+                return answer
+            if answer == "cancel":
+                return None
+            if answer != "accept":
+                return f"refused {label}: a person declined this call", False, True
+            approved = True
+        out = await extra.run(call.id, call.name, call.arguments, approved=approved)
+        return box.redact(out.content), out.ok, out.refused
 
     async def _answer(
         self, request: AttemptRequest, box: Toolbox, call: ModelToolCall, decision: Any

@@ -16,18 +16,29 @@ session is composed like this, before the first model call:
    no routing profile is set and it names a model of this worker's provider; otherwise the
    profile's request is recorded next to what served it;
 5. **prompt**: ``assemble_prompt`` with the node's brief as the task; learned state is
-   rendered inside the untrusted block, never as instructions.
+   rendered inside the untrusted block, never as instructions;
+6. **session tools** (:mod:`rein.workers.session_tools`): the profile's MCP servers, each
+   launched only after a person accepted an ``mcp_launch`` approval naming its command line
+   (or ``[mcp] trusted`` in a managed or user ``rein.toml`` lists that command line), and
+   stopped when the attempt ends, pauses or is cancelled; memory tools when a store is
+   granted; ``note_learning`` for learned state with evidence.
 
-When the loop ends (success or failure), the session's measured facts become a proposed
-state delta (``propose_delta``), written to ``.rein/profiles/deltas/`` and named in the
+A bad profile (missing, invalid, or refusing a tool the node needs) is found before
+anything is spent: :meth:`ProfileWorker.refuse_node` is asked by the engine's pre-flight and
+the node is ``blocked`` with code ``PROFILE001``–``PROFILE003``.
+
+When the loop ends (success or failure), the session's measured facts and what it noted
+with verified evidence become a proposed state delta (``draft_delta``), written to ``.rein/profiles/deltas/`` and named in the
 attempt record with the ``rein profile apply`` command that would apply it. The profile file
 itself is never written by a session.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+import tomllib
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +46,7 @@ from typing import Any
 
 from rein.config import Config
 from rein.errors import ReinError
+from rein.tools.mcp import PREFIX, McpHub, servers_from_profile
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
@@ -42,9 +54,11 @@ from rein.workers.base import (
     FailureClass,
     Item,
     ItemKind,
+    WorkerPaused,
 )
 from rein.workers.grants import spellings
 from rein.workers.model import SYSTEM_PROMPT, ModelWorker, render_brief
+from rein.workers.session_tools import Learning, SessionTools
 
 DELTAS_DIR = Path(".rein") / "profiles" / "deltas"
 _OUTCOMES = {None: "completed", FailureClass.TIMEOUT: "timeout"}
@@ -60,11 +74,13 @@ class ProfileWorker:
     name = "model"
 
     def __init__(self, inner: ModelWorker, *, workspace: Path, config: Config,
-                 now: Callable[[], datetime] = _utc_now) -> None:
+                 now: Callable[[], datetime] = _utc_now,
+                 environ: Mapping[str, str] | None = None) -> None:
         self.inner = inner
         self.workspace = Path(workspace)
         self.config = config
         self.now = now
+        self.environ = environ
 
     @property
     def id(self) -> str:
@@ -75,7 +91,22 @@ class ProfileWorker:
         return self.inner.tiers
 
     def can_serve(self, request: AttemptRequest) -> bool:
-        return self.inner.can_serve(request)
+        if request.profile is None:
+            return self.inner.can_serve(request)
+        # MCP tools come from the profile's servers; pre-flight checked the profile has them.
+        built_in = tuple(t for t in request.tools if not t.startswith(PREFIX))
+        return self.inner.can_serve(dataclasses.replace(request, tools=built_in))
+
+    def provides_tool(self, name: str) -> bool:
+        """MCP tools are served through a node's profile (checked by :meth:`refuse_node`)."""
+        return name.startswith(PREFIX)
+
+    def provides_mcp_server(self, name: str) -> bool:
+        return True  # the node's profile must declare it: see refuse_node
+
+    def refuse_node(self, nid: str, node: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Pre-flight: ``(code, message)`` when the node's profile cannot serve it."""
+        return profile_refusal(nid, node, workspace=self.workspace, config=self.config)
 
     def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
         if request.profile is None:
@@ -89,51 +120,128 @@ class ProfileWorker:
             effective_profile,
             resolve_profile,
         )
+        from rein.profiles.memory import open_stores
 
         started = self.now()
         try:
             resolved = resolve_profile(str(request.profile), workspace=self.workspace,
                                        config=self.config)
+            effective = effective_profile(resolved, Policy.from_config(self.config),
+                                          node_requirements(request))
+            stores = open_stores(effective, self.workspace, self.environ) \
+                if effective.memory_mode != "off" else {}
         except ReinError as exc:
-            yield AttemptResult(failure=FailureClass.MODEL_ERROR, message=(
+            # Pre-flight refuses a bad profile; this is a profile changed since then.
+            yield AttemptResult(failure=FailureClass.PERMISSION_DENIED, message=(
                 f"profile {request.profile!r} cannot serve node {request.node_id}: "
                 f"{exc.code}: {exc.message}"))
             return
-        effective = effective_profile(resolved, Policy.from_config(self.config),
-                                      node_requirements(request))
         request = dataclasses.replace(request, budget=narrow_budget(request.budget,
                                                                     effective.budgets))
         worker, model_note = self._worker_for(effective, request)
         yield Item(kind=ItemKind.NOTICE, data={
             "text": f"served as profile {resolved.name} (revision {resolved.revision})",
             "profile": effective.to_json(), "model": model_note})
-        system = assemble_prompt(effective, task_brief=render_brief(request)) + "\n" + \
-            SYSTEM_PROMPT
+        brief = render_brief(request)
+        system = assemble_prompt(effective, task_brief=brief) + "\n" + SYSTEM_PROMPT
         user = "Do the task described under “Task”, then call `submit_outputs`."
+        # Recorded so a reader of the trace sees what the model was told (skills included).
+        yield Item(kind=ItemKind.NOTICE, data={"text": "system prompt assembled",
+                                               "system_prompt": system})
+        hub = self._hub(resolved, effective)
+        answers: dict[str, str] = {}
+        if hub is not None:
+            notes, answers = await self._launch_answers(request, hub)
+            for note in notes:
+                yield Item(kind=ItemKind.NOTICE, data=note)
+        extra = SessionTools(stores=stores, material=brief, now=self.now,
+                             source=f"session {request.run_id}/{request.node_id}"
+                                    f"#{request.attempt}")
         result: AttemptResult | None = None
-        async for out in worker.loop(request, ceilings=[(f"profile {resolved.name}",
-                                                         effective.as_policy())],
-                                     system=system, user=user):
-            if isinstance(out, AttemptResult):
-                result = out
-                break
-            yield out
+        async with _HubHost(hub, answers) as running:
+            if running is not None:
+                extra.hub = running
+                yield Item(kind=ItemKind.NOTICE, data={
+                    "text": "MCP servers for this session", "mcp": running.to_json()})
+            async for out in worker.loop(request, ceilings=[(f"profile {resolved.name}",
+                                                             effective.as_policy())],
+                                         system=system, user=user, extra=extra):
+                if isinstance(out, AttemptResult):
+                    result = out
+                    break
+                yield out
         if result is None:
             return
         record: dict[str, Any] = {"name": resolved.name, "revision": resolved.revision,
                                   "digest": resolved.digest}
+        learning = extra.learning()
         try:
-            path, delta = self._write_delta(resolved, request, result, started)
+            path, delta, skipped = self._write_delta(resolved, request, result, started,
+                                                     learning)
         except (ReinError, OSError) as exc:
             record["delta_error"] = f"{getattr(exc, 'code', 'OSError')}: {exc}"
         else:
             record["delta"] = str(path.relative_to(self.workspace))
             record["apply"] = f"rein profile apply {resolved.source} {record['delta']}"
+            if skipped:
+                record["skipped"] = list(skipped)
             yield Item(kind=ItemKind.NOTICE, data={
                 "text": f"proposed a state delta for profile {resolved.name}: "
                         f"{record['apply']}",
-                "delta": record["delta"], "operations": len(delta.get("operations") or [])})
+                "delta": record["delta"], "operations": len(delta.get("operations") or []),
+                "proposals": len(delta.get("proposals") or []), "skipped": list(skipped)})
         yield dataclasses.replace(result, extra={**result.extra, "x-rein-profile": record})
+
+    def _hub(self, resolved: Any, effective: Any) -> McpHub | None:
+        """The session's MCP servers: those the effective profile may use a tool of."""
+        servers = [s for s in servers_from_profile(resolved.mcp_servers)
+                   if _may_use(effective, s.name)]
+        if not servers:
+            return None
+        return McpHub(servers, gate=lambda name: effective.decide(name),
+                      profile=resolved.name, trust=resolved.trust, workspace=self.workspace,
+                      confirm=None, environ=self.environ)
+
+    async def _launch_answers(self, request: AttemptRequest, hub: McpHub
+                              ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """Every launch answered before anything starts: trusted by rein.toml, or a person's
+        answer from the approval queue. Pauses (``WorkerPaused``) while one is pending."""
+        trusted = trusted_launches(self.config)
+        notes: list[dict[str, Any]] = []
+        answers: dict[str, str] = {}
+        pending: list[tuple[str, str]] = []
+        for server in hub.to_json()["servers"]:
+            launch = server["launch"]
+            line = " ".join(launch["command"]) if launch["command"] else str(launch["url"])
+            name = server["name"]
+            if line in trusted:
+                answers[name] = "accept"
+                notes.append({"text": f"MCP server {name!r} launched without asking: "
+                                      f"{line!r} is trusted by {trusted[line]}",
+                              "mcp_server": name})
+                continue
+            if request.session is None:
+                answers[name] = "decline"
+                notes.append({"text": f"MCP server {name!r} not launched: no approval channel "
+                                      "outside a run, and rein.toml does not trust "
+                                      f"{line!r}", "mcp_server": name})
+                continue
+            material = {**{k: v for k, v in launch.items() if k != "digest"},
+                        "prompt": f"launch MCP server {name!r} for profile "
+                                  f"{launch['profile']} ({launch['trust']}): {line}"}
+            approval_id, answer = await request.session.ask(name, material, kind="mcp_launch")
+            if answer is None:
+                pending.append((approval_id, name))
+                continue
+            answers[name] = answer
+            if answer != "accept":
+                notes.append({"text": f"MCP server {name!r}: a person declined its launch",
+                              "mcp_server": name})
+        if pending:
+            first, name = pending[0]
+            raise WorkerPaused("approval", first, {"approval_id": first, "mcp_server": name,
+                                                   "waiting": [a for a, _ in pending]})
+        return notes, answers
 
     def _worker_for(self, effective: Any, request: AttemptRequest
                     ) -> tuple[ModelWorker, dict[str, Any]]:
@@ -157,8 +265,9 @@ class ProfileWorker:
         return inner, note
 
     def _write_delta(self, resolved: Any, request: AttemptRequest, result: AttemptResult,
-                     started: datetime) -> tuple[Path, dict[str, Any]]:
-        from rein.profiles.generate import SessionInfo, propose_delta
+                     started: datetime, learning: Learning
+                     ) -> tuple[Path, dict[str, Any], tuple[str, ...]]:
+        from rein.profiles.generate import SessionInfo, draft_delta
 
         ended = self.now()
         u = result.usage
@@ -172,13 +281,15 @@ class ProfileWorker:
                    + (result.message or ("succeeded" if result.failure is None
                                          else result.failure.value)))
         secrets = {n: request.env[n] for n in request.secret_names if request.env.get(n)}
-        delta = propose_delta(resolved, session=info, summary=summary, secrets=secrets,
-                              now=ended)
+        draft = draft_delta(resolved, session=info, summary=summary, secrets=secrets,
+                            learned=learning.learned, threads=learning.threads,
+                            proposals=learning.proposals, now=ended)
+        delta, skipped = draft.delta, (*learning.skipped, *draft.skipped)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in request.node_id)
         path = self.workspace / DELTAS_DIR / request.run_id / f"{safe}-{request.attempt}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(delta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        return path, delta
+        return path, delta, skipped
 
 
 def node_requirements(request: AttemptRequest) -> Any:
@@ -208,3 +319,119 @@ def narrow_budget(budget: Budget, profile: Mapping[str, Any]) -> Budget:
         max_wall_clock_seconds=low(budget.max_wall_clock_seconds,
                                    profile.get("timeout_seconds")),
         max_cost_usd=low(budget.max_cost_usd, profile.get("max_cost_usd")))
+
+
+class _HubHost:
+    """Runs an ``McpHub`` in a task of its own, so the servers are started and stopped by one
+    task (the SDK's task groups require it) however the session ends: finished, paused,
+    cancelled, or abandoned by its consumer; at the latest when the event loop shuts down."""
+
+    def __init__(self, hub: McpHub | None, answers: Mapping[str, str]) -> None:
+        self.hub = hub
+        self.answers = dict(answers)
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> McpHub | None:
+        if self.hub is None:
+            return None
+        self.hub.confirm = self._confirm
+        self._task = asyncio.get_running_loop().create_task(self._host())
+        await self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        return self.hub
+
+    async def _confirm(self, launch: Any) -> str:
+        return self.answers.get(launch.server, "decline")
+
+    async def _host(self) -> None:
+        assert self.hub is not None
+        try:
+            async with self.hub:
+                self._ready.set()
+                await self._stop.wait()
+        except Exception as exc:  # noqa: BLE001 - handed to the session that waits
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+
+
+def _may_use(effective: Any, server: str) -> bool:
+    """Whether every tool allow set (profile, policy, node) can match a tool of ``server``."""
+    from rein.profiles.globs import match_any
+
+    probe = f"{PREFIX}{server}/x"
+    return all(any(p.startswith(f"{PREFIX}{server}/") or match_any([p], probe) for p in s)
+               for s in effective.tools.allow_sets)
+
+
+def trusted_launches(config: Config) -> dict[str, str]:
+    """``[mcp] trusted`` command lines (or URLs) from the managed and user ``rein.toml``,
+    mapped to the file that trusts them. A project file cannot trust a launch: a cloned
+    repository would otherwise approve its own servers."""
+    out: dict[str, str] = {}
+    for scope, path in config.files:
+        if scope == "project":
+            continue
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            continue  # load_config read it a moment ago; a file changed since trusts nothing
+        for line in (data.get("mcp") or {}).get("trusted") or []:
+            if isinstance(line, str):
+                out.setdefault(line, path)
+    return out
+
+
+def profile_refusal(nid: str, node: Mapping[str, Any], *, workspace: Path,
+                    config: Config) -> tuple[str, str] | None:
+    """Why node ``nid``'s ``x-rein-profile`` cannot serve it, before anything is spent:
+    ``PROFILE001`` it does not resolve (missing, invalid, a required skill or store missing),
+    ``PROFILE002`` it refuses a tool the node needs, ``PROFILE003`` it lacks an MCP server the
+    node needs. ``None`` when it can, or the node names no profile."""
+    from rein.profiles import NodeRequirements, Policy, effective_profile, resolve_profile
+
+    name = node.get("x-rein-profile")
+    if name is None:
+        return None
+    try:
+        resolved = resolve_profile(str(name), workspace=workspace, config=config)
+    except ReinError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        return "PROFILE001", (f"node {nid}: profile {name!r} cannot serve it: {exc.code}: "
+                              f"{exc.message}{hint}")
+    req = node.get("requirements") or {}
+    entries = [t if isinstance(t, Mapping) else {"name": t} for t in req.get("tools") or []]
+    tools = tuple(dict.fromkeys(n for e in entries for n in spellings(str(e.get("name")))))
+    effective = effective_profile(resolved, Policy.from_config(config), NodeRequirements(
+        tools=tools, permissions=tuple(req.get("permissions") or ()),
+        network=req.get("network", "none"), workspace=req.get("workspace", "read_only")))
+    servers = {str(s["name"]) for s in resolved.mcp_servers}
+    for entry in entries:
+        if entry.get("optional"):
+            continue
+        tool = str(entry.get("name"))
+        if tool.startswith(PREFIX):
+            server = tool.split("/")[1] if tool.count("/") >= 2 else ""
+            if server not in servers:
+                why = ("was dropped at resolution (an unset variable)"
+                       if server in resolved.dropped_mcp_servers else "is not declared")
+                return "PROFILE003", (f"node {nid} needs {tool}, but MCP server {server!r} "
+                                      f"{why} in profile {resolved.name!r}")
+        if not any(effective.tools.permits(n) for n in spellings(tool)):
+            granted = ", ".join(effective.tools.granted) or "(none)"
+            return "PROFILE002", (f"node {nid} needs tool {tool!r}, which profile "
+                                  f"{resolved.name!r} does not grant (it grants: {granted})")
+    for server in req.get("mcp_servers") or []:
+        if str(server) not in servers:
+            return "PROFILE003", (f"node {nid} needs MCP server {server!r}, which profile "
+                                  f"{resolved.name!r} does not declare")
+    return None
