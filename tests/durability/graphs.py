@@ -27,7 +27,7 @@ def chain() -> tuple[dict[str, Any], dict[str, Any]]:
         "entrypoints": ["a"],
         "nodes": {
             "a": _task("a", [], "sleep 0.05; grep -q a a.txt"),
-            "b": _task("b", ["a"], "sleep 0.05; grep -q b b.txt && cat a.txt >> log.txt"),
+            "b": _task("b", ["a"], "sleep 0.05; grep -q b b.txt"),
             "c": _task("c", ["b"], "sleep 0.05; grep -q good c.txt",
                        failure={"retry": {"max_attempts": 2, "backoff": "none",
                                           "retry_on": ["criteria_failed"]}}),

@@ -103,6 +103,24 @@ def record(workspace: Path, run_id: str) -> dict[str, Any]:
         store.close()
 
 
+def finished_counts(workspace: Path, run_id: str) -> dict[str, int]:
+    """How many times each node of a run finished (a completed node re-run finishes twice)."""
+    from rein.store.ids import RunId
+    from rein.store.sqlite import SQLiteStore
+
+    store = SQLiteStore.open(workspace, create=False)
+    assert store is not None, "no store"
+    try:
+        counts: dict[str, int] = {}
+        for event in store.events(RunId(run_id)):
+            if event.type == "node/finished":
+                key = str(event.payload.get("node"))
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+    finally:
+        store.close()
+
+
 def normalized(value: Any) -> Any:
     """A run record without ids, timestamps, durations and the re-run marks."""
     if isinstance(value, dict):

@@ -14,6 +14,7 @@ import pytest
 from tests.durability import graphs
 from tests.durability.support import (
     event_count,
+    finished_counts,
     normalized,
     record,
     rein,
@@ -73,6 +74,7 @@ def test_kill_anywhere_then_resume_gives_the_uninterrupted_record(tmp_path: Path
         got = record(ws, run_id)
         assert normalized(got) == normalized(expected), f"kill {i} after event {after}"
         assert reruns(got) <= 1
+        assert finished_counts(ws, run_id) == {"a": 1, "b": 1, "c": 1, "d": 1}
         assert {p.name: p.read_text() for p in ws.glob("*.txt")} == expected_files
         shutil.rmtree(ws)
     assert interrupted >= KILLS // 2  # most kills landed while rein was still working
