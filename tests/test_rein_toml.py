@@ -9,6 +9,7 @@ import pytest
 
 from rein.cli import main
 from rein.config import load_config
+from rein.config_trust import trust_project
 from rein.errors import ConfigError
 
 
@@ -57,8 +58,10 @@ def test_lower_files_only_narrow(files: dict[str, Path]) -> None:
 def test_hooks_are_unioned_and_a_higher_definition_wins(files: dict[str, Path]) -> None:
     write(files["user"], '[hooks.redact]\ncommand = ["safe"]\n')
     write(files["project"], '[hooks.redact]\ncommand = ["evil"]\n[hooks.lint]\ncommand = "l"\n')
+    assert set(load_config(files["ws"], env=env_for(files)).hooks) == {"redact"}  # untrusted
+    trust_project(files["ws"], env=env_for(files))
     cfg = load_config(files["ws"], env=env_for(files))
-    assert cfg.hooks["redact"].command == ("safe",)
+    assert cfg.hooks["redact"].command == ("safe",)  # trusted or not, a higher file wins
     assert cfg.hooks["lint"].command == ("l",)
     write(files["managed"], "[policy]\nproject_hooks = false\n")
     assert "lint" not in load_config(files["ws"], env=env_for(files)).hooks

@@ -12,8 +12,11 @@ widen the user's policy. So every key that grants something has a combining rule
 "last wins": decisions take the minimum (``deny`` < ``ask`` < ``allow``), allow-sets intersect,
 deny-sets unite, limits take the minimum, granting booleans are ANDed. Hooks are unioned by
 name, a higher file's definition always winning (and ``[policy] project_hooks = false`` drops
-the project's). Sections rein does not narrow (``[routing]``, ``[tiers.*]``, ``[driver]``,
-``[store]``, anything unknown) are kept as data and merged key by key, the lower file winning.
+the project's). Tables that run commands or send data (command workers, hooks, providers that
+reach a network, a store URL) are honoured from the project file only once the user trusts that
+exact content by digest (:mod:`rein.config_trust`). Sections rein does not narrow
+(``[routing]``, ``[tiers.*]``, ``[driver]``, ``[store]``, anything unknown) are kept as data and
+merged key by key, the lower file winning.
 
 :attr:`Config.sources` records, for every merged key, which file(s) produced its value.
 """
@@ -29,6 +32,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from rein.config_trust import (
+    ProjectTrust,
+    read_records,
+    split_project,
+    trust_file,
+    verdict,
+)
+from rein.config_trust import notice as trust_notice
 from rein.errors import ConfigError, Location
 from rein.formats.loader import LoadLimits
 
@@ -47,6 +58,7 @@ _POLICY_RULES: dict[str, str] = {
     "max_cost_usd": "min", "max_context_tokens": "min", "max_state_tokens": "min",
     "max_state_bytes": "min", "subagent_max_depth": "min", "subagent_max_concurrent": "min",
     "absolute_paths": "and", "project_hooks": "and", "allow_shadowing": "and",
+    "project_trust": "and",
 }
 _ORDERS = {
     "decision": DECISIONS,
@@ -67,6 +79,7 @@ DEFAULT_POLICY: Mapping[str, Any] = MappingProxyType({
     "max_context_tokens": None, "max_state_tokens": None, "max_state_bytes": None,
     "subagent_max_depth": 8, "subagent_max_concurrent": 64,
     "absolute_paths": False, "project_hooks": True, "allow_shadowing": False,
+    "project_trust": True,
 })
 
 
@@ -89,6 +102,9 @@ class Config:
     sources: Mapping[str, tuple[str, ...]]  # "policy.shell" → ("/etc/rein/rein.toml", ...)
     files: tuple[tuple[str, str], ...] = ()  # (scope, path) of every file that was read
     notes: tuple[str, ...] = field(default=())  # what the merge dropped or narrowed, and why
+    #: The verdict on the project file's tables that run commands or send data (None when
+    #: there is no project file). See :mod:`rein.config_trust`.
+    project_trust: ProjectTrust | None = None
 
     def get(self, section: str, default: Any = None) -> Any:
         """A top-level section (``"policy"``, ``"hooks"``, ``"tiers"``...), or ``default``."""
@@ -140,16 +156,34 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     sources: dict[str, tuple[str, ...]] = {}
     files: list[tuple[str, str]] = []
     notes: list[str] = []
-    for scope, path in config_paths(workspace, env):
+    trust: ProjectTrust | None = None
+    paths = config_paths(workspace, env)
+    for scope, path in paths:
         if not path.is_file():
             continue
         data = _read(path)
         _check(data, path)
         files.append((scope, str(path)))
+        if scope == "project":
+            data, trust = _assess_project(data, merged, path, Path(workspace), paths[1][1])
+            if (text := trust_notice(trust)) is not None:
+                notes.append(text)
         _merge_file(merged, sources, notes, data, scope, str(path))
     frozen = MappingProxyType(merged)
     return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
-                  notes=tuple(notes))
+                  notes=tuple(notes), project_trust=trust)
+
+
+def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
+                    workspace: Path, user_config: Path) -> tuple[dict[str, Any], ProjectTrust]:
+    """The project file's data as far as it is in force, and the trust verdict on the rest."""
+    safe, items = split_project(data, merged, workspace)
+    allowed = {**DEFAULT_POLICY, **merged.get("policy", {})}["project_trust"]
+    # The trust file is read only when there is something to trust, so a project that only
+    # narrows never depends on it.
+    records = read_records(trust_file(user_config)) if items and allowed else {}
+    trust = verdict(path, items, records, allowed=bool(allowed))
+    return (data if trust.honoured else safe), trust
 
 
 # ---------------------------------------------------------------------------- reading

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from rein.cli.output import emit_json, json_option
 from rein.errors import ExitCode
+
+if TYPE_CHECKING:
+    from rein.config_trust import ProjectTrust
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -17,10 +21,14 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def config() -> None:
     """Show rein's configuration (rein.toml: managed, user, project; lower files only narrow).
 
+    A project rein.toml's command workers, hooks, network providers and store URL are ignored
+    until you trust that exact content (rein config trust); narrowing settings always apply.
+
     \b
     Example:
       rein config show
       rein config show --json | jq .values
+      rein config trust --workspace ~/src/cloned-repo
     """
 
 
@@ -46,18 +54,113 @@ def show(workspace: str, as_json: bool) -> int:
         values.setdefault(f"policy.{key}", value)
     sources = {k: list(cfg.sources.get(k) or _parent_source(cfg.sources, k) or ["default"])
                for k in values}
+    trust = cfg.project_trust
     if as_json:
         emit_json({"files": [{"scope": s, "path": p} for s, p in cfg.files],
-                   "values": values, "sources": sources, "notes": list(cfg.notes)})
+                   "values": values, "sources": sources, "notes": list(cfg.notes),
+                   "project_trust": None if trust is None else trust.to_json()})
         return int(ExitCode.OK)
     for scope, path in cfg.files:
         click.echo(f"# {scope}: {path}")
     for key in sorted(values):
         click.echo(f"{key} = {json.dumps(values[key], ensure_ascii=False)}"
                    f"    # {', '.join(sources[key])}")
+    if trust is not None and not trust.honoured:
+        for item in trust.items:
+            click.echo(f"# untrusted, ignored: {item.key}: {item.detail}")
     for note in cfg.notes:
         click.echo(f"# narrowed: {note}")
     return int(ExitCode.OK)
+
+
+@config.command("trust", context_settings=_CONTEXT,
+                epilog="Exit codes: 0 trusted (or nothing needs trust), 4 refused (not confirmed, "
+                       "the file changed since --digest was read, or a managed file forbids "
+                       "project trust), 64 a rein.toml is invalid.")
+@click.option("--workspace", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="The workspace whose rein.toml to trust.")
+@click.option("--digest", "expected", metavar="DIGEST", default=None,
+              help="Trust only if the tables still have this digest (what you reviewed).")
+@json_option
+def trust(workspace: str, expected: str | None, as_json: bool) -> int:
+    """Review what the project rein.toml would run or reach, and trust that exact content.
+
+    Lists every command line (command workers, hooks) and every URL (providers, store) the
+    project file defines. With --digest the trust is recorded at once if the content still
+    has that digest; without it rein asks on a terminal and refuses otherwise. Editing those
+    tables later voids the trust.
+
+    \b
+    Example:
+      rein config trust --workspace ~/src/cloned-repo
+      rein config trust --digest sha256:3f2a...   # after reviewing, from a script
+    """
+    from rein.config import load_config
+    from rein.config_trust import TrustState, trust_project
+    from rein.errors import Refused
+
+    ws = Path(workspace)
+    current = load_config(ws).project_trust
+    if expected is None and current is not None and current.state not in (
+            TrustState.NOTHING, TrustState.FORBIDDEN):
+        if as_json or not _interactive():
+            if as_json:
+                emit_json({"trusted": False, **current.to_json()})
+            else:
+                _describe(current)
+            raise Refused(f"{current.path}: not trusted yet (no confirmation)", code="CFG014",
+                          hint=f"after reviewing, run: rein config trust --workspace "
+                               f"{workspace} --digest {current.digest}")
+        _describe(current)
+        if not click.confirm("Trust these definitions?", default=False):
+            raise Refused("not trusted", code="CFG014", hint="nothing was recorded")
+        expected = current.digest
+    result = trust_project(ws, expected_digest=expected)
+    if as_json:
+        emit_json({"trusted": result.state is TrustState.TRUSTED, **result.to_json()})
+    elif result.state is TrustState.NOTHING:
+        click.echo(f"{result.path} defines nothing that needs trust; nothing recorded")
+    else:
+        click.echo(f"trusted {result.path} at {result.digest}")
+    return int(ExitCode.OK)
+
+
+@config.command("untrust", context_settings=_CONTEXT,
+                epilog="Exit codes: 0 ok (whether or not it was trusted), 64 usage.")
+@click.option("--workspace", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="The workspace whose rein.toml to stop trusting.")
+@json_option
+def untrust(workspace: str, as_json: bool) -> int:
+    """Forget the trust in a workspace's rein.toml: its commands and URLs are ignored again.
+
+    \b
+    Example:
+      rein config untrust --workspace ~/src/cloned-repo
+    """
+    from rein.config_trust import untrust_project
+
+    removed = untrust_project(Path(workspace))
+    path = str(Path(workspace) / "rein.toml")
+    if as_json:
+        emit_json({"path": path, "removed": removed})
+    else:
+        click.echo(f"{'no longer trusted' if removed else 'was not trusted'}: {path}")
+    return int(ExitCode.OK)
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _describe(trust: ProjectTrust) -> None:
+    click.echo(f"{trust.path} ({trust.state.value}) would add:")
+    for item in trust.items:
+        click.echo(f"  {item.kind:15} {item.key}: {item.detail}")
+    if trust.trusted_digest:
+        click.echo(f"previously trusted: {trust.trusted_digest}")
+    click.echo(f"digest: {trust.digest}")
 
 
 def _parent_source(sources: dict[str, tuple[str, ...]] | object, key: str) -> list[str] | None:

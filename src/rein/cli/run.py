@@ -53,9 +53,12 @@ def resolve_workspace(workspace: Path | None) -> Path:
 def load_settings(workspace: Path) -> tuple[Any, Any]:
     """(router, workers) from ``rein.toml`` and the environment."""
     from rein.config import load_config
+    from rein.config_trust import notice as trust_notice
     from rein.engine.routing import Router
 
     config = load_config(workspace)
+    if (notice := trust_notice(config.project_trust)) is not None:
+        click.echo(f"notice: {notice}", err=True)  # stderr: --json output stays one object
     router = Router.from_config(config.get("tiers"), config.get("routing"))
     return router, build_workers(workspace, config)
 

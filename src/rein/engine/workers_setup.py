@@ -11,6 +11,10 @@ one the node names with ``x-rein-worker``). :func:`workers_from_config` returns,
 3. every ``[workers.command.NAME]`` not reached through a tier, served only to nodes that
    choose it explicitly (``x-rein-worker: command/NAME``).
 
+Command workers and network providers from the project ``rein.toml`` reach this module only
+once the user trusts that file (:mod:`rein.config_trust`); a tier routed to one that is
+withheld is refused (CFG015, exit 4) with the command that trusts it.
+
 Each model worker is wrapped so that a node naming an OAP profile (``x-rein-profile``) is run
 as that profile (:mod:`rein.workers.profile`). The **driver** worker is not built here: the
 surface that owns the store appends it last (``rein.workers.driver.default_driver``), so it
@@ -39,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.config import Config
-from rein.errors import ConfigError
+from rein.errors import ConfigError, Refused
 from rein.workers.base import TIERS, Worker
 from rein.workers.command import CommandTemplate, CommandWorker
 
@@ -48,6 +52,7 @@ def workers_from_config(workspace: Path, config: Config,
                         env: Mapping[str, str] | None = None) -> tuple[Worker, ...]:
     """The configured workers of ``workspace``, in the order the engine tries them."""
     env = os.environ if env is None else env
+    check_withheld(config)
     section = config.get("workers") or {}
     workers: list[Worker] = []
     scripted = scripted_worker(workspace, section, env)
@@ -135,6 +140,7 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
             out.append(CommandWorker(template, tiers=(tier,)))
             continue
         if name not in providers:
+            _refuse_if_withheld(config, tier, name)
             known = ", ".join(sorted(providers) + sorted(commands)) or "(none)"
             raise ConfigError(f"tiers.{tier}.provider {name!r} has no [providers.{name}] or "
                               f"[workers.command.{name}] table", code="PROVCFG005",
@@ -147,6 +153,35 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
                              policy=policy)
         out.append(ProfileWorker(worker, workspace=workspace, config=config))
     return out
+
+
+def check_withheld(config: Config) -> None:
+    """Validate the project's untrusted command worker and provider tables anyway: a typo is
+    reported when it is made, not on the day the file is trusted. Nothing is built."""
+    from rein.providers.config import parse_providers
+
+    trust = config.project_trust
+    if trust is None or trust.honoured:
+        return
+    items = {item.key: item.value for item in trust.items}
+    prefix = "workers.command."
+    command_templates({"command": items.get("workers.command", {
+        k.removeprefix(prefix): v for k, v in items.items() if k.startswith(prefix)})})
+    parse_providers({k.removeprefix("providers."): v for k, v in items.items()
+                     if k.startswith("providers.")})
+
+
+def _refuse_if_withheld(config: Config, tier: str, name: str) -> None:
+    """A route to a project provider or command worker that is not trusted is refused with
+    the command that trusts it, rather than reported as missing."""
+    trust = config.project_trust
+    if trust is None or trust.honoured:
+        return
+    if {f"providers.{name}", f"workers.command.{name}"} & {item.key for item in trust.items}:
+        raise Refused(f"tiers.{tier}.provider {name!r} is defined in {trust.path}, which is "
+                      f"{trust.state.value}: its commands and URLs are ignored", code="CFG015",
+                      hint=f"review and trust it: rein config trust --workspace "
+                           f"{Path(trust.path).parent}")
 
 
 def _with_workspace_paths(cfg: Any, workspace: Path) -> tuple[Any, Any]:

@@ -1,0 +1,344 @@
+"""Trust for what a project ``rein.toml`` would run or send: inert until approved by digest.
+
+A project's ``rein.toml`` arrives with ``git clone``. Most of it can only narrow (see
+:mod:`rein.config`), but some tables *define* things rather than restrict them:
+
+====================================  ==========================================================
+``[workers.command.NAME]``            an ``argv`` rein executes (and ``pass_env`` secrets it gets)
+``[hooks.NAME]``                      a command rein executes at lifecycle events
+``[providers.NAME]``                  a ``base_url`` that receives prompts, an ``api_key_env``
+                                      whose key is sent with them, prices that budgets trust
+``[store] url``                       a database that receives every prompt and output
+====================================  ==========================================================
+
+From the managed and user files these are honoured as written. From the project file they are
+*withheld* until the user trusts that exact content: :func:`record_trust` stores the project
+file's path and the digest of its withheld tables in the user's trust file
+(``trusted-projects.json`` beside the user ``rein.toml``). If the project file changes, the
+digest no longer matches and the tables stay withheld, with a notice naming the command that
+re-trusts them. Offline test doubles (a new provider of kind ``scripted``, or one answering
+from ``options.replay`` files) and a SQLite store inside the workspace neither run nor send
+anything, so they need no trust. ``[policy] project_trust = false`` in a managed or user file
+forbids project trust altogether.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from rein.errors import ConfigError, Location
+from rein.formats.canonical import canonical_json
+
+TRUST_FILE_NAME = "trusted-projects.json"
+TRUST_FORMAT = 1  # the version of the trust file's layout
+
+
+class TrustState(enum.Enum):
+    """Whether a project file's withheld tables are in force."""
+
+    NOTHING = "nothing"  # the project file defines nothing that needs trust
+    TRUSTED = "trusted"  # the digest matches the user's record: everything is honoured
+    UNTRUSTED = "untrusted"  # never trusted: withheld
+    CHANGED = "changed"  # trusted once, edited since: withheld until trusted again
+    FORBIDDEN = "forbidden"  # policy.project_trust = false: withheld whatever the record says
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Withheld:
+    """One project table that needs trust: what it is and what it would run or reach."""
+
+    key: str  # dotted: "workers.command.fake", "hooks.lint", "providers.openai", "store.url"
+    kind: str  # "command worker" | "hook" | "provider" | "store"
+    detail: str  # the command line or URL a person reviews
+    value: Any  # the table (or value) as written
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "kind": self.kind, "detail": self.detail,
+                "value": _plain(self.value)}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProjectTrust:
+    """The trust verdict on one project ``rein.toml``."""
+
+    path: str
+    state: TrustState
+    digest: str | None  # of the withheld tables; None when there are none
+    items: tuple[Withheld, ...] = ()
+    trusted_digest: str | None = None  # what the user's record holds, if anything
+
+    @property
+    def honoured(self) -> bool:
+        """Whether the project's tables that need trust are in force."""
+        return self.state in (TrustState.TRUSTED, TrustState.NOTHING)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "state": self.state.value, "digest": self.digest,
+                "trusted_digest": self.trusted_digest,
+                "sections": [item.to_json() for item in self.items]}
+
+
+# ---------------------------------------------------------------------------- splitting
+
+
+def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
+                  workspace: Path) -> tuple[dict[str, Any], tuple[Withheld, ...]]:
+    """The project file's data without the tables that need trust, and those tables.
+
+    ``higher`` is what the managed and user files already merged: a project table that
+    changes a provider they define is withheld even when it looks harmless, because the
+    merge is key by key and the user's key would travel with it.
+    """
+    safe = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
+    items: list[Withheld] = []
+    hooks = safe.pop("hooks", None)
+    if isinstance(hooks, Mapping):
+        items += [Withheld(key=f"hooks.{name}", kind="hook", detail=_command(spec, "command"),
+                           value=spec) for name, spec in hooks.items()]
+    elif hooks is not None:
+        items.append(Withheld(key="hooks", kind="hook", detail=repr(hooks), value=hooks))
+    workers = safe.get("workers")
+    if isinstance(workers, dict) and "command" in workers:
+        commands = workers.pop("command")
+        if isinstance(commands, Mapping):
+            items += [Withheld(key=f"workers.command.{name}", kind="command worker",
+                               detail=_command(spec, "argv"), value=spec)
+                      for name, spec in commands.items()]
+        else:
+            items.append(Withheld(key="workers.command", kind="command worker",
+                                  detail=repr(commands), value=commands))
+    providers = safe.get("providers")
+    if isinstance(providers, dict):
+        known = higher.get("providers") or {}
+        for name in list(providers):
+            spec = providers[name]
+            if name not in known and _offline(name, spec):
+                continue
+            items.append(Withheld(key=f"providers.{name}", kind="provider",
+                                  detail=_endpoint(name, spec), value=providers.pop(name)))
+    store = safe.get("store")
+    if isinstance(store, dict) and "url" in store and not _inside(store["url"], workspace):
+        items.append(Withheld(key="store.url", kind="store", detail=str(store["url"]),
+                              value=store.pop("url")))
+    return safe, tuple(items)
+
+
+def digest_of(items: tuple[Withheld, ...]) -> str | None:
+    """``sha256:`` + hex over the canonical JSON of ``{key: value}`` (None when empty)."""
+    if not items:
+        return None
+    body = canonical_json({item.key: _plain(item.value) for item in items})
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _offline(name: str, spec: Any) -> bool:
+    """A provider that answers from local files: the scripted double or wire replay."""
+    if not isinstance(spec, Mapping):
+        return False
+    options = spec.get("options")
+    replay = isinstance(options, Mapping) and isinstance(options.get("replay"), list)
+    return spec.get("kind", name) == "scripted" or replay
+
+
+def _inside(url: Any, workspace: Path) -> bool:
+    """A SQLite store given as a relative path that stays in the workspace."""
+    if not isinstance(url, str) or not url:
+        return False
+    # Read as rein.store.open reads it: sqlite://rel/db is relative, sqlite:///abs/db is not.
+    path = url.removeprefix("sqlite://") if url.startswith("sqlite://") else url
+    if "://" in path or path.startswith("/") or Path(path).is_absolute():
+        return False
+    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
+
+
+def _command(spec: Any, field_name: str) -> str:
+    command = spec.get(field_name) if isinstance(spec, Mapping) else spec
+    if isinstance(command, list):
+        text = " ".join(json.dumps(c) if (not isinstance(c, str) or " " in c or not c)
+                        else c for c in command)
+    else:
+        text = str(command)
+    env = spec.get("pass_env") if isinstance(spec, Mapping) else None
+    return text + (f"  (with {', '.join(map(str, env))})" if env else "")
+
+
+def _endpoint(name: str, spec: Any) -> str:
+    if not isinstance(spec, Mapping):
+        return repr(spec)
+    kind = spec.get("kind", name)
+    url = spec.get("base_url") or f"the {kind} default endpoint"
+    key = spec.get("api_key_env")
+    return f"{kind} at {url}" + (f" with the key in ${key}" if key else "")
+
+
+def _plain(value: Any) -> Any:
+    """TOML data as JSON data (TOML dates and times become ISO strings)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return value
+
+
+# ---------------------------------------------------------------------------- the trust file
+
+
+def trust_file(user_config: Path) -> Path:
+    """Where trust is recorded: beside the user ``rein.toml``, so the same overrides
+    (``REIN_USER_CONFIG``, ``XDG_CONFIG_HOME``, ``HOME``) move both."""
+    return user_config.parent / TRUST_FILE_NAME
+
+
+def read_records(path: Path) -> dict[str, dict[str, Any]]:
+    """Project path → record. A missing file is empty; a damaged one is an error, never
+    silently empty (that would be harmless) nor silently trusted."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise _damaged(path, str(exc)) from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise _damaged(path, f"not JSON ({exc})") from None
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict) or data.get("format") != TRUST_FORMAT:
+        raise _damaged(path, f"expected {{\"format\": {TRUST_FORMAT}, \"projects\": {{...}}}}")
+    return {k: v for k, v in projects.items() if isinstance(v, dict)}
+
+
+def write_records(path: Path, records: Mapping[str, Mapping[str, Any]]) -> None:
+    """Replace the trust file atomically (temp file, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = json.dumps({"format": TRUST_FORMAT, "projects": dict(sorted(records.items()))},
+                      indent=2, ensure_ascii=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(body)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _damaged(path: Path, why: str) -> ConfigError:
+    return ConfigError(f"the trust file is damaged: {why}", code="CFG012",
+                       location=Location(file=str(path)),
+                       hint="delete it and trust your projects again with `rein config trust`")
+
+
+def verdict(project: Path, items: tuple[Withheld, ...], records: Mapping[str, Any], *,
+            allowed: bool) -> ProjectTrust:
+    """Whether ``items`` of the project file at ``project`` are in force."""
+    digest = digest_of(items)
+    record = records.get(project_key(project)) or {}
+    recorded = record.get("digest") if isinstance(record.get("digest"), str) else None
+    if digest is None:
+        state = TrustState.NOTHING
+    elif not allowed:
+        state = TrustState.FORBIDDEN
+    elif recorded == digest:
+        state = TrustState.TRUSTED
+    elif recorded is not None:
+        state = TrustState.CHANGED
+    else:
+        state = TrustState.UNTRUSTED
+    return ProjectTrust(path=str(project), state=state, digest=digest, items=items,
+                        trusted_digest=recorded)
+
+
+def project_key(project: Path) -> str:
+    """The record key: the project file's resolved path (a symlink cannot borrow trust)."""
+    return str(Path(project).resolve())
+
+
+def notice(trust: ProjectTrust | None) -> str | None:
+    """What to tell the user when a project file's tables are withheld (None otherwise)."""
+    if trust is None or trust.honoured:
+        return None
+    keys = ", ".join(item.key for item in trust.items)
+    workspace = str(Path(trust.path).parent)
+    again = f"review and trust it with: rein config trust --workspace {workspace}"
+    match trust.state:
+        case TrustState.CHANGED:
+            return (f"{trust.path} changed since you trusted it (trusted {trust.trusted_digest}, "
+                    f"now {trust.digest}); ignoring {keys} until you trust it again; {again}")
+        case TrustState.FORBIDDEN:
+            return (f"{trust.path}: ignoring {keys}: a managed or user rein.toml sets "
+                    "policy.project_trust = false; define them in your user rein.toml instead")
+        case _:
+            return f"{trust.path} is not trusted; ignoring {keys}; {again}"
+
+
+# ---------------------------------------------------------------------------- trusting
+
+
+def trust_project(workspace: Path, *, expected_digest: str | None = None,
+                  env: Mapping[str, str] | None = None,
+                  now: dt.datetime | None = None) -> ProjectTrust:
+    """Record the user's trust in the project ``rein.toml`` of ``workspace`` as it is now.
+
+    ``expected_digest`` binds the trust to what the user reviewed: if the file changed in
+    between, nothing is recorded (:class:`Refused` CFG011). A managed or user
+    ``policy.project_trust = false`` refuses (CFG010). A project file that defines nothing
+    needing trust records nothing.
+    """
+    from rein.config import config_paths, load_config
+    from rein.errors import Refused
+
+    config = load_config(workspace, env=env)
+    trust = config.project_trust
+    if trust is None:
+        raise ConfigError(f"no rein.toml in {workspace}", code="CFG013",
+                          hint="trust applies to a workspace's own rein.toml; pass "
+                               "--workspace DIR to name another workspace")
+    if trust.state is TrustState.NOTHING:
+        return trust
+    if trust.state is TrustState.FORBIDDEN:
+        raise Refused(f"{trust.path}: project trust is forbidden (policy.project_trust = "
+                      "false in a managed or user rein.toml)", code="CFG010",
+                      location=Location(file=trust.path),
+                      hint="ask whoever manages that file, or copy the definitions you need "
+                           "into your user rein.toml")
+    if expected_digest is not None and expected_digest != trust.digest:
+        raise Refused(f"{trust.path} changed since it was reviewed: expected "
+                      f"{expected_digest}, now {trust.digest}", code="CFG011",
+                      location=Location(file=trust.path),
+                      hint="run `rein config trust` again to review the current content")
+    user_config = config_paths(workspace, env)[1][1]
+    store = trust_file(user_config)
+    records = read_records(store)
+    moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    records[project_key(Path(trust.path))] = {
+        "digest": trust.digest, "trusted_at": moment.isoformat().replace("+00:00", "Z"),
+        "sections": [item.key for item in trust.items]}
+    write_records(store, records)
+    return verdict(Path(trust.path), trust.items, records, allowed=True)
+
+
+def untrust_project(workspace: Path, *, env: Mapping[str, str] | None = None) -> bool:
+    """Forget the trust in ``workspace``'s ``rein.toml``; whether there was any to forget."""
+    from rein.config import config_paths
+
+    paths = config_paths(workspace, env)
+    store = trust_file(paths[1][1])
+    records = read_records(store)
+    if records.pop(project_key(paths[2][1]), None) is None:
+        return False
+    write_records(store, records)
+    return True
