@@ -47,7 +47,7 @@ def test_independent_runs_proceed_in_parallel(tmp_path: Path) -> None:
     first, second = tmp_path / "one", tmp_path / "two"
     first.mkdir()
     second.mkdir()
-    (run1, apv1), (run2, apv2) = _paused_run(first), _paused_run(second)
+    (_, apv1), (_, apv2) = _paused_run(first), _paused_run(second)
     procs = [start(first, "approvals", "accept", apv1), start(second, "approvals", "accept", apv2)]
     assert [p.wait(timeout=60) for p in procs] == [0, 0]
     assert runs(first)[0]["status"] == runs(second)[0]["status"] == "succeeded"
@@ -57,9 +57,9 @@ def test_two_runs_in_one_store_are_locked_separately(tmp_path: Path) -> None:
     one = SQLiteStore.open(tmp_path)
     two = SQLiteStore(one.path)
     try:
-        with one.lock_run("run-a"), one.lock_run("run-a"):  # re-entrant in a process
-            with two.lock_run("run-b"):
-                pass
+        # Re-entrant in a process; another run's lock is independent.
+        with one.lock_run("run-a"), one.lock_run("run-a"), two.lock_run("run-b"):
+            pass
     finally:
         one.close()
         two.close()
@@ -72,9 +72,9 @@ def test_a_lock_held_by_another_process_is_refused_and_dies_with_it(tmp_path: Pa
     store = SQLiteStore.open(tmp_path)
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from rein.store.sqlite import SQLiteStore; "
-         f"s = SQLiteStore.open({str(tmp_path)!r}); l = s.lock_run('run-x'); l.__enter__(); "
-         "print('held', flush=True); sys.stdin.read()"],
+         ("import sys, time; from rein.store.sqlite import SQLiteStore; "
+          f"s = SQLiteStore.open({str(tmp_path)!r}); l = s.lock_run('run-x'); l.__enter__(); "
+          "print('held', flush=True); sys.stdin.read()")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"

@@ -63,8 +63,8 @@ def test_kill_anywhere_then_resume_gives_the_uninterrupted_record(tmp_path: Path
         write_graph(ws, graph, answers)
         after = rng.randint(1, total - 1)  # the kill lands somewhere after event `after`
         proc = start(ws, "run", "g.agraph.yaml", "--approve", digest)
-        reached = wait_for(lambda ws=ws, after=after: event_count(ws) >= after or
-                           proc.poll() is not None)
+        reached = wait_for(lambda ws=ws, after=after, proc=proc: event_count(ws) >= after
+                           or proc.poll() is not None)
         assert reached
         proc.send_signal(signal.SIGKILL)
         proc.wait()

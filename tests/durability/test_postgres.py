@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.durability import graphs
 from tests.durability.support import normalized, record, rein, runs, write_graph
 from tests.store.conftest import pg_url  # noqa: F401 - the fixture
@@ -34,10 +36,16 @@ def test_run_resume_and_inspect_on_postgresql(tmp_path: Path, pg_url: str) -> No
     assert again.returncode == 0, again.stderr
 
 
-def test_the_store_url_can_come_from_rein_toml(tmp_path: Path, pg_url: str) -> None:  # noqa: F811
+def test_the_store_url_can_come_from_rein_toml(tmp_path: Path, pg_url: str,  # noqa: F811
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from rein.config_trust import trust_project
+
     graph, answers = graphs.gated()
     digest = write_graph(tmp_path, graph, answers)
     (tmp_path / "rein.toml").write_text(f'[store]\nurl = "{pg_url}"\n')
+    # A project file's store URL counts only once the user trusts the file.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    trust_project(tmp_path)
     assert rein(tmp_path, "run", "g.agraph.yaml", "--approve", digest).returncode == 3
     listed = json.loads(rein(tmp_path, "approvals", "list", "--json").stdout)
     [ask] = listed["approvals"]

@@ -111,10 +111,10 @@ def test_the_run_lock_excludes_other_processes_and_dies_with_them(
         any_store: Any, store_url: str, tmp_path: Path) -> None:
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys; from pathlib import Path; from rein.store.open import open_store; "
-         f"s = open_store(Path({str(tmp_path)!r}), url={store_url!r}); "
-         "held = s.lock_run('run-x'); held.__enter__(); print('held', flush=True); "
-         "sys.stdin.read()"],
+         ("import sys; from pathlib import Path; from rein.store.open import open_store; "
+          f"s = open_store(Path({str(tmp_path)!r}), url={store_url!r}); "
+          "held = s.lock_run('run-x'); held.__enter__(); print('held', flush=True); "
+          "sys.stdin.read()")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from rein.errors import Refused, StoreError
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Transition
 from rein.store.ids import ApprovalId, NodeKey, RunId
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
-
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.
@@ -347,7 +345,3 @@ class SQLStore:
     def _release(self, run_id: str, handle: Any) -> None:
         raise NotImplementedError
 
-
-def owner() -> tuple[str, int]:
-    """(host, pid) of this process, as recorded in process rows."""
-    return host_name(), os.getpid()
