@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rein.cli import main
+from rein.config_trust import trust_project
 
 DATA = Path(__file__).resolve().parents[1] / "profiles" / "data"
 HOOKS = '[hooks.redact-secrets]\ncommand = ["true"]\n'
@@ -102,6 +103,7 @@ def test_acceptance_apply_shared_deltas(capsys: pytest.CaptureFixture[str], tmp_
     examples = shared_dir / "oap-examples"
     profile = Path(shutil.copy(examples / profile_name, tmp_path))
     (tmp_path / "rein.toml").write_text(HOOKS)
+    trust_project(tmp_path)
     ws = ("--workspace", str(tmp_path))
     _, before, _ = run(capsys, "profile", "digest", "--json", str(profile))
     before_digests = json.loads(before)

@@ -19,6 +19,7 @@ from support import shared_path
 
 from rein.cli import main
 from rein.config import load_config
+from rein.config_trust import trust_project
 from rein.formats.oap.schema import schema_for
 from rein.profiles.generate import (
     Evidence,
@@ -203,6 +204,7 @@ def test_generate_apply_validate_round_trip_on_markdown(ws: Path, data: Path) ->
 @pytest.mark.skipif(not OAP_VALIDATE.exists(), reason="oap-validate is not installed")
 def test_round_trip_on_the_official_code_reviewer(ws: Path, shared_dir: Path) -> None:
     (ws / "rein.toml").write_text('[hooks.redact-secrets]\ncommand = ["true"]\n')
+    trust_project(ws)
     path, resolved = resolved_copy(ws, shared_path("oap-examples", "code-reviewer.agent.yaml"))
     thread = resolved.state["open_threads"][0]
     delta = propose_delta(resolved, session="s-9", now=NOW, learned=[

@@ -10,6 +10,7 @@ import pytest
 from profile_env import HOOKS_TOML, data_fixture, isolated_env_fixture, ws_fixture  # noqa: F401
 
 from rein.config import load_config
+from rein.config_trust import trust_project
 from rein.profiles.discovery import discover
 from rein.profiles.records import ProfileError
 from rein.profiles.resolve import resolve_profile, skill_digest
@@ -199,6 +200,10 @@ def test_required_hook_must_be_registered(ws: Path, data: Path) -> None:
         resolve(path, ws)
     assert info.value.code == "OAP221" and "rein.toml" in (info.value.hint or "")
     (ws / "rein.toml").write_text(HOOKS_TOML)
+    with pytest.raises(ProfileError) as info:  # a project's hooks run only once trusted
+        resolve(path, ws)
+    assert f"rein config trust --workspace {ws}" in (info.value.hint or "")
+    trust_project(ws)
     (hook,) = resolve(path, ws).hooks
     assert hook.name == "redact-secrets" and hook.command[0] == "python"
 
@@ -206,6 +211,7 @@ def test_required_hook_must_be_registered(ws: Path, data: Path) -> None:
 @pytest.mark.shared
 def test_every_shared_example_instantiates(ws: Path, shared_dir: Path) -> None:
     (ws / "rein.toml").write_text(HOOKS_TOML)
+    trust_project(ws)
     folder = shared_dir / "oap-examples"
     names = sorted(p.name for p in folder.glob("*.agent.*")) + ["json/note-taker.agent.json"]
     for name in names:

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from rein.cli import main
+from rein.config_trust import trust_project
 from rein.errors import ConfigError
 from tests.scenarios.harness import summary
 from tests.scenarios.model_env import ModelScenario, graph, ms_fixture, task
@@ -34,6 +35,7 @@ def setup(ms: ModelScenario) -> str:
     ms.toml(f'[workers.command.fake]\nargv = ["{sys.executable}", "{ms.root / "agent.py"}", '
             '"{prompt_file}"]\nmodel = "fake-agent"\ntimeout_seconds = 60\n\n'
             '[tiers.standard]\nprovider = "fake"\nmodel = "fake-agent-v2"\n')
+    trust_project(ms.root)  # a project's command workers run once trusted
     notes = task("Write notes", tools=[], permissions=["fs:write:NOTES.md"],
                  outputs={"summary": "what"})
     changelog = task("Write the changelog", tools=[], permissions=["fs:write:CHANGELOG.md"],
@@ -65,6 +67,7 @@ def test_a_command_worker_nobody_routes_serves_only_nodes_that_name_it(
     ms.file("agent.py", AGENT)
     ms.toml(f'[workers.command.fake]\nargv = ["{sys.executable}", "{ms.root / "agent.py"}", '
             '"{prompt_file}"]\n\n[driver]\nenabled = false\n')
+    trust_project(ms.root)  # a project's command workers run once trusted
     node = task("Write notes", tools=[], permissions=["fs:write:NOTES.md"],
                 outputs={"summary": "what"})
     code, out = ms.run(ms.graph("g.agraph.yaml", graph("cmd", {"notes": node}, "notes")))
@@ -85,6 +88,7 @@ def test_an_agent_cannot_commit(ms: ModelScenario) -> None:
     ms.file("agent.py", committer)
     ms.toml(f'[workers.command.fake]\nargv = ["{sys.executable}", "{ms.root / "agent.py"}"]\n\n'
             '[tiers.standard]\nprovider = "fake"\nmodel = "m"\n')
+    trust_project(ms.root)  # a project's command workers run once trusted
     node = task("Write notes", tools=[], permissions=["fs:write:NOTES.md"],
                 outputs={"summary": "what"})
     code, out = ms.run(ms.graph("g.agraph.yaml", graph("cmd", {"notes": node}, "notes")))

@@ -349,19 +349,31 @@ def _hooks(data: dict[str, Any], doc: OapDocument, work: _Work) -> list[HookBind
             name, required = ref["hook"], bool(ref.get("required"))
             pointer = f"/spec/lifecycle/{event}/{i}/hook"
             if name not in registered:
+                untrusted = _untrusted_hook(work.config, name)
                 if required:
                     work.fail("OAP221", f"required hook {name!r} is not registered in rein.toml "
-                              "[§3.8]", doc.locate(pointer),
-                              hint=f'add [hooks.{name}] with command = ["..."] to rein.toml')
+                              "[§3.8]" + (f"; {untrusted}" if untrusted else ""),
+                              doc.locate(pointer),
+                              hint=f"review and trust it: rein config trust --workspace "
+                                   f"{work.workspace}" if untrusted else
+                                   f'add [hooks.{name}] with command = ["..."] to rein.toml')
                 else:
-                    work.adjustments.append(Adjustment(field=pointer, requested=name,
-                                                       granted=None,
-                                                       reason="hook not registered; skipped"))
+                    work.adjustments.append(Adjustment(
+                        field=pointer, requested=name, granted=None,
+                        reason=f"hook {untrusted or 'not registered'}; skipped"))
                 continue
             out.append(HookBinding(event=event, name=name, required=required,
                                    params=dict(ref.get("with") or {}),
                                    command=registered[name].command))
     return out
+
+
+def _untrusted_hook(config: Config, name: str) -> str | None:
+    """Why a hook the project rein.toml defines is not registered, if that is the reason."""
+    trust = config.project_trust
+    if trust is None or trust.honoured or f"hooks.{name}" not in {i.key for i in trust.items}:
+        return None
+    return f"defined in {trust.path}, which is {trust.state.value}"
 
 
 def _memory(data: dict[str, Any], work: _Work) -> list[Any]:
