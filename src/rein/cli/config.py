@@ -99,18 +99,20 @@ def trust(workspace: str, expected: str | None, as_json: bool) -> int:
     from rein.config_trust import TrustState, trust_project
     from rein.errors import Refused
 
-    ws = Path(workspace)
+    ws = Path(workspace).resolve()
     current = load_config(ws).project_trust
     if expected is None and current is not None and current.state not in (
             TrustState.NOTHING, TrustState.FORBIDDEN):
         if as_json or not _interactive():
-            if as_json:
-                emit_json({"trusted": False, **current.to_json()})
-            else:
+            refused = Refused(f"{current.path}: not trusted yet (no confirmation)",
+                              code="CFG014", hint=f"after reviewing, run: rein config trust "
+                                                  f"--workspace {ws} --digest {current.digest}")
+            if not as_json:
                 _describe(current)
-            raise Refused(f"{current.path}: not trusted yet (no confirmation)", code="CFG014",
-                          hint=f"after reviewing, run: rein config trust --workspace "
-                               f"{workspace} --digest {current.digest}")
+                raise refused
+            # One JSON object: what would be trusted, and why nothing was recorded.
+            emit_json({"trusted": False, **current.to_json(), "error": refused.to_json()})
+            return int(ExitCode.REFUSED)
         _describe(current)
         if not click.confirm("Trust these definitions?", default=False):
             raise Refused("not trusted", code="CFG014", hint="nothing was recorded")
@@ -139,8 +141,9 @@ def untrust(workspace: str, as_json: bool) -> int:
     """
     from rein.config_trust import untrust_project
 
-    removed = untrust_project(Path(workspace))
-    path = str(Path(workspace) / "rein.toml")
+    ws = Path(workspace).resolve()
+    removed = untrust_project(ws)
+    path = str(ws / "rein.toml")
     if as_json:
         emit_json({"path": path, "removed": removed})
     else:

@@ -1,0 +1,141 @@
+"""``rein config trust`` / ``untrust`` / ``show``, and ``rein run`` honouring trust end to end."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from rein.cli import main
+from rein.config_trust import TRUST_FILE_NAME
+from tests.scenarios.harness import summary
+from tests.scenarios.model_env import ModelScenario, graph, ms_fixture, task
+
+__all__ = ["ms_fixture"]  # the fixture this module's tests use
+
+# A stand-in CLI agent (a test double): writes NOTES.md and reports its outputs as JSON.
+AGENT = """\
+import json, pathlib
+pathlib.Path("NOTES.md").write_text("# notes\\n")
+print(json.dumps({"summary": "wrote NOTES.md"}))
+"""
+
+
+def project(ms: ModelScenario, *extra_args: str) -> str:
+    ms.file("agent.py", AGENT)
+    argv = json.dumps([sys.executable, str(ms.root / "agent.py"), *extra_args])
+    ms.toml(f'[policy]\nnetwork = "deny"\n\n[workers.command.fake]\nargv = {argv}\n\n'
+            '[tiers.standard]\nprovider = "fake"\nmodel = "fake-agent"\n')
+    node = task("Write notes", tools=[], permissions=["fs:write:NOTES.md"],
+                outputs={"summary": "what"})
+    return ms.graph("g.agraph.yaml", graph("trust", {"notes": node}, "notes"))
+
+
+def rein(ms: ModelScenario, *args: str) -> tuple[int, str, str]:
+    ms.capsys.readouterr()
+    code = main(list(args))
+    out = ms.capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run(ms: ModelScenario, g: str) -> tuple[int, str, str]:
+    code, digest, _ = rein(ms, "graph", "digest", g)
+    assert code == 0
+    return rein(ms, "run", g, "--approve", digest.strip(), "--json")
+
+
+def test_a_cloned_command_worker_runs_only_after_trust(ms: ModelScenario) -> None:
+    g = project(ms)
+    code, out, err = run(ms, g)
+    assert code == 4, out  # refused before anything runs
+    assert not (ms.root / "NOTES.md").exists()
+    assert "CFG015" in out and "rein config trust --workspace" in out
+    assert f"notice: {ms.root / 'rein.toml'} is not trusted; ignoring workers.command.fake" \
+        in err
+
+    code, out, _ = rein(ms, "config", "trust", "--json")
+    shown = json.loads(out)
+    assert code == 4 and shown["trusted"] is False and shown["state"] == "untrusted"
+    assert shown["error"]["code"] == "CFG014"
+    [section] = shown["sections"]
+    assert section["kind"] == "command worker"
+    assert section["detail"] == f"{sys.executable} {ms.root / 'agent.py'}"
+    code, out, _ = rein(ms, "config", "trust", "--digest", shown["digest"])
+    assert code == 0 and out == f"trusted {ms.root / 'rein.toml'} at {shown['digest']}\n"
+
+    code, out = ms.run(g)
+    assert code == 0, out
+    assert summary(out)["status"] == "succeeded"
+    assert (ms.root / "NOTES.md").read_text() == "# notes\n"
+
+    (ms.root / "NOTES.md").unlink()
+    project(ms, "--extra")  # the command line changed: the trust is void
+    code, out, err = run(ms, g)
+    assert code == 4 and not (ms.root / "NOTES.md").exists()
+    assert "changed since you trusted it" in err
+
+
+def test_trust_without_a_digest_off_a_terminal_shows_and_refuses(ms: ModelScenario) -> None:
+    project(ms)
+    code, out, err = rein(ms, "config", "trust")
+    assert code == 4
+    assert out.startswith(f"{ms.root / 'rein.toml'} (untrusted) would add:\n")
+    assert "  command worker  workers.command.fake: " in out
+    assert "CFG014" in err and "--digest sha256:" in err
+    trust_file = ms.root / ".home" / ".config" / "rein" / TRUST_FILE_NAME
+    assert not trust_file.exists()
+    code, out, _ = rein(ms, "config", "trust", "--digest", "sha256:" + "0" * 64)
+    assert code == 4 and not trust_file.exists()
+
+
+def test_show_marks_untrusted_sections_and_untrust_forgets(ms: ModelScenario) -> None:
+    project(ms)
+    code, out, _ = rein(ms, "config", "show")
+    assert code == 0
+    assert f"# untrusted, ignored: workers.command.fake: {sys.executable}" in out
+    assert 'policy.network = "deny"' in out  # narrowing applies regardless
+    code, out, _ = rein(ms, "config", "show", "--json")
+    shown = json.loads(out)
+    assert shown["project_trust"]["state"] == "untrusted"
+    assert not any(k.startswith("workers.command") for k in shown["values"])
+
+    digest = shown["project_trust"]["digest"]
+    assert rein(ms, "config", "trust", "--digest", digest)[0] == 0
+    shown = json.loads(rein(ms, "config", "show", "--json")[1])
+    assert shown["project_trust"]["state"] == "trusted"
+    assert shown["values"]["workers.command.fake.argv"][0] == sys.executable
+
+    code, out, _ = rein(ms, "config", "untrust", "--json")
+    assert code == 0 and json.loads(out) == {"path": str(ms.root / "rein.toml"),
+                                             "removed": True}
+    code, out, _ = rein(ms, "config", "untrust")
+    assert code == 0 and out == f"was not trusted: {ms.root / 'rein.toml'}\n"
+    assert json.loads(rein(ms, "config", "show", "--json")[1])["project_trust"]["state"] \
+        == "untrusted"
+
+
+def test_a_managed_ban_refuses_trust(ms: ModelScenario) -> None:
+    project(ms)
+    managed = ms.root / ".etc" / "rein.toml"
+    managed.parent.mkdir(parents=True)
+    managed.write_text("[policy]\nproject_trust = false\n")
+    digest = json.loads(rein(ms, "config", "show", "--json")[1])["project_trust"]["digest"]
+    code, out, err = rein(ms, "config", "trust", "--digest", digest)
+    assert code == 4 and "CFG010" in err
+
+
+def test_nothing_to_trust(ms: ModelScenario) -> None:
+    ms.toml('[policy]\nshell = "deny"\n[providers.script]\nkind = "scripted"\n')
+    code, out, _ = rein(ms, "config", "trust")
+    assert code == 0 and out.endswith("defines nothing that needs trust; nothing recorded\n")
+    code, out, err = rein(ms, "config", "trust", "--workspace", str(ms.root / "absent"))
+    assert code == 64 and "CFG013" in err
+
+
+@pytest.mark.parametrize("command", ["trust", "untrust", "show"])
+def test_help_has_an_example_and_exit_codes(command: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", command, "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "Example:" in text and "Exit codes:" in text
