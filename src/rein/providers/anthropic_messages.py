@@ -9,22 +9,15 @@ apart from ``input_tokens`` and are added back here so usage means the same for 
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 
-from rein.providers.base import ensure_allowed
-from rein.providers.config import ProviderConfig
-from rein.providers.errors import ProviderAuthError, vendor_errors
-from rein.providers.retry import Sleep, with_retries
+from rein.providers.sdk import SdkProvider, assistant_response
 from rein.providers.types import (
     Capabilities,
-    Completed,
-    Message,
     ModelRequest,
     ModelResponse,
     ModelToolCall,
@@ -33,7 +26,6 @@ from rein.providers.types import (
     TextDelta,
     TokenUsage,
     ToolCallDelta,
-    stop_reason,
 )
 
 DEFAULT_MAX_TOKENS = 4096
@@ -47,80 +39,20 @@ _STOP: dict[str, StopReason] = {
 _CHOICE = {"auto": {"type": "auto"}, "required": {"type": "any"}, "none": {"type": "none"}}
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """Messages API (``POST /v1/messages``), streaming and tool use included."""
 
     capabilities = Capabilities(
         streaming=True, tool_calling=True, parallel_tool_calls=True, seed=False
     )
+    sdk_errors = anthropic
+    sdk_client = anthropic.AsyncAnthropic
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        *,
-        http_client: Any = None,
-        sleep: Sleep = asyncio.sleep,
-        environ: dict[str, str] | None = None,
-    ) -> None:
-        self.name = config.name
-        self.config = config
-        self._injected = http_client is not None
-        self._sleep = sleep
-        key = config.api_key(environ)
-        self._has_key = key is not None
-        self._secrets = (key,) if key else ()
-        self._client = anthropic.AsyncAnthropic(
-            api_key=key or "no-key",
-            base_url=config.base_url,
-            max_retries=0,
-            timeout=config.timeout_seconds,
-            http_client=http_client,
-        )
+    async def _create(self, params: dict[str, Any]) -> Any:
+        return await self._client.messages.create(**params)
 
-    @classmethod
-    def from_config(cls, config: ProviderConfig, http_client: Any = None) -> AnthropicProvider:
-        return cls(config, http_client=http_client)
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(name={self.name!r}, base_url={self.config.base_url!r})"
-
-    def _ready(self) -> None:
-        ensure_allowed(self.name, injected_transport=self._injected)
-        if not self._has_key:
-            raise ProviderAuthError(
-                f"{self.name}: no API key: {self.config.key_variable()} is not set",
-                hint=f"export {self.config.key_variable()}",
-                provider=self.name,
-            )
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        self._ready()
-        params = self._params(request)
-
-        async def once() -> ModelResponse:
-            with vendor_errors(self.name, errors=anthropic, secrets=self._secrets):
-                raw = await self._client.messages.create(**params)
-            return self._response(raw)
-
-        return await with_retries(once, policy=self.config.retry, sleep=self._sleep)
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        self._ready()
-        params = {**self._params(request), "stream": True}
-
-        async def open_stream() -> Any:
-            with vendor_errors(self.name, errors=anthropic, secrets=self._secrets):
-                return await self._client.messages.create(**params)
-
-        events = await with_retries(open_stream, policy=self.config.retry, sleep=self._sleep)
-        acc = _Accumulator()
-        with vendor_errors(self.name, errors=anthropic, secrets=self._secrets):
-            async for event in events:
-                for out in acc.feed(event):
-                    yield out
-        response = acc.finish_response(request.model)
-        cost = self.config.prices.cost(response.model, response.usage)
-        yield Completed(response=replace(response, cost_usd=cost))
+    def _accumulator(self) -> _Accumulator:
+        return _Accumulator()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         max_tokens = request.max_output_tokens or self.config.options.get(
@@ -163,13 +95,14 @@ class AnthropicProvider:
                     )
                 )
         usage = _usage(raw.usage)
-        return ModelResponse(
-            message=Message(role="assistant", content="".join(text), tool_calls=tuple(calls)),
+        return assistant_response(
+            text="".join(text),
+            calls=calls,
             usage=usage,
-            stop_reason=stop_reason(raw.stop_reason, _STOP),
-            vendor_stop_reason=raw.stop_reason,
+            vendor_stop=raw.stop_reason,
+            stops=_STOP,
             model=raw.model or "",
-            cost_usd=self.config.prices.cost(raw.model or "", usage),
+            cost_usd=self._priced(raw.model or "", usage),
         )
 
 
@@ -271,10 +204,11 @@ class _Accumulator:
             output_tokens=self.output_tokens,
             cached_input_tokens=base.cached_input_tokens,
         )
-        return ModelResponse(
-            message=Message(role="assistant", content=text, tool_calls=calls),
+        return assistant_response(
+            text=text,
+            calls=calls,
             usage=usage,
-            stop_reason=stop_reason(self.stop, _STOP),
-            vendor_stop_reason=self.stop,
+            vendor_stop=self.stop,
+            stops=_STOP,
             model=self.model or requested_model,
         )

@@ -7,22 +7,16 @@ The SDK's own retries are off; :mod:`rein.providers.retry` is the only retry lay
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
 
-from rein.providers.base import ensure_allowed
-from rein.providers.config import ProviderConfig
-from rein.providers.errors import ProviderAuthError, ProviderResponseError, vendor_errors
-from rein.providers.retry import Sleep, with_retries
+from rein.providers.errors import ProviderResponseError
+from rein.providers.sdk import SdkProvider, assistant_response
 from rein.providers.types import (
     Capabilities,
-    Completed,
-    Message,
     ModelRequest,
     ModelResponse,
     ModelToolCall,
@@ -31,7 +25,6 @@ from rein.providers.types import (
     TextDelta,
     TokenUsage,
     ToolCallDelta,
-    stop_reason,
 )
 
 _FINISH: dict[str, StopReason] = {
@@ -43,86 +36,29 @@ _FINISH: dict[str, StopReason] = {
 }
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(SdkProvider):
     """Chat completions (``POST /chat/completions``), streaming and tool calls included."""
 
     capabilities = Capabilities(
         streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True
     )
+    sdk_errors = openai
+    sdk_client = openai.AsyncOpenAI
 
-    def __init__(
-        self,
-        config: ProviderConfig,
-        *,
-        http_client: Any = None,
-        sleep: Sleep = asyncio.sleep,
-        environ: dict[str, str] | None = None,
-    ) -> None:
-        self.name = config.name
-        self.config = config
-        self._injected = http_client is not None
-        self._sleep = sleep
-        key = config.api_key(environ)
-        self._has_key = key is not None
-        self._secrets = (key,) if key else ()
-        # A local server ignores the key, but the SDK insists on one.
-        self._client = openai.AsyncOpenAI(
-            api_key=key or "no-key",
-            base_url=config.base_url,
-            max_retries=0,
-            timeout=config.timeout_seconds,
-            http_client=http_client,
-        )
+    def _key_optional(self) -> bool:
+        return self.config.base_url is not None
 
-    @classmethod
-    def from_config(cls, config: ProviderConfig, http_client: Any = None) -> OpenAIChatProvider:
-        return cls(config, http_client=http_client)
+    def _missing_key_hint(self) -> str:
+        return f"export {self.config.key_variable()}, or set base_url for a local server"
 
-    def __repr__(self) -> str:
-        return f"OpenAIChatProvider(name={self.name!r}, base_url={self.config.base_url!r})"
+    async def _create(self, params: dict[str, Any]) -> Any:
+        return await self._client.chat.completions.create(**params)
 
-    def _ready(self) -> None:
-        ensure_allowed(self.name, injected_transport=self._injected)
-        if not self._has_key and self.config.base_url is None:
-            raise ProviderAuthError(
-                f"{self.name}: no API key: {self.config.key_variable()} is not set",
-                hint=f"export {self.config.key_variable()}, or set base_url for a local server",
-                provider=self.name,
-            )
+    def _stream_params(self, request: ModelRequest) -> dict[str, Any]:
+        return {**super()._stream_params(request), "stream_options": {"include_usage": True}}
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        self._ready()
-        params = self._params(request)
-
-        async def once() -> ModelResponse:
-            with vendor_errors(self.name, errors=openai, secrets=self._secrets):
-                raw = await self._client.chat.completions.create(**params)
-            return self._response(raw)
-
-        return await with_retries(once, policy=self.config.retry, sleep=self._sleep)
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        self._ready()
-        params = {
-            **self._params(request),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-
-        async def open_stream() -> Any:
-            with vendor_errors(self.name, errors=openai, secrets=self._secrets):
-                return await self._client.chat.completions.create(**params)
-
-        # Only opening the stream is retried: once deltas flowed, a retry would repeat them.
-        chunks = await with_retries(open_stream, policy=self.config.retry, sleep=self._sleep)
-        acc = _Accumulator()
-        with vendor_errors(self.name, errors=openai, secrets=self._secrets):
-            async for chunk in chunks:
-                for event in acc.feed(chunk):
-                    yield event
-        response = acc.finish_response(request.model)
-        cost = self.config.prices.cost(response.model, response.usage)
-        yield Completed(response=replace(response, cost_usd=cost))
+    def _accumulator(self) -> _Accumulator:
+        return _Accumulator()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {"model": request.model, "messages": to_openai_messages(request)}
@@ -165,13 +101,14 @@ class OpenAIChatProvider:
             if getattr(c, "function", None) is not None
         )
         usage = _usage(raw.usage)
-        return ModelResponse(
-            message=Message(role="assistant", content=msg.content or "", tool_calls=calls),
+        return assistant_response(
+            text=msg.content or "",
+            calls=calls,
             usage=usage,
-            stop_reason=stop_reason(choice.finish_reason, _FINISH),
-            vendor_stop_reason=choice.finish_reason,
+            vendor_stop=choice.finish_reason,
+            stops=_FINISH,
             model=raw.model or "",
-            cost_usd=self.config.prices.cost(raw.model or "", usage),
+            cost_usd=self._priced(raw.model or "", usage),
         )
 
 
@@ -253,10 +190,11 @@ class _Accumulator:
             ModelToolCall.from_json_text(id=s["id"], name=s["name"], text=s["arguments"])
             for _, s in sorted(self.calls.items())
         )
-        return ModelResponse(
-            message=Message(role="assistant", content="".join(self.text), tool_calls=calls),
+        return assistant_response(
+            text="".join(self.text),
+            calls=calls,
             usage=self.usage,
-            stop_reason=stop_reason(self.finish, _FINISH),
-            vendor_stop_reason=self.finish,
+            vendor_stop=self.finish,
+            stops=_FINISH,
             model=self.model or requested_model,
         )
