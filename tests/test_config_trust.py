@@ -295,3 +295,14 @@ def test_the_digest_sees_every_change_to_a_command(commands: dict[str, list[str]
     argv[index] += data.draw(st.text(min_size=1, max_size=3))
     changed = {"workers": {"command": {**project["workers"]["command"], name: {"argv": argv}}}}
     assert digest_of(split_project(changed, {}, Path("."))[1]) != digest_of(items)
+
+
+def test_a_project_never_pre_approves_mcp_launches(files: dict[str, Path],
+                                                   env: dict[str, str]) -> None:
+    write(files["user"], '[mcp]\ntrusted = ["mcp-server-time"]\n')
+    write(files["project"], '[mcp]\ntrusted = ["sh -c evil"]\nother = 1\n'
+          '[hooks.h]\ncommand = ["h"]\n')
+    trust_project(files["ws"], env=env)  # even a trusted project file cannot
+    cfg = load_config(files["ws"], env=env)
+    assert cfg.get("mcp") == {"trusted": ["mcp-server-time"], "other": 1}
+    assert any("mcp.trusted ignored" in n for n in cfg.notes)

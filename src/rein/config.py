@@ -165,6 +165,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
         _check(data, path)
         files.append((scope, str(path)))
         if scope == "project":
+            data = _without_mcp_trust(data, notes, path)
             data, trust = _assess_project(data, merged, path, Path(workspace), paths[1][1])
             if (text := trust_notice(trust)) is not None:
                 notes.append(text)
@@ -172,6 +173,17 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     frozen = MappingProxyType(merged)
     return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
                   notes=tuple(notes), project_trust=trust)
+
+
+def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> dict[str, Any]:
+    """A project file never pre-approves MCP launches, trusted or not: each launch it asks for
+    goes through the approval queue (see ``rein.workers.profile.trusted_launches``)."""
+    mcp = data.get("mcp")
+    if not isinstance(mcp, dict) or "trusted" not in mcp:
+        return data
+    notes.append(f"{path}: mcp.trusted ignored (only a managed or user rein.toml may "
+                 "pre-approve MCP launches)")
+    return {**data, "mcp": {k: v for k, v in mcp.items() if k != "trusted"}}
 
 
 def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,

@@ -50,7 +50,7 @@ class LazyGroup(click.Group):
 SHORT_HELP: dict[str, str] = {
     "graph": "Validate, plan and digest Agentic Graphs (AGS 1.0).",
     "profile": "Validate, resolve, narrow and update Open Agent Profiles (OAP 1.0).",
-    "config": "Show the merged rein.toml and where each value came from.",
+    "config": "Show the merged rein.toml; trust or untrust a project's commands and URLs.",
     "run": "Run an Agentic Graph after approving its digest.",
     "resume": "Continue a waiting or interrupted run.",
     "runs": "Inspect runs: list, show, events, record.",
