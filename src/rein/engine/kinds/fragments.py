@@ -1,4 +1,5 @@
-"""What loops, maps and subgraphs share: finding a fragment, binding its params, depth.
+"""What loops, maps and subgraphs share: starting the node, finding a fragment, binding its
+params, depth.
 
 A fragment's params are bound from what the container passes (``carry``, ``subgraph.params``),
 then their defaults, then a same-named parameter of the enclosing scope; a required one left
@@ -12,8 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.engine.graph import ScopeModel, scope_model
+from rein.engine.kinds import ladder
+from rein.engine.nodes import InputsMissing, resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import diagnostic
+from rein.workers.base import FailureClass
 
 
 class FragmentProblem(Exception):
@@ -80,3 +84,30 @@ def model_of(fragment: Mapping[str, Any]) -> ScopeModel:
 
 def report(ctx: RunContext, inst: ScopeInstance, nid: str, problem: FragmentProblem) -> None:
     diagnostic(ctx, problem.code, "error", f"node {nid}: {problem.message}", node=inst.key(nid))
+
+
+async def fail_fragment(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+                        problem: FragmentProblem) -> None:
+    """Report ``problem`` and fail the container node through its failure ladder."""
+    report(ctx, inst, nid, problem)
+    await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+
+
+async def begin_container(ctx: RunContext, inst: ScopeInstance, nid: str,
+                          node: Mapping[str, Any], block: Mapping[str, Any]
+                          ) -> Mapping[str, Any] | None:
+    """Start a loop or map node: count its one execution, resolve its inputs, check the
+    nesting depth and find its body fragment. None when one of those failed: the node has
+    then gone through its failure ladder already."""
+    state = inst.states[nid]
+    ctx.root().budget.start_execution(ctx.clock.now())
+    state.attempts = 1
+    try:
+        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        check_depth(ctx, inst)
+        return fragment_of(ctx, block)
+    except InputsMissing:
+        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
+    except FragmentProblem as problem:
+        await fail_fragment(ctx, inst, nid, node, problem)
+    return None

@@ -16,37 +16,28 @@ from typing import Any
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
+    begin_container,
     bind_fragment_params,
-    check_depth,
-    fragment_of,
+    fail_fragment,
     instance,
     model_of,
-    report,
 )
-from rein.engine.nodes import InputsMissing, resolve_inputs
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, condition, diagnostic, value
 from rein.store.state import NodeStatus
-from rein.workers.base import FailureClass
 
 
 async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
                    ) -> None:
     state = inst.states[nid]
     block = node.get("loop") or {}
-    ctx.root().budget.start_execution(ctx.clock.now())
-    state.attempts = 1
-    try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
-        check_depth(ctx, inst)
-        fragment = fragment_of(ctx, block)
-        params = bind_fragment_params(inst, fragment, {})
-    except InputsMissing:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
+    fragment = await begin_container(ctx, inst, nid, node, block)
+    if fragment is None:
         return
+    try:
+        params = bind_fragment_params(inst, fragment, {})
     except FragmentProblem as problem:
-        report(ctx, inst, nid, problem)
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+        await fail_fragment(ctx, inst, nid, node, problem)
         return
     model = model_of(fragment)
     mode = block.get("mode", "repeat")

@@ -18,14 +18,12 @@ from typing import Any
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
+    begin_container,
     bind_fragment_params,
-    check_depth,
-    fragment_of,
     instance,
     model_of,
     report,
 )
-from rein.engine.nodes import InputsMissing, resolve_inputs
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic, value
 from rein.store.state import NodeStatus
@@ -37,18 +35,8 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     state = inst.states[nid]
     block = node.get("map") or {}
     key = inst.key(nid)
-    ctx.root().budget.start_execution(ctx.clock.now())
-    state.attempts = 1
-    try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
-        check_depth(ctx, inst)
-        fragment = fragment_of(ctx, block)
-    except InputsMissing:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
-        return
-    except FragmentProblem as problem:
-        report(ctx, inst, nid, problem)
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+    fragment = await begin_container(ctx, inst, nid, node, block)
+    if fragment is None:
         return
     scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
     items = value(ctx, scope, str(block.get("over", "[]")), f"node {nid} map.over")
