@@ -121,7 +121,7 @@ def test_a_managed_ban_refuses_trust(ms: ModelScenario) -> None:
     managed.parent.mkdir(parents=True)
     managed.write_text("[policy]\nproject_trust = false\n")
     digest = json.loads(rein(ms, "config", "show", "--json")[1])["project_trust"]["digest"]
-    code, out, err = rein(ms, "config", "trust", "--digest", digest)
+    code, _, err = rein(ms, "config", "trust", "--digest", digest)
     assert code == 4 and "CFG010" in err
 
 
