@@ -46,6 +46,7 @@ class AnthropicProvider(SdkProvider):
         streaming=True, tool_calling=True, parallel_tool_calls=True, seed=False
     )
     sdk_errors = anthropic
+    stops = _STOP
     sdk_client = anthropic.AsyncAnthropic
 
     async def _create(self, params: dict[str, Any]) -> Any:
@@ -94,16 +95,8 @@ class AnthropicProvider(SdkProvider):
                         id=block.id, name=block.name, arguments=args, raw_arguments=json.dumps(args)
                     )
                 )
-        usage = _usage(raw.usage)
-        return assistant_response(
-            text="".join(text),
-            calls=calls,
-            usage=usage,
-            vendor_stop=raw.stop_reason,
-            stops=_STOP,
-            model=raw.model or "",
-            cost_usd=self._priced(raw.model or "", usage),
-        )
+        return self._priced_response(text="".join(text), calls=calls, usage=_usage(raw.usage),
+                                     vendor_stop=raw.stop_reason, model=raw.model or "")
 
 
 def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:

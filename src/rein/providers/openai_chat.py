@@ -43,6 +43,7 @@ class OpenAIChatProvider(SdkProvider):
         streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True
     )
     sdk_errors = openai
+    stops = _FINISH
     sdk_client = openai.AsyncOpenAI
 
     def _key_optional(self) -> bool:
@@ -100,16 +101,8 @@ class OpenAIChatProvider(SdkProvider):
             for c in (msg.tool_calls or ())
             if getattr(c, "function", None) is not None
         )
-        usage = _usage(raw.usage)
-        return assistant_response(
-            text=msg.content or "",
-            calls=calls,
-            usage=usage,
-            vendor_stop=choice.finish_reason,
-            stops=_FINISH,
-            model=raw.model or "",
-            cost_usd=self._priced(raw.model or "", usage),
-        )
+        return self._priced_response(text=msg.content or "", calls=calls, usage=_usage(raw.usage),
+                                     vendor_stop=choice.finish_reason, model=raw.model or "")
 
 
 def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:

@@ -76,6 +76,8 @@ class SdkProvider:
     sdk_errors: ClassVar[Any]
     #: The SDK's async client class (both SDKs take the same constructor arguments).
     sdk_client: ClassVar[Any]
+    #: The vendor's stop/finish reasons mapped to rein's.
+    stops: ClassVar[Mapping[str, StopReason]]
 
     def __init__(
         self,
@@ -188,5 +190,10 @@ class SdkProvider:
         cost = self.config.prices.cost(response.model, response.usage)
         yield Completed(response=replace(response, cost_usd=cost))
 
-    def _priced(self, model: str, usage: TokenUsage) -> float | None:
-        return self.config.prices.cost(model, usage)
+    def _priced_response(self, *, text: str, calls: Iterable[ModelToolCall], usage: TokenUsage,
+                         vendor_stop: str | None, model: str) -> ModelResponse:
+        """A whole (non-streamed) response, priced from the model the vendor says answered."""
+        return assistant_response(
+            text=text, calls=calls, usage=usage, vendor_stop=vendor_stop, stops=self.stops,
+            model=model, cost_usd=self.config.prices.cost(model, usage),
+        )
