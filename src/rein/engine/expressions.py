@@ -55,9 +55,15 @@ class EvalScope:
             return self.extra[root]
         if root == "nodes":
             views = self.nodes()
-            if self.this is not None and "self" not in views:
-                return {**views, "self": self.this}
-            return views
+            if self.this is None:
+                return views
+            overlay: dict[str, Any] = {} if "self" in views else {"self": self.this}
+            own = self.this.get("id")
+            if "outputs" in self.this and isinstance(own, str) and own in views:
+                # Criteria run before the node's outputs are stored: `nodes.<own id>.outputs`
+                # must read the attempt's outputs, exactly as `self.outputs` does.
+                overlay[own] = {**views[own], "outputs": self.this["outputs"]}
+            return {**views, **overlay} if overlay else views
         if root == "self":
             if self.this is None:
                 raise KeyError(root)
