@@ -78,6 +78,9 @@ def test_for_attempt_maps_node_requirements(tmp_path: Path) -> None:
     assert rw.mode is SandboxMode.WORKSPACE_WRITE and not rw.network_access
     ro = SandboxPolicy.for_attempt(tmp_path, "read_only", "full")
     assert ro.mode is SandboxMode.READ_ONLY and ro.network_access
+    assert not rw.require_boundary
+    strict = SandboxPolicy.for_attempt(tmp_path, "read_write", "none", require_boundary=True)
+    assert strict.require_boundary and strict.mode is SandboxMode.WORKSPACE_WRITE
 
 
 def test_bubblewrap_command_line(tmp_path: Path) -> None:

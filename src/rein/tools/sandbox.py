@@ -76,15 +76,19 @@ class SandboxPolicy:
         workspace: str | os.PathLike[str],
         workspace_access: Literal["none", "read_only", "read_write"],
         network: Literal["none", "restricted", "full"],
+        *,
+        require_boundary: bool = False,
     ) -> SandboxPolicy:
-        """The policy a node's ``requirements.workspace`` and ``network`` ask for."""
+        """The policy a node's ``requirements.workspace`` and ``network`` ask for
+        (``require_boundary``: the worker refuses commands without a real sandbox)."""
         mode = (
             SandboxMode.WORKSPACE_WRITE
             if workspace_access == "read_write"
             else SandboxMode.READ_ONLY
         )
         # "restricted" still needs the network namespace; per-origin checks happen in http_fetch.
-        return cls(mode=mode, workspace=Path(workspace), network_access=network != "none")
+        return cls(mode=mode, workspace=Path(workspace), network_access=network != "none",
+                   require_boundary=require_boundary)
 
     def writable(self) -> tuple[Path, ...]:
         """The roots a command may write below (empty for read-only)."""

@@ -156,13 +156,8 @@ class CommandWorker:
             env = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
             env.update(request.env)
             env["REIN_OUTPUTS_FILE"] = str(outputs_file)
-            base = SandboxPolicy.for_attempt(
-                request.workspace, request.workspace_access, request.network
-            )
-            policy = SandboxPolicy(
-                mode=base.mode,
-                workspace=base.workspace,
-                network_access=base.network_access,
+            policy = SandboxPolicy.for_attempt(
+                request.workspace, request.workspace_access, request.network,
                 require_boundary=self.require_boundary,
             )
             before = git_refs(request.workspace)

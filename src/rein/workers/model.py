@@ -259,13 +259,8 @@ class ModelWorker:
     def toolbox(self, request: AttemptRequest, grants: AttemptGrants | None = None) -> Toolbox:
         """The attempt's tools, policy and sandbox."""
         grants = grants or self.grants(request)
-        base = SandboxPolicy.for_attempt(
-            request.workspace, request.workspace_access, request.network
-        )
-        sandbox = SandboxPolicy(
-            mode=base.mode,
-            workspace=base.workspace,
-            network_access=base.network_access,
+        sandbox = SandboxPolicy.for_attempt(
+            request.workspace, request.workspace_access, request.network,
             require_boundary=self.require_boundary,
         )
         policy = ToolPolicy.build(
