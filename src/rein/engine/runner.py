@@ -586,6 +586,9 @@ def _load_memory(ctx: RunContext) -> None:
     for row in ctx.store.nodes(ctx.run_id):
         if not row.status.terminal or recovery.adoptable(row.status, policy):
             ctx.memo[row.node_key] = row
+    ctx.edges_seen = {(str(e.payload.get("scope") or ""), str(e.payload.get("from")),
+                       str(e.payload.get("to")), str(e.payload.get("kind")))
+                      for e in ctx.store.events(ctx.run_id) if e.type == "edge/resolved"}
     approvals.load_answers(ctx)
 
 

@@ -163,6 +163,9 @@ class RunContext:
     parent: RunContext | None = None
     memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
     resume_policy: str = "resume_incomplete"  # which stored nodes replay adopts (recovery)
+    # Edge resolutions already in the trace, (scope, from, to, kind): a replay writes again
+    # only those a crash lost between a node's end and its edges.
+    edges_seen: set[tuple[str, str, str, str]] = field(default_factory=set)
     approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # by key
     listeners: list[Listener] = field(default_factory=list)
     groups_held: set[str] = field(default_factory=set)

@@ -148,7 +148,8 @@ class Scheduler:
                 active = False
             self.inst.edge_active[edge.index] = active
             self.dirty.add(edge.target)
-            if not state.adopted:
+            seen = (self.inst.path, nid, edge.target, edge.kind) in self.ctx.edges_seen
+            if not (state.adopted and seen):
                 payload: dict[str, Any] = {"from": nid, "to": edge.target, "kind": edge.kind,
                                            "active": active, "when_result": when_result}
                 if self.inst.path:
