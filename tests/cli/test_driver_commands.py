@@ -224,7 +224,20 @@ def test_a_write_outside_fs_write_fails_the_attempt(drive: Drive) -> None:
     assert "notes.txt" in attempt["error"]
     assert "success" not in attempt  # criteria are not evaluated for a failed worker
     code, text = drive.rein("next")
-    assert code == 1 and text.startswith("STOPPED (failed): node(s) write_module failed")
+    assert code == 1 and text.startswith("STOPPED (failed): node(s) write_module failed "
+                                         "(permission_denied: ")
+    assert text.count("(failed)") == 1  # the run's status is said once, in the heading
+
+
+def test_a_stopped_run_names_the_criteria_that_failed(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", WRONG)
+    drive.submit(drive.envelope())
+    code, status = drive.submit(drive.envelope())  # attempt 2, still wrong: no attempts left
+    assert (code, status["status"], status["reason"]) == (1, "stopped", "failed")
+    assert status["message"].startswith(
+        "node(s) write_module failed (criteria_failed: success criteria failed: greets); "
+        "the run ended failed; see `rein runs show run-")
 
 
 def test_a_file_changed_before_the_instruction_does_not_count(drive: Drive) -> None:

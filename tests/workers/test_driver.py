@@ -31,6 +31,7 @@ from rein.workers.driver_protocol import (
     parse_envelope,
     token_for,
 )
+from rein.workers.driver_status import render
 from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
 
 
@@ -79,6 +80,15 @@ def test_a_decision_envelope_must_name_one_of_the_labels(tmp_path: Path) -> None
                                                        "property")]
     failed = {k: v for k, v in missing.items() if k != "outputs"}
     assert envelope_problems({**failed, "status": "failed"}, instruction) == []
+
+
+def test_the_text_of_a_decision_without_outputs_or_permissions(tmp_path: Path) -> None:
+    req = request(tmp_path, outputs=(), permissions=())
+    instruction = build_instruction(req, token="drv-t", limits=Limits())
+    text = render({"status": "instruction", "run_id": "run-1", "exit_code": 3, **instruction})
+    assert "## Produce" not in text  # no empty heading: a decision answers with a label
+    assert "## Choose one decision label\n- ship: go\n- hold: " in text
+    assert "- permissions: none (change no file: any write fails the attempt)" in text
 
 
 def test_parse_envelope_is_strict_but_tolerates_a_fence() -> None:

@@ -156,6 +156,7 @@ def stop_reason(conn: sqlite3.Connection, root: str, status: str) -> tuple[str, 
     classes: set[str] = set()
     blocked: list[str] = []
     failed: list[str] = []
+    why = ""
     for key, node_status, record in conn.execute(
             f"SELECT node_key, status, record FROM nodes WHERE run_id IN ({marks}) "
             "ORDER BY seq", runs).fetchall():
@@ -165,6 +166,7 @@ def stop_reason(conn: sqlite3.Connection, root: str, status: str) -> tuple[str, 
             failed.append(key)
             for attempt in (json.loads(record).get("attempts") or [])[-1:]:
                 classes.add(str(attempt.get("x-rein-failure-class") or attempt.get("status")))
+                why = why or _attempt_failure(attempt)
     if "RT061" in codes or "budget_exceeded" in classes:
         return "budget", f"run {root} stopped at a budget limit ({status})"
     if blocked:
@@ -172,7 +174,20 @@ def stop_reason(conn: sqlite3.Connection, root: str, status: str) -> tuple[str, 
     if "timeout" in classes:
         return "timeout", f"a node ran out of time ({status})"
     detail = f"node(s) {', '.join(failed)} failed" if failed else "the run did not succeed"
-    return "failed", f"{detail} ({status}); see `rein runs show {root}`"
+    if why:
+        detail += f" ({why})"
+    return "failed", f"{detail}; the run ended {status}; see `rein runs show {root}`"
+
+
+def _attempt_failure(attempt: Mapping[str, Any]) -> str:
+    """Why an attempt failed, in one line: its error, and the criteria that did not pass."""
+    text = str(attempt.get("error") or attempt.get("status") or "")
+    results = (attempt.get("success") or {}).get("results") or []
+    missed = [str(r.get("id")) for r in results
+              if not r.get("passed") and r.get("severity", "required") == "required"]
+    if missed:
+        text += f": {', '.join(missed)}"
+    return text
 
 
 def lock_held(workspace: Path, run_id: str) -> bool:
@@ -226,7 +241,8 @@ def render(status: Mapping[str, Any]) -> str:
             lines.append(f"- {name}: {json.dumps(value, ensure_ascii=False)}")
         for name, ref in (status.get("inputs_in_files") or {}).items():
             lines.append(f"- {name}: in {ref['path']} ({ref['bytes']} bytes)")
-    lines += ["", "## Produce"]
+    if status.get("outputs"):
+        lines += ["", "## Produce"]
     for o in status.get("outputs") or []:
         hint = f" (path: {o['path_hint']})" if o.get("path_hint") else ""
         need = "required" if o.get("required") else "optional"
@@ -238,9 +254,10 @@ def render(status: Mapping[str, Any]) -> str:
     if status.get("branches"):
         lines += ["", "## Choose one decision label"]
         lines += [f"- {b['label']}: {b.get('description', '')}" for b in status["branches"]]
+    granted = ", ".join(status.get("permissions") or [])
     lines += ["", "## Rules",
-              (f"- permissions: {', '.join(status.get('permissions') or []) or 'none'}"
-              " (writes outside fs:write fail the attempt)"),
+              (f"- permissions: {granted} (writes outside fs:write fail the attempt)" if granted
+               else "- permissions: none (change no file: any write fails the attempt)"),
               f"- workspace: {status.get('workspace_access')}, network: {status.get('network')}"]
     budget = status.get("budget") or {}
     if budget.get("enforced"):
