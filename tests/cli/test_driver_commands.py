@@ -134,6 +134,19 @@ def test_the_demo_runs_to_success_through_next_submit_and_approvals(drive: Drive
     assert record_problems(record) == []
 
 
+def test_submit_says_it_accepted_before_the_progress_it_causes(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", WRONG)
+    (drive.root / ".rein" / "inbox.json").write_text(json.dumps(drive.envelope()))
+    drive.capsys.readouterr()
+    assert main(["submit"]) == 3
+    captured = drive.capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert lines[0] == "submit: accepted for write_module attempt 1"
+    assert "… write_module started" in lines[1]
+    assert captured.out.startswith("INSTRUCTION ")  # the next instruction, alone on stdout
+
+
 def test_next_repeats_the_instruction_and_changes_nothing(drive: Drive) -> None:
     drive.start()
     events = drive.events()

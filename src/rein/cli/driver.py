@@ -132,8 +132,6 @@ def submit_command(source: str | None, run_id: str | None, workspace: Path | Non
         return _refused(ws, exc, run_id, as_json)
     if as_json:
         status = {**status, "submitted": note}
-    else:
-        click.echo(f"submit: {note}", err=True)
     return _show(status, as_json)
 
 
@@ -180,6 +178,8 @@ def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
                                        "instruction")
         with run_lock(ws, root):
             note = _consume(ws, engine, envelope, root)
+            if not as_json:  # before the progress lines of the advance it causes
+                click.echo(f"submit: {note}", err=True)
             run = engine.store.get_run(root)
             # Advance after a new answer, or to continue a run a dead submit left running.
             if run is not None and not run.status.terminal and (
