@@ -21,6 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.OK)
     except click.exceptions.UsageError as exc:
         exc.show()
+        _usage_json(exc, args)
         return int(ExitCode.USAGE)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -29,6 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.FAILURE)
     except click.exceptions.ClickException as exc:
         exc.show()
+        _usage_json(exc, args)
         return int(ExitCode.USAGE)
     except ReinError as exc:
         from rein.cli.output import report_error
@@ -43,6 +45,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
+
+
+def _usage_json(exc: Exception, args: Sequence[str]) -> None:
+    """With --json, a usage error is also one JSON object on stdout (the text went to stderr),
+    so that a script reading stdout never gets nothing back."""
+    if "--json" not in args:
+        return
+    import click
+
+    from rein.cli.output import emit_json
+
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "rein"
+    message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
+    emit_json({"error": {"code": "USAGE", "message": message,
+                         "hint": f"see `{command} --help`"}})
 
 
 def run() -> None:  # console-script entry point
