@@ -47,12 +47,12 @@ def run(ms: ModelScenario, g: str) -> tuple[int, str, str]:
 
 def test_a_cloned_command_worker_runs_only_after_trust(ms: ModelScenario) -> None:
     g = project(ms)
-    code, out, err = run(ms, g)
+    code, out, _ = run(ms, g)
     assert code == 4, out  # refused before anything runs
     assert not (ms.root / "NOTES.md").exists()
-    assert "CFG015" in out and "rein config trust --workspace" in out
-    assert f"notice: {ms.root / 'rein.toml'} is not trusted; ignoring workers.command.fake" \
-        in err
+    error = json.loads(out)["error"]
+    assert error["code"] == "CFG015" and "which is untrusted" in error["message"]
+    assert error["hint"] == f"review and trust it: rein config trust --workspace {ms.root}"
 
     code, out, _ = rein(ms, "config", "trust", "--json")
     shown = json.loads(out)
@@ -71,9 +71,25 @@ def test_a_cloned_command_worker_runs_only_after_trust(ms: ModelScenario) -> Non
 
     (ms.root / "NOTES.md").unlink()
     project(ms, "--extra")  # the command line changed: the trust is void
-    code, out, err = run(ms, g)
+    code, out, _ = run(ms, g)
     assert code == 4 and not (ms.root / "NOTES.md").exists()
-    assert "changed since you trusted it" in err
+    assert "which is changed" in json.loads(out)["error"]["message"]
+
+
+def test_a_node_naming_an_untrusted_worker_waits_with_one_notice(ms: ModelScenario) -> None:
+    ms.file("agent.py", AGENT)
+    ms.toml(f'[workers.command.fake]\nargv = {json.dumps([sys.executable, "agent.py"])}\n')
+    node = task("Write notes", tools=[], permissions=["fs:write:NOTES.md"],
+                outputs={"summary": "what"})
+    node["x-rein-worker"] = "command/fake"
+    code, out, err = run(ms, ms.graph("g.agraph.yaml", graph("named", {"notes": node},
+                                                             "notes")))
+    assert code == 3, out  # nobody may serve it: the run waits instead of running the command
+    assert not (ms.root / "NOTES.md").exists()
+    assert err.count("notice: ") == 1
+    assert err.startswith(f"notice: {ms.root / 'rein.toml'} is not trusted; ignoring "
+                          f"workers.command.fake; review and trust it with: rein config trust "
+                          f"--workspace {ms.root}\n")
 
 
 def test_trust_without_a_digest_off_a_terminal_shows_and_refuses(ms: ModelScenario) -> None:

@@ -50,14 +50,15 @@ def resolve_workspace(workspace: Path | None) -> Path:
     return (workspace or Path.cwd()).resolve()
 
 
-def load_settings(workspace: Path) -> tuple[Any, Any]:
-    """(router, workers) from ``rein.toml`` and the environment."""
+def load_settings(workspace: Path, *, quiet: bool = False) -> tuple[Any, Any]:
+    """(router, workers) from ``rein.toml`` and the environment; unless ``quiet``, a notice on
+    stderr when the project file's commands are withheld for want of trust."""
     from rein.config import load_config
     from rein.config_trust import notice as trust_notice
     from rein.engine.routing import Router
 
     config = load_config(workspace)
-    if (notice := trust_notice(config.project_trust)) is not None:
+    if not quiet and (notice := trust_notice(config.project_trust)) is not None:
         click.echo(f"notice: {notice}", err=True)  # stderr: --json output stays one object
     router = Router.from_config(config.get("tiers"), config.get("routing"))
     return router, build_workers(workspace, config)
@@ -182,7 +183,7 @@ def _prepare(graph: str, params: tuple[str, ...], params_file: str | None, works
     given: dict[str, Any] = read_params_file(params_file) if params_file else {}
     raw = parse_assignments(params)
     given.update(raw)
-    router, _ = load_settings(workspace)
+    router, _ = load_settings(workspace, quiet=True)  # the engine's load gives the notice
     return prepare(graph, given=given, raw=frozenset(raw), router=router)
 
 
