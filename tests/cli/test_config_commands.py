@@ -155,3 +155,19 @@ def test_help_has_an_example_and_exit_codes(command: str,
     assert main(["config", command, "--help"]) == 0
     text = capsys.readouterr().out
     assert "Example:" in text and "Exit codes:" in text
+
+
+@pytest.mark.parametrize(("answer", "code"), [("y\n", 0), ("n\n", 4), ("\n", 4)])
+def test_trust_on_a_terminal_asks_first(ms: ModelScenario, answer: str, code: int) -> None:
+    import io
+
+    import rein.cli.config as config_cli
+
+    project(ms)
+    ms.monkeypatch.setattr(config_cli, "_interactive", lambda: True)
+    ms.monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
+    got, out, _ = rein(ms, "config", "trust")
+    assert got == code
+    assert "workers.command.fake" in out and "Trust these definitions? [y/N]" in out
+    state = json.loads(rein(ms, "config", "show", "--json")[1])["project_trust"]["state"]
+    assert state == ("trusted" if code == 0 else "untrusted")
