@@ -52,7 +52,7 @@ from rein.workers.base import (
     Tier,
     Usage,
 )
-from rein.workers.model import render_brief
+from rein.workers.brief import render_brief
 
 MAX_STDOUT_ITEM = 16 * 1024
 CONVENTION = """\

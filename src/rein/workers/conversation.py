@@ -10,12 +10,13 @@ but the model's work so far.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from rein.providers.types import Message, ModelToolCall
-from rein.workers.base import Usage
+from rein.workers.base import AttemptRequest, Usage
 
 STATE_VERSION = 1
 
@@ -105,3 +106,13 @@ class LoopState:
             )
         except (KeyError, TypeError, ValueError):
             return None
+
+
+def unseal(request: AttemptRequest, saved: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A saved state with the node's secrets put back where they were redacted."""
+    text = json.dumps(dict(saved))
+    for name in request.secret_names:
+        value = request.env.get(name)
+        if value:
+            text = text.replace(f"[secret:{name}]", json.dumps(value)[1:-1])
+    return dict(json.loads(text))

@@ -20,184 +20,70 @@ continues, the loop resumes from the saved conversation and the answer decides t
 (accept: it runs; decline: the model is told a person refused it; cancel: the run stops).
 Outside a run, ``ask`` goes to the ``approver`` given to the worker, and without one it is
 treated as ``deny`` and the model is told why.
+
+The loop is assembled from modules of its own: :mod:`~rein.workers.brief` (the prompts and
+the ``submit_outputs`` contract), :mod:`~rein.workers.tool_calls` (one tool call and its
+approval), :mod:`~rein.workers.spend` (limits), :mod:`~rein.workers.conversation` (the state
+saved across a pause) and :mod:`~rein.workers.model_setup` (workers from rein.toml routes).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
-import jsonschema
-
-from rein.formats.canonical import canonical_json
 from rein.profiles.policy import Policy
 from rein.providers.base import Provider
 from rein.providers.errors import ProviderError
-from rein.providers.types import (
-    Completed,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    ModelToolCall,
-    ToolSpec,
-)
-from rein.tools.catalog import ToolCall, ToolKind, definitions_for, kind_of
-from rein.tools.gate import ToolPolicy, Verdict
+from rein.providers.types import Completed, Message, ModelRequest, ModelResponse, ToolSpec
+from rein.tools.catalog import ToolKind, definitions_for, kind_of
+from rein.tools.gate import ToolPolicy
 from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.sandbox import SandboxPolicy, backend_for
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import (
     TIERS,
-    Answer,
     AttemptRequest,
     AttemptResult,
     FailureClass,
     Item,
     ItemKind,
-    OutputSpec,
     Routed,
     Tier,
     Usage,
     WorkerPaused,
 )
-from rein.workers.conversation import LoopState
+from rein.workers.brief import (
+    SUBMIT,
+    SYSTEM_PROMPT,
+    render_brief,
+    submission_problem,
+    submit_schema,
+)
+from rein.workers.conversation import LoopState, unseal
 from rein.workers.grants import AttemptGrants, attempt_grants
+from rein.workers.model_setup import model_workers
 from rein.workers.session_tools import SessionTools
+from rein.workers.spend import Spend, limit_reached, usage_json
+from rein.workers.tool_calls import ApprovalAsk, Approver, Waiting, action_digest, run_tool
 
-SUBMIT = "submit_outputs"
+# Names callers import from here; they live in the modules this worker is made of.
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "SUBMIT",
+    "SYSTEM_PROMPT",
+    "ApprovalAsk",
+    "Approver",
+    "ModelWorker",
+    "action_digest",
+    "model_workers",
+    "render_brief",
+    "submit_schema",
+]
+
 DEFAULT_MAX_STEPS = 50
-
-_TYPE_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
-    "string": {"type": "string"},
-    "text": {"type": "string"},
-    "markdown": {"type": "string"},
-    "number": {"type": "number"},
-    "integer": {"type": "integer"},
-    "boolean": {"type": "boolean"},
-    "object": {"type": "object"},
-    "array": {"type": "array"},
-    "file": {"type": "string", "description": "workspace-relative path of the file"},
-    "file_set": {"type": "array", "items": {"type": "string"}},
-    "directory": {"type": "string", "description": "workspace-relative path of the directory"},
-    "artifact": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
-    "reference": {"type": "string", "format": "uri"},
-}
-
-SYSTEM_PROMPT = """\
-You are a worker inside rein, a harness that runs a plan one node at a time.
-Do the task described by the user message using only the tools offered. Paths are relative
-to the workspace. A tool call outside your permissions is refused with a message saying what
-is allowed: adjust and continue. The harness checks your work itself; claiming success does
-not make it so. When you are done, call `submit_outputs` exactly once with the declared
-outputs. Do not commit to git."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ApprovalAsk:
-    """A tool call waiting for a person. ``action_digest`` binds the answer to the exact call."""
-
-    run_id: str
-    node_id: str
-    attempt: int
-    tool: str
-    arguments: Mapping[str, Any]
-    permission: str
-    message: str
-    action_digest: str
-
-
-Approver = Callable[[ApprovalAsk], Awaitable[Answer]]
-
-
-def submit_schema(
-    outputs: Iterable[OutputSpec], branches: Iterable[Mapping[str, str]] = ()
-) -> dict[str, Any]:
-    """The JSON Schema of ``submit_outputs``: the declared outputs (+ a decision enum)."""
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    labels = [b["label"] for b in branches]
-    if labels:
-        properties["decision"] = {
-            "type": "string",
-            "enum": labels,
-            "description": "the branch to take",
-        }
-        required.append("decision")
-    for spec in outputs:
-        schema = dict(spec.schema) if spec.schema else dict(_TYPE_SCHEMAS.get(spec.type, {}))
-        schema["description"] = spec.description + (
-            f" (path hint: {spec.path_hint})" if spec.path_hint else ""
-        )
-        properties[spec.name] = schema
-        if spec.required:
-            required.append(spec.name)
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-def render_brief(request: AttemptRequest) -> str:
-    """The user message: the node's brief, inputs, outputs, permissions and feedback."""
-    parts = [f"# {request.title}", request.brief.strip()]
-    if request.inputs:
-        parts.append(
-            "## Inputs\n```json\n"
-            + json.dumps(dict(request.inputs), indent=2, default=str)
-            + "\n```"
-        )
-    if request.outputs:
-        lines = [
-            f"- `{o.name}` ({o.type}{', required' if o.required else ''}): {o.description}"
-            for o in request.outputs
-        ]
-        parts.append("## Outputs to submit\n" + "\n".join(lines))
-    if request.branches:
-        lines = [f"- `{b['label']}`: {b.get('description', '')}" for b in request.branches]
-        parts.append("## Decide one branch\n" + "\n".join(lines))
-    parts.append(
-        "## Permissions\n" + ("\n".join(f"- {p}" for p in request.permissions) or "(none)")
-    )
-    if request.feedback is not None:
-        fb = request.feedback
-        lines = [f"The previous attempt failed ({fb.failure_class.value}): {fb.summary}"]
-        for c in fb.failed_criteria:
-            lines.append(
-                f"- {c.get('id', '?')}: {c.get('description', '')} — "
-                f"evidence: {c.get('evidence', '')}"
-            )
-        parts.append("## Feedback\n" + "\n".join(lines))
-    return "\n\n".join(p for p in parts if p)
-
-
-@dataclass(frozen=True, slots=True)
-class _Waiting:
-    """A tool call's approval is queued and unanswered: the attempt must pause."""
-
-    approval_id: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Asked:
-    """A session tool's ``ask``, shaped like a toolbox decision for :meth:`_answer`."""
-
-    permission: str
-    message: str
-
-
-@dataclass(kw_only=True)
-class _Spend:
-    """What this attempt has used so far."""
-
-    usage: Usage = field(default_factory=Usage)
-    cost_known: bool = True
-    started: float = 0.0
 
 
 class ModelWorker:
@@ -325,7 +211,7 @@ class ModelWorker:
         shell = ToolKind.SHELL in {kind_of(t) for t in grants.tools}
         session = request.session
         saved = session.load_state() if session is not None else None
-        state = LoopState.from_json(_unseal(request, saved)) if saved is not None else None
+        state = LoopState.from_json(unseal(request, saved)) if saved is not None else None
         resumed = state is not None
         if state is not None and extra is not None:
             extra.replay(state.messages)
@@ -350,7 +236,7 @@ class ModelWorker:
                 kind=ItemKind.NOTICE,
                 data={"text": "resumed from the saved conversation", "resumed": True},
             )
-        spend = _Spend(
+        spend = Spend(
             usage=state.usage, cost_known=state.cost_known, started=self.clock() - state.elapsed
         )
         routed = self.routed(request)
@@ -380,7 +266,7 @@ class ModelWorker:
         announced = {c.id for c in pending}  # their tool_call items are in the trace already
         while True:
             if not pending:
-                limit = self._limit_reached(request, spend)
+                limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
                 if limit is not None:
                     yield finish(*limit)
                     return
@@ -412,7 +298,7 @@ class ModelWorker:
                         },
                     )
                 spend.usage = spend.usage + step_usage
-                yield Item(kind=ItemKind.USAGE, data=_usage_json(step_usage, response.model))
+                yield Item(kind=ItemKind.USAGE, data=usage_json(step_usage, response.model))
                 messages.append(response.message)
                 if response.message.content:
                     yield Item(
@@ -444,7 +330,7 @@ class ModelWorker:
                     },
                 )
             if call.name == SUBMIT:
-                problem = _submission_problem(call, schema)
+                problem = submission_problem(call, schema)
                 if problem is None:
                     outputs = dict(call.arguments)
                     decision = outputs.pop("decision", None) if request.branches else None
@@ -467,8 +353,8 @@ class ModelWorker:
                         f"max_tool_calls {request.budget.max_tool_calls} reached",
                     )
                     return
-                outcome = await self._tool(request, box, call, extra)
-                if isinstance(outcome, _Waiting):
+                outcome = await run_tool(request, box, call, extra, self.approver)
+                if isinstance(outcome, Waiting):
                     state.pending = pending
                     state.usage = spend.usage
                     state.cost_known = spend.cost_known
@@ -508,7 +394,7 @@ class ModelWorker:
         request: AttemptRequest,
         messages: list[Message],
         tools: tuple[ToolSpec, ...],
-        spend: _Spend,
+        spend: Spend,
         system: str = SYSTEM_PROMPT,
     ) -> ModelResponse:
         c = request.constraints
@@ -541,213 +427,3 @@ class ModelWorker:
             )
         return final
 
-    async def _tool(
-        self,
-        request: AttemptRequest,
-        box: Toolbox,
-        call: ModelToolCall,
-        extra: SessionTools | None = None,
-    ) -> tuple[str, bool, bool] | _Waiting | None:
-        """(content, ok, refused) for the model; ``_Waiting`` while a person has not answered;
-        None when a person cancelled."""
-        if call.parse_error is not None:
-            return (
-                f"the arguments are not a JSON object ({call.parse_error}); send valid JSON",
-                False,
-                True,
-            )
-        if extra is not None and extra.handles(call.name):
-            return await self._session_tool(request, box, call, extra)
-        tool_call = ToolCall(id=call.id, name=call.name, arguments=call.arguments)
-        decision = box.check(tool_call)
-        approved = False
-        if decision.verdict is Verdict.ASK:
-            answer = await self._answer(request, box, call, decision)
-            if isinstance(answer, (_Waiting, tuple)):
-                return answer
-            if answer == "cancel":
-                return None
-            if answer != "accept":
-                return f"refused {decision.permission}: a person declined this call", False, True
-            approved = True
-        _, result = await box.run(tool_call, approved=approved)
-        return result.content, result.ok, result.refused
-
-    async def _session_tool(
-        self, request: AttemptRequest, box: Toolbox, call: ModelToolCall, extra: SessionTools
-    ) -> tuple[str, bool, bool] | _Waiting | None:
-        """A profile session's own tool (MCP, memory, note_learning): the effective profile
-        decides, and an ``ask`` takes the same path as a built-in tool's."""
-        verdict, label = extra.check(call.name)
-        if verdict == "deny":
-            return label, False, True
-        approved = False
-        if verdict == "ask":
-            asked = _Asked(permission=label, message=f"{label} needs a person's approval")
-            answer = await self._answer(request, box, call, asked)
-            if isinstance(answer, (_Waiting, tuple)):
-                return answer
-            if answer == "cancel":
-                return None
-            if answer != "accept":
-                return f"refused {label}: a person declined this call", False, True
-            approved = True
-        out = await extra.run(call.id, call.name, call.arguments, approved=approved)
-        return box.redact(out.content), out.ok, out.refused
-
-    async def _answer(
-        self, request: AttemptRequest, box: Toolbox, call: ModelToolCall, decision: Any
-    ) -> Answer | _Waiting | tuple[str, bool, bool]:
-        """A person's answer to a call in ``ask``: from the run's approval queue when the
-        engine offers one, else from the approver, else the call is treated as denied."""
-        digest = action_digest(call)
-        if request.session is not None:
-            shown = json.loads(box.redact(json.dumps(dict(call.arguments))))
-            approval_id, answer = await request.session.ask(
-                digest,
-                {
-                    "tool": call.name,
-                    "arguments": shown,
-                    "permission": decision.permission,
-                    "action_digest": digest,
-                    "prompt": f"{call.name} {json.dumps(shown, sort_keys=True)[:300]}",
-                },
-            )
-            return _Waiting(approval_id) if answer is None else answer
-        if self.approver is None:
-            refusal = (
-                f"refused {decision.permission}: it needs a person's approval and this run "
-                "has no approval channel for tool calls, so it is treated as denied"
-            )
-            return refusal, False, True
-        return await self.approver(
-            ApprovalAsk(
-                run_id=request.run_id,
-                node_id=request.node_id,
-                attempt=request.attempt,
-                tool=call.name,
-                arguments=call.arguments,
-                permission=decision.permission,
-                message=decision.message or "",
-                action_digest=digest,
-            )
-        )
-
-    def _limit_reached(
-        self, request: AttemptRequest, spend: _Spend
-    ) -> tuple[FailureClass, str] | None:
-        b = request.budget
-        u = spend.usage
-        steps = b.max_agent_steps or request.constraints.get("max_agent_steps") or self.max_steps
-        if u.agent_steps >= steps:
-            return FailureClass.TIMEOUT, f"max_agent_steps {steps} reached"
-        checks = (
-            ("max_input_tokens", b.max_input_tokens, u.input_tokens),
-            ("max_output_tokens", b.max_output_tokens, u.output_tokens),
-            ("max_total_tokens", b.max_total_tokens, u.total_tokens),
-        )
-        for name, limit, used in checks:
-            if limit is not None and used is not None and used >= limit:
-                return FailureClass.BUDGET_EXCEEDED, f"{name} {limit} reached ({used})"
-        if b.max_cost_usd is not None and spend.cost_known and (u.cost_usd or 0) >= b.max_cost_usd:
-            return (
-                FailureClass.BUDGET_EXCEEDED,
-                f"max_cost_usd {b.max_cost_usd} reached ({round(u.cost_usd or 0, 6)})",
-            )
-        elapsed = self.clock() - spend.started
-        if b.max_wall_clock_seconds is not None and elapsed >= b.max_wall_clock_seconds:
-            return (
-                FailureClass.TIMEOUT,
-                f"max_wall_clock_seconds {b.max_wall_clock_seconds} reached",
-            )
-        return None
-
-
-def _unseal(request: AttemptRequest, saved: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A saved state with the node's secrets put back where they were redacted."""
-    text = json.dumps(dict(saved))
-    for name in request.secret_names:
-        value = request.env.get(name)
-        if value:
-            text = text.replace(f"[secret:{name}]", json.dumps(value)[1:-1])
-    return dict(json.loads(text))
-
-
-def action_digest(call: ModelToolCall) -> str:
-    """``sha256:`` + hex of the canonical JSON of the exact call (tool and arguments)."""
-    action = {"tool": call.name, "arguments": dict(call.arguments)}
-    return "sha256:" + hashlib.sha256(canonical_json(action)).hexdigest()
-
-
-def _submission_problem(call: ModelToolCall, schema: Mapping[str, Any]) -> str | None:
-    if call.parse_error is not None:
-        return f"{SUBMIT}: the arguments are not a JSON object ({call.parse_error})"
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(dict(call.arguments)),
-        key=lambda e: list(e.absolute_path),
-    )
-    if not errors:
-        return None
-    lines = [
-        f"- {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
-        for e in errors[:10]
-    ]
-    return f"{SUBMIT} was not accepted; fix these and call it again:\n" + "\n".join(lines)
-
-
-def _usage_json(usage: Usage, model: str) -> dict[str, Any]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "cost_usd": usage.cost_usd,
-        "model": model,
-    }
-
-
-def model_workers(
-    config: Mapping[str, Any],
-    *,
-    registry: Any = None,
-    http_client: Any = None,
-    approver: Approver | None = None,
-) -> tuple[ModelWorker, ...]:
-    """One model worker per ``[tiers.<tier>]`` route of a merged rein.toml, in tier order.
-
-    Each route names a ``provider`` (a ``[providers.NAME]`` table) and a ``model``; the worker
-    serves only that tier. No ``[tiers]`` table means no model workers (the driver is the
-    default). An unknown provider name is ConfigError PROVCFG005.
-    """
-    from rein.errors import ConfigError
-    from rein.providers.base import default_registry
-    from rein.providers.config import parse_providers
-
-    providers = parse_providers(config.get("providers"))
-    registry = registry or default_registry()
-    built: dict[str, Provider] = {}
-    workers: list[ModelWorker] = []
-    tiers = config.get("tiers") or {}
-    for tier in TIERS:
-        route = tiers.get(tier)
-        if not isinstance(route, Mapping) or not route.get("model"):
-            continue
-        name = str(route.get("provider", ""))
-        if name not in providers:
-            known = ", ".join(sorted(providers)) or "(none)"
-            raise ConfigError(
-                f"tiers.{tier}.provider {name!r} has no [providers.{name}] table",
-                code="PROVCFG005",
-                hint=f"configured providers: {known}",
-            )
-        if name not in built:
-            built[name] = registry.create(providers[name], http_client=http_client)
-        stream = bool(providers[name].options.get("stream", False))
-        workers.append(
-            ModelWorker(
-                provider=built[name],
-                model=str(route["model"]),
-                tiers=(tier,),
-                stream=stream,
-                approver=approver,
-            )
-        )
-    return tuple(workers)
