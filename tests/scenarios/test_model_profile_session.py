@@ -288,3 +288,40 @@ def test_a_bad_profile_blocks_the_node_before_anything_is_spent(
     assert node["x-rein-blocked"]["code"] == code
     assert text in node["x-rein-blocked"]["message"]
     assert ms.items("usage") == []
+
+
+@pytest.mark.parametrize(("profile", "mcp", "code", "text"), [
+    (None, False, "RT012", "needs MCP server 'time', which no configured worker offers"),
+    ("profiles/clerk.agent.yaml", False, "PROFILE003",
+     "needs MCP server 'time', which profile 'clerk' does not declare"),
+])
+def test_a_required_mcp_server_is_offered_only_through_a_profile_that_declares_it(
+        ms: ModelScenario, profile: str | None, mcp: bool, code: str, text: str) -> None:
+    g = setup(ms, mcp=mcp, tools=("file_read",))
+    data = yaml.safe_load((ms.root / g).read_text())
+    node = data["nodes"]["keep"]
+    node["requirements"]["mcp_servers"] = ["time"]
+    if profile is None:
+        del node["x-rein-profile"]
+    ms.graph(g, data)
+    ms.turns("turns.json", [turn(c("submit_outputs", summary="-"))])
+    exit_code, out = ms.run(g)
+    assert exit_code == 1, out
+    record = ms.record()["nodes"][0]
+    assert record["status"] == "blocked" and "attempts" not in record
+    assert record["x-rein-blocked"]["code"] == code
+    assert text in record["x-rein-blocked"]["message"]
+    assert ms.items("usage") == []
+
+
+def test_a_profile_that_declares_the_required_mcp_server_serves_the_node(
+        ms: ModelScenario) -> None:
+    g = setup(ms, mcp=True, tools=("file_read",))
+    data = yaml.safe_load((ms.root / g).read_text())
+    data["nodes"]["keep"]["requirements"]["mcp_servers"] = ["time"]
+    ms.graph(g, data)
+    ms.turns("turns.json", [turn(c("submit_outputs", summary="done"))])
+    exit_code, out = ms.run(g)
+    assert exit_code == 0, out
+    record = ms.record()["nodes"][0]
+    assert record["status"] == "succeeded" and "x-rein-blocked" not in record

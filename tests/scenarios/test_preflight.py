@@ -4,6 +4,7 @@ that changed under a run (RT051); expression errors under ``on_expression_error`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ class ProvidingWorker(ScriptedWorker):
     def provides_tool(self, name: str) -> bool:
         return name == "browser"
 
-    def provides_mcp_server(self, name: str) -> bool:
+    def provides_mcp_server(self, name: str, node: Mapping[str, Any]) -> bool:
         return name == "github"
 
 

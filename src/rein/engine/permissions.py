@@ -3,9 +3,10 @@
 Before anything is spent, a task or decision node is refused (``blocked``) when:
 
 - a non-optional tool nobody can provide, after trying its ``alternatives``, or a required
-  MCP server no worker offers: **RT012**. A tool is provided when it is one of rein's
-  built-in tools or a worker says it provides it (``provides_tool(name)``), and rein's
-  policy allows it (``[policy] tools`` / ``deny_tools``);
+  MCP server no worker offers for this node (``provides_mcp_server(name, node)``): **RT012**.
+  A tool is provided when it is one of rein's built-in tools or a worker says it provides it
+  (``provides_tool(name)``), and rein's policy allows it (``[policy] tools`` /
+  ``deny_tools``);
 - a requested permission lies outside rein's policy (``rein.toml`` ``[policy]``): **PERM002**.
 - a worker's own check (``refuse_node(nid, node)``) refuses the node's setup: the profile
   worker's ``PROFILE001``–``PROFILE003`` for an ``x-rein-profile`` that is missing, invalid,
@@ -49,10 +50,6 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
         refusal = _tool(nid, entry, policy, workers)
         if refusal:
             return refusal
-    for server in req.get("mcp_servers") or []:
-        if not any(_offers(w, "provides_mcp_server", str(server)) for w in workers):
-            return Refusal(code="RT012", message=f"node {nid} needs MCP server {server!r}, "
-                           "which no configured worker offers")
     for text in req.get("permissions") or []:
         problem = _permission(str(text), policy)
         if problem:
@@ -73,6 +70,12 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
             if found is not None:
                 return Refusal(code=found[0], message=found[1])
             break
+    # After the workers' own checks, so a node whose profile lacks a server hears why
+    # (PROFILE001/PROFILE003) rather than only that nobody offers it.
+    for server in req.get("mcp_servers") or []:
+        if not any(_offers(w, "provides_mcp_server", str(server), node) for w in workers):
+            return Refusal(code="RT012", message=f"node {nid} needs MCP server {server!r}, "
+                           "which no configured worker offers")
     return None
 
 
@@ -96,9 +99,9 @@ def _available(tool: str, policy: Policy, workers: tuple[Any, ...]) -> bool:
     return kind_of(tool) is not None or any(_offers(w, "provides_tool", tool) for w in workers)
 
 
-def _offers(worker: Any, method: str, name: str) -> bool:
+def _offers(worker: Any, method: str, *args: Any) -> bool:
     check = getattr(worker, method, None)
-    return bool(check(name)) if callable(check) else False
+    return bool(check(*args)) if callable(check) else False
 
 
 def _permission(text: str, policy: Policy) -> str | None:

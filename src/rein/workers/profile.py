@@ -101,8 +101,10 @@ class ProfileWorker:
         """MCP tools are served through a node's profile (checked by :meth:`refuse_node`)."""
         return name.startswith(PREFIX)
 
-    def provides_mcp_server(self, name: str) -> bool:
-        return True  # the node's profile must declare it: see refuse_node
+    def provides_mcp_server(self, name: str, node: Mapping[str, Any]) -> bool:
+        """Only through the node's own profile: true when the node names a profile that
+        resolves and declares server ``name`` (a node without one gets no MCP server here)."""
+        return name in profile_mcp_servers(node, workspace=self.workspace, config=self.config)
 
     def refuse_node(self, nid: str, node: Mapping[str, Any]) -> tuple[str, str] | None:
         """Pre-flight: ``(code, message)`` when the node's profile cannot serve it."""
@@ -389,6 +391,23 @@ def trusted_launches(config: Config) -> dict[str, str]:
             if isinstance(line, str):
                 out.setdefault(line, path)
     return out
+
+
+def profile_mcp_servers(node: Mapping[str, Any], *, workspace: Path,
+                        config: Config) -> frozenset[str]:
+    """The MCP servers node's ``x-rein-profile`` declares (after resolution drops those with
+    an unset variable); empty when it names no profile or the profile does not resolve (that
+    is :func:`profile_refusal`'s PROFILE001)."""
+    from rein.profiles import resolve_profile
+
+    name = node.get("x-rein-profile")
+    if name is None:
+        return frozenset()
+    try:
+        resolved = resolve_profile(str(name), workspace=workspace, config=config)
+    except ReinError:
+        return frozenset()
+    return frozenset(str(s["name"]) for s in resolved.mcp_servers)
 
 
 def profile_refusal(nid: str, node: Mapping[str, Any], *, workspace: Path,
