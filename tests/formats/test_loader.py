@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rein.errors import LoadError
-from rein.formats.loader import LoadLimits, load_bytes, load_text
+from rein.formats.loader import LoadLimits, load_bytes, load_path, load_text
 
 
 def kind_of(text: str, fmt: str = "yaml", **limits: int) -> str:
@@ -140,3 +142,16 @@ def test_json_lone_surrogates_are_refused(text: str) -> None:
 
 def test_json_surrogate_pairs_are_text() -> None:
     assert load_text('{"a": "\\ud83d\\ude00"}', format="json").data == {"a": "\U0001f600"}
+
+
+@pytest.mark.parametrize("make, kind, hint", [
+    (lambda d: d / "missing.yaml", "not_found", "check the path"),
+    (lambda d: d, "unreadable", "give the path of one file"),
+])
+def test_files_that_cannot_be_read_say_how_to_fix_it(tmp_path: Path, make: Any, kind: str,
+                                                     hint: str) -> None:
+    with pytest.raises(LoadError) as caught:
+        load_path(make(tmp_path))
+    assert caught.value.kind == kind
+    assert caught.value.hint is not None and caught.value.hint.startswith(hint)
+    assert "agraph" not in caught.value.hint  # the loader reads profiles and params too

@@ -87,6 +87,9 @@ def format_for(path: str | Path) -> Format:
     return "json" if str(path).lower().endswith(".json") else "yaml"
 
 
+_READ_HINT = "check that the file exists and that you may read it"
+
+
 def load_path(
     path: str | Path, *, limits: LoadLimits = DEFAULT_LIMITS, format: Format | None = None
 ) -> Document:
@@ -98,22 +101,22 @@ def load_path(
     except FileNotFoundError:
         raise LoadError(
             f"no such file: {source}", kind="not_found", location=Location(file=source),
-            hint="check the path; folders are searched for *.agraph.yaml / *.agraph.json",
+            hint="check the path (a relative path starts at the current directory)",
         ) from None
     except OSError as exc:
         raise LoadError(
             f"cannot read {source}: {exc.strerror}", kind="unreadable",
-            location=Location(file=source),
+            location=Location(file=source), hint=_READ_HINT,
         ) from None
     if p.is_dir():
         raise LoadError(f"{source} is a folder, not a file", kind="unreadable",
-                        location=Location(file=source))
+                        location=Location(file=source), hint="give the path of one file")
     _check_size(size, source, limits)
     try:
         raw = p.read_bytes()
     except OSError as exc:
         raise LoadError(f"cannot read {source}: {exc.strerror}", kind="unreadable",
-                        location=Location(file=source)) from None
+                        location=Location(file=source), hint=_READ_HINT) from None
     return load_bytes(raw, source=source, format=format or format_for(p), limits=limits)
 
 
