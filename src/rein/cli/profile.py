@@ -39,6 +39,18 @@ def _print_findings(findings: tuple[Finding, ...] | list[Finding]) -> None:
         click.echo(finding.render(), err=True)
 
 
+def _invalid(path: str, findings: tuple[Finding, ...] | list[Finding], as_json: bool) -> int:
+    """A file that is not a valid profile: its findings, as one JSON object under --json."""
+    if as_json:
+        errors = [f for f in findings if f.severity == "error"] or list(findings)
+        first = errors[0].to_json() if errors else {"code": "OAP001", "message": "invalid"}
+        emit_json({"path": path, "error": {k: v for k, v in first.items() if k != "severity"},
+                   "findings": [f.to_json() for f in findings]})
+    else:
+        _print_findings(findings)
+    return int(ExitCode.FAILURE)
+
+
 @click.group("profile", context_settings=_CONTEXT)
 def profile() -> None:
     """Validate, resolve and update Open Agent Profiles (OAP 1.0).
@@ -86,6 +98,9 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
     from rein.formats.oap.validate import validate_file
 
     reports = [validate_file(p) for p in _collect(paths)]
+    if not reports:
+        click.echo(f"error: no profiles (*.agent.yaml|json|md) or deltas (*.delta.yaml|json) "
+                   f"in {', '.join(paths)}", err=True)
     if as_json:
         emit_json({"documents": [r.to_json() for r in reports]})
     else:
@@ -94,7 +109,8 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
             for f in r.findings:
                 click.echo("  " + f.render().replace("\n", "\n  "))
         valid = sum(r.ok for r in reports)
-        click.echo(f"{valid}/{len(reports)} documents valid")
+        if reports:
+            click.echo(f"{valid}/{len(reports)} documents valid")
     if not reports or not all(r.ok for r in reports):
         return int(ExitCode.FAILURE)
     if strict and any(f.severity == "warning" for r in reports for f in r.findings):
@@ -119,8 +135,7 @@ def digest(path: str, spec_only: bool, as_json: bool) -> int:
 
     report = validate_file(path)
     if report.digest is None or not report.ok:
-        _print_findings(report.findings)
-        return int(ExitCode.FAILURE)
+        return _invalid(path, report.findings, as_json)
     if as_json:
         emit_json({"path": path, "digest": report.digest, "spec_digest": report.spec_digest})
     else:
@@ -310,8 +325,7 @@ def history(path: str, as_json: bool) -> int:
 
     report = validate_file(path)
     if report.document is None or not report.ok:
-        _print_findings(report.findings)
-        return int(ExitCode.FAILURE)
+        return _invalid(path, report.findings, as_json)
     entries = report.document.data.get("history") or []
     meta = report.document.data["metadata"]
     if as_json:
