@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.cli import main
 from tests.scenarios.harness import Scenario, summary
 
 GATED = {
@@ -58,6 +59,20 @@ def test_missing_or_stale_approval_is_refused(gated: Scenario) -> None:
     code, _ = gated.rein("run", "g.agraph.yaml", "--approve", "sha256-AAAA")
     assert code == 4
     assert not (gated.root / ".rein").exists()
+
+
+def test_an_approve_value_that_is_no_digest_is_a_usage_error(gated: Scenario) -> None:
+    gated.capsys.readouterr()
+    assert main(["run", "g.agraph.yaml", "--approve", "--dry-run"]) == 64
+    assert "takes the graph digest that `rein graph digest g.agraph.yaml` prints" in (
+        gated.capsys.readouterr().err)
+    assert not (gated.root / ".rein").exists()
+
+
+def test_the_plan_shows_params_as_json(gated: Scenario) -> None:
+    code, out = gated.rein("run", "g.agraph.yaml", "--dry-run", "--param", "who=ana")
+    assert code == 0
+    assert 'params  who="ana"\n' in out
 
 
 def test_json_run_streams_events_and_ends_with_the_summary(gated: Scenario) -> None:

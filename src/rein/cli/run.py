@@ -7,6 +7,7 @@ worker when configured), asks for approval of the exact graph digest, and prints
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,7 +168,8 @@ def print_plan(prepared: Any) -> None:
             click.echo(f"          {g.node or 'graph'}: {g.kind} {g.mode}"
                        + (f" at {g.at}" if g.at else ""))
     if prepared.params:
-        click.echo("params  " + ", ".join(f"{k}={v!r}" for k, v in prepared.params.items()))
+        click.echo("params  " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
+                                          for k, v in prepared.params.items()))
     for child, digest in prepared.children.items():
         click.echo(f"child   {child} {digest}")
     for notice in prepared.notices:
@@ -228,6 +230,11 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
     """
     from rein.engine.runner import PrepareFailed
 
+    if approve is not None and not approve.startswith("sha256-"):
+        # Often an option swallowed as the value: `--approve --dry-run`.
+        raise click.BadParameter(
+            f"takes the graph digest that `rein graph digest {graph}` prints (sha256-...), "
+            f"not {approve!r}", param_hint="'--approve'")
     ws = resolve_workspace(workspace)
     try:
         prepared = _prepare(graph, params, params_file, ws)
