@@ -72,6 +72,20 @@ def test_regex_searches_the_output(ctx_for):
     assert result.evidence == r"/\d+\.\d+\.\d+/ matched '1.4.2' at offset 18 of output 'log'"
 
 
+def test_regex_on_a_file_output_says_it_searched_the_path(ctx_for):
+    specs = {"reply": {"type": "file", "description": "d"}}
+    ctx = ctx_for({"reply": "reply.md"}, output_specs=specs)
+    for criterion in ({"output": "reply"}, {"target": "self.outputs.reply"}):
+        result = check({"id": "r", "kind": "regex", "pattern": "^# Bug", **criterion}, ctx)
+        assert not result.passed
+        assert result.evidence.endswith(
+            ": 'reply.md' (a file output's value is its path, not its content; check the "
+            "content with a command criterion)")
+    text = check({"id": "r", "kind": "regex", "output": "log", "pattern": "x"},
+                 ctx_for({"log": "reply.md"}, output_specs={"log": {"type": "text"}}))
+    assert text.evidence == "/x/ found no match in output 'log': 'reply.md'"
+
+
 def test_regex_flags(ctx_for):
     ctx = ctx_for({"log": "first\nVERSION 2"})
     base = {"id": "r", "kind": "regex", "output": "log", "pattern": "^version"}

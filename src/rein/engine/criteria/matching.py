@@ -111,7 +111,18 @@ async def check_regex(criterion: Mapping[str, Any], ctx: CriterionContext) -> Ve
         found = f"/{pattern}/ matched {match.group(0)!r} at offset {match.start()} of {subject}"
         return Verdict(passed=not negate, evidence=found)
     missed = f"/{pattern}/ found no match in {subject}: {_preview(text)}"
+    if _is_file_path(value, ctx):
+        # The value of a file output is its path; authors often expect the file's content.
+        missed += (" (a file output's value is its path, not its content; check the "
+                   "content with a command criterion)")
     return Verdict(passed=negate, evidence=missed)
+
+
+def _is_file_path(value: Any, ctx: CriterionContext) -> bool:
+    """Whether ``value`` is the value of one of the node's declared ``file`` outputs."""
+    return isinstance(value, str) and any(
+        isinstance(spec, Mapping) and spec.get("type") == "file" and ctx.outputs.get(name) == value
+        for name, spec in ctx.output_specs.items())
 
 
 def _preview(text: str, limit: int = 400) -> str:
