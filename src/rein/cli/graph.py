@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rein.cli.output import emit_json, json_option
+from rein.cli.output import emit_json, json_option, validation_exit_code
 from rein.errors import ExitCode, Finding
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
         emit_json({"documents": [r.to_json() for r in reports]})
     else:
         _print_reports(reports)
-    return int(_exit_code(reports, strict))
+    return validation_exit_code(failed=any(r.errors for r in reports),
+                                warned=any(r.warnings for r in reports), strict=strict)
 
 
 @graph.command("plan", context_settings=_CONTEXT,
@@ -147,14 +148,6 @@ def _validate_all(paths: Sequence[str]) -> list[Report]:
     from rein.formats.ags import iter_graph_files, validate_path
 
     return [validate_path(p) for p in iter_graph_files(paths)]
-
-
-def _exit_code(reports: Sequence[Report], strict: bool) -> ExitCode:
-    if any(r.errors for r in reports):
-        return ExitCode.FAILURE
-    if strict and any(r.warnings for r in reports):
-        return ExitCode.WARNINGS
-    return ExitCode.OK
 
 
 def _print_reports(reports: Sequence[Report]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from rein.errors import ReinError
+from rein.errors import ExitCode, ReinError
 
 
 def emit_json(value: Any) -> None:
@@ -33,3 +33,13 @@ def report_error(exc: ReinError, args: Sequence[str]) -> None:
 
 def json_option(func: Any) -> Any:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
+
+
+def validation_exit_code(*, failed: bool, warned: bool, strict: bool) -> int:
+    """The ``validate`` commands' exit code: 1 when anything failed, 2 for warnings under
+    ``--strict``, else 0."""
+    if failed:
+        return int(ExitCode.FAILURE)
+    if strict and warned:
+        return int(ExitCode.WARNINGS)
+    return int(ExitCode.OK)

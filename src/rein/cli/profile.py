@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from rein.cli.output import emit_json, json_option
+from rein.cli.output import emit_json, json_option, validation_exit_code
 from rein.errors import ExitCode, Finding
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -111,11 +111,11 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
         valid = sum(r.ok for r in reports)
         if reports:
             click.echo(f"{valid}/{len(reports)} documents valid")
-    if not reports or not all(r.ok for r in reports):
-        return int(ExitCode.FAILURE)
-    if strict and any(f.severity == "warning" for r in reports for f in r.findings):
-        return int(ExitCode.WARNINGS)
-    return int(ExitCode.OK)
+    return validation_exit_code(
+        failed=not reports or not all(r.ok for r in reports),
+        warned=any(f.severity == "warning" for r in reports for f in r.findings),
+        strict=strict,
+    )
 
 
 @profile.command("digest", context_settings=_CONTEXT,
