@@ -111,6 +111,20 @@ def test_accept_is_idempotent(gated: Scenario) -> None:
     assert code == 4
 
 
+def test_approvals_list_shows_the_run_and_what_the_gate_presents(scenario: Scenario) -> None:
+    data = json.loads(json.dumps(GATED))
+    data["nodes"]["work"]["outputs"] = {"notes": {"type": "text", "description": "Notes."}}
+    data["nodes"]["ok"]["gate"]["present"] = ["nodes.work.outputs.notes"]
+    scenario.file("g.agraph.yaml", yaml.safe_dump(data, sort_keys=False))
+    scenario.answers({"nodes": {"work": [{"outputs": {"notes": "all green"}}]}})
+    code, out = scenario.run("g.agraph.yaml")
+    assert code == 3
+    assert len(scenario.pending()) == 1
+    code, text = scenario.rein("approvals", "list")
+    assert code == 0
+    assert text.splitlines()[1] == f"    run {summary(out)['run_id']} · shows: all green"
+
+
 def test_cancel_stops_the_run_and_compensates(gated: Scenario) -> None:
     gated.run("g.agraph.yaml")
     [pending] = gated.pending()

@@ -91,6 +91,9 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
             node = r.request.get("node") or "graph"
             click.echo(f"{r.approval_id}  {r.status.value:<9} {r.kind.value:<10} {node}  "
                        f"{r.request.get('prompt') or ''}".rstrip())
+            # What the person is asked to look at, so that they need not dig in the JSON.
+            shown = [str(p) for p in r.request.get("present") or []]
+            click.echo(f"    run {r.run_id}" + (f" · shows: {', '.join(shown)}" if shown else ""))
     return int(ExitCode.OK)
 
 
