@@ -74,10 +74,10 @@ def test_a_decision_envelope_must_name_one_of_the_labels(tmp_path: Path) -> None
     assert good["decision"] == "ship"
     assert envelope_problems(good, instruction) == []
     assert envelope_problems({**good, "decision": "maybe"}, instruction) == [
-        "decision: 'maybe' is not one of ['ship', 'hold']"]
+        'decision: "maybe" is not one of "ship", "hold"']
     missing = {k: v for k, v in good.items() if k != "decision"}
-    assert envelope_problems(missing, instruction) == [("(envelope): 'decision' is a required "
-                                                       "property")]
+    assert envelope_problems(missing, instruction) == [
+        '(envelope): missing the required field(s) "decision"']
     failed = {k: v for k, v in missing.items() if k != "outputs"}
     assert envelope_problems({**failed, "status": "failed"}, instruction) == []
 

@@ -311,15 +311,44 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
     problems: list[str] = []
     for field_name in ("token", "node", "attempt"):
         if field_name in envelope and envelope[field_name] != instruction[field_name]:
-            problems.append(f"{field_name} is {envelope[field_name]!r}, but the pending "
-                            f"instruction has {instruction[field_name]!r}")
+            problems.append(f"{field_name} is {_json(envelope[field_name])}, but the pending "
+                            f"instruction has {_json(instruction[field_name])}")
     if problems:
         return problems
     validator = jsonschema.Draft202012Validator(instruction["respond_with"])
     for error in sorted(validator.iter_errors(envelope), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path) or "(envelope)"
-        problems.append(f"{where}: {error.message}")
+        problems.append(f"{where}: {_plain(error)}")
     return problems
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _plain(error: Any) -> str:
+    """A schema error in the envelope's own terms (JSON values, not Python reprs): the reader
+    is an agent that writes JSON."""
+    value, instance = error.validator_value, error.instance
+    match error.validator:
+        case "enum":
+            return f"{_json(instance)} is not one of {', '.join(_json(v) for v in value)}"
+        case "const":
+            return f"must be {_json(value)}, not {_json(instance)}"
+        case "required" if isinstance(instance, Mapping):
+            missing = [_json(name) for name in value if name not in instance]
+            return f"missing the required field(s) {', '.join(missing)}"
+        case "additionalProperties" if isinstance(instance, Mapping):
+            known = list(error.schema.get("properties") or {})
+            extra = [_json(name) for name in instance if name not in known]
+            allowed = ", ".join(_json(name) for name in known) or "none"
+            return f"unexpected field(s) {', '.join(extra)} (allowed: {allowed})"
+        case "type":
+            kinds = value if isinstance(value, list) else [value]
+            return f"{_json(instance)} is not of type {' or '.join(kinds)}"
+        case _:
+            return str(error.message)
 
 
 __all__ = ["INBOX", "PROTOCOL", "EnvelopeRefused", "Limits", "build_instruction",
