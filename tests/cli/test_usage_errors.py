@@ -32,3 +32,21 @@ def test_a_usage_error_without_json_leaves_stdout_empty(workspace: Path, capsys:
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "Invalid value for '--format'" in captured.err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_workspace_rein_cannot_write_is_an_error_not_a_traceback(
+        as_json: bool, workspace: Path, capsys: Any) -> None:
+    (workspace / "plain-file").write_text("not a folder\n")
+    unwritable = workspace / "plain-file" / "ws"  # below a file: every write fails
+    args = ["init", "--agent", "claude", "--workspace", str(unwritable)]
+    assert main(args + (["--json"] if as_json else [])) == 1
+    captured = capsys.readouterr()
+    if as_json:
+        error = json.loads(captured.out)["error"]
+    else:
+        assert captured.err.startswith("error: OS_ERROR: ")
+        assert "Traceback" not in captured.err
+        error = {"code": "OS_ERROR", "message": captured.err}
+    assert error["code"] == "OS_ERROR"
+    assert f"{unwritable}: Not a directory" in error["message"]

@@ -42,6 +42,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return int(ExitCode.OK)
+    except OSError as exc:
+        # The file system refused (a workspace that is read-only, full or gone): an error
+        # with a code and a hint, never a traceback.
+        from rein.cli.output import report_error
+
+        where = f"{exc.filename}: " if exc.filename else ""
+        report_error(ReinError(f"{where}{exc.strerror or exc}", code="OS_ERROR",
+                               hint="check that the path exists and that rein may read and "
+                                    "write it (choose another with --workspace DIR)"), args)
+        return int(ExitCode.FAILURE)
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
