@@ -30,6 +30,8 @@ def _ws(workspace: Path | None) -> Path:
 
 
 def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
+    import sqlite3
+
     from rein.errors import StoreError
     from rein.workers.driver_status import status_of
     from rein.workers.driver_store import connect_read_only
@@ -41,6 +43,10 @@ def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
                          hint="start one with `rein run GRAPH --approve DIGEST`")
     try:
         return status_of(conn, ws, run_id)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the run store {db}: {exc}", code="STORE001",
+                         hint="the file is damaged or not rein's; move .rein/ aside to start "
+                              "afresh") from exc
     finally:
         conn.close()
 
