@@ -354,3 +354,16 @@ def test_concurrent_submits_apply_one_envelope_once(drive: Drive) -> None:
         assert json.loads(peek.stdout)["status"] in ("instruction", "waiting")
     assert drive.events().count("driver/answered") == 1
     assert [a["status"] for a in drive.record()["nodes"][0]["attempts"]] == ["succeeded"]
+
+
+def test_the_worked_example_shows_the_instruction_as_rein_prints_it(drive: Drive) -> None:
+    doc = (EXAMPLES.parent / "docs" / "worked-example.md").read_text(encoding="utf-8")
+    shown = doc.split("$ rein next\n", 1)[1].split("```", 1)[0]
+    drive.start()
+    code, printed = drive.rein("next")
+    assert code == 3
+    # Tokens and run ids differ on every run; every other line is printed as documented.
+    volatile = ("INSTRUCTION ", '{"protocol"')
+    expected = [line for line in shown.splitlines() if not line.startswith(volatile)]
+    actual = [line for line in printed.splitlines() if not line.startswith(volatile)]
+    assert actual == expected
