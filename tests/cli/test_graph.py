@@ -252,6 +252,17 @@ def test_digest_of_an_unparsable_file(
     assert code == 1 and json.loads(out)["error"]["code"]
 
 
+@pytest.mark.parametrize("text, what", [("", "an empty document"), ("[1, 2]\n", "an array"),
+                                        ("just words\n", "a string")])
+def test_digest_refuses_a_document_that_is_not_an_object(
+    capsys: pytest.CaptureFixture[str], workspace: Path, text: str, what: str,
+) -> None:
+    path = write(workspace, "odd.agraph.yaml", text)
+    code, out, err = run(capsys, "graph", "digest", str(path))
+    assert (code, out) == (1, "")
+    assert f"AG001: the document must be a JSON object (a mapping), not {what}" in err
+
+
 # ---------------------------------------------------------------------------- help
 
 

@@ -133,7 +133,17 @@ def digest(path: str, as_json: bool) -> int:
     from rein.formats.canonical import ags_digest
     from rein.formats.loader import load_path
 
-    value = ags_digest(load_path(path).data)
+    data = load_path(path).data
+    if not isinstance(data, dict):  # an approval of the digest of nothing approves nothing
+        from rein.errors import DocumentError, Location
+
+        what = {list: "an array", str: "a string", bool: "a boolean"}.get(
+            type(data), "an empty document" if data is None else "a number")
+        raise DocumentError(f"the document must be a JSON object (a mapping), not {what}",
+                            code="AG001", location=Location(file=path, pointer=""),
+                            hint='start the file with the graph\'s fields, such as '
+                                 'ags_version: "1.0"')
+    value = ags_digest(data)
     if as_json:
         emit_json({"path": path, "digest": value})
     else:
