@@ -26,6 +26,8 @@ status=0
 "$REIN" run "$RUN_GRAPH" --workspace "$RUN_WS" \
   --approve "$("$REIN" graph digest "$RUN_GRAPH")" || status=$?
 "$REIN" runs list --workspace "$RUN_WS"
+RUN_ID=$("$REIN" runs list --workspace "$RUN_WS" --json \
+  | "$(dirname "$REIN")/python" -c 'import json, sys; print(json.load(sys.stdin)["runs"][0]["run_id"])')
 if [ "$status" -eq 3 ]; then
   echo "The run is waiting. See what it needs and answer:"
   echo "  rein approvals list --workspace $RUN_WS"
@@ -36,8 +38,9 @@ fi
 
 say "Next"
 cat <<EOF
-  rein runs record RUN_ID --workspace $RUN_WS   # the AGS run record of that run
-  rein runs events RUN_ID --workspace $RUN_WS   # its trace, event by event
+  . .venv/bin/activate   # puts rein on your PATH
+  rein runs record $RUN_ID --workspace $RUN_WS   # the AGS run record of that run
+  rein runs events $RUN_ID --workspace $RUN_WS   # its trace, event by event
   rein graph plan --format mermaid $GRAPH    # a picture for a pull request
   rein graph plan --format dot $GRAPH | dot -Tsvg > plan.svg
   rein graph plan --json examples/no-worker.agraph.yaml   # the plan as data
