@@ -96,9 +96,10 @@ def _source_text(ws: Path, source: str | None) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
+        hint = (f"check the file's path, or leave it out to read {INBOX}" if source else
+                f"write the envelope to {INBOX} (or pass a file, or - for stdin)")
         raise EnvelopeRefused(f"no envelope at {path}", code="DRIVER_NO_ENVELOPE",
-                              hint=f"write the envelope to {INBOX} (or pass a file, or - "
-                                   "for stdin)") from exc
+                              hint=hint) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise EnvelopeRefused(f"cannot read the envelope {path}: {exc}",
                               code="DRIVER_NO_ENVELOPE") from exc
