@@ -29,6 +29,10 @@ def graph() -> None:
       rein graph validate --strict examples/
       rein graph plan examples/release-train.agraph.yaml
       rein graph digest examples/release-train.agraph.yaml
+
+    \b
+    Exit codes: 0 ok, 1 errors found, 2 warnings under --strict, 64 usage error
+    (each command's --help says which it uses).
     """
 
 

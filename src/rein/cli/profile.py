@@ -60,6 +60,10 @@ def profile() -> None:
       rein profile validate .agents/
       rein profile effective code-reviewer
       rein profile apply code-reviewer.agent.yaml session.delta.yaml --approve
+
+    \b
+    Exit codes: 0 ok, 1 invalid, 2 warnings under --strict, 3 queued for approval,
+    4 refused, 64 usage error (each command's --help says which it uses).
     """
 
 
@@ -351,6 +355,10 @@ def proposals() -> None:
     Example:
       rein profile proposals list
       rein profile proposals accept p-2de36277e968
+
+    \b
+    Exit codes: 0 ok, 1 invalid result or unreadable queue, 4 refused (stale),
+    64 usage error (unknown id).
     """
 
 
