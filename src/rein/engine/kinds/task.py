@@ -328,6 +328,8 @@ async def _attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         "provider": chosen_route.provider, "model": chosen_route.model,
         "downgraded": chosen_route.downgraded, "reason": chosen_route.reason}.items()
         if v is not None}
+    # A worker's own record fields (x-rein-profile, x-rein-ignored-keys, ...).
+    rec.update({k: v for k, v in result.extra.items() if str(k).startswith("x-")})
     if result.failure is not None:
         return _close(ctx, inst, nid, rec, AttemptOutcome(
             status=_status_for(result.failure), failure=result.failure,
