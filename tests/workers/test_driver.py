@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import pytest
 
 from rein.errors import ConfigError
-from rein.store.sqlite import SQLiteStore
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
@@ -33,6 +32,7 @@ from rein.workers.driver_protocol import (
 )
 from rein.workers.driver_status import render
 from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
+from tests.store.conftest import any_store, pg_url, store_url  # noqa: F401 - the fixtures
 
 
 def request(tmp_path: Path, **changes: Any) -> AttemptRequest:
@@ -172,8 +172,9 @@ def _drain(worker: DriverWorker, req: AttemptRequest) -> list[Any]:
     return asyncio.run(go())
 
 
-def test_the_worker_pauses_then_replays_the_stored_answer(tmp_path: Path) -> None:
-    store = SQLiteStore.open(tmp_path)
+def test_the_worker_pauses_then_replays_the_stored_answer(
+        tmp_path: Path, any_store: Any) -> None:  # noqa: F811
+    store = any_store  # every store: the worker uses only the public store API
     clock = lambda: dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     worker = DriverWorker(tmp_path, store=store, clock=clock,
                           snapshot=lambda _: {"git": False, "head": None, "paths": {}})
@@ -183,7 +184,7 @@ def test_the_worker_pauses_then_replays_the_stored_answer(tmp_path: Path) -> Non
         with pytest.raises(WorkerPaused) as paused:
             _drain(worker, req)
         assert paused.value.token == token
-    turn = get_turn(store._db, token)
+    turn = get_turn(store, token)
     assert turn is not None and turn.status is TurnStatus.PENDING
     envelope = {**turn.instruction["example"], "outputs": {"reasoning": "ready"},
                 "agent": {"name": "an agent", "model": "m-1"}}
@@ -197,7 +198,6 @@ def test_the_worker_pauses_then_replays_the_stored_answer(tmp_path: Path) -> Non
     assert (result.routed.provider, result.routed.model) == ("driver", "m-1")
     assert result.usage.input_tokens is None and result.usage.cost_usd is None
     assert items[0].data["limits"] == {"max_agent_steps": 5}  # reported, not enforced
-    store.close()
 
 
 def test_checks_become_failures(tmp_path: Path) -> None:

@@ -18,15 +18,42 @@ import click
 from rein.cli.output import emit_json, json_option
 from rein.errors import ExitCode, ReinError
 
-_workspace = click.option(
-    "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
-    default=None, help="Workspace directory (default: the current directory).")
 _run = click.option("--run", "run_id", default=None, metavar="RUN",
                     help="The run (default: the newest unfinished run in the workspace).")
 
 
+def _workspace(func: Any) -> Any:
+    """``--workspace DIR`` and ``--store URL``, as every command that reads or writes runs."""
+    from rein.cli.run import workspace_option
+
+    return workspace_option(func)
+
+
 def _ws(workspace: Path | None) -> Path:
     return (workspace or Path.cwd()).resolve()
+
+
+def _open_for_reading(ws: Path) -> Any:
+    """The run store, opened without creating one; a damaged embedded file is a STORE001."""
+    from rein.cli.run import given_store, open_store
+    from rein.errors import StoreError
+    from rein.store.open import PG_SCHEMES, store_url
+
+    url = store_url(ws, given_store())
+    try:
+        store = open_store(ws, create=False)
+    except StoreError as exc:
+        if url is not None and url.startswith(PG_SCHEMES):
+            raise
+        cause = exc.__cause__ or exc.message
+        raise StoreError(f"cannot read the run store {url or ws / '.rein' / 'rein.db'}: "
+                         f"{cause}", code="STORE001",
+                         hint="the file is damaged or not rein's; move .rein/ aside to start "
+                              "afresh") from exc
+    if store is None:
+        raise StoreError(f"no runs in {ws} (no .rein/ store yet)", code="STORE404",
+                         hint="start one with `rein run GRAPH --approve DIGEST`")
+    return store
 
 
 def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
@@ -34,21 +61,16 @@ def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
 
     from rein.errors import StoreError
     from rein.workers.driver_status import status_of
-    from rein.workers.driver_store import connect_read_only
 
-    db = ws / ".rein" / "rein.db"
-    conn = connect_read_only(str(db)) if db.exists() else None
-    if conn is None:
-        raise StoreError(f"no runs in {ws} (no .rein/ store yet)", code="STORE404",
-                         hint="start one with `rein run GRAPH --approve DIGEST`")
+    store = _open_for_reading(ws)
     try:
-        return status_of(conn, ws, run_id)
+        return status_of(store, ws, run_id)
     except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the run store {db}: {exc}", code="STORE001",
+        raise StoreError(f"cannot read the run store {store.url}: {exc}", code="STORE001",
                          hint="the file is damaged or not rein's; move .rein/ aside to start "
                               "afresh") from exc
     finally:
-        conn.close()
+        store.close()
 
 
 def _show(status: dict[str, Any], as_json: bool) -> int:
@@ -174,11 +196,11 @@ def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
         from rein.workers.driver_status import pick_run, status_of
         from rein.workers.driver_store import get_turn
 
-        conn = engine.store._db
+        store = engine.store
         token = envelope.get("token")
-        turn = get_turn(conn, token) if isinstance(token, str) else None
-        root = turn.root_run_id if turn is not None else pick_run(conn, run_id)[0]
-        if run_id is not None and pick_run(conn, run_id)[0] != root:
+        turn = get_turn(store, token) if isinstance(token, str) else None
+        root = turn.root_run_id if turn is not None else pick_run(store, run_id).run_id
+        if run_id is not None and pick_run(store, run_id).run_id != root:
             raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
                                   f"of run {run_id}", code="DRIVER_WRONG_RUN",
                                   hint="send it without --run, or answer the run's own "
@@ -192,7 +214,7 @@ def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
             if run is not None and not run.status.terminal and (
                     note.startswith("accepted") or run.status.value == "running"):
                 engine.proceed(root)
-        return status_of(conn, ws, root), note
+        return status_of(store, ws, root), note
     finally:
         engine.store.close()
 
@@ -203,9 +225,8 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
     from rein.workers.driver_status import current_turns
     from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
 
-    conn = engine.store._db
     token = envelope.get("token")
-    turn = get_turn(conn, token) if isinstance(token, str) else None
+    turn = get_turn(engine.store, token) if isinstance(token, str) else None
     if turn is None:
         what = f"token {token!r}" if isinstance(token, str) else "no token"
         raise EnvelopeRefused(f"the envelope has {what}, which names no instruction of run "
@@ -219,7 +240,7 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
                               f"{turn.attempt}) was already answered with another envelope",
                               code="DRIVER_ANSWERED",
                               hint="answer the pending instruction `rein next` prints")
-    if turn.token not in {t.token for t in current_turns(conn, root)}:
+    if turn.token not in {t.token for t in current_turns(engine.store, root)}:
         raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
                               f"{turn.attempt}) is no longer pending",
                               code="DRIVER_STALE", hint="see `rein next`")
@@ -258,11 +279,14 @@ def driver() -> None:
 
 
 @driver.command("schema")
-def schema_command() -> int:
+@_workspace
+def schema_command(workspace: Path | None) -> int:
     """Print {"instruction": <JSON Schema>, "envelope": <JSON Schema>}.
 
     Each instruction's respond_with is the envelope schema narrowed to that instruction
-    (its token, node, attempt, outputs and decision labels).
+    (its token, node, attempt, outputs and decision labels). The schemas are the same for
+    every store: --store and --workspace are accepted so that one set of options works
+    for all the driver commands, and read nothing.
 
     \b
     Example:

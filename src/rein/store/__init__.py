@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
-from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store, Transition
+from rein.store.base import (
+    ApprovalRow,
+    DriverTurn,
+    Event,
+    NodeRow,
+    RunRow,
+    Store,
+    Transition,
+)
 
-__all__ = ["ApprovalRow", "Event", "NodeRow", "RunRow", "Store", "Transition"]
+__all__ = ["ApprovalRow", "DriverTurn", "Event", "NodeRow", "RunRow", "Store", "Transition"]

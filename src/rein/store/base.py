@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rein.store.ids import ApprovalId, NodeKey, RunId
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,6 +64,25 @@ class ApprovalRow:
     request: Mapping[str, Any]  # prompt, node, stage, mode, roles, presented material
     created_at: str
     answer: Mapping[str, Any] | None = None  # actor, note, values, edits
+    answered_at: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DriverTurn:
+    """One instruction handed to an external agent (the driver) and, once answered, the
+    envelope with what rein measured on submit (:mod:`rein.workers.driver`)."""
+
+    token: str  # derived from (run, node, attempt, kind): asking again finds the same row
+    run_id: RunId  # the run the node lives in (a subgraph's child run, or the top-level run)
+    root_run_id: RunId  # the top-level run: what ``rein next`` and ``rein submit`` address
+    node_key: str
+    attempt: int
+    kind: str  # task, decision or judge
+    status: TurnStatus
+    instruction: Mapping[str, Any]
+    baseline: Mapping[str, Any]  # the workspace snapshot taken when the instruction was issued
+    created_at: str
+    answer: Mapping[str, Any] | None = None  # {"envelope": ..., "checks": ...}
     answered_at: str | None = None
 
 
@@ -133,8 +152,13 @@ class Store(Protocol):
         """Every node row of a run, in order of first appearance."""
         ...
 
-    def events(self, run_id: RunId, *, after: int = 0) -> list[Event]:
-        """Events with ``seq > after``, in order."""
+    def events(self, run_id: RunId, *, after: int = 0,
+               types: Sequence[str] | None = None) -> list[Event]:
+        """Events with ``seq > after`` (only of ``types`` when given), in order."""
+        ...
+
+    def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
+        """One node row, or ``None``."""
         ...
 
     def approvals(
@@ -147,6 +171,29 @@ class Store(Protocol):
         """One approval, or ``None``."""
         ...
 
+    def add_driver_turn(self, turn: DriverTurn, *, event_type: str,
+                        payload: Mapping[str, Any]) -> tuple[DriverTurn, bool]:
+        """Insert ``turn`` with its event, atomically, unless its token exists: returns the
+        stored row and whether this call inserted it."""
+        ...
+
+    def answer_driver_turn(self, token: str, answer: Mapping[str, Any], at: str, *,
+                           event_type: str, payload: Mapping[str, Any]
+                           ) -> tuple[DriverTurn, bool]:
+        """Consume an envelope for the pending turn ``token`` with its event, atomically:
+        ``(turn, changed)``. The same envelope again changes nothing; another envelope for
+        an answered turn raises ``Refused`` (``DRIVER_ANSWERED``)."""
+        ...
+
+    def driver_turn(self, token: str) -> DriverTurn | None:
+        """The turn with ``token``, or ``None``."""
+        ...
+
+    def driver_turns(self, root_run_id: str, *, status: TurnStatus | None = None
+                     ) -> list[DriverTurn]:
+        """The turns of one run family, oldest first (only those in ``status`` if given)."""
+        ...
+
     def atomic(self) -> AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
         ...
@@ -154,6 +201,10 @@ class Store(Protocol):
     def lock_run(self, run_id: str) -> AbstractContextManager[None]:
         """Hold the right to advance a run; raises ``Refused`` (``RUN_LOCKED``) when another
         process holds it. Released when the holder exits, however it exits."""
+        ...
+
+    def run_locked(self, run_id: str) -> bool:
+        """Whether some process (this one included) holds the run lock of ``run_id`` now."""
         ...
 
     def close(self) -> None:

@@ -94,6 +94,8 @@ class PostgresStore(SQLStore):
         return int(got[0] or 0)
 
     def _migrate(self) -> None:
+        if self.schema_version() == SCHEMA_VERSION:  # up to date: no lock, no write
+            return
         with self._tx():
             self._x("SELECT pg_advisory_xact_lock(?)", (lock_key("rein:migrate"),))
             self._x("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, "

@@ -12,14 +12,14 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rein.errors import Refused, StoreError
-from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Transition
+from rein.store.base import ApprovalRow, DriverTurn, Event, NodeRow, RunRow, Transition
 from rein.store.ids import ApprovalId, NodeKey, RunId
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.
@@ -29,6 +29,11 @@ _HELD: dict[tuple[str, str], list[Any]] = {}
 def dump(value: Any) -> str:
     """Stored JSON: compact, sorted, UTF-8 kept as is."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def dump_ordered(value: Any) -> str:
+    """Stored JSON that keeps key order: a driver instruction is shown as it was built."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -270,9 +275,24 @@ class SQLStore:
                         type=r[3], status=NodeStatus(r[4]), seq=r[5], record=json.loads(r[6]))
                 for r in rows]
 
-    def events(self, run_id: RunId, *, after: int = 0) -> list[Event]:
-        rows = self._x("SELECT seq, type, payload, at FROM events WHERE run_id = ? AND seq > ?"
-                       " ORDER BY seq", (run_id, after)).fetchall()
+    def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
+        r = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"
+                    " FROM nodes WHERE run_id = ? AND node_key = ?", (run_id, node_key)
+                    ).fetchone()
+        return None if r is None else NodeRow(
+            run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1], scope_path=r[2], type=r[3],
+            status=NodeStatus(r[4]), seq=r[5], record=json.loads(r[6]))
+
+    def events(self, run_id: RunId, *, after: int = 0,
+               types: Sequence[str] | None = None) -> list[Event]:
+        sql = "SELECT seq, type, payload, at FROM events WHERE run_id = ? AND seq > ?"
+        values: list[Any] = [run_id, after]
+        if types is not None:
+            if not types:
+                return []
+            sql += f" AND type IN ({', '.join('?' * len(types))})"
+            values.extend(types)
+        rows = self._x(sql + " ORDER BY seq", values).fetchall()
         return [Event(run_id=run_id, seq=r[0], type=r[1], payload=json.loads(r[2]), at=r[3])
                 for r in rows]
 
@@ -306,6 +326,94 @@ class SQLStore:
                       (approval_id,)).fetchone()
         return None if row is None else self._approval(row)
 
+    # -- driver turns ---------------------------------------------------------------------
+
+    _TURN_COLUMNS = ("token, run_id, root_run_id, node_key, attempt, kind, status, instruction,"
+                     " baseline, answer, created_at, answered_at")
+
+    @staticmethod
+    def _turn(r: tuple[Any, ...]) -> DriverTurn:
+        return DriverTurn(
+            token=r[0], run_id=RunId(r[1]), root_run_id=RunId(r[2]), node_key=r[3],
+            attempt=int(r[4]), kind=r[5], status=TurnStatus(r[6]),
+            instruction=json.loads(r[7]), baseline=json.loads(r[8]),
+            answer=None if r[9] is None else json.loads(r[9]), created_at=r[10],
+            answered_at=r[11])
+
+    def driver_turn(self, token: str) -> DriverTurn | None:
+        """The turn with ``token``, or ``None``."""
+        row = self._x(f"SELECT {self._TURN_COLUMNS} FROM driver_turns WHERE token = ?",
+                      (token,)).fetchone()
+        return None if row is None else self._turn(row)
+
+    def driver_turns(self, root_run_id: str, *, status: TurnStatus | None = None
+                     ) -> list[DriverTurn]:
+        """The turns of one run family, oldest first (only those in ``status`` if given)."""
+        sql = f"SELECT {self._TURN_COLUMNS} FROM driver_turns WHERE root_run_id = ?"
+        values: list[Any] = [root_run_id]
+        if status is not None:
+            sql += " AND status = ?"
+            values.append(status.value)
+        rows = self._x(sql + " ORDER BY ord, token", values).fetchall()
+        return [self._turn(r) for r in rows]
+
+    def add_driver_turn(self, turn: DriverTurn, *, event_type: str,
+                        payload: Mapping[str, Any]) -> tuple[DriverTurn, bool]:
+        """Insert ``turn`` with its event, atomically, unless its token exists: returns the
+        stored row and whether this call inserted it (asking twice never adds a turn)."""
+        with self._tx():
+            # ``ord`` is MAX + 1 within the family: keep other writers of the family out.
+            self._serialize_run(turn.root_run_id)
+            existing = self.driver_turn(turn.token)
+            if existing is not None:
+                return existing, False
+            self._x(f"INSERT INTO driver_turns ({self._TURN_COLUMNS}, ord) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(ord), 0) + 1"
+                    " FROM driver_turns WHERE root_run_id = ?))",
+                    (turn.token, turn.run_id, turn.root_run_id, turn.node_key, turn.attempt,
+                     turn.kind, turn.status.value, dump_ordered(dict(turn.instruction)),
+                     dump_ordered(dict(turn.baseline)),
+                     None if turn.answer is None else dump_ordered(dict(turn.answer)),
+                     turn.created_at, turn.answered_at, turn.root_run_id))
+            self._append(turn.run_id, event_type, payload, turn.created_at)
+            return turn, True
+
+    def answer_driver_turn(self, token: str, answer: Mapping[str, Any], at: str, *,
+                           event_type: str, payload: Mapping[str, Any]
+                           ) -> tuple[DriverTurn, bool]:
+        """Consume an envelope for the pending turn ``token`` with its event, atomically.
+
+        A compare-and-set: of concurrent answers exactly one changes the row. Returns
+        ``(turn, changed)``; the same envelope again (``answer["envelope"]``) changes nothing,
+        another envelope for an answered turn is refused (``DRIVER_ANSWERED``).
+        """
+        with self._tx():
+            turn = self.driver_turn(token)
+            if turn is None:
+                raise StoreError(f"no driver instruction {token!r}", code="DRIVER404",
+                                 hint="print the pending instruction with `rein next`")
+            self._serialize_run(turn.run_id)
+            turn = self.driver_turn(token)  # again, now that no one else can write it
+            assert turn is not None
+            if turn.status is TurnStatus.ANSWERED:
+                if dump((turn.answer or {}).get("envelope")) == dump(answer.get("envelope")):
+                    return turn, False
+                raise Refused(f"instruction {token} was already answered with another envelope",
+                              code="DRIVER_ANSWERED",
+                              hint="an answer cannot be changed; print the current "
+                                   "instruction with `rein next`")
+            self._x("UPDATE driver_turns SET status = ?, answer = ?, answered_at = ?"
+                    " WHERE token = ? AND status = ?",
+                    (TurnStatus.ANSWERED.value, dump_ordered(dict(answer)), at, token,
+                     TurnStatus.PENDING.value))
+            self._append(turn.run_id, event_type, payload, at)
+            return DriverTurn(
+                token=turn.token, run_id=turn.run_id, root_run_id=turn.root_run_id,
+                node_key=turn.node_key, attempt=turn.attempt, kind=turn.kind,
+                status=TurnStatus.ANSWERED, instruction=turn.instruction,
+                baseline=turn.baseline, created_at=turn.created_at, answer=dict(answer),
+                answered_at=at), True
+
     # -- the run lock ---------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -337,6 +445,16 @@ class SQLStore:
         finally:
             del _HELD[key]
             self._release(run_id, handle)
+
+    def run_locked(self, run_id: str) -> bool:
+        """Whether some process (this one included) holds the run lock of ``run_id`` now."""
+        if (self.url, run_id) in _HELD:
+            return True
+        handle = self._acquire(run_id)
+        if handle is None:
+            return True
+        self._release(run_id, handle)
+        return False
 
     def _acquire(self, run_id: str) -> Any:
         """A handle when the lock was taken, ``None`` when someone else holds it."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.errors import StoreError
-from rein.store.sql import SQLStore, dump
+from rein.store.sql import _HELD, SQLStore, dump
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
@@ -115,6 +115,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # of every node row of the run on each insert, quadratic in the size of the graph.
         "CREATE INDEX nodes_seq ON nodes (run_id, seq)",
     ),
+    (
+        # Turns in the order they were issued, in SQL both stores speak (SQLite's rowid,
+        # which version 2 ordered by, does not exist in PostgreSQL). Older turns are
+        # numbered by issue time, then token.
+        "ALTER TABLE driver_turns ADD COLUMN ord INTEGER NOT NULL DEFAULT 0",
+        """UPDATE driver_turns SET ord = (
+            SELECT COUNT(*) FROM driver_turns AS older
+            WHERE older.root_run_id = driver_turns.root_run_id
+              AND (older.created_at < driver_turns.created_at
+                   OR (older.created_at = driver_turns.created_at
+                       AND older.token <= driver_turns.token)))""",
+        "CREATE INDEX driver_turns_order ON driver_turns (root_run_id, ord)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -185,6 +198,9 @@ class SQLiteStore(SQLStore):
         return int(got[0] or 0)
 
     def _migrate(self) -> None:
+        # Up to date: a plain read, no write lock (``rein next`` opens the store each turn).
+        if self.schema_version() == SCHEMA_VERSION:
+            return
         with self._tx():
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, "
@@ -207,6 +223,22 @@ class SQLiteStore(SQLStore):
     def lock_path(self, run_id: str) -> Path:
         """The file whose ``flock`` is the run lock."""
         return self.path.parent / "locks" / f"{run_id}.lock"
+
+    def run_locked(self, run_id: str) -> bool:
+        """Whether some process holds the run lock (probed without writing the lock file)."""
+        if (self.url, run_id) in _HELD:
+            return True
+        try:
+            fd = os.open(self.lock_path(run_id), os.O_RDONLY)
+        except FileNotFoundError:
+            return False  # never locked
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing drops the probe's own lock, if it got one
+        return False
 
     def _acquire(self, run_id: str) -> Any:
         path = self.lock_path(run_id)

@@ -96,3 +96,10 @@ class ApprovalKind(enum.StrEnum):
     TOOL_CALL = "tool_call"  # a tool call under an ``ask`` permission
     MCP_LAUNCH = "mcp_launch"  # launching an MCP server a profile names (its command line)
     PROFILE = "profile"  # a proposed OAP profile state delta
+
+
+class TurnStatus(enum.StrEnum):
+    """Where one driver turn (an instruction handed to an external agent) stands."""
+
+    PENDING = "pending"  # the instruction is out; no envelope accepted yet
+    ANSWERED = "answered"  # an envelope was accepted (consumed) for it

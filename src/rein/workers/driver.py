@@ -96,10 +96,10 @@ class DriverWorker:
 
     @property
     def store(self) -> Any:
-        if self._store is None:
-            from rein.store.sqlite import SQLiteStore
+        if self._store is None:  # the workspace's store: rein.toml's [store] url, or .rein/
+            from rein.store.open import open_store
 
-            self._store = SQLiteStore.open(self.workspace)
+            self._store = open_store(self.workspace)
         return self._store
 
     def can_serve(self, request: AttemptRequest) -> bool:
@@ -113,7 +113,7 @@ class DriverWorker:
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
         token = token_for(request)
-        turn = get_turn(self.store._db, token)
+        turn = get_turn(self.store, token)
         if turn is None:
             turn = self._issue(request, token)
             yield Item(kind=ItemKind.NOTICE, data={
@@ -151,7 +151,7 @@ class DriverWorker:
         return run.run_id if run is not None else run_id
 
     def _context_reason(self, root: str) -> str | None:
-        answered = turns(self.store._db, root, status=TurnStatus.ANSWERED)
+        answered = turns(self.store, root, status=TurnStatus.ANSWERED)
         for turn in reversed(answered):
             usage = ((turn.answer or {}).get("envelope") or {}).get("context_usage")
             if not isinstance(usage, Mapping):

@@ -17,83 +17,76 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rein.errors import ExitCode, StoreError
+from rein.store.base import RunRow, Store
+from rein.store.state import ApprovalStatus, RunStatus
 from rein.workers.driver_protocol import INBOX
-from rein.workers.driver_store import TurnStatus, has_table, turns
+from rein.workers.driver_store import Turn, TurnStatus, turns
 
-_TERMINAL_NODE = ("succeeded", "failed", "skipped", "cancelled", "blocked")
-_RUN_COLUMNS = "run_id, status, graph_id, parent_run_id"
-
-
-def _runs(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    return conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE {where} ORDER BY created DESC",
-                        args).fetchall()
+_UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
 
-def pick_run(conn: sqlite3.Connection, run_id: str | None) -> tuple[Any, ...]:
+def pick_run(store: Store, run_id: str | None) -> RunRow:
     """The run ``run_id`` (its top-level run), else the newest unfinished top-level run,
     else the newest top-level run."""
     if run_id is not None:
-        rows = _runs(conn, "run_id = ?", (run_id,))
-        if not rows:
+        row = store.get_run(run_id)
+        if row is None:
             raise StoreError(f"no run {run_id!r}", code="RUN404",
                              hint="list runs with `rein runs list`")
-        row = rows[0]
-        while row[3] is not None:
-            row = _runs(conn, "run_id = ?", (row[3],))[0]
+        while row.parent_run_id is not None:
+            parent = store.get_run(row.parent_run_id)
+            if parent is None:
+                break
+            row = parent
         return row
-    rows = _runs(conn, "parent_run_id IS NULL AND status IN ('running', 'waiting', "
-                 "'awaiting_human')", ())
-    rows = rows or _runs(conn, "parent_run_id IS NULL", ())
+    rows = store.list_runs()
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
                          hint="start one with `rein run GRAPH --approve DIGEST`")
-    return rows[0]
+    return next((r for r in rows if r.status in _UNFINISHED), rows[0])
 
 
-def family(conn: sqlite3.Connection, root: str) -> list[str]:
+def family(store: Store, root: str) -> list[str]:
     """``root`` and every child run below it."""
     out, stack = [root], [root]
     while stack:
-        for (child,) in conn.execute("SELECT run_id FROM runs WHERE parent_run_id = ?",
-                                     (stack.pop(),)).fetchall():
-            out.append(child)
-            stack.append(child)
+        for child in store.child_runs(stack.pop()):  # type: ignore[arg-type]
+            out.append(child.run_id)
+            stack.append(child.run_id)
     return out
 
 
-def _node_status(conn: sqlite3.Connection, run_id: str, key: str) -> str | None:
-    row = conn.execute("SELECT status FROM nodes WHERE run_id = ? AND node_key = ?",
-                       (run_id, key)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def current_turns(conn: sqlite3.Connection, root: str) -> list[Any]:
+def current_turns(store: Store, root: str) -> list[Turn]:
     """Pending turns whose node still waits (a node another worker finished is skipped)."""
-    if not has_table(conn):
-        return []
-    return [t for t in turns(conn, root, status=TurnStatus.PENDING)
-            if _node_status(conn, t.run_id, t.node_key) not in _TERMINAL_NODE]
+    out = []
+    for turn in turns(store, root, status=TurnStatus.PENDING):
+        node = store.node(turn.run_id, turn.node_key)  # type: ignore[arg-type]
+        if node is None or not node.status.terminal:
+            out.append(turn)
+    return out
 
 
-def status_of(conn: sqlite3.Connection, workspace: Path, run_id: str | None = None
-              ) -> dict[str, Any]:
-    """The ``rein next --json`` object for a run (see the module docstring)."""
-    root, status, graph_id, _ = pick_run(conn, run_id)
-    base = {"run_id": root, "graph_id": graph_id, "run_status": status}
+def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[str, Any]:
+    """The ``rein next --json`` object for a run (see the module docstring).
+
+    ``workspace`` is where the instruction's files live; the state is read from ``store``.
+    """
+    run = pick_run(store, run_id)
+    root, status = run.run_id, run.status.value
+    base = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
         return {"status": "done", **base, "reason": "done", "exit_code": int(ExitCode.OK),
                 "message": f"run {root} succeeded"}
     if status in ("failed", "partial", "cancelled"):
-        reason, message = stop_reason(conn, root, status)
+        reason, message = stop_reason(store, root, status)
         return {"status": "stopped", **base, "reason": reason, "message": message,
                 "exit_code": int(ExitCode.FAILURE)}
-    pending = current_turns(conn, root)
+    pending = current_turns(store, root)
     waiting = int(ExitCode.WAITING)
     if pending:
         turn = pending[0]
@@ -104,69 +97,67 @@ def status_of(conn: sqlite3.Connection, workspace: Path, run_id: str | None = No
         if len(pending) > 1:
             out["also_pending"] = [t.node_key for t in pending[1:]]
         return out
-    runs = family(conn, root)
-    marks = ",".join("?" * len(runs))
-    approvals = conn.execute(
-        f"SELECT approval_id, kind, request FROM approvals WHERE status = 'pending' AND "
-        f"run_id IN ({marks}) ORDER BY rowid", runs).fetchall()
+    runs = family(store, root)
+    approvals = [a for a in store.approvals(status=ApprovalStatus.PENDING) if a.run_id in runs]
     if approvals:
         items = []
-        for approval_id, kind, request in approvals:
-            req = json.loads(request)
-            items.append({"approval_id": approval_id, "kind": kind, "node": req.get("node"),
-                          "prompt": req.get("prompt"),
-                          "accept": f"rein approvals accept {approval_id}",
-                          "decline": f"rein approvals decline {approval_id}"})
+        for a in approvals:
+            req = dict(a.request)
+            items.append({"approval_id": a.approval_id, "kind": a.kind.value,
+                          "node": req.get("node"), "prompt": req.get("prompt"),
+                          "accept": f"rein approvals accept {a.approval_id}",
+                          "decline": f"rein approvals decline {a.approval_id}"})
         first = items[0]
         return {"status": "waiting", **base, "for": "approval", "approvals": items,
                 "message": f"a person must answer {first['kind']} {first['approval_id']}"
                            f" ({first['prompt'] or first['node'] or 'graph'}): "
                            f"`{first['accept']}` (or decline)", "exit_code": waiting}
     if status == "running":
-        if lock_held(workspace, root):
+        if store.run_locked(root):
             return {"status": "waiting", **base, "for": "run",
                     "message": "another rein process is advancing this run; ask again in a "
                                "moment", "exit_code": waiting}
         return {"status": "waiting", **base, "for": "resume",
                 "message": f"the run was interrupted; continue it with `rein resume {root}`",
                 "exit_code": waiting}
-    node = _unserved(conn, runs)
+    node = _unserved(store, runs)
     return {"status": "waiting", **base, "for": "worker", "node": node,
             "message": f"no worker serves node {node or '?'}: enable the driver for its tier "
                        "([driver] tiers in rein.toml) or configure a model, then "
                        f"`rein resume {root}`", "exit_code": waiting}
 
 
-def _unserved(conn: sqlite3.Connection, runs: list[str]) -> str | None:
-    marks = ",".join("?" * len(runs))
-    row = conn.execute(f"SELECT payload FROM events WHERE type = 'worker/unavailable' AND "
-                       f"run_id IN ({marks}) ORDER BY rowid DESC LIMIT 1", runs).fetchone()
-    return None if row is None else json.loads(row[0]).get("node")
+def _unserved(store: Store, runs: list[str]) -> str | None:
+    """The node of the latest ``worker/unavailable`` event in the family."""
+    events = [e for r in runs
+              for e in store.events(r, types=["worker/unavailable"])]  # type: ignore[arg-type]
+    if not events:
+        return None
+    latest = max(events, key=lambda e: (e.at, e.seq))
+    return latest.payload.get("node")
 
 
-def stop_reason(conn: sqlite3.Connection, root: str, status: str) -> tuple[str, str]:
+def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
     """Why a run ended without succeeding: budget, timeout, blocked, cancelled or failed."""
     if status == "cancelled":
         return "cancelled", f"run {root} was cancelled through the approval queue"
-    runs = family(conn, root)
-    marks = ",".join("?" * len(runs))
-    codes = {json.loads(p).get("code") for (p,) in conn.execute(
-        f"SELECT payload FROM events WHERE type = 'diagnostic' AND run_id IN ({marks})",
-        runs).fetchall()}
+    runs = family(store, root)
+    codes = {e.payload.get("code") for r in runs
+             for e in store.events(r, types=["diagnostic"])}  # type: ignore[arg-type]
     classes: set[str] = set()
     blocked: list[str] = []
     failed: list[str] = []
     why = ""
-    for key, node_status, record in conn.execute(
-            f"SELECT node_key, status, record FROM nodes WHERE run_id IN ({marks}) "
-            "ORDER BY seq", runs).fetchall():
-        if node_status == "blocked":
-            blocked.append(key)
-        if node_status == "failed":
-            failed.append(key)
-            for attempt in (json.loads(record).get("attempts") or [])[-1:]:
-                classes.add(str(attempt.get("x-rein-failure-class") or attempt.get("status")))
-                why = why or _attempt_failure(attempt)
+    for r in runs:
+        for node in store.nodes(r):  # type: ignore[arg-type]
+            if node.status.value == "blocked":
+                blocked.append(node.node_key)
+            if node.status.value == "failed":
+                failed.append(node.node_key)
+                for attempt in (node.record.get("attempts") or [])[-1:]:
+                    classes.add(str(attempt.get("x-rein-failure-class")
+                                    or attempt.get("status")))
+                    why = why or _attempt_failure(attempt)
     if "RT061" in codes or "budget_exceeded" in classes:
         return "budget", f"run {root} stopped at a budget limit ({status})"
     if blocked:
@@ -188,22 +179,6 @@ def _attempt_failure(attempt: Mapping[str, Any]) -> str:
     if missed:
         text += f": {', '.join(missed)}"
     return text
-
-
-def lock_held(workspace: Path, run_id: str) -> bool:
-    """Whether another process holds the run's lock (``rein run``/``resume``/``submit``)."""
-    import fcntl
-
-    path = workspace / ".rein" / "locks" / f"{run_id}.lock"
-    if not path.exists():
-        return False
-    with path.open("a") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-    return False
 
 
 def render(status: Mapping[str, Any]) -> str:
@@ -273,5 +248,4 @@ def render(status: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["current_turns", "family", "lock_held", "pick_run", "render", "status_of",
-           "stop_reason"]
+__all__ = ["current_turns", "family", "pick_run", "render", "status_of", "stop_reason"]
