@@ -29,6 +29,9 @@ def config() -> None:
       rein config show
       rein config show --json | jq .values
       rein config trust --workspace ~/src/cloned-repo
+
+    \b
+    Exit codes: 0 ok, 1 a rein.toml is invalid, 4 trust refused or stale, 64 usage error.
     """
 
 

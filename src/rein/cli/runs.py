@@ -198,8 +198,10 @@ def _short(payload: Any) -> str:
 @runs.command("record")
 @click.argument("run_id")
 @workspace_option
-def run_record(run_id: str, workspace: Path | None) -> int:
-    """The AGS run record (agentic-graph-run-1.0) of a run, as JSON.
+@click.option("--json", "as_json", is_flag=True, hidden=True,
+              help="Accepted for symmetry: the record is always JSON.")
+def run_record(run_id: str, workspace: Path | None, as_json: bool) -> int:
+    """The AGS run record (agentic-graph-run-1.0) of a run, as JSON (with or without --json).
 
     \b
     Example:
