@@ -216,3 +216,35 @@ def run_record(run_id: str, workspace: Path | None, as_json: bool) -> int:
     run = _run(store, run_id)
     emit_json(build_record(store, run.run_id))
     return int(ExitCode.OK)
+
+
+@runs.command("cancel")
+@click.argument("run_id")
+@click.option("--note", default=None, help="Why (recorded with the request).")
+@click.option("--actor", default=None, help="Who cancels (recorded).")
+@workspace_option
+@json_option
+def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path | None,
+               as_json: bool) -> int:
+    """Stop a run that has not ended, whatever it waits for (a driver, a person, a worker).
+
+    Compensation runs for the nodes that had succeeded, and the run ends cancelled. To refuse
+    one pending action instead, use `rein approvals decline`.
+
+    \b
+    Example:
+      rein runs cancel run-20260101T120000-3f9a1c --note "wrong branch"
+
+    \b
+    Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
+    already ended, or another process is advancing it), 64 usage error.
+    """
+    from rein.cli.run import Progress, _finish, open_engine
+
+    engine = open_engine(resolve_workspace(workspace), create=False,
+                         listeners=[Progress(as_json)])
+    try:
+        outcome = engine.cancel(run_id, actor=actor or "cli", note=note)
+    finally:
+        engine.store.close()
+    return _finish(outcome, as_json)

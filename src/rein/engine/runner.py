@@ -339,6 +339,29 @@ class Engine:
         """Advance a run until it ends or waits. Safe to call again after a pause."""
         return asyncio.run(self.proceed_async(run_id))
 
+    def cancel(self, run_id: str, *, actor: str, note: str | None = None) -> RunOutcome:
+        """Stop a run that has not ended: compensation runs and the run ends ``cancelled``."""
+        return asyncio.run(self._cancel_async(run_id, actor=actor, note=note))
+
+    async def _cancel_async(self, run_id: str, *, actor: str, note: str | None) -> RunOutcome:
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise RunError(f"no run {run_id!r}", code="RUN404",
+                           hint="list runs with `rein runs list`")
+        if run.parent_run_id is not None:
+            raise Refused(f"{run_id} is a subgraph's child run", code="RUN_CHILD",
+                          hint=f"cancel its top-level run ({run.parent_run_id} or above)")
+        with self.store.lock_run(run.run_id):
+            run = self.store.get_run(run.run_id) or run
+            if run.status.terminal:
+                raise Refused(f"run {run_id} already ended ({run.status.value})",
+                              code="RUN_ENDED", hint="nothing to cancel")
+            request = {"actor": actor, **({"note": note} if note else {})}
+            self._publish(self.store.transition(
+                run.run_id, "run/cancel_requested", request, self.now(),
+                Transition(summary={**run.summary, CANCEL_KEY: request})))
+            return await self.proceed_async(run.run_id)
+
     def resume(self, run_id: str) -> RunOutcome:
         """``rein resume``: continue a paused or interrupted run, or reopen a failed one when
         its ``policy.resume`` is ``resume_failed`` or ``restart``."""
@@ -460,6 +483,8 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
     """Schedule, finalize, compensate and persist one run (top-level or child)."""
     final: Final | None = None
     try:
+        if ctx.parent is None:
+            _raise_if_cancel_requested(ctx)
         result = await Scheduler(ctx, inst).run()
         if result.paused:
             return _pause(ctx, result.paused)
@@ -468,7 +493,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         return _pause(ctx, pause.reason)
     except RunCancelled as exc:
         final = Final(status=RunStatus.CANCELLED)
-        diagnostic(ctx, "RUN_CANCELLED", "info", f"cancelled through approval {exc.approval_id}")
+        diagnostic(ctx, "RUN_CANCELLED", "info", exc.reason)
     except ExpressionFailed as exc:
         diagnostic(ctx, exc.code, "error", exc.message)
         final = Final(status=RunStatus.FAILED)
@@ -490,6 +515,16 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
     ctx.emit("run/finished", {"status": final.status.value},
              Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
     return final.status
+
+
+CANCEL_KEY = "x-rein-cancel"  # in the run's summary: an operator asked to stop the run
+
+
+def _raise_if_cancel_requested(ctx: RunContext) -> None:
+    run = ctx.store.get_run(ctx.run_id)
+    request = (run.summary if run is not None else {}).get(CANCEL_KEY)
+    if request:
+        raise RunCancelled(by=str(request.get("actor") or "an operator"))
 
 
 def _pause(ctx: RunContext, reason: str) -> RunStatus:

@@ -45,10 +45,13 @@ class Paused(Exception):
 
 
 class RunCancelled(Exception):
-    """Control flow: an operator cancelled the run (``rein approvals cancel``)."""
+    """Control flow: an operator cancelled the run (``rein approvals cancel`` answering an
+    approval, or ``rein runs cancel``)."""
 
-    def __init__(self, approval_id: str) -> None:
-        super().__init__(f"cancelled through approval {approval_id}")
+    def __init__(self, approval_id: str | None = None, *, by: str | None = None) -> None:
+        self.reason = (f"cancelled through approval {approval_id}" if approval_id
+                       else f"cancelled by {by or 'an operator'}")
+        super().__init__(self.reason)
         self.approval_id = approval_id
 
 

@@ -19,13 +19,16 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import ExitCode, StoreError
-from rein.store.base import RunRow, Store
 from rein.store.state import ApprovalStatus, RunStatus
 from rein.workers.driver_protocol import INBOX
-from rein.workers.driver_store import Turn, TurnStatus, turns
+from rein.workers.driver_store import TurnStatus, turns
+
+if TYPE_CHECKING:
+    from rein.store.base import RunRow, Store
+    from rein.workers.driver_store import Turn
 
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
@@ -140,7 +143,7 @@ def _unserved(store: Store, runs: list[str]) -> str | None:
 def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
     """Why a run ended without succeeding: budget, timeout, blocked, cancelled or failed."""
     if status == "cancelled":
-        return "cancelled", f"run {root} was cancelled through the approval queue"
+        return "cancelled", f"run {root} was cancelled (see `rein runs show` for who and why)"
     runs = family(store, root)
     codes = {e.payload.get("code") for r in runs
              for e in store.events(r, types=["diagnostic"])}  # type: ignore[arg-type]
