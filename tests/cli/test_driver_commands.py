@@ -340,10 +340,11 @@ def test_concurrent_submits_apply_one_envelope_once(drive: Drive) -> None:
              for _ in range(4)]
     peeks = [subprocess.run([str(rein), "next", "--json"], cwd=drive.root,
                             capture_output=True, text=True, check=False) for _ in range(3)]
-    results = [(p.wait(timeout=120), json.loads(p.stdout.read())) for p in procs]
+    results = []
     for p in procs:
-        p.stdout.close()
-        p.stderr.close()
+        out, err = p.communicate(timeout=120)  # reads both pipes: no writer blocks on a full one
+        assert out.strip().startswith("{"), f"exit {p.returncode}: stdout {out!r} stderr {err!r}"
+        results.append((p.returncode, json.loads(out)))
     accepted = [r for code, r in results if r.get("submitted", "").startswith("accepted")]
     assert len(accepted) == 1
     for code, body in results:
@@ -351,6 +352,7 @@ def test_concurrent_submits_apply_one_envelope_once(drive: Drive) -> None:
         if code == 4:
             assert body["error"]["code"] in ("RUN_LOCKED",)
     for peek in peeks:
+        assert peek.stdout.strip().startswith("{"), (peek.stdout, peek.stderr)
         assert json.loads(peek.stdout)["status"] in ("instruction", "waiting")
     assert drive.events().count("driver/answered") == 1
     assert [a["status"] for a in drive.record()["nodes"][0]["attempts"]] == ["succeeded"]
