@@ -23,7 +23,6 @@ merged key by key, the lower file winning.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from rein.config_files import config_paths
 from rein.config_trust import (
     ProjectTrust,
     read_records,
@@ -136,18 +136,6 @@ class Config:
         """Loader limits, defaults where the files are silent."""
         given = {k: v for k, v in (self.data.get("limits") or {}).items() if k in _LIMIT_KEYS}
         return LoadLimits(**given)
-
-
-def config_paths(workspace: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path]]:
-    """The three candidate files, most trusted first (whether or not they exist)."""
-    env = os.environ if env is None else env
-    managed = Path(env.get("REIN_MANAGED_CONFIG") or "/etc/rein/rein.toml")
-    if env.get("REIN_USER_CONFIG"):
-        user = Path(env["REIN_USER_CONFIG"])
-    else:
-        base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
-        user = Path(base) / "rein" / "rein.toml"
-    return [("managed", managed), ("user", user), ("project", Path(workspace) / "rein.toml")]
 
 
 def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Config:

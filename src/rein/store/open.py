@@ -19,6 +19,10 @@ def store_url(workspace: Path, given: str | None = None) -> str | None:
     """The store URL in force for ``workspace`` (``None``: the embedded default)."""
     if given:
         return given
+    from rein.config_files import any_config
+
+    if not any_config(workspace):  # nothing to read: skip importing the config machinery
+        return None
     from rein.config import load_config
 
     section = load_config(workspace).get("store") or {}

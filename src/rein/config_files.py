@@ -1,0 +1,26 @@
+"""Where ``rein.toml`` files may be, kept apart from :mod:`rein.config` so that a command
+can learn that there are none without importing the merge machinery (``rein next`` answers
+every turn of a driver and must stay fast)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def config_paths(workspace: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path]]:
+    """The three candidate files, most trusted first (whether or not they exist)."""
+    env = os.environ if env is None else env
+    managed = Path(env.get("REIN_MANAGED_CONFIG") or "/etc/rein/rein.toml")
+    if env.get("REIN_USER_CONFIG"):
+        user = Path(env["REIN_USER_CONFIG"])
+    else:
+        base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+        user = Path(base) / "rein" / "rein.toml"
+    return [("managed", managed), ("user", user), ("project", Path(workspace) / "rein.toml")]
+
+
+def any_config(workspace: Path, env: Mapping[str, str] | None = None) -> bool:
+    """Whether any of the three files exists (if none does, the configuration is empty)."""
+    return any(path.is_file() for _scope, path in config_paths(workspace, env))
