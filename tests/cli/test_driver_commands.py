@@ -1,7 +1,9 @@
 """``rein next`` / ``rein submit`` end to end on ``examples/driver-demo.agraph.yaml``.
 
 Each test drives a real run in a temporary git repository through the command line only,
-doing the driver's work itself (writing greet.py) the way an IDE agent would.
+doing the driver's work itself (writing greet.py) the way an IDE agent would, once on each
+store (``--store``: the SQLite file, then PostgreSQL when ``REIN_TEST_POSTGRES_URL`` names a
+server), through the store contract suite's own parametrized fixture.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from support import EXAMPLES
 
 from rein.cli import main
 from rein.engine.record import record_problems
+from tests.store.conftest import pg_url, store_url  # noqa: F401 - the fixtures
 
 DEMO = EXAMPLES / "driver-demo.agraph.yaml"
 WRONG = 'def greet(name):\n    """Greet."""\n    return "Hi " + name\n'
@@ -28,16 +31,21 @@ RIGHT = 'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n'
 class Drive:
     """A workspace (a git repository holding the demo graph) and the rein command line."""
 
-    def __init__(self, root: Path, capsys: Any) -> None:
+    # The commands that read or write runs, and so take --store.
+    STORED = ("run", "next", "submit", "runs", "approvals", "resume", "driver")
+
+    def __init__(self, root: Path, capsys: Any, store: str) -> None:
         self.root = root
         self.capsys = capsys
+        self.store = store
         git(root, "init", "-q")
         git(root, "commit", "-q", "--allow-empty", "-m", "init")
         shutil.copyfile(DEMO, root / DEMO.name)
 
     def rein(self, *args: str) -> tuple[int, str]:
         self.capsys.readouterr()
-        code = main(list(args))
+        store = ["--store", self.store] if args and args[0] in self.STORED else []
+        code = main([*args, *store])
         return code, self.capsys.readouterr().out
 
     def start(self) -> tuple[int, str]:
@@ -59,6 +67,10 @@ class Drive:
         (self.root / ".rein" / "inbox.json").write_text(text)
         code, out = self.rein("submit", "--json", *args)
         return code, json.loads(out)
+
+    @property
+    def on_postgres(self) -> bool:
+        return self.store.startswith("postgresql://")
 
     def write(self, name: str, text: str) -> None:
         (self.root / name).write_text(text)
@@ -84,14 +96,15 @@ def git(root: Path, *args: str) -> None:
 
 
 @pytest.fixture
-def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Drive:
+def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any,
+          store_url: str) -> Drive:  # noqa: F811
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
     monkeypatch.setenv("GIT_AUTHOR_NAME", "t")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@example.org")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@example.org")
     monkeypatch.chdir(tmp_path)
-    return Drive(tmp_path, capsys)
+    return Drive(tmp_path, capsys, store_url)
 
 
 def test_the_demo_runs_to_success_through_next_submit_and_approvals(drive: Drive) -> None:
@@ -132,6 +145,8 @@ def test_the_demo_runs_to_success_through_next_submit_and_approvals(drive: Drive
     assert attempt_2["routed"]["provider"] == "driver"
     assert record["outputs"] == {"module": "greet.py"}
     assert record_problems(record) == []
+    # Everything went to the store named by --store, and only there.
+    assert (drive.root / ".rein" / "rein.db").exists() == (not drive.on_postgres)
 
 
 def test_submit_says_it_accepted_before_the_progress_it_causes(drive: Drive) -> None:
@@ -139,7 +154,7 @@ def test_submit_says_it_accepted_before_the_progress_it_causes(drive: Drive) -> 
     drive.write("greet.py", WRONG)
     (drive.root / ".rein" / "inbox.json").write_text(json.dumps(drive.envelope()))
     drive.capsys.readouterr()
-    assert main(["submit"]) == 3
+    assert main(["submit", "--store", drive.store]) == 3
     captured = drive.capsys.readouterr()
     lines = captured.err.splitlines()
     assert lines[0] == "submit: accepted for write_module attempt 1"
@@ -335,10 +350,11 @@ def test_concurrent_submits_apply_one_envelope_once(drive: Drive) -> None:
     envelope = drive.envelope()
     (drive.root / ".rein" / "inbox.json").write_text(json.dumps(envelope))
     rein = Path(sys.executable).parent / "rein"
-    procs = [subprocess.Popen([str(rein), "submit", "--json"], cwd=drive.root,
+    store = ["--store", drive.store]
+    procs = [subprocess.Popen([str(rein), "submit", "--json", *store], cwd=drive.root,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(4)]
-    peeks = [subprocess.run([str(rein), "next", "--json"], cwd=drive.root,
+    peeks = [subprocess.run([str(rein), "next", "--json", *store], cwd=drive.root,
                             capture_output=True, text=True, check=False) for _ in range(3)]
     results = []
     for p in procs:

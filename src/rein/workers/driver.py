@@ -34,7 +34,7 @@ from rein.workers.base import (
     Usage,
     WorkerPaused,
 )
-from rein.workers.driver_protocol import Limits, build_instruction, token_for
+from rein.workers.driver_protocol import INBOX, Limits, build_instruction, token_for
 from rein.workers.driver_store import Turn, TurnStatus, get_turn, put_turn, turns
 
 PROVIDER = "driver"
@@ -138,6 +138,9 @@ class DriverWorker:
                                         clean_context=reason)
         snap = self._snapshot or _default_snapshot
         baseline = dict(snap(self.workspace))
+        # The inbox the instruction points at must be writable, whichever store holds the
+        # run (on PostgreSQL nothing else creates .rein/).
+        (self.workspace / INBOX).parent.mkdir(parents=True, exist_ok=True)
         turn = Turn(token=token, run_id=request.run_id, root_run_id=root,
                     node_key=request.node_id, attempt=request.attempt, kind=request.kind,
                     status=TurnStatus.PENDING, instruction=instruction, baseline=baseline,
