@@ -25,9 +25,20 @@ FEATURES = (
 )
 
 
-def usage_of(store: Store, run_id: str, *, include_children: bool = False) -> dict[str, Any]:
+SUPERSEDED = "x-rein-superseded"  # on an edge: its earlier resolutions, oldest first
+
+
+def usage_of(store: Store, run_id: str, *, include_children: bool = False,
+             settled_only: bool = False) -> dict[str, Any]:
     """Usage totals of a run: attempts summed; every attempt, gate and container counted as
-    a node execution."""
+    a node execution.
+
+    ``settled_only`` counts only the executions a continuation of the run adopts, which is
+    what its budget starts from: an attempt still open (in flight when a rein died, or
+    waiting for a driver) runs again under its own number and is counted when it does, and
+    so is a gate or container that has not ended (replay starts it again). Tokens and cost
+    are always counted: they were spent.
+    """
     totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cost_usd": 0.0,
               "tool_calls": 0, "node_executions": 0}
     runs = [run_id]
@@ -40,9 +51,13 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False) -> di
     for rid in runs:
         for row in store.nodes(RunId(rid)):
             attempts = row.record.get("attempts") or []
+            open_again = settled_only and not row.status.terminal
             if row.type in ("task", "decision"):
-                totals["node_executions"] += len(attempts)
-            elif row.record.get("started_at"):
+                # Replay keeps the closed failures of an unfinished node; anything else
+                # (in flight, or succeeded just before a crash) is run again.
+                totals["node_executions"] += sum(1 for a in attempts if not (
+                    open_again and a.get("status") in (None, "succeeded")))
+            elif row.record.get("started_at") and not open_again:
                 totals["node_executions"] += 1
             for a in attempts:
                 for k, v in (a.get("usage") or {}).items():
@@ -87,23 +102,25 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
         usage["wall_clock_seconds"] = max(0.0, (_t(run.finished_at) - _t(run.started_at))
                                           .total_seconds())
     record["usage"] = usage
-    edges: list[dict[str, Any]] = []
+    # An edge is resolved again when its source node runs again (``resume_failed``): the
+    # latest resolution is the one the run went on with; earlier ones are its history.
+    edges: dict[tuple[Any, ...], dict[str, Any]] = {}
     diagnostics: list[dict[str, Any]] = []
-    seen_edges: set[tuple[Any, ...]] = set()
     seen_diag: set[tuple[Any, ...]] = set()
     for event in store.events(run.run_id):
         p = event.payload
         if event.type == "edge/resolved":
             key = (p.get("scope"), p["from"], p["to"], p["kind"])
-            if key in seen_edges:
-                continue
-            seen_edges.add(key)
             edge = {"from": p["from"], "to": p["to"], "kind": p["kind"],
                     "active": bool(p["active"]), "when_result": p.get("when_result"),
                     "at": event.at}
             if p.get("scope"):
                 edge["x-rein-scope"] = p["scope"]
-            edges.append(edge)
+            earlier = edges.pop(key, None)
+            if earlier is not None:
+                edge[SUPERSEDED] = [*earlier.pop(SUPERSEDED, []), {
+                    k: earlier[k] for k in ("active", "when_result", "at")}]
+            edges[key] = edge  # re-inserted: the list follows the latest resolutions
         elif event.type == "diagnostic":
             key = (p.get("code"), p.get("message"), p.get("node_id"))
             if key in seen_diag:
@@ -112,7 +129,7 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
             diagnostics.append({k: p[k] for k in ("code", "severity", "message", "node_id", "at")
                                 if p.get(k) is not None})
     if edges:
-        record["edges_taken"] = edges
+        record["edges_taken"] = list(edges.values())
     if diagnostics:
         record["diagnostics"] = diagnostics
     record["nodes"] = [dict(row.record) for row in store.nodes(run.run_id)]

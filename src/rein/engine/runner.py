@@ -654,7 +654,7 @@ def _restore_spending(store: Store, ctx: RunContext) -> None:
     from rein.engine.record import usage_of
 
     spent = ctx.budget.spent
-    total = usage_of(store, ctx.run_id, include_children=True)
+    total = usage_of(store, ctx.run_id, include_children=True, settled_only=True)
     spent.input_tokens = int(total.get("input_tokens", 0))
     spent.output_tokens = int(total.get("output_tokens", 0))
     spent.cost_usd = float(total.get("cost_usd", 0.0))
