@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +56,6 @@ class ProcessRow:
 
 def host_name() -> str:
     """This machine's name, to tell whose processes a row describes."""
-    import socket  # here: only process tracking needs it, and ``rein next`` never does
-
     return socket.gethostname()
 
 
