@@ -82,7 +82,7 @@ def test_an_attempt_rerun_after_a_crash_is_counted_once(tmp_path: Path) -> None:
         first.start(prepared, approved=prepared.digest)
     first.store.close()
 
-    second = make_engine(tmp_path, workers=(worker,))
+    second = _next_process(tmp_path, first, worker)
     [run] = second.store.list_runs()
     assert run.status is RunStatus.RUNNING  # as the dead process left it
     outcome = second.resume(run.run_id)
@@ -104,7 +104,7 @@ def test_the_ceiling_still_stops_a_run_that_resumes_past_it(tmp_path: Path) -> N
         first.start(prepared, approved=prepared.digest)
     first.store.close()
 
-    second = make_engine(tmp_path, workers=(worker,))
+    second = _next_process(tmp_path, first, worker)
     [run] = second.store.list_runs()
     outcome = second.resume(run.run_id)
     assert outcome.status is not RunStatus.SUCCEEDED
@@ -127,9 +127,16 @@ def test_a_gate_continued_in_another_process_is_counted_once(tmp_path: Path) -> 
                                 {"actor": "tester"}, first.now())
     first.store.close()
 
-    second = make_engine(tmp_path, workers=(ScriptedWorker(SCRIPT),))
+    second = _next_process(tmp_path, first, ScriptedWorker(SCRIPT))
     assert second.proceed(paused.run_id).status is RunStatus.SUCCEEDED
     assert _record(second, paused.run_id)["usage"]["node_executions"] == 2
+
+
+def _next_process(tmp_path: Path, earlier: Any, worker: Any) -> Any:
+    """The engine of the next rein process: its own store connection; time goes on."""
+    engine = make_engine(tmp_path, workers=(worker,))
+    engine.clock, engine.ids = earlier.clock, earlier.ids
+    return engine
 
 
 def _record(engine: Any, run_id: str) -> dict[str, Any]:

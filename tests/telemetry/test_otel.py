@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rein.store.sqlite import SQLiteStore
-from rein.telemetry import export_run
+from rein.telemetry import build_spans, export_run
 from tests.durability import graphs
 from tests.durability.support import rein, runs, write_graph
 
@@ -15,8 +15,6 @@ pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed
 
 
 def test_a_run_becomes_a_trace_of_run_node_and_attempt_spans(tmp_path: Path) -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     graph, answers = graphs.chain()
@@ -24,11 +22,10 @@ def test_a_run_becomes_a_trace_of_run_node_and_attempt_spans(tmp_path: Path) -> 
     assert rein(tmp_path, "run", "g.agraph.yaml", "--approve", digest).returncode == 0
     [row] = runs(tmp_path)
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
     store = SQLiteStore.open(tmp_path, create=False)
     try:
-        made = export_run(store, row["run_id"], tracer_provider=provider)
+        made = export_run(store, row["run_id"], exporter=exporter)
+        plain = build_spans(store, row["run_id"])
     finally:
         store.close()
     spans = {s.name: s for s in exporter.get_finished_spans()}
@@ -45,3 +42,8 @@ def test_a_run_becomes_a_trace_of_run_node_and_attempt_spans(tmp_path: Path) -> 
     assert second.attributes["rein.result"] == "succeeded"
     assert first.start_time <= first.end_time <= second.start_time <= node_c.end_time
     assert node_c.end_time <= run.end_time
+    # The SDK spans carry exactly the ids `rein runs trace` prints.
+    assert sorted((format(s.context.span_id, "016x"), s.name) for s in spans.values()) == \
+        sorted((s.span_id, s.name) for s in plain)
+    assert {format(s.context.trace_id, "032x") for s in spans.values()} == \
+        {s.trace_id for s in plain}

@@ -1,4 +1,5 @@
-"""``rein runs list|show|events|record``: read the store, change nothing."""
+"""``rein runs list|show|events|record|trace``: read the store, change nothing
+(``cancel`` asks a run to stop)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def _run(store: Any, run_id: str) -> Any:
 
 @click.group("runs")
 def runs() -> None:
-    """Inspect runs: list, show, events, record.
+    """Inspect runs: list, show, events, record, trace.
 
     \b
     Example:
@@ -215,6 +216,68 @@ def run_record(run_id: str, workspace: Path | None, as_json: bool) -> int:
     store = _store(workspace)
     run = _run(store, run_id)
     emit_json(build_record(store, run.run_id))
+    return int(ExitCode.OK)
+
+
+@runs.command("trace")
+@click.argument("run_id")
+@click.option("--export", "export", is_flag=True,
+              help="Also send the spans through OpenTelemetry (needs the otel extra and "
+                   "OTEL_EXPORTER_OTLP_ENDPOINT, or OTEL_TRACES_EXPORTER=console).")
+@workspace_option
+@json_option
+def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) -> int:
+    """The run as trace spans: the run, its nodes, their attempts, child runs.
+
+    Ids are derived from the run, so they match what a live exporter sent. --json prints
+    {"run_id", "trace_id", "spans": [{"name", "kind", "trace_id", "span_id",
+    "parent_span_id", "start", "end", "attributes", "status", "status_message"}],
+    "exported"}; "end" is null for a span still open (the run waits, or its rein died).
+    No OpenTelemetry package is needed unless --export is given; OTLP export needs
+    opentelemetry-exporter-otlp as well.
+
+    \b
+    Example:
+      rein runs trace run-20260101T120000-3f9a1c --json
+      OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 rein runs trace RUN --export
+
+    \b
+    Exit codes: 0 ok, 1 no such run, 64 usage error (also --export without what it
+    needs: the message names the missing package or variable).
+    """
+    import os
+
+    from rein.telemetry.spans import build_spans, top_run_id, trace_id
+
+    store = _store(workspace)
+    run = _run(store, run_id)
+    spans = build_spans(store, run.run_id)
+    exported = None
+    if export:
+        from rein.telemetry.otel import exporter_from_env, send
+
+        exporter = exporter_from_env(os.environ)
+        try:
+            exported = send(spans, exporter=exporter)
+        finally:
+            exporter.shutdown()
+    if as_json:
+        emit_json({"run_id": run.run_id, "trace_id": trace_id(top_run_id(store, run.run_id)),
+                   "spans": [s.to_json() for s in spans], "exported": exported})
+        return int(ExitCode.OK)
+    parents = {s.span_id: s.parent_span_id for s in spans}
+    depth: dict[str, int] = {}
+    for s in spans:
+        level, up = 0, s.parent_span_id
+        while up in parents and level < len(spans):
+            level, up = level + 1, parents[up]
+        depth[s.span_id] = level
+    for s in sorted(spans, key=lambda s: (s.start, depth[s.span_id])):
+        end = s.end or "(open)"
+        click.echo(f"{s.span_id}  {s.start} .. {end}  {s.status:<5} "
+                   f"{'  ' * depth[s.span_id]}{s.name}")
+    if exported is not None:
+        click.echo(f"exported {exported} spans")
     return int(ExitCode.OK)
 
 

@@ -276,6 +276,7 @@ class Engine:
                 code="APPROVAL_STALE",
                 hint="review the plan again and approve the digest rein prints",
             )
+        self._attach_telemetry()  # before the first event, so the run's span starts with it
         run_id = RunId(self.ids.new("run"))
         now = iso(self.clock.now())
         binding = {**prepared.binding(), "approved_digest": approved, "approved_by": actor}
@@ -313,6 +314,19 @@ class Engine:
     def _publish(self, event: Any) -> None:
         for listener in self.listeners:
             listener(event)
+
+    def _attach_telemetry(self) -> None:
+        """Live OpenTelemetry export, when ``rein.toml`` or the environment asks for it."""
+        from rein.telemetry.live import attach
+
+        attach(self)
+
+    def _flush_listeners(self) -> None:
+        """The end of an advance: listeners that buffer (live telemetry) send what they hold."""
+        for listener in self.listeners:
+            flush = getattr(listener, "flush", None)
+            if callable(flush):
+                flush()
 
     def check_binding(self, run: RunRow, *, force: bool) -> dict[str, Any] | None:
         """RT053: the graph, params or child documents changed since the approval."""
@@ -383,12 +397,14 @@ class Engine:
             parent = self.store.get_run(run.parent_run_id)
             assert parent is not None
             run = parent
+        self._attach_telemetry()
         with self.store.lock_run(run.run_id):
             token = GROUP_WATCH.set(recovery.GroupRecorder(self.store, run.run_id, self.now))
             try:
                 return await self._advance(run.run_id, fresh=fresh, reopen=reopen)
             finally:
                 GROUP_WATCH.reset(token)
+                self._flush_listeners()
 
     async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool) -> RunOutcome:
         from rein.formats.loader import load_path

@@ -1,124 +1,162 @@
-"""Runs, nodes and attempts as OpenTelemetry spans, built from the stored event stream.
+"""Spans through the OpenTelemetry SDK: after the fact (:func:`export_run`) and the exporter
+the standard environment names.
 
-Optional: needs the ``otel`` extra (``opentelemetry-sdk``). The spans are made after the
-fact from what the store holds, so any run can be exported, from any process, as often as
-wanted; their times are the events' times. One trace per top-level run:
+Optional: needs the ``otel`` extra (``opentelemetry-sdk``); OTLP needs
+``opentelemetry-exporter-otlp`` as well. The spans are :class:`rein.telemetry.spans.SpanRecord`
+values turned into the SDK's ``ReadableSpan`` with rein's own ids (derived from the run, so a
+trace exported twice, or live and then after the fact, names the same spans), and handed to
+an exporter or a span processor. Usage::
 
-    run <graph id>                    run/started → run/finished (or the last event)
-      node <node key>                 node/started → node/finished | skipped | cancelled
-        attempt <node key> #<n>       attempt/started → attempt/finished
-        run <child graph id>          a subgraph node's child run, below its node
-
-Usage::
-
-    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from rein.telemetry import export_run
 
-    export_run(store, "run-...", tracer_provider=provider)
+    export_run(store, "run-...", exporter=InMemorySpanExporter())
+
+Which exporter the environment asks for (:func:`exporter_from_env`) follows the SDK's
+variables: ``OTEL_TRACES_EXPORTER`` (``otlp``, the default, or ``console``),
+``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` and
+``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or ``grpc``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rein.errors import ConfigError
-from rein.store.base import Event, Store
+from rein.store.base import Store
+from rein.telemetry.spans import SpanRecord, build_spans
 
-_NODE_END = frozenset({"node/finished", "node/skipped", "node/cancelled"})
-_FAILED = frozenset({"failed", "blocked", "cancelled", "partial", "timeout",
-                     "criteria_failed", "budget_exceeded"})
-
-
-def _ns(at: str) -> int:
-    return int(dt.datetime.fromisoformat(at).timestamp() * 1_000_000_000)
+ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
-def export_run(store: Store, run_id: str, *, tracer_provider: Any = None) -> int:
-    """Emit the spans of run ``run_id`` (and its child runs); returns how many were made."""
+def sdk_missing() -> ConfigError:
+    """The error for an export asked for without the SDK installed."""
+    return ConfigError("OpenTelemetry export needs the opentelemetry-sdk package",
+                       code="OTEL_MISSING", hint="pip install 'rein[otel]'")
+
+
+def have_sdk() -> bool:
+    """Whether the OpenTelemetry SDK can be imported."""
     try:
-        from opentelemetry import trace
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def wanted(env: Mapping[str, str]) -> bool:
+    """Whether the environment asks for trace export (an OTLP endpoint, or ``console``)."""
+    kind = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if kind == "none":
+        return False
+    return kind == "console" or any(env.get(name) for name in ENDPOINT_VARS)
+
+
+def exporter_from_env(env: Mapping[str, str]) -> Any:
+    """The SDK span exporter the environment names; :class:`ConfigError` when it cannot be
+    made (no SDK, the OTLP package missing, nothing configured, an unknown exporter)."""
+    if not have_sdk():
+        raise sdk_missing()
+    kind = (env.get("OTEL_TRACES_EXPORTER") or "otlp").strip().lower()
+    if kind == "console":
+        import sys
+
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+        return ConsoleSpanExporter(out=sys.stderr)  # stdout belongs to the command's output
+    if kind != "otlp":
+        raise ConfigError(f"OTEL_TRACES_EXPORTER={kind!r} is not an exporter rein can use",
+                          code="OTEL_EXPORTER", hint="set it to otlp or console")
+    if not any(env.get(name) for name in ENDPOINT_VARS):
+        raise ConfigError("no OpenTelemetry endpoint is configured", code="OTEL_ENDPOINT",
+                          hint="export OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 "
+                               "(or OTEL_TRACES_EXPORTER=console to print the spans)")
+    protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip().lower()
+    grpc = protocol == "grpc"
+    try:
+        if grpc:
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+        else:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError as exc:
-        raise ConfigError("OpenTelemetry export needs the opentelemetry-sdk package",
-                          code="OTEL_MISSING", hint="pip install 'rein[otel]'") from exc
-    provider = tracer_provider or trace.get_tracer_provider()
-    tracer = provider.get_tracer("rein")
-    return _export(store, tracer, run_id, parent=None)
+        package = "opentelemetry-exporter-otlp-proto-" + ("grpc" if grpc else "http")
+        raise ConfigError(
+            f"OTLP export ({protocol}) needs the {package} package, which is not installed",
+            code="OTEL_OTLP_MISSING",
+            hint="pip install opentelemetry-exporter-otlp, or set OTEL_TRACES_EXPORTER=console"
+        ) from exc
+    return OTLPSpanExporter()
 
 
-def _export(store: Store, tracer: Any, run_id: str, parent: Any) -> int:
-    from opentelemetry import trace
-    from opentelemetry.trace import Status, StatusCode
+def resource() -> Any:
+    """``service.name = rein`` merged with ``OTEL_RESOURCE_ATTRIBUTES`` / ``OTEL_SERVICE_NAME``."""
+    from opentelemetry.sdk.resources import Resource
 
-    run = store.get_run(run_id)
-    if run is None:
-        raise KeyError(run_id)
-    events = store.events(run.run_id)
-    if not events:
-        return 0
-    ctx = None if parent is None else trace.set_span_in_context(parent)
-    run_span = tracer.start_span(f"run {run.graph_id}", context=ctx,
-                                 start_time=_ns(events[0].at), attributes={
-                                     "rein.run_id": run.run_id, "rein.graph_id": run.graph_id,
-                                     "rein.graph_digest": run.graph_digest,
-                                     "rein.status": run.status.value})
-    made = 1
-    nodes: dict[str, Any] = {}
-    attempts: dict[tuple[str, int], Any] = {}
-    for event in events:
-        made += _apply(tracer, run_span, nodes, attempts, event)
-    children = {c.parent_node_key: c for c in store.child_runs(run.run_id)}
-    for key, child in children.items():
-        made += _export(store, tracer, child.run_id, nodes.get(str(key), run_span))
-    last = _ns(events[-1].at)
-    for span in [*attempts.values(), *nodes.values()]:
-        if span.is_recording():
-            span.end(end_time=last)  # still open when the stream ends (paused or crashed)
-    if run.status.value in _FAILED:
-        run_span.set_status(Status(StatusCode.ERROR, run.status.value))
-    run_span.end(end_time=last)
-    return made
+    return Resource.create({"service.name": "rein"})
 
 
-def _apply(tracer: Any, run_span: Any, nodes: dict[str, Any],
-           attempts: dict[tuple[str, int], Any], event: Event) -> int:
-    from opentelemetry import trace
-    from opentelemetry.trace import Status, StatusCode
+def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> Any:
+    """``span`` as the SDK's ``ReadableSpan`` (ids as given; ``end`` for an open span)."""
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, TraceFlags
+    from opentelemetry.trace.status import Status, StatusCode
 
-    p: Mapping[str, Any] = event.payload
-    key = str(p.get("node", ""))
-    at = _ns(event.at)
-    if event.type == "node/started" and key not in nodes:
-        nodes[key] = tracer.start_span(
-            f"node {key}", context=trace.set_span_in_context(run_span), start_time=at,
-            attributes={"rein.node": key, "rein.node_type": str(p.get("type", ""))})
-        return 1
-    if event.type in _NODE_END and key in nodes:
-        span = nodes[key]
-        status = str(p.get("status", ""))
-        span.set_attribute("rein.status", status)
-        if status in _FAILED:
-            span.set_status(Status(StatusCode.ERROR, status))
-        if span.is_recording():
-            span.end(end_time=at)
-        return 0
-    if event.type == "attempt/started" and key:
-        n = int(p.get("attempt", 0))
-        parent = nodes.get(key, run_span)
-        attempts[(key, n)] = tracer.start_span(
-            f"attempt {key} #{n}", context=trace.set_span_in_context(parent), start_time=at,
-            attributes={"rein.node": key, "rein.attempt": n,
-                        "rein.worker": str(p.get("worker", ""))})
-        return 1
-    if event.type == "attempt/finished" and (key, int(p.get("attempt", 0))) in attempts:
-        span = attempts[(key, int(p["attempt"]))]
-        result = str(p.get("result", ""))
-        span.set_attribute("rein.result", result)
-        if p.get("failure"):
-            span.set_attribute("rein.failure", str(p["failure"]))
-        if result in _FAILED:
-            span.set_status(Status(StatusCode.ERROR, result))
-        if span.is_recording():
-            span.end(end_time=at)
-    return 0
+    import rein
+
+    def context(sid: str) -> SpanContext:
+        return SpanContext(trace_id=int(span.trace_id, 16), span_id=int(sid, 16),
+                           is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+
+    code = {"ok": StatusCode.OK, "error": StatusCode.ERROR}.get(span.status, StatusCode.UNSET)
+    attributes = {k: v for k, v in span.attributes.items() if v is not None}
+    finish = span.end or end or span.start
+    if span.end is None:
+        attributes["rein.open"] = True  # not ended in the stream yet: ends at the last event
+    return ReadableSpan(
+        name=span.name, context=context(span.span_id),
+        parent=None if span.parent_span_id is None else context(span.parent_span_id),
+        resource=res if res is not None else resource(), attributes=attributes,
+        status=Status(code, span.status_message if code is StatusCode.ERROR else None),
+        start_time=nanos(span.start), end_time=nanos(finish),
+        instrumentation_scope=InstrumentationScope("rein", getattr(rein, "__version__", None)))
+
+
+def nanos(at: str) -> int:
+    """An event time as nanoseconds since the epoch."""
+    stamp = dt.datetime.fromisoformat(at)
+    if stamp.tzinfo is None:
+        stamp = stamp.replace(tzinfo=dt.UTC)
+    return int(stamp.timestamp()) * 1_000_000_000 + stamp.microsecond * 1_000
+
+
+def send(spans: Iterable[SpanRecord], *, exporter: Any = None, processor: Any = None) -> int:
+    """Hand spans to an SDK exporter (one batch) or span processor; returns how many."""
+    if (exporter is None) == (processor is None):
+        raise ValueError("give exactly one of exporter= and processor=")
+    spans = list(spans)
+    last = max((s.end or s.start for s in spans), default=None)
+    res = resource()
+    made = [readable(s, res=res, end=last) for s in spans]
+    if exporter is not None:
+        if made:
+            exporter.export(made)
+    else:
+        for span in made:
+            processor.on_end(span)
+    return len(made)
+
+
+def export_run(store: Store, run_id: str, *, exporter: Any = None, processor: Any = None
+               ) -> int:
+    """Send the spans of run ``run_id`` (and its child runs); returns how many were sent.
+
+    Spans still open (the run waits, or its rein died) end at the run's last event and
+    carry ``rein.open = true``.
+    """
+    if not have_sdk():
+        raise sdk_missing()
+    return send(build_spans(store, run_id), exporter=exporter, processor=processor)
