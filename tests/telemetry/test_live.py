@@ -151,3 +151,25 @@ def test_attach_follows_rein_toml_and_the_environment(tmp_path: Path) -> None:
         assert "opentelemetry-exporter-otlp" in no_otlp.value.hint
     else:
         assert isinstance(attach(other), LiveExport)
+
+
+class RefusingProcessor:
+    """A test double: a span processor whose exporter is broken."""
+
+    def on_end(self, span: Any) -> None:
+        raise RuntimeError("collector said no")
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return False
+
+
+def test_a_broken_exporter_does_not_stop_the_run(tmp_path: Path) -> None:
+    path = _graph(tmp_path, {"a": {"title": "a", "description": "a."}})
+    engine = make_engine(tmp_path, workers=(ScriptedWorker(SCRIPT),))
+    live = attach(engine, processor=RefusingProcessor())
+    assert live is not None
+    prepared = prepare(path, given={}, router=engine.router, env=engine.env)
+    assert engine.start(prepared, approved=prepared.digest).status is RunStatus.SUCCEEDED
+    assert live.sent == 0
+    assert sorted(f.split(":")[0] for f in live.failures) == [
+        "attempt a #1", "node a", "run tests/live"]

@@ -21,6 +21,8 @@ from rein.store.base import Event, Store
 from rein.telemetry import otel
 from rein.telemetry.spans import RunTrace, top_run_id, trace_id
 
+FLUSH_MILLIS = 5_000
+
 
 class LiveExport:
     """An engine listener: events in, ended spans out to an SDK span processor."""
@@ -30,17 +32,23 @@ class LiveExport:
         self.processor = processor
         self.traces: dict[str, RunTrace] = {}
         self.sent = 0
+        self.failures: list[str] = []  # spans the processor refused (the run went on)
         self._resource = otel.resource()
 
     def __call__(self, event: Event) -> None:
         trace = self._trace(str(event.run_id), before=event.seq)
         for span in trace.feed(event):
-            self.processor.on_end(otel.readable(span, res=self._resource))
-            self.sent += 1
+            try:
+                self.processor.on_end(otel.readable(span, res=self._resource))
+            except Exception as exc:  # noqa: BLE001 - a trace exporter must not stop the run
+                self.failures.append(f"{span.name}: {exc}")
+            else:
+                self.sent += 1
 
     def flush(self) -> None:
-        """Push what the processor holds to its exporter (the end of an advance)."""
-        self.processor.force_flush()
+        """Push what the processor holds to its exporter (the end of an advance), waiting
+        at most :data:`FLUSH_MILLIS` for a slow or absent collector."""
+        self.processor.force_flush(FLUSH_MILLIS)
 
     def shutdown(self) -> None:
         self.processor.shutdown()
