@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
+import shutil
 import signal
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
@@ -196,6 +199,22 @@ def _argv(argv_or_shell: str | Sequence[str]) -> list[str]:
     return argv
 
 
+# Runs in the child before the command: wait for rein's go on stdin, then run the command
+# with stdin from /dev/null. EOF (rein died before recording the group) means: do nothing.
+_GATE_SCRIPT = 'IFS= read -r _ || exit 125; exec "$@" </dev/null'
+
+
+def _require_program(argv: Sequence[str], env: Mapping[str, str]) -> None:
+    """Raise as starting the program directly would, before the gate hides it behind sh."""
+    program = argv[0]
+    if "/" in program:
+        found = os.path.isfile(program) and os.access(program, os.X_OK)
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, f"no such program: {program}", program)
+
+
 async def run_process(
     argv_or_shell: str | Sequence[str],
     *,
@@ -218,6 +237,18 @@ async def run_process(
     child_env = dict(env)
     if sandbox is not None:
         argv, child_env = sandbox.prepare(argv, cwd=cwd, env=child_env)
+    watch = GROUP_WATCH.get()
+    gate: tuple[int, int] | None = None
+    stdin: int = asyncio.subprocess.DEVNULL
+    if watch is not None:
+        # The group must be on record before the command runs: a rein killed in between
+        # would otherwise leave a group nobody knows about. The child waits on a pipe that
+        # rein writes to once the group is recorded; if rein dies first, the pipe closes
+        # and the child exits without running anything.
+        _require_program(argv, child_env)
+        gate = os.pipe()
+        stdin = gate[0]
+        argv = ["/bin/sh", "-c", _GATE_SCRIPT, "rein-gate", *argv]
     started = time.monotonic()
     loop = asyncio.get_running_loop()
     out, err = _Capture(max_output_bytes), _Capture(max_output_bytes)
@@ -227,15 +258,21 @@ async def run_process(
             *argv,
             cwd=str(cwd),
             env=child_env,
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=stdin,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
     )
     try:
-        transport, protocol = await asyncio.shield(spawn)
+        try:
+            transport, protocol = await asyncio.shield(spawn)
+        finally:
+            if gate is not None:
+                os.close(gate[0])  # the child has its copy (or never started)
     except asyncio.CancelledError:
+        if gate is not None:
+            os.close(gate[1])  # the gate never opens: a started child exits unrun
         # Cancelled while the pipes were being connected: the child may already be running
         # (asyncio alone would kill only the leader, then wait on pipes a grandchild holds).
         try:
@@ -246,16 +283,26 @@ async def run_process(
             await _stop_group(transport.get_pid(), protocol.exited, grace_seconds)
         transport.close()
         raise
+    except BaseException:
+        if gate is not None:
+            os.close(gate[1])
+        raise
     pgid = transport.get_pid()  # the child leads its own group: pgid == pid
-    watch = GROUP_WATCH.get()
-    if watch is not None:
-        watch.started(pgid)
+    if watch is not None and gate is not None:
+        try:
+            watch.started(pgid)
+        finally:
+            # Opened only once the group is on record; closed unopened if recording failed.
+            with contextlib.suppress(OSError):
+                if sys.exc_info()[0] is None:
+                    os.write(gate[1], b"go\n")
+            os.close(gate[1])
     timed_out = False
     finished = False
     try:
         try:
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timed_out = True
             await _stop_group(pgid, protocol.exited, grace_seconds)
         else:
