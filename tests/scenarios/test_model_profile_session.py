@@ -325,3 +325,27 @@ def test_a_profile_that_declares_the_required_mcp_server_serves_the_node(
     assert exit_code == 0, out
     record = ms.record()["nodes"][0]
     assert record["status"] == "succeeded" and "x-rein-blocked" not in record
+
+
+@pytest.mark.parametrize(("profile", "mcp", "code", "text"), [
+    (None, True, "RT012", "needs tool 'mcp/time/get_current_time'; none is provided here"),
+    ("profiles/clerk.agent.yaml", False, "PROFILE003",
+     "MCP server 'time' is not declared in profile 'clerk'"),
+])
+def test_an_mcp_tool_is_provided_only_through_a_profile_that_declares_its_server(
+        ms: ModelScenario, profile: str | None, mcp: bool, code: str, text: str) -> None:
+    g = setup(ms, mcp=mcp, tools=("file_read", "mcp/time/get_current_time"))
+    ms.toml(TOML + "\n[driver]\nenabled = false\n")  # the driver brings any tool it likes
+    data = yaml.safe_load((ms.root / g).read_text())
+    node = data["nodes"]["keep"]
+    if profile is None:
+        del node["x-rein-profile"]
+    ms.graph(g, data)
+    ms.turns("turns.json", [turn(c("submit_outputs", summary="-"))])
+    exit_code, out = ms.run(g)
+    assert exit_code == 1, out
+    record = ms.record()["nodes"][0]
+    assert record["status"] == "blocked" and "attempts" not in record
+    assert record["x-rein-blocked"]["code"] == code
+    assert text in record["x-rein-blocked"]["message"]
+    assert ms.items("usage") == []

@@ -97,7 +97,7 @@ def test_a_tool_the_policy_denies_is_not_provided(tmp_path: Path) -> None:
 class ProvidingWorker(ScriptedWorker):
     """Test double: a scripted worker that says it brings a browser and a GitHub server."""
 
-    def provides_tool(self, name: str) -> bool:
+    def provides_tool(self, name: str, node: Mapping[str, Any]) -> bool:
         return name == "browser"
 
     def provides_mcp_server(self, name: str, node: Mapping[str, Any]) -> bool:

@@ -5,8 +5,8 @@ Before anything is spent, a task or decision node is refused (``blocked``) when:
 - a non-optional tool nobody can provide, after trying its ``alternatives``, or a required
   MCP server no worker offers for this node (``provides_mcp_server(name, node)``): **RT012**.
   A tool is provided when it is one of rein's built-in tools or a worker says it provides it
-  (``provides_tool(name)``), and rein's policy allows it (``[policy] tools`` /
-  ``deny_tools``);
+  for this node (``provides_tool(name, node)``), and rein's policy allows it
+  (``[policy] tools`` / ``deny_tools``);
 - a requested permission lies outside rein's policy (``rein.toml`` ``[policy]``): **PERM002**.
 - a worker's own check (``refuse_node(nid, node)``) refuses the node's setup: the profile
   worker's ``PROFILE001``–``PROFILE003`` for an ``x-rein-profile`` that is missing, invalid,
@@ -28,6 +28,7 @@ from rein.errors import ConfigError
 from rein.profiles.globs import covers, match_any, path_within
 from rein.profiles.policy import Policy, decision_min
 from rein.tools.catalog import kind_of
+from rein.tools.mcp import PREFIX as MCP_PREFIX
 from rein.tools.permissions import Permission
 
 _EDIT_ACTIONS = {"fs": ("write", "delete", "create"), "git": ("commit", "push")}
@@ -46,8 +47,9 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
     """The first reason node ``nid`` cannot start here, or ``None``."""
     req = node.get("requirements") or {}
     workers = tuple(workers)
-    for entry in req.get("tools") or []:
-        refusal = _tool(nid, entry, policy, workers)
+    tools = req.get("tools") or []
+    for entry in [e for e in tools if not _names_mcp(e)]:
+        refusal = _tool(nid, entry, node, policy, workers)
         if refusal:
             return refusal
     for text in req.get("permissions") or []:
@@ -72,6 +74,10 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
             break
     # After the workers' own checks, so a node whose profile lacks a server hears why
     # (PROFILE001/PROFILE003) rather than only that nobody offers it.
+    for entry in [e for e in tools if _names_mcp(e)]:
+        refusal = _tool(nid, entry, node, policy, workers)
+        if refusal:
+            return refusal
     for server in req.get("mcp_servers") or []:
         if not any(_offers(w, "provides_mcp_server", str(server), node) for w in workers):
             return Refusal(code="RT012", message=f"node {nid} needs MCP server {server!r}, "
@@ -79,24 +85,32 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
     return None
 
 
-def _tool(nid: str, entry: Any, policy: Policy, workers: tuple[Any, ...]) -> Refusal | None:
+def _names_mcp(entry: Any) -> bool:
+    name = entry if isinstance(entry, str) else str(entry.get("name"))
+    return name.startswith(MCP_PREFIX)
+
+
+def _tool(nid: str, entry: Any, node: Mapping[str, Any], policy: Policy,
+          workers: tuple[Any, ...]) -> Refusal | None:
     if isinstance(entry, str):
         name, optional, alternatives = entry, False, []
     else:
         name = str(entry.get("name"))
         optional = bool(entry.get("optional", False))
         alternatives = [str(a) for a in entry.get("alternatives") or []]
-    if optional or any(_available(t, policy, workers) for t in [name, *alternatives]):
+    if optional or any(_available(t, node, policy, workers) for t in [name, *alternatives]):
         return None
     tried = ", ".join(repr(t) for t in [name, *alternatives])
     return Refusal(code="RT012", message=f"node {nid} needs tool {tried}; none is provided "
                    "here or allowed by rein's policy")
 
 
-def _available(tool: str, policy: Policy, workers: tuple[Any, ...]) -> bool:
+def _available(tool: str, node: Mapping[str, Any], policy: Policy,
+               workers: tuple[Any, ...]) -> bool:
     if match_any(policy.deny_tools, tool) or not any(covers(p, tool) for p in policy.tools):
         return False
-    return kind_of(tool) is not None or any(_offers(w, "provides_tool", tool) for w in workers)
+    return kind_of(tool) is not None or any(
+        _offers(w, "provides_tool", tool, node) for w in workers)
 
 
 def _offers(worker: Any, method: str, *args: Any) -> bool:

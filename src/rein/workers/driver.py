@@ -106,7 +106,7 @@ class DriverWorker:
         return (self.settings.enabled and request.kind in ("task", "decision", "judge")
                 and request.tier in self.settings.tiers)
 
-    def provides_tool(self, name: str) -> bool:
+    def provides_tool(self, name: str, node: Mapping[str, Any]) -> bool:
         """Any tool: the driver brings its own. The instruction lists the tools a node needs
         and the driver answers ``failed`` when it lacks one; rein cannot check either way."""
         return True

@@ -97,9 +97,13 @@ class ProfileWorker:
         built_in = tuple(t for t in request.tools if not t.startswith(PREFIX))
         return self.inner.can_serve(dataclasses.replace(request, tools=built_in))
 
-    def provides_tool(self, name: str) -> bool:
-        """MCP tools are served through a node's profile (checked by :meth:`refuse_node`)."""
-        return name.startswith(PREFIX)
+    def provides_tool(self, name: str, node: Mapping[str, Any]) -> bool:
+        """MCP tools only through the node's own profile: true for ``mcp/<server>/<tool>``
+        when the node names a profile that resolves and declares ``<server>``."""
+        if not name.startswith(PREFIX) or name.count("/") < 2:
+            return False
+        server = name.split("/")[1]
+        return server in profile_mcp_servers(node, workspace=self.workspace, config=self.config)
 
     def provides_mcp_server(self, name: str, node: Mapping[str, Any]) -> bool:
         """Only through the node's own profile: true when the node names a profile that
