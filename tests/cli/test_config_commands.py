@@ -171,3 +171,32 @@ def test_trust_on_a_terminal_asks_first(ms: ModelScenario, answer: str, code: in
     assert "workers.command.fake" in out and "Trust these definitions? [y/N]" in out
     state = json.loads(rein(ms, "config", "show", "--json")[1])["project_trust"]["state"]
     assert state == ("trusted" if code == 0 else "untrusted")
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_show_and_trust_refuse_a_key_written_in_the_file_and_never_print_it(
+        ms: ModelScenario, scope: str) -> None:
+    text = '[providers.x]\nkind = "openai"\napi_key = "sk-written-here"\n'
+    if scope == "project":
+        ms.toml(text)
+    else:
+        user = ms.root / ".home" / ".config" / "rein" / "rein.toml"
+        user.parent.mkdir(parents=True, exist_ok=True)
+        user.write_text(text)
+    for args in (["config", "show"], ["config", "show", "--json"], ["config", "trust", "--json"]):
+        code, out, err = rein(ms, *args)
+        assert code == 64, (args, out)
+        assert "PROVCFG002" in out + err
+        assert "sk-written-here" not in out + err
+
+
+def test_show_refuses_a_malformed_command_worker_even_before_trust(ms: ModelScenario) -> None:
+    ms.toml('[workers.command.x]\nargv = "claude -p {prompt}"\n')
+    code, out, err = rein(ms, "config", "show")
+    assert code == 64 and "WORKERCFG002" in err and out == ""
+
+
+def test_the_group_help_gives_the_exit_code_of_an_invalid_file(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "--help"]) == 0
+    assert "64 usage error or an invalid rein.toml" in capsys.readouterr().out

@@ -12,6 +12,7 @@ from rein.cli.output import emit_json, json_option
 from rein.errors import ExitCode
 
 if TYPE_CHECKING:
+    from rein.config import Config
     from rein.config_trust import ProjectTrust
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -31,7 +32,7 @@ def config() -> None:
       rein config trust --workspace ~/src/cloned-repo
 
     \b
-    Exit codes: 0 ok, 1 a rein.toml is invalid, 4 trust refused or stale, 64 usage error.
+    Exit codes: 0 ok, 4 trust refused or stale, 64 usage error or an invalid rein.toml.
     """
 
 
@@ -52,6 +53,7 @@ def show(workspace: str, as_json: bool) -> int:
     from rein.config import DEFAULT_POLICY, flatten, load_config
 
     cfg = load_config(Path(workspace))
+    _check_definitions(cfg)
     values = flatten(cfg.data)
     for key, value in DEFAULT_POLICY.items():
         values.setdefault(f"policy.{key}", value)
@@ -103,7 +105,9 @@ def trust(workspace: str, expected: str | None, as_json: bool) -> int:
     from rein.errors import Refused
 
     ws = Path(workspace).resolve()
-    current = load_config(ws).project_trust
+    cfg = load_config(ws)
+    _check_definitions(cfg)
+    current = cfg.project_trust
     if expected is None and current is not None and current.state not in (
             TrustState.NOTHING, TrustState.FORBIDDEN):
         if as_json or not _interactive():
@@ -152,6 +156,18 @@ def untrust(workspace: str, as_json: bool) -> int:
     else:
         click.echo(f"{'no longer trusted' if removed else 'was not trusted'}: {path}")
     return int(ExitCode.OK)
+
+
+def _check_definitions(cfg: Config) -> None:
+    """Refuse malformed provider and command worker tables, trusted or withheld, the way a
+    run would: a table shown as valid must not fail later, and a key written in the file
+    (PROVCFG002) must never be printed back."""
+    from rein.engine.workers_setup import check_withheld, command_templates
+    from rein.providers.config import parse_providers
+
+    check_withheld(cfg)
+    parse_providers(cfg.get("providers"))
+    command_templates(cfg.get("workers") or {})
 
 
 def _interactive() -> bool:
