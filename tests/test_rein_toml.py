@@ -69,13 +69,16 @@ def test_hooks_are_unioned_and_a_higher_definition_wins(files: dict[str, Path]) 
 
 @pytest.mark.parametrize("text,line", [("[policy\nshell = 1\n", 1),
                                        ('[policy]\ndefault = "ask"\nshell = "maybe"\n', 3),
-                                       ('[policy]\nsudo = true\n', 2)])
+                                       ('[policy]\nsudo = true\n', 2),
+                                       ('[mcp]\ntrusted = "mcp-server-time"\n', 2),
+                                       ('[mcp]\ntrusted = [["mcp-server-time"]]\n', 2)])
 def test_bad_files_name_the_file_and_line(files: dict[str, Path], text: str, line: int) -> None:
     write(files["project"], text)
     with pytest.raises(ConfigError) as info:
         load_config(files["ws"], env=env_for(files))
     assert info.value.location.file == str(files["project"])
     assert info.value.location.line == line
+    assert info.value.code in ("CFG003", "CFG004")
 
 
 def test_xdg_and_overrides(files: dict[str, Path], tmp_path: Path) -> None:

@@ -261,6 +261,14 @@ def _check(data: dict[str, Any], path: Path) -> None:
         if not ok:
             raise _bad(path, f"hooks.{name}", "command", "a hook needs a command (string or list)",
                        'for example: command = ["python", "hooks/redact.py"]')
+    # [mcp] trusted grants launches without asking: a mistyped one must not pass silently.
+    mcp = data.get("mcp", {})
+    if not isinstance(mcp, dict):
+        raise _bad(path, "mcp", "mcp", "must be a table")
+    trusted = mcp.get("trusted", [])
+    if not (isinstance(trusted, list) and all(isinstance(v, str) for v in trusted)):
+        raise _bad(path, "mcp", "trusted", "must be a list of command lines (strings)",
+                   'for example: trusted = ["mcp-server-time --local-timezone UTC"]')
 
 
 # ---------------------------------------------------------------------------- merging
