@@ -25,7 +25,7 @@ from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.workers.base import FailureClass
 
 if TYPE_CHECKING:
-    from rein.engine.kinds.task import AttemptOutcome
+    from rein.engine.kinds.attempt import AttemptOutcome
 
 
 async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],

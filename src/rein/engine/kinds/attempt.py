@@ -1,0 +1,242 @@
+"""One attempt of a task or decision node: run through a worker, checked, recorded.
+
+The attempt is counted against the global ceiling and put on record as in flight before the
+worker is called, so a process that dies mid-attempt leaves it there for resume to run
+again under the same number. The worker's result is then checked by the harness: a worker
+that reports a failure fails the attempt (its criteria are not evaluated, so a file that
+happened to exist already cannot make it pass); otherwise the declared outputs
+(RT031/RT032/RT033), a decision's label (RT022), the ``after_outputs`` checkpoints and
+finally ``success``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rein.engine import recovery
+from rein.engine.budget import node_budget_left
+from rein.engine.criteria.evaluate import evaluate_success
+from rein.engine.criteria.model import SuccessOutcome
+from rein.engine.kinds.criteria_context import criterion_context
+from rein.engine.kinds.worker_call import (
+    build_request,
+    drive,
+    is_mutating,
+    pick_worker,
+    with_session,
+)
+from rein.engine.nodes import CheckpointRejected, checkpoints
+from rein.engine.outputs import check_outputs
+from rein.engine.runtime import Paused, RunContext, ScopeInstance
+from rein.engine.scheduler import diagnostic
+from rein.store.state import AttemptStatus
+from rein.workers.base import (
+    AttemptRequest,
+    AttemptResult,
+    FailureClass,
+    Feedback,
+    Routed,
+    Worker,
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AttemptOutcome:
+    """How one attempt ended."""
+
+    status: AttemptStatus
+    failure: FailureClass | None = None
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    success: SuccessOutcome | None = None
+    decision: str | None = None
+    message: str | None = None
+    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria of an adopted attempt
+
+
+async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+                      n: int, *, tier: str, worker: Worker | None, routed: Routed | None,
+                      feedback: Feedback | None, kind: str) -> AttemptOutcome:
+    """Attempt ``n`` of node ``nid``, start to finish; the run pauses when no worker can
+    serve it (``Paused("worker")``) or the worker waits for someone."""
+    state = inst.states[nid]
+    root = ctx.root()
+    now = ctx.clock.now()
+    constraints = node.get("constraints") or {}
+    budget = root.budget.attempt_budget(constraints, state.spent, now)
+    request = build_request(ctx, inst, nid, node, attempt=n, tier=tier, kind=kind,
+                            feedback=feedback, routed=routed)
+    worker = _serving_worker(ctx, inst, nid, request, worker)
+    rec, declined = await _open(ctx, inst, nid, node, n, tier, worker, now)
+    if declined:
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=AttemptStatus.FAILED, failure=FailureClass.PERMISSION_DENIED,
+            message="re-running the interrupted attempt was declined"), None)
+    over = node_budget_left(constraints, state.spent)
+    if over:
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=AttemptStatus.BUDGET_EXCEEDED, failure=FailureClass.BUDGET_EXCEEDED,
+            message=f"node limit {over}"), None)
+    request = with_session(ctx, dataclasses.replace(request, budget=budget), worker)
+    result = await drive(ctx, inst, nid, worker, request)
+    _account(ctx, inst, nid, rec, result, routed or Routed(
+        requested_tier=tier, effective_tier=tier,  # type: ignore[arg-type]
+        provider=worker.name, model=worker.name))
+    if result.failure is not None:
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=status_for(result.failure), failure=result.failure,
+            outputs=result.outputs, message=result.message or result.failure.value), None)
+    return await _checked(ctx, inst, nid, node, n, kind, rec, result)
+
+
+def _serving_worker(ctx: RunContext, inst: ScopeInstance, nid: str, request: AttemptRequest,
+                    worker: Worker | None) -> Worker:
+    """The pre-flight's worker when it still serves the request, else the first that does."""
+    if worker is None or not worker.can_serve(request):
+        worker = pick_worker(ctx, request)
+    if worker is None:
+        ctx.emit("worker/unavailable", {"node": inst.key(nid), "attempt": request.attempt,
+                                        "tier": request.tier})
+        raise Paused("worker", {"node": inst.key(nid), "attempt": request.attempt})
+    return worker
+
+
+async def _open(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+                n: int, tier: str, worker: Worker, now: Any) -> tuple[dict[str, Any], bool]:
+    """Count attempt ``n`` and put it on record as in flight; ``declined`` when it is the
+    re-run of an interrupted attempt that a person declined."""
+    state = inst.states[nid]
+    # Attempt n was in flight when an earlier rein died: it runs again under its number,
+    # unless a person declines (irreversible, or past before_side_effects).
+    rerun = recovery.was_interrupted(ctx, inst.key(nid), n)
+    declined = rerun and not await recovery.may_rerun(ctx, inst.key(nid), n, node,
+                                                      mutating=is_mutating(node))
+    ctx.root().budget.start_execution(now)
+    state.attempts = n
+    rec: dict[str, Any] = {"attempt": n, "started_at": ctx.now()}
+    if rerun:
+        rec[recovery.RERUN] = True
+    state.record.setdefault("attempts", []).append(rec)
+    # Saved with the node row: a crash from here on leaves the attempt on record as in
+    # flight, which is how resume knows to run it again under this number.
+    ctx.save_node(inst, nid, "attempt/started", {"attempt": n, "tier": tier,
+                                                 "worker": worker.name})
+    return rec, declined
+
+
+def _account(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
+             result: AttemptResult, fallback: Routed) -> None:
+    """What the attempt spent, where it was served, and the worker's own record fields."""
+    inst.states[nid].spent.add(result.usage)
+    ctx.root().budget.spent.add(result.usage)
+    rec["usage"] = usage_record(result)
+    route = result.routed or fallback
+    rec["routed"] = {k: v for k, v in {
+        "requested_tier": route.requested_tier, "effective_tier": route.effective_tier,
+        "provider": route.provider, "model": route.model,
+        "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None}
+    # A worker's own record fields (x-rein-profile, x-rein-ignored-keys, ...).
+    rec.update({k: v for k, v in result.extra.items() if str(k).startswith("x-")})
+
+
+async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+                   n: int, kind: str, rec: dict[str, Any], result: AttemptResult
+                   ) -> AttemptOutcome:
+    """The harness's own checks of a result the worker calls done, in order."""
+    state = inst.states[nid]
+    outputs = dict(result.outputs)
+    decision = None
+    if kind == "decision":
+        decision, problem = decision_label(ctx, inst, nid, node, result.decision)
+        if problem:
+            return close(ctx, inst, nid, rec, AttemptOutcome(
+                status=AttemptStatus.CRITERIA_FAILED, failure=FailureClass.CRITERIA_FAILED,
+                outputs=outputs, message=problem), None)
+    problems = check_outputs(outputs, node.get("outputs") or {}, workspace=ctx.workspace)
+    if problems:
+        for p in problems:
+            diagnostic(ctx, p.code, "error", f"node {nid}: {p.message}", node=inst.key(nid))
+        missing = any(p.code == "RT033" for p in problems)
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=AttemptStatus.FAILED,
+            failure=FailureClass.OUTPUT_MISSING if missing else FailureClass.VALIDATION_ERROR,
+            outputs=outputs, message="; ".join(p.message for p in problems)), None)
+    this = {"id": nid, "attempt": n, "inputs": state.inputs or {}, "outputs": outputs}
+    try:
+        await checkpoints(ctx, inst, nid, node, "after_outputs", n, this=this)
+    except CheckpointRejected as exc:
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=AttemptStatus.FAILED, failure=FailureClass.PERMISSION_DENIED,
+            outputs=outputs, message=str(exc)), None)
+    if decision is not None:
+        outputs["decision"] = decision
+    success = await evaluate_success(
+        node.get("success"), criterion_context(ctx, inst, nid, node, n, outputs))
+    if not success.passed:
+        failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=status_for(failure), failure=failure, outputs=outputs, success=success,
+            decision=decision, message="success criteria failed"), success)
+    return close(ctx, inst, nid, rec, AttemptOutcome(
+        status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
+        success)
+
+
+def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
+          outcome: AttemptOutcome, success: SuccessOutcome | None) -> AttemptOutcome:
+    """Finish the attempt's record with ``outcome`` and save it with the node."""
+    rec["status"] = outcome.status.value
+    rec["finished_at"] = ctx.now()
+    if success is not None and success.results:
+        rec["success"] = success.to_record()
+    if outcome.failure is not None:
+        rec["error"] = f"{outcome.failure.value}: {outcome.message or ''}".rstrip(": ")
+        rec["x-rein-failure-class"] = outcome.failure.value
+        specs = inst.model.nodes[nid].get("outputs") or {}
+        kept = {k: v for k, v in outcome.outputs.items()
+                if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
+        if kept:
+            # A replay that adopts this attempt needs what it produced: checkpoint material,
+            # degrade_outputs, succeed_degraded. Redacted values are never written.
+            rec["x-rein-outputs"] = kept
+    ctx.save_node(inst, nid, "attempt/finished",
+                  {"attempt": rec["attempt"], "result": outcome.status.value,
+                   "failure": outcome.failure.value if outcome.failure else None})
+    return outcome
+
+
+def status_for(failure: FailureClass) -> AttemptStatus:
+    """The attempt status a failure class is recorded as."""
+    return {
+        FailureClass.TIMEOUT: AttemptStatus.TIMEOUT,
+        FailureClass.BUDGET_EXCEEDED: AttemptStatus.BUDGET_EXCEEDED,
+        FailureClass.CRITERIA_FAILED: AttemptStatus.CRITERIA_FAILED,
+    }.get(failure, AttemptStatus.FAILED)
+
+
+def usage_record(result: AttemptResult) -> dict[str, Any]:
+    """The attempt's usage as recorded: tool calls always, the rest when measured."""
+    u = result.usage
+    out: dict[str, Any] = {"tool_calls": u.tool_calls}
+    measured = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                "total_tokens": u.total_tokens, "cost_usd": u.cost_usd}
+    out.update({k: v for k, v in measured.items() if v is not None})
+    return out
+
+
+def decision_label(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+                   label: str | None) -> tuple[str | None, str | None]:
+    """``(label, None)`` for a declared branch or the default (RT022 warns); otherwise
+    ``(None, problem)``."""
+    block = node.get("decision") or {}
+    labels = [b["label"] for b in block.get("branches") or []]
+    if label in labels:
+        return label, None
+    default = block.get("default_branch")
+    if default:
+        diagnostic(ctx, "RT022", "warning", f"node {nid}: label {label!r} is not one of "
+                   f"{labels}; default branch {default!r} used", node=inst.key(nid))
+        return str(default), None
+    return None, f"label {label!r} is not one of {labels} and there is no default_branch"

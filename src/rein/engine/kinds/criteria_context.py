@@ -1,0 +1,99 @@
+"""What the success criteria of one attempt may look at, and the two ways they ask others.
+
+A ``human`` criterion asks through the run's approval queue (the run waits for the answer);
+an ``llm_judge`` criterion's sample is a worker attempt of kind ``judge``, counted against
+the run's budget like any other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from rein.engine import approvals
+from rein.engine.criteria.base import CriterionProblem
+from rein.engine.criteria.model import (
+    CriterionContext,
+    HumanAnswer,
+    HumanRequest,
+    JudgeRequest,
+    JudgeVerdict,
+)
+from rein.engine.graph import node_tier
+from rein.engine.kinds.worker_call import drive, node_env, pick_worker
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.store.state import ApprovalKind, ApprovalStatus
+from rein.workers.base import AttemptRequest, OutputSpec
+
+
+def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+                      n: int, outputs: Mapping[str, Any]) -> CriterionContext:
+    """What the criteria of one attempt may look at, with the approval queue and judges."""
+    state = inst.states[nid]
+    key = inst.key(nid)
+    env, _ = node_env(ctx, node)
+    scope = inst.scope().with_self(
+        {"id": nid, "attempt": n, "inputs": state.inputs or {}, "outputs": dict(outputs)})
+
+    async def ask_human(req: HumanRequest) -> HumanAnswer:
+        return await _ask_human(ctx, inst, nid, n, req)
+
+    async def judge(req: JudgeRequest) -> JudgeVerdict:
+        return await judge_through_worker(ctx, inst, nid, node, req)
+
+    return CriterionContext(
+        workspace=ctx.workspace, node_id=key, attempt=n, outputs=dict(outputs),
+        output_specs=dict(node.get("outputs") or {}), scope=scope,
+        permissions=tuple((node.get("requirements") or {}).get("permissions") or ()),
+        env={**{k: v for k, v in os.environ.items() if k == "PATH"}, **env},
+        secret_values=ctx.secret_values, ask_human=ask_human, judge=judge,
+        checkers=ctx.checkers, clock=ctx.clock.now,
+    )
+
+
+async def _ask_human(ctx: RunContext, inst: ScopeInstance, nid: str, n: int,
+                     req: HumanRequest) -> HumanAnswer:
+    """A ``human`` criterion through the approval queue, recorded as a human event."""
+    key = inst.key(nid)
+    row = await approvals.ask(
+        ctx, key=f"criterion:{key}#{n}:{req.criterion_id}", kind=ApprovalKind.CRITERION,
+        request={"node": key, "criterion": req.criterion_id, "prompt": req.prompt,
+                 "description": req.description, "roles": list(req.roles),
+                 "attempt": n, "digest": req.digest})
+    answer = row.answer or {}
+    inst.states[nid].record.setdefault("human_events", []).append(approvals.human_event(
+        row, stage="success", mode="approve", checkpoint_id=req.criterion_id))
+    return HumanAnswer(approved=row.status is ApprovalStatus.ACCEPTED,
+                       note=answer.get("note"), reviewer=answer.get("actor"))
+
+
+async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
+                               node: Mapping[str, Any], req: JudgeRequest) -> JudgeVerdict:
+    """An ``llm_judge`` sample as a worker attempt of kind ``judge``."""
+    intel = req.judge_intelligence or node.get("intelligence") or {}
+    tier = str(intel.get("tier", node_tier(node)))
+    request = AttemptRequest(
+        run_id=ctx.run_id, node_id=f"{inst.key(nid)}:{req.criterion_id}", attempt=req.attempt,
+        kind="judge", title=f"judge {req.criterion_id} (sample {req.sample}/{req.samples})",
+        brief=req.rubric, inputs={"material": list(req.inputs)}, outputs=(
+            OutputSpec(name="score", type="number", description="score in [0, 1]"),
+            OutputSpec(name="reasoning", type="text", description="why")),
+        permissions=(), tools=(), workspace=str(ctx.workspace),
+        tier=tier,  # type: ignore[arg-type]
+    )
+    worker = pick_worker(ctx, request)
+    if worker is None:
+        raise CriterionProblem(  # a failed criterion, not a wait: nothing here can judge
+            f"no configured worker can judge {req.criterion_id!r} at tier {tier!r}",
+            code="CRIT003", hint="configure a model worker for that tier, or make the "
+            "criterion advisory")
+    result = await drive(ctx, inst, nid, worker, request)
+    ctx.root().budget.spent.add(result.usage)
+    score = result.outputs.get("score")
+    if result.failure is not None or not isinstance(score, (int, float)):
+        raise CriterionProblem(f"judge worker {worker.name!r} gave no score in [0, 1]"
+                               + (f" ({result.message})" if result.message else ""),
+                               code="CRIT005")
+    return JudgeVerdict(score=float(score), reasoning=str(result.outputs.get("reasoning", "")),
+                        instance=f"{worker.name}:{tier}")
