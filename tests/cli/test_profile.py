@@ -143,6 +143,11 @@ def test_proposals_accept_and_decline(capsys: pytest.CaptureFixture[str], tmp_pa
     assert "[high]" in out
     code, out, _ = run(capsys, "profile", "proposals", "accept", *ws, item_id)
     assert code == 0 and "revision 5" in out
-    code, _, err = run(capsys, "profile", "proposals", "decline", *ws, item_id)
-    assert code == 64 and "already accepted" in err
-    assert run(capsys, "profile", "proposals", "accept", *ws, "p-nope")[0] == 64
+    # A decided item is refused (4) whichever answer comes second; an unknown id is usage.
+    for verb in ("decline", "accept"):
+        code, _, err = run(capsys, "profile", "proposals", verb, *ws, item_id)
+        assert code == 4 and "OAP263" in err and "already accepted" in err, verb
+        assert "hint: see rein profile proposals list --all" in err
+    for verb in ("decline", "accept"):
+        code, _, err = run(capsys, "profile", "proposals", verb, *ws, "p-nope")
+        assert code == 64 and "OAP262" in err and "hint: see rein profile proposals list" in err

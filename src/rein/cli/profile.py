@@ -357,8 +357,8 @@ def proposals() -> None:
       rein profile proposals accept p-2de36277e968
 
     \b
-    Exit codes: 0 ok, 1 invalid result or unreadable queue, 4 refused (stale),
-    64 usage error (unknown id).
+    Exit codes: 0 ok, 1 invalid result or unreadable queue, 4 refused (stale, or
+    already decided), 64 usage error (unknown id).
     """
 
 
@@ -393,7 +393,8 @@ def proposals_list(show_all: bool, workspace: str, as_json: bool) -> int:
 
 @proposals.command("accept", context_settings=_CONTEXT,
                    epilog="Exit codes: 0 applied, 1 the result would be invalid, 4 refused "
-                          "(stale: the profile changed since), 64 usage error (unknown id).")
+                          "(stale: the profile changed since; or already decided), "
+                          "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--actor", default=None, help="Who accepts (default: $USER).")
 @_workspace_option
@@ -418,7 +419,8 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
 
 
 @proposals.command("decline", context_settings=_CONTEXT,
-                   epilog="Exit codes: 0 declined, 64 usage error (unknown or decided id).")
+                   epilog="Exit codes: 0 declined, 4 refused (already accepted or declined), "
+                          "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--reason", default=None, help="Why, for the record.")
 @click.option("--actor", default=None, help="Who declines (default: $USER).")

@@ -137,7 +137,8 @@ def accept(workspace: Path, item_id: str, *, actor: str, now: datetime) -> dict[
     queue = Queue.for_workspace(workspace)
     item = queue.get(item_id)
     if item["status"] != "pending":
-        raise Refused(f"proposal {item_id} is already {item['status']}", code="OAP263")
+        raise Refused(f"proposal {item_id} is already {item['status']}", code="OAP263",
+                      hint="see rein profile proposals list --all")
     path = Path(item["profile"])
     if item["kind"] == "operations":
         outcome = apply_file_data(path, item["delta"], actor=actor, now=now)

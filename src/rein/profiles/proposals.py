@@ -21,7 +21,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from rein.errors import ConfigError, StoreError
+from rein.errors import ConfigError, Refused, StoreError
 from rein.formats.canonical import canonical_json
 from rein.formats.oap.risk import proposal_risk
 from rein.profiles.retention import format_time
@@ -89,13 +89,17 @@ class Queue:
             for item in data["items"]:
                 if item["id"] == item_id:
                     if item["status"] != "pending":
-                        raise ConfigError(f"proposal {item_id} is already {item['status']}",
-                                          code="OAP263")
+                        # Refused like an accept of a decided item: the queue moved on, the
+                        # command line was fine.
+                        raise Refused(f"proposal {item_id} is already {item['status']}",
+                                      code="OAP263", hint="see rein profile proposals list "
+                                                          "--all")
                     item.update(status=status, decided_by=by, decided_at=format_time(now))
                     if note:
                         item["note"] = note
                     return dict(item)
-        raise ConfigError(f"no proposal {item_id!r} in {self.path}", code="OAP262")
+        raise ConfigError(f"no proposal {item_id!r} in {self.path}", code="OAP262",
+                          hint="see rein profile proposals list")
 
 
 def _item_id(prefix: str, content: Any) -> str:
