@@ -100,6 +100,18 @@ def test_resume_refuses_a_changed_graph_unless_forced(gated: Scenario) -> None:
     assert record["metadata"]["x-rein-forced-resume"]["changed"] == ["graph_digest"]
 
 
+def test_the_waiting_hint_is_what_continues_the_run(gated: Scenario) -> None:
+    code, digest = gated.rein("graph", "digest", "g.agraph.yaml")
+    code, out = gated.rein("run", "g.agraph.yaml", "--approve", digest.strip())
+    assert code == 3
+    run_id = gated.last_run()
+    assert out.endswith("  answer with `rein approvals list` / `rein approvals accept ID` (the "
+                        f"run continues; after `--no-continue`, `rein resume {run_id}`)\n")
+    [pending] = gated.pending()
+    code, out = gated.rein("approvals", "accept", pending["approval_id"])
+    assert code == 0 and f"run {run_id}: succeeded" in out  # no resume needed
+
+
 def test_accept_is_idempotent(gated: Scenario) -> None:
     gated.run("g.agraph.yaml")
     [pending] = gated.pending()

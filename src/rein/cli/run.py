@@ -287,8 +287,10 @@ def _finish(outcome: Any, as_json: bool) -> int:
             click.echo("  `rein next` prints what it waits for (a driver answers with "
                        "`rein submit`)")
         elif outcome.status.value == "awaiting_human":
-            click.echo("  answer with `rein approvals list` / `rein approvals accept ID`, "
-                       f"then `rein resume {outcome.run_id}`")
+            # accept continues the run itself; resume is only for an answer recorded alone.
+            click.echo("  answer with `rein approvals list` / `rein approvals accept ID` (the "
+                       "run continues; after `--no-continue`, "
+                       f"`rein resume {outcome.run_id}`)")
     return exit_for(outcome.status)
 
 
