@@ -151,3 +151,11 @@ def test_proposals_accept_and_decline(capsys: pytest.CaptureFixture[str], tmp_pa
     for verb in ("decline", "accept"):
         code, _, err = run(capsys, "profile", "proposals", verb, *ws, "p-nope")
         assert code == 64 and "OAP262" in err and "hint: see rein profile proposals list" in err
+
+
+def test_history_of_a_profile_never_written_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "profile", "history", str(DATA / "base.agent.yaml"))
+    assert code == 0
+    assert out.endswith(": no history yet (no delta or proposal has been applied)\n")
+    code, out, _ = run(capsys, "profile", "history", str(DATA / "scribe.agent.yaml"))
+    assert code == 0 and out.startswith("r3  ") and "no history" not in out

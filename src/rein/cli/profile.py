@@ -336,6 +336,9 @@ def history(path: str, as_json: bool) -> int:
         emit_json({"path": path, "name": meta["name"], "revision": meta.get("revision", 1),
                    "history": entries})
         return int(ExitCode.OK)
+    if not entries:
+        click.echo(f"{meta['name']} r{meta.get('revision', 1)}: no history yet (no delta "
+                   "or proposal has been applied)")
     for e in entries:
         approved = f", approved by {e['approved_by']}" if e.get("approved_by") else ""
         click.echo(f"r{e['revision']}  {e['at']}  {e.get('by', '?')}{approved}  "
