@@ -44,7 +44,7 @@ from typing import Any
 
 from rein.config import Config
 from rein.errors import ConfigError, Refused
-from rein.workers.base import TIERS, Worker
+from rein.workers.base import Worker
 from rein.workers.command import CommandTemplate, CommandWorker
 
 
@@ -120,38 +120,32 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
     from rein.profiles.policy import Policy
     from rein.providers.base import default_registry
     from rein.providers.config import parse_providers
-    from rein.workers.model import ModelWorker
+    from rein.workers.model_setup import model_worker_builder, tier_routes
     from rein.workers.profile import ProfileWorker
 
     providers = parse_providers(config.get("providers"))
     registry = default_registry()
-    policy = Policy.from_config(config)
-    built: dict[str, Any] = {}
+
+    def create(cfg: Any) -> Any:
+        cfg, client = _with_workspace_paths(cfg, workspace)
+        return registry.create(cfg, http_client=client)
+
+    build = model_worker_builder(providers, create, policy=Policy.from_config(config))
     out: list[Worker] = []
-    tiers = config.get("tiers") or {}
-    for tier in TIERS:
-        route = tiers.get(tier)
-        if not isinstance(route, Mapping) or not route.get("model"):
-            continue
-        name = str(route.get("provider", ""))
+    for route in tier_routes(config):
+        name = route.provider
         if name in commands:
             routed_commands.add(name)
-            template = dataclasses.replace(commands[name], model=str(route["model"]))
-            out.append(CommandWorker(template, tiers=(tier,)))
+            template = dataclasses.replace(commands[name], model=route.model)
+            out.append(CommandWorker(template, tiers=(route.tier,)))
             continue
         if name not in providers:
-            _refuse_if_withheld(config, tier, name)
+            _refuse_if_withheld(config, route.tier, name)
             known = ", ".join(sorted(providers) + sorted(commands)) or "(none)"
-            raise ConfigError(f"tiers.{tier}.provider {name!r} has no [providers.{name}] or "
-                              f"[workers.command.{name}] table", code="PROVCFG005",
+            raise ConfigError(f"tiers.{route.tier}.provider {name!r} has no [providers.{name}] "
+                              f"or [workers.command.{name}] table", code="PROVCFG005",
                               hint=f"configured providers and command workers: {known}")
-        if name not in built:
-            cfg, client = _with_workspace_paths(providers[name], workspace)
-            built[name] = registry.create(cfg, http_client=client)
-        worker = ModelWorker(provider=built[name], model=str(route["model"]), tiers=(tier,),
-                             stream=bool(providers[name].options.get("stream", False)),
-                             policy=policy)
-        out.append(ProfileWorker(worker, workspace=workspace, config=config))
+        out.append(ProfileWorker(build(route), workspace=workspace, config=config))
     return out
 
 

@@ -1,21 +1,68 @@
 """Model workers built from the ``[tiers]`` routes of a merged rein.toml.
 
 :func:`model_workers` builds the model workers alone; a run's whole worker set (commands,
-profiles, the driver) is assembled by :mod:`rein.engine.workers_setup`.
+profiles, the driver) is assembled by :mod:`rein.engine.workers_setup`, which reads the
+routes with :func:`tier_routes` and builds each model worker with
+:func:`model_worker_builder` the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
 from rein.workers.base import TIERS
 
 if TYPE_CHECKING:  # the model worker imports this module to re-export model_workers
+    from rein.profiles.policy import Policy
     from rein.providers.base import Provider
+    from rein.providers.config import ProviderConfig
     from rein.workers.model import ModelWorker
     from rein.workers.tool_calls import Approver
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TierRoute:
+    """One ``[tiers.<tier>]`` table: which provider (or command worker) and model serve it."""
+
+    tier: str
+    provider: str
+    model: str
+
+
+def tier_routes(config: Mapping[str, Any]) -> tuple[TierRoute, ...]:
+    """The ``[tiers]`` routes that name a model, in tier order (others are not routes)."""
+    tiers = config.get("tiers") or {}
+    routes = []
+    for tier in TIERS:
+        route = tiers.get(tier)
+        if isinstance(route, Mapping) and route.get("model"):
+            routes.append(TierRoute(tier=tier, provider=str(route.get("provider", "")),
+                                    model=str(route["model"])))
+    return tuple(routes)
+
+
+def model_worker_builder(providers: Mapping[str, ProviderConfig],
+                         create: Callable[[ProviderConfig], Provider], *,
+                         approver: Approver | None = None, policy: Policy | None = None
+                         ) -> Callable[[TierRoute], ModelWorker]:
+    """A function building the model worker of a route whose provider is in ``providers``;
+    each provider is created once (``create``) and shared by the tiers routed to it."""
+    from rein.workers.model import ModelWorker
+
+    built: dict[str, Provider] = {}
+
+    def build(route: TierRoute) -> ModelWorker:
+        cfg = providers[route.provider]
+        if route.provider not in built:
+            built[route.provider] = create(cfg)
+        return ModelWorker(provider=built[route.provider], model=route.model,
+                           tiers=(route.tier,), stream=bool(cfg.options.get("stream", False)),
+                           approver=approver, policy=policy)
+
+    return build
 
 
 def model_workers(
@@ -33,35 +80,20 @@ def model_workers(
     """
     from rein.providers.base import default_registry
     from rein.providers.config import parse_providers
-    from rein.workers.model import ModelWorker
 
     providers = parse_providers(config.get("providers"))
     registry = registry or default_registry()
-    built: dict[str, Provider] = {}
-    workers: list[ModelWorker] = []
-    tiers = config.get("tiers") or {}
-    for tier in TIERS:
-        route = tiers.get(tier)
-        if not isinstance(route, Mapping) or not route.get("model"):
-            continue
-        name = str(route.get("provider", ""))
-        if name not in providers:
+    build = model_worker_builder(
+        providers, lambda cfg: registry.create(cfg, http_client=http_client), approver=approver)
+    workers = []
+    for route in tier_routes(config):
+        if route.provider not in providers:
             known = ", ".join(sorted(providers)) or "(none)"
             raise ConfigError(
-                f"tiers.{tier}.provider {name!r} has no [providers.{name}] table",
+                f"tiers.{route.tier}.provider {route.provider!r} has no "
+                f"[providers.{route.provider}] table",
                 code="PROVCFG005",
                 hint=f"configured providers: {known}",
             )
-        if name not in built:
-            built[name] = registry.create(providers[name], http_client=http_client)
-        stream = bool(providers[name].options.get("stream", False))
-        workers.append(
-            ModelWorker(
-                provider=built[name],
-                model=str(route["model"]),
-                tiers=(tier,),
-                stream=stream,
-                approver=approver,
-            )
-        )
+        workers.append(build(route))
     return tuple(workers)
