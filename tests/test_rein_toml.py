@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,3 +106,34 @@ def test_config_show_json(files: dict[str, Path], monkeypatch: pytest.MonkeyPatc
     assert shown["values"]["store.url"] == "sqlite"
     write(files["project"], "[policy\n")
     assert main(["config", "show", "--workspace", str(files["ws"])]) == 64
+
+
+def _doc_blocks() -> list[str]:
+    page = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+    return re.findall(r"```toml\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL)
+
+
+@pytest.mark.parametrize("block", _doc_blocks(), ids=lambda b: b.split("\n", 1)[0])
+def test_every_example_of_the_configuration_page_works_as_written(
+        block: str, files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Each rein.toml example on docs/configuration.md, as the user file: accepted, and
+    every value it sets is shown as coming from that file."""
+    for key, value in env_for(files).items():
+        monkeypatch.setenv(key, value)
+    write(files["user"], block)
+    assert main(["config", "show", "--json", "--workspace", str(files["ws"])]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    written = set(_flat(tomllib.loads(block)))
+    assert written and written <= set(shown["values"])
+    assert all(shown["sources"][k] == [str(files["user"])] for k in written)
+
+
+def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out |= _flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
