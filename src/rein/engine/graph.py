@@ -13,8 +13,7 @@ from typing import Any
 
 from rein.formats.ags.plan import effective_edges, effective_node, topological_order
 from rein.formats.ags.plan_model import EdgePlan
-
-TIERS = ("minimal", "standard", "advanced", "frontier")
+from rein.workers.base import TIERS
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -23,19 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rein.engine.graph import TIERS
 from rein.errors import RoutingError
-from rein.workers.base import AttemptRequest, Routed, Worker
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TierRoute:
-    """One configured tier."""
-
-    tier: str
-    provider: str
-    model: str
-    context_tokens: int | None = None
+from rein.workers.base import TIERS, AttemptRequest, Routed, Worker
+from rein.workers.model_setup import TierRoute, tier_routes
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -48,15 +38,8 @@ class Router:
     @classmethod
     def from_config(cls, tiers: Mapping[str, Any] | None, routing: Mapping[str, Any] | None
                     ) -> Router:
-        routes: dict[str, TierRoute] = {}
-        for tier, table in (tiers or {}).items():
-            if tier in TIERS and isinstance(table, Mapping) and table.get("model"):
-                routes[tier] = TierRoute(
-                    tier=tier,
-                    provider=str(table.get("provider", "default")),
-                    model=str(table["model"]),
-                    context_tokens=table.get("context_tokens"),
-                )
+        """The routes of ``[tiers]`` and the ``[routing]`` switches."""
+        routes = {r.tier: r for r in tier_routes(tiers, default_provider="default")}
         up = bool((routing or {}).get("allow_route_up", True))
         return cls(routes=routes, allow_route_up=up)
 

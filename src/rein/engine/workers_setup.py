@@ -132,7 +132,7 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
 
     build = model_worker_builder(providers, create, policy=Policy.from_config(config))
     out: list[Worker] = []
-    for route in tier_routes(config):
+    for route in tier_routes(config.get("tiers")):
         name = route.provider
         if name in commands:
             routed_commands.add(name)

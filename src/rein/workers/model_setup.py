@@ -30,17 +30,20 @@ class TierRoute:
     tier: str
     provider: str
     model: str
+    context_tokens: int | None = None  # checked against a node's min_context_tokens
 
 
-def tier_routes(config: Mapping[str, Any]) -> tuple[TierRoute, ...]:
-    """The ``[tiers]`` routes that name a model, in tier order (others are not routes)."""
-    tiers = config.get("tiers") or {}
+def tier_routes(tiers: Mapping[str, Any] | None, *, default_provider: str = ""
+                ) -> tuple[TierRoute, ...]:
+    """The routes of a ``[tiers]`` table that name a model, in tier order (a table without
+    a model, or for an unknown tier, is not a route)."""
     routes = []
     for tier in TIERS:
-        route = tiers.get(tier)
-        if isinstance(route, Mapping) and route.get("model"):
-            routes.append(TierRoute(tier=tier, provider=str(route.get("provider", "")),
-                                    model=str(route["model"])))
+        table = (tiers or {}).get(tier)
+        if isinstance(table, Mapping) and table.get("model"):
+            routes.append(TierRoute(
+                tier=tier, provider=str(table.get("provider", default_provider)),
+                model=str(table["model"]), context_tokens=table.get("context_tokens")))
     return tuple(routes)
 
 
@@ -86,7 +89,7 @@ def model_workers(
     build = model_worker_builder(
         providers, lambda cfg: registry.create(cfg, http_client=http_client), approver=approver)
     workers = []
-    for route in tier_routes(config):
+    for route in tier_routes(config.get("tiers")):
         if route.provider not in providers:
             known = ", ".join(sorted(providers)) or "(none)"
             raise ConfigError(
