@@ -200,3 +200,14 @@ def test_the_group_help_gives_the_exit_code_of_an_invalid_file(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "--help"]) == 0
     assert "64 usage error or an invalid rein.toml" in capsys.readouterr().out
+
+
+def test_show_lists_no_empty_table_for_what_was_withheld(ms: ModelScenario) -> None:
+    ms.toml('[mcp]\ntrusted = ["mcp-server-time"]\n[store]\nurl = "postgresql://h/db"\n')
+    code, out, _ = rein(ms, "config", "show")
+    assert code == 0
+    assert "mcp = {}" not in out and "store = {}" not in out
+    assert "# untrusted, ignored: store.url: postgresql://h/db" in out
+    assert "mcp.trusted ignored" in out
+    values = json.loads(rein(ms, "config", "show", "--json")[1])["values"]
+    assert {} not in values.values()

@@ -54,7 +54,8 @@ def show(workspace: str, as_json: bool) -> int:
 
     cfg = load_config(Path(workspace))
     _check_definitions(cfg)
-    values = flatten(cfg.data)
+    # A table left empty (its withheld or dropped keys are listed below) holds no value.
+    values = {k: v for k, v in flatten(cfg.data).items() if v != {}}
     for key, value in DEFAULT_POLICY.items():
         values.setdefault(f"policy.{key}", value)
     sources = {k: list(cfg.sources.get(k) or _parent_source(cfg.sources, k) or ["default"])
