@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from rein.errors import LoadError, Location
 from rein.formats.pointers import (  # noqa: F401 - re-exported for callers
+    EventParser,
     escape,
     location_index,
     pointer,
@@ -384,11 +385,6 @@ def _load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int) -> 
         raise _too_deep(source, limits) from None
 
 
-try:  # libyaml's event parser; PyYAML's pure-Python one behaves the same, only slower
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.loader import SafeLoader as _Parser  # type: ignore[assignment]
-
 from yaml import YAMLError as _YAMLError
 from yaml.events import (
     AliasEvent,
@@ -410,7 +406,7 @@ def _clone(value: Any) -> Any:
 
 
 def _read_events(text: str, limits: LoadLimits) -> Any:
-    parser = _Parser(text)
+    parser = EventParser(text)
     get = parser.get_event
     anchors: dict[str, tuple[Any, int]] = {}
     open_anchors: set[str] = set()

@@ -7,9 +7,9 @@ from typing import Any
 from yaml import YAMLError
 
 try:  # libyaml's event parser; PyYAML's pure-Python one behaves the same, only slower
-    from yaml._yaml import CParser as _Parser
+    from yaml._yaml import CParser as EventParser
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.loader import SafeLoader as _Parser  # type: ignore[assignment]
+    from yaml.loader import SafeLoader as EventParser  # type: ignore[assignment]
 
 from yaml.events import (
     AliasEvent,
@@ -26,7 +26,7 @@ def location_index(text: str) -> dict[str, tuple[int, int]]:
     """JSON Pointer → (line, column), 0-based, of every value and key. JSON parses as YAML."""
     index: dict[str, tuple[int, int]] = {}
     try:
-        parser = _Parser(text)
+        parser = EventParser(text)
         stack: list[list[Any]] = []  # [pointer, is_map, pending key or None, next index]
         while True:
             event = parser.get_event()
