@@ -117,6 +117,21 @@ def test_schema_errors_carry_a_pointer_and_a_line(tmp_path: Path) -> None:
     assert "vibes" in finding.message
 
 
+@pytest.mark.parametrize(("line", "pointer", "hint"), [
+    ("  vibes: high\n", "/metadata", ("remove it; harness-specific data goes in "
+                                      "metadata.annotations (string values)")),
+    ("  writeback: propose\n", "/metadata", "'writeback' belongs under /spec/lifecycle; "),
+    ("  write_roots: [docs]\n", "/metadata",
+     "'write_roots' belongs under /spec/permissions/filesystem; "),
+])
+def test_an_unexpected_key_says_where_it_belongs(tmp_path: Path, line: str, pointer: str,
+                                                 hint: str) -> None:
+    report = report_for(minimal().replace("  name: tiny\n", "  name: tiny\n" + line), tmp_path)
+    (finding,) = report.findings
+    assert finding.code == "OAP006" and finding.location.pointer == pointer
+    assert finding.hint is not None and finding.hint.startswith(hint)
+
+
 def test_date_time_format_is_enforced(tmp_path: Path) -> None:
     text = minimal().replace("  name: tiny\n", "  name: tiny\n  updated_at: yesterday\n")
     report = report_for(text, tmp_path)

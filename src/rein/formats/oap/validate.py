@@ -118,7 +118,8 @@ def validate_document(doc: OapDocument) -> OapReport:
     if kind is not None:
         for error in schema_errors(kind, doc.data):
             where = error.pointer or "<root>"
-            out.add("OAP006", "L1-P2", f"{where}: {error.message}", error.pointer)
+            out.add("OAP006", "L1-P2", f"{where}: {error.message}", error.pointer,
+                    hint=error.hint)
         _secrets(doc.data, out)
         if kind == "AgentProfile":
             _profile_rules(doc, out)
