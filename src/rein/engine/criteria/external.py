@@ -16,7 +16,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from rein.engine.criteria.base import CriterionProblem, Verdict
-from rein.engine.criteria.model import CheckRequest, CheckResult, Checker, CriterionContext
+from rein.engine.criteria.model import Checker, CheckRequest, CheckResult, CriterionContext
 
 GROUP = "rein.checkers"
 
@@ -71,14 +71,14 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
         answer = checker(request)
         if inspect.isawaitable(answer):
             answer = await asyncio.wait_for(answer, timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return Verdict(
             passed=False,
             error=f"checker {name!r} took longer than {timeout} seconds",
             error_code="CRIT006",
             failure_class="timeout",
         )
-    except Exception as exc:  # noqa: BLE001 - a plugin's bug is a failed check, not a crash
+    except Exception as exc:  # a plugin's bug is a failed check, not a crash
         raise CriterionProblem(
             f"checker {name!r} failed: {type(exc).__name__}: {exc}", code="CRIT005"
         ) from exc

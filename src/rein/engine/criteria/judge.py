@@ -66,7 +66,7 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
         )
         try:
             verdict = await asyncio.wait_for(ctx.judge(request), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return Verdict(
                 passed=False,
                 evidence=_reasoning(verdicts),

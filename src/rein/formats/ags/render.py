@@ -8,6 +8,7 @@ diffed and reviewed like the graph itself.
 from __future__ import annotations
 
 import textwrap
+
 from rein.formats.ags.plan_model import EdgePlan, NodePlan, Plan, ScopePlan
 
 _WIDTH = 96

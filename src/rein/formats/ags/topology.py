@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Any
 
 from rein.formats.ags.report import Collector
 from rein.formats.ags.scopes import Scope, list_of

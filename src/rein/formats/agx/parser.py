@@ -16,8 +16,8 @@ from typing import NoReturn
 
 from rein.formats.agx.errors import AgxSyntaxError, describe_position
 from rein.formats.agx.functions import FUNCTIONS, suggest
-from rein.formats.agx.static import check_call
 from rein.formats.agx.lexer import END, KW, NAME, NUM, OP, STR, Token, tokenize
+from rein.formats.agx.static import check_call
 from rein.formats.agx.tree import (
     ArrayLit,
     Binary,
