@@ -89,6 +89,18 @@ def setup(ms: ModelScenario, *, mcp: bool = False, skills: str = "",
     return ms.graph("g.agraph.yaml", graph("clerk", {"keep": n}, "keep"))
 
 
+def assert_blocked(ms: ModelScenario, g: str, code: str, text: str) -> None:
+    """The run of ``g`` ends with its node ``blocked`` by ``code`` before anything is spent."""
+    ms.turns("turns.json", [turn(c("submit_outputs", summary="-"))])
+    exit_code, out = ms.run(g)
+    assert exit_code == 1, out
+    node = ms.record()["nodes"][0]
+    assert node["status"] == "blocked" and "attempts" not in node
+    assert node["x-rein-blocked"]["code"] == code
+    assert text in node["x-rein-blocked"]["message"]
+    assert ms.items("usage") == []
+
+
 def children(marker: str) -> list[int]:
     """Live child processes of this process whose command line contains ``marker``."""
     out = []
@@ -280,14 +292,7 @@ def test_a_bad_profile_blocks_the_node_before_anything_is_spent(
     data = yaml.safe_load((ms.root / g).read_text())
     data["nodes"]["keep"]["x-rein-profile"] = profile
     ms.graph(g, data)
-    ms.turns("turns.json", [turn(c("submit_outputs", summary="-"))])
-    exit_code, out = ms.run(g)
-    assert exit_code == 1, out
-    node = ms.record()["nodes"][0]
-    assert node["status"] == "blocked" and "attempts" not in node
-    assert node["x-rein-blocked"]["code"] == code
-    assert text in node["x-rein-blocked"]["message"]
-    assert ms.items("usage") == []
+    assert_blocked(ms, g, code, text)
 
 
 @pytest.mark.parametrize(("profile", "mcp", "code", "text"), [
@@ -304,14 +309,7 @@ def test_a_required_mcp_server_is_offered_only_through_a_profile_that_declares_i
     if profile is None:
         del node["x-rein-profile"]
     ms.graph(g, data)
-    ms.turns("turns.json", [turn(c("submit_outputs", summary="-"))])
-    exit_code, out = ms.run(g)
-    assert exit_code == 1, out
-    record = ms.record()["nodes"][0]
-    assert record["status"] == "blocked" and "attempts" not in record
-    assert record["x-rein-blocked"]["code"] == code
-    assert text in record["x-rein-blocked"]["message"]
-    assert ms.items("usage") == []
+    assert_blocked(ms, g, code, text)
 
 
 def test_a_profile_that_declares_the_required_mcp_server_serves_the_node(
@@ -341,11 +339,4 @@ def test_an_mcp_tool_is_provided_only_through_a_profile_that_declares_its_server
     if profile is None:
         del node["x-rein-profile"]
     ms.graph(g, data)
-    ms.turns("turns.json", [turn(c("submit_outputs", summary="-"))])
-    exit_code, out = ms.run(g)
-    assert exit_code == 1, out
-    record = ms.record()["nodes"][0]
-    assert record["status"] == "blocked" and "attempts" not in record
-    assert record["x-rein-blocked"]["code"] == code
-    assert text in record["x-rein-blocked"]["message"]
-    assert ms.items("usage") == []
+    assert_blocked(ms, g, code, text)
