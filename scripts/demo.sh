@@ -36,6 +36,23 @@ elif [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
+say "5. Run examples/driver-demo.agraph.yaml to its first pause: it waits for an IDE agent"
+DRIVE_WS=$(mktemp -d)
+DRIVE_GRAPH=$PWD/examples/driver-demo.agraph.yaml
+git -C "$DRIVE_WS" init -q 2>/dev/null || true   # the driver's writes are checked with git
+drive=0
+"$REIN" run "$DRIVE_GRAPH" --workspace "$DRIVE_WS" \
+  --approve "$("$REIN" graph digest "$DRIVE_GRAPH")" || drive=$?
+if [ "$drive" -eq 3 ]; then
+  echo
+  echo "The run waits for its driver. This is the instruction an agent reads (rein next):"
+  echo
+  "$REIN" next --workspace "$DRIVE_WS" || true
+  echo
+  echo "To drive it yourself: cd $DRIVE_WS, do the work, write the envelope to"
+  echo ".rein/inbox.json, then run \`rein submit\` (see docs/worked-example.md)."
+fi
+
 say "Next"
 cat <<EOF
   . .venv/bin/activate   # puts rein on your PATH
