@@ -137,3 +137,17 @@ def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{key}"] = value
     return out
+
+
+def test_unknown_sections_are_noted_with_a_guess(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "rein.toml").write_text('[telemetri]\notel = true\n[x-acme]\nk = 1\n[custom]\nk = 2\n')
+    env = {"REIN_MANAGED_CONFIG": str(tmp_path / "none.toml"),
+           "REIN_USER_CONFIG": str(tmp_path / "none-user.toml")}
+    cfg = load_config(ws, env=env)
+    notes = [n for n in cfg.notes if "is not a section rein reads" in n]
+    assert len(notes) == 2
+    assert "[telemetri]" in notes[0] and "did you mean [telemetry]?" in notes[0]
+    assert "[custom]" in notes[1] and "did you mean" not in notes[1]
+    assert cfg.get("x-acme") == {"k": 1} and cfg.get("custom") == {"k": 2}

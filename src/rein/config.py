@@ -151,6 +151,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
             continue
         data = _read(path)
         _check(data, path)
+        notes.extend(_unknown_sections(data, path))
         files.append((scope, str(path)))
         if scope == "project":
             data = _without_mcp_trust(data, notes, path)
@@ -161,6 +162,28 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     frozen = MappingProxyType(merged)
     return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
                   notes=tuple(notes), project_trust=trust)
+
+
+# The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
+KNOWN_SECTIONS = frozenset({
+    "driver", "hooks", "limits", "mcp", "policy", "profiles", "providers", "routing",
+    "store", "telemetry", "tiers", "workers",
+})
+
+
+def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
+    """A note for each top-level section rein does not read: most often a typo."""
+    import difflib
+
+    out = []
+    for section in data:
+        if section in KNOWN_SECTIONS or section.startswith("x-"):
+            continue
+        close = difflib.get_close_matches(section, sorted(KNOWN_SECTIONS), n=1)
+        guess = f" (did you mean [{close[0]}]?)" if close else ""
+        out.append(f"{path}: [{section}] is not a section rein reads{guess}; kept as data, "
+                   "unused (name extensions x-...)")
+    return out
 
 
 def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> dict[str, Any]:
