@@ -23,7 +23,6 @@ import errno
 import os
 import shutil
 import signal
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
@@ -291,12 +290,16 @@ async def run_process(
     if watch is not None and gate is not None:
         try:
             watch.started(pgid)
-        finally:
-            # Opened only once the group is on record; closed unopened if recording failed.
-            with contextlib.suppress(OSError):
-                if sys.exc_info()[0] is None:
-                    os.write(gate[1], b"go\n")
+        except BaseException:
+            # Not on record: the gate closes unopened, the child exits unrun; let it go.
             os.close(gate[1])
+            with contextlib.suppress(asyncio.CancelledError, OSError):
+                await asyncio.shield(_stop_group(pgid, protocol.exited, grace_seconds))
+            transport.close()
+            raise
+        with contextlib.suppress(OSError):  # a child already gone is no error here
+            os.write(gate[1], b"go\n")
+        os.close(gate[1])
     timed_out = False
     finished = False
     try:
