@@ -363,9 +363,9 @@ def intersect_patterns(higher: list[str], lower: list[str], *, paths: bool = Fal
 
     A lower file's ``["src"]`` under a higher ``["."]`` keeps ``src``; a lower ``["**"]``
     under a higher ``["read"]`` keeps ``read``. Names use the glob dialect of
-    :mod:`rein.profiles.globs`; with ``paths``, workspace-relative directory containment.
+    :mod:`rein.formats.globs`; with ``paths``, workspace-relative directory containment.
     """
-    from rein.profiles.globs import covers, path_within
+    from rein.formats.globs import covers, path_within
 
     if paths:
         covers = path_within

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rein.errors import ConfigError
-from rein.profiles.globs import covers, match_any, path_within
+from rein.formats.globs import covers, match_any, path_within
 from rein.profiles.policy import Policy, decision_min
 from rein.tools.catalog import kind_of
 from rein.tools.mcp import PREFIX as MCP_PREFIX

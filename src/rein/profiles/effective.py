@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rein.errors import Refused
-from rein.profiles.globs import covers, match_any, path_within
+from rein.formats.globs import covers, match_any, path_within
 from rein.profiles.model import ModelChoice, resolve_model
 from rein.profiles.policy import (
     BUDGET_KEYS,

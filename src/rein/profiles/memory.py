@@ -37,7 +37,7 @@ from filelock import FileLock
 
 from rein.errors import Refused, StoreError
 from rein.formats.oap.validate import secret_shape
-from rein.profiles.globs import match
+from rein.formats.globs import match
 from rein.profiles.policy import MEMORY_MODES, narrowest
 from rein.profiles.retention import format_time
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rein.profiles.globs import match_any
+from rein.formats.globs import match_any
 from rein.profiles.policy import Policy
 
 

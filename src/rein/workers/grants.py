@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from rein.profiles.globs import covers, match_any, normalize_relative, path_within
+from rein.formats.globs import covers, match_any, normalize_relative, path_within
 from rein.profiles.policy import Policy
 from rein.tools.catalog import ALIASES, kind_of
 from rein.tools.permissions import Permission

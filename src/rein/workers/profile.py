@@ -372,7 +372,7 @@ class _HubHost:
 
 def _may_use(effective: Any, server: str) -> bool:
     """Whether every tool allow set (profile, policy, node) can match a tool of ``server``."""
-    from rein.profiles.globs import match_any
+    from rein.formats.globs import match_any
 
     probe = f"{PREFIX}{server}/x"
     return all(any(p.startswith(f"{PREFIX}{server}/") or match_any([p], probe) for p in s)

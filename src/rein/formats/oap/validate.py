@@ -332,7 +332,7 @@ def _tool_policy(data: dict[str, Any], out: _Out) -> None:
             tools.get("bindings") or tools.get("mcp_servers")):
         out.add("OAP104", "§3.4", "policy: allowlist with no allow list grants no tools",
                 "/spec/tools", severity="warning")
-    from rein.profiles.globs import match_any
+    from rein.formats.globs import match_any
 
     allow = [a for a in tools.get("allow") or [] if isinstance(a, str)]
     for i, binding in enumerate(tools.get("bindings") or []):
