@@ -29,7 +29,7 @@ def shell(
     ws: Path,
     command: str,
     *,
-    grants: tuple[str, ...] = ("shell:exec",),
+    grants: tuple[str, ...] = ("shell:exec", "fs:write"),
     mode: SandboxMode = SandboxMode.WORKSPACE_WRITE,
     network: bool = False,
 ):  # type: ignore[no-untyped-def]

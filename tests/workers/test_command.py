@@ -281,3 +281,42 @@ def test_parse_outputs_convention(tmp_path: Path) -> None:
 def test_wall_clock_budget_shortens_the_timeout(ws: Path) -> None:
     worker = CommandWorker(CommandTemplate(argv=("true",), timeout_seconds=600))
     assert worker._timeout(request(ws, budget=Budget(max_wall_clock_seconds=5))) == 5
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "process"])
+def test_an_agent_writing_outside_fs_write_fails_the_attempt(
+    tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    if backend == "bubblewrap" and BWRAP is None:
+        pytest.skip(f"bubblewrap unusable here: {WHY_NOT}")
+    if backend == "process":  # the probe says no namespaces, as in some containers
+        monkeypatch.setattr(
+            "rein.tools.sandbox.bubblewrap_status", lambda: (None, "no namespaces (forced)")
+        )
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("app\n")
+    script = agent(
+        tmp_path,
+        """
+        pathlib.Path("NOTE.md").write_text("# Note\\n")
+        try:
+            pathlib.Path("src/app.py").write_text("hi\\n")
+        except OSError as exc:
+            print(exc, file=sys.stderr)
+        print(json.dumps({"summary": "done"}))
+    """,
+    )
+    items, result = drive(worker_for(script), request(ws))
+    assert (ws / "NOTE.md").read_text() == "# Note\n"  # the granted write went through
+    notes = [i.data for i in items if "fs_write" in i.data]
+    assert len(notes) == 1 and notes[0]["sandbox"] == backend
+    # NOTE.md lies at the top, so even bubblewrap binds the whole workspace: the check decides.
+    expected = "before/after check of the whole workspace alone" if backend == "process" \
+        else "enforced by bubblewrap"
+    assert expected in notes[0]["fs_write"]
+    assert notes[0]["written_outside"] == ["src/app.py"]
+    assert result.failure is FailureClass.PERMISSION_DENIED
+    assert result.message == (
+        "the agent: a command wrote outside this node's fs:write grants: src/app.py "
+        "(allowed: fs:write:NOTE.md)"
+    )

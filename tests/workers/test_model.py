@@ -422,3 +422,41 @@ def test_model_workers_from_rein_toml_routes(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         model_workers({"tiers": {"standard": {"provider": "nope", "model": "m"}}})
     assert info.value.code == "PROVCFG005"
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "process"])
+def test_a_shell_write_outside_fs_write_fails_the_attempt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    from rein.tools.sandbox import bubblewrap_status
+
+    if backend == "bubblewrap" and bubblewrap_status()[0] is None:
+        pytest.skip(f"bubblewrap unusable here: {bubblewrap_status()[1]}")
+    if backend == "process":  # the probe says no namespaces, as in some containers
+        monkeypatch.setattr(
+            "rein.tools.sandbox.bubblewrap_status", lambda: (None, "no namespaces (forced)")
+        )
+    (tmp_path / "src").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "src" / "app.py").write_text("app\n")
+    worker = scripted(
+        {"tool_calls": [{"name": "shell_exec", "arguments": {"command": "echo hi > src/app.py"}}]},
+        submit(summary="x"),
+    )
+    items, result = drive(worker, attempt(
+        tmp_path, tools=("shell_exec",), permissions=("shell:exec", "fs:write:docs/**")))
+    notes = [i.data for i in items if i.kind is ItemKind.NOTICE and "fs_write" in i.data]
+    assert len(notes) == 1 and notes[0]["sandbox"] == backend
+    if backend == "process":
+        assert "before/after check of the whole workspace alone" in notes[0]["fs_write"]
+        assert result.failure is FailureClass.PERMISSION_DENIED and result.outputs == {}
+        assert result.message == (
+            "a command wrote outside this node's fs:write grants: src/app.py "
+            "(allowed: fs:write:docs/**)"
+        )
+    else:
+        assert "bubblewrap" in notes[0]["fs_write"]
+        assert (tmp_path / "src" / "app.py").read_text() == "app\n"  # never written
+        results = [i.data for i in items if i.kind is ItemKind.TOOL_RESULT]
+        assert results and not results[0]["ok"] and "Read-only file system" in results[0][
+            "content"]

@@ -6,9 +6,11 @@ covers every target of that scope and action. Targets are matched per scope:
 
 - ``fs``: workspace-relative POSIX paths; ``*`` matches within one path segment, ``**`` matches
   any number of segments (``src/**`` covers ``src`` itself and everything below it).
-- ``shell``: the command line; ``*`` matches any text. A command made of several commands
-  (``a && b``, ``a; b``, ``a | b``) must have every part granted; command substitution
-  (``$(...)``, backticks) can hide anything, so it needs a grant without a target.
+- ``shell``: the command line; ``*`` matches any text. A line made of several commands
+  (``a && b``, ``a; b``, ``a | b``, one per line) must have every command granted, and a
+  line that does not split with certainty (command substitution, subshells, here-documents,
+  a computed program name: :mod:`rein.tools.shellsplit`) needs a grant without a target. A
+  pattern that names a program (``echo*``) does not cover a program path (``echo/x``).
 - ``net``: origins (``https://api.example.com``, optionally ``:port``); ``*`` in the host
   matches one or more labels, and a target of ``*`` matches any URL.
 - every other scope: the target is compared with ``fnmatch``-style globbing.
@@ -20,21 +22,19 @@ wins over any grant.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
 from rein.errors import ConfigError
+from rein.tools.shellsplit import ShellCommand, split_commands
 
 SCOPES = frozenset({"fs", "net", "shell", "git", "process", "secret", "mcp", "human", "custom"})
 _PERMISSION = re.compile(
     r"^(fs|net|shell|git|process|secret|mcp|human|custom):([a-z_]+)(?::(.+))?$"
 )
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-# Shell control operators that separate one command from the next.
-_SHELL_SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "|&", ";;"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -159,25 +159,22 @@ def _origin(url: str) -> tuple[str, str, int] | None:
 def shell_commands(command: str) -> tuple[str, ...] | None:
     """Split a command line into the simple commands it runs, or None when it cannot tell.
 
-    None means the line hides commands (``$(...)``, backticks, process substitution) or does not
-    parse; such a line is granted only by a ``shell:exec`` grant without a target.
+    None means the line hides or defines commands, or does not split with certainty (see
+    :mod:`rein.tools.shellsplit`); such a line is granted only by a ``shell:exec`` grant
+    without a target.
     """
-    if "`" in command or "$(" in command or "<(" in command or ">(" in command:
-        return None
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    lexer.whitespace = " \t\r"  # newlines separate commands, so keep them as tokens
-    parts: list[list[str]] = [[]]
-    try:
-        for token in lexer:
-            if token in _SHELL_SEPARATORS or token == "\n":
-                parts.append([])
-            elif token:
-                parts[-1].append(token)
-    except ValueError:
-        return None
-    commands = tuple(" ".join(p) for p in parts if p)
-    return commands or None
+    commands = split_commands(command)
+    return tuple(c.text for c in commands) or None if commands is not None else None
+
+
+def _covers_program(grant: Permission, command: ShellCommand) -> bool:
+    """A grant that names a program (``echo*``) does not cover a path to some other program
+    (``echo/../../bin/rm``, ``echo.d/x``): a program path needs a pattern that names a path,
+    or one that starts with a wildcard."""
+    if command.program is None or "/" not in command.program or grant.target is None:
+        return True
+    literal = re.split(r"[*?\s]", grant.target.strip(), maxsplit=1)[0]
+    return literal == "" or "/" in literal
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -208,14 +205,16 @@ class PermissionSet:
         if any(d.target is None and d.covers(whole) for d in self.denied):
             return False
         untargeted = any(g.target is None and g.covers(whole) for g in self.grants)
-        commands = shell_commands(request.target or "")
-        if commands is None:
+        commands = split_commands(request.target or "")
+        if not commands:
             return untargeted and not self.denied_any_shell(request)
         for command in commands:
-            part = Permission(scope="shell", action=request.action, target=command)
+            part = Permission(scope="shell", action=request.action, target=command.text)
             if any(d.covers(part) for d in self.denied):
                 return False
-            if not (untargeted or any(g.covers(part) for g in self.grants)):
+            if untargeted:
+                continue
+            if not any(g.covers(part) and _covers_program(g, command) for g in self.grants):
                 return False
         return True
 

@@ -3,7 +3,8 @@
 Four modes (``research/protocols.md`` §1.6):
 
 - ``read-only``: nothing is writable; network only if ``network_access``.
-- ``workspace-write``: the workspace and the extra ``writable_roots`` are writable, except the
+- ``workspace-write``: the workspace (or the part of it that ``workspace_binds`` names, see
+  :mod:`rein.tools.writeguard`) and the extra ``writable_roots`` are writable, except the
   protected paths (``.git`` and ``.rein``: workers never commit and never touch rein's state).
 - ``danger-full-access``: no restriction at all, and no sandbox process.
 - ``external-sandbox``: the caller already sandboxes rein; rein enforces nothing more than the
@@ -57,6 +58,8 @@ class SandboxPolicy:
     network_access: bool = False
     protected: tuple[str, ...] = PROTECTED  # workspace-relative, never writable
     require_boundary: bool = False  # refuse commands when bubblewrap is not usable
+    # The writable part of the workspace when fs:write grants narrow it (None: all of it).
+    workspace_binds: tuple[Path, ...] | None = None
 
     @classmethod
     def parse(cls, mode: str, **kwargs: Any) -> SandboxPolicy:
@@ -93,7 +96,8 @@ class SandboxPolicy:
     def writable(self) -> tuple[Path, ...]:
         """The roots a command may write below (empty for read-only)."""
         if self.mode is SandboxMode.WORKSPACE_WRITE:
-            return (self.workspace, *self.writable_roots)
+            inside = (self.workspace,) if self.workspace_binds is None else self.workspace_binds
+            return (*inside, *self.writable_roots)
         return ()
 
     def can_write(self, path: Path) -> bool:

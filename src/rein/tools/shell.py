@@ -10,6 +10,7 @@ provider keys live).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -20,7 +21,15 @@ from typing import Any
 
 from rein.tools.catalog import ToolResult
 from rein.tools.paths import ToolFailure
-from rein.tools.sandbox import Backend, SandboxPolicy, wrap_command
+from rein.tools.permissions import PermissionSet
+from rein.tools.sandbox import Backend, SandboxMode, SandboxPolicy, wrap_command
+from rein.tools.writeguard import (
+    changed_paths,
+    directories,
+    outside_grants,
+    snapshot,
+    write_binds,
+)
 
 DEFAULT_TIMEOUT = 120.0
 MAX_OUTPUT_BYTES = 64 * 1024
@@ -38,6 +47,37 @@ class CommandOutcome:
     truncated: bool
     duration_seconds: float
     backend: Backend
+    # Paths the command changed that its fs:write grants do not cover (see writeguard).
+    written_outside: tuple[str, ...] = ()
+    write_check: str | None = None  # how fs:write was enforced, for the record
+
+
+# The modes in which rein enforces fs:write for commands (the others: no sandbox, or not rein's).
+GUARDED_MODES = (SandboxMode.READ_ONLY, SandboxMode.WORKSPACE_WRITE)
+
+
+def written_outside_message(paths: Sequence[str], writes: PermissionSet | None) -> str:
+    """What a worker says when a command wrote outside its grants: the paths and the grants."""
+    granted = ", ".join(
+        str(g) for g in (writes.grants if writes is not None else ())
+        if g.scope == "fs" and g.action in ("write", "create", "delete")
+    ) or "(none)"
+    shown = ", ".join(paths[:20]) + (f" and {len(paths) - 20} more" if len(paths) > 20 else "")
+    return f"a command wrote outside this node's fs:write grants: {shown} (allowed: {granted})"
+
+
+def write_check_text(backend: Backend) -> str:
+    """How ``fs:write`` is enforced for a command under ``backend``, said plainly."""
+    if backend.name == "bubblewrap":
+        return (
+            "fs:write is enforced by bubblewrap (only the granted directories are writable) "
+            "and a before/after check of them"
+        )
+    return (
+        "fs:write is enforced by a before/after check of the whole workspace alone: "
+        "bubblewrap cannot create namespaces here, so a command can write anywhere and is "
+        "failed afterwards for any write outside the grants"
+    )
 
 
 def base_env(extra: Mapping[str, str], *, scratch: Path | None) -> dict[str, str]:
@@ -62,17 +102,30 @@ async def run_sandboxed(
     timeout: float | None,
     max_output_bytes: int = MAX_OUTPUT_BYTES,
     scratch: Path | None = None,
+    writes: PermissionSet | None = None,
 ) -> CommandOutcome:
     """Run ``argv`` under ``policy``; raise ToolFailure (TOOL030) if a boundary is required.
 
     ``scratch`` is a private directory the command may write whatever the mode (TMPDIR and
     HOME point there); by default a fresh one is made and removed afterwards. A caller that
     passes its own keeps it (the command worker reads its outputs file from there).
+
+    ``writes``, when given, are the grants whose ``fs:write`` targets bound what the command
+    may change in the workspace: only their directories are writable under bubblewrap, and
+    the workspace is compared before and after; ``written_outside`` lists what no grant
+    covers (the caller fails the command for it).
     """
     from rein.tools.process import run_process  # the process-group runner
 
     owned = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="rein-scratch-")) if scratch is None else scratch
+    guarded = writes is not None and policy.mode in GUARDED_MODES
+    allowed = writes if writes is not None and policy.mode is SandboxMode.WORKSPACE_WRITE \
+        else PermissionSet()
+    workspace = policy.workspace.resolve()
+    if guarded:
+        binds = write_binds(workspace, allowed) if allowed.grants else ()
+        policy = dataclasses.replace(policy, workspace_binds=binds)
     try:
         wrapped, backend = wrap_command(policy, argv, cwd=cwd, scratch=scratch)
         if policy.require_boundary and not backend.is_boundary:
@@ -81,6 +134,10 @@ async def run_sandboxed(
                 code="TOOL030",
                 hint="install bubblewrap (Debian package bubblewrap) or relax require_boundary",
             )
+        if guarded:
+            # Under bubblewrap only the binds can change; without it, anything can.
+            roots = (policy.workspace_binds or ()) if backend.name == "bubblewrap" else (workspace,)
+            before = snapshot(workspace, roots)
         result = await run_process(
             wrapped,
             cwd=cwd,
@@ -88,6 +145,15 @@ async def run_sandboxed(
             timeout=timeout,
             max_output_bytes=max_output_bytes,
         )
+        outside: tuple[str, ...] = ()
+        if guarded:
+            after = snapshot(workspace, roots)
+            outside = outside_grants(
+                changed_paths(before, after),
+                allowed,
+                protected=policy.protected,
+                directories=directories(before, after),
+            )
     finally:
         if owned:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -99,6 +165,8 @@ async def run_sandboxed(
         truncated=result.truncated,
         duration_seconds=result.duration_seconds,
         backend=backend,
+        written_outside=outside,
+        write_check=write_check_text(backend) if guarded else None,
     )
 
 
@@ -109,8 +177,12 @@ async def shell_tool(
     cwd: Path,
     env: Mapping[str, str],
     max_timeout: float = DEFAULT_TIMEOUT,
+    writes: PermissionSet | None = None,
 ) -> ToolResult:
-    """Run ``args["command"]`` with ``sh -c`` under the sandbox and report it to the model."""
+    """Run ``args["command"]`` with ``sh -c`` under the sandbox and report it to the model.
+
+    ``writes`` holds the node's ``fs:write`` grants (see :func:`run_sandboxed`); a command
+    that wrote outside them is reported as refused, naming the paths."""
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ToolFailure("command must be a non-empty string", code="TOOL023")
@@ -123,19 +195,25 @@ async def shell_tool(
         cwd=cwd,
         env=env,
         timeout=min(float(timeout), max_timeout),
+        writes=writes,
     )
     lines = [
         f"exit code: {outcome.exit_code}" + (" (timed out)" if outcome.timed_out else ""),
     ]
+    if outcome.written_outside:
+        lines.insert(0, "refused: " + written_outside_message(outcome.written_outside, writes)
+                     + "; the attempt fails for it")
     if outcome.backend.note and not outcome.backend.is_boundary:
         lines.append(f"note: {outcome.backend.note}")
     lines += ["--- stdout ---", outcome.stdout, "--- stderr ---", outcome.stderr]
     if outcome.truncated:
         lines.append(f"[output truncated at {MAX_OUTPUT_BYTES} bytes]")
     return ToolResult(
-        ok=outcome.exit_code == 0 and not outcome.timed_out,
+        ok=outcome.exit_code == 0 and not outcome.timed_out and not outcome.written_outside,
         content="\n".join(lines),
+        refused=bool(outcome.written_outside),
         data={
+            "written_outside": list(outcome.written_outside),
             "exit_code": outcome.exit_code,
             "timed_out": outcome.timed_out,
             "truncated": outcome.truncated,

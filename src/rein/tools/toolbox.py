@@ -73,6 +73,8 @@ class Toolbox:
         self._by_name = {d.name: d for d in self.definitions}
         # A call in the other spelling of an offered tool is the same tool.
         self._by_kind = {d.kind: d for d in self.definitions}
+        # Paths shell commands changed outside the fs:write grants; the worker fails for them.
+        self.written_outside: list[str] = []
 
     @property
     def workspace(self) -> Path:
@@ -178,13 +180,16 @@ class Toolbox:
                     plan.target, args, workspace=self.workspace.resolve(), readable=self._readable
                 )
             case ToolKind.SHELL:
-                return await shell_tool(
+                result = await shell_tool(
                     args,
                     policy=self.policy.sandbox,
                     cwd=self.workspace.resolve(),
                     env=self.env,
                     max_timeout=self.shell_timeout,
+                    writes=self.policy.permissions,
                 )
+                self.written_outside += (result.data or {}).get("written_outside", [])
+                return result
             case ToolKind.FETCH:
                 return await self._fetch(args)
 

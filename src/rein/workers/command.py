@@ -20,6 +20,11 @@ names in ``pass_env`` (the agent's own API key, for instance).
 the node's declared outputs are taken; for decision nodes ``decision`` is the branch label.
 No object at all fails the attempt as ``output_missing``.
 
+**fs:write holds.** Only the directories the node's ``fs:write`` grants name are writable
+under bubblewrap, and the workspace is compared before and after the agent runs (the whole
+workspace when bubblewrap cannot run): a change no grant covers fails the attempt as
+``permission_denied`` (:mod:`rein.tools.writeguard`).
+
 **Workers never commit.** Under bubblewrap ``.git`` is bound read-only, so a commit fails.
 Whatever the backend, rein records every ref and ``HEAD`` (``git show-ref --head``) before the
 agent starts and compares after it ends: any change fails the attempt as
@@ -37,10 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.errors import ConfigError
 from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.paths import ToolFailure
+from rein.tools.permissions import PermissionSet
 from rein.tools.sandbox import SandboxPolicy
-from rein.tools.shell import run_sandboxed
+from rein.tools.shell import run_sandboxed, written_outside_message
 from rein.workers.base import (
     TIERS,
     AttemptRequest,
@@ -162,6 +169,7 @@ class CommandWorker:
             )
             before = git_refs(request.workspace)
             try:
+                writes = PermissionSet.parse(request.permissions)
                 outcome = await run_sandboxed(
                     argv,
                     policy=policy,
@@ -170,8 +178,9 @@ class CommandWorker:
                     timeout=self._timeout(request),
                     max_output_bytes=self.template.max_output_bytes,
                     scratch=private,
+                    writes=writes,
                 )
-            except ToolFailure as exc:
+            except (ToolFailure, ConfigError) as exc:
                 yield AttemptResult(
                     usage=usage,
                     routed=routed,
@@ -192,6 +201,12 @@ class CommandWorker:
                 yield Item(
                     kind=ItemKind.NOTICE,
                     data={"sandbox": outcome.backend.name, "text": outcome.backend.note},
+                )
+            if outcome.write_check is not None:
+                yield Item(
+                    kind=ItemKind.NOTICE,
+                    data={"sandbox": outcome.backend.name, "fs_write": outcome.write_check,
+                          "written_outside": list(outcome.written_outside)},
                 )
             yield Item(
                 kind=ItemKind.MESSAGE,
@@ -238,6 +253,12 @@ class CommandWorker:
             return fail(
                 FailureClass.PERMISSION_DENIED,
                 f"the agent changed git refs ({', '.join(moved)}); workers never commit",
+            )
+        if outcome.written_outside:
+            return fail(
+                FailureClass.PERMISSION_DENIED,
+                "the agent: " + written_outside_message(
+                    outcome.written_outside, PermissionSet.parse(request.permissions)),
             )
         if outcome.timed_out:
             return fail(

@@ -42,6 +42,7 @@ from rein.tools.catalog import ToolKind, definitions_for, kind_of
 from rein.tools.gate import ToolPolicy
 from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.sandbox import SandboxPolicy, backend_for
+from rein.tools.shell import GUARDED_MODES, write_check_text, written_outside_message
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import (
     TIERS,
@@ -243,6 +244,9 @@ class ModelWorker:
         backend = backend_for(box.policy.sandbox)
         if shell and not backend.is_boundary and not resumed:
             yield Item(kind=ItemKind.NOTICE, data={"sandbox": backend.name, "text": backend.note})
+        if shell and not resumed and box.policy.sandbox.mode in GUARDED_MODES:
+            yield Item(kind=ItemKind.NOTICE, data={
+                "sandbox": backend.name, "fs_write": write_check_text(backend)})
         noted = False
         messages = state.messages
 
@@ -380,6 +384,14 @@ class ModelWorker:
                 result_text, ok, refused = outcome
                 if extra is not None:
                     extra.observe(call.id, result_text, ok)
+                if box.written_outside:
+                    # The write happened (a command is checked after it ran): the attempt
+                    # cannot succeed with it, whatever the model does next.
+                    yield Item(kind=ItemKind.TOOL_RESULT, data={
+                        "id": call.id, "ok": False, "refused": True, "content": result_text})
+                    yield finish(FailureClass.PERMISSION_DENIED, written_outside_message(
+                        box.written_outside, box.policy.permissions))
+                    return
             pending.pop(0)
             yield Item(
                 kind=ItemKind.TOOL_RESULT,
