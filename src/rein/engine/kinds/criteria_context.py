@@ -89,7 +89,7 @@ async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
             code="CRIT003", hint="configure a model worker for that tier, or make the "
             "criterion advisory")
     result = await drive(ctx, inst, nid, worker, request)
-    ctx.root().budget.spent.add(result.usage)
+    ctx.spend(result.usage)
     score = result.outputs.get("score")
     if result.failure is not None or not isinstance(score, (int, float)):
         raise CriterionProblem(f"judge worker {worker.name!r} gave no score in [0, 1]"
