@@ -159,3 +159,23 @@ def test_history_of_a_profile_never_written_says_so(capsys: pytest.CaptureFixtur
     assert out.endswith(": no history yet (no delta or proposal has been applied)\n")
     code, out, _ = run(capsys, "profile", "history", str(DATA / "scribe.agent.yaml"))
     assert code == 0 and out.startswith("r3  ") and "no history" not in out
+
+
+def test_the_policy_writeback_holds_profile_apply(capsys: pytest.CaptureFixture[str],
+                                                  tmp_path: Path) -> None:
+    user = tmp_path / "home" / ".config" / "rein" / "rein.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[policy]\nwriteback = "propose"\n')
+    profile = Path(shutil.copy(DATA / "scribe.agent.yaml", tmp_path))  # writeback: auto
+    before = profile.read_bytes()
+    ws = ("--workspace", str(tmp_path))
+    code, _, err = run(capsys, "profile", "apply", *ws, str(profile),
+                       str(DATA / "scribe.delta.yaml"))
+    assert code == 3 and "waits for approval" in err
+    assert profile.read_bytes() == before
+    _, out, _ = run(capsys, "profile", "proposals", "list", *ws)
+    operations = next(w for w in out.split() if w.startswith("d-"))  # the held delta
+    user.write_text('[policy]\nwriteback = "off"\n')
+    code, _, err = run(capsys, "profile", "proposals", "accept", *ws, operations)
+    assert code == 4 and "OAP244" in err
+    assert profile.read_bytes() == before

@@ -269,3 +269,53 @@ def test_id_pointers_address_entries_by_id(data: Path) -> None:
         apply_delta(scribe(data), delta("scribe", 3, [
             {"op": "replace", "path": "/state/facts/id:nope", "value": fact("x")}]),
             approve=True, actor="a", now=NOW)
+
+
+# -- writeback: propose holds every write, an empty delta included (L2-A6) -------------------
+
+
+@pytest.mark.parametrize("ops", [[], None])
+def test_propose_refuses_a_delta_without_operations_unapproved(data: Path, ops: Any) -> None:
+    doc = scribe(data)
+    doc["spec"]["lifecycle"]["writeback"] = "propose"
+    empty = delta("scribe", 3, ops or [])
+    if ops is None:
+        del empty["operations"]
+    with pytest.raises(Refused) as info:
+        apply_delta(doc, empty, approve=False, actor="a", now=NOW)
+    assert info.value.code == "OAP245"
+    assert apply_delta(doc, empty, approve=True, actor="ann", now=NOW).revision == 4
+
+
+def test_an_empty_delta_under_propose_is_queued_and_nothing_is_written(
+        ws: Path, data: Path) -> None:
+    path = copy_in(ws, data / "notes.agent.md")  # writeback: propose
+    before = path.read_bytes()
+    empty = {"oap": "1.0", "kind": "AgentStateDelta", "target": {"name": "notes",
+                                                                 "revision": 1},
+             "session": {"id": "sess-e"}, "summary": "Nothing learned.",
+             "proposals": [{"path": "/spec/permissions/shell", "value": "allow",
+                            "rationale": "faster", "risk": "low"}]}
+    outcome = apply_file(path, write_delta(ws, empty), workspace=ws, approve=False,
+                         dry_run=False, actor="a", now=NOW)
+    assert outcome.status == "queued" and outcome.revision == 1
+    assert path.read_bytes() == before  # no revision bump, no history entry
+    kinds = sorted(i["kind"] for i in Queue.for_workspace(ws).items("pending"))
+    assert kinds == ["operations", "proposal"]
+
+
+@pytest.mark.parametrize("cap,status", [("propose", "queued"), ("off", None)])
+def test_reins_policy_caps_the_profiles_writeback(ws: Path, data: Path, cap: str,
+                                                  status: str | None) -> None:
+    path = copy_in(ws, data / "scribe.agent.yaml")  # writeback: auto
+    before = path.read_bytes()
+    if status is None:
+        with pytest.raises(Refused) as info:
+            apply_file(path, data / "scribe.delta.yaml", workspace=ws, approve=True,
+                       dry_run=False, actor="a", now=NOW, cap=cap)
+        assert info.value.code == "OAP244"
+    else:
+        outcome = apply_file(path, data / "scribe.delta.yaml", workspace=ws, approve=False,
+                             dry_run=False, actor="a", now=NOW, cap=cap)
+        assert outcome.status == status
+    assert path.read_bytes() == before

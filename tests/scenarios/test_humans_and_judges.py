@@ -153,6 +153,8 @@ def test_an_llm_judge_with_no_judge_is_a_failed_criterion(tmp_path: Path) -> Non
     assert attempt["status"] == "criteria_failed"
     [result] = attempt["success"]["results"]
     assert result["passed"] is False and "no configured worker can judge" in result["error"]
+    [rt011] = [d for d in run.record()["diagnostics"] if d["code"] == "RT011"]
+    assert rt011["node_id"] == "a" and "judge 'clear'" in rt011["message"]
 
 
 def test_a_judge_that_gives_no_score_fails_the_criterion(tmp_path: Path) -> None:

@@ -232,3 +232,81 @@ def test_nesting_deeper_than_max_subgraph_depth_fails_the_node(tmp_path: Path) -
     assert run.worker.calls == []
     [rt061] = [d for d in run.record()["diagnostics"] if d["code"] == "RT061"]
     assert "nesting depth 2 exceeds" in rt061["message"]
+
+
+# -- the escalation rung runs whatever on_exhausted says (§14) ------------------------------
+
+
+def test_a_declared_escalation_runs_without_on_exhausted_escalate(tmp_path: Path) -> None:
+    data = graph({
+        "a": task("a", outputs=out("v"), failure={
+            "escalation": {"to": "node", "node": "senior"}}),  # on_exhausted: fail (default)
+        "senior": task("senior", outputs=out("v")),
+    }, ["a"])
+    run = Run(tmp_path, data, {"a": FAIL, "senior": [{"outputs": {"v": "fixed"}}]})
+    assert run.start().status is RunStatus.SUCCEEDED
+    assert run.node("a")["escalated"] is True and run.node("a")["outputs"] == {"v": "fixed"}
+
+
+def test_the_escalation_comes_after_the_fallbacks(tmp_path: Path) -> None:
+    data = graph({
+        "a": task("a", outputs=out("v"), failure={
+            "fallback": [{"strategy": "alternate_node", "node": "plan_b"}],
+            "escalation": {"to": "node", "node": "senior"}}),
+        "plan_b": task("plan_b", outputs=out("v")),
+        "senior": task("senior", outputs=out("v")),
+    }, ["a"])
+    run = Run(tmp_path, data, {"a": FAIL, "plan_b": FAIL,
+                               "senior": [{"outputs": {"v": "fixed"}}]})
+    assert run.start().status is RunStatus.SUCCEEDED
+    s = states(run.record())
+    assert s["a~plan_b"] == "failed" and s["a~senior"] == "succeeded"
+    assert "fallback_used" not in run.node("a")
+
+
+def test_an_escalation_that_hands_nothing_back_leaves_on_exhausted_to_decide(
+        tmp_path: Path) -> None:
+    data = graph({"a": task("a", outputs=out("v"), failure={
+        "escalation": {"to": "human"}, "on_exhausted": "skip"})}, ["a"])
+    run = Run(tmp_path, data, {"a": FAIL})
+    assert run.start().status is RunStatus.AWAITING_HUMAN  # the rung runs first
+    assert run.answer().status is RunStatus.SUCCEEDED  # acknowledged, nothing handed back
+    a = run.node("a")
+    assert a["status"] == "skipped" and a["escalated"] is True
+    assert a["skip_reason"] == "on_exhausted: skip"
+
+
+def test_a_blocked_node_still_escalates(tmp_path: Path) -> None:
+    data = graph({
+        "a": task("a", outputs=out("v"), constraints={"isolation": "container"},
+                  failure={"escalation": {"to": "node", "node": "senior"}}),
+        "senior": task("senior", outputs=out("v")),
+    }, ["a"])
+    run = Run(tmp_path, data, {"a": [{}], "senior": [{"outputs": {"v": "fixed"}}]})
+    assert run.start().status is RunStatus.SUCCEEDED
+    assert run.node("a")["escalated"] is True and "RT014" in run.codes()
+
+
+@pytest.mark.parametrize("where", ["node", "defaults", "loop"])
+def test_escalate_without_an_escalation_is_refused_before_running(
+        tmp_path: Path, where: str) -> None:
+    from rein.engine.runner import PrepareFailed
+
+    node = task("a", failure={"on_exhausted": "escalate"})
+    extra: dict = {}
+    pointer = "/nodes/a/failure/on_exhausted"
+    if where == "defaults":
+        node, extra = task("a"), {"defaults": {"failure": {"on_exhausted": "escalate"}}}
+    elif where == "loop":
+        node = {"type": "loop", "title": "l", "description": "A loop.", "loop": {
+            "mode": "until", "condition": "false", "max_iterations": 1,
+            "on_max_iterations": "escalate",
+            "body": {"entrypoints": ["leaf"], "nodes": {"leaf": task("leaf")}}}}
+        pointer = "/nodes/a/loop/on_max_iterations"
+    run = Run(tmp_path, graph({"a": node}, ["a"], **extra), {"a": FAIL, "leaf": [{}]})
+    with pytest.raises(PrepareFailed) as info:
+        run.start()
+    assert info.value.code == "LADDER001"
+    assert info.value.location.pointer == pointer
+    assert "declares no failure.escalation" in info.value.message
+    assert run.worker.calls == []

@@ -159,6 +159,14 @@ def _resolve(name: str, workspace: str) -> Any:
     return resolve_profile(name, workspace=ws, config=config), config
 
 
+def _writeback_cap(workspace: str) -> str:
+    """rein's ``[policy] writeback``: the widest mode any profile gets here."""
+    from rein.config import load_config
+    from rein.profiles.policy import Policy
+
+    return Policy.from_config(load_config(Path(workspace))).writeback
+
+
 def _effective(name: str, workspace: str) -> Any:
     from rein.profiles.effective import effective_profile
     from rein.profiles.policy import Policy
@@ -266,7 +274,8 @@ def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) ->
 @click.argument("profile_path", metavar="PROFILE", type=click.Path())
 @click.argument("delta_path", metavar="DELTA", type=click.Path())
 @click.option("--approve", is_flag=True,
-              help="Approve the delta's state operations (needed under writeback: propose).")
+              help="Approve the delta (needed under writeback: propose, also for a delta "
+                   "without operations).")
 @click.option("--dry-run", is_flag=True, help="Print the updated profile; write nothing.")
 @click.option("--actor", default=None, help="Who approves (default: $USER).")
 @_workspace_option
@@ -288,7 +297,7 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
     try:
         outcome = apply_file(Path(profile_path), Path(delta_path), workspace=Path(workspace),
                              approve=approve, dry_run=dry_run, actor=_actor(actor),
-                             now=_now())
+                             now=_now(), cap=_writeback_cap(workspace))
     except ProfileError as exc:
         if as_json:
             emit_json({"error": exc.to_json(), "findings": [f.to_json() for f in exc.findings]})
@@ -307,7 +316,7 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
         elif outcome.status == "written":
             click.echo(f"wrote {outcome.path} at revision {outcome.revision}", err=True)
         else:
-            click.echo("writeback is 'propose': the state operations wait for approval", err=True)
+            click.echo("writeback is 'propose': the delta waits for approval", err=True)
         for q in outcome.queued:
             click.echo(f"queued {q['id']} [{q['risk']}] {q['kind']} {q['path']}: "
                        f"{q.get('rationale') or ''}".rstrip(), err=True)
@@ -412,7 +421,8 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
     """
     from rein.profiles.apply import accept
 
-    result = accept(Path(workspace), item_id, actor=_actor(actor), now=_now())
+    result = accept(Path(workspace), item_id, actor=_actor(actor), now=_now(),
+                    cap=_writeback_cap(workspace))
     if as_json:
         emit_json({"id": item_id, "status": "accepted", **result})
     else:

@@ -71,21 +71,30 @@ def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> 
 
 
 @runs.command("show")
-@click.argument("run_id")
+@click.argument("run_id", metavar="RUN_ID|FILE")
 @workspace_option
 @json_option
 def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     """One run: status, digest, node states and pending approvals.
 
+    An argument that names an existing file is read as an AGS run record (from `rein runs
+    record`, or written by any other harness), checked against the AGS run schema;
+    anything else is a run id in this workspace's store.
+
     \b
     Example:
       rein runs show run-20260101T120000-3f9a1c
+      rein runs show record.json --json
 
     \b
-    Exit codes: 0 ok, 1 no such run, 64 usage error.
+    Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 64 usage error.
     """
     from rein.store.state import ApprovalStatus
 
+    if Path(run_id).is_file():
+        from rein.cli.record_view import show_record_file
+
+        return show_record_file(Path(run_id), as_json)
     store = _store(workspace)
     run = _run(store, run_id)
     nodes = store.nodes(run.run_id)

@@ -1,9 +1,15 @@
-"""Budgets (AGS §5.4, §13): a dataclass of optional limits, checked before anything is spent.
+"""Budgets (AGS §5.4, §13): a dataclass of optional limits, checked before anything is spent
+and again after every attempt.
 
 Graph limits are global for the run, child runs included (a child's usage counts against its
 parent). Node limits are summed across a node's attempts. The effective limit an attempt
 gets is the minimum of the node's remaining limit and the run's remaining limit. A limit
 that would be passed raises :class:`BudgetExceeded` naming the limit and the value.
+
+A worker reports what it spent only when it is done, so an attempt can pass a limit it was
+given (a driver, a command, a provider that overshoots). The check after the attempt is
+what catches that: over a node limit the attempt fails ``budget_exceeded`` (and goes to the
+ladder); over a graph limit the run stops (RT061), even when nothing was left to schedule.
 """
 
 from __future__ import annotations
@@ -104,6 +110,25 @@ class BudgetTracker:
         if lim.deadline is not None and now >= lim.deadline:
             raise _exceeded("deadline", lim.deadline.isoformat(), now.isoformat())
 
+    def overrun(self, now: dt.datetime) -> BudgetExceeded | None:
+        """A global limit already passed (not merely reached) by what was spent: the work
+        that just finished went over it (RT061)."""
+        lim, s = self.limits, self.spent
+        if lim.max_total_tokens is not None and s.total_tokens > lim.max_total_tokens:
+            return _exceeded("max_total_tokens", lim.max_total_tokens, s.total_tokens,
+                             verb="passed")
+        if lim.max_cost_usd is not None and s.cost_usd > lim.max_cost_usd:
+            return _exceeded("max_cost_usd", lim.max_cost_usd, round(s.cost_usd, 6),
+                             verb="passed")
+        elapsed = (now - self.started_at).total_seconds()
+        if lim.max_wall_clock_seconds is not None and elapsed > lim.max_wall_clock_seconds:
+            return _exceeded("max_wall_clock_seconds", lim.max_wall_clock_seconds, elapsed,
+                             verb="passed")
+        if lim.deadline is not None and now > lim.deadline:
+            return _exceeded("deadline", lim.deadline.isoformat(), now.isoformat(),
+                             verb="passed")
+        return None
+
     def start_execution(self, now: dt.datetime) -> None:
         """Count one node execution, refusing the one that would pass the ceiling."""
         self.check_global(now)
@@ -128,8 +153,8 @@ class BudgetTracker:
 
         elapsed = (now - self.started_at).total_seconds()
         return Budget(
-            max_input_tokens=c.get("max_input_tokens"),
-            max_output_tokens=c.get("max_output_tokens"),
+            max_input_tokens=left(c.get("max_input_tokens"), node_spent.input_tokens),
+            max_output_tokens=left(c.get("max_output_tokens"), node_spent.output_tokens),
             max_total_tokens=least(
                 left(c.get("max_total_tokens"), node_spent.total_tokens),
                 left(lim.max_total_tokens, s.total_tokens),
@@ -146,19 +171,41 @@ class BudgetTracker:
         )
 
 
+def _node_totals(node_spent: Spent) -> tuple[tuple[str, float], ...]:
+    """A node's spending under the names of the limits that bound it (summed over attempts)."""
+    return (("max_input_tokens", node_spent.input_tokens),
+            ("max_output_tokens", node_spent.output_tokens),
+            ("max_total_tokens", node_spent.total_tokens),
+            ("max_cost_usd", round(node_spent.cost_usd, 6)))
+
+
 def node_budget_left(node_constraints: Mapping[str, Any], node_spent: Spent) -> str | None:
-    """The node limit already used up (summed across attempts), or ``None``."""
-    c = node_constraints
-    if c.get("max_total_tokens") is not None and node_spent.total_tokens >= c["max_total_tokens"]:
-        return f"max_total_tokens {c['max_total_tokens']} reached ({node_spent.total_tokens})"
-    if c.get("max_cost_usd") is not None and node_spent.cost_usd >= c["max_cost_usd"]:
-        return f"max_cost_usd {c['max_cost_usd']} reached ({round(node_spent.cost_usd, 6)})"
+    """The node limit already used up (summed across attempts), or ``None``: checked before
+    an attempt starts."""
+    for limit, used in _node_totals(node_spent):
+        value = node_constraints.get(limit)
+        if value is not None and used >= value:
+            return f"{limit} {value} reached ({used})"
     return None
 
 
-def _exceeded(limit: str, value: Any, reached: Any) -> BudgetExceeded:
+def node_overrun(node_constraints: Mapping[str, Any], node_spent: Spent,
+                 usage: Usage) -> str | None:
+    """The node limit that the attempt which spent ``usage`` went past, or ``None``: checked
+    after the attempt. ``max_tool_calls`` bounds one attempt; the rest the node's total."""
+    c = node_constraints
+    for limit, used in _node_totals(node_spent):
+        value = c.get(limit)
+        if value is not None and used > value:
+            return f"{limit} {value} passed ({used})"
+    if c.get("max_tool_calls") is not None and usage.tool_calls > c["max_tool_calls"]:
+        return f"max_tool_calls {c['max_tool_calls']} passed ({usage.tool_calls})"
+    return None
+
+
+def _exceeded(limit: str, value: Any, reached: Any, *, verb: str = "reached") -> BudgetExceeded:
     return BudgetExceeded(
-        f"global limit {limit} = {value} reached ({reached})",
+        f"global limit {limit} = {value} {verb} ({reached})",
         hint=f"raise constraints.{limit} in the graph, or resume after reviewing the spend",
         limit=limit,
         value=value,

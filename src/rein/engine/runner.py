@@ -2,8 +2,9 @@
 
 :func:`prepare` does everything that can be checked without spending: it loads and
 validates the document, plans it, binds parameters (AG301/AG302), pins the digests of every
-referenced child document, checks tier routing (RT011), required secrets and the conformance
-level. ``--dry-run`` is exactly this and writes nothing.
+referenced child document, checks tier routing (RT011), required secrets, the conformance
+level and that every failure ladder can run as written (LADDER001). ``--dry-run`` is
+exactly this and writes nothing.
 
 :class:`Engine` creates a run from a prepared graph whose digest the caller approved, and
 continues any unfinished run (after a pause, in this process or another). Continuing is
@@ -84,6 +85,7 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
             router: Router | None = None, env: Mapping[str, str] | None = None) -> Prepared:
     """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`."""
     from rein.formats.ags import validate_path
+    from rein.formats.ags.ladder import ladder_problems
     from rein.formats.ags.plan import build_plan
 
     env = os.environ if env is None else env
@@ -109,6 +111,9 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
         _pin_children(str(path), data, children, seen={str(Path(path).resolve())})
     except ReinError as exc:
         findings.append(exc.to_finding())
+    findings.extend(Finding(code=p.code, severity="error", message=p.message, hint=p.hint,
+                            location=report.document.locate(p.pointer))
+                    for p in ladder_problems(data))
     if router is not None and router.configured:
         findings.extend(_routing_findings(router, data, str(path)))
     have = secrets_from_env(env)

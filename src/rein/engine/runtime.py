@@ -30,7 +30,7 @@ from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.store.ids import NodeKey, RunId, iso
 from rein.store.state import NodeStatus, RunStatus
-from rein.workers.base import Worker
+from rein.workers.base import Usage, Worker
 
 Listener = Callable[[Event], None]
 
@@ -208,6 +208,16 @@ class RunContext:
         while ctx.parent is not None:
             ctx = ctx.parent
         return ctx
+
+    def spend(self, usage: Usage) -> None:
+        """Count what an attempt (or a judge) spent against the run. Work that went past a
+        graph limit stops the run (RT061) even when it was the last thing to run: a run
+        that overspent cannot end ``succeeded``."""
+        root = self.root()
+        root.budget.spent.add(usage)
+        exc = root.budget.overrun(self.clock.now())
+        if exc is not None and root.budget_stop is None:
+            root.budget_stop = {"message": exc.message, **exc.to_json()}
 
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: str,
                   payload: Mapping[str, Any] | None = None) -> None:

@@ -115,7 +115,10 @@ class Scheduler:
             return
         if isinstance(exc, BudgetExceeded):
             # The node was refused before it started: a global limit (RT061) stops the run.
-            self.ctx.root().budget_stop = {"message": exc.message, **exc.to_json()}
+            # The first reason is kept: an attempt that went over it may have set it already.
+            root = self.ctx.root()
+            if root.budget_stop is None:
+                root.budget_stop = {"message": exc.message, **exc.to_json()}
             self.inst.states[nid].status = NodeStatus.PENDING
             return
         if exc is not None:

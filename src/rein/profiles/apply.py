@@ -20,7 +20,7 @@ from rein.profiles.proposals import Queue, delta_item, proposal_items
 from rein.profiles.records import ProfileError
 from rein.profiles.retention import format_time, trim_history
 from rein.profiles.store import atomic_write, checked_text, profile_lock
-from rein.profiles.writeback import ApplyResult, apply_delta
+from rein.profiles.writeback import ApplyResult, apply_delta, writeback_mode
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,20 +61,23 @@ def _load(path: Path, what: str) -> OapDocument:
 
 
 def apply_file(profile_path: Path, delta_path: Path, *, workspace: Path, approve: bool,
-               dry_run: bool, actor: str, now: datetime) -> ApplyOutcome:
-    """Validate both files, apply the delta, re-validate, write atomically, queue proposals."""
+               dry_run: bool, actor: str, now: datetime, cap: str = "auto") -> ApplyOutcome:
+    """Validate both files, apply the delta, re-validate, write atomically, queue proposals.
+
+    ``cap`` is rein's ``[policy] writeback``: it narrows the profile's own mode. Under
+    ``propose`` without ``approve`` the delta is queued whole and nothing is written."""
     profile_path, queue = Path(profile_path), Queue.for_workspace(workspace)
     delta = _load(Path(delta_path), "delta").data
     with profile_lock(profile_path):
         doc = _load(profile_path, "profile")
         as_loaded = profile_digest(doc.data)
-        mode = ((doc.data.get("spec") or {}).get("lifecycle") or {}).get("writeback", "propose")
+        mode = writeback_mode(doc.data, cap)
         revision = doc.data["metadata"].get("revision", 1)
         queued = proposal_items(tuple(delta.get("proposals") or ()), profile_path=profile_path,
                                 profile_name=doc.data["metadata"]["name"],
                                 spec_digest=spec_digest(doc.data), revision=revision,
                                 session_id=delta["session"]["id"], now=now)
-        if mode == "propose" and not approve and delta.get("operations"):
+        if mode == "propose" and not approve:
             if delta["target"]["name"] != doc.data["metadata"]["name"] or \
                     delta["target"]["revision"] != revision:
                 apply_delta(doc.data, delta, approve=True, actor=actor, now=now,
@@ -86,14 +89,14 @@ def apply_file(profile_path: Path, delta_path: Path, *, workspace: Path, approve
                                 previous_revision=revision, revision=revision,
                                 queued=tuple(queued))
         result = apply_delta(doc.data, delta, approve=approve, actor=actor, now=now,
-                             digest=as_loaded)
+                             digest=as_loaded, cap=cap)
         text = checked_text(result.document, doc)
         if dry_run:
             return _outcome("dry_run", profile_path, result, text, queued)
         atomic_write(profile_path, text)
     if queued:
         queue.add(queued)
-    if approve and delta.get("operations") and queue.path.is_file():
+    if approve and queue.path.is_file():
         # The same delta may have been queued by an earlier run without --approve.
         waiting = delta_item(delta, profile_path=profile_path, now=now)["id"]
         if any(i["id"] == waiting for i in queue.items("pending")):
@@ -132,8 +135,10 @@ def _set_pointer(doc: dict[str, Any], path: str, op: str, value: Any) -> None:
         parent[last] = copy.deepcopy(value)
 
 
-def accept(workspace: Path, item_id: str, *, actor: str, now: datetime) -> dict[str, Any]:
-    """Apply one queued item with ``actor``'s approval; refused if the profile moved on."""
+def accept(workspace: Path, item_id: str, *, actor: str, now: datetime,
+           cap: str = "auto") -> dict[str, Any]:
+    """Apply one queued item with ``actor``'s approval; refused if the profile moved on (or,
+    for state operations, if ``cap`` — rein's ``[policy] writeback`` — is now ``off``)."""
     queue = Queue.for_workspace(workspace)
     item = queue.get(item_id)
     if item["status"] != "pending":
@@ -141,7 +146,7 @@ def accept(workspace: Path, item_id: str, *, actor: str, now: datetime) -> dict[
                       hint="see rein profile proposals list --all")
     path = Path(item["profile"])
     if item["kind"] == "operations":
-        outcome = apply_file_data(path, item["delta"], actor=actor, now=now)
+        outcome = apply_file_data(path, item["delta"], actor=actor, now=now, cap=cap)
     else:
         outcome = _accept_proposal(path, item, actor=actor, now=now)
     queue.decide(item_id, "accepted", by=actor, now=now)
@@ -149,11 +154,11 @@ def accept(workspace: Path, item_id: str, *, actor: str, now: datetime) -> dict[
 
 
 def apply_file_data(path: Path, delta: dict[str, Any], *, actor: str,
-                    now: datetime) -> dict[str, Any]:
+                    now: datetime, cap: str = "auto") -> dict[str, Any]:
     """Apply an already validated delta with approval (an accepted ``operations`` item)."""
     with profile_lock(path):
         doc = _load(path, "profile")
-        result = apply_delta(doc.data, delta, approve=True, actor=actor, now=now)
+        result = apply_delta(doc.data, delta, approve=True, actor=actor, now=now, cap=cap)
         atomic_write(path, checked_text(result.document, doc))
     return {"path": str(path), "revision": result.revision}
 

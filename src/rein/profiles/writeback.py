@@ -1,7 +1,8 @@
 """Applying a state delta to a profile (OAP §5.6, §6): pure, on copies, all or nothing.
 
 Order: name check, revision check (a stale delta is :class:`Refused`, never blind-written),
-digest check, writeback mode, operations (``/state`` only: the self-modification boundary has
+digest check, writeback mode (the profile's, narrowed by rein's policy; ``propose`` holds
+every write for approval, an empty delta included), operations (``/state`` only: the self-modification boundary has
 no bypass), retention, revision +1 and timestamps, history entry and trim. The caller
 re-validates the result before writing (:mod:`rein.profiles.store`). Proposals are never
 applied here, under any mode: they are returned for the queue.
@@ -20,6 +21,7 @@ from typing import Any
 
 from rein.errors import DocumentError, Refused
 from rein.formats.oap.digest import profile_digest
+from rein.profiles.policy import WRITEBACK_MODES, narrowest
 from rein.profiles.retention import enforce, format_time, trim_history
 
 COLLECTIONS = ("facts", "preferences", "glossary", "open_threads")
@@ -44,14 +46,23 @@ class ApplyResult:
     history_entry: dict[str, Any] | None
 
 
+def writeback_mode(profile: dict[str, Any], cap: str = "auto") -> str:
+    """The profile's ``lifecycle.writeback`` narrowed by rein's policy (``[policy]
+    writeback``): a policy of ``propose`` holds even a profile that says ``auto``."""
+    lifecycle = (profile.get("spec") or {}).get("lifecycle") or {}
+    return narrowest(WRITEBACK_MODES, lifecycle.get("writeback", "propose"), cap)
+
+
 def apply_delta(profile: dict[str, Any], delta: dict[str, Any], *, approve: bool,
-                actor: str, now: datetime, digest: str | None = None) -> ApplyResult:
+                actor: str, now: datetime, digest: str | None = None,
+                cap: str = "auto") -> ApplyResult:
     """Apply ``delta``'s operations to a copy of ``profile``.
 
     ``digest`` is the profile digest as loaded (computed when omitted). ``approve`` records
-    a person's approval of the state operations (required under ``writeback: propose``).
-    Raises :class:`Refused` (stale revision or digest, writeback off, approval missing) or
-    :class:`OperationError`.
+    a person's approval of the write (required under ``writeback: propose``, whatever the
+    delta holds: an empty one still bumps the revision and writes history). ``cap`` is
+    rein's policy ceiling on the mode. Raises :class:`Refused` (stale revision or digest,
+    writeback off, approval missing) or :class:`OperationError`.
     """
     meta = profile.get("metadata") or {}
     target = delta["target"]
@@ -68,15 +79,17 @@ def apply_delta(profile: dict[str, Any], delta: dict[str, Any], *, approve: bool
         raise Refused(f"the delta pins digest {target['digest']} but the profile is "
                       f"{digest or profile_digest(profile)} [L2-A4]", code="OAP243")
     lifecycle = (profile.get("spec") or {}).get("lifecycle") or {}
-    mode = lifecycle.get("writeback", "propose")
+    mode = writeback_mode(profile, cap)
     operations = delta.get("operations") or []
     if mode == "off":
         raise Refused("lifecycle.writeback is 'off': the delta is discarded [L2-A6]",
                       code="OAP244")
-    if mode == "propose" and operations and not approve:
-        raise Refused("lifecycle.writeback is 'propose': state operations need approval "
-                      "[L2-A6]", code="OAP245", hint="review the operations, then re-run with "
-                      "--approve")
+    if mode == "propose" and not approve:
+        # Every persisted write needs the approval, not only one with operations: a delta
+        # without any still moves the revision, writes history and enforces retention.
+        raise Refused("lifecycle.writeback is 'propose': the delta needs approval before it "
+                      "is written [L2-A6]", code="OAP245", hint="review the delta, then re-run "
+                      "with --approve")
     doc = copy.deepcopy(profile)
     warnings: list[str] = []
     for i, op in enumerate(operations):

@@ -92,7 +92,7 @@ def test_same_instance_judging_is_recorded(ctx_for):
 def test_no_judge_is_an_error_not_a_skip(ctx_for):
     result = check(JUDGE, ctx_for({"name": "x", "doc": ""}))
     assert not result.passed
-    assert result.error_code == "CRIT003"
+    assert result.error_code == "RT011"  # AGS: the judge's tier cannot be served
 
 
 @pytest.mark.parametrize("score", [1.5, -0.1, float("nan"), True])
@@ -185,7 +185,7 @@ def test_the_engines_pause_signal_passes_through(ctx_for):
 def test_no_approval_queue_is_an_error(ctx_for):
     result = check(HUMAN, ctx_for({"name": "x"}))
     assert not result.passed
-    assert result.error_code == "CRIT003"
+    assert result.error_code == "RT015"  # AGS: a human interaction cannot be presented
 
 
 def test_external_sync_and_async_checkers(ctx_for):

@@ -36,9 +36,11 @@ class CriterionProblem(Exception):
     """The criterion could not be evaluated; reported as an error result, never a pass.
 
     Codes: ``CRIT001`` the criterion is malformed (bad pattern, bad schema, missing field),
-    ``CRIT002`` a path leaves the workspace, ``CRIT003`` nobody can answer (no judge, no
-    approval queue), ``CRIT004`` unknown external checker, ``CRIT005`` the checker itself
-    failed, ``CRIT006`` a timeout; AGX errors keep their own codes (``AG204``, ``RT062``).
+    ``CRIT002`` a path leaves the workspace, ``CRIT004`` unknown external checker,
+    ``CRIT005`` the checker itself failed, ``CRIT006`` a timeout. Where AGS defines a code
+    for the case it is used: ``RT011`` nobody can judge (the judge's tier cannot be served),
+    ``RT015`` a ``human`` criterion cannot be presented (no approval queue); AGX errors keep
+    their own codes (``AG204``, ``RT062``).
     """
 
     def __init__(self, message: str, *, code: str = "CRIT001", hint: str | None = None) -> None:

@@ -38,7 +38,7 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     if ctx.ask_human is None:
         raise CriterionProblem(
             "no approval queue is available for human criteria",
-            code="CRIT003",
+            code="RT015",  # a required human interaction cannot be presented (AGS §15)
             hint="run where approvals can be answered (rein approvals), or relax the criterion",
         )
     cid = str(criterion.get("id", ""))

@@ -36,7 +36,7 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     if ctx.judge is None:
         raise CriterionProblem(
             "no judge is available for llm_judge criteria",
-            code="CRIT003",
+            code="RT011",  # the judge's tier cannot be served (AGS §11.4, §18.2)
             hint="configure a model worker for judging, or make the criterion advisory",
         )
     rubric = render_template(str(criterion.get("rubric", "")), ctx, where="rubric")

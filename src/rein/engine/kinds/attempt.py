@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rein.engine import recovery
-from rein.engine.budget import node_budget_left
+from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.kinds.criteria_context import criterion_context
@@ -84,6 +84,12 @@ async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
     _account(ctx, inst, nid, rec, result, routed or Routed(
         requested_tier=tier, effective_tier=tier,  # type: ignore[arg-type]
         provider=worker.name, model=worker.name))
+    over = node_overrun(constraints, state.spent, result.usage)
+    if over and result.failure is not FailureClass.BUDGET_EXCEEDED:
+        # What was produced past the node's limit is not accepted, whatever the worker says.
+        return close(ctx, inst, nid, rec, AttemptOutcome(
+            status=AttemptStatus.BUDGET_EXCEEDED, failure=FailureClass.BUDGET_EXCEEDED,
+            outputs=result.outputs, message=f"node limit {over}"), None)
     if result.failure is not None:
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=status_for(result.failure), failure=result.failure,
@@ -130,7 +136,7 @@ def _account(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any]
              result: AttemptResult, fallback: Routed) -> None:
     """What the attempt spent, where it was served, and the worker's own record fields."""
     inst.states[nid].spent.add(result.usage)
-    ctx.root().budget.spent.add(result.usage)
+    ctx.spend(result.usage)
     rec["usage"] = usage_record(result)
     route = result.routed or fallback
     rec["routed"] = {k: v for k, v in {

@@ -23,6 +23,7 @@ from rein.engine.criteria.model import (
 from rein.engine.graph import node_tier
 from rein.engine.kinds.worker_call import drive, node_env, pick_worker
 from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.scheduler import diagnostic
 from rein.store.state import ApprovalKind, ApprovalStatus
 from rein.workers.base import AttemptRequest, OutputSpec
 
@@ -84,12 +85,14 @@ async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
     )
     worker = pick_worker(ctx, request)
     if worker is None:
-        raise CriterionProblem(  # a failed criterion, not a wait: nothing here can judge
-            f"no configured worker can judge {req.criterion_id!r} at tier {tier!r}",
-            code="CRIT003", hint="configure a model worker for that tier, or make the "
-            "criterion advisory")
+        # A failed criterion, not a wait: nothing here can judge. The judge is routed like
+        # a node (§11.4), so a tier nobody serves is the spec's RT011.
+        message = f"no configured worker can judge {req.criterion_id!r} at tier {tier!r}"
+        diagnostic(ctx, "RT011", "error", f"node {nid}: {message}", node=inst.key(nid))
+        raise CriterionProblem(message, code="RT011", hint="configure a model worker for "
+                               "that tier, or make the criterion advisory")
     result = await drive(ctx, inst, nid, worker, request)
-    ctx.root().budget.spent.add(result.usage)
+    ctx.spend(result.usage)
     score = result.outputs.get("score")
     if result.failure is not None or not isinstance(score, (int, float)):
         raise CriterionProblem(f"judge worker {worker.name!r} gave no score in [0, 1]"

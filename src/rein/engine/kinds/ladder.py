@@ -4,9 +4,11 @@ Fallback steps run in order, each gated by its ``when``: ``alternate_node`` (ano
 the scope runs in this one's place and its outputs are adopted), ``degrade_outputs`` (accept
 the last attempt if the listed outputs are there), ``relax_criteria`` (re-read the last
 attempt's results with the listed criteria advisory; nothing re-runs), ``human_takeover``
-(a person supplies the outputs) and ``skip``. ``on_exhausted: escalate`` runs
-``failure.escalation``; an escalation that hands back outputs (a person, a node) resolves
-the node like a takeover, otherwise it ends ``failed`` with ``escalated: true``. Readings of
+(a person supplies the outputs) and ``skip``. A declared ``failure.escalation`` runs next,
+whatever ``on_exhausted`` says; an escalation that hands back outputs (a person, a node)
+resolves the node like a takeover, otherwise ``on_exhausted`` decides (``escalate`` and
+``fail`` leave it ``failed`` with ``escalated: true``). A graph that says ``escalate``
+without declaring an escalation is refused before it runs (LADDER001). Readings of
 the open points are in docs/ambiguities.md.
 """
 
@@ -46,11 +48,17 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                 state.record["fallback_used"] = str(step["strategy"])
                 ctx.emit("node/fallback", {"node": inst.key(nid), "strategy": step["strategy"]})
                 return
+    reason = failure.value if failure else "failed"
     on_exhausted = block.get("on_exhausted", "fail")
-    if on_exhausted == "escalate":
-        if await escalate(ctx, inst, nid, node, reason=(failure.value if failure else "failed")):
+    if isinstance(block.get("escalation"), Mapping):
+        # The ladder's own rung (§14): a declared escalation runs once the fallbacks are
+        # spent, whatever on_exhausted says; on_exhausted then decides what an escalation
+        # that handed nothing back leaves the node as (``escalate`` adds nothing more).
+        if await escalate(ctx, inst, nid, node, reason=reason):
             return
-    elif on_exhausted == "skip":
+    elif on_exhausted == "escalate":
+        await escalate(ctx, inst, nid, node, reason=reason)  # refused at prepare (LADDER001)
+    if on_exhausted == "skip":
         state.status = NodeStatus.SKIPPED
         state.record["skip_reason"] = "on_exhausted: skip"
         return
@@ -177,8 +185,8 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     state = inst.states[nid]
     esc = (node.get("failure") or {}).get("escalation")
     if not isinstance(esc, Mapping):
-        diagnostic(ctx, "RT000", "warning", f"node {nid} asks to escalate but declares no "
-                   "failure.escalation", node=inst.key(nid))
+        diagnostic(ctx, "LADDER001", "warning", f"node {nid} asks to escalate but declares "
+                   "no failure.escalation", node=inst.key(nid))
         return False
     state.record["escalated"] = True
     ctx.emit("node/escalated", {"node": inst.key(nid), "to": esc.get("to"), "reason": reason})
