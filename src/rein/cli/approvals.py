@@ -131,6 +131,8 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
             if run is None or run.parent_run_id is None:
                 break
             top = run.parent_run_id
+        if go_on and run is not None:
+            _held_to_binding(engine, run, approval_id)
         # The answer is one transaction of its own; advancing takes the run lock. When
         # another process holds it, that process picks the answer up before it pauses.
         updated, changed = engine.store.answer_approval(approval_id, status, answer,
@@ -153,6 +155,19 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
     finally:
         engine.store.close()
     return _finish(outcome, as_json)
+
+
+def _held_to_binding(engine: Any, run: Any, approval_id: str) -> None:
+    """RT053 before the answer is recorded: an answer that continues a run must not continue
+    one whose graph, params or children changed since it was approved."""
+    try:
+        engine.check_binding(run, force=False)
+    except Refused as exc:
+        raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
+                      code=exc.code, location=exc.location,
+                      hint=f"restore the approved files or start a new run; or record the "
+                           f"answer with --no-continue, then `rein resume {run.run_id} "
+                           "--force` (the override is recorded)") from exc
 
 
 def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
