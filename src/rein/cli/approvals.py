@@ -120,6 +120,7 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
             raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
                           f"not {digest}", code="APPROVAL_STALE",
                           hint="look at the approval again with `rein approvals list --json`")
+        _refuse_stale_files(ws, row)
         answer: dict[str, Any] = {"actor": actor or "cli"}
         if note:
             answer["note"] = note
@@ -155,6 +156,19 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
     finally:
         engine.store.close()
     return _finish(outcome, as_json)
+
+
+def _refuse_stale_files(workspace: Path, row: Any) -> None:
+    """APPROVAL_STALE when a file the approval shows changed since it was shown: the answer
+    would approve content nobody looked at."""
+    from rein.engine.approvals import stale_files
+
+    changed = stale_files(workspace, row)
+    if changed:
+        raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
+                      "since it was presented; nothing was recorded", code="APPROVAL_STALE",
+                      hint=f"review the files again; `rein resume {row.run_id}` presents the "
+                           "current content as a new approval")
 
 
 def _held_to_binding(engine: Any, run: Any, approval_id: str) -> None:
