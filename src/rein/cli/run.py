@@ -270,9 +270,12 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
             code="APPROVAL_STALE",
             hint="review the plan again and approve the digest rein prints",
         )
+    from rein.config import load_config
+
     engine = open_engine(ws, listeners=[Progress(as_json)])
     try:
-        outcome = engine.start(prepared, approved=approve)
+        # Recorded as who approved the graph: the approver rein knows, not a typed name.
+        outcome = engine.start(prepared, approved=approve, actor=load_config(ws).approver.id)
     finally:
         engine.store.close()
     return _finish(outcome, as_json)

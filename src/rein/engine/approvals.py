@@ -12,6 +12,11 @@ material (a gate's ``present``, the outputs under review) adds the digest of its
 the request (``files``), so a file edited after it was shown makes a new entry and the old
 answer does not apply to it; :func:`stale_files` lets an answering surface refuse first.
 
+A person's answer goes through :func:`answer`, whatever surface took it: it names the approver
+rein knows (``[approver]`` in the managed or user ``rein.toml``, see
+:mod:`rein.config_approver`), refuses one who holds none of the entry's ``roles``, and refuses
+material that changed since it was shown, before anything is recorded.
+
 Timeouts need no background timer: a pending entry whose ``timeout_seconds`` has passed is
 resolved by its ``on_timeout`` (``hold`` keeps waiting) whenever something looks at it: the
 run being scheduled again, or ``rein approvals list`` (:func:`expire_due`).
@@ -26,7 +31,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.config_approver import OS_ACCOUNT, Approver
 from rein.engine.runtime import Paused, RunCancelled, RunContext
+from rein.errors import Refused
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Transition
 from rein.store.ids import ApprovalId, iso
@@ -71,6 +78,42 @@ def stale_files(workspace: Path, row: ApprovalRow) -> list[str]:
     bound = row.request.get("files") or {}
     now = shown_files(workspace, list(bound))
     return sorted(name for name, digest in bound.items() if now.get(name) != digest)
+
+
+def answer(store: Any, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
+           approver: Approver, now: str, note: str | None = None,
+           values: Mapping[str, Any] | None = None) -> tuple[ApprovalRow, bool]:
+    """Record ``approver``'s answer to ``row``: (the row as stored, whether this changed it).
+
+    Refused before recording: APPROVAL_ROLE when the entry names ``roles`` and the approver
+    holds none of them; APPROVAL_STALE when a file it shows changed since it was shown.
+    """
+    wanted = [str(r) for r in row.request.get("roles") or []]
+    held = [r for r in approver.roles if r in wanted]
+    if wanted and not held:
+        where = approver.source if approver.source != OS_ACCOUNT else "no rein.toml"
+        raise Refused(
+            f"approval {row.approval_id} is for {' or '.join(wanted)}; {approver.id} (named by "
+            f"{where}) holds {', '.join(approver.roles) or 'no roles'}; nothing was recorded",
+            code="APPROVAL_ROLE",
+            hint="a person holding the role answers it; roles are set as [approver] id and "
+                 "roles in the managed or user rein.toml (never the project's)")
+    changed = stale_files(workspace, row)
+    if changed:
+        raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
+                      "since it was presented; nothing was recorded", code="APPROVAL_STALE",
+                      hint=f"review the files again; `rein resume {row.run_id}` presents the "
+                           "current content as a new approval")
+    payload: dict[str, Any] = {"actor": approver.id, "identity": approver.source}
+    if held:
+        payload["roles"] = held
+    if note:
+        payload["note"] = note
+    if values:
+        payload["values"] = dict(values)
+    answered: tuple[ApprovalRow, bool] = store.answer_approval(row.approval_id, status,
+                                                                payload, now)
+    return answered
 
 
 def _strings(value: Any) -> list[str]:
