@@ -116,3 +116,11 @@ def test_a_mistyped_approver_section_is_a_config_error(tmp_path: Path) -> None:
         load_config(tmp_path, env={"REIN_USER_CONFIG": str(user),
                                    "REIN_MANAGED_CONFIG": str(tmp_path / "none.toml")})
     assert caught.value.code == "CFG004" and "role" in caught.value.message
+
+
+def test_the_driver_is_told_a_person_answers_the_gate_not_the_agent(release: Scenario) -> None:
+    code, out = release.rein("next", "--json")
+    status = json.loads(out)
+    assert (code, status["status"], status["for"]) == (3, "waiting", "approval")
+    assert "a person must answer gate" in status["message"]
+    assert "not the agent" in status["message"] and status["message"].endswith("and stop")

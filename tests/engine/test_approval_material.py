@@ -40,3 +40,25 @@ def test_the_content_of_the_outputs_under_review_is_bound(tmp_path: Path, asks: 
     [again] = run.pending()
     assert again.request["files"] != first
     assert run.answer().status is RunStatus.SUCCEEDED
+
+
+def test_an_escalation_to_a_person_carries_its_roles(tmp_path: Path) -> None:
+    from rein.config_approver import Approver
+    from rein.engine.approvals import answer
+    from rein.errors import Refused
+    from rein.store.state import ApprovalStatus
+
+    data = graph({"a": task("a", failure={"on_exhausted": "escalate", "escalation": {
+        "to": "human", "roles": ["on-call"]}})}, ["a"])
+    run = Run(tmp_path, data, {"a": [{"failure": "tool_error", "message": "no"}]})
+    assert run.start().status is RunStatus.AWAITING_HUMAN
+    [asked] = run.pending()
+    assert asked.request["roles"] == ["on-call"]
+    with pytest.raises(Refused) as caught:
+        answer(run.engine.store, tmp_path, asked, ApprovalStatus.ACCEPTED,
+               approver=Approver(id="bo", roles=("developer",)), now=run.engine.now())
+    assert caught.value.code == "APPROVAL_ROLE"
+    answered, changed = answer(run.engine.store, tmp_path, asked, ApprovalStatus.ACCEPTED,
+                               approver=Approver(id="ana", roles=("on-call",)),
+                               now=run.engine.now())
+    assert changed and answered.answer == {"actor": "ana", "identity": "", "roles": ["on-call"]}
