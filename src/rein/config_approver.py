@@ -14,6 +14,7 @@ that user cannot write, is what makes the roles binding.
 from __future__ import annotations
 
 import getpass
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +42,20 @@ def approver_of(section: Mapping[str, Any], sources: Mapping[str, tuple[str, ...
         source = (sources.get("approver.id") or ("",))[0]
         return Approver(id=str(section["id"]), roles=tuple(section.get("roles") or ()),
                         source=source)
+    return Approver(id=os_account(), roles=(), source=OS_ACCOUNT)
+
+
+def os_account() -> str:
+    """The login name of the process's user id, not of ``$USER`` (which anyone can set)."""
     try:
-        name = getpass.getuser()
-    except (OSError, KeyError):  # no login name (a container without a passwd entry)
-        name = "unknown"
-    return Approver(id=name, roles=(), source=OS_ACCOUNT)
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, OSError):  # no passwd entry (a bare container), or Windows
+        try:
+            return getpass.getuser()
+        except (OSError, KeyError):
+            return "unknown"
 
 
 def check_approver(data: Mapping[str, Any], path: Path,

@@ -4,7 +4,6 @@ say, and an approval that names ``roles`` takes one of them."""
 
 from __future__ import annotations
 
-import getpass
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 import yaml
 
 from rein.config import load_config
+from rein.config_approver import os_account
 from rein.errors import ConfigError
 from tests.cli.test_run_commands import GATED
 from tests.scenarios.harness import Scenario
@@ -55,6 +55,8 @@ def test_a_gate_with_roles_refuses_an_approver_without_one(release: Scenario,
 def test_the_role_holder_answers_and_is_recorded_by_identity(release: Scenario) -> None:
     user = release.approver("ana", "release-manager", "developer")
     [pending] = release.pending()
+    code, text = release.rein("approvals", "list")
+    assert text.splitlines()[1].endswith(" · for: release-manager")  # who may answer
     code, _ = release.rein("approvals", "accept", pending["approval_id"])
     assert code == 0
     [event] = release.record()["nodes"][-1]["human_events"]
@@ -76,7 +78,7 @@ def test_actor_is_a_check_not_a_claim(release: Scenario) -> None:
 
 def test_a_project_file_cannot_name_the_approver(release: Scenario) -> None:
     release.file("rein.toml", '[approver]\nid = "ana"\nroles = ["release-manager"]\n')
-    assert load_config(release.root).approver.id == getpass.getuser()
+    assert load_config(release.root).approver.id == os_account()
     assert any("[approver] ignored" in n for n in load_config(release.root).notes)
     [pending] = release.pending()
     assert refusal(release, "approvals", "accept", pending["approval_id"])["code"] == \
@@ -96,6 +98,8 @@ def test_a_user_file_only_narrows_the_managed_roles(release: Scenario) -> None:
 def test_a_gate_without_roles_is_answered_by_the_os_account(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    monkeypatch.setenv("USER", "someone-else")  # the environment names nobody
+    monkeypatch.setenv("LOGNAME", "someone-else")
     (tmp_path / "ws").mkdir()
     scenario = Scenario(tmp_path / "ws", monkeypatch, capsys)
     scenario.monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "none.toml"))
@@ -106,7 +110,7 @@ def test_a_gate_without_roles_is_answered_by_the_os_account(
     [pending] = scenario.pending()
     code, out = scenario.rein("approvals", "accept", pending["approval_id"], "--no-continue",
                               "--json")
-    assert code == 0 and json.loads(out)["actor"] == getpass.getuser()
+    assert code == 0 and json.loads(out)["actor"] == os_account() != "someone-else"
 
 
 def test_a_mistyped_approver_section_is_a_config_error(tmp_path: Path) -> None:

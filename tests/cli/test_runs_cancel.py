@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pytest
 
 from rein.cli import main
+from rein.config_approver import os_account
 from support import EXAMPLES
 
 GRAPH = EXAMPLES / "driver-demo.agraph.yaml"
@@ -42,7 +42,7 @@ def test_cancel_a_run_waiting_for_its_driver(workspace: Path, capsys: Any,
     requested = [e for e in events if e.get("type") == "run/cancel_requested"]
     assert len(requested) == 1
     # Who cancelled is the approver rein knows (here the OS account), never a typed name.
-    assert requested[0]["payload"] == {"actor": getpass.getuser(), "note": "wrong branch"}
+    assert requested[0]["payload"] == {"actor": os_account(), "note": "wrong branch"}
 
     # A second cancel is refused and changes nothing.
     assert main(["runs", "cancel", run_id]) == 4
