@@ -98,3 +98,17 @@ def test_a_child_edited_by_node_work_during_the_run_does_not_run(tmp_path: Path)
     assert [c[0] for c in run.worker.calls] == ["edit"]  # the edited child never ran
     [rt053] = [d for d in run.record()["diagnostics"] if d["code"] == "RT053"]
     assert "approved with sha256-" in rt053["message"]
+
+
+def test_a_graph_edited_between_approval_and_start_does_not_run(tmp_path: Path) -> None:
+    from rein.engine.runner import prepare
+
+    data = graph({"a": task("a")}, ["a"])
+    run = Run(tmp_path, data, {"a": [{"outputs": {}}]})
+    prepared = prepare(run.path, given={}, router=run.engine.router, env=run.engine.env)
+    write(run.path, graph({"a": task("a", description="Do something else.")}, ["a"]))
+    with pytest.raises(Refused) as caught:
+        run.engine.start(prepared, approved=prepared.digest)
+    assert caught.value.code == "RT053"
+    assert run.worker.calls == []
+    assert run.engine.store.list_runs() == []  # refused before the run was written

@@ -279,6 +279,14 @@ class Engine:
                 code="APPROVAL_STALE",
                 hint="review the plan again and approve the digest rein prints",
             )
+        try:  # the files as they are now, before anything is written (again under the lock)
+            unchanged = current_binding(prepared.path, prepared.params) == prepared.binding()
+        except ReinError:
+            unchanged = False
+        if not unchanged:
+            raise Refused(f"{prepared.path} changed since its digest {prepared.digest} was "
+                          "approved", code="RT053", location=Location(file=prepared.path),
+                          hint="review the plan again and approve the digest rein prints")
         self._attach_telemetry()  # before the first event, so the run's span starts with it
         run_id = RunId(self.ids.new("run"))
         now = iso(self.clock.now())
@@ -447,8 +455,9 @@ class Engine:
         if run.status.terminal and not reopen:
             return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
         data = load_path(run.graph_path).data
-        if not fresh:  # the document checked is the one that runs: no window in between
-            run = self._hold_to_binding(run, data, force=force)
+        # Fresh runs too: the file is read again here, after the approval was computed. The
+        # document checked is the one that runs, with no window in between.
+        run = self._hold_to_binding(run, data, force=force)
         policy = recovery.resume_policy(data)
         adopt = "resume_incomplete"
         if run.status is RunStatus.RUNNING and not fresh:
