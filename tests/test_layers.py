@@ -12,7 +12,7 @@ from support import ROOT
 RANK = {
     "errors": 0,
     "formats": 1,
-    "config_files": 2, "config": 2, "config_trust": 2,
+    "config_files": 2, "config": 2, "config_trust": 2, "config_approver": 2,
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
     "engine": 5,

@@ -18,6 +18,9 @@ exact content by digest (:mod:`rein.config_trust`). Sections rein does not narro
 (``[routing]``, ``[tiers.*]``, ``[driver]``, ``[store]``, anything unknown) are kept as data and
 merged key by key, the lower file winning.
 
+``[approver]`` (who answers approvals, and their roles) is read from the managed and user files
+only (:mod:`rein.config_approver`).
+
 :attr:`Config.sources` records, for every merged key, which file(s) produced its value.
 """
 
@@ -31,6 +34,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from rein.config_approver import Approver, approver_of, check_approver, merge_approver
+from rein.config_approver import without_approver as _without_approver
 from rein.config_files import config_paths
 from rein.config_trust import (
     ProjectTrust,
@@ -132,6 +137,11 @@ class Config:
         return out
 
     @property
+    def approver(self) -> Approver:
+        """Who answers approvals here (see :mod:`rein.config_approver`)."""
+        return approver_of(self.data.get("approver") or {}, self.sources)
+
+    @property
     def limits(self) -> LoadLimits:
         """Loader limits, defaults where the files are silent."""
         given = {k: v for k, v in (self.data.get("limits") or {}).items() if k in _LIMIT_KEYS}
@@ -155,6 +165,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
         files.append((scope, str(path)))
         if scope == "project":
             data = _without_mcp_trust(data, notes, path)
+            data = _without_approver(data, notes, path)
             data, trust = _assess_project(data, merged, path, Path(workspace), paths[1][1])
             if (text := trust_notice(trust)) is not None:
                 notes.append(text)
@@ -166,7 +177,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
 
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
 KNOWN_SECTIONS = frozenset({
-    "driver", "hooks", "limits", "mcp", "policy", "profiles", "providers", "routing",
+    "approver", "driver", "hooks", "limits", "mcp", "policy", "profiles", "providers", "routing",
     "store", "telemetry", "tiers", "workers",
 })
 
@@ -284,6 +295,7 @@ def _check(data: dict[str, Any], path: Path) -> None:
         if not ok:
             raise _bad(path, f"hooks.{name}", "command", "a hook needs a command (string or list)",
                        'for example: command = ["python", "hooks/redact.py"]')
+    check_approver(data, path, _bad)
     # [mcp] trusted grants launches without asking: a mistyped one must not pass silently.
     mcp = data.get("mcp", {})
     if not isinstance(mcp, dict):
@@ -308,6 +320,8 @@ def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], not
                 _set_min(target, sources, f"limits.{key}", key, v, path)
         elif section == "hooks":
             _merge_hooks(merged, sources, notes, value, scope, path)
+        elif section == "approver":
+            merge_approver(merged.setdefault("approver", {}), sources, notes, value, path)
         elif isinstance(value, dict):
             _merge_data(merged.setdefault(section, {}), sources, value, section, path)
         else:

@@ -103,6 +103,9 @@ def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any,
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@example.org")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@example.org")
+    approver = tmp_path.parent / f"{tmp_path.name}-user.toml"  # the demo's gate: a maintainer
+    approver.write_text('[approver]\nid = "ann"\nroles = ["maintainer"]\n')
+    monkeypatch.setenv("REIN_USER_CONFIG", str(approver))
     monkeypatch.chdir(tmp_path)
     return Drive(tmp_path, capsys, store_url)
 

@@ -22,7 +22,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
     monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "etc" / "rein.toml"))
-    monkeypatch.setenv("USER", "tester")
+    monkeypatch.setenv("USER", "tester")  # names nobody: the approver is the OS account
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -120,7 +120,9 @@ def test_acceptance_apply_shared_deltas(capsys: pytest.CaptureFixture[str], tmp_
         assert profile.read_text().startswith("---\n")
     _, hist, _ = run(capsys, "profile", "history", "--json", str(profile))
     last = json.loads(hist)["history"][-1]
-    assert last["revision"] == revision and last["approved_by"] == "tester"
+    from rein.config_approver import os_account
+
+    assert last["revision"] == revision and last["approved_by"] == os_account()
     _, listed, _ = run(capsys, "profile", "proposals", "list", "--json", *ws)
     pending = json.loads(listed)["proposals"]
     if delta_name.startswith("learned"):
@@ -141,6 +143,9 @@ def test_proposals_accept_and_decline(capsys: pytest.CaptureFixture[str], tmp_pa
     _, out, _ = run(capsys, "profile", "proposals", "list", *ws)
     item_id = out.split()[0]
     assert "[high]" in out
+    code, _, err = run(capsys, "profile", "proposals", "accept", *ws, item_id, "--actor",
+                       "tester")
+    assert code == 4 and "APPROVAL_ACTOR" in err  # a typed name is checked, not believed
     code, out, _ = run(capsys, "profile", "proposals", "accept", *ws, item_id)
     assert code == 0 and "revision 5" in out
     # A decided item is refused (4) whichever answer comes second; an unknown id is usage.

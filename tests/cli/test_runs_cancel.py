@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rein.cli import main
+from rein.config_approver import os_account
 from support import EXAMPLES
 
 GRAPH = EXAMPLES / "driver-demo.agraph.yaml"
@@ -17,7 +20,10 @@ def _out(capsys: Any, *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_cancel_a_run_waiting_for_its_driver(workspace: Path, capsys: Any) -> None:
+def test_cancel_a_run_waiting_for_its_driver(workspace: Path, capsys: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_USER_CONFIG", str(workspace / "no-user.toml"))
+    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(workspace / "no-managed.toml"))
     _, digest = _out(capsys, "graph", "digest", str(GRAPH))
     code, out = _out(capsys, "run", str(GRAPH), "--approve", digest.strip(), "--json")
     assert code == 3
@@ -35,7 +41,8 @@ def test_cancel_a_run_waiting_for_its_driver(workspace: Path, capsys: Any) -> No
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     requested = [e for e in events if e.get("type") == "run/cancel_requested"]
     assert len(requested) == 1
-    assert requested[0]["payload"] == {"actor": "cli", "note": "wrong branch"}
+    # Who cancelled is the approver rein knows (here the OS account), never a typed name.
+    assert requested[0]["payload"] == {"actor": os_account(), "note": "wrong branch"}
 
     # A second cancel is refused and changes nothing.
     assert main(["runs", "cancel", run_id]) == 4

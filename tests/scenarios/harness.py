@@ -54,6 +54,15 @@ class Scenario:
         shutil.copyfile(source, target)
         return target
 
+    def approver(self, name: str, *roles: str, managed: bool = False) -> Path:
+        """Name who answers approvals here (the user rein.toml, or the managed one)."""
+        toml = f'[approver]\nid = "{name}"\nroles = {json.dumps(list(roles))}\n'
+        path = self.root.parent / f"{self.root.name}-{'managed' if managed else 'user'}.toml"
+        path.write_text(toml)
+        self.monkeypatch.setenv("REIN_MANAGED_CONFIG" if managed else "REIN_USER_CONFIG",
+                                str(path))
+        return path
+
     def answers(self, script: Mapping[str, Any]) -> None:
         self.file("answers.yaml", yaml.safe_dump(dict(script), sort_keys=False))
         self.monkeypatch.setenv("REIN_SCRIPTED_ANSWERS", str(self.root / "answers.yaml"))

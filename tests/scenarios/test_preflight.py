@@ -1,6 +1,6 @@
 """Refusals before anything is spent (AGS §17.7 step 2): tools and MCP servers (RT012),
 permissions against rein's policy, determinism (RT013), isolation (RT014); a child document
-that changed under a run (RT051); expression errors under ``on_expression_error``."""
+that changed under a run (RT051, RT053); expression errors under ``on_expression_error``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.errors import Refused
 from rein.formats.canonical import ags_digest
 from rein.profiles.policy import Policy
 from rein.store.state import RunStatus
@@ -144,28 +145,47 @@ def test_isolation_that_cannot_be_provided_is_rt014(tmp_path: Path) -> None:
     assert_blocked(run, "RT014", "isolation 'container'")
 
 
-def test_a_child_document_changed_during_the_run_is_rt051(tmp_path: Path) -> None:
+def pinned_child(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     child = graph({"c": task("c", outputs=out("v"))}, ["c"],
                   outputs={"v": {"type": "string", "description": "v",
                                  "from": "nodes.c.outputs.v"}})
     child["id"] = "tests/child"
     (tmp_path / "child.agraph.yaml").write_text(yaml.safe_dump(child, sort_keys=False))
+    sub = {"type": "subgraph", "title": "sub", "description": "Child.",
+           "subgraph": {"ref": {"uri": "child.agraph.yaml", "integrity": ags_digest(child),
+                                "expected_id": "tests/child"}}}
+    return child, sub
+
+
+def test_a_child_document_changed_during_the_run_is_rt051(tmp_path: Path) -> None:
+    child, sub = pinned_child(tmp_path)
+    edited = yaml.safe_dump({**child, "title": "changed by node work"}, sort_keys=False)
+    data = graph({"edit": task("edit"), "sub": {**sub, "depends_on": ["edit"]}}, ["edit"])
+    run = Run(tmp_path, data, {"edit": [{"outputs": {}, "files": {"child.agraph.yaml": edited}}],
+                               "c": [{"outputs": {"v": "x"}}]})
+    assert run.start().status is RunStatus.FAILED
+    assert run.node("sub")["status"] == "failed"
+    [rt051] = [d for d in run.record()["diagnostics"] if d["code"] == "RT051"]
+    assert "not the pinned integrity" in rt051["message"]
+    assert [c[0] for c in run.worker.calls] == ["edit"]
+
+
+def test_a_child_document_changed_while_the_run_waited_is_refused(tmp_path: Path) -> None:
+    child, sub = pinned_child(tmp_path)
     data = graph({
         "hold": {"type": "gate", "title": "hold", "description": "Wait.",
                  "gate": {"mode": "approve"}},
-        "sub": {"type": "subgraph", "title": "sub", "description": "Child.",
-                "depends_on": ["hold"],
-                "subgraph": {"ref": {"uri": "child.agraph.yaml", "integrity": ags_digest(child),
-                                     "expected_id": "tests/child"}}},
+        "sub": {**sub, "depends_on": ["hold"]},
     }, ["hold"])
     run = Run(tmp_path, data, {"c": [{"outputs": {"v": "x"}}]})
     assert run.start().status is RunStatus.AWAITING_HUMAN
     child["title"] = "changed while the run waited"
     (tmp_path / "child.agraph.yaml").write_text(yaml.safe_dump(child, sort_keys=False))
-    assert run.answer().status is RunStatus.FAILED
-    assert run.node("sub")["status"] == "failed"
-    [rt051] = [d for d in run.record()["diagnostics"] if d["code"] == "RT051"]
-    assert "not the pinned integrity" in rt051["message"]
+    # Continuing is held to the approval: refused before the child (or anything) runs.
+    with pytest.raises(Refused) as caught:
+        run.answer()
+    assert caught.value.code == "RT053"
+    assert "not the pinned" in caught.value.message
     assert run.worker.calls == []
 
 

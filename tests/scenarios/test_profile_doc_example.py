@@ -46,7 +46,9 @@ def test_the_section_names_its_files_and_commands() -> None:
 def write_files(root: Path, monkeypatch: pytest.MonkeyPatch, **replace: str) -> None:
     isolate(root, monkeypatch)
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
-    monkeypatch.setenv("USER", "reader")
+    user = root / ".home" / ".config" / "rein" / "rein.toml"  # who approves: the reader
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[approver]\nid = "reader"\n')
     monkeypatch.chdir(root)
     for name, text in files().items():
         for old, new in replace.items():

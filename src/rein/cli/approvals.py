@@ -2,8 +2,10 @@
 
 Accept approves the asked action (with values for input gates and takeovers), decline
 refuses this one action (the run goes on and handles the refusal), cancel stops the whole
-run. Answers are idempotent and bound to the digest of what was shown. After an answer the
-run continues in the same process unless --no-continue.
+run. Answers are idempotent and bound to the digest of what was shown, file contents
+included. Who answers is the approver the managed or user rein.toml names (``[approver]``),
+never a name typed on the command line, and an approval that names ``roles`` takes one of
+them. After an answer the run continues in the same process unless --no-continue.
 """
 
 from __future__ import annotations
@@ -93,7 +95,9 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
                        f"{r.request.get('prompt') or ''}".rstrip())
             # What the person is asked to look at, so that they need not dig in the JSON.
             shown = [str(p) for p in r.request.get("present") or []]
-            click.echo(f"    run {r.run_id}" + (f" · shows: {', '.join(shown)}" if shown else ""))
+            roles = [str(x) for x in r.request.get("roles") or []]
+            click.echo(f"    run {r.run_id}" + (f" · shows: {', '.join(shown)}" if shown else "")
+                       + (f" · for: {' or '.join(roles)}" if roles else ""))
     return int(ExitCode.OK)
 
 
@@ -109,7 +113,10 @@ def _family(store: Any, run_id: str) -> set[str]:
 def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | None,
             values: dict[str, Any], digest: str | None, go_on: bool, workspace: Path | None,
             as_json: bool) -> int:
+    from rein.engine.approvals import answer
+
     ws = resolve_workspace(workspace)
+    approver = approver_for(ws, actor)
     engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
     try:
         row = engine.store.get_approval(approval_id)
@@ -120,27 +127,26 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
             raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
                           f"not {digest}", code="APPROVAL_STALE",
                           hint="look at the approval again with `rein approvals list --json`")
-        answer: dict[str, Any] = {"actor": actor or "cli"}
-        if note:
-            answer["note"] = note
-        if values:
-            answer["values"] = values
         top = row.run_id
         while True:
             run = engine.store.get_run(top)
             if run is None or run.parent_run_id is None:
                 break
             top = run.parent_run_id
+        if go_on and run is not None:
+            _held_to_binding(engine, run, approval_id)
         # The answer is one transaction of its own; advancing takes the run lock. When
         # another process holds it, that process picks the answer up before it pauses.
-        updated, changed = engine.store.answer_approval(approval_id, status, answer,
-                                                        engine.now())
+        updated, changed = answer(engine.store, ws, row, status, approver=approver,
+                                  now=engine.now(), note=note, values=values)
         if not as_json:
             word = "recorded" if changed else "already recorded"
-            click.echo(f"approval {approval_id}: {updated.status.value} ({word})")
+            click.echo(f"approval {approval_id}: {updated.status.value} ({word}, as "
+                       f"{approver.id})")
         if not go_on:
             if as_json:
-                emit_json({"approval_id": approval_id, "status": updated.status.value})
+                emit_json({"approval_id": approval_id, "status": updated.status.value,
+                           "actor": approver.id})
             return int(ExitCode.OK)
         try:
             outcome = engine.proceed(top)
@@ -153,6 +159,32 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
     finally:
         engine.store.close()
     return _finish(outcome, as_json)
+
+
+def approver_for(workspace: Path, actor: str | None) -> Any:
+    """The approver rein knows here; APPROVAL_ACTOR when ``--actor`` names someone else."""
+    from rein.config import load_config
+
+    approver = load_config(workspace).approver
+    if actor is not None and actor != approver.id:
+        raise Refused(f"--actor {actor} is not who answers here: rein knows you as "
+                      f"{approver.id} ({approver.source})", code="APPROVAL_ACTOR",
+                      hint="[approver] id in the managed or user rein.toml names who answers; "
+                           "--actor only checks it")
+    return approver
+
+
+def _held_to_binding(engine: Any, run: Any, approval_id: str) -> None:
+    """RT053 before the answer is recorded: an answer that continues a run must not continue
+    one whose graph, params or children changed since it was approved."""
+    try:
+        engine.check_binding(run, force=False)
+    except Refused as exc:
+        raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
+                      code=exc.code, location=exc.location,
+                      hint=f"restore the approved files or start a new run; or record the "
+                           f"answer with --no-continue, then `rein resume {run.run_id} "
+                           "--force` (the override is recorded)") from exc
 
 
 def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
@@ -171,7 +203,8 @@ def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
 
 _common = [
     click.option("--note", default=None, help="A note recorded as the evidence."),
-    click.option("--actor", default=None, help="Who answers (recorded)."),
+    click.option("--actor", default=None, help="Refuse unless rein knows you by this name "
+                 "([approver] id in the managed or user rein.toml; the OS account without)."),
     click.option("--digest", default=None, help="Refuse unless the material has this digest."),
     click.option("--no-continue", "no_continue", is_flag=True,
                  help="Record the answer only; continue later with `rein resume`."),

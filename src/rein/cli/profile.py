@@ -6,7 +6,6 @@ The commands translate; the decisions live in :mod:`rein.profiles` and
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _actor(actor: str | None) -> str:
-    return actor or os.environ.get("USER") or "unknown"
+def _actor(actor: str | None, workspace: str) -> str:
+    """Who approves: the approver rein knows (``[approver]``, else the OS account); ``--actor``
+    only checks it, because a typed name is a claim anyone can make."""
+    from rein.cli.approvals import approver_for
+
+    return str(approver_for(Path(workspace).resolve(), actor).id)
 
 
 def _workspace_option(func: Any) -> Any:
@@ -277,7 +280,8 @@ def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) ->
               help="Approve the delta (needed under writeback: propose, also for a delta "
                    "without operations).")
 @click.option("--dry-run", is_flag=True, help="Print the updated profile; write nothing.")
-@click.option("--actor", default=None, help="Who approves (default: $USER).")
+@click.option("--actor", default=None,
+              help="Refuse unless rein knows you by this name ([approver] id).")
 @_workspace_option
 @json_option
 def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, actor: str | None,
@@ -296,7 +300,7 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
 
     try:
         outcome = apply_file(Path(profile_path), Path(delta_path), workspace=Path(workspace),
-                             approve=approve, dry_run=dry_run, actor=_actor(actor),
+                             approve=approve, dry_run=dry_run, actor=_actor(actor, workspace),
                              now=_now(), cap=_writeback_cap(workspace))
     except ProfileError as exc:
         if as_json:
@@ -408,7 +412,8 @@ def proposals_list(show_all: bool, workspace: str, as_json: bool) -> int:
                           "(stale: the profile changed since; or already decided), "
                           "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
-@click.option("--actor", default=None, help="Who accepts (default: $USER).")
+@click.option("--actor", default=None,
+              help="Refuse unless rein knows you by this name ([approver] id).")
 @_workspace_option
 @json_option
 def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: bool) -> int:
@@ -417,11 +422,11 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
 
     \b
     Example:
-      rein profile proposals accept p-2de36277e968 --actor alex
+      rein profile proposals accept p-2de36277e968
     """
     from rein.profiles.apply import accept
 
-    result = accept(Path(workspace), item_id, actor=_actor(actor), now=_now(),
+    result = accept(Path(workspace), item_id, actor=_actor(actor, workspace), now=_now(),
                     cap=_writeback_cap(workspace))
     if as_json:
         emit_json({"id": item_id, "status": "accepted", **result})
@@ -436,7 +441,8 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
                           "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--reason", default=None, help="Why, for the record.")
-@click.option("--actor", default=None, help="Who declines (default: $USER).")
+@click.option("--actor", default=None,
+              help="Refuse unless rein knows you by this name ([approver] id).")
 @_workspace_option
 @json_option
 def proposals_decline(item_id: str, reason: str | None, actor: str | None, workspace: str,
@@ -449,7 +455,8 @@ def proposals_decline(item_id: str, reason: str | None, actor: str | None, works
     """
     from rein.profiles.apply import decline
 
-    item = decline(Path(workspace), item_id, actor=_actor(actor), now=_now(), reason=reason)
+    item = decline(Path(workspace), item_id, actor=_actor(actor, workspace), now=_now(),
+                   reason=reason)
     if as_json:
         emit_json({"id": item_id, "status": item["status"]})
     else:

@@ -270,9 +270,12 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
             code="APPROVAL_STALE",
             hint="review the plan again and approve the digest rein prints",
         )
+    from rein.config import load_config
+
     engine = open_engine(ws, listeners=[Progress(as_json)])
     try:
-        outcome = engine.start(prepared, approved=approve)
+        # Recorded as who approved the graph: the approver rein knows, not a typed name.
+        outcome = engine.start(prepared, approved=approve, actor=load_config(ws).approver.id)
     finally:
         engine.store.close()
     return _finish(outcome, as_json)
@@ -313,8 +316,6 @@ def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bo
     \b
     Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error.
     """
-    from rein.store.base import Transition
-
     ws = resolve_workspace(workspace)
     engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
     try:
@@ -322,11 +323,9 @@ def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bo
         if run is None:
             raise ReinError(f"no run {run_id!r}", code="RUN404",
                             hint="list runs with `rein runs list`")
-        override = engine.check_binding(run, force=force)
-        if override:
-            engine.store.transition(run.run_id, "run/forced", override, engine.now(),
-                                    Transition(binding={**run.binding, **override}))
-        outcome = engine.resume(run.run_id)  # takes the run lock (RUN_LOCKED, exit 4)
+        # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
+        # (RT053) and records a --force override.
+        outcome = engine.resume(run.run_id, force=force)
     finally:
         engine.store.close()
     return _finish(outcome, as_json)

@@ -293,7 +293,8 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
 @runs.command("cancel")
 @click.argument("run_id")
 @click.option("--note", default=None, help="Why (recorded with the request).")
-@click.option("--actor", default=None, help="Who cancels (recorded).")
+@click.option("--actor", default=None, help="Refuse unless rein knows you by this name "
+              "([approver] id in the managed or user rein.toml).")
 @workspace_option
 @json_option
 def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path | None,
@@ -311,12 +312,14 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
+    from rein.cli.approvals import approver_for
     from rein.cli.run import Progress, _finish, open_engine
 
-    engine = open_engine(resolve_workspace(workspace), create=False,
-                         listeners=[Progress(as_json)])
+    ws = resolve_workspace(workspace)
+    approver = approver_for(ws, actor)  # recorded as who cancelled, never a typed name
+    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
     try:
-        outcome = engine.cancel(run_id, actor=actor or "cli", note=note)
+        outcome = engine.cancel(run_id, actor=approver.id, note=note)
     finally:
         engine.store.close()
     return _finish(outcome, as_json)

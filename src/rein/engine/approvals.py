@@ -7,6 +7,16 @@ exactly that material: if the material changes, the old answer does not apply to
 Asking again for the same key returns the stored entry (idempotent), which is how a resumed
 run finds the answers given while it was paused.
 
+What is shown is bound by content, not by name: a workspace file or directory named in the
+material (a gate's ``present``, the outputs under review) adds the digest of its content to
+the request (``files``), so a file edited after it was shown makes a new entry and the old
+answer does not apply to it; :func:`stale_files` lets an answering surface refuse first.
+
+A person's answer goes through :func:`answer`, whatever surface took it: it names the approver
+rein knows (``[approver]`` in the managed or user ``rein.toml``, see
+:mod:`rein.config_approver`), refuses one who holds none of the entry's ``roles``, and refuses
+material that changed since it was shown, before anything is recorded.
+
 Timeouts need no background timer: a pending entry whose ``timeout_seconds`` has passed is
 resolved by its ``on_timeout`` (``hold`` keeps waiting) whenever something looks at it: the
 run being scheduled again, or ``rein approvals list`` (:func:`expire_due`).
@@ -15,10 +25,15 @@ run being scheduled again, or ``rein approvals list`` (:func:`expire_due`).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from rein.config_approver import OS_ACCOUNT, Approver
 from rein.engine.runtime import Paused, RunCancelled, RunContext
+from rein.errors import Refused
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Transition
 from rein.store.ids import ApprovalId, iso
@@ -27,9 +42,114 @@ from rein.store.state import ApprovalKind, ApprovalStatus
 
 def material_digest(material: Mapping[str, Any]) -> str:
     """``sha256:`` + hex over the canonical JSON of what is shown to the person."""
-    import hashlib
-
     return "sha256:" + hashlib.sha256(canonical_json(material)).hexdigest()
+
+
+# rein's own state and version-control metadata change on their own; they are not material.
+_NOT_MATERIAL = frozenset({".rein", ".git"})
+_MAX_NAME = 4096  # longer strings are text, not paths
+
+
+def shown_files(workspace: Path, shown: Any) -> dict[str, str]:
+    """Each workspace file or directory named by a string in ``shown`` → its content digest.
+
+    Names are read as outputs name files: relative to the workspace, never outside it.
+    A directory's digest covers every file under it (names and content).
+    """
+    root = Path(workspace).resolve()
+    out: dict[str, str] = {}
+    for name in _strings(shown):
+        if name in out or not name or len(name) > _MAX_NAME or "\0" in name:
+            continue
+        try:
+            path = (root / name).resolve()
+        except (OSError, ValueError):
+            continue
+        if path != root and root not in path.parents:
+            continue
+        digest = _content_digest(path, root)
+        if digest is not None:
+            out[name] = digest
+    return out
+
+
+def stale_files(workspace: Path, row: ApprovalRow) -> list[str]:
+    """The files of ``row``'s material whose content changed since it was shown."""
+    bound = row.request.get("files") or {}
+    now = shown_files(workspace, list(bound))
+    return sorted(name for name, digest in bound.items() if now.get(name) != digest)
+
+
+def answer(store: Any, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
+           approver: Approver, now: str, note: str | None = None,
+           values: Mapping[str, Any] | None = None) -> tuple[ApprovalRow, bool]:
+    """Record ``approver``'s answer to ``row``: (the row as stored, whether this changed it).
+
+    Refused before recording: APPROVAL_ROLE when the entry names ``roles`` and the approver
+    holds none of them; APPROVAL_STALE when a file it shows changed since it was shown.
+    """
+    wanted = [str(r) for r in row.request.get("roles") or []]
+    held = [r for r in approver.roles if r in wanted]
+    if wanted and not held:
+        where = approver.source if approver.source != OS_ACCOUNT else "no rein.toml"
+        raise Refused(
+            f"approval {row.approval_id} is for {' or '.join(wanted)}; {approver.id} (named by "
+            f"{where}) holds {', '.join(approver.roles) or 'no roles'}; nothing was recorded",
+            code="APPROVAL_ROLE",
+            hint="a person holding the role answers it; roles are set as [approver] id and "
+                 "roles in the managed or user rein.toml (never the project's)")
+    changed = stale_files(workspace, row)
+    if changed:
+        raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
+                      "since it was presented; nothing was recorded", code="APPROVAL_STALE",
+                      hint=f"review the files again; `rein resume {row.run_id}` presents the "
+                           "current content as a new approval")
+    payload: dict[str, Any] = {"actor": approver.id, "identity": approver.source}
+    if held:
+        payload["roles"] = held
+    if note:
+        payload["note"] = note
+    if values:
+        payload["values"] = dict(values)
+    answered: tuple[ApprovalRow, bool] = store.answer_approval(row.approval_id, status,
+                                                                payload, now)
+    return answered
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _content_digest(path: Path, root: Path) -> str | None:
+    try:
+        if path.is_file():
+            return "sha256:" + _file_sha256(path)
+        if not path.is_dir():
+            return None
+        listing: dict[str, str] = {}
+        for folder, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if d not in _NOT_MATERIAL)
+            for file in sorted(files):
+                full = Path(folder) / file
+                if full.is_file() and not full.is_symlink():
+                    listing[full.relative_to(path).as_posix()] = _file_sha256(full)
+        return "sha256:" + hashlib.sha256(canonical_json(listing)).hexdigest()
+    except OSError:
+        return None  # unreadable: nothing to bind, the name alone is what was shown
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 async def ask(
@@ -38,13 +158,19 @@ async def ask(
     key: str,
     kind: ApprovalKind,
     request: Mapping[str, Any],
+    shows: Any = None,
     block: bool = True,
 ) -> ApprovalRow:
     """The answered entry for ``key``; pauses the node (``Paused("human")``) until then.
 
+    ``shows``: the material values put before the person (gate ``present``, outputs under
+    review); the workspace files they name are bound by content digest.
     With ``block=False`` (a checkpoint with ``required: false``) the entry is created and the
     pending row is returned at once: the person is told, the run does not wait.
     """
+    files = shown_files(ctx.workspace, shows) if shows is not None else {}
+    if files:
+        request = {**request, "files": files}
     digest = material_digest(request)
     full_key = f"{key}@{digest[7:19]}"
     row = ctx.approvals.get(full_key)

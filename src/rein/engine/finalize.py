@@ -85,7 +85,8 @@ def _graph_context(ctx: RunContext, inst: ScopeInstance, outputs: Mapping[str, A
             ctx, key=f"criterion:graph:{req.criterion_id}", kind=ApprovalKind.CRITERION,
             request={"node": None, "criterion": req.criterion_id, "prompt": req.prompt,
                      "description": req.description, "roles": list(req.roles),
-                     "digest": req.digest})
+                     "digest": req.digest},
+            shows=dict(outputs))
         events.append(approvals.human_event(row, stage="graph_success", mode="approve",
                                             checkpoint_id=req.criterion_id))
         answer = row.answer or {}

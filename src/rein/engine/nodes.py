@@ -166,6 +166,7 @@ async def checkpoints(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
                      "roles": list(cp.get("roles") or []), "checkpoint": cp_id,
                      "attempt": attempt, "outputs": dict(this.get("outputs") or {}),
                      **_timeouts(ctx, cp)},
+            shows=this.get("outputs") or {},
             block=required,
         )
         if row.status is ApprovalStatus.PENDING:

@@ -134,11 +134,14 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
                     warnings=tuple(report.warnings), notices=notices)
 
 
-def current_binding(path: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """What an approval of ``path`` with ``params`` would bind today (RT053 compares it)."""
+def current_binding(path: str, params: Mapping[str, Any],
+                    data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What an approval of ``path`` with ``params`` would bind today (RT053 compares it);
+    ``data``: the document already loaded from ``path``."""
     from rein.formats.loader import load_path
 
-    data = load_path(path).data
+    if data is None:
+        data = load_path(path).data
     children: dict[str, str] = {}
     _pin_children(path, data, children, seen={str(Path(path).resolve())})
     bound = bind_params(data.get("params"), params, source=path)
@@ -281,6 +284,14 @@ class Engine:
                 code="APPROVAL_STALE",
                 hint="review the plan again and approve the digest rein prints",
             )
+        try:  # the files as they are now, before anything is written (again under the lock)
+            unchanged = current_binding(prepared.path, prepared.params) == prepared.binding()
+        except ReinError:
+            unchanged = False
+        if not unchanged:
+            raise Refused(f"{prepared.path} changed since its digest {prepared.digest} was "
+                          "approved", code="RT053", location=Location(file=prepared.path),
+                          hint="review the plan again and approve the digest rein prints")
         self._attach_telemetry()  # before the first event, so the run's span starts with it
         run_id = RunId(self.ids.new("run"))
         now = iso(self.clock.now())
@@ -333,36 +344,61 @@ class Engine:
             if callable(flush):
                 flush()
 
-    def check_binding(self, run: RunRow, *, force: bool) -> dict[str, Any] | None:
-        """RT053: the graph, params or child documents changed since the approval."""
-        from rein.engine.kinds.subgraph import ref_path  # noqa: F401 - same resolution rules
+    def check_binding(self, run: RunRow, *, force: bool,
+                      data: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        """RT053: the graph, params or child documents changed since the approval.
 
+        The one check every continuation goes through (:meth:`proceed_async` calls it under
+        the run lock; surfaces may call it first to refuse before recording anything).
+        ``data``: the graph as this process is about to run it, so that what is checked is
+        what runs. Returns the override to record when ``force`` lets a change through.
+        """
         binding = dict(run.binding)
         try:
-            now_binding = current_binding(run.graph_path, binding.get("params") or {})
+            now_binding = current_binding(run.graph_path, binding.get("params") or {},
+                                          data=data)
         except ReinError as exc:
             now_binding = {"error": exc.message}
         old = {k: binding.get(k) for k in ("graph_digest", "params", "children")}
         if now_binding == old:
             return None
-        changed = sorted(k for k in old if now_binding.get(k) != old[k]) or ["graph"]
-        message = (f"run {run.run_id} was approved for a different "
-                   f"{', '.join(changed)} than the files now hold")
-        if not force:
-            raise Refused(message, code="RT053",
-                          hint="start a new run, or pass --force to resume anyway "
-                               "(the override is recorded)")
-        return {"x-rein-forced-resume": {"changed": changed, "at": iso(self.clock.now())}}
+        if "error" in now_binding:
+            changed = ["graph"]
+            message = (f"run {run.run_id} cannot be held to its approval: the files no longer "
+                       f"load as approved ({now_binding['error']})")
+        else:
+            changed = sorted(k for k in old if now_binding.get(k) != old[k])
+            message = (f"run {run.run_id} was approved for a different "
+                       f"{', '.join(changed)} than the files now hold")
+        if not force or "error" in now_binding:
+            raise Refused(message, code="RT053", location=Location(file=run.graph_path),
+                          hint="restore the approved files or start a new run; `rein resume "
+                               f"{run.run_id} --force` continues under the files as they are "
+                               "now (the override is recorded)")
+        # A forced continuation approves the files as they are now: the run is bound to them
+        # from here on, and the record keeps what it was approved for before.
+        return {**{k: now_binding[k] for k in old},
+                "x-rein-forced-resume": {"changed": changed, "at": iso(self.clock.now()),
+                                         "approved_digest": binding.get("graph_digest")}}
 
-    def proceed(self, run_id: str) -> RunOutcome:
-        """Advance a run until it ends or waits. Safe to call again after a pause."""
-        return asyncio.run(self.proceed_async(run_id))
+    def proceed(self, run_id: str, *, force: bool = False) -> RunOutcome:
+        """Advance a run until it ends or waits. Safe to call again after a pause.
 
-    def cancel(self, run_id: str, *, actor: str, note: str | None = None) -> RunOutcome:
-        """Stop a run that has not ended: compensation runs and the run ends ``cancelled``."""
-        return asyncio.run(self._cancel_async(run_id, actor=actor, note=note))
+        Refused (RT053) when the approved graph, params or children changed, unless ``force``.
+        """
+        return asyncio.run(self.proceed_async(run_id, force=force))
 
-    async def _cancel_async(self, run_id: str, *, actor: str, note: str | None) -> RunOutcome:
+    def cancel(self, run_id: str, *, actor: str, note: str | None = None,
+               force: bool = False) -> RunOutcome:
+        """Stop a run that has not ended: compensation runs and the run ends ``cancelled``.
+
+        Compensation is node work of the graph, so a changed graph is refused (RT053) here
+        too, before the request is recorded, unless ``force``.
+        """
+        return asyncio.run(self._cancel_async(run_id, actor=actor, note=note, force=force))
+
+    async def _cancel_async(self, run_id: str, *, actor: str, note: str | None,
+                            force: bool) -> RunOutcome:
         run = self.store.get_run(run_id)
         if run is None:
             raise RunError(f"no run {run_id!r}", code="RUN404",
@@ -375,24 +411,27 @@ class Engine:
             if run.status.terminal:
                 raise Refused(f"run {run_id} already ended ({run.status.value})",
                               code="RUN_ENDED", hint="nothing to cancel")
+            self.check_binding(run, force=force)  # before anything is recorded
             request = {"actor": actor, **({"note": note} if note else {})}
             self._publish(self.store.transition(
                 run.run_id, "run/cancel_requested", request, self.now(),
                 Transition(summary={**run.summary, CANCEL_KEY: request})))
-            return await self.proceed_async(run.run_id)
+            return await self.proceed_async(run.run_id, force=force)
 
-    def resume(self, run_id: str) -> RunOutcome:
+    def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:
         """``rein resume``: continue a paused or interrupted run, or reopen a failed one when
         its ``policy.resume`` is ``resume_failed`` or ``restart``."""
-        return asyncio.run(self.proceed_async(run_id, reopen=True))
+        return asyncio.run(self.proceed_async(run_id, reopen=True, force=force))
 
     async def proceed_async(self, run_id: str, *, fresh: bool = False,
-                            reopen: bool = False) -> RunOutcome:
+                            reopen: bool = False, force: bool = False) -> RunOutcome:
         """Advance a run while holding its lock (``RUN_LOCKED`` when another process does).
 
         ``fresh``: the run was just created here. Otherwise a run found ``running`` was
         interrupted and is recovered first (:mod:`rein.engine.recovery`). ``reopen``: a
-        failed or partial run runs again as its ``policy.resume`` says.
+        failed or partial run runs again as its ``policy.resume`` says. Every continuation
+        is held to the approved binding (RT053, :meth:`check_binding`); ``force`` lets a
+        change through and records it.
         """
         run = self.store.get_run(run_id)
         if run is None:
@@ -406,12 +445,14 @@ class Engine:
         with self.store.lock_run(run.run_id):
             token = GROUP_WATCH.set(recovery.GroupRecorder(self.store, run.run_id, self.now))
             try:
-                return await self._advance(run.run_id, fresh=fresh, reopen=reopen)
+                return await self._advance(run.run_id, fresh=fresh, reopen=reopen,
+                                           force=force)
             finally:
                 GROUP_WATCH.reset(token)
                 self._flush_listeners()
 
-    async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool) -> RunOutcome:
+    async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool,
+                       force: bool) -> RunOutcome:
         from rein.formats.loader import load_path
 
         run = self.store.get_run(run_id)  # again: it may have moved before the lock was ours
@@ -419,6 +460,9 @@ class Engine:
         if run.status.terminal and not reopen:
             return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
         data = load_path(run.graph_path).data
+        # Fresh runs too: the file is read again here, after the approval was computed. The
+        # document checked is the one that runs, with no window in between.
+        run = self._hold_to_binding(run, data, force=force)
         policy = recovery.resume_policy(data)
         adopt = "resume_incomplete"
         if run.status is RunStatus.RUNNING and not fresh:
@@ -462,6 +506,18 @@ class Engine:
             adopt = "resume_incomplete"
         return RunOutcome(run_id=run.run_id, status=status, digest=run.graph_digest)
 
+    def _hold_to_binding(self, run: RunRow, data: Mapping[str, Any], *, force: bool
+                         ) -> RunRow:
+        """RT053 unless the run's files are the approved ones; a forced override is recorded
+        (event ``run/forced``) and the run is bound to the files as they are now."""
+        override = self.check_binding(run, force=force, data=data)
+        if override is None:
+            return run
+        self._publish(self.store.transition(
+            run.run_id, "run/forced", override["x-rein-forced-resume"], self.now(),
+            Transition(binding={**run.binding, **override})))
+        return self.store.get_run(run.run_id) or run
+
     async def _restart(self, run: RunRow) -> RunOutcome:
         """``policy.resume: restart``: a new run under the same approval; the old one ends."""
         new_id = RunId(self.ids.new("run"))
@@ -494,6 +550,7 @@ class Engine:
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
             secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
+            approved_children=_pinned(run.binding),
         )
         _load_memory(ctx)
         return ctx
@@ -681,6 +738,11 @@ def _restore_spending(store: Store, ctx: RunContext) -> None:
     spent.cost_usd = float(total.get("cost_usd", 0.0))
     spent.tool_calls = int(total.get("tool_calls", 0))
     spent.node_executions = int(total.get("node_executions", 0))
+
+
+def _pinned(binding: Mapping[str, Any]) -> Mapping[str, str] | None:
+    children = binding.get("children")
+    return dict(children) if isinstance(children, Mapping) else None
 
 
 def _public_params(data: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:

@@ -180,6 +180,9 @@ class RunContext:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # backoff; tests inject a no-op
     # rein.toml [policy]: the ceiling a node's requirements are checked against.
     harness_policy: Policy = field(default_factory=default_policy)
+    # Referenced child document path → the digest the run was approved with (None: a run
+    # recorded before children were pinned). A child that no longer matches does not run.
+    approved_children: Mapping[str, str] | None = None
 
     # -- time ----------------------------------------------------------------------------
 

@@ -113,8 +113,9 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
         first = items[0]
         return {"status": "waiting", **base, "for": "approval", "approvals": items,
                 "message": f"a person must answer {first['kind']} {first['approval_id']}"
-                           f" ({first['prompt'] or first['node'] or 'graph'}): "
-                           f"`{first['accept']}` (or decline)", "exit_code": waiting}
+                           f" ({first['prompt'] or first['node'] or 'graph'}), not the agent: "
+                           f"show them `{first['accept']}` (or decline) and stop",
+                "exit_code": waiting}
     if status == "running":
         if store.run_locked(root):
             return {"status": "waiting", **base, "for": "run",

@@ -38,7 +38,7 @@ def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         {"id": nid, "attempt": n, "inputs": state.inputs or {}, "outputs": dict(outputs)})
 
     async def ask_human(req: HumanRequest) -> HumanAnswer:
-        return await _ask_human(ctx, inst, nid, n, req)
+        return await _ask_human(ctx, inst, nid, n, req, outputs)
 
     async def judge(req: JudgeRequest) -> JudgeVerdict:
         return await judge_through_worker(ctx, inst, nid, node, req)
@@ -54,14 +54,15 @@ def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
 
 
 async def _ask_human(ctx: RunContext, inst: ScopeInstance, nid: str, n: int,
-                     req: HumanRequest) -> HumanAnswer:
+                     req: HumanRequest, outputs: Mapping[str, Any]) -> HumanAnswer:
     """A ``human`` criterion through the approval queue, recorded as a human event."""
     key = inst.key(nid)
     row = await approvals.ask(
         ctx, key=f"criterion:{key}#{n}:{req.criterion_id}", kind=ApprovalKind.CRITERION,
         request={"node": key, "criterion": req.criterion_id, "prompt": req.prompt,
                  "description": req.description, "roles": list(req.roles),
-                 "attempt": n, "digest": req.digest})
+                 "attempt": n, "digest": req.digest},
+        shows=dict(outputs))
     answer = row.answer or {}
     inst.states[nid].record.setdefault("human_events", []).append(approvals.human_event(
         row, stage="success", mode="approve", checkpoint_id=req.criterion_id))

@@ -53,6 +53,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
                  "roles": list(gate.get("roles") or []), "collect": dict(collect),
                  "outputs": sorted((node.get("outputs") or {}).keys()),
                  **human_timeouts(ctx, gate)},
+        shows=present,
     )
     answer = row.answer or {}
     accepted = row.status is ApprovalStatus.ACCEPTED

@@ -150,7 +150,8 @@ async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str) 
 
 
 async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
-                         node: Mapping[str, Any], why: str, message: str) -> bool:
+                         node: Mapping[str, Any], why: str, message: str,
+                         roles: list[str] | None = None) -> bool:
     """A person supplies the node's outputs (takeover, or an escalation to a human)."""
     state = inst.states[nid]
     specs = node.get("outputs") or {}
@@ -160,7 +161,7 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
                  "outputs": {k: {"type": v.get("type"), "description": v.get("description"),
                                  "required": v.get("required", True)}
                              for k, v in specs.items()},
-                 "reason": why})
+                 "reason": why, **({"roles": roles} if roles else {})})
     values = dict((row.answer or {}).get("values") or {})
     accepted = row.status is ApprovalStatus.ACCEPTED
     state.record.setdefault("human_events", []).append(approvals.human_event(
@@ -202,7 +203,8 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         case "human":
             message = render(str(esc.get("message") or f"{node.get('title', nid)}: {reason}"),
                              scope)
-            return await _human_outputs(ctx, inst, nid, node, "escalation", message)
+            return await _human_outputs(ctx, inst, nid, node, "escalation", message,
+                                        [str(r) for r in esc.get("roles") or []])
         case "node":
             return await _stand_in(ctx, inst, nid, str(esc.get("node")))
         case other:

@@ -141,6 +141,13 @@ def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
     if integrity and integrity != digest:
         raise RefProblem("RT051", f"subgraph ref {uri!r} has digest {digest}, not the "
                          f"pinned integrity {integrity}")
+    # What runs must be what was approved: a child edited since (by node work, say) is
+    # refused even within the process that started the run.
+    pinned = ctx.root().approved_children
+    if pinned is not None and pinned.get(str(path)) != digest:
+        approved = pinned.get(str(path))
+        raise RefProblem("RT053", f"subgraph ref {uri!r} has digest {digest}, but the run was "
+                         "approved with " + (approved or "no such document"))
     expected = ref.get("expected_id")
     if expected and expected != data.get("id"):
         raise RefProblem("RT052", f"subgraph ref {uri!r} has id {data.get('id')!r}, "

@@ -1,0 +1,77 @@
+"""An approval binds the content of the files it shows, not their names: a file edited after it
+was presented is refused at answer time (APPROVAL_STALE) and never approved by an old answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cli.test_run_commands import GATED
+from tests.scenarios.harness import Scenario
+
+
+@pytest.fixture
+def presents_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Scenario:
+    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    scenario = Scenario(tmp_path, monkeypatch, capsys)
+    data = json.loads(json.dumps(GATED))
+    data["nodes"]["work"]["outputs"] = {"notes": {"type": "file", "description": "Notes."}}
+    data["nodes"]["ok"]["gate"]["present"] = ["nodes.work.outputs.notes"]
+    scenario.file("g.agraph.yaml", yaml.safe_dump(data, sort_keys=False))
+    scenario.answers({"nodes": {"work": [{"outputs": {"notes": "notes.md"},
+                                          "files": {"notes.md": "reviewed text\n"}}]}})
+    code, _ = scenario.run("g.agraph.yaml")
+    assert code == 3
+    return scenario
+
+
+def test_the_request_binds_the_content_of_the_presented_file(presents_a_file: Scenario
+                                                             ) -> None:
+    from rein.engine.approvals import shown_files
+
+    [pending] = presents_a_file.pending()
+    assert pending["request"]["files"] == shown_files(presents_a_file.root, ["notes.md"])
+    assert set(pending["request"]["files"]) == {"notes.md"}
+
+
+@pytest.mark.parametrize("verb", ["accept", "decline"])
+def test_a_file_edited_after_it_was_shown_is_refused(presents_a_file: Scenario,
+                                                     verb: str) -> None:
+    [pending] = presents_a_file.pending()
+    presents_a_file.file("notes.md", "something else entirely\n")
+    code, out = presents_a_file.rein("approvals", verb, pending["approval_id"], "--json")
+    assert code == 4
+    error = json.loads(out)["error"]
+    assert error["code"] == "APPROVAL_STALE" and "notes.md" in error["message"]
+    assert [p["approval_id"] for p in presents_a_file.pending()] == [pending["approval_id"]]
+
+
+def test_an_answer_does_not_approve_content_edited_after_it(presents_a_file: Scenario) -> None:
+    [pending] = presents_a_file.pending()
+    code, _ = presents_a_file.rein("approvals", "accept", pending["approval_id"],
+                                   "--no-continue")
+    assert code == 0
+    presents_a_file.file("notes.md", "swapped in after the answer\n")
+    code, _ = presents_a_file.rein("resume", presents_a_file.last_run())
+    assert code == 3  # the edited content is asked about afresh
+    [again] = presents_a_file.pending()
+    assert again["approval_id"] != pending["approval_id"]
+    assert again["request"]["files"] != pending["request"]["files"]
+    code, _ = presents_a_file.rein("approvals", "accept", again["approval_id"])
+    assert code == 0
+
+
+def test_directories_are_bound_by_every_file_under_them(tmp_path: Path) -> None:
+    from rein.engine.approvals import shown_files
+
+    (tmp_path / "site" / "img").mkdir(parents=True)
+    (tmp_path / "site" / "index.html").write_text("<p>one</p>")
+    (tmp_path / "site" / "img" / "a.svg").write_text("<svg/>")
+    first = shown_files(tmp_path, {"out": "site", "text": "no such file", "up": "../x"})
+    assert set(first) == {"site"}
+    (tmp_path / "site" / "img" / "a.svg").write_text("<svg>changed</svg>")
+    assert shown_files(tmp_path, ["site"]) != first
