@@ -91,13 +91,16 @@ def answer(store: Any, workspace: Path, row: ApprovalRow, status: ApprovalStatus
     wanted = [str(r) for r in row.request.get("roles") or []]
     held = [r for r in approver.roles if r in wanted]
     if wanted and not held:
-        where = approver.source if approver.source != OS_ACCOUNT else "no rein.toml"
+        where = (f"named by {approver.source}" if approver.source != OS_ACCOUNT
+                 else "the OS account: no rein.toml names an approver")
         raise Refused(
-            f"approval {row.approval_id} is for {' or '.join(wanted)}; {approver.id} (named by "
-            f"{where}) holds {', '.join(approver.roles) or 'no roles'}; nothing was recorded",
+            f"approval {row.approval_id} is for {' or '.join(wanted)}; {approver.id} "
+            f"({where}) holds {', '.join(approver.roles) or 'no roles'}; nothing was recorded",
             code="APPROVAL_ROLE",
-            hint="a person holding the role answers it; roles are set as [approver] id and "
-                 "roles in the managed or user rein.toml (never the project's)")
+            hint=f"a person holding the role answers it: in your user rein.toml "
+                 f"($XDG_CONFIG_HOME/rein/rein.toml, else ~/.config/rein/rein.toml; never the "
+                 f"project's) set [approver] id = \"{approver.id}\" and roles = "
+                 f"[\"{wanted[0]}\"]")
     changed = stale_files(workspace, row)
     if changed:
         raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
