@@ -36,7 +36,7 @@ def apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
         store = engine.store
         token = envelope.get("token")
         turn = get_turn(store, token) if isinstance(token, str) else None
-        root = turn.root_run_id if turn is not None else pick_run(store, run_id).run_id
+        root = turn.root_run_id if turn is not None else pick_run(store, run_id, ws).run_id
         if run_id is not None and pick_run(store, run_id).run_id != root:
             raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
                                   f"of run {run_id}", code="DRIVER_WRONG_RUN",

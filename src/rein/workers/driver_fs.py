@@ -36,7 +36,7 @@ STATE_PREFIX = ".rein/"
 _WRITE_ACTIONS = ("write", "create", "delete")  # fs actions that may change a path
 _MAX_HASH_BYTES = 64 * 1024 * 1024  # larger files are compared by their stat alone
 MAX_ENTRIES = 500_000  # a bound on one walk; beyond it the snapshot says it is partial
-RACY_NS = 2_000_000_000  # timestamps this close to a snapshot are too coarse to trust
+RACY_NS = 1_000_000_000  # timestamps this close to a snapshot are too coarse to trust
 
 # Directory names and file suffixes that test and lint tools write as a side effect of
 # running them (bytecode, caches): reported as ``ignored``, never counted as a write.

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from rein.errors import ExitCode, StoreError
 from rein.store.state import ApprovalStatus, RunStatus
+from rein.workers.driver_current import current_turn, waiting_turns, workspace_turns
 from rein.workers.driver_protocol import INBOX
-from rein.workers.driver_store import TurnStatus, turns
 
 if TYPE_CHECKING:
     from rein.store.base import RunRow, Store
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
 
-def pick_run(store: Store, run_id: str | None) -> RunRow:
-    """The run ``run_id`` (its top-level run), else the newest unfinished top-level run,
-    else the newest top-level run."""
+def pick_run(store: Store, run_id: str | None, workspace: Path | None = None) -> RunRow:
+    """The run ``run_id`` (its top-level run); else the run of the workspace's current
+    driver instruction; else the newest unfinished top-level run, else the newest one."""
     if run_id is not None:
         row = store.get_run(run_id)
         if row is None:
@@ -51,6 +51,11 @@ def pick_run(store: Store, run_id: str | None) -> RunRow:
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
                          hint="start one with `rein run GRAPH --approve DIGEST`")
+    current = current_turn(store, workspace)
+    if current is not None:  # `next` and `submit` agree: the instruction handed out first
+        found = store.get_run(current.root_run_id)
+        if found is not None:
+            return found
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
 
 
@@ -65,13 +70,8 @@ def family(store: Store, root: str) -> list[str]:
 
 
 def current_turns(store: Store, root: str) -> list[Turn]:
-    """Pending turns whose node still waits (a node another worker finished is skipped)."""
-    out = []
-    for turn in turns(store, root, status=TurnStatus.PENDING):
-        node = store.node(turn.run_id, turn.node_key)  # type: ignore[arg-type]
-        if node is None or not node.status.terminal:
-            out.append(turn)
-    return out
+    """Pending turns of a run whose node still waits (see :func:`waiting_turns`)."""
+    return waiting_turns(store, root)
 
 
 def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[str, Any]:
@@ -79,7 +79,7 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
 
     ``workspace`` is where the instruction's files live; the state is read from ``store``.
     """
-    run = pick_run(store, run_id)
+    run = pick_run(store, run_id, workspace)
     root, status = run.run_id, run.status.value
     base = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
@@ -91,14 +91,26 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
                 "exit_code": int(ExitCode.FAILURE)}
     pending = current_turns(store, root)
     waiting = int(ExitCode.WAITING)
+    queue = workspace_turns(store, workspace)
+    if pending and queue and queue[0].token != pending[0].token:
+        first = queue[0]  # only --run names a run whose instruction is not the current one
+        return {"status": "waiting", **base, "for": "driver", "current": {
+                    "token": first.token, "run_id": first.root_run_id, "node": first.node_key},
+                "message": f"instruction {first.token} ({first.node_key} of run "
+                           f"{first.root_run_id}) is current in this workspace: answer it "
+                           f"first (`rein next --run {first.root_run_id}`); one instruction "
+                           "at a time, so that each one's writes can be told apart",
+                "exit_code": waiting}
     if pending:
         turn = pending[0]
         out = {"status": "instruction", **base, **dict(turn.instruction),
                "respond": f"write the envelope (it must validate against respond_with) to "
                           f"{INBOX}, then run `rein submit`; `rein submit -` reads stdin",
                "exit_code": waiting}
-        if len(pending) > 1:
-            out["also_pending"] = [t.node_key for t in pending[1:]]
+        later = [t for t in queue if t.token != turn.token]
+        if later:  # handed out one at a time, after this one is answered
+            out["also_pending"] = [t.node_key if t.root_run_id == root
+                                   else f"{t.node_key} (run {t.root_run_id})" for t in later]
         return out
     runs = family(store, root)
     approvals = [a for a in store.approvals(status=ApprovalStatus.PENDING) if a.run_id in runs]
