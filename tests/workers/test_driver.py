@@ -70,8 +70,14 @@ def test_large_inputs_go_to_files_and_the_instruction_stays_bounded(tmp_path: Pa
 
 def test_a_decision_envelope_must_name_one_of_the_labels(tmp_path: Path) -> None:
     instruction = build_instruction(request(tmp_path), token="drv-t", limits=Limits())
-    good = {**instruction["example"], "outputs": {"reasoning": "ready"}}
-    assert good["decision"] == "ship"
+    copied = instruction["example"]
+    assert copied["decision"] == "<one of: ship, hold>"  # visibly a placeholder
+    assert copied["outputs"] == {"reasoning": "<text: why>"}
+    assert envelope_problems(copied, instruction) == [
+        'outputs/reasoning: is the example\'s placeholder "<text: why>": replace it with the '
+        'real value',
+        "decision: is the example's placeholder: name one of the labels"]
+    good = {**copied, "outputs": {"reasoning": "ready"}, "decision": "ship"}
     assert envelope_problems(good, instruction) == []
     assert envelope_problems({**good, "decision": "maybe"}, instruction) == [
         'decision: "maybe" is not one of "ship", "hold"']
@@ -88,7 +94,8 @@ def test_the_text_of_a_decision_without_outputs_or_permissions(tmp_path: Path) -
     text = render({"status": "instruction", "run_id": "run-1", "exit_code": 3, **instruction})
     assert "## Produce" not in text  # no empty heading: a decision answers with a label
     assert "## Choose one decision label\n- ship: go\n- hold: " in text
-    assert "- permissions: none (change no file: any write fails the attempt)" in text
+    assert ("- permissions: none (change no file: a submit after a write is refused so that "
+            "you can undo it; repeated, it fails the attempt)") in text
 
 
 def test_parse_envelope_is_strict_but_tolerates_a_fence() -> None:
@@ -186,6 +193,7 @@ def test_the_worker_pauses_then_replays_the_stored_answer(
     turn = get_turn(store, token)
     assert turn is not None and turn.status is TurnStatus.PENDING
     envelope = {**turn.instruction["example"], "outputs": {"reasoning": "ready"},
+                "decision": "ship",
                 "agent": {"name": "an agent", "model": "m-1"}}
     answered, changed = answer_turn(store, token, {"envelope": envelope, "checks": {}},
                                     "2026-01-01T00:01:00Z")
@@ -214,3 +222,27 @@ def test_checks_become_failures(tmp_path: Path) -> None:
     assert result_of(T({"head_moved": True}), req).failure is FailureClass.PERMISSION_DENIED
     assert result_of(T({"head_moved": True, "commit_allowed": True}), req).failure is None
     assert result_of(T({"timed_out": True}), req).failure is FailureClass.TIMEOUT
+
+
+def test_a_copied_judge_example_is_refused_and_a_score_outside_0_1_too(tmp_path: Path) -> None:
+    req = request(tmp_path, kind="judge", branches=(), outputs=(
+        OutputSpec(name="score", type="number", description="score in [0, 1]",
+                   schema={"type": "number", "minimum": 0, "maximum": 1}),
+        OutputSpec(name="reasoning", type="text", description="why")))
+    instruction = build_instruction(req, token="drv-t", limits=Limits())
+    example = instruction["example"]
+    assert example["outputs"]["score"] == "<number: score in [0, 1]>"
+    assert envelope_problems(example, instruction)  # copied as it is, it never passes
+    good = {**example, "outputs": {"score": 0.75, "reasoning": "fine"}}
+    assert envelope_problems(good, instruction) == []
+    problems = envelope_problems({**good, "outputs": {"score": 7, "reasoning": "x"}},
+                                 instruction)
+    assert problems and problems[0].startswith("outputs/score: ")
+
+
+def test_budgets_are_shown_without_float_noise(tmp_path: Path) -> None:
+    req = request(tmp_path, budget=Budget(max_wall_clock_seconds=7199.851559,
+                                          max_cost_usd=0.30000000000000004))
+    budget = build_instruction(req, token="drv-t", limits=Limits())["budget"]
+    assert budget == {"enforced": {"max_wall_clock_seconds": 7199},
+                      "unenforced": {"max_cost_usd": 0.3}}

@@ -196,16 +196,61 @@ def _attempt_failure(attempt: Mapping[str, Any]) -> str:
     return text
 
 
+_TEXTS = ("string", "text", "markdown")
+
+
+def _carries(output: Mapping[str, Any]) -> str:
+    """What an output's value is: a path, or the content itself (a text with a path hint is
+    the content; the file at the hint is the agent's to write as well)."""
+    hint = output.get("path_hint")
+    if output.get("type") in ("file", "directory"):
+        return f" (the value is its path: {hint})" if hint else " (the value is its path)"
+    if hint and output.get("type") in _TEXTS:
+        return f" (the value is the text itself, not a path; also write it to {hint})"
+    return f" (path: {hint})" if hint else ""
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    """A criterion's parameters, one line each, as an agent needs them to pass it."""
+    lines = []
+    for key, value in params.items():
+        if key == "run":
+            lines.append(f"run: {value}")
+        elif isinstance(value, str):
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+        else:
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+    return lines
+
+
+def render_advisory(failures: list[Mapping[str, Any]]) -> list[str]:
+    """Advisory checks the last attempt did not pass: they do not fail it, so no retry
+    brings them back; this is the one place the agent hears of them."""
+    if not failures:
+        return []
+    lines = ["", "## Advisory checks your last submit did not pass (the attempt stands)"]
+    for failure in failures:
+        lines.append(f"- {failure.get('id')}")
+        evidence = failure.get("evidence")
+        if evidence:
+            text = json.dumps(evidence, ensure_ascii=False, default=str) \
+                if not isinstance(evidence, str) else evidence
+            lines.append(f"  evidence: {text[:800]}")
+    return lines
+
+
 def render(status: Mapping[str, Any]) -> str:
     """The status as text for an agent or a person reading a terminal."""
     kind = status["status"]
+    advisory = render_advisory(list(status.get("advisory_failures") or []))
     if kind != "instruction":
         head = f"{kind.upper()}: {status.get('message', '')}"
         if kind == "stopped":
             head = f"STOPPED ({status['reason']}): {status.get('message', '')}"
-        return head + f"\nrun {status['run_id']} · exit code {status['exit_code']}"
+        return "\n".join([head + f"\nrun {status['run_id']} · exit code "
+                          f"{status['exit_code']}", *advisory])
     lines = [(f"INSTRUCTION {status['token']} · run {status['run_id']} · node {status['node']} "
-             f"· attempt {status['attempt']} ({status['kind']})")]
+             f"· attempt {status['attempt']} ({status['kind']})"), *advisory]
     if status.get("clean_context"):
         lines.append(f"=== CLEAN CONTEXT: {status.get('clean_context_reason')} ===")
     brief = re.sub(r"\n{3,}", "\n\n", str(status["brief"]).strip())
@@ -234,20 +279,25 @@ def render(status: Mapping[str, Any]) -> str:
     if status.get("outputs"):
         lines += ["", "## Produce"]
     for o in status.get("outputs") or []:
-        hint = f" (path: {o['path_hint']})" if o.get("path_hint") else ""
         need = "required" if o.get("required") else "optional"
-        lines.append(f"- {o['name']} [{o['type']}, {need}]{hint}: {o['description']}")
+        lines.append(f"- {o['name']} [{o['type']}, {need}]{_carries(o)}: {o['description']}")
+        if o.get("schema"):
+            lines.append(f"  schema: {json.dumps(o['schema'], ensure_ascii=False)}")
     if status.get("checks"):
         lines += ["", "## Checked by rein after you submit"]
-        lines += [f"- {c['id']} ({c['kind']}{', advisory' if c.get('severity') == 'advisory' else ''})"
-                  f": {c.get('description', '')}" for c in status["checks"]]
+        for c in status["checks"]:
+            advisory = ", advisory" if c.get("severity") == "advisory" else ""
+            lines.append(f"- {c['id']} ({c['kind']}{advisory}): {c.get('description', '')}")
+            lines += [f"  {line}" for line in check_params(c.get("params") or {})]
     if status.get("branches"):
         lines += ["", "## Choose one decision label"]
         lines += [f"- {b['label']}: {b.get('description', '')}" for b in status["branches"]]
     granted = ", ".join(status.get("permissions") or [])
     lines += ["", "## Rules",
-              (f"- permissions: {granted} (writes outside fs:write fail the attempt)" if granted
-               else "- permissions: none (change no file: any write fails the attempt)"),
+              (f"- permissions: {granted} (writes outside fs:write: the submit is refused "
+               "so that you can undo them; repeated, they fail the attempt)" if granted
+               else "- permissions: none (change no file: a submit after a write is refused "
+                    "so that you can undo it; repeated, it fails the attempt)"),
               f"- workspace: {status.get('workspace_access')}, network: {status.get('network')}"]
     budget = status.get("budget") or {}
     if budget.get("enforced"):
@@ -255,7 +305,8 @@ def render(status: Mapping[str, Any]) -> str:
     if budget.get("unenforced"):
         lines.append(f"- asked of you, not enforced: {json.dumps(budget['unenforced'])}")
     lines += ["", "## Respond",
-              f"Write this JSON (filled in) to {INBOX}, then run `rein submit`:",
+              f"Write this JSON to {INBOX}, each <placeholder> replaced with the real "
+              "value, then run `rein submit`:",
               json.dumps(status["example"], ensure_ascii=False),
               ("It must validate against respond_with (`rein next --json`). "
               "status \"failed\" with a message if you cannot do the work."),
