@@ -33,10 +33,16 @@ WRITE = """\
 """
 
 
-def graph(root: Path, name: str, *nodes: str) -> str:
-    body = "".join(WRITE.format(name=n) for n in nodes)
+def graph(root: Path, name: str, *nodes: str, chain: bool = False) -> str:
+    """A graph of nodes that each write ``<node>.txt``: in parallel, or one after another."""
+    body = ""
+    for i, n in enumerate(nodes):
+        body += WRITE.format(name=n)
+        if chain and i:
+            body += f"    depends_on: [{nodes[i - 1]}]\n"
     path = root / f"{name}.agraph.yaml"
-    path.write_text(NODE.format(name=name, entry=", ".join(nodes), nodes=body))
+    entry = nodes[0] if chain else ", ".join(nodes)
+    path.write_text(NODE.format(name=name, entry=entry, nodes=body))
     return path.name
 
 
@@ -127,3 +133,23 @@ def test_an_output_path_that_does_not_exist_is_refused_with_nothing_changed(rein
     assert refused["pending"]["token"] == shown["token"]
     code, done = rein.answer(shown)
     assert (code, done["status"]) == (0, "done")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_closed_output_pipe_does_not_interrupt_the_advance(rein: Rein, as_json: bool) -> None:
+    import sys
+
+    rein.start(graph(rein.root, "a", "alpha", "omega", chain=True))
+    code, shown = rein("next", "--json")
+    assert "also_pending" not in shown  # omega is issued by the advance this submit causes
+    (rein.root / "alpha.txt").write_text("done\n")
+    (rein.root / ".rein" / "inbox.json").write_text(json.dumps(shown["example"]))
+    exe = Path(sys.executable).parent / "rein"
+    # `rein submit 2>&1 | head -0`: the reader is gone before rein prints anything.
+    proc = subprocess.Popen([str(exe), "submit", *(["--json"] if as_json else [])],
+                            cwd=rein.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 3  # the exit code of the state it reached
+    code, status = rein("next", "--json")
+    assert (status["status"], status["node"]) == ("instruction", "omega"), status

@@ -73,12 +73,15 @@ def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
 
 
 def _show(status: dict[str, Any], as_json: bool) -> int:
+    """Print ``status``; its exit code stands even when nobody reads the output."""
+    from rein.cli.safe_output import guarded
     from rein.workers.driver_status import render
 
     if as_json:
-        emit_json(status)
+        guarded(emit_json)(status)
     else:
-        click.echo(render(status))
+        guarded(click.echo)(render(status))
+    guarded(sys.stdout.flush)()
     return int(status["exit_code"])
 
 
@@ -170,18 +173,22 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int
     except ReinError:
         pending = None
     problems = list(exc.fields.get("problems") or []) if hasattr(exc, "fields") else []
+    from rein.cli.safe_output import guarded
+
+    echo = guarded(click.echo)
     if as_json:
-        emit_json({"status": "refused", "error": exc.to_json(), "problems": problems,
-                   "pending": pending, "exit_code": int(ExitCode.REFUSED)})
+        guarded(emit_json)({"status": "refused", "error": exc.to_json(), "problems": problems,
+                            "pending": pending, "exit_code": int(ExitCode.REFUSED)})
     else:
-        click.echo(f"REFUSED: {exc}", err=True)
+        echo(f"REFUSED: {exc}", err=True)
         for problem in problems:
-            click.echo(f"  - {problem}", err=True)
+            echo(f"  - {problem}", err=True)
         if pending is not None:
             from rein.workers.driver_status import render
 
-            click.echo("nothing changed; still pending:\n", err=True)
-            click.echo(render(pending))
+            echo("nothing changed; still pending:\n", err=True)
+            echo(render(pending))
+    guarded(sys.stdout.flush)()
     return int(ExitCode.REFUSED)
 
 

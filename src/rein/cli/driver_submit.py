@@ -27,8 +27,7 @@ def apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
     from rein.cli.run import Progress, open_engine, run_lock
     from rein.cli.safe_output import guarded
 
-    listeners = [] if as_json else [guarded(Progress(False))]
-    engine = open_engine(ws, create=False, listeners=listeners)
+    engine = open_engine(ws, create=False, listeners=[] if as_json else [Progress(False)])
     try:
         from rein.workers.driver_status import pick_run, status_of
         from rein.workers.driver_store import get_turn
