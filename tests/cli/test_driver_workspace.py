@@ -153,3 +153,106 @@ def test_a_closed_output_pipe_does_not_interrupt_the_advance(rein: Rein, as_json
     assert proc.wait(timeout=120) == 3  # the exit code of the state it reached
     code, status = rein("next", "--json")
     assert (status["status"], status["node"]) == ("instruction", "omega"), status
+
+
+def test_running_pytest_in_the_official_test_repair_loop_is_not_a_write(
+        rein: Rein, shared_dir: Path) -> None:
+    import shutil
+    import sys
+
+    example = shared_dir / "ags-examples" / "test-repair-loop.agraph.yaml"
+    shutil.copyfile(example, rein.root / example.name)
+    (rein.root / "src").mkdir()
+    (rein.root / "src" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (rein.root / "tests").mkdir()
+    (rein.root / "tests" / "test_calc.py").write_text(
+        "import sys\nsys.path.insert(0, 'src')\nimport calc\n\n"
+        "def test_add():\n    assert calc.add(2, 2) == 4\n")
+    subprocess.run(["git", "add", "."], cwd=rein.root, check=True)
+    rein.start(example.name)
+    code, shown = rein("next", "--json")
+    assert shown["node"] == "establish_baseline"
+    assert "fs:write" not in " ".join(shown["permissions"])  # a read-only node
+    # The driver runs the suite once, as the node asks: pytest writes its caches.
+    import os
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTEST_ADDOPTS", "PYTHONPYCACHEPREFIX")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q"],
+                          cwd=rein.root, capture_output=True, text=True, check=False, env=env)
+    assert done.returncode == 1
+    assert (rein.root / ".pytest_cache").is_dir()
+    assert list(rein.root.rglob("__pycache__"))
+    envelope = {**shown["example"], "outputs": {
+        "baseline_failures": ["tests/test_calc.py::test_add"], "baseline_report": done.stdout}}
+    code, status = rein.submit(envelope)
+    assert code == 3, status
+    assert (status["status"], status["node"]) == ("instruction", "repair_loop[0].run_tests")
+    [turn_checks] = [e for e in rein("runs", "events", status["run_id"], "--json")[1].splitlines()
+                     if "submit checks" in e]
+    assert json.loads(turn_checks)["payload"]["data"]["ignored"]["tool_caches"] > 0
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                   cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("hide", ["skip-worktree", "exclude", "no-git"])
+def test_a_write_git_does_not_report_is_refused_at_submit(rein: Rein, hide: str) -> None:
+    path = graph(rein.root, "a", "alpha")
+    (rein.root / "config.toml").write_text("a = 1\n")
+    if hide == "no-git":
+        import shutil
+
+        shutil.rmtree(rein.root / ".git")
+    else:
+        _git(rein.root, "add", ".")
+        _git(rein.root, "commit", "-q", "-m", "base")
+    if hide == "skip-worktree":
+        _git(rein.root, "update-index", "--skip-worktree", "config.toml")
+    rein.start(path)
+    code, shown = rein("next", "--json")
+    if hide == "exclude":
+        with (rein.root / ".git" / "info" / "exclude").open("a") as fh:
+            fh.write("stash.txt\n")
+        (rein.root / "stash.txt").write_text("hidden\n")
+    else:
+        (rein.root / "config.toml").write_text("a = 2\n")
+    code, refused = rein.answer(shown)
+    assert (code, refused["error"]["code"]) == (4, "DRIVER_WRITES_OUTSIDE"), refused
+    expected = {"skip-worktree": ["config.toml"], "no-git": ["config.toml"],
+                "exclude": [".git/info/exclude", "stash.txt"]}[hide]
+    assert refused["problems"] == [f"written outside fs:write: {p}" for p in expected]
+
+
+JUDGED = """\
+  {name}:
+    title: Write {name}.txt
+    description: Write {name}.txt.
+    outputs:
+      file: {{type: file, description: the file, path_hint: {name}.txt}}
+    requirements: {{permissions: ["fs:write:{name}.txt"], workspace: read_write}}
+    success:
+      criteria:
+        - {{id: good, kind: llm_judge, description: It reads well., rubric: Score it.,
+           threshold: 0.7}}
+"""
+
+
+def test_a_judge_score_outside_0_1_or_a_copied_example_is_refused(rein: Rein) -> None:
+    path = rein.root / "j.agraph.yaml"
+    path.write_text(NODE.format(name="j", entry="alpha", nodes=JUDGED.format(name="alpha")))
+    rein.start(path.name)
+    code, task = rein("next", "--json")
+    code, judge = rein.answer(task)
+    assert (code, judge["kind"]) == (3, "judge"), judge
+    score = next(o for o in judge["outputs"] if o["name"] == "score")
+    assert score["schema"] == {"type": "number", "minimum": 0, "maximum": 1}
+    for outputs in ({"score": 7, "reasoning": "great"}, judge["example"]["outputs"]):
+        code, refused = rein.submit({**judge["example"], "outputs": outputs})
+        assert code == 4, refused
+        assert refused["pending"]["token"] == judge["token"]  # nothing changed
+    code, done = rein.submit({**judge["example"],
+                              "outputs": {"score": 0.8, "reasoning": "reads well"}})
+    assert (code, done["status"]) == (0, "done"), done
