@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from rein.cli import main
 
@@ -59,7 +60,8 @@ def test_instruction_lists_the_checks(workspace: Path, capsys) -> None:  # type:
     assert "- file [file, required] (the value is its path: hello.txt): the file" in text
 
 
-def test_an_advisory_failure_is_reported_to_the_agent(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_advisory_failure_is_reported_to_the_agent(
+        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workspace / "g.agraph.yaml").write_text(GRAPH)
     assert main(["graph", "digest", "g.agraph.yaml"]) == 0
     digest = capsys.readouterr().out.strip()
