@@ -14,6 +14,7 @@ submitted (stored with that answer), whichever is newer.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,7 +63,10 @@ def current_turn(store: Store, workspace: Path | None = None) -> Turn | None:
 def baseline_for(store: Store, turn: Turn, workspace: Path | None = None) -> Mapping[str, Any]:
     """The snapshot ``turn``'s writes are measured from (see the module docstring)."""
     best: Mapping[str, Any] = turn.baseline
+    issued = _moment(turn.created_at)
     for run in store.list_runs():
+        if run.finished_at is not None and _moment(run.finished_at) < issued:
+            continue  # ended before this instruction: nothing it answered can be newer
         for other in turns(store, run.run_id, status=TurnStatus.ANSWERED):
             after = (other.answer or {}).get("after")
             if (isinstance(after, Mapping) and other.token != turn.token
@@ -70,6 +74,11 @@ def baseline_for(store: Store, turn: Turn, workspace: Path | None = None) -> Map
                     and int(after.get("taken_ns") or 0) > int(best.get("taken_ns") or 0)):
                 best = after
     return best
+
+
+def _moment(text: str) -> dt.datetime:
+    moment = dt.datetime.fromisoformat(str(text))
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def latest_snapshot(store: Store, root: str) -> Mapping[str, Any] | None:
