@@ -198,7 +198,7 @@ def _git(root: Path, *args: str) -> None:
                    cwd=root, check=True, capture_output=True)
 
 
-@pytest.mark.parametrize("hide", ["skip-worktree", "exclude", "no-git"])
+@pytest.mark.parametrize("hide", ["skip-worktree", "exclude", "no-git", "git-mv", "branch"])
 def test_a_write_git_does_not_report_is_refused_at_submit(rein: Rein, hide: str) -> None:
     path = graph(rein.root, "a", "alpha")
     (rein.root / "config.toml").write_text("a = 1\n")
@@ -211,17 +211,28 @@ def test_a_write_git_does_not_report_is_refused_at_submit(rein: Rein, hide: str)
         _git(rein.root, "commit", "-q", "-m", "base")
     if hide == "skip-worktree":
         _git(rein.root, "update-index", "--skip-worktree", "config.toml")
+    if hide == "branch":
+        _git(rein.root, "branch", "other")
+        _git(rein.root, "commit", "-q", "--allow-empty", "-m", "second")
     rein.start(path)
     code, shown = rein("next", "--json")
-    if hide == "exclude":
+    if hide == "git-mv":  # staged: git status shows a rename into an allowed path
+        _git(rein.root, "mv", "config.toml", "alpha.txt")
+    elif hide == "branch":  # HEAD stays; another branch moves
+        _git(rein.root, "branch", "-f", "other", "HEAD")
+    elif hide == "exclude":
         with (rein.root / ".git" / "info" / "exclude").open("a") as fh:
             fh.write("stash.txt\n")
         (rein.root / "stash.txt").write_text("hidden\n")
-    else:
+    elif hide in ("skip-worktree", "no-git"):
         (rein.root / "config.toml").write_text("a = 2\n")
     code, refused = rein.answer(shown)
     assert (code, refused["error"]["code"]) == (4, "DRIVER_WRITES_OUTSIDE"), refused
+    if hide == "branch":
+        assert refused["problems"] == ["git ref moved: refs/heads/other"]
+        return
     expected = {"skip-worktree": ["config.toml"], "no-git": ["config.toml"],
+                "git-mv": ["config.toml"],
                 "exclude": [".git/info/exclude", "stash.txt"]}[hide]
     assert refused["problems"] == [f"written outside fs:write: {p}" for p in expected]
 

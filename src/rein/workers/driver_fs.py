@@ -195,8 +195,9 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
     tool caches set aside, and refs that moved."""
     written = written_paths(before, after)
     ignored = [p for p in written if tool_cache(p)]
+    # git's account of the refs, and the ref files themselves (named as git names them).
     refs = sorted(set(moved_refs(before, after))
-                  | {p for p in written if git_ref_path(p)})
+                  | {p.removeprefix(".git/") for p in written if git_ref_path(p)})
     work = [p for p in written if not tool_cache(p) and not git_ref_path(p)]
     out: dict[str, Any] = {
         "written": work[:200], "writes_outside": writes_outside(work, permissions),
