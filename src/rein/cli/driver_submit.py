@@ -164,11 +164,11 @@ def _refuse_undoable(store: Any, turn: Any, checks: dict[str, Any], at: str, all
     left = allowed - used - 1
     problems = [f"written outside fs:write: {p}" for p in outside[:50]]
     problems += [f"git ref moved: {r}" for r in refs]
-    what = (f"{len(outside)} path(s) written outside fs:write" if outside else "") + (
-        " and " if outside and refs else "") + ("git refs moved" if refs else "")
+    what = " and ".join(([f"{len(outside)} path(s) written outside fs:write"] if outside
+                         else []) + (["git refs moved"] if refs else []))
+    named = ", ".join(outside[:10] + refs[:5]) + (" …" if len(outside) > 10 else "")
     raise EnvelopeRefused(
-        f"{what} since the instruction was issued: "
-        + ", ".join(outside[:10] + refs[:5]) + (" …" if len(outside) > 10 else ""),
+        f"{what} since the instruction was issued: {named}",
         code="DRIVER_WRITES_OUTSIDE", problems=problems,
         hint=(f"undo them (restore or delete the files, reset the refs), then submit again; "
               f"{left} more refusal(s) for this attempt, then a submit with such writes "
@@ -183,7 +183,7 @@ def advisory_failures(store: Any, turn: Any) -> list[dict[str, Any]]:
         return []
     out = []
     for attempt in node.record.get("attempts") or []:
-        if attempt.get("attempt", attempt.get("number")) not in (None, turn.attempt):
+        if attempt.get("attempt") != turn.attempt:
             continue
         for result in (attempt.get("success") or {}).get("results") or []:
             if result.get("severity") == "advisory" and not result.get("passed"):
