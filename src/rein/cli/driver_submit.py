@@ -164,7 +164,8 @@ def _refuse_undoable(store: Any, turn: Any, checks: dict[str, Any], at: str, all
     left = allowed - used - 1
     problems = [f"written outside fs:write: {p}" for p in outside[:50]]
     problems += [f"git ref moved: {r}" for r in refs]
-    what = " and ".join(([f"{len(outside)} path(s) written outside fs:write"] if outside
+    count = (checks.get("counts") or {}).get("writes_outside", len(outside))
+    what = " and ".join(([f"{count} path(s) written outside fs:write"] if outside
                          else []) + (["git refs moved"] if refs else []))
     named = ", ".join(outside[:10] + refs[:5]) + (" …" if len(outside) > 10 else "")
     raise EnvelopeRefused(

@@ -199,10 +199,13 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
     refs = sorted(set(moved_refs(before, after))
                   | {p.removeprefix(".git/") for p in written if git_ref_path(p)})
     work = [p for p in written if not tool_cache(p) and not git_ref_path(p)]
+    outside = writes_outside(work, permissions)
     out: dict[str, Any] = {
-        "written": work[:200], "writes_outside": writes_outside(work, permissions),
+        "written": work[:200], "writes_outside": outside[:200],
         "head_moved": bool(refs), "refs_moved": refs[:50],
         "commit_allowed": any(str(p).startswith("git:commit") for p in permissions)}
+    if len(work) > 200 or len(outside) > 200:  # the lists are cut: say how long they were
+        out["counts"] = {"written": len(work), "writes_outside": len(outside)}
     if ignored:
         out["ignored"] = {"tool_caches": len(ignored), "examples": ignored[:5]}
     if before.get("partial") or after.get("partial"):

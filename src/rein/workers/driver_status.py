@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
 
-def pick_run(store: Store, run_id: str | None, workspace: Path | None = None) -> RunRow:
+def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
+             queue: list[Turn] | None = None) -> RunRow:
     """The run ``run_id`` (its top-level run); else the run of the workspace's current
-    driver instruction; else the newest unfinished top-level run, else the newest one."""
+    driver instruction (the head of ``queue`` when given); else the newest unfinished
+    top-level run, else the newest one."""
     if run_id is not None:
         row = store.get_run(run_id)
         if row is None:
@@ -51,7 +53,8 @@ def pick_run(store: Store, run_id: str | None, workspace: Path | None = None) ->
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
                          hint="start one with `rein run GRAPH --approve DIGEST`")
-    current = current_turn(store, workspace)
+    current = (queue[0] if queue else None) if queue is not None \
+        else current_turn(store, workspace)
     if current is not None:  # `next` and `submit` agree: the instruction handed out first
         found = store.get_run(current.root_run_id)
         if found is not None:
@@ -79,7 +82,8 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
 
     ``workspace`` is where the instruction's files live; the state is read from ``store``.
     """
-    run = pick_run(store, run_id, workspace)
+    queue = workspace_turns(store, workspace)
+    run = pick_run(store, run_id, workspace, queue)
     root, status = run.run_id, run.status.value
     base = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
@@ -91,7 +95,6 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
                 "exit_code": int(ExitCode.FAILURE)}
     pending = current_turns(store, root)
     waiting = int(ExitCode.WAITING)
-    queue = workspace_turns(store, workspace)
     if pending and queue and queue[0].token != pending[0].token:
         first = queue[0]  # only --run names a run whose instruction is not the current one
         return {"status": "waiting", **base, "for": "driver", "current": {
