@@ -242,14 +242,35 @@ def test_a_replayed_envelope_is_never_applied_twice(drive: Drive) -> None:
     assert drive.events().count("driver/answered") == 1
 
 
-def test_a_write_outside_fs_write_fails_the_attempt(drive: Drive) -> None:
+def test_a_write_outside_fs_write_is_refused_listed_and_can_be_undone(drive: Drive) -> None:
     drive.start()
     drive.write("greet.py", RIGHT)
     drive.write("notes.txt", "not allowed\n")
-    code, status = drive.submit(drive.envelope())
+    _, pending = drive.next()
+    code, refused = drive.submit(pending["example"])
+    assert code == 4
+    assert refused["error"]["code"] == "DRIVER_WRITES_OUTSIDE"
+    assert refused["problems"] == ["written outside fs:write: notes.txt"]
+    assert "1 more refusal(s) for this attempt" in refused["error"]["hint"]
+    assert refused["pending"] == pending  # nothing changed: the same instruction waits
+    assert "driver/answered" not in drive.events()
+    (drive.root / "notes.txt").unlink()  # the agent undoes the slip
+    code, status = drive.submit(pending["example"])
+    assert (code, status["status"], status["for"]) == (3, "waiting", "approval")
+
+
+def test_writes_outside_fs_write_fail_the_attempt_once_the_refusals_are_spent(drive: Drive
+                                                                             ) -> None:
+    drive.start()
+    drive.write("greet.py", RIGHT)
+    drive.write("notes.txt", "not allowed\n")
+    envelope = drive.envelope()
+    assert [drive.submit(envelope)[0] for _ in range(2)] == [4, 4]
+    code, status = drive.submit(envelope)
     assert code == 1
     assert (status["status"], status["reason"], status["exit_code"]) == ("stopped", "failed", 1)
     assert "writes outside fs:write: notes.txt" in status["submitted"]
+    assert drive.events().count("driver/refused") == 2
     [attempt] = drive.record()["nodes"][0]["attempts"]
     assert attempt["x-rein-failure-class"] == "permission_denied"
     assert "notes.txt" in attempt["error"]
@@ -284,7 +305,12 @@ def test_a_commit_by_the_driver_fails_the_attempt(drive: Drive) -> None:
     drive.write("greet.py", RIGHT)
     git(drive.root, "add", "greet.py")
     git(drive.root, "commit", "-q", "-m", "greet")
-    code, _status = drive.submit(drive.envelope())
+    envelope = drive.envelope()
+    code, refused = drive.submit(envelope)
+    assert (code, refused["error"]["code"]) == (4, "DRIVER_WRITES_OUTSIDE")
+    assert "git ref moved: HEAD" in refused["problems"]
+    drive.submit(envelope)
+    code, _status = drive.submit(envelope)
     assert code == 1
     [attempt] = drive.record()["nodes"][0]["attempts"]
     assert "moved git HEAD" in attempt["error"]

@@ -70,8 +70,14 @@ def test_large_inputs_go_to_files_and_the_instruction_stays_bounded(tmp_path: Pa
 
 def test_a_decision_envelope_must_name_one_of_the_labels(tmp_path: Path) -> None:
     instruction = build_instruction(request(tmp_path), token="drv-t", limits=Limits())
-    good = {**instruction["example"], "outputs": {"reasoning": "ready"}}
-    assert good["decision"] == "ship"
+    copied = instruction["example"]
+    assert copied["decision"] == "<one of: ship, hold>"  # visibly a placeholder
+    assert copied["outputs"] == {"reasoning": "<text: why>"}
+    assert envelope_problems(copied, instruction) == [
+        'outputs/reasoning: is the example\'s placeholder "<text: why>": replace it with the '
+        'real value',
+        "decision: is the example's placeholder: name one of the labels"]
+    good = {**copied, "outputs": {"reasoning": "ready"}, "decision": "ship"}
     assert envelope_problems(good, instruction) == []
     assert envelope_problems({**good, "decision": "maybe"}, instruction) == [
         'decision: "maybe" is not one of "ship", "hold"']
@@ -88,7 +94,8 @@ def test_the_text_of_a_decision_without_outputs_or_permissions(tmp_path: Path) -
     text = render({"status": "instruction", "run_id": "run-1", "exit_code": 3, **instruction})
     assert "## Produce" not in text  # no empty heading: a decision answers with a label
     assert "## Choose one decision label\n- ship: go\n- hold: " in text
-    assert "- permissions: none (change no file: any write fails the attempt)" in text
+    assert ("- permissions: none (change no file: a submit after a write is refused so that "
+            "you can undo it; repeated, it fails the attempt)") in text
 
 
 def test_parse_envelope_is_strict_but_tolerates_a_fence() -> None:
@@ -113,20 +120,19 @@ def test_written_paths_see_new_changed_deleted_and_committed_files(tmp_path: Pat
     git(tmp_path, "commit", "-q", "-m", "base")
     (tmp_path / "dirty.txt").write_text("dirty before")
     before = snapshot(tmp_path)
-    assert before["git"] and before["paths"].keys() == {"dirty.txt"}
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "a.md").write_text("a")
     (tmp_path / "gone.txt").unlink()
     (tmp_path / "dirty.txt").write_text("dirty after")
     (tmp_path / ".rein").mkdir()
     (tmp_path / ".rein" / "inbox.json").write_text("{}")
-    after = snapshot(tmp_path)
-    assert written_paths(tmp_path, before, after) == ["dirty.txt", "gone.txt", "new/a.md"]
+    after = snapshot(tmp_path, previous=before)
+    assert written_paths(before, after) == ["dirty.txt", "gone.txt", "new/a.md"]
     git(tmp_path, "add", "keep.txt")
     (tmp_path / "keep.txt").write_text("2")
     git(tmp_path, "commit", "-q", "-am", "sneaky")
-    committed = snapshot(tmp_path)
-    assert "keep.txt" in written_paths(tmp_path, after, committed)
+    committed = snapshot(tmp_path, previous=after)
+    assert "keep.txt" in written_paths(after, committed)
 
 
 def test_writes_outside_checks_every_path_against_fs_write_grants() -> None:
@@ -137,7 +143,7 @@ def test_writes_outside_checks_every_path_against_fs_write_grants() -> None:
     assert writes_outside(paths, []) == paths
 
 
-def test_measure_reports_time_over_the_limit_and_an_unchecked_workspace(tmp_path: Path
+def test_measure_reports_time_over_the_limit_and_an_old_snapshot_as_unchecked(tmp_path: Path
                                                                         ) -> None:
     class T:
         instruction: ClassVar[dict[str, Any]] = {
@@ -146,9 +152,9 @@ def test_measure_reports_time_over_the_limit_and_an_unchecked_workspace(tmp_path
         created_at = "2026-01-01T00:00:00Z"
 
     now = dt.datetime(2026, 1, 1, 0, 2, tzinfo=dt.UTC)
-    checks = measure(tmp_path, T(), now)
+    checks, _after = measure(tmp_path, T(), now)
     assert checks["timed_out"] is True and checks["elapsed_seconds"] == 120.0
-    assert "not a git repository" in checks["unchecked"]
+    assert "older rein" in checks["unchecked"]  # a stored turn of the old format stays readable
 
 
 def test_settings_refuse_unknown_tiers_and_bad_ratios() -> None:
@@ -187,6 +193,7 @@ def test_the_worker_pauses_then_replays_the_stored_answer(
     turn = get_turn(store, token)
     assert turn is not None and turn.status is TurnStatus.PENDING
     envelope = {**turn.instruction["example"], "outputs": {"reasoning": "ready"},
+                "decision": "ship",
                 "agent": {"name": "an agent", "model": "m-1"}}
     answered, changed = answer_turn(store, token, {"envelope": envelope, "checks": {}},
                                     "2026-01-01T00:01:00Z")
@@ -215,3 +222,27 @@ def test_checks_become_failures(tmp_path: Path) -> None:
     assert result_of(T({"head_moved": True}), req).failure is FailureClass.PERMISSION_DENIED
     assert result_of(T({"head_moved": True, "commit_allowed": True}), req).failure is None
     assert result_of(T({"timed_out": True}), req).failure is FailureClass.TIMEOUT
+
+
+def test_a_copied_judge_example_is_refused_and_a_score_outside_0_1_too(tmp_path: Path) -> None:
+    req = request(tmp_path, kind="judge", branches=(), outputs=(
+        OutputSpec(name="score", type="number", description="score in [0, 1]",
+                   schema={"type": "number", "minimum": 0, "maximum": 1}),
+        OutputSpec(name="reasoning", type="text", description="why")))
+    instruction = build_instruction(req, token="drv-t", limits=Limits())
+    example = instruction["example"]
+    assert example["outputs"]["score"] == "<number: score in [0, 1]>"
+    assert envelope_problems(example, instruction)  # copied as it is, it never passes
+    good = {**example, "outputs": {"score": 0.75, "reasoning": "fine"}}
+    assert envelope_problems(good, instruction) == []
+    problems = envelope_problems({**good, "outputs": {"score": 7, "reasoning": "x"}},
+                                 instruction)
+    assert problems and problems[0].startswith("outputs/score: ")
+
+
+def test_budgets_are_shown_without_float_noise(tmp_path: Path) -> None:
+    req = request(tmp_path, budget=Budget(max_wall_clock_seconds=7199.851559,
+                                          max_cost_usd=0.30000000000000004))
+    budget = build_instruction(req, token="drv-t", limits=Limits())["budget"]
+    assert budget == {"enforced": {"max_wall_clock_seconds": 7199},
+                      "unenforced": {"max_cost_usd": 0.3}}

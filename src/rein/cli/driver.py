@@ -8,7 +8,6 @@ transaction with its event, and advances the run under the run lock to its next 
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,12 +73,15 @@ def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
 
 
 def _show(status: dict[str, Any], as_json: bool) -> int:
+    """Print ``status``; its exit code stands even when nobody reads the output."""
+    from rein.cli.safe_output import guarded
     from rein.workers.driver_status import render
 
     if as_json:
-        emit_json(status)
+        guarded(emit_json)(status)
     else:
-        click.echo(render(status))
+        guarded(click.echo)(render(status))
+    guarded(sys.stdout.flush)()
     return int(status["exit_code"])
 
 
@@ -151,12 +153,13 @@ def submit_command(source: str | None, run_id: str | None, workspace: Path | Non
     Exit codes: 0 the run is done, 1 it stopped, 3 waiting (the next instruction or a
     person), 4 envelope refused or run locked, 64 usage error.
     """
+    from rein.cli.driver_submit import apply
     from rein.workers.driver_protocol import EnvelopeRefused, parse_envelope
 
     ws = _ws(workspace)
     try:
         envelope = parse_envelope(_source_text(ws, source))
-        status, note = _apply(ws, envelope, run_id, as_json)
+        status, note = apply(ws, envelope, run_id, as_json)
     except EnvelopeRefused as exc:
         return _refused(ws, exc, run_id, as_json)
     if as_json:
@@ -170,99 +173,23 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int
     except ReinError:
         pending = None
     problems = list(exc.fields.get("problems") or []) if hasattr(exc, "fields") else []
+    from rein.cli.safe_output import guarded
+
+    echo = guarded(click.echo)
     if as_json:
-        emit_json({"status": "refused", "error": exc.to_json(), "problems": problems,
-                   "pending": pending, "exit_code": int(ExitCode.REFUSED)})
+        guarded(emit_json)({"status": "refused", "error": exc.to_json(), "problems": problems,
+                            "pending": pending, "exit_code": int(ExitCode.REFUSED)})
     else:
-        click.echo(f"REFUSED: {exc}", err=True)
+        echo(f"REFUSED: {exc}", err=True)
         for problem in problems:
-            click.echo(f"  - {problem}", err=True)
+            echo(f"  - {problem}", err=True)
         if pending is not None:
             from rein.workers.driver_status import render
 
-            click.echo("nothing changed; still pending:\n", err=True)
-            click.echo(render(pending))
+            echo("nothing changed; still pending:\n", err=True)
+            echo(render(pending))
+    guarded(sys.stdout.flush)()
     return int(ExitCode.REFUSED)
-
-
-def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
-           ) -> tuple[dict[str, Any], str]:
-    """Validate, consume and advance; returns (the next status, what happened)."""
-    from rein.cli.run import Progress, open_engine, run_lock
-    from rein.workers.driver_protocol import EnvelopeRefused
-
-    engine = open_engine(ws, create=False, listeners=[] if as_json else [Progress(False)])
-    try:
-        from rein.workers.driver_status import pick_run, status_of
-        from rein.workers.driver_store import get_turn
-
-        store = engine.store
-        token = envelope.get("token")
-        turn = get_turn(store, token) if isinstance(token, str) else None
-        root = turn.root_run_id if turn is not None else pick_run(store, run_id).run_id
-        if run_id is not None and pick_run(store, run_id).run_id != root:
-            raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
-                                  f"of run {run_id}", code="DRIVER_WRONG_RUN",
-                                  hint="send it without --run, or answer the run's own "
-                                       "instruction")
-        with run_lock(ws, root):
-            note = _consume(ws, engine, envelope, root)
-            if not as_json:  # before the progress lines of the advance it causes
-                click.echo(f"submit: {note}", err=True)
-            run = engine.store.get_run(root)
-            # Advance after a new answer, or to continue a run a dead submit left running.
-            if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"):
-                engine.proceed(root)
-        return status_of(store, ws, root), note
-    finally:
-        engine.store.close()
-
-
-def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
-    from rein.workers.driver_fs import measure
-    from rein.workers.driver_protocol import EnvelopeRefused, envelope_problems
-    from rein.workers.driver_status import current_turns
-    from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
-
-    token = envelope.get("token")
-    turn = get_turn(engine.store, token) if isinstance(token, str) else None
-    if turn is None:
-        what = f"token {token!r}" if isinstance(token, str) else "no token"
-        raise EnvelopeRefused(f"the envelope has {what}, which names no instruction of run "
-                              f"{root}", hint="copy the token from `rein next`")
-    if turn.status is TurnStatus.ANSWERED:
-        stored = (turn.answer or {}).get("envelope")
-        if stored == envelope:
-            return (f"this envelope was already applied to {turn.node_key} attempt "
-                    f"{turn.attempt}; nothing was applied twice")
-        raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
-                              f"{turn.attempt}) was already answered with another envelope",
-                              code="DRIVER_ANSWERED",
-                              hint="answer the pending instruction `rein next` prints")
-    if turn.token not in {t.token for t in current_turns(engine.store, root)}:
-        raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
-                              f"{turn.attempt}) is no longer pending",
-                              code="DRIVER_STALE", hint="see `rein next`")
-    problems = envelope_problems(envelope, turn.instruction)
-    if problems:
-        raise EnvelopeRefused(f"the envelope does not answer {turn.node_key} attempt "
-                              f"{turn.attempt}: {problems[0]}", problems=problems,
-                              hint="fix it to validate against respond_with (rein next "
-                                   "--json), then submit again")
-    run = engine.store.get_run(root)
-    if run is not None:
-        engine.check_binding(run, force=False)  # RT053: the approved graph changed
-    now = dt.datetime.now(dt.UTC)
-    checks = measure(ws, turn, now)
-    at = now.isoformat().replace("+00:00", "Z")
-    _, changed = answer_turn(engine.store, turn.token, {"envelope": envelope, "checks": checks},
-                             at)
-    if not changed:
-        return "this envelope was already applied; nothing was applied twice"
-    outside = checks.get("writes_outside") or []
-    extra = f" (writes outside fs:write: {', '.join(outside)})" if outside else ""
-    return f"accepted for {turn.node_key} attempt {turn.attempt}{extra}"
 
 
 @click.group("driver")

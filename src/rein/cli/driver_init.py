@@ -41,10 +41,12 @@ work; you do the work. Loop until rein says DONE or STOPPED:
    the outputs to produce, your permissions, feedback from a failed attempt, and the exact
    envelope to answer with. Asking again repeats it; it never starts new work.
 2. Do exactly that work with your own tools. Write only where the instruction's `fs:write`
-   permissions allow: rein compares the workspace after you answer and fails the attempt on
-   any other write. Do not commit.
-3. Write the envelope (one JSON object like the instruction's `example`, valid against its
-   `respond_with`) to `.rein/inbox.json` with your file tool, never as a shell argument.
+   permissions allow: rein compares the workspace after you answer and refuses the submit
+   on any other write (undo it and submit again; repeated, it fails the attempt). Do not
+   commit. Answer only the instruction `rein next` prints: one at a time.
+3. Write the envelope (one JSON object like the instruction's `example`, each `<placeholder>`
+   replaced with the real value, valid against its `respond_with`) to `.rein/inbox.json`
+   with your file tool, never as a shell argument.
    Use `"status": "failed"` and a `message` if you cannot do the work. Add
    `"context_usage": {{"used_tokens": N, "window_tokens": M}}` when you know it.
 4. Run `rein submit`. rein checks the work itself and prints what comes next.

@@ -120,6 +120,13 @@ class Progress:
         self.as_json = as_json
 
     def __call__(self, event: Any) -> None:
+        # Printing reports a state change, never takes part in it: a reader that went away
+        # (`rein run | head -1`) must not stop the advance between two transitions.
+        from rein.cli.safe_output import guarded
+
+        guarded(self._show)(event)
+
+    def _show(self, event: Any) -> None:
         if self.as_json:
             emit_json_line(event.to_json())
             return

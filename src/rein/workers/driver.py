@@ -10,7 +10,7 @@ Resumption replays a run from the start, so :meth:`DriverWorker.run` is called a
 attempt it has already seen. It is a pure function of the stored turn: no turn yet → issue
 the instruction and pause; pending → pause again (same instruction, same token); answered →
 the result built from the envelope and from what rein measured when it was submitted
-(writes outside ``fs:write``, ``HEAD`` moving, wall-clock time). Nothing the driver says
+(writes outside ``fs:write``, refs moving, wall-clock time). Nothing the driver says
 about itself is trusted: tokens and cost are unmeasured (``None``), and every budget the
 driver spends out of rein's sight is reported as unenforced.
 """
@@ -48,6 +48,9 @@ class DriverSettings:
     tiers: tuple[str, ...] = TIERS  # which tiers the driver serves (default: all)
     clean_context_at: float = 0.7  # context usage ratio from which a clean context is asked
     limits: Limits = field(default_factory=Limits)
+    # Submits refused for writes outside fs:write (or refs moved) that an attempt may have
+    # to undo them; the next such submit is accepted and fails the attempt.
+    max_write_refusals: int = 2
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any] | None) -> DriverSettings:
@@ -67,8 +70,12 @@ class DriverSettings:
         limits = Limits(
             max_instruction_bytes=int(s.get("max_instruction_bytes", 16_000)),
             max_inline_input_bytes=int(s.get("max_inline_input_bytes", 2_000)))
+        refusals = s.get("max_write_refusals", 2)
+        if isinstance(refusals, bool) or not isinstance(refusals, int) or refusals < 0:
+            raise ConfigError(f"[driver] max_write_refusals must be a whole number from 0, "
+                              f"not {refusals!r}", code="DRIVERCFG003", hint="for example 2")
         return cls(enabled=bool(s.get("enabled", True)), tiers=tiers,
-                   clean_context_at=ratio, limits=limits)
+                   clean_context_at=ratio, limits=limits, max_write_refusals=refusals)
 
 
 def _utc_now() -> dt.datetime:
@@ -136,8 +143,14 @@ class DriverWorker:
             reason = self._context_reason(root)
         instruction = build_instruction(request, token=token, limits=self.settings.limits,
                                         clean_context=reason)
-        snap = self._snapshot or _default_snapshot
-        baseline = dict(snap(self.workspace))
+        if self._snapshot is not None:
+            baseline = dict(self._snapshot(self.workspace))
+        else:
+            from rein.workers.driver_current import latest_snapshot
+            from rein.workers.driver_fs import snapshot
+
+            # The newest snapshot of the run lends its hashes: only changed files are read.
+            baseline = snapshot(self.workspace, previous=latest_snapshot(self.store, root))
         # The inbox the instruction points at must be writable, whichever store holds the
         # run (on PostgreSQL nothing else creates .rein/).
         (self.workspace / INBOX).parent.mkdir(parents=True, exist_ok=True)
@@ -168,12 +181,6 @@ class DriverWorker:
                             "this instruction from a clean context")
                 return None
         return None
-
-
-def _default_snapshot(workspace: Path) -> Mapping[str, Any]:
-    from rein.workers.driver_fs import snapshot
-
-    return snapshot(workspace)
 
 
 def notices(turn: Turn) -> list[Item]:
@@ -214,9 +221,11 @@ def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
                       "the driver wrote outside the node's fs:write permissions: "
                       + ", ".join(outside[:20]) + (" …" if len(outside) > 20 else ""))
     if checks.get("head_moved") and not checks.get("commit_allowed"):
+        refs = ", ".join(checks.get("refs_moved") or []) or "HEAD"
         return failed(FailureClass.PERMISSION_DENIED,
-                      "the driver moved git HEAD (a commit, reset or checkout); workers never "
-                      "commit unless the node grants git:commit")
+                      f"the driver moved git HEAD or a ref ({refs}: a commit, reset, "
+                      "checkout or stash); workers never commit unless the node grants "
+                      "git:commit")
     if checks.get("timed_out"):
         return failed(FailureClass.TIMEOUT,
                       f"the envelope came {checks.get('elapsed_seconds')} s after the "

@@ -1,51 +1,59 @@
-"""What a driver wrote: the workspace before an instruction, compared with it after.
+"""What a driver wrote: the file system before an instruction, compared with it after.
 
 The driver uses its own tools, so rein cannot refuse a write as it happens. What it can do
-is look afterwards. When the instruction is issued, :func:`snapshot` records ``HEAD`` and a
-digest of every path ``git status`` reports as changed or untracked; when the envelope
-arrives, a second snapshot is compared with the first (:func:`written_paths`) and every path
-that changed is checked against the node's ``fs:write`` grants (:func:`writes_outside`).
+is look afterwards, at the file system itself: git is asked for detail (the refs), never
+for what changed, because an index flag (``skip-worktree``, ``assume-unchanged``), an
+exclude entry, a ``.gitignore`` or a workspace outside git all hide changes from
+``git status``.
 
-This is detection after the fact, weaker than the model worker's refusal before the fact:
-a file the repository ignores (``.gitignore``) is invisible to ``git status``, and outside
-a git repository nothing is checked at all (the snapshot says so and rein reports it).
-rein's own state directory ``.rein/`` is never counted as node work.
+When the instruction is issued, :func:`snapshot` walks the workspace (symlinks are not
+followed) and records, per path, its kind and a *digest*: the content hash of a file, the
+target of a link. To stay fast on large trees a file's hash is reused from the previous
+snapshot when its size, mtime, ctime, inode and mode are all unchanged (the ctime cannot be
+set back by a program, so a rewrite always shows), and a file modified within
+:data:`RACY_NS` of a snapshot is hashed again whatever its stat says. On submit a second
+snapshot is compared with the first (:func:`written_paths`), and what changed is sorted:
+tool caches (:data:`TOOL_CACHES`) are reported but not the driver's work; git's own
+bookkeeping (objects, index, logs) is skipped; refs and ``HEAD`` moving need ``git:commit``;
+everything else, ``.git/config``, hooks and ``info/exclude`` included, is checked against
+the node's ``fs:write`` grants (:func:`writes_outside`). rein's ``.rein/`` is never counted.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import subprocess
+import os
+import stat
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+VERSION = 2  # the snapshot format stored with a turn
+STATE_DIR = ".rein"
 STATE_PREFIX = ".rein/"
 _WRITE_ACTIONS = ("write", "create", "delete")  # fs actions that may change a path
-_MAX_HASH_BYTES = 64 * 1024 * 1024  # larger files are compared by size and mtime only
+_MAX_HASH_BYTES = 64 * 1024 * 1024  # larger files are compared by their stat alone
+MAX_ENTRIES = 500_000  # a bound on one walk; beyond it the snapshot says it is partial
+RACY_NS = 1_000_000_000  # timestamps this close to a snapshot are too coarse to trust
+
+# Directory names and file suffixes that test and lint tools write as a side effect of
+# running them (bytecode, caches): reported as ``ignored``, never counted as a write.
+TOOL_CACHES: tuple[str, ...] = ("__pycache__", ".pytest_cache", ".mypy_cache",
+                                ".ruff_cache", ".hypothesis")
+TOOL_CACHE_SUFFIXES: tuple[str, ...] = (".pyc", ".pyo")
+
+# git's bookkeeping, rewritten by read-only commands (`git status` refreshes the index):
+# not walked (objects) or not compared. Refs are compared as refs, not as files.
+_GIT_SKIP_DIRS = frozenset({".git/objects", ".git/logs", ".git/lfs"})
+_GIT_VOLATILE = frozenset({".git/index", ".git/FETCH_HEAD", ".git/ORIG_HEAD",
+                           ".git/COMMIT_EDITMSG", ".git/gc.log", ".git/gc.pid",
+                           ".git/AUTO_MERGE"})
+_GIT_REFS = (".git/HEAD", ".git/packed-refs", ".git/refs")
 
 
-def _git(workspace: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
-    try:
-        return subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args], cwd=workspace,
-            capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _digest(path: Path) -> str:
-    try:
-        info = path.lstat()
-    except OSError:
-        return "absent"
-    if path.is_symlink():
-        return "link:" + str(path.readlink())
-    if not path.is_file():
-        return "other"
-    if info.st_size > _MAX_HASH_BYTES:
-        return f"size:{info.st_size}:{info.st_mtime_ns}"
+def _hash(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -53,60 +61,113 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def snapshot(workspace: str | Path) -> dict[str, Any]:
-    """``{"git": bool, "head": sha | None, "paths": {path: digest}}`` for ``workspace``.
+def _stat_key(info: os.stat_result) -> list[int]:
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode]
 
-    ``paths`` holds every changed, deleted or untracked path that ``git status`` reports
-    (relative, POSIX), except rein's own ``.rein/``.
+
+def _entry(path: Path, info: os.stat_result, old: Sequence[Any] | None, started: int
+           ) -> list[Any]:
+    """``[kind, digest, stat, racy]`` for one path (see the module docstring)."""
+    mode = info.st_mode
+    if stat.S_ISLNK(mode):
+        return ["link", os.readlink(path), None, False]
+    if stat.S_ISDIR(mode):
+        return ["dir", "dir", None, False]
+    if not stat.S_ISREG(mode):
+        return ["other", f"mode:{stat.S_IFMT(mode):o}", None, False]
+    key = _stat_key(info)
+    racy = max(info.st_mtime_ns, info.st_ctime_ns) >= started - RACY_NS
+    exec_bit = "x" if mode & 0o111 else "-"
+    if old is not None and old[0] == "file" and old[2] == key and not old[3] and not racy:
+        return ["file", old[1], key, False]  # unchanged stat: the stored hash still holds
+    if info.st_size > _MAX_HASH_BYTES:
+        digest = "stat:" + ":".join(str(k) for k in key)
+    else:
+        try:
+            digest = _hash(path) + exec_bit
+        except OSError as exc:
+            digest = f"unreadable:{exc.errno}"
+    return ["file", digest, key, racy]
+
+
+def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
+             ) -> dict[str, Any]:
+    """The workspace as it is now: ``{"version", "root", "taken_ns", "entries", "refs",
+    "partial"}``; ``entries`` maps relative POSIX paths to ``[kind, digest, stat, racy]``.
+
+    ``previous`` (an earlier snapshot of the same workspace) lends its hashes to files whose
+    stat did not change.
     """
+    from rein.tools.gitguard import git_refs
+
     root = Path(workspace)
-    top = _git(root, "rev-parse", "--show-prefix")
-    if top is None or top.returncode != 0:
-        return {"git": False, "head": None, "paths": {}}
-    prefix = top.stdout.decode().strip()
-    head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
-    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
-    if status is None or status.returncode != 0:
-        return {"git": False, "head": None, "paths": {}}
-    paths: dict[str, str] = {}
-    entries = status.stdout.decode("utf-8", "surrogateescape").split("\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i]
-        i += 1
-        if len(entry) < 4:
-            continue
-        code, name = entry[:2], entry[3:]
-        if "R" in code or "C" in code:
-            i += 1  # the rename's source follows; the target is what exists now
-        rel = name[len(prefix):] if prefix and name.startswith(prefix) else name
-        if rel.startswith(STATE_PREFIX) or rel == ".rein":
-            continue
-        paths[rel] = _digest(root / rel)
-    sha = head.stdout.decode().strip() if head is not None and head.returncode == 0 else None
-    return {"git": True, "head": sha, "paths": paths}
+    started = time.time_ns()
+    old: Mapping[str, Any] = (previous or {}).get("entries") or {} \
+        if (previous or {}).get("version") == VERSION else {}
+    entries: dict[str, list[Any]] = {}
+    partial = False
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue  # vanished or unreadable: what is inside cannot be told
+        for child in children:
+            rel = f"{rel_dir}/{child.name}" if rel_dir else child.name
+            if rel == STATE_DIR or rel in _GIT_SKIP_DIRS:
+                continue
+            if len(entries) >= MAX_ENTRIES:
+                partial = True
+                break
+            try:
+                info = child.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            entries[rel] = _entry(Path(child.path), info, old.get(rel), started)
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(rel)
+    return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,
+            "entries": entries,
+            "refs": git_refs(root), "partial": partial}
 
 
-def written_paths(workspace: str | Path, before: Mapping[str, Any], after: Mapping[str, Any]
-                  ) -> list[str]:
-    """Paths whose content changed between two snapshots (commits in between included)."""
-    old: Mapping[str, str] = before.get("paths") or {}
-    new: Mapping[str, str] = after.get("paths") or {}
-    changed = {p for p in set(old) | set(new) if old.get(p) != new.get(p)}
-    if before.get("git") and after.get("git") and before.get("head") != after.get("head"):
-        # A commit hides work from `git status`: ask git what the new commits touched.
-        root = Path(workspace)
-        if before.get("head") and after.get("head"):
-            done = _git(root, "diff", "--name-only", "-z", "--relative",
-                        str(before["head"]), str(after["head"]))
-            if done is not None and done.returncode == 0:
-                changed.update(p for p in done.stdout.decode().split("\0") if p)
-        elif after.get("head"):
-            done = _git(root, "ls-tree", "-r", "--name-only", "-z",
-                        str(after["head"]))
-            if done is not None and done.returncode == 0:
-                changed.update(p for p in done.stdout.decode().split("\0") if p)
-    return sorted(p for p in changed if not p.startswith(STATE_PREFIX))
+def written_paths(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Paths created, deleted or changed between two snapshots (a directory only when it
+    appeared or vanished with nothing below it that changed), sorted."""
+    old: Mapping[str, Sequence[Any]] = before.get("entries") or {}
+    new: Mapping[str, Sequence[Any]] = after.get("entries") or {}
+    changed: set[str] = set()
+    for path in set(old) | set(new):
+        a, b = old.get(path), new.get(path)
+        if a is None or b is None or a[0] != b[0] or a[1] != b[1]:
+            changed.add(path)
+    parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
+    dirs = {p for p in changed & parents if (old.get(p) or new.get(p) or ["?"])[0] == "dir"}
+    return sorted(p for p in changed - dirs
+                  if not p.startswith(STATE_PREFIX) and p not in _GIT_VOLATILE
+                  and not p.endswith(".lock"))
+
+
+def tool_cache(path: str) -> bool:
+    """Whether ``path`` lies in a tool cache (:data:`TOOL_CACHES`), outside ``.git``."""
+    parts = path.split("/")
+    if parts[0] == ".git":
+        return False
+    return any(p in TOOL_CACHES for p in parts) or parts[-1].endswith(TOOL_CACHE_SUFFIXES)
+
+
+def git_ref_path(path: str) -> bool:
+    """Whether ``path`` is where git keeps ``HEAD`` or a ref."""
+    return any(path == r or path.startswith(r + "/") for r in _GIT_REFS)
+
+
+def moved_refs(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Refs (``HEAD`` included) that appeared, vanished or moved, by git's account."""
+    from rein.tools.gitguard import moved_refs as moved
+
+    return moved(before.get("refs"), after.get("refs"))
 
 
 def write_grants(permissions: Iterable[str]) -> list[str]:
@@ -128,31 +189,48 @@ def writes_outside(paths: Sequence[str], permissions: Iterable[str]) -> list[str
     return [p for p in paths if not any(target_matches("fs", g, p) for g in grants)]
 
 
-def head_moved(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-    """Whether ``HEAD`` points somewhere else (the driver committed, reset or switched)."""
-    return bool(before.get("git")) and before.get("head") != after.get("head")
+def compare(before: Mapping[str, Any], after: Mapping[str, Any],
+            permissions: Sequence[str]) -> dict[str, Any]:
+    """The write checks of one submit: what was written, what of it no grant covers,
+    tool caches set aside, and refs that moved."""
+    written = written_paths(before, after)
+    ignored = [p for p in written if tool_cache(p)]
+    # git's account of the refs, and the ref files themselves (named as git names them).
+    refs = sorted(set(moved_refs(before, after))
+                  | {p.removeprefix(".git/") for p in written if git_ref_path(p)})
+    work = [p for p in written if not tool_cache(p) and not git_ref_path(p)]
+    outside = writes_outside(work, permissions)
+    out: dict[str, Any] = {
+        "written": work[:200], "writes_outside": outside[:200],
+        "head_moved": bool(refs), "refs_moved": refs[:50],
+        "commit_allowed": any(str(p).startswith("git:commit") for p in permissions)}
+    if len(work) > 200 or len(outside) > 200:  # the lists are cut: say how long they were
+        out["counts"] = {"written": len(work), "writes_outside": len(outside)}
+    if ignored:
+        out["ignored"] = {"tool_caches": len(ignored), "examples": ignored[:5]}
+    if before.get("partial") or after.get("partial"):
+        out["unchecked"] = (f"the workspace holds more than {MAX_ENTRIES} paths: only the "
+                            "first were compared")
+    return out
 
 
-def measure(workspace: str | Path, turn: Any, now: dt.datetime) -> dict[str, Any]:
-    """What rein checks when an envelope for ``turn`` arrives (stored with the answer).
+def measure(workspace: str | Path, turn: Any, now: dt.datetime,
+            baseline: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What rein checks when an envelope for ``turn`` arrives: ``(checks, after)``.
 
-    Writes since the instruction was issued against the node's ``fs:write`` grants,
-    ``HEAD`` moving, and the wall-clock time the instruction took against its limit.
+    ``checks`` (stored with the answer) holds the writes since ``baseline`` (default: the
+    turn's own) against the node's ``fs:write`` grants, refs moving, and the wall-clock time
+    the instruction took against its limit; ``after`` is the snapshot taken now.
     """
     instruction = turn.instruction
-    baseline = turn.baseline
+    base = baseline if baseline is not None else turn.baseline
     permissions = list(instruction.get("permissions") or [])
-    out: dict[str, Any] = {"git": bool(baseline.get("git"))}
-    if baseline.get("git"):
-        after = snapshot(workspace)
-        written = written_paths(workspace, baseline, after)
-        out["written"] = written[:200]
-        out["writes_outside"] = writes_outside(written, permissions)
-        out["head_moved"] = head_moved(baseline, after)
-        out["commit_allowed"] = any(str(p).startswith("git:commit") for p in permissions)
-    else:
-        out["unchecked"] = ("the workspace is not a git repository: writes outside fs:write "
-                            "were not checked")
+    after = snapshot(workspace, previous=base)
+    if base.get("version") == VERSION:
+        out = compare(base, after, permissions)
+    else:  # a turn issued before snapshots walked the file system
+        out = {"unchecked": "the instruction was issued by an older rein, whose snapshot "
+                            "cannot be compared: writes were not checked"}
     started = dt.datetime.fromisoformat(str(turn.created_at))
     elapsed = max(0.0, (now - started).total_seconds())
     limit = ((instruction.get("budget") or {}).get("enforced") or {}).get(
@@ -161,7 +239,9 @@ def measure(workspace: str | Path, turn: Any, now: dt.datetime) -> dict[str, Any
     if limit is not None:
         out["limit_seconds"] = limit
         out["timed_out"] = elapsed > float(limit)
-    return out
+    return out, after
 
 
-__all__ = ["head_moved", "measure", "snapshot", "write_grants", "writes_outside", "written_paths"]
+__all__ = ["TOOL_CACHES", "TOOL_CACHE_SUFFIXES", "compare", "git_ref_path", "measure",
+           "moved_refs", "snapshot", "tool_cache", "write_grants", "writes_outside",
+           "written_paths"]

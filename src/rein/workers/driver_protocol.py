@@ -68,6 +68,13 @@ def token_for(request: AttemptRequest) -> str:
     return "drv-" + hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
+def _tidy(value: Any) -> Any:
+    """A limit without float noise (a cost left of 0.30000000000000004 reads 0.3)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else float(f"{value:.6g}")
+    return value
+
+
 def _size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, default=str).encode())
 
@@ -99,17 +106,17 @@ def build_instruction(request: AttemptRequest, *, token: str, limits: Limits,
     budget = request.budget
     enforced = {}
     if budget.max_wall_clock_seconds is not None:
-        enforced["max_wall_clock_seconds"] = budget.max_wall_clock_seconds
-    unenforced = {k: getattr(budget, k) for k in UNENFORCED_LIMITS
+        # What is left of a run's clock is a float (7199.851559): whole seconds, rounded
+        # down, so the number an agent reads is never more than it has.
+        enforced["max_wall_clock_seconds"] = int(budget.max_wall_clock_seconds)
+    unenforced = {k: _tidy(getattr(budget, k)) for k in UNENFORCED_LIMITS
                   if getattr(budget, k) is not None}
     out: dict[str, Any] = {
         "protocol": PROTOCOL, "token": token, "run_id": request.run_id,
         "node": request.node_id, "attempt": request.attempt, "kind": request.kind,
         "title": request.title, "brief": request.brief, "inputs": inputs,
         "inputs_in_files": spilled,
-        "outputs": [{"name": o.name, "type": o.type, "description": o.description,
-                     "required": o.required, "path_hint": o.path_hint}
-                    for o in request.outputs],
+        "outputs": [_output(o) for o in request.outputs],
         "branches": [dict(b) for b in request.branches],
         "checks": [dict(c) for c in request.checks],
         "permissions": list(request.permissions), "tools": list(request.tools),
@@ -134,10 +141,24 @@ def build_instruction(request: AttemptRequest, *, token: str, limits: Limits,
     return out
 
 
+def _output(o: Any) -> dict[str, Any]:
+    """One declared output as the instruction lists it (its schema too: the engine checks
+    the value against it, so the agent must see it)."""
+    out = {"name": o.name, "type": o.type, "description": o.description,
+           "required": o.required, "path_hint": o.path_hint}
+    if o.schema:
+        out["schema"] = dict(o.schema)
+    return out
+
+
 def _output_schema(output: Mapping[str, Any]) -> dict[str, Any]:
     schema = dict(_TYPE_SCHEMAS.get(str(output.get("type")), {}))
     if output.get("description"):
         schema["description"] = str(output["description"])
+    if isinstance(output.get("schema"), Mapping):
+        # The declared schema narrows the type: an envelope that passes respond_with also
+        # passes the engine's output check (RT032), instead of ending the attempt.
+        schema = {"allOf": [schema, dict(output["schema"])]}
     return schema
 
 
@@ -198,22 +219,29 @@ _AGENT: dict[str, Any] = {
 }
 
 
+def placeholder(output: Mapping[str, Any]) -> Any:
+    """The example's value for one output: a path hint as it is (the path to write), else a
+    visible placeholder that fails validation if copied (``"<number: score in [0, 1]>"``)."""
+    kind = str(output.get("type"))
+    if kind in ("file", "directory") and output.get("path_hint"):
+        return output["path_hint"]
+    what = {"file": "path relative to the workspace", "directory":
+            "path relative to the workspace", "file_set": "array of workspace paths",
+            "artifact": 'object with an "id"', "reference": "URI"}.get(kind, kind)
+    note = str(output.get("description") or "").strip()
+    return f"<{what}: {note}>" if note else f"<{what}>"
+
+
 def example_envelope(instruction: Mapping[str, Any]) -> dict[str, Any]:
-    """A filled-in envelope answering ``instruction`` (placeholder values)."""
-    samples = {"number": 0.9, "integer": 1, "boolean": True, "object": {}, "array": [],
-               "file_set": [], "artifact": {"id": "..."}, "json": {}}
-    outputs = {}
-    for o in instruction.get("outputs") or []:
-        if o.get("type") in ("file", "directory"):
-            outputs[o["name"]] = o.get("path_hint") or "path/relative/to/workspace"
-        else:
-            outputs[o["name"]] = samples.get(str(o.get("type")), "...")
+    """The envelope answering ``instruction``, with placeholders to replace: copied as it
+    is, it is refused (a placeholder number is a string, a placeholder label no label)."""
+    outputs = {o["name"]: placeholder(o) for o in instruction.get("outputs") or []}
     out: dict[str, Any] = {"protocol": PROTOCOL, "token": instruction["token"],
                            "node": instruction["node"], "attempt": instruction["attempt"],
                            "status": "done", "outputs": outputs}
     branches = instruction.get("branches") or []
     if instruction.get("kind") == "decision" and branches:
-        out["decision"] = branches[0]["label"]
+        out["decision"] = "<one of: " + ", ".join(str(b["label"]) for b in branches) + ">"
     return out
 
 
@@ -238,7 +266,8 @@ def generic_schemas() -> dict[str, Any]:
     output = {"type": "object", "required": ["name", "type", "description", "required"],
               "properties": {"name": {"type": "string"}, "type": {"type": "string"},
                              "description": {"type": "string"}, "required": {"type": "boolean"},
-                             "path_hint": {"type": ["string", "null"]}}}
+                             "path_hint": {"type": ["string", "null"]},
+                             "schema": {"type": "object"}}}
     instruction = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "rein driver instruction (the instruction member of `rein next --json`)",
@@ -315,6 +344,16 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
                             f"instruction has {_json(instruction[field_name])}")
     if problems:
         return problems
+    given = envelope.get("outputs")
+    for o in instruction.get("outputs") or []:
+        hint = o.get("type") in ("file", "directory") and o.get("path_hint")
+        if isinstance(given, Mapping) and not hint and given.get(o["name"]) == placeholder(o):
+            problems.append(f"outputs/{o['name']}: is the example's placeholder "
+                            f"{_json(placeholder(o))}: replace it with the real value")
+    if isinstance(envelope.get("decision"), str) and envelope["decision"].startswith("<one of:"):
+        problems.append("decision: is the example's placeholder: name one of the labels")
+    if problems:
+        return problems
     validator = jsonschema.Draft202012Validator(instruction["respond_with"])
     for error in sorted(validator.iter_errors(envelope), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path) or "(envelope)"
@@ -353,4 +392,4 @@ def _plain(error: Any) -> str:
 
 __all__ = ["INBOX", "PROTOCOL", "EnvelopeRefused", "Limits", "build_instruction",
            "envelope_problems", "envelope_schema", "example_envelope", "generic_schemas",
-           "parse_envelope", "token_for"]
+           "parse_envelope", "placeholder", "token_for"]

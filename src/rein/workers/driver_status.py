@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from rein.errors import ExitCode, StoreError
 from rein.store.state import ApprovalStatus, RunStatus
+from rein.workers.driver_current import current_turn, waiting_turns, workspace_turns
 from rein.workers.driver_protocol import INBOX
-from rein.workers.driver_store import TurnStatus, turns
 
 if TYPE_CHECKING:
     from rein.store.base import RunRow, Store
@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
 
-def pick_run(store: Store, run_id: str | None) -> RunRow:
-    """The run ``run_id`` (its top-level run), else the newest unfinished top-level run,
-    else the newest top-level run."""
+def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
+             queue: list[Turn] | None = None) -> RunRow:
+    """The run ``run_id`` (its top-level run); else the run of the workspace's current
+    driver instruction (the head of ``queue`` when given); else the newest unfinished
+    top-level run, else the newest one."""
     if run_id is not None:
         row = store.get_run(run_id)
         if row is None:
@@ -51,6 +53,12 @@ def pick_run(store: Store, run_id: str | None) -> RunRow:
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
                          hint="start one with `rein run GRAPH --approve DIGEST`")
+    current = (queue[0] if queue else None) if queue is not None \
+        else current_turn(store, workspace)
+    if current is not None:  # `next` and `submit` agree: the instruction handed out first
+        found = store.get_run(current.root_run_id)
+        if found is not None:
+            return found
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
 
 
@@ -65,13 +73,8 @@ def family(store: Store, root: str) -> list[str]:
 
 
 def current_turns(store: Store, root: str) -> list[Turn]:
-    """Pending turns whose node still waits (a node another worker finished is skipped)."""
-    out = []
-    for turn in turns(store, root, status=TurnStatus.PENDING):
-        node = store.node(turn.run_id, turn.node_key)  # type: ignore[arg-type]
-        if node is None or not node.status.terminal:
-            out.append(turn)
-    return out
+    """Pending turns of a run whose node still waits (see :func:`waiting_turns`)."""
+    return waiting_turns(store, root)
 
 
 def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[str, Any]:
@@ -79,7 +82,8 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
 
     ``workspace`` is where the instruction's files live; the state is read from ``store``.
     """
-    run = pick_run(store, run_id)
+    queue = workspace_turns(store, workspace)
+    run = pick_run(store, run_id, workspace, queue)
     root, status = run.run_id, run.status.value
     base = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
@@ -91,14 +95,25 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
                 "exit_code": int(ExitCode.FAILURE)}
     pending = current_turns(store, root)
     waiting = int(ExitCode.WAITING)
+    if pending and queue and queue[0].token != pending[0].token:
+        first = queue[0]  # only --run names a run whose instruction is not the current one
+        return {"status": "waiting", **base, "for": "driver", "current": {
+                    "token": first.token, "run_id": first.root_run_id, "node": first.node_key},
+                "message": f"instruction {first.token} ({first.node_key} of run "
+                           f"{first.root_run_id}) is current in this workspace: answer it "
+                           f"first (`rein next --run {first.root_run_id}`); one instruction "
+                           "at a time, so that each one's writes can be told apart",
+                "exit_code": waiting}
     if pending:
         turn = pending[0]
         out = {"status": "instruction", **base, **dict(turn.instruction),
                "respond": f"write the envelope (it must validate against respond_with) to "
                           f"{INBOX}, then run `rein submit`; `rein submit -` reads stdin",
                "exit_code": waiting}
-        if len(pending) > 1:
-            out["also_pending"] = [t.node_key for t in pending[1:]]
+        later = [t for t in queue if t.token != turn.token]
+        if later:  # handed out one at a time, after this one is answered
+            out["also_pending"] = [t.node_key if t.root_run_id == root
+                                   else f"{t.node_key} (run {t.root_run_id})" for t in later]
         return out
     runs = family(store, root)
     approvals = [a for a in store.approvals(status=ApprovalStatus.PENDING) if a.run_id in runs]
@@ -185,16 +200,61 @@ def _attempt_failure(attempt: Mapping[str, Any]) -> str:
     return text
 
 
+_TEXTS = ("string", "text", "markdown")
+
+
+def _carries(output: Mapping[str, Any]) -> str:
+    """What an output's value is: a path, or the content itself (a text with a path hint is
+    the content; the file at the hint is the agent's to write as well)."""
+    hint = output.get("path_hint")
+    if output.get("type") in ("file", "directory"):
+        return f" (the value is its path: {hint})" if hint else " (the value is its path)"
+    if hint and output.get("type") in _TEXTS:
+        return f" (the value is the text itself, not a path; also write it to {hint})"
+    return f" (path: {hint})" if hint else ""
+
+
+def check_params(params: Mapping[str, Any]) -> list[str]:
+    """A criterion's parameters, one line each, as an agent needs them to pass it."""
+    lines = []
+    for key, value in params.items():
+        if key == "run":
+            lines.append(f"run: {value}")
+        elif isinstance(value, str):
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+        else:
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+    return lines
+
+
+def render_advisory(failures: list[Mapping[str, Any]]) -> list[str]:
+    """Advisory checks the last attempt did not pass: they do not fail it, so no retry
+    brings them back; this is the one place the agent hears of them."""
+    if not failures:
+        return []
+    lines = ["", "## Advisory checks your last submit did not pass (the attempt stands)"]
+    for failure in failures:
+        lines.append(f"- {failure.get('id')}")
+        evidence = failure.get("evidence")
+        if evidence:
+            text = json.dumps(evidence, ensure_ascii=False, default=str) \
+                if not isinstance(evidence, str) else evidence
+            lines.append(f"  evidence: {text[:800]}")
+    return lines
+
+
 def render(status: Mapping[str, Any]) -> str:
     """The status as text for an agent or a person reading a terminal."""
     kind = status["status"]
+    advisory = render_advisory(list(status.get("advisory_failures") or []))
     if kind != "instruction":
         head = f"{kind.upper()}: {status.get('message', '')}"
         if kind == "stopped":
             head = f"STOPPED ({status['reason']}): {status.get('message', '')}"
-        return head + f"\nrun {status['run_id']} · exit code {status['exit_code']}"
+        return "\n".join([head + f"\nrun {status['run_id']} · exit code "
+                          f"{status['exit_code']}", *advisory])
     lines = [(f"INSTRUCTION {status['token']} · run {status['run_id']} · node {status['node']} "
-             f"· attempt {status['attempt']} ({status['kind']})")]
+             f"· attempt {status['attempt']} ({status['kind']})"), *advisory]
     if status.get("clean_context"):
         lines.append(f"=== CLEAN CONTEXT: {status.get('clean_context_reason')} ===")
     brief = re.sub(r"\n{3,}", "\n\n", str(status["brief"]).strip())
@@ -223,20 +283,25 @@ def render(status: Mapping[str, Any]) -> str:
     if status.get("outputs"):
         lines += ["", "## Produce"]
     for o in status.get("outputs") or []:
-        hint = f" (path: {o['path_hint']})" if o.get("path_hint") else ""
         need = "required" if o.get("required") else "optional"
-        lines.append(f"- {o['name']} [{o['type']}, {need}]{hint}: {o['description']}")
+        lines.append(f"- {o['name']} [{o['type']}, {need}]{_carries(o)}: {o['description']}")
+        if o.get("schema"):
+            lines.append(f"  schema: {json.dumps(o['schema'], ensure_ascii=False)}")
     if status.get("checks"):
         lines += ["", "## Checked by rein after you submit"]
-        lines += [f"- {c['id']} ({c['kind']}{', advisory' if c.get('severity') == 'advisory' else ''})"
-                  f": {c.get('description', '')}" for c in status["checks"]]
+        for c in status["checks"]:
+            advisory = ", advisory" if c.get("severity") == "advisory" else ""
+            lines.append(f"- {c['id']} ({c['kind']}{advisory}): {c.get('description', '')}")
+            lines += [f"  {line}" for line in check_params(c.get("params") or {})]
     if status.get("branches"):
         lines += ["", "## Choose one decision label"]
         lines += [f"- {b['label']}: {b.get('description', '')}" for b in status["branches"]]
     granted = ", ".join(status.get("permissions") or [])
     lines += ["", "## Rules",
-              (f"- permissions: {granted} (writes outside fs:write fail the attempt)" if granted
-               else "- permissions: none (change no file: any write fails the attempt)"),
+              (f"- permissions: {granted} (writes outside fs:write: the submit is refused "
+               "so that you can undo them; repeated, they fail the attempt)" if granted
+               else "- permissions: none (change no file: a submit after a write is refused "
+                    "so that you can undo it; repeated, it fails the attempt)"),
               f"- workspace: {status.get('workspace_access')}, network: {status.get('network')}"]
     budget = status.get("budget") or {}
     if budget.get("enforced"):
@@ -244,7 +309,8 @@ def render(status: Mapping[str, Any]) -> str:
     if budget.get("unenforced"):
         lines.append(f"- asked of you, not enforced: {json.dumps(budget['unenforced'])}")
     lines += ["", "## Respond",
-              f"Write this JSON (filled in) to {INBOX}, then run `rein submit`:",
+              f"Write this JSON to {INBOX}, each <placeholder> replaced with the real "
+              "value, then run `rein submit`:",
               json.dumps(status["example"], ensure_ascii=False),
               ("It must validate against respond_with (`rein next --json`). "
               "status \"failed\" with a message if you cannot do the work."),

@@ -193,3 +193,18 @@ def test_a_generic_sandbox_rewrites_the_command(ctx_for):
     assert result.evidence["stdout"] == "yes\n"
     assert seen == [["/bin/sh", "-c", 'echo "$SANDBOXED"']]
     assert os.environ.get("SANDBOXED") is None
+
+
+def test_a_check_writes_no_bytecode_or_tool_cache_into_the_workspace(ctx_for):
+    import shutil
+    import sys
+
+    ctx = ctx_for(env={"PYTEST_ADDOPTS": "-q"})
+    (ctx.workspace / "mod.py").write_text("X = 1\n")
+    (ctx.workspace / "test_mod.py").write_text("import mod\n\ndef test_x():\n    assert mod.X\n")
+    python = shutil.which("python3") or sys.executable
+    result = check({"id": "t", "kind": "command",
+                    "run": f"{sys.executable} -m pytest test_mod.py && {python} -c 'import mod'"},
+                   ctx)
+    assert result.passed, result.evidence
+    assert sorted(p.name for p in ctx.workspace.iterdir()) == ["mod.py", "test_mod.py"]

@@ -47,6 +47,25 @@ BASELINE_ENV: tuple[str, ...] = (
     "SYSTEMROOT",
 )
 
+# Tools a check runs write caches into the workspace as a side effect (bytecode, pytest's
+# cache), which a read-only node would then be blamed for: rein's own checks turn them off.
+# A node's declared environment cannot turn them back on; PYTEST_ADDOPTS it declares is kept.
+NO_CACHE_ENV: dict[str, str] = {
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTEST_ADDOPTS": "-p no:cacheprovider",
+    "MYPY_CACHE_DIR": os.devnull,
+    "RUFF_NO_CACHE": "true",
+}
+
+
+def without_caches(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with :data:`NO_CACHE_ENV` on top (pytest options the node gave kept)."""
+    out = {**env, **NO_CACHE_ENV}
+    if env.get("PYTEST_ADDOPTS"):
+        out["PYTEST_ADDOPTS"] = f"{env['PYTEST_ADDOPTS']} {NO_CACHE_ENV['PYTEST_ADDOPTS']}"
+    return out
+
+
 # Bytes kept per stream while the command runs; evidence is cut further afterwards.
 MAX_CAPTURE_BYTES = 1_000_000
 
@@ -77,7 +96,8 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     timeout = float(criterion.get("timeout_seconds", ctx.default_timeout_seconds))
 
     try:
-        result = await _run(run, cwd=cwd, env=ctx.env, timeout=timeout, sandbox=ctx.sandbox)
+        result = await _run(run, cwd=cwd, env=without_caches(ctx.env), timeout=timeout,
+                            sandbox=ctx.sandbox)
     except ToolFailure as exc:
         raise CriterionProblem(exc.message, code=exc.code, hint=exc.hint) from exc
     except OSError as exc:

@@ -79,7 +79,8 @@ async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
         run_id=ctx.run_id, node_id=f"{inst.key(nid)}:{req.criterion_id}", attempt=req.attempt,
         kind="judge", title=f"judge {req.criterion_id} (sample {req.sample}/{req.samples})",
         brief=req.rubric, inputs={"material": list(req.inputs)}, outputs=(
-            OutputSpec(name="score", type="number", description="score in [0, 1]"),
+            OutputSpec(name="score", type="number", description="score in [0, 1]",
+                       schema={"type": "number", "minimum": 0, "maximum": 1}),
             OutputSpec(name="reasoning", type="text", description="why")),
         permissions=(), tools=(), workspace=str(ctx.workspace),
         tier=tier,  # type: ignore[arg-type]

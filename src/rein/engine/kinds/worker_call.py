@@ -92,12 +92,18 @@ def _branches(node: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
                  for b in (node.get("decision") or {}).get("branches") or [])
 
 
-def _checks(node: Mapping[str, Any]) -> tuple[dict[str, str], ...]:
-    """The success criteria as the worker is told of them (never their evaluation)."""
+_CHECK_FIELDS = ("id", "kind", "description", "severity")
+
+
+def _checks(node: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The success criteria as the worker is told of them (never their evaluation), with
+    the parameters it needs to pass them (the command line, the path and ``min_bytes``,
+    the pattern): all part of the graph the person approved."""
     return tuple(
         {"id": str(c.get("id", "")), "kind": str(c.get("kind", "")),
          "description": str(c.get("description", "")),
-         "severity": str(c.get("severity", "required"))}
+         "severity": str(c.get("severity", "required")),
+         "params": {k: v for k, v in c.items() if k not in _CHECK_FIELDS}}
         for c in (node.get("success") or {}).get("criteria") or [] if isinstance(c, Mapping))
 
 

@@ -1,0 +1,96 @@
+"""Which driver instruction is current in a workspace, and what its writes are measured from.
+
+A driver's writes are told apart only by time: rein sees the workspace before and after,
+never who wrote. So one workspace has at most one *current* instruction, whatever the
+number of runs or parallel nodes waiting for the driver: the oldest pending turn (ties by
+token). ``rein next`` hands out only that one, and ``rein submit`` answers only that one;
+the others wait their turn, listed as such.
+
+A turn waiting behind another was issued before the other's work was done, so its own
+snapshot would count that work as its own. Its writes are measured from the latest
+snapshot of the workspace instead: its own, or the one taken when a later answer was
+submitted (stored with that answer), whichever is newer.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rein.store.state import RunStatus
+from rein.workers.driver_store import TurnStatus, turns
+
+if TYPE_CHECKING:
+    from rein.store.base import Store
+    from rein.workers.driver_store import Turn
+
+_UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
+
+
+def waiting_turns(store: Store, root: str) -> list[Turn]:
+    """Pending turns of one run family whose node still waits (a node another worker
+    finished is skipped), oldest first."""
+    out = []
+    for turn in turns(store, root, status=TurnStatus.PENDING):
+        node = store.node(turn.run_id, turn.node_key)  # type: ignore[arg-type]
+        if node is None or not node.status.terminal:
+            out.append(turn)
+    return out
+
+
+def _same_workspace(turn: Turn, workspace: Path | None) -> bool:
+    root = (turn.baseline or {}).get("root")
+    return workspace is None or root is None or root == str(workspace.resolve())
+
+
+def workspace_turns(store: Store, workspace: Path | None = None) -> list[Turn]:
+    """Every waiting turn of the unfinished runs in ``workspace``, current first."""
+    out: list[Turn] = []
+    for run in store.list_runs():
+        if run.status in _UNFINISHED:
+            out += [t for t in waiting_turns(store, run.run_id) if _same_workspace(t, workspace)]
+    return sorted(out, key=lambda t: (t.created_at, t.token))
+
+
+def current_turn(store: Store, workspace: Path | None = None) -> Turn | None:
+    """The one instruction of ``workspace`` a driver may work on now, or ``None``."""
+    pending = workspace_turns(store, workspace)
+    return pending[0] if pending else None
+
+
+def baseline_for(store: Store, turn: Turn, workspace: Path | None = None) -> Mapping[str, Any]:
+    """The snapshot ``turn``'s writes are measured from (see the module docstring)."""
+    best: Mapping[str, Any] = turn.baseline
+    issued = _moment(turn.created_at)
+    for run in store.list_runs():
+        if run.finished_at is not None and _moment(run.finished_at) < issued:
+            continue  # ended before this instruction: nothing it answered can be newer
+        for other in turns(store, run.run_id, status=TurnStatus.ANSWERED):
+            after = (other.answer or {}).get("after")
+            if (isinstance(after, Mapping) and other.token != turn.token
+                    and _same_workspace(other, workspace)
+                    and int(after.get("taken_ns") or 0) > int(best.get("taken_ns") or 0)):
+                best = after
+    return best
+
+
+def _moment(text: str) -> dt.datetime:
+    moment = dt.datetime.fromisoformat(str(text))
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def latest_snapshot(store: Store, root: str) -> Mapping[str, Any] | None:
+    """The newest snapshot stored for a run family (to reuse its hashes), or ``None``."""
+    found: Mapping[str, Any] | None = None
+    for turn in turns(store, root):
+        for snap in (turn.baseline, (turn.answer or {}).get("after")):
+            if isinstance(snap, Mapping) and int(snap.get("taken_ns") or 0) > int(
+                    (found or {}).get("taken_ns") or 0):
+                found = snap
+    return found
+
+
+__all__ = ["baseline_for", "current_turn", "latest_snapshot", "waiting_turns",
+           "workspace_turns"]
