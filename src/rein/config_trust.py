@@ -6,6 +6,8 @@ A project's ``rein.toml`` arrives with ``git clone``. Most of it can only narrow
 ====================================  ==========================================================
 ``[workers.command.NAME]``            an ``argv`` rein executes (and ``pass_env`` secrets it gets)
 ``[hooks.NAME]``                      a command rein executes at lifecycle events
+``[workers.scripted]``                answers from a file that stand in for every worker of
+                                      the nodes it names (and the files they write)
 ``[providers.NAME]``                  a ``base_url`` that receives prompts, an ``api_key_env``
                                       whose key is sent with them, prices that budgets trust
 ``[store] url``                       a database that receives every prompt and output
@@ -116,6 +118,14 @@ def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
         else:
             items.append(Withheld(key="workers.command", kind="command worker",
                                   detail=repr(commands), value=commands))
+    if isinstance(workers, dict) and "scripted" in workers:
+        # The test double replaces the user's workers for every node it names: what those
+        # nodes produce and decide comes from the project's file, not the user's model.
+        scripted = workers.pop("scripted")
+        answers = scripted.get("answers") if isinstance(scripted, Mapping) else scripted
+        items.append(Withheld(key="workers.scripted", kind="scripted worker",
+                              detail=f"answers every node it names from {answers}",
+                              value=scripted))
     providers = safe.get("providers")
     if isinstance(providers, dict):
         known = higher.get("providers") or {}
