@@ -18,9 +18,11 @@ From the managed and user files these are honoured as written. From the project 
 file's path and the digest of its withheld tables in the user's trust file
 (``trusted-projects.json`` beside the user ``rein.toml``). If the project file changes, the
 digest no longer matches and the tables stay withheld, with a notice naming the command that
-re-trusts them. Offline test doubles (a new provider of kind ``scripted``, or one answering
+re-trusts them. Offline providers (a new provider of kind ``scripted``, or one answering
 from ``options.replay`` files) and a SQLite store inside the workspace neither run nor send
-anything, so they need no trust. ``[policy] project_trust = false`` in a managed or user file
+anything, so they need no trust: every tool call such a provider scripts goes through the
+model worker's gate like a real model's. The scripted *worker* does need trust: it answers
+for every node it names in place of the user's workers. ``[policy] project_trust = false`` in a managed or user file
 forbids project trust altogether.
 """
 

@@ -170,11 +170,13 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int
     except ReinError:
         pending = None
     problems = list(exc.fields.get("problems") or []) if hasattr(exc, "fields") else []
+    # A refusal quotes the envelope it refuses: what it quotes is redacted like the store.
+    problems, message, error = _redact(ws, [problems, str(exc), exc.to_json()])
     if as_json:
-        emit_json({"status": "refused", "error": exc.to_json(), "problems": problems,
+        emit_json({"status": "refused", "error": error, "problems": problems,
                    "pending": pending, "exit_code": int(ExitCode.REFUSED)})
     else:
-        click.echo(f"REFUSED: {exc}", err=True)
+        click.echo(f"REFUSED: {message}", err=True)
         for problem in problems:
             click.echo(f"  - {problem}", err=True)
         if pending is not None:
@@ -183,6 +185,20 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int
             click.echo("nothing changed; still pending:\n", err=True)
             click.echo(render(pending))
     return int(ExitCode.REFUSED)
+
+
+def _redact(ws: Path, value: Any) -> Any:
+    """``value`` with every known secret of this workspace replaced, as the store writes."""
+    import os
+
+    from rein.formats.redaction import known_secrets, redact
+    from rein.store.open import key_variables
+
+    try:
+        names = key_variables(ws)
+    except ReinError:
+        names = ()
+    return redact(value, known_secrets(os.environ, names))
 
 
 def _apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
@@ -233,7 +249,7 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
                               f"{root}", hint="copy the token from `rein next`")
     if turn.status is TurnStatus.ANSWERED:
         stored = (turn.answer or {}).get("envelope")
-        if stored == envelope:
+        if stored == engine.store.redact(envelope):  # stored as redacted
             return (f"this envelope was already applied to {turn.node_key} attempt "
                     f"{turn.attempt}; nothing was applied twice")
         raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
