@@ -338,3 +338,17 @@ def test_a_user_scripted_worker_needs_no_trust(files: dict[str, Path],
 
     [worker] = workers_from_config(files["ws"], cfg, env={})
     assert type(worker).__name__ == "ScriptedWorker"
+
+
+def test_an_offline_double_reading_files_outside_the_project_needs_trust(
+        files: dict[str, Path], env: dict[str, str]) -> None:
+    """A script or replay file outside the workspace would bring that file into the run."""
+    write(files["project"], '[providers.a]\nkind = "scripted"\n'
+          'options = { script = "/home/someone/.ssh/id_rsa" }\n'
+          '[providers.b]\nkind = "scripted"\noptions = { script = "../outside.json" }\n'
+          '[providers.c]\nkind = "openai"\noptions = { replay = ["ok.json", "/etc/passwd"] }\n'
+          '[providers.d]\nkind = "scripted"\noptions = { script = "turns/one.json" }\n')
+    cfg = load_config(files["ws"], env=env)
+    assert sorted(cfg.get("providers")) == ["d"]
+    assert [i.key for i in cfg.project_trust.items] == ["providers.a", "providers.b",
+                                                         "providers.c"]

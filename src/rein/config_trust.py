@@ -153,12 +153,25 @@ def digest_of(items: tuple[Withheld, ...]) -> str | None:
 
 
 def _offline(name: str, spec: Any) -> bool:
-    """A provider that answers from local files: the scripted double or wire replay."""
+    """A provider that answers from files of the workspace: the scripted double or wire
+    replay. One that reads a file elsewhere (an absolute path, ``..``) is not offline: it
+    would bring a file from outside the project into the run."""
     if not isinstance(spec, Mapping):
         return False
-    options = spec.get("options")
-    replay = isinstance(options, Mapping) and isinstance(options.get("replay"), list)
-    return spec.get("kind", name) == "scripted" or replay
+    options = spec.get("options") if isinstance(spec.get("options"), Mapping) else {}
+    replay = options.get("replay")
+    if not (spec.get("kind", name) == "scripted" or isinstance(replay, list)):
+        return False
+    files = [options["script"]] if "script" in options else []
+    files += replay if isinstance(replay, list) else []
+    return all(_relative_inside(f) for f in files)
+
+
+def _relative_inside(path: Any) -> bool:
+    """A relative path that stays in the workspace (read as the provider reads it)."""
+    if not isinstance(path, str) or not path or Path(path).is_absolute():
+        return False
+    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
 
 
 def _inside(url: Any, workspace: Path) -> bool:
@@ -167,9 +180,7 @@ def _inside(url: Any, workspace: Path) -> bool:
         return False
     # Read as rein.store.open reads it: sqlite://rel/db is relative, sqlite:///abs/db is not.
     path = url.removeprefix("sqlite://") if url.startswith("sqlite://") else url
-    if "://" in path or path.startswith("/") or Path(path).is_absolute():
-        return False
-    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
+    return "://" not in path and not path.startswith("/") and _relative_inside(path)
 
 
 def _command(spec: Any, field_name: str) -> str:
