@@ -76,3 +76,30 @@ def test_secrets_reach_neither_events_records_nor_feedback(tmp_path: Path) -> No
     assert feedback is not None and "key=[secret" in repr(feedback.failed_criteria)
     assert KEY not in repr(feedback) and TOKEN not in repr(feedback)
     store.close()
+
+
+def test_a_secret_in_one_nodes_outputs_never_reaches_the_next_nodes_inputs(
+        tmp_path: Path) -> None:
+    doc = {
+        "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/flow", "title": "t",
+        "objective": "o", "requires_conformance": 3, "entrypoints": ["a"],
+        "nodes": {
+            "a": {"title": "a", "description": "a.",
+                  "outputs": {"note": {"type": "string", "description": "n"}}},
+            "b": {"title": "b", "description": "b.", "depends_on": ["a"],
+                  "inputs": {"note": {"type": "string", "description": "n",
+                                      "from": "nodes.a.outputs.note"}}}}}
+    path = tmp_path / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    worker = RecordingWorker({"nodes": {"a": [{"outputs": {"note": f"key {KEY}"},
+                                               "message": f"done with {TOKEN}"}],
+                                        "b": [{"outputs": {}}]}})
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    engine = Engine(workspace=tmp_path, store=store, workers=(worker,), clock=StepClock(),
+                    ids=CounterIds(), env=ENV)
+    prepared = prepare(path, given={}, env=ENV)
+    assert engine.start(prepared, approved=prepared.digest).status is RunStatus.SUCCEEDED
+    [b] = [r for r in worker.requests if r.node_id == "b"]
+    assert dict(b.inputs) == {"note": "key [secret:OPENAI_API_KEY]"}
+    store.close()

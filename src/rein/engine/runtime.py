@@ -26,7 +26,7 @@ from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
 from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
-from rein.formats.redaction import NO_SECRETS, Secrets
+from rein.formats.redaction import NO_SECRETS, Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.store.ids import NodeKey, RunId, iso
@@ -196,6 +196,10 @@ class RunContext:
 
     def store_secrets(self) -> Secrets:
         return getattr(self.store, "secrets", NO_SECRETS)
+
+    def redact(self, value: Any) -> Any:
+        """``value`` with every secret the run knows replaced, as the store writes it."""
+        return redact(value, self.store_secrets() | Secrets.of(self.secrets))
 
     def emit(self, event_type: str, payload: Mapping[str, Any],
              change: Transition | None = None) -> Event:
