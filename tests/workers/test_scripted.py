@@ -4,10 +4,13 @@ workspace, under the node's ``fs:write`` grants, rein's policy and the sandbox, 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rein.profiles.policy import Policy
 from rein.workers.base import AttemptRequest, AttemptResult, FailureClass, Item, ItemKind
@@ -117,3 +120,39 @@ def test_reins_policy_narrows_the_grants_as_for_a_model(ws: Path) -> None:
 def test_files_that_are_not_a_mapping_are_refused(ws: Path) -> None:
     worker = ScriptedWorker({"nodes": {"draft": [{"files": ["a.md"]}]}})
     assert "must map paths to text" in refused(ws, worker, request(ws))
+
+
+_segments = st.sampled_from(["..", ".", ".git", "hooks", ".rein", "link", "a", "b.txt", "",
+                             "docs", "x.md"])
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(_segments, min_size=1, max_size=5), absolute=st.booleans(),
+       read_only=st.booleans())
+def test_no_answer_path_writes_outside_what_the_node_may_write(
+        tmp_path: Path, parts: list[str], absolute: bool, read_only: bool) -> None:
+    """Whatever path an answer names, nothing lands outside the workspace, in .git or
+    .rein, or anywhere at all on a read-only node."""
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        base = Path(tmp)
+        root, outside = base / "ws", base / "outside"
+        for d in (root / ".git" / "hooks", root / ".rein", outside):
+            d.mkdir(parents=True)
+        (root / "link").symlink_to(outside)
+        name = ("/" if absolute else "") + "/".join(parts)
+        if absolute and parts[0] not in ("..", "."):
+            name = str(root) + name  # an absolute path into the workspace is fine
+        before = sorted(str(p) for p in base.rglob("*"))
+        _, result = run(answering({name: "x"}),
+                        request(root, access="read_only" if read_only else "read_write"))
+        after = sorted(str(p) for p in base.rglob("*"))
+        new = [Path(p) for p in set(after) - set(before)]
+        if result.failure is not None:
+            assert new == []
+            return
+        assert not read_only and new
+        for path in new:
+            rel = path.resolve().relative_to(root.resolve())
+            assert rel.parts[0] not in (".git", ".rein")
+        assert not any(outside.iterdir())
