@@ -109,6 +109,14 @@ def test_one_refused_file_writes_none_of_them(ws: Path) -> None:
     assert not (ws / "docs").exists() and not (ws / "setup.py").exists()
 
 
+def test_an_oversized_file_is_refused_before_any_file_is_written(ws: Path) -> None:
+    from rein.tools.files import MAX_WRITE_BYTES
+
+    big = "x" * (MAX_WRITE_BYTES + 1)
+    assert "larger than" in refused(ws, answering({"a.md": "fine", "b.md": big}), request(ws))
+    assert not (ws / "a.md").exists() and not (ws / "b.md").exists()
+
+
 def test_reins_policy_narrows_the_grants_as_for_a_model(ws: Path) -> None:
     policy = Policy.from_mapping({"edit": "deny"})
     refused(ws, answering({"a.md": "x"}, policy=policy), request(ws))

@@ -47,6 +47,7 @@ from rein.errors import ConfigError
 from rein.formats.loader import load_path
 from rein.profiles.policy import Policy
 from rein.tools.catalog import ToolCall
+from rein.tools.files import MAX_WRITE_BYTES
 from rein.tools.gate import ToolPolicy, Verdict
 from rein.tools.sandbox import SandboxPolicy
 from rein.tools.toolbox import Toolbox
@@ -157,16 +158,25 @@ class ScriptedWorker:
                           arguments={"path": name, "content": str(text)})
                  for i, (name, text) in enumerate(files.items())]
         for call in calls:
-            decision = box.check(call)
-            if decision.verdict is not Verdict.ALLOW:
-                # An ``ask`` is refused too: a test double has nobody to ask.
-                why = decision.message or f"refused {decision.permission}"
+            why = self._refusal(box, call)
+            if why is not None:
                 return {"tool": "write", "path": str(call.arguments["path"]), "ok": False,
-                        "refused": True, "content": f"scripted answer for "
-                        f"{request.node_id}: {why}"}
+                        "refused": True,
+                        "content": f"scripted answer for {request.node_id}: {why}"}
         for call in calls:
             _, result = await box.run(call)
             if not result.ok:
                 return {"tool": "write", "path": str(call.arguments["path"]), "ok": False,
                         "refused": result.refused, "content": result.content}
+        return None
+
+    @staticmethod
+    def _refusal(box: Toolbox, call: ToolCall) -> str | None:
+        """Why ``call`` may not run (``None``: it may). An ``ask`` is refused too, since a
+        test double has nobody to ask; an oversized file is refused before any is written."""
+        decision = box.check(call)
+        if decision.verdict is not Verdict.ALLOW:
+            return decision.message or f"refused {decision.permission}"
+        if len(str(call.arguments["content"]).encode()) > MAX_WRITE_BYTES:
+            return f"content is larger than {MAX_WRITE_BYTES} bytes"
         return None
