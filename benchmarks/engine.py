@@ -114,7 +114,10 @@ def run_rein(graph: dict, repeat: int) -> Timing:
             (ws / "home").mkdir()
             (ws / "g.agraph.yaml").write_text(yaml.safe_dump(graph, sort_keys=False))
             (ws / "answers.yaml").write_text(yaml.safe_dump(answers, sort_keys=False))
-            (ws / "rein.toml").write_text('[workers.scripted]\nanswers = "answers.yaml"\n')
+            # The user's file, not the project's: a project file needs trust to enable it.
+            user = ws / "home" / ".config" / "rein" / "rein.toml"
+            user.parent.mkdir(parents=True)
+            user.write_text(f'[workers.scripted]\nanswers = "{ws / "answers.yaml"}"\n')
             seconds, peak, code, out, err = timed_process(
                 [*rein_command(), "run", "g.agraph.yaml", "--approve", digest, "--json"],
                 cwd=ws, env=clean_env(ws / "home"))

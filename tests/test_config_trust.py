@@ -306,3 +306,49 @@ def test_a_project_never_pre_approves_mcp_launches(files: dict[str, Path],
     cfg = load_config(files["ws"], env=env)
     assert cfg.get("mcp") == {"trusted": ["mcp-server-time"], "other": 1}
     assert any("mcp.trusted ignored" in n for n in cfg.notes)
+
+
+def test_a_project_scripted_worker_needs_trust(files: dict[str, Path],
+                                               env: dict[str, str]) -> None:
+    """The test double answers for the user's workers: a cloned file cannot switch it on."""
+    from rein.engine.workers_setup import workers_from_config
+
+    write(files["ws"] / "answers.yaml", "nodes:\n  draft:\n    - outputs: {doc: a.md}\n")
+    write(files["project"], '[workers.scripted]\nanswers = "answers.yaml"\n')
+    cfg = load_config(files["ws"], env=env)
+    assert "scripted" not in (cfg.get("workers") or {})
+    trust = cfg.project_trust
+    assert trust is not None and trust.state is TrustState.UNTRUSTED
+    [item] = trust.items
+    assert (item.key, item.kind) == ("workers.scripted", "scripted worker")
+    assert item.detail == "answers every node it names from answers.yaml"
+    assert workers_from_config(files["ws"], cfg, env={}) == ()
+    trust_project(files["ws"], env=env)
+    [worker] = workers_from_config(files["ws"], load_config(files["ws"], env=env), env={})
+    assert type(worker).__name__ == "ScriptedWorker"
+
+
+def test_a_user_scripted_worker_needs_no_trust(files: dict[str, Path],
+                                               env: dict[str, str]) -> None:
+    write(files["user"], f'[workers.scripted]\nanswers = "{files["ws"] / "a.yaml"}"\n')
+    write(files["ws"] / "a.yaml", "nodes: {}\n")
+    cfg = load_config(files["ws"], env=env)
+    assert cfg.project_trust is None or cfg.project_trust.honoured
+    from rein.engine.workers_setup import workers_from_config
+
+    [worker] = workers_from_config(files["ws"], cfg, env={})
+    assert type(worker).__name__ == "ScriptedWorker"
+
+
+def test_an_offline_double_reading_files_outside_the_project_needs_trust(
+        files: dict[str, Path], env: dict[str, str]) -> None:
+    """A script or replay file outside the workspace would bring that file into the run."""
+    write(files["project"], '[providers.a]\nkind = "scripted"\n'
+          'options = { script = "/home/someone/.ssh/id_rsa" }\n'
+          '[providers.b]\nkind = "scripted"\noptions = { script = "../outside.json" }\n'
+          '[providers.c]\nkind = "openai"\noptions = { replay = ["ok.json", "/etc/passwd"] }\n'
+          '[providers.d]\nkind = "scripted"\noptions = { script = "turns/one.json" }\n')
+    cfg = load_config(files["ws"], env=env)
+    assert sorted(cfg.get("providers")) == ["d"]
+    assert [i.key for i in cfg.project_trust.items] == ["providers.a", "providers.b",
+                                                         "providers.c"]

@@ -6,6 +6,8 @@ A project's ``rein.toml`` arrives with ``git clone``. Most of it can only narrow
 ====================================  ==========================================================
 ``[workers.command.NAME]``            an ``argv`` rein executes (and ``pass_env`` secrets it gets)
 ``[hooks.NAME]``                      a command rein executes at lifecycle events
+``[workers.scripted]``                answers from a file that stand in for every worker of
+                                      the nodes it names (and the files they write)
 ``[providers.NAME]``                  a ``base_url`` that receives prompts, an ``api_key_env``
                                       whose key is sent with them, prices that budgets trust
 ``[store] url``                       a database that receives every prompt and output
@@ -16,9 +18,11 @@ From the managed and user files these are honoured as written. From the project 
 file's path and the digest of its withheld tables in the user's trust file
 (``trusted-projects.json`` beside the user ``rein.toml``). If the project file changes, the
 digest no longer matches and the tables stay withheld, with a notice naming the command that
-re-trusts them. Offline test doubles (a new provider of kind ``scripted``, or one answering
+re-trusts them. Offline providers (a new provider of kind ``scripted``, or one answering
 from ``options.replay`` files) and a SQLite store inside the workspace neither run nor send
-anything, so they need no trust. ``[policy] project_trust = false`` in a managed or user file
+anything, so they need no trust: every tool call such a provider scripts goes through the
+model worker's gate like a real model's. The scripted *worker* does need trust: it answers
+for every node it names in place of the user's workers. ``[policy] project_trust = false`` in a managed or user file
 forbids project trust altogether.
 """
 
@@ -116,6 +120,14 @@ def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
         else:
             items.append(Withheld(key="workers.command", kind="command worker",
                                   detail=repr(commands), value=commands))
+    if isinstance(workers, dict) and "scripted" in workers:
+        # The test double replaces the user's workers for every node it names: what those
+        # nodes produce and decide comes from the project's file, not the user's model.
+        scripted = workers.pop("scripted")
+        answers = scripted.get("answers") if isinstance(scripted, Mapping) else scripted
+        items.append(Withheld(key="workers.scripted", kind="scripted worker",
+                              detail=f"answers every node it names from {answers}",
+                              value=scripted))
     providers = safe.get("providers")
     if isinstance(providers, dict):
         known = higher.get("providers") or {}
@@ -141,12 +153,25 @@ def digest_of(items: tuple[Withheld, ...]) -> str | None:
 
 
 def _offline(name: str, spec: Any) -> bool:
-    """A provider that answers from local files: the scripted double or wire replay."""
+    """A provider that answers from files of the workspace: the scripted double or wire
+    replay. One that reads a file elsewhere (an absolute path, ``..``) is not offline: it
+    would bring a file from outside the project into the run."""
     if not isinstance(spec, Mapping):
         return False
-    options = spec.get("options")
-    replay = isinstance(options, Mapping) and isinstance(options.get("replay"), list)
-    return spec.get("kind", name) == "scripted" or replay
+    options = spec.get("options") if isinstance(spec.get("options"), Mapping) else {}
+    replay = options.get("replay")
+    if not (spec.get("kind", name) == "scripted" or isinstance(replay, list)):
+        return False
+    files = [options["script"]] if "script" in options else []
+    files += replay if isinstance(replay, list) else []
+    return all(_relative_inside(f) for f in files)
+
+
+def _relative_inside(path: Any) -> bool:
+    """A relative path that stays in the workspace (read as the provider reads it)."""
+    if not isinstance(path, str) or not path or Path(path).is_absolute():
+        return False
+    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
 
 
 def _inside(url: Any, workspace: Path) -> bool:
@@ -155,9 +180,7 @@ def _inside(url: Any, workspace: Path) -> bool:
         return False
     # Read as rein.store.open reads it: sqlite://rel/db is relative, sqlite:///abs/db is not.
     path = url.removeprefix("sqlite://") if url.startswith("sqlite://") else url
-    if "://" in path or path.startswith("/") or Path(path).is_absolute():
-        return False
-    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
+    return "://" not in path and not path.startswith("/") and _relative_inside(path)
 
 
 def _command(spec: Any, field_name: str) -> str:

@@ -20,6 +20,8 @@ def presents_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
     scenario = Scenario(tmp_path, monkeypatch, capsys)
     data = json.loads(json.dumps(GATED))
     data["nodes"]["work"]["outputs"] = {"notes": {"type": "file", "description": "Notes."}}
+    data["nodes"]["work"]["requirements"] = {"workspace": "read_write",
+                                             "permissions": ["fs:write:notes.md"]}
     data["nodes"]["ok"]["gate"]["present"] = ["nodes.work.outputs.notes"]
     scenario.file("g.agraph.yaml", yaml.safe_dump(data, sort_keys=False))
     scenario.answers({"nodes": {"work": [{"outputs": {"notes": "notes.md"},

@@ -8,7 +8,7 @@ from typing import Any
 def _task(title: str, depends: list[str], check: str, **extra: Any) -> dict[str, Any]:
     node: dict[str, Any] = {
         "title": title, "description": f"{title}.",
-        "requirements": {"workspace": "read_write"},
+        "requirements": {"workspace": "read_write", "permissions": [f"fs:write:{title}.txt"]},
         "success": {"criteria": [{"id": "check", "kind": "command",
                                   "description": f"{title} left its file", "run": check,
                                   "timeout_seconds": 30}]},

@@ -18,6 +18,7 @@ def _graph(policy: str | None) -> dict[str, Any]:
         "entrypoints": ["a"],
         "nodes": {
             "a": {"title": "a", "description": "a.",
+                  "requirements": {"workspace": "read_write", "permissions": ["fs:write:a.txt"]},
                   "success": {"criteria": [{"id": "ok", "kind": "command",
                                             "description": "a.txt exists",
                                             "run": "test -f a.txt"}]}},

@@ -88,7 +88,8 @@ def test_a_child_edited_by_node_work_during_the_run_does_not_run(tmp_path: Path)
     write(tmp_path / "child.agraph.yaml", child_doc())
     edited = yaml.safe_dump(child_doc("rewritten by the node before it"), sort_keys=False)
     data = graph({
-        "edit": task("edit"),
+        "edit": task("edit", requirements={"workspace": "read_write",
+                                           "permissions": ["fs:write:child.agraph.yaml"]}),
         "sub": {"type": "subgraph", "title": "sub", "description": "Child.",
                 "depends_on": ["edit"], "subgraph": {"ref": {"uri": "child.agraph.yaml"}}},
     }, ["edit"])

@@ -106,6 +106,17 @@ def test_credentials_are_never_remembered(ws: Path) -> None:
         notes.remember("token ghp_" + "a" * 30, scope="project:acme", source="t", now=NOW)
 
 
+def test_a_known_secret_is_never_remembered_whatever_its_shape(
+        ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_SECRET_DB", "plain-words-password")
+    notes = stores(ws)["notes"]
+    with pytest.raises(Refused, match="known secret") as info:
+        notes.remember("the db password is plain-words-password", scope="project:acme",
+                       source="t", now=NOW)
+    assert info.value.code == "MEM004" and "plain-words-password" not in str(info.value)
+    assert notes.recall(scope="project:acme") == []
+
+
 def test_stores_rein_cannot_serve(ws: Path) -> None:
     outside = """      - name: escape
         kind: rein-file

@@ -235,7 +235,7 @@ def test_auth_error_never_shows_the_key(kind: str, caplog: pytest.LogCaptureFixt
     err = info.value
     assert err.code == "PRV001"
     assert key not in str(err) and key not in repr(err.to_json()) and key not in repr(p)
-    assert "***" in err.message
+    assert "[secret]" in err.message
     assert key not in caplog.text
 
 

@@ -40,7 +40,8 @@ def criteria() -> list[dict[str, Any]]:
 
 def write(tmp: Path, answer: dict[str, Any], judge: float = 0.9) -> Run:
     data = graph({"a": task("a", outputs={**out("notes"), **out("report", type="object")},
-                            requirements={"permissions": ["shell:exec:test*"]},
+                            requirements={"permissions": ["shell:exec:test*", "fs:write:notes.md"],
+                                          "workspace": "read_write"},
                             success={"mode": "all", "criteria": criteria()})}, ["a"])
     seen: list[Any] = []
 

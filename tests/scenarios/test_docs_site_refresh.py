@@ -38,9 +38,10 @@ def _setup(s: Scenario, *, failing_item: int | None = None) -> None:
     nodes: dict = {
         "inventory_pages": [{"outputs": {"pages": PAGES, "inventory": LONG},
                              "files": {"docs/internal/docs-staleness.md": LONG}}],
-        "build_site": [{"outputs": {"build_log": "built 3 pages"}}],
-        "check_build": [{"outputs": {"verdict": "index present"},
-                         "files": {"site/index.html": "<html>" + "x" * 200 + "</html>"}}],
+        # The build writes the site (fs:write:site/**); check_build only reads it.
+        "build_site": [{"outputs": {"build_log": "built 3 pages"},
+                        "files": {"site/index.html": "<html>" + "x" * 200 + "</html>"}}],
+        "check_build": [{"outputs": {"verdict": "index present"}}],
         **_link_audit_answers([]),
     }
     for i in range(3):

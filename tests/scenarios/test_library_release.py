@@ -30,14 +30,16 @@ def _setup(s: Scenario, graph: str, decision: str = "ready_to_release") -> None:
     for script in ("check_public_api", "run_doc_samples", "verify_wheel", "verify_published"):
         s.file(f"scripts/{script}.py", "import sys\nsys.exit(0)\n")
     s.file("README.md", "# lib\n")
+    # The example's audit and design nodes are read-only (its defaults) yet check for their
+    # report files: no worker may write them there, so the workspace starts with them.
+    s.file("docs/internal/v1-audit.md", "a" * 1300)
+    s.file("docs/internal/v1-api-design.md", "d" * 2100)
     s.monkeypatch.setenv("REIN_SECRET_PACKAGE_INDEX_TOKEN", SECRET)
     s.answers({
         "nodes": {
-            "audit_codebase": [{"outputs": {"audit": "# Audit\n", "gap_list": GAPS},
-                                "files": {"docs/internal/v1-audit.md": "a" * 1300}}],
+            "audit_codebase": [{"outputs": {"audit": "# Audit\n", "gap_list": GAPS}}],
             "define_public_api": [{"outputs": {"design_doc": "# API\n",
                                                "public_symbols": ["lib.a", "lib.b", "lib.c"]},
-                                   "files": {"docs/internal/v1-api-design.md": "d" * 2100},
                                    "usage": {"input_tokens": 1000, "output_tokens": 500,
                                              "cost_usd": 0.5}}],
             "implement_api": [{"outputs": {"changed_files": ["src/lib.py"]},
@@ -101,7 +103,7 @@ def test_release_path(scenario: Scenario, graph: str) -> None:
     text = json.dumps(record)
     assert SECRET not in text
     code, out = scenario.rein("runs", "events", record["run_id"], "--json")
-    assert SECRET not in out and "***" in out  # the worker echoed it; the trace masks it
+    assert SECRET not in out and "[secret:package_index_token]" in out  # echoed, then masked
     assert record_problems(record) == []
 
 

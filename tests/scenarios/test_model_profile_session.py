@@ -340,3 +340,22 @@ def test_an_mcp_tool_is_provided_only_through_a_profile_that_declares_its_server
         del node["x-rein-profile"]
     ms.graph(g, data)
     assert_blocked(ms, g, code, text)
+
+
+def test_a_provider_key_never_reaches_the_delta(ms: ModelScenario) -> None:
+    """Learned state quoting a provider key the node was never handed is written redacted."""
+    key = "sk-proj-DeltaLeak-0123456789"
+    ms.monkeypatch.setenv("OPENAI_API_KEY", key)
+    g = setup(ms)
+    ms.file("README.md", f"Builds run with make ci. Key: {key}\n")
+    ms.turns("turns.json", [
+        turn(c("file_read", "r1", path="README.md")),
+        turn(c("note_learning", kind="fact", text=f"CI runs through make ci with {key}.",
+               evidence=[{"kind": "tool_result", "ref": "r1", "quote": "make ci"}])),
+        turn(c("submit_outputs", summary="learned")),
+    ])
+    code, out = ms.run(g)
+    assert code == 0, out
+    record = ms.record()["nodes"][0]["attempts"][0]["x-rein-profile"]
+    text = (ms.root / record["delta"]).read_text()
+    assert key not in text and "[secret:OPENAI_API_KEY]" in text

@@ -71,12 +71,15 @@ def test_routing_up_is_recorded_and_served_by_the_higher_tier_worker(
     assert routed["provider"] == "script" and routed["model"] == "big"
 
 
-def wire_toml(kind: str) -> str:
-    folder = WIRE / kind
+def wire_toml(ms: ModelScenario, kind: str) -> str:
+    """Replay fixtures copied into the workspace: a project's offline double that reads
+    files outside it needs trust."""
+    for name in ("write_note.json", "submit_note.json", "read_note.sse", "decide_ship.sse"):
+        ms.file(f"wire/{name}", (WIRE / kind / name).read_text())
     return (f'[providers.writer]\nkind = "{kind}"\noptions = {{ replay = '
-            f'["{folder / "write_note.json"}", "{folder / "submit_note.json"}"] }}\n\n'
+            '["wire/write_note.json", "wire/submit_note.json"] }\n\n'
             f'[providers.checker]\nkind = "{kind}"\noptions = {{ stream = true, replay = '
-            f'["{folder / "read_note.sse"}", "{folder / "decide_ship.sse"}"] }}\n\n'
+            '["wire/read_note.sse", "wire/decide_ship.sse"] }\n\n'
             '[routing]\nallow_route_up = false\n\n'
             '[tiers.standard]\nprovider = "writer"\nmodel = "writer-model"\n\n'
             '[tiers.advanced]\nprovider = "checker"\nmodel = "checker-model"\n')
@@ -87,7 +90,7 @@ def test_model_worker_completes_two_nodes_against_each_providers_wire_fixtures(
         ms: ModelScenario, kind: str) -> None:
     ms.monkeypatch.setenv("OPENAI_API_KEY", "sk-test-rein-wire")
     ms.monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-rein-wire")
-    ms.toml(wire_toml(kind))
+    ms.toml(wire_toml(ms, kind))
     code, out = ms.run(ms.graph("g.agraph.yaml", two_nodes()))
     assert code == 0, out
     assert "rein was here." in (ms.root / "NOTE.md").read_text()

@@ -20,10 +20,11 @@ def _answers(counts: list[int]) -> dict:
         "establish_baseline": [{"outputs": {"baseline_failures": ["tests/test_a.py::t"],
                                             "baseline_report": "1 failed"}}],
         "diagnose": [{"outputs": {"diagnosis": "parse() drops empty input",
-                                  "target_files": ["src/app.py"]},
-                      "files": {"src/app.py": "x = 1\n"}}],
+                                  "target_files": ["src/app.py"]}}],
+        # The fix writes the file: diagnose is read-only, so a write from it is refused.
         "apply_fix": [{"failure": "tool_error", "message": "patch did not apply"},
-                      {"outputs": {"summary": "fixed parse()"}}],
+                      {"outputs": {"summary": "fixed parse()"},
+                       "files": {"src/app.py": "x = 1\n"}}],
         "summarize_repair": [{"outputs": {"summary": SUMMARY},
                               "files": {"docs/internal/test-repair-summary.md": SUMMARY}}],
     }
@@ -37,6 +38,7 @@ def test_loop_until_green_then_summarize(scenario: Scenario) -> None:
     assert GRAPH is not None
     scenario.copy(GRAPH)
     scenario.stub("pytest")
+    scenario.file("src/app.py", "x = 0\n")  # the code under repair (diagnose names it)
     scenario.answers(_answers([1, 0]))
     code, out = scenario.run("test-repair-loop.agraph.yaml")
     assert (code, summary(out)["status"]) == (0, "succeeded")
@@ -63,6 +65,7 @@ def test_max_iterations_escalates_to_a_person(scenario: Scenario) -> None:
     assert GRAPH is not None
     scenario.copy(GRAPH)
     scenario.stub("pytest")
+    scenario.file("src/app.py", "x = 0\n")  # the code under repair (diagnose names it)
     scenario.answers(_answers([2, 2, 2, 2, 2]))
     code, _ = scenario.run("test-repair-loop.agraph.yaml")
     assert code == 3

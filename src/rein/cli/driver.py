@@ -175,12 +175,14 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int
     problems = list(exc.fields.get("problems") or []) if hasattr(exc, "fields") else []
     from rein.cli.safe_output import guarded
 
+    # A refusal quotes the envelope it refuses: what it quotes is redacted like the store.
+    problems, message, error = _redact(ws, [problems, str(exc), exc.to_json()])
     echo = guarded(click.echo)
     if as_json:
-        guarded(emit_json)({"status": "refused", "error": exc.to_json(), "problems": problems,
+        guarded(emit_json)({"status": "refused", "error": error, "problems": problems,
                             "pending": pending, "exit_code": int(ExitCode.REFUSED)})
     else:
-        echo(f"REFUSED: {exc}", err=True)
+        echo(f"REFUSED: {message}", err=True)
         for problem in problems:
             echo(f"  - {problem}", err=True)
         if pending is not None:
@@ -190,6 +192,20 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int
             echo(render(pending))
     guarded(sys.stdout.flush)()
     return int(ExitCode.REFUSED)
+
+
+def _redact(ws: Path, value: Any) -> Any:
+    """``value`` with every known secret of this workspace replaced, as the store writes."""
+    import os
+
+    from rein.formats.redaction import known_secrets, redact
+    from rein.store.open import key_variables
+
+    try:
+        names = key_variables(ws)
+    except ReinError:
+        names = ()
+    return redact(value, known_secrets(os.environ, names))
 
 
 @click.group("driver")

@@ -84,7 +84,7 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
                               f"{root}", hint="copy the token from `rein next`")
     if turn.status is TurnStatus.ANSWERED:
         stored = (turn.answer or {}).get("envelope")
-        if stored == envelope:
+        if stored == store.redact(envelope):  # stored as redacted
             return (f"this envelope was already applied to {turn.node_key} attempt "
                     f"{turn.attempt}; nothing was applied twice")
         raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "

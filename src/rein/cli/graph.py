@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from rein.cli.output import emit_json, json_option, validation_exit_code
-from rein.errors import ExitCode, Finding
+from rein.errors import ExitCode, Finding, ReinError
 
 if TYPE_CHECKING:
     from rein.formats.ags.report import Report
@@ -103,7 +103,8 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
             _print_reports([report])
             click.echo("error: the graph has errors, so it cannot be planned", err=True)
         return int(ExitCode.FAILURE)
-    result = build_plan(report.document.data, source=path, digest=report.digest)
+    result = build_plan(report.document.data, source=path, digest=report.digest,
+                        key_variables=_key_variables())
     if as_json:
         out = result.to_json()
         out["findings"] = [f.to_json() for f in report.findings]
@@ -117,6 +118,19 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
              "dot": render.render_dot}[fmt](result)
     click.echo(drawn, nl=False)
     return int(ExitCode.OK)
+
+
+def _key_variables() -> tuple[str, ...]:
+    """The provider key variables the current directory's rein.toml names (flagged in the
+    plan, PLAN009); a rein.toml that cannot be read leaves only the built-in ones."""
+    from pathlib import Path
+
+    from rein.store.open import key_variables
+
+    try:
+        return key_variables(Path.cwd())
+    except ReinError:
+        return ()
 
 
 @graph.command("digest", context_settings=_CONTEXT,

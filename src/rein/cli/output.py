@@ -1,8 +1,14 @@
-"""Printing for people and for scripts. The engine never formats; this module does."""
+"""Printing for people and for scripts. The engine never formats; this module does.
+
+Every JSON object and every error printed here has the known secrets of the process
+environment redacted (:mod:`rein.formats.redaction`), as the store redacts what it writes:
+an error may quote the value that caused it.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -10,16 +16,22 @@ from typing import Any
 import click
 
 from rein.errors import ExitCode, ReinError
+from rein.formats.redaction import known_secrets, redact
+
+
+def shown(value: Any) -> Any:
+    """``value`` as it may be printed: the environment's known secrets replaced."""
+    return redact(value, known_secrets(os.environ))
 
 
 def emit_json(value: Any) -> None:
     """Exactly one JSON object on stdout."""
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False))
+    click.echo(json.dumps(shown(value), ensure_ascii=False, indent=2, sort_keys=False))
 
 
 def emit_json_line(value: Any) -> None:
     """One JSON line (event streams)."""
-    click.echo(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    click.echo(json.dumps(shown(value), ensure_ascii=False, separators=(",", ":")))
     sys.stdout.flush()
 
 
@@ -28,7 +40,7 @@ def report_error(exc: ReinError, args: Sequence[str]) -> None:
     if "--json" in args:
         emit_json({"error": exc.to_json()})
     else:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {shown(str(exc))}", err=True)
 
 
 def json_option(func: Any) -> Any:

@@ -66,8 +66,10 @@ def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
         raise click.UsageError("-o names the profile itself; generating a delta never writes "
                                "the profile [L2-G3]")
     args = load_findings(findings)
-    secrets = {k.removeprefix("REIN_SECRET_"): v for k, v in os.environ.items()
-               if k.startswith("REIN_SECRET_")}
+    from rein.formats.redaction import known_secrets
+
+    # Every known secret (REIN_SECRET_* and provider keys), named as the store names them.
+    secrets = {name or "": value for value, name in known_secrets(os.environ).pairs}
     draft = draft_delta(resolved, secrets=secrets, now=_now(), **args)
     if output:
         _write_delta(draft.delta, Path(output))

@@ -193,7 +193,10 @@ def _prepare(graph: str, params: tuple[str, ...], params_file: str | None, works
     raw = parse_assignments(params)
     given.update(raw)
     router, _ = load_settings(workspace, quiet=True)  # the engine's load gives the notice
-    return prepare(graph, given=given, raw=frozenset(raw), router=router)
+    from rein.store.open import key_variables
+
+    return prepare(graph, given=given, raw=frozenset(raw), router=router,
+                   key_variables=key_variables(workspace))
 
 
 def _report_prepare(exc: Any, as_json: bool, graph: str) -> int:

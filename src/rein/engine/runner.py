@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from rein.engine.runtime import Listener, Paused, RunCancelled, RunContext, Scop
 from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic
 from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
+from rein.formats.redaction import SECRET_PREFIX
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, RunRow, Store, Transition
 from rein.store.ids import ApprovalId, NodeKey, RunId, iso
@@ -41,7 +42,6 @@ from rein.tools.process import GROUP_WATCH
 from rein.workers.base import Worker
 
 CONFORMANCE_LEVEL = 3
-SECRET_PREFIX = "REIN_SECRET_"
 
 
 class PrepareFailed(ReinError):
@@ -82,8 +82,10 @@ def secrets_from_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] = frozenset(),
-            router: Router | None = None, env: Mapping[str, str] | None = None) -> Prepared:
-    """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`."""
+            router: Router | None = None, env: Mapping[str, str] | None = None,
+            key_variables: Iterable[str] = ()) -> Prepared:
+    """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`.
+    ``key_variables``: the provider key variables rein.toml names (flagged in the plan)."""
     from rein.formats.ags import validate_path
     from rein.formats.ags.ladder import ladder_problems
     from rein.formats.ags.plan import build_plan
@@ -127,7 +129,7 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
                 hint=f"export {SECRET_PREFIX}{name.upper()}=... before running"))
     if findings:
         raise PrepareFailed(findings)
-    plan = build_plan(data, source=str(path))
+    plan = build_plan(data, source=str(path), key_variables=key_variables)
     notices = tuple(n.message for n in getattr(plan, "notices", ()))
     return Prepared(path=str(path), data=data, digest=report.digest or ags_digest(data),
                     params=params, children=children, plan=plan,
@@ -275,6 +277,14 @@ class Engine:
     # rein.toml [policy], the ceiling node requirements are checked against. None: read it
     # from the workspace's merged rein.toml, so an engine built without one fails closed.
     policy: Policy | None = None
+
+    def __post_init__(self) -> None:
+        # The store redacts on every write: teach it this engine's environment (which tests
+        # inject) and the provider keys rein.toml names, before the first event.
+        from rein.formats.redaction import known_secrets
+        from rein.store.open import key_variables
+
+        self.store.know(known_secrets(self.env, key_variables(self.workspace)))
 
     def start(self, prepared: Prepared, *, approved: str, actor: str = "cli") -> RunOutcome:
         """Create a run of an approved graph and advance it to its end or first wait."""

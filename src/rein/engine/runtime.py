@@ -26,6 +26,7 @@ from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
 from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
+from rein.formats.redaction import NO_SECRETS, Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.store.ids import NodeKey, RunId, iso
@@ -193,14 +194,20 @@ class RunContext:
 
     @property
     def secret_values(self) -> frozenset[str]:
-        return frozenset(v for v in self.secrets.values() if v)
+        """Every secret the store redacts (provider keys included) and the run's own."""
+        return self.store_secrets().values | frozenset(v for v in self.secrets.values() if v)
+
+    def store_secrets(self) -> Secrets:
+        return getattr(self.store, "secrets", NO_SECRETS)
+
+    def redact(self, value: Any) -> Any:
+        """``value`` with every secret the run knows replaced, as the store writes it."""
+        return redact(value, self.store_secrets() | Secrets.of(self.secrets))
 
     def emit(self, event_type: str, payload: Mapping[str, Any],
              change: Transition | None = None) -> Event:
-        """Write one event (and the state it describes) in one transaction, then publish."""
-        secrets = self.secret_values
-        if secrets:
-            payload = _mask(payload, secrets)
+        """Write one event (and the state it describes) in one transaction, then publish.
+        The store redacts both; listeners get the event as stored."""
         event = self.store.transition(self.run_id, event_type, payload, self.now(), change)
         for listener in self.root().listeners:
             listener(event)
@@ -264,20 +271,6 @@ def _unredacted(values: Mapping[str, Any], specs: Any) -> dict[str, Any]:
     specs = specs if isinstance(specs, Mapping) else {}
     return {k: v for k, v in values.items()
             if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
-
-
-def _mask(value: Any, secrets: frozenset[str]) -> Any:
-    """``value`` with every secret replaced by ``***`` (events and records never hold one)."""
-    if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, "***")
-        return value
-    if isinstance(value, Mapping):
-        return {k: _mask(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_mask(v, secrets) for v in value]
-    return value
 
 
 def run_status_for_pause(reason: str) -> RunStatus:

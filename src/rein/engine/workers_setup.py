@@ -55,7 +55,7 @@ def workers_from_config(workspace: Path, config: Config,
     check_withheld(config)
     section = config.get("workers") or {}
     workers: list[Worker] = []
-    scripted = scripted_worker(workspace, section, env)
+    scripted = scripted_worker(workspace, section, env, config)
     if scripted is not None:
         workers.append(scripted)
     commands = command_templates(section)
@@ -68,16 +68,27 @@ def workers_from_config(workspace: Path, config: Config,
 
 
 def scripted_worker(workspace: Path, section: Mapping[str, Any],
-                    env: Mapping[str, str]) -> Worker | None:
+                    env: Mapping[str, str], config: Config | None = None) -> Worker | None:
     """The scripted test double, when ``REIN_SCRIPTED_ANSWERS`` or ``[workers.scripted]``
-    names an answers file."""
+    names an answers file. It writes files under the same ``[policy]`` as a model worker;
+    a project file's ``[workers.scripted]`` reaches here only once that file is trusted."""
+    from rein.profiles.policy import Policy
     from rein.workers.scripted import ScriptedWorker
 
-    answers = env.get("REIN_SCRIPTED_ANSWERS") or (section.get("scripted") or {}).get("answers")
+    table = section.get("scripted") or {}
+    if not isinstance(table, Mapping):
+        raise ConfigError("[workers.scripted] must be a table", code="WORKERCFG001",
+                          hint='write answers = "answers.yaml" under [workers.scripted]')
+    answers = env.get("REIN_SCRIPTED_ANSWERS") or table.get("answers")
     if not answers:
         return None
+    if not isinstance(answers, str):
+        raise ConfigError("workers.scripted.answers must be a path", code="WORKERCFG002",
+                          hint='for example answers = "answers.yaml"')
     path = Path(answers)
-    return ScriptedWorker.from_file(path if path.is_absolute() else workspace / path)
+    policy = Policy.from_config(config) if config is not None else None
+    return ScriptedWorker.from_file(path if path.is_absolute() else workspace / path,
+                                    policy=policy)
 
 
 def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:

@@ -198,12 +198,12 @@ def _normal(text: str) -> str:
 
 def redactor(secrets: Mapping[str, str]) -> Any:
     """The redaction pass: known secret values, then anything shaped like a credential."""
-    known = sorted(((n, v) for n, v in secrets.items() if v and len(v) >= 4),
-                   key=lambda item: -len(item[1]))
+    from rein.formats.redaction import Secrets
+
+    known = Secrets.of(secrets)
 
     def text(value: str) -> str:
-        for name, secret in known:
-            value = value.replace(secret, f"[secret:{name}]")
+        value = known.text(value)
         for pattern, _ in SECRET_SHAPES:
             value = pattern.sub("[redacted]", value)
         return value

@@ -37,6 +37,7 @@ from filelock import FileLock
 
 from rein.errors import Refused, StoreError
 from rein.formats.oap.validate import secret_shape
+from rein.formats.redaction import known_secrets
 from rein.formats.globs import match
 from rein.profiles.policy import MEMORY_MODES, narrowest
 from rein.profiles.retention import format_time
@@ -153,6 +154,10 @@ class MemoryStore:
         if shape:
             raise Refused(f"the text looks like {shape}; credentials are never remembered",
                           code="MEM004")
+        if known_secrets(os.environ).text(text) != text:  # a known value of any shape
+            raise Refused("the text holds the value of a known secret (REIN_SECRET_* or a "
+                          "provider key); credentials are never remembered", code="MEM004",
+                          hint="remember where the credential comes from, not its value")
         digest = hashlib.sha256(f"{scope}\n{text}".encode()).hexdigest()[:16]
         record = MemoryRecord(id=f"mem-{digest}", scope=scope, text=text, source=source,
                               at=format_time(now))

@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rein.errors import ConfigError
+from rein.formats.redaction import DEFAULT_KEY_VARIABLES
 from rein.providers.pricing import PriceTable
 from rein.providers.retry import RetryPolicy
 
-DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+# One list: the variables providers read are the ones every store write redacts.
+DEFAULT_KEY_ENV = dict(DEFAULT_KEY_VARIABLES)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KNOWN = {
     "kind",

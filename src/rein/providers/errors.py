@@ -71,11 +71,10 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret value replaced by ``***``."""
-    for value in secrets:
-        if value:
-            text = text.replace(value, "***")
-    return text
+    """``text`` with every secret value replaced by ``[secret]``."""
+    from rein.formats.redaction import Secrets
+
+    return Secrets.of(values=secrets).text(text)
 
 
 def _from_status(status: int) -> type[ProviderError]:

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rein.formats.redaction import Secrets
 from rein.store.ids import ApprovalId, NodeKey, RunId
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 
@@ -119,7 +120,19 @@ class Transition:
 
 
 class Store(Protocol):
-    """Where run state lives. One instance per process; not shared across threads."""
+    """Where run state lives. One instance per process; not shared across threads.
+
+    Every write redacts the secrets the store knows (:mod:`rein.formats.redaction`) from
+    everything it stores, and returns what it stored.
+    """
+
+    def know(self, secrets: Secrets) -> None:
+        """Redact ``secrets`` too from everything written from now on."""
+        ...
+
+    def redact(self, value: Any) -> Any:
+        """``value`` as this store would write it (secrets replaced)."""
+        ...
 
     def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
         """Insert a run and its first event in one transaction."""

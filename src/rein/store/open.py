@@ -3,10 +3,15 @@ workspace's embedded SQLite database.
 
 ``postgresql://`` (or ``postgres://``) URLs open :class:`rein.store.postgres.PostgresStore`;
 ``sqlite:///path/to/rein.db`` or a plain path opens that SQLite file.
+
+The store redacts every known secret from what it writes; besides the process environment's
+``REIN_SECRET_*`` and default provider keys it learns here the key variables that the
+workspace's ``[providers]`` tables name.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +38,37 @@ def store_url(workspace: Path, given: str | None = None) -> str | None:
     return url or None
 
 
+def key_variables(workspace: Path) -> tuple[str, ...]:
+    """The provider key variables the workspace's merged ``rein.toml`` names."""
+    from rein.config_files import any_config
+    from rein.formats.redaction import provider_key_variables
+
+    if not any_config(workspace):
+        return ()
+    from rein.config import load_config
+
+    config = load_config(workspace)
+    tables = dict(config.get("providers") or {})
+    # A provider withheld from an untrusted project file still names a key of this user's.
+    trust = config.project_trust
+    for item in trust.items if trust is not None else ():
+        if item.key.startswith("providers."):
+            tables.setdefault(item.key.removeprefix("providers."), item.value)
+    return provider_key_variables(tables)
+
+
 def open_store(workspace: Path, *, url: str | None = None, create: bool = True) -> Any:
     """The store of ``workspace`` (``None`` when the embedded one does not exist yet and
-    ``create`` is false)."""
+    ``create`` is false), redacting the workspace's provider keys as well."""
+    from rein.formats.redaction import known_secrets
+
+    store = _open(workspace, url=url, create=create)
+    if store is not None:
+        store.know(known_secrets(os.environ, key_variables(workspace)))
+    return store
+
+
+def _open(workspace: Path, *, url: str | None, create: bool) -> Any:
     from rein.store.sqlite import SQLiteStore
 
     url = store_url(workspace, url)

@@ -5,18 +5,27 @@ lock; this class does the rest with portable SQL written with ``?`` placeholders
 to ``%s`` for PostgreSQL). Every write method is one transaction: the event row and the
 state it describes commit together or not at all. ``atomic()`` groups several writes into
 one transaction where a step needs more than one event (a run and its graph approval).
+
+Every value written goes through :func:`rein.formats.redaction.redact` first, with the
+secrets this store knows (``secrets``: those of the process environment from the start, and
+whatever the composition root adds with :meth:`SQLStore.know`), so no event, node record,
+run summary, approval or driver turn holds a secret, whoever built the value. What a write
+returns is what was stored.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
+import os
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rein.errors import Refused, StoreError
+from rein.formats.redaction import Secrets, known_secrets, redact
 from rein.store.base import ApprovalRow, DriverTurn, Event, NodeRow, RunRow, Transition
 from rein.store.ids import ApprovalId, NodeKey, RunId
 from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
@@ -68,6 +77,17 @@ class SQLStore:
 
     def __init__(self) -> None:
         self._depth = 0
+        self.secrets: Secrets = known_secrets(os.environ)
+
+    # -- redaction ------------------------------------------------------------------------
+
+    def know(self, secrets: Secrets) -> None:
+        """Redact ``secrets`` too from everything written from now on."""
+        self.secrets = self.secrets | secrets
+
+    def redact(self, value: Any) -> Any:
+        """``value`` as this store would write it."""
+        return redact(value, self.secrets)
 
     # -- backend hooks --------------------------------------------------------------------
 
@@ -113,6 +133,7 @@ class SQLStore:
     # -- writes ---------------------------------------------------------------------------
 
     def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        binding, summary = self.redact(dict(run.binding)), self.redact(dict(run.summary))
         with self._tx():
             self._serialize_run("")  # ``created`` is a store-wide order
             created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
@@ -122,7 +143,7 @@ class SQLStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run.run_id, run.parent_run_id, run.parent_node_key, run.graph_id,
                  run.graph_path, run.graph_digest, run.status.value, run.started_at,
-                 run.finished_at, dump(dict(run.binding)), dump(dict(run.summary)), created),
+                 run.finished_at, dump(binding), dump(summary), created),
             )
             return self._append(run.run_id, event_type, payload, run.started_at)
 
@@ -140,8 +161,9 @@ class SQLStore:
         row = self._x("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
                       (run_id,)).fetchone()
         seq = int(row[0]) + 1
+        payload = self.redact(dict(payload))
         self._x("INSERT INTO events (run_id, seq, type, payload, at) VALUES (?, ?, ?, ?, ?)",
-                (run_id, seq, event_type, dump(dict(payload)), at))
+                (run_id, seq, event_type, dump(payload), at))
         return Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
 
     def _apply(self, run_id: str, change: Transition) -> None:
@@ -154,15 +176,17 @@ class SQLStore:
                 " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
                 " record = excluded.record",
                 (run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value, run_id,
-                 dump(dict(n.record))),
+                 dump(self.redact(dict(n.record)))),
             )
         sets: list[str] = []
         values: list[Any] = []
         for column, value in (
             ("status", None if change.run_status is None else change.run_status.value),
             ("finished_at", change.finished_at),
-            ("summary", None if change.summary is None else dump(dict(change.summary))),
-            ("binding", None if change.binding is None else dump(dict(change.binding))),
+            ("summary", None if change.summary is None
+             else dump(self.redact(dict(change.summary)))),
+            ("binding", None if change.binding is None
+             else dump(self.redact(dict(change.binding)))),
         ):
             if value is not None:
                 sets.append(f"{column} = ?")
@@ -177,7 +201,8 @@ class SQLStore:
                 " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
                 " answer = excluded.answer, answered_at = excluded.answered_at",
                 (a.approval_id, a.run_id, a.key, a.kind.value, a.status.value, a.digest,
-                 dump(dict(a.request)), None if a.answer is None else dump(dict(a.answer)),
+                 dump(self.redact(dict(a.request))),
+                 None if a.answer is None else dump(self.redact(dict(a.answer))),
                  a.created_at, a.answered_at),
             )
 
@@ -188,6 +213,7 @@ class SQLStore:
         Answering again with the same status is a no-op (idempotent); a different answer to
         an already answered approval is refused.
         """
+        answer = self.redact(dict(answer))
         with self._tx():
             row = self.get_approval(approval_id)
             if row is None:
@@ -361,6 +387,7 @@ class SQLStore:
                         payload: Mapping[str, Any]) -> tuple[DriverTurn, bool]:
         """Insert ``turn`` with its event, atomically, unless its token exists: returns the
         stored row and whether this call inserted it (asking twice never adds a turn)."""
+        turn = self._redacted_turn(turn)
         with self._tx():
             # ``ord`` is MAX + 1 within the family: keep other writers of the family out.
             self._serialize_run(turn.root_run_id)
@@ -371,9 +398,9 @@ class SQLStore:
                     " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(ord), 0) + 1"
                     " FROM driver_turns WHERE root_run_id = ?))",
                     (turn.token, turn.run_id, turn.root_run_id, turn.node_key, turn.attempt,
-                     turn.kind, turn.status.value, dump_ordered(dict(turn.instruction)),
-                     dump_ordered(dict(turn.baseline)),
-                     None if turn.answer is None else dump_ordered(dict(turn.answer)),
+                     turn.kind, turn.status.value, dump_ordered(turn.instruction),
+                     dump_ordered(turn.baseline),
+                     None if turn.answer is None else dump_ordered(turn.answer),
                      turn.created_at, turn.answered_at, turn.root_run_id))
             self._append(turn.run_id, event_type, payload, turn.created_at)
             return turn, True
@@ -387,6 +414,7 @@ class SQLStore:
         ``(turn, changed)``; the same envelope again (``answer["envelope"]``) changes nothing,
         another envelope for an answered turn is refused (``DRIVER_ANSWERED``).
         """
+        answer = self.redact(dict(answer))  # compared as stored: a resent envelope matches
         with self._tx():
             turn = self.driver_turn(token)
             if turn is None:
@@ -404,7 +432,7 @@ class SQLStore:
                                    "instruction with `rein next`")
             self._x("UPDATE driver_turns SET status = ?, answer = ?, answered_at = ?"
                     " WHERE token = ? AND status = ?",
-                    (TurnStatus.ANSWERED.value, dump_ordered(dict(answer)), at, token,
+                    (TurnStatus.ANSWERED.value, dump_ordered(answer), at, token,
                      TurnStatus.PENDING.value))
             self._append(turn.run_id, event_type, payload, at)
             return DriverTurn(
@@ -413,6 +441,12 @@ class SQLStore:
                 status=TurnStatus.ANSWERED, instruction=turn.instruction,
                 baseline=turn.baseline, created_at=turn.created_at, answer=dict(answer),
                 answered_at=at), True
+
+    def _redacted_turn(self, turn: DriverTurn) -> DriverTurn:
+        return dataclasses.replace(
+            turn, instruction=self.redact(dict(turn.instruction)),
+            baseline=self.redact(dict(turn.baseline)),
+            answer=None if turn.answer is None else self.redact(dict(turn.answer)))
 
     # -- the run lock ---------------------------------------------------------------------
 

@@ -359,10 +359,9 @@ class McpHub:
 
     @staticmethod
     def _redact(connection: _Connection, text: str) -> str:
-        for name, value in sorted(connection.secrets.items(), key=lambda kv: -len(kv[1])):
-            if value and len(value) >= 4:
-                text = text.replace(value, f"[secret:{name}]")
-        return text
+        from rein.formats.redaction import Secrets
+
+        return Secrets.of(connection.secrets).text(text)
 
     def to_json(self) -> dict[str, Any]:
         """Every server: its launch request, status, tools and what was hidden."""

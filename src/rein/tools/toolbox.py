@@ -21,6 +21,7 @@ from pathlib import Path
 
 import httpx2 as httpx
 
+from rein.formats.redaction import Secrets, known_secrets
 from rein.tools.catalog import (
     ToolCall,
     ToolDefinition,
@@ -63,11 +64,8 @@ class Toolbox:
         self.definitions: tuple[ToolDefinition, ...] = definitions_for(tools)
         self.policy = policy
         self.env = dict(env or {})
-        # Longest first, so a secret containing another is redacted whole.
-        self._secrets = sorted(
-            ((n, v) for n, v in (secrets or {}).items() if v and len(v) >= 4),
-            key=lambda item: -len(item[1]),
-        )
+        # The node's secrets, and any provider key its declared environment carries.
+        self._secrets: Secrets = Secrets.of(secrets) | known_secrets(self.env)
         self._http = http_client
         self.shell_timeout = shell_timeout
         self._by_name = {d.name: d for d in self.definitions}
@@ -212,9 +210,7 @@ class Toolbox:
 
     def redact(self, text: str) -> str:
         """``text`` with every secret value replaced by ``[secret:NAME]``."""
-        for name, value in self._secrets:
-            text = text.replace(value, f"[secret:{name}]")
-        return text
+        return self._secrets.text(text)
 
     def redact_result(self, result: ToolResult) -> ToolResult:
         if not self._secrets:

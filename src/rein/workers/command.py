@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.errors import ConfigError
+from rein.formats.redaction import Secrets, known_secrets
 from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.paths import ToolFailure
 from rein.tools.permissions import PermissionSet
@@ -144,7 +145,11 @@ class CommandWorker:
             reason=r.reason if r else None,
         )
         usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
-        secrets = [request.env[n] for n in request.secret_names if request.env.get(n)]
+        # The node's secrets and the provider keys the agent is handed (pass_env, env).
+        secrets = (Secrets.of({n: request.env[n] for n in request.secret_names
+                               if request.env.get(n)})
+                   | known_secrets({**{n: self._environ[n] for n in self.template.pass_env
+                                     if n in self._environ}, **request.env}))
         private = Path(tempfile.mkdtemp(prefix="rein-command-"))
         try:
             prompt = render_brief(request) + "\n\n" + CONVENTION
@@ -295,7 +300,5 @@ def _fill(arg: str, values: Mapping[str, str]) -> str:
     return arg
 
 
-def _scrub(text: str, secrets: list[str]) -> str:
-    for value in secrets:
-        text = text.replace(value, "***")
-    return text
+def _scrub(text: str, secrets: Secrets) -> str:
+    return secrets.text(text)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import tomllib
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime
@@ -46,6 +47,7 @@ from typing import Any
 
 from rein.config import Config
 from rein.errors import ReinError
+from rein.formats.redaction import known_secrets
 from rein.tools.mcp import PREFIX, McpHub, servers_from_profile
 from rein.workers.base import (
     AttemptRequest,
@@ -286,7 +288,11 @@ class ProfileWorker:
         summary = (f"node {request.node_id} attempt {request.attempt}: "
                    + (result.message or ("succeeded" if result.failure is None
                                          else result.failure.value)))
-        secrets = {n: request.env[n] for n in request.secret_names if request.env.get(n)}
+        # The node's secrets and every known secret of rein's environment (provider keys):
+        # learned state may quote a value the node was never handed (a file, a tool result).
+        secrets = {name or "": value for value, name in (
+            known_secrets(os.environ) | known_secrets(request.env)).pairs}
+        secrets.update({n: request.env[n] for n in request.secret_names if request.env.get(n)})
         draft = draft_delta(resolved, session=info, summary=summary, secrets=secrets,
                             learned=learning.learned, threads=learning.threads,
                             proposals=learning.proposals, now=ended)

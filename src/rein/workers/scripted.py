@@ -26,6 +26,14 @@ scoped key such as ``refresh_pages[3].refresh_page`` (one instance), which wins:
       addresses_gaps: {score: 0.9, reasoning: every blocker is named}
 
 A node the file does not name is not served, so the run pauses for a worker (exit 3).
+
+A test double obeys what a real worker obeys. Each ``files:`` entry is written as the model
+worker's ``write`` tool would write it: the path is resolved inside the workspace (no
+absolute path elsewhere, no ``..``, no symlink out), the node's ``fs:write`` grants narrowed
+by rein's ``[policy]`` must cover it, the sandbox must allow it (nothing on a read-only node,
+never ``.git`` or ``.rein``). One refused entry fails the attempt as ``permission_denied``
+before any file is written. From a project ``rein.toml``, ``[workers.scripted]`` is honoured
+only once the user trusts the file (:mod:`rein.config_trust`).
 """
 
 from __future__ import annotations
@@ -37,6 +45,12 @@ from typing import Any
 
 from rein.errors import ConfigError
 from rein.formats.loader import load_path
+from rein.profiles.policy import Policy
+from rein.tools.catalog import ToolCall
+from rein.tools.files import MAX_WRITE_BYTES
+from rein.tools.gate import ToolPolicy, Verdict
+from rein.tools.sandbox import SandboxPolicy
+from rein.tools.toolbox import Toolbox
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
@@ -45,6 +59,7 @@ from rein.workers.base import (
     ItemKind,
     Usage,
 )
+from rein.workers.grants import attempt_grants
 
 
 class ScriptedWorker:
@@ -53,7 +68,7 @@ class ScriptedWorker:
     name = "scripted"
     deterministic = True  # the same file gives the same answers: determinism: strict is met
 
-    def __init__(self, script: Mapping[str, Any]) -> None:
+    def __init__(self, script: Mapping[str, Any], *, policy: Policy | None = None) -> None:
         nodes = script.get("nodes") or {}
         judges = script.get("judges") or {}
         if not isinstance(nodes, Mapping) or not isinstance(judges, Mapping):
@@ -61,15 +76,16 @@ class ScriptedWorker:
                               "'judges'", code="SCRIPT001")
         self.nodes = dict(nodes)
         self.judges = dict(judges)
+        self.policy = policy  # rein.toml [policy]: a ceiling on the node's grants, as for models
         self.calls: list[tuple[str, int]] = []  # (node key, attempt), for tests
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ScriptedWorker:
+    def from_file(cls, path: str | Path, *, policy: Policy | None = None) -> ScriptedWorker:
         doc = load_path(path)
         if not isinstance(doc.data, Mapping):
             raise ConfigError(f"{path}: a scripted answers file holds one mapping",
                               code="SCRIPT001")
-        return cls(doc.data)
+        return cls(doc.data, policy=policy)
 
     def _answers(self, request: AttemptRequest) -> Any:
         if request.kind == "judge":
@@ -96,10 +112,14 @@ class ScriptedWorker:
         delay = float(answer.get("delay_seconds", 0))
         if delay:
             await asyncio.sleep(delay)
-        for name, text in (answer.get("files") or {}).items():
-            target = Path(request.workspace) / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(str(text), encoding="utf-8")
+        files = answer.get("files") or {}
+        if files:
+            refused = await self._write(request, files)
+            if refused is not None:
+                yield Item(kind=ItemKind.TOOL_RESULT, data=refused)
+                yield AttemptResult(failure=FailureClass.PERMISSION_DENIED,
+                                    message=str(refused["content"]))
+                return
         if answer.get("message"):
             yield Item(kind=ItemKind.MESSAGE, data={"text": str(answer["message"])})
         u = answer.get("usage") or {}
@@ -115,3 +135,48 @@ class ScriptedWorker:
             message=answer.get("message"),
             decision=answer.get("decision"),
         )
+
+    def toolbox(self, request: AttemptRequest) -> Toolbox:
+        """The one ``write`` tool, under the node's grants, rein's policy and the sandbox:
+        the same check a model's ``write`` call goes through."""
+        ceilings = (("rein.toml", self.policy),) if self.policy is not None else ()
+        grants = attempt_grants(("write",), request.permissions, ceilings)
+        sandbox = SandboxPolicy.for_attempt(request.workspace, request.workspace_access,
+                                            request.network)
+        policy = ToolPolicy.build(grants.grants, sandbox=sandbox, denied=grants.denied,
+                                  ask=grants.ask)
+        return Toolbox(tools=("write",), policy=policy)
+
+    async def _write(self, request: AttemptRequest, files: Any) -> dict[str, Any] | None:
+        """Write an answer's files, all checked before the first is written; the refusal
+        of the first one refused (``None`` when every file was written)."""
+        if not isinstance(files, Mapping):
+            return {"tool": "write", "ok": False, "refused": True,
+                    "content": "refused: 'files' in a scripted answer must map paths to text"}
+        box = self.toolbox(request)
+        calls = [ToolCall(id=f"scripted_{i}", name="write",
+                          arguments={"path": name, "content": str(text)})
+                 for i, (name, text) in enumerate(files.items())]
+        for call in calls:
+            why = self._refusal(box, call)
+            if why is not None:
+                return {"tool": "write", "path": str(call.arguments["path"]), "ok": False,
+                        "refused": True,
+                        "content": f"scripted answer for {request.node_id}: {why}"}
+        for call in calls:
+            _, result = await box.run(call)
+            if not result.ok:
+                return {"tool": "write", "path": str(call.arguments["path"]), "ok": False,
+                        "refused": result.refused, "content": result.content}
+        return None
+
+    @staticmethod
+    def _refusal(box: Toolbox, call: ToolCall) -> str | None:
+        """Why ``call`` may not run (``None``: it may). An ``ask`` is refused too, since a
+        test double has nobody to ask; an oversized file is refused before any is written."""
+        decision = box.check(call)
+        if decision.verdict is not Verdict.ALLOW:
+            return decision.message or f"refused {decision.permission}"
+        if len(str(call.arguments["content"]).encode()) > MAX_WRITE_BYTES:
+            return f"content is larger than {MAX_WRITE_BYTES} bytes"
+        return None

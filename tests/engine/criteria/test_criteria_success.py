@@ -242,7 +242,7 @@ def test_secrets_are_redacted_from_every_kind_of_evidence(ctx_for):
     result = check({"id": "r", "kind": "regex", "output": "doc", "pattern": "key=.*"}, ctx)
     assert result.passed
     assert "hunter2" not in json.dumps(result.to_record())
-    assert result.evidence == "/key=.*/ matched 'key=[redacted]' at offset 0 of output 'doc'"
+    assert result.evidence == "/key=.*/ matched 'key=[secret]' at offset 0 of output 'doc'"
 
 
 # --- cheapest_first never changes the outcome -------------------------------------------

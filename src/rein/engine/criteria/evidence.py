@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-REDACTED = "[redacted]"
+from rein.formats.redaction import Secrets, marker
+
+REDACTED = marker(None)
 
 # Per piece of text (one stream of a command, one judge's reasoning, one schema error).
 EVIDENCE_LIMIT = 8_000
@@ -18,14 +20,9 @@ _HEAD = 2_000
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every occurrence of every secret replaced by ``[redacted]``.
-
-    Longer secrets go first so a secret that contains another is removed whole.
-    """
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
+    """``text`` with every occurrence of every secret replaced by ``[secret]`` (the one
+    redaction pass, :mod:`rein.formats.redaction`; longer secrets first)."""
+    return Secrets.of(values=secrets).text(text)
 
 
 def truncate(text: str, limit: int = EVIDENCE_LIMIT) -> tuple[str, bool]:

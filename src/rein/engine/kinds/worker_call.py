@@ -153,4 +153,8 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
     if result is None:
         return AttemptResult(failure=FailureClass.MODEL_ERROR,
                              message=f"worker {worker.name!r} ended without a result")
-    return result
+    # Redacted before the run uses it: a secret never flows from one node's outputs into
+    # another's inputs, and a resumed run, reading the store, sees what this one saw.
+    return dataclasses.replace(
+        result, outputs=ctx.redact(dict(result.outputs)), extra=ctx.redact(dict(result.extra)),
+        message=None if result.message is None else ctx.redact(result.message))

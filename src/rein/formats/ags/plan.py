@@ -41,11 +41,14 @@ from rein.formats.ags.plan_notices import (
     NOTICE_DEPTH,
     NOTICE_INTEGRITY,
     NOTICE_LEVEL,
+    NOTICE_PROVIDER_KEY,
     NOTICE_RECURSION,
     NOTICE_REF,
     NOTICE_TOKENS,
     NOTICE_WORST_CASE,
     budget_notices,
+    is_key_variable,
+    key_notice,
     level_notices,
 )
 from rein.formats.ags.plan_order import (
@@ -56,6 +59,7 @@ from rein.formats.ags.plan_order import (
 )
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import escape, load_path
+from rein.formats.redaction import DEFAULT_KEY_VARIABLES
 
 # (uri, referencing file or None) → (data, source) of the child, or None when not local.
 RefLoader = Callable[[str, "str | None"], "tuple[Any, str] | None"]
@@ -81,9 +85,11 @@ def default_ref_loader(uri: str, base: str | None) -> tuple[Any, str] | None:
     return load_path(path).data, str(path)
 
 
-def plan_path(path: str | Path, *, load_ref: RefLoader | None = default_ref_loader) -> Plan:
+def plan_path(path: str | Path, *, load_ref: RefLoader | None = default_ref_loader,
+              key_variables: Iterable[str] = ()) -> Plan:
     """Load one graph file and plan it (its ``ref`` children resolve next to it)."""
-    return build_plan(load_path(path).data, source=str(path), load_ref=load_ref)
+    return build_plan(load_path(path).data, source=str(path), load_ref=load_ref,
+                      key_variables=key_variables)
 
 
 def build_plan(
@@ -92,13 +98,16 @@ def build_plan(
     source: str | None = None,
     load_ref: RefLoader | None = default_ref_loader,
     digest: str | None = None,
+    key_variables: Iterable[str] = (),
 ) -> Plan:
     """The plan of a valid graph document. ``load_ref=None`` leaves ``ref`` children unplanned.
 
     ``digest`` saves recomputing the graph digest when the caller already has it (the
-    validator's report carries it); it must be ``ags_digest(data)``.
+    validator's report carries it); it must be ``ags_digest(data)``. ``key_variables`` are
+    the provider key variables rein.toml names, flagged (PLAN009) when a node's
+    ``requirements.environment`` lists one, as the built-in providers' keys always are.
     """
-    builder = _Builder(load_ref, root_source=source)
+    builder = _Builder(load_ref, root_source=source, key_variables=key_variables)
     doc = _Doc(data=data, source=source, level=_declared_level(data))
     builder.levels[source] = doc.level
     root = builder.scope(data, doc=doc, path="", pointer="", depth=0, defaults=data.get("defaults"))
@@ -150,8 +159,10 @@ class _Doc:
 class _Builder:
     """Walks scopes once, collecting gates, tiers, features and notices along the way."""
 
-    def __init__(self, load_ref: RefLoader | None, *, root_source: str | None) -> None:
+    def __init__(self, load_ref: RefLoader | None, *, root_source: str | None,
+                 key_variables: Iterable[str] = ()) -> None:
         self.load_ref = load_ref
+        self.key_variables = frozenset((*DEFAULT_KEY_VARIABLES.values(), *key_variables))
         self.root_source = root_source
         self.levels: dict[str | None, int] = {}  # declared requires_conformance per document
         self.notices: list[Notice] = []
@@ -220,6 +231,7 @@ class _Builder:
             self.tiers[tier] = self.tiers.get(tier, 0) + 1
         self._collect_human(eff, kind, qualified, pointer, doc)
         self._node_features(eff, kind, pointer, doc)
+        self._provider_keys(eff, qualified, pointer, doc)
         criteria = _criteria(eff.get("success"))
         success = eff.get("success") if isinstance(eff.get("success"), Mapping) else {}
 
@@ -371,6 +383,15 @@ class _Builder:
                                            id=c.id, required=c.severity == "required",
                                            pointer=f"{pointer}/success"))
 
+    def _provider_keys(self, eff: Mapping[str, Any], qualified: str, pointer: str,
+                       doc: _Doc) -> None:
+        req = eff.get("requirements") if isinstance(eff.get("requirements"), Mapping) else {}
+        names = req.get("environment") if isinstance(req.get("environment"), list) else []
+        keys = [n for n in names if isinstance(n, str) and is_key_variable(n, self.key_variables)]
+        if keys:
+            self.notices.append(key_notice(qualified, keys, f"{pointer}/requirements/environment",
+                                           self._file(doc)))
+
     def _node_features(self, eff: Mapping[str, Any], kind: str, pointer: str,
                        doc: _Doc) -> None:
         if kind == "decision":
@@ -447,7 +468,7 @@ def _projected(scope: ScopePlan) -> tuple[float, int]:
 
 __all__ = [
     "MERGED_BLOCKS", "NOTICE_COST", "NOTICE_DEPTH", "NOTICE_INTEGRITY", "NOTICE_LEVEL",
-    "NOTICE_RECURSION", "NOTICE_REF", "NOTICE_TOKENS", "NOTICE_WORST_CASE", "RefLoader",
-    "build_plan", "default_ref_loader", "effective_edges", "effective_node", "plan_path",
-    "topological_order",
+    "NOTICE_PROVIDER_KEY", "NOTICE_RECURSION", "NOTICE_REF", "NOTICE_TOKENS",
+    "NOTICE_WORST_CASE", "RefLoader", "build_plan", "default_ref_loader", "effective_edges",
+    "effective_node", "plan_path", "topological_order",
 ]

@@ -3,7 +3,9 @@
 Validation findings say a document is wrong; a notice says something a reviewer should
 know before approving: the worst case passes ``max_node_executions``, node estimates add
 up to more than the budget, scopes nest deeper than allowed, or the graph uses a feature
-above the ``requires_conformance`` it declares (so a harness at that level must refuse it).
+above the ``requires_conformance`` it declares (so a harness at that level must refuse it),
+or a node's ``requirements.environment`` hands a provider key (or a ``REIN_SECRET_*``
+variable) to its worker.
 """
 
 from __future__ import annotations
@@ -23,6 +25,26 @@ NOTICE_DEPTH = "PLAN005"  # nesting deeper than constraints.max_subgraph_depth
 NOTICE_REF = "PLAN006"  # a referenced child could not be planned (count is a lower bound)
 NOTICE_INTEGRITY = "PLAN007"  # a referenced child does not match its integrity or id
 NOTICE_RECURSION = "PLAN008"  # a fragment or document contains itself (cut)
+NOTICE_PROVIDER_KEY = "PLAN009"  # requirements.environment hands a provider key to a worker
+
+
+def key_notice(node: str, names: list[str], pointer: str, file: str | None) -> Notice:
+    """A node's environment names provider keys: the person approving should see it."""
+    listed = ", ".join(names)
+    return Notice(
+        code=NOTICE_PROVIDER_KEY, pointer=pointer, file=file,
+        message=f"node {node} hands {listed} to its worker through requirements.environment: "
+                "the worker and every command it runs can read and send the value (rein "
+                "redacts it from events and records, not from what the worker does with it); "
+                "remove it unless the node must call that provider itself, or bind a "
+                "credential under secrets")
+
+
+def is_key_variable(name: str, known: frozenset[str]) -> bool:
+    """A provider key's variable: one rein or rein.toml names, ``*_API_KEY``, or a
+    ``REIN_SECRET_*`` variable smuggled past the node's ``secrets`` declaration."""
+    upper = name.upper()
+    return (name in known or upper.endswith("API_KEY") or upper.startswith("REIN_SECRET_"))
 
 
 def budget_notices(plan: Plan, constraints: Mapping[str, Any]) -> list[Notice]:
