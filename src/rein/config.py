@@ -40,8 +40,8 @@ from rein.config_trust import (
     verdict,
 )
 from rein.config_trust import notice as trust_notice
-from rein.errors import ConfigError, Location
-from rein.formats.loader import LoadLimits
+from rein.errors import ConfigError, LoadError, Location
+from rein.formats.loader import LoadLimits, read_limited
 
 SCOPES = ("managed", "user", "project")
 DECISIONS = ("deny", "ask", "allow")  # ordered from narrowest to widest
@@ -147,7 +147,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     trust: ProjectTrust | None = None
     paths = config_paths(workspace, env)
     for scope, path in paths:
-        if not path.is_file():
+        if not path.exists():  # a pipe or folder is read, and refused, rather than skipped
             continue
         data = _read(path)
         _check(data, path)
@@ -215,22 +215,43 @@ def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
+# A rein.toml is a few kilobytes; the bound keeps a FIFO, a device or a huge file from
+# hanging or flooding every command run in a cloned repository.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except LoadError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.message}", code="CFG002",
+                          location=Location(file=str(path)), hint=exc.hint) from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: {exc}", code="CFG002",
-                          location=Location(file=str(path))) from None
+                          location=Location(file=str(path)),
+                          hint="save the file as UTF-8") from None
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = _TOML_POS.search(str(exc))
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
-        raise ConfigError(
-            f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
-            location=Location(file=str(path), line=line, column=col),
-            hint="see https://toml.io for the syntax",
-        ) from None
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError):
+            raise _toml_error(path, exc) from None
+        # tomllib converts integers with int() and nests with recursion: a 5,000-digit
+        # number or 100,000 nested arrays escape as these, not as TOMLDecodeError.
+        what = ("nests too deeply" if isinstance(exc, RecursionError)
+                else "holds a number too large to read")
+        raise ConfigError(f"invalid TOML: the file {what}", code="CFG003",
+                          location=Location(file=str(path)),
+                          hint="a rein.toml holds small tables of strings and numbers") from None
+
+
+def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    m = _TOML_POS.search(str(exc))
+    line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+    return ConfigError(
+        f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
+        location=Location(file=str(path), line=line, column=col),
+        hint="see https://toml.io for the syntax",
+    )
 
 
 def _line_of(path: Path, key: str) -> int | None:
