@@ -34,22 +34,12 @@ def _ws(workspace: Path | None) -> Path:
 
 
 def _open_for_reading(ws: Path) -> Any:
-    """The run store, opened without creating one; a damaged embedded file is a STORE001."""
-    from rein.cli.run import given_store, open_store
+    """The run store, opened without creating one. Its errors say what is wrong (damaged,
+    full, busy, unreachable), each with its own code and hint."""
+    from rein.cli.run import open_store
     from rein.errors import StoreError
-    from rein.store.open import PG_SCHEMES, store_url
 
-    url = store_url(ws, given_store())
-    try:
-        store = open_store(ws, create=False)
-    except StoreError as exc:
-        if url is not None and url.startswith(PG_SCHEMES):
-            raise
-        cause = exc.__cause__ or exc.message
-        raise StoreError(f"cannot read the run store {url or ws / '.rein' / 'rein.db'}: "
-                         f"{cause}", code="STORE001",
-                         hint="the file is damaged or not rein's; move .rein/ aside to start "
-                              "afresh") from exc
+    store = open_store(ws, create=False)
     if store is None:
         raise StoreError(f"no runs in {ws} (no .rein/ store yet)", code="STORE404",
                          hint="start one with `rein run GRAPH --approve DIGEST`")
@@ -57,18 +47,11 @@ def _open_for_reading(ws: Path) -> Any:
 
 
 def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
-    import sqlite3
-
-    from rein.errors import StoreError
     from rein.workers.driver_status import status_of
 
     store = _open_for_reading(ws)
     try:
         return status_of(store, ws, run_id)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the run store {store.url}: {exc}", code="STORE001",
-                         hint="the file is damaged or not rein's; move .rein/ aside to start "
-                              "afresh") from exc
     finally:
         store.close()
 

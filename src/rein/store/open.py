@@ -50,5 +50,4 @@ def open_store(workspace: Path, *, url: str | None = None, create: bool = True) 
         path = workspace / path
     if not path.exists() and not create:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteStore(path)
+    return SQLiteStore(path)  # creates its folder and the file when they are missing
