@@ -58,3 +58,20 @@ def test_a_huge_rein_toml_is_refused_unread(tmp_path: Path) -> None:
     error = refusal(tmp_path, tmp_path)
     assert error.code == "CFG002"
     assert f"over the limit of {MAX_CONFIG_BYTES:,}" in error.message
+
+
+@pytest.mark.parametrize("value, says", [
+    ("0x" + "f" * 5000, "is an integer beyond 2^53"),
+    (str(2**60), "is an integer beyond 2^53"),
+    ("inf", "is inf, which is not a finite number"),
+    ("-inf", "is -inf, which is not a finite number"),
+    ("nan", "is nan, which is not a finite number"),
+])
+def test_numbers_json_cannot_carry_are_cfg003_at_their_line(tmp_path: Path, value: str,
+                                                            says: str) -> None:
+    # The configuration is digested and printed as JSON: these would fail there instead.
+    (tmp_path / "rein.toml").write_text(f'[policy]\nshell = "ask"\nmax_turns = {value}\n')
+    error = refusal(tmp_path, tmp_path)
+    assert error.code == "CFG003"
+    assert error.message == f"invalid TOML: max_turns {says}"
+    assert error.location is not None and error.location.line == 3

@@ -23,6 +23,7 @@ merged key by key, the lower file winning.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -231,7 +232,7 @@ def _read(path: Path) -> dict[str, Any]:
                           location=Location(file=str(path)),
                           hint="save the file as UTF-8") from None
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except (ValueError, RecursionError) as exc:
         if isinstance(exc, tomllib.TOMLDecodeError):
             raise _toml_error(path, exc) from None
@@ -242,6 +243,32 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"invalid TOML: the file {what}", code="CFG003",
                           location=Location(file=str(path)),
                           hint="a rein.toml holds small tables of strings and numbers") from None
+    _check_numbers(data, path)
+    return data
+
+
+_SAFE_INT = 2**53 - 1
+
+
+def _check_numbers(data: dict[str, Any], path: Path) -> None:
+    """Refuse numbers JSON cannot carry exactly. The configuration is digested (trust) and
+    shown as JSON (``rein config show``): TOML's ``inf``, ``nan`` and its unbounded hex
+    integers would fail there, far from the line that holds them."""
+    stack: list[tuple[str, Any]] = [(key, value) for key, value in data.items()]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.items())
+        elif isinstance(value, list):
+            stack.extend((key, item) for item in value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"invalid TOML: {key} is {value}, which is not a finite number",
+                              code="CFG003", hint="use a finite number",
+                              location=Location(file=str(path), line=_line_of(path, key)))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > _SAFE_INT:
+            raise ConfigError(f"invalid TOML: {key} is an integer beyond 2^53",
+                              code="CFG003", hint="no setting needs a number this large",
+                              location=Location(file=str(path), line=_line_of(path, key)))
 
 
 def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
@@ -256,11 +283,12 @@ def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
 
 def _line_of(path: Path, key: str) -> int | None:
     try:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.match(rf"\s*{re.escape(key)}\s*=", line):
-                return number
-    except OSError:  # pragma: no cover - the file was just read
+        text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    except LoadError:  # pragma: no cover - the file was just read
         return None
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return number
     return None
 
 
