@@ -146,3 +146,17 @@ def test_a_busy_store_is_busy_not_damaged(tmp_path: Path) -> None:
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+@pytest.mark.parametrize("make", ["fifo", "dev-zero"])
+def test_a_store_path_that_is_not_a_regular_file_is_refused(workspace: Path, capsys: Any,
+                                                            make: str) -> None:
+    path = db_path(workspace)
+    path.parent.mkdir()
+    if make == "fifo":
+        os.mkfifo(path)  # SQLite would block reading it
+    else:
+        path.symlink_to("/dev/zero")
+    error = cli_error(capsys, "runs", "list")
+    assert error["code"] == "STORE_OPEN"
+    assert error["message"].endswith("is not a regular file")

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,10 +108,13 @@ def refuse_empty(path: Path) -> None:
     place whole), so opening one as new would silently discard every run it held.
     """
     try:
-        size = os.stat(path).st_size
+        info = os.stat(path)
     except FileNotFoundError:
         return
-    if size == 0:
+    if not stat.S_ISREG(info.st_mode):  # a pipe or device would block or never end
+        raise StoreError(f"the run store {path} is not a regular file", code="STORE_OPEN",
+                         hint="move it aside: rein keeps its runs in a regular file there")
+    if info.st_size == 0:
         raise StoreError(
             f"the run store {path} is empty (0 bytes): it was truncated, and its runs are gone",
             code="STORE_EMPTY",
