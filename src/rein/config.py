@@ -26,6 +26,7 @@ only (:mod:`rein.config_approver`).
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -45,8 +46,8 @@ from rein.config_trust import (
     verdict,
 )
 from rein.config_trust import notice as trust_notice
-from rein.errors import ConfigError, Location
-from rein.formats.loader import LoadLimits
+from rein.errors import ConfigError, LoadError, Location
+from rein.formats.loader import LoadLimits, read_limited
 
 SCOPES = ("managed", "user", "project")
 DECISIONS = ("deny", "ask", "allow")  # ordered from narrowest to widest
@@ -157,7 +158,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     trust: ProjectTrust | None = None
     paths = config_paths(workspace, env)
     for scope, path in paths:
-        if not path.is_file():
+        if not path.exists():  # a pipe or folder is read, and refused, rather than skipped
             continue
         data = _read(path)
         _check(data, path)
@@ -226,31 +227,79 @@ def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
+# A rein.toml is a few kilobytes; the bound keeps a FIFO, a device or a huge file from
+# hanging or flooding every command run in a cloned repository.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except LoadError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.message}", code="CFG002",
+                          location=Location(file=str(path)), hint=exc.hint) from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: {exc}", code="CFG002",
-                          location=Location(file=str(path))) from None
+                          location=Location(file=str(path)),
+                          hint="save the file as UTF-8") from None
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = _TOML_POS.search(str(exc))
-        line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
-        raise ConfigError(
-            f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
-            location=Location(file=str(path), line=line, column=col),
-            hint="see https://toml.io for the syntax",
-        ) from None
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError) as exc:
+        if isinstance(exc, tomllib.TOMLDecodeError):
+            raise _toml_error(path, exc) from None
+        # tomllib converts integers with int() and nests with recursion: a 5,000-digit
+        # number or 100,000 nested arrays escape as these, not as TOMLDecodeError.
+        what = ("nests too deeply" if isinstance(exc, RecursionError)
+                else "holds a number too large to read")
+        raise ConfigError(f"invalid TOML: the file {what}", code="CFG003",
+                          location=Location(file=str(path)),
+                          hint="a rein.toml holds small tables of strings and numbers") from None
+    _check_numbers(data, path)
+    return data
+
+
+_SAFE_INT = 2**53 - 1
+
+
+def _check_numbers(data: dict[str, Any], path: Path) -> None:
+    """Refuse numbers JSON cannot carry exactly. The configuration is digested (trust) and
+    shown as JSON (``rein config show``): TOML's ``inf``, ``nan`` and its unbounded hex
+    integers would fail there, far from the line that holds them."""
+    stack: list[tuple[str, Any]] = [(key, value) for key, value in data.items()]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.items())
+        elif isinstance(value, list):
+            stack.extend((key, item) for item in value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"invalid TOML: {key} is {value}, which is not a finite number",
+                              code="CFG003", hint="use a finite number",
+                              location=Location(file=str(path), line=_line_of(path, key)))
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > _SAFE_INT:
+            raise ConfigError(f"invalid TOML: {key} is an integer beyond 2^53",
+                              code="CFG003", hint="no setting needs a number this large",
+                              location=Location(file=str(path), line=_line_of(path, key)))
+
+
+def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    m = _TOML_POS.search(str(exc))
+    line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+    return ConfigError(
+        f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
+        location=Location(file=str(path), line=line, column=col),
+        hint="see https://toml.io for the syntax",
+    )
 
 
 def _line_of(path: Path, key: str) -> int | None:
     try:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if re.match(rf"\s*{re.escape(key)}\s*=", line):
-                return number
-    except OSError:  # pragma: no cover - the file was just read
+        text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
+    except LoadError:  # pragma: no cover - the file was just read
         return None
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return number
     return None
 
 

@@ -22,5 +22,8 @@ def config_paths(workspace: Path, env: Mapping[str, str] | None = None) -> list[
 
 
 def any_config(workspace: Path, env: Mapping[str, str] | None = None) -> bool:
-    """Whether any of the three files exists (if none does, the configuration is empty)."""
-    return any(path.is_file() for _scope, path in config_paths(workspace, env))
+    """Whether any of the three files exists (if none does, the configuration is empty).
+
+    Anything at the path counts, not only a regular file: a managed policy that is a pipe
+    or a folder must fail loudly when read, not be skipped as if it were absent."""
+    return any(path.exists() for _scope, path in config_paths(workspace, env))

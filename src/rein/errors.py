@@ -156,7 +156,7 @@ class LoadError(DocumentError):
 
     ``kind`` is one of: ``syntax``, ``encoding``, ``duplicate_key``, ``alias_limit``,
     ``too_large``, ``too_deep``, ``non_finite``, ``bad_tag``, ``non_string_key``,
-    ``not_found``, ``unreadable``. Each document format maps it to its own code
+    ``bad_number``, ``not_found``, ``unreadable``. Each document format maps it to its own code
     (AGS: ``duplicate_key`` → AG005, everything else → AG001).
     """
 

@@ -126,3 +126,13 @@ def test_a_symlinked_entry_file_cannot_pull_in_another_file(ws: Path) -> None:
     (skill / "SKILL.md").symlink_to(secret)
     with pytest.raises(SkillProblem, match="points outside the skill directory"):
         load_skill({"name": "linked", "path": str(skill)})
+
+
+def test_a_huge_file_in_a_skill_is_refused_unread(ws: Path) -> None:
+    skill = ws / "bulky"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("Review SQL.\n")
+    with (skill / "data.bin").open("wb") as fh:
+        fh.truncate(8 * 1024 * 1024 * 1024)  # sparse: 8 GB that take no disk, never read
+    with pytest.raises(SkillProblem, match="more than 5,000,000 bytes"):
+        load_skill({"name": "bulky", "path": str(skill)})

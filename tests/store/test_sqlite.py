@@ -98,11 +98,13 @@ def test_failed_transaction_leaves_neither_event_nor_state(store: SQLiteStore) -
     )
     store.transition(RunId("run-1"), "approval/requested", {}, "t", Transition(approval=bad))
     clash = ApprovalRow(**{**{f: getattr(bad, f) for f in bad.__slots__}, "approval_id": ApprovalId("apv-2")})
-    with pytest.raises(sqlite3.IntegrityError):  # same (run, key): unique
+    with pytest.raises(StoreError) as info:  # same (run, key): unique
         store.transition(
             RunId("run-1"), "approval/requested", {}, "t",
             Transition(approval=clash, run_status=RunStatus.FAILED),
         )
+    assert info.value.code == "STORE_CONFLICT"
+    assert isinstance(info.value.__cause__, sqlite3.IntegrityError)
     assert len(store.events(RunId("run-1"))) == 2
     assert store.get_run("run-1").status is RunStatus.RUNNING
 

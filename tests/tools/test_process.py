@@ -167,9 +167,10 @@ def test_cancellation_at_any_early_point_leaves_no_survivor(tmp_path, ticks):
 
 def test_background_leftovers_are_killed_and_do_not_hold_the_pipes(tmp_path):
     result = run("sleep 60 & echo $!", tmp_path, timeout=30)
+    # Waiting for the sleeper's pipe would have run into the 30 s timeout: not timed out
+    # means it did not wait, without asserting on the clock.
     assert not result.timed_out
     assert result.exit_code == 0
-    assert result.duration_seconds < 10  # did not wait for the sleeper's pipe
     assert not _alive(int(result.stdout))
 
 

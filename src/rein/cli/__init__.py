@@ -47,7 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # with a code and a hint, never a traceback.
         from rein.cli.output import report_error
 
+        import errno
+
         where = f"{exc.filename}: " if exc.filename else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # not a path problem: say so
+            report_error(ReinError(f"{where}{exc.strerror}", code="DISK_FULL",
+                                   hint="free some space on the disk and run the command "
+                                        "again"), args)
+            return int(ExitCode.FAILURE)
         report_error(ReinError(f"{where}{exc.strerror or exc}", code="OS_ERROR",
                                hint="check that the path exists and that rein may read and "
                                     "write it (choose another with --workspace DIR)"), args)

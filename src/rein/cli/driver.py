@@ -33,22 +33,12 @@ def _ws(workspace: Path | None) -> Path:
 
 
 def _open_for_reading(ws: Path) -> Any:
-    """The run store, opened without creating one; a damaged embedded file is a STORE001."""
-    from rein.cli.run import given_store, open_store
+    """The run store, opened without creating one. Its errors say what is wrong (damaged,
+    full, busy, unreachable), each with its own code and hint."""
+    from rein.cli.run import open_store
     from rein.errors import StoreError
-    from rein.store.open import PG_SCHEMES, store_url
 
-    url = store_url(ws, given_store())
-    try:
-        store = open_store(ws, create=False)
-    except StoreError as exc:
-        if url is not None and url.startswith(PG_SCHEMES):
-            raise
-        cause = exc.__cause__ or exc.message
-        raise StoreError(f"cannot read the run store {url or ws / '.rein' / 'rein.db'}: "
-                         f"{cause}", code="STORE001",
-                         hint="the file is damaged or not rein's; move .rein/ aside to start "
-                              "afresh") from exc
+    store = open_store(ws, create=False)
     if store is None:
         raise StoreError(f"no runs in {ws} (no .rein/ store yet)", code="STORE404",
                          hint="start one with `rein run GRAPH --approve DIGEST`")
@@ -56,18 +46,11 @@ def _open_for_reading(ws: Path) -> Any:
 
 
 def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
-    import sqlite3
-
-    from rein.errors import StoreError
     from rein.workers.driver_status import status_of
 
     store = _open_for_reading(ws)
     try:
         return status_of(store, ws, run_id)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the run store {store.url}: {exc}", code="STORE001",
-                         hint="the file is damaged or not rein's; move .rein/ aside to start "
-                              "afresh") from exc
     finally:
         store.close()
 
@@ -110,23 +93,43 @@ def next_command(run_id: str | None, workspace: Path | None, as_json: bool) -> i
 
 
 def _source_text(ws: Path, source: str | None) -> str:
-    from rein.workers.driver_protocol import INBOX, EnvelopeRefused
+    """The envelope's text, read without blocking and never more than the envelope limit:
+    the inbox is written by an agent, and may be a FIFO, a device or a huge file."""
+    from rein.errors import LoadError
+    from rein.formats.loader import read_limited
+    from rein.workers.driver_protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
 
     if source == "-":
-        return sys.stdin.read()
-    path = Path(source) if source else ws / INBOX
-    if not path.is_absolute() and source:
-        path = Path.cwd() / path
+        binary = getattr(sys.stdin, "buffer", None)  # absent when stdin is a text stream
+        raw = (binary.read(MAX_ENVELOPE_BYTES + 1) if binary is not None
+               else sys.stdin.read(MAX_ENVELOPE_BYTES + 1).encode("utf-8"))
+        path = Path("<stdin>")
+    else:
+        path = Path(source) if source else ws / INBOX
+        if not path.is_absolute() and source:
+            path = Path.cwd() / path
+        try:
+            raw = read_limited(path, MAX_ENVELOPE_BYTES)
+        except LoadError as exc:
+            if exc.kind == "not_found":
+                hint = (f"check the file's path, or leave it out to read {INBOX}" if source else
+                        f"write the envelope to {INBOX} (or pass a file, or - for stdin)")
+                raise EnvelopeRefused(f"no envelope at {path}", code="DRIVER_NO_ENVELOPE",
+                                      hint=hint) from exc
+            code = "DRIVER_ENVELOPE_LIMIT" if exc.kind == "too_large" else "DRIVER_NO_ENVELOPE"
+            raise EnvelopeRefused(f"cannot read the envelope: {exc.message}", code=code,
+                                  hint=exc.hint) from exc
+    if len(raw) > MAX_ENVELOPE_BYTES:
+        raise EnvelopeRefused(f"the envelope is over the limit of {MAX_ENVELOPE_BYTES:,} bytes",
+                              code="DRIVER_ENVELOPE_LIMIT",
+                              hint="write large outputs to files in the workspace and name "
+                                   "them in outputs")
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        hint = (f"check the file's path, or leave it out to read {INBOX}" if source else
-                f"write the envelope to {INBOX} (or pass a file, or - for stdin)")
-        raise EnvelopeRefused(f"no envelope at {path}", code="DRIVER_NO_ENVELOPE",
-                              hint=hint) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvelopeRefused(f"cannot read the envelope {path}: {exc}",
-                              code="DRIVER_NO_ENVELOPE") from exc
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise EnvelopeRefused(f"the envelope {path} is not UTF-8 (byte 0x{raw[exc.start]:02x} "
+                              f"at offset {exc.start})", code="DRIVER_NO_ENVELOPE",
+                              hint="write the envelope as UTF-8 JSON") from exc
 
 
 @click.command("submit")

@@ -177,6 +177,8 @@ def _expected(what: str, value: Any) -> str:
 def _path_problem(value: Any, type_name: str, workspace: Path | None) -> str | None:
     if not isinstance(value, str) or not value:
         return _expected(f"a {type_name} path (a non-empty string)", value)
+    if "\x00" in value:  # no file can be named so, and the OS refuses to be asked
+        return f"names {value!r}, which contains a NUL byte"
     if workspace is None:
         return None
     root = workspace.resolve()

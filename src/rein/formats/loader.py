@@ -17,7 +17,10 @@ findings pay for it.
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -91,41 +94,76 @@ def format_for(path: str | Path) -> Format:
 _READ_HINT = "check that the file exists and that you may read it"
 
 
+def read_limited(path: str | Path, max_bytes: int, *, source: str | None = None) -> bytes:
+    """The bytes of one regular file, at most ``max_bytes`` of them; a :class:`LoadError`
+    otherwise, never an OSError.
+
+    Opened without blocking and checked with ``fstat`` on the open descriptor, so a FIFO
+    (which would wait for a writer), a device such as ``/dev/zero`` (endless), or a symlink
+    to either is refused before a byte is read; and never more than ``max_bytes + 1`` bytes
+    are read, whatever the size the file claims or grows to.
+    """
+    source = (str(path) if source is None else source).replace("\x00", "\\0")
+    where = Location(file=source)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise LoadError(
+            f"no such file: {source}", kind="not_found", location=where,
+            hint="check the path (a relative path starts at the current directory)",
+        ) from None
+    except IsADirectoryError:
+        raise LoadError(f"{source} is a folder, not a file", kind="unreadable",
+                        location=where, hint="give the path of one file") from None
+    except OSError as exc:
+        raise LoadError(f"cannot read {source}: {exc.strerror}", kind="unreadable",
+                        location=where, hint=_READ_HINT) from None
+    except ValueError:  # the operating system cannot even be asked about such a name
+        raise LoadError(f"the path {source} contains a NUL character", kind="unreadable",
+                        location=where, hint="give the path of one file") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise LoadError(f"{source} is a folder, not a file", kind="unreadable",
+                            location=where, hint="give the path of one file")
+        if not stat.S_ISREG(info.st_mode):
+            raise LoadError(
+                f"{source} is not a regular file (a pipe, device or socket)",
+                kind="unreadable", location=where,
+                hint="give the path of a regular file; such files can block or never end",
+            )
+        _check_size(info.st_size, source, max_bytes)
+        chunks: list[bytes] = []
+        left = max_bytes + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, _MIB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        raw = b"".join(chunks)
+        _check_size(len(raw), source, max_bytes)  # it grew while being read
+        return raw
+    except OSError as exc:
+        raise LoadError(f"cannot read {source}: {exc.strerror}", kind="unreadable",
+                        location=where, hint=_READ_HINT) from None
+    finally:
+        os.close(fd)
+
+
 def load_path(
     path: str | Path, *, limits: LoadLimits = DEFAULT_LIMITS, format: Format | None = None
 ) -> Document:
     """Read and parse one file. Every failure is a :class:`LoadError`, never an OSError."""
-    p = Path(path)
-    source = str(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise LoadError(
-            f"no such file: {source}", kind="not_found", location=Location(file=source),
-            hint="check the path (a relative path starts at the current directory)",
-        ) from None
-    except OSError as exc:
-        raise LoadError(
-            f"cannot read {source}: {exc.strerror}", kind="unreadable",
-            location=Location(file=source), hint=_READ_HINT,
-        ) from None
-    if p.is_dir():
-        raise LoadError(f"{source} is a folder, not a file", kind="unreadable",
-                        location=Location(file=source), hint="give the path of one file")
-    _check_size(size, source, limits)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise LoadError(f"cannot read {source}: {exc.strerror}", kind="unreadable",
-                        location=Location(file=source), hint=_READ_HINT) from None
-    return load_bytes(raw, source=source, format=format or format_for(p), limits=limits)
+    raw = read_limited(path, limits.max_bytes)
+    return load_bytes(raw, source=str(path), format=format or format_for(path), limits=limits)
 
 
 def load_bytes(
     raw: bytes, *, source: str, format: Format, limits: LoadLimits = DEFAULT_LIMITS
 ) -> Document:
     """Parse UTF-8 bytes as JSON or YAML."""
-    _check_size(len(raw), source, limits)
+    _check_size(len(raw), source, limits.max_bytes)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -148,7 +186,7 @@ def load_text(
 ) -> Document:
     """Parse text as JSON or YAML. ``line_offset`` shifts reported lines (frontmatter)."""
     if len(text) > limits.max_bytes:  # characters ≤ bytes, so this is a cheap early bound
-        _check_size(len(text.encode("utf-8")), source, limits)
+        _check_size(len(text.encode("utf-8")), source, limits.max_bytes)
     text = text.removeprefix("\ufeff")
     if "\x00" in text:
         off = text.index("\x00")
@@ -164,10 +202,10 @@ def load_text(
     return Document(data=data, source=source, format=format, text=text, line_offset=line_offset)
 
 
-def _check_size(size: int, source: str, limits: LoadLimits) -> None:
-    if size > limits.max_bytes:
+def _check_size(size: int, source: str, max_bytes: int) -> None:
+    if size > max_bytes:
         raise LoadError(
-            f"the document is {size:,} bytes, over the limit of {limits.max_bytes:,}",
+            f"the document is {size:,} bytes, over the limit of {max_bytes:,}",
             kind="too_large", location=Location(file=source),
             hint="raise [limits] max_bytes in rein.toml if this document is trusted",
         )
@@ -196,13 +234,70 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name}")
 
 
+class _BadNumber(Exception):
+    """A number literal that has no finite, exactly representable value."""
+
+    def __init__(self, kind: str, message: str, literal: str, hint: str) -> None:
+        self.kind, self.message, self.literal, self.hint = kind, message, literal, hint
+
+
+# No document needs an integer this long: JSON interchange is exact to 2^53 (16 digits), and
+# RFC 8785 digests refuse anything larger. The bound keeps every later step (digests,
+# messages, Python's own 4,300-digit conversion limit) from failing on an absurd literal.
+MAX_INTEGER_DIGITS = 100
+_MAX_INTEGER_BITS = 333  # 2^333 > 10^100: the same bound for hex and octal literals
+
+
+def _too_long(literal: str) -> _BadNumber:
+    return _BadNumber(
+        "bad_number", f"the integer {literal[:20]}… has more than {MAX_INTEGER_DIGITS} digits",
+        literal, "no document needs such a number: write it as a string if it is an id",
+    )
+
+
+def _overflows(literal: str) -> _BadNumber:
+    return _BadNumber(
+        "non_finite", f"the number {literal[:40]} is too large for a double (it would be "
+        "infinite)", literal, "use a finite number or a string",
+    )
+
+
+def _int_literal(literal: str) -> int:
+    """``int(literal)`` for a decimal literal, refusing overlong ones before converting."""
+    if len(literal) - (literal[0] in "+-") > MAX_INTEGER_DIGITS:
+        raise _too_long(literal)
+    return int(literal)
+
+
+def _float_literal(literal: str) -> float:
+    """``float(literal)``, refusing one that overflows to infinity (``1e999``)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _overflows(literal)
+    return value
+
+
+def _literal_position(text: str, literal: str) -> tuple[int | None, int | None]:
+    """Line and column of the first occurrence of a number literal."""
+    match = re.search(r"(?<![\w.])" + re.escape(literal[:200]), text)
+    if match is None:
+        return None, None
+    off = match.start()
+    return text.count("\n", 0, off) + 1, off - (text.rfind("\n", 0, off) + 1) + 1
+
+
 def _load_json(text: str, source: str, limits: LoadLimits, line_offset: int) -> Any:
     def loc(line: int | None = None, column: int | None = None) -> Location:
         return Location(file=source, line=None if line is None else line + line_offset,
                         column=column)
 
     try:
-        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant,
+                          parse_int=_int_literal, parse_float=_float_literal)
+    except _BadNumber as bad:
+        line, column = _literal_position(text, bad.literal)
+        raise LoadError(bad.message, kind=bad.kind, location=loc(line, column),
+                        hint=bad.hint) from None
     except _Duplicate as dup:
         line, column = _json_key_position(text, dup.key)
         raise LoadError(
@@ -323,17 +418,30 @@ def _plain(value: str, mark: Any) -> Any:
     b = _BOOLS.get(value)
     if b is not None:
         return b
-    if _INT.match(value):
-        return int(value)
-    if _FLOAT.match(value):
-        return float(value)
-    if _OCT.match(value):
-        return int(value, 8)
-    if _HEX.match(value):
-        return int(value, 16)
+    try:
+        if _INT.match(value):
+            return _int_literal(value)
+        if _FLOAT.match(value):
+            return _float_literal(value)
+        if _OCT.match(value):
+            return _based(value, 8)
+        if _HEX.match(value):
+            return _based(value, 16)
+    except _BadNumber as bad:
+        raise _Bad(bad.kind, bad.message, mark, bad.hint) from None
     if _NONFINITE.match(value):
         raise _Bad("non_finite", f"non-finite number {value!r}", mark,
                    "JSON cannot represent infinities or NaN: use a finite number or quote it")
+    return value
+
+
+def _based(literal: str, base: int) -> int:
+    """A ``0o``/``0x`` literal, held to the same bound as decimal ones."""
+    if len(literal) > 2 + _MAX_INTEGER_BITS:  # more digits than bits: over the bound
+        raise _too_long(literal)
+    value = int(literal, base)
+    if value.bit_length() > _MAX_INTEGER_BITS:
+        raise _too_long(literal)
     return value
 
 

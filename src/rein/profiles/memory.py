@@ -122,7 +122,7 @@ class MemoryStore:
             return []
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
             raise StoreError(f"{self.path} is unreadable: {exc}", code="MEM010") from None
         if not isinstance(data, dict) or data.get("version") != FORMAT_VERSION:
             raise StoreError(f"{self.path} is not a version {FORMAT_VERSION} rein memory file",

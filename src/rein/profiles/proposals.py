@@ -44,10 +44,11 @@ class Queue:
             return {"version": QUEUE_VERSION, "items": []}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # RecursionError: deep nesting
             raise StoreError(f"{self.path} is unreadable: {exc}", code="OAP260") from None
-        if data.get("version") != QUEUE_VERSION:
-            raise StoreError(f"{self.path} has version {data.get('version')!r}; this rein "
+        if not isinstance(data, dict) or data.get("version") != QUEUE_VERSION:
+            version = data.get("version") if isinstance(data, dict) else None
+            raise StoreError(f"{self.path} has version {version!r}; this rein "
                              f"reads version {QUEUE_VERSION}", code="OAP261")
         return data
 

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.errors import LoadError
 from rein.formats.canonical import oap_digest
+from rein.formats.loader import read_limited
 from rein.profiles.records import ProfileError
 
 ENTRY_FILES = ("SKILL.md", "README.md")
@@ -59,10 +61,13 @@ def _snapshot(directory: Path) -> dict[str, bytes]:
             continue
         if len(out) >= MAX_FILES:
             raise SkillProblem(f"more than {MAX_FILES} files")
-        data = path.read_bytes()
+        try:  # read no more than what is left of the bound, however large the file is
+            data = read_limited(path, MAX_BYTES - total)
+        except LoadError as exc:
+            if exc.kind == "too_large":
+                raise SkillProblem(f"more than {MAX_BYTES:,} bytes") from None
+            raise SkillProblem(exc.message) from None
         total += len(data)
-        if total > MAX_BYTES:
-            raise SkillProblem(f"more than {MAX_BYTES:,} bytes")
         out[path.relative_to(directory).as_posix()] = data
     return out
 

@@ -83,5 +83,4 @@ def _open(workspace: Path, *, url: str | None, create: bool) -> Any:
         path = workspace / path
     if not path.exists() and not create:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteStore(path)
+    return SQLiteStore(path)  # creates its folder and the file when they are missing

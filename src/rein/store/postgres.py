@@ -39,6 +39,53 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
 
 
+# SQLSTATE classes and codes (PostgreSQL manual, appendix A) → (code, what, hint).
+_PG_CAUSES: tuple[tuple[str, str, str, str], ...] = (
+    ("53100", "STORE_FULL", "the database server's disk is full",
+     "free space on the server and run the command again: the change that did not fit was "
+     "rolled back, and everything committed before it is intact"),
+    ("53", "STORE_FULL", "the database server is out of resources",
+     "check the server's memory, connections and disk, then run the command again"),
+    ("XX001", "STORE001", "the database's data is damaged",
+     "restore the database from a backup; see the server's log"),
+    ("XX002", "STORE001", "an index of the database is damaged",
+     "REINDEX the rein tables, or restore the database from a backup"),
+    ("40", "STORE_BUSY", "the transaction conflicted with another one",
+     "run the command again"),
+    ("55P03", "STORE_BUSY", "a row or table is locked by another session",
+     "run the command again in a moment"),
+    ("57014", "STORE_BUSY", "the statement was cancelled (a timeout)",
+     "run the command again"),
+    ("25006", "STORE_READONLY", "the database is read-only here",
+     "connect to the primary server, or a role that may write"),
+    ("42501", "STORE_READONLY", "the role may not do this",
+     "grant the role rights on rein's tables"),
+    ("23", "STORE_CONFLICT", "the database refused a write",
+     "another process may have written the same record; run the command again"),
+    ("08", "STORE_CONNECT", "the connection to the database failed",
+     "check that the server runs and is reachable, then run the command again"),
+    ("57P", "STORE_CONNECT", "the database server shut down or restarted",
+     "run the command again when the server is back"),
+)
+
+
+def pg_store_error(exc: Exception, where: str, *, connection: bool = False) -> StoreError:
+    """The :class:`StoreError` for a psycopg error, by its SQLSTATE (never by its text);
+    ``connection``: the error is about the connection itself (an OperationalError)."""
+    detail = str(exc).strip()
+    state = getattr(exc, "sqlstate", None) or ""
+    for prefix, code, what, hint in _PG_CAUSES:
+        if state.startswith(prefix):
+            return StoreError(f"{what} ({where}): {detail}", code=code, hint=hint,
+                              sqlstate=state)
+    if not state and connection:  # no SQLSTATE: the client lost the connection
+        return StoreError(f"the connection to the run store {where} failed: {detail}",
+                          code="STORE_CONNECT",
+                          hint="check that the server runs and is reachable")
+    return StoreError(f"the run store {where} failed: {detail}", code="STORE_FAILED",
+                      hint="check the server's log", sqlstate=state or None)
+
+
 class PostgresStore(SQLStore):
     """The PostgreSQL implementation of :class:`rein.store.base.Store`."""
 
@@ -69,17 +116,14 @@ class PostgresStore(SQLStore):
         try:
             return self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
         except self._psycopg.Error as exc:
-            raise StoreError(f"the run store failed: {str(exc).strip()}",
-                             hint="check the server's log") from exc
+            lost = isinstance(exc, self._psycopg.OperationalError)
+            raise pg_store_error(exc, redact_url(self.url), connection=lost) from exc
 
     def _begin(self) -> None:
         self._x("BEGIN")
 
     def _end(self, commit: bool) -> None:
-        if commit:
-            self._x("COMMIT")
-        else:
-            self._conn.execute("ROLLBACK")
+        self._x("COMMIT" if commit else "ROLLBACK")
 
     def _serialize_run(self, run_id: str) -> None:
         self._x("SELECT pg_advisory_xact_lock(?)", (lock_key(f"rein:tx:{run_id}"),))

@@ -23,6 +23,7 @@ from typing import Any
 
 from rein.errors import StoreError
 from rein.store.sql import _HELD, SQLStore, dump
+from rein.store.sqlite_errors import Rows, refuse_empty, translated
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
@@ -134,6 +135,23 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _dump = dump  # kept for callers that format rows the way the store does
 
 
+def _create(path: Path) -> None:
+    """Build a new store beside ``path`` and link it into place whole, so that no process
+    ever sees a half-made one, and an empty file at ``path`` can only mean a truncated
+    store (:func:`refuse_empty`). Losing the race to another process is fine: its store
+    is as good as this one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        SQLiteStore._build(fresh)
+        with contextlib.suppress(FileExistsError):
+            os.link(fresh, path)
+    finally:
+        for leftover in (fresh, Path(f"{fresh}-wal"), Path(f"{fresh}-shm")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
 def db_path(workspace: str | Path) -> Path:
     """Where the embedded store of ``workspace`` lives."""
     return Path(workspace) / STATE_DIR / DB_NAME
@@ -146,20 +164,34 @@ class SQLiteStore(SQLStore):
         super().__init__()
         self.path = Path(path)
         self.url = str(self.path.resolve())
+        with translated(self.path):
+            if not self.path.exists():
+                _create(self.path)
+            refuse_empty(self.path)
+            self._connect()
+
+    def _connect(self) -> None:
+        self._db = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
+        )
         try:
-            self._db = sqlite3.connect(
-                str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
-            )
             self._db.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL: a power loss may lose the last commits, a process crash loses none.
+            # WAL + NORMAL: a power loss may lose the last commits, a crash loses none.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot open the run store {self.path}: {exc}",
-                hint="check that the workspace is writable",
-            ) from exc
-        self._migrate()
+            self._migrate()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @classmethod
+    def _build(cls, path: Path) -> None:
+        """Create the database at ``path`` (which must not exist) at the current schema."""
+        store = cls.__new__(cls)
+        SQLStore.__init__(store)
+        store.path, store.url = path, str(path)
+        store._connect()
+        store.close()  # closing the last connection folds the WAL into the file
 
     @classmethod
     def open(cls, workspace: str | Path, *, create: bool = True) -> SQLiteStore | None:
@@ -168,33 +200,44 @@ class SQLiteStore(SQLStore):
         if not path.exists():
             if not create:
                 return None
-            path.parent.mkdir(parents=True, exist_ok=True)
+            with translated(path):
+                path.parent.mkdir(parents=True, exist_ok=True)
         return cls(path)
 
     # -- backend hooks --------------------------------------------------------------------
 
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
-        return self._db.execute(sql, params)
+        with translated(self.path):
+            return Rows(self._db.execute(sql, params).fetchall())
 
     def _begin(self) -> None:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise StoreError(f"the run store is busy: {exc}", hint="retry in a moment") from exc
+        self._x("BEGIN IMMEDIATE")
 
     def _end(self, commit: bool) -> None:
-        self._db.execute("COMMIT" if commit else "ROLLBACK")
+        if commit:
+            try:
+                self._x("COMMIT")
+            except StoreError:
+                # A COMMIT that did not fit on the disk leaves the transaction open: undo it
+                # so that this connection can go on (or close) cleanly.
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                raise
+            return
+        if self._db.in_transaction:  # SQLite may have rolled back already (a full disk)
+            self._x("ROLLBACK")
 
     # -- schema ---------------------------------------------------------------------------
 
     def schema_version(self) -> int:
         """The schema version the database is at."""
-        row = self._db.execute(
+        row = self._x(
             "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_version'"
         ).fetchone()
         if row is None:
             return 0
-        got = self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        got = self._x("SELECT MAX(version) FROM schema_version").fetchone()
         return int(got[0] or 0)
 
     def _migrate(self) -> None:
@@ -202,7 +245,7 @@ class SQLiteStore(SQLStore):
         if self.schema_version() == SCHEMA_VERSION:
             return
         with self._tx():
-            self._db.execute(
+            self._x(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
@@ -215,8 +258,8 @@ class SQLiteStore(SQLStore):
                 )
             for version in range(current, SCHEMA_VERSION):
                 for statement in MIGRATIONS[version]:
-                    self._db.execute(statement)
-                self._db.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
+                    self._x(statement)
+                self._x("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
 
     # -- the run lock ---------------------------------------------------------------------
 
@@ -242,16 +285,19 @@ class SQLiteStore(SQLStore):
 
     def _acquire(self, run_id: str) -> Any:
         path = self.lock_path(run_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        with translated(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             return None
-        # Who holds it, for people reading the file; the flock is what counts.
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        # Who holds it, for people reading the file; the flock is what counts (so a disk too
+        # full to write the line does not stop the lock from being held).
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
         return fd
 
     def _release(self, run_id: str, handle: Any) -> None:

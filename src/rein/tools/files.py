@@ -13,10 +13,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rein.errors import LoadError
+from rein.formats.loader import read_limited
 from rein.tools.catalog import ToolResult
 from rein.tools.paths import ToolFailure, WorkspacePath
 
 MAX_READ_BYTES = 256 * 1024
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a file the read tool reads at all (then truncates)
 MAX_WRITE_BYTES = 4 * 1024 * 1024
 MAX_SEARCH_RESULTS = 200
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
@@ -32,7 +35,7 @@ def read_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
         raise ToolFailure(
             f"{target.relative} is a directory", code="TOOL021", hint="use search to list files"
         )
-    raw = path.read_bytes()
+    raw = _read_regular(target)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -52,6 +55,19 @@ def read_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
         content=text,
         data={"path": target.relative, "bytes": len(raw), "truncated": truncated},
     )
+
+
+def _read_regular(target: WorkspacePath) -> bytes:
+    """The file's bytes, if it is a regular file of at most MAX_FILE_BYTES: a FIFO in the
+    workspace would block the read forever, and a huge file would be read whole."""
+    try:
+        return read_limited(target.absolute, MAX_FILE_BYTES, source=target.relative)
+    except LoadError as exc:
+        if exc.kind == "too_large":
+            raise ToolFailure(f"{target.relative} is larger than {MAX_FILE_BYTES:,} bytes",
+                              code="TOOL028",
+                              hint="search it, or read part of it with a shell command") from None
+        raise ToolFailure(exc.message, code="TOOL021", hint=exc.hint) from None
 
 
 def write_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
@@ -147,19 +163,22 @@ def search_files(
 
 def _search_one(full: str, rel: str, regex: re.Pattern[str], hits: list[str]) -> bool:
     try:
-        if os.path.getsize(full) > MAX_SEARCH_FILE_BYTES:
-            return False
-        with open(full, encoding="utf-8") as handle:
-            found = False
-            for number, line in enumerate(handle, 1):
-                if regex.search(line):
-                    hits.append(f"{rel}:{number}: {line.rstrip()[:300]}")
-                    found = True
-                    if len(hits) >= MAX_SEARCH_RESULTS:
-                        break
-            return found
-    except (UnicodeDecodeError, OSError):
-        return False  # binary or unreadable files are not text matches
+        # Regular files only, read to a bound: opening a FIFO would wait for a writer.
+        text = read_limited(full, MAX_SEARCH_FILE_BYTES).decode("utf-8")
+    except (LoadError, UnicodeDecodeError):
+        return False  # not a regular file, too large, binary or unreadable: not text matches
+    # Lines as a text-mode file gives them (universal newlines), so numbers stay the same.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    found = False
+    for number, line in enumerate(lines, 1):
+        if regex.search(line):
+            hits.append(f"{rel}:{number}: {line.rstrip()[:300]}")
+            found = True
+            if len(hits) >= MAX_SEARCH_RESULTS:
+                break
+    return found
 
 
 def _positive_int(value: Any, name: str) -> int | None:

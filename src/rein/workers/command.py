@@ -33,7 +33,6 @@ agent starts and compares after it ends: any change fails the attempt as
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -42,7 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rein.errors import ConfigError
+from rein.errors import ConfigError, LoadError
+from rein.formats.loader import LoadLimits, load_text, read_limited
 from rein.formats.redaction import Secrets, known_secrets
 from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.paths import ToolFailure
@@ -82,21 +82,30 @@ class CommandTemplate:
     max_output_bytes: int = 1_000_000
 
 
+# The agent's report is untrusted input, parsed like an envelope: bounded in size and depth,
+# so a deep or huge report is "no report", never a RecursionError or a flood of memory.
+_REPORT_LIMITS = LoadLimits(max_bytes=4 * 1024 * 1024, max_depth=64)
+
+
 def parse_outputs(stdout: str, outputs_file: Path) -> dict[str, Any] | None:
     """The agent's JSON object: from the outputs file if it is there, else stdout's last line."""
     if outputs_file.is_file() and outputs_file.stat().st_size > 0:
         try:
-            value = json.loads(outputs_file.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            raw = read_limited(outputs_file, _REPORT_LIMITS.max_bytes)
+            return _report(raw.decode("utf-8"), str(outputs_file))
+        except (LoadError, UnicodeDecodeError):
             return None
-        return value if isinstance(value, dict) else None
     lines = [line for line in stdout.splitlines() if line.strip()]
     if not lines:
         return None
     try:
-        value = json.loads(lines[-1])
-    except json.JSONDecodeError:
+        return _report(lines[-1], "stdout")
+    except LoadError:
         return None
+
+
+def _report(text: str, source: str) -> dict[str, Any] | None:
+    value = load_text(text, source=source, format="json", limits=_REPORT_LIMITS).data
     return value if isinstance(value, dict) else None
 
 

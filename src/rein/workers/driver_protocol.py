@@ -308,8 +308,21 @@ def generic_schemas() -> dict[str, Any]:
     return {"instruction": instruction, "envelope": envelope}
 
 
+# An envelope is read whole into memory and parsed once: bound what that may cost. A few
+# megabytes hold any inline output; larger work belongs in files named by the outputs.
+MAX_ENVELOPE_BYTES = 4 * 1024 * 1024
+ENVELOPE_MAX_DEPTH = 64
+_ONE_OBJECT = "send exactly one JSON object, as in the instruction's example"
+
+
 def parse_envelope(text: str) -> dict[str, Any]:
-    """The envelope object in ``text``; a Markdown code fence around it is tolerated."""
+    """The envelope object in ``text``; a Markdown code fence around it is tolerated.
+
+    Parsed by the document loader with the envelope's limits, so a huge or deeply nested
+    envelope, an overlong number or a duplicate key is refused, never a crash."""
+    from rein.errors import LoadError
+    from rein.formats.loader import LoadLimits, load_text
+
     body = text.strip()
     if body.startswith("```"):
         lines = body.splitlines()
@@ -318,18 +331,35 @@ def parse_envelope(text: str) -> dict[str, Any]:
     if not body:
         raise EnvelopeRefused("the envelope is empty",
                               hint=f"write the JSON envelope to {INBOX} and run `rein submit`")
+    limits = LoadLimits(max_bytes=MAX_ENVELOPE_BYTES, max_depth=ENVELOPE_MAX_DEPTH)
     try:
-        value = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise EnvelopeRefused(f"the envelope is not JSON: {exc.msg} at line {exc.lineno} "
-                              f"column {exc.colno}",
-                              hint="send exactly one JSON object, as in the instruction's "
-                                   "example") from exc
+        value = load_text(body, source="envelope", format="json", limits=limits).data
+    except LoadError as exc:
+        raise _unreadable(exc) from exc
     if not isinstance(value, dict):
         raise EnvelopeRefused(f"the envelope must be a JSON object, not {type(value).__name__}",
-                              hint="send exactly one JSON object, as in the instruction's "
-                                   "example")
+                              hint=_ONE_OBJECT)
     return value
+
+
+def _unreadable(exc: Any) -> EnvelopeRefused:
+    where = exc.location
+    at = (f" at line {where.line} column {where.column}"
+          if where is not None and where.line is not None else "")
+    if exc.kind == "syntax":
+        problem = exc.message.removeprefix("invalid JSON: ")
+        return EnvelopeRefused(f"the envelope is not JSON: {problem}{at}", hint=_ONE_OBJECT)
+    if exc.kind == "too_large":
+        return EnvelopeRefused(
+            f"the envelope is over the limit of {MAX_ENVELOPE_BYTES:,} bytes",
+            code="DRIVER_ENVELOPE_LIMIT",
+            hint="write large outputs to files in the workspace and name them in outputs")
+    if exc.kind == "too_deep":
+        return EnvelopeRefused(
+            f"the envelope nests deeper than {ENVELOPE_MAX_DEPTH} levels",
+            code="DRIVER_ENVELOPE_LIMIT", hint="flatten the outputs, or put them in a file")
+    return EnvelopeRefused(f"the envelope is refused: {exc.message}{at}",
+                           hint=exc.hint or _ONE_OBJECT)
 
 
 def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any]
@@ -390,6 +420,6 @@ def _plain(error: Any) -> str:
             return str(error.message)
 
 
-__all__ = ["INBOX", "PROTOCOL", "EnvelopeRefused", "Limits", "build_instruction",
-           "envelope_problems", "envelope_schema", "example_envelope", "generic_schemas",
-           "parse_envelope", "placeholder", "token_for"]
+__all__ = ["INBOX", "MAX_ENVELOPE_BYTES", "PROTOCOL", "EnvelopeRefused", "Limits",
+           "build_instruction", "envelope_problems", "envelope_schema", "example_envelope",
+           "generic_schemas", "parse_envelope", "placeholder", "token_for"]

@@ -109,6 +109,7 @@ def confined(workspace: Path, relative: str, *, what: str) -> Path:
     Absolute paths and ``..`` that climbs out are refused by name, and the resolved path
     (symlinks followed) must still be inside the workspace.
     """
+    refuse_nul(relative, what=what)
     root = workspace.resolve()
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or (relative[1:3] == ":/" or relative[1:3] == ":\\"):
@@ -125,6 +126,13 @@ def confined(workspace: Path, relative: str, *, what: str) -> Path:
             hint="criteria may only look inside the workspace",
         )
     return resolved
+
+
+def refuse_nul(path: str, *, what: str) -> None:
+    """A NUL byte names no file, and the OS raises rather than answer about one."""
+    if "\x00" in path:
+        raise CriterionProblem(f"{what} {path!r} contains a NUL byte", code="CRIT002",
+                               hint="write the path without NUL (\\0) characters")
 
 
 def inside(workspace_root: Path, path: Path) -> bool:

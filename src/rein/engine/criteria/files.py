@@ -12,7 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rein.engine.criteria.base import CriterionProblem, Verdict, confined, inside
+from rein.engine.criteria.base import (
+    CriterionProblem,
+    Verdict,
+    confined,
+    inside,
+    refuse_nul,
+)
 from rein.engine.criteria.model import CriterionContext
 
 _GLOB_CHARS = frozenset("*?[")
@@ -48,6 +54,7 @@ async def check_file_exists(criterion: Mapping[str, Any], ctx: CriterionContext)
 
 
 def _refuse_escape(pattern: str) -> None:
+    refuse_nul(pattern, what="path")
     pure = PurePosixPath(pattern)
     if pure.is_absolute() or pattern[1:3] in (":/", ":\\"):
         raise CriterionProblem(

@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rein.errors import LoadError, Location
-from rein.formats.loader import DEFAULT_LIMITS, Document, LoadLimits, load_path, load_text
+from rein.formats.loader import (
+    DEFAULT_LIMITS,
+    Document,
+    LoadLimits,
+    load_path,
+    load_text,
+    read_limited,
+)
 
 Encoding = Literal["yaml", "json", "md"]
 
@@ -71,17 +78,12 @@ def load_oap(path: str | Path, *, limits: LoadLimits = DEFAULT_LIMITS) -> OapDoc
     if encoding != "md":
         doc = load_path(path, limits=limits, format=encoding)
         return _wrap(doc, encoding)
+    raw = read_limited(path, limits.max_bytes)
     try:
-        if Path(path).stat().st_size > limits.max_bytes:
-            raise LoadError(f"the document is over the limit of {limits.max_bytes:,} bytes",
-                            kind="too_large", location=Location(file=str(path)))
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LoadError(f"no such file: {path}", kind="not_found",
-                        location=Location(file=str(path))) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(f"cannot read {path}: {exc}", kind="unreadable",
-                        location=Location(file=str(path))) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LoadError(f"cannot read {path}: {exc}", kind="encoding",
+                        location=Location(file=str(path)), hint="save the file as UTF-8") from None
     return load_oap_text(text, source=str(path), encoding="md", limits=limits)
 
 
