@@ -682,23 +682,38 @@ def _roots(ctx: RunContext, data: Mapping[str, Any], params: dict[str, Any],
             "attachments": _attachments(ctx, data)}
 
 
+ATTACHMENT_MAX_BYTES = 1024 * 1024
+
+
 def _attachments(ctx: RunContext, data: Mapping[str, Any]) -> dict[str, Any]:
-    """Attachments by name: inline text, else the file's text when it exists, else the path
-    (or uri) as given."""
+    """Attachments by name: inline text, else the text of the workspace file, else the path
+    (or uri) as given.
+
+    A graph comes from whoever wrote it: a path that leaves the workspace (absolute, ``..``,
+    a symlink out) is never read, so ``path: ~/.ssh/id_rsa`` cannot ship a file to a worker.
+    The file is read to a bound, and only when it is a regular file.
+    """
     out: dict[str, Any] = {}
     for att in data.get("attachments") or []:
         name = att.get("name")
         if "inline" in att:
             out[name] = att["inline"]
         elif att.get("path"):
-            p = ctx.workspace / str(att["path"])
-            try:
-                out[name] = p.read_text(encoding="utf-8") if p.is_file() else att["path"]
-            except (OSError, UnicodeDecodeError):
-                out[name] = att["path"]
+            out[name] = _attachment_text(ctx.workspace, str(att["path"]))
         else:
             out[name] = att.get("uri")
     return out
+
+
+def _attachment_text(workspace: Path, path: str) -> str:
+    from rein.formats.loader import read_limited
+    from rein.tools.paths import ToolFailure, resolve_in_workspace
+
+    try:
+        inside = resolve_in_workspace(workspace, path)
+        return read_limited(inside.absolute, ATTACHMENT_MAX_BYTES).decode("utf-8")
+    except (ToolFailure, ReinError, UnicodeDecodeError):
+        return path
 
 
 def _load_memory(ctx: RunContext) -> None:
