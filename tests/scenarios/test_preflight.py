@@ -160,7 +160,9 @@ def pinned_child(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 def test_a_child_document_changed_during_the_run_is_rt051(tmp_path: Path) -> None:
     child, sub = pinned_child(tmp_path)
     edited = yaml.safe_dump({**child, "title": "changed by node work"}, sort_keys=False)
-    data = graph({"edit": task("edit"), "sub": {**sub, "depends_on": ["edit"]}}, ["edit"])
+    edit = task("edit", requirements={"workspace": "read_write",
+                                      "permissions": ["fs:write:child.agraph.yaml"]})
+    data = graph({"edit": edit, "sub": {**sub, "depends_on": ["edit"]}}, ["edit"])
     run = Run(tmp_path, data, {"edit": [{"outputs": {}, "files": {"child.agraph.yaml": edited}}],
                                "c": [{"outputs": {"v": "x"}}]})
     assert run.start().status is RunStatus.FAILED
