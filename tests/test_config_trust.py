@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rein.config import load_config
-from rein.config_trust import (
+from rein.config.trust import (
     TRUST_FILE_NAME,
     TrustState,
     digest_of,

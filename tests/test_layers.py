@@ -10,9 +10,9 @@ from support import ROOT
 
 # Higher ranks may import lower ranks (and their peers); never the other way round.
 RANK = {
-    "errors": 0,
+    "errors": 0, "core": 0,
     "formats": 1,
-    "config_files": 2, "config": 2, "config_trust": 2, "config_approver": 2,
+    "config": 2,
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
     "engine": 5,

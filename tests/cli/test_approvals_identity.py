@@ -76,7 +76,7 @@ def test_actor_is_a_check_not_a_claim(release: Scenario) -> None:
 
 
 def test_a_project_file_cannot_name_the_approver(release: Scenario) -> None:
-    from rein.config_approver import os_account
+    from rein.config.approver import os_account
 
     release.file("rein.toml", '[approver]\nid = "ana"\nroles = ["release-manager"]\n')
     assert load_config(release.root).approver.id == os_account()
@@ -98,7 +98,7 @@ def test_a_user_file_only_narrows_the_managed_roles(release: Scenario) -> None:
 
 def test_a_gate_without_roles_is_answered_by_the_os_account(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    from rein.config_approver import os_account
+    from rein.config.approver import os_account
 
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
     monkeypatch.setenv("USER", "someone-else")  # the environment names nobody

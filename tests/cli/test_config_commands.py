@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from rein.cli import main
-from rein.config_trust import TRUST_FILE_NAME
+from rein.config.trust import TRUST_FILE_NAME
 from tests.scenarios.harness import summary
 from tests.scenarios.model_env import ModelScenario, graph, ms_fixture, task
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import ags
 import pytest
-
 from support import EXAMPLES
+
 from rein.cli import main
 
 NO_WORKER = EXAMPLES / "no-worker.agraph.yaml"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rein.cli import main
-from rein.config_trust import trust_project
+from rein.config.trust import trust_project
 
 DATA = Path(__file__).resolve().parents[1] / "profiles" / "data"
 HOOKS = '[hooks.redact-secrets]\ncommand = ["true"]\n'
@@ -120,7 +120,7 @@ def test_acceptance_apply_shared_deltas(capsys: pytest.CaptureFixture[str], tmp_
         assert profile.read_text().startswith("---\n")
     _, hist, _ = run(capsys, "profile", "history", "--json", str(profile))
     last = json.loads(hist)["history"][-1]
-    from rein.config_approver import os_account
+    from rein.config.approver import os_account
 
     assert last["revision"] == revision and last["approved_by"] == os_account()
     _, listed, _ = run(capsys, "profile", "proposals", "list", "--json", *ws)

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import EXAMPLES
 
 from rein.cli import main
-from rein.config_approver import os_account
-from support import EXAMPLES
+from rein.config.approver import os_account
 
 GRAPH = EXAMPLES / "driver-demo.agraph.yaml"
 

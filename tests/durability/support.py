@@ -105,7 +105,7 @@ def record(workspace: Path, run_id: str) -> dict[str, Any]:
 
 def finished_counts(workspace: Path, run_id: str) -> dict[str, int]:
     """How many times each node of a run finished (a completed node re-run finishes twice)."""
-    from rein.store.ids import RunId
+    from rein.core.ids import RunId
     from rein.store.sqlite import SQLiteStore
 
     store = SQLiteStore.open(workspace, create=False)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.core.states import ApprovalStatus, RunStatus
 from rein.engine.runner import prepare
-from rein.store.state import ApprovalStatus, RunStatus
 from rein.workers.base import AttemptRequest, AttemptResult, Item
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine

@@ -11,9 +11,9 @@ from typing import Any
 
 import yaml
 
+from rein.core.states import RunStatus
 from rein.engine.record import build_record, record_problems
 from rein.engine.runner import prepare
-from rein.store.state import RunStatus
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine
 

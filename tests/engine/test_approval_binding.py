@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.core.states import ApprovalStatus, RunStatus
 from rein.errors import Refused
-from rein.store.state import ApprovalStatus, RunStatus
 from tests.scenarios.build import Run, graph, out, task
 
 GATE = {"type": "gate", "title": "hold", "description": "Wait.", "gate": {"mode": "approve"}}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rein.store.state import RunStatus
+from rein.core.states import RunStatus
 from tests.scenarios.build import Run, graph, task
 
 NOTES = {"notes": {"type": "file", "description": "Notes."}}
@@ -43,10 +43,10 @@ def test_the_content_of_the_outputs_under_review_is_bound(tmp_path: Path, asks: 
 
 
 def test_an_escalation_to_a_person_carries_its_roles(tmp_path: Path) -> None:
-    from rein.config_approver import Approver
+    from rein.config.approver import Approver
+    from rein.core.states import ApprovalStatus
     from rein.engine.approvals import answer
     from rein.errors import Refused
-    from rein.store.state import ApprovalStatus
 
     data = graph({"a": task("a", failure={"on_exhausted": "escalate", "escalation": {
         "to": "human", "roles": ["on-call"]}})}, ["a"])

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rein.store.state import RunStatus
+from rein.core.states import RunStatus
 from tests.scenarios.build import Run, graph, inp, out, task
 
 

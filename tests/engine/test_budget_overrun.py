@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from rein.core.states import RunStatus
+from rein.core.usage import Usage
 from rein.engine.budget import BudgetTracker, Limits, Spent
 from rein.engine.clock import StepClock
-from rein.store.state import RunStatus
-from rein.workers.base import Usage
 from tests.engine.test_semantics import go, graph, states, task
 
 OUT = {"v": {"type": "string", "description": "v"}}

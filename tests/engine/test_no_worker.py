@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rein.core.states import RunStatus
 from rein.engine.record import build_record, record_problems
-from rein.store.state import RunStatus
 from tests.engine.helpers import GRAPHS, make_engine, run_graph
 
 

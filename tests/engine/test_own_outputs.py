@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rein.store.state import RunStatus
+from rein.core.states import RunStatus
 from tests.engine.test_semantics import go, graph, task
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from rein.core.states import RunStatus
 from rein.engine.record import build_record
-from rein.store.state import RunStatus
 from rein.workers.base import AttemptRequest, AttemptResult, Item
 from tests.engine.helpers import make_engine, run_graph
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import yaml
 
+from rein.core.states import RunStatus
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.record import build_record
 from rein.engine.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
-from rein.store.state import RunStatus
 from rein.workers.scripted import ScriptedWorker
 
 KEY = "sk-proj-EngineLeak-0123456789"

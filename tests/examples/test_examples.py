@@ -9,8 +9,8 @@ from typing import Any
 
 import ags
 import pytest
-
 from support import EXAMPLES
+
 from rein.formats.ags import validate_path
 from rein.formats.ags.plan import plan_path
 from rein.formats.loader import load_path

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from support import shared_path
 
 from rein.formats.ags.plan import NOTICE_COST, NOTICE_LEVEL, NOTICE_WORST_CASE, plan_path
-from support import shared_path
 
 pytestmark = pytest.mark.shared
 

@@ -7,8 +7,8 @@ import re
 import pydot
 import pytest
 from plan_docs import fragment, graph, task
-
 from support import EXAMPLES
+
 from rein.formats.ags.plan import build_plan, plan_path
 from rein.formats.ags.render import render_dot, render_mermaid, render_text
 

@@ -13,8 +13,8 @@ from profile_env import data_fixture, isolated_env_fixture, ws_fixture  # noqa: 
 
 from rein.config import DECISIONS, load_config
 from rein.errors import Refused
-from rein.profiles.effective import delegate, effective_profile
 from rein.formats.globs import match_any, path_within
+from rein.profiles.effective import delegate, effective_profile
 from rein.profiles.policy import NodeRequirements, Policy
 from rein.profiles.prompt import assemble_prompt, estimate_tokens, render_state
 from rein.profiles.resolve import ResolvedProfile, resolve_profile

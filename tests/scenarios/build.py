@@ -14,12 +14,12 @@ from typing import Any
 
 import yaml
 
+from rein.core.states import ApprovalStatus
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.record import build_record, record_problems
 from rein.engine.routing import Router
 from rein.engine.runner import Engine, RunOutcome, prepare
 from rein.store.sqlite import SQLiteStore
-from rein.store.state import ApprovalStatus
 from rein.workers.scripted import ScriptedWorker
 
 

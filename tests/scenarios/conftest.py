@@ -7,7 +7,6 @@ import pytest
 
 from tests.scenarios.harness import Scenario
 
-
 # Every role the example graphs' gates and checkpoints ask for: the scenarios' person holds
 # them all (tests of role refusals name their own approver).
 EXAMPLE_ROLES = ("maintainer", "release-manager", "on-call", "incident-owner", "docs-owner")

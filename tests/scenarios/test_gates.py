@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rein.cli import main
-from rein.store.state import ApprovalStatus, RunStatus
+from rein.core.states import ApprovalStatus, RunStatus
 from tests.scenarios.build import Run, graph, inp, out, states, task
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rein.store.state import ApprovalStatus, RunStatus
+from rein.core.states import ApprovalStatus, RunStatus
 from tests.scenarios.build import Run, graph, out, states, task
 
 ACCEPT, DECLINE = ApprovalStatus.ACCEPTED, ApprovalStatus.DECLINED

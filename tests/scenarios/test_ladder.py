@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from rein.core.states import ApprovalStatus, RunStatus
 from rein.engine.routing import Router
-from rein.store.state import ApprovalStatus, RunStatus
 from tests.scenarios.build import Run, graph, inp, out, states, task
 
 FAIL = [{"failure": "tool_error", "message": "broken"}]

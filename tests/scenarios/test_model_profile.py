@@ -10,8 +10,9 @@ import shutil
 from pathlib import Path
 
 from rein.config import load_config
+from rein.core.usage import Budget
 from rein.providers.scripted import ScriptedProvider
-from rein.workers.base import AttemptRequest, AttemptResult, Budget, OutputSpec
+from rein.workers.base import AttemptRequest, AttemptResult, OutputSpec
 from rein.workers.model import ModelWorker
 from rein.workers.profile import ProfileWorker, narrow_budget
 from tests.scenarios.harness import summary

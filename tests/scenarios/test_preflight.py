@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.core.states import RunStatus
 from rein.errors import Refused
 from rein.formats.canonical import ags_digest
 from rein.profiles.policy import Policy
-from rein.store.state import RunStatus
 from rein.workers.scripted import ScriptedWorker
 from tests.scenarios.build import Run, graph, out, states, task
 

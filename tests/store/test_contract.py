@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.errors import Refused, StoreError
 from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
-from rein.store.ids import ApprovalId, NodeKey, RunId
 from rein.store.sql import ProcessRow
 from rein.store.sqlite import SCHEMA_VERSION
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 
 T = "2026-01-01T00:00:00Z"
 

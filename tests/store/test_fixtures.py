@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from rein.core.ids import RunId
+from rein.core.states import ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 from rein.engine.record import build_record, record_problems
 from rein.store.base import DriverTurn
-from rein.store.ids import RunId
 from rein.store.sqlite import SCHEMA_VERSION, SQLiteStore
-from rein.store.state import ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VERSIONS = sorted(int(m.group(1)) for p in FIXTURES.glob("v*.db")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from rein.core.ids import RunId
+from rein.core.states import RunStatus
 from rein.errors import StoreError
 from rein.store.base import RunRow
-from rein.store.ids import RunId
 from rein.store.postgres import PostgresStore, pg_store_error
-from rein.store.state import RunStatus
 from tests.store.conftest import pg_url  # noqa: F401 - the fixture
 
 

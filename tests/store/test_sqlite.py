@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.errors import Refused, StoreError
 from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
-from rein.store.ids import ApprovalId, NodeKey, RunId
 from rein.store.sqlite import SCHEMA_VERSION, SQLiteStore, db_path
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 
 
 def _run(run_id: str = "run-1", parent: str | None = None) -> RunRow:

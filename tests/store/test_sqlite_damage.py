@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from rein.cli import main
+from rein.core.ids import RunId
+from rein.core.states import RunStatus
 from rein.errors import StoreError
 from rein.store.base import RunRow
-from rein.store.ids import RunId
 from rein.store.sqlite import SQLiteStore, db_path
-from rein.store.state import RunStatus
 
 PAGE = 4096
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 from rein.formats.redaction import Secrets, known_secrets
 from rein.store.base import ApprovalRow, DriverTurn, NodeRow, RunRow, Transition
-from rein.store.ids import ApprovalId, NodeKey, RunId
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 
 T = "2026-01-01T00:00:00Z"
 GH = "ghp_lEaKmE0123456789abcdef"  # a REIN_SECRET_ value

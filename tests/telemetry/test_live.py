@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.core.states import ApprovalStatus, RunStatus
 from rein.engine.runner import prepare
 from rein.errors import ConfigError
-from rein.store.state import ApprovalStatus, RunStatus
 from rein.telemetry import LiveExport, attach, build_spans
 from rein.workers.scripted import ScriptedWorker
 from tests.durability.test_resume_budget import Crash, CrashingOnce

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from rein.cli import main
+from rein.core.states import RunStatus
 from rein.engine.runner import prepare
-from rein.store.state import RunStatus
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine
 

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from rein.core.failures import FailureClass
+from rein.core.usage import Budget
 from rein.tools.sandbox import bubblewrap_status
-from rein.workers.base import AttemptRequest, AttemptResult, Budget, FailureClass, Item, OutputSpec
+from rein.workers.base import AttemptRequest, AttemptResult, Item, OutputSpec
 from rein.workers.command import CommandTemplate, CommandWorker, git_refs, parse_outputs
 
 BWRAP, WHY_NOT = bubblewrap_status()

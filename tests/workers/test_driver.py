@@ -11,15 +11,10 @@ from typing import Any, ClassVar
 
 import pytest
 
+from rein.core.failures import FailureClass
+from rein.core.usage import Budget
 from rein.errors import ConfigError
-from rein.workers.base import (
-    AttemptRequest,
-    AttemptResult,
-    Budget,
-    FailureClass,
-    OutputSpec,
-    WorkerPaused,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, OutputSpec, WorkerPaused
 from rein.workers.driver import DriverSettings, DriverWorker, result_of
 from rein.workers.driver_fs import measure, snapshot, writes_outside, written_paths
 from rein.workers.driver_protocol import (

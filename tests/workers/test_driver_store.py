@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from rein.core.ids import RunId
+from rein.core.states import RunStatus
 from rein.errors import Refused, StoreError
 from rein.store.base import RunRow
-from rein.store.ids import RunId
 from rein.store.open import open_store
-from rein.store.state import RunStatus
 from rein.workers.driver_store import (
     Turn,
     TurnStatus,

@@ -10,22 +10,15 @@ from typing import Any
 import pytest
 from support import ROOT
 
+from rein.core.failures import FailureClass
+from rein.core.usage import Budget
 from rein.providers.anthropic_messages import AnthropicProvider
 from rein.providers.config import ProviderConfig
 from rein.providers.openai_chat import OpenAIChatProvider
 from rein.providers.pricing import Price, PriceTable
 from rein.providers.replay import WireReplay
 from rein.providers.scripted import ScriptedProvider
-from rein.workers.base import (
-    AttemptRequest,
-    AttemptResult,
-    Budget,
-    FailureClass,
-    Item,
-    ItemKind,
-    OutputSpec,
-    Worker,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, OutputSpec, Worker
 from rein.workers.model import SUBMIT, ApprovalAsk, ModelWorker, submit_schema
 
 WIRE = ROOT / "tests" / "fixtures" / "wire"

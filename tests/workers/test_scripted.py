@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rein.core.failures import FailureClass
 from rein.profiles.policy import Policy
-from rein.workers.base import AttemptRequest, AttemptResult, FailureClass, Item, ItemKind
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind
 from rein.workers.scripted import ScriptedWorker
 
 

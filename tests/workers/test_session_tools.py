@@ -15,9 +15,10 @@ import mcp.client.stdio  # noqa: F401 - bind the SDK's stderr default at collect
 import pytest
 
 from rein.config import load_config
+from rein.core.usage import Budget
 from rein.profiles.memory import MemoryStore
 from rein.providers.types import Message, ModelRequest, ModelToolCall
-from rein.workers.base import AttemptRequest, AttemptResult, Budget, OutputSpec
+from rein.workers.base import AttemptRequest, AttemptResult, OutputSpec
 from rein.workers.model import ModelWorker
 from rein.workers.profile import ProfileWorker, trusted_launches
 from rein.workers.session_tools import (

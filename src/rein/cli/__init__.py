@@ -45,9 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         # The file system refused (a workspace that is read-only, full or gone): an error
         # with a code and a hint, never a traceback.
-        from rein.cli.output import report_error
-
         import errno
+
+        from rein.cli.output import report_error
 
         where = f"{exc.filename}: " if exc.filename else ""
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # not a path problem: say so

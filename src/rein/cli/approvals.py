@@ -62,8 +62,8 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     import datetime as dt
 
     from rein.cli.run import open_store
+    from rein.core.states import ApprovalStatus
     from rein.engine.approvals import expire_due
-    from rein.store.state import ApprovalStatus
 
     store = open_store(resolve_workspace(workspace), create=False)
     # No background timer: a due timeout is applied whenever the queue is looked at.
@@ -239,7 +239,7 @@ def accept(approval_id: str, value_pairs: tuple[str, ...], values_file: str | No
     \b
     Exit codes: 0 run succeeded, 1 failed, 3 still waiting, 4 refused, 64 usage error.
     """
-    from rein.store.state import ApprovalStatus
+    from rein.core.states import ApprovalStatus
 
     return _answer(approval_id, ApprovalStatus.ACCEPTED, note=note, actor=actor,
                    values=_values(value_pairs, values_file), digest=digest,
@@ -260,7 +260,7 @@ def decline(approval_id: str, note: str | None, actor: str | None, digest: str |
     \b
     Exit codes: 0 run succeeded, 1 failed, 3 still waiting, 4 refused, 64 usage error.
     """
-    from rein.store.state import ApprovalStatus
+    from rein.core.states import ApprovalStatus
 
     return _answer(approval_id, ApprovalStatus.DECLINED, note=note, actor=actor, values={},
                    digest=digest, go_on=not no_continue, workspace=workspace,
@@ -281,7 +281,7 @@ def cancel(approval_id: str, note: str | None, actor: str | None, digest: str | 
     \b
     Exit codes: 0 ok, 1 run ended cancelled, 4 refused, 64 usage error.
     """
-    from rein.store.state import ApprovalStatus
+    from rein.core.states import ApprovalStatus
 
     return _answer(approval_id, ApprovalStatus.CANCELLED, note=note, actor=actor, values={},
                    digest=digest, go_on=not no_continue, workspace=workspace,

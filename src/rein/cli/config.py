@@ -13,7 +13,7 @@ from rein.errors import ExitCode
 
 if TYPE_CHECKING:
     from rein.config import Config
-    from rein.config_trust import ProjectTrust
+    from rein.config.trust import ProjectTrust
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -102,7 +102,7 @@ def trust(workspace: str, expected: str | None, as_json: bool) -> int:
       rein config trust --digest sha256:3f2a...   # after reviewing, from a script
     """
     from rein.config import load_config
-    from rein.config_trust import TrustState, trust_project
+    from rein.config.trust import TrustState, trust_project
     from rein.errors import Refused
 
     ws = Path(workspace).resolve()
@@ -147,7 +147,7 @@ def untrust(workspace: str, as_json: bool) -> int:
     Example:
       rein config untrust --workspace ~/src/cloned-repo
     """
-    from rein.config_trust import untrust_project
+    from rein.config.trust import untrust_project
 
     ws = Path(workspace).resolve()
     removed = untrust_project(ws)

@@ -55,7 +55,7 @@ def load_settings(workspace: Path, *, quiet: bool = False) -> tuple[Any, Any]:
     """(router, workers) from ``rein.toml`` and the environment; unless ``quiet``, a notice on
     stderr when the project file's commands are withheld for want of trust."""
     from rein.config import load_config
-    from rein.config_trust import notice as trust_notice
+    from rein.config.trust import notice as trust_notice
     from rein.engine.routing import Router
 
     config = load_config(workspace)
@@ -100,7 +100,7 @@ def run_lock(workspace: Path, run_id: str) -> Iterator[None]:
 
 
 def exit_for(status: Any) -> int:
-    from rein.store.state import RunStatus
+    from rein.core.states import RunStatus
 
     if status is RunStatus.SUCCEEDED:
         return int(ExitCode.OK)

@@ -89,7 +89,7 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     \b
     Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 64 usage error.
     """
-    from rein.store.state import ApprovalStatus
+    from rein.core.states import ApprovalStatus
 
     if Path(run_id).is_file():
         from rein.cli.record_view import show_record_file

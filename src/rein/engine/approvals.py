@@ -14,7 +14,7 @@ answer does not apply to it; :func:`stale_files` lets an answering surface refus
 
 A person's answer goes through :func:`answer`, whatever surface took it: it names the approver
 rein knows (``[approver]`` in the managed or user ``rein.toml``, see
-:mod:`rein.config_approver`), refuses one who holds none of the entry's ``roles``, and refuses
+:mod:`rein.config.approver`), refuses one who holds none of the entry's ``roles``, and refuses
 material that changed since it was shown, before anything is recorded.
 
 Timeouts need no background timer: a pending entry whose ``timeout_seconds`` has passed is
@@ -31,13 +31,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.config_approver import OS_ACCOUNT, Approver
+from rein.config.approver import OS_ACCOUNT, Approver
+from rein.core.ids import ApprovalId
+from rein.core.states import ApprovalKind, ApprovalStatus
+from rein.core.time import iso
 from rein.engine.runtime import Paused, RunCancelled, RunContext
 from rein.errors import Refused
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Transition
-from rein.store.ids import ApprovalId, iso
-from rein.store.state import ApprovalKind, ApprovalStatus
 
 
 def material_digest(material: Mapping[str, Any]) -> str:

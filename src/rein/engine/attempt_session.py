@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import approvals
 from rein.engine.runtime import RunContext
-from rein.store.state import ApprovalKind, ApprovalStatus
 from rein.workers.base import Answer
 
 STATE_EVENT = "attempt/state"

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.usage import Budget, Usage
 from rein.errors import BudgetExceeded
-from rein.workers.base import Budget, Usage
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import CriterionContext, HumanAnswer, HumanRequest
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import ScopeResult, diagnostic, value
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rein.core.tiers import TIERS
 from rein.formats.ags.plan import effective_edges, effective_node, topological_order
 from rein.formats.ags.plan_model import EdgePlan
-from rein.workers.base import TIERS
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -11,11 +11,11 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
 from rein.engine.expressions import render
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import condition, diagnostic, value
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus
 
 
 class InputsMissing(Exception):

@@ -15,9 +15,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from rein.core.ids import RunId
+from rein.core.states import RunStatus
 from rein.store.base import Store
-from rein.store.ids import RunId
-from rein.store.state import RunStatus
 
 FEATURES = (
     "task", "decision", "gate", "loop", "map", "subgraph", "subgraph.ref",

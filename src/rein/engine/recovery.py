@@ -27,10 +27,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.ids import RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.store.base import Event, NodeRow, RunRow, Store, Transition
-from rein.store.ids import RunId
 from rein.store.sql import ProcessRow, host_name
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus
 
 RERUN = "x-rein-rerun"
 INTERRUPTED = "x-rein-interrupted"

@@ -23,8 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rein.core.tiers import TIERS
 from rein.errors import RoutingError
-from rein.workers.base import TIERS, AttemptRequest, Routed, Worker
+from rein.workers.base import AttemptRequest, Routed, Worker
 from rein.workers.model_setup import TierRoute, tier_routes
 
 

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.core.time import iso
 from rein.engine import approvals, recovery
 from rein.engine.budget import BudgetTracker, Limits
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
@@ -36,8 +39,6 @@ from rein.formats.canonical import ags_digest
 from rein.formats.redaction import SECRET_PREFIX
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, RunRow, Store, Transition
-from rein.store.ids import ApprovalId, NodeKey, RunId, iso
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.tools.process import GROUP_WATCH
 from rein.workers.base import Worker
 

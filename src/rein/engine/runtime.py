@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.ids import NodeKey, RunId
+from rein.core.states import NodeStatus, RunStatus
+from rein.core.time import iso
+from rein.core.usage import Usage
 from rein.engine.budget import BudgetTracker, Spent
 from rein.engine.clock import Clock, IdGenerator
 from rein.engine.expressions import EvalScope
@@ -29,9 +33,7 @@ from rein.engine.routing import Router
 from rein.formats.redaction import NO_SECRETS, Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
-from rein.store.ids import NodeKey, RunId, iso
-from rein.store.state import NodeStatus, RunStatus
-from rein.workers.base import Usage, Worker
+from rein.workers.base import Worker
 
 Listener = Callable[[Event], None]
 

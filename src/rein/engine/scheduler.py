@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rein.core.states import NodeStatus
 from rein.engine import expressions
 from rein.engine.runtime import Paused, RunCancelled, RunContext, ScopeInstance
 from rein.errors import BudgetExceeded
-from rein.store.state import NodeStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

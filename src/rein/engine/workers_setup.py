@@ -12,7 +12,7 @@ one the node names with ``x-rein-worker``). :func:`workers_from_config` returns,
    choose it explicitly (``x-rein-worker: command/NAME``).
 
 Command workers and network providers from the project ``rein.toml`` reach this module only
-once the user trusts that file (:mod:`rein.config_trust`); a tier routed to one that is
+once the user trusts that file (:mod:`rein.config.trust`); a tier routed to one that is
 withheld is refused (CFG015, exit 4) with the command that trusts it.
 
 Each model worker is wrapped so that a node naming an OAP profile (``x-rein-profile``) is run

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock
 
 from rein.errors import Refused, StoreError
+from rein.formats.globs import match
 from rein.formats.oap.validate import secret_shape
 from rein.formats.redaction import known_secrets
-from rein.formats.globs import match
 from rein.profiles.policy import MEMORY_MODES, narrowest
 from rein.profiles.retention import format_time
 

@@ -24,7 +24,7 @@ def store_url(workspace: Path, given: str | None = None) -> str | None:
     """The store URL in force for ``workspace`` (``None``: the embedded default)."""
     if given:
         return given
-    from rein.config_files import any_config
+    from rein.config.files import any_config
 
     if not any_config(workspace):  # nothing to read: skip importing the config machinery
         return None
@@ -40,7 +40,7 @@ def store_url(workspace: Path, given: str | None = None) -> str | None:
 
 def key_variables(workspace: Path) -> tuple[str, ...]:
     """The provider key variables the workspace's merged ``rein.toml`` names."""
-    from rein.config_files import any_config
+    from rein.config.files import any_config
     from rein.formats.redaction import provider_key_variables
 
     if not any_config(workspace):

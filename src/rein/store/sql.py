@@ -24,11 +24,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 from rein.errors import Refused, StoreError
 from rein.formats.redaction import Secrets, known_secrets, redact
 from rein.store.base import ApprovalRow, DriverTurn, Event, NodeRow, RunRow, Transition
-from rein.store.ids import ApprovalId, NodeKey, RunId
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.

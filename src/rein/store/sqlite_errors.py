@@ -127,7 +127,7 @@ class Rows:
     """A statement's rows, fetched while errors are still being translated (a damaged page
     can fail the fetch, not only the execute)."""
 
-    __slots__ = ("_rows", "_next")
+    __slots__ = ("_next", "_rows")
 
     def __init__(self, rows: list[Any]) -> None:
         self._rows = rows

@@ -82,7 +82,7 @@ def enabled(workspace: Path, env: Mapping[str, str]) -> bool:
     """Whether live export is asked for: the environment, or ``[telemetry] otel``."""
     if otel.wanted(env):
         return True
-    from rein.config_files import config_paths
+    from rein.config.files import config_paths
 
     if not any(path.is_file() for _, path in config_paths(workspace, env)):
         return False  # no rein.toml anywhere: skip the configuration machinery

@@ -41,6 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.tiers import TIERS, Tier
+from rein.core.usage import Usage
 from rein.errors import ConfigError, LoadError
 from rein.formats.loader import LoadLimits, load_text, read_limited
 from rein.formats.redaction import Secrets, known_secrets
@@ -49,17 +52,7 @@ from rein.tools.paths import ToolFailure
 from rein.tools.permissions import PermissionSet
 from rein.tools.sandbox import SandboxPolicy
 from rein.tools.shell import run_sandboxed, written_outside_message
-from rein.workers.base import (
-    TIERS,
-    AttemptRequest,
-    AttemptResult,
-    FailureClass,
-    Item,
-    ItemKind,
-    Routed,
-    Tier,
-    Usage,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed
 from rein.workers.brief import render_brief
 
 MAX_STDOUT_ITEM = 16 * 1024

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.usage import Usage
 from rein.providers.types import Message, ModelToolCall
-from rein.workers.base import AttemptRequest, Usage
+from rein.workers.base import AttemptRequest
 
 STATE_VERSION = 1
 

@@ -23,17 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rein.workers.base import (
-    TIERS,
-    AttemptRequest,
-    AttemptResult,
-    FailureClass,
-    Item,
-    ItemKind,
-    Routed,
-    Usage,
-    WorkerPaused,
-)
+from rein.core.failures import FailureClass
+from rein.core.tiers import TIERS
+from rein.core.usage import Usage
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed, WorkerPaused
 from rein.workers.driver_protocol import INBOX, Limits, build_instruction, token_for
 from rein.workers.driver_store import Turn, TurnStatus, get_turn, put_turn, turns
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.store.state import RunStatus
+from rein.core.states import RunStatus
 from rein.workers.driver_store import TurnStatus, turns
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.states import ApprovalStatus, RunStatus
 from rein.errors import ExitCode, StoreError
-from rein.store.state import ApprovalStatus, RunStatus
 from rein.workers.driver_current import current_turn, waiting_turns, workspace_turns
 from rein.workers.driver_protocol import INBOX
 

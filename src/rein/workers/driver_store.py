@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.states import TurnStatus
 from rein.store.base import DriverTurn, Store
-from rein.store.state import TurnStatus
 
 Turn = DriverTurn  # the name the driver modules use
 

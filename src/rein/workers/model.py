@@ -34,6 +34,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.tiers import TIERS, Tier
+from rein.core.usage import Usage
 from rein.profiles.policy import Policy
 from rein.providers.base import Provider
 from rein.providers.errors import ProviderError
@@ -44,18 +47,7 @@ from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.sandbox import SandboxPolicy, backend_for
 from rein.tools.shell import GUARDED_MODES, write_check_text, written_outside_message
 from rein.tools.toolbox import Toolbox
-from rein.workers.base import (
-    TIERS,
-    AttemptRequest,
-    AttemptResult,
-    FailureClass,
-    Item,
-    ItemKind,
-    Routed,
-    Tier,
-    Usage,
-    WorkerPaused,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed, WorkerPaused
 from rein.workers.brief import (
     SUBMIT,
     SYSTEM_PROMPT,

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rein.core.tiers import TIERS
 from rein.errors import ConfigError
-from rein.workers.base import TIERS
 
 if TYPE_CHECKING:  # the model worker imports this module to re-export model_workers
     from rein.profiles.policy import Policy

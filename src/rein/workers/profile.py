@@ -46,18 +46,12 @@ from pathlib import Path
 from typing import Any
 
 from rein.config import Config
+from rein.core.failures import FailureClass
+from rein.core.usage import Budget
 from rein.errors import ReinError
 from rein.formats.redaction import known_secrets
 from rein.tools.mcp import PREFIX, McpHub, servers_from_profile
-from rein.workers.base import (
-    AttemptRequest,
-    AttemptResult,
-    Budget,
-    FailureClass,
-    Item,
-    ItemKind,
-    WorkerPaused,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, WorkerPaused
 from rein.workers.grants import spellings
 from rein.workers.model import SYSTEM_PROMPT, ModelWorker, render_brief
 from rein.workers.session_tools import Learning, SessionTools

@@ -33,7 +33,7 @@ absolute path elsewhere, no ``..``, no symlink out), the node's ``fs:write`` gra
 by rein's ``[policy]`` must cover it, the sandbox must allow it (nothing on a read-only node,
 never ``.git`` or ``.rein``). One refused entry fails the attempt as ``permission_denied``
 before any file is written. From a project ``rein.toml``, ``[workers.scripted]`` is honoured
-only once the user trusts the file (:mod:`rein.config_trust`).
+only once the user trusts the file (:mod:`rein.config.trust`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.usage import Usage
 from rein.errors import ConfigError
 from rein.formats.loader import load_path
 from rein.profiles.policy import Policy
@@ -51,14 +53,7 @@ from rein.tools.files import MAX_WRITE_BYTES
 from rein.tools.gate import ToolPolicy, Verdict
 from rein.tools.sandbox import SandboxPolicy
 from rein.tools.toolbox import Toolbox
-from rein.workers.base import (
-    AttemptRequest,
-    AttemptResult,
-    FailureClass,
-    Item,
-    ItemKind,
-    Usage,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind
 from rein.workers.grants import attempt_grants
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rein.workers.base import AttemptRequest, FailureClass, Usage
+from rein.core.failures import FailureClass
+from rein.core.usage import Usage
+from rein.workers.base import AttemptRequest
 
 
 @dataclass(kw_only=True)

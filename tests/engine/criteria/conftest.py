@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from criteria_helpers import make_ctx
+
 from rein.engine.criteria import CriterionContext
 
 

@@ -7,8 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.engine.criteria import CriterionContext, CriterionResult, SuccessOutcome
-from rein.engine.criteria import evaluate_criterion, evaluate_success
+from rein.engine.criteria import (
+    CriterionContext,
+    CriterionResult,
+    SuccessOutcome,
+    evaluate_criterion,
+    evaluate_success,
+)
 from rein.formats.agx import MappingScope
 
 

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from criteria_helpers import check
+
 from rein.engine.criteria.evidence import EVIDENCE_LIMIT, REDACTED
 from rein.tools.sandbox import SandboxPolicy
 

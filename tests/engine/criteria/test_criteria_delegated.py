@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 import pytest
-
 from criteria_helpers import check, success
+
 from rein.engine.criteria import (
     CheckRequest,
     CheckResult,

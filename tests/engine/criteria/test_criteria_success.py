@@ -10,10 +10,10 @@ from typing import Any
 
 import jsonschema
 import pytest
+from criteria_helpers import check, make_ctx, success
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from criteria_helpers import check, make_ctx, success
 from rein.engine.criteria import (
     HumanAnswer,
     HumanRequest,

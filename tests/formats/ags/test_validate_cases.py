@@ -6,8 +6,8 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-
 from support import SHARED
+
 from rein.formats.ags import CODES, validate_path
 
 CASES = Path(__file__).parent / "cases"

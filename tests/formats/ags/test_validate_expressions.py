@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rein.formats.agx import AgxSyntaxError, calls, parse, parse_template, references
 from rein.formats.ags.expressions import expression_reads, template_reads
+from rein.formats.agx import AgxSyntaxError, calls, parse, parse_template, references
 
 names = st.sampled_from(["nodes", "params", "a", "b_1", "_x", "outputs", "in", "true",
                          "not", "null", "x9"])

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from support import EXAMPLES, shared_path
+
 from rein.formats.agx import AgxSyntaxError, calls, parse, parse_template, references
 from rein.formats.loader import load_path
 

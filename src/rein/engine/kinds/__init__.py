@@ -46,10 +46,10 @@ async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
                    ) -> bool:
     """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
     (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
+    from rein.core.failures import FailureClass
     from rein.engine.kinds import ladder
     from rein.engine.permissions import check_requirements
     from rein.engine.scheduler import diagnostic
-    from rein.workers.base import FailureClass
 
     refusal = check_requirements(nid, node, ctx.harness_policy, ctx.workers)
     if refusal is None:

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.states import AttemptStatus
 from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
@@ -32,15 +34,7 @@ from rein.engine.nodes import CheckpointRejected, checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import diagnostic
-from rein.store.state import AttemptStatus
-from rein.workers.base import (
-    AttemptRequest,
-    AttemptResult,
-    FailureClass,
-    Feedback,
-    Routed,
-    Worker,
-)
+from rein.workers.base import AttemptRequest, AttemptResult, Feedback, Routed, Worker
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

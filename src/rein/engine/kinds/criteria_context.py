@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import approvals
 from rein.engine.criteria.base import CriterionProblem
 from rein.engine.criteria.model import (
@@ -24,7 +25,6 @@ from rein.engine.graph import node_tier
 from rein.engine.kinds.worker_call import drive, node_env, pick_worker
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import diagnostic
-from rein.store.state import ApprovalKind, ApprovalStatus
 from rein.workers.base import AttemptRequest, OutputSpec
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.failures import FailureClass
 from rein.engine.graph import ScopeModel, scope_model
 from rein.engine.kinds import ladder
 from rein.engine.nodes import InputsMissing, resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import diagnostic
-from rein.workers.base import FailureClass
 
 
 class FragmentProblem(Exception):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
 from rein.engine.expressions import render
 from rein.engine.kinds import ladder
@@ -22,7 +23,6 @@ from rein.engine.outputs import check_outputs
 from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import diagnostic, value
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus
 
 
 async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]

@@ -17,14 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rein.core.failures import FailureClass
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
 from rein.engine.expressions import render
 from rein.engine.nodes import CheckpointRejected, checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import condition, diagnostic
-from rein.store.state import ApprovalKind, ApprovalStatus, NodeStatus
-from rein.workers.base import FailureClass
 
 if TYPE_CHECKING:
     from rein.engine.kinds.attempt import AttemptOutcome

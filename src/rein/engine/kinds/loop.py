@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.states import NodeStatus
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -24,7 +25,6 @@ from rein.engine.kinds.fragments import (
 )
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, condition, diagnostic, value
-from rein.store.state import NodeStatus
 
 
 async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]

@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.states import NodeStatus
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -26,8 +28,6 @@ from rein.engine.kinds.fragments import (
 )
 from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic, value
-from rein.store.state import NodeStatus
-from rein.workers.base import FailureClass
 
 
 async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]

@@ -12,9 +12,10 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.states import AttemptStatus
 from rein.engine.kinds.attempt import AttemptOutcome
-from rein.store.state import AttemptStatus
-from rein.workers.base import FailureClass, Feedback
+from rein.workers.base import Feedback
 
 DEFAULT_RETRY_ON = ("transient", "tool_error", "criteria_failed")
 

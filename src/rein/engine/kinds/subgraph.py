@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.states import NodeStatus, RunStatus
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import FragmentProblem, check_depth, fragment_of, report
 from rein.engine.nodes import InputsMissing, resolve_inputs
@@ -23,8 +25,6 @@ from rein.engine.params import ParamsError, bind_params
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import value
 from rein.formats.canonical import ags_digest
-from rein.store.state import NodeStatus, RunStatus
-from rein.workers.base import FailureClass
 
 
 async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]

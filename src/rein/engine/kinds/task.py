@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.failures import FailureClass
+from rein.core.states import AttemptStatus, NodeStatus
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
 from rein.engine.kinds.attempt import AttemptOutcome, run_attempt
@@ -32,8 +34,7 @@ from rein.engine.nodes import CheckpointRejected, InputsMissing, checkpoints, re
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import condition, diagnostic
 from rein.errors import RoutingError
-from rein.store.state import AttemptStatus, NodeStatus
-from rein.workers.base import FailureClass, Feedback, Routed, Worker
+from rein.workers.base import Feedback, Routed, Worker
 
 __all__ = [
     "DEFAULT_RETRY_ON",

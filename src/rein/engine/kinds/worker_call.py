@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.failures import FailureClass
 from rein.engine.attempt_session import EngineSession
 from rein.engine.expressions import render
 from rein.engine.routing import select_worker
@@ -19,7 +20,6 @@ from rein.engine.runtime import Paused, RunContext, ScopeInstance
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
-    FailureClass,
     Feedback,
     OutputSpec,
     Routed,

@@ -53,7 +53,7 @@ class Collector:
     (for example through two paths to one fragment) is kept once.
     """
 
-    __slots__ = ("document", "source", "_raw")
+    __slots__ = ("_raw", "document", "source")
 
     def __init__(self, document: Document | None, source: str) -> None:
         self.document = document

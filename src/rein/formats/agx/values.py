@@ -63,7 +63,7 @@ def equal(a: Any, b: Any) -> bool:
     return False
 
 
-def format_number(value: int | float) -> str:
+def format_number(value: float) -> str:
     """Numbers as JSON writes them: ``2.0`` → ``2`` (JSON has one number type)."""
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 2**53:
@@ -103,7 +103,7 @@ def to_json(value: Any) -> Any:
     raise Fault(f"{type_name(value)} is not a JSON value")
 
 
-def check_finite(value: int | float) -> int | float:
+def check_finite(value: float) -> int | float:
     """Arithmetic must stay inside JSON: an overflow to infinity is an error, not a value."""
     if isinstance(value, float) and not math.isfinite(value):
         raise Fault("arithmetic overflow: the result is too large for a number",

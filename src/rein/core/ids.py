@@ -5,14 +5,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import NewType
 
 RunId = NewType("RunId", str)
+NodeId = NewType("NodeId", str)  # a node id as the graph declares it, e.g. "run_tests"
 NodeKey = NewType("NodeKey", str)  # scope path + node id, e.g. "repair_loop[1].run_tests"
 ApprovalId = NewType("ApprovalId", str)
+TurnToken = NewType("TurnToken", str)  # a driver instruction's token, e.g. "drv-…"
 
-
-def iso(moment: dt.datetime) -> str:
-    """RFC 3339 with a ``Z``, as the run record schema expects."""
-    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

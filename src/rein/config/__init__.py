@@ -14,12 +14,12 @@ deny-sets unite, limits take the minimum, granting booleans are ANDed. Hooks are
 name, a higher file's definition always winning (and ``[policy] project_hooks = false`` drops
 the project's). Tables that run commands or send data (command workers, hooks, providers that
 reach a network, a store URL) are honoured from the project file only once the user trusts that
-exact content by digest (:mod:`rein.config_trust`). Sections rein does not narrow
+exact content by digest (:mod:`rein.config.trust`). Sections rein does not narrow
 (``[routing]``, ``[tiers.*]``, ``[driver]``, ``[store]``, anything unknown) are kept as data and
 merged key by key, the lower file winning.
 
 ``[approver]`` (who answers approvals, and their roles) is read from the managed and user files
-only (:mod:`rein.config_approver`).
+only (:mod:`rein.config.approver`).
 
 :attr:`Config.sources` records, for every merged key, which file(s) produced its value.
 """
@@ -35,17 +35,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from rein.config_approver import Approver, approver_of, check_approver, merge_approver
-from rein.config_approver import without_approver as _without_approver
-from rein.config_files import config_paths
-from rein.config_trust import (
+from rein.config.approver import Approver, approver_of, check_approver, merge_approver
+from rein.config.approver import without_approver as _without_approver
+from rein.config.files import config_paths
+from rein.config.trust import (
     ProjectTrust,
     read_records,
     split_project,
     trust_file,
     verdict,
 )
-from rein.config_trust import notice as trust_notice
+from rein.config.trust import notice as trust_notice
 from rein.errors import ConfigError, LoadError, Location
 from rein.formats.loader import LoadLimits, read_limited
 
@@ -109,7 +109,7 @@ class Config:
     files: tuple[tuple[str, str], ...] = ()  # (scope, path) of every file that was read
     notes: tuple[str, ...] = field(default=())  # what the merge dropped or narrowed, and why
     #: The verdict on the project file's tables that run commands or send data (None when
-    #: there is no project file). See :mod:`rein.config_trust`.
+    #: there is no project file). See :mod:`rein.config.trust`.
     project_trust: ProjectTrust | None = None
 
     def get(self, section: str, default: Any = None) -> Any:
@@ -139,7 +139,7 @@ class Config:
 
     @property
     def approver(self) -> Approver:
-        """Who answers approvals here (see :mod:`rein.config_approver`)."""
+        """Who answers approvals here (see :mod:`rein.config.approver`)."""
         return approver_of(self.data.get("approver") or {}, self.sources)
 
     @property
