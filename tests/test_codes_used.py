@@ -16,16 +16,20 @@ typo. A string is a code where the source puts one:
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import pkgutil
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
-from support import ROOT
-
-from rein.core.codes import ALIASES, STYLE
+import rein
+from rein.core.codes import ALIASES, STYLE, Kind
+from rein.errors import ExitCode, ReinError
 from rein.formats.diagnostics import ALL_CODES
 
-PACKAGE = ROOT / "src" / "rein"
+PACKAGE = Path(rein.__file__).parent  # the package under test, wherever it is imported from
 # The catalogues themselves list every code; counting them as uses would prove nothing.
 CATALOGUES = ("core/codes", "formats/ags/codes.py", "formats/diagnostics.py")
 CODE_NAMES = {"code", "error_code", "default_code"}
@@ -174,3 +178,41 @@ def check(exc, codes, code="ZZB_WORD"):
     assert sorted(u.code for u in uses) == [
         "ZZA001", "ZZB_WORD", "ZZC_WORD", "ZZD_WORD", "ZZE_WORD", "ZZF_WORD", "ZZG_WORD",
         "ZZH_WORD", "ZZI001", "ZZJ_WORD"]
+
+
+# The kinds an exit status allows: a refusal exits 4 and a usage error 64, whatever raises it.
+KINDS_BY_EXIT: dict[ExitCode, set[Kind]] = {
+    ExitCode.FAILURE: {"error", "tool", "diagnostic", "finding"},
+    ExitCode.REFUSED: {"refused"},
+    ExitCode.USAGE: {"usage"},
+}
+
+
+def _error_classes() -> dict[str, set[type[ReinError]]]:
+    found: dict[str, set[type[ReinError]]] = {}
+    for info in pkgutil.walk_packages(rein.__path__, "rein."):
+        for obj in vars(importlib.import_module(info.name)).values():
+            if inspect.isclass(obj) and issubclass(obj, ReinError):
+                found.setdefault(obj.__name__, set()).add(obj)
+    return found
+
+
+def test_the_catalogued_kind_matches_the_exit_status_of_what_raises_it() -> None:
+    """A code catalogued as a refusal must exit 4 wherever it is raised, and so on."""
+    classes = _error_classes()
+    raised: set[tuple[str, type[ReinError], str]] = set()
+    for group in classes.values():
+        raised |= {(cls.default_code, cls, cls.__qualname__) for cls in group}
+    for path, tree in _trees().items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or len(classes.get(_named(node.func) or "", ())) != 1:
+                continue
+            [cls] = classes[_named(node.func) or ""]
+            for kw in node.keywords:
+                if kw.arg == "code":
+                    raised |= {(c.value, cls, f"{path}:{c.lineno}") for c in _strings(kw.value)}
+    wrong = sorted(f"{where}: {code} is {ALL_CODES[code].kind}, raised as {cls.__name__}"
+                   for code, cls, where in raised
+                   if code in ALL_CODES and ALL_CODES[code].source == "rein"
+                   and ALL_CODES[code].kind not in KINDS_BY_EXIT[cls.exit_code])
+    assert wrong == []

@@ -79,7 +79,7 @@ RUN_CODES = (
          "through its parent", "cancel or resume the top-level run", legacy=True),
     _own(RUN, "RUN_ENDED", "refused", "the run has already ended", "nothing to cancel",
          legacy=True),
-    _own(RUN, "RUN_LOCKED", "error", "another rein process is running this run",
+    _own(RUN, "RUN_LOCKED", "refused", "another rein process is running this run",
          "wait for it to finish, or stop it", legacy=True),
     _own(RUN, "LADDER001", "diagnostic", "a disposition says escalate, but the node declares "
          "no escalation", "declare intelligence.escalate_to, or choose another disposition",
