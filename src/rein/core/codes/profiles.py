@@ -73,7 +73,7 @@ CODES = (
     _u("OAP201", "error", "a profile is defined twice in one discovery root [L1-D2]",
        "keep one definition per root"),
     _u("OAP202", "error", "no profile has that name in any discovery root",
-       "see `rein profile list`, or pass a path"),
+       "check the name, or pass the path of the profile file"),
     _u("OAP203", "error", "the file is another OAP kind than the command needs",
        "pass an AgentProfile (or the delta the command asks for)"),
     _u("OAP210", "error", "extends forms a cycle [L3-E1]", "break the extends chain"),
