@@ -50,11 +50,11 @@ class Use:
         return f"{self.where}: {self.code}"
 
 
-def _strings(node: ast.AST) -> Iterator[ast.Constant]:
-    """String constants of an expression (``"A" if x else "B"`` gives both)."""
+def _strings(node: ast.AST) -> Iterator[tuple[str, int]]:
+    """String constants of an expression, with their line (``"A" if x else "B"`` gives both)."""
     for sub in ast.walk(node):
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            yield sub
+            yield sub.value, sub.lineno
 
 
 def _named(node: ast.AST) -> str | None:
@@ -96,9 +96,9 @@ def scan(trees: dict[str, ast.Module]) -> tuple[set[Use], set[str]]:
 
     for path, tree in trees.items():
         def add(node: ast.AST, *, shaped: re.Pattern[str] = SHAPE, path: str = path) -> None:
-            for const in _strings(node):
-                if shaped.fullmatch(const.value) and const.value not in NOT_CODES:
-                    uses.add(Use(const.value, f"{path}:{const.lineno}"))
+            for text, line in _strings(node):
+                if shaped.fullmatch(text) and text not in NOT_CODES:
+                    uses.add(Use(text, f"{path}:{line}"))
 
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -210,7 +210,7 @@ def test_the_catalogued_kind_matches_the_exit_status_of_what_raises_it() -> None
             [cls] = classes[_named(node.func) or ""]
             for kw in node.keywords:
                 if kw.arg == "code":
-                    raised |= {(c.value, cls, f"{path}:{c.lineno}") for c in _strings(kw.value)}
+                    raised |= {(text, cls, f"{path}:{line}") for text, line in _strings(kw.value)}
     wrong = sorted(f"{where}: {code} is {ALL_CODES[code].kind}, raised as {cls.__name__}"
                    for code, cls, where in raised
                    if code in ALL_CODES and ALL_CODES[code].source == "rein"
