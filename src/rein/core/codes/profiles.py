@@ -30,7 +30,8 @@ def _u(code: str, kind: Kind, meaning: str, hint: str) -> Code:
 
 CODES = (
     _c(VALIDATE, "OAP000", "error", "the OAP schema for a kind is not available to this "
-       "install", "reinstall rein; the schema ships with it"),
+       "install", "install rein's dependencies (the open-agent-profile "
+       "package)"),
     _f("OAP001", "the file could not be read or parsed [L1-P1]",
        "fix the syntax at the location, or the path"),
     _f("OAP002", "a Markdown profile has instructions in both frontmatter and body [L3-G1]",
@@ -110,7 +111,7 @@ CODES = (
     _u("OAP244", "refused", "lifecycle.writeback is off; the delta is discarded [L2-A6]",
        "set lifecycle.writeback to propose or auto to keep deltas"),
     _u("OAP245", "refused", "lifecycle.writeback is propose; the delta needs approval [L2-A6]",
-       "review the delta, then apply it with approval"),
+       "review the delta, then re-run with --approve"),
     _u("OAP246", "error", "an operation's path is outside /state [L2-A2]",
        "change only /state through operations"),
     _u("OAP247", "error", "an operation's path uses a non-numeric array index",
@@ -136,7 +137,7 @@ CODES = (
     _u("OAP265", "error", "the proposal cannot be applied at its path",
        "decline it, or fix the profile so the path exists"),
     _u("OAP270", "error", "the generated delta would be invalid",
-       "see the findings listed with it"),
+       "shorten or correct the finding named by the pointer"),
     _u("OAP271", "error", "a thread has a status OAP does not define",
        "use one of the statuses the message lists"),
     _u("OAP272", "error", "a proposal's path is not under /metadata or /spec [L2-G4]",
@@ -163,7 +164,7 @@ CODES = (
     _c(WORKER, "MEM003", "refused", "a memory text is empty or too long",
        "remember 1 to the maximum number of characters"),
     _c(WORKER, "MEM004", "refused", "a memory text looks like a credential; credentials are "
-       "never remembered", "remove the secret from the text"),
+       "never remembered", "remember where the credential comes from, not its value"),
     _c(WORKER, "MEM010", "error", "the memory file is unreadable", "restore or delete it"),
     _c(WORKER, "MEM011", "error", "the memory file has another format version",
        "use the rein that wrote it, or move it aside"),

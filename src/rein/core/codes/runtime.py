@@ -80,7 +80,7 @@ RUN_CODES = (
     _own(RUN, "RUN_ENDED", "refused", "the run has already ended", "nothing to cancel",
          legacy=True),
     _own(RUN, "RUN_LOCKED", "refused", "another rein process is running this run",
-         "wait for it to finish, or stop it", legacy=True),
+         "wait for it to finish or pause, then retry", legacy=True),
     _own(RUN, "LADDER001", "diagnostic", "a disposition says escalate, but the node declares "
          "no escalation", "declare intelligence.escalate_to, or choose another disposition",
          severity="warning"),
@@ -95,16 +95,16 @@ APPROVAL_CODES = (
     _own(APPROVAL, "APPROVAL404", "error", "no approval has that id",
          "see `rein approvals list`"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "the approver is not allowed to answer this "
-         "approval", "answer as a person the approval names", legacy=True),
+         "approval", "[approver] id in the managed or user rein.toml names who answers", legacy=True),
     _own(APPROVAL, "APPROVAL_ANSWERED", "refused", "the approval was already answered",
-         "see `rein approvals list`", legacy=True),
+         "an answer cannot be changed; start a new run to decide differently", legacy=True),
     _own(APPROVAL, "APPROVAL_MISSING", "refused", "the graph was not approved before the run",
          "review the plan, then run with --approve DIGEST", legacy=True),
     _own(APPROVAL, "APPROVAL_ROLE", "refused", "the approver lacks the role the approval asks "
          "for", "answer as someone holding the role", legacy=True),
     _own(APPROVAL, "APPROVAL_STALE", "refused", "what was approved changed since it was "
-         "presented (the digest no longer matches)", "review again and approve the current "
-         "digest", legacy=True),
+         "presented (the digest no longer matches)", "look at the approval again with `rein approvals "
+         "list --json`", legacy=True),
 )
 
 DRIVER_CODES = (
@@ -116,7 +116,8 @@ DRIVER_CODES = (
          "in the shape asked for", "answer the instruction `rein next` printed, in its "
          "shape", legacy=True),
     _own(DRIVER, "DRIVER_ENVELOPE_LIMIT", "refused", "the envelope is larger or deeper than "
-         "rein reads", "flatten the outputs, or put them in a file", legacy=True),
+         "rein reads", "write large outputs to files in the workspace and "
+         "name them", legacy=True),
     _own(DRIVER, "DRIVER_NOT_CURRENT", "refused", "another instruction was handed out first",
          "answer the instruction `rein next` shows", legacy=True),
     _own(DRIVER, "DRIVER_NO_ENVELOPE", "refused", "no envelope could be read (missing file, "
@@ -124,9 +125,10 @@ DRIVER_CODES = (
     _own(DRIVER, "DRIVER_STALE", "refused", "the instruction is no longer pending",
          "see `rein next`", legacy=True),
     _own(DRIVER, "DRIVER_WRITES_OUTSIDE", "refused", "the envelope claims files outside what "
-         "the node may write", "write only inside the node's permitted paths", legacy=True),
+         "the node may write", "undo those writes, then submit again", legacy=True),
     _own(DRIVER, "DRIVER_WRONG_RUN", "refused", "the envelope is for another run",
-         "submit it for the run it names", legacy=True),
+         "send it without --run, or answer the run's own "
+         "instruction", legacy=True),
     _own(DRIVER, "DRIVERCFG001", "usage", "[driver] tiers names an unknown tier",
          "use the tiers the hint lists"),
     _own(DRIVER, "DRIVERCFG002", "usage", "[driver] clean_context_at is not in (0, 1]",

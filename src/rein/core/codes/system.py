@@ -62,7 +62,7 @@ CODES = (
     _c(CONFIG, "CONFIG_STORE", "usage", "[store] url is not a string",
        'write url = "postgresql://user@host/db" under [store]', legacy=True),
     _c(CONFIG, "PERM001", "usage", "a permission string cannot be parsed",
-       "write permissions as the docs show, e.g. fs.read:src/**"),
+       "write scope:action[:target], as docs/tools.md shows"),
     _c(CONFIG, "SANDBOX001", "usage", "unknown sandbox mode", "use one of the modes the hint "
        "lists"),
     _c(STORE, "STORE001", "error", "the run store cannot be read: damaged, not a rein store, "
@@ -86,15 +86,15 @@ CODES = (
     _c(STORE, "STORE_OPEN", "error", "the store cannot be opened (or is not a regular file)",
        "check the path and its permissions", legacy=True),
     _c(STORE, "STORE_READONLY", "error", "the store is read-only, or the role may not write",
-       "make it writable, or use a role that may", legacy=True),
+       "check that rein may write .rein/ (or that the database role may)", legacy=True),
     _c(PROVIDERS, "PROVCFG001", "usage", "a [providers] or [tiers] table is malformed",
        "see docs/providers.md for the table"),
     _c(PROVIDERS, "PROVCFG002", "usage", "an api_key is written in rein.toml",
-       "remove it; set the key in the environment variable the provider names"),
+       "export the key in an environment variable and name it in api_key_env"),
     _c(PROVIDERS, "PROVCFG003", "usage", "unknown provider kind",
        "use a kind docs/providers.md lists, or install the plugin"),
     _c(PROVIDERS, "PROVCFG004", "usage", "a scripted provider or worker has no usable script",
-       "set options.script to a workspace-relative file holding a list of turns"),
+       "point the script option at a workspace file holding a list of turns"),
     _c(PROVIDERS, "PROVCFG005", "usage", "a tier names a provider that has no table",
        "add the [providers.NAME] or [workers.command.NAME] table"),
     _c(PROVIDERS, "PRICE001", "usage", "a [pricing] entry is malformed",
@@ -148,9 +148,9 @@ CODES = (
     _c(TOOLS, "TOOL027", "tool", "the search pattern is not a valid regular expression",
        "fix the pattern"),
     _c(TOOLS, "TOOL028", "tool", "the file is larger than the tool reads",
-       "read a smaller file, or search it"),
+       "search it, or read part of it with a shell command"),
     _c(TOOLS, "TOOL030", "tool", "the policy requires a sandbox boundary and none is available",
-       "install the sandbox (bubblewrap), or relax the policy"),
+       "install bubblewrap, or relax require_boundary"),
     _c(TOOLS, "TOOL040", "tool", "the URL is not an absolute http(s) URL", "pass an http(s) "
        "URL"),
     _c(TOOLS, "TOOL041", "tool", "fetching the URL timed out", "retry, or fetch another URL"),
@@ -161,7 +161,8 @@ CODES = (
     _c(TOOLS, "MCP002", "usage", "an MCP server's URL is not an http(s) URL",
        "give an http(s) URL"),
     _c(TOOLS, "MCP010", "refused", "launching an MCP server needs confirmation and nobody can "
-       "give it", "run interactively, or confirm the server beforehand"),
+       "give it", "read the command line, then pass --yes (or answer the "
+       "approval request)"),
     _c(TOOLS, "MCP011", "refused", "launching an MCP server was cancelled",
        "confirm the launch to use the server"),
 )
