@@ -177,7 +177,7 @@ class ConfigError(ReinError):
 class RunError(ReinError):
     """A run could not start or continue."""
 
-    default_code = "RT000"
+    default_code = "RUN000"
 
 
 class BudgetExceeded(RunError):

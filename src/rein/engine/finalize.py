@@ -117,9 +117,9 @@ async def compensate(ctx: RunContext) -> None:
         except Paused:
             raise  # an undo waiting for a person or a worker is waited for, not an error
         except Exception as exc:  # noqa: BLE001 - one failed undo must not stop the others
-            diagnostic(ctx, "RT000", "error", f"compensation {target} for {nid} could not "
+            diagnostic(ctx, "RUN000", "error", f"compensation {target} for {nid} could not "
                        f"run: {exc}", node=inst.key(nid))
             continue
         if view.states[str(target)].status is not NodeStatus.SUCCEEDED:
-            diagnostic(ctx, "RT000", "error", f"compensation {target} for {nid} ended "
+            diagnostic(ctx, "RUN000", "error", f"compensation {target} for {nid} ended "
                        f"{view.states[str(target)].status.value}", node=inst.key(nid))

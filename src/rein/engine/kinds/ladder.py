@@ -208,6 +208,6 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         case "node":
             return await _stand_in(ctx, inst, nid, str(esc.get("node")))
         case other:
-            diagnostic(ctx, "RT000", "warning", f"node {nid}: escalation to {other!r} is "
+            diagnostic(ctx, "RUN000", "warning", f"node {nid}: escalation to {other!r} is "
                        "recorded but no such channel is configured", node=inst.key(nid))
             return False

@@ -69,7 +69,7 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         last = it
         if result.failed:
             state.record["iterations"] = iterations
-            diagnostic(ctx, "RT000", "error", f"loop {nid}: iteration {i} failed",
+            diagnostic(ctx, "RUN000", "error", f"loop {nid}: iteration {i} failed",
                        node=inst.key(nid))
             await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
             return

@@ -116,7 +116,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     if passed:
         state.status = NodeStatus.SUCCEEDED
     else:
-        diagnostic(ctx, "RT000", "error", f"map {nid}: {len(items) - successes} of "
+        diagnostic(ctx, "RUN000", "error", f"map {nid}: {len(items) - successes} of "
                    f"{len(items)} items failed ({policy})", node=key)
         await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
 
