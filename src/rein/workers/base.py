@@ -117,9 +117,11 @@ class AttemptSession(Protocol):
         """Persist the attempt's state (``None`` clears it) in the run's store."""
         ...
 
-    async def ask(self, key: str, request: Mapping[str, Any]) -> tuple[str, Answer | None]:
+    async def ask(self, key: str, request: Mapping[str, Any], *,
+                  kind: str = "tool_call") -> tuple[str, Answer | None]:
         """Put a question in the approval queue (idempotent per ``key`` and material):
-        ``(approval_id, answer)``, the answer ``None`` while nobody has answered."""
+        ``(approval_id, answer)``, the answer ``None`` while nobody has answered. ``kind``
+        is ``tool_call`` (one call of this attempt) or ``mcp_launch`` (a profile's server)."""
         ...
 
 
