@@ -160,3 +160,12 @@ def test_secrets_are_redacted_in_every_step_record(tmp_path: Path) -> None:
     assert "hunter2-secret" not in dumped and "[secret:TOKEN]" in dumped
     kinds = [i.kind for s in stream for i in s.items()]
     assert ItemKind.MESSAGE in kinds
+
+
+def test_with_model_keeps_every_setting_but_the_model() -> None:
+    w = worker(DONE, ask=("fs:write",), denied=("net:fetch",), max_steps=7,
+               require_boundary=True, clock=lambda: 5.0)
+    other = w.with_model("bigger")
+    assert other.model == "bigger" and w.model == "scripted"
+    kept = {k: v for k, v in vars(w).items() if k != "model"}
+    assert {k: v for k, v in vars(other).items() if k != "model"} == kept
