@@ -225,26 +225,15 @@ class ModelWorker:
         grants = self.grants(request, ceilings)
         box = self.toolbox(request, grants)
         schema = submit_schema(request.outputs, request.branches)
-        tools = tuple(
-            ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
-            for d in definitions_for(grants.tools)
-        )
-        tools += extra.specs() if extra is not None else ()
-        tools += (
-            ToolSpec(
-                name=SUBMIT, description="Submit the node's outputs and finish.", parameters=schema
-            ),
-        )
+        tools = offered_tools(grants, schema, extra)
         shell = ToolKind.SHELL in {kind_of(t) for t in grants.tools}
         saved = request.session.load_state() if request.session is not None else None
         state = LoopState.from_json(unseal(request, saved)) if saved is not None else None
-        opening: list[Noted] = []
         if state is not None:
             if extra is not None:
                 extra.replay(state.messages)
-            opening.append(
-                Noted(data={"text": "resumed from the saved conversation", "resumed": True})
-            )
+            opening = [Noted(data={"text": "resumed from the saved conversation",
+                                   "resumed": True})]
         else:
             # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too,
             # and this catches the process backend.
@@ -252,17 +241,7 @@ class ModelWorker:
                 messages=[Message(role="user", content=user or render_brief(request))],
                 refs=git_refs(request.workspace) if shell else None,
             )
-            opening.append(Noted(data={
-                "text": "effective permissions for this attempt",
-                "permissions": grants.to_json(),
-                "sandbox": box.policy.sandbox.to_codex(),
-            }))
-            backend = backend_for(box.policy.sandbox)
-            if shell and not backend.is_boundary:
-                opening.append(Noted(data={"sandbox": backend.name, "text": backend.note}))
-            if shell and box.policy.sandbox.mode in GUARDED_MODES:
-                opening.append(Noted(data={
-                    "sandbox": backend.name, "fs_write": write_check_text(backend)}))
+            opening = fresh_notices(grants, box, shell=shell)
         spend = Spend(
             usage=state.usage, cost_known=state.cost_known, started=self.clock() - state.elapsed
         )
@@ -318,3 +297,33 @@ class ModelWorker:
             )
         return final
 
+
+def offered_tools(grants: AttemptGrants, schema: dict[str, Any],
+                  extra: SessionTools | None) -> tuple[ToolSpec, ...]:
+    """What the model is offered: the granted built-in tools, a profile session's own tools,
+    and ``submit_outputs`` last."""
+    tools = tuple(
+        ToolSpec(name=d.name, description=d.description, parameters=d.parameters)
+        for d in definitions_for(grants.tools)
+    )
+    tools += extra.specs() if extra is not None else ()
+    submit = ToolSpec(
+        name=SUBMIT, description="Submit the node's outputs and finish.", parameters=schema
+    )
+    return (*tools, submit)
+
+
+def fresh_notices(grants: AttemptGrants, box: Toolbox, *, shell: bool) -> list[Noted]:
+    """What a fresh attempt records first: its effective permissions and sandbox, and with a
+    shell, whether the sandbox is a boundary and how writes outside the grants are caught."""
+    notes = [Noted(data={
+        "text": "effective permissions for this attempt",
+        "permissions": grants.to_json(),
+        "sandbox": box.policy.sandbox.to_codex(),
+    })]
+    backend = backend_for(box.policy.sandbox)
+    if shell and not backend.is_boundary:
+        notes.append(Noted(data={"sandbox": backend.name, "text": backend.note}))
+    if shell and box.policy.sandbox.mode in GUARDED_MODES:
+        notes.append(Noted(data={"sandbox": backend.name, "fs_write": write_check_text(backend)}))
+    return notes
