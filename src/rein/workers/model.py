@@ -161,22 +161,7 @@ class ModelWorker:
 
     def routed(self, request: AttemptRequest) -> Routed:
         """How this attempt was served: the router's tiers (and downgrade), this model."""
-        r = request.routed
-        if r is None:
-            return Routed(
-                requested_tier=request.tier,
-                effective_tier=request.tier,
-                provider=self.provider.name,
-                model=self.model,
-            )
-        return Routed(
-            requested_tier=r.requested_tier,
-            effective_tier=r.effective_tier,
-            provider=self.provider.name,
-            model=self.model,
-            downgraded=r.downgraded,
-            reason=r.reason,
-        )
+        return request.served_by(self.provider.name, self.model)
 
     def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
         return self.loop(request)
