@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rein.cli.runs import _why
+from rein.cli.runs import why_lines
 
 
 def test_failed_node_shows_error_and_failed_required_criteria() -> None:
@@ -23,7 +23,7 @@ def test_failed_node_shows_error_and_failed_required_criteria() -> None:
             },
         ],
     }
-    assert _why(record) == [
+    assert why_lines(record) == [
         "attempt 2: criteria_failed: success criteria failed",
         'criterion bullets (command) failed: {"exit_code":1}',
     ]
@@ -32,6 +32,6 @@ def test_failed_node_shows_error_and_failed_required_criteria() -> None:
 def test_long_evidence_is_clipped_and_succeeded_nodes_say_nothing() -> None:
     record = {"status": "blocked", "attempts": [{"attempt": 1, "success": {"results": [
         {"id": "c", "kind": "command", "passed": False, "evidence": "x" * 500}]}}]}
-    (line,) = _why(record)
+    (line,) = why_lines(record)
     assert line.endswith("...") and len(line) < 220
-    assert _why({"status": "succeeded", "attempts": [{"error": "old"}]}) == []
+    assert why_lines({"status": "succeeded", "attempts": [{"error": "old"}]}) == []

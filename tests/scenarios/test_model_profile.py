@@ -14,7 +14,8 @@ from rein.core.usage import Budget
 from rein.providers.scripted import ScriptedProvider
 from rein.workers.base import AttemptRequest, AttemptResult, OutputSpec
 from rein.workers.model import ModelWorker
-from rein.workers.profile import ProfileWorker, narrow_budget
+from rein.workers.profile import ProfileWorker
+from rein.workers.profile_fit import narrow_budget
 from tests.scenarios.harness import summary
 from tests.scenarios.model_env import ModelScenario, call, graph, ms_fixture, task
 

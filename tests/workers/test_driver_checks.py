@@ -79,9 +79,9 @@ def test_an_advisory_failure_is_reported_to_the_agent(
 
 
 def test_a_text_output_with_a_path_says_the_value_is_the_content(tmp_path: Path) -> None:
-    from rein.workers.driver_status import _carries
+    from rein.workers.driver_render import carries
 
-    text = _carries({"type": "markdown", "path_hint": "docs/summary.md"})
+    text = carries({"type": "markdown", "path_hint": "docs/summary.md"})
     assert text == " (the value is the text itself, not a path; also write it to " \
         "docs/summary.md)"
-    assert _carries({"type": "file", "path_hint": "a.txt"}) == " (the value is its path: a.txt)"
+    assert carries({"type": "file", "path_hint": "a.txt"}) == " (the value is its path: a.txt)"

@@ -20,7 +20,8 @@ from rein.profiles.memory import MemoryStore
 from rein.providers.types import Message, ModelRequest, ModelToolCall
 from rein.workers.base import AttemptRequest, AttemptResult, OutputSpec
 from rein.workers.model import ModelWorker
-from rein.workers.profile import ProfileWorker, trusted_launches
+from rein.workers.profile import ProfileWorker
+from rein.workers.profile_mcp import trusted_launches
 from rein.workers.session_tools import (
     MEMORY_RECALL,
     MEMORY_REMEMBER,

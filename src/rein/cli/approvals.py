@@ -18,8 +18,8 @@ import click
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import (
     Progress,
-    _finish,
     open_engine,
+    render_outcome,
     resolve_workspace,
     workspace_option,
 )
@@ -158,7 +158,7 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                           "answer into account; nothing more to do") from exc
     finally:
         engine.store.close()
-    return _finish(outcome, as_json)
+    return render_outcome(outcome, as_json)
 
 
 def approver_for(workspace: Path, actor: str | None) -> Any:

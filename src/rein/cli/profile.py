@@ -6,21 +6,14 @@ The commands translate; the decisions live in :mod:`rein.profiles` and
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from rein.cli.output import emit_json, json_option, validation_exit_code
+from rein.cli.profile_args import CONTEXT, now, resolve, workspace_option
 from rein.errors import ExitCode, Finding
-
-_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _now() -> datetime:
-    """The clock every write uses (replaced in tests)."""
-    return datetime.now(UTC)
 
 
 def _actor(actor: str | None, workspace: str) -> str:
@@ -29,12 +22,6 @@ def _actor(actor: str | None, workspace: str) -> str:
     from rein.cli.approvals import approver_for
 
     return str(approver_for(Path(workspace).resolve(), actor).id)
-
-
-def _workspace_option(func: Any) -> Any:
-    return click.option("--workspace", "workspace", type=click.Path(file_okay=False),
-                        default=".", show_default=True,
-                        help="The workspace (rein.toml, .rein/, project profiles).")(func)
 
 
 def _print_findings(findings: tuple[Finding, ...] | list[Finding]) -> None:
@@ -54,7 +41,7 @@ def _invalid(path: str, findings: tuple[Finding, ...] | list[Finding], as_json: 
     return int(ExitCode.FAILURE)
 
 
-@click.group("profile", context_settings=_CONTEXT)
+@click.group("profile", context_settings=CONTEXT)
 def profile() -> None:
     """Validate, resolve and update Open Agent Profiles (OAP 1.0).
 
@@ -86,7 +73,7 @@ def _collect(paths: tuple[str, ...]) -> list[Path]:
     return out
 
 
-@profile.command("validate", context_settings=_CONTEXT,
+@profile.command("validate", context_settings=CONTEXT,
                  epilog="Exit codes: 0 valid, 1 errors (unreadable files included), "
                         "2 warnings under --strict, 64 usage error.")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
@@ -125,7 +112,7 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
     )
 
 
-@profile.command("digest", context_settings=_CONTEXT,
+@profile.command("digest", context_settings=CONTEXT,
                  epilog="Exit codes: 0 ok, 1 the file is not a valid profile, 64 usage error.")
 @click.argument("path", type=click.Path())
 @click.option("--spec", "spec_only", is_flag=True, help="Print the spec digest instead.")
@@ -153,15 +140,6 @@ def digest(path: str, spec_only: bool, as_json: bool) -> int:
 # ---------------------------------------------------------------------------- resolve
 
 
-def _resolve(name: str, workspace: str) -> Any:
-    from rein.config import load_config
-    from rein.profiles.resolve import resolve_profile
-
-    ws = Path(workspace)
-    config = load_config(ws)
-    return resolve_profile(name, workspace=ws, config=config), config
-
-
 def _writeback_cap(workspace: str) -> str:
     """rein's ``[policy] writeback``: the widest mode any profile gets here."""
     from rein.config import load_config
@@ -174,7 +152,7 @@ def _effective(name: str, workspace: str) -> Any:
     from rein.profiles.effective import effective_profile
     from rein.profiles.policy import Policy
 
-    resolved, config = _resolve(name, workspace)
+    resolved, config = resolve(name, workspace)
     return effective_profile(resolved, Policy.from_config(config))
 
 
@@ -182,9 +160,9 @@ _RESOLVE_EPILOG = ("Exit codes: 0 ok, 1 the profile is invalid or cannot be inst
                    "64 usage error (including a bad rein.toml).")
 
 
-@profile.command("show", context_settings=_CONTEXT, epilog=_RESOLVE_EPILOG)
+@profile.command("show", context_settings=CONTEXT, epilog=_RESOLVE_EPILOG)
 @click.argument("profile_ref", metavar="PROFILE")
-@_workspace_option
+@workspace_option
 @json_option
 def show(profile_ref: str, workspace: str, as_json: bool) -> int:
     """Resolve a profile (by name or path) and print it: extends merged, trust from its root,
@@ -195,7 +173,7 @@ def show(profile_ref: str, workspace: str, as_json: bool) -> int:
       rein profile show python-reviewer
       rein profile show --json .agents/code-reviewer.agent.yaml
     """
-    resolved, _ = _resolve(profile_ref, workspace)
+    resolved, _ = resolve(profile_ref, workspace)
     if as_json:
         emit_json({**resolved.record(), "document": resolved.data,
                    "warnings": list(resolved.warnings)})
@@ -210,9 +188,9 @@ def show(profile_ref: str, workspace: str, as_json: bool) -> int:
     return int(ExitCode.OK)
 
 
-@profile.command("effective", context_settings=_CONTEXT, epilog=_RESOLVE_EPILOG)
+@profile.command("effective", context_settings=CONTEXT, epilog=_RESOLVE_EPILOG)
 @click.argument("profile_ref", metavar="PROFILE")
-@_workspace_option
+@workspace_option
 @json_option
 def effective(profile_ref: str, workspace: str, as_json: bool) -> int:
     """What a session of the profile may do under rein's policy (rein.toml [policy]): tools,
@@ -244,10 +222,10 @@ def effective(profile_ref: str, workspace: str, as_json: bool) -> int:
     return int(ExitCode.OK)
 
 
-@profile.command("prompt", context_settings=_CONTEXT, epilog=_RESOLVE_EPILOG)
+@profile.command("prompt", context_settings=CONTEXT, epilog=_RESOLVE_EPILOG)
 @click.argument("profile_ref", metavar="PROFILE")
 @click.option("--task", "task", default=None, help="A task brief to include.")
-@_workspace_option
+@workspace_option
 @json_option
 def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) -> int:
     """Print the system prompt a session of the profile gets (OAP §3.2 order).
@@ -269,7 +247,7 @@ def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) ->
 # ---------------------------------------------------------------------------- writeback
 
 
-@profile.command("apply", context_settings=_CONTEXT,
+@profile.command("apply", context_settings=CONTEXT,
                  epilog="Exit codes: 0 applied (or dry run), 1 an invalid document or a failed "
                         "operation (nothing written), 3 queued for approval (writeback: "
                         "propose without --approve), 4 refused (stale revision or digest, "
@@ -282,7 +260,7 @@ def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) ->
 @click.option("--dry-run", is_flag=True, help="Print the updated profile; write nothing.")
 @click.option("--actor", default=None,
               help="Refuse unless rein knows you by this name ([approver] id).")
-@_workspace_option
+@workspace_option
 @json_option
 def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, actor: str | None,
           workspace: str, as_json: bool) -> int:
@@ -301,7 +279,7 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
     try:
         outcome = apply_file(Path(profile_path), Path(delta_path), workspace=Path(workspace),
                              approve=approve, dry_run=dry_run, actor=_actor(actor, workspace),
-                             now=_now(), cap=_writeback_cap(workspace))
+                             now=now(), cap=_writeback_cap(workspace))
     except ProfileError as exc:
         if as_json:
             emit_json({"error": exc.to_json(), "findings": [f.to_json() for f in exc.findings]})
@@ -327,7 +305,7 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
     return int(ExitCode.WAITING if outcome.status == "queued" else ExitCode.OK)
 
 
-@profile.command("history", context_settings=_CONTEXT,
+@profile.command("history", context_settings=CONTEXT,
                  epilog="Exit codes: 0 ok, 1 the file is not a valid profile, 64 usage error.")
 @click.argument("path", type=click.Path())
 @json_option
@@ -362,7 +340,7 @@ def history(path: str, as_json: bool) -> int:
 # ---------------------------------------------------------------------------- proposals
 
 
-@profile.group("proposals", context_settings=_CONTEXT)
+@profile.group("proposals", context_settings=CONTEXT)
 def proposals() -> None:
     """The queue of changes waiting for a person: contract proposals and, under
     writeback: propose, state operations.
@@ -378,10 +356,10 @@ def proposals() -> None:
     """
 
 
-@proposals.command("list", context_settings=_CONTEXT,
+@proposals.command("list", context_settings=CONTEXT,
                    epilog="Exit codes: 0 ok, 1 the queue is unreadable, 64 usage error.")
 @click.option("--all", "show_all", is_flag=True, help="Include accepted and declined items.")
-@_workspace_option
+@workspace_option
 @json_option
 def proposals_list(show_all: bool, workspace: str, as_json: bool) -> int:
     """List queued items, oldest first, with the risk rein computed.
@@ -407,14 +385,14 @@ def proposals_list(show_all: bool, workspace: str, as_json: bool) -> int:
     return int(ExitCode.OK)
 
 
-@proposals.command("accept", context_settings=_CONTEXT,
+@proposals.command("accept", context_settings=CONTEXT,
                    epilog="Exit codes: 0 applied, 1 the result would be invalid, 4 refused "
                           "(stale: the profile changed since; or already decided), "
                           "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--actor", default=None,
               help="Refuse unless rein knows you by this name ([approver] id).")
-@_workspace_option
+@workspace_option
 @json_option
 def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: bool) -> int:
     """Apply a queued item to its profile: re-validated, revision +1, recorded with who
@@ -426,7 +404,7 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
     """
     from rein.profiles.apply import accept
 
-    result = accept(Path(workspace), item_id, actor=_actor(actor, workspace), now=_now(),
+    result = accept(Path(workspace), item_id, actor=_actor(actor, workspace), now=now(),
                     cap=_writeback_cap(workspace))
     if as_json:
         emit_json({"id": item_id, "status": "accepted", **result})
@@ -436,14 +414,14 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
     return int(ExitCode.OK)
 
 
-@proposals.command("decline", context_settings=_CONTEXT,
+@proposals.command("decline", context_settings=CONTEXT,
                    epilog="Exit codes: 0 declined, 4 refused (already accepted or declined), "
                           "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--reason", default=None, help="Why, for the record.")
 @click.option("--actor", default=None,
               help="Refuse unless rein knows you by this name ([approver] id).")
-@_workspace_option
+@workspace_option
 @json_option
 def proposals_decline(item_id: str, reason: str | None, actor: str | None, workspace: str,
                       as_json: bool) -> int:
@@ -455,7 +433,7 @@ def proposals_decline(item_id: str, reason: str | None, actor: str | None, works
     """
     from rein.profiles.apply import decline
 
-    item = decline(Path(workspace), item_id, actor=_actor(actor, workspace), now=_now(),
+    item = decline(Path(workspace), item_id, actor=_actor(actor, workspace), now=now(),
                    reason=reason)
     if as_json:
         emit_json({"id": item_id, "status": item["status"]})

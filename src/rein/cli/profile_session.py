@@ -16,25 +16,25 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, json_option
-from rein.cli.profile import _CONTEXT, _now, _resolve, _workspace_option, profile
+from rein.cli.profile import profile
+from rein.cli.profile_args import CONTEXT, now, resolve, workspace_option
 from rein.errors import ExitCode, Refused
 
 
 def _write_delta(delta: dict[str, Any], out: Path) -> None:
     from rein.profiles.store import atomic_write, serialize
 
-    encoding = "json" if out.name.lower().endswith(".json") else "yaml"
-    atomic_write(out, serialize(delta, encoding))
+    atomic_write(out, serialize(delta, "json" if out.name.lower().endswith(".json") else "yaml"))
 
 
-@profile.command("propose", context_settings=_CONTEXT,
+@profile.command("propose", context_settings=CONTEXT,
                  epilog="Exit codes: 0 delta written (or printed), 1 the profile or the "
                         "findings are invalid, 64 usage error.")
 @click.argument("profile_ref", metavar="PROFILE")
 @click.argument("findings", metavar="FINDINGS", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write the delta here (*.delta.yaml or *.delta.json); default: stdout.")
-@_workspace_option
+@workspace_option
 @json_option
 def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
             as_json: bool) -> int:
@@ -61,7 +61,7 @@ def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
     from rein.profiles.findings import load_findings
     from rein.profiles.generate import draft_delta
 
-    resolved, _ = _resolve(profile_ref, workspace)
+    resolved, _ = resolve(profile_ref, workspace)
     if output and Path(output).resolve() == Path(resolved.source).resolve():
         raise click.UsageError("-o names the profile itself; generating a delta never writes "
                                "the profile [L2-G3]")
@@ -70,7 +70,7 @@ def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
 
     # Every known secret (REIN_SECRET_* and provider keys), named as the store names them.
     secrets = {name or "": value for value, name in known_secrets(os.environ).pairs}
-    draft = draft_delta(resolved, secrets=secrets, now=_now(), **args)
+    draft = draft_delta(resolved, secrets=secrets, now=now(), **args)
     if output:
         _write_delta(draft.delta, Path(output))
     if as_json:
@@ -90,7 +90,7 @@ def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
     return int(ExitCode.OK)
 
 
-@profile.command("mcp", context_settings=_CONTEXT,
+@profile.command("mcp", context_settings=CONTEXT,
                  epilog="Exit codes: 0 ok, 1 a server failed or the call failed, 4 refused "
                         "(launch not confirmed, or the tool is not granted), 64 usage error.")
 @click.argument("profile_ref", metavar="PROFILE")
@@ -103,7 +103,7 @@ def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
                    "command lines in `rein profile show`).")
 @click.option("--approve-call", is_flag=True,
               help="Approve the call when the profile's permissions say `ask`.")
-@_workspace_option
+@workspace_option
 @json_option
 def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
         approve_call: bool, workspace: str, as_json: bool) -> int:
@@ -125,7 +125,7 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
     from rein.profiles.policy import Policy
     from rein.tools.mcp import LaunchRequest, McpHub, servers_from_profile
 
-    resolved, config = _resolve(profile_ref, workspace)
+    resolved, config = resolve(profile_ref, workspace)
     eff = effective_profile(resolved, Policy.from_config(config))
     try:
         parsed = json.loads(arguments)

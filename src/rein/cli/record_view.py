@@ -19,7 +19,7 @@ from rein.errors import ExitCode
 
 def show_record_file(path: Path, as_json: bool) -> int:
     """Print the record at ``path``; its findings (exit 1) when it is not a run record."""
-    from rein.cli.runs import _why
+    from rein.cli.runs import why_lines
     from rein.engine.record_file import node_label, read_record
 
     read = read_record(path)
@@ -54,7 +54,7 @@ def show_record_file(path: Path, as_json: bool) -> int:
                f"(level {harness['conformance_level']})  {path}")
     for n in nodes:
         click.echo(f"  {n['status']:<15} {node_label(n)} ({n['type']})")
-        for line in _why(n):
+        for line in why_lines(n):
             click.echo(f"  {'':<15}   {line}")
     for d in _diagnostics(record):
         click.echo(f"  {d}")

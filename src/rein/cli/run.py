@@ -288,10 +288,10 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
         outcome = engine.start(prepared, approved=approve, actor=load_config(ws).approver.id)
     finally:
         engine.store.close()
-    return _finish(outcome, as_json)
+    return render_outcome(outcome, as_json)
 
 
-def _finish(outcome: Any, as_json: bool) -> int:
+def render_outcome(outcome: Any, as_json: bool) -> int:
     if as_json:
         emit_json_line(outcome.to_json())
     else:
@@ -338,7 +338,7 @@ def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bo
         outcome = engine.resume(run.run_id, force=force)
     finally:
         engine.store.close()
-    return _finish(outcome, as_json)
+    return render_outcome(outcome, as_json)
 
 
 run = run_command

@@ -113,7 +113,7 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     click.echo(f"digest  {run.graph_digest}")
     for n in nodes:
         click.echo(f"  {n.status.value:<15} {n.node_key} ({n.type})")
-        for line in _why(n.record):
+        for line in why_lines(n.record):
             click.echo(f"  {'':<15}   {line}")
     for a in pending:
         click.echo(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
@@ -121,7 +121,7 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     return int(ExitCode.OK)
 
 
-def _why(record: Any) -> list[str]:
+def why_lines(record: Any) -> list[str]:
     """For a node that did not succeed: its last attempt's error and failed criteria."""
     if not isinstance(record, dict) or record.get("status") not in ("failed", "blocked"):
         return []
@@ -313,7 +313,7 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     already ended, or another process is advancing it), 64 usage error.
     """
     from rein.cli.approvals import approver_for
-    from rein.cli.run import Progress, _finish, open_engine
+    from rein.cli.run import Progress, open_engine, render_outcome
 
     ws = resolve_workspace(workspace)
     approver = approver_for(ws, actor)  # recorded as who cancelled, never a typed name
@@ -322,4 +322,4 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
         outcome = engine.cancel(run_id, actor=approver.id, note=note)
     finally:
         engine.store.close()
-    return _finish(outcome, as_json)
+    return render_outcome(outcome, as_json)

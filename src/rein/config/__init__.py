@@ -200,7 +200,7 @@ def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
 
 def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> dict[str, Any]:
     """A project file never pre-approves MCP launches, trusted or not: each launch it asks for
-    goes through the approval queue (see ``rein.workers.profile.trusted_launches``)."""
+    goes through the approval queue (see ``rein.workers.profile_mcp.trusted_launches``)."""
     mcp = data.get("mcp")
     if not isinstance(mcp, dict) or "trusted" not in mcp:
         return data

@@ -480,9 +480,13 @@ class SQLStore:
             del _HELD[key]
             self._release(run_id, handle)
 
+    def held_here(self, run_id: str) -> bool:
+        """Whether this process holds the run lock of ``run_id`` (through any store object)."""
+        return (self.url, run_id) in _HELD
+
     def run_locked(self, run_id: str) -> bool:
         """Whether some process (this one included) holds the run lock of ``run_id`` now."""
-        if (self.url, run_id) in _HELD:
+        if self.held_here(run_id):
             return True
         handle = self._acquire(run_id)
         if handle is None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.errors import StoreError
-from rein.store.sql import _HELD, SQLStore, dump
+from rein.store.sql import SQLStore, dump
 from rein.store.sqlite_errors import Rows, refuse_empty, translated
 
 STATE_DIR = ".rein"
@@ -269,7 +269,7 @@ class SQLiteStore(SQLStore):
 
     def run_locked(self, run_id: str) -> bool:
         """Whether some process holds the run lock (probed without writing the lock file)."""
-        if (self.url, run_id) in _HELD:
+        if self.held_here(run_id):
             return True
         try:
             fd = os.open(self.lock_path(run_id), os.O_RDONLY)

@@ -99,6 +99,16 @@ class AttemptRequest:
         """The tier a worker must serve: the routed one when the router chose, else ``tier``."""
         return self.routed.effective_tier if self.routed is not None else self.tier
 
+    def served_by(self, provider: str, model: str) -> Routed:
+        """How this attempt was served by ``provider``/``model``: the router's tiers (and its
+        downgrade) when a routing profile chose, else the node's own tier."""
+        r = self.routed
+        if r is None:
+            return Routed(requested_tier=self.tier, effective_tier=self.tier,
+                          provider=provider, model=model)
+        return Routed(requested_tier=r.requested_tier, effective_tier=r.effective_tier,
+                      provider=provider, model=model, downgraded=r.downgraded, reason=r.reason)
+
 
 Answer = Literal["accept", "decline", "cancel"]
 
@@ -117,9 +127,11 @@ class AttemptSession(Protocol):
         """Persist the attempt's state (``None`` clears it) in the run's store."""
         ...
 
-    async def ask(self, key: str, request: Mapping[str, Any]) -> tuple[str, Answer | None]:
+    async def ask(self, key: str, request: Mapping[str, Any], *,
+                  kind: str = "tool_call") -> tuple[str, Answer | None]:
         """Put a question in the approval queue (idempotent per ``key`` and material):
-        ``(approval_id, answer)``, the answer ``None`` while nobody has answered."""
+        ``(approval_id, answer)``, the answer ``None`` while nobody has answered. ``kind``
+        is ``tool_call`` (one call of this attempt) or ``mcp_launch`` (a profile's server)."""
         ...
 
 

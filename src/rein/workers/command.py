@@ -51,7 +51,7 @@ from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.paths import ToolFailure
 from rein.tools.permissions import PermissionSet
 from rein.tools.sandbox import SandboxPolicy
-from rein.tools.shell import run_sandboxed, written_outside_message
+from rein.tools.shell import CommandOutcome, run_sandboxed, written_outside_message
 from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed
 from rein.workers.brief import render_brief
 
@@ -102,6 +102,36 @@ def _report(text: str, source: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Launch:
+    """How one attempt starts the agent."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    outputs_file: Path
+
+
+def outcome_items(outcome: CommandOutcome, secrets: Secrets) -> list[Item]:
+    """What the agent's run records: the sandbox it ran in (when that is no boundary, and
+    the write check), its stdout and its stderr, each tail-bounded and scrubbed of secrets."""
+    items = []
+    backend = outcome.backend
+    if backend.note and not backend.is_boundary:
+        items.append(Item(kind=ItemKind.NOTICE, data={"sandbox": backend.name,
+                                                      "text": backend.note}))
+    if outcome.write_check is not None:
+        items.append(Item(kind=ItemKind.NOTICE, data={
+            "sandbox": backend.name, "fs_write": outcome.write_check,
+            "written_outside": list(outcome.written_outside)}))
+    items.append(Item(kind=ItemKind.MESSAGE, data={
+        "role": "agent", "text": _scrub(outcome.stdout[-MAX_STDOUT_ITEM:], secrets),
+        "exit_code": outcome.exit_code, "backend": backend.name}))
+    if outcome.stderr.strip():
+        items.append(Item(kind=ItemKind.NOTICE, data={
+            "stream": "stderr", "text": _scrub(outcome.stderr[-MAX_STDOUT_ITEM:], secrets)}))
+    return items
+
+
 class CommandWorker:
     """Runs a CLI agent per attempt and maps its report to the node's outputs."""
 
@@ -137,104 +167,72 @@ class CommandWorker:
         )
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
-        r = request.routed
-        routed = Routed(
-            requested_tier=r.requested_tier if r else request.tier,
-            effective_tier=r.effective_tier if r else request.tier,
-            provider=self.template.name,
-            model=self.template.model,
-            downgraded=r.downgraded if r else False,
-            reason=r.reason if r else None,
-        )
+        """Start the agent in a private scratch directory, record what it printed, and map
+        its report to the node's outputs; the scratch directory goes however it ends."""
+        routed = request.served_by(self.template.name, self.template.model)
         usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
-        # The node's secrets and the provider keys the agent is handed (pass_env, env).
-        secrets = (Secrets.of({n: request.env[n] for n in request.secret_names
-                               if request.env.get(n)})
-                   | known_secrets({**{n: self._environ[n] for n in self.template.pass_env
-                                     if n in self._environ}, **request.env}))
         private = Path(tempfile.mkdtemp(prefix="rein-command-"))
         try:
-            prompt = render_brief(request) + "\n\n" + CONVENTION
-            prompt_file = private / "prompt.md"
-            prompt_file.write_text(prompt, encoding="utf-8")
-            outputs_file = private / "outputs.json"
-            values = {
-                "prompt": prompt,
-                "prompt_file": str(prompt_file),
-                "outputs_file": str(outputs_file),
-                "workspace": request.workspace,
-                "node": request.node_id,
-                "attempt": str(request.attempt),
-            }
-            argv = [_fill(arg, values) for arg in self.template.argv]
-            env = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
-            env.update(request.env)
-            env["REIN_OUTPUTS_FILE"] = str(outputs_file)
+            launch = self._launch(request, private)
             policy = SandboxPolicy.for_attempt(
                 request.workspace, request.workspace_access, request.network,
                 require_boundary=self.require_boundary,
             )
             before = git_refs(request.workspace)
             try:
-                writes = PermissionSet.parse(request.permissions)
                 outcome = await run_sandboxed(
-                    argv,
+                    launch.argv,
                     policy=policy,
                     cwd=Path(request.workspace),
-                    env=env,
+                    env=launch.env,
                     timeout=self._timeout(request),
                     max_output_bytes=self.template.max_output_bytes,
                     scratch=private,
-                    writes=writes,
+                    writes=PermissionSet.parse(request.permissions),
                 )
             except (ToolFailure, ConfigError) as exc:
-                yield AttemptResult(
-                    usage=usage,
-                    routed=routed,
-                    failure=FailureClass.PERMISSION_DENIED,
-                    message=f"{exc.code}: {exc.message}",
-                )
+                yield AttemptResult(usage=usage, routed=routed,
+                                    failure=FailureClass.PERMISSION_DENIED,
+                                    message=f"{exc.code}: {exc.message}")
                 return
             except FileNotFoundError:
-                yield AttemptResult(
-                    usage=usage,
-                    routed=routed,
-                    failure=FailureClass.TOOL_ERROR,
-                    message=f"command not found: {argv[0]}",
-                )
+                yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.TOOL_ERROR,
+                                    message=f"command not found: {launch.argv[0]}")
                 return
             moved = moved_refs(before, git_refs(request.workspace))
-            if outcome.backend.note and not outcome.backend.is_boundary:
-                yield Item(
-                    kind=ItemKind.NOTICE,
-                    data={"sandbox": outcome.backend.name, "text": outcome.backend.note},
-                )
-            if outcome.write_check is not None:
-                yield Item(
-                    kind=ItemKind.NOTICE,
-                    data={"sandbox": outcome.backend.name, "fs_write": outcome.write_check,
-                          "written_outside": list(outcome.written_outside)},
-                )
-            yield Item(
-                kind=ItemKind.MESSAGE,
-                data={
-                    "role": "agent",
-                    "text": _scrub(outcome.stdout[-MAX_STDOUT_ITEM:], secrets),
-                    "exit_code": outcome.exit_code,
-                    "backend": outcome.backend.name,
-                },
-            )
-            if outcome.stderr.strip():
-                yield Item(
-                    kind=ItemKind.NOTICE,
-                    data={
-                        "stream": "stderr",
-                        "text": _scrub(outcome.stderr[-MAX_STDOUT_ITEM:], secrets),
-                    },
-                )
-            yield self._result(request, outcome, moved, outputs_file, usage, routed)
+            for item in outcome_items(outcome, self._secrets(request)):
+                yield item
+            yield self._result(request, outcome, moved, launch.outputs_file, usage, routed)
         finally:
             shutil.rmtree(private, ignore_errors=True)
+
+    def _launch(self, request: AttemptRequest, private: Path) -> Launch:
+        """The agent's command line (placeholders filled one argument at a time) and clean
+        environment; the prompt file and the outputs file live in ``private``."""
+        prompt = render_brief(request) + "\n\n" + CONVENTION
+        prompt_file = private / "prompt.md"
+        prompt_file.write_text(prompt, encoding="utf-8")
+        outputs_file = private / "outputs.json"
+        values = {
+            "prompt": prompt,
+            "prompt_file": str(prompt_file),
+            "outputs_file": str(outputs_file),
+            "workspace": request.workspace,
+            "node": request.node_id,
+            "attempt": str(request.attempt),
+        }
+        argv = tuple(_fill(arg, values) for arg in self.template.argv)
+        env = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
+        env.update(request.env)
+        env["REIN_OUTPUTS_FILE"] = str(outputs_file)
+        return Launch(argv=argv, env=env, outputs_file=outputs_file)
+
+    def _secrets(self, request: AttemptRequest) -> Secrets:
+        """The node's secrets and the provider keys the agent is handed (pass_env, env)."""
+        passed = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
+        return (Secrets.of({n: request.env[n] for n in request.secret_names
+                            if request.env.get(n)})
+                | known_secrets({**passed, **request.env}))
 
     def _timeout(self, request: AttemptRequest) -> float:
         limit = request.budget.max_wall_clock_seconds
@@ -247,7 +245,7 @@ class CommandWorker:
     def _result(
         self,
         request: AttemptRequest,
-        outcome: Any,
+        outcome: CommandOutcome,
         moved: list[str],
         outputs_file: Path,
         usage: Usage,

@@ -21,14 +21,18 @@ import datetime as dt
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.failures import FailureClass
+from rein.core.ids import RunId
 from rein.core.tiers import TIERS
 from rein.core.usage import Usage
 from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed, WorkerPaused
 from rein.workers.driver_protocol import INBOX, Limits, build_instruction, token_for
 from rein.workers.driver_store import Turn, TurnStatus, get_turn, put_turn, turns
+
+if TYPE_CHECKING:
+    from rein.config import Config
 
 PROVIDER = "driver"
 
@@ -147,7 +151,7 @@ class DriverWorker:
         # The inbox the instruction points at must be writable, whichever store holds the
         # run (on PostgreSQL nothing else creates .rein/).
         (self.workspace / INBOX).parent.mkdir(parents=True, exist_ok=True)
-        turn = Turn(token=token, run_id=request.run_id, root_run_id=root,
+        turn = Turn(token=token, run_id=RunId(request.run_id), root_run_id=RunId(root),
                     node_key=request.node_id, attempt=request.attempt, kind=request.kind,
                     status=TurnStatus.PENDING, instruction=instruction, baseline=baseline,
                     created_at=iso(self.clock()))
@@ -196,7 +200,8 @@ def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
     answer = dict(turn.answer or {})
     envelope = dict(answer.get("envelope") or {})
     checks = dict(answer.get("checks") or {})
-    agent = envelope.get("agent") if isinstance(envelope.get("agent"), Mapping) else {}
+    reported = envelope.get("agent")
+    agent: Mapping[str, Any] = reported if isinstance(reported, Mapping) else {}
     routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
                     provider=PROVIDER,
                     model=str(agent.get("model") or agent.get("name") or "unreported"))
@@ -231,7 +236,7 @@ def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
                          extra=extra)
 
 
-def default_driver(workspace: str | Path, store: Any, config: Mapping[str, Any] | None = None
+def default_driver(workspace: str | Path, store: Any, config: Config | None = None
                    ) -> tuple[DriverWorker, ...]:
     """The driver worker for a workspace (``[driver] enabled = false`` gives none).
 

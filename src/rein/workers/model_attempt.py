@@ -1,0 +1,214 @@
+"""One model attempt, step by step: a model turn, the tool calls it decided, their results.
+
+:class:`ModelAttempt` holds where the attempt stands (the conversation, what was spent, the
+calls not yet run) and makes one kind of step per method; :func:`steps` is the loop over
+them, yielding the typed records of :mod:`rein.workers.model_steps` until one of them ends
+the attempt (``Finished``) or pauses it (``Paused``, the conversation saved in the store).
+
+Before every model call the budget is checked (:func:`~rein.workers.spend.limit_reached`);
+before every counted tool call, ``max_tool_calls``; every tool call goes through
+:func:`~rein.workers.tool_calls.run_tool` (permissions, sandbox, ``ask``). A write outside the
+granted paths ends the attempt as ``permission_denied`` whatever the model does next, and so
+does a git ref the attempt moved. Text that reaches a record or the store is redacted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rein.core.failures import FailureClass
+from rein.core.usage import Usage
+from rein.errors import ProviderError
+from rein.providers.types import Message, ModelResponse, ModelToolCall, ToolSpec
+from rein.tools.gitguard import git_refs, moved_refs
+from rein.tools.shell import written_outside_message
+from rein.tools.toolbox import Toolbox
+from rein.workers.base import AttemptRequest, AttemptResult, Routed
+from rein.workers.brief import SUBMIT, submission_problem
+from rein.workers.conversation import LoopState
+from rein.workers.model_steps import (
+    Finished,
+    ModelTurn,
+    Noted,
+    Paused,
+    Step,
+    ToolDecided,
+    ToolReturned,
+)
+from rein.workers.session_tools import SessionTools
+from rein.workers.spend import Spend, limit_reached
+from rein.workers.tool_calls import Approver, Waiting, run_tool
+
+#: Asks the model for its next answer: (messages, tools, what was spent) -> its response.
+Complete = Callable[[list[Message], tuple[ToolSpec, ...], Spend], Awaitable[ModelResponse]]
+
+
+@dataclass(kw_only=True, eq=False)
+class ModelAttempt:
+    """Where one attempt stands, and the steps that move it on."""
+
+    request: AttemptRequest
+    box: Toolbox
+    tools: tuple[ToolSpec, ...]  # what the model is offered, ``submit_outputs`` last
+    schema: dict[str, Any]  # the ``submit_outputs`` arguments
+    state: LoopState
+    spend: Spend
+    routed: Routed
+    complete: Complete
+    model: str  # the configured model, named when the vendor gives no price
+    clock: Callable[[], float]
+    max_steps: int
+    extra: SessionTools | None = None
+    approver: Approver | None = None
+    stored: bool = False  # a saved state is in the store and must be cleared at the end
+    pending: list[ModelToolCall] = field(default_factory=list)
+    announced: set[str] = field(default_factory=set)  # calls whose record is in the trace
+    priced_note: bool = False  # the "no price" notice was given
+
+    def __post_init__(self) -> None:
+        self.pending = list(self.state.pending)
+        self.announced = {c.id for c in self.pending}
+
+    async def model_turn(self) -> list[Step]:
+        """Check the limits, ask the model, and take its answer: the records of this turn;
+        the last one is ``Finished`` when the attempt ends here."""
+        request, spend = self.request, self.spend
+        limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
+        if limit is not None:
+            return [self.finish(*limit)]
+        try:
+            response = await self.complete(self.state.messages, self.tools, spend)
+        except ProviderError as exc:
+            failure = FailureClass(getattr(exc, "failure_class", "model_error"))
+            return [self.finish(failure, f"{exc.code}: {exc.message}")]
+        out: list[Step] = []
+        step_usage = Usage(
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            cost_usd=response.cost_usd,
+            agent_steps=1,
+        )
+        if response.cost_usd is None:
+            spend.cost_known = False
+            if request.budget.max_cost_usd is not None and not self.priced_note:
+                self.priced_note = True
+                out.append(Noted(data={
+                    "text": f"no price for model {response.model or self.model}: cost is not "
+                            "accounted, so max_cost_usd is not enforced for this attempt"}))
+        spend.usage = spend.usage + step_usage
+        message = response.message
+        self.state.messages.append(message)
+        out.append(ModelTurn(usage=step_usage, model=response.model,
+                             text=self.box.redact(message.content) if message.content else "",
+                             tool_calls=len(message.tool_calls)))
+        if message.tool_calls:
+            self.pending = list(message.tool_calls)
+        elif self.state.reminded:
+            out.append(self.finish(FailureClass.OUTPUT_MISSING,
+                                   f"the model stopped twice without calling {SUBMIT}"))
+        else:
+            self.state.reminded = True
+            self.state.messages.append(
+                Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish."))
+        return out
+
+    def decided(self, call: ModelToolCall) -> ToolDecided | None:
+        """The record of the model's decision to make ``call``, once per call (a call that
+        paused and resumed is in the trace already)."""
+        if call.id in self.announced:
+            return None
+        self.announced.add(call.id)
+        shown = json.loads(self.box.redact(json.dumps(dict(call.arguments))))
+        return ToolDecided(id=call.id, name=call.name, arguments=shown)
+
+    async def tool_step(self, call: ModelToolCall) -> list[Step]:
+        """Run the next pending call: its result, and ``Finished`` or ``Paused`` when the
+        attempt ends or waits here."""
+        if call.name == SUBMIT:
+            problem = submission_problem(call, self.schema)
+            if problem is None:
+                outputs = dict(call.arguments)
+                decision = outputs.pop("decision", None) if self.request.branches else None
+                return [ToolReturned(id=call.id, ok=True, content="outputs received"),
+                        self.finish(None, None, outputs=outputs, decision=decision)]
+            return self.answered(call, problem, ok=False, refused=False)
+        extra, budget = self.extra, self.request.budget
+        counted = extra is None or not extra.handles(call.name) or extra.counts(call.name)
+        limit = budget.max_tool_calls
+        if counted and limit is not None and self.spend.usage.tool_calls >= limit:
+            return [self.finish(FailureClass.BUDGET_EXCEEDED, f"max_tool_calls {limit} reached")]
+        outcome = await run_tool(self.request, self.box, call, extra, self.approver)
+        if isinstance(outcome, Waiting):
+            return [self.pause(outcome.approval_id, call.name)]
+        if outcome is None:
+            return [self.finish(FailureClass.PERMISSION_DENIED,
+                                f"a person cancelled the attempt at tool call {call.name}")]
+        self.spend.usage = self.spend.usage + Usage(
+            input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=int(counted))
+        content, ok, refused = outcome
+        if extra is not None:
+            extra.observe(call.id, content, ok)
+        if self.box.written_outside:
+            # The write happened (a command is checked after it ran): the attempt cannot
+            # succeed with it, whatever the model does next.
+            return [ToolReturned(id=call.id, ok=False, refused=True, content=content),
+                    self.finish(FailureClass.PERMISSION_DENIED, written_outside_message(
+                        self.box.written_outside, self.box.policy.permissions))]
+        return self.answered(call, content, ok=ok, refused=refused)
+
+    def answered(self, call: ModelToolCall, content: str, *, ok: bool,
+                 refused: bool) -> list[Step]:
+        """The call is done: the model reads its result in the next turn."""
+        self.pending.pop(0)
+        self.state.messages.append(
+            Message(role="tool", tool_call_id=call.id, content=content, is_error=not ok))
+        return [ToolReturned(id=call.id, ok=ok, refused=refused, content=content)]
+
+    def pause(self, approval_id: str, tool: str) -> Paused:
+        """Save the conversation (the call waiting is still pending) and pause."""
+        state, spend = self.state, self.spend
+        state.pending = self.pending
+        state.usage = spend.usage
+        state.cost_known = spend.cost_known
+        state.elapsed = self.clock() - spend.started
+        if self.request.session is not None:
+            # Secrets are written as [secret:NAME] and put back on resume: the store never
+            # holds one, and the resumed call is the exact same call.
+            self.request.session.save_state(json.loads(self.box.redact(json.dumps(
+                state.to_json()))))
+        return Paused(approval_id=approval_id, tool=tool)
+
+    def finish(self, failure: FailureClass | None, message: str | None,
+               **kw: Any) -> Finished:
+        """The attempt's result; a git ref the attempt moved fails it whatever it claims."""
+        if self.request.session is not None and self.stored:
+            self.request.session.save_state(None)
+        refs = self.state.refs
+        moved = moved_refs(refs, git_refs(self.request.workspace)) if refs is not None else []
+        if moved:
+            failure = FailureClass.PERMISSION_DENIED
+            message = f"the attempt changed git refs ({', '.join(moved)}); workers never commit"
+            kw = {}
+        return Finished(result=AttemptResult(usage=self.spend.usage, routed=self.routed,
+                                             failure=failure, message=message, **kw))
+
+
+async def steps(attempt: ModelAttempt) -> AsyncIterator[Step]:
+    """The agent loop: model turns and the tool calls they decide, until one step ends or
+    pauses the attempt."""
+    while True:
+        if attempt.pending:
+            call = attempt.pending[0]
+            decided = attempt.decided(call)
+            if decided is not None:
+                yield decided
+            batch = await attempt.tool_step(call)
+        else:
+            batch = await attempt.model_turn()
+        for step in batch:
+            yield step
+            if isinstance(step, (Finished, Paused)):
+                return

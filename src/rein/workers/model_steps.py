@@ -1,0 +1,101 @@
+"""The typed step records of a model attempt: what its loop produces, one record per step.
+
+:func:`rein.workers.model_attempt.steps` yields these; the model worker turns each into the
+:class:`~rein.workers.base.Item` records the engine persists (:meth:`Step.items`), so the
+trace, the console and the protocol surfaces all read one stream. Two records end the
+stream: :class:`Finished` (the attempt's result) and :class:`Paused` (a tool call waits for a
+person; its conversation is already saved). Every text a record carries is already redacted:
+a record never holds a secret the node was handed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rein.core.usage import Usage
+from rein.workers.base import AttemptResult, Item, ItemKind
+from rein.workers.spend import usage_json
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Noted:
+    """Something the attempt records for the reader of the trace (permissions, sandbox,
+    an unenforceable budget, a resume)."""
+
+    data: Mapping[str, Any]
+
+    def items(self) -> tuple[Item, ...]:
+        return (Item(kind=ItemKind.NOTICE, data=self.data),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelTurn:
+    """One model call answered: what it cost and what the model said (redacted)."""
+
+    usage: Usage
+    model: str  # the model the vendor says answered
+    text: str
+    tool_calls: int  # how many tool calls the answer makes
+
+    def items(self) -> tuple[Item, ...]:
+        used = Item(kind=ItemKind.USAGE, data=usage_json(self.usage, self.model))
+        if not self.text:
+            return (used,)
+        return used, Item(kind=ItemKind.MESSAGE, data={"role": "assistant", "text": self.text})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolDecided:
+    """The model decided to call a tool; recorded before the call is checked or run."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]  # redacted
+
+    def items(self) -> tuple[Item, ...]:
+        data = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        return (Item(kind=ItemKind.TOOL_CALL, data=data),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolReturned:
+    """What a tool call gave the model: its content, or why it was refused."""
+
+    id: str
+    ok: bool
+    content: str
+    refused: bool | None = None  # None: the submission, which is never refused
+
+    def items(self) -> tuple[Item, ...]:
+        data: dict[str, Any] = {"id": self.id, "ok": self.ok}
+        if self.refused is not None:
+            data["refused"] = self.refused
+        data["content"] = self.content
+        return (Item(kind=ItemKind.TOOL_RESULT, data=data),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Paused:
+    """A tool call waits for a person's answer; the conversation is saved in the store."""
+
+    approval_id: str
+    tool: str
+
+    def items(self) -> tuple[Item, ...]:
+        return ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Finished:
+    """The attempt ended, with its outputs or its failure."""
+
+    result: AttemptResult
+
+    def items(self) -> tuple[Item, ...]:
+        return ()
+
+
+Step = Noted | ModelTurn | ToolDecided | ToolReturned | Paused | Finished
+"""Every record the loop yields; :class:`Finished` and :class:`Paused` are the last one."""

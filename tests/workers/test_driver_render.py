@@ -1,0 +1,57 @@
+"""``rein next`` as text: the instruction's sections, in the order an agent reads them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rein.workers.driver_render import render
+
+INSTRUCTION: dict[str, Any] = {
+    "status": "instruction", "token": "t1", "run_id": "r", "node": "n", "attempt": 2,
+    "kind": "task", "title": "Write it", "brief": "do\n\n\n\nit", "exit_code": 3,
+    "advisory_failures": [{"id": "lint", "evidence": "two warnings"}],
+    "feedback": {"failure_class": "criteria_failed", "summary": "1 of 1 failed",
+                 "failed_criteria": [{"id": "c1", "description": "a test passes",
+                                      "evidence": {"stdout": "line 1\nline 2"}}]},
+    "inputs": {"topic": "rein"}, "inputs_in_files": {"log": {"path": "in/log", "bytes": 9}},
+    "outputs": [{"name": "note", "type": "file", "required": True, "description": "the note",
+                 "path_hint": "NOTE.md"}],
+    "checks": [{"id": "c1", "kind": "command", "description": "tests", "params": {
+        "run": "pytest -q"}}],
+    "branches": [{"label": "ship", "description": "good"}],
+    "permissions": ["fs:write:NOTE.md"], "workspace_access": "read_write", "network": "none",
+    "budget": {"enforced": {"max_tool_calls": 5}}, "example": {"status": "done"},
+}
+
+
+def test_an_instruction_has_its_sections_in_reading_order() -> None:
+    text = render(INSTRUCTION)
+    heads = [line for line in text.splitlines() if line.startswith(("#", "INSTRUCTION"))]
+    assert heads == [
+        "INSTRUCTION t1 · run r · node n · attempt 2 (task)",
+        "## Advisory checks your last submit did not pass (the attempt stands)",
+        "# Write it",
+        "## The previous attempt failed (criteria_failed): 1 of 1 failed",
+        "## Inputs", "## Produce", "## Checked by rein after you submit",
+        "## Choose one decision label", "## Rules", "## Respond",
+    ]
+    assert "do\n\nit" in text and "  stdout: line 1\n    line 2" in text
+    assert "- note [file, required] (the value is its path: NOTE.md): the note" in text
+    assert "  run: pytest -q" in text and '- enforced: {"max_tool_calls": 5}' in text
+    assert text.endswith("exit code 3 (waiting for you)")
+
+
+def test_an_instruction_without_optional_parts_has_no_empty_sections() -> None:
+    bare = {k: v for k, v in INSTRUCTION.items()
+            if k not in ("advisory_failures", "feedback", "inputs", "inputs_in_files",
+                         "outputs", "checks", "branches", "budget")}
+    text = render({**bare, "permissions": []})
+    heads = [line for line in text.splitlines() if line.startswith("#")]
+    assert heads == ["# Write it", "## Rules", "## Respond"]
+    assert "- permissions: none (change no file" in text
+
+
+def test_other_statuses_are_one_line_and_the_run() -> None:
+    stopped = {"status": "stopped", "reason": "budget", "message": "over", "run_id": "r",
+               "exit_code": 1}
+    assert render(stopped) == "STOPPED (budget): over\nrun r · exit code 1"
