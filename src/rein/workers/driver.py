@@ -154,10 +154,9 @@ class DriverWorker:
         return put_turn(self.store, turn)
 
     def _root_run(self, run_id: str) -> str:
-        run = self.store.get_run(run_id)
-        while run is not None and run.parent_run_id is not None:
-            run = self.store.get_run(run.parent_run_id)
-        return run.run_id if run is not None else run_id
+        from rein.store.lineage import top_run_id
+
+        return top_run_id(self.store, run_id)
 
     def _context_reason(self, root: str) -> str | None:
         answered = turns(self.store, root, status=TurnStatus.ANSWERED)
