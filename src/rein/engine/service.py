@@ -107,16 +107,24 @@ class Harness(Reads):
         return self._store
 
     @property
+    def workers(self) -> tuple[Any, ...]:
+        """The configured workers (``[workers]``, ``[tiers]``), built on first use: a
+        malformed table is a ConfigError here, before anything is written."""
+        if self._workers is None:
+            from rein.engine.workers_setup import workers_from_config
+
+            self._workers = tuple(workers_from_config(self.workspace, self.config,
+                                                      env=self._env))
+        return self._workers
+
+    @property
     def engine(self) -> Engine:
         """The engine, built on first use with the workers and the default driver."""
         if self._engine is None:
-            from rein.engine.workers_setup import workers_from_config
             from rein.workers.driver import default_driver
 
             store = self.store
-            workers = self._workers if self._workers is not None else \
-                workers_from_config(self.workspace, self.config)
-            workers = (*workers, *default_driver(self.workspace, store, self.config))
+            workers = (*self.workers, *default_driver(self.workspace, store, self.config))
             extra: dict[str, Any] = {} if self._sleep is None else {"sleep": self._sleep}
             self._engine = Engine(
                 workspace=self.workspace, store=store, config=self.config, workers=workers,
@@ -157,7 +165,9 @@ class Harness(Reads):
 
     async def prepare(self, path: str | Path, *, given: Mapping[str, Any],
                       raw: frozenset[str] = frozenset()) -> Prepared:
-        """Every check that costs nothing (PrepareFailed); writes nothing."""
+        """Every check that costs nothing (PrepareFailed); writes nothing. The configured
+        workers are built too, so that a malformed table is refused here (ConfigError)."""
+        self.workers  # noqa: B018 - built for its checks
         env = os.environ if self._env is None else self._env
         return prepare(path, given=given, raw=raw, router=self.router, env=env,
                        key_variables=self.key_variables())
