@@ -100,7 +100,8 @@ def test_a_secret_in_one_nodes_outputs_never_reaches_the_next_nodes_inputs(
     engine = Engine(workspace=tmp_path, store=store, workers=(worker,), clock=StepClock(),
                     ids=CounterIds(), env=ENV)
     prepared = prepare(path, given={}, env=ENV)
-    assert asyncio.run(engine.start(prepared, approved=prepared.digest)).status is RunStatus.SUCCEEDED
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    assert outcome.status is RunStatus.SUCCEEDED
     [b] = [r for r in worker.requests if r.node_id == "b"]
     assert dict(b.inputs) == {"note": "key [secret:OPENAI_API_KEY]"}
     store.close()

@@ -170,7 +170,8 @@ def test_a_broken_exporter_does_not_stop_the_run(tmp_path: Path) -> None:
     live = attach(engine, processor=RefusingProcessor())
     assert live is not None
     prepared = prepare(path, given={}, router=engine.router, env=engine.env)
-    assert asyncio.run(engine.start(prepared, approved=prepared.digest)).status is RunStatus.SUCCEEDED
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    assert outcome.status is RunStatus.SUCCEEDED
     assert live.sent == 0
     assert sorted(f.split(":")[0] for f in live.failures) == [
         "attempt a #1", "node a", "run tests/live"]

@@ -69,7 +69,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
     stop = ctx.root().budget_stop
     if stop is not None and ctx.parent is None:
         diagnostic(ctx, "RT061", "error", str(stop.get("message")))
-    summary = {"outputs": dict(final.outputs)}
+    summary: dict[str, Any] = {"outputs": dict(final.outputs)}
     if final.graph_success is not None:
         summary["graph_success"] = dict(final.graph_success)
     if final.human_events:
@@ -113,20 +113,13 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
             listener(event)
     constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \
         else {}
-    child = RunContext(
-        store=ctx.store, run_id=run.run_id, workspace=ctx.workspace, graph=spec.document,
-        graph_path=spec.path, digest=spec.digest, clock=ctx.clock, ids=ctx.ids,
-        workers=ctx.workers, router=ctx.router, budget=ctx.budget,
-        policy=dict(spec.document.get("policy") or ctx.policy),
-        max_parallel_nodes=min(int(constraints.get("max_parallel_nodes",
-                                                   ctx.max_parallel_nodes)),
-                               ctx.max_parallel_nodes) if constraints else ctx.max_parallel_nodes,
-        max_depth=ctx.max_depth, secrets=ctx.secrets, env=ctx.env, depth=ctx.depth + 1,
-        parent=ctx, sleep=ctx.sleep, checkers=ctx.checkers, harness_policy=ctx.harness_policy,
-    )
+    parallel = ctx.max_parallel_nodes  # a child never runs wider than its parent
+    if constraints:
+        parallel = min(int(constraints.get("max_parallel_nodes", parallel)), parallel)
+    child = ctx.child(run_id=run.run_id, graph=spec.document, graph_path=spec.path,
+                      digest=spec.digest, max_parallel_nodes=parallel)
     load_memory(child)
-    if run.status.terminal:
-        pass  # adopted below through the memo: every node is terminal
+    # A child that already ended is adopted below through the memo: every node is terminal.
     inst = ScopeInstance(model=scope_model(spec.fragment), path="", params=dict(spec.params),
                          roots=scope_roots(child, spec.document, dict(spec.params),
                                       dict(spec.context)))
@@ -140,7 +133,7 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
         _pause(child, "human")
         raise
     if not run.status.terminal:
-        summary = {"outputs": dict(final.outputs)}
+        summary: dict[str, Any] = {"outputs": dict(final.outputs)}
         if final.graph_success is not None:
             summary["graph_success"] = dict(final.graph_success)
         child.emit("run/finished", {"status": final.status.value},

@@ -19,7 +19,7 @@ from typing import Any
 from rein.engine.graph import scope_model
 from rein.engine.params import bind_params
 from rein.engine.routing import Router
-from rein.errors import Finding, Location, ReinError, RunError
+from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
 from rein.formats.redaction import SECRET_PREFIX
 
@@ -55,6 +55,15 @@ class Prepared:
         """What an approval of this graph binds: digest, params, child digests."""
         return {"graph_digest": self.digest, "params": dict(self.params),
                 "children": dict(self.children)}
+
+
+def check_approved(prepared: Prepared, approved: str) -> None:
+    """APPROVAL_STALE unless ``approved`` names the digest of exactly this graph."""
+    if approved != prepared.digest:
+        raise Refused(
+            f"the approval names {approved}, but the graph's digest is {prepared.digest}",
+            code="APPROVAL_STALE",
+            hint="review the plan again and approve the digest rein prints")
 
 
 def secrets_from_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -217,5 +226,5 @@ def _fragments(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return out
 
 
-__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "current_binding", "prepare",
-           "secrets_from_env"]
+__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "check_approved", "current_binding",
+           "prepare", "secrets_from_env"]

@@ -44,8 +44,8 @@ class Reads:
         """The approval queue, oldest first; ``run_id``: that run (and its child runs)."""
         rows = self.store.approvals(status=ApprovalStatus.PENDING if pending_only else None)
         if run_id is not None:
-            members = {r.run_id for r in family(self.store, run_id)} if include_children \
-                else set()
+            members: set[str] = {r.run_id for r in family(self.store, run_id)} \
+                if include_children else set()
             members.add(run_id)
             rows = [r for r in rows if r.run_id in members]
         return rows

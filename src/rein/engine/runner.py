@@ -39,6 +39,7 @@ from rein.engine.graph import scope_model
 from rein.engine.prepare import (
     Prepared,
     PrepareFailed,
+    check_approved,
     current_binding,
     prepare,
     secrets_from_env,
@@ -48,7 +49,7 @@ from rein.engine.runtime import Listener, RunContext, ScopeInstance
 from rein.errors import Location, Refused, ReinError, RunError
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, RunRow, Store, Transition
-from rein.store.lineage import top_run
+from rein.store.lineage import family, top_run
 from rein.tools.process import GROUP_WATCH
 from rein.workers.base import Worker
 
@@ -100,12 +101,7 @@ class Engine:
     async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli"
                     ) -> RunOutcome:
         """Create a run of an approved graph and advance it to its end or first wait."""
-        if approved != prepared.digest:
-            raise Refused(
-                f"the approval names {approved}, but the graph's digest is {prepared.digest}",
-                code="APPROVAL_STALE",
-                hint="review the plan again and approve the digest rein prints",
-            )
+        check_approved(prepared, approved)
         try:  # the files as they are now, before anything is written (again under the lock)
             unchanged = current_binding(prepared.path, prepared.params) == prepared.binding()
         except ReinError:
@@ -131,11 +127,11 @@ class Engine:
             started = self.store.create_run(run, event_type="run/started", payload={
                 "graph_id": run.graph_id, "digest": prepared.digest, "params": _public_params(
                     prepared.data, prepared.params)})
-            approved = self.store.transition(run_id, "approval/answered", {
+            answered = self.store.transition(run_id, "approval/answered", {
                 "approval_id": row.approval_id, "kind": "graph", "status": "accepted",
                 "digest": prepared.digest}, now, Transition(approval=row))
         self._publish(started)
-        self._publish(approved)
+        self._publish(answered)
         return await self.proceed(run_id, fresh=True)
 
     def now(self) -> str:
@@ -295,8 +291,9 @@ class Engine:
             load_memory(ctx)  # again, under the policy of this pass
             restore_spending(self.store, ctx)
             params = dict(run.binding.get("params") or {})
+            context = dict(data.get("context") or {})
             inst = ScopeInstance(model=scope_model(data), path="", params=params,
-                                 roots=scope_roots(ctx, data, params, dict(data.get("context") or {})))
+                                 roots=scope_roots(ctx, data, params, context))
             if run.status is not RunStatus.RUNNING:
                 ctx.emit("run/resumed", {"from": run.status.value},
                          Transition(run_status=RunStatus.RUNNING))
@@ -380,9 +377,9 @@ class _Counter:
 
 def _answered(store: Store, run_id: str) -> int:
     """How many approvals of a run and its children have an answer."""
-    return sum(1 for member in recovery.family(store, run_id)
-               for row in store.approvals(run_id=member.run_id)
-               if row.status is not ApprovalStatus.PENDING)
+    return len([row for member in family(store, run_id)
+                for row in store.approvals(run_id=member.run_id)
+                if row.status is not ApprovalStatus.PENDING])
 
 
 

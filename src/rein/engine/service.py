@@ -22,7 +22,7 @@ from rein.config import Config, load_config
 from rein.config.approver import Approver
 from rein.core.states import ApprovalStatus
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
-from rein.engine.prepare import Prepared, prepare
+from rein.engine.prepare import Prepared, check_approved, prepare
 from rein.engine.queries import Reads
 from rein.engine.routing import Router
 from rein.engine.runner import Engine, RunOutcome
@@ -175,11 +175,7 @@ class Harness(Reads):
     async def start(self, prepared: Prepared, *, approved: str) -> RunOutcome:
         """Run an approved graph to its end or first wait, recorded as approved by the
         approver rein knows. APPROVAL_STALE before the store is touched."""
-        if approved != prepared.digest:  # refused before the store exists: nothing written
-            raise Refused(
-                f"the approval names {approved}, but the graph's digest is {prepared.digest}",
-                code="APPROVAL_STALE",
-                hint="review the plan again and approve the digest rein prints")
+        check_approved(prepared, approved)  # before the store exists: nothing is written
         return await self.engine.start(prepared, approved=approved, actor=self.approver.id)
 
     async def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:

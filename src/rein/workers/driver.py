@@ -230,12 +230,13 @@ def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
                          extra=extra)
 
 
-def default_driver(workspace: str | Path, store: Any, config: Mapping[str, Any] | None = None
+def default_driver(workspace: str | Path, store: Any, config: Any = None
                    ) -> tuple[DriverWorker, ...]:
     """The driver worker for a workspace (``[driver] enabled = false`` gives none).
 
     Placed after every other worker, it serves what no configured model or test double
-    takes, on the tiers ``[driver] tiers`` lists.
+    takes, on the tiers ``[driver] tiers`` lists. ``config``: the merged ``rein.toml`` (a
+    :class:`rein.config.Config` or its data; read here when not given).
     """
     if config is None:
         from rein.config import load_config
