@@ -11,7 +11,7 @@ to it on every continuation (RT053).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from rein.engine.routing import Router
 from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
 from rein.formats.redaction import SECRET_PREFIX
+from rein.store.base import RunRow
 
 CONFORMANCE_LEVEL = 3
 
@@ -141,6 +142,43 @@ def current_binding(path: str, params: Mapping[str, Any],
     return {"graph_digest": ags_digest(data), "params": bound, "children": children}
 
 
+def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None = None,
+                     now: Callable[[], str]) -> dict[str, Any] | None:
+    """RT053 unless ``run``'s files are still the approved ones (graph, params, children).
+
+    ``data``: the graph as the caller is about to run it, so that what is checked is what
+    runs. With ``force``, a change is let through: the binding to record (the files as they
+    are now, and what the run was approved for before, at ``now()``) is returned.
+    """
+    binding = dict(run.binding)
+    try:
+        now_binding = current_binding(run.graph_path, binding.get("params") or {},
+                                      data=data)
+    except ReinError as exc:
+        now_binding = {"error": exc.message}
+    old = {k: binding.get(k) for k in ("graph_digest", "params", "children")}
+    if now_binding == old:
+        return None
+    if "error" in now_binding:
+        changed = ["graph"]
+        message = (f"run {run.run_id} cannot be held to its approval: the files no longer "
+                   f"load as approved ({now_binding['error']})")
+    else:
+        changed = sorted(k for k in old if now_binding.get(k) != old[k])
+        message = (f"run {run.run_id} was approved for a different "
+                   f"{', '.join(changed)} than the files now hold")
+    if not force or "error" in now_binding:
+        raise Refused(message, code="RT053", location=Location(file=run.graph_path),
+                      hint="restore the approved files or start a new run; `rein resume "
+                           f"{run.run_id} --force` continues under the files as they are "
+                           "now (the override is recorded)")
+    # A forced continuation approves the files as they are now: the run is bound to them
+    # from here on, and the record keeps what it was approved for before.
+    return {**{k: now_binding[k] for k in old},
+            "x-rein-forced-resume": {"changed": changed, "at": now(),
+                                     "approved_digest": binding.get("graph_digest")}}
+
+
 def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
                   seen: set[str]) -> None:
     from rein.engine.kinds.subgraph import RefProblem, ref_path
@@ -226,5 +264,5 @@ def _fragments(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return out
 
 
-__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "check_approved", "current_binding",
-           "prepare", "secrets_from_env"]
+__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "binding_override", "check_approved",
+           "current_binding", "prepare", "secrets_from_env"]

@@ -39,6 +39,7 @@ from rein.engine.graph import scope_model
 from rein.engine.prepare import (
     Prepared,
     PrepareFailed,
+    binding_override,
     check_approved,
     current_binding,
     prepare,
@@ -169,33 +170,7 @@ class Engine:
         ``data``: the graph as this process is about to run it, so that what is checked is
         what runs. Returns the override to record when ``force`` lets a change through.
         """
-        binding = dict(run.binding)
-        try:
-            now_binding = current_binding(run.graph_path, binding.get("params") or {},
-                                          data=data)
-        except ReinError as exc:
-            now_binding = {"error": exc.message}
-        old = {k: binding.get(k) for k in ("graph_digest", "params", "children")}
-        if now_binding == old:
-            return None
-        if "error" in now_binding:
-            changed = ["graph"]
-            message = (f"run {run.run_id} cannot be held to its approval: the files no longer "
-                       f"load as approved ({now_binding['error']})")
-        else:
-            changed = sorted(k for k in old if now_binding.get(k) != old[k])
-            message = (f"run {run.run_id} was approved for a different "
-                       f"{', '.join(changed)} than the files now hold")
-        if not force or "error" in now_binding:
-            raise Refused(message, code="RT053", location=Location(file=run.graph_path),
-                          hint="restore the approved files or start a new run; `rein resume "
-                               f"{run.run_id} --force` continues under the files as they are "
-                               "now (the override is recorded)")
-        # A forced continuation approves the files as they are now: the run is bound to them
-        # from here on, and the record keeps what it was approved for before.
-        return {**{k: now_binding[k] for k in old},
-                "x-rein-forced-resume": {"changed": changed, "at": iso(self.clock.now()),
-                                         "approved_digest": binding.get("graph_digest")}}
+        return binding_override(run, force=force, data=data, now=self.now)
 
     async def cancel(self, run_id: str, *, actor: str, note: str | None = None,
                      force: bool = False) -> RunOutcome:
