@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.config import load_config
 from rein.core.states import ApprovalStatus, RunStatus
 from rein.engine.runner import prepare
 from rein.errors import ConfigError
@@ -132,6 +133,8 @@ def test_attach_follows_rein_toml_and_the_environment(tmp_path: Path) -> None:
                   "REIN_MANAGED_CONFIG": str(tmp_path / "none.toml")}
     assert attach(engine) is None  # nothing asks for it
     (tmp_path / "rein.toml").write_text("[telemetry]\notel = true\n")
+    # The engine reads no rein.toml itself: it is given the settings that now ask for it.
+    engine.config = load_config(tmp_path, env=engine.env)
     with pytest.raises(ConfigError) as missing:
         attach(engine)  # asked for, but no endpoint and no exporter named
     assert missing.value.code == "OTEL_ENDPOINT"

@@ -63,7 +63,7 @@ class Harness(Reads):
                  sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
         self.workspace = workspace
         self.config = config
-        self.router = Router.from_config(config.get("tiers"), config.get("routing"))
+        self._router: Router | None = None
         self.clock: Clock = clock or SystemClock()
         self.listeners = list(listeners)
         self._store_url, self._create = store_url, create
@@ -105,6 +105,15 @@ class Harness(Reads):
                                  code="STORE404", hint="start one with `rein run GRAPH`")
             self._store = store
         return self._store
+
+    @property
+    def router(self) -> Router:
+        """Tier routing from ``[tiers]`` and ``[routing]``, built on first use (a command
+        that only reads runs does not need it, and is not refused for it)."""
+        if self._router is None:
+            self._router = Router.from_config(self.config.get("tiers"),
+                                              self.config.get("routing"))
+        return self._router
 
     @property
     def workers(self) -> tuple[Any, ...]:
