@@ -162,7 +162,7 @@ def submit_command(source: str | None, run_id: str | None, workspace: Path | Non
 
 
 def _submit(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool) -> Any:
-    from rein.cli.run import Progress, open_harness
+    from rein.cli.run import Progress, announce, open_harness
     from rein.cli.safe_output import guarded
     from rein.cli.sync import run_sync
 
@@ -172,6 +172,7 @@ def _submit(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: boo
 
     with open_harness(ws, create=False,
                       listeners=[] if as_json else [Progress(False)]) as harness:
+        announce(harness)
         return run_sync(harness.submit(envelope, run_id, consumed=consumed))
 
 
