@@ -9,6 +9,7 @@ then resumes the run, as another rein process would.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -79,13 +80,13 @@ def test_an_attempt_rerun_after_a_crash_is_counted_once(tmp_path: Path) -> None:
     first = make_engine(tmp_path, workers=(worker,))
     prepared = prepare(path, given={}, router=first.router, env=first.env)
     with pytest.raises(Crash):
-        first.start(prepared, approved=prepared.digest)
+        asyncio.run(first.start(prepared, approved=prepared.digest))
     first.store.close()
 
     second = _next_process(tmp_path, first, worker)
     [run] = second.store.list_runs()
     assert run.status is RunStatus.RUNNING  # as the dead process left it
-    outcome = second.resume(run.run_id)
+    outcome = asyncio.run(second.resume(run.run_id))
     assert outcome.status is RunStatus.SUCCEEDED
     record = _record(second, run.run_id)
     [b] = [n for n in record["nodes"] if n["node_id"] == "b"]
@@ -101,12 +102,12 @@ def test_the_ceiling_still_stops_a_run_that_resumes_past_it(tmp_path: Path) -> N
     first = make_engine(tmp_path, workers=(worker,))
     prepared = prepare(path, given={}, router=first.router, env=first.env)
     with pytest.raises(Crash):
-        first.start(prepared, approved=prepared.digest)
+        asyncio.run(first.start(prepared, approved=prepared.digest))
     first.store.close()
 
     second = _next_process(tmp_path, first, worker)
     [run] = second.store.list_runs()
-    outcome = second.resume(run.run_id)
+    outcome = asyncio.run(second.resume(run.run_id))
     assert outcome.status is not RunStatus.SUCCEEDED
     record = _record(second, run.run_id)
     statuses = {n["node_id"]: n["status"] for n in record["nodes"]}
@@ -120,7 +121,7 @@ def test_a_gate_continued_in_another_process_is_counted_once(tmp_path: Path) -> 
     path = _write(tmp_path, {"ok": gate, "a": _task("a", ["ok"])}, ceiling=2)
     first = make_engine(tmp_path, workers=(ScriptedWorker(SCRIPT),))
     prepared = prepare(path, given={}, router=first.router, env=first.env)
-    paused = first.start(prepared, approved=prepared.digest)
+    paused = asyncio.run(first.start(prepared, approved=prepared.digest))
     assert paused.status is RunStatus.AWAITING_HUMAN
     [pending] = first.store.approvals(run_id=paused.run_id, status=ApprovalStatus.PENDING)
     first.store.answer_approval(pending.approval_id, ApprovalStatus.ACCEPTED,
@@ -128,7 +129,7 @@ def test_a_gate_continued_in_another_process_is_counted_once(tmp_path: Path) -> 
     first.store.close()
 
     second = _next_process(tmp_path, first, ScriptedWorker(SCRIPT))
-    assert second.proceed(paused.run_id).status is RunStatus.SUCCEEDED
+    assert asyncio.run(second.proceed(paused.run_id)).status is RunStatus.SUCCEEDED
     assert _record(second, paused.run_id)["usage"]["node_executions"] == 2
 
 

@@ -6,6 +6,7 @@ resolution of each edge (and the superseded ones as ``x-rein-superseded``).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +46,13 @@ def test_a_rerun_failed_node_records_its_latest_edges(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(GRAPH, sort_keys=False))
     engine = make_engine(tmp_path, workers=(ScriptedWorker(SCRIPT),))
     prepared = prepare(path, given={}, router=engine.router, env=engine.env)
-    failed = engine.start(prepared, approved=prepared.digest)
+    failed = asyncio.run(engine.start(prepared, approved=prepared.digest))
     assert failed.status is RunStatus.FAILED
     before = build_record(engine.store, failed.run_id)
     assert _edges(before) == [("a", "b", True), ("b", "c", False)]
 
     (tmp_path / "flag").write_text("b can pass now")
-    assert engine.resume(failed.run_id).status is RunStatus.SUCCEEDED
+    assert asyncio.run(engine.resume(failed.run_id)).status is RunStatus.SUCCEEDED
     after = build_record(engine.store, failed.run_id)
     assert record_problems(after) == []
     assert _edges(after) == [("a", "b", True), ("b", "c", True)]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.config import load_config
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.routing import Router
 from rein.engine.runner import Engine, RunOutcome, prepare
@@ -25,7 +27,9 @@ def make_engine(workspace: Path, *, workers: tuple[Worker, ...] = (),
                 events: list[Event] | None = None) -> Engine:
     store = SQLiteStore.open(workspace)
     assert store is not None
-    engine = Engine(workspace=workspace, store=store, workers=workers,
+    # The engine reads no rein.toml itself: the workspace's, as the Harness would pass it.
+    engine = Engine(workspace=workspace, store=store, config=load_config(workspace),
+                    workers=workers,
                     router=router or Router(routes={}), clock=StepClock(), ids=CounterIds(),
                     env=dict(env or {"PATH": "/usr/bin:/bin"}), sleep=no_wait)
     if events is not None:
@@ -36,4 +40,4 @@ def make_engine(workspace: Path, *, workers: tuple[Worker, ...] = (),
 def run_graph(engine: Engine, path: Path, params: Mapping[str, Any] | None = None
               ) -> RunOutcome:
     prepared = prepare(path, given=dict(params or {}), router=engine.router, env=engine.env)
-    return engine.start(prepared, approved=prepared.digest)
+    return asyncio.run(engine.start(prepared, approved=prepared.digest))

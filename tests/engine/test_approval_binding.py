@@ -3,6 +3,7 @@ every referenced child document, whoever continues it and however."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def test_proceed_refuses_a_run_whose_approved_files_changed(tmp_path: Path, edit
         write(run.path, {**data, "title": "edited while the run waited"})
     answer_in_store(run)
     with pytest.raises(Refused) as caught:
-        run.engine.proceed(run.run_id)
+        asyncio.run(run.engine.proceed(run.run_id))
     assert caught.value.code == "RT053"
     assert ("children" if edit == "child" else "graph_digest") in caught.value.message
     assert run.worker.calls == []
@@ -66,7 +67,7 @@ def test_cancel_refuses_before_recording_when_the_graph_changed(tmp_path: Path) 
     run = gated_with_child(tmp_path)
     write(tmp_path / "child.agraph.yaml", child_doc("edited"))
     with pytest.raises(Refused) as caught:
-        run.engine.cancel(run.run_id, actor="ann")
+        asyncio.run(run.engine.cancel(run.run_id, actor="ann"))
     assert caught.value.code == "RT053"
     types = [e.type for e in run.engine.store.events(run.run_id)]
     assert "run/cancel_requested" not in types
@@ -77,7 +78,7 @@ def test_a_forced_continuation_is_recorded_and_binds_the_files_as_they_are(
     run = gated_with_child(tmp_path)
     write(tmp_path / "child.agraph.yaml", child_doc("edited"))
     answer_in_store(run)
-    assert run.engine.proceed(run.run_id, force=True).status is RunStatus.SUCCEEDED
+    assert asyncio.run(run.engine.proceed(run.run_id, force=True)).status is RunStatus.SUCCEEDED
     forced = run.record()["metadata"]["x-rein-forced-resume"]
     assert forced["changed"] == ["children"]
     # Bound to what was forced through: continuing again needs no second override.
@@ -109,7 +110,7 @@ def test_a_graph_edited_between_approval_and_start_does_not_run(tmp_path: Path) 
     prepared = prepare(run.path, given={}, router=run.engine.router, env=run.engine.env)
     write(run.path, graph({"a": task("a", description="Do something else.")}, ["a"]))
     with pytest.raises(Refused) as caught:
-        run.engine.start(prepared, approved=prepared.digest)
+        asyncio.run(run.engine.start(prepared, approved=prepared.digest))
     assert caught.value.code == "RT053"
     assert run.worker.calls == []
     assert run.engine.store.list_runs() == []  # refused before the run was written

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import yaml
@@ -60,7 +61,7 @@ def test_secrets_reach_neither_events_records_nor_feedback(tmp_path: Path) -> No
     engine = Engine(workspace=tmp_path, store=store, workers=(worker,), clock=StepClock(),
                     ids=CounterIds(), env=ENV)
     prepared = prepare(path, given={}, env=ENV)
-    outcome = engine.start(prepared, approved=prepared.digest)
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
     assert outcome.status is RunStatus.FAILED  # the criterion never passes: two attempts
     record = build_record(store, outcome.run_id)
     raw = "\n".join(repr(store._x(f"SELECT * FROM {t}").fetchall())
@@ -99,7 +100,8 @@ def test_a_secret_in_one_nodes_outputs_never_reaches_the_next_nodes_inputs(
     engine = Engine(workspace=tmp_path, store=store, workers=(worker,), clock=StepClock(),
                     ids=CounterIds(), env=ENV)
     prepared = prepare(path, given={}, env=ENV)
-    assert engine.start(prepared, approved=prepared.digest).status is RunStatus.SUCCEEDED
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    assert outcome.status is RunStatus.SUCCEEDED
     [b] = [r for r in worker.requests if r.node_id == "b"]
     assert dict(b.inputs) == {"note": "key [secret:OPENAI_API_KEY]"}
     store.close()

@@ -7,6 +7,7 @@ answers them: an answer in the store, then the run continues.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from rein.config import load_config
 from rein.core.states import ApprovalStatus
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.record import build_record, record_problems
@@ -71,6 +73,7 @@ class Run:
         store = SQLiteStore.open(root)
         assert store is not None
         self.clock = clock or StepClock()
+        engine.setdefault("config", load_config(root))  # as the Harness would pass it
         self.engine = Engine(workspace=root, store=store,
                              workers=(self.worker,) if answers is not None else (),
                              router=router or Router(routes={}), clock=self.clock,
@@ -81,7 +84,7 @@ class Run:
     def start(self, params: Mapping[str, Any] | None = None) -> RunOutcome:
         prepared = prepare(self.path, given=dict(params or {}), router=self.engine.router,
                            env=self.engine.env)
-        outcome = self.engine.start(prepared, approved=prepared.digest)
+        outcome = asyncio.run(self.engine.start(prepared, approved=prepared.digest))
         self.run_id = outcome.run_id
         return outcome
 
@@ -98,7 +101,7 @@ class Run:
             answer["values"] = dict(values)
         self.engine.store.answer_approval(rows[0].approval_id, status, answer,
                                           self.engine.now())
-        return self.engine.proceed(self.run_id)
+        return asyncio.run(self.engine.proceed(self.run_id))
 
     def later(self, seconds: float) -> None:
         """Move the clock forward (gate timeouts are read when the run is next scheduled)."""

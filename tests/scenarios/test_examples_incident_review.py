@@ -12,10 +12,9 @@ from typing import Any
 
 import yaml
 
-import rein.cli.approvals
-import rein.cli.run
 from rein.engine.criteria.model import CheckRequest
 from rein.engine.record import record_problems
+from rein.engine.service import Harness
 from tests.conftest import EXAMPLES
 from tests.scenarios.harness import Scenario
 
@@ -38,17 +37,14 @@ def markdown_sections(request: CheckRequest) -> bool:
 
 
 def _register(scenario: Scenario, checkers: dict[str, Any]) -> None:
-    """Give every engine the command line opens these checkers (no rein.toml key names an
+    """Give every Harness the command line opens these checkers (no rein.toml key names an
     external checker: a harness registers them in code)."""
-    opened = rein.cli.run.open_engine
+    opened = Harness.open
 
     def with_checkers(*args: Any, **kwargs: Any) -> Any:
-        engine = opened(*args, **kwargs)
-        engine.checkers = checkers
-        return engine
+        return opened(*args, **{**kwargs, "checkers": checkers})
 
-    for module in (rein.cli.run, rein.cli.approvals):
-        scenario.monkeypatch.setattr(module, "open_engine", with_checkers)
+    scenario.monkeypatch.setattr(Harness, "open", with_checkers)
 
 
 def _node(record: dict[str, Any], key: str) -> dict[str, Any]:

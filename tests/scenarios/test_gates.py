@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,7 @@ def test_a_timeout_is_not_taken_before_it_is_due(tmp_path: Path) -> None:
     run = Run(tmp_path, timed("fail"), ANSWERS)
     run.start()
     run.later(30)
-    assert run.engine.proceed(run.run_id).status is RunStatus.AWAITING_HUMAN
+    assert asyncio.run(run.engine.proceed(run.run_id)).status is RunStatus.AWAITING_HUMAN
 
 
 @pytest.mark.parametrize(("on_timeout", "status", "gate_status", "outcome"), [
@@ -140,7 +141,7 @@ def test_on_timeout_is_taken_when_the_run_is_next_scheduled(
     run = Run(tmp_path, timed(on_timeout), ANSWERS)
     run.start()
     run.later(3600)
-    assert run.engine.proceed(run.run_id).status is status
+    assert asyncio.run(run.engine.proceed(run.run_id)).status is status
     g = run.node("g")
     assert g["status"] == gate_status
     assert g["human_events"][0]["outcome"] == outcome
@@ -151,7 +152,7 @@ def test_on_timeout_hold_keeps_waiting(tmp_path: Path) -> None:
     run = Run(tmp_path, timed("hold"), ANSWERS)
     run.start()
     run.later(10**6)
-    assert run.engine.proceed(run.run_id).status is RunStatus.AWAITING_HUMAN
+    assert asyncio.run(run.engine.proceed(run.run_id)).status is RunStatus.AWAITING_HUMAN
     assert len(run.pending()) == 1
 
 
@@ -162,7 +163,7 @@ def test_on_timeout_escalate_runs_the_gates_escalation(tmp_path: Path) -> None:
     run = Run(tmp_path, data, ANSWERS)
     run.start()
     run.later(3600)
-    assert run.engine.proceed(run.run_id).status is RunStatus.SUCCEEDED
+    assert asyncio.run(run.engine.proceed(run.run_id)).status is RunStatus.SUCCEEDED
     assert run.node("g")["outputs"] == {"ok": "yes"} and run.node("g")["escalated"] is True
 
 

@@ -7,12 +7,14 @@ each one sent.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from rein.config import load_config
 from rein.core.states import ApprovalStatus, RunStatus
 from rein.engine.runner import prepare
 from rein.errors import ConfigError
@@ -64,7 +66,7 @@ def test_a_paused_run_continued_elsewhere_continues_one_trace(tmp_path: Path) ->
                              "b": {"title": "b", "description": "b.", "depends_on": ["ok"]}})
     first, sent_first = _engine(tmp_path, ScriptedWorker(SCRIPT))
     prepared = prepare(path, given={}, router=first.router, env=first.env)
-    paused = first.start(prepared, approved=prepared.digest)
+    paused = asyncio.run(first.start(prepared, approved=prepared.digest))
     assert paused.status is RunStatus.AWAITING_HUMAN
     early = sent_first.get_finished_spans()
     assert sorted(s.name for s in early) == ["attempt a #1", "node a"]  # what has ended
@@ -74,7 +76,7 @@ def test_a_paused_run_continued_elsewhere_continues_one_trace(tmp_path: Path) ->
     first.store.close()
 
     second, sent_second = _engine(tmp_path, ScriptedWorker(SCRIPT), after=first)
-    assert second.proceed(paused.run_id).status is RunStatus.SUCCEEDED
+    assert asyncio.run(second.proceed(paused.run_id)).status is RunStatus.SUCCEEDED
     late = sent_second.get_finished_spans()
     assert sorted(s.name for s in late) == ["attempt b #1", "node b", "node ok",
                                             "run tests/live"]
@@ -103,13 +105,13 @@ def test_an_interrupted_attempt_and_its_rerun_are_two_spans_of_one_node(tmp_path
     first, sent_first = _engine(tmp_path, worker)
     prepared = prepare(path, given={}, router=first.router, env=first.env)
     with pytest.raises(Crash):
-        first.start(prepared, approved=prepared.digest)
+        asyncio.run(first.start(prepared, approved=prepared.digest))
     first.store.close()
     assert sorted(s.name for s in sent_first.get_finished_spans()) == ["attempt a #1",
                                                                        "node a"]
     second, sent_second = _engine(tmp_path, worker, after=first)
     [run] = second.store.list_runs()
-    assert second.resume(run.run_id).status is RunStatus.SUCCEEDED
+    assert asyncio.run(second.resume(run.run_id)).status is RunStatus.SUCCEEDED
     late = sent_second.get_finished_spans()
     attempts = [s for s in late if s.name == "attempt b #1"]
     assert len(attempts) == 2
@@ -131,6 +133,8 @@ def test_attach_follows_rein_toml_and_the_environment(tmp_path: Path) -> None:
                   "REIN_MANAGED_CONFIG": str(tmp_path / "none.toml")}
     assert attach(engine) is None  # nothing asks for it
     (tmp_path / "rein.toml").write_text("[telemetry]\notel = true\n")
+    # The engine reads no rein.toml itself: it is given the settings that now ask for it.
+    engine.config = load_config(tmp_path, env=engine.env)
     with pytest.raises(ConfigError) as missing:
         attach(engine)  # asked for, but no endpoint and no exporter named
     assert missing.value.code == "OTEL_ENDPOINT"
@@ -169,7 +173,8 @@ def test_a_broken_exporter_does_not_stop_the_run(tmp_path: Path) -> None:
     live = attach(engine, processor=RefusingProcessor())
     assert live is not None
     prepared = prepare(path, given={}, router=engine.router, env=engine.env)
-    assert engine.start(prepared, approved=prepared.digest).status is RunStatus.SUCCEEDED
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    assert outcome.status is RunStatus.SUCCEEDED
     assert live.sent == 0
     assert sorted(f.split(":")[0] for f in live.failures) == [
         "attempt a #1", "node a", "run tests/live"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -32,7 +33,7 @@ def run_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     engine = make_engine(tmp_path, workers=(ScriptedWorker(
         {"nodes": {"a": [{"outputs": {}}], "b": [{"outputs": {}}]}}),))
     prepared = prepare(path, given={}, router=engine.router, env=engine.env)
-    outcome = engine.start(prepared, approved=prepared.digest)
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
     engine.store.close()
     assert outcome.status is RunStatus.SUCCEEDED
     return outcome.run_id

@@ -18,12 +18,14 @@ import click
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import (
     Progress,
-    open_engine,
     render_outcome,
+    announce,
+    open_harness,
     resolve_workspace,
     workspace_option,
 )
-from rein.errors import ExitCode, Refused, ReinError
+from rein.cli.sync import run_sync
+from rein.errors import ExitCode, ReinError
 
 
 @click.group("approvals")
@@ -59,20 +61,15 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     \b
     Exit codes: 0 ok, 64 usage error.
     """
-    import datetime as dt
-
-    from rein.cli.run import open_store
-    from rein.core.states import ApprovalStatus
-    from rein.engine.approvals import expire_due
-
-    store = open_store(resolve_workspace(workspace), create=False)
-    # No background timer: a due timeout is applied whenever the queue is looked at.
-    expired = [] if store is None else expire_due(store, dt.datetime.now(dt.UTC))
-    rows = [] if store is None else store.approvals(
-        status=None if show_all else ApprovalStatus.PENDING)
-    if run_id is not None and store is not None:
-        family = _family(store, run_id)
-        rows = [r for r in rows if r.run_id in family]
+    with open_harness(resolve_workspace(workspace), create=False) as harness:
+        try:
+            # No background timer: a due timeout is applied whenever the queue is looked at.
+            expired = run_sync(harness.expire_due())
+            rows = harness.approvals(run_id=run_id, pending_only=not show_all)
+        except ReinError as exc:
+            if exc.code != "STORE404":
+                raise
+            expired, rows = [], []  # no store yet: an empty queue
     if as_json:
         emit_json({"approvals": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "kind": r.kind.value, "status": r.status.value,
@@ -101,90 +98,33 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     return int(ExitCode.OK)
 
 
-def _family(store: Any, run_id: str) -> set[str]:
-    out, stack = {run_id}, [run_id]
-    while stack:
-        for child in store.child_runs(stack.pop()):
-            out.add(child.run_id)
-            stack.append(child.run_id)
-    return out
-
-
 def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | None,
             values: dict[str, Any], digest: str | None, go_on: bool, workspace: Path | None,
             as_json: bool) -> int:
-    from rein.engine.approvals import answer
-
-    ws = resolve_workspace(workspace)
-    approver = approver_for(ws, actor)
-    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
-    try:
-        row = engine.store.get_approval(approval_id)
-        if row is None:
-            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
-                            hint="list the queue with `rein approvals list`")
-        if digest is not None and digest != row.digest:
-            raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
-                          f"not {digest}", code="APPROVAL_STALE",
-                          hint="look at the approval again with `rein approvals list --json`")
-        top = row.run_id
-        while True:
-            run = engine.store.get_run(top)
-            if run is None or run.parent_run_id is None:
-                break
-            top = run.parent_run_id
-        if go_on and run is not None:
-            _held_to_binding(engine, run, approval_id)
-        # The answer is one transaction of its own; advancing takes the run lock. When
-        # another process holds it, that process picks the answer up before it pauses.
-        updated, changed = answer(engine.store, ws, row, status, approver=approver,
-                                  now=engine.now(), note=note, values=values)
+    def recorded(text: str) -> None:
         if not as_json:
-            word = "recorded" if changed else "already recorded"
-            click.echo(f"approval {approval_id}: {updated.status.value} ({word}, as "
-                       f"{approver.id})")
-        if not go_on:
-            if as_json:
-                emit_json({"approval_id": approval_id, "status": updated.status.value,
-                           "actor": approver.id})
-            return int(ExitCode.OK)
-        try:
-            outcome = engine.proceed(top)
-        except Refused as exc:
-            if exc.code != "RUN_LOCKED":
-                raise
-            raise Refused(f"approval {approval_id} is recorded; {exc.message}",
-                          code=exc.code, hint="the process advancing the run takes the "
-                          "answer into account; nothing more to do") from exc
-    finally:
-        engine.store.close()
-    return render_outcome(outcome, as_json)
+            click.echo(text)
+
+    with open_harness(resolve_workspace(workspace), create=False,
+                      listeners=[Progress(as_json)]) as harness:
+        harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
+        announce(harness)
+        answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,
+                                           values=values, digest=digest, go_on=go_on,
+                                           recorded=recorded))
+    if answered.outcome is None:
+        if as_json:
+            emit_json({"approval_id": approval_id, "status": answered.approval.status.value,
+                       "actor": answered.actor})
+        return int(ExitCode.OK)
+    return render_outcome(answered.outcome, as_json)
 
 
 def approver_for(workspace: Path, actor: str | None) -> Any:
     """The approver rein knows here; APPROVAL_ACTOR when ``--actor`` names someone else."""
-    from rein.config import load_config
+    from rein.engine.service import Harness
 
-    approver = load_config(workspace).approver
-    if actor is not None and actor != approver.id:
-        raise Refused(f"--actor {actor} is not who answers here: rein knows you as "
-                      f"{approver.id} ({approver.source})", code="APPROVAL_ACTOR",
-                      hint="[approver] id in the managed or user rein.toml names who answers; "
-                           "--actor only checks it")
-    return approver
-
-
-def _held_to_binding(engine: Any, run: Any, approval_id: str) -> None:
-    """RT053 before the answer is recorded: an answer that continues a run must not continue
-    one whose graph, params or children changed since it was approved."""
-    try:
-        engine.check_binding(run, force=False)
-    except Refused as exc:
-        raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
-                      code=exc.code, location=exc.location,
-                      hint=f"restore the approved files or start a new run; or record the "
-                           f"answer with --no-continue, then `rein resume {run.run_id} "
-                           "--force` (the override is recorded)") from exc
+    return Harness.open(workspace).check_actor(actor)
 
 
 def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:

@@ -32,27 +32,18 @@ def _ws(workspace: Path | None) -> Path:
     return (workspace or Path.cwd()).resolve()
 
 
-def _open_for_reading(ws: Path) -> Any:
-    """The run store, opened without creating one. Its errors say what is wrong (damaged,
-    full, busy, unreachable), each with its own code and hint."""
-    from rein.cli.run import open_store
-    from rein.errors import StoreError
-
-    store = open_store(ws, create=False)
-    if store is None:
-        raise StoreError(f"no runs in {ws} (no .rein/ store yet)", code="STORE404",
-                         hint="start one with `rein run GRAPH --approve DIGEST`")
-    return store
-
-
 def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
-    from rein.workers.driver_status import status_of
+    from rein.cli.run import open_harness
+    from rein.cli.sync import run_sync
 
-    store = _open_for_reading(ws)
-    try:
-        return status_of(store, ws, run_id)
-    finally:
-        store.close()
+    with open_harness(ws, create=False) as harness:
+        try:
+            return run_sync(harness.next(run_id))
+        except ReinError as exc:
+            if exc.code != "STORE404" or "no .rein/" not in exc.message:
+                raise
+            raise ReinError(exc.message, code="STORE404",
+                            hint="start one with `rein run GRAPH --approve DIGEST`") from exc
 
 
 def _show(status: dict[str, Any], as_json: bool) -> int:
@@ -156,18 +147,33 @@ def submit_command(source: str | None, run_id: str | None, workspace: Path | Non
     Exit codes: 0 the run is done, 1 it stopped, 3 waiting (the next instruction or a
     person), 4 envelope refused or run locked, 64 usage error.
     """
-    from rein.cli.driver_submit import apply
     from rein.workers.driver_protocol import EnvelopeRefused, parse_envelope
 
     ws = _ws(workspace)
     try:
         envelope = parse_envelope(_source_text(ws, source))
-        status, note = apply(ws, envelope, run_id, as_json)
+        submitted = _submit(ws, envelope, run_id, as_json)
     except EnvelopeRefused as exc:
         return _refused(ws, exc, run_id, as_json)
+    status = submitted.status
     if as_json:
-        status = {**status, "submitted": note}
+        status = {**status, "submitted": submitted.note}
     return _show(status, as_json)
+
+
+def _submit(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool) -> Any:
+    from rein.cli.run import Progress, announce, open_harness
+    from rein.cli.safe_output import guarded
+    from rein.cli.sync import run_sync
+
+    def consumed(note: str) -> None:
+        if not as_json:  # before the progress lines of the advance it causes
+            guarded(lambda text: click.echo(text, err=True))(f"submit: {note}")
+
+    with open_harness(ws, create=False,
+                      listeners=[] if as_json else [Progress(False)]) as harness:
+        announce(harness)
+        return run_sync(harness.submit(envelope, run_id, consumed=consumed))
 
 
 def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool) -> int:
@@ -201,11 +207,11 @@ def _redact(ws: Path, value: Any) -> Any:
     """``value`` with every known secret of this workspace replaced, as the store writes."""
     import os
 
+    from rein.engine.service import Harness
     from rein.formats.redaction import known_secrets, redact
-    from rein.store.open import key_variables
 
     try:
-        names = key_variables(ws)
+        names = Harness.open(ws).key_variables()
     except ReinError:
         names = ()
     return redact(value, known_secrets(os.environ, names))

@@ -125,10 +125,10 @@ def _key_variables() -> tuple[str, ...]:
     plan, PLAN009); a rein.toml that cannot be read leaves only the built-in ones."""
     from pathlib import Path
 
-    from rein.store.open import key_variables
+    from rein.engine.service import Harness
 
     try:
-        return key_variables(Path.cwd())
+        return Harness.open(Path.cwd()).key_variables()
     except ReinError:
         return ()
 

@@ -1,22 +1,23 @@
 """``rein run`` and ``rein resume``: start an approved graph, continue a waiting one.
 
-The engine decides; this module builds it from the workspace (``rein.toml``, the scripted
-worker when configured), asks for approval of the exact graph digest, and prints progress.
+The Harness decides; this module parses the command, asks for approval of the exact graph
+digest, calls the Harness and prints the plan and the progress.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from rein.cli.output import emit_json, emit_json_line, json_option
-from rein.errors import ExitCode, Refused, ReinError, StoreError
+from rein.cli.sync import run_sync
+from rein.engine.service import Harness
+from rein.errors import ExitCode, Refused
 
 _workspace = click.option(
     "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
@@ -40,63 +41,22 @@ def given_store() -> str | None:
     return None if ctx is None else ctx.meta.get("rein.store")
 
 
-def open_store(workspace: Path, *, create: bool = True) -> Any:
-    """The run store this command uses (``None``: no embedded store yet, ``create`` false)."""
-    from rein.store.open import open_store as _open
-
-    return _open(workspace, url=given_store(), create=create)
-
-
 def resolve_workspace(workspace: Path | None) -> Path:
     return (workspace or Path.cwd()).resolve()
 
 
-def load_settings(workspace: Path, *, quiet: bool = False) -> tuple[Any, Any]:
-    """(router, workers) from ``rein.toml`` and the environment; unless ``quiet``, a notice on
-    stderr when the project file's commands are withheld for want of trust."""
-    from rein.config import load_config
-    from rein.config.trust import notice as trust_notice
-    from rein.engine.routing import Router
-
-    config = load_config(workspace)
-    if not quiet and (notice := trust_notice(config.project_trust)) is not None:
-        click.echo(f"notice: {notice}", err=True)  # stderr: --json output stays one object
-    router = Router.from_config(config.get("tiers"), config.get("routing"))
-    return router, build_workers(workspace, config)
+def open_harness(workspace: Path, *, create: bool = True,
+                 listeners: Iterable[Any] = ()) -> Harness:
+    """The Harness of this command: its workspace, its ``--store``, these listeners."""
+    return Harness.open(workspace, store_url=given_store(), create=create,
+                        listeners=listeners)
 
 
-def build_workers(workspace: Path, config: Any) -> tuple[Any, ...]:
-    """Workers configured for this workspace (see ``rein.engine.workers_setup``)."""
-    from rein.engine.workers_setup import workers_from_config
-
-    return workers_from_config(workspace, config)
-
-
-def open_engine(workspace: Path, *, create: bool = True, listeners: list[Any] | None = None
-                ) -> Any:
-    from rein.engine.runner import Engine
-    store = open_store(workspace, create=create)
-    if store is None:
-        raise StoreError(f"no runs in {workspace} (no .rein/ store yet)", code="STORE404",
-                         hint="start one with `rein run GRAPH`")
-    router, workers = load_settings(workspace)
-    from rein.workers.driver import default_driver
-
-    workers = (*workers, *default_driver(workspace, store))  # the fallback: no API key needed
-    return Engine(workspace=workspace, store=store, workers=workers, router=router,
-                  listeners=list(listeners or []))
-
-
-@contextlib.contextmanager
-def run_lock(workspace: Path, run_id: str) -> Iterator[None]:
-    """One process advances a run at a time: the store's run lock, which a killed process
-    releases and which this process may take again (the engine does, to advance the run)."""
-    store = open_store(workspace, create=True)
-    try:
-        with store.lock_run(run_id):
-            yield
-    finally:
-        store.close()
+def announce(harness: Harness) -> None:
+    """Before a run advances: a notice on stderr when the project file's commands are
+    withheld for want of trust (stderr: --json output stays one object)."""
+    if (notice := harness.trust_notice()) is not None:
+        click.echo(f"notice: {notice}", err=True)
 
 
 def exit_for(status: Any) -> int:
@@ -184,19 +144,14 @@ def print_plan(prepared: Any) -> None:
     click.echo(f"digest  {prepared.digest}")
 
 
-def _prepare(graph: str, params: tuple[str, ...], params_file: str | None, workspace: Path
+def _prepare(harness: Harness, graph: str, params: tuple[str, ...], params_file: str | None
              ) -> Any:
     from rein.engine.params import parse_assignments, read_params_file
-    from rein.engine.runner import prepare
 
     given: dict[str, Any] = read_params_file(params_file) if params_file else {}
     raw = parse_assignments(params)
     given.update(raw)
-    router, _ = load_settings(workspace, quiet=True)  # the engine's load gives the notice
-    from rein.store.open import key_variables
-
-    return prepare(graph, given=given, raw=frozenset(raw), router=router,
-                   key_variables=key_variables(workspace))
+    return run_sync(harness.prepare(graph, given=given, raw=frozenset(raw)))
 
 
 def _report_prepare(exc: Any, as_json: bool, graph: str) -> int:
@@ -238,16 +193,22 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
     Exit codes: 0 succeeded (or dry run could start), 1 failed / partial / cannot start,
     3 waiting for a person or a worker, 4 approval missing or stale, 64 usage error.
     """
-    from rein.engine.runner import PrepareFailed
-
     if approve is not None and not approve.startswith("sha256-"):
         # Often an option swallowed as the value: `--approve --dry-run`.
         raise click.BadParameter(
             f"takes the graph digest that `rein graph digest {graph}` prints (sha256-...), "
             f"not {approve!r}", param_hint="'--approve'")
-    ws = resolve_workspace(workspace)
+    harness = open_harness(resolve_workspace(workspace), listeners=[Progress(as_json)])
+    with harness:
+        return _run(harness, graph, params, params_file, dry_run, approve, as_json)
+
+
+def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str | None,
+         dry_run: bool, approve: str | None, as_json: bool) -> int:
+    from rein.engine.prepare import PrepareFailed
+
     try:
-        prepared = _prepare(graph, params, params_file, ws)
+        prepared = _prepare(harness, graph, params, params_file)
     except PrepareFailed as exc:
         return _report_prepare(exc, as_json, graph)
     if dry_run:
@@ -274,21 +235,11 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
                 code="APPROVAL_MISSING",
                 hint=f"review the plan, then pass --approve {prepared.digest}",
             )
-    if approve != prepared.digest:  # refused before the store exists: nothing is written
-        raise Refused(
-            f"the approval names {approve}, but the graph's digest is {prepared.digest}",
-            code="APPROVAL_STALE",
-            hint="review the plan again and approve the digest rein prints",
-        )
-    from rein.config import load_config
-
-    engine = open_engine(ws, listeners=[Progress(as_json)])
-    try:
-        # Recorded as who approved the graph: the approver rein knows, not a typed name.
-        outcome = engine.start(prepared, approved=approve, actor=load_config(ws).approver.id)
-    finally:
-        engine.store.close()
-    return render_outcome(outcome, as_json)
+    if approve == prepared.digest:
+        announce(harness)
+    # APPROVAL_STALE before the store exists; recorded as approved by the approver rein
+    # knows, not a typed name.
+    return render_outcome(run_sync(harness.start(prepared, approved=approve)), as_json)
 
 
 def render_outcome(outcome: Any, as_json: bool) -> int:
@@ -326,19 +277,12 @@ def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bo
     \b
     Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error.
     """
-    ws = resolve_workspace(workspace)
-    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
-    try:
-        run = engine.store.get_run(run_id)
-        if run is None:
-            raise ReinError(f"no run {run_id!r}", code="RUN404",
-                            hint="list runs with `rein runs list`")
+    with open_harness(resolve_workspace(workspace), create=False,
+                      listeners=[Progress(as_json)]) as harness:
+        announce(harness)
         # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
         # (RT053) and records a --force override.
-        outcome = engine.resume(run.run_id, force=force)
-    finally:
-        engine.store.close()
-    return render_outcome(outcome, as_json)
+        return render_outcome(run_sync(harness.resume(run_id, force=force)), as_json)
 
 
 run = run_command

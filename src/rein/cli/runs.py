@@ -9,22 +9,25 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, emit_json_line, json_option
-from rein.cli.run import resolve_workspace, workspace_option
+from rein.cli.run import open_harness, resolve_workspace, workspace_option
+from rein.cli.sync import run_sync
 from rein.errors import ExitCode, ReinError
 
 
-def _store(workspace: Path | None) -> Any:
-    from rein.cli.run import open_store
+def _reads(workspace: Path | None) -> Any:
+    """The Harness, for reading: no store is created, and a missing one is RUN404 for the
+    run asked about (as when the store does not know it)."""
+    return open_harness(resolve_workspace(workspace), create=False)
 
-    return open_store(resolve_workspace(workspace), create=False)
 
-
-def _run(store: Any, run_id: str) -> Any:
-    run = None if store is None else store.get_run(run_id)
-    if run is None:
+def _run(harness: Any, run_id: str) -> Any:
+    try:
+        return harness.run(run_id)
+    except ReinError as exc:
+        if exc.code != "STORE404":
+            raise
         raise ReinError(f"no run {run_id!r}", code="RUN404",
-                        hint="list runs with `rein runs list --all`")
-    return run
+                        hint="list runs with `rein runs list --all`") from exc
 
 
 @click.group("runs")
@@ -55,8 +58,13 @@ def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> 
     \b
     Exit codes: 0 ok, 64 usage error.
     """
-    store = _store(workspace)
-    rows = [] if store is None else store.list_runs(include_children=include_children)
+    with _reads(workspace) as harness:
+        try:
+            rows = harness.runs(include_children=include_children)
+        except ReinError as exc:
+            if exc.code != "STORE404":
+                raise
+            rows = []  # no store yet: no runs
     if as_json:
         emit_json({"runs": [{"run_id": r.run_id, "graph_id": r.graph_id,
                              "status": r.status.value, "parent_run_id": r.parent_run_id,
@@ -89,16 +97,15 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     \b
     Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 64 usage error.
     """
-    from rein.core.states import ApprovalStatus
-
     if Path(run_id).is_file():
         from rein.cli.record_view import show_record_file
 
         return show_record_file(Path(run_id), as_json)
-    store = _store(workspace)
-    run = _run(store, run_id)
-    nodes = store.nodes(run.run_id)
-    pending = store.approvals(run_id=run.run_id, status=ApprovalStatus.PENDING)
+    with _reads(workspace) as harness:
+        run = _run(harness, run_id)
+        nodes = harness.nodes(run.run_id)
+        pending = harness.approvals(run_id=run.run_id, include_children=False)
+        children = harness.child_runs(run.run_id)
     if as_json:
         emit_json({"run_id": run.run_id, "graph_id": run.graph_id, "status": run.status.value,
                    "digest": run.graph_digest, "parent_run_id": run.parent_run_id,
@@ -106,7 +113,7 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
                    "nodes": [{"node": n.node_key, "type": n.type, "status": n.status.value}
                              for n in nodes],
                    "pending_approvals": [a.approval_id for a in pending],
-                   "children": [c.run_id for c in store.child_runs(run.run_id)]})
+                   "children": [c.run_id for c in children]})
         return int(ExitCode.OK)
     click.echo(f"run     {run.run_id} ({run.status.value})")
     click.echo(f"graph   {run.graph_id}  {run.graph_path}")
@@ -169,33 +176,28 @@ def run_events(run_id: str, after: int, follow: bool, interval: float, timeout: 
     Exit codes: 0 ok (with --follow: the run ended), 1 no such run, 3 --timeout passed
     while the run was still going, 64 usage error.
     """
-    import time
-
-    store = _store(workspace)
-    run = _run(store, run_id)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    seen = after
-    count = 0
-    while True:
-        for e in store.events(run.run_id, after=seen):
-            seen = e.seq
-            count += 1
-            if as_json:
-                emit_json_line(e.to_json())
-            else:
-                click.echo(f"{e.seq:>5} {e.at} {e.type:<20} {_short(e.payload)}")
-        if not follow or run.status.terminal:
-            break
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        time.sleep(interval)  # polling by sequence number works for every store and process
-        run = _run(store, run.run_id)
-        if run.status.terminal:
-            continue  # one more read: the events that ended it
+    with _reads(workspace) as harness:
+        run = _run(harness, run_id)
+        count = run_sync(_stream(harness, run.run_id, after, follow, interval, timeout,
+                                 as_json))
+        run = harness.run(run.run_id)
     if as_json:
         emit_json_line({"run_id": run.run_id, "status": run.status.value,
                         "digest": run.graph_digest, "events": count})
     return int(ExitCode.WAITING) if follow and not run.status.terminal else int(ExitCode.OK)
+
+
+async def _stream(harness: Any, run_id: str, after: int, follow: bool, interval: float,
+                  timeout: float | None, as_json: bool) -> int:
+    count = 0
+    async for e in harness.subscribe(run_id, after, follow=follow, interval=interval,
+                                     timeout=timeout):
+        count += 1
+        if as_json:
+            emit_json_line(e.to_json())
+        else:
+            click.echo(f"{e.seq:>5} {e.at} {e.type:<20} {_short(e.payload)}")
+    return count
 
 
 def _short(payload: Any) -> str:
@@ -220,11 +222,8 @@ def run_record(run_id: str, workspace: Path | None, as_json: bool) -> int:
     \b
     Exit codes: 0 ok, 1 no such run, 64 usage error.
     """
-    from rein.engine.record import build_record
-
-    store = _store(workspace)
-    run = _run(store, run_id)
-    emit_json(build_record(store, run.run_id))
+    with _reads(workspace) as harness:
+        emit_json(harness.record(_run(harness, run_id).run_id))
     return int(ExitCode.OK)
 
 
@@ -256,11 +255,9 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
     """
     import os
 
-    from rein.telemetry.spans import build_spans, top_run_id, trace_id
-
-    store = _store(workspace)
-    run = _run(store, run_id)
-    spans = build_spans(store, run.run_id)
+    with _reads(workspace) as harness:
+        run = _run(harness, run_id)
+        trace, spans = harness.spans(run.run_id)
     exported = None
     if export:
         from rein.telemetry.otel import exporter_from_env, send
@@ -271,7 +268,7 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
         finally:
             exporter.shutdown()
     if as_json:
-        emit_json({"run_id": run.run_id, "trace_id": trace_id(top_run_id(store, run.run_id)),
+        emit_json({"run_id": run.run_id, "trace_id": trace,
                    "spans": [s.to_json() for s in spans], "exported": exported})
         return int(ExitCode.OK)
     parents = {s.span_id: s.parent_span_id for s in spans}
@@ -312,14 +309,10 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
-    from rein.cli.approvals import approver_for
-    from rein.cli.run import Progress, open_engine, render_outcome
+    from rein.cli.run import Progress, render_outcome, announce
 
-    ws = resolve_workspace(workspace)
-    approver = approver_for(ws, actor)  # recorded as who cancelled, never a typed name
-    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
-    try:
-        outcome = engine.cancel(run_id, actor=approver.id, note=note)
-    finally:
-        engine.store.close()
-    return render_outcome(outcome, as_json)
+    with open_harness(resolve_workspace(workspace), create=False,
+                      listeners=[Progress(as_json)]) as harness:
+        harness.check_actor(actor)  # recorded as who cancelled, never a typed name
+        announce(harness)
+        return render_outcome(run_sync(harness.cancel(run_id, actor=actor, note=note)), as_json)

@@ -30,6 +30,7 @@ from typing import Any
 from rein.core.ids import RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.store.base import Event, NodeRow, RunRow, Store, Transition
+from rein.store.lineage import family
 from rein.store.sql import ProcessRow, host_name
 
 RERUN = "x-rein-rerun"
@@ -49,18 +50,6 @@ def adoptable(status: NodeStatus, policy: str) -> bool:
     if policy == "resume_failed":
         return status is NodeStatus.SUCCEEDED
     return status.terminal
-
-
-def family(store: Store, run_id: str) -> list[RunRow]:
-    """A run and every child run below it, parents first."""
-    top = store.get_run(run_id)
-    out = [] if top is None else [top]
-    stack = list(out)
-    while stack:
-        for child in store.child_runs(stack.pop().run_id):
-            out.append(child)
-            stack.append(child)
-    return out
 
 
 def recover(store: Store, run: RunRow, *, now: str, publish: Callable[[Event], None]) -> None:

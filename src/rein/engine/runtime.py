@@ -187,6 +187,20 @@ class RunContext:
     # recorded before children were pinned). A child that no longer matches does not run.
     approved_children: Mapping[str, str] | None = None
 
+    def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
+              max_parallel_nodes: int) -> RunContext:
+        """The context of a child run (a subgraph) of this one: what the run shares (store,
+        clock, ids, workers, router, budget, secrets, policy ceiling) is handed down here
+        and nowhere else; its own document's ``policy`` replaces the parent's."""
+        return RunContext(
+            store=self.store, run_id=run_id, workspace=self.workspace, graph=graph,
+            graph_path=graph_path, digest=digest, clock=self.clock, ids=self.ids,
+            workers=self.workers, router=self.router, budget=self.budget,
+            policy=dict(graph.get("policy") or self.policy),
+            max_parallel_nodes=max_parallel_nodes, max_depth=self.max_depth,
+            secrets=self.secrets, env=self.env, depth=self.depth + 1, parent=self,
+            sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy)
+
     # -- time ----------------------------------------------------------------------------
 
     def now(self) -> str:

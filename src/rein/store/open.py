@@ -13,24 +13,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rein.config import Config
 
 PG_SCHEMES = ("postgresql://", "postgres://")
 
 
-def store_url(workspace: Path, given: str | None = None) -> str | None:
-    """The store URL in force for ``workspace`` (``None``: the embedded default)."""
+def store_url(workspace: Path, given: str | None = None, *, config: Config | None = None
+              ) -> str | None:
+    """The store URL in force for ``workspace`` (``None``: the embedded default);
+    ``config``: the merged ``rein.toml`` already loaded (else it is read here)."""
     if given:
         return given
-    from rein.config.files import any_config
+    if config is None:
+        from rein.config.files import any_config
 
-    if not any_config(workspace):  # nothing to read: skip importing the config machinery
-        return None
-    from rein.config import load_config
+        if not any_config(workspace):  # nothing to read: skip importing the config machinery
+            return None
+        from rein.config import load_config
 
-    section = load_config(workspace).get("store") or {}
+        config = load_config(workspace)
+    section = config.get("store") or {}
     url = section.get("url") if isinstance(section, dict) else None
     if url is not None and not isinstance(url, str):
         raise ConfigError("[store] url must be a string", code="CONFIG_STORE",
@@ -41,13 +48,18 @@ def store_url(workspace: Path, given: str | None = None) -> str | None:
 def key_variables(workspace: Path) -> tuple[str, ...]:
     """The provider key variables the workspace's merged ``rein.toml`` names."""
     from rein.config.files import any_config
-    from rein.formats.redaction import provider_key_variables
 
     if not any_config(workspace):
         return ()
     from rein.config import load_config
 
-    config = load_config(workspace)
+    return key_variables_of(load_config(workspace))
+
+
+def key_variables_of(config: Config) -> tuple[str, ...]:
+    """The provider key variables a merged ``rein.toml`` names."""
+    from rein.formats.redaction import provider_key_variables
+
     tables = dict(config.get("providers") or {})
     # A provider withheld from an untrusted project file still names a key of this user's.
     trust = config.project_trust
@@ -57,21 +69,24 @@ def key_variables(workspace: Path) -> tuple[str, ...]:
     return provider_key_variables(tables)
 
 
-def open_store(workspace: Path, *, url: str | None = None, create: bool = True) -> Any:
+def open_store(workspace: Path, *, url: str | None = None, create: bool = True,
+               config: Config | None = None) -> Any:
     """The store of ``workspace`` (``None`` when the embedded one does not exist yet and
-    ``create`` is false), redacting the workspace's provider keys as well."""
+    ``create`` is false), redacting the workspace's provider keys as well. ``config``: the
+    merged ``rein.toml`` already loaded (else it is read here)."""
     from rein.formats.redaction import known_secrets
 
-    store = _open(workspace, url=url, create=create)
+    store = _open(workspace, url=url, create=create, config=config)
     if store is not None:
-        store.know(known_secrets(os.environ, key_variables(workspace)))
+        names = key_variables(workspace) if config is None else key_variables_of(config)
+        store.know(known_secrets(os.environ, names))
     return store
 
 
-def _open(workspace: Path, *, url: str | None, create: bool) -> Any:
+def _open(workspace: Path, *, url: str | None, create: bool, config: Config | None) -> Any:
     from rein.store.sqlite import SQLiteStore
 
-    url = store_url(workspace, url)
+    url = store_url(workspace, url, config=config)
     if url is None:
         return SQLiteStore.open(workspace, create=create)
     if url.startswith(PG_SCHEMES):

@@ -18,8 +18,9 @@ from typing import Any
 
 from rein.errors import ConfigError
 from rein.store.base import Event, Store
+from rein.store.lineage import top_run_id
 from rein.telemetry import otel
-from rein.telemetry.spans import RunTrace, top_run_id, trace_id
+from rein.telemetry.spans import RunTrace, trace_id
 
 FLUSH_MILLIS = 5_000
 
@@ -78,17 +79,20 @@ class LiveExport:
         return trace
 
 
-def enabled(workspace: Path, env: Mapping[str, str]) -> bool:
-    """Whether live export is asked for: the environment, or ``[telemetry] otel``."""
+def enabled(workspace: Path, env: Mapping[str, str], config: Any = None) -> bool:
+    """Whether live export is asked for: the environment, or ``[telemetry] otel``
+    (of ``config``, the merged ``rein.toml`` already loaded, else read here)."""
     if otel.wanted(env):
         return True
-    from rein.config.files import config_paths
+    if config is None:
+        from rein.config.files import config_paths
 
-    if not any(path.is_file() for _, path in config_paths(workspace, env)):
-        return False  # no rein.toml anywhere: skip the configuration machinery
-    from rein.config import load_config
+        if not any(path.is_file() for _, path in config_paths(workspace, env)):
+            return False  # no rein.toml anywhere: skip the configuration machinery
+        from rein.config import load_config
 
-    section = load_config(workspace, env=env).get("telemetry", {})
+        config = load_config(workspace, env=env)
+    section = config.get("telemetry", {})
     return isinstance(section, Mapping) and section.get("otel") is True
 
 
@@ -104,7 +108,7 @@ def attach(engine: Any, *, processor: Any = None) -> LiveExport | None:
             return listener
     if processor is None:
         env = engine.env
-        if not enabled(engine.workspace, env):
+        if not enabled(engine.workspace, env, getattr(engine, "config", None)):
             return None
         if not otel.have_sdk():
             if otel.wanted(env):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rein.store.base import Event, Store
+from rein.store.lineage import top_run_id
 
 NODE_END = frozenset({"node/finished", "node/skipped", "node/cancelled"})
 RUN_END = frozenset({"run/finished", "run/restarted"})
@@ -213,12 +214,6 @@ class RunTrace:
                           status_message=message)
 
 
-def top_run_id(store: Store, run_id: str) -> str:
-    """The top-level run a run belongs to (itself when it has no parent)."""
-    run = store.get_run(run_id)
-    while run is not None and run.parent_run_id is not None:
-        run = store.get_run(run.parent_run_id)
-    return run_id if run is None else run.run_id
 
 
 def build_spans(store: Store, run_id: str) -> list[SpanRecord]:

@@ -158,10 +158,9 @@ class DriverWorker:
         return put_turn(self.store, turn)
 
     def _root_run(self, run_id: str) -> str:
-        run = self.store.get_run(run_id)
-        while run is not None and run.parent_run_id is not None:
-            run = self.store.get_run(run.parent_run_id)
-        return run.run_id if run is not None else run_id
+        from rein.store.lineage import top_run_id
+
+        return top_run_id(self.store, run_id)
 
     def _context_reason(self, root: str) -> str | None:
         answered = turns(self.store, root, status=TurnStatus.ANSWERED)
@@ -241,7 +240,8 @@ def default_driver(workspace: str | Path, store: Any, config: Config | None = No
     """The driver worker for a workspace (``[driver] enabled = false`` gives none).
 
     Placed after every other worker, it serves what no configured model or test double
-    takes, on the tiers ``[driver] tiers`` lists.
+    takes, on the tiers ``[driver] tiers`` lists. ``config``: the merged ``rein.toml`` (a
+    :class:`rein.config.Config` or its data; read here when not given).
     """
     if config is None:
         from rein.config import load_config

@@ -42,12 +42,9 @@ def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
         if row is None:
             raise StoreError(f"no run {run_id!r}", code="RUN404",
                              hint="list runs with `rein runs list`")
-        while row.parent_run_id is not None:
-            parent = store.get_run(row.parent_run_id)
-            if parent is None:
-                break
-            row = parent
-        return row
+        from rein.store.lineage import top_run
+
+        return top_run(store, row.run_id) or row
     rows = store.list_runs()
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
@@ -63,12 +60,9 @@ def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
 
 def family(store: Store, root: str) -> list[str]:
     """``root`` and every child run below it."""
-    out, stack = [root], [root]
-    while stack:
-        for child in store.child_runs(stack.pop()):  # type: ignore[arg-type]
-            out.append(child.run_id)
-            stack.append(child.run_id)
-    return out
+    from rein.store.lineage import family as runs_below
+
+    return [r.run_id for r in runs_below(store, root)] or [root]
 
 
 def current_turns(store: Store, root: str) -> list[Turn]:

@@ -67,6 +67,8 @@ CODES = (
        "lists"),
     _c(STORE, "STORE001", "error", "the run store cannot be read: damaged, not a rein store, "
        "or written by a newer rein", "restore it from a backup, or use the rein that wrote it"),
+    _c(STORE, "STORE002", "error", "a run's parent links loop back on themselves",
+       "the store is damaged: restore .rein/ from a backup, or start a new run"),
     _c(STORE, "STORE404", "error", "the workspace has no runs (no .rein/ store yet)",
        "start a run with `rein run`, or pass --workspace DIR"),
     _c(STORE, "STORE_BUSY", "error", "the store is busy, locked or timed out",

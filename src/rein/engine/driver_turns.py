@@ -1,11 +1,12 @@
-"""What ``rein submit`` does with an envelope: check it, measure the work, consume, advance.
+"""The driver's turn, consumed: check an envelope, measure the work, consume it.
 
 Every slip an agent can still undo is refused here with nothing changed, so that it does
 not end the run: an envelope that answers nothing current, outputs the engine would reject
 (RT031 type or a path that does not exist, RT032 schema, RT033 missing), and writes outside
 ``fs:write`` or refs moved (listed, to be undone; these refusals are counted against the
 attempt's allowance, ``[driver] max_write_refusals``, after which the submit is accepted and
-fails the attempt as ``permission_denied``).
+fails the attempt as ``permission_denied``). The Harness (:meth:`Harness.submit`) calls
+:func:`consume` under the run lock and then advances the run; the clock is the caller's.
 """
 
 from __future__ import annotations
@@ -14,62 +15,27 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-import click
-
+from rein.core.time import iso
 from rein.workers.driver_protocol import EnvelopeRefused
 
 REFUSED = "driver/refused"  # a submit refused for writes the agent may undo (counted)
 
 
-def apply(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool
-          ) -> tuple[dict[str, Any], str]:
-    """Validate, consume and advance; returns (the next status, what happened)."""
-    from rein.cli.run import Progress, open_engine, run_lock
-    from rein.cli.safe_output import guarded
-
-    engine = open_engine(ws, create=False, listeners=[] if as_json else [Progress(False)])
-    try:
-        from rein.workers.driver_status import pick_run, status_of
-        from rein.workers.driver_store import get_turn
-
-        store = engine.store
-        token = envelope.get("token")
-        turn = get_turn(store, token) if isinstance(token, str) else None
-        root = turn.root_run_id if turn is not None else pick_run(store, run_id, ws).run_id
-        if run_id is not None and pick_run(store, run_id).run_id != root:
-            raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
-                                  f"of run {run_id}", code="DRIVER_WRONG_RUN",
-                                  hint="send it without --run, or answer the run's own "
-                                       "instruction")
-        with run_lock(ws, root):
-            note = _consume(ws, engine, envelope, root)
-            if not as_json:  # before the progress lines of the advance it causes
-                guarded(lambda text: click.echo(text, err=True))(f"submit: {note}")
-            run = engine.store.get_run(root)
-            # Advance after a new answer, or to continue a run a dead submit left running.
-            if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"):
-                engine.proceed(root)
-        status = status_of(store, ws, root)
-        if turn is not None and note.startswith("accepted"):
-            advisory = advisory_failures(store, turn)
-            if advisory:
-                status["advisory_failures"] = advisory
-        return status, note
-    finally:
-        engine.store.close()
-
-
-def _driver_settings(engine: Any) -> Any:
+def driver_settings(workers: Any) -> Any:
+    """The settings of the driver worker among ``workers`` (the defaults without one)."""
     from rein.workers.driver import DriverSettings, DriverWorker
 
-    for worker in engine.workers:
+    for worker in workers:
         if isinstance(worker, DriverWorker):
             return worker.settings
     return DriverSettings()
 
 
-def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
+def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: dt.datetime,
+            max_write_refusals: int) -> str:
+    """Check ``envelope`` against the pending instruction of run ``root``, measure the
+    workspace and consume it in one transaction with its event; what happened, in words.
+    :class:`EnvelopeRefused` (nothing changed) for every slip the agent can still undo."""
     from rein.workers.driver_current import baseline_for, current_turn, waiting_turns
     from rein.workers.driver_fs import measure
     from rein.workers.driver_protocol import envelope_problems
@@ -114,10 +80,9 @@ def _consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str) -> str:
         engine.check_binding(run, force=False)  # RT053: the approved graph changed
     if envelope.get("status") == "done":
         _check_outputs(ws, envelope, turn)
-    now = dt.datetime.now(dt.UTC)
     checks, after = measure(ws, turn, now, baseline_for(store, turn, ws))
-    at = now.isoformat().replace("+00:00", "Z")
-    _refuse_undoable(store, turn, checks, at, _driver_settings(engine).max_write_refusals)
+    at = iso(now)
+    _refuse_undoable(store, turn, checks, at, max_write_refusals)
     _, changed = answer_turn(store, turn.token,
                              {"envelope": envelope, "checks": checks, "after": after}, at)
     if not changed:
@@ -190,3 +155,6 @@ def advisory_failures(store: Any, turn: Any) -> list[dict[str, Any]]:
             if result.get("severity") == "advisory" and not result.get("passed"):
                 out.append({"id": result.get("id"), "evidence": result.get("evidence")})
     return out
+
+
+__all__ = ["REFUSED", "advisory_failures", "consume", "driver_settings"]

@@ -1,0 +1,215 @@
+"""Executing a run: schedule one scope, finalize it, compensate, persist the outcome.
+
+:func:`execute` runs a top-level run's scope (or continues it: terminal nodes are adopted
+from the memo :func:`load_memory` fills from the store); :func:`run_child` does the same
+for the child run of a subgraph node, sharing its parent's budget and lock. Pauses end a
+pass with the run ``waiting`` or ``awaiting_human``; the façade (:mod:`rein.engine.runner`)
+decides when to continue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rein.core.ids import NodeKey, RunId
+from rein.core.states import RunStatus
+from rein.engine import approvals, recovery
+from rein.engine.expressions import ExpressionFailed
+from rein.engine.finalize import Final, compensate, finalize
+from rein.engine.graph import scope_model
+from rein.engine.runtime import Paused, RunCancelled, RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler, diagnostic
+from rein.errors import ReinError
+from rein.store.base import RunRow, Store, Transition
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChildSpec:
+    """What a subgraph node hands to :func:`run_child`."""
+
+    document: Mapping[str, Any]  # the document the fragment lives in (for ``use`` lookups)
+    fragment: Mapping[str, Any]  # what runs: a whole document or a fragment of one
+    path: str
+    digest: str
+    graph_id: str
+    params: Mapping[str, Any]
+    context: Mapping[str, Any]
+
+
+
+async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInstance
+                  ) -> RunStatus:
+    """Schedule, finalize, compensate and persist one run (top-level or child)."""
+    final: Final | None = None
+    try:
+        if ctx.parent is None:
+            _raise_if_cancel_requested(ctx)
+        result = await Scheduler(ctx, inst).run()
+        if result.paused:
+            return _pause(ctx, result.paused)
+        final = await finalize(ctx, inst, result, fragment)
+    except Paused as pause:
+        return _pause(ctx, pause.reason)
+    except RunCancelled as exc:
+        final = Final(status=RunStatus.CANCELLED)
+        diagnostic(ctx, "RUN_CANCELLED", "info", exc.reason)
+    except ExpressionFailed as exc:
+        diagnostic(ctx, exc.code, "error", exc.message)
+        final = Final(status=RunStatus.FAILED)
+    if final.status in (RunStatus.FAILED, RunStatus.CANCELLED) and ctx.parent is None:
+        try:
+            await compensate(ctx)
+        except Paused as pause:
+            # The run continues later: replay adopts the undos already done and
+            # finalizes again, so the final status is written once, after the last undo.
+            return _pause(ctx, pause.reason)
+    stop = ctx.root().budget_stop
+    if stop is not None and ctx.parent is None:
+        diagnostic(ctx, "RT061", "error", str(stop.get("message")))
+    summary: dict[str, Any] = {"outputs": dict(final.outputs)}
+    if final.graph_success is not None:
+        summary["graph_success"] = dict(final.graph_success)
+    if final.human_events:
+        summary["human_events"] = [dict(e) for e in final.human_events]
+    ctx.emit("run/finished", {"status": final.status.value},
+             Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
+    return final.status
+
+
+CANCEL_KEY = "x-rein-cancel"  # in the run's summary: an operator asked to stop the run
+
+
+def _raise_if_cancel_requested(ctx: RunContext) -> None:
+    run = ctx.store.get_run(ctx.run_id)
+    request = (run.summary if run is not None else {}).get(CANCEL_KEY)
+    if request:
+        raise RunCancelled(by=str(request.get("actor") or "an operator"))
+
+
+def _pause(ctx: RunContext, reason: str) -> RunStatus:
+    status = RunStatus.AWAITING_HUMAN if reason == "human" else RunStatus.WAITING
+    ctx.emit("run/paused", {"status": status.value, "reason": reason},
+             Transition(run_status=status))
+    return status
+
+
+async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
+                    ) -> tuple[Final, ScopeInstance, RunId]:
+    """Run (or continue) the child run of subgraph node ``key``; pauses propagate."""
+    existing = [r for r in ctx.store.child_runs(ctx.run_id) if r.parent_node_key == key]
+    if existing:
+        run = existing[-1]
+    else:
+        run = RunRow(run_id=RunId(ctx.ids.new("run")), graph_id=spec.graph_id,
+                     graph_path=spec.path, graph_digest=spec.digest, status=RunStatus.RUNNING,
+                     started_at=ctx.now(), parent_run_id=ctx.run_id, parent_node_key=key,
+                     binding={"params": dict(spec.params)})
+        event = ctx.store.create_run(run, event_type="run/started", payload={
+            "graph_id": spec.graph_id, "parent_run_id": ctx.run_id, "node": key})
+        for listener in ctx.root().listeners:
+            listener(event)
+    constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \
+        else {}
+    parallel = ctx.max_parallel_nodes  # a child never runs wider than its parent
+    if constraints:
+        parallel = min(int(constraints.get("max_parallel_nodes", parallel)), parallel)
+    child = ctx.child(run_id=run.run_id, graph=spec.document, graph_path=spec.path,
+                      digest=spec.digest, max_parallel_nodes=parallel)
+    load_memory(child)
+    # A child that already ended is adopted below through the memo: every node is terminal.
+    inst = ScopeInstance(model=scope_model(spec.fragment), path="", params=dict(spec.params),
+                         roots=scope_roots(child, spec.document, dict(spec.params),
+                                      dict(spec.context)))
+    result = await Scheduler(child, inst).run()
+    if result.paused:
+        _pause(child, result.paused)
+        raise Paused(result.paused, {"child_run_id": run.run_id})
+    try:
+        final = await finalize(child, inst, result, spec.fragment)
+    except Paused:
+        _pause(child, "human")
+        raise
+    if not run.status.terminal:
+        summary: dict[str, Any] = {"outputs": dict(final.outputs)}
+        if final.graph_success is not None:
+            summary["graph_success"] = dict(final.graph_success)
+        child.emit("run/finished", {"status": final.status.value},
+                   Transition(run_status=final.status, finished_at=child.now(), summary=summary))
+    return final, inst, run.run_id
+
+
+def scope_roots(ctx: RunContext, data: Mapping[str, Any], params: dict[str, Any],
+           context: dict[str, Any]) -> dict[str, Any]:
+    graph = {k: data.get(k) for k in ("id", "title", "objective", "version", "description")
+             if data.get(k) is not None}
+    return {"graph": graph, "params": params, "context": context,
+            "attachments": _attachments(ctx, data)}
+
+
+ATTACHMENT_MAX_BYTES = 1024 * 1024
+
+
+def _attachments(ctx: RunContext, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Attachments by name: inline text, else the text of the workspace file, else the path
+    (or uri) as given.
+
+    A graph comes from whoever wrote it: a path that leaves the workspace (absolute, ``..``,
+    a symlink out) is never read, so ``path: ~/.ssh/id_rsa`` cannot ship a file to a worker.
+    The file is read to a bound, and only when it is a regular file.
+    """
+    out: dict[str, Any] = {}
+    for att in data.get("attachments") or []:
+        name = att.get("name")
+        if "inline" in att:
+            out[name] = att["inline"]
+        elif att.get("path"):
+            out[name] = _attachment_text(ctx.workspace, str(att["path"]))
+        else:
+            out[name] = att.get("uri")
+    return out
+
+
+def _attachment_text(workspace: Path, path: str) -> str:
+    from rein.formats.loader import read_limited
+    from rein.tools.paths import ToolFailure, resolve_in_workspace
+
+    try:
+        inside = resolve_in_workspace(workspace, path)
+        return read_limited(inside.absolute, ATTACHMENT_MAX_BYTES).decode("utf-8")
+    except (ToolFailure, ReinError, UnicodeDecodeError):
+        return path
+
+
+def load_memory(ctx: RunContext) -> None:
+    """Stored node rows the replay may use: terminal ones the resume policy adopts, and
+    unfinished ones (their closed attempts are kept)."""
+    policy = ctx.root().resume_policy
+    ctx.memo.clear()
+    for row in ctx.store.nodes(ctx.run_id):
+        if not row.status.terminal or recovery.adoptable(row.status, policy):
+            ctx.memo[row.node_key] = row
+    ctx.edges_seen = {(str(e.payload.get("scope") or ""), str(e.payload.get("from")),
+                       str(e.payload.get("to")), str(e.payload.get("kind")))
+                      for e in ctx.store.events(ctx.run_id) if e.type == "edge/resolved"}
+    approvals.load_answers(ctx)
+
+
+def restore_spending(store: Store, ctx: RunContext) -> None:
+    """Usage already spent by this run (and its children) counts against its budgets."""
+    from rein.engine.record import usage_of
+
+    spent = ctx.budget.spent
+    total = usage_of(store, ctx.run_id, include_children=True, settled_only=True)
+    spent.input_tokens = int(total.get("input_tokens", 0))
+    spent.output_tokens = int(total.get("output_tokens", 0))
+    spent.cost_usd = float(total.get("cost_usd", 0.0))
+    spent.tool_calls = int(total.get("tool_calls", 0))
+    spent.node_executions = int(total.get("node_executions", 0))
+
+
+
+__all__ = ["CANCEL_KEY", "ChildSpec", "execute", "load_memory", "restore_spending", "run_child",
+           "scope_roots"]

@@ -1,0 +1,70 @@
+"""Reads of the run store that a surface shows: runs, nodes, the queue, events, records.
+
+They change nothing, take no lock and decide nothing; :class:`rein.engine.service.Harness`
+inherits them so that a surface needs no store of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rein.core.states import ApprovalStatus
+from rein.errors import ReinError
+from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store
+from rein.store.lineage import family, top_run_id
+
+
+class Reads:
+    """What a surface may look at. Subclasses provide :attr:`store`."""
+
+    @property
+    def store(self) -> Store:
+        raise NotImplementedError
+
+    def run(self, run_id: str) -> RunRow:
+        """The run ``run_id``; RUN404 when the store does not know it."""
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise ReinError(f"no run {run_id!r}", code="RUN404",
+                            hint="list runs with `rein runs list --all`")
+        return run
+
+    def runs(self, *, include_children: bool = False) -> list[RunRow]:
+        """Runs, newest first (top-level runs unless ``include_children``)."""
+        return self.store.list_runs(include_children=include_children)
+
+    def nodes(self, run_id: str) -> list[NodeRow]:
+        return self.store.nodes(self.run(run_id).run_id)
+
+    def child_runs(self, run_id: str) -> list[RunRow]:
+        return self.store.child_runs(self.run(run_id).run_id)
+
+    def approvals(self, *, run_id: str | None = None, pending_only: bool = True,
+                  include_children: bool = True) -> list[ApprovalRow]:
+        """The approval queue, oldest first; ``run_id``: that run (and its child runs)."""
+        rows = self.store.approvals(status=ApprovalStatus.PENDING if pending_only else None)
+        if run_id is not None:
+            members: set[str] = {r.run_id for r in family(self.store, run_id)} \
+                if include_children else set()
+            members.add(run_id)
+            rows = [r for r in rows if r.run_id in members]
+        return rows
+
+    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
+        return self.store.events(self.run(run_id).run_id, after=after)
+
+    def record(self, run_id: str) -> dict[str, Any]:
+        """The AGS run record (agentic-graph-run-1.0) of a run."""
+        from rein.engine.record import build_record
+
+        return build_record(self.store, self.run(run_id).run_id)
+
+    def spans(self, run_id: str) -> tuple[str, list[Any]]:
+        """(the trace id, every span of the run and its child runs, by start time)."""
+        from rein.telemetry.spans import build_spans, trace_id
+
+        run = self.run(run_id)
+        return trace_id(top_run_id(self.store, run.run_id)), build_spans(self.store, run.run_id)
+
+
+__all__ = ["Reads"]

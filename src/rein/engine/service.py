@@ -1,0 +1,351 @@
+"""The Harness: every use case a surface offers, behind one async service.
+
+:meth:`Harness.open` is the one composition root: it reads the merged ``rein.toml`` once (or
+takes the settings given), and builds from it the router, the configured workers, the
+default driver, the checkers and the store, which it opens on first use so that checking
+a graph writes nothing. Surfaces (the command line now; the SDK, app-server, ACP and web
+console later) parse, call one of the async methods here, and render what comes back;
+none of them decides anything. Reads that change nothing are in :class:`Reads`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from rein.config import Config, load_config
+from rein.config.approver import Approver
+from rein.core.states import ApprovalStatus
+from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
+from rein.engine.prepare import Prepared, check_approved, prepare
+from rein.engine.queries import Reads
+from rein.engine.routing import Router
+from rein.engine.runner import Engine, RunOutcome
+from rein.engine.runtime import Listener
+from rein.errors import Refused, ReinError, StoreError
+from rein.store.base import ApprovalRow, Event, Store
+from rein.store.lineage import top_run
+
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Answered:
+    """An answer recorded in the approval queue."""
+
+    approval: ApprovalRow  # as stored
+    changed: bool  # False: the same answer was already recorded
+    actor: str  # who answered: the approver rein knows, never a typed name
+    outcome: RunOutcome | None  # where the run stands after it continued (None: not asked)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Submitted:
+    """A driver envelope applied (or recognised as applied) and the run advanced."""
+
+    note: str  # what happened, in words ("accepted for ...", "already applied ...")
+    status: dict[str, Any]  # what comes next, as :meth:`Harness.next` reports it
+
+
+class Harness(Reads):
+    """Start, resume, cancel and answer runs; hand out and take back driver turns."""
+
+    def __init__(self, *, workspace: Path, config: Config, store_url: str | None = None,
+                 create: bool = True, listeners: Iterable[Listener] = (),
+                 clock: Clock | None = None, ids: IdGenerator | None = None,
+                 env: Mapping[str, str] | None = None, workers: tuple[Any, ...] | None = None,
+                 checkers: Mapping[str, Any] | None = None,
+                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+        self.workspace = workspace
+        self.config = config
+        self._router: Router | None = None
+        self.clock: Clock = clock or SystemClock()
+        self.listeners = list(listeners)
+        self._store_url, self._create = store_url, create
+        self._ids, self._env, self._workers = ids, env, workers
+        self._checkers, self._sleep = checkers, sleep
+        self._store: Store | None = None
+        self._engine: Engine | None = None
+
+    @classmethod
+    def open(cls, workspace: str | Path, settings: Config | None = None, *,
+             store_url: str | None = None, create: bool = True,
+             listeners: Iterable[Listener] = (), clock: Clock | None = None,
+             ids: IdGenerator | None = None, env: Mapping[str, str] | None = None,
+             workers: tuple[Any, ...] | None = None,
+             checkers: Mapping[str, Any] | None = None) -> Harness:
+        """The Harness of ``workspace``. ``settings``: the merged ``rein.toml`` (read here
+        when not given); ``store_url``: another store than ``[store] url`` or the embedded
+        one; ``create``: whether a missing embedded store may be created (else STORE404 at
+        first use); ``workers``: replaces the configured ones (the default driver is always
+        added last); ``checkers``: external checkers by name (``None``: the ``rein.checkers``
+        entry points of the installed packages)."""
+        ws = Path(workspace).resolve()
+        return cls(workspace=ws, config=settings if settings is not None else load_config(ws),
+                   store_url=store_url, create=create, listeners=listeners, clock=clock,
+                   ids=ids, env=env, workers=workers, checkers=checkers)
+
+    # -- composition ---------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        """The run store, opened on first use (STORE404 when there is none to open)."""
+        if self._store is None:
+            from rein.store.open import open_store
+
+            store = open_store(self.workspace, url=self._store_url, create=self._create,
+                               config=self.config)
+            if store is None:
+                raise StoreError(f"no runs in {self.workspace} (no .rein/ store yet)",
+                                 code="STORE404", hint="start one with `rein run GRAPH`")
+            self._store = store
+        return self._store
+
+    @property
+    def router(self) -> Router:
+        """Tier routing from ``[tiers]`` and ``[routing]``, built on first use (a command
+        that only reads runs does not need it, and is not refused for it)."""
+        if self._router is None:
+            self._router = Router.from_config(self.config.get("tiers"),
+                                              self.config.get("routing"))
+        return self._router
+
+    @property
+    def workers(self) -> tuple[Any, ...]:
+        """The configured workers (``[workers]``, ``[tiers]``), built on first use: a
+        malformed table is a ConfigError here, before anything is written."""
+        if self._workers is None:
+            from rein.engine.workers_setup import workers_from_config
+
+            self._workers = tuple(workers_from_config(self.workspace, self.config,
+                                                      env=self._env))
+        return self._workers
+
+    @property
+    def engine(self) -> Engine:
+        """The engine, built on first use with the workers and the default driver."""
+        if self._engine is None:
+            from rein.workers.driver import default_driver
+
+            store = self.store
+            workers = (*self.workers, *default_driver(self.workspace, store, self.config))
+            extra: dict[str, Any] = {} if self._sleep is None else {"sleep": self._sleep}
+            self._engine = Engine(
+                workspace=self.workspace, store=store, config=self.config, workers=workers,
+                router=self.router, clock=self.clock, ids=self._ids or RandomIds(),
+                env=dict(os.environ if self._env is None else self._env),
+                listeners=self.listeners, checkers=self._checkers, **extra)
+        return self._engine
+
+    @property
+    def approver(self) -> Approver:
+        """Who answers here: the approver the managed or user ``rein.toml`` names."""
+        return self.config.approver
+
+    def trust_notice(self) -> str | None:
+        """Why the project file's commands or URLs are withheld, when they are."""
+        from rein.config.trust import notice
+
+        return notice(self.config.project_trust)
+
+    def key_variables(self) -> tuple[str, ...]:
+        """The provider key variables ``rein.toml`` names (redacted, flagged in plans)."""
+        from rein.store.open import key_variables_of
+
+        return key_variables_of(self.config)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store, self._engine = None, None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- runs ----------------------------------------------------------------------------
+
+    async def prepare(self, path: str | Path, *, given: Mapping[str, Any],
+                      raw: frozenset[str] = frozenset()) -> Prepared:
+        """Every check that costs nothing (PrepareFailed); writes nothing. The configured
+        workers are built too, so that a malformed table is refused here (ConfigError)."""
+        self.workers  # noqa: B018 - built for its checks
+        env = os.environ if self._env is None else self._env
+        return prepare(path, given=given, raw=raw, router=self.router, env=env,
+                       key_variables=self.key_variables())
+
+    async def start(self, prepared: Prepared, *, approved: str) -> RunOutcome:
+        """Run an approved graph to its end or first wait, recorded as approved by the
+        approver rein knows. APPROVAL_STALE before the store is touched."""
+        check_approved(prepared, approved)  # before the store exists: nothing is written
+        return await self.engine.start(prepared, approved=approved, actor=self.approver.id)
+
+    async def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:
+        """Continue a waiting or interrupted run (RT053 unless ``force``; recorded)."""
+        run = self.run(run_id)
+        return await self.engine.resume(run.run_id, force=force)
+
+    async def cancel(self, run_id: str, *, actor: str | None = None,
+                     note: str | None = None) -> RunOutcome:
+        """Stop a run; compensation runs and it ends ``cancelled``."""
+        who = self.check_actor(actor)  # recorded as who cancelled, never a typed name
+        return await self.engine.cancel(run_id, actor=who.id, note=note)
+
+    # -- approvals -----------------------------------------------------------------------
+
+    def check_actor(self, actor: str | None) -> Approver:
+        """The approver rein knows here; APPROVAL_ACTOR when ``actor`` names someone else."""
+        approver = self.approver
+        if actor is not None and actor != approver.id:
+            raise Refused(f"--actor {actor} is not who answers here: rein knows you as "
+                          f"{approver.id} ({approver.source})", code="APPROVAL_ACTOR",
+                          hint="[approver] id in the managed or user rein.toml names who "
+                               "answers; --actor only checks it")
+        return approver
+
+    async def answer(self, approval_id: str, status: ApprovalStatus, *,
+                     actor: str | None = None, note: str | None = None,
+                     values: Mapping[str, Any] | None = None, digest: str | None = None,
+                     go_on: bool = True, recorded: Notify | None = None) -> Answered:
+        """Answer an approval, then (``go_on``) continue its top-level run.
+
+        Refused before anything is recorded: APPROVAL_ACTOR, APPROVAL404, APPROVAL_STALE
+        (``digest`` is not what was shown, or a shown file changed), APPROVAL_ROLE, and
+        RT053 when the run would continue under files that changed since its approval.
+        ``recorded`` hears of the answer before the run advances.
+        """
+        from rein.engine import approvals
+
+        approver = self.check_actor(actor)
+        engine = self.engine
+        row = self.store.get_approval(approval_id)
+        if row is None:
+            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
+                            hint="list the queue with `rein approvals list`")
+        if digest is not None and digest != row.digest:
+            raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
+                          f"not {digest}", code="APPROVAL_STALE",
+                          hint="look at the approval again with `rein approvals list --json`")
+        top = top_run(self.store, row.run_id)
+        if go_on and top is not None:
+            self._held_to_binding(top, approval_id)
+        # The answer is one transaction of its own; advancing takes the run lock. When
+        # another process holds it, that process picks the answer up before it pauses.
+        updated, changed = approvals.answer(self.store, self.workspace, row, status,
+                                            approver=approver, now=engine.now(), note=note,
+                                            values=values or {})
+        if recorded is not None:
+            word = "recorded" if changed else "already recorded"
+            recorded(f"approval {approval_id}: {updated.status.value} ({word}, as "
+                     f"{approver.id})")
+        outcome = None
+        if go_on and top is not None:
+            try:
+                outcome = await engine.proceed(top.run_id)
+            except Refused as exc:
+                if exc.code != "RUN_LOCKED":
+                    raise
+                raise Refused(f"approval {approval_id} is recorded; {exc.message}",
+                              code=exc.code, hint="the process advancing the run takes the "
+                              "answer into account; nothing more to do") from exc
+        return Answered(approval=updated, changed=changed, actor=approver.id, outcome=outcome)
+
+    def _held_to_binding(self, run: Any, approval_id: str) -> None:
+        """RT053 before the answer is recorded: an answer that continues a run must not
+        continue one whose graph, params or children changed since it was approved."""
+        try:
+            self.engine.check_binding(run, force=False)
+        except Refused as exc:
+            raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
+                          code=exc.code, location=exc.location,
+                          hint=f"restore the approved files or start a new run; or record "
+                               f"the answer with --no-continue, then `rein resume "
+                               f"{run.run_id} --force` (the override is recorded)") from exc
+
+    async def expire_due(self, now: dt.datetime | None = None) -> list[ApprovalRow]:
+        """Apply every approval timeout due at ``now`` (the Harness clock's time when not
+        given): there is no background timer, a surface calls this when it looks at the
+        queue. The entries that changed; their runs continue on :meth:`resume`."""
+        from rein.engine import approvals
+
+        return approvals.expire_due(self.store, now or self.clock.now())
+
+    # -- the driver ----------------------------------------------------------------------
+
+    async def next(self, run_id: str | None = None) -> dict[str, Any]:
+        """The one thing a run waits for: an instruction for the driver, or why it waits.
+        A read: asking again gives the same instruction, and nothing is started."""
+        from rein.workers.driver_status import status_of
+
+        return status_of(self.store, self.workspace, run_id)
+
+    async def submit(self, envelope: dict[str, Any], run_id: str | None = None, *,
+                     consumed: Notify | None = None) -> Submitted:
+        """Answer the pending instruction with ``envelope`` and advance the run to its next
+        wait. EnvelopeRefused, with nothing changed, for an envelope that does not answer
+        the current instruction; the same envelope twice is applied once. ``consumed``
+        hears what was applied before the run advances."""
+        from rein.engine.driver_turns import advisory_failures, consume, driver_settings
+        from rein.workers.driver_protocol import EnvelopeRefused
+        from rein.workers.driver_status import pick_run, status_of
+        from rein.workers.driver_store import get_turn
+
+        engine, store = self.engine, self.store
+        token = envelope.get("token")
+        turn = get_turn(store, token) if isinstance(token, str) else None
+        root = turn.root_run_id if turn is not None else \
+            pick_run(store, run_id, self.workspace).run_id
+        if run_id is not None and pick_run(store, run_id).run_id != root:
+            raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
+                                  f"of run {run_id}", code="DRIVER_WRONG_RUN",
+                                  hint="send it without --run, or answer the run's own "
+                                       "instruction")
+        with store.lock_run(root):
+            note = consume(self.workspace, engine, envelope, root, now=self.clock.now(),
+                           max_write_refusals=driver_settings(engine.workers)
+                           .max_write_refusals)
+            if consumed is not None:  # before the progress of the advance it causes
+                consumed(note)
+            run = store.get_run(root)
+            # Advance after a new answer, or to continue a run a dead submit left running.
+            if run is not None and not run.status.terminal and (
+                    note.startswith("accepted") or run.status.value == "running"):
+                await engine.proceed(root)
+        status = status_of(store, self.workspace, root)
+        if turn is not None and note.startswith("accepted"):
+            advisory = advisory_failures(store, turn)
+            if advisory:
+                status["advisory_failures"] = advisory
+        return Submitted(note=note, status=status)
+
+    # -- events --------------------------------------------------------------------------
+
+    async def subscribe(self, run_id: str, after: int = 0, *, follow: bool = False,
+                        interval: float = 0.2, timeout: float | None = None
+                        ) -> AsyncIterator[Event]:
+        """The run's events after ``after``, in order; with ``follow``, new ones as any
+        process stores them, until the run ends (or ``timeout`` seconds pass)."""
+        run = self.run(run_id)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        seen = after
+        while True:
+            for event in self.store.events(run.run_id, after=seen):
+                seen = event.seq
+                yield event
+            if not follow or run.status.terminal:
+                return
+            if deadline is not None and loop.time() >= deadline:
+                return
+            await asyncio.sleep(interval)  # by sequence number: every store, every process
+            run = self.run(run.run_id)  # terminal: one more read, the events that ended it
+
+
+__all__ = ["Answered", "Harness", "Submitted"]

@@ -1,0 +1,88 @@
+"""The command line holds no use case: it parses, calls the Harness, and renders.
+
+The rule, checked on every module of ``rein.cli`` (lazy imports included):
+
+- no import of ``rein.store`` at all: state is reached only through the Harness;
+- of the engine, only ``rein.engine.service`` (the Harness and its result types) and the
+  modules of plain values and pure functions listed in ``VALUES``;
+- ``asyncio.run`` appears only in ``rein.cli.sync`` (the one ``run_sync`` helper).
+
+The engine, in turn, never calls ``asyncio.run`` (a server with its own loop must be able
+to start a run) and never reads ``rein.toml`` (the Harness passes the settings in).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from support import ROOT
+
+PACKAGE = ROOT / "src" / "rein"
+# Engine modules of values and pure functions a surface may use directly.
+VALUES = {
+    "rein.engine.service",
+    "rein.engine.prepare",  # PrepareFailed and Prepared: what `rein run` reports and prints
+    "rein.engine.params",  # parsing NAME=VALUE and parameter files: the command's input
+    "rein.engine.record_file",  # reading a run record file given on the command line
+    "rein.engine.workers_setup",  # `rein config show`: which configured commands are withheld
+}
+
+
+def _imported(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "rein.engine" or node.module == "rein.store":
+                found |= {f"{node.module}.{a.name}" for a in node.names}
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    return found
+
+
+def _calls_asyncio_run(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "run" and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id == "asyncio":
+            return True
+    return False
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+def test_the_cli_reaches_state_and_the_engine_only_through_the_service() -> None:
+    wrong = []
+    for path in _modules("cli"):
+        for module in _imported(path):
+            store = module == "rein.store" or module.startswith("rein.store.")
+            if store or (module.startswith("rein.engine") and module not in VALUES):
+                wrong.append(f"{path.name} imports {module}")
+    assert wrong == []
+
+
+def test_only_the_sync_helper_runs_an_event_loop() -> None:
+    running = [p.relative_to(PACKAGE).as_posix() for p in [*_modules("cli"),
+                                                           *_modules("engine")]
+               if _calls_asyncio_run(p)]
+    assert running == ["cli/sync.py"]
+
+
+def test_the_engine_reads_no_configuration_file_itself() -> None:
+    readers = [p.relative_to(PACKAGE).as_posix() for p in _modules("engine")
+               if "load_config" in {n.id if isinstance(n, ast.Name) else
+                                    getattr(n, "attr", None) for n in
+                                    ast.walk(ast.parse(p.read_text(encoding="utf-8")))}]
+    assert readers == ["engine/service.py"]  # the composition root, once
+
+
+def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from rein.store.open import open_store\n"
+                      "    from rein.engine import runner\n    asyncio.run(g())\n")
+    assert _imported(module) == {"rein.store.open", "rein.engine.runner"}
+    assert _calls_asyncio_run(module)
