@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from rein.engine.approvals import record_answer
 from rein.core.states import ApprovalStatus
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.record import build_record, record_problems
@@ -96,8 +97,7 @@ class Run:
         answer: dict[str, Any] = {"actor": "ann"}
         if values is not None:
             answer["values"] = dict(values)
-        self.engine.store.answer_approval(rows[0].approval_id, status, answer,
-                                          self.engine.now())
+        record_answer(self.engine.store, rows[0], status, answer, self.engine.now())
         return self.engine.proceed(self.run_id)
 
     def later(self, seconds: float) -> None:
