@@ -87,6 +87,10 @@ def test_each_example_streams_every_stored_event_once(scenario: Scenario, name: 
     _setup(scenario, name)
     _start(scenario, name)
     _accept_all(scenario)
+    from rein.engine.events import EventType
+
+    written = {e["type"] for events in _stored(scenario).values() for e in events}
+    assert written - set(EventType) == set()  # the catalogue names everything written
 
 
 def test_driver_demo_streams_its_instruction_and_its_answer(scenario: Scenario) -> None:
