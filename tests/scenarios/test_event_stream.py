@@ -11,9 +11,9 @@ import sys
 from typing import Any
 
 import pytest
+from support import EXAMPLES
 
 from rein.store.open import open_store
-from support import EXAMPLES
 from tests.scenarios.harness import Scenario
 
 GRAPHS = sorted(p.name for p in EXAMPLES.glob("*.agraph.yaml"))

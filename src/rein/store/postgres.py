@@ -114,7 +114,7 @@ class PostgresStore(SQLStore):
 
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
         try:
-            return self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
+            return self._conn.execute(sql.replace("?", "%s"), tuple(params))
         except self._psycopg.Error as exc:
             lost = isinstance(exc, self._psycopg.OperationalError)
             raise pg_store_error(exc, redact_url(self.url), connection=lost) from exc
