@@ -15,7 +15,7 @@ import pytest
 from rein.core.ids import RunId
 from rein.core.states import RunStatus
 from rein.engine.events import EventLog, EventType, append, notifications, subscribe
-from rein.store.base import Event, RunRow, Store
+from rein.store.base import Event, RunRow, Store, Transition
 from rein.store.sqlite import SQLiteStore
 
 T = "2026-01-01T00:00:00Z"
@@ -112,6 +112,17 @@ def test_subscribe_tails_another_process(store: Store, tmp_path: Path) -> None:
     got = _take(store, 2, poll_seconds=0.01, write=write)
     assert [(e.seq, e.type, dict(e.payload)) for e in got] == [
         (1, "run/started", {}), (2, "node/started", {"node": "b"})]
+
+
+def test_subscribe_until_the_run_ends(store: Store) -> None:
+    async def main() -> list[Event]:
+        return [e async for e in subscribe(store, R1, until_ended=True,
+                                           poll_seconds=10 * BOUND)]
+
+    append(store, R1, EventType.RUN_FINISHED, {"status": "succeeded"}, T,
+           Transition(run_status=RunStatus.SUCCEEDED, finished_at=T))
+    got = asyncio.run(asyncio.wait_for(main(), BOUND))
+    assert [e.type for e in got] == ["run/started", "run/finished"]
 
 
 def _event(seq: int, type_: str, **payload: Any) -> Event:

@@ -180,14 +180,21 @@ def _database(store: Store) -> str:
     return str(getattr(store, "url", "") or f"object:{id(store)}")
 
 
+def _ended(store: Store, run_id: str) -> bool:
+    run = store.get_run(run_id)
+    return run is None or run.status.terminal
+
+
 POLL_SECONDS = 0.25  # how long a subscriber waits for another process's commits at most
 
 
 async def subscribe(store: Store, run_id: str, after: int = 0, *,
+                    until_ended: bool = False,
                     poll_seconds: float = POLL_SECONDS) -> AsyncIterator[Event]:
     """The events of ``run_id`` with ``seq > after``, stored ones first, then new ones as
-    they commit, each exactly once and in ``seq`` order. Never ends by itself: stop
-    iterating (``break``, or ``aclose()``) when done.
+    they commit, each exactly once and in ``seq`` order. With ``until_ended`` the iterator
+    ends after the event that ended the run (at once for a run that had ended, or does not
+    exist); otherwise stop iterating (``break``, or ``aclose()``) when done.
 
     Every event comes from the store, so a replay and a tail agree and nothing uncommitted
     is seen. A commit in this process (through any store object on the same database, with
@@ -208,9 +215,14 @@ async def subscribe(store: Store, run_id: str, after: int = 0, *,
     try:
         while True:
             woken.clear()
+            # The status before the events: a run that had ended has all its events stored
+            # (its last one is in the transaction that ended it).
+            ended = until_ended and _ended(store, run_id)
             for event in store.events(RunId(run_id), after=after):
                 after = event.seq
                 yield event
+            if ended:
+                return
             try:
                 await asyncio.wait_for(woken.wait(), poll_seconds)
             except TimeoutError:
