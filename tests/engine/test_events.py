@@ -164,3 +164,38 @@ def test_every_event_type_the_engine_writes_is_in_the_catalogue() -> None:
 
     assert {driver_store.INSTRUCTED, driver_store.ANSWERED} <= set(EventType)
     assert len(set(EventType)) == len(EventType)  # one member per type
+
+
+FIXTURES = Path(__file__).parents[1] / "store" / "fixtures"
+
+
+@pytest.mark.parametrize("version", sorted(int(p.stem[1:]) for p in FIXTURES.glob("v*.db")))
+def test_stores_of_every_released_version_replay_and_take_answers(version: int,
+                                                                  tmp_path: Path) -> None:
+    """Events written before the event log existed replay, map, and are followed by new
+    ones that are published: a migrated store's pending approval answered today."""
+    import shutil
+
+    from rein.core.states import ApprovalStatus
+    from rein.engine.approvals import record_answer
+
+    copy = tmp_path / "rein.db"
+    shutil.copy(FIXTURES / f"v{version}.db", copy)
+    old = SQLiteStore(copy)
+    try:
+        run = RunId("run-fixture-1")
+
+        async def replay() -> list[Event]:
+            return [e async for e in subscribe(old, run, until_ended=True)]
+
+        assert asyncio.run(asyncio.wait_for(replay(), BOUND)) == old.events(run)
+        assert all(isinstance(notifications(e), tuple) for e in old.events(run))
+        seen: list[Event] = []
+        EventLog.of(old).listen(seen.append)
+        [pending] = old.approvals(status=ApprovalStatus.PENDING)
+        record_answer(old, pending, ApprovalStatus.ACCEPTED, {"actor": "ann"}, T)
+        assert [(e.type, e.payload["approval_id"]) for e in seen] == [
+            ("approval/answered", "apv-fixture-1")]
+        assert seen == old.events(pending.run_id)[-1:]
+    finally:
+        old.close()
