@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from rein.core.ids import RunId
@@ -190,7 +190,7 @@ POLL_SECONDS = 0.25  # how long a subscriber waits for another process's commits
 
 async def subscribe(store: Store, run_id: str, after: int = 0, *,
                     until_ended: bool = False,
-                    poll_seconds: float = POLL_SECONDS) -> AsyncIterator[Event]:
+                    poll_seconds: float = POLL_SECONDS) -> AsyncGenerator[Event, None]:
     """The events of ``run_id`` with ``seq > after``, stored ones first, then new ones as
     they commit, each exactly once and in ``seq`` order. With ``until_ended`` the iterator
     ends after the event that ended the run (at once for a run that had ended, or does not
