@@ -117,7 +117,9 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
 
     ws = resolve_workspace(workspace)
     approver = approver_for(ws, actor)
-    engine = open_engine(ws, create=False, listeners=[Progress(as_json)])
+    # Continuing streams every event it stores, the answer's first; --no-continue prints
+    # one object (the answer), so nothing streams.
+    engine = open_engine(ws, create=False, listeners=[Progress(as_json)] if go_on else [])
     try:
         row = engine.store.get_approval(approval_id)
         if row is None:

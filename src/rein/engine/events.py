@@ -141,7 +141,7 @@ class EventLog:
         # store nobody uses any more goes away with its log.
         self._database = _database(store)
         self.listeners: list[Listener] = []
-        self._remove = store.on_commit(self._committed)
+        store.on_commit(self._committed)
 
     @classmethod
     def of(cls, store: Store) -> EventLog:
@@ -163,11 +163,13 @@ class EventLog:
         return remove
 
     def _committed(self, events: Sequence[Event]) -> None:
+        # Subscribers first: waking one cannot fail, and a listener that raises must not
+        # keep them waiting for the next poll.
+        for wake in list(_WAKERS.get(self._database, ())):
+            wake()
         for event in events:
             for listener in list(self.listeners):
                 listener(event)
-        for wake in list(_WAKERS.get(self._database, ())):
-            wake()
 
 
 _LOGS: weakref.WeakKeyDictionary[Store, EventLog] = weakref.WeakKeyDictionary()
