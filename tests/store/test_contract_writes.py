@@ -128,6 +128,7 @@ def test_reads_by_key_and_by_type(any_store: Any) -> None:
 def test_every_write_redacts_what_the_store_knows(any_store: Any) -> None:
     secret = "s3cr3t-value-that-is-long"
     any_store.know(Secrets.of({"TOKEN": secret}))
+    assert secret in any_store.secrets.values
     assert secret not in str(any_store.redact({"x": f"key {secret}"}))
     any_store.create_run(_run(), event_type="run/started", payload={"said": secret})
     turn, _ = any_store.add_driver_turn(_turn(instruction={"brief": secret}),
@@ -138,6 +139,7 @@ def test_every_write_redacts_what_the_store_knows(any_store: Any) -> None:
 
 
 def test_the_lock_probe_sees_this_process_holding_it(any_store: Any) -> None:
+    assert any_store.url  # names the database: the key of its run locks and its subscribers
     assert not any_store.run_locked("r1")
     with any_store.lock_run("r1"):
         assert any_store.run_locked("r1")

@@ -179,7 +179,7 @@ _WAKERS: dict[str, list[Callable[[], None]]] = {}
 
 
 def _database(store: Store) -> str:
-    return str(getattr(store, "url", "") or f"object:{id(store)}")
+    return store.url or f"object:{id(store)}"
 
 
 def _ended(store: Store, run_id: str) -> bool:

@@ -31,7 +31,7 @@ from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
 from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
-from rein.formats.redaction import NO_SECRETS, Secrets, redact
+from rein.formats.redaction import Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.workers.base import Worker
@@ -201,7 +201,7 @@ class RunContext:
         return self.store_secrets().values | frozenset(v for v in self.secrets.values() if v)
 
     def store_secrets(self) -> Secrets:
-        return getattr(self.store, "secrets", NO_SECRETS)
+        return self.store.secrets
 
     def redact(self, value: Any) -> Any:
         """``value`` with every secret the run knows replaced, as the store writes it."""

@@ -152,6 +152,9 @@ class Store(Protocol):
     left unpublished and nothing rolled back is published.
     """
 
+    url: str  # where it lives (a database file or a server URL): two objects, one database
+    secrets: Secrets  # what every write redacts (:meth:`know` adds to it)
+
     def on_commit(self, hook: CommitHook) -> Callable[[], None]:
         """Call ``hook`` with the events of every transaction this store object commits
         from now on; returns the function that removes it."""
