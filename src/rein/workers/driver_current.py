@@ -34,7 +34,7 @@ def waiting_turns(store: Store, root: str) -> list[Turn]:
     finished is skipped), oldest first."""
     out = []
     for turn in turns(store, root, status=TurnStatus.PENDING):
-        node = store.node(turn.run_id, turn.node_key)  # type: ignore[arg-type]
+        node = store.node(turn.run_id, turn.node_key)
         if node is None or not node.status.terminal:
             out.append(turn)
     return out
