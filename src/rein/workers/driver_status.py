@@ -310,8 +310,8 @@ def render(status: Mapping[str, Any]) -> str:
     if budget.get("unenforced"):
         lines.append(f"- asked of you, not enforced: {json.dumps(budget['unenforced'])}")
     lines += ["", "## Respond",
-              f"Write this JSON to {INBOX}, each <placeholder> replaced with the real "
-              "value, then run `rein submit`:",
+              (f"Write this JSON to {INBOX}, each <placeholder> replaced with the real "
+               "value, then run `rein submit`:"),
               json.dumps(status["example"], ensure_ascii=False),
               ("It must validate against respond_with (`rein next --json`). "
               "status \"failed\" with a message if you cannot do the work."),
