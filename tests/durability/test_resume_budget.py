@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.approvals import record_answer
 from rein.core.states import ApprovalStatus, RunStatus
+from rein.engine.approvals import record_answer
 from rein.engine.runner import prepare
 from rein.workers.base import AttemptRequest, AttemptResult, Item
 from rein.workers.scripted import ScriptedWorker

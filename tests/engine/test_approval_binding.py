@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.approvals import record_answer
 from rein.core.states import ApprovalStatus, RunStatus
+from rein.engine.approvals import record_answer
 from rein.errors import Refused
 from tests.scenarios.build import Run, graph, out, task
 

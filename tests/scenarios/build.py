@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from rein.engine.approvals import record_answer
 from rein.core.states import ApprovalStatus
+from rein.engine.approvals import record_answer
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.record import build_record, record_problems
 from rein.engine.routing import Router

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.approvals import record_answer
 from rein.core.states import ApprovalStatus, RunStatus
+from rein.engine.approvals import record_answer
 from rein.engine.runner import prepare
 from rein.errors import ConfigError
 from rein.telemetry import LiveExport, attach, build_spans
