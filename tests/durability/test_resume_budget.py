@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from rein.core.states import ApprovalStatus, RunStatus
+from rein.engine.approvals import record_answer
 from rein.engine.runner import prepare
 from rein.workers.base import AttemptRequest, AttemptResult, Item
 from rein.workers.scripted import ScriptedWorker
@@ -124,8 +125,8 @@ def test_a_gate_continued_in_another_process_is_counted_once(tmp_path: Path) -> 
     paused = asyncio.run(first.start(prepared, approved=prepared.digest))
     assert paused.status is RunStatus.AWAITING_HUMAN
     [pending] = first.store.approvals(run_id=paused.run_id, status=ApprovalStatus.PENDING)
-    first.store.answer_approval(pending.approval_id, ApprovalStatus.ACCEPTED,
-                                {"actor": "tester"}, first.now())
+    record_answer(first.store, pending, ApprovalStatus.ACCEPTED, {"actor": "tester"},
+                  first.now())
     first.store.close()
 
     second = _next_process(tmp_path, first, ScriptedWorker(SCRIPT))

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from rein.core.states import ApprovalStatus, RunStatus
+from rein.engine.approvals import record_answer
 from rein.errors import Refused
 from tests.scenarios.build import Run, graph, out, task
 
@@ -42,8 +43,8 @@ def gated_with_child(tmp_path: Path) -> Run:
 
 def answer_in_store(run: Run) -> None:
     [row] = run.pending()
-    run.engine.store.answer_approval(row.approval_id, ApprovalStatus.ACCEPTED,
-                                     {"actor": "ann"}, run.engine.now())
+    record_answer(run.engine.store, row, ApprovalStatus.ACCEPTED, {"actor": "ann"},
+                  run.engine.now())
 
 
 @pytest.mark.parametrize("edit", ["graph", "child"])

@@ -17,6 +17,7 @@ import yaml
 
 from rein.config import load_config
 from rein.core.states import ApprovalStatus
+from rein.engine.approvals import record_answer
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.record import build_record, record_problems
 from rein.engine.routing import Router
@@ -99,8 +100,7 @@ class Run:
         answer: dict[str, Any] = {"actor": "ann"}
         if values is not None:
             answer["values"] = dict(values)
-        self.engine.store.answer_approval(rows[0].approval_id, status, answer,
-                                          self.engine.now())
+        record_answer(self.engine.store, rows[0], status, answer, self.engine.now())
         return asyncio.run(self.engine.proceed(self.run_id))
 
     def later(self, seconds: float) -> None:

@@ -16,6 +16,10 @@ from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
 from rein.store.sql import ProcessRow
 from rein.store.sqlite import SCHEMA_VERSION
 
+# The event an answer is written with: the caller names it (the engine: approvals).
+ANSWERED: dict[str, Any] = {"event_type": "approval/answered",
+                            "payload": {"status": "answered"}}
+
 T = "2026-01-01T00:00:00Z"
 
 
@@ -85,14 +89,15 @@ def test_answers_are_idempotent_and_final(any_store: Any) -> None:
                              Transition(approval=ask))
     assert [a.approval_id for a in any_store.approvals()] == ["apv-2", "apv-1"]
     row, changed = any_store.answer_approval("apv-1", ApprovalStatus.ACCEPTED,
-                                             {"actor": "ana"}, T)
+                                             {"actor": "ana"}, T, **ANSWERED)
     assert changed and row.answer == {"actor": "ana"}
-    _, again = any_store.answer_approval("apv-1", ApprovalStatus.ACCEPTED, {"actor": "bo"}, T)
+    _, again = any_store.answer_approval(
+        "apv-1", ApprovalStatus.ACCEPTED, {"actor": "bo"}, T, **ANSWERED)
     assert not again
     with pytest.raises(Refused, match="already answered"):
-        any_store.answer_approval("apv-1", ApprovalStatus.DECLINED, {}, T)
+        any_store.answer_approval("apv-1", ApprovalStatus.DECLINED, {}, T, **ANSWERED)
     with pytest.raises(StoreError):
-        any_store.answer_approval("apv-9", ApprovalStatus.DECLINED, {}, T)
+        any_store.answer_approval("apv-9", ApprovalStatus.DECLINED, {}, T, **ANSWERED)
     assert [a.approval_id for a in any_store.approvals(status=ApprovalStatus.PENDING)] == [
         "apv-2"]
     assert [e.type for e in any_store.events(RunId("r1"))][-1] == "approval/answered"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,10 @@ from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.errors import Refused, StoreError
 from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
 from rein.store.sqlite import SCHEMA_VERSION, SQLiteStore, db_path
+
+# The event an answer is written with: the caller names it (the engine: approvals).
+ANSWERED: dict[str, Any] = {"event_type": "approval/answered",
+                            "payload": {"status": "answered"}}
 
 
 def _run(run_id: str = "run-1", parent: str | None = None) -> RunRow:
@@ -132,14 +137,16 @@ def test_answers_are_idempotent_and_final(store: SQLiteStore) -> None:
         created_at="t",
     )
     store.transition(RunId("run-1"), "approval/requested", {}, "t", Transition(approval=req))
-    row, changed = store.answer_approval("apv-1", ApprovalStatus.ACCEPTED, {"actor": "me"}, "t2")
+    row, changed = store.answer_approval(
+        "apv-1", ApprovalStatus.ACCEPTED, {"actor": "me"}, "t2", **ANSWERED)
     assert changed and row.status is ApprovalStatus.ACCEPTED
-    row, changed = store.answer_approval("apv-1", ApprovalStatus.ACCEPTED, {"actor": "me"}, "t3")
+    row, changed = store.answer_approval(
+        "apv-1", ApprovalStatus.ACCEPTED, {"actor": "me"}, "t3", **ANSWERED)
     assert not changed and row.answered_at == "t2"
     with pytest.raises(Refused, match="already answered: accepted"):
-        store.answer_approval("apv-1", ApprovalStatus.DECLINED, {}, "t4")
+        store.answer_approval("apv-1", ApprovalStatus.DECLINED, {}, "t4", **ANSWERED)
     with pytest.raises(StoreError, match="no approval 'apv-9'"):
-        store.answer_approval("apv-9", ApprovalStatus.DECLINED, {}, "t4")
+        store.answer_approval("apv-9", ApprovalStatus.DECLINED, {}, "t4", **ANSWERED)
     assert [a.approval_id for a in store.approvals(status=ApprovalStatus.ACCEPTED)] == ["apv-1"]
     assert store.approvals(status=ApprovalStatus.PENDING) == []
 

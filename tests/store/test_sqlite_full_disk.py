@@ -66,8 +66,9 @@ def test_a_full_disk_is_reported_as_full_and_loses_no_run(tmp_path: Path) -> Non
     if probe.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {probe.stderr.strip() or probe.returncode}")
     done = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=8m tmpfs "$1" && exec "$2" "$3" '
-         '"$1" "$4"', "sh", str(disk), sys.executable, str(script), str(graph)],
+        ["unshare", "-rm", "sh", "-c",
+         'mount -t tmpfs -o size=8m tmpfs "$1" && exec "$2" "$3" "$1" "$4"', "sh", str(disk),
+         sys.executable, str(script), str(graph)],
         capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])

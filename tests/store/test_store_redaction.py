@@ -12,6 +12,10 @@ from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.formats.redaction import Secrets, known_secrets
 from rein.store.base import ApprovalRow, DriverTurn, NodeRow, RunRow, Transition
 
+# The event an answer is written with: the caller names it (the engine: approvals).
+ANSWERED: dict[str, Any] = {"event_type": "approval/answered",
+                            "payload": {"status": "answered"}}
+
 T = "2026-01-01T00:00:00Z"
 GH = "ghp_lEaKmE0123456789abcdef"  # a REIN_SECRET_ value
 KEY = "sk-proj-NotARealKey-0123456789"  # a provider key
@@ -54,7 +58,7 @@ def test_every_table_is_written_redacted(store: Any) -> None:
                              Transition(node=node, summary={"outputs": leaky()},
                                         binding={"params": leaky()}, approval=ask))
     answered, _ = store.answer_approval("apv-1", ApprovalStatus.ACCEPTED,
-                                        {"note": f"ok {GH}"}, T)
+                                        {"note": f"ok {GH}"}, T, **ANSWERED)
     turn = DriverTurn(token="tok", run_id=RunId("r1"), root_run_id=RunId("r1"),
                       node_key="a", attempt=1, kind="task", status=TurnStatus.PENDING,
                       instruction={"inputs": leaky()}, baseline={"paths": {CUSTOM: "x"}},

@@ -16,6 +16,7 @@ import yaml
 
 from rein.config import load_config
 from rein.core.states import ApprovalStatus, RunStatus
+from rein.engine.approvals import record_answer
 from rein.engine.runner import prepare
 from rein.errors import ConfigError
 from rein.telemetry import LiveExport, attach, build_spans
@@ -71,8 +72,8 @@ def test_a_paused_run_continued_elsewhere_continues_one_trace(tmp_path: Path) ->
     early = sent_first.get_finished_spans()
     assert sorted(s.name for s in early) == ["attempt a #1", "node a"]  # what has ended
     [pending] = first.store.approvals(run_id=paused.run_id, status=ApprovalStatus.PENDING)
-    first.store.answer_approval(pending.approval_id, ApprovalStatus.ACCEPTED,
-                                {"actor": "tester"}, first.now())
+    record_answer(first.store, pending, ApprovalStatus.ACCEPTED, {"actor": "tester"},
+                  first.now())
     first.store.close()
 
     second, sent_second = _engine(tmp_path, ScriptedWorker(SCRIPT), after=first)

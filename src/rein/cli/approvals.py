@@ -105,8 +105,10 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
         if not as_json:
             click.echo(text)
 
+    # Continuing streams every event it stores, the answer's first; --no-continue prints
+    # one object (the answer), so nothing streams.
     with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[Progress(as_json)]) as harness:
+                      listeners=[Progress(as_json)] if go_on else []) as harness:
         harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
         announce(harness)
         answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,

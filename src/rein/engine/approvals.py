@@ -35,10 +35,11 @@ from rein.config.approver import OS_ACCOUNT, Approver
 from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.core.time import iso
+from rein.engine.events import EventType, approval_answered
 from rein.engine.runtime import Paused, RunCancelled, RunContext
 from rein.errors import Refused
 from rein.formats.canonical import canonical_json
-from rein.store.base import ApprovalRow, Transition
+from rein.store.base import ApprovalRow, Store, Transition
 
 
 def material_digest(material: Mapping[str, Any]) -> str:
@@ -81,7 +82,7 @@ def stale_files(workspace: Path, row: ApprovalRow) -> list[str]:
     return sorted(name for name, digest in bound.items() if now.get(name) != digest)
 
 
-def answer(store: Any, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
+def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
            approver: Approver, now: str, note: str | None = None,
            values: Mapping[str, Any] | None = None) -> tuple[ApprovalRow, bool]:
     """Record ``approver``'s answer to ``row``: (the row as stored, whether this changed it).
@@ -115,9 +116,18 @@ def answer(store: Any, workspace: Path, row: ApprovalRow, status: ApprovalStatus
         payload["note"] = note
     if values:
         payload["values"] = dict(values)
-    answered: tuple[ApprovalRow, bool] = store.answer_approval(row.approval_id, status,
-                                                                payload, now)
-    return answered
+    return record_answer(store, row, status, payload, now)
+
+
+def record_answer(store: Store, row: ApprovalRow, status: ApprovalStatus,
+                  answer: Mapping[str, Any], at: str) -> tuple[ApprovalRow, bool]:
+    """Write an answer to ``row`` with its ``approval/answered`` event, in one transaction:
+    ``(row, changed)``. The same status again records nothing; another answer to an
+    answered entry is refused (``APPROVAL_ANSWERED``). Checks who answers and what was
+    shown are :func:`answer`'s; this is the write every answer ends in (timeouts too)."""
+    return store.answer_approval(
+        row.approval_id, status, answer, at, event_type=EventType.APPROVAL_ANSWERED,
+        payload=approval_answered(row.approval_id, row.key, status.value))
 
 
 def _strings(value: Any) -> list[str]:
@@ -212,7 +222,7 @@ def _timed_out(ctx: RunContext, row: ApprovalRow) -> ApprovalRow:
     return answered
 
 
-def resolve_timeout(store: Any, row: ApprovalRow, now: dt.datetime) -> ApprovalRow:
+def resolve_timeout(store: Store, row: ApprovalRow, now: dt.datetime) -> ApprovalRow:
     """``row`` answered by its ``on_timeout`` when ``timeout_seconds`` have passed at ``now``.
 
     ``approve`` accepts; ``fail`` and ``escalate`` record ``timed_out`` (the node reads that
@@ -229,15 +239,15 @@ def resolve_timeout(store: Any, row: ApprovalRow, now: dt.datetime) -> ApprovalR
     if (now - created).total_seconds() < float(timeout):
         return row
     status = ApprovalStatus.ACCEPTED if on_timeout == "approve" else ApprovalStatus.TIMED_OUT
-    answered, _ = store.answer_approval(
-        row.approval_id, status,
+    answered, _ = record_answer(
+        store, row, status,
         {"actor": "rein", "note": f"timed out after {timeout} s: on_timeout {on_timeout}"},
         iso(now),
     )
     return answered
 
 
-def expire_due(store: Any, now: dt.datetime) -> list[ApprovalRow]:
+def expire_due(store: Store, now: dt.datetime) -> list[ApprovalRow]:
     """Resolve every pending entry whose timeout has passed; the entries that changed."""
     changed = []
     for row in store.approvals(status=ApprovalStatus.PENDING):

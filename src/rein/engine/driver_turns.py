@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.time import iso
+from rein.engine.events import EventType, append
 from rein.workers.driver_protocol import EnvelopeRefused
 
-REFUSED = "driver/refused"  # a submit refused for writes the agent may undo (counted)
+REFUSED = EventType.DRIVER_REFUSED.value  # a submit refused for writes the agent may undo
 
 
 def driver_settings(workers: Any) -> Any:
@@ -123,7 +124,7 @@ def _refuse_undoable(store: Any, turn: Any, checks: dict[str, Any], at: str, all
                if e.payload.get("token") == turn.token)
     if used >= allowed:
         return  # the allowance is spent: accepted, and the attempt fails
-    store.transition(turn.run_id, REFUSED, {
+    append(store, turn.run_id, EventType.DRIVER_REFUSED, {
         "token": turn.token, "node": turn.node_key, "attempt": turn.attempt,
         "writes_outside": outside[:50], "refs_moved": refs, "refusal": used + 1}, at)
     left = allowed - used - 1

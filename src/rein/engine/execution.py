@@ -17,6 +17,7 @@ from typing import Any
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import RunStatus
 from rein.engine import approvals, recovery
+from rein.engine.events import EventType
 from rein.engine.expressions import ExpressionFailed
 from rein.engine.finalize import Final, compensate, finalize
 from rein.engine.graph import scope_model
@@ -107,10 +108,8 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
                      graph_path=spec.path, graph_digest=spec.digest, status=RunStatus.RUNNING,
                      started_at=ctx.now(), parent_run_id=ctx.run_id, parent_node_key=key,
                      binding={"params": dict(spec.params)})
-        event = ctx.store.create_run(run, event_type="run/started", payload={
+        ctx.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
             "graph_id": spec.graph_id, "parent_run_id": ctx.run_id, "node": key})
-        for listener in ctx.root().listeners:
-            listener(event)
     constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \
         else {}
     parallel = ctx.max_parallel_nodes  # a child never runs wider than its parent

@@ -29,9 +29,10 @@ from typing import Any
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
-from rein.store.base import Event, NodeRow, RunRow, Store, Transition
+from rein.engine.events import EventType, append
+from rein.store.base import NodeRow, ProcessRow, RunRow, Store, Transition
 from rein.store.lineage import family
-from rein.store.sql import ProcessRow, host_name
+from rein.store.sql import host_name
 
 RERUN = "x-rein-rerun"
 INTERRUPTED = "x-rein-interrupted"
@@ -52,21 +53,21 @@ def adoptable(status: NodeStatus, policy: str) -> bool:
     return status.terminal
 
 
-def recover(store: Store, run: RunRow, *, now: str, publish: Callable[[Event], None]) -> None:
+def recover(store: Store, run: RunRow, *, now: str) -> None:
     """Stop orphaned process groups and mark in-flight attempts of an interrupted run."""
     for member in family(store, run.run_id):
-        for proc in store.processes(member.run_id):  # type: ignore[attr-defined]
+        for proc in store.processes(member.run_id):
             outcome = stop_orphan(proc)
-            publish(store.transition(member.run_id, "process/stopped", {
-                "pgid": proc.pgid, "outcome": outcome, "started_at": proc.started_at}, now))
+            append(store, member.run_id, EventType.PROCESS_STOPPED, {
+                "pgid": proc.pgid, "outcome": outcome, "started_at": proc.started_at}, now)
             if outcome != "elsewhere":
-                store.forget_process(member.run_id, proc.pgid)  # type: ignore[attr-defined]
+                store.forget_process(member.run_id, proc.pgid)
         for row in store.nodes(member.run_id):
             marked = _mark_in_flight(row)
             if marked is not None:
-                publish(store.transition(member.run_id, "attempt/interrupted", {
+                append(store, member.run_id, EventType.ATTEMPT_INTERRUPTED, {
                     "node": row.node_key, "attempt": marked.record["attempts"][-1]["attempt"]},
-                    now, Transition(node=marked)))
+                    now, Transition(node=marked))
 
 
 def _mark_in_flight(row: NodeRow) -> NodeRow | None:
@@ -137,12 +138,12 @@ class GroupRecorder:
 
     def started(self, pgid: int) -> None:
         host, pid = host_name(), os.getpid()
-        self.store.record_process(ProcessRow(  # type: ignore[attr-defined]
+        self.store.record_process(ProcessRow(
             run_id=self.run_id, pgid=pgid, ident=process_ident(pgid) or "", host=host,
             owner_pid=pid, started_at=self.clock()))
 
     def ended(self, pgid: int) -> None:
-        self.store.forget_process(self.run_id, pgid)  # type: ignore[attr-defined]
+        self.store.forget_process(self.run_id, pgid)
 
 
 # -- attempts -------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from rein.core.time import iso
 from rein.engine import recovery
 from rein.engine.budget import BudgetTracker, Limits
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
+from rein.engine.events import EventLog, EventType, append
 from rein.engine.execution import (
     CANCEL_KEY,
     ChildSpec,
@@ -98,6 +99,9 @@ class Engine:
         from rein.store.open import key_variables_of
 
         self.store.know(known_secrets(self.env, key_variables_of(self.config)))
+        # Every event this store commits reaches the listeners once, after its commit: the
+        # engine's own, and those a worker or an approval writes through the same store.
+        EventLog.of(self.store).listen(self._publish)
 
     async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli"
                     ) -> RunOutcome:
@@ -125,14 +129,12 @@ class Engine:
                           request={"binding": prepared.binding()}, created_at=now,
                           answer={"actor": actor}, answered_at=now)
         with self.store.atomic():  # a run never exists without the approval it ran under
-            started = self.store.create_run(run, event_type="run/started", payload={
+            self.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
                 "graph_id": run.graph_id, "digest": prepared.digest, "params": _public_params(
                     prepared.data, prepared.params)})
-            answered = self.store.transition(run_id, "approval/answered", {
+            append(self.store, run_id, EventType.APPROVAL_ANSWERED, {
                 "approval_id": row.approval_id, "kind": "graph", "status": "accepted",
                 "digest": prepared.digest}, now, Transition(approval=row))
-        self._publish(started)
-        self._publish(answered)
         return await self.proceed(run_id, fresh=True)
 
     def now(self) -> str:
@@ -145,7 +147,7 @@ class Engine:
         return self.policy
 
     def _publish(self, event: Any) -> None:
-        for listener in self.listeners:
+        for listener in list(self.listeners):
             listener(event)
 
     def _attach_telemetry(self) -> None:
@@ -193,9 +195,8 @@ class Engine:
                               code="RUN_ENDED", hint="nothing to cancel")
             self.check_binding(run, force=force)  # before anything is recorded
             request = {"actor": actor, **({"note": note} if note else {})}
-            self._publish(self.store.transition(
-                run.run_id, "run/cancel_requested", request, self.now(),
-                Transition(summary={**run.summary, CANCEL_KEY: request})))
+            append(self.store, run.run_id, EventType.RUN_CANCEL_REQUESTED, request, self.now(),
+                   Transition(summary={**run.summary, CANCEL_KEY: request}))
             return await self.proceed(run.run_id, force=force)
 
     async def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:
@@ -243,7 +244,7 @@ class Engine:
         policy = recovery.resume_policy(data)
         adopt = "resume_incomplete"
         if run.status is RunStatus.RUNNING and not fresh:
-            recovery.recover(self.store, run, now=self.now(), publish=self._publish)
+            recovery.recover(self.store, run, now=self.now())
             if policy == "restart":
                 return await self._restart(run)
             adopt = policy
@@ -252,9 +253,9 @@ class Engine:
             if policy == "restart":
                 return await self._restart(run)
             adopt = policy
-            self._publish(self.store.transition(
-                run.run_id, "run/resumed", {"from": run.status.value, "policy": policy},
-                self.now(), Transition(run_status=RunStatus.RUNNING)))
+            append(self.store, run.run_id, EventType.RUN_RESUMED,
+                   {"from": run.status.value, "policy": policy}, self.now(),
+                   Transition(run_status=RunStatus.RUNNING))
             run = self.store.get_run(run.run_id) or run
         if run.status.terminal:
             return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
@@ -273,8 +274,11 @@ class Engine:
                 ctx.emit("run/resumed", {"from": run.status.value},
                          Transition(run_status=RunStatus.RUNNING))
             own = _Counter("approval/answered")
-            ctx.listeners.append(own)
-            status = await execute(ctx, data, inst)
+            stop_counting = EventLog.of(self.store).listen(own)
+            try:
+                status = await execute(ctx, data, inst)
+            finally:
+                stop_counting()
             # An answer recorded by another process while this one held the lock would
             # otherwise wait for the next `rein resume`: pick it up now.
             if status is not RunStatus.AWAITING_HUMAN or \
@@ -291,9 +295,8 @@ class Engine:
         override = self.check_binding(run, force=force, data=data)
         if override is None:
             return run
-        self._publish(self.store.transition(
-            run.run_id, "run/forced", override["x-rein-forced-resume"], self.now(),
-            Transition(binding={**run.binding, **override})))
+        append(self.store, run.run_id, EventType.RUN_FORCED, override["x-rein-forced-resume"],
+               self.now(), Transition(binding={**run.binding, **override}))
         return self.store.get_run(run.run_id) or run
 
     async def _restart(self, run: RunRow) -> RunOutcome:
@@ -305,14 +308,12 @@ class Engine:
                        graph_digest=run.graph_digest, status=RunStatus.RUNNING,
                        started_at=now, binding=binding)
         with self.store.atomic():
-            ended = self.store.transition(
-                run.run_id, "run/restarted", {"new_run_id": new_id, "policy": "restart"}, now,
-                Transition(run_status=RunStatus.CANCELLED, finished_at=now))
-            started = self.store.create_run(fresh, event_type="run/started", payload={
+            append(self.store, run.run_id, EventType.RUN_RESTARTED,
+                   {"new_run_id": new_id, "policy": "restart"}, now,
+                   Transition(run_status=RunStatus.CANCELLED, finished_at=now))
+            self.store.create_run(fresh, event_type=EventType.RUN_STARTED, payload={
                 "graph_id": run.graph_id, "digest": run.graph_digest,
                 "params": dict(run.binding.get("params") or {}), "restart_of": run.run_id})
-        self._publish(ended)
-        self._publish(started)
         return await self.proceed(new_id, fresh=True)
 
     def _context(self, run: RunRow, data: Mapping[str, Any]) -> RunContext:

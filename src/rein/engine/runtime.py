@@ -26,11 +26,12 @@ from rein.core.time import iso
 from rein.core.usage import Usage
 from rein.engine.budget import BudgetTracker, Spent
 from rein.engine.clock import Clock, IdGenerator
+from rein.engine.events import EventType, append
 from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
 from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
-from rein.formats.redaction import NO_SECRETS, Secrets, redact
+from rein.formats.redaction import Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.workers.base import Worker
@@ -214,7 +215,7 @@ class RunContext:
         return self.store_secrets().values | frozenset(v for v in self.secrets.values() if v)
 
     def store_secrets(self) -> Secrets:
-        return getattr(self.store, "secrets", NO_SECRETS)
+        return self.store.secrets
 
     def redact(self, value: Any) -> Any:
         """``value`` with every secret the run knows replaced, as the store writes it."""
@@ -222,12 +223,11 @@ class RunContext:
 
     def emit(self, event_type: str, payload: Mapping[str, Any],
              change: Transition | None = None) -> Event:
-        """Write one event (and the state it describes) in one transaction, then publish.
-        The store redacts both; listeners get the event as stored."""
-        event = self.store.transition(self.run_id, event_type, payload, self.now(), change)
-        for listener in self.root().listeners:
-            listener(event)
-        return event
+        """Write one event (and the state it describes) in one transaction: the event log's
+        :func:`rein.engine.events.append`. The store redacts both; the log publishes the
+        event as stored once the transaction commits."""
+        return append(self.store, self.run_id, EventType(event_type), payload, self.now(),
+                      change)
 
     def root(self) -> RunContext:
         ctx = self

@@ -21,6 +21,7 @@ from typing import Any, Self
 from rein.config import Config, load_config
 from rein.config.approver import Approver
 from rein.core.states import ApprovalStatus
+from rein.engine import events
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.prepare import Prepared, check_approved, prepare
 from rein.engine.queries import Reads
@@ -330,22 +331,25 @@ class Harness(Reads):
     async def subscribe(self, run_id: str, after: int = 0, *, follow: bool = False,
                         interval: float = 0.2, timeout: float | None = None
                         ) -> AsyncIterator[Event]:
-        """The run's events after ``after``, in order; with ``follow``, new ones as any
-        process stores them, until the run ends (or ``timeout`` seconds pass)."""
+        """The run's events after ``after``, in order; with ``follow``, new ones as they
+        commit (:func:`rein.engine.events.subscribe`: at once in this process, by reading
+        the store every ``interval`` seconds for others), until the run ends or ``timeout``
+        seconds pass."""
         run = self.run(run_id)
-        loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
-        seen = after
-        while True:
-            for event in self.store.events(run.run_id, after=seen):
-                seen = event.seq
+        if not follow:
+            for event in self.store.events(run.run_id, after=after):
                 yield event
-            if not follow or run.status.terminal:
-                return
-            if deadline is not None and loop.time() >= deadline:
-                return
-            await asyncio.sleep(interval)  # by sequence number: every store, every process
-            run = self.run(run.run_id)  # terminal: one more read, the events that ended it
+            return
+        stream = events.subscribe(self.store, run.run_id, after, until_ended=True,
+                                  poll_seconds=interval)
+        try:
+            async with asyncio.timeout(timeout):
+                async for event in stream:
+                    yield event
+        except TimeoutError:
+            return
+        finally:
+            await stream.aclose()
 
 
 __all__ = ["Answered", "Harness", "Submitted"]

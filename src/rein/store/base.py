@@ -9,7 +9,7 @@ can implement it behind the same shared test suite.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -108,6 +108,28 @@ class Event:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ProcessRow:
+    """A process group started for a run (a command criterion, a command worker).
+
+    Recorded when the group starts and forgotten when it is gone, so a row that is still
+    here after its rein died names a group that may have outlived it. ``ident`` is the
+    leader's start time as the kernel reports it: a recycled process id does not match.
+    """
+
+    run_id: RunId
+    pgid: int
+    ident: str
+    host: str
+    owner_pid: int  # the rein process that started it
+    started_at: str
+    node_key: str | None = None
+
+
+# Called once per committed transaction with the events it appended, in order.
+CommitHook = Callable[[Sequence[Event]], None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Transition:
     """What one transaction changes besides appending its event."""
 
@@ -123,8 +145,20 @@ class Store(Protocol):
     """Where run state lives. One instance per process; not shared across threads.
 
     Every write redacts the secrets the store knows (:mod:`rein.formats.redaction`) from
-    everything it stores, and returns what it stored.
+    everything it stores, and returns what it stored. The store never makes up an event: a
+    write that appends one is handed its type and payload by the caller
+    (:mod:`rein.engine.events` names them all), and after the transaction commits the store
+    hands the events it appended to every :meth:`on_commit` hook, so nothing written is
+    left unpublished and nothing rolled back is published.
     """
+
+    url: str  # where it lives (a database file or a server URL): two objects, one database
+    secrets: Secrets  # what every write redacts (:meth:`know` adds to it)
+
+    def on_commit(self, hook: CommitHook) -> Callable[[], None]:
+        """Call ``hook`` with the events of every transaction this store object commits
+        from now on; returns the function that removes it."""
+        ...
 
     def know(self, secrets: Secrets) -> None:
         """Redact ``secrets`` too from everything written from now on."""
@@ -198,6 +232,15 @@ class Store(Protocol):
         an answered turn raises ``Refused`` (``DRIVER_ANSWERED``)."""
         ...
 
+    def answer_approval(self, approval_id: str, status: ApprovalStatus,
+                        answer: Mapping[str, Any], at: str, *, event_type: str,
+                        payload: Mapping[str, Any]) -> tuple[ApprovalRow, bool]:
+        """Answer a pending approval with its event, atomically: ``(row, changed)``. The
+        same status again changes nothing and appends nothing; a different answer to an
+        answered approval raises ``Refused`` (``APPROVAL_ANSWERED``); an unknown id raises
+        ``StoreError`` (``APPROVAL404``)."""
+        ...
+
     def driver_turn(self, token: str) -> DriverTurn | None:
         """The turn with ``token``, or ``None``."""
         ...
@@ -205,6 +248,19 @@ class Store(Protocol):
     def driver_turns(self, root_run_id: str, *, status: TurnStatus | None = None
                      ) -> list[DriverTurn]:
         """The turns of one run family, oldest first (only those in ``status`` if given)."""
+        ...
+
+    def record_process(self, row: ProcessRow) -> None:
+        """Remember a process group started for a run (before it can outlive us); the same
+        ``(run_id, pgid)`` again replaces the row."""
+        ...
+
+    def forget_process(self, run_id: str, pgid: int) -> None:
+        """The group is gone: drop its row (nothing happens when there is none)."""
+        ...
+
+    def processes(self, run_id: str) -> list[ProcessRow]:
+        """Process groups recorded for a run and not yet forgotten, oldest first."""
         ...
 
     def atomic(self) -> AbstractContextManager[None]:

@@ -42,8 +42,8 @@ def redact_url(url: str) -> str:
 # SQLSTATE classes and codes (PostgreSQL manual, appendix A) → (code, what, hint).
 _PG_CAUSES: tuple[tuple[str, str, str, str], ...] = (
     ("53100", "STORE_FULL", "the database server's disk is full",
-     "free space on the server and run the command again: the change that did not fit was "
-     "rolled back, and everything committed before it is intact"),
+     ("free space on the server and run the command again: the change that did not fit was "
+      "rolled back, and everything committed before it is intact")),
     ("53", "STORE_FULL", "the database server is out of resources",
      "check the server's memory, connections and disk, then run the command again"),
     ("XX001", "STORE001", "the database's data is damaged",
@@ -114,7 +114,7 @@ class PostgresStore(SQLStore):
 
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
         try:
-            return self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
+            return self._conn.execute(sql.replace("?", "%s"), tuple(params))
         except self._psycopg.Error as exc:
             lost = isinstance(exc, self._psycopg.OperationalError)
             raise pg_store_error(exc, redact_url(self.url), connection=lost) from exc

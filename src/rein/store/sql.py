@@ -20,15 +20,23 @@ import dataclasses
 import json
 import os
 import socket
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from rein.core.ids import ApprovalId, NodeKey, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 from rein.errors import Refused, StoreError
 from rein.formats.redaction import Secrets, known_secrets, redact
-from rein.store.base import ApprovalRow, DriverTurn, Event, NodeRow, RunRow, Transition
+from rein.store.base import (
+    ApprovalRow,
+    CommitHook,
+    DriverTurn,
+    Event,
+    NodeRow,
+    ProcessRow,
+    RunRow,
+    Transition,
+)
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.
@@ -43,24 +51,6 @@ def dump(value: Any) -> str:
 def dump_ordered(value: Any) -> str:
     """Stored JSON that keeps key order: a driver instruction is shown as it was built."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ProcessRow:
-    """A process group started for a run (a command criterion, a command worker).
-
-    Recorded when the group starts and forgotten when it is gone, so a row that is still
-    here after its rein died names a group that may have outlived it. ``ident`` is the
-    leader's start time as the kernel reports it: a recycled process id does not match.
-    """
-
-    run_id: RunId
-    pgid: int
-    ident: str
-    host: str
-    owner_pid: int  # the rein process that started it
-    started_at: str
-    node_key: str | None = None
 
 
 def host_name() -> str:
@@ -78,6 +68,27 @@ class SQLStore:
     def __init__(self) -> None:
         self._depth = 0
         self.secrets: Secrets = known_secrets(os.environ)
+        self._appended: list[Event] = []  # by the open transaction: published on commit
+        self._hooks: list[CommitHook] = []
+
+    # -- publication ----------------------------------------------------------------------
+
+    def on_commit(self, hook: CommitHook) -> Callable[[], None]:
+        """Call ``hook`` with the events of every transaction committed from now on."""
+        self._hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+
+        return remove
+
+    def _published(self) -> None:
+        # After the commit, never before: a hook sees only what a reader of the store sees.
+        events, self._appended = self._appended, []
+        if events:
+            for hook in list(self._hooks):
+                hook(tuple(events))
 
     # -- redaction ------------------------------------------------------------------------
 
@@ -121,10 +132,16 @@ class SQLStore:
             yield
         except BaseException:
             self._depth = 0
+            self._appended = []  # rolled back: never published
             self._end(commit=False)
             raise
         self._depth = 0
-        self._end(commit=True)
+        try:
+            self._end(commit=True)
+        except BaseException:
+            self._appended = []
+            raise
+        self._published()
 
     def atomic(self) -> contextlib.AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
@@ -164,7 +181,9 @@ class SQLStore:
         payload = self.redact(dict(payload))
         self._x("INSERT INTO events (run_id, seq, type, payload, at) VALUES (?, ?, ?, ?, ?)",
                 (run_id, seq, event_type, dump(payload), at))
-        return Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
+        event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
+        self._appended.append(event)
+        return event
 
     def _apply(self, run_id: str, change: Transition) -> None:
         if change.node is not None:
@@ -207,11 +226,13 @@ class SQLStore:
             )
 
     def answer_approval(self, approval_id: str, status: ApprovalStatus,
-                        answer: Mapping[str, Any], at: str) -> tuple[ApprovalRow, bool]:
-        """Answer a pending approval. Returns the row and whether this call changed it.
+                        answer: Mapping[str, Any], at: str, *, event_type: str,
+                        payload: Mapping[str, Any]) -> tuple[ApprovalRow, bool]:
+        """Answer a pending approval with the event the caller names. Returns the row and
+        whether this call changed it.
 
-        Answering again with the same status is a no-op (idempotent); a different answer to
-        an already answered approval is refused.
+        Answering again with the same status is a no-op (idempotent, no event); a different
+        answer to an already answered approval is refused.
         """
         answer = self.redact(dict(answer))
         with self._tx():
@@ -233,9 +254,7 @@ class SQLStore:
                 approval_id=row.approval_id, run_id=row.run_id, key=row.key, kind=row.kind,
                 status=status, digest=row.digest, request=row.request,
                 created_at=row.created_at, answer=answer, answered_at=at)
-            self._append(row.run_id, "approval/answered",
-                         {"approval_id": row.approval_id, "key": row.key,
-                          "status": status.value}, at)
+            self._append(row.run_id, event_type, payload, at)
             self._apply(row.run_id, Transition(approval=updated))
             return updated, True
 
@@ -335,7 +354,8 @@ class SQLStore:
 
     def approvals(self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
                   ) -> list[ApprovalRow]:
-        clauses, values = [], []
+        clauses: list[str] = []
+        values: list[Any] = []
         if run_id is not None:
             clauses.append("run_id = ?")
             values.append(run_id)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, RunStatus
 from rein.errors import ExitCode, StoreError
 from rein.workers.driver_current import current_turn, waiting_turns, workspace_turns
@@ -58,11 +59,11 @@ def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
 
 
-def family(store: Store, root: str) -> list[str]:
+def family(store: Store, root: str) -> list[RunId]:
     """``root`` and every child run below it."""
     from rein.store.lineage import family as runs_below
 
-    return [r.run_id for r in runs_below(store, root)] or [root]
+    return [r.run_id for r in runs_below(store, root)] or [RunId(root)]
 
 
 def current_turns(store: Store, root: str) -> list[Turn]:
@@ -161,10 +162,10 @@ def _stalled(store: Store, base: dict[str, Any], runs: list[str]) -> dict[str, A
                        f"`rein resume {root}`", "exit_code": _WAITING}
 
 
-def _unserved(store: Store, runs: list[str]) -> str | None:
+def _unserved(store: Store, runs: list[RunId]) -> str | None:
     """The node of the latest ``worker/unavailable`` event in the family."""
     events = [e for r in runs
-              for e in store.events(r, types=["worker/unavailable"])]  # type: ignore[arg-type]
+              for e in store.events(r, types=["worker/unavailable"])]
     if not events:
         return None
     latest = max(events, key=lambda e: (e.at, e.seq))
@@ -177,13 +178,13 @@ def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
         return "cancelled", f"run {root} was cancelled (see `rein runs show` for who and why)"
     runs = family(store, root)
     codes = {e.payload.get("code") for r in runs
-             for e in store.events(r, types=["diagnostic"])}  # type: ignore[arg-type]
+             for e in store.events(r, types=["diagnostic"])}
     classes: set[str] = set()
     blocked: list[str] = []
     failed: list[str] = []
     why = ""
     for r in runs:
-        for node in store.nodes(r):  # type: ignore[arg-type]
+        for node in store.nodes(r):
             if node.status.value == "blocked":
                 blocked.append(node.node_key)
             if node.status.value == "failed":

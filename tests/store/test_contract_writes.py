@@ -1,0 +1,163 @@
+"""What every store guarantees, continued: the writes that carry their own event (approval
+answers, driver turns), publication on commit, reads by key and type, redaction, the lock
+probe. SQLite and PostgreSQL run the same tests (see ``conftest.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
+from rein.errors import Refused, StoreError
+from rein.formats.redaction import Secrets
+from rein.store.base import ApprovalRow, DriverTurn, Event, NodeRow, RunRow, Transition
+
+T = "2026-01-01T00:00:00Z"
+R1 = RunId("r1")
+
+
+def _run(run_id: str = "r1") -> RunRow:
+    return RunRow(run_id=RunId(run_id), graph_id="g", graph_path="g.agraph.yaml",
+                  graph_digest="sha256-x=", status=RunStatus.RUNNING, started_at=T)
+
+
+def _turn(token: str = "tok", **changes: Any) -> DriverTurn:
+    fields: dict[str, Any] = {
+        "token": token, "run_id": R1, "root_run_id": R1, "node_key": "a", "attempt": 1,
+        "kind": "task", "status": TurnStatus.PENDING, "instruction": {"z": 1, "a": 2},
+        "baseline": {}, "created_at": T, **changes}
+    return DriverTurn(**fields)
+
+
+def _pending(any_store: Any) -> ApprovalRow:
+    ask = ApprovalRow(approval_id=ApprovalId("apv-1"), run_id=R1, key="gate:g",
+                      kind=ApprovalKind.GATE, status=ApprovalStatus.PENDING, digest="sha256:d",
+                      request={"prompt": "ok?"}, created_at=T)
+    any_store.transition(R1, "approval/requested", {"approval_id": "apv-1"}, T,
+                         Transition(approval=ask))
+    return ask
+
+
+def test_an_answer_is_written_with_the_event_it_is_given(any_store: Any) -> None:
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    _pending(any_store)
+    row, changed = any_store.answer_approval(
+        "apv-1", ApprovalStatus.DECLINED, {"actor": "ana"}, T, event_type="approval/answered",
+        payload={"approval_id": "apv-1", "status": "declined"})
+    assert changed and any_store.get_approval("apv-1") == row
+    assert row.status is ApprovalStatus.DECLINED and row.answered_at == T
+    last = any_store.events(R1)[-1]
+    assert (last.type, last.payload) == ("approval/answered",
+                                         {"approval_id": "apv-1", "status": "declined"})
+    # The same answer again changes nothing and appends nothing.
+    _, again = any_store.answer_approval("apv-1", ApprovalStatus.DECLINED, {}, T,
+                                         event_type="approval/answered", payload={})
+    assert not again and any_store.events(R1)[-1] == last
+    assert any_store.get_approval("apv-9") is None
+
+
+def test_driver_turns_are_inserted_once_and_answered_once(any_store: Any) -> None:
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    first, inserted = any_store.add_driver_turn(_turn(), event_type="driver/instructed",
+                                                payload={"token": "tok"})
+    assert inserted and first.instruction == {"z": 1, "a": 2}
+    assert list(any_store.driver_turn("tok").instruction) == ["z", "a"]  # order as built
+    _, again = any_store.add_driver_turn(_turn(attempt=9), event_type="driver/instructed",
+                                         payload={})
+    assert not again and any_store.driver_turn("tok").attempt == 1
+    any_store.add_driver_turn(_turn("tok2"), event_type="driver/instructed", payload={})
+    assert [t.token for t in any_store.driver_turns("r1")] == ["tok", "tok2"]
+    answer = {"envelope": {"status": "done"}, "checks": {}}
+    turn, changed = any_store.answer_driver_turn("tok", answer, T, event_type="driver/answered",
+                                                 payload={"token": "tok"})
+    assert changed and turn.status is TurnStatus.ANSWERED and turn.answer == answer
+    _, changed = any_store.answer_driver_turn("tok", answer, T, event_type="driver/answered",
+                                              payload={})
+    assert not changed  # the same envelope again
+    with pytest.raises(Refused) as refused:
+        any_store.answer_driver_turn("tok", {"envelope": {"status": "x"}}, T,
+                                     event_type="driver/answered", payload={})
+    assert refused.value.code == "DRIVER_ANSWERED"
+    with pytest.raises(StoreError) as missing:
+        any_store.answer_driver_turn("nope", answer, T, event_type="driver/answered",
+                                     payload={})
+    assert missing.value.code == "DRIVER404"
+    assert [t.token for t in any_store.driver_turns("r1", status=TurnStatus.PENDING)] == [
+        "tok2"]
+    assert [e.type for e in any_store.events(R1)] == [
+        "run/started", "driver/instructed", "driver/instructed", "driver/answered"]
+
+
+def test_commit_hooks_get_what_committed_once_and_nothing_rolled_back(any_store: Any) -> None:
+    seen: list[Sequence[Event]] = []
+    remove = any_store.on_commit(seen.append)
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    with any_store.atomic():
+        any_store.transition(R1, "node/started", {"node": "a"}, T)
+        any_store.transition(R1, "node/finished", {"node": "a"}, T)
+        assert len(seen) == 1  # not before the group commits
+    with pytest.raises(RuntimeError), any_store.atomic():
+        any_store.transition(R1, "run/finished", {}, T)
+        raise RuntimeError("rolled back")
+    any_store.add_driver_turn(_turn(), event_type="driver/instructed", payload={})
+    assert [[(e.seq, e.type) for e in events] for events in seen] == [
+        [(1, "run/started")], [(2, "node/started"), (3, "node/finished")],
+        [(4, "driver/instructed")]]
+    assert [e.to_json() for events in seen for e in events] == [
+        e.to_json() for e in any_store.events(R1)]
+    remove()
+    any_store.transition(R1, "run/finished", {}, T)
+    assert len(seen) == 3
+
+
+def test_reads_by_key_and_by_type(any_store: Any) -> None:
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    node = NodeRow(run_id=R1, node_key=NodeKey("loop[0].a"), node_id="a",
+                   scope_path="loop[0]", type="task", status=NodeStatus.RUNNING)
+    any_store.transition(R1, "node/started", {}, T, Transition(node=node))
+    got = any_store.node(R1, "loop[0].a")
+    assert (got.node_id, got.scope_path, got.status) == ("a", "loop[0]", NodeStatus.RUNNING)
+    assert any_store.node(R1, "a") is None
+    assert [e.type for e in any_store.events(R1, types=["node/started"])] == ["node/started"]
+    assert any_store.events(R1, types=[]) == []
+
+
+def test_every_write_redacts_what_the_store_knows(any_store: Any) -> None:
+    secret = "s3cr3t-value-that-is-long"
+    any_store.know(Secrets.of({"TOKEN": secret}))
+    assert secret in any_store.secrets.values
+    assert secret not in str(any_store.redact({"x": f"key {secret}"}))
+    any_store.create_run(_run(), event_type="run/started", payload={"said": secret})
+    turn, _ = any_store.add_driver_turn(_turn(instruction={"brief": secret}),
+                                        event_type="driver/instructed", payload={})
+    stored = [e.payload for e in any_store.events(R1)] + [turn.instruction]
+    assert secret not in str(stored)
+    assert secret not in str(any_store.driver_turn("tok").instruction)
+
+
+def test_the_lock_probe_sees_this_process_holding_it(any_store: Any) -> None:
+    assert any_store.url  # names the database: the key of its run locks and its subscribers
+    assert not any_store.run_locked("r1")
+    with any_store.lock_run("r1"):
+        assert any_store.run_locked("r1")
+    assert not any_store.run_locked("r1")
+
+
+def test_the_shared_suite_calls_every_method_of_the_protocol() -> None:
+    """A method the engine may use is a method every backend is tested on: a third backend
+    passing this suite implements the whole protocol."""
+    from pathlib import Path
+
+    from rein.store.base import Store
+
+    here = Path(__file__).parent
+    text = "".join(p.read_text(encoding="utf-8") for p in (
+        here / "test_contract.py", here / "test_contract_writes.py", here / "conftest.py"))
+    methods = sorted(name for name, value in vars(Store).items()
+                     if callable(value) and not name.startswith("_"))
+    assert len(methods) > 20
+    called = {m for m in methods if f"any_store.{m}(" in text or f"store.{m}()" in text}
+    assert sorted(set(methods) - called) == []
