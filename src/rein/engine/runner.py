@@ -27,13 +27,16 @@ from rein.core.time import iso
 from rein.engine import approvals, recovery
 from rein.engine.budget import BudgetTracker, Limits
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
+from rein.engine.evaluation import diagnostic
 from rein.engine.expressions import ExpressionFailed
-from rein.engine.finalize import Final, compensate, finalize
+from rein.engine.finalize import compensate, finalize
 from rein.engine.graph import scope_model
+from rein.engine.nodes import execute_node
 from rein.engine.params import bind_params
 from rein.engine.routing import Router
-from rein.engine.runtime import Listener, Paused, RunCancelled, RunContext, ScopeInstance
-from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic
+from rein.engine.runtime import ChildSpec, Final, Listener, RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler, ScopeResult
+from rein.engine.signals import Paused, RunCancelled
 from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
 from rein.formats.redaction import SECRET_PREFIX
@@ -246,19 +249,6 @@ class RunOutcome:
 
     def to_json(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "status": self.status.value, "digest": self.digest}
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ChildSpec:
-    """What a subgraph node hands to :func:`run_child`."""
-
-    document: Mapping[str, Any]  # the document the fragment lives in (for ``use`` lookups)
-    fragment: Mapping[str, Any]  # what runs: a whole document or a fragment of one
-    path: str
-    digest: str
-    graph_id: str
-    params: Mapping[str, Any]
-    context: Mapping[str, Any]
 
 
 @dataclass(kw_only=True)
@@ -561,7 +551,8 @@ class Engine:
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
             secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
-            approved_children=_pinned(run.binding),
+            approved_children=_pinned(run.binding), execute_node=execute_node,
+            run_child=run_child,
         )
         _load_memory(ctx)
         return ctx
@@ -640,16 +631,12 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
             listener(event)
     constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \
         else {}
-    child = RunContext(
-        store=ctx.store, run_id=run.run_id, workspace=ctx.workspace, graph=spec.document,
-        graph_path=spec.path, digest=spec.digest, clock=ctx.clock, ids=ctx.ids,
-        workers=ctx.workers, router=ctx.router, budget=ctx.budget,
+    child = ctx.child(
+        run_id=run.run_id, graph=spec.document, graph_path=spec.path, digest=spec.digest,
         policy=dict(spec.document.get("policy") or ctx.policy),
         max_parallel_nodes=min(int(constraints.get("max_parallel_nodes",
                                                    ctx.max_parallel_nodes)),
                                ctx.max_parallel_nodes) if constraints else ctx.max_parallel_nodes,
-        max_depth=ctx.max_depth, secrets=ctx.secrets, env=ctx.env, depth=ctx.depth + 1,
-        parent=ctx, sleep=ctx.sleep, checkers=ctx.checkers, harness_policy=ctx.harness_policy,
     )
     _load_memory(child)
     if run.status.terminal:

@@ -22,6 +22,7 @@ from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
+from rein.engine.evaluation import diagnostic
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -30,10 +31,10 @@ from rein.engine.kinds.worker_call import (
     pick_worker,
     with_session,
 )
-from rein.engine.nodes import CheckpointRejected, checkpoints
+from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
-from rein.engine.scheduler import diagnostic
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.signals import CheckpointRejected, Paused
 from rein.workers.base import AttemptRequest, AttemptResult, Feedback, Routed, Worker
 
 

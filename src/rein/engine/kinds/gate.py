@@ -16,13 +16,13 @@ from typing import Any
 
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
+from rein.engine.evaluation import diagnostic, value
 from rein.engine.expressions import render
 from rein.engine.kinds import ladder
-from rein.engine.nodes import human_timeouts
+from rein.engine.node_steps import human_timeouts
 from rein.engine.outputs import check_outputs
 from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import diagnostic, value
 
 
 async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]

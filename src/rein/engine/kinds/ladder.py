@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from rein.core.failures import FailureClass
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
+from rein.engine.evaluation import condition, diagnostic
 from rein.engine.expressions import render
-from rein.engine.nodes import CheckpointRejected, checkpoints
+from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import condition, diagnostic
+from rein.engine.signals import CheckpointRejected
 
 if TYPE_CHECKING:
     from rein.engine.kinds.attempt import AttemptOutcome
@@ -133,12 +134,10 @@ def _passes_relaxed(block: Mapping[str, Any], results: Any, relaxed: set[str]) -
 
 async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str) -> bool:
     """Run ``other`` in ``nid``'s place and adopt its outputs by name (§14.2)."""
-    from rein.engine.nodes import execute_node
-
     if other not in inst.model.nodes:
         return False
     view = inst.stand_in(other, nid)
-    await execute_node(ctx, view, other)
+    await ctx.execute_node(ctx, view, other)
     result = view.states[other]
     if result.status is not NodeStatus.SUCCEEDED:
         return False

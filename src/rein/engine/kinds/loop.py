@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.core.states import NodeStatus
+from rein.engine.evaluation import condition, diagnostic, value
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -23,8 +24,9 @@ from rein.engine.kinds.fragments import (
     instance,
     model_of,
 )
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
-from rein.engine.scheduler import Scheduler, condition, diagnostic, value
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler
+from rein.engine.signals import Paused
 
 
 async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]

@@ -18,6 +18,7 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import AttemptStatus, NodeStatus
+from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
 from rein.engine.kinds.attempt import AttemptOutcome, run_attempt
@@ -30,9 +31,9 @@ from rein.engine.kinds.retry import (
     should_retry,
 )
 from rein.engine.kinds.worker_call import build_request, is_mutating, node_env, pick_worker
-from rein.engine.nodes import CheckpointRejected, InputsMissing, checkpoints, resolve_inputs
+from rein.engine.node_steps import checkpoints, resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import condition, diagnostic
+from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
 from rein.errors import RoutingError
 from rein.workers.base import Feedback, Routed, Worker
 
@@ -47,15 +48,6 @@ __all__ = [
     "run_decision",
     "run_task",
 ]
-
-
-class Blocked(Exception):
-    """The node cannot start (RT011–RT015): ``blocked``, before anything is spent."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 async def run_task(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
