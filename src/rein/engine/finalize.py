@@ -95,7 +95,7 @@ async def compensate(ctx: RunContext) -> None:
     """Run ``failure.compensation`` nodes of succeeded nodes, newest completion first."""
     done = sorted(ctx.completions, key=lambda c: c[0], reverse=True)
     for _, inst, nid in done:
-        target = (inst.model.nodes[nid].get("failure") or {}).get("compensation")
+        target = inst.model.specs[nid].failure.compensation
         if not target or target not in inst.model.nodes:
             continue
         view = inst.stand_in(str(target), nid)

@@ -81,7 +81,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     on_reject = gate.get("on_reject", "fail")
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
         state.record["escalated"] = True
-        if (node.get("failure") or {}).get("escalation") and await ladder.escalate(
+        if inst.model.specs[nid].failure.escalation is not None and await ladder.escalate(
                 ctx, inst, nid, node, reason="gate timed out"):
             return  # the escalation handed back outputs (a person, a node)
     if on_reject == "route":

@@ -26,6 +26,7 @@ from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import CheckpointRejected
+from rein.formats.ags.spec import SuccessSpec
 
 if TYPE_CHECKING:
     from rein.engine.kinds.attempt import AttemptOutcome
@@ -36,12 +37,12 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                     blocked: bool = False) -> None:
     """Take the node from "out of attempts" to a terminal state."""
     state = inst.states[nid]
-    block = node.get("failure") or {}
+    block = inst.model.specs[nid].failure
     scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
                                     "inputs": state.inputs or {},
                                     "outputs": dict(last.outputs) if last else {}})
     if not blocked:
-        for step in block.get("fallback") or []:
+        for step in block.fallback:
             if step.get("when") and not condition(ctx, scope, str(step["when"]),
                                                   f"node {nid} fallback"):
                 continue
@@ -50,8 +51,8 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                 ctx.emit("node/fallback", {"node": inst.key(nid), "strategy": step["strategy"]})
                 return
     reason = failure.value if failure else "failed"
-    on_exhausted = block.get("on_exhausted", "fail")
-    if isinstance(block.get("escalation"), Mapping):
+    on_exhausted = block.on_exhausted
+    if block.escalation is not None:
         # The ladder's own rung (§14): a declared escalation runs once the fallbacks are
         # spent, whatever on_exhausted says; on_exhausted then decides what an escalation
         # that handed nothing back leaves the node as (``escalate`` adds nothing more).
@@ -105,7 +106,8 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
             if last is None or last.success is None or last.failure is not FailureClass.CRITERIA_FAILED:
                 return False
             relaxed = {str(c) for c in step.get("criteria") or []}
-            if not _passes_relaxed(node.get("success") or {}, last.success.results, relaxed):
+            if not _passes_relaxed(inst.model.specs[nid].success, last.success.results,
+                                   relaxed):
                 return False
             state.outputs = dict(last.outputs)
             state.status = NodeStatus.SUCCEEDED
@@ -121,14 +123,13 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
     return False
 
 
-def _passes_relaxed(block: Mapping[str, Any], results: Any, relaxed: set[str]) -> bool:
+def _passes_relaxed(block: SuccessSpec, results: Any, relaxed: set[str]) -> bool:
     required = [r for r in results if r.severity == "required" and r.id not in relaxed]
     passes = sum(1 for r in required if r.passed)
-    mode = block.get("mode", "all")
-    if mode == "any":
+    if block.mode == "any":
         return passes >= 1
-    if mode == "n_of":
-        return passes >= int(block.get("count", 1))
+    if block.mode == "n_of":
+        return passes >= block.count
     return passes == len(required)
 
 
@@ -183,8 +184,8 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
                    reason: str) -> bool:
     """Run ``failure.escalation``. True when it resolved the node (outputs handed back)."""
     state = inst.states[nid]
-    esc = (node.get("failure") or {}).get("escalation")
-    if not isinstance(esc, Mapping):
+    esc = inst.model.specs[nid].failure.escalation
+    if esc is None:
         diagnostic(ctx, "LADDER001", "warning", f"node {nid} asks to escalate but declares "
                    "no failure.escalation", node=inst.key(nid))
         return False

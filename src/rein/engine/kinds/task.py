@@ -24,7 +24,6 @@ from rein.engine.kinds import ladder
 from rein.engine.kinds.attempt import AttemptOutcome, run_attempt
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
-    DEFAULT_RETRY_ON,
     adopted,
     backoff,
     feedback_for,
@@ -35,6 +34,7 @@ from rein.engine.node_steps import checkpoints, resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
 from rein.errors import RoutingError
+from rein.formats.ags.spec import DEFAULT_RETRY_ON
 from rein.workers.base import Feedback, Routed, Worker
 
 __all__ = [
@@ -99,7 +99,8 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
                         node: Mapping[str, Any], *, kind: str) -> None:
     state = inst.states[nid]
-    retry = (node.get("failure") or {}).get("retry") or {}
+    spec = inst.model.specs[nid]
+    retry = spec.failure.retry
     started = await _start(ctx, inst, nid, node, kind)
     if started is None:
         return
@@ -107,12 +108,12 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
     tier = node_tier(node)
     feedback: Feedback | None = None
     last: AttemptOutcome | None = None
-    for n in range(1, int(retry.get("max_attempts", 1)) + 1):
-        earlier = adopted(state, node, n)
+    for n in range(1, retry.max_attempts + 1):
+        earlier = adopted(state, spec, n)
         if n > 1:
             if earlier is None:  # an adopted attempt was followed by its wait already
                 await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
-            if retry.get("escalate_intelligence"):
+            if retry.escalate_intelligence:
                 escalated = _escalate(ctx, inst, nid, node)
                 if escalated is None:
                     break
