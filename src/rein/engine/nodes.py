@@ -15,6 +15,7 @@ from rein.core.states import NodeStatus
 from rein.engine import kinds
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Paused
+from rein.engine.transitions import restore, transition
 
 
 async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
@@ -36,20 +37,21 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     node = inst.model.nodes[nid]
     kind = inst.model.node_type(nid)
     started = ctx.clock.monotonic()
-    state.status = NodeStatus.RUNNING
+    transition(state, NodeStatus.RUNNING)
     state.record.setdefault("started_at", ctx.now())
     ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")})
     try:
         await kinds.run(ctx, inst, nid, node, kind)
     except Paused as pause:
-        state.status = (NodeStatus.AWAITING_HUMAN if pause.reason == "human"
-                        else NodeStatus.RUNNING)
+        transition(state, NodeStatus.AWAITING_HUMAN if pause.reason == "human"
+                   else NodeStatus.RUNNING, node=key)
         ctx.save_node(inst, nid, "node/waiting", {"reason": pause.reason, **pause.detail})
         raise
     except asyncio.CancelledError:
-        state.status = NodeStatus.CANCELLED
-        state.record["finished_at"] = ctx.now()
-        ctx.save_node(inst, nid, "node/cancelled", {"reason": "cancelled"})
+        if not state.status.terminal:  # a node that ended before the cancel keeps its end
+            transition(state, NodeStatus.CANCELLED, node=key)
+            state.record["finished_at"] = ctx.now()
+            ctx.save_node(inst, nid, "node/cancelled", {"reason": "cancelled"})
         raise
     state.duration = round(ctx.clock.monotonic() - started, 6)
     state.record["finished_at"] = ctx.now()
@@ -74,7 +76,7 @@ def _finish_payload(outputs: Mapping[str, Any], node: Mapping[str, Any], state: 
 def _adopt(ctx: RunContext, inst: ScopeInstance, nid: str, record: Mapping[str, Any]) -> None:
     """Take a node's terminal state from the store instead of running it again."""
     state = inst.states[nid]
-    state.status = NodeStatus(record["status"])
+    restore(state, NodeStatus(record["status"]), node=inst.key(nid))
     state.outputs = dict(record.get("outputs") or {})
     state.decision = record.get("decision")
     state.attempts = len(record.get("attempts") or [])

@@ -22,6 +22,7 @@ from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Paused
+from rein.engine.transitions import transition
 from rein.errors import BudgetExceeded
 
 
@@ -73,7 +74,7 @@ class Scheduler:
                         group = self._group(nid)
                         if group:
                             self.ctx.root().groups_held.add(group)
-                        states[nid].status = NodeStatus.RUNNING
+                        transition(states[nid], NodeStatus.RUNNING)
                         task = asyncio.ensure_future(self.ctx.execute_node(self.ctx, self.inst, nid))
                         running[task] = nid
                         if len(running) >= self.capacity:
@@ -118,7 +119,7 @@ class Scheduler:
             root = self.ctx.root()
             if root.budget_stop is None:
                 root.budget_stop = {"message": exc.message, **exc.to_json()}
-            self.inst.states[nid].status = NodeStatus.PENDING
+            transition(self.inst.states[nid], NodeStatus.PENDING)
             return
         if exc is not None:
             raise exc
@@ -187,7 +188,7 @@ class Scheduler:
                     self._resolve_edges(nid)
                     changed = True
                     continue
-                state.status = NodeStatus.READY
+                transition(state, NodeStatus.READY)
                 heapq.heappush(self.ready, (self.model.rank[nid], nid))
 
     def _join(self, nid: str) -> bool | None:
@@ -253,7 +254,7 @@ class Scheduler:
 
     def _skip(self, nid: str, reason: str) -> None:
         state = self.inst.states[nid]
-        state.status = NodeStatus.SKIPPED
+        transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = reason
         key = self.inst.key(nid)
         known = self.ctx.memo.get(key)
@@ -269,7 +270,7 @@ class Scheduler:
         reason = "halted after a failure" if self.halted else "global budget reached (RT061)"
         for nid, state in self.inst.states.items():
             if state.status in (NodeStatus.PENDING, NodeStatus.READY) and nid not in self.paused:
-                state.status = NodeStatus.CANCELLED
+                transition(state, NodeStatus.CANCELLED)
                 state.record["x-rein-cancel-reason"] = reason
                 self.ctx.save_node(self.inst, nid, "node/cancelled", {"reason": reason})
 

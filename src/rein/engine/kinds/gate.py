@@ -23,6 +23,7 @@ from rein.engine.node_steps import human_timeouts
 from rein.engine.outputs import check_outputs
 from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.transitions import transition
 
 
 async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
@@ -40,7 +41,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         events.append({"at_stage": "gate", "mode": mode, "outcome": "notified",
                        "at": ctx.now()})
         ctx.emit("human/notified", {"node": key, "prompt": prompt})
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         return
     present = [value(ctx, scope, str(e), f"node {nid} gate.present") for e in
                gate.get("present") or []]
@@ -76,7 +77,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     if accepted:
         state.outputs = {**values, "decision": "approved"}
         state.decision = "approved"
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         return
     on_reject = gate.get("on_reject", "fail")
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
@@ -87,12 +88,12 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     if on_reject == "route":
         state.outputs = {"decision": "rejected"}
         state.decision = "rejected"
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
     elif on_reject == "skip_dependents":
-        state.status = NodeStatus.SKIPPED
+        transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = "gate rejected (skip_dependents)"
     else:
-        state.status = NodeStatus.FAILED
+        transition(state, NodeStatus.FAILED)
         state.unabsorbed = True
 
 

@@ -26,6 +26,7 @@ from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import CheckpointRejected
+from rein.engine.transitions import transition
 from rein.formats.ags.spec import SuccessSpec
 
 if TYPE_CHECKING:
@@ -61,26 +62,28 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
     elif on_exhausted == "escalate":
         await escalate(ctx, inst, nid, node, reason=reason)  # refused at prepare (LADDER001)
     if on_exhausted == "skip":
-        state.status = NodeStatus.SKIPPED
+        transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = "on_exhausted: skip"
         return
     elif on_exhausted == "succeed_degraded" and not blocked:
         state.outputs = dict(last.outputs) if last else {}
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         state.degraded = True
         diagnostic(ctx, "RT042", "warning", f"node {nid} ended succeed_degraded",
                    node=inst.key(nid))
         return
-    state.status = NodeStatus.BLOCKED if blocked else NodeStatus.FAILED
     state.unabsorbed = True
     if failure is not None:
         state.record["x-rein-failure-class"] = failure.value
     try:
+        # Before the terminal status: a required checkpoint pauses the node, and a node
+        # waiting for a person has not ended yet.
         await checkpoints(ctx, inst, nid, node, "on_failure", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}})
     except CheckpointRejected:
-        pass  # the node has already failed; the answer is recorded as a human event
+        pass  # the node fails either way; the answer is recorded as a human event
+    transition(state, NodeStatus.BLOCKED if blocked else NodeStatus.FAILED)
 
 
 async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
@@ -100,7 +103,7 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                              workspace=ctx.workspace, optional=optional):
                 return False
             state.outputs = {k: last.outputs[k] for k in keep}
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
             return True
         case "relax_criteria":
             if last is None or last.success is None or last.failure is not FailureClass.CRITERIA_FAILED:
@@ -110,14 +113,14 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                                    relaxed):
                 return False
             state.outputs = dict(last.outputs)
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
             state.record["x-rein-relaxed"] = sorted(relaxed)
             return True
         case "human_takeover":
             return await _human_outputs(ctx, inst, nid, node, "takeover",
                                         str(step.get("description") or node.get("title", nid)))
         case "skip":
-            state.status = NodeStatus.SKIPPED
+            transition(state, NodeStatus.SKIPPED)
             state.record["skip_reason"] = "fallback: skip"
             return True
     return False
@@ -144,7 +147,7 @@ async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str) 
         return False
     state = inst.states[nid]
     state.outputs = dict(result.outputs)
-    state.status = NodeStatus.SUCCEEDED
+    transition(state, NodeStatus.SUCCEEDED)
     state.record["x-rein-stand-in"] = view.key(other)
     return True
 
@@ -176,7 +179,7 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
                    + "; ".join(p.message for p in problems), node=inst.key(nid))
         return False
     state.outputs = values
-    state.status = NodeStatus.SUCCEEDED
+    transition(state, NodeStatus.SUCCEEDED)
     return True
 
 

@@ -30,6 +30,7 @@ from rein.engine.kinds.fragments import (
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, ScopeResult
 from rein.engine.signals import Paused
+from rein.engine.transitions import transition
 
 
 async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
@@ -116,7 +117,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     else:
         passed = successes == len(items)
     if passed:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
     else:
         diagnostic(ctx, "RT000", "error", f"map {nid}: {len(items) - successes} of "
                    f"{len(items)} items failed ({policy})", node=key)

@@ -25,6 +25,7 @@ from rein.engine.node_steps import resolve_inputs
 from rein.engine.params import ParamsError, bind_params
 from rein.engine.runtime import ChildSpec, RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
+from rein.engine.transitions import transition
 from rein.formats.canonical import ags_digest
 
 
@@ -85,9 +86,9 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Map
     else:
         state.outputs = dict(final.outputs)
     if final.status is RunStatus.SUCCEEDED:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
     elif final.status is RunStatus.PARTIAL:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         state.degraded = True
     else:
         await ladder.exhausted(ctx, inst, nid, node, None, failure=None)

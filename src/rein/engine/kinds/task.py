@@ -33,6 +33,7 @@ from rein.engine.kinds.worker_call import build_request, is_mutating, node_env, 
 from rein.engine.node_steps import checkpoints, resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
+from rein.engine.transitions import transition
 from rein.errors import RoutingError
 from rein.formats.ags.spec import DEFAULT_RETRY_ON
 from rein.workers.base import Feedback, Routed, Worker
@@ -93,7 +94,7 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
     rec["status"] = "succeeded"
     state.decision = chosen
     state.outputs = {"decision": chosen}
-    state.status = NodeStatus.SUCCEEDED
+    transition(state, NodeStatus.SUCCEEDED)
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
@@ -126,7 +127,7 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
             state.outputs = dict(last.outputs)
             if last.decision is not None:
                 state.decision = last.decision
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
             return
         if await _stop_after(ctx, inst, nid, node, n, last) or not should_retry(retry, last, n):
             break
