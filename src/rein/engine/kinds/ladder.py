@@ -15,22 +15,20 @@ the open points are in docs/ambiguities.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.expressions import render
+from rein.engine.kinds.attempt import AttemptOutcome
 from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import CheckpointRejected
 from rein.engine.transitions import transition
 from rein.formats.ags.spec import SuccessSpec
-
-if TYPE_CHECKING:
-    from rein.engine.kinds.attempt import AttemptOutcome
 
 
 async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],

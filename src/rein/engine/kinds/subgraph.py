@@ -20,12 +20,19 @@ from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus, RunStatus
 from rein.engine.evaluation import value
 from rein.engine.kinds import ladder
-from rein.engine.kinds.fragments import FragmentProblem, check_depth, fragment_of, report
+from rein.engine.kinds.fragments import (
+    FragmentProblem,
+    bind_fragment_params,
+    check_depth,
+    fragment_of,
+    report,
+)
 from rein.engine.node_steps import resolve_inputs
 from rein.engine.params import ParamsError, bind_params
 from rein.engine.runtime import ChildSpec, RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
 from rein.engine.transitions import transition
+from rein.formats.ags import validate_path
 from rein.formats.canonical import ags_digest
 
 
@@ -58,8 +65,6 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Map
         else:
             fragment = block["inline"] if isinstance(block.get("inline"), Mapping) \
                 else fragment_of(ctx, block, body_key="inline")
-            from rein.engine.kinds.fragments import bind_fragment_params
-
             params = bind_fragment_params(inst, fragment, given)
             context = {**(inst.roots.get("context") or {}), **extra_context}
             label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{nid}"
@@ -119,8 +124,6 @@ def ref_path(referencing: str, uri: str) -> Path:
 
 
 def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
-    from rein.formats.ags import validate_path
-
     uri = str(ref.get("uri"))
     path = ref_path(ctx.graph_path, uri)
     chain = []
