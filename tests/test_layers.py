@@ -49,3 +49,129 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from rein.engine.runner import Engine\n")
     assert _imports(module) == {"engine"}
+
+
+# -- no cycle inside a layer --------------------------------------------------------------
+#
+# Every import counts, function-level ones included: a lazy import only moves a cycle from
+# import time to call time. Imports under ``if TYPE_CHECKING:`` are left out, since they never
+# run; they let an annotation name a type without a runtime dependency.
+#
+# Cycles that other parts of the code base still have, each to be broken where it lives; the
+# test fails when one of them is gone (remove it here) or a new one appears.
+KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset({
+    frozenset({"rein.config", "rein.config.trust"}),
+    frozenset({"rein.workers.model", "rein.workers.model_setup"}),
+    frozenset({"rein.cli.record_view", "rein.cli.runs"}),
+    frozenset({"rein.cli.profile", "rein.cli.profile_session"}),
+})
+
+
+def _module_name(package: Path, path: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, at any depth, except those under ``if TYPE_CHECKING:``."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def module_graph(package: Path) -> dict[str, set[str]]:
+    """Module → the package modules it imports. ``from pkg import sub`` names ``pkg.sub``
+    when that is a module (the package ``__init__`` is then only a parent, like any)."""
+    paths = {_module_name(package, p): p for p in sorted(package.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        is_package = path.name == "__init__.py"
+        deps: set[str] = set()
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name in paths}
+                continue
+            base = node.module or ""
+            if node.level:
+                here = name.split(".") if is_package else name.split(".")[:-1]
+                here = here[:len(here) - (node.level - 1)]
+                base = ".".join(here + ([node.module] if node.module else []))
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                deps.add(target if target in paths else base)
+        graph[name] = {d for d in deps if d in paths and d != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[frozenset[str]] = set()
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.add(frozenset(component))
+    return found
+
+
+def test_no_layer_has_an_import_cycle() -> None:
+    found = cycles(module_graph(ROOT / "src" / "rein"))
+    assert sorted(sorted(c) for c in found - KNOWN_CYCLES) == []
+    assert sorted(sorted(c) for c in KNOWN_CYCLES - found) == [], \
+        "a known cycle is gone: remove it from KNOWN_CYCLES"
+
+
+def test_the_cycle_check_sees_a_lazy_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "kinds").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "kinds" / "__init__.py").write_text("")
+    (package / "runner.py").write_text("from pkg.kinds import task\n")
+    (package / "kinds" / "task.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import runner\n"
+        "def f():\n    from ..runner import go\n")
+    (package / "typed.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.runner import x\n")
+    assert cycles(module_graph(package)) == {frozenset({"pkg.runner", "pkg.kinds.task"})}

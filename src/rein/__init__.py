@@ -8,12 +8,13 @@ everything else is reached through its layer (``rein.formats``, ``rein.engine``,
 
 from typing import TYPE_CHECKING, Any
 
+from rein.core.version import VERSION
 from rein.errors import ExitCode, Finding, Location, ReinError
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 __all__ = ["ExitCode", "Finding", "Harness", "Location", "ReinError", "__version__"]
 

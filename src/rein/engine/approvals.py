@@ -36,7 +36,8 @@ from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.core.time import iso
 from rein.engine.events import EventType, approval_answered
-from rein.engine.runtime import Paused, RunCancelled, RunContext
+from rein.engine.runtime import RunContext
+from rein.engine.signals import Paused, RunCancelled
 from rein.errors import Refused
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Store, Transition

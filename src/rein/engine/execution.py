@@ -10,7 +10,6 @@ decides when to continue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +18,14 @@ from rein.core.states import RunStatus
 from rein.engine import approvals, recovery
 from rein.engine.events import EventType
 from rein.engine.expressions import ExpressionFailed
-from rein.engine.finalize import Final, compensate, finalize
+from rein.engine.evaluation import diagnostic
+from rein.engine.finalize import compensate, finalize
 from rein.engine.graph import scope_model
-from rein.engine.runtime import Paused, RunCancelled, RunContext, ScopeInstance
-from rein.engine.scheduler import Scheduler, diagnostic
+from rein.engine.runtime import ChildSpec, Final, RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler
+from rein.engine.signals import Paused, RunCancelled
 from rein.errors import ReinError
 from rein.store.base import RunRow, Store, Transition
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ChildSpec:
-    """What a subgraph node hands to :func:`run_child`."""
-
-    document: Mapping[str, Any]  # the document the fragment lives in (for ``use`` lookups)
-    fragment: Mapping[str, Any]  # what runs: a whole document or a fragment of one
-    path: str
-    digest: str
-    graph_id: str
-    params: Mapping[str, Any]
-    context: Mapping[str, Any]
 
 
 

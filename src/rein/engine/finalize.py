@@ -11,24 +11,16 @@ degraded nodes and budget stops.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.engine import approvals
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import CriterionContext, HumanAnswer, HumanRequest
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
-from rein.engine.scheduler import ScopeResult, diagnostic, value
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Final:
-    """The end of a run (or of a child run)."""
-
-    status: RunStatus
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-    graph_success: Mapping[str, Any] | None = None
-    human_events: tuple[Mapping[str, Any], ...] = ()
+from rein.engine.evaluation import diagnostic, value
+from rein.engine.runtime import Final, RunContext, ScopeInstance
+from rein.engine.scheduler import ScopeResult
+from rein.engine.signals import Paused
 
 
 async def finalize(ctx: RunContext, inst: ScopeInstance, result: ScopeResult,
@@ -74,8 +66,6 @@ async def finalize(ctx: RunContext, inst: ScopeInstance, result: ScopeResult,
 
 def _graph_context(ctx: RunContext, inst: ScopeInstance, outputs: Mapping[str, Any],
                    events: list[Mapping[str, Any]]) -> CriterionContext:
-    from rein.engine import approvals
-
     scope = inst.scope()
     scope = type(scope)(roots=scope.roots, nodes=scope.nodes, statuses=scope.statuses,
                         extra={**scope.extra, "outputs": dict(outputs)})
@@ -103,17 +93,15 @@ def _graph_context(ctx: RunContext, inst: ScopeInstance, outputs: Mapping[str, A
 
 async def compensate(ctx: RunContext) -> None:
     """Run ``failure.compensation`` nodes of succeeded nodes, newest completion first."""
-    from rein.engine.nodes import execute_node
-
     done = sorted(ctx.completions, key=lambda c: c[0], reverse=True)
     for _, inst, nid in done:
-        target = (inst.model.nodes[nid].get("failure") or {}).get("compensation")
+        target = inst.model.specs[nid].failure.compensation
         if not target or target not in inst.model.nodes:
             continue
         view = inst.stand_in(str(target), nid)
         ctx.emit("node/compensating", {"node": inst.key(nid), "by": str(target)})
         try:
-            await execute_node(ctx, view, str(target))
+            await ctx.execute_node(ctx, view, str(target))
         except Paused:
             raise  # an undo waiting for a person or a worker is waited for, not an error
         except Exception as exc:  # noqa: BLE001 - one failed undo must not stop the others

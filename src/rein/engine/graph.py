@@ -14,6 +14,7 @@ from typing import Any
 from rein.core.tiers import TIERS
 from rein.formats.ags.plan import effective_edges, effective_node, topological_order
 from rein.formats.ags.plan_model import EdgePlan
+from rein.formats.ags.spec import NodeSpec, node_spec
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -34,6 +35,7 @@ class ScopeModel:
 
     fragment: Mapping[str, Any]  # the raw graph or fragment
     nodes: Mapping[str, Mapping[str, Any]]  # node id → node with defaults merged (§6.3)
+    specs: Mapping[str, NodeSpec]  # node id → its typed spec, AGS defaults applied
     edges: tuple[Edge, ...]
     incoming: Mapping[str, tuple[Edge, ...]]
     outgoing: Mapping[str, tuple[Edge, ...]]
@@ -41,7 +43,7 @@ class ScopeModel:
     entrypoints: tuple[str, ...]
 
     def node_type(self, node_id: str) -> str:
-        return str(self.nodes[node_id].get("type", "task"))
+        return self.specs[node_id].type
 
 
 _CACHE: dict[int, tuple[Mapping[str, Any], ScopeModel]] = {}
@@ -70,6 +72,7 @@ def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
     model = ScopeModel(
         fragment=fragment,
         nodes=nodes,
+        specs={nid: node_spec(nid, n) for nid, n in nodes.items()},
         edges=edges,
         incoming={k: tuple(v) for k, v in incoming.items()},
         outgoing={k: tuple(v) for k, v in outgoing.items()},

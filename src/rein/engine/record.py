@@ -69,7 +69,7 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
 
 def build_record(store: Store, run_id: str) -> dict[str, Any]:
     """The run record of one run (top-level or child)."""
-    import rein
+    from rein.core.version import VERSION
 
     run = store.get_run(run_id)
     if run is None:
@@ -80,7 +80,7 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
         "run_id": run.run_id,
         "graph_id": run.graph_id,
         "graph_digest": run.graph_digest,
-        "harness": {"name": "rein", "version": getattr(rein, "__version__", "0"),
+        "harness": {"name": "rein", "version": VERSION,
                     "conformance_level": 3, "supported_features": list(FEATURES)},
         "status": run.status.record_status,
         "started_at": run.started_at,

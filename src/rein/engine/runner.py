@@ -29,7 +29,6 @@ from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.events import EventLog, EventType, append
 from rein.engine.execution import (
     CANCEL_KEY,
-    ChildSpec,
     execute,
     load_memory,
     restore_spending,
@@ -37,6 +36,7 @@ from rein.engine.execution import (
     scope_roots,
 )
 from rein.engine.graph import scope_model
+from rein.engine.nodes import execute_node
 from rein.engine.prepare import (
     Prepared,
     PrepareFailed,
@@ -329,7 +329,8 @@ class Engine:
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
             secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
-            approved_children=_pinned(run.binding),
+            approved_children=_pinned(run.binding), execute_node=execute_node,
+            run_child=run_child,
         )
         load_memory(ctx)
         return ctx
@@ -374,15 +375,12 @@ def _parse(text: str) -> Any:
     return dt.datetime.fromisoformat(text)
 
 
-# ChildSpec and run_child are re-exported for the subgraph kind, which reaches them here.
 __all__ = [
     "CANCEL_KEY",
-    "ChildSpec",
     "Engine",
     "PrepareFailed",
     "Prepared",
     "RunOutcome",
     "current_binding",
     "prepare",
-    "run_child",
 ]

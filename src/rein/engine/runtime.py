@@ -37,26 +37,34 @@ from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.workers.base import Worker
 
 Listener = Callable[[Event], None]
+# How a run executes one node, and one child run: set by the engine that builds the context
+# (the node kinds call them through it, so no kind imports the engine that runs it).
+NodeExecutor = Callable[["RunContext", "ScopeInstance", str], Awaitable[None]]
+ChildRunner = Callable[["RunContext", NodeKey, "ChildSpec"],
+                       Awaitable[tuple["Final", "ScopeInstance", RunId]]]
 
 
-class Paused(Exception):
-    """Control flow: a node waits for something outside the process (a person, a worker)."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Final:
+    """The end of a run (or of a child run)."""
 
-    def __init__(self, reason: str, detail: Mapping[str, Any] | None = None) -> None:
-        super().__init__(f"waiting for {reason}")
-        self.reason = reason  # "human" or "worker"
-        self.detail = dict(detail or {})
+    status: RunStatus
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    graph_success: Mapping[str, Any] | None = None
+    human_events: tuple[Mapping[str, Any], ...] = ()
 
 
-class RunCancelled(Exception):
-    """Control flow: an operator cancelled the run (``rein approvals cancel`` answering an
-    approval, or ``rein runs cancel``)."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChildSpec:
+    """What a subgraph node hands to the child runner."""
 
-    def __init__(self, approval_id: str | None = None, *, by: str | None = None) -> None:
-        self.reason = (f"cancelled through approval {approval_id}" if approval_id
-                       else f"cancelled by {by or 'an operator'}")
-        super().__init__(self.reason)
-        self.approval_id = approval_id
+    document: Mapping[str, Any]  # the document the fragment lives in (for ``use`` lookups)
+    fragment: Mapping[str, Any]  # what runs: a whole document or a fragment of one
+    path: str
+    digest: str
+    graph_id: str
+    params: Mapping[str, Any]
+    context: Mapping[str, Any]
 
 
 @dataclass(kw_only=True)
@@ -187,20 +195,20 @@ class RunContext:
     # Referenced child document path → the digest the run was approved with (None: a run
     # recorded before children were pinned). A child that no longer matches does not run.
     approved_children: Mapping[str, str] | None = None
+    execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
+    run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
 
     def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
-              max_parallel_nodes: int) -> RunContext:
-        """The context of a child run (a subgraph) of this one: what the run shares (store,
-        clock, ids, workers, router, budget, secrets, policy ceiling) is handed down here
-        and nowhere else; its own document's ``policy`` replaces the parent's."""
-        return RunContext(
-            store=self.store, run_id=run_id, workspace=self.workspace, graph=graph,
-            graph_path=graph_path, digest=digest, clock=self.clock, ids=self.ids,
-            workers=self.workers, router=self.router, budget=self.budget,
-            policy=dict(graph.get("policy") or self.policy),
-            max_parallel_nodes=max_parallel_nodes, max_depth=self.max_depth,
-            secrets=self.secrets, env=self.env, depth=self.depth + 1, parent=self,
-            sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy)
+              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None) -> RunContext:
+        """The context of a child run: what the run shares (store, workers, budget, secrets,
+        the executors) is inherited as it is; the state of one run starts empty. Its own
+        document's ``policy`` replaces the parent's."""
+        if policy is None:
+            policy = dict(graph.get("policy") or self.policy)
+        shared = {name: getattr(self, name) for name in INHERITED}
+        return RunContext(**shared, run_id=run_id, graph=graph, graph_path=graph_path,
+                          digest=digest, policy=policy, max_parallel_nodes=max_parallel_nodes,
+                          depth=self.depth + 1, parent=self)
 
     # -- time ----------------------------------------------------------------------------
 
@@ -281,6 +289,12 @@ class RunContext:
         if state.degraded:
             rec["x-rein-degraded"] = True
         return rec
+
+
+# What a child run takes from its parent unchanged: everything else is the child's own.
+INHERITED = ("store", "workspace", "clock", "ids", "workers", "router", "budget", "max_depth",
+             "secrets", "env", "sleep", "checkers", "harness_policy", "execute_node",
+             "run_child")
 
 
 def _unredacted(values: Mapping[str, Any], specs: Any) -> dict[str, Any]:

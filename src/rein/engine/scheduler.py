@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rein.core.states import NodeStatus
-from rein.engine import expressions
-from rein.engine.runtime import Paused, RunCancelled, RunContext, ScopeInstance
+from rein.engine.evaluation import condition
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.signals import Paused
+from rein.engine.transitions import transition
 from rein.errors import BudgetExceeded
 
 
@@ -57,8 +59,6 @@ class Scheduler:
         heapq.heapify(self.ready)
 
     async def run(self) -> ScopeResult:
-        from rein.engine.nodes import execute_node
-
         states = self.inst.states
         entry = set(self.model.entrypoints)
         for nid in self.model.nodes:
@@ -74,8 +74,8 @@ class Scheduler:
                         group = self._group(nid)
                         if group:
                             self.ctx.root().groups_held.add(group)
-                        states[nid].status = NodeStatus.RUNNING
-                        task = asyncio.ensure_future(execute_node(self.ctx, self.inst, nid))
+                        transition(states[nid], NodeStatus.RUNNING)
+                        task = asyncio.ensure_future(self.ctx.execute_node(self.ctx, self.inst, nid))
                         running[task] = nid
                         if len(running) >= self.capacity:
                             break
@@ -119,7 +119,7 @@ class Scheduler:
             root = self.ctx.root()
             if root.budget_stop is None:
                 root.budget_stop = {"message": exc.message, **exc.to_json()}
-            self.inst.states[nid].status = NodeStatus.PENDING
+            transition(self.inst.states[nid], NodeStatus.PENDING)
             return
         if exc is not None:
             raise exc
@@ -188,7 +188,7 @@ class Scheduler:
                     self._resolve_edges(nid)
                     changed = True
                     continue
-                state.status = NodeStatus.READY
+                transition(state, NodeStatus.READY)
                 heapq.heappush(self.ready, (self.model.rank[nid], nid))
 
     def _join(self, nid: str) -> bool | None:
@@ -254,7 +254,7 @@ class Scheduler:
 
     def _skip(self, nid: str, reason: str) -> None:
         state = self.inst.states[nid]
-        state.status = NodeStatus.SKIPPED
+        transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = reason
         key = self.inst.key(nid)
         known = self.ctx.memo.get(key)
@@ -270,7 +270,7 @@ class Scheduler:
         reason = "halted after a failure" if self.halted else "global budget reached (RT061)"
         for nid, state in self.inst.states.items():
             if state.status in (NodeStatus.PENDING, NodeStatus.READY) and nid not in self.paused:
-                state.status = NodeStatus.CANCELLED
+                transition(state, NodeStatus.CANCELLED)
                 state.record["x-rein-cancel-reason"] = reason
                 self.ctx.save_node(self.inst, nid, "node/cancelled", {"reason": reason})
 
@@ -280,46 +280,4 @@ class Scheduler:
         return "human" if "human" in self.paused.values() else next(iter(self.paused.values()))
 
 
-def condition(ctx: RunContext, scope: expressions.EvalScope, text: str, where: str) -> bool:
-    """A boolean AGX expression under ``policy.on_expression_error``."""
-    try:
-        return expressions.evaluate_bool(text, scope)
-    except Exception as exc:
-        if not expressions.is_eval_error(exc):
-            raise
-        return expression_failed(ctx, exc, text, where, default=False)
-
-
-def value(ctx: RunContext, scope: expressions.EvalScope, text: str, where: str) -> Any:
-    """An AGX value under ``policy.on_expression_error`` (``false`` policy yields ``None``)."""
-    try:
-        return expressions.evaluate(text, scope)
-    except Exception as exc:
-        if not expressions.is_eval_error(exc):
-            raise
-        return expression_failed(ctx, exc, text, where, default=None)
-
-
-def expression_failed(ctx: RunContext, exc: Exception, text: str, where: str, *,
-                      default: Any) -> Any:
-    message = f"{where}: cannot evaluate {text!r}: {getattr(exc, 'message', exc)}"
-    if ctx.policy.get("on_expression_error", "fail") == "false":
-        diagnostic(ctx, "RT062", "warning", message)
-        return default
-    raise expressions.ExpressionFailed(
-        message, hint="fix the expression, or set policy.on_expression_error: false"
-    ) from exc
-
-
-def diagnostic(ctx: RunContext, code: str, severity: str, message: str, *,
-               node: str | None = None) -> None:
-    """Record an RT/AG diagnostic for the run record (and as an event)."""
-    entry: dict[str, Any] = {"code": code, "severity": severity, "message": message,
-                             "at": ctx.now()}
-    if node:
-        entry["node_id"] = node
-    ctx.diagnostics.append(entry)
-    ctx.emit("diagnostic", entry)
-
-
-__all__ = ["RunCancelled", "Scheduler", "ScopeResult", "condition", "diagnostic", "value"]
+__all__ = ["Scheduler", "ScopeResult"]

@@ -105,7 +105,7 @@ def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> An
     from opentelemetry.trace import SpanContext, TraceFlags
     from opentelemetry.trace.status import Status, StatusCode
 
-    import rein
+    from rein.core.version import VERSION
 
     def context(sid: str) -> SpanContext:
         return SpanContext(trace_id=int(span.trace_id, 16), span_id=int(sid, 16),
@@ -122,7 +122,7 @@ def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> An
         resource=res if res is not None else resource(), attributes=attributes,
         status=Status(code, span.status_message if code is StatusCode.ERROR else None),
         start_time=nanos(span.start), end_time=nanos(finish),
-        instrumentation_scope=InstrumentationScope("rein", getattr(rein, "__version__", None)))
+        instrumentation_scope=InstrumentationScope("rein", VERSION))
 
 
 def nanos(at: str) -> int:

@@ -12,7 +12,7 @@ finally ``success``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
+from rein.engine.evaluation import diagnostic
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -30,10 +31,11 @@ from rein.engine.kinds.worker_call import (
     pick_worker,
     with_session,
 )
-from rein.engine.nodes import CheckpointRejected, checkpoints
+from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
-from rein.engine.scheduler import diagnostic
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.signals import CheckpointRejected, Paused
+from rein.formats.ags.spec import SuccessSpec
 from rein.workers.base import AttemptRequest, AttemptResult, Feedback, Routed, Worker
 
 
@@ -47,7 +49,27 @@ class AttemptOutcome:
     success: SuccessOutcome | None = None
     decision: str | None = None
     message: str | None = None
-    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria of an adopted attempt
+    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria, as the next try hears
+
+
+def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec
+                    ) -> tuple[dict[str, Any], ...]:
+    """The failed criteria of an attempt as the next attempt is told them: required ones
+    first, each with its declared description and its *recorded* evidence.
+
+    The one builder of that shape. It reads the run record's ``criterion_result`` objects, so
+    an attempt that ran in this process and one adopted from the store after a pause give
+    the next attempt the same words, and evidence a criterion does not record
+    (``record_evidence: false``) never reaches a prompt, which is recorded too.
+    """
+    described = success.described()
+    failed = [r for r in results if not r.get("passed")]
+    failed.sort(key=lambda r: r.get("severity") == "advisory")
+    return tuple(
+        {"id": r.get("id"), "kind": r.get("kind"), "severity": r.get("severity"),
+         "description": described.get(str(r.get("id")), ""),
+         "evidence": r.get("evidence"), **({"error": r["error"]} if r.get("error") else {})}
+        for r in failed)
 
 
 async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
@@ -176,9 +198,10 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         node.get("success"), criterion_context(ctx, inst, nid, node, n, outputs))
     if not success.passed:
         failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
+        told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=status_for(failure), failure=failure, outputs=outputs, success=success,
-            decision=decision, message="success criteria failed"), success)
+            decision=decision, message="success criteria failed", feedback=told), success)
     return close(ctx, inst, nid, rec, AttemptOutcome(
         status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
         success)

@@ -21,10 +21,10 @@ from rein.engine.criteria.model import (
     JudgeRequest,
     JudgeVerdict,
 )
+from rein.engine.evaluation import diagnostic
 from rein.engine.graph import node_tier
 from rein.engine.kinds.worker_call import drive, node_env, pick_worker
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import diagnostic
 from rein.workers.base import AttemptRequest, OutputSpec
 
 

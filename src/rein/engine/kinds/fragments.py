@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
+from rein.engine.evaluation import diagnostic
 from rein.engine.graph import ScopeModel, scope_model
 from rein.engine.kinds import ladder
-from rein.engine.nodes import InputsMissing, resolve_inputs
+from rein.engine.node_steps import resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import diagnostic
+from rein.engine.signals import InputsMissing
 
 
 class FragmentProblem(Exception):

@@ -16,13 +16,14 @@ from typing import Any
 
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
+from rein.engine.evaluation import diagnostic, value
 from rein.engine.expressions import render
 from rein.engine.kinds import ladder
-from rein.engine.nodes import human_timeouts
+from rein.engine.node_steps import human_timeouts
 from rein.engine.outputs import check_outputs
 from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import diagnostic, value
+from rein.engine.transitions import transition
 
 
 async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
@@ -40,7 +41,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         events.append({"at_stage": "gate", "mode": mode, "outcome": "notified",
                        "at": ctx.now()})
         ctx.emit("human/notified", {"node": key, "prompt": prompt})
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         return
     present = [value(ctx, scope, str(e), f"node {nid} gate.present") for e in
                gate.get("present") or []]
@@ -76,23 +77,23 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     if accepted:
         state.outputs = {**values, "decision": "approved"}
         state.decision = "approved"
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         return
     on_reject = gate.get("on_reject", "fail")
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
         state.record["escalated"] = True
-        if (node.get("failure") or {}).get("escalation") and await ladder.escalate(
+        if inst.model.specs[nid].failure.escalation is not None and await ladder.escalate(
                 ctx, inst, nid, node, reason="gate timed out"):
             return  # the escalation handed back outputs (a person, a node)
     if on_reject == "route":
         state.outputs = {"decision": "rejected"}
         state.decision = "rejected"
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
     elif on_reject == "skip_dependents":
-        state.status = NodeStatus.SKIPPED
+        transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = "gate rejected (skip_dependents)"
     else:
-        state.status = NodeStatus.FAILED
+        transition(state, NodeStatus.FAILED)
         state.unabsorbed = True
 
 

@@ -15,19 +15,20 @@ the open points are in docs/ambiguities.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
+from rein.engine.evaluation import condition, diagnostic
 from rein.engine.expressions import render
-from rein.engine.nodes import CheckpointRejected, checkpoints
+from rein.engine.kinds.attempt import AttemptOutcome
+from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import condition, diagnostic
-
-if TYPE_CHECKING:
-    from rein.engine.kinds.attempt import AttemptOutcome
+from rein.engine.signals import CheckpointRejected
+from rein.engine.transitions import transition
+from rein.formats.ags.spec import SuccessSpec
 
 
 async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
@@ -35,12 +36,12 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                     blocked: bool = False) -> None:
     """Take the node from "out of attempts" to a terminal state."""
     state = inst.states[nid]
-    block = node.get("failure") or {}
+    block = inst.model.specs[nid].failure
     scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
                                     "inputs": state.inputs or {},
                                     "outputs": dict(last.outputs) if last else {}})
     if not blocked:
-        for step in block.get("fallback") or []:
+        for step in block.fallback:
             if step.get("when") and not condition(ctx, scope, str(step["when"]),
                                                   f"node {nid} fallback"):
                 continue
@@ -49,8 +50,8 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                 ctx.emit("node/fallback", {"node": inst.key(nid), "strategy": step["strategy"]})
                 return
     reason = failure.value if failure else "failed"
-    on_exhausted = block.get("on_exhausted", "fail")
-    if isinstance(block.get("escalation"), Mapping):
+    on_exhausted = block.on_exhausted
+    if block.escalation is not None:
         # The ladder's own rung (§14): a declared escalation runs once the fallbacks are
         # spent, whatever on_exhausted says; on_exhausted then decides what an escalation
         # that handed nothing back leaves the node as (``escalate`` adds nothing more).
@@ -59,26 +60,28 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
     elif on_exhausted == "escalate":
         await escalate(ctx, inst, nid, node, reason=reason)  # refused at prepare (LADDER001)
     if on_exhausted == "skip":
-        state.status = NodeStatus.SKIPPED
+        transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = "on_exhausted: skip"
         return
     elif on_exhausted == "succeed_degraded" and not blocked:
         state.outputs = dict(last.outputs) if last else {}
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         state.degraded = True
         diagnostic(ctx, "RT042", "warning", f"node {nid} ended succeed_degraded",
                    node=inst.key(nid))
         return
-    state.status = NodeStatus.BLOCKED if blocked else NodeStatus.FAILED
     state.unabsorbed = True
     if failure is not None:
         state.record["x-rein-failure-class"] = failure.value
     try:
+        # Before the terminal status: a required checkpoint pauses the node, and a node
+        # waiting for a person has not ended yet.
         await checkpoints(ctx, inst, nid, node, "on_failure", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}})
     except CheckpointRejected:
-        pass  # the node has already failed; the answer is recorded as a human event
+        pass  # the node fails either way; the answer is recorded as a human event
+    transition(state, NodeStatus.BLOCKED if blocked else NodeStatus.FAILED)
 
 
 async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
@@ -98,53 +101,51 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
                              workspace=ctx.workspace, optional=optional):
                 return False
             state.outputs = {k: last.outputs[k] for k in keep}
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
             return True
         case "relax_criteria":
             if last is None or last.success is None or last.failure is not FailureClass.CRITERIA_FAILED:
                 return False
             relaxed = {str(c) for c in step.get("criteria") or []}
-            if not _passes_relaxed(node.get("success") or {}, last.success.results, relaxed):
+            if not _passes_relaxed(inst.model.specs[nid].success, last.success.results,
+                                   relaxed):
                 return False
             state.outputs = dict(last.outputs)
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
             state.record["x-rein-relaxed"] = sorted(relaxed)
             return True
         case "human_takeover":
             return await _human_outputs(ctx, inst, nid, node, "takeover",
                                         str(step.get("description") or node.get("title", nid)))
         case "skip":
-            state.status = NodeStatus.SKIPPED
+            transition(state, NodeStatus.SKIPPED)
             state.record["skip_reason"] = "fallback: skip"
             return True
     return False
 
 
-def _passes_relaxed(block: Mapping[str, Any], results: Any, relaxed: set[str]) -> bool:
+def _passes_relaxed(block: SuccessSpec, results: Any, relaxed: set[str]) -> bool:
     required = [r for r in results if r.severity == "required" and r.id not in relaxed]
     passes = sum(1 for r in required if r.passed)
-    mode = block.get("mode", "all")
-    if mode == "any":
+    if block.mode == "any":
         return passes >= 1
-    if mode == "n_of":
-        return passes >= int(block.get("count", 1))
+    if block.mode == "n_of":
+        return passes >= block.count
     return passes == len(required)
 
 
 async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str) -> bool:
     """Run ``other`` in ``nid``'s place and adopt its outputs by name (§14.2)."""
-    from rein.engine.nodes import execute_node
-
     if other not in inst.model.nodes:
         return False
     view = inst.stand_in(other, nid)
-    await execute_node(ctx, view, other)
+    await ctx.execute_node(ctx, view, other)
     result = view.states[other]
     if result.status is not NodeStatus.SUCCEEDED:
         return False
     state = inst.states[nid]
     state.outputs = dict(result.outputs)
-    state.status = NodeStatus.SUCCEEDED
+    transition(state, NodeStatus.SUCCEEDED)
     state.record["x-rein-stand-in"] = view.key(other)
     return True
 
@@ -176,7 +177,7 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
                    + "; ".join(p.message for p in problems), node=inst.key(nid))
         return False
     state.outputs = values
-    state.status = NodeStatus.SUCCEEDED
+    transition(state, NodeStatus.SUCCEEDED)
     return True
 
 
@@ -184,8 +185,8 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
                    reason: str) -> bool:
     """Run ``failure.escalation``. True when it resolved the node (outputs handed back)."""
     state = inst.states[nid]
-    esc = (node.get("failure") or {}).get("escalation")
-    if not isinstance(esc, Mapping):
+    esc = inst.model.specs[nid].failure.escalation
+    if esc is None:
         diagnostic(ctx, "LADDER001", "warning", f"node {nid} asks to escalate but declares "
                    "no failure.escalation", node=inst.key(nid))
         return False

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.core.states import NodeStatus
+from rein.engine.evaluation import condition, diagnostic, value
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -23,8 +24,10 @@ from rein.engine.kinds.fragments import (
     instance,
     model_of,
 )
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
-from rein.engine.scheduler import Scheduler, condition, diagnostic, value
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler
+from rein.engine.signals import Paused
+from rein.engine.transitions import transition
 
 
 async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
@@ -84,19 +87,19 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     state.record["iterations"] = iterations
     state.outputs = collected
     if mode == "repeat" or met:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         return
     diagnostic(ctx, "RT021", "error", f"loop {nid} reached max_iterations {limit} without "
                "meeting its exit condition", node=inst.key(nid))
     match block.get("on_max_iterations", "fail"):
         case "succeed":
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
         case "escalate":
             if not await ladder.escalate(ctx, inst, nid, node, reason="max_iterations"):
-                state.status = NodeStatus.FAILED
+                transition(state, NodeStatus.FAILED)
                 state.unabsorbed = True
         case _:
-            state.status = NodeStatus.FAILED
+            transition(state, NodeStatus.FAILED)
             state.unabsorbed = True
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus
+from rein.engine.evaluation import diagnostic, value
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -26,8 +27,10 @@ from rein.engine.kinds.fragments import (
     model_of,
     report,
 )
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
-from rein.engine.scheduler import Scheduler, ScopeResult, diagnostic, value
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.scheduler import Scheduler, ScopeResult
+from rein.engine.signals import Paused
+from rein.engine.transitions import transition
 
 
 async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
@@ -114,7 +117,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     else:
         passed = successes == len(items)
     if passed:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
     else:
         diagnostic(ctx, "RUN000", "error", f"map {nid}: {len(items) - successes} of "
                    f"{len(items)} items failed ({policy})", node=key)

@@ -9,38 +9,35 @@ and judged again.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import AttemptStatus
-from rein.engine.kinds.attempt import AttemptOutcome
+from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria
+from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec, RetrySpec
 from rein.workers.base import Feedback
 
-DEFAULT_RETRY_ON = ("transient", "tool_error", "criteria_failed")
+__all__ = ["DEFAULT_RETRY_ON", "adopted", "backoff", "failed_criteria", "feedback_for",
+           "should_retry"]
 
-
-def should_retry(retry: Mapping[str, Any], last: AttemptOutcome, n: int) -> bool:
+def should_retry(retry: RetrySpec, last: AttemptOutcome, n: int) -> bool:
     """Whether attempt ``n``'s failure earns attempt ``n + 1`` under ``failure.retry``."""
-    retry_on = set(retry.get("retry_on", DEFAULT_RETRY_ON))
-    return n < int(retry.get("max_attempts", 1)) and (
-        "any" in retry_on or (last.failure or "") in retry_on)
+    return retry.retries(last.failure, n)
 
 
-def feedback_for(retry: Mapping[str, Any], last: AttemptOutcome) -> Feedback | None:
-    """What the next attempt is told about ``last`` (``failure.retry.feedback``)."""
-    mode = retry.get("feedback", "failed_criteria")
-    if mode == "none":
+def feedback_for(retry: RetrySpec, last: AttemptOutcome) -> Feedback | None:
+    """What the next attempt is told about ``last`` (``failure.retry.feedback``), whether
+    ``last`` ran in this process or was adopted from the record."""
+    if retry.feedback == "none":
         return None
     failure = last.failure or FailureClass.CRITERIA_FAILED
     summary = last.message or failure.value
-    if mode == "failure_summary" or (last.success is None and not last.feedback):
+    if retry.feedback == "failure_summary" or not last.feedback:
         return Feedback(failure_class=failure, summary=summary)
-    failed = last.feedback if last.success is None else tuple(last.success.feedback())
-    return Feedback(failure_class=failure, summary=summary, failed_criteria=failed)
+    return Feedback(failure_class=failure, summary=summary, failed_criteria=last.feedback)
 
 
-def adopted(state: Any, node: Mapping[str, Any], n: int) -> AttemptOutcome | None:
+def adopted(state: Any, spec: NodeSpec, n: int) -> AttemptOutcome | None:
     """Attempt ``n`` as an earlier process closed it, when the run paused after it.
 
     A run continues by replay, and a node that was retrying is scheduled again from its
@@ -57,29 +54,15 @@ def adopted(state: Any, node: Mapping[str, Any], n: int) -> AttemptOutcome | Non
             failure=FailureClass(rec.get("x-rein-failure-class") or "criteria_failed"),
             message=error.split(": ", 1)[1] if ": " in error else (error or None),
             outputs=dict(rec.get("x-rein-outputs") or {}),
-            feedback=_recorded_feedback(rec, node))
+            feedback=failed_criteria((rec.get("success") or {}).get("results") or (),
+                                     spec.success))
     return None
 
 
-def _recorded_feedback(rec: Mapping[str, Any], node: Mapping[str, Any]
-                       ) -> tuple[dict[str, Any], ...]:
-    """The failed criteria of a recorded attempt, required ones first, with descriptions."""
-    criteria = {c.get("id"): c for c in (node.get("success") or {}).get("criteria") or []
-                if isinstance(c, Mapping)}
-    failed = [r for r in (rec.get("success") or {}).get("results") or [] if not r.get("passed")]
-    failed.sort(key=lambda r: r.get("severity") == "advisory")
-    return tuple(
-        {"id": r.get("id"), "kind": r.get("kind"), "severity": r.get("severity"),
-         "description": (criteria.get(r.get("id")) or {}).get("description", ""),
-         "evidence": r.get("evidence"), **({"error": r["error"]} if r.get("error") else {})}
-        for r in failed)
-
-
-def backoff(retry: Mapping[str, Any], n: int, seed: str) -> float:
+def backoff(retry: RetrySpec, n: int, seed: str) -> float:
     """Delay before attempt ``n`` ≥ 2 (AGS leaves the formula open; see docs/ambiguities.md)."""
-    initial = float(retry.get("initial_delay_seconds", 2))
-    cap = float(retry.get("max_delay_seconds", 60))
-    match retry.get("backoff", "exponential"):
+    initial = retry.initial_delay_seconds
+    match retry.backoff:
         case "none":
             delay = 0.0
         case "fixed":
@@ -88,7 +71,7 @@ def backoff(retry: Mapping[str, Any], n: int, seed: str) -> float:
             delay = initial * (n - 1)
         case _:
             delay = initial * 2 ** (n - 2)
-    delay = min(delay, cap)
-    if retry.get("jitter", True) and delay > 0:
+    delay = min(delay, retry.max_delay_seconds)
+    if retry.jitter and delay > 0:
         delay = random.Random(seed).uniform(0, delay)  # seeded: the same run waits the same
     return delay

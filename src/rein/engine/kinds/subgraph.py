@@ -18,19 +18,26 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus, RunStatus
+from rein.engine.evaluation import value
 from rein.engine.kinds import ladder
-from rein.engine.kinds.fragments import FragmentProblem, check_depth, fragment_of, report
-from rein.engine.nodes import InputsMissing, resolve_inputs
+from rein.engine.kinds.fragments import (
+    FragmentProblem,
+    bind_fragment_params,
+    check_depth,
+    fragment_of,
+    report,
+)
+from rein.engine.node_steps import resolve_inputs
 from rein.engine.params import ParamsError, bind_params
-from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import value
+from rein.engine.runtime import ChildSpec, RunContext, ScopeInstance
+from rein.engine.signals import InputsMissing
+from rein.engine.transitions import transition
+from rein.formats.ags import validate_path
 from rein.formats.canonical import ags_digest
 
 
 async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
                        ) -> None:
-    from rein.engine import runner
-
     state = inst.states[nid]
     block = node.get("subgraph") or {}
     key = inst.key(nid)
@@ -52,18 +59,16 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Map
                 else {}
             context.update(data.get("context") or {})
             context.update(extra_context)
-            spec = runner.ChildSpec(document=data, fragment=data, path=child.path,
+            spec = ChildSpec(document=data, fragment=data, path=child.path,
                                     digest=child.digest, graph_id=str(data.get("id")),
                                     params=params, context=context)
         else:
             fragment = block["inline"] if isinstance(block.get("inline"), Mapping) \
                 else fragment_of(ctx, block, body_key="inline")
-            from rein.engine.kinds.fragments import bind_fragment_params
-
             params = bind_fragment_params(inst, fragment, given)
             context = {**(inst.roots.get("context") or {}), **extra_context}
             label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{nid}"
-            spec = runner.ChildSpec(document=ctx.graph, fragment=fragment, path=ctx.graph_path,
+            spec = ChildSpec(document=ctx.graph, fragment=fragment, path=ctx.graph_path,
                                     digest=ags_digest(fragment),
                                     graph_id=f"{ctx.graph.get('id')}#{label}",
                                     params=params, context=context)
@@ -75,7 +80,7 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Map
         report(ctx, inst, nid, FragmentProblem(code, getattr(problem, "message", str(problem))))
         await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
         return
-    final, child_inst, child_id = await runner.run_child(ctx, key, spec)
+    final, child_inst, child_id = await ctx.run_child(ctx, key, spec)
     state.record["child_run_id"] = child_id
     outputs_from = block.get("outputs_from")
     if isinstance(outputs_from, Mapping):
@@ -86,9 +91,9 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Map
     else:
         state.outputs = dict(final.outputs)
     if final.status is RunStatus.SUCCEEDED:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
     elif final.status is RunStatus.PARTIAL:
-        state.status = NodeStatus.SUCCEEDED
+        transition(state, NodeStatus.SUCCEEDED)
         state.degraded = True
     else:
         await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
@@ -119,8 +124,6 @@ def ref_path(referencing: str, uri: str) -> Path:
 
 
 def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
-    from rein.formats.ags import validate_path
-
     uri = str(ref.get("uri"))
     path = ref_path(ctx.graph_path, uri)
     chain = []

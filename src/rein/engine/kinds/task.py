@@ -18,22 +18,24 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import AttemptStatus, NodeStatus
+from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
 from rein.engine.kinds.attempt import AttemptOutcome, run_attempt
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
-    DEFAULT_RETRY_ON,
     adopted,
     backoff,
     feedback_for,
     should_retry,
 )
 from rein.engine.kinds.worker_call import build_request, is_mutating, node_env, pick_worker
-from rein.engine.nodes import CheckpointRejected, InputsMissing, checkpoints, resolve_inputs
+from rein.engine.node_steps import checkpoints, resolve_inputs
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.scheduler import condition, diagnostic
+from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
+from rein.engine.transitions import transition
 from rein.errors import RoutingError
+from rein.formats.ags.spec import DEFAULT_RETRY_ON
 from rein.workers.base import Feedback, Routed, Worker
 
 __all__ = [
@@ -47,15 +49,6 @@ __all__ = [
     "run_decision",
     "run_task",
 ]
-
-
-class Blocked(Exception):
-    """The node cannot start (RT011–RT015): ``blocked``, before anything is spent."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 async def run_task(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
@@ -101,13 +94,14 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
     rec["status"] = "succeeded"
     state.decision = chosen
     state.outputs = {"decision": chosen}
-    state.status = NodeStatus.SUCCEEDED
+    transition(state, NodeStatus.SUCCEEDED)
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
                         node: Mapping[str, Any], *, kind: str) -> None:
     state = inst.states[nid]
-    retry = (node.get("failure") or {}).get("retry") or {}
+    spec = inst.model.specs[nid]
+    retry = spec.failure.retry
     started = await _start(ctx, inst, nid, node, kind)
     if started is None:
         return
@@ -115,12 +109,12 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
     tier = node_tier(node)
     feedback: Feedback | None = None
     last: AttemptOutcome | None = None
-    for n in range(1, int(retry.get("max_attempts", 1)) + 1):
-        earlier = adopted(state, node, n)
+    for n in range(1, retry.max_attempts + 1):
+        earlier = adopted(state, spec, n)
         if n > 1:
             if earlier is None:  # an adopted attempt was followed by its wait already
                 await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
-            if retry.get("escalate_intelligence"):
+            if retry.escalate_intelligence:
                 escalated = _escalate(ctx, inst, nid, node)
                 if escalated is None:
                     break
@@ -133,7 +127,7 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
             state.outputs = dict(last.outputs)
             if last.decision is not None:
                 state.decision = last.decision
-            state.status = NodeStatus.SUCCEEDED
+            transition(state, NodeStatus.SUCCEEDED)
             return
         if await _stop_after(ctx, inst, nid, node, n, last) or not should_retry(retry, last, n):
             break

@@ -16,7 +16,8 @@ from rein.core.failures import FailureClass
 from rein.engine.attempt_session import EngineSession
 from rein.engine.expressions import render
 from rein.engine.routing import select_worker
-from rein.engine.runtime import Paused, RunContext, ScopeInstance
+from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.signals import Paused
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,

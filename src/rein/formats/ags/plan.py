@@ -57,6 +57,7 @@ from rein.formats.ags.plan_order import (
     effective_node,
     topological_order,
 )
+from rein.formats.ags.spec import node_spec
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import escape, load_path
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES
@@ -216,9 +217,8 @@ class _Builder:
         eff = effective_node(node, defaults)
         kind = str(eff.get("type", "task"))
         qualified = f"{scope_path}.{node_id}" if scope_path else node_id
-        failure = eff.get("failure") if isinstance(eff.get("failure"), Mapping) else {}
-        retry = failure.get("retry") if isinstance(failure.get("retry"), Mapping) else {}
-        attempts = 1 if kind == "gate" else int(retry.get("max_attempts", 1))
+        spec = node_spec(node_id, eff)
+        attempts = spec.attempts
         decision = eff.get("decision") if isinstance(eff.get("decision"), Mapping) else {}
         calls_model = kind == "task" or (kind == "decision"
                                          and decision.get("evaluator", "agent") == "agent")
@@ -241,20 +241,17 @@ class _Builder:
             multiplier, child_label, child = self._child(
                 eff, kind, node_id, doc=doc, path=qualified, pointer=pointer, depth=depth + 1)
             body_cost = 1 + (multiplier or 1) * (child.worst_case if child else 0)
-        fallback = tuple(str(f.get("strategy")) for f in failure.get("fallback") or []
-                         if isinstance(f, Mapping))
-        escalation = failure.get("escalation") if isinstance(failure.get("escalation"),
-                                                             Mapping) else None
+        escalation = spec.failure.escalation
         return NodePlan(
             id=node_id, qualified=qualified, type=kind, title=str(eff.get("title", "")),
             pointer=pointer, index=index, rank=rank, group=group, reachable=reachable,
             join=str(eff.get("join", "all")), tier=tier, calls_model=calls_model,
             attempts=attempts, worst_case=attempts * body_cost, effective=eff,
             criteria=criteria, success_mode=success.get("mode", "all") if criteria else None,
-            when=eff.get("when"), fallback=fallback,
+            when=eff.get("when"), fallback=spec.failure.strategies,
             escalation=str(escalation.get("to")) if escalation else None,
-            on_exhausted=str(failure.get("on_exhausted", "fail")),
-            compensation=failure.get("compensation"), multiplier=multiplier,
+            on_exhausted=spec.failure.on_exhausted,
+            compensation=spec.failure.compensation, multiplier=multiplier,
             child_label=child_label, child=child,
             estimate=dict(eff["estimate"]) if isinstance(eff.get("estimate"), Mapping) else {},
         )
