@@ -20,9 +20,8 @@ from rein.config.trust import (
     TrustState,
     digest_of,
     split_project,
-    trust_project,
-    untrust_project,
 )
+from rein.config.trusting import trust_project, untrust_project
 from rein.errors import ConfigError, Refused
 
 NOW = dt.datetime(2025, 3, 1, 12, 0, tzinfo=dt.UTC)

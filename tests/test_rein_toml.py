@@ -12,7 +12,7 @@ import pytest
 
 from rein.cli import main
 from rein.config import load_config
-from rein.config.trust import trust_project
+from rein.config.trusting import trust_project
 from rein.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rein.cli import main
-from rein.config.trust import trust_project
+from rein.config.trusting import trust_project
 
 DATA = Path(__file__).resolve().parents[1] / "profiles" / "data"
 HOOKS = '[hooks.redact-secrets]\ncommand = ["true"]\n'

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rein.cli.runs import why_lines
+from rein.cli.record_view import why_lines
 
 
 def test_failed_node_shows_error_and_failed_required_criteria() -> None:

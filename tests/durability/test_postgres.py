@@ -38,7 +38,7 @@ def test_run_resume_and_inspect_on_postgresql(tmp_path: Path, pg_url: str) -> No
 
 def test_the_store_url_can_come_from_rein_toml(tmp_path: Path, pg_url: str,  # noqa: F811
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from rein.config.trust import trust_project
+    from rein.config.trusting import trust_project
 
     graph, answers = graphs.gated()
     digest = write_graph(tmp_path, graph, answers)

@@ -19,7 +19,7 @@ from support import shared_path
 
 from rein.cli import main
 from rein.config import load_config
-from rein.config.trust import trust_project
+from rein.config.trusting import trust_project
 from rein.formats.oap.schema import schema_for
 from rein.profiles.generate import (
     Evidence,

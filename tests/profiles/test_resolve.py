@@ -10,7 +10,7 @@ import pytest
 from profile_env import HOOKS_TOML, data_fixture, isolated_env_fixture, ws_fixture  # noqa: F401
 
 from rein.config import load_config
-from rein.config.trust import trust_project
+from rein.config.trusting import trust_project
 from rein.profiles.discovery import discover
 from rein.profiles.records import ProfileError
 from rein.profiles.resolve import resolve_profile, skill_digest

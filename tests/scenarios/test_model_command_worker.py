@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from rein.cli import main
-from rein.config.trust import trust_project
+from rein.config.trusting import trust_project
 from rein.errors import ConfigError
 from tests.scenarios.harness import summary
 from tests.scenarios.model_env import ModelScenario, graph, ms_fixture, task

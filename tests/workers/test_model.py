@@ -387,7 +387,7 @@ def test_a_commit_through_the_shell_fails_the_attempt(
 
 def test_model_workers_from_rein_toml_routes(tmp_path: Path) -> None:
     from rein.errors import ConfigError
-    from rein.workers.model import model_workers
+    from rein.workers.model_setup import model_workers
 
     replay = WireReplay.from_files([])
     config = {

@@ -102,7 +102,8 @@ def trust(workspace: str, expected: str | None, as_json: bool) -> int:
       rein config trust --digest sha256:3f2a...   # after reviewing, from a script
     """
     from rein.config import load_config
-    from rein.config.trust import TrustState, trust_project
+    from rein.config.trust import TrustState
+    from rein.config.trusting import trust_project
     from rein.errors import Refused
 
     ws = Path(workspace).resolve()
@@ -147,7 +148,7 @@ def untrust(workspace: str, as_json: bool) -> int:
     Example:
       rein config untrust --workspace ~/src/cloned-repo
     """
-    from rein.config.trust import untrust_project
+    from rein.config.trusting import untrust_project
 
     ws = Path(workspace).resolve()
     removed = untrust_project(ws)

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from rein.cli import profile_session
 from rein.cli.output import emit_json, json_option, validation_exit_code
 from rein.cli.profile_args import CONTEXT, now, resolve, workspace_option
 from rein.errors import ExitCode, Finding
@@ -442,5 +443,6 @@ def proposals_decline(item_id: str, reason: str | None, actor: str | None, works
     return int(ExitCode.OK)
 
 
-# The session-side commands (propose, mcp) live in their own module and attach to the group.
-from rein.cli import profile_session as _session  # noqa: F401
+# The session-side commands (propose, mcp) live in their own module.
+profile.add_command(profile_session.propose)
+profile.add_command(profile_session.mcp)

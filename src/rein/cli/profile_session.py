@@ -1,6 +1,6 @@
 """``rein profile propose`` and ``rein profile mcp``: the session side of a profile.
 
-Attached to the ``rein profile`` group defined in :mod:`rein.cli.profile`. The commands
+Added to the ``rein profile`` group by :mod:`rein.cli.profile`. The commands
 translate; generation lives in :mod:`rein.profiles.generate`, the MCP client in
 :mod:`rein.tools.mcp`.
 """
@@ -16,7 +16,6 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, json_option
-from rein.cli.profile import profile
 from rein.cli.profile_args import CONTEXT, now, resolve, workspace_option
 from rein.errors import ExitCode, Refused
 
@@ -27,7 +26,7 @@ def _write_delta(delta: dict[str, Any], out: Path) -> None:
     atomic_write(out, serialize(delta, "json" if out.name.lower().endswith(".json") else "yaml"))
 
 
-@profile.command("propose", context_settings=CONTEXT,
+@click.command("propose", context_settings=CONTEXT,
                  epilog="Exit codes: 0 delta written (or printed), 1 the profile or the "
                         "findings are invalid, 64 usage error.")
 @click.argument("profile_ref", metavar="PROFILE")
@@ -90,7 +89,7 @@ def propose(profile_ref: str, findings: str, output: str | None, workspace: str,
     return int(ExitCode.OK)
 
 
-@profile.command("mcp", context_settings=CONTEXT,
+@click.command("mcp", context_settings=CONTEXT,
                  epilog="Exit codes: 0 ok, 1 a server failed or the call failed, 4 refused "
                         "(launch not confirmed, or the tool is not granted), 64 usage error.")
 @click.argument("profile_ref", metavar="PROFILE")

@@ -19,7 +19,6 @@ from rein.errors import ExitCode
 
 def show_record_file(path: Path, as_json: bool) -> int:
     """Print the record at ``path``; its findings (exit 1) when it is not a run record."""
-    from rein.cli.runs import why_lines
     from rein.engine.record_file import node_label, read_record
 
     read = read_record(path)
@@ -69,3 +68,23 @@ def _diagnostics(record: Mapping[str, Any]) -> list[str]:
             where = f" [{d['node_id']}]" if d.get("node_id") else ""
             out.append(f"{d['severity']} {d['code']}{where}: {d['message']}")
     return out
+
+
+def why_lines(record: Any) -> list[str]:
+    """For a node that did not succeed: its last attempt's error and failed criteria."""
+    if not isinstance(record, dict) or record.get("status") not in ("failed", "blocked"):
+        return []
+    attempts = record.get("attempts") or []
+    last = attempts[-1] if attempts and isinstance(attempts[-1], dict) else {}
+    lines = []
+    error = last.get("error") or record.get("error")
+    if error:
+        lines.append(f"attempt {last.get('attempt', '?')}: {error}")
+    for result in (last.get("success") or {}).get("results") or []:
+        if isinstance(result, dict) and result.get("passed") is False and \
+                result.get("severity", "required") == "required":
+            evidence = str(result.get("evidence") or result.get("error") or "")
+            if len(evidence) > 160:
+                evidence = evidence[:157] + "..."
+            lines.append(f"criterion {result.get('id')} ({result.get('kind')}) failed: {evidence}")
+    return lines

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, emit_json_line, json_option
+from rein.cli.record_view import show_record_file, why_lines
 from rein.cli.run import open_harness, resolve_workspace, workspace_option
 from rein.cli.sync import run_sync
 from rein.errors import ExitCode, ReinError
@@ -98,7 +99,6 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 64 usage error.
     """
     if Path(run_id).is_file():
-        from rein.cli.record_view import show_record_file
 
         return show_record_file(Path(run_id), as_json)
     with _reads(workspace) as harness:
@@ -126,26 +126,6 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
         click.echo(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
                    f"{a.request.get('prompt', '')}")
     return int(ExitCode.OK)
-
-
-def why_lines(record: Any) -> list[str]:
-    """For a node that did not succeed: its last attempt's error and failed criteria."""
-    if not isinstance(record, dict) or record.get("status") not in ("failed", "blocked"):
-        return []
-    attempts = record.get("attempts") or []
-    last = attempts[-1] if attempts and isinstance(attempts[-1], dict) else {}
-    lines = []
-    error = last.get("error") or record.get("error")
-    if error:
-        lines.append(f"attempt {last.get('attempt', '?')}: {error}")
-    for result in (last.get("success") or {}).get("results") or []:
-        if isinstance(result, dict) and result.get("passed") is False and \
-                result.get("severity", "required") == "required":
-            evidence = str(result.get("evidence") or result.get("error") or "")
-            if len(evidence) > 160:
-                evidence = evidence[:157] + "..."
-            lines.append(f"criterion {result.get('id')} ({result.get('kind')}) failed: {evidence}")
-    return lines
 
 
 @runs.command("events")
@@ -309,7 +289,7 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
-    from rein.cli.run import Progress, render_outcome, announce
+    from rein.cli.run import Progress, announce, render_outcome
 
     with open_harness(resolve_workspace(workspace), create=False,
                       listeners=[Progress(as_json)]) as harness:

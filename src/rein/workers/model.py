@@ -52,7 +52,6 @@ from rein.workers.brief import SUBMIT, SYSTEM_PROMPT, render_brief, submit_schem
 from rein.workers.conversation import LoopState, unseal
 from rein.workers.grants import AttemptGrants, attempt_grants
 from rein.workers.model_attempt import ModelAttempt, steps
-from rein.workers.model_setup import model_workers
 from rein.workers.model_steps import Finished, Noted, Paused
 from rein.workers.session_tools import SessionTools
 from rein.workers.spend import Spend
@@ -67,7 +66,6 @@ __all__ = [
     "Approver",
     "ModelWorker",
     "action_digest",
-    "model_workers",
     "render_brief",
     "submit_schema",
 ]

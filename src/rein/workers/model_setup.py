@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rein.core.tiers import TIERS
 from rein.errors import ConfigError
 
-if TYPE_CHECKING:  # the model worker imports this module to re-export model_workers
+if TYPE_CHECKING:  # imported when workers are built: the model worker pulls in providers
     from rein.profiles.policy import Policy
     from rein.providers.base import Provider
     from rein.providers.config import ProviderConfig
