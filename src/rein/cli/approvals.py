@@ -18,9 +18,9 @@ import click
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import (
     Progress,
-    render_outcome,
     announce,
     open_harness,
+    render_outcome,
     resolve_workspace,
     workspace_option,
 )

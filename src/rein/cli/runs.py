@@ -309,7 +309,7 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
-    from rein.cli.run import Progress, render_outcome, announce
+    from rein.cli.run import Progress, announce, render_outcome
 
     with open_harness(resolve_workspace(workspace), create=False,
                       listeners=[Progress(as_json)]) as harness:

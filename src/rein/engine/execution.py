@@ -16,9 +16,9 @@ from typing import Any
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import RunStatus
 from rein.engine import approvals, recovery
+from rein.engine.evaluation import diagnostic
 from rein.engine.events import EventType
 from rein.engine.expressions import ExpressionFailed
-from rein.engine.evaluation import diagnostic
 from rein.engine.finalize import compensate, finalize
 from rein.engine.graph import scope_model
 from rein.engine.runtime import ChildSpec, Final, RunContext, ScopeInstance
@@ -26,7 +26,6 @@ from rein.engine.scheduler import Scheduler
 from rein.engine.signals import Paused, RunCancelled
 from rein.errors import ReinError
 from rein.store.base import RunRow, Store, Transition
-
 
 
 async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInstance
