@@ -158,7 +158,8 @@ def _offline(name: str, spec: Any) -> bool:
     would bring a file from outside the project into the run."""
     if not isinstance(spec, Mapping):
         return False
-    options = spec.get("options") if isinstance(spec.get("options"), Mapping) else {}
+    given = spec.get("options")
+    options: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     replay = options.get("replay")
     if not (spec.get("kind", name) == "scripted" or isinstance(replay, list)):
         return False
@@ -321,7 +322,8 @@ def trust_project(workspace: Path, *, expected_digest: str | None = None,
     ``policy.project_trust = false`` refuses (CFG010). A project file that defines nothing
     needing trust records nothing.
     """
-    from rein.config import config_paths, load_config
+    from rein.config import load_config
+    from rein.config.files import config_paths
     from rein.errors import Refused
 
     config = load_config(workspace, env=env)
@@ -356,7 +358,7 @@ def trust_project(workspace: Path, *, expected_digest: str | None = None,
 
 def untrust_project(workspace: Path, *, env: Mapping[str, str] | None = None) -> bool:
     """Forget the trust in ``workspace``'s ``rein.toml``; whether there was any to forget."""
-    from rein.config import config_paths
+    from rein.config.files import config_paths
 
     paths = config_paths(workspace, env)
     store = trust_file(paths[1][1])
