@@ -11,7 +11,7 @@ Use it as a context manager around a load::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -39,7 +39,7 @@ class LoaderWork:
         self.events = 0
         self.values_copied = 0
 
-    def __enter__(self) -> LoaderWork:
+    def __enter__(self) -> Self:
         work = self
         real_parser, real_clone = loader.EventParser, loader._clone
 

@@ -297,7 +297,7 @@ def test_every_seed_is_accepted_whole() -> None:
 _STORE: list[bytes] = []
 
 
-def STORE_SEED() -> bytes:  # noqa: N802 - reads as the constant it caches
+def STORE_SEED() -> bytes:  # upper case: reads as the constant it caches
     """A real store file holding a finished run, made once (checkpointed: one file)."""
     if not _STORE:
         with tempfile.TemporaryDirectory() as tmp:

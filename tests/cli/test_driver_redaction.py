@@ -22,31 +22,31 @@ def secret_drive(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> Drive:  # noq
     return drive
 
 
-def everything(drive: Drive) -> str:
+def everything(driver: Drive) -> str:
     """What rein shows and keeps about the run: events, record, the next status."""
-    run_id = drive.run_id()
-    _, events = drive.rein("runs", "events", run_id, "--json")
-    _, record = drive.rein("runs", "record", run_id)
-    _, status = drive.rein("next", "--json")
-    _, text = drive.rein("next")
-    return "\n".join((events, record, status, text))
+    run_id = driver.run_id()
+    _, events = driver.rein("runs", "events", run_id, "--json")
+    _, record = driver.rein("runs", "record", run_id)
+    _, status = driver.rein("next", "--json")
+    _, text = driver.rein("next")
+    return f"{events}\n{record}\n{status}\n{text}"
 
 
 def test_an_envelope_with_secrets_is_stored_and_printed_redacted(secret_drive: Drive,
                                                                  capsys: Any) -> None:
-    drive = secret_drive
-    assert drive.start()[0] == 3
-    drive.write("greet.py", RIGHT)
-    envelope = drive.envelope(message=f"deployed with {TOKEN} and {KEY}")
-    code, answered = drive.submit(envelope)
+    driver = secret_drive
+    assert driver.start()[0] == 3
+    driver.write("greet.py", RIGHT)
+    envelope = driver.envelope(message=f"deployed with {TOKEN} and {KEY}")
+    code, answered = driver.submit(envelope)
     assert code == 3
-    shown = json.dumps(answered) + everything(drive)
+    shown = json.dumps(answered) + everything(driver)
     assert TOKEN not in shown and KEY not in shown
     from rein.store.open import open_store
 
-    store = open_store(drive.root, url=drive.store)
+    store = open_store(driver.root, url=driver.store)
     try:
-        [turn] = store.driver_turns(drive.run_id())
+        [turn] = store.driver_turns(driver.run_id())
         raw = repr(store._x("SELECT * FROM driver_turns").fetchall())
         raw += repr(store._x("SELECT * FROM events").fetchall())
     finally:
@@ -55,23 +55,23 @@ def test_an_envelope_with_secrets_is_stored_and_printed_redacted(secret_drive: D
     assert turn.answer["envelope"]["message"] == (
         "deployed with [secret:deploy_token] and [secret:OPENAI_API_KEY]")
     # The same envelope again is recognised as applied, though it was stored redacted.
-    code, again = drive.submit(envelope)
+    code, again = driver.submit(envelope)
     assert "already applied" in again["submitted"]
 
 
 def test_a_refused_envelope_does_not_echo_its_secrets(secret_drive: Drive,
                                                       capsys: Any) -> None:
-    drive = secret_drive
-    assert drive.start()[0] == 3
-    envelope = drive.envelope(outputs={"module": 7, KEY: TOKEN}, message=TOKEN)
-    (drive.root / ".rein" / "inbox.json").write_text(json.dumps(envelope))
+    driver = secret_drive
+    assert driver.start()[0] == 3
+    envelope = driver.envelope(outputs={"module": 7, KEY: TOKEN}, message=TOKEN)
+    (driver.root / ".rein" / "inbox.json").write_text(json.dumps(envelope))
     capsys.readouterr()
     from rein.cli import main
 
-    code = main(["submit", "--store", drive.store])
+    code = main(["submit", "--store", driver.store])
     shown = capsys.readouterr()
     assert code == 4
     assert TOKEN not in shown.out + shown.err and KEY not in shown.out + shown.err
-    code, refused = drive.submit(envelope)
+    code, refused = driver.submit(envelope)
     assert code == 4 and refused["status"] == "refused" and refused["problems"]
     assert TOKEN not in json.dumps(refused) and KEY not in json.dumps(refused)

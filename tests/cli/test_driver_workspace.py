@@ -140,7 +140,7 @@ def test_a_closed_output_pipe_does_not_interrupt_the_advance(rein: Rein, as_json
     import sys
 
     rein.start(graph(rein.root, "a", "alpha", "omega", chain=True))
-    code, shown = rein("next", "--json")
+    _, shown = rein("next", "--json")
     assert "also_pending" not in shown  # omega is issued by the advance this submit causes
     (rein.root / "alpha.txt").write_text("done\n")
     (rein.root / ".rein" / "inbox.json").write_text(json.dumps(shown["example"]))
@@ -151,7 +151,7 @@ def test_a_closed_output_pipe_does_not_interrupt_the_advance(rein: Rein, as_json
     assert proc.stdout is not None
     proc.stdout.close()
     assert proc.wait(timeout=120) == 3  # the exit code of the state it reached
-    code, status = rein("next", "--json")
+    _, status = rein("next", "--json")
     assert (status["status"], status["node"]) == ("instruction", "omega"), status
 
 

@@ -93,8 +93,8 @@ def test_validate_errors_exit_1_with_locations_and_json(
     code, out, _ = run(capsys, "graph", "validate", str(path))
     assert code == 1
     # file:line:column: severity CODE: message, then the hint on its own line
-    assert re.search(rf"^{re.escape(str(path))}:17:\d+: error AG114: .*\n    hint: ", out, re.M)
-    assert re.search(rf"^{re.escape(str(path))}:13:\d+: error AG203: ", out, re.M)
+    assert re.search(rf"^{re.escape(str(path))}:17:\d+: error AG114: .*\n    hint: ", out, re.MULTILINE)
+    assert re.search(rf"^{re.escape(str(path))}:13:\d+: error AG203: ", out, re.MULTILINE)
     assert out.rstrip().endswith("1 document: 2 errors, 1 warning")
     code, out, _ = run(capsys, "graph", "validate", "--json", str(path))
     assert code == 1

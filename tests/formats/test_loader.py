@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 import yaml
@@ -217,9 +217,8 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
 def test_a_symlink_to_an_endless_device_is_refused_before_reading(tmp_path: Path) -> None:
     link = tmp_path / "graph.agraph.yaml"
     link.symlink_to("/dev/zero")
-    with ReadCounter() as reads:
-        with pytest.raises(LoadError) as info:
-            load_path(link)
+    with ReadCounter() as reads, pytest.raises(LoadError) as info:
+        load_path(link)
     assert info.value.kind == "unreadable"
     assert reads.bytes == 0
 
@@ -228,9 +227,8 @@ def test_a_file_larger_than_the_limit_is_refused_unread(tmp_path: Path) -> None:
     big = tmp_path / "big.agraph.yaml"
     with big.open("wb") as fh:
         fh.truncate(200 * 1024 * 1024)  # sparse: 200 MB that take no disk
-    with ReadCounter() as reads:
-        with pytest.raises(LoadError) as info:
-            load_path(big, limits=LoadLimits(max_bytes=1000))
+    with ReadCounter() as reads, pytest.raises(LoadError) as info:
+        load_path(big, limits=LoadLimits(max_bytes=1000))
     assert info.value.kind == "too_large"
     assert reads.bytes == 0
 
@@ -238,9 +236,8 @@ def test_a_file_larger_than_the_limit_is_refused_unread(tmp_path: Path) -> None:
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 def test_a_file_that_understates_its_size_is_read_only_to_the_limit() -> None:
     # /proc files are regular files that report a size of 0, whatever they hold.
-    with ReadCounter() as reads:
-        with pytest.raises(LoadError) as info:
-            load_path("/proc/self/status", limits=LoadLimits(max_bytes=10))
+    with ReadCounter() as reads, pytest.raises(LoadError) as info:
+        load_path("/proc/self/status", limits=LoadLimits(max_bytes=10))
     assert info.value.kind == "too_large"
     assert reads.bytes == 11  # the limit, and one byte to know it is over
 
@@ -259,7 +256,7 @@ class ReadCounter:
         self.bytes = 0
         self._patch = pytest.MonkeyPatch()
 
-    def __enter__(self) -> ReadCounter:
+    def __enter__(self) -> Self:
         real = os.read
 
         def counting_read(fd: int, n: int) -> bytes:

@@ -42,7 +42,7 @@ def test_text_shows_what_a_reviewer_needs() -> None:
     assert text.startswith("Plan: t\n")
     assert plan.digest in text
     for node in plan.nodes():
-        assert re.search(rf"^\s+{node.id}  ", text, re.M), node.id
+        assert re.search(rf"^\s+{node.id}  ", text, re.MULTILINE), node.id
     assert "step 2" in text and "until ≤3" in text
     assert 'work if nodes.decide.outputs.decision == "a"' not in text  # edges shown on target
     assert 'decide if nodes.decide.outputs.decision == "a"' in text

@@ -69,8 +69,8 @@ def test_a_decision_envelope_must_name_one_of_the_labels(tmp_path: Path) -> None
     assert copied["decision"] == "<one of: ship, hold>"  # visibly a placeholder
     assert copied["outputs"] == {"reasoning": "<text: why>"}
     assert envelope_problems(copied, instruction) == [
-        'outputs/reasoning: is the example\'s placeholder "<text: why>": replace it with the '
-        'real value',
+        ('outputs/reasoning: is the example\'s placeholder "<text: why>": replace it with the '
+         'real value'),
         "decision: is the example's placeholder: name one of the labels"]
     good = {**copied, "outputs": {"reasoning": "ready"}, "decision": "ship"}
     assert envelope_problems(good, instruction) == []

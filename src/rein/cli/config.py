@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -187,11 +188,11 @@ def _describe(trust: ProjectTrust) -> None:
     click.echo(f"digest: {trust.digest}")
 
 
-def _parent_source(sources: dict[str, tuple[str, ...]] | object, key: str) -> list[str] | None:
+def _parent_source(sources: Mapping[str, tuple[str, ...]], key: str) -> list[str] | None:
     probe = key
     while "." in probe:
         probe = probe.rsplit(".", 1)[0]
-        found = sources.get(probe)  # type: ignore[attr-defined]
+        found = sources.get(probe)
         if found:
             return list(found)
     return None

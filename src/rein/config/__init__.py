@@ -428,10 +428,10 @@ def intersect_patterns(higher: list[str], lower: list[str], *, paths: bool = Fal
     under a higher ``["read"]`` keeps ``read``. Names use the glob dialect of
     :mod:`rein.formats.globs`; with ``paths``, workspace-relative directory containment.
     """
-    from rein.formats.globs import covers, path_within
+    from rein.formats.globs import covers as glob_covers
+    from rein.formats.globs import path_within
 
-    if paths:
-        covers = path_within
+    covers = path_within if paths else glob_covers
     out = [p for p in lower if any(covers(h, p) for h in higher)]
     out += [h for h in higher if h not in out and any(covers(p, h) for p in lower)]
     return out

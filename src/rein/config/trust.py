@@ -158,7 +158,8 @@ def _offline(name: str, spec: Any) -> bool:
     would bring a file from outside the project into the run."""
     if not isinstance(spec, Mapping):
         return False
-    options = spec.get("options") if isinstance(spec.get("options"), Mapping) else {}
+    given = spec.get("options")
+    options: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     replay = options.get("replay")
     if not (spec.get("kind", name) == "scripted" or isinstance(replay, list)):
         return False
@@ -306,6 +307,3 @@ def notice(trust: ProjectTrust | None) -> str | None:
                     "policy.project_trust = false; define them in your user rein.toml instead")
         case _:
             return f"{trust.path} is not trusted; ignoring {keys}; {again}"
-
-
-# ---------------------------------------------------------------------------- trusting

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 from collections.abc import Mapping
 from functools import lru_cache
-from pathlib import Path
+from importlib.resources import files
 from typing import Any
 
 from rein.core.ids import RunId
@@ -122,10 +122,10 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
                     k: earlier[k] for k in ("active", "when_result", "at")}]
             edges[key] = edge  # re-inserted: the list follows the latest resolutions
         elif event.type == "diagnostic":
-            key = (p.get("code"), p.get("message"), p.get("node_id"))
-            if key in seen_diag:
+            seen = (p.get("code"), p.get("message"), p.get("node_id"))
+            if seen in seen_diag:
                 continue
-            seen_diag.add(key)
+            seen_diag.add(seen)
             diagnostics.append({k: p[k] for k in ("code", "severity", "message", "node_id", "at")
                                 if p.get(k) is not None})
     if edges:
@@ -138,9 +138,9 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
         meta["x-rein-approved-digest"] = binding["approved_digest"]
     if binding.get("children"):
         meta["x-rein-children"] = binding["children"]
-    for key in ("x-rein-forced-resume",):
-        if key in binding:
-            meta[key] = binding[key]
+    for name in ("x-rein-forced-resume",):
+        if name in binding:
+            meta[name] = binding[name]
     if summary.get("human_events"):
         meta["x-rein-graph-human-events"] = summary["human_events"]
     if meta:
@@ -151,10 +151,9 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def run_schema() -> dict[str, Any]:
     """The normative run record schema, from the installed ``agentic-graph-spec`` package."""
-    import ags
-
-    path = Path(ags.__file__).parent / "schema" / "agentic-graph-run-1.0.schema.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    path = files("ags") / "schema" / "agentic-graph-run-1.0.schema.json"
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
 
 
 def record_problems(record: Mapping[str, Any]) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rein.core.tiers import TIERS
+from rein.core.tiers import TIERS, Tier
 from rein.errors import RoutingError
 from rein.workers.base import AttemptRequest, Routed, Worker
 from rein.workers.model_setup import TierRoute, tier_routes
@@ -33,7 +33,7 @@ from rein.workers.model_setup import TierRoute, tier_routes
 class Router:
     """The routing profile: which model serves which tier."""
 
-    routes: Mapping[str, TierRoute]
+    routes: Mapping[Tier, TierRoute]
     allow_route_up: bool = True
 
     @classmethod

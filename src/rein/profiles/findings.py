@@ -31,6 +31,7 @@ from rein.formats.loader import load_path
 from rein.profiles.generate import (
     EVIDENCE_KINDS,
     THREAD_STATUSES,
+    Collection,
     Evidence,
     Forget,
     Learned,
@@ -161,11 +162,14 @@ def parse_findings(data: Any, *, source: str = "<findings>", locate: Any = None)
             "working_context_evidence": _evidence(context["evidence"]) if context else ()}
 
 
+_COLLECTIONS: dict[str, Collection] = {"facts": "facts", "preferences": "preferences"}
+
+
 def _state_change(change: Mapping[str, Any], i: int, source: str) -> list[Learned]:
     """A generic ``/state`` change: only appending a fact or preference has one meaning."""
     path, value = change["path"], change.get("value")
-    collection = path.split("/")[2] if path.count("/") >= 2 else ""
-    if collection in ("facts", "preferences") and change.get("op", "add") == "add" and \
+    collection = _COLLECTIONS.get(path.split("/")[2] if path.count("/") >= 2 else "")
+    if collection is not None and change.get("op", "add") == "add" and \
             isinstance(value, Mapping) and isinstance(value.get("text"), str):
         return [Learned(text=value["text"], evidence=_evidence(change.get("evidence")),
                         collection=collection, id=value.get("id"),

@@ -64,10 +64,14 @@ class Queue:
 
     def items(self, status: str | None = None) -> list[dict[str, Any]]:
         """Queued items, oldest first, optionally only those with ``status``."""
-        return [i for i in self._read()["items"] if status is None or i["status"] == status]
+        return [i for i in self._items() if status is None or i["status"] == status]
+
+    def _items(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._read()["items"]
+        return items
 
     def get(self, item_id: str) -> dict[str, Any]:
-        for item in self._read()["items"]:
+        for item in self._items():
             if item["id"] == item_id:
                 return item
         raise ConfigError(f"no proposal {item_id!r} in {self.path}", code="OAP262",

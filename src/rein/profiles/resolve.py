@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,7 +246,7 @@ def _base_path(ref: Mapping[str, Any], doc: OapDocument, work: _Work, where: Loc
             raise ProfileError(f"extends {ref['name']!r}: only local paths are accepted, not "
                                f"{uri!r}", code="OAP214", location=where,
                                hint="copy the base into a discovery root and pin its digest")
-        return Path(doc.source).parent / uri
+        return Path(doc.source).parent.joinpath(uri)
     found = work.get_catalog().find(ref["name"])
     if found is None:
         # A base next to the child is found too: examples keep bases side by side.
@@ -260,11 +261,12 @@ def _base_path(ref: Mapping[str, Any], doc: OapDocument, work: _Work, where: Loc
 
 def _substitute(data: dict[str, Any], doc: OapDocument, work: _Work) -> None:
     spec = data.get("spec") or {}
-    variables = (spec.get("context") or {}).get("variables") or {}
+    # The schema holds variables to strings, and documents are validated before they resolve.
+    variables: Mapping[str, str] = (spec.get("context") or {}).get("variables") or {}
     role = spec.get("role") or {}
 
     def sub(text: str, pointer: str) -> str:
-        def one(m: Any) -> str:
+        def one(m: re.Match[str]) -> str:
             key = m.group(1)
             if key not in variables:
                 work.fail("OAP009", f"{pointer}: ${{{{ vars.{key} }}}} is not defined in "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 
@@ -45,7 +45,7 @@ class AnthropicProvider(SdkProvider):
     capabilities = Capabilities(
         streaming=True, tool_calling=True, parallel_tool_calls=True, seed=False
     )
-    sdk_errors = anthropic
+    sdk_errors: ClassVar[Any] = anthropic
     stops = _STOP
     sdk_client = anthropic.AsyncAnthropic
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import openai
 
@@ -42,7 +42,7 @@ class OpenAIChatProvider(SdkProvider):
     capabilities = Capabilities(
         streaming=True, tool_calling=True, parallel_tool_calls=True, seed=True
     )
-    sdk_errors = openai
+    sdk_errors: ClassVar[Any] = openai
     stops = _FINISH
     sdk_client = openai.AsyncOpenAI
 

@@ -394,7 +394,7 @@ async def _quiet_close(stack: AsyncExitStack) -> None:
 def _render(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
-        return block.text
+        return str(block.text)
     if kind == "resource":
         inner = block.resource
         return getattr(inner, "text", None) or f"[resource {inner.uri}]"

@@ -80,7 +80,9 @@ class Toolbox:
 
     def plan(self, call: ToolCall) -> Plan:
         """Work out what ``call`` needs; ToolFailure for an unknown tool or bad arguments."""
-        definition = self._by_name.get(call.name) or self._by_kind.get(kind_of(call.name))
+        kind = kind_of(call.name)
+        definition = self._by_name.get(call.name) or (
+            self._by_kind.get(kind) if kind is not None else None)
         if definition is None:
             offered = ", ".join(self._by_name) or "(none)"
             raise ToolFailure(

@@ -143,7 +143,7 @@ def _approvals(base: dict[str, Any], approvals: list[ApprovalRow]) -> dict[str, 
             "exit_code": _WAITING}
 
 
-def _stalled(store: Store, base: dict[str, Any], runs: list[str]) -> dict[str, Any]:
+def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str, Any]:
     """Nothing for the driver or a person: another process advances the run, the run was
     interrupted, or no worker serves one of its nodes."""
     root = base["run_id"]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rein.core.tiers import TIERS
+from rein.core.tiers import TIERS, Tier
 from rein.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when workers are built: the model worker pulls in providers
@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # imported when workers are built: the model worker pulls in 
 class TierRoute:
     """One ``[tiers.<tier>]`` table: which provider (or command worker) and model serve it."""
 
-    tier: str
+    tier: Tier
     provider: str
     model: str
     context_tokens: int | None = None  # checked against a node's min_context_tokens

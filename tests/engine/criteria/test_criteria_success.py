@@ -4,7 +4,7 @@ order and short-circuiting, feedback, and the run-record shape."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from typing import Any
 
@@ -182,7 +182,7 @@ class _Clock:
     """An injected clock that advances 1.5 s per reading."""
 
     def __init__(self) -> None:
-        self.now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+        self.now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         moment = self.now

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-import rein.formats.agx as agx
+from rein.formats import agx
 from rein.formats.agx import NOT_LITERAL, Call, Ref, calls, parse, parse_template, references
 
 

@@ -121,8 +121,8 @@ ERRORS = [
     ("upper(v.empty)", "upper() needs a string as its first argument, got an array", "type"),
     ("trim(v.nul)", "trim() needs a string as its first argument, got null", "type"),
     ("matches('a', v.paren)",
-     "matches() got an invalid regular expression '(': missing ), unterminated subpattern at "
-     "position 0", "pattern"),
+     ("matches() got an invalid regular expression '(': missing ), unterminated subpattern at "
+      "position 0"), "pattern"),
     ("matches(v.one, 'a')", "matches() needs a string as its first argument, got a number", "type"),
     ("split('a', '')", "split() needs a non-empty separator", "type"),
     ("split(v.one, ',')", "split() needs a string as its first argument, got a number", "type"),
@@ -143,8 +143,8 @@ ERRORS = [
     ("bool(null)", "bool() cannot convert null", "conversion"),
     ("bool([])", "bool() cannot convert an array ([])", "conversion"),
     ("json('{bad')",
-     "json() could not parse its argument: Expecting property name enclosed in double quotes "
-     "at character 1", "conversion"),
+     ("json() could not parse its argument: Expecting property name enclosed in double quotes "
+      "at character 1"), "conversion"),
     ("json('NaN')", "json() input contains NaN, which is not a JSON number", "conversion"),
     ("json('{\"a\": 1, \"a\": 2}')", "json() input repeats the key 'a'", "conversion"),
     ("json('" + "[" * 100000 + "')", "json() input nests too deeply", "conversion"),
@@ -160,8 +160,8 @@ ERRORS = [
      "type"),
     ("skipped(v.nul)", "skipped() needs a node id string as its first argument, got null", "type"),
     ("output('nope', 'x')", "output() names an unknown node 'nope'", "name"),
-    ("output('build', v.one)", "output() needs an output name string as its second argument, "
-     "got a number", "type"),
+    ("output('build', v.one)", ("output() needs an output name string as its second argument, "
+                                "got a number"), "type"),
 ]
 
 
@@ -189,8 +189,8 @@ STATIC_ERRORS = [
     ("count('abc')", "count() needs an array as its first argument, got a string", 6),
     ("contains(1, 1)",
      "contains() needs an array, a string or an object as its first argument, got a number", 9),
-    ("x && startswith(1, 'a')", "startswith() needs a string as its first argument, "
-     "got a number", 16),
+    ("x && startswith(1, 'a')", ("startswith() needs a string as its first argument, "
+                                 "got a number"), 16),
     ("endswith('a', null)", "endswith() needs a string as its second argument, got null", 14),
     ("lower(true)", "lower() needs a string as its first argument, got a boolean", 6),
     ("upper([])", "upper() needs a string as its first argument, got an array", 6),

@@ -78,8 +78,8 @@ TEMPLATE_ERRORS = [
     ("x ${{ }}", "empty interpolation '${{ }}' at column 3", 2),
     ("x ${{}}", "empty interpolation '${{ }}' at column 3", 2),
     ("x ${{ a + }}", "the expression ends where a value was expected after '+' at column 11", 10),
-    ("ok ${{ a }} then ${{ lenn(a) }}", "unknown function 'lenn' at column 22; did you mean "
-     "'len'?", 21),
+    ("ok ${{ a }} then ${{ lenn(a) }}", ("unknown function 'lenn' at column 22; did you mean "
+                                         "'len'?"), 21),
     ("line\n  ${{ a[0] }}", "indexing with [...] is not supported at line 2, column 8", 12),
     ("${{ ${{ a }} }}", "'${{ }}' interpolation is for templates, not expressions at column 5",
      4),

@@ -22,7 +22,12 @@ from typing import Any
 from rein.engine.criteria import command, external, files, human, judge, matching
 from rein.engine.criteria.base import CriterionProblem, Verdict
 from rein.engine.criteria.evidence import clean, clean_value
-from rein.engine.criteria.model import CriterionContext, CriterionResult, SuccessOutcome
+from rein.engine.criteria.model import (
+    CriterionContext,
+    CriterionResult,
+    Severity,
+    SuccessOutcome,
+)
 
 Check = Callable[[Mapping[str, Any], CriterionContext], Awaitable[Verdict]]
 
@@ -137,7 +142,7 @@ async def evaluate_criterion(
     kind = str(criterion.get("kind", ""))
     declared = criterion.get("severity", "required")
     is_relaxed = declared == "required" and cid in relaxed
-    severity = "required" if declared == "required" and not is_relaxed else "advisory"
+    severity: Severity = "required" if declared == "required" and not is_relaxed else "advisory"
     started_at = ctx.clock() if ctx.clock else None
     started = time.monotonic()
 

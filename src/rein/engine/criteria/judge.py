@@ -88,7 +88,8 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     )
 
 
-def _checked(verdict: Any, sample: int) -> JudgeVerdict:
+def _checked(verdict: JudgeVerdict, sample: int) -> JudgeVerdict:
+    # A judge is code outside rein: its verdict is checked at run time whatever it claims.
     score = getattr(verdict, "score", None)
     if (
         not isinstance(score, (int, float))

@@ -32,12 +32,14 @@ class FragmentProblem(Exception):
 
 def fragment_of(ctx: RunContext, block: Mapping[str, Any], *, body_key: str = "body"
                 ) -> Mapping[str, Any]:
-    if isinstance(block.get(body_key), Mapping):
-        return block[body_key]
+    body = block.get(body_key)
+    if isinstance(body, Mapping):
+        return body
     name = block.get("use")
     named = (ctx.graph.get("subgraphs") or {}) if isinstance(ctx.graph, Mapping) else {}
     if name in named:
-        return named[name]
+        declared: Mapping[str, Any] = named[name]
+        return declared
     raise FragmentProblem("AG132", f"fragment {name!r} is not declared in subgraphs")
 
 

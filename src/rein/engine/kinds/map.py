@@ -12,7 +12,7 @@ cancels the siblings and fails, ``continue`` succeeds, ``threshold`` needs
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -124,14 +124,15 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
         await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
 
 
-async def _gather_fail_fast(tasks: list[asyncio.Future[None]], stop: asyncio.Event | None
-                            ) -> None:
+async def _gather_fail_fast(tasks: Sequence[asyncio.Future[None]],
+                            stop: asyncio.Event | None) -> None:
     pending = set(tasks)
     while pending:
         done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         for t in done:
-            if t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
+            error = t.exception()
+            if error is not None:
+                raise error
         if stop is not None and stop.is_set():
             for t in pending:
                 t.cancel()

@@ -168,9 +168,10 @@ async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[s
 
 
 def _escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-              ) -> tuple[str, Routed] | None:
-    """The tier and route of a retry under ``escalate_intelligence``; ``None`` (RT011) when
-    nothing serves the tier above."""
+              ) -> tuple[str, Routed | None] | None:
+    """The tier and route of a retry under ``escalate_intelligence`` (the route ``None``
+    when the worker serves tiers itself); ``None`` (RT011) when nothing serves the tier
+    above."""
     intel = node.get("intelligence") or {}
     tier = str(intel.get("escalate_to") or tier_above(node_tier(node)))
     try:
