@@ -34,8 +34,9 @@ class CodeInfo:
 
 def _entries() -> list[CodeInfo]:
     s, r, m, b, a = "structural", "referential", "semantic", "binding", "advisory"
-    e, w = "error", "warning"
-    rows = [
+    e: Severity = "error"
+    w: Severity = "warning"
+    rows: list[tuple[str, Severity, str, str, str]] = [
         ("AG001", e, s, "the document is a JSON object that satisfies the AGS 1.0 JSON Schema",
          "fix the value at the location so that it has the type and shape the schema requires"),
         ("AG002", e, s, "ags_version is a MAJOR.MINOR this harness implements (1.0)",

@@ -210,8 +210,8 @@ def _mermaid_scope(scope: ScopePlan, ids: _Ids, pad: str) -> list[str]:
         out.append(f"{pad}{nid}{_mermaid_shape(n)}")
         if n.child is not None:
             sid = ids.scope(n.child.path)
-            label = _mm(f"{n.id}: {n.child_label}" + _times(n))
-            out.append(f"{pad}subgraph {sid} [\"{label}\"]")
+            caption = _mm(f"{n.id}: {n.child_label}" + _times(n))
+            out.append(f"{pad}subgraph {sid} [\"{caption}\"]")
             out.append(f"{pad}  direction TB")
             out += _mermaid_scope(n.child, ids, pad + "  ")
             out.append(f"{pad}end")

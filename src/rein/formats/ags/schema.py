@@ -36,7 +36,8 @@ _VERSION = re.compile(r"(\d+)\.(\d+)")
 def schema_document() -> dict[str, Any]:
     """The normative AGS 1.0 JSON Schema, as shipped by the ``agentic-graph-spec`` package."""
     text = (resources.files("ags") / "schema" / _SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)  # the shipped schema is one JSON object
+    return schema
 
 
 @cache
