@@ -59,7 +59,8 @@ from rein.formats.ags.plan_order import (
 )
 from rein.formats.ags.spec import node_spec
 from rein.formats.canonical import ags_digest
-from rein.formats.loader import escape, load_path
+from rein.formats.loader import load_path
+from rein.formats.pointers import escape
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES
 
 # (uri, referencing file or None) → (data, source) of the child, or None when not local.

@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any
 
 from rein.formats.ags.report import Collector
-from rein.formats.loader import pointer
+from rein.formats.pointers import pointer
 
 SUPPORTED_MAJOR = 1
 SUPPORTED_MINOR = 0
