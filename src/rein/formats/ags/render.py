@@ -22,8 +22,8 @@ def render_text(plan: Plan) -> str:
     lines: list[str] = [f"Plan: {plan.title}"]
     head = [("graph", f"{plan.graph_id}" + (f" {plan.version}" if plan.version else "")),
             ("file", plan.source or "<input>"), ("digest", plan.digest),
-            ("level", f"requires_conformance {plan.requires_conformance}; the features used "
-                      f"need level {plan.required_level}")]
+            ("level", (f"requires_conformance {plan.requires_conformance}; the features used "
+                      f"need level {plan.required_level}"))]
     lines += [f"  {k:<10}{v}" for k, v in head]
     lines += _wrap("objective", plan.objective, indent=2)
     ceiling = plan.constraints.get("max_node_executions")
