@@ -6,13 +6,16 @@ from typing import Any
 
 from yaml import YAMLError
 
+__all__ = ["EventParser", "escape", "location_index", "pointer", "resolve_pointer", "unescape"]
+
 try:  # libyaml's event parser; PyYAML's pure-Python one behaves the same, only slower
     from yaml._yaml import CParser as EventParser
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.loader import SafeLoader as EventParser  # type: ignore[assignment]
+    from yaml.loader import SafeLoader as EventParser  # type: ignore[assignment]  # same get_event()
 
 from yaml.events import (
     AliasEvent,
+    Event,
     MappingEndEvent,
     MappingStartEvent,
     ScalarEvent,
@@ -30,22 +33,21 @@ def location_index(text: str) -> dict[str, tuple[int, int]]:
         stack: list[list[Any]] = []  # [pointer, is_map, pending key or None, next index]
         while True:
             event = parser.get_event()
-            kind = type(event)
-            if kind is StreamEndEvent:
+            if isinstance(event, StreamEndEvent):
                 break
-            if kind not in (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent,
-                            MappingEndEvent, SequenceEndEvent):
-                continue
-            if kind is MappingEndEvent or kind is SequenceEndEvent:
+            if isinstance(event, (MappingEndEvent, SequenceEndEvent)):
                 stack.pop()
                 continue
-            mark = event.start_mark
+            if not isinstance(event, (ScalarEvent, AliasEvent, MappingStartEvent,
+                                      SequenceStartEvent)):
+                continue
+            mark = _position(event)
             if stack:
                 frame = stack[-1]
                 if frame[1] and frame[2] is None:  # this event is a key
-                    key = event.value if kind is ScalarEvent else "?"
+                    key = event.value if isinstance(event, ScalarEvent) else "?"
                     frame[2] = key
-                    index.setdefault(frame[0] + "/" + escape(str(key)), (mark.line, mark.column))
+                    index.setdefault(frame[0] + "/" + escape(str(key)), mark)
                     continue
                 if frame[1]:
                     here = frame[0] + "/" + escape(str(frame[2]))
@@ -53,17 +55,23 @@ def location_index(text: str) -> dict[str, tuple[int, int]]:
                 else:
                     here = frame[0] + "/" + str(frame[3])
                     frame[3] += 1
-                    index[here] = (mark.line, mark.column)
+                    index[here] = mark
             else:
                 here = ""
-                index[here] = (mark.line, mark.column)
-            if kind is MappingStartEvent:
+                index[here] = mark
+            if isinstance(event, MappingStartEvent):
                 stack.append([here, True, None, 0])
-            elif kind is SequenceStartEvent:
+            elif isinstance(event, SequenceStartEvent):
                 stack.append([here, False, None, 0])
     except (YAMLError, ValueError, IndexError):  # best effort: a parse problem means no index
         pass
     return index
+
+
+def _position(event: Event) -> tuple[int, int]:
+    """Where an event starts; both parsers always set the mark, (0, 0) stands in otherwise."""
+    mark = event.start_mark
+    return (mark.line, mark.column) if mark is not None else (0, 0)
 
 
 def escape(token: str) -> str:

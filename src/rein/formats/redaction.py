@@ -42,7 +42,8 @@ class Secrets:
     def of(cls, named: Mapping[str, str] | None = None,
            values: Iterable[str] = ()) -> Secrets:
         """From ``{name: value}`` and from bare values (shown as ``[secret]``)."""
-        pairs = [(v, n) for n, v in (named or {}).items() if isinstance(v, str)]
+        pairs: list[tuple[str, str | None]] = [
+            (v, n) for n, v in (named or {}).items() if isinstance(v, str)]
         pairs += [(v, None) for v in values if isinstance(v, str)]
         return cls._build(pairs)
 

@@ -34,8 +34,9 @@ class CodeInfo:
 
 def _entries() -> list[CodeInfo]:
     s, r, m, b, a = "structural", "referential", "semantic", "binding", "advisory"
-    e, w = "error", "warning"
-    rows = [
+    e: Severity = "error"
+    w: Severity = "warning"
+    rows: list[tuple[str, Severity, str, str, str]] = [
         ("AG001", e, s, "the document is a JSON object that satisfies the AGS 1.0 JSON Schema",
          "fix the value at the location so that it has the type and shape the schema requires"),
         ("AG002", e, s, "ags_version is a MAJOR.MINOR this harness implements (1.0)",
@@ -55,8 +56,8 @@ def _entries() -> list[CodeInfo]:
         ("AG104", e, r, "an input declares at most one of from, template and value",
          "keep exactly one of from, template or value for this input"),
         ("AG111", e, r, "the effective edge set of every scope is acyclic",
-         "remove or redirect one edge (or depends_on entry) on the cycle; use a loop node "
-         "for repetition"),
+         ("remove or redirect one edge (or depends_on entry) on the cycle; use a loop node "
+         "for repetition")),
         ("AG112", e, r, "an entrypoint has no incoming edges",
          "remove the incoming edge, or remove the node from entrypoints"),
         ("AG113", e, r, "edges, fallback, escalation and compensation name nodes of their scope",
@@ -67,10 +68,10 @@ def _entries() -> list[CodeInfo]:
          "name a node declared under the graph's nodes"),
         ("AG116", e, r, "join_count of an n_of join is at most the number of incoming edges",
          "lower join_count, or add the incoming edges the join waits for"),
-        ("AG117", e, r, "reserved names are not used as node ids or bindings (node id self; "
-         "map.as and map.index_as naming a namespace root)",
-         "rename it; reserved roots are graph, params, context, attachments, nodes, self, loop, "
-         "outputs, env, secrets and item"),
+        ("AG117", e, r, ("reserved names are not used as node ids or bindings (node id self; "
+         "map.as and map.index_as naming a namespace root)"),
+         ("rename it; reserved roots are graph, params, context, attachments, nodes, self, loop, "
+         "outputs, env, secrets and item")),
         ("AG121", e, r, "with evaluator: expression every decision branch has a when",
          "add a when expression to the branch, or use evaluator: agent"),
         ("AG122", e, r, "decision and gate nodes do not declare an output named decision",
@@ -79,8 +80,8 @@ def _entries() -> list[CodeInfo]:
          "set default_branch to one of the branch labels"),
         ("AG124", e, r, "branch labels are unique within a decision",
          "give each branch its own label"),
-        ("AG131", e, r, "subgraph references are not recursive, directly or transitively "
-         "(named fragments and external ref files)",
+        ("AG131", e, r, ("subgraph references are not recursive, directly or transitively "
+         "(named fragments and external ref files)"),
          "break the cycle: a fragment or graph must not (indirectly) run itself; use a loop"),
         ("AG132", e, r, "loop.use, map.use and subgraph.use name a fragment under subgraphs",
          "declare the fragment under subgraphs, or correct the name"),
@@ -100,16 +101,16 @@ def _entries() -> list[CodeInfo]:
          "add an edge or depends_on so that X runs first, or read the value elsewhere"),
         ("AG202", e, m, "an expression inside a fragment reads no node outside the fragment",
          "pass the value into the fragment through params (subgraph.params or loop carry)"),
-        ("AG203", e, m, "expressions read only declared names (params, context, attachments, "
-         "env, nodes, and the roots visible at that position)",
-         "declare the name (params, context, attachments, requirements.environment) or fix "
-         "its spelling"),
-        ("AG204", e, m, "every expression and ${{ }} interpolation parses, and calls a known "
-         "function with the right number of arguments",
+        ("AG203", e, m, ("expressions read only declared names (params, context, attachments, "
+         "env, nodes, and the roots visible at that position)"),
+         ("declare the name (params, context, attachments, requirements.environment) or fix "
+         "its spelling")),
+        ("AG204", e, m, ("every expression and ${{ }} interpolation parses, and calls a known "
+         "function with the right number of arguments"),
          "fix the expression syntax; write 'a - 1' with spaces, use only the AGX functions"),
         ("AG205", e, m, "no expression references secrets.*",
-         "list the secret in requirements.secrets; the harness injects it into the node's "
-         "environment"),
+         ("list the secret in requirements.secrets; the harness injects it into the node's "
+         "environment")),
         ("AG206", e, m, "references to outputs name outputs the node declares",
          "declare the output on the node, or fix the output name"),
         ("AG211", e, m, "expression positions hold a bare expression, not ${{ }} interpolation",
@@ -134,8 +135,8 @@ def _entries() -> list[CodeInfo]:
          "add a command, file_exists, expression, regex or json_schema criterion"),
         ("AG907", w, a, "determinism: strict comes with a seed",
          "set constraints.seed, or relax determinism"),
-        ("AG908", w, a, "the graph's cost can be previewed (constraints.max_cost_usd or an "
-         "estimate on some node)",
+        ("AG908", w, a, ("the graph's cost can be previewed (constraints.max_cost_usd or an "
+         "estimate on some node)"),
          "set constraints.max_cost_usd, or add estimate blocks to nodes"),
         ("AG909", w, a, "a non-local subgraph.ref carries an integrity digest",
          "add ref.integrity (sha256-… of the child document, see rein graph digest)"),

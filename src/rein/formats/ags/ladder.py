@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rein.formats.ags.plan_order import effective_node
+from rein.formats.shapes import mapping_of
 
 NO_ESCALATION = "LADDER001"  # a disposition says escalate, and no escalation is declared
 
@@ -38,7 +39,7 @@ def ladder_problems(data: Mapping[str, Any]) -> list[LadderProblem]:
             if not isinstance(raw, Mapping):
                 continue
             node = effective_node(raw, defaults if isinstance(defaults, Mapping) else None)
-            failure = node.get("failure") if isinstance(node.get("failure"), Mapping) else {}
+            failure = mapping_of(node.get("failure"))
             if isinstance(failure.get("escalation"), Mapping):
                 continue
             here = f"{base}/nodes/{_escape(str(nid))}"

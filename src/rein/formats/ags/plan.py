@@ -59,8 +59,10 @@ from rein.formats.ags.plan_order import (
 )
 from rein.formats.ags.spec import node_spec
 from rein.formats.canonical import ags_digest
-from rein.formats.loader import escape, load_path
+from rein.formats.loader import load_path
+from rein.formats.pointers import escape
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES
+from rein.formats.shapes import mapping_of, sequence_of
 
 # (uri, referencing file or None) → (data, source) of the child, or None when not local.
 RefLoader = Callable[[str, "str | None"], "tuple[Any, str] | None"]
@@ -112,7 +114,7 @@ def build_plan(
     doc = _Doc(data=data, source=source, level=_declared_level(data))
     builder.levels[source] = doc.level
     root = builder.scope(data, doc=doc, path="", pointer="", depth=0, defaults=data.get("defaults"))
-    constraints = data.get("constraints") if isinstance(data.get("constraints"), Mapping) else {}
+    constraints = mapping_of(data.get("constraints"))
     graph_criteria = _criteria(data.get("success"))
     for c in graph_criteria:
         if c.kind == "human":
@@ -219,11 +221,10 @@ class _Builder:
         qualified = f"{scope_path}.{node_id}" if scope_path else node_id
         spec = node_spec(node_id, eff)
         attempts = spec.attempts
-        decision = eff.get("decision") if isinstance(eff.get("decision"), Mapping) else {}
+        decision = mapping_of(eff.get("decision"))
         calls_model = kind == "task" or (kind == "decision"
                                          and decision.get("evaluator", "agent") == "agent")
-        intelligence = eff.get("intelligence") if isinstance(eff.get("intelligence"),
-                                                              Mapping) else {}
+        intelligence = mapping_of(eff.get("intelligence"))
         tier = intelligence.get("tier") or ("standard" if calls_model else None)
         if kind == "gate":
             tier = None
@@ -233,7 +234,7 @@ class _Builder:
         self._node_features(eff, kind, pointer, doc)
         self._provider_keys(eff, qualified, pointer, doc)
         criteria = _criteria(eff.get("success"))
-        success = eff.get("success") if isinstance(eff.get("success"), Mapping) else {}
+        success = mapping_of(eff.get("success"))
 
         multiplier, child_label, child = None, None, None
         body_cost = 1
@@ -258,7 +259,7 @@ class _Builder:
 
     def _child(self, eff: Mapping[str, Any], kind: str, node_id: str, *, doc: _Doc, path: str,
                pointer: str, depth: int) -> tuple[int | None, str | None, ScopePlan | None]:
-        block = eff.get(kind) if isinstance(eff.get(kind), Mapping) else {}
+        block = mapping_of(eff.get(kind))
         multiplier = None
         if kind == "loop":
             multiplier = int(block.get("max_iterations", 1))
@@ -382,8 +383,8 @@ class _Builder:
 
     def _provider_keys(self, eff: Mapping[str, Any], qualified: str, pointer: str,
                        doc: _Doc) -> None:
-        req = eff.get("requirements") if isinstance(eff.get("requirements"), Mapping) else {}
-        names = req.get("environment") if isinstance(req.get("environment"), list) else []
+        req = mapping_of(eff.get("requirements"))
+        names = sequence_of(req.get("environment"))
         keys = [n for n in names if isinstance(n, str) and is_key_variable(n, self.key_variables)]
         if keys:
             self.notices.append(key_notice(qualified, keys, f"{pointer}/requirements/environment",
@@ -402,11 +403,11 @@ class _Builder:
         for name, spec in (eff.get("inputs") or {}).items():
             if isinstance(spec, Mapping) and "template" in spec:
                 self.feature(doc, "input template", 2, f"{pointer}/inputs/{escape(name)}")
-        failure = eff.get("failure") if isinstance(eff.get("failure"), Mapping) else {}
+        failure = mapping_of(eff.get("failure"))
         for block, level in (("fallback", 2), ("escalation", 2), ("compensation", 3)):
             if failure.get(block):
                 self.feature(doc, f"failure {block}", level, f"{pointer}/failure/{block}")
-        success = eff.get("success") if isinstance(eff.get("success"), Mapping) else {}
+        success = mapping_of(eff.get("success"))
         for i, c in enumerate(success.get("criteria") or []):
             if isinstance(c, Mapping) and c.get("kind") in _CRITERION_LEVEL:
                 self.feature(doc, f"{c['kind']} criterion", _CRITERION_LEVEL[c["kind"]],

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rein.formats.ags.plan_model import EdgePlan
-from rein.formats.loader import escape
+from rein.formats.pointers import escape
 
 MERGED_BLOCKS = ("intelligence", "requirements", "constraints", "failure")
 

@@ -22,8 +22,8 @@ def render_text(plan: Plan) -> str:
     lines: list[str] = [f"Plan: {plan.title}"]
     head = [("graph", f"{plan.graph_id}" + (f" {plan.version}" if plan.version else "")),
             ("file", plan.source or "<input>"), ("digest", plan.digest),
-            ("level", f"requires_conformance {plan.requires_conformance}; the features used "
-                      f"need level {plan.required_level}")]
+            ("level", (f"requires_conformance {plan.requires_conformance}; the features used "
+                      f"need level {plan.required_level}"))]
     lines += [f"  {k:<10}{v}" for k, v in head]
     lines += _wrap("objective", plan.objective, indent=2)
     ceiling = plan.constraints.get("max_node_executions")
@@ -210,8 +210,8 @@ def _mermaid_scope(scope: ScopePlan, ids: _Ids, pad: str) -> list[str]:
         out.append(f"{pad}{nid}{_mermaid_shape(n)}")
         if n.child is not None:
             sid = ids.scope(n.child.path)
-            label = _mm(f"{n.id}: {n.child_label}" + _times(n))
-            out.append(f"{pad}subgraph {sid} [\"{label}\"]")
+            caption = _mm(f"{n.id}: {n.child_label}" + _times(n))
+            out.append(f"{pad}subgraph {sid} [\"{caption}\"]")
             out.append(f"{pad}  direction TB")
             out += _mermaid_scope(n.child, ids, pad + "  ")
             out.append(f"{pad}end")

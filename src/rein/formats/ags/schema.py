@@ -23,7 +23,7 @@ from importlib import resources
 from typing import Any
 
 from rein.formats.ags.report import Collector
-from rein.formats.loader import pointer
+from rein.formats.pointers import pointer
 
 SUPPORTED_MAJOR = 1
 SUPPORTED_MINOR = 0
@@ -36,7 +36,8 @@ _VERSION = re.compile(r"(\d+)\.(\d+)")
 def schema_document() -> dict[str, Any]:
     """The normative AGS 1.0 JSON Schema, as shipped by the ``agentic-graph-spec`` package."""
     text = (resources.files("ags") / "schema" / _SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)  # the shipped schema is one JSON object
+    return schema
 
 
 @cache
@@ -93,17 +94,17 @@ def _classify(error: Any, path: list[Any], data: Any) -> tuple[str, str]:
         return "AG004", f"{_show(error.instance)} is not allowed in {where}; use one of " \
             + ", ".join(_show(o) for o in kind.options)
     if len(path) >= 2 and path[-2:] == ["intelligence", "tier"]:
-        return "AG004", f"{_show(error.instance)} is not a tier; use one of minimal, " \
-            "standard, advanced, frontier"
+        return "AG004", (f"{_show(error.instance)} is not a tier; use one of minimal, "
+                         "standard, advanced, frontier")
     defs = rule[1] if len(rule) > 1 and rule[0] == "$defs" else None
     if name == "Not" and defs == "edge":
-        return "AG103", f"{where} is a sequence edge and declares when; only conditional " \
-            "and on_failure edges take a guard"
+        return "AG103", (f"{where} is a sequence edge and declares when; only conditional "
+                         "and on_failure edges take a guard")
     if name == "Not" and defs == "input_spec":
         present = [k for k in ("from", "template", "value")
                    if isinstance(error.instance, dict) and k in error.instance]
-        return "AG104", f"{where} declares {' and '.join(present)}; an input takes at most " \
-            "one of from, template and value"
+        return "AG104", (f"{where} declares {' and '.join(present)}; an input takes at most "
+                         "one of from, template and value")
     if name == "Not" and defs == "node" and len(rule) > 3 and rule[2] == "allOf":
         index = rule[3]
         node = error.instance if isinstance(error.instance, dict) else {}
@@ -112,8 +113,8 @@ def _classify(error: Any, path: list[Any], data: Any) -> tuple[str, str]:
             block = _NODE_BLOCK_RULES[index]
             return "AG101", f"{where} has type {node_type!r} but declares a {block!r} block"
         if index == 6:
-            return "AG102", f"{where} is a gate and declares intelligence; gates never " \
-                "call a model"
+            return "AG102", (f"{where} is a gate and declares intelligence; gates never "
+                             "call a model")
     return "AG001", _generic(name, kind, error, where)
 
 

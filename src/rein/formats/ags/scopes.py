@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rein.formats.ags.report import Collector
-from rein.formats.loader import escape
+from rein.formats.pointers import escape
 
 # Appendix B: namespace roots that no user-defined binding may shadow.
 RESERVED_ROOTS = frozenset({

@@ -31,7 +31,7 @@ from rein.formats.ags.report import Collector
 from rein.formats.ags.scopes import Model, Scope, declared_outputs, dict_of, list_of, node_type
 from rein.formats.ags.topology import Topology
 from rein.formats.agx import AgxSyntaxError
-from rein.formats.loader import escape
+from rein.formats.pointers import escape
 
 GRAPH_FIELDS = frozenset({"id", "title", "objective", "version", "description"})
 NODE_FIELDS = frozenset({"status", "outputs", "attempts", "duration_seconds", "decision"})

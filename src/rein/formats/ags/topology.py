@@ -54,9 +54,9 @@ def analyse(scope: Scope, out: Collector) -> Topology:
         unknown = [name for name in (src, dst) if name not in index]
         if unknown:
             field_name = "from" if src in unknown else "to"
-            names = " and ".join(repr(u) for u in dict.fromkeys(unknown))
+            named = " and ".join(repr(u) for u in dict.fromkeys(unknown))
             out.add("AG113", f"{scope.pointer}/edges/{i}/{field_name}",
-                    f"edge {src} -> {dst} names {names}, which is not a node of this scope")
+                    f"edge {src} -> {dst} names {named}, which is not a node of this scope")
             continue
         kind = edge.get("kind", "sequence")
         when = edge.get("when")

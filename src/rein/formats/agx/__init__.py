@@ -15,10 +15,11 @@ The pipeline is ``lexer`` → ``parser`` (a tree from ``tree``) → ``evaluate``
 from __future__ import annotations
 
 from rein.formats.agx.errors import AgxEvalError, AgxSyntaxError
-from rein.formats.agx.evaluate import MappingScope, Scope, evaluate, evaluate_bool
+from rein.formats.agx.evaluate import MappingScope, evaluate, evaluate_bool
 from rein.formats.agx.extract import NOT_LITERAL, Call, Ref, calls, references
 from rein.formats.agx.functions import FUNCTIONS
 from rein.formats.agx.parser import parse
+from rein.formats.agx.scope import Scope
 from rein.formats.agx.template import has_interpolation, parse_template, render
 from rein.formats.agx.tree import Expr, Interpolation, Template
 from rein.formats.agx.values import stringify

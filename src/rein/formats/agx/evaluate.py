@@ -15,12 +15,13 @@ spelled out below and the fixed function table. Semantics follow AGS 1.0.1 §16:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from rein.formats.agx.errors import AgxEvalError, Fault
 from rein.formats.agx.functions import IMPLEMENTATIONS, contains
+from rein.formats.agx.scope import Scope
 from rein.formats.agx.tree import (
     ArrayLit,
     Binary,
@@ -39,22 +40,6 @@ from rein.formats.agx.values import (
     is_object,
     type_name,
 )
-
-
-class Scope(Protocol):
-    """What an expression can see. The engine provides one per evaluation site."""
-
-    def lookup(self, root: str) -> Any:
-        """The value of a root name (``graph``, ``params``, ``nodes``, a map's ``as`` name…).
-
-        Raise KeyError when the name is not visible here.
-        """
-        ...
-
-    def node_status(self, node_id: str) -> str | None:
-        """The status of a node in the current scope (``succeeded``, ``failed``, ``skipped``,
-        …), or None when no such node exists."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,16 +214,17 @@ def _order(op: str, a: Any, b: Any) -> bool:
     if not both_numbers and not (isinstance(a, str) and isinstance(b, str)):
         raise Fault(f"'{op}' compares two numbers or two strings, got {type_name(a)} and "
                     f"{type_name(b)}", hint="convert one side with int(x), float(x) or str(x)")
+    # both sides are numbers or both strings (checked above), so each comparison is a bool
     if op == "<":
-        return a < b
+        return bool(a < b)
     if op == "<=":
-        return a <= b
+        return bool(a <= b)
     if op == ">":
-        return a > b
-    return a >= b
+        return bool(a > b)
+    return bool(a >= b)
 
 
-_BINARY = {
+_BINARY: Mapping[str, Callable[[Any, Any], Any]] = {
     "==": equal,
     "!=": lambda a, b: not equal(a, b),
     "<": lambda a, b: _order("<", a, b),

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, final
 
 from rein.formats.agx.tree import Expr, FunctionCall, Literal, Reference, Template, walk
 
 
+@final  # one instance, never subclassed
 class _NotLiteral:
     """The type of :data:`NOT_LITERAL`."""
 

@@ -28,6 +28,7 @@ from types import MappingProxyType
 from typing import Any
 
 from rein.formats.agx.errors import Fault
+from rein.formats.agx.scope import Scope
 from rein.formats.agx.values import (
     describe,
     equal,
@@ -38,7 +39,7 @@ from rein.formats.agx.values import (
     type_name,
 )
 
-Impl = Callable[[list[Any], Any], Any]
+Impl = Callable[[list[Any], Scope], Any]
 
 
 def _need(value: Any, check: Callable[[Any], bool], what: str, fn: str, position: str) -> None:
@@ -50,14 +51,14 @@ def _is_str(value: Any) -> bool:
     return isinstance(value, str)
 
 
-def _len(args: list[Any], scope: Any) -> int:
+def _len(args: list[Any], scope: Scope) -> int:
     (x,) = args
     _need(x, lambda v: isinstance(v, str) or is_array(v) or is_object(v),
           "an array, a string or an object", "len", "first")
     return len(x)
 
 
-def _count(args: list[Any], scope: Any) -> int:
+def _count(args: list[Any], scope: Scope) -> int:
     (x,) = args
     _need(x, is_array, "an array", "count", "first")
     return len(x)
@@ -79,12 +80,12 @@ def contains(haystack: Any, needle: Any, what: str) -> bool:
                 f"got {type_name(haystack)}")
 
 
-def _contains(args: list[Any], scope: Any) -> bool:
+def _contains(args: list[Any], scope: Scope) -> bool:
     return contains(args[0], args[1], "contains()")
 
 
 def _string_pair(name: str, op: Callable[[str, str], Any]) -> Impl:
-    def impl(args: list[Any], scope: Any) -> Any:
+    def impl(args: list[Any], scope: Scope) -> Any:
         _need(args[0], _is_str, "a string", name, "first")
         _need(args[1], _is_str, "a string", name, "second")
         return op(args[0], args[1])
@@ -92,7 +93,7 @@ def _string_pair(name: str, op: Callable[[str, str], Any]) -> Impl:
 
 
 def _string_one(name: str, op: Callable[[str], str]) -> Impl:
-    def impl(args: list[Any], scope: Any) -> str:
+    def impl(args: list[Any], scope: Scope) -> str:
         _need(args[0], _is_str, "a string", name, "first")
         return op(args[0])
     return impl
@@ -113,18 +114,18 @@ def _split(s: str, sep: str) -> list[str]:
     return s.split(sep)
 
 
-def _join(args: list[Any], scope: Any) -> str:
+def _join(args: list[Any], scope: Scope) -> str:
     items, sep = args
     _need(items, is_array, "an array", "join", "first")
     _need(sep, _is_str, "a string", "join", "second")
-    return sep.join(stringify(item) for item in items)
+    return str.join(sep, (stringify(item) for item in items))
 
 
 _INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FLOAT_TEXT = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
 
 
-def _int(args: list[Any], scope: Any) -> int:
+def _int(args: list[Any], scope: Scope) -> int:
     (x,) = args
     if isinstance(x, bool):
         return int(x)
@@ -140,7 +141,7 @@ def _int(args: list[Any], scope: Any) -> int:
                      "for \"1.5\" write int(float(x))")
 
 
-def _float(args: list[Any], scope: Any) -> float:
+def _float(args: list[Any], scope: Scope) -> float:
     (x,) = args
     if isinstance(x, bool) or is_number(x):
         try:
@@ -156,23 +157,23 @@ def _float(args: list[Any], scope: Any) -> float:
                 hint="float() takes a number, a boolean, or a string such as \"1.5\"")
 
 
-def _bool(args: list[Any], scope: Any) -> bool:
+def _bool(args: list[Any], scope: Scope) -> bool:
     (x,) = args
     if isinstance(x, bool):
         return x
     if is_number(x):
-        return x != 0
+        return bool(x != 0)
     if isinstance(x, str) and x.strip().lower() in ("true", "false"):
         return x.strip().lower() == "true"
     raise Fault(f"bool() cannot convert {_show(x)}", kind="conversion",
                 hint="bool() takes a boolean, a number, or the string \"true\" or \"false\"")
 
 
-def _str(args: list[Any], scope: Any) -> str:
+def _str(args: list[Any], scope: Scope) -> str:
     return stringify(args[0])
 
 
-def _json(args: list[Any], scope: Any) -> Any:
+def _json(args: list[Any], scope: Scope) -> Any:
     (s,) = args
     _need(s, _is_str, "a string", "json", "first")
     try:
@@ -211,7 +212,7 @@ def lookup_path(value: Any, path: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _get(args: list[Any], scope: Any) -> Any:
+def _get(args: list[Any], scope: Scope) -> Any:
     obj, path = args[0], args[1]
     fallback = args[2] if len(args) == 3 else None
     _need(path, _is_str, "a string path such as \"a.b\"", "get", "second")
@@ -219,7 +220,7 @@ def _get(args: list[Any], scope: Any) -> Any:
     return value if found and value is not None else fallback
 
 
-def _default(args: list[Any], scope: Any) -> Any:
+def _default(args: list[Any], scope: Scope) -> Any:
     return args[1] if args[0] is None else args[0]
 
 
@@ -233,16 +234,16 @@ def _all_bool(name: str, items: Any) -> list[bool]:
     return list(items)
 
 
-def _any(args: list[Any], scope: Any) -> bool:
+def _any(args: list[Any], scope: Scope) -> bool:
     return any(_all_bool("any", args[0]))
 
 
-def _all(args: list[Any], scope: Any) -> bool:
+def _all(args: list[Any], scope: Scope) -> bool:
     return all(_all_bool("all", args[0]))
 
 
 def _status_is(name: str, wanted: str) -> Impl:
-    def impl(args: list[Any], scope: Any) -> bool:
+    def impl(args: list[Any], scope: Scope) -> bool:
         (node_id,) = args
         _need(node_id, _is_str, "a node id string", name, "first")
         status = scope.node_status(node_id)
@@ -253,7 +254,7 @@ def _status_is(name: str, wanted: str) -> Impl:
     return impl
 
 
-def _output(args: list[Any], scope: Any) -> Any:
+def _output(args: list[Any], scope: Scope) -> Any:
     node_id, name = args
     _need(node_id, _is_str, "a node id string", "output", "first")
     _need(name, _is_str, "an output name string", "output", "second")

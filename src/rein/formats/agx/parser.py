@@ -88,18 +88,19 @@ class _Parser:
         tokens = self.tokens
         while True:
             token = tokens[self.pos]
-            if token.kind == OP:
-                op = token.value
-            elif token.kind == KW and token.value in _KEYWORD_OPERATORS:
-                op = _KEYWORD_OPERATORS[token.value]
+            value = token.value  # operator and keyword tokens carry their text
+            if token.kind == OP and isinstance(value, str):
+                op = value
+            elif token.kind == KW and isinstance(value, str) and value in _KEYWORD_OPERATORS:
+                op = _KEYWORD_OPERATORS[value]
             else:
                 return left
-            prec = _PRECEDENCE.get(op)  # type: ignore[arg-type]
+            prec = _PRECEDENCE.get(op)
             if prec is None or prec < min_prec:
                 return left
             self.pos += 1
             right = self.expression(prec + 1)
-            left = Binary(op=op, left=left, right=right, offset=token.start)  # type: ignore[arg-type]
+            left = Binary(op=op, left=left, right=right, offset=token.start)
 
     def unary(self) -> Node:
         token = self.tokens[self.pos]

@@ -69,15 +69,15 @@ def check_call(name: str, args: tuple[Node, ...]) -> tuple[int, str, str] | None
         what, allowed = rule
         if kind not in allowed:
             return (arg.offset,
-                    f"{name}() needs {_WHAT[what]} as its {_ORDINALS[index]} argument, "
-                    f"got {_article(kind)}",
+                    (f"{name}() needs {_WHAT[what]} as its {_ORDINALS[index]} argument, "
+                    f"got {_article(kind)}"),
                     "pass a value of the right type; quote text in '...' or \"...\"")
     if name in ("any", "all") and args and isinstance(args[0], ArrayLit):
         for item in args[0].items:
             kind = literal_kind(item)
             if kind is not None and kind != "boolean":
-                return (item.offset, f"{name}() needs an array of booleans, got "
-                        f"{_article(kind)} in it",
+                return (item.offset, (f"{name}() needs an array of booleans, got "
+                        f"{_article(kind)} in it"),
                         "put conditions in the array, e.g. [x > 0, y == 1]")
     if name == "matches" and len(args) == 2 and literal_kind(args[1]) == "string":
         pattern = args[1].value  # type: ignore[union-attr]

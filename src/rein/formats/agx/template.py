@@ -15,8 +15,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from rein.formats.agx.errors import AgxEvalError, AgxSyntaxError, Fault
-from rein.formats.agx.evaluate import Scope, evaluate_at
+from rein.formats.agx.evaluate import evaluate_at
 from rein.formats.agx.parser import parse
+from rein.formats.agx.scope import Scope
 from rein.formats.agx.tree import Interpolation, Template
 from rein.formats.agx.values import stringify
 

@@ -38,7 +38,8 @@ def schema_for(kind: str) -> dict[str, Any]:
     """The JSON Schema of an OAP ``kind`` as shipped by the ``oap`` package."""
     try:
         resource = importlib.resources.files("oap").joinpath(SCHEMA_FILES[kind])
-        return json.loads(resource.read_text(encoding="utf-8"))
+        schema: dict[str, Any] = json.loads(resource.read_text(encoding="utf-8"))
+        return schema
     except (ModuleNotFoundError, FileNotFoundError, KeyError) as exc:  # pragma: no cover
         raise DocumentError(
             f"the OAP schema for {kind!r} is not available: {exc}", code="OAP000",

@@ -43,6 +43,7 @@ from rein.formats.oap.digest import profile_digest, spec_digest
 from rein.formats.oap.document import OapDocument, load_oap
 from rein.formats.oap.risk import RISKS, proposal_risk
 from rein.formats.oap.schema import schema_errors
+from rein.formats.shapes import mapping_of
 
 KINDS = ("AgentProfile", "AgentStateDelta")
 SUPPORTED_MINOR = 0
@@ -155,7 +156,7 @@ def _gates(data: dict[str, Any], out: _Out) -> str | None:
                 hint="upgrade rein, or write the profile as oap: \"1.0\"")
         return None
     kind = data.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         out.add("OAP005", "L1-P5", f"kind {kind!r} is not an OAP 1.x kind "
                 f"(expected {' or '.join(KINDS)})", "/kind")
         return None
@@ -217,15 +218,15 @@ def path_problem(raw: str) -> str | None:
 
 def profile_paths(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """``(pointer, path)`` of every workspace path a profile names (T6)."""
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    context = spec.get("context") if isinstance(spec.get("context"), dict) else {}
+    spec = mapping_of(data.get("spec"))
+    context = mapping_of(spec.get("context"))
     for i, entry in enumerate(context.get("files") or []):
         if isinstance(entry, dict) and isinstance(entry.get("path"), str):
             yield f"/spec/context/files/{i}/path", entry["path"]
     if isinstance(context.get("working_directory"), str):
         yield "/spec/context/working_directory", context["working_directory"]
-    perms = spec.get("permissions") if isinstance(spec.get("permissions"), dict) else {}
-    fs = perms.get("filesystem") if isinstance(perms.get("filesystem"), dict) else {}
+    perms = mapping_of(spec.get("permissions"))
+    fs = mapping_of(perms.get("filesystem"))
     for key in ("read_roots", "write_roots", "deny_paths"):
         for i, p in enumerate(fs.get(key) or []):
             if isinstance(p, str):
@@ -288,7 +289,7 @@ def _role_texts(role: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 def _state_ids(data: dict[str, Any], out: _Out) -> None:
     for collection in ("facts", "preferences", "open_threads"):
-        seen: set[str] = set()
+        seen: set[object] = set()  # ids as written: the schema judges their type
         for i, entry in enumerate(_get(data, "state", collection) or []):
             entry_id = entry.get("id") if isinstance(entry, dict) else None
             if entry_id in seen:
@@ -299,7 +300,7 @@ def _state_ids(data: dict[str, Any], out: _Out) -> None:
 
 def _history(data: dict[str, Any], out: _Out) -> None:
     history = [h for h in data.get("history") or [] if isinstance(h, dict)]
-    revisions = [h.get("revision") for h in history if isinstance(h.get("revision"), int)]
+    revisions = [r for h in history if isinstance(r := h.get("revision"), int)]
     if revisions != sorted(revisions):
         out.add("OAP011", "L2-A11", "history entries must be ordered oldest first", "/history")
     current = _get(data, "metadata", "revision")
@@ -310,7 +311,7 @@ def _history(data: dict[str, Any], out: _Out) -> None:
 
 
 def _hygiene(doc: OapDocument, out: _Out) -> None:
-    meta = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
+    meta = mapping_of(doc.data.get("metadata"))
     if "trust" in meta:
         out.add("OAP101", "L1-I4", "metadata.trust is ignored: trust comes from where the "
                 "profile is found", "/metadata/trust", severity="warning")
