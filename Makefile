@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install system-deps bench bench-engine clean
+.PHONY: run test lint install system-deps bench bench-engine clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "rein needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
@@ -23,8 +23,13 @@ system-deps:
 run: $(STAMP)
 	@bash scripts/demo.sh
 
+# Any ruff finding or mypy --strict error fails the build before the suite runs.
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy
+
 # A throwaway PostgreSQL server for the store tests (skipped when none can be started).
-test: $(STAMP) system-deps
+test: $(STAMP) system-deps lint
 	@eval "$$(bash scripts/postgres.sh start)"; \
 	$(BIN)/python -m pytest; status=$$?; \
 	bash scripts/postgres.sh stop; exit $$status
