@@ -113,3 +113,32 @@ def test_a_kind_that_ends_its_node_itself_is_caught(tmp_path: Path,
     engine = make_engine(tmp_path)
     with pytest.raises(IllegalTransition):
         run_graph(engine, write(tmp_path, graph({"a": task("a")}, ["a"])))
+
+
+def _fourth_parameter(fn: object) -> str:
+    import inspect
+    params = list(inspect.signature(fn).parameters.values())  # type: ignore[arg-type]
+    return str(params[3].annotation)
+
+
+def test_kinds_and_the_ladder_read_the_typed_spec() -> None:
+    """Spec data (failure, success, requirements, title) comes from the NodeSpec with its
+    AGS defaults applied, not from the raw mapping each function re-reads."""
+    from rein.engine.kinds import fragments, ladder
+
+    fns = [*kinds.KINDS.values(), ladder.exhausted, ladder.escalate,
+           fragments.begin_container, fragments.fail_fragment]
+    assert {getattr(f, "__name__", "?"): _fourth_parameter(f) for f in fns} == {
+        getattr(f, "__name__", "?"): "NodeSpec" for f in fns}
+
+
+def test_requirements_are_checked_from_the_spec() -> None:
+    from rein.engine.permissions import check_requirements
+    from rein.formats.ags.spec import node_spec
+    from rein.profiles.policy import Policy
+
+    spec = node_spec("a", {"title": "a", "requirements": {"mcp_servers": ["docs"]}})
+    assert spec.requirements.mcp_servers == ("docs",)
+    refusal = check_requirements(spec, Policy.from_mapping({}), ())
+    assert refusal is not None and refusal.code == "RT012"
+    assert "MCP server 'docs'" in refusal.message

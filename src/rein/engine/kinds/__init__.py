@@ -54,11 +54,11 @@ async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
                    ) -> NodeOutcome | None:
     """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
     (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
-    refusal = check_requirements(nid, spec.raw, ctx.harness_policy, ctx.workers)
+    refusal = check_requirements(spec, ctx.harness_policy, ctx.workers)
     if refusal is None:
         return None
     diagnostic(ctx, refusal.code, "error", refusal.message, node=inst.key(nid))
-    outcome = await ladder.exhausted(ctx, inst, nid, spec.raw, None,
+    outcome = await ladder.exhausted(ctx, inst, nid, spec, None,
                                      failure=FailureClass.PERMISSION_DENIED, blocked=True)
     return outcome.noting(**{"x-rein-blocked": {"code": refusal.code,
                                                 "message": refusal.message}})

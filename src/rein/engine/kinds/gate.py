@@ -81,7 +81,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
         state.record["escalated"] = True
         if spec.failure.escalation is not None:
-            resolved = await ladder.escalate(ctx, inst, nid, node, reason="gate timed out")
+            resolved = await ladder.escalate(ctx, inst, nid, spec, reason="gate timed out")
             if resolved is not None:
                 return resolved  # the escalation handed back outputs (a person, a node)
     if on_reject == "route":

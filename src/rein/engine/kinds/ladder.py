@@ -29,28 +29,28 @@ from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import CheckpointRejected
-from rein.formats.ags.spec import SuccessSpec
+from rein.formats.ags.spec import NodeSpec, SuccessSpec
 
 
-async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
                     last: AttemptOutcome | None, *, failure: FailureClass | None,
                     blocked: bool = False, produced: Mapping[str, Any] | None = None
                     ) -> NodeOutcome:
     """Where the node goes from "out of attempts". ``produced`` is what a container made
     before it failed (a loop's last collect, a map's gathered items): the escalation sees
     it, and the node keeps it unless a rung hands back other outputs."""
-    outcome = await _ladder(ctx, inst, nid, node, last, failure=failure, blocked=blocked,
+    outcome = await _ladder(ctx, inst, nid, spec, last, failure=failure, blocked=blocked,
                             produced=produced or {})
     if outcome.outputs is None and produced is not None:
         outcome = replace(outcome, outputs=produced)
     return outcome
 
 
-async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
                   last: AttemptOutcome | None, *, failure: FailureClass | None,
                   blocked: bool, produced: Mapping[str, Any]) -> NodeOutcome:
     state = inst.states[nid]
-    block = inst.model.specs[nid].failure
+    block = spec.failure
     scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
                                     "inputs": state.inputs or {},
                                     "outputs": dict(last.outputs) if last else {}})
@@ -59,7 +59,7 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
             if step.get("when") and not condition(ctx, scope, str(step["when"]),
                                                   f"node {nid} fallback"):
                 continue
-            taken = await _fallback(ctx, inst, nid, node, step, last)
+            taken = await _fallback(ctx, inst, nid, spec, step, last)
             if taken is not None:
                 ctx.emit("node/fallback", {"node": inst.key(nid), "strategy": step["strategy"]})
                 return taken.noting(fallback_used=str(step["strategy"]))
@@ -69,11 +69,11 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
         # The ladder's own rung (§14): a declared escalation runs once the fallbacks are
         # spent, whatever on_exhausted says; on_exhausted then decides what an escalation
         # that handed nothing back leaves the node as (``escalate`` adds nothing more).
-        resolved = await escalate(ctx, inst, nid, node, reason=reason, produced=produced)
+        resolved = await escalate(ctx, inst, nid, spec, reason=reason, produced=produced)
         if resolved is not None:
             return resolved
     elif on_exhausted == "escalate":  # refused at prepare (LADDER001)
-        await escalate(ctx, inst, nid, node, reason=reason, produced=produced)
+        await escalate(ctx, inst, nid, spec, reason=reason, produced=produced)
     if on_exhausted == "skip":
         return skipped("on_exhausted: skip")
     elif on_exhausted == "succeed_degraded" and not blocked:
@@ -83,7 +83,7 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     try:
         # Before the terminal status: a required checkpoint pauses the node, and a node
         # waiting for a person has not ended yet.
-        await checkpoints(ctx, inst, nid, node, "on_failure", max(1, state.attempts),
+        await checkpoints(ctx, inst, nid, spec.raw, "on_failure", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}})
     except CheckpointRejected:
@@ -94,12 +94,12 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     return failed(**record)
 
 
-async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
                     step: Mapping[str, Any], last: AttemptOutcome | None
                     ) -> NodeOutcome | None:
     """The outcome fallback ``step`` gives the node; None when it does not apply."""
     strategy = step.get("strategy")
-    specs = node.get("outputs") or {}
+    specs = spec.raw.get("outputs") or {}
     match strategy:
         case "alternate_node":
             return await _stand_in(ctx, inst, nid, str(step["node"]))
@@ -116,13 +116,13 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
             if last is None or last.success is None or last.failure is not FailureClass.CRITERIA_FAILED:
                 return None
             relaxed = {str(c) for c in step.get("criteria") or []}
-            if not _passes_relaxed(inst.model.specs[nid].success, last.success.results,
+            if not _passes_relaxed(spec.success, last.success.results,
                                    relaxed):
                 return None
             return succeeded(last.outputs, record={"x-rein-relaxed": sorted(relaxed)})
         case "human_takeover":
-            return await _human_outputs(ctx, inst, nid, node, "takeover",
-                                        str(step.get("description") or node.get("title", nid)))
+            return await _human_outputs(ctx, inst, nid, spec, "takeover",
+                                        str(step.get("description") or spec.title or nid))
         case "skip":
             return skipped("fallback: skip")
     return None
@@ -152,11 +152,11 @@ async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str
 
 
 async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
-                         node: Mapping[str, Any], why: str, message: str,
+                         spec: NodeSpec, why: str, message: str,
                          roles: list[str] | None = None) -> NodeOutcome | None:
     """A person supplies the node's outputs (takeover, or an escalation to a human)."""
     state = inst.states[nid]
-    specs = node.get("outputs") or {}
+    specs = spec.raw.get("outputs") or {}
     row = await approvals.ask(
         ctx, key=f"{why}:{inst.key(nid)}", kind=ApprovalKind.ESCALATION,
         request={"node": inst.key(nid), "mode": "input", "prompt": message,
@@ -180,14 +180,14 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
     return succeeded(values)
 
 
-async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any], *,
+async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
                    reason: str, produced: Mapping[str, Any] | None = None
                    ) -> NodeOutcome | None:
     """Run ``failure.escalation``: the outcome when it resolved the node (outputs handed
     back), else None. ``produced`` is what the node has made so far, as its escalation
     message and checkpoints see it."""
     state = inst.states[nid]
-    esc = inst.model.specs[nid].failure.escalation
+    esc = spec.failure.escalation
     if esc is None:
         diagnostic(ctx, "LADDER001", "warning", f"node {nid} asks to escalate but declares "
                    "no failure.escalation", node=inst.key(nid))
@@ -195,7 +195,7 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     state.record["escalated"] = True
     ctx.emit("node/escalated", {"node": inst.key(nid), "to": esc.get("to"), "reason": reason})
     try:
-        await checkpoints(ctx, inst, nid, node, "on_escalation", max(1, state.attempts),
+        await checkpoints(ctx, inst, nid, spec.raw, "on_escalation", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}, "outputs": dict(produced or {})})
     except CheckpointRejected:
@@ -205,9 +205,9 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
                                     "outputs": dict(produced or {})})
     match esc.get("to"):
         case "human":
-            message = render(str(esc.get("message") or f"{node.get('title', nid)}: {reason}"),
+            message = render(str(esc.get("message") or f"{spec.title or nid}: {reason}"),
                              scope)
-            return await _human_outputs(ctx, inst, nid, node, "escalation", message,
+            return await _human_outputs(ctx, inst, nid, spec, "escalation", message,
                                         [str(r) for r in esc.get("roles") or []])
         case "node":
             return await _stand_in(ctx, inst, nid, str(esc.get("node")))

@@ -36,13 +36,13 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
                    ) -> NodeOutcome:
     node = spec.raw
     block = node.get("loop") or {}
-    fragment = await begin_container(ctx, inst, nid, node, block)
+    fragment = await begin_container(ctx, inst, nid, spec, block)
     if isinstance(fragment, NodeOutcome):
         return fragment
     try:
         params = bind_fragment_params(inst, fragment, {})
     except FragmentProblem as problem:
-        return await fail_fragment(ctx, inst, nid, node, problem)
+        return await fail_fragment(ctx, inst, nid, spec, problem)
     model = model_of(fragment)
     mode = block.get("mode", "repeat")
     cond = str(block.get("condition", "false"))
@@ -74,7 +74,7 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
         if result.failed:
             diagnostic(ctx, "RUN000", "error", f"loop {nid}: iteration {i} failed",
                        node=inst.key(nid))
-            outcome = await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
+            outcome = await ladder.exhausted(ctx, inst, nid, spec, None, failure=None)
             return outcome.noting(iterations=iterations)
         scope = it.scope()
         collected = {name: value(ctx, scope, str(expr), f"node {nid} loop.collect.{name}")
@@ -92,7 +92,7 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
         case "succeed":
             return succeeded(collected, record={"iterations": iterations})
         case "escalate":
-            resolved = await ladder.escalate(ctx, inst, nid, node, reason="max_iterations",
+            resolved = await ladder.escalate(ctx, inst, nid, spec, reason="max_iterations",
                                              produced=collected)
             if resolved is not None:
                 return resolved.noting(iterations=iterations)

@@ -39,14 +39,14 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     state = inst.states[nid]
     block = node.get("map") or {}
     key = inst.key(nid)
-    fragment = await begin_container(ctx, inst, nid, node, block)
+    fragment = await begin_container(ctx, inst, nid, spec, block)
     if isinstance(fragment, NodeOutcome):
         return fragment
     scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
     items = value(ctx, scope, str(block.get("over", "[]")), f"node {nid} map.over")
     if not isinstance(items, list):
         diagnostic(ctx, "RT025", "error", f"map {nid}: over did not give an array", node=key)
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.VALIDATION_ERROR)
     limit = int(block.get("max_items", len(items)))
     if len(items) > limit:
@@ -57,7 +57,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
         else:
             diagnostic(ctx, "RT026", "error", f"map {nid}: {len(items)} items exceed "
                        f"max_items {limit}", node=key)
-            return await ladder.exhausted(ctx, inst, nid, node, None,
+            return await ladder.exhausted(ctx, inst, nid, spec, None,
                                           failure=FailureClass.VALIDATION_ERROR)
     model = model_of(fragment)
     as_name = str(block.get("as", "item"))
@@ -118,7 +118,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
         return succeeded(gathered, record=counts)
     diagnostic(ctx, "RUN000", "error", f"map {nid}: {len(items) - successes} of "
                f"{len(items)} items failed ({policy})", node=key)
-    outcome = await ladder.exhausted(ctx, inst, nid, node, None, failure=None,
+    outcome = await ladder.exhausted(ctx, inst, nid, spec, None, failure=None,
                                      produced=gathered)
     return outcome.noting(**counts)
 

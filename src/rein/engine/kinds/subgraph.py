@@ -75,12 +75,12 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
                                     graph_id=f"{ctx.graph.get('id')}#{label}",
                                     params=params, context=context)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, node_spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     except (FragmentProblem, ParamsError, RefProblem) as problem:
         code = getattr(problem, "code", "RT033")
         report(ctx, inst, nid, FragmentProblem(code, getattr(problem, "message", str(problem))))
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, node_spec, None,
                                       failure=FailureClass.VALIDATION_ERROR)
     final, child_inst, child_id = await ctx.run_child(ctx, key, spec)
     outputs_from = block.get("outputs_from")
@@ -95,7 +95,7 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
         return NodeOutcome(status=NodeStatus.SUCCEEDED, outputs=outputs,
                            degraded=final.status is RunStatus.PARTIAL,
                            record={"child_run_id": child_id})
-    outcome = await ladder.exhausted(ctx, inst, nid, node, None, failure=None,
+    outcome = await ladder.exhausted(ctx, inst, nid, node_spec, None, failure=None,
                                      produced=outputs)
     return outcome.noting(child_run_id=child_id)
 

@@ -62,21 +62,20 @@ async def run_decision(ctx: RunContext, inst: ScopeInstance, nid: str, spec: Nod
     """Run decision node ``nid``: by expression, or as attempts of an agent."""
     block = spec.raw.get("decision") or {}
     if block.get("evaluator", "agent") == "expression":
-        return await _expression_decision(ctx, inst, nid, spec.raw, block)
+        return await _expression_decision(ctx, inst, nid, spec, block)
     return await _run_attempts(ctx, inst, nid, spec, kind="decision")
 
 
 async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
-                               node: Mapping[str, Any], block: Mapping[str, Any]
-                               ) -> NodeOutcome:
+                               spec: NodeSpec, block: Mapping[str, Any]) -> NodeOutcome:
     """First branch whose ``when`` is true in declared order, else the default (§7.2)."""
     state = inst.states[nid]
     ctx.root().budget.start_execution(ctx.clock.now())
     state.attempts = 1
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
     chosen = None
@@ -89,7 +88,7 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
     state.record["attempts"] = [rec]
     if chosen is None:
         rec.update(status="failed", error="no branch matched and there is no default_branch")
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.CRITERIA_FAILED)
     rec["status"] = "succeeded"
     return succeeded({"decision": chosen}, decision=chosen)
@@ -100,7 +99,7 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
     node = spec.raw
     state = inst.states[nid]
     retry = spec.failure.retry
-    started = await _start(ctx, inst, nid, node, kind)
+    started = await _start(ctx, inst, nid, spec, kind)
     if isinstance(started, NodeOutcome):
         return started
     worker, routed = started
@@ -126,25 +125,26 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
         if await _stop_after(ctx, inst, nid, node, n, last) or not should_retry(retry, last, n):
             break
         feedback = feedback_for(retry, last)
-    return await ladder.exhausted(ctx, inst, nid, node, last,
+    return await ladder.exhausted(ctx, inst, nid, spec, last,
                                   failure=last.failure if last else FailureClass.TRANSIENT)
 
 
-async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
                  kind: str) -> tuple[Worker | None, Routed | None] | NodeOutcome:
     """Inputs, pre-flight and the opening checkpoints; the ladder's outcome instead when
     one of them stopped the node (inputs missing, blocked, or a person said no)."""
+    node = spec.raw
     state = inst.states[nid]
     try:
         state.inputs = resolve_inputs(ctx, inst, nid, node)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     try:
         started = _preflight(ctx, inst, nid, node, node_tier(node), kind)
     except Blocked as blocked:
         diagnostic(ctx, blocked.code, "error", blocked.message, node=inst.key(nid))
-        outcome = await ladder.exhausted(ctx, inst, nid, node, None,
+        outcome = await ladder.exhausted(ctx, inst, nid, spec, None,
                                          failure=FailureClass.PERMISSION_DENIED, blocked=True)
         return outcome.noting(**{"x-rein-blocked": {"code": blocked.code,
                                                     "message": blocked.message}})
@@ -156,7 +156,7 @@ async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[s
             # before the attempt starts: the first side effect cannot come earlier.
             await checkpoints(ctx, inst, nid, node, "before_side_effects", 1, this=this)
     except CheckpointRejected:
-        return await ladder.exhausted(ctx, inst, nid, node, None,
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.PERMISSION_DENIED)
     return started
 
