@@ -13,7 +13,8 @@ from typing import Any
 
 from rein.core.states import NodeStatus
 from rein.engine import kinds
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.outcome import NodeOutcome
+from rein.engine.runtime import NodeState, RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.engine.transitions import restore, transition
 
@@ -41,7 +42,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     state.record.setdefault("started_at", ctx.now())
     ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")})
     try:
-        await kinds.run(ctx, inst, nid, node, kind)
+        outcome = await kinds.run(ctx, inst, nid, inst.model.specs[nid])
     except Paused as pause:
         transition(state, NodeStatus.AWAITING_HUMAN if pause.reason == "human"
                    else NodeStatus.RUNNING, node=key)
@@ -53,12 +54,26 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
             state.record["finished_at"] = ctx.now()
             ctx.save_node(inst, nid, "node/cancelled", {"reason": "cancelled"})
         raise
+    _apply(state, outcome, node=key)
     state.duration = round(ctx.clock.monotonic() - started, 6)
     state.record["finished_at"] = ctx.now()
     state.record["x-rein-duration-seconds"] = state.duration
     if state.status is NodeStatus.SUCCEEDED:
         ctx.completions.append((state.record["finished_at"], inst, nid))
     ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state))
+
+
+def _apply(state: NodeState, outcome: NodeOutcome, *, node: str) -> None:
+    """The one place a kind's outcome becomes the node's state: its terminal status
+    (checked), what it produced, and the record fields its end adds."""
+    transition(state, outcome.status, node=node)
+    if outcome.outputs is not None:
+        state.outputs = dict(outcome.outputs)
+    if outcome.decision is not None:
+        state.decision = outcome.decision
+    state.degraded = outcome.degraded
+    state.unabsorbed = outcome.unabsorbed
+    state.record.update(outcome.record)
 
 
 def _finish_payload(outputs: Mapping[str, Any], node: Mapping[str, Any], state: Any

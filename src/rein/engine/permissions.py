@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rein.errors import ConfigError
+from rein.formats.ags.spec import NodeSpec
 from rein.formats.globs import covers, match_any, path_within
 from rein.profiles.policy import Policy, decision_min
 from rein.tools.catalog import kind_of
@@ -42,25 +43,25 @@ class Refusal:
     message: str
 
 
-def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
-                       workers: Iterable[Any]) -> Refusal | None:
-    """The first reason node ``nid`` cannot start here, or ``None``."""
-    req = node.get("requirements") or {}
+def check_requirements(spec: NodeSpec, policy: Policy, workers: Iterable[Any]
+                       ) -> Refusal | None:
+    """The first reason node ``spec.id`` cannot start here, or ``None``."""
+    nid, node, req = spec.id, spec.raw, spec.requirements
     workers = tuple(workers)
-    tools = req.get("tools") or []
+    tools = req.tools
     for entry in [e for e in tools if not _names_mcp(e)]:
         refusal = _tool(nid, entry, node, policy, workers)
         if refusal:
             return refusal
-    for text in req.get("permissions") or []:
-        problem = _permission(str(text), policy)
+    for text in req.permissions:
+        problem = _permission(text, policy)
         if problem:
             return Refusal(code="PERM002", message=f"node {nid} asks for {text!r}, which "
                            f"rein's policy does not allow: {problem}")
-    if req.get("network") in ("restricted", "full") and policy.permissions["network"] == "deny":
+    if req.network in ("restricted", "full") and policy.permissions["network"] == "deny":
         return Refusal(code="PERM002", message=f"node {nid} asks for network "
-                       f"{req['network']!r}; rein's policy denies network access")
-    if req.get("workspace") == "read_write" and policy.permissions["edit"] == "deny":
+                       f"{req.network!r}; rein's policy denies network access")
+    if req.workspace == "read_write" and policy.permissions["edit"] == "deny":
         return Refusal(code="PERM002", message=f"node {nid} asks for a writable workspace; "
                        "rein's policy denies edits")
     for worker in workers:
@@ -78,8 +79,8 @@ def check_requirements(nid: str, node: Mapping[str, Any], policy: Policy,
         refusal = _tool(nid, entry, node, policy, workers)
         if refusal:
             return refusal
-    for server in req.get("mcp_servers") or []:
-        if not any(_offers(w, "provides_mcp_server", str(server), node) for w in workers):
+    for server in req.mcp_servers:
+        if not any(_offers(w, "provides_mcp_server", server, node) for w in workers):
             return Refusal(code="RT012", message=f"node {nid} needs MCP server {server!r}, "
                            "which no configured worker offers")
     return None

@@ -1,14 +1,13 @@
 """The six node kinds of AGS §7, as a registry: kind name → the coroutine that runs it.
 
-Each runner takes a node from ``running`` to its terminal state on its ``NodeState`` (or
-raises a signal). A kind reaches the engine that runs it (a stand-in node, a child run)
+Each runner takes a running node's spec and returns the :class:`~rein.engine.outcome.NodeOutcome`
+it reached (or raises a signal); :func:`rein.engine.nodes.execute_node` applies it. A kind reaches the engine that runs it (a stand-in node, a child run)
 through the callables on :class:`~rein.engine.runtime.RunContext`, never by importing it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.engine.evaluation import diagnostic
@@ -18,10 +17,12 @@ from rein.engine.kinds.loop import run_loop
 from rein.engine.kinds.map import run_map
 from rein.engine.kinds.subgraph import run_subgraph
 from rein.engine.kinds.task import run_decision, run_task
+from rein.engine.outcome import NodeOutcome
 from rein.engine.permissions import check_requirements
 from rein.engine.runtime import RunContext, ScopeInstance
+from rein.formats.ags.spec import NodeSpec
 
-KindRunner = Callable[[RunContext, ScopeInstance, str, Mapping[str, Any]], Awaitable[None]]
+KindRunner = Callable[[RunContext, ScopeInstance, str, NodeSpec], Awaitable[NodeOutcome]]
 
 KINDS: Mapping[str, KindRunner] = {
     "task": run_task,
@@ -36,30 +37,31 @@ KINDS: Mapping[str, KindRunner] = {
 _GUARDED = frozenset({"task", "decision"})
 
 
-async def run(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-              kind: str) -> None:
+async def run(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+              ) -> NodeOutcome:
     """Dispatch on the node's ``type``."""
-    runner = KINDS.get(kind)
+    runner = KINDS.get(spec.type)
     if runner is None:
-        raise ValueError(f"unknown node type {kind!r}")  # validation refuses it earlier
-    if kind in _GUARDED and await _refused(ctx, inst, nid, node):
-        return
-    await runner(ctx, inst, nid, node)
+        raise ValueError(f"unknown node type {spec.type!r}")  # validation refuses it earlier
+    if spec.type in _GUARDED:
+        refused = await _refused(ctx, inst, nid, spec)
+        if refused is not None:
+            return refused
+    return await runner(ctx, inst, nid, spec)
 
 
-async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                   ) -> bool:
+async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+                   ) -> NodeOutcome | None:
     """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
     (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
-    refusal = check_requirements(nid, node, ctx.harness_policy, ctx.workers)
+    refusal = check_requirements(spec, ctx.harness_policy, ctx.workers)
     if refusal is None:
-        return False
+        return None
     diagnostic(ctx, refusal.code, "error", refusal.message, node=inst.key(nid))
-    inst.states[nid].record["x-rein-blocked"] = {"code": refusal.code,
-                                                 "message": refusal.message}
-    await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.PERMISSION_DENIED,
-                           blocked=True)
-    return True
+    outcome = await ladder.exhausted(ctx, inst, nid, spec, None,
+                                     failure=FailureClass.PERMISSION_DENIED, blocked=True)
+    return outcome.noting(**{"x-rein-blocked": {"code": refusal.code,
+                                                "message": refusal.message}})
 
 
 __all__ = ["KINDS", "KindRunner", "run"]

@@ -17,8 +17,10 @@ from rein.engine.evaluation import diagnostic
 from rein.engine.graph import ScopeModel, scope_model
 from rein.engine.kinds import ladder
 from rein.engine.node_steps import resolve_inputs
+from rein.engine.outcome import NodeOutcome
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
+from rein.formats.ags.spec import NodeSpec
 
 
 class FragmentProblem(Exception):
@@ -89,28 +91,28 @@ def report(ctx: RunContext, inst: ScopeInstance, nid: str, problem: FragmentProb
     diagnostic(ctx, problem.code, "error", f"node {nid}: {problem.message}", node=inst.key(nid))
 
 
-async def fail_fragment(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-                        problem: FragmentProblem) -> None:
+async def fail_fragment(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+                        problem: FragmentProblem) -> NodeOutcome:
     """Report ``problem`` and fail the container node through its failure ladder."""
     report(ctx, inst, nid, problem)
-    await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
+    return await ladder.exhausted(ctx, inst, nid, spec, None, failure=FailureClass.VALIDATION_ERROR)
 
 
 async def begin_container(ctx: RunContext, inst: ScopeInstance, nid: str,
-                          node: Mapping[str, Any], block: Mapping[str, Any]
-                          ) -> Mapping[str, Any] | None:
+                          spec: NodeSpec, block: Mapping[str, Any]
+                          ) -> Mapping[str, Any] | NodeOutcome:
     """Start a loop or map node: count its one execution, resolve its inputs, check the
-    nesting depth and find its body fragment. None when one of those failed: the node has
-    then gone through its failure ladder already."""
+    nesting depth and find its body fragment. When one of those failed, the outcome the
+    failure ladder gave the node instead."""
     state = inst.states[nid]
     ctx.root().budget.start_execution(ctx.clock.now())
     state.attempts = 1
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
         check_depth(ctx, inst)
         return fragment_of(ctx, block)
     except InputsMissing:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                      failure=FailureClass.OUTPUT_MISSING)
     except FragmentProblem as problem:
-        await fail_fragment(ctx, inst, nid, node, problem)
-    return None
+        return await fail_fragment(ctx, inst, nid, spec, problem)

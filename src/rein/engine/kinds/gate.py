@@ -20,14 +20,16 @@ from rein.engine.evaluation import diagnostic, value
 from rein.engine.expressions import render
 from rein.engine.kinds import ladder
 from rein.engine.node_steps import human_timeouts
+from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs
 from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
-from rein.engine.transitions import transition
+from rein.formats.ags.spec import NodeSpec
 
 
-async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                   ) -> None:
+async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+                   ) -> NodeOutcome:
+    node = spec.raw
     gate = node.get("gate") or {}
     state = inst.states[nid]
     mode = str(gate.get("mode", "approve"))
@@ -41,8 +43,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         events.append({"at_stage": "gate", "mode": mode, "outcome": "notified",
                        "at": ctx.now()})
         ctx.emit("human/notified", {"node": key, "prompt": prompt})
-        transition(state, NodeStatus.SUCCEEDED)
-        return
+        return NodeOutcome(status=NodeStatus.SUCCEEDED)
     present = [value(ctx, scope, str(e), f"node {nid} gate.present") for e in
                gate.get("present") or []]
     collect = gate.get("collect") or {}
@@ -75,26 +76,19 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     events.append(approvals.human_event(row, stage="gate", mode=mode, outcome=outcome
                                         if accepted else None))
     if accepted:
-        state.outputs = {**values, "decision": "approved"}
-        state.decision = "approved"
-        transition(state, NodeStatus.SUCCEEDED)
-        return
+        return succeeded({**values, "decision": "approved"}, decision="approved")
     on_reject = gate.get("on_reject", "fail")
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
         state.record["escalated"] = True
-        if inst.model.specs[nid].failure.escalation is not None and await ladder.escalate(
-                ctx, inst, nid, node, reason="gate timed out"):
-            return  # the escalation handed back outputs (a person, a node)
+        if spec.failure.escalation is not None:
+            resolved = await ladder.escalate(ctx, inst, nid, spec, reason="gate timed out")
+            if resolved is not None:
+                return resolved  # the escalation handed back outputs (a person, a node)
     if on_reject == "route":
-        state.outputs = {"decision": "rejected"}
-        state.decision = "rejected"
-        transition(state, NodeStatus.SUCCEEDED)
-    elif on_reject == "skip_dependents":
-        transition(state, NodeStatus.SKIPPED)
-        state.record["skip_reason"] = "gate rejected (skip_dependents)"
-    else:
-        transition(state, NodeStatus.FAILED)
-        state.unabsorbed = True
+        return succeeded({"decision": "rejected"}, decision="rejected")
+    if on_reject == "skip_dependents":
+        return skipped("gate rejected (skip_dependents)")
+    return failed()
 
 
 def _reviewed(node: Mapping[str, Any], present: list[Any], values: Mapping[str, Any],

@@ -15,6 +15,7 @@ the open points are in docs/ambiguities.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -24,19 +25,32 @@ from rein.engine.evaluation import condition, diagnostic
 from rein.engine.expressions import render
 from rein.engine.kinds.attempt import AttemptOutcome
 from rein.engine.node_steps import checkpoints
+from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import CheckpointRejected
-from rein.engine.transitions import transition
-from rein.formats.ags.spec import SuccessSpec
+from rein.formats.ags.spec import NodeSpec, SuccessSpec
 
 
-async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
                     last: AttemptOutcome | None, *, failure: FailureClass | None,
-                    blocked: bool = False) -> None:
-    """Take the node from "out of attempts" to a terminal state."""
+                    blocked: bool = False, produced: Mapping[str, Any] | None = None
+                    ) -> NodeOutcome:
+    """Where the node goes from "out of attempts". ``produced`` is what a container made
+    before it failed (a loop's last collect, a map's gathered items): the escalation sees
+    it, and the node keeps it unless a rung hands back other outputs."""
+    outcome = await _ladder(ctx, inst, nid, spec, last, failure=failure, blocked=blocked,
+                            produced=produced or {})
+    if outcome.outputs is None and produced is not None:
+        outcome = replace(outcome, outputs=produced)
+    return outcome
+
+
+async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+                  last: AttemptOutcome | None, *, failure: FailureClass | None,
+                  blocked: bool, produced: Mapping[str, Any]) -> NodeOutcome:
     state = inst.states[nid]
-    block = inst.model.specs[nid].failure
+    block = spec.failure
     scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
                                     "inputs": state.inputs or {},
                                     "outputs": dict(last.outputs) if last else {}})
@@ -45,83 +59,73 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mappin
             if step.get("when") and not condition(ctx, scope, str(step["when"]),
                                                   f"node {nid} fallback"):
                 continue
-            if await _fallback(ctx, inst, nid, node, step, last):
-                state.record["fallback_used"] = str(step["strategy"])
+            taken = await _fallback(ctx, inst, nid, spec, step, last)
+            if taken is not None:
                 ctx.emit("node/fallback", {"node": inst.key(nid), "strategy": step["strategy"]})
-                return
+                return taken.noting(fallback_used=str(step["strategy"]))
     reason = failure.value if failure else "failed"
     on_exhausted = block.on_exhausted
     if block.escalation is not None:
         # The ladder's own rung (§14): a declared escalation runs once the fallbacks are
         # spent, whatever on_exhausted says; on_exhausted then decides what an escalation
         # that handed nothing back leaves the node as (``escalate`` adds nothing more).
-        if await escalate(ctx, inst, nid, node, reason=reason):
-            return
-    elif on_exhausted == "escalate":
-        await escalate(ctx, inst, nid, node, reason=reason)  # refused at prepare (LADDER001)
+        resolved = await escalate(ctx, inst, nid, spec, reason=reason, produced=produced)
+        if resolved is not None:
+            return resolved
+    elif on_exhausted == "escalate":  # refused at prepare (LADDER001)
+        await escalate(ctx, inst, nid, spec, reason=reason, produced=produced)
     if on_exhausted == "skip":
-        transition(state, NodeStatus.SKIPPED)
-        state.record["skip_reason"] = "on_exhausted: skip"
-        return
+        return skipped("on_exhausted: skip")
     elif on_exhausted == "succeed_degraded" and not blocked:
-        state.outputs = dict(last.outputs) if last else {}
-        transition(state, NodeStatus.SUCCEEDED)
-        state.degraded = True
         diagnostic(ctx, "RT042", "warning", f"node {nid} ended succeed_degraded",
                    node=inst.key(nid))
-        return
-    state.unabsorbed = True
-    if failure is not None:
-        state.record["x-rein-failure-class"] = failure.value
+        return replace(succeeded(dict(last.outputs) if last else {}), degraded=True)
     try:
         # Before the terminal status: a required checkpoint pauses the node, and a node
         # waiting for a person has not ended yet.
-        await checkpoints(ctx, inst, nid, node, "on_failure", max(1, state.attempts),
+        await checkpoints(ctx, inst, nid, spec.raw, "on_failure", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}})
     except CheckpointRejected:
         pass  # the node fails either way; the answer is recorded as a human event
-    transition(state, NodeStatus.BLOCKED if blocked else NodeStatus.FAILED)
+    record = {"x-rein-failure-class": failure.value} if failure is not None else {}
+    if blocked:
+        return NodeOutcome(status=NodeStatus.BLOCKED, unabsorbed=True, record=record)
+    return failed(**record)
 
 
-async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-                    step: Mapping[str, Any], last: AttemptOutcome | None) -> bool:
-    state = inst.states[nid]
+async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+                    step: Mapping[str, Any], last: AttemptOutcome | None
+                    ) -> NodeOutcome | None:
+    """The outcome fallback ``step`` gives the node; None when it does not apply."""
     strategy = step.get("strategy")
-    specs = node.get("outputs") or {}
+    specs = spec.raw.get("outputs") or {}
     match strategy:
         case "alternate_node":
             return await _stand_in(ctx, inst, nid, str(step["node"]))
         case "degrade_outputs":
             keep = [str(o) for o in step.get("outputs") or []]
             if last is None or any(last.outputs.get(o) is None for o in keep):
-                return False
+                return None
             optional = frozenset(n for n in specs if n not in keep)
             if check_outputs({k: last.outputs[k] for k in keep}, specs,
                              workspace=ctx.workspace, optional=optional):
-                return False
-            state.outputs = {k: last.outputs[k] for k in keep}
-            transition(state, NodeStatus.SUCCEEDED)
-            return True
+                return None
+            return succeeded({k: last.outputs[k] for k in keep})
         case "relax_criteria":
             if last is None or last.success is None or last.failure is not FailureClass.CRITERIA_FAILED:
-                return False
+                return None
             relaxed = {str(c) for c in step.get("criteria") or []}
-            if not _passes_relaxed(inst.model.specs[nid].success, last.success.results,
+            if not _passes_relaxed(spec.success, last.success.results,
                                    relaxed):
-                return False
-            state.outputs = dict(last.outputs)
-            transition(state, NodeStatus.SUCCEEDED)
-            state.record["x-rein-relaxed"] = sorted(relaxed)
-            return True
+                return None
+            return succeeded(last.outputs, record={"x-rein-relaxed": sorted(relaxed)})
         case "human_takeover":
-            return await _human_outputs(ctx, inst, nid, node, "takeover",
-                                        str(step.get("description") or node.get("title", nid)))
+            return await _human_outputs(ctx, inst, nid, spec, "takeover",
+                                        str(step.get("description") or spec.title or nid))
         case "skip":
-            transition(state, NodeStatus.SKIPPED)
-            state.record["skip_reason"] = "fallback: skip"
-            return True
-    return False
+            return skipped("fallback: skip")
+    return None
 
 
 def _passes_relaxed(block: SuccessSpec, results: Any, relaxed: set[str]) -> bool:
@@ -134,28 +138,25 @@ def _passes_relaxed(block: SuccessSpec, results: Any, relaxed: set[str]) -> bool
     return passes == len(required)
 
 
-async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str) -> bool:
+async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str
+                    ) -> NodeOutcome | None:
     """Run ``other`` in ``nid``'s place and adopt its outputs by name (§14.2)."""
     if other not in inst.model.nodes:
-        return False
+        return None
     view = inst.stand_in(other, nid)
     await ctx.execute_node(ctx, view, other)
     result = view.states[other]
     if result.status is not NodeStatus.SUCCEEDED:
-        return False
-    state = inst.states[nid]
-    state.outputs = dict(result.outputs)
-    transition(state, NodeStatus.SUCCEEDED)
-    state.record["x-rein-stand-in"] = view.key(other)
-    return True
+        return None
+    return succeeded(result.outputs, record={"x-rein-stand-in": view.key(other)})
 
 
 async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
-                         node: Mapping[str, Any], why: str, message: str,
-                         roles: list[str] | None = None) -> bool:
+                         spec: NodeSpec, why: str, message: str,
+                         roles: list[str] | None = None) -> NodeOutcome | None:
     """A person supplies the node's outputs (takeover, or an escalation to a human)."""
     state = inst.states[nid]
-    specs = node.get("outputs") or {}
+    specs = spec.raw.get("outputs") or {}
     row = await approvals.ask(
         ctx, key=f"{why}:{inst.key(nid)}", kind=ApprovalKind.ESCALATION,
         request={"node": inst.key(nid), "mode": "input", "prompt": message,
@@ -168,47 +169,49 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
     state.record.setdefault("human_events", []).append(approvals.human_event(
         row, stage=why, mode="input", outcome="provided" if accepted and values else None))
     if not accepted:
-        return False
+        return None
     if not values and (specs or why == "escalation"):
-        return False  # acknowledged, but nothing handed back: the node stays failed
+        return None  # acknowledged, but nothing handed back: the node stays failed
     problems = check_outputs(values, specs, workspace=ctx.workspace)
     if problems:
         diagnostic(ctx, problems[0].code, "error", f"node {nid}: supplied outputs: "
                    + "; ".join(p.message for p in problems), node=inst.key(nid))
-        return False
-    state.outputs = values
-    transition(state, NodeStatus.SUCCEEDED)
-    return True
+        return None
+    return succeeded(values)
 
 
-async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any], *,
-                   reason: str) -> bool:
-    """Run ``failure.escalation``. True when it resolved the node (outputs handed back)."""
+async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
+                   reason: str, produced: Mapping[str, Any] | None = None
+                   ) -> NodeOutcome | None:
+    """Run ``failure.escalation``: the outcome when it resolved the node (outputs handed
+    back), else None. ``produced`` is what the node has made so far, as its escalation
+    message and checkpoints see it."""
     state = inst.states[nid]
-    esc = inst.model.specs[nid].failure.escalation
+    esc = spec.failure.escalation
     if esc is None:
         diagnostic(ctx, "LADDER001", "warning", f"node {nid} asks to escalate but declares "
                    "no failure.escalation", node=inst.key(nid))
-        return False
+        return None
     state.record["escalated"] = True
     ctx.emit("node/escalated", {"node": inst.key(nid), "to": esc.get("to"), "reason": reason})
     try:
-        await checkpoints(ctx, inst, nid, node, "on_escalation", max(1, state.attempts),
+        await checkpoints(ctx, inst, nid, spec.raw, "on_escalation", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),
-                                "inputs": state.inputs or {}, "outputs": state.outputs})
+                                "inputs": state.inputs or {}, "outputs": dict(produced or {})})
     except CheckpointRejected:
-        return False
+        return None
     scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
-                                    "inputs": state.inputs or {}, "outputs": state.outputs})
+                                    "inputs": state.inputs or {},
+                                    "outputs": dict(produced or {})})
     match esc.get("to"):
         case "human":
-            message = render(str(esc.get("message") or f"{node.get('title', nid)}: {reason}"),
+            message = render(str(esc.get("message") or f"{spec.title or nid}: {reason}"),
                              scope)
-            return await _human_outputs(ctx, inst, nid, node, "escalation", message,
+            return await _human_outputs(ctx, inst, nid, spec, "escalation", message,
                                         [str(r) for r in esc.get("roles") or []])
         case "node":
             return await _stand_in(ctx, inst, nid, str(esc.get("node")))
         case other:
             diagnostic(ctx, "RUN000", "warning", f"node {nid}: escalation to {other!r} is "
                        "recorded but no such channel is configured", node=inst.key(nid))
-            return False
+            return None

@@ -11,6 +11,7 @@ RT021 and ``on_max_iterations`` decides. A failed iteration fails the loop.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from rein.core.states import NodeStatus
@@ -24,24 +25,24 @@ from rein.engine.kinds.fragments import (
     instance,
     model_of,
 )
+from rein.engine.outcome import NodeOutcome, failed, succeeded
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler
 from rein.engine.signals import Paused
-from rein.engine.transitions import transition
+from rein.formats.ags.spec import NodeSpec
 
 
-async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                   ) -> None:
-    state = inst.states[nid]
+async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+                   ) -> NodeOutcome:
+    node = spec.raw
     block = node.get("loop") or {}
-    fragment = await begin_container(ctx, inst, nid, node, block)
-    if fragment is None:
-        return
+    fragment = await begin_container(ctx, inst, nid, spec, block)
+    if isinstance(fragment, NodeOutcome):
+        return fragment
     try:
         params = bind_fragment_params(inst, fragment, {})
     except FragmentProblem as problem:
-        await fail_fragment(ctx, inst, nid, node, problem)
-        return
+        return await fail_fragment(ctx, inst, nid, spec, problem)
     model = model_of(fragment)
     mode = block.get("mode", "repeat")
     cond = str(block.get("condition", "false"))
@@ -71,11 +72,10 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         iterations = i + 1
         last = it
         if result.failed:
-            state.record["iterations"] = iterations
             diagnostic(ctx, "RUN000", "error", f"loop {nid}: iteration {i} failed",
                        node=inst.key(nid))
-            await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
-            return
+            outcome = await ladder.exhausted(ctx, inst, nid, spec, None, failure=None)
+            return outcome.noting(iterations=iterations)
         scope = it.scope()
         collected = {name: value(ctx, scope, str(expr), f"node {nid} loop.collect.{name}")
                      for name, expr in collect.items()}
@@ -84,23 +84,19 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         if mode == "until" and condition(ctx, scope, cond, f"node {nid} loop.condition"):
             met = True
             break
-    state.record["iterations"] = iterations
-    state.outputs = collected
     if mode == "repeat" or met:
-        transition(state, NodeStatus.SUCCEEDED)
-        return
+        return succeeded(collected, record={"iterations": iterations})
     diagnostic(ctx, "RT021", "error", f"loop {nid} reached max_iterations {limit} without "
                "meeting its exit condition", node=inst.key(nid))
     match block.get("on_max_iterations", "fail"):
         case "succeed":
-            transition(state, NodeStatus.SUCCEEDED)
+            return succeeded(collected, record={"iterations": iterations})
         case "escalate":
-            if not await ladder.escalate(ctx, inst, nid, node, reason="max_iterations"):
-                transition(state, NodeStatus.FAILED)
-                state.unabsorbed = True
-        case _:
-            transition(state, NodeStatus.FAILED)
-            state.unabsorbed = True
+            resolved = await ladder.escalate(ctx, inst, nid, spec, reason="max_iterations",
+                                             produced=collected)
+            if resolved is not None:
+                return resolved.noting(iterations=iterations)
+    return replace(failed(iterations=iterations), outputs=collected)
 
 
 def _carried(it: ScopeInstance, fragment: Mapping[str, Any], carry: Mapping[str, str]

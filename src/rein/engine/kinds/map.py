@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.states import NodeStatus
 from rein.engine.evaluation import diagnostic, value
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
@@ -27,26 +26,28 @@ from rein.engine.kinds.fragments import (
     model_of,
     report,
 )
+from rein.engine.outcome import NodeOutcome, succeeded
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, ScopeResult
 from rein.engine.signals import Paused
-from rein.engine.transitions import transition
+from rein.formats.ags.spec import NodeSpec
 
 
-async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                  ) -> None:
+async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+                  ) -> NodeOutcome:
+    node = spec.raw
     state = inst.states[nid]
     block = node.get("map") or {}
     key = inst.key(nid)
-    fragment = await begin_container(ctx, inst, nid, node, block)
-    if fragment is None:
-        return
+    fragment = await begin_container(ctx, inst, nid, spec, block)
+    if isinstance(fragment, NodeOutcome):
+        return fragment
     scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
     items = value(ctx, scope, str(block.get("over", "[]")), f"node {nid} map.over")
     if not isinstance(items, list):
         diagnostic(ctx, "RT025", "error", f"map {nid}: over did not give an array", node=key)
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
-        return
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                      failure=FailureClass.VALIDATION_ERROR)
     limit = int(block.get("max_items", len(items)))
     if len(items) > limit:
         if block.get("on_over_limit", "fail") == "truncate":
@@ -56,9 +57,8 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
         else:
             diagnostic(ctx, "RT026", "error", f"map {nid}: {len(items)} items exceed "
                        f"max_items {limit}", node=key)
-            await ladder.exhausted(ctx, inst, nid, node, None,
-                                   failure=FailureClass.VALIDATION_ERROR)
-            return
+            return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                          failure=FailureClass.VALIDATION_ERROR)
     model = model_of(fragment)
     as_name = str(block.get("as", "item"))
     index_name = str(block.get("index_as", "index"))
@@ -106,10 +106,8 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
             gathered[name].append(
                 None if item_scope is None
                 else value(ctx, item_scope, str(expr), f"node {nid} map.collect.{name}"))
-    state.outputs = gathered
-    state.record["items"] = len(items)
     successes = sum(ok)
-    state.record["x-rein-item-successes"] = successes
+    counts = {"items": len(items), "x-rein-item-successes": successes}
     if policy == "continue":
         passed = True
     elif policy == "threshold":
@@ -117,11 +115,12 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     else:
         passed = successes == len(items)
     if passed:
-        transition(state, NodeStatus.SUCCEEDED)
-    else:
-        diagnostic(ctx, "RUN000", "error", f"map {nid}: {len(items) - successes} of "
-                   f"{len(items)} items failed ({policy})", node=key)
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
+        return succeeded(gathered, record=counts)
+    diagnostic(ctx, "RUN000", "error", f"map {nid}: {len(items) - successes} of "
+               f"{len(items)} items failed ({policy})", node=key)
+    outcome = await ladder.exhausted(ctx, inst, nid, spec, None, failure=None,
+                                     produced=gathered)
+    return outcome.noting(**counts)
 
 
 async def _gather_fail_fast(tasks: Sequence[asyncio.Future[None]],

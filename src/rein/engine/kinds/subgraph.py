@@ -28,16 +28,18 @@ from rein.engine.kinds.fragments import (
     report,
 )
 from rein.engine.node_steps import resolve_inputs
+from rein.engine.outcome import NodeOutcome
 from rein.engine.params import ParamsError, bind_params
 from rein.engine.runtime import ChildSpec, RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
-from rein.engine.transitions import transition
 from rein.formats.ags import validate_path
+from rein.formats.ags.spec import NodeSpec
 from rein.formats.canonical import ags_digest
 
 
-async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                       ) -> None:
+async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec: NodeSpec
+                       ) -> NodeOutcome:
+    node = node_spec.raw
     state = inst.states[nid]
     block = node.get("subgraph") or {}
     key = inst.key(nid)
@@ -73,30 +75,29 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node: Map
                                     graph_id=f"{ctx.graph.get('id')}#{label}",
                                     params=params, context=context)
     except InputsMissing:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
-        return
+        return await ladder.exhausted(ctx, inst, nid, node_spec, None,
+                                      failure=FailureClass.OUTPUT_MISSING)
     except (FragmentProblem, ParamsError, RefProblem) as problem:
         code = getattr(problem, "code", "RT033")
         report(ctx, inst, nid, FragmentProblem(code, getattr(problem, "message", str(problem))))
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.VALIDATION_ERROR)
-        return
+        return await ladder.exhausted(ctx, inst, nid, node_spec, None,
+                                      failure=FailureClass.VALIDATION_ERROR)
     final, child_inst, child_id = await ctx.run_child(ctx, key, spec)
-    state.record["child_run_id"] = child_id
     outputs_from = block.get("outputs_from")
     if isinstance(outputs_from, Mapping):
         child_scope = child_inst.scope()
         child_scope.extra = {**child_scope.extra, "outputs": dict(final.outputs)}
-        state.outputs = {name: value(ctx, child_scope, str(expr), f"node {nid} outputs_from")
-                         for name, expr in outputs_from.items()}
+        outputs = {name: value(ctx, child_scope, str(expr), f"node {nid} outputs_from")
+                   for name, expr in outputs_from.items()}
     else:
-        state.outputs = dict(final.outputs)
-    if final.status is RunStatus.SUCCEEDED:
-        transition(state, NodeStatus.SUCCEEDED)
-    elif final.status is RunStatus.PARTIAL:
-        transition(state, NodeStatus.SUCCEEDED)
-        state.degraded = True
-    else:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=None)
+        outputs = dict(final.outputs)
+    if final.status in (RunStatus.SUCCEEDED, RunStatus.PARTIAL):
+        return NodeOutcome(status=NodeStatus.SUCCEEDED, outputs=outputs,
+                           degraded=final.status is RunStatus.PARTIAL,
+                           record={"child_run_id": child_id})
+    outcome = await ladder.exhausted(ctx, inst, nid, node_spec, None, failure=None,
+                                     produced=outputs)
+    return outcome.noting(child_run_id=child_id)
 
 
 class RefProblem(Exception):

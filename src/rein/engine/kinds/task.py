@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.states import AttemptStatus, NodeStatus
+from rein.core.states import AttemptStatus
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
@@ -31,11 +31,11 @@ from rein.engine.kinds.retry import (
 )
 from rein.engine.kinds.worker_call import build_request, is_mutating, node_env, pick_worker
 from rein.engine.node_steps import checkpoints, resolve_inputs
+from rein.engine.outcome import NodeOutcome, succeeded
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
-from rein.engine.transitions import transition
 from rein.errors import RoutingError
-from rein.formats.ags.spec import DEFAULT_RETRY_ON
+from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec
 from rein.workers.base import Feedback, Routed, Worker
 
 __all__ = [
@@ -51,33 +51,32 @@ __all__ = [
 ]
 
 
-async def run_task(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                   ) -> None:
-    """Run task node ``nid`` to a terminal state (or a pause)."""
-    await _run_attempts(ctx, inst, nid, node, kind="task")
+async def run_task(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+                   ) -> NodeOutcome:
+    """Run task node ``nid`` to the outcome it reaches (or a pause)."""
+    return await _run_attempts(ctx, inst, nid, spec, kind="task")
 
 
-async def run_decision(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
-                       ) -> None:
+async def run_decision(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+                       ) -> NodeOutcome:
     """Run decision node ``nid``: by expression, or as attempts of an agent."""
-    block = node.get("decision") or {}
+    block = spec.raw.get("decision") or {}
     if block.get("evaluator", "agent") == "expression":
-        await _expression_decision(ctx, inst, nid, node, block)
-    else:
-        await _run_attempts(ctx, inst, nid, node, kind="decision")
+        return await _expression_decision(ctx, inst, nid, spec, block)
+    return await _run_attempts(ctx, inst, nid, spec, kind="decision")
 
 
 async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
-                               node: Mapping[str, Any], block: Mapping[str, Any]) -> None:
+                               spec: NodeSpec, block: Mapping[str, Any]) -> NodeOutcome:
     """First branch whose ``when`` is true in declared order, else the default (§7.2)."""
     state = inst.states[nid]
     ctx.root().budget.start_execution(ctx.clock.now())
     state.attempts = 1
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
     except InputsMissing:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
-        return
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                      failure=FailureClass.OUTPUT_MISSING)
     scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
     chosen = None
     for branch in block.get("branches") or []:
@@ -89,22 +88,20 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
     state.record["attempts"] = [rec]
     if chosen is None:
         rec.update(status="failed", error="no branch matched and there is no default_branch")
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.CRITERIA_FAILED)
-        return
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                      failure=FailureClass.CRITERIA_FAILED)
     rec["status"] = "succeeded"
-    state.decision = chosen
-    state.outputs = {"decision": chosen}
-    transition(state, NodeStatus.SUCCEEDED)
+    return succeeded({"decision": chosen}, decision=chosen)
 
 
-async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
-                        node: Mapping[str, Any], *, kind: str) -> None:
+async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
+                        kind: str) -> NodeOutcome:
+    node = spec.raw
     state = inst.states[nid]
-    spec = inst.model.specs[nid]
     retry = spec.failure.retry
-    started = await _start(ctx, inst, nid, node, kind)
-    if started is None:
-        return
+    started = await _start(ctx, inst, nid, spec, kind)
+    if isinstance(started, NodeOutcome):
+        return started
     worker, routed = started
     tier = node_tier(node)
     feedback: Feedback | None = None
@@ -124,36 +121,33 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str,
         last = earlier or await run_attempt(ctx, inst, nid, node, n, tier=tier, worker=worker,
                                             routed=routed, feedback=feedback, kind=kind)
         if last.status is AttemptStatus.SUCCEEDED:
-            state.outputs = dict(last.outputs)
-            if last.decision is not None:
-                state.decision = last.decision
-            transition(state, NodeStatus.SUCCEEDED)
-            return
+            return succeeded(last.outputs, decision=last.decision)
         if await _stop_after(ctx, inst, nid, node, n, last) or not should_retry(retry, last, n):
             break
         feedback = feedback_for(retry, last)
-    await ladder.exhausted(ctx, inst, nid, node, last,
-                           failure=last.failure if last else FailureClass.TRANSIENT)
+    return await ladder.exhausted(ctx, inst, nid, spec, last,
+                                  failure=last.failure if last else FailureClass.TRANSIENT)
 
 
-async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-                 kind: str) -> tuple[Worker | None, Routed | None] | None:
-    """Inputs, pre-flight and the opening checkpoints; ``None`` when the node went to the
-    ladder instead (inputs missing, blocked, or a person said no)."""
+async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+                 kind: str) -> tuple[Worker | None, Routed | None] | NodeOutcome:
+    """Inputs, pre-flight and the opening checkpoints; the ladder's outcome instead when
+    one of them stopped the node (inputs missing, blocked, or a person said no)."""
+    node = spec.raw
     state = inst.states[nid]
     try:
         state.inputs = resolve_inputs(ctx, inst, nid, node)
     except InputsMissing:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.OUTPUT_MISSING)
-        return None
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                      failure=FailureClass.OUTPUT_MISSING)
     try:
         started = _preflight(ctx, inst, nid, node, node_tier(node), kind)
     except Blocked as blocked:
         diagnostic(ctx, blocked.code, "error", blocked.message, node=inst.key(nid))
-        state.record["x-rein-blocked"] = {"code": blocked.code, "message": blocked.message}
-        await ladder.exhausted(ctx, inst, nid, node, None,
-                               failure=FailureClass.PERMISSION_DENIED, blocked=True)
-        return None
+        outcome = await ladder.exhausted(ctx, inst, nid, spec, None,
+                                         failure=FailureClass.PERMISSION_DENIED, blocked=True)
+        return outcome.noting(**{"x-rein-blocked": {"code": blocked.code,
+                                                    "message": blocked.message}})
     this = {"id": nid, "attempt": 1, "inputs": state.inputs}
     try:
         await checkpoints(ctx, inst, nid, node, "before_start", 1, this=this)
@@ -162,8 +156,8 @@ async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[s
             # before the attempt starts: the first side effect cannot come earlier.
             await checkpoints(ctx, inst, nid, node, "before_side_effects", 1, this=this)
     except CheckpointRejected:
-        await ladder.exhausted(ctx, inst, nid, node, None, failure=FailureClass.PERMISSION_DENIED)
-        return None
+        return await ladder.exhausted(ctx, inst, nid, spec, None,
+                                      failure=FailureClass.PERMISSION_DENIED)
     return started
 
 

@@ -113,6 +113,7 @@ class RequirementsSpec:
     permissions: tuple[str, ...] = ()
     network: str = "none"  # none | restricted | full
     workspace: str = "read_only"  # read_only | read_write
+    mcp_servers: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, block: Any) -> RequirementsSpec:
@@ -120,7 +121,8 @@ class RequirementsSpec:
         return cls(tools=tuple(b.get("tools") or ()),
                    permissions=tuple(str(p) for p in b.get("permissions") or ()),
                    network=str(b.get("network", "none")),
-                   workspace=str(b.get("workspace", "read_only")))
+                   workspace=str(b.get("workspace", "read_only")),
+                   mcp_servers=tuple(str(s) for s in b.get("mcp_servers") or ()))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
