@@ -55,3 +55,17 @@ def test_other_statuses_are_one_line_and_the_run() -> None:
     stopped = {"status": "stopped", "reason": "budget", "message": "over", "run_id": "r",
                "exit_code": 1}
     assert render(stopped) == "STOPPED (budget): over\nrun r · exit code 1"
+
+
+def test_recorded_evidence_that_holds_a_json_object_is_shown_field_by_field() -> None:
+    # The feedback is built from the record, where evidence is text: a command check's
+    # measurement arrives as a JSON object in a string, and reads as fields, not one line.
+    recorded = '{"exit_code": 1, "stderr": "Traceback\\nAssertionError: Hi, rein\\n"}'
+    feedback = {"failure_class": "criteria_failed", "summary": "1 of 1 failed",
+                "failed_criteria": [{"id": "greets", "description": "greets",
+                                     "evidence": recorded}]}
+    text = render({**INSTRUCTION, "feedback": feedback})
+    assert "  exit_code: 1\n  stderr: Traceback\n    AssertionError: Hi, rein" in text
+    plain = {**feedback, "failed_criteria": [{"id": "g", "description": "g",
+                                              "evidence": "{not json"}]}
+    assert "  evidence: {not json" in render({**INSTRUCTION, "feedback": plain})

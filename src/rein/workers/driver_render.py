@@ -92,7 +92,7 @@ def _feedback(status: Mapping[str, Any]) -> list[str]:
     lines = ["", f"## The previous attempt failed ({fb['failure_class']}): {fb['summary']}"]
     for c in fb.get("failed_criteria") or []:
         lines.append(f"- {c.get('id')}: {c.get('description')}")
-        evidence = c.get("evidence")
+        evidence = _structured(c.get("evidence"))
         if isinstance(evidence, Mapping):
             for key, value in evidence.items():
                 text = str(value).strip().replace("\n", "\n    ")
@@ -100,6 +100,18 @@ def _feedback(status: Mapping[str, Any]) -> list[str]:
         elif evidence:
             lines.append(f"  evidence: {str(evidence)[:_EVIDENCE]}")
     return lines
+
+
+def _structured(evidence: Any) -> Any:
+    """Recorded evidence is text; a JSON object in it is shown field by field, as it was
+    measured (an exit code, the streams), rather than as one escaped line."""
+    if isinstance(evidence, str) and evidence.startswith("{"):
+        try:
+            decoded = json.loads(evidence)
+        except ValueError:
+            return evidence
+        return decoded if isinstance(decoded, dict) else evidence
+    return evidence
 
 
 def _inputs(status: Mapping[str, Any]) -> list[str]:
