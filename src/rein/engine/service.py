@@ -16,21 +16,23 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from rein.config import Config, load_config
 from rein.config.approver import Approver
 from rein.core.states import ApprovalStatus
 from rein.engine import events
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
-from rein.engine.prepare import Prepared, check_approved, prepare
 from rein.engine.queries import Reads
-from rein.engine.routing import Router
-from rein.engine.runner import Engine, RunOutcome
-from rein.engine.runtime import Listener
 from rein.errors import Refused, ReinError, StoreError
 from rein.store.base import ApprovalRow, Event, Store
 from rein.store.lineage import top_run
+
+if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein next` stays light
+    from rein.engine.prepare import Prepared
+    from rein.engine.routing import Router
+    from rein.engine.runner import Engine, RunOutcome
+    from rein.engine.runtime import Listener
 
 Notify = Callable[[str], None]
 
@@ -112,6 +114,8 @@ class Harness(Reads):
         """Tier routing from ``[tiers]`` and ``[routing]``, built on first use (a command
         that only reads runs does not need it, and is not refused for it)."""
         if self._router is None:
+            from rein.engine.routing import Router
+
             self._router = Router.from_config(self.config.get("tiers"),
                                               self.config.get("routing"))
         return self._router
@@ -131,6 +135,7 @@ class Harness(Reads):
     def engine(self) -> Engine:
         """The engine, built on first use with the workers and the default driver."""
         if self._engine is None:
+            from rein.engine.runner import Engine
             from rein.workers.driver import default_driver
 
             store = self.store
@@ -177,6 +182,8 @@ class Harness(Reads):
                       raw: frozenset[str] = frozenset()) -> Prepared:
         """Every check that costs nothing (PrepareFailed); writes nothing. The configured
         workers are built too, so that a malformed table is refused here (ConfigError)."""
+        from rein.engine.prepare import prepare
+
         self.workers  # noqa: B018 - built for its checks
         env = os.environ if self._env is None else self._env
         return prepare(path, given=given, raw=raw, router=self.router, env=env,
@@ -185,6 +192,8 @@ class Harness(Reads):
     async def start(self, prepared: Prepared, *, approved: str) -> RunOutcome:
         """Run an approved graph to its end or first wait, recorded as approved by the
         approver rein knows. APPROVAL_STALE before the store is touched."""
+        from rein.engine.prepare import check_approved
+
         check_approved(prepared, approved)  # before the store exists: nothing is written
         return await self.engine.start(prepared, approved=approved, actor=self.approver.id)
 
