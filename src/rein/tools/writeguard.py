@@ -99,23 +99,15 @@ def snapshot(workspace: Path, roots: Sequence[Path]) -> dict[str, Entry]:
             base = Path(dirpath)
             rel_dir = base.relative_to(top).as_posix() if base != top else ""
             kept = []
-            for name in dirnames:
+            for name in [*dirnames, *filenames]:
                 rel = f"{rel_dir}/{name}" if rel_dir else name
-                if rel in _UNWALKED:
+                entry = None if rel in _UNWALKED else _entry(base / name)
+                if entry is None:
                     continue
-                entry = _entry(base / name)
-                if entry is not None:
-                    out[rel] = entry
-                if entry is not None and stat.S_ISDIR(entry[0]):
+                out[rel] = entry
+                if name in dirnames and stat.S_ISDIR(entry[0]):
                     kept.append(name)  # a symlink to a directory is an entry, not walked
             dirnames[:] = kept
-            for name in filenames:
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                if rel in _UNWALKED:
-                    continue
-                entry = _entry(base / name)
-                if entry is not None:
-                    out[rel] = entry
     return out
 
 
