@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-#: The five lifecycle events rein fires, in the order a session meets them.
-HOOK_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "SessionEnd")
-#: The events whose hooks are matched against a tool name.
-TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+from rein.config.hooks import HOOK_EVENTS, TOOL_EVENTS
+
+__all__ = ["HOOK_EVENTS", "TOOL_EVENTS", "HookAnswer", "interpret", "matches"]
 
 Status = Literal["completed", "failed", "blocked"]
 Permission = Literal["allow", "deny", "ask"]
