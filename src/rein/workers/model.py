@@ -96,6 +96,7 @@ class ModelWorker:
         clock: Callable[[], float] = time.monotonic,
         max_steps: int = DEFAULT_MAX_STEPS,
         hooks: Sequence[Hook] = (),
+        context_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -110,6 +111,7 @@ class ModelWorker:
         self.clock = clock
         self.max_steps = max_steps
         self.hooks = tuple(hooks)  # rein.toml's lifecycle hooks for every session
+        self.context_tokens = context_tokens  # the window compaction keeps the conversation in
 
     def with_model(self, model: str) -> ModelWorker:
         """This worker, everything kept, serving ``model`` of the same provider."""
@@ -118,6 +120,7 @@ class ModelWorker:
             ask=self.ask, denied=self.denied, policy=self.policy, tiers=self.tiers,
             require_boundary=self.require_boundary, http_client=self.http_client,
             clock=self.clock, max_steps=self.max_steps, hooks=self.hooks,
+            context_tokens=self.context_tokens,
         )
 
     @property
@@ -246,7 +249,7 @@ class ModelWorker:
             request=request, box=box, tools=tools, schema=schema, state=state, spend=spend,
             routed=self.routed(request), complete=complete, model=self.model, clock=self.clock,
             max_steps=self.max_steps, extra=extra, approver=self.approver,
-            stored=saved is not None,
+            stored=saved is not None, context_tokens=self.context_tokens,
         )
         attempt.hooks = attempt_hooks(request, box, (*self.hooks, *hooks), attempt.hook_steps)
         return attempt, opening

@@ -30,9 +30,11 @@ from rein.tools.shell import written_outside_message
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import AttemptRequest, AttemptResult, Routed
 from rein.workers.brief import SUBMIT, submission_problem
+from rein.workers.compaction import SUMMARY_REQUEST, compacted, due, pre_compact, record
 from rein.workers.conversation import LoopState
 from rein.workers.hook_calls import PreTool, opening_context, pre_tool, tool_response, with_context
 from rein.workers.model_steps import (
+    Compacted,
     Finished,
     HookRan,
     ModelTurn,
@@ -69,6 +71,9 @@ class ModelAttempt:
     approver: Approver | None = None
     hooks: HookRunner | None = None  # the session's lifecycle hooks (rein.tools.hooks)
     hook_steps: list[Step] = field(default_factory=list)  # what the hooks ran, not yet yielded
+    context_tokens: int | None = None  # the model's context window, when the route declares it
+    last_input: int | None = None  # input tokens of the last model turn
+    compactions: int = 0
     stored: bool = False  # a saved state is in the store and must be cleared at the end
     pending: list[ModelToolCall] = field(default_factory=list)
     announced: set[str] = field(default_factory=set)  # calls whose record is in the trace
@@ -85,12 +90,15 @@ class ModelAttempt:
         limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
         if limit is not None:
             return [self.finish(*limit)]
+        out: list[Step] = []
+        if due(self.context_tokens, self.last_input, self.state.messages):
+            out += await self.compact()
         try:
             response = await self.complete(self.state.messages, self.tools, spend)
         except ProviderError as exc:
             failure = FailureClass(getattr(exc, "failure_class", "model_error"))
-            return [self.finish(failure, f"{exc.code}: {exc.message}")]
-        out: list[Step] = []
+            return [*out, self.finish(failure, f"{exc.code}: {exc.message}")]
+        self.last_input = response.usage.input_tokens
         step_usage = Usage(
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
@@ -188,6 +196,38 @@ class ModelAttempt:
         self.state.messages.append(
             Message(role="tool", tool_call_id=call.id, content=content, is_error=not ok))
         return [ToolReturned(id=call.id, ok=ok, refused=refused, content=content, hook=hook)]
+
+    async def compact(self) -> list[Step]:
+        """Replace the conversation by the model's summary of it (rein.workers.compaction),
+        unless a ``PreCompact`` hook blocks it or the summary cannot be had."""
+        trigger, self.last_input = self.last_input or 0, None  # the next turn decides again
+        blocked, by = await pre_compact(self.hooks)
+        if blocked is not None:
+            return self.took_hooks([Noted(data={
+                "text": f"compaction blocked by hook {by}: {self.box.redact(blocked)}"})])
+        asking = [*self.state.messages, Message(role="user", content=SUMMARY_REQUEST)]
+        try:
+            response = await self.complete(asking, (), self.spend)
+        except ProviderError as exc:
+            return self.took_hooks([Noted(data={
+                "text": f"compaction failed ({exc.code}); the conversation is kept"})])
+        used = Usage(input_tokens=response.usage.input_tokens,
+                     output_tokens=response.usage.output_tokens, cost_usd=response.cost_usd,
+                     agent_steps=1)
+        self.spend.usage = self.spend.usage + used
+        summary = response.message.content.strip()
+        turn = ModelTurn(usage=used, model=response.model, text="", tool_calls=0)
+        if not summary:
+            return self.took_hooks([turn, Noted(data={
+                "text": "compaction failed (the summary was empty); the conversation is kept"})])
+        replaced = list(self.state.messages)
+        self.state.messages[:] = compacted(replaced, summary)
+        self.compactions += 1
+        assert self.context_tokens is not None
+        item = record(self.compactions, replaced, summary,
+                      last_input=trigger,
+                      context_tokens=self.context_tokens, redact=self.box.redact)
+        return self.took_hooks([turn, Compacted(data=item)])
 
     # -- lifecycle hooks (rein.workers.hook_calls says which boundary fires which event) ----
 

@@ -65,7 +65,8 @@ def model_worker_builder(providers: Mapping[str, ProviderConfig],
             built[route.provider] = create(cfg)
         return ModelWorker(provider=built[route.provider], model=route.model,
                            tiers=(route.tier,), stream=bool(cfg.options.get("stream", False)),
-                           approver=approver, policy=policy, hooks=hooks)
+                           approver=approver, policy=policy, hooks=hooks,
+                           context_tokens=route.context_tokens)
 
     return build
 
