@@ -43,7 +43,7 @@ def test_a_skip_returns_the_hooks_result_and_runs_nothing(tmp_path: Path) -> Non
                  events=("PreToolUse",), matcher="file_write")
     items, result = drive(worker(provider, cache), attempt(tmp_path))
     assert result.failure is None and not (tmp_path / "NOTE.md").exists()
-    returned = [i.data for i in items if i.kind is ItemKind.TOOL_RESULT][0]
+    returned = next(i.data for i in items if i.kind is ItemKind.TOOL_RESULT)
     assert returned == {"id": returned["id"], "ok": True, "refused": False, "hook": "cache",
                         "content": "NOTE.md is current"}
     tool_message = provider.requests[1].messages[-1]
@@ -82,7 +82,7 @@ def test_ask_from_a_hook_goes_to_the_approver_even_when_the_policy_allows(
     provider = ScriptedProvider([write_call(), submit(summary="declined")])
     ask = Hook(name="ask", command=answer("PreToolUse", permissionDecision="ask"),
                events=("PreToolUse",))
-    _, result = drive(worker(provider, ask, approver=approver), attempt(tmp_path))
+    drive(worker(provider, ask, approver=approver), attempt(tmp_path))
     assert [a.tool for a in asked] == ["file_write"]
     assert not (tmp_path / "NOTE.md").exists()
     assert "a person declined" in provider.requests[1].messages[-1].content
