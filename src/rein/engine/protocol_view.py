@@ -116,6 +116,8 @@ def hook_run(data: Any) -> dict[str, Any]:
     if run.get("message"):
         kind = {"blocked": "stop", "failed": "error"}.get(str(run.get("status")), "feedback")
         entries.append({"kind": kind, "text": str(run["message"])})
+    if run.get("systemMessage"):
+        entries.append({"kind": "warning", "text": str(run["systemMessage"])})
     return {"id": run.get("id"), "eventName": event[:1].lower() + event[1:],
             "handlerType": "command", "executionMode": "sync", "scope": "turn",
             "source": run.get("source") or run.get("hook"), "hook": run.get("hook"),

@@ -79,12 +79,14 @@ class HookRun:
     exit_code: int | None = None
     tool: str | None = None
     outcome: str | None = None  # what it did: blocked, rewrote, skipped, asked, context, stopped
+    system_message: str = ""  # for the person, never the model
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "hook": self.hook, "eventName": self.event,
                                "status": self.status, "durationMs": round(self.duration_ms, 3)}
         for key, value in (("message", self.message), ("exitCode", self.exit_code),
-                           ("tool", self.tool), ("outcome", self.outcome)):
+                           ("tool", self.tool), ("outcome", self.outcome),
+                           ("systemMessage", self.system_message)):
             if value not in (None, ""):
                 out[key] = value
         return out
@@ -195,7 +197,8 @@ class HookRunner:
         run = HookRun(id=run_id, hook=hook.name, event=event, status=answer.status,
                       duration_ms=result.duration_seconds * 1000,
                       message=str(self.redact(answer.message)), exit_code=result.exit_code,
-                      tool=tool, outcome=_outcome(answer))
+                      tool=tool, outcome=_outcome(answer),
+                      system_message=str(self.redact(answer.system_message)))
         self._completed(base, run, result.stdout)
         return answer, run
 
