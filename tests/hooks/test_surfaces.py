@@ -31,6 +31,7 @@ def test_rein_run_tells_the_person_about_a_block_and_a_system_message(
                 outputs={"summary": "what"})
     path = ms.graph("g.agraph.yaml", graph("g", {"w": node}, "w"))
     code, digest = ms.rein("graph", "digest", path)
+    assert code == 0, digest
     capsys.readouterr()
     assert main(["run", path, "--approve", digest.strip()]) == 0
     err = capsys.readouterr().err
