@@ -179,10 +179,12 @@ def test_the_sink_hears_each_run_live_and_secrets_are_redacted(tmp_path: Path) -
 
 def test_secrets_are_not_in_the_hooks_environment(tmp_path: Path) -> None:
     dump = hook("env", f'env > "{tmp_path}/env.txt"')
-    r = runner(tmp_path, dump, env={"PATH": os.environ["PATH"], "REIN_SECRET_TOKEN": "t0ps3cret"})
+    r = runner(tmp_path, dump, env={"PATH": os.environ["PATH"], "REIN_SECRET_TOKEN": "t0ps3cret",
+                                    "OPENAI_API_KEY": "sk-k3y", "LANG": "C.UTF-8"})
     pre(r, "shell", {})
     env = (tmp_path / "env.txt").read_text()
-    assert "t0ps3cret" not in env and f"REIN_PROJECT_DIR={tmp_path}" in env
+    assert "t0ps3cret" not in env and "sk-k3y" not in env
+    assert f"REIN_PROJECT_DIR={tmp_path}" in env and "LANG=C.UTF-8" in env
 
 
 def test_stdin_reaches_a_watched_hook_through_the_gate(tmp_path: Path) -> None:

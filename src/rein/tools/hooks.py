@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.hook_wire import HOOK_EVENTS, TOOL_EVENTS, HookAnswer, interpret, matches
 from rein.tools.process import run_process
 
@@ -47,7 +48,7 @@ Redact = Callable[[Any], Any]
 
 # How much of a hook's stdout the record keeps: the answer is small; a chatty hook is not.
 _RECORDED_OUTPUT = 4000
-_SECRET_PREFIX = "REIN_SECRET_"
+_KEY_VARIABLES = frozenset(DEFAULT_KEY_VARIABLES.values())
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -116,9 +117,10 @@ NOTHING = ChainOutcome()
 
 
 def hook_env(environ: Mapping[str, str], workspace: Path) -> dict[str, str]:
-    """A hook's environment: rein's own, less every secret, plus the project directory
-    under the name rein and Claude Code scripts read."""
-    env = {k: v for k, v in environ.items() if not k.startswith(_SECRET_PREFIX)}
+    """A hook's environment: rein's own, less every secret and the built-in providers' API
+    keys, plus the project directory under the name rein and Claude Code scripts read."""
+    env = {k: v for k, v in environ.items()
+           if not k.startswith(SECRET_PREFIX) and k not in _KEY_VARIABLES}
     env["REIN_PROJECT_DIR"] = env["CLAUDE_PROJECT_DIR"] = str(workspace)
     return env
 
