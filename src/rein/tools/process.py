@@ -294,6 +294,7 @@ async def run_process(
             os.close(gate[1])
         raise
     pgid = transport.get_pid()  # the child leads its own group: pgid == pid
+    feed: tuple[int, bytes] | None = None
     if watch is not None and gate is not None:
         try:
             watch.started(pgid)
@@ -309,7 +310,7 @@ async def run_process(
                 os.write(gate[1], b"go\n")
             os.close(gate[1])
         else:
-            await _feed_pipe(loop, gate[1], b"go\n" + stdin_data)
+            feed = (gate[1], b"go\n" + stdin_data)  # fed below, where a cancel stops the group
     elif stdin_data is not None:
         stdin_pipe = transport.get_pipe_transport(0)
         if stdin_pipe is not None:
@@ -319,6 +320,8 @@ async def run_process(
     timed_out = False
     finished = False
     try:
+        if feed is not None:
+            await _feed_pipe(loop, *feed)
         try:
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
