@@ -161,3 +161,11 @@ def test_profile_bindings_fire_at_session_boundaries_with_their_params(tmp_path:
         ("audit", ("SessionStart",), "profile reviewer")]
     drive(worker(ScriptedProvider([submit(summary="done")]), *bound), attempt(tmp_path))
     assert json.loads(out.read_text())["params"] == {"level": "strict"}
+
+
+def test_the_summary_call_counts_against_the_step_limit(tmp_path: Path) -> None:
+    provider = ScriptedProvider([big_turn(write_call()), {"text": "summary"},
+                                 submit(summary="done")])
+    _, result = drive(worker(provider, context_tokens=1000, max_steps=2), attempt(tmp_path))
+    assert len(provider.requests) == 2  # the write, the summary; the limit stops the third
+    assert result.failure is not None and "max_agent_steps 2" in str(result.message)

@@ -93,6 +93,10 @@ class ModelAttempt:
         out: list[Step] = []
         if due(self.context_tokens, self.last_input, self.state.messages):
             out += await self.compact()
+            # The summary was a model call: the limits are checked again before the next.
+            limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
+            if limit is not None:
+                return [*out, self.finish(*limit)]
         try:
             response = await self.complete(self.state.messages, self.tools, spend)
         except ProviderError as exc:
@@ -215,6 +219,8 @@ class ModelAttempt:
                      output_tokens=response.usage.output_tokens, cost_usd=response.cost_usd,
                      agent_steps=1)
         self.spend.usage = self.spend.usage + used
+        if response.cost_usd is None:
+            self.spend.cost_known = False
         summary = response.message.content.strip()
         turn = ModelTurn(usage=used, model=response.model, text="", tool_calls=0)
         if not summary:
