@@ -103,8 +103,11 @@ def main(argv: list[str] | None = None) -> int:
 
         async def run() -> None:
             await attempt(ws, 3, ())  # warm imports and caches outside the clock
-            for _ in range(args.repeat):
-                for name, hooks in configs.items():
+            names = list(configs)
+            for repeat in range(args.repeat):
+                # A different order each round, so no configuration always runs first.
+                for name in names[repeat % len(names):] + names[:repeat % len(names)]:
+                    hooks = configs[name]
                     per_call, results, ran = await attempt(ws, args.calls, hooks)
                     assert results == args.calls + 1, results  # every read, and the submit
                     hooked = any(h.matcher == "file_read" for h in hooks)
