@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rein.config import Config
 from rein.core.failures import FailureClass
 from rein.providers.scripted import ScriptedProvider
-from rein.tools.hooks import Hook
+from rein.tools.hooks import Hook, HookRunner, configured_hooks
 from rein.workers.base import ItemKind
-from rein.workers.hook_calls import configured_hooks, profile_hooks
+from rein.workers.hook_calls import profile_hooks
 from rein.workers.model import ModelWorker
 from tests.workers.test_model import attempt, drive, submit, write_call
 
@@ -138,13 +139,6 @@ def test_no_window_or_a_small_conversation_is_never_compacted(tmp_path: Path) ->
     assert len(provider.requests) == 2 and len(provider.requests[1].messages) == 3
 
 
-class Spec:
-    def __init__(self, name: str, command: tuple[str, ...], events: tuple[str, ...] = (),
-                 shell: bool = False) -> None:
-        self.name, self.command, self.events, self.shell = name, command, events, shell
-        self.matcher, self.timeout_seconds, self.source = None, 5.0, "rein.toml"
-
-
 class Binding:
     def __init__(self, event: str, name: str, params: dict[str, str]) -> None:
         self.event, self.name, self.params = event, name, params
@@ -152,13 +146,16 @@ class Binding:
 
 def test_profile_bindings_fire_at_session_boundaries_with_their_params(tmp_path: Path) -> None:
     out = tmp_path / "start.json"
-    specs = {"audit": Spec("audit", (f"cat > {out}",), shell=True),
-             "global": Spec("global", ("true",), events=("PreToolUse",))}
-    assert [h.name for h in configured_hooks(specs)] == ["global"]  # no events: bound only
+    config = Config(data={"hooks": {"audit": {"command": f"cat > {out}"},
+                                    "global": {"command": ["true"], "events": ["PreToolUse"]}}},
+                    sources={"hooks.audit": ("/u/rein.toml",), "hooks.global": ("/u/rein.toml",)})
+    assert [h.name for h in configured_hooks(config)] == ["global"]  # no events: bound only
+    runner = HookRunner.for_config(config, cwd=tmp_path, session_id="s")
+    assert [h.name for h in runner.hooks] == ["global"]
     bound = profile_hooks([Binding("on_start", "audit", {"level": "strict"}),
-                           Binding("on_start", "missing", {})], specs, "reviewer")
-    assert [(h.name, h.events, h.source) for h in bound] == [
-        ("audit", ("SessionStart",), "profile reviewer")]
+                           Binding("on_start", "missing", {})], config.hooks, "reviewer")
+    assert [(h.name, h.events, h.source, h.command) for h in bound] == [
+        ("audit", ("SessionStart",), "profile reviewer", f"cat > {out}")]
     drive(worker(ScriptedProvider([submit(summary="done")]), *bound), attempt(tmp_path))
     assert json.loads(out.read_text())["params"] == {"level": "strict"}
 

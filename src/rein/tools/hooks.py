@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.config import Config, HookSpec
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.hook_wire import HOOK_EVENTS, TOOL_EVENTS, HookAnswer, interpret, matches
 from rein.tools.process import run_process
 
-__all__ = ["HOOK_EVENTS", "ChainOutcome", "Hook", "HookRun", "HookRunner", "HookSink"]
+__all__ = ["HOOK_EVENTS", "ChainOutcome", "Hook", "HookRun", "HookRunner", "HookSink",
+           "configured_hooks", "from_spec", "hook_env"]
 
 #: Hears each hook run as it starts and as it ends: ("started" | "completed", data).
 HookSink = Callable[[Literal["started", "completed"], Mapping[str, Any]], None]
@@ -116,6 +118,22 @@ class ChainOutcome:
 NOTHING = ChainOutcome()
 
 
+def from_spec(spec: HookSpec, events: Sequence[str] | None = None, *,
+              params: Mapping[str, str] | None = None, source: str | None = None) -> Hook:
+    """A ``[hooks.NAME]`` table as a hook (for ``events``, else the table's own)."""
+    command = spec.command[0] if spec.shell else tuple(spec.command)
+    return Hook(name=spec.name, command=command,
+                events=tuple(spec.events if events is None else events), matcher=spec.matcher,
+                timeout_seconds=spec.timeout_seconds, source=source or spec.source,
+                params=params or {})
+
+
+def configured_hooks(config: Config) -> tuple[Hook, ...]:
+    """The hooks of a merged ``rein.toml`` that fire in every session: those that name
+    events (the others run only where an OAP profile binds them)."""
+    return tuple(from_spec(spec) for spec in config.hooks.values() if spec.events)
+
+
 def hook_env(environ: Mapping[str, str], workspace: Path) -> dict[str, str]:
     """A hook's environment: rein's own, less every secret and the built-in providers' API
     keys, plus the project directory under the name rein and Claude Code scripts read."""
@@ -127,6 +145,14 @@ def hook_env(environ: Mapping[str, str], workspace: Path) -> dict[str, str]:
 
 class HookRunner:
     """Runs the hook chain of each event of one session (a model attempt, a conversation)."""
+
+    @classmethod
+    def for_config(cls, config: Config, *, cwd: Path, session_id: str,
+                   sink: HookSink | None = None, redact: Redact | None = None) -> HookRunner:
+        """The runner of a session under a merged ``rein.toml`` (what a surface such as a
+        conversation runtime calls); a project file's hooks are in it only once trusted."""
+        return cls(configured_hooks(config), cwd=cwd, session_id=session_id, sink=sink,
+                   redact=redact)
 
     def __init__(self, hooks: Sequence[Hook], *, cwd: Path, session_id: str,
                  sink: HookSink | None = None, redact: Redact | None = None,

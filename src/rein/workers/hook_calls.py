@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.config import HookSpec
 from rein.providers.types import Message, ModelToolCall
-from rein.tools.hooks import ChainOutcome, Hook, HookRunner
+from rein.tools.hooks import ChainOutcome, Hook, HookRunner, from_spec
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import AttemptRequest
 from rein.workers.model_steps import HookRan, Step
@@ -33,13 +34,7 @@ from rein.workers.model_steps import HookRan, Step
 _PROFILE_EVENTS = {"on_start": "SessionStart", "on_end": "SessionEnd"}
 
 
-def configured_hooks(specs: Mapping[str, Any]) -> tuple[Hook, ...]:
-    """The ``rein.toml`` hooks that fire in every session: those that name events
-    (``specs`` is :attr:`rein.config.Config.hooks`)."""
-    return tuple(_hook(spec, spec.events) for spec in specs.values() if spec.events)
-
-
-def profile_hooks(bindings: Iterable[Any], specs: Mapping[str, Any], profile: str
+def profile_hooks(bindings: Iterable[Any], specs: Mapping[str, HookSpec], profile: str
                   ) -> tuple[Hook, ...]:
     """The hooks an OAP profile binds by name (its ``lifecycle``), with their ``with``."""
     out = []
@@ -47,17 +42,9 @@ def profile_hooks(bindings: Iterable[Any], specs: Mapping[str, Any], profile: st
         spec = specs.get(binding.name)
         event = _PROFILE_EVENTS.get(binding.event)
         if spec is not None and event is not None:
-            out.append(_hook(spec, (event,), params=dict(binding.params),
-                             source=f"profile {profile}"))
+            out.append(from_spec(spec, (event,), params=dict(binding.params),
+                                 source=f"profile {profile}"))
     return tuple(out)
-
-
-def _hook(spec: Any, events: Sequence[str], *, params: Mapping[str, str] | None = None,
-          source: str | None = None) -> Hook:
-    command = spec.command[0] if spec.shell else tuple(spec.command)
-    return Hook(name=spec.name, command=command, events=tuple(events), matcher=spec.matcher,
-                timeout_seconds=spec.timeout_seconds, source=source or spec.source,
-                params=params or {})
 
 
 def attempt_hooks(request: AttemptRequest, box: Toolbox, hooks: Sequence[Hook],
