@@ -1,15 +1,19 @@
 """docs/hooks.md's rein.toml and its four shell-script hooks (a logger, a blocker of writes
 to .env, a rewriter that wraps commands, a context injector), run as written against the
-model worker with the scripted provider, in a graph run through the command line."""
+model worker with the scripted provider, in a graph run through the command line and the
+SDK."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
 
 from support import ROOT
 
+from rein import Harness
+from rein.core.states import RunStatus
 from tests.scenarios.harness import summary
 from tests.scenarios.model_env import ModelScenario, call, graph, ms_fixture, task
 
@@ -146,3 +150,33 @@ def test_config_show_warns_about_a_tool_hook_without_a_matcher(ms: ModelScenario
     assert len(warnings) == 1 and warnings[0].startswith("hook 'every' has no matcher")
     code, out = ms.rein("config", "show")
     assert "# warning: hook 'every' has no matcher" in out
+
+
+def test_the_documented_hooks_through_the_sdk(ms: ModelScenario) -> None:
+    """The same four scripts under ``rein.Harness``: the session a library caller starts
+    runs the same hooks, with the same results, as ``rein run``."""
+    workspace(ms, TURNS)
+    trust(ms)
+    path = ms.root / ms.graph("notes.agraph.yaml", notes_graph(
+        ["fs:write:**", "fs:read:**", "shell:exec"]))
+
+    async def go() -> tuple[Any, list[Any]]:
+        harness = Harness.open(ms.root)
+        try:
+            prepared = await harness.prepare(path, given={})
+            outcome = await harness.start(prepared, approved=prepared.digest)
+            return outcome, [e async for e in harness.subscribe(outcome.run_id)]
+        finally:
+            harness.close()
+
+    outcome, events = asyncio.run(go())
+    assert outcome.status is RunStatus.SUCCEEDED
+    assert not (ms.root / ".env").exists() and (ms.root / "out.txt").read_text() == "hi\n"
+    results = [e.payload["data"] for e in events
+               if e.type == "item" and e.payload["kind"] == "tool_result"]
+    assert results[0]["hook"] == "guard-env"
+    assert results[2]["content"].endswith("Reminder: run the linter before you submit.")
+    hooks = [(e.payload["run"]["hook"], e.payload["run"]["eventName"]) for e in events
+             if e.type == "hook/completed"]
+    assert hooks[:2] == [("log", "SessionStart"), ("context", "SessionStart")]
+    assert hooks[-1] == ("log", "SessionEnd")
