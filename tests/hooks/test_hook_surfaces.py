@@ -56,6 +56,14 @@ def test_hook_runs_read_as_codex_hook_run_summaries() -> None:
         "entries": [{"kind": "stop", "text": "no"}, {"kind": "warning", "text": "told you"}]}
 
 
+def test_session_start_context_is_a_hook_prompt_item() -> None:
+    started, completed = notifications(event("item", {
+        "node": "n", "attempt": 1, "kind": "hook_prompt", "data": {"text": "House rules"}}))
+    assert (started.method, completed.method) == ("item/started", "item/completed")
+    assert completed.params["item"] == {"id": "r1/n#1/hook-prompt", "type": "hookPrompt",
+                                        "text": "House rules"}
+
+
 def test_a_compaction_is_a_context_compaction_item() -> None:
     data = {"index": 1, "summary": "s", "replaced": []}
     started, completed = notifications(event("item", {

@@ -86,7 +86,10 @@ def test_the_documented_hooks_log_block_rewrite_and_add_context_in_a_graph_run(
     rewrites = [i for i in ms.items("notice") if "rewrote" in str(i.get("text"))]
     assert rewrites[0]["arguments"]["command"] == "nice -n 10 sh -c 'echo hi > out.txt'"
 
-    # the context injector: after the write, the model read the reminder
+    # the context injector: the house rules joined the brief (a hookPrompt in the trace),
+    # and after the write the model read the reminder
+    assert ms.items("hook_prompt") == [{"text": "House rules: notes are Markdown with one "
+                                                "heading."}]
     assert results[2]["content"].endswith(
         "[context from hooks]\nReminder: run the linter before you submit.")
 

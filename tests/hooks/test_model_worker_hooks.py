@@ -31,10 +31,13 @@ def test_session_start_context_joins_the_brief(tmp_path: Path) -> None:
     provider = ScriptedProvider([submit(summary="done")])
     rules = Hook(name="rules", command="echo 'House rule: tabs, not spaces.'",
                  events=("SessionStart",))
-    _, result = drive(worker(provider, rules), attempt(tmp_path))
+    items, result = drive(worker(provider, rules), attempt(tmp_path))
     assert result.failure is None
     first = provider.requests[0].messages[0].content
     assert first.endswith("[context from hooks]\nHouse rule: tabs, not spaces.")
+    # the trace shows what the model was told beyond the graph
+    assert [i.data for i in items if i.kind is ItemKind.HOOK_PROMPT] == [
+        {"text": "House rule: tabs, not spaces."}]
     assert [r["eventName"] for r in result.extra["x-rein-hooks"]] == ["SessionStart"]
 
 

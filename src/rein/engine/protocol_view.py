@@ -144,11 +144,13 @@ def _delta(event: Event, ids: Mapping[str, Any]) -> tuple[Notification, ...]:
     if kind == "notice":
         return (Notification(method="warning", params={
             **ids, "message": str(data.get("text") or "")}),)
-    if kind == "context_compaction":  # a whole item of its own, as Codex records one
-        compaction = {"id": f"{item}/compaction-{data.get('index', 1)}",
-                      "type": "contextCompaction"}
-        return (Notification(method="item/started", params={**ids, "item": compaction}),
-                Notification(method="item/completed", params={**ids, "item": compaction}))
+    if kind in ("context_compaction", "hook_prompt"):  # whole items, as Codex records them
+        whole = ({"id": f"{item}/compaction-{data.get('index', 1)}", "type": "contextCompaction"}
+                 if kind == "context_compaction" else
+                 {"id": f"{item}/hook-prompt", "type": "hookPrompt",
+                  "text": str(data.get("text") or "")})
+        return (Notification(method="item/started", params={**ids, "item": whole}),
+                Notification(method="item/completed", params={**ids, "item": whole}))
     method = _DELTAS.get(kind)
     if method is None:
         return ()

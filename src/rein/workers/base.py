@@ -147,6 +147,7 @@ class ItemKind(enum.StrEnum):
     HOOK_STARTED = "hook_started"  # a lifecycle hook began (recorded as hook/started)
     HOOK_COMPLETED = "hook_completed"  # it ended: completed, failed or blocked (hook/completed)
     CONTEXT_COMPACTION = "context_compaction"  # the conversation was summarised to fit
+    HOOK_PROMPT = "hook_prompt"  # text hooks added to the model's context at session start
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -36,6 +36,7 @@ from rein.workers.hook_calls import PreTool, opening_context, pre_tool, tool_res
 from rein.workers.model_steps import (
     Compacted,
     Finished,
+    HookPrompt,
     HookRan,
     ModelTurn,
     Noted,
@@ -257,8 +258,9 @@ class ModelAttempt:
             return self.took_hooks([self.finish(
                 FailureClass.PERMISSION_DENIED,
                 f"hook {chain.blocked_by} stopped the session: {chain.stop}")])
-        opening_context(self.state.messages, self.box.redact(chain.context_text))
-        return self.took_hooks([])
+        context = self.box.redact(chain.context_text)
+        opening_context(self.state.messages, context)
+        return self.took_hooks([HookPrompt(text=context)] if context else [])
 
     async def session_end(self, finished: Finished) -> list[Step]:
         """``SessionEnd``, then the attempt's result with every hook run in its record."""

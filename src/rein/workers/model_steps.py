@@ -92,6 +92,17 @@ class HookRan:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class HookPrompt:
+    """Text ``SessionStart`` hooks added to the brief (redacted): the trace shows what the
+    model was told beyond the graph (tool-event context is in the tool result itself)."""
+
+    text: str
+
+    def items(self) -> tuple[Item, ...]:
+        return (Item(kind=ItemKind.HOOK_PROMPT, data={"text": self.text}),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Compacted:
     """The conversation neared the context window and was replaced by the model's summary;
     the messages it replaced are kept in the record (redacted)."""
@@ -123,5 +134,6 @@ class Finished:
         return ()
 
 
-Step = Noted | ModelTurn | ToolDecided | ToolReturned | HookRan | Compacted | Paused | Finished
+Step = (Noted | ModelTurn | ToolDecided | ToolReturned | HookRan | HookPrompt | Compacted
+        | Paused | Finished)
 """Every record the loop yields; :class:`Finished` and :class:`Paused` are the last one."""
