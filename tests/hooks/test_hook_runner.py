@@ -69,6 +69,18 @@ def test_another_exit_code_fails_open(tmp_path: Path) -> None:
     assert (out.runs[0].status, out.runs[0].message) == ("failed", "exited 7: boom")
 
 
+def test_a_fail_closed_hook_that_crashes_or_times_out_blocks(tmp_path: Path) -> None:
+    crash = hook("guard", "exit 7", fail_closed=True)
+    out = pre(runner(tmp_path, crash), "shell", {})
+    assert out.blocked == "hook guard failed (exited 7) and is fail_closed"
+    assert out.runs[0].status == "blocked"
+    slow = hook("slow", "sleep 30", fail_closed=True, timeout_seconds=0.3)
+    assert "timed out" in str(pre(runner(tmp_path, slow), "shell", {}).blocked)
+    gone = Hook(name="gone", command=("/nonexistent/hook",), events=("PreToolUse",),
+                fail_closed=True)
+    assert "cannot start" in str(pre(runner(tmp_path, gone), "shell", {}).blocked)
+
+
 def test_a_program_that_cannot_start_fails_open(tmp_path: Path) -> None:
     gone = Hook(name="gone", command=("/nonexistent/hook",), events=("PreToolUse",))
     out = pre(runner(tmp_path, gone), "shell", {})

@@ -183,3 +183,14 @@ def test_the_documented_hooks_through_the_sdk(ms: ModelScenario) -> None:
              if e.type == "hook/completed"]
     assert hooks[:2] == [("log", "SessionStart"), ("context", "SessionStart")]
     assert hooks[-1] == ("log", "SessionEnd")
+
+
+def test_a_malformed_hook_table_is_refused_with_its_line(ms: ModelScenario) -> None:
+    ms.toml('[hooks.guard]\ncommand = "true"\nevents = ["preToolUse"]\n')
+    code, out = ms.rein("config", "show", "--json")
+    assert code == 64
+    error = json.loads(out)["error"]
+    assert error["code"] == "CFG004" and error["location"]["line"] == 3
+    assert "must be a list of SessionStart, PreToolUse" in error["message"]
+    ms.toml('[hooks.guard]\ncommand = "true"\nfail_closed = "yes"\n')
+    assert ms.rein("config", "show")[0] == 64

@@ -101,6 +101,7 @@ class HookSpec:
     source: str = ""
     matcher: str | None = None  # tool events: which tools (see rein.config.hooks)
     shell: bool = False  # the command was one string: it runs through /bin/sh -c
+    fail_closed: bool = False  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,6 +140,7 @@ class Config:
                 source=(self.sources.get(f"hooks.{name}") or ("",))[0],
                 matcher=spec.get("matcher"),
                 shell=isinstance(command, str),
+                fail_closed=bool(spec.get("fail_closed", False)),
             )
         return out
 

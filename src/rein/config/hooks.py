@@ -7,6 +7,7 @@
     events = ["PreToolUse"]              # SessionStart PreToolUse PostToolUse PreCompact SessionEnd
     matcher = "file_write|file_edit"     # tool events: exact names with |, or a regex
     timeout_seconds = 10                 # then its process group is killed (default 30)
+    fail_closed = true                   # a crash or timeout blocks the call (default: fail open)
 
 A hook with ``events`` runs for every model-worker session; one without runs only where an
 OAP profile binds it by name (``lifecycle.on_start`` is ``SessionStart``, ``on_end`` is
@@ -26,7 +27,7 @@ from typing import Any
 #: The five lifecycle events a hook may hear, in the order a session meets them.
 HOOK_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
-_KEYS = ("command", "events", "matcher", "timeout_seconds")
+_KEYS = ("command", "events", "fail_closed", "matcher", "timeout_seconds")
 
 Bad = Callable[[Path, str, str, str, str | None], Exception]
 
@@ -62,6 +63,9 @@ def check_hooks(data: Mapping[str, Any], path: Path, bad: Bad) -> None:
             except re.error as exc:
                 raise bad(path, where, "matcher", f"is not a regular expression: {exc}",
                           'exact names joined with |, or a regex such as "file_.*"') from None
+        if not isinstance(spec.get("fail_closed", False), bool):
+            raise bad(path, where, "fail_closed", "must be true or false",
+                      "true: a hook that crashes or times out blocks what it guards")
         timeout = spec.get("timeout_seconds", 30)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise bad(path, where, "timeout_seconds", "must be a positive number",

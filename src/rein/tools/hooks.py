@@ -64,6 +64,7 @@ class Hook:
     timeout_seconds: float = 30.0
     source: str = ""  # the rein.toml that defines it, or the profile that binds it
     params: Mapping[str, str] = field(default_factory=dict)  # a profile's ``with``
+    fail_closed: bool = False  # a failed run (crash, timeout) blocks instead of passing
 
     def selects(self, event: str, tool: str | None) -> bool:
         return event in self.events and (event not in TOOL_EVENTS or matches(self.matcher, tool))
@@ -125,7 +126,7 @@ def from_spec(spec: HookSpec, events: Sequence[str] | None = None, *,
     return Hook(name=spec.name, command=command,
                 events=tuple(spec.events if events is None else events), matcher=spec.matcher,
                 timeout_seconds=spec.timeout_seconds, source=source or spec.source,
-                params=params or {})
+                params=params or {}, fail_closed=spec.fail_closed)
 
 
 def configured_hooks(config: Config) -> tuple[Hook, ...]:
@@ -216,12 +217,19 @@ class HookRunner:
                                        grace_seconds=0.5)
         except OSError as exc:
             answer = HookAnswer(status="failed", message=f"cannot start: {exc.strerror or exc}")
-            run = HookRun(id=run_id, hook=hook.name, event=event, status="failed",
-                          duration_ms=0.0, message=answer.message, tool=tool)
+            if hook.fail_closed:
+                answer = HookAnswer(status="blocked", message=f"hook {hook.name} failed "
+                                    f"({answer.message}) and is fail_closed")
+            run = HookRun(id=run_id, hook=hook.name, event=event, status=answer.status,
+                          duration_ms=0.0, message=answer.message, tool=tool,
+                          outcome=_outcome(answer))
             self._completed(base, run, "")
             return answer, run
         answer = interpret(event, result.exit_code, result.stdout, result.stderr,
                            timed_out=result.timed_out)
+        if answer.status == "failed" and hook.fail_closed:
+            answer = HookAnswer(status="blocked", message=f"hook {hook.name} failed "
+                                f"({answer.message}) and is fail_closed")
         run = HookRun(id=run_id, hook=hook.name, event=event, status=answer.status,
                       duration_ms=result.duration_seconds * 1000,
                       message=str(self.redact(answer.message)), exit_code=result.exit_code,
