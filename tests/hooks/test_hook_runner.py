@@ -139,11 +139,19 @@ def test_continue_false_stops_the_session(tmp_path: Path) -> None:
 
 def test_matchers_select_tools_as_claude_code_does() -> None:
     assert matches(None, "shell") and matches("*", "shell") and matches("", "x")
-    assert matches("file_write|file_edit", "file_edit")
+    assert matches("file_write|edit", "edit")
     assert not matches("file_write", "file_write_all")  # exact, not a prefix
     assert matches("mcp__time__.*", "mcp__time__get_current_time")
     assert not matches("mcp__time__.*", "mcp__other__x")
     assert matches("file_write", None)  # events without a tool always match
+
+
+def test_a_built_in_tool_is_matched_by_each_of_its_spellings(tmp_path: Path) -> None:
+    guard = hook("guard", "echo no >&2; exit 2", matcher="file_write")
+    assert pre(runner(tmp_path, guard), "write", {"path": ".env"}).blocked == "no"
+    assert pre(runner(tmp_path, guard), "file_read", {"path": ".env"}) is NOTHING
+    by_kind = hook("guard", "echo no >&2; exit 2", matcher="write")
+    assert pre(runner(tmp_path, by_kind), "file_write", {"path": ".env"}).blocked == "no"
 
 
 def test_only_selected_hooks_run_and_none_means_nothing_spawned(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@
     [hooks.guard-env]
     command = "hooks/guard-env.sh"       # a string runs through /bin/sh -c; a list is an argv
     events = ["PreToolUse"]              # SessionStart PreToolUse PostToolUse PreCompact SessionEnd
-    matcher = "file_write|file_edit"     # tool events: exact names with |, or a regex
+    matcher = "file_write|edit"          # tool events: exact names with |, or a regex
     timeout_seconds = 10                 # then its process group is killed (default 30)
     fail_closed = true                   # a crash or timeout blocks the call (default: fail open)
 

@@ -119,7 +119,7 @@ def _as_text(value: Any) -> str:
 def matches(matcher: str | None, tool: str | None) -> bool:
     """Whether a hook's ``matcher`` selects ``tool``, as in Claude Code: no matcher (or
     ``*``) selects every tool; names made of letters, digits, ``_`` and ``|`` are exact
-    alternatives (``file_write|file_edit``); anything else is a regular expression that must
+    alternatives (``file_write|edit``); anything else is a regular expression that must
     match the whole name (``mcp__time__.*``). Events without a tool always match."""
     if tool is None or matcher is None or matcher in ("", "*"):
         return True

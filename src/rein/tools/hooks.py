@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from rein.config import Config, HookSpec
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
+from rein.tools.catalog import ALIASES, kind_of
 from rein.tools.hook_wire import HOOK_EVENTS, TOOL_EVENTS, HookAnswer, interpret, matches
 from rein.tools.process import run_process
 
@@ -67,7 +68,14 @@ class Hook:
     fail_closed: bool = False  # a failed run (crash, timeout) blocks instead of passing
 
     def selects(self, event: str, tool: str | None) -> bool:
-        return event in self.events and (event not in TOOL_EVENTS or matches(self.matcher, tool))
+        """Whether this hook runs for ``event`` on ``tool``. A built-in tool answers to each
+        of its spellings (``file_write`` and ``write``): a guard cannot be bypassed by an
+        alias."""
+        if event not in self.events:
+            return False
+        if event not in TOOL_EVENTS or tool is None:
+            return True
+        return any(matches(self.matcher, name) for name in spellings(tool))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,6 +125,14 @@ class ChainOutcome:
 
 
 NOTHING = ChainOutcome()
+
+
+def spellings(tool: str) -> tuple[str, ...]:
+    """``tool`` and the other names of the same built-in tool, if it is one."""
+    kind = kind_of(tool)
+    if kind is None:
+        return (tool,)
+    return (tool, *(name for name, k in ALIASES.items() if k is kind and name != tool))
 
 
 def from_spec(spec: HookSpec, events: Sequence[str] | None = None, *,
