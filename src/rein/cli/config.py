@@ -52,6 +52,7 @@ def show(workspace: str, as_json: bool) -> int:
       rein config show --workspace ~/src/project
     """
     from rein.config import DEFAULT_POLICY, flatten, load_config
+    from rein.config.hooks import hook_warnings
 
     cfg = load_config(Path(workspace))
     _check_definitions(cfg)
@@ -65,6 +66,7 @@ def show(workspace: str, as_json: bool) -> int:
     if as_json:
         emit_json({"files": [{"scope": s, "path": p} for s, p in cfg.files],
                    "values": values, "sources": sources, "notes": list(cfg.notes),
+                   "warnings": hook_warnings(_all_hooks(cfg)),
                    "project_trust": None if trust is None else trust.to_json()})
         return int(ExitCode.OK)
     for scope, path in cfg.files:
@@ -77,7 +79,21 @@ def show(workspace: str, as_json: bool) -> int:
             click.echo(f"# untrusted, ignored: {item.key}: {item.detail}")
     for note in cfg.notes:
         click.echo(f"# narrowed: {note}")
+    for warning in hook_warnings(_all_hooks(cfg)):
+        click.echo(f"# warning: {warning}")
     return int(ExitCode.OK)
+
+
+def _all_hooks(cfg: Config) -> dict[str, object]:
+    """The hooks in force and the project's withheld ones: a warning is worth reading
+    before trusting a file, too."""
+    hooks = dict(cfg.get("hooks") or {})
+    trust = cfg.project_trust
+    if trust is not None and not trust.honoured:
+        for item in trust.items:
+            if item.kind == "hook" and item.key.startswith("hooks."):
+                hooks.setdefault(item.key.removeprefix("hooks."), item.value)
+    return hooks
 
 
 @config.command("trust", context_settings=_CONTEXT,

@@ -69,12 +69,22 @@ def exit_for(status: Any) -> int:
     return int(ExitCode.FAILURE)
 
 
+def _show_hook(run: Any) -> None:
+    """A hook that blocked or failed, or has a message for the person; quiet otherwise."""
+    what = f"hook {run.get('hook')} ({run.get('eventName')}" + (
+        f" {run['tool']})" if run.get("tool") else ")")
+    if run.get("status") in ("blocked", "failed"):
+        click.echo(f"  ! {what} {run.get('status')}: {run.get('message', '')}", err=True)
+    if run.get("systemMessage"):
+        click.echo(f"  i {what}: {run['systemMessage']}", err=True)
+
+
 class Progress:
     """Live progress: one line per node transition on a terminal, JSON lines with --json."""
 
     SHOWN = frozenset({"node/finished", "node/skipped", "node/waiting", "node/cancelled",
              "approval/requested", "run/paused", "run/finished", "worker/unavailable",
-             "diagnostic", "node/started"})
+             "diagnostic", "node/started", "hook/completed"})
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
@@ -110,6 +120,8 @@ class Progress:
                            err=True)
             case "diagnostic":
                 click.echo(f"  ! {p.get('code')} {p.get('message')}", err=True)
+            case "hook/completed":
+                _show_hook(p.get("run") or {})
             case _:
                 pass
 

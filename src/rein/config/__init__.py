@@ -38,6 +38,7 @@ from typing import Any
 from rein.config.approver import Approver, approver_of, check_approver, merge_approver
 from rein.config.approver import without_approver as _without_approver
 from rein.config.files import config_paths
+from rein.config.hooks import check_hooks
 from rein.config.trust import (
     ProjectTrust,
     read_records,
@@ -98,6 +99,9 @@ class HookSpec:
     timeout_seconds: float = 30.0
     events: tuple[str, ...] = ()
     source: str = ""
+    matcher: str | None = None  # tool events: which tools (see rein.config.hooks)
+    shell: bool = False  # the command was one string: it runs through /bin/sh -c
+    fail_closed: bool = False  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +138,9 @@ class Config:
                 timeout_seconds=float(spec.get("timeout_seconds", 30)),
                 events=tuple(spec.get("events", ())),
                 source=(self.sources.get(f"hooks.{name}") or ("",))[0],
+                matcher=spec.get("matcher"),
+                shell=isinstance(command, str),
+                fail_closed=bool(spec.get("fail_closed", False)),
             )
         return out
 
@@ -334,16 +341,7 @@ def _check(data: dict[str, Any], path: Path) -> None:
             raise _bad(path, "limits", key, "unknown key", "known: " + ", ".join(_LIMIT_KEYS))
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise _bad(path, "limits", key, "must be a positive integer")
-    hooks = data.get("hooks", {})
-    if not isinstance(hooks, dict):
-        raise _bad(path, "hooks", "hooks", "must be a table of [hooks.<name>]")
-    for name, spec in hooks.items():
-        command = spec.get("command") if isinstance(spec, dict) else None
-        ok = isinstance(command, str) and command.strip() or (
-            isinstance(command, list) and command and all(isinstance(c, str) for c in command))
-        if not ok:
-            raise _bad(path, f"hooks.{name}", "command", "a hook needs a command (string or list)",
-                       'for example: command = ["python", "hooks/redact.py"]')
+    check_hooks(data, path, _bad)
     check_approver(data, path, _bad)
     # [mcp] trusted grants launches without asking: a mistyped one must not pass silently.
     mcp = data.get("mcp", {})

@@ -68,6 +68,8 @@ class EventType(enum.StrEnum):
     WORKER_UNAVAILABLE = "worker/unavailable"  # no worker can serve a node's tier or kind
     PROCESS_STOPPED = "process/stopped"  # a process group left by a dead rein was stopped
     DIAGNOSTIC = "diagnostic"  # a coded finding about the run (RT0xx, RUN_CANCELLED, ...)
+    HOOK_STARTED = "hook/started"  # a lifecycle hook of an attempt's session began
+    HOOK_COMPLETED = "hook/completed"  # it ended: completed, failed or blocked, with duration
 
 
 class RunStarted(TypedDict, total=False):

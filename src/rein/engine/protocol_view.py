@@ -11,7 +11,9 @@ so the engine's event names can change without a surface noticing:
   ``attempt/started`` is ``item/started``, what the worker streams are the item's deltas,
   and ``attempt/finished`` (or ``attempt/interrupted``) is ``item/completed``, the
   authoritative end of the item;
-- an answered approval resolves the server request that asked it (``serverRequest/resolved``).
+- an answered approval resolves the server request that asked it (``serverRequest/resolved``);
+- a lifecycle hook's run is ``hook/started`` / ``hook/completed`` with the Codex ``run``
+  summary, and a compaction of the conversation a ``contextCompaction`` item.
 
 Events with no protocol meaning (edge resolutions, worker state checkpoints) map to nothing.
 The function is pure: the same event always gives the same notifications.
@@ -100,7 +102,27 @@ def notifications(event: Event) -> tuple[Notification, ...]:
             return one(method, message=str(p.get("message") or ""), code=p.get("code"))
         case "worker/unavailable":
             return one("warning", message=str(p.get("message") or "no worker available"))
+        case "hook/started" | "hook/completed":
+            return one(event.type, run=hook_run(p.get("run")))
     return ()
+
+
+def hook_run(data: Any) -> dict[str, Any]:
+    """A hook run as the Codex ``HookRunSummary``: its event in camelCase, a command handler
+    run synchronously, scoped to the turn (a node attempt is a session)."""
+    run = dict(data) if isinstance(data, Mapping) else {}
+    event = str(run.get("eventName") or "")
+    entries = []
+    if run.get("message"):
+        kind = {"blocked": "stop", "failed": "error"}.get(str(run.get("status")), "feedback")
+        entries.append({"kind": kind, "text": str(run["message"])})
+    if run.get("systemMessage"):
+        entries.append({"kind": "warning", "text": str(run["systemMessage"])})
+    return {"id": run.get("id"), "eventName": event[:1].lower() + event[1:],
+            "handlerType": "command", "executionMode": "sync", "scope": "turn",
+            "source": run.get("source") or run.get("hook"), "hook": run.get("hook"),
+            "status": run.get("status"), "statusMessage": run.get("message"),
+            "durationMs": run.get("durationMs"), "entries": entries}
 
 
 def _attempt_item(event: Event, status: str) -> dict[str, Any]:
@@ -122,6 +144,13 @@ def _delta(event: Event, ids: Mapping[str, Any]) -> tuple[Notification, ...]:
     if kind == "notice":
         return (Notification(method="warning", params={
             **ids, "message": str(data.get("text") or "")}),)
+    if kind in ("context_compaction", "hook_prompt"):  # whole items, as Codex records them
+        whole = ({"id": f"{item}/compaction-{data.get('index', 1)}", "type": "contextCompaction"}
+                 if kind == "context_compaction" else
+                 {"id": f"{item}/hook-prompt", "type": "hookPrompt",
+                  "text": str(data.get("text") or "")})
+        return (Notification(method="item/started", params={**ids, "item": whole}),
+                Notification(method="item/completed", params={**ids, "item": whole}))
     method = _DELTAS.get(kind)
     if method is None:
         return ()

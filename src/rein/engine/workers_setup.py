@@ -141,7 +141,10 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
         cfg, client = _with_workspace_paths(cfg, workspace)
         return registry.create(cfg, http_client=client)
 
-    build = model_worker_builder(providers, create, policy=Policy.from_config(config))
+    from rein.tools.hooks import configured_hooks
+
+    build = model_worker_builder(providers, create, policy=Policy.from_config(config),
+                                 hooks=configured_hooks(config))
     out: list[Worker] = []
     for route in tier_routes(config.get("tiers")):
         name = route.provider

@@ -201,6 +201,9 @@ def _argv(argv_or_shell: str | Sequence[str]) -> list[str]:
 # Runs in the child before the command: wait for rein's go on stdin, then run the command
 # with stdin from /dev/null. EOF (rein died before recording the group) means: do nothing.
 _GATE_SCRIPT = 'IFS= read -r _ || exit 125; exec "$@" </dev/null'
+# The same gate for a child that is handed ``stdin_data``: what follows the go line on the pipe is
+# the command's stdin (sh reads a pipe one byte at a time, so ``read`` takes only its line).
+_GATE_INPUT_SCRIPT = 'IFS= read -r _ || exit 125; exec "$@"'
 
 
 def _require_program(argv: Sequence[str], env: Mapping[str, str]) -> None:
@@ -223,6 +226,7 @@ async def run_process(
     max_output_bytes: int = 1_000_000,
     sandbox: Any = None,
     grace_seconds: float = DEFAULT_GRACE_SECONDS,
+    stdin_data: bytes | None = None,
 ) -> ProcessResult:
     """Run a command (a shell string through ``/bin/sh -c``, or an argument list).
 
@@ -230,7 +234,9 @@ async def run_process(
     ``None`` waits forever. ``sandbox``, when given, is a :class:`ProcessSandbox` that
     rewrites the command and environment before the start. Raises :class:`OSError` when the
     program cannot be started at all (e.g. ``FileNotFoundError`` for an argument list whose
-    program does not exist); a shell string reports that as exit code 127 instead.
+    program does not exist); a shell string reports that as exit code 127 instead. ``stdin_data``,
+    when given, is written to the child's stdin (without blocking the loop), then closed;
+    without it the child's stdin is ``/dev/null``.
     """
     argv = _argv(argv_or_shell)
     child_env = dict(env)
@@ -238,7 +244,7 @@ async def run_process(
         argv, child_env = sandbox.prepare(argv, cwd=cwd, env=child_env)
     watch = GROUP_WATCH.get()
     gate: tuple[int, int] | None = None
-    stdin: int = asyncio.subprocess.DEVNULL
+    stdin: int = asyncio.subprocess.DEVNULL if stdin_data is None else asyncio.subprocess.PIPE
     if watch is not None:
         # The group must be on record before the command runs: a rein killed in between
         # would otherwise leave a group nobody knows about. The child waits on a pipe that
@@ -247,7 +253,8 @@ async def run_process(
         _require_program(argv, child_env)
         gate = os.pipe()
         stdin = gate[0]
-        argv = ["/bin/sh", "-c", _GATE_SCRIPT, "rein-gate", *argv]
+        script = _GATE_SCRIPT if stdin_data is None else _GATE_INPUT_SCRIPT
+        argv = ["/bin/sh", "-c", script, "rein-gate", *argv]
     started = time.monotonic()
     loop = asyncio.get_running_loop()
     out, err = _Capture(max_output_bytes), _Capture(max_output_bytes)
@@ -287,6 +294,7 @@ async def run_process(
             os.close(gate[1])
         raise
     pgid = transport.get_pid()  # the child leads its own group: pgid == pid
+    feed: tuple[int, bytes] | None = None
     if watch is not None and gate is not None:
         try:
             watch.started(pgid)
@@ -297,12 +305,23 @@ async def run_process(
                 await asyncio.shield(_stop_group(pgid, protocol.exited, grace_seconds))
             transport.close()
             raise
-        with contextlib.suppress(OSError):  # a child already gone is no error here
-            os.write(gate[1], b"go\n")
-        os.close(gate[1])
+        if stdin_data is None:
+            with contextlib.suppress(OSError):  # a child already gone is no error here
+                os.write(gate[1], b"go\n")
+            os.close(gate[1])
+        else:
+            feed = (gate[1], b"go\n" + stdin_data)  # fed below, where a cancel stops the group
+    elif stdin_data is not None:
+        stdin_pipe = transport.get_pipe_transport(0)
+        if stdin_pipe is not None:
+            with contextlib.suppress(OSError):
+                stdin_pipe.write(stdin_data)  # type: ignore[attr-defined]
+            stdin_pipe.close()  # flushes what is buffered, then closes: EOF for the child
     timed_out = False
     finished = False
     try:
+        if feed is not None:
+            await _feed_pipe(loop, *feed)
         try:
             await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
@@ -334,6 +353,20 @@ async def run_process(
         stdout_bytes=out.total,
         stderr_bytes=err.total,
     )
+
+
+async def _feed_pipe(loop: asyncio.AbstractEventLoop, fd: int, data: bytes) -> None:
+    """Write ``data`` to the pipe ``fd`` through the loop (a child slower to read than a
+    pipe's buffer never blocks rein), then close it once flushed."""
+    pipe = os.fdopen(fd, "wb", buffering=0)
+    try:
+        writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, pipe)
+    except OSError:
+        pipe.close()
+        return
+    with contextlib.suppress(OSError):
+        writer.write(data)
+    writer.close()
 
 
 async def _drain(drained: asyncio.Future[None]) -> None:

@@ -144,6 +144,10 @@ class ItemKind(enum.StrEnum):
     TOOL_RESULT = "tool_result"  # what the tool returned, or why it was refused
     USAGE = "usage"  # tokens and cost so far (a delta)
     NOTICE = "notice"  # something the worker wants recorded (e.g. an unenforced budget)
+    HOOK_STARTED = "hook_started"  # a lifecycle hook began (recorded as hook/started)
+    HOOK_COMPLETED = "hook_completed"  # it ended: completed, failed or blocked (hook/completed)
+    CONTEXT_COMPACTION = "context_compaction"  # the conversation was summarised to fit
+    HOOK_PROMPT = "hook_prompt"  # text hooks added to the model's context at session start
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -70,6 +70,10 @@ class LoopState:
     elapsed: float = 0.0  # wall-clock seconds spent before the pause
     reminded: bool = False
     refs: dict[str, str] | None = None  # git refs at the start of the attempt
+    # Calls whose PreToolUse chain ran ({id: {"ask", "context"}}): a resumed call is not
+    # hooked twice. And every hook run of the attempt so far, for the record.
+    hooked: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hook_runs: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         u = self.usage
@@ -84,6 +88,8 @@ class LoopState:
             "elapsed": self.elapsed,
             "reminded": self.reminded,
             "refs": self.refs,
+            "hooked": self.hooked,
+            "hook_runs": self.hook_runs,
         }
 
     @classmethod
@@ -104,6 +110,8 @@ class LoopState:
                 elapsed=float(data.get("elapsed", 0.0)),
                 reminded=bool(data.get("reminded", False)),
                 refs=dict(data["refs"]) if isinstance(data.get("refs"), Mapping) else None,
+                hooked={str(k): dict(v) for k, v in (data.get("hooked") or {}).items()},
+                hook_runs=[dict(r) for r in data.get("hook_runs") or ()],
             )
         except (KeyError, TypeError, ValueError):
             return None

@@ -44,6 +44,7 @@ from rein.providers.types import Completed, Message, ModelRequest, ModelResponse
 from rein.tools.catalog import ToolKind, definitions_for, kind_of
 from rein.tools.gate import ToolPolicy
 from rein.tools.gitguard import git_refs
+from rein.tools.hooks import Hook
 from rein.tools.sandbox import SandboxPolicy, backend_for
 from rein.tools.shell import GUARDED_MODES, write_check_text
 from rein.tools.toolbox import Toolbox
@@ -51,6 +52,7 @@ from rein.workers.base import AttemptRequest, AttemptResult, Item, Routed, Worke
 from rein.workers.brief import SUBMIT, SYSTEM_PROMPT, render_brief, submit_schema
 from rein.workers.conversation import LoopState, unseal
 from rein.workers.grants import AttemptGrants, attempt_grants
+from rein.workers.hook_calls import attempt_hooks
 from rein.workers.model_attempt import ModelAttempt, steps
 from rein.workers.model_steps import Finished, Noted, Paused
 from rein.workers.session_tools import SessionTools
@@ -93,6 +95,8 @@ class ModelWorker:
         http_client: Any = None,
         clock: Callable[[], float] = time.monotonic,
         max_steps: int = DEFAULT_MAX_STEPS,
+        hooks: Sequence[Hook] = (),
+        context_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -106,6 +110,8 @@ class ModelWorker:
         self.http_client = http_client
         self.clock = clock
         self.max_steps = max_steps
+        self.hooks = tuple(hooks)  # rein.toml's lifecycle hooks for every session
+        self.context_tokens = context_tokens  # the window compaction keeps the conversation in
 
     def with_model(self, model: str) -> ModelWorker:
         """This worker, everything kept, serving ``model`` of the same provider."""
@@ -113,7 +119,8 @@ class ModelWorker:
             provider=self.provider, model=model, stream=self.stream, approver=self.approver,
             ask=self.ask, denied=self.denied, policy=self.policy, tiers=self.tiers,
             require_boundary=self.require_boundary, http_client=self.http_client,
-            clock=self.clock, max_steps=self.max_steps,
+            clock=self.clock, max_steps=self.max_steps, hooks=self.hooks,
+            context_tokens=self.context_tokens,
         )
 
     @property
@@ -172,19 +179,22 @@ class ModelWorker:
         system: str = SYSTEM_PROMPT,
         user: str | None = None,
         extra: SessionTools | None = None,
+        hooks: Sequence[Hook] = (),
     ) -> AsyncIterator[Item | AttemptResult]:
         """The agent loop. ``ceilings`` narrow the permissions further (an OAP profile),
         ``system`` and ``user`` replace the default prompts (a profile's assembled prompt),
-        ``extra`` adds a profile session's MCP, memory and ``note_learning`` tools.
+        ``extra`` adds a profile session's MCP, memory and ``note_learning`` tools, ``hooks``
+        the lifecycle hooks a profile binds (after rein.toml's).
 
         Each step record of :func:`~rein.workers.model_attempt.steps` becomes the items the
         engine records; a ``Paused`` step raises :class:`WorkerPaused`."""
         attempt, opening = self.attempt(request, ceilings=ceilings, system=system, user=user,
-                                        extra=extra)
+                                        extra=extra, hooks=hooks)
         for note in opening:
             for item in note.items():
                 yield item
-        async for step in steps(attempt):
+        fresh = not any(note.data.get("resumed") for note in opening)
+        async for step in steps(attempt, fresh=fresh):
             for item in step.items():
                 yield item
             if isinstance(step, Finished):
@@ -202,6 +212,7 @@ class ModelWorker:
         system: str = SYSTEM_PROMPT,
         user: str | None = None,
         extra: SessionTools | None = None,
+        hooks: Sequence[Hook] = (),
     ) -> tuple[ModelAttempt, list[Noted]]:
         """The attempt, fresh or resumed from the conversation saved at a pause, and the
         notices that open it (effective permissions and sandbox, or the resume)."""
@@ -238,8 +249,9 @@ class ModelWorker:
             request=request, box=box, tools=tools, schema=schema, state=state, spend=spend,
             routed=self.routed(request), complete=complete, model=self.model, clock=self.clock,
             max_steps=self.max_steps, extra=extra, approver=self.approver,
-            stored=saved is not None,
+            stored=saved is not None, context_tokens=self.context_tokens,
         )
+        attempt.hooks = attempt_hooks(request, box, (*self.hooks, *hooks), attempt.hook_steps)
         return attempt, opening
 
     async def complete(

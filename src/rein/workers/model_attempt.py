@@ -14,6 +14,7 @@ does a git ref the attempt moved. Text that reaches a record or the store is red
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,13 +25,19 @@ from rein.core.usage import Usage
 from rein.errors import ProviderError
 from rein.providers.types import Message, ModelResponse, ModelToolCall, ToolSpec
 from rein.tools.gitguard import git_refs, moved_refs
+from rein.tools.hooks import HookRunner
 from rein.tools.shell import written_outside_message
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import AttemptRequest, AttemptResult, Routed
 from rein.workers.brief import SUBMIT, submission_problem
+from rein.workers.compaction import SUMMARY_REQUEST, compacted, due, pre_compact, record
 from rein.workers.conversation import LoopState
+from rein.workers.hook_calls import PreTool, opening_context, pre_tool, tool_response, with_context
 from rein.workers.model_steps import (
+    Compacted,
     Finished,
+    HookPrompt,
+    HookRan,
     ModelTurn,
     Noted,
     Paused,
@@ -63,6 +70,11 @@ class ModelAttempt:
     max_steps: int
     extra: SessionTools | None = None
     approver: Approver | None = None
+    hooks: HookRunner | None = None  # the session's lifecycle hooks (rein.tools.hooks)
+    hook_steps: list[Step] = field(default_factory=list)  # what the hooks ran, not yet yielded
+    context_tokens: int | None = None  # the model's context window, when the route declares it
+    last_input: int | None = None  # input tokens of the last model turn
+    compactions: int = 0
     stored: bool = False  # a saved state is in the store and must be cleared at the end
     pending: list[ModelToolCall] = field(default_factory=list)
     announced: set[str] = field(default_factory=set)  # calls whose record is in the trace
@@ -79,12 +91,19 @@ class ModelAttempt:
         limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
         if limit is not None:
             return [self.finish(*limit)]
+        out: list[Step] = []
+        if due(self.context_tokens, self.last_input, self.state.messages):
+            out += await self.compact()
+            # The summary was a model call: the limits are checked again before the next.
+            limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
+            if limit is not None:
+                return [*out, self.finish(*limit)]
         try:
             response = await self.complete(self.state.messages, self.tools, spend)
         except ProviderError as exc:
             failure = FailureClass(getattr(exc, "failure_class", "model_error"))
-            return [self.finish(failure, f"{exc.code}: {exc.message}")]
-        out: list[Step] = []
+            return [*out, self.finish(failure, f"{exc.code}: {exc.message}")]
+        self.last_input = response.usage.input_tokens
         step_usage = Usage(
             input_tokens=response.usage.input_tokens,
             output_tokens=response.usage.output_tokens,
@@ -140,32 +159,176 @@ class ModelAttempt:
         limit = budget.max_tool_calls
         if counted and limit is not None and self.spend.usage.tool_calls >= limit:
             return [self.finish(FailureClass.BUDGET_EXCEEDED, f"max_tool_calls {limit} reached")]
-        outcome = await run_tool(self.request, self.box, call, extra, self.approver)
+        pre = await self.pre_tool(call)
+        if pre is not None and (pre.stop, pre.blocked, pre.skip) != (None, None, None):
+            return self.took_hooks(self.hooked_call(call, pre))
+        if pre is not None:
+            call = pre.call
+        outcome = await run_tool(self.request, self.box, call, extra, self.approver,
+                                 ask=pre is not None and pre.ask)
         if isinstance(outcome, Waiting):
-            return [self.pause(outcome.approval_id, call.name)]
+            ran = self.took_hooks([])  # before the save: the record keeps these runs
+            return [*ran, self.pause(outcome.approval_id, call.name)]
         if outcome is None:
-            return [self.finish(FailureClass.PERMISSION_DENIED,
-                                f"a person cancelled the attempt at tool call {call.name}")]
+            return self.took_hooks([self.finish(
+                FailureClass.PERMISSION_DENIED,
+                f"a person cancelled the attempt at tool call {call.name}")])
         self.spend.usage = self.spend.usage + Usage(
             input_tokens=0, output_tokens=0, cost_usd=0.0, tool_calls=int(counted))
         content, ok, refused = outcome
+        stop: str | None = None
+        if not refused:
+            content, ok, stop = await self.post_tool(call, content, ok)
+        content = with_context(content, self.box.redact(pre.context) if pre else "")
+        if stop is not None:
+            return self.took_hooks([*self.answered(call, content, ok=ok, refused=refused),
+                                    self.finish(FailureClass.PERMISSION_DENIED, stop)])
         if extra is not None:
             extra.observe(call.id, content, ok)
         if self.box.written_outside:
             # The write happened (a command is checked after it ran): the attempt cannot
             # succeed with it, whatever the model does next.
-            return [ToolReturned(id=call.id, ok=False, refused=True, content=content),
-                    self.finish(FailureClass.PERMISSION_DENIED, written_outside_message(
-                        self.box.written_outside, self.box.policy.permissions))]
-        return self.answered(call, content, ok=ok, refused=refused)
+            return self.took_hooks([
+                ToolReturned(id=call.id, ok=False, refused=True, content=content),
+                self.finish(FailureClass.PERMISSION_DENIED, written_outside_message(
+                    self.box.written_outside, self.box.policy.permissions))])
+        return self.took_hooks(self.answered(call, content, ok=ok, refused=refused))
 
     def answered(self, call: ModelToolCall, content: str, *, ok: bool,
-                 refused: bool) -> list[Step]:
+                 refused: bool, hook: str | None = None) -> list[Step]:
         """The call is done: the model reads its result in the next turn."""
         self.pending.pop(0)
         self.state.messages.append(
             Message(role="tool", tool_call_id=call.id, content=content, is_error=not ok))
-        return [ToolReturned(id=call.id, ok=ok, refused=refused, content=content)]
+        return [ToolReturned(id=call.id, ok=ok, refused=refused, content=content, hook=hook)]
+
+    async def compact(self) -> list[Step]:
+        """Replace the conversation by the model's summary of it (rein.workers.compaction),
+        unless a ``PreCompact`` hook blocks it or the summary cannot be had."""
+        trigger, self.last_input = self.last_input or 0, None  # the next turn decides again
+        blocked, by = await pre_compact(self.hooks)
+        if blocked is not None:
+            return self.took_hooks([Noted(data={
+                "text": f"compaction blocked by hook {by}: {self.box.redact(blocked)}"})])
+        asking = [*self.state.messages, Message(role="user", content=SUMMARY_REQUEST)]
+        try:
+            response = await self.complete(asking, (), self.spend)
+        except ProviderError as exc:
+            return self.took_hooks([Noted(data={
+                "text": f"compaction failed ({exc.code}); the conversation is kept"})])
+        used = Usage(input_tokens=response.usage.input_tokens,
+                     output_tokens=response.usage.output_tokens, cost_usd=response.cost_usd,
+                     agent_steps=1)
+        self.spend.usage = self.spend.usage + used
+        if response.cost_usd is None:
+            self.spend.cost_known = False
+        summary = response.message.content.strip()
+        turn = ModelTurn(usage=used, model=response.model, text="", tool_calls=0)
+        if not summary:
+            return self.took_hooks([turn, Noted(data={
+                "text": "compaction failed (the summary was empty); the conversation is kept"})])
+        replaced = list(self.state.messages)
+        self.state.messages[:] = compacted(replaced, summary)
+        self.compactions += 1
+        assert self.context_tokens is not None
+        item = record(self.compactions, replaced, summary,
+                      last_input=trigger,
+                      context_tokens=self.context_tokens, redact=self.box.redact)
+        return self.took_hooks([turn, Compacted(data=item)])
+
+    # -- lifecycle hooks (rein.workers.hook_calls says which boundary fires which event) ----
+
+    def took_hooks(self, steps: list[Step]) -> list[Step]:
+        """``steps`` after the hook runs that led to them; each ended run is kept for the
+        attempt's record."""
+        ran = list(self.hook_steps)
+        self.hook_steps.clear()  # the runner's sink appends to this very list
+        for step in ran:
+            if isinstance(step, HookRan) and not step.started:
+                self.state.hook_runs.append({k: v for k, v in step.data.items()
+                                             if k not in ("input", "output")})
+        return [*ran, *steps]
+
+    async def session_start(self) -> list[Step]:
+        """``SessionStart`` of a fresh attempt: its context joins the brief."""
+        if self.hooks is None:
+            return []
+        chain = await self.hooks.run("SessionStart", {"source": "startup"})
+        if chain.stop is not None:
+            return self.took_hooks([self.finish(
+                FailureClass.PERMISSION_DENIED,
+                f"hook {chain.blocked_by} stopped the session: {chain.stop}")])
+        context = self.box.redact(chain.context_text)
+        opening_context(self.state.messages, context)
+        return self.took_hooks([HookPrompt(text=context)] if context else [])
+
+    async def session_end(self, finished: Finished) -> list[Step]:
+        """``SessionEnd``, then the attempt's result with every hook run in its record."""
+        if self.hooks is None:
+            return [finished]
+        failure = finished.result.failure
+        await self.hooks.run("SessionEnd", {"reason": "completed" if failure is None
+                                            else str(failure.value)})
+        out = self.took_hooks([])
+        extra = {**finished.result.extra, "x-rein-hooks": list(self.state.hook_runs)}
+        return [*out, Finished(result=dataclasses.replace(finished.result, extra=extra))]
+
+    async def pre_tool(self, call: ModelToolCall) -> PreTool | None:
+        """The ``PreToolUse`` chain of ``call`` (once: a call resumed after a pause keeps
+        what its chain decided); a rewrite replaces the pending call and is recorded."""
+        if self.hooks is None or call.parse_error is not None:
+            return None
+        done = self.state.hooked.get(call.id)
+        if done is not None:
+            return PreTool(call=call, ask=bool(done.get("ask")),
+                           context=str(done.get("context") or ""))
+        chain = await self.hooks.run("PreToolUse", {
+            "tool_name": call.name, "tool_input": dict(call.arguments), "tool_use_id": call.id,
+        }, tool=call.name)
+        pre = pre_tool(call, chain)
+        if pre.call is not call:
+            self.pending[0] = pre.call
+            shown = json.loads(self.box.redact(json.dumps(dict(pre.call.arguments))))
+            self.hook_steps.append(Noted(data={
+                "text": f"hooks rewrote tool call {call.id}; rein checks it as rewritten",
+                "id": call.id, "arguments": shown}))
+        self.state.hooked[call.id] = {"ask": pre.ask, "context": pre.context}
+        return pre
+
+    def hooked_call(self, call: ModelToolCall, pre: PreTool) -> list[Step]:
+        """A call a hook stopped, blocked or skipped: the model reads why (or the result the
+        hook supplies); the tool does not run."""
+        if pre.stop is not None:
+            return [self.finish(FailureClass.PERMISSION_DENIED,
+                                f"hook {pre.by} stopped the session: {pre.stop}")]
+        context = self.box.redact(pre.context)
+        if pre.blocked is not None:
+            text = f"blocked by hook {pre.by}: {self.box.redact(pre.blocked)}"
+            return self.answered(call, with_context(text, context), ok=False, refused=True,
+                                 hook=pre.by)
+        assert pre.skip is not None
+        return self.answered(call, with_context(self.box.redact(pre.skip), context), ok=True,
+                             refused=False, hook=pre.by)
+
+    async def post_tool(self, call: ModelToolCall, content: str, ok: bool
+                        ) -> tuple[str, bool, str | None]:
+        """The ``PostToolUse`` chain of a call that ran: the result the model reads, whether
+        it reads as ok, and why the session must stop (None: it goes on)."""
+        if self.hooks is None:
+            return content, ok, None
+        chain = await self.hooks.run("PostToolUse", {
+            "tool_name": call.name, "tool_input": dict(call.arguments), "tool_use_id": call.id,
+            "tool_response": tool_response(content, ok),
+        }, tool=call.name)
+        if chain.tool_output is not None:
+            content = self.box.redact(chain.tool_output)
+        if chain.blocked is not None:  # the tool ran: the reason is feedback, not a refusal
+            reason = self.box.redact(chain.blocked)
+            content, ok = f"{content}\n\n[hook {chain.blocked_by}] {reason}", False
+        content = with_context(content, self.box.redact(chain.context_text))
+        stop = None if chain.stop is None else \
+            f"hook {chain.blocked_by} stopped the session: {chain.stop}"
+        return content, ok, stop
 
     def pause(self, approval_id: str, tool: str) -> Paused:
         """Save the conversation (the call waiting is still pending) and pause."""
@@ -196,9 +359,17 @@ class ModelAttempt:
                                              failure=failure, message=message, **kw))
 
 
-async def steps(attempt: ModelAttempt) -> AsyncIterator[Step]:
+async def steps(attempt: ModelAttempt, *, fresh: bool = True) -> AsyncIterator[Step]:
     """The agent loop: model turns and the tool calls they decide, until one step ends or
-    pauses the attempt."""
+    pauses the attempt. ``fresh``: the attempt starts here (not resumed from a pause), so
+    its session starts too."""
+    if fresh:
+        for step in await attempt.session_start():
+            if isinstance(step, Finished):
+                for end in await attempt.session_end(step):
+                    yield end
+                return
+            yield step
     while True:
         if attempt.pending:
             call = attempt.pending[0]
@@ -209,6 +380,10 @@ async def steps(attempt: ModelAttempt) -> AsyncIterator[Step]:
         else:
             batch = await attempt.model_turn()
         for step in batch:
+            if isinstance(step, Finished):
+                for end in await attempt.session_end(step):
+                    yield end
+                return
             yield step
-            if isinstance(step, (Finished, Paused)):
+            if isinstance(step, Paused):
                 return

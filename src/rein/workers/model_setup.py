@@ -8,7 +8,7 @@ routes with :func:`tier_routes` and builds each model worker with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # imported when workers are built: the model worker pulls in 
     from rein.profiles.policy import Policy
     from rein.providers.base import Provider
     from rein.providers.config import ProviderConfig
+    from rein.tools.hooks import Hook
     from rein.workers.model import ModelWorker
     from rein.workers.tool_calls import Approver
 
@@ -49,10 +50,11 @@ def tier_routes(tiers: Mapping[str, Any] | None, *, default_provider: str = ""
 
 def model_worker_builder(providers: Mapping[str, ProviderConfig],
                          create: Callable[[ProviderConfig], Provider], *,
-                         approver: Approver | None = None, policy: Policy | None = None
-                         ) -> Callable[[TierRoute], ModelWorker]:
+                         approver: Approver | None = None, policy: Policy | None = None,
+                         hooks: Sequence[Hook] = ()) -> Callable[[TierRoute], ModelWorker]:
     """A function building the model worker of a route whose provider is in ``providers``;
-    each provider is created once (``create``) and shared by the tiers routed to it."""
+    each provider is created once (``create``) and shared by the tiers routed to it.
+    ``hooks`` are the lifecycle hooks every session of these workers runs."""
     from rein.workers.model import ModelWorker
 
     built: dict[str, Provider] = {}
@@ -63,7 +65,8 @@ def model_worker_builder(providers: Mapping[str, ProviderConfig],
             built[route.provider] = create(cfg)
         return ModelWorker(provider=built[route.provider], model=route.model,
                            tiers=(route.tier,), stream=bool(cfg.options.get("stream", False)),
-                           approver=approver, policy=policy)
+                           approver=approver, policy=policy, hooks=hooks,
+                           context_tokens=route.context_tokens)
 
     return build
 

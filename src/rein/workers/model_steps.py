@@ -67,13 +67,50 @@ class ToolReturned:
     ok: bool
     content: str
     refused: bool | None = None  # None: the submission, which is never refused
+    hook: str | None = None  # the hook that blocked or skipped the call, when one did
 
     def items(self) -> tuple[Item, ...]:
         data: dict[str, Any] = {"id": self.id, "ok": self.ok}
         if self.refused is not None:
             data["refused"] = self.refused
+        if self.hook is not None:
+            data["hook"] = self.hook
         data["content"] = self.content
         return (Item(kind=ItemKind.TOOL_RESULT, data=data),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookRan:
+    """A lifecycle hook started or ended (:mod:`rein.tools.hooks`); its data is redacted."""
+
+    started: bool
+    data: Mapping[str, Any]
+
+    def items(self) -> tuple[Item, ...]:
+        kind = ItemKind.HOOK_STARTED if self.started else ItemKind.HOOK_COMPLETED
+        return (Item(kind=kind, data=self.data),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookPrompt:
+    """Text ``SessionStart`` hooks added to the brief (redacted): the trace shows what the
+    model was told beyond the graph (tool-event context is in the tool result itself)."""
+
+    text: str
+
+    def items(self) -> tuple[Item, ...]:
+        return (Item(kind=ItemKind.HOOK_PROMPT, data={"text": self.text}),)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Compacted:
+    """The conversation neared the context window and was replaced by the model's summary;
+    the messages it replaced are kept in the record (redacted)."""
+
+    data: Mapping[str, Any]
+
+    def items(self) -> tuple[Item, ...]:
+        return (Item(kind=ItemKind.CONTEXT_COMPACTION, data=self.data),)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -97,5 +134,6 @@ class Finished:
         return ()
 
 
-Step = Noted | ModelTurn | ToolDecided | ToolReturned | Paused | Finished
+Step = (Noted | ModelTurn | ToolDecided | ToolReturned | HookRan | HookPrompt | Compacted
+        | Paused | Finished)
 """Every record the loop yields; :class:`Finished` and :class:`Paused` are the last one."""

@@ -52,9 +52,11 @@ from rein.profiles.memory import open_stores
 from rein.profiles.policy import Policy
 from rein.profiles.prompt import assemble_prompt
 from rein.profiles.resolve import ResolvedProfile, resolve_profile
+from rein.tools.hooks import Hook
 from rein.tools.mcp import PREFIX
 from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind
 from rein.workers.brief import SYSTEM_PROMPT, render_brief
+from rein.workers.hook_calls import profile_hooks
 from rein.workers.model import ModelWorker
 from rein.workers.profile_delta import write_delta
 from rein.workers.profile_fit import (
@@ -166,7 +168,8 @@ class ProfileWorker:
                     "text": "MCP servers for this session", "mcp": running.to_json()})
             async for out in worker.loop(request, ceilings=[(f"profile {resolved.name}",
                                                              effective.as_policy())],
-                                         system=system, user=user, extra=extra):
+                                         system=system, user=user, extra=extra,
+                                         hooks=self._hooks(resolved)):
                 if isinstance(out, AttemptResult):
                     result = out
                     break
@@ -175,6 +178,12 @@ class ProfileWorker:
             return
         for out in self._proposed(resolved, request, result, started, extra):
             yield out
+
+    def _hooks(self, resolved: ResolvedProfile) -> tuple[Hook, ...]:
+        """The hooks the profile binds by name (``lifecycle``), as rein.toml defines them."""
+        if not resolved.hooks:
+            return ()
+        return profile_hooks(resolved.hooks, self.config.hooks, resolved.name)
 
     def _proposed(self, resolved: ResolvedProfile, request: AttemptRequest,
                   result: AttemptResult, started: datetime, extra: SessionTools

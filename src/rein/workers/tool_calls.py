@@ -73,9 +73,11 @@ async def run_tool(
     call: ModelToolCall,
     extra: SessionTools | None = None,
     approver: Approver | None = None,
+    ask: bool = False,
 ) -> ToolOutcome:
     """Run one tool call the model made: (content, ok, refused) for the model; ``Waiting``
-    while a person has not answered; None when a person cancelled."""
+    while a person has not answered; None when a person cancelled. ``ask`` (a hook asked)
+    sends a call the policy allows to a person too; it never lets a denied one through."""
     if call.parse_error is not None:
         return (
             f"the arguments are not a JSON object ({call.parse_error}); send valid JSON",
@@ -83,11 +85,11 @@ async def run_tool(
             True,
         )
     if extra is not None and extra.handles(call.name):
-        return await _session_tool(request, box, call, extra, approver)
+        return await _session_tool(request, box, call, extra, approver, ask)
     tool_call = ToolCall(id=call.id, name=call.name, arguments=call.arguments)
     decision = box.check(tool_call)
     approved = False
-    if decision.verdict is Verdict.ASK:
+    if decision.verdict is Verdict.ASK or (ask and decision.verdict is Verdict.ALLOW):
         outcome = await _approval(request, box, call, decision, approver)
         if outcome is not True:
             return outcome
@@ -101,6 +103,7 @@ async def _session_tool(
     call: ModelToolCall,
     extra: SessionTools,
     approver: Approver | None,
+    ask: bool = False,
 ) -> ToolOutcome:
     """A profile session's own tool (MCP, memory, note_learning): the effective profile
     decides, and an ``ask`` takes the same path as a built-in tool's."""
@@ -108,7 +111,7 @@ async def _session_tool(
     if verdict == "deny":
         return label, False, True
     approved = False
-    if verdict == "ask":
+    if verdict == "ask" or (ask and verdict == "allow"):
         asked = _Asked(permission=label, message=f"{label} needs a person's approval")
         outcome = await _approval(request, box, call, asked, approver)
         if outcome is not True:

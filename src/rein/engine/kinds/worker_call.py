@@ -22,6 +22,7 @@ from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
     Feedback,
+    ItemKind,
     OutputSpec,
     Routed,
     Worker,
@@ -135,6 +136,9 @@ def is_mutating(node: Mapping[str, Any]) -> bool:
         p.startswith(_MUTATING_PERMISSIONS) for p in perms) or bool(req.get("secrets"))
 
 
+_HOOK_EVENTS = {ItemKind.HOOK_STARTED: "hook/started", ItemKind.HOOK_COMPLETED: "hook/completed"}
+
+
 async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                 request: AttemptRequest) -> AttemptResult:
     """Run ``request`` through ``worker``: its items go to the trace, its result comes back.
@@ -145,6 +149,11 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
             if isinstance(item, AttemptResult):
                 result = item
                 break
+            hook = _HOOK_EVENTS.get(item.kind)
+            if hook is not None:  # a lifecycle hook's run is an event of its own
+                ctx.emit(hook, {"node": inst.key(nid), "attempt": request.attempt,
+                                "run": dict(item.data)})
+                continue
             ctx.emit("item", {"node": inst.key(nid), "attempt": request.attempt,
                               "kind": item.kind.value, "data": dict(item.data)})
     except WorkerPaused as pause:
