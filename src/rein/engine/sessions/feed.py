@@ -220,18 +220,16 @@ class Feed:
             if kind_of == "commandExecution":
                 assert item is not None
                 method = "item/commandExecution/requestApproval"
-                params.update(command=item["command"], cwd=self.cwd, commandActions=[],
-                              availableDecisions=["accept", "acceptForSession", "decline",
-                                                  "cancel"])
+                params.update(command=item["command"], cwd=self.cwd, commandActions=[])
             elif kind_of == "fileChange":
                 method = "item/fileChange/requestApproval"
             else:
                 method = "item/permissions/requestApproval"
-                params.pop("startedAtMs")
                 params.update(cwd=self.cwd, permissions={"network": None, "fileSystem": None})
         else:  # a gate, a `human` criterion, a checkpoint: a question with answers
             method = "item/tool/requestUserInput"
-            params = {**base, "itemId": f"{self.turn_id}:{approval}", "questions": [{
+            params = {**base, "itemId": f"{self.turn_id}:{approval}", "isBlocking": True,
+                      "questions": [{
                 "id": approval, "header": str(p.get("node") or "approval"),
                 "question": str(p.get("prompt") or "Approve?"), "isOther": False,
                 "isSecret": False, "options": [

@@ -1,0 +1,99 @@
+"""A workspace served by ``rein app-server``, driven by the official ``openai-codex`` SDK.
+
+The server is a real subprocess; the model is the scripted provider configured in the
+workspace's ``rein.toml`` (a test double, one script per server process). Every
+notification the SDK receives is recorded as the SDK coerced it: one that failed its own
+pydantic model (``NOTIFICATION_MODELS[method]``) arrives as ``UnknownNotification``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+codex = pytest.importorskip("openai_codex", reason="the openai-codex SDK is not installed "
+                            "(scripts/codex-sdk.sh installs it)")
+from openai_codex import CodexConfig  # noqa: E402
+from openai_codex.client import CodexClient  # noqa: E402
+from openai_codex.models import UnknownNotification  # noqa: E402
+
+TOML = ('[providers.script]\nkind = "scripted"\n'
+        'options = { script = "turns.json", position = "%s" }\n\n'
+        '[tiers.standard]\nprovider = "script"\nmodel = "scripted-1"\n')
+
+
+def shell(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "shell_exec", "arguments": {"command": command}}]}
+
+
+def reply(text: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "submit_outputs", "arguments": {"reply": text}}]}
+
+
+def workspace(root: Path, turns: list[Any], *, position: str = "calls") -> Path:
+    (root / "rein.toml").write_text(TOML % position)
+    (root / "turns.json").write_text(json.dumps(turns))
+    return root
+
+
+def environment(root: Path) -> dict[str, str]:
+    """No rein.toml of this machine, and no ~/.codex, takes part."""
+    home = root / ".home"
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+            "REIN_MANAGED_CONFIG": str(root / ".etc" / "rein.toml"),
+            "CODEX_HOME": str(home / ".codex"), "REIN_USER_CONFIG": ""}
+
+
+def server_args(root: Path) -> tuple[str, ...]:
+    return (sys.executable, "-c", "import sys; from rein.cli import run; sys.exit(run())",
+            "app-server", "--workspace", str(root))
+
+
+class Recorded:
+    """What the SDK client received, in order, and what its approval handler was asked."""
+
+    def __init__(self) -> None:
+        self.notifications: list[Any] = []
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+
+    def unknown(self) -> list[str]:
+        return [n.method for n in self.notifications
+                if isinstance(n.payload, UnknownNotification)]
+
+    def methods(self) -> list[str]:
+        return [n.method for n in self.notifications]
+
+
+def client(root: Path, decide: Callable[[str, dict[str, Any]], dict[str, Any]],
+           seen: Recorded) -> CodexClient:
+    """A low-level SDK client (the only one that takes an approval handler) on rein."""
+    def handler(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        seen.requests.append((method, dict(params or {})))
+        return decide(method, dict(params or {}))
+
+    c = CodexClient(CodexConfig(launch_args_override=server_args(root), cwd=str(root),
+                                env=environment(root)), approval_handler=handler)
+    coerce = c._coerce_notification  # the SDK's own validation, recorded as it happens
+
+    def recording(method: str, params: object) -> Any:
+        notification = coerce(method, params)
+        seen.notifications.append(notification)
+        return notification
+
+    c._coerce_notification = recording  # type: ignore[method-assign]
+    return c
+
+
+def turn_notifications(c: CodexClient, turn_id: str) -> Iterator[Any]:
+    """The turn's notifications until ``turn/completed`` (inclusive)."""
+    c.register_turn_notifications(turn_id)
+    while True:
+        n = c.next_turn_notification(turn_id)
+        yield n
+        if n.method == "turn/completed":
+            return
