@@ -8,20 +8,35 @@ names it (:mod:`rein.appserver.server`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.appserver import wire
+from rein.appserver.wire import MethodError
 from rein.engine.protocol_view import Notification
+from rein.engine.sessions import TurnRun
 from rein.store.base import ThreadRow
 
 if TYPE_CHECKING:
-    from rein.appserver.server import Connection, Handler
+    from rein.engine.service import Harness
+
+
+class Connection(Protocol):
+    """What a handler uses of the connection (:class:`rein.appserver.server.Connection`)."""
+
+    harness: Harness
+    questions: dict[str, TurnRun]
+
+    def then(self, work: Callable[[], None]) -> None: ...
+    def notify(self, notification: Notification) -> None: ...
+    def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None: ...
+    def spawn(self, work: Awaitable[Any]) -> None: ...
+
+
+Handler = Callable[[Connection, Mapping[str, Any]], Awaitable[Any]]
 
 
 def _thread_id(params: Mapping[str, Any]) -> str:
-    from rein.appserver.server import MethodError
-
     value = params.get("threadId")
     if not isinstance(value, str) or not value:
         raise MethodError(wire.INVALID_PARAMS, "threadId is required")
@@ -86,7 +101,8 @@ async def thread_list(c: Connection, params: Mapping[str, Any]) -> dict[str, Any
     if isinstance(cwd, str) and cwd:
         rows = [r for r in rows if r.data.get("cwd") == cwd]
     start = int(params["cursor"]) if str(params.get("cursor") or "").isdigit() else 0
-    limit = params.get("limit") if isinstance(params.get("limit"), int) else 50
+    given = params.get("limit")
+    limit = given if isinstance(given, int) else 50
     page = rows[start:start + max(1, limit)]
     more = start + len(page) < len(rows)
     return {"data": [sessions.to_json(r) for r in page],
@@ -117,8 +133,6 @@ async def thread_name_set(c: Connection, params: Mapping[str, Any]) -> dict[str,
 
 
 async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
-    from rein.appserver.server import MethodError
-
     items = params.get("input")
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
@@ -130,8 +144,6 @@ async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]
 
 
 def _active(c: Connection, params: Mapping[str, Any], expected: Any) -> Any:
-    from rein.appserver.server import MethodError
-
     thread_id = _thread_id(params)
     turn = c.harness.sessions.active.get(thread_id)
     if turn is None or turn.done or (isinstance(expected, str) and turn.turn_id != expected):
@@ -147,8 +159,6 @@ async def turn_interrupt(c: Connection, params: Mapping[str, Any]) -> dict[str, 
 
 
 async def turn_steer(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
-    from rein.appserver.server import MethodError
-
     _active(c, params, params.get("expectedTurnId"))
     # A rein turn is a run bound by digest to what it was asked: new input mid-run would
     # change it unseen. The client interrupts and starts a new turn instead.

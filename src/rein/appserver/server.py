@@ -19,24 +19,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from rein.appserver import wire
-from rein.appserver.wire import Incoming, Wire
+from rein.appserver.wire import Incoming, MethodError, Wire
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import ServerRequest, TurnRun
 from rein.errors import ConfigError, ReinError
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
-
-Handler = Callable[["Connection", Mapping[str, Any]], Awaitable[Any]]
-
-
-class MethodError(Exception):
-    """A request answered with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
-
 
 class Connection:
     """One client over one pair of streams."""
@@ -73,7 +62,7 @@ class Connection:
         while self.tasks:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
-    async def _request(self, incoming: Incoming, methods: Mapping[str, Handler]) -> None:
+    async def _request(self, incoming: Incoming, methods: Mapping[str, Any]) -> None:
         method = incoming.method
         assert method is not None
         try:

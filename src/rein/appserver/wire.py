@@ -28,6 +28,14 @@ INTERNAL_ERROR = -32603
 OVERLOADED = -32001
 
 
+class MethodError(Exception):
+    """A request answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
 @dataclass(frozen=True, slots=True)
 class Incoming:
     """One message read: a request (``id`` and ``method``), a notification (``method``
@@ -98,9 +106,9 @@ class Wire:
             incoming = self._parse(line)
             if incoming is None:
                 continue
-            if not self._offer(loop, incoming):
-                if incoming.method is not None and incoming.id is not None:
-                    self.error(incoming.id, OVERLOADED, "Server overloaded; retry later.")
+            shed = not self._offer(loop, incoming)
+            if shed and incoming.method is not None and incoming.id is not None:
+                self.error(incoming.id, OVERLOADED, "Server overloaded; retry later.")
         loop.call_soon_threadsafe(self._put_end)
 
     def _put_end(self) -> None:

@@ -61,7 +61,7 @@ Message = Notification | ServerRequest
 
 def ms(at: str) -> int:
     """Milliseconds since the epoch of a stored ISO timestamp."""
-    return int(dt.datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+    return int(dt.datetime.fromisoformat(at).timestamp() * 1000)
 
 
 @dataclass(kw_only=True)
@@ -134,9 +134,9 @@ class Feed:
                     "text": str(data["text"]), "phase": "commentary"}
             return self._whole(item, event.at, delta="item/agentMessage/delta")
         if kind == "reasoning" and data.get("text"):
-            item = {"type": "reasoning", "id": self._next_id("reasoning"),
-                    "summary": [str(data["text"])], "content": []}
-            return self._whole(item, event.at)
+            thought: dict[str, Any] = {"type": "reasoning", "id": self._next_id("reasoning"),
+                                       "summary": [str(data["text"])], "content": []}
+            return self._whole(thought, event.at)
         if kind == "usage":
             return [self._usage(data)]
         if kind == "tool_call":

@@ -15,10 +15,9 @@ from typing import Any
 
 from rein.core.version import VERSION
 from rein.engine.sessions import policy
+from rein.engine.sessions.feed import ms
 from rein.errors import ReinError
 from rein.store.base import Store, ThreadRow, ThreadTurnRow
-
-from rein.engine.sessions.feed import ms
 
 
 def new_thread(thread_id: str, *, workspace: Path, now: str, cwd: str | None = None,
