@@ -18,9 +18,9 @@ import pytest
 
 codex = pytest.importorskip("openai_codex", reason="the openai-codex SDK is not installed "
                             "(scripts/codex-sdk.sh installs it)")
-from openai_codex import CodexConfig  # noqa: E402
-from openai_codex.client import CodexClient  # noqa: E402
-from openai_codex.models import UnknownNotification  # noqa: E402
+from openai_codex import CodexConfig
+from openai_codex.client import CodexClient
+from openai_codex.models import UnknownNotification
 
 TOML = ('[providers.script]\nkind = "scripted"\n'
         'options = { script = "turns.json", position = "%s" }\n\n'

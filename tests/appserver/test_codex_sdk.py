@@ -81,7 +81,7 @@ def test_accept_decline_and_cancel_through_the_sdk(served: Path) -> None:
     assert [p["command"] for _, p in seen.requests] == ["echo one", "echo two", "echo three"]
     assert seen.methods().count("serverRequest/resolved") == 3
     one, two, three = read.turns
-    commands = [[i.root for i in t.items if i.root.type == "commandExecution"][0]
+    commands = [next(i.root for i in t.items if i.root.type == "commandExecution")
                 for t in (one, two, three)]
     assert [c.status.value for c in commands] == ["completed", "declined", "declined"]
     assert commands[0].exit_code == 0 and "one" in (commands[0].aggregated_output or "")

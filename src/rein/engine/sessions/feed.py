@@ -36,6 +36,9 @@ _SHELL = frozenset({"shell_exec", "shell"})
 _FILES = frozenset({"file_write", "write", "edit"})
 _HIDDEN = frozenset({"submit_outputs"})  # the answer, shown as the final agent message
 _EXIT = re.compile(r"exit code: (-?\d+)")
+_OPTIONS = [{"label": "accept", "description": "approve and go on"},
+            {"label": "decline", "description": "refuse; the run handles it"},
+            {"label": "cancel", "description": "stop the run"}]
 # How a run's end reads as a turn status.
 _TURN_STATUS = {"succeeded": "completed", "cancelled": "interrupted"}
 
@@ -72,6 +75,7 @@ class Feed:
     turn_id: str
     cwd: str
     input: Sequence[Mapping[str, Any]]
+    graph: Mapping[str, Any] | None = None  # a graph turn: id, digest, nodes, plan text
     started_at: str | None = None
     status: str = "inProgress"
     error: str | None = None
@@ -84,6 +88,7 @@ class Feed:
     _diffs: list[str] = field(default_factory=list)
     _plan: dict[str, str] = field(default_factory=dict)  # node → step status
     _count: int = 0
+    _opened: bool = False
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -115,14 +120,57 @@ class Feed:
         return []
 
     def _started(self, event: Event) -> list[Message]:
-        self.started_at = event.at
+        if self._opened:
+            self._opened = False  # a graph turn opened before its run (the plan, the ask)
+            return []
+        return self.opening(event.at)
+
+    def opening(self, at: str) -> list[Message]:
+        """The turn's start: ``turn/started``, the user's message, and for a graph turn the
+        plan as an item and as pending steps (sent before the digest is approved)."""
+        self.started_at = at
         out: list[Message] = [
             self._status({"type": "active", "activeFlags": []}),
             self._n("turn/started", turn={"id": self.turn_id, "items": [],
                                           "status": "inProgress"})]
         user = {"type": "userMessage", "id": f"{self.turn_id}:user",
                 "content": [dict(i) for i in self.input]}
-        return out + self._whole(user, event.at)
+        out += self._whole(user, at)
+        if self.graph is not None:
+            self._opened = True
+            plan = {"type": "plan", "id": f"{self.turn_id}:plan",
+                    "text": str(self.graph.get("plan") or "")}
+            out += self._whole(plan, at, delta="item/plan/delta")
+            out += self.plan([str(n) for n in self.graph.get("nodes") or ()])
+        return out
+
+    def digest_question(self, at: str) -> ServerRequest:
+        """A graph turn's first question: may the graph run, as shown, by its digest."""
+        assert self.graph is not None
+        graph_id, digest = self.graph.get("id"), str(self.graph.get("digest"))
+        request = ServerRequest(
+            id=f"{self.turn_id}:digest", method="item/tool/requestUserInput", digest=digest,
+            params={"threadId": self.thread_id, "turnId": self.turn_id,
+                    "itemId": f"{self.turn_id}:plan", "isBlocking": True, "questions": [{
+                        "id": "digest", "header": "Run this graph?",
+                        "question": f"Run graph {graph_id} as planned (digest {digest})?",
+                        "isOther": False, "isSecret": False, "options": _OPTIONS}]})
+        self.pending[request.id] = request
+        return request
+
+    def not_run(self, at: str, decision: str) -> list[Message]:
+        """A graph turn whose digest was declined or cancelled: nothing ran."""
+        out = self._resolved(f"{self.turn_id}:digest")
+        item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "phase": "final_answer",
+                "text": f"the graph was not approved ({decision}); nothing ran"}
+        out += self._whole(item, at, delta="item/agentMessage/delta")
+        self.status, self.completed_at = ("interrupted" if decision == "cancel"
+                                          else "completed"), at
+        for step in self._plan:
+            self._plan[step] = "pending"
+        out.append(self._n("turn/completed", turn=self.turn(items=False)))
+        out.append(self._status({"type": "idle"}))
+        return out
 
     def _item(self, event: Event) -> list[Message]:
         p = event.payload
@@ -232,14 +280,15 @@ class Feed:
                       "questions": [{
                 "id": approval, "header": str(p.get("node") or "approval"),
                 "question": str(p.get("prompt") or "Approve?"), "isOther": False,
-                "isSecret": False, "options": [
-                    {"label": "accept", "description": "approve and go on"},
-                    {"label": "decline", "description": "refuse; the run handles it"},
-                    {"label": "cancel", "description": "stop the run"}]}]}
+                "isSecret": False, "options": _OPTIONS}]}
         request = ServerRequest(id=approval, method=method, params=params,
                                 digest=str(p.get("digest") or ""))
         self.pending[approval] = request
         return [request]
+
+    def resolve(self, request_id: str) -> list[Message]:
+        """``serverRequest/resolved`` for a question answered outside the run's events."""
+        return self._resolved(request_id)
 
     def _resolved(self, approval: str) -> list[Message]:
         if self.pending.pop(approval, None) is None:
@@ -271,6 +320,11 @@ class Feed:
         self._open.clear()
         for approval in list(self.pending):  # nobody answers these any more
             out += self._resolved(approval)
+        if self.graph is not None:
+            item = {"type": "agentMessage", "id": f"{self.turn_id}:reply",
+                    "phase": "final_answer",
+                    "text": f"run {event.run_id} {event.payload.get('status')}"}
+            out += self._whole(item, event.at, delta="item/agentMessage/delta")
         self.status, self.completed_at = status, event.at
         if status == "failed" and self.error is None:
             self.error = f"the run ended {event.payload.get('status')}"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rein.core.states import ApprovalStatus
 from rein.engine import events
 from rein.engine.clock import RandomIds
-from rein.engine.sessions import conversation, policy, threads
+from rein.engine.sessions import conversation, graph_turns, policy, threads
 from rein.engine.sessions.feed import Feed, Message, ServerRequest
 from rein.errors import ConfigError, Refused
 from rein.store.base import Event, ThreadRow, ThreadTurnRow
@@ -95,6 +95,8 @@ class Sessions:
         out = []
         for turn in self.harness.store.thread_turns(thread_id):
             feed = self._feed(row, turn)
+            if feed.graph is not None:
+                feed.opening(turn.created_at)
             run_id = turn.run_id or self._run_of(turn)
             if run_id is not None:
                 for event in self.harness.store.events(run_id):  # type: ignore[arg-type]
@@ -112,10 +114,11 @@ class Sessions:
 
     # -- turns ---------------------------------------------------------------------------
 
-    def begin_turn(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
-                   sandbox: Any = None, approval_policy: Any = None) -> TurnRun:
-        """Record a new turn and write its graph; :meth:`TurnRun.drive` runs it.
-        THREAD003 (archived), THREAD001 (a turn in progress), THREAD004 (no input)."""
+    async def begin_turn(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
+                         sandbox: Any = None, approval_policy: Any = None) -> TurnRun:
+        """Record a new turn (and write a conversation turn's graph); :meth:`TurnRun.drive`
+        runs it. THREAD003 (archived), THREAD001 (a turn in progress), THREAD004 (no
+        input); a graph turn's graph is checked here (PrepareFailed, nothing recorded)."""
         row = self.thread(thread_id)
         if row.archived:
             raise Refused(f"thread {thread_id} is archived", code="THREAD003",
@@ -125,26 +128,33 @@ class Sessions:
             raise Refused(f"turn {running.turn_id} is in progress on thread {thread_id}",
                           code="THREAD001", hint="wait for turn/completed, or interrupt it")
         text = conversation.text_of(items)
-        if not text:
+        named = graph_turns.named_graph(items, Path(row.data["cwd"]))
+        if not text and named is None:
             raise ConfigError("the turn's input has no text", code="THREAD004",
                               hint="send at least one item of type text")
         box = policy.sandbox_policy(sandbox) if sandbox is not None else row.data["sandbox"]
         asks = policy.approval_policy(approval_policy or row.data["approvalPolicy"])
         store = self.harness.store
         earlier = store.thread_turns(thread_id)
-        history = [(conversation.text_of(f.input), _reply(f)) for f in self.feeds(thread_id)]
         turn_id = self._ids.new("turn")
-        data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
-                                  text=text, history=history, sandbox=box,
-                                  approval_policy=asks)
-        path = conversation.write(self.harness.workspace, thread_id, turn_id, data)
+        record: dict[str, Any] = {"items": [dict(i) for i in items], "sandbox": box,
+                                  "approvalPolicy": asks}
+        if named is not None:
+            prepared = await self.harness.prepare(named, given={})
+            record.update(kind="graph", graph=str(named),
+                          plan=graph_turns.summary(prepared))
+        else:
+            history = [(conversation.text_of(f.input), _reply(f))
+                       for f in self.feeds(thread_id)]
+            data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
+                                      text=text, history=history, sandbox=box,
+                                      approval_policy=asks)
+            path = conversation.write(self.harness.workspace, thread_id, turn_id, data)
+            record.update(kind="conversation", graph=str(path))
         turn = ThreadTurnRow(thread_id=thread_id, seq=len(earlier) + 1, turn_id=turn_id,
-                             input={"items": [dict(i) for i in items], "kind": "conversation",
-                                    "graph": str(path), "sandbox": box,
-                                    "approvalPolicy": asks},
-                             created_at=self._now())
+                             input=record, created_at=self._now())
         store.add_thread_turn(turn)
-        self.update(thread_id, preview=row.data.get("preview") or text[:120])
+        self.update(thread_id, preview=row.data.get("preview") or (text or str(named))[:120])
         run = TurnRun(self, row, turn)
         self.active[thread_id] = run
         return run
@@ -161,14 +171,16 @@ class Sessions:
         if run is None or run.status.terminal:
             return None
         turn = TurnRun(self, row, last)
-        turn.run_id.set_result(run.run_id)
+        if not turn.run_id.done():
+            turn.run_id.set_result(run.run_id)
         self.active[thread_id] = turn
         return turn
 
     def _feed(self, row: ThreadRow, turn: ThreadTurnRow) -> Feed:
         items = turn.input.get("items") or []
+        plan = turn.input.get("plan") if turn.input.get("kind") == "graph" else None
         return Feed(thread_id=row.thread_id, turn_id=turn.turn_id, cwd=row.data["cwd"],
-                    input=list(items))
+                    input=list(items), graph=plan if isinstance(plan, Mapping) else None)
 
     def _run_of(self, turn: ThreadTurnRow) -> str | None:
         """The run of a turn whose id was not recorded (the process died right after it
@@ -187,7 +199,9 @@ class TurnRun:
         self.sessions, self.thread, self.row = sessions, thread, turn
         self.turn_id = turn.turn_id
         self.feed = sessions._feed(thread, turn)
-        self.run_id: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        self.run_id: asyncio.Future[str] = loop.create_future()
+        self.decided: asyncio.Future[str] = loop.create_future()  # a graph turn's digest
         self.done = False
         if turn.run_id is not None:
             self.run_id.set_result(turn.run_id)
@@ -205,10 +219,17 @@ class TurnRun:
                 await harness.resume(run.run_id)
             return
         path = Path(str(self.row.input["graph"]))
+        shown = None
+        if self.feed.graph is not None:  # the person approves the digest they were shown
+            if await self.decided != "accept":
+                return
+            shown = str(self.feed.graph["digest"])
         prepared = await harness.prepare(path, given={})
         self.sessions._runs[str(prepared.data["id"])] = self.run_id
         try:
-            await harness.start(prepared, approved=prepared.digest)
+            # A conversation turn's graph is rein's own, written from the client's input
+            # under the thread's policy: the client's turn/start is its approval.
+            await harness.start(prepared, approved=shown or prepared.digest)
         except BaseException as exc:
             if not self.run_id.done():  # the run never began: the turn fails here
                 self.run_id.set_exception(exc)
@@ -219,6 +240,19 @@ class TurnRun:
     async def stream(self, *, replay: bool = True) -> AsyncIterator[Message]:
         """The turn's feed, from its start (``replay=False``: what is stored is folded
         silently and only pending questions and new events are given), to its end."""
+        if self.feed.graph is not None and not self.run_id.done():
+            for message in self.feed.opening(self.row.created_at):
+                yield message
+            async for vetted in self._vetted(self.feed.digest_question(self.row.created_at)):
+                yield vetted
+            if await _first(self.run_id, self.decided) is self.decided and \
+                    self.decided.result() != "accept":
+                for message in self.feed.not_run(self.sessions._now(), self.decided.result()):
+                    yield message
+                self.done = True
+                return
+            for message in self.feed.resolve(f"{self.turn_id}:digest"):
+                yield message
         run_id = await self.run_id
         store = self.harness.store
         if self.row.run_id is None:
@@ -262,6 +296,10 @@ class TurnRun:
             raise ConfigError(f"unknown decision {decision!r}", code="THREAD002",
                               hint="answer accept, acceptForSession, decline or cancel")
         request = self.feed.pending.get(request_id)
+        if request_id == f"{self.turn_id}:digest":
+            if not self.decided.done():
+                self.decided.set_result(decision)
+            return
         digest = request.digest if request is not None else None
         if decision == "acceptForSession":
             action = _action_digest(self.harness, request_id)
@@ -273,6 +311,12 @@ class TurnRun:
         """Stop the turn: its run is cancelled and the turn ends ``interrupted``."""
         run_id = await self.run_id
         await self.harness.cancel(run_id, note="turn/interrupt")
+
+
+async def _first(*futures: asyncio.Future[Any]) -> asyncio.Future[Any]:
+    """Whichever of ``futures`` is done first."""
+    done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+    return next(f for f in futures if f in done)
 
 
 def _action_digest(harness: Harness, approval_id: str) -> str | None:

@@ -53,7 +53,7 @@ class Thread:
         """Start a turn with ``input`` (text, or Codex input items); consume it with
         :meth:`Turn.stream` or :meth:`Turn.wait`."""
         items = [{"type": "text", "text": input}] if isinstance(input, str) else list(input)
-        turn = self._sessions.begin_turn(self.id, items, sandbox=sandbox)
+        turn = await self._sessions.begin_turn(self.id, items, sandbox=sandbox)
         return Turn(turn, on_approval)
 
     def run_sync(self, input: Input, *, on_approval: OnApproval | None = None,
