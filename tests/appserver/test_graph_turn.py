@@ -9,7 +9,6 @@ from typing import Any
 import yaml
 
 from rein.store.sqlite import SQLiteStore
-
 from tests.appserver.codex_env import Recorded, client, reply, turn_notifications, workspace
 from tests.appserver.test_codex_sdk import check_request
 

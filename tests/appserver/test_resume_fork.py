@@ -46,7 +46,7 @@ def test_resume_after_sigkill_mid_turn_rebuilds_the_same_feed(tmp_path: Path) ->
         thread = c.thread_start({}).thread.id
         turn = c.turn_start(thread, "run echo one").turn.id
         for n in turn_notifications(c, turn):
-            before.append(n)
+            before.append(n)  # noqa: PERF402 - keeps what came before the kill
     except (CodexError, OSError):
         pass  # the server died under us
     finally:
