@@ -8,6 +8,7 @@ names it (:mod:`rein.appserver.server`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,7 +31,7 @@ class Connection(Protocol):
     def then(self, work: Callable[[], None]) -> None: ...
     def notify(self, notification: Notification) -> None: ...
     def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None: ...
-    def spawn(self, work: Awaitable[Any]) -> None: ...
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
 
 
 Handler = Callable[[Connection, Mapping[str, Any]], Awaitable[Any]]
@@ -136,7 +137,7 @@ async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]
     items = params.get("input")
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
-    turn = c.harness.sessions.begin_turn(_thread_id(params), items,
+    turn = await c.harness.sessions.begin_turn(_thread_id(params), items,
                                          sandbox=params.get("sandboxPolicy"),
                                          approval_policy=params.get("approvalPolicy"))
     c.then(lambda: c.run_turn(turn))

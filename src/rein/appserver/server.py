@@ -36,7 +36,8 @@ class Connection:
         self.opted_out: frozenset[str] = frozenset()
         self.experimental = False
         self.questions: dict[str, TurnRun] = {}  # server request id → the turn asking
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks: set[asyncio.Future[Any]] = set()
+        self.pumps: set[asyncio.Future[Any]] = set()
         self._after: Callable[[], None] | None = None
 
     # -- the loop ------------------------------------------------------------------------
@@ -57,8 +58,11 @@ class Connection:
             else:
                 await self._request(incoming, METHODS)
         # The client is gone: turns run on to their end or their next question, recorded,
-        # so that a client that comes back resumes them (thread/resume).
+        # so that a client that comes back resumes them (thread/resume). Nobody reads the
+        # feeds any more, so their pumps stop.
         self.wire.closed = True
+        for pump in list(self.pumps):
+            pump.cancel()
         while self.tasks:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
@@ -145,7 +149,9 @@ class Connection:
     def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None:
         """Drive ``turn`` and pump its feed to the client."""
         self.spawn(self._drive(turn))
-        self.spawn(self._pump(turn, replay=replay))
+        pump = self.spawn(self._pump(turn, replay=replay))
+        self.pumps.add(pump)
+        pump.add_done_callback(self.pumps.discard)
 
     async def _drive(self, turn: TurnRun) -> None:
         try:
@@ -176,12 +182,13 @@ class Connection:
         if notification.method not in self.opted_out:
             self.wire.send(notification.to_json())
 
-    def spawn(self, work: Awaitable[Any]) -> None:
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
         task = asyncio.ensure_future(work)
         self.tasks.add(task)
         task.add_done_callback(self._finished)
+        return task
 
-    def _finished(self, task: asyncio.Task[Any]) -> None:
+    def _finished(self, task: asyncio.Future[Any]) -> None:
         self.tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
