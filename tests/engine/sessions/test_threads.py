@@ -1,0 +1,128 @@
+"""The session runtime in process: sandbox policy only narrows, `never` declines, an answer
+given with `rein approvals` resolves the question in the feed, acceptForSession."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rein
+from rein.engine.sessions import ServerRequest, policy
+from rein.errors import ConfigError
+from tests.scenarios.model_env import isolate
+
+TOML = ('[providers.script]\nkind = "scripted"\noptions = { script = "turns.json" }\n\n'
+        '[tiers.standard]\nprovider = "script"\nmodel = "scripted-1"\n')
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+@pytest.fixture(name="root")
+def root_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    isolate(tmp_path, monkeypatch)
+    (tmp_path / "rein.toml").write_text(TOML)
+    return tmp_path
+
+
+def script(root: Path, *turns: dict[str, Any]) -> None:
+    (root / "turns.json").write_text(json.dumps(list(turns)))
+
+
+def tool_results(harness: Any, thread_id: str) -> list[dict[str, Any]]:
+    [turn] = harness.store.thread_turns(thread_id)
+    return [dict(e.payload["data"]) for e in harness.store.events(turn.run_id)
+            if e.type == "item" and e.payload["kind"] == "tool_result"]
+
+
+def test_a_read_only_thread_cannot_write_whatever_the_model_asks(root: Path) -> None:
+    script(root, call("file_write", path="out.txt", content="x"),
+           call("submit_outputs", reply="could not"))
+    with rein.Harness.open(root) as harness:
+        thread = harness.start_thread(sandbox="read-only")
+        result = thread.run_sync("write out.txt", on_approval=lambda r: "accept")
+        refused = tool_results(harness, thread.id)[0]
+    assert not (root / "out.txt").exists()
+    assert refused["ok"] is False and refused["refused"] is True
+    assert result.status == "completed" and result.final_response == "could not"
+    [change] = [i for i in result.items if i["type"] == "fileChange"]
+    assert change["status"] == "failed"
+
+
+def test_the_sandbox_requests_only_what_it_names() -> None:
+    read_only = policy.requirements(policy.sandbox_policy("read-only"))
+    assert "file_write" not in read_only["tools"]
+    assert not any(p.startswith("fs:write") for p in read_only["permissions"])
+    assert "http_fetch" not in policy.requirements(policy.sandbox_policy(None))["tools"]
+    box = policy.sandbox_policy({"type": "workspaceWrite", "writableRoots": ["/etc"]})
+    assert policy.requirements(box)["permissions"] == ["fs:read:**", "shell:exec",
+                                                       "fs:write:**"]  # workspace only
+    with pytest.raises(ConfigError) as err:
+        policy.sandbox_policy({"type": "everything"})
+    assert err.value.code == "THREAD002"
+
+
+def test_approval_policy_never_declines_without_asking(root: Path) -> None:
+    script(root, call("shell_exec", command="echo hi"), call("submit_outputs", reply="ok"))
+    asked: list[Any] = []
+    with rein.Harness.open(root) as harness:
+        thread = harness.start_thread(approval_policy="never")
+        result = thread.run_sync("run it", on_approval=lambda r: asked.append(r) or "accept")
+        refused = tool_results(harness, thread.id)[0]
+    assert asked == []
+    assert refused["content"] == "refused shell:exec:echo hi: a person declined this call"
+    assert result.status == "completed"
+
+
+def test_an_answer_from_the_cli_resolves_the_question_in_the_feed(root: Path) -> None:
+    script(root, call("shell_exec", command="echo hi"), call("submit_outputs", reply="ok"))
+
+    async def turn_answered_elsewhere() -> list[str]:
+        with rein.Harness.open(root) as harness:
+            turn = await harness.start_thread().run("run it")
+            seen = []
+            async for message in turn.stream():
+                seen.append(message.method)
+                if isinstance(message, ServerRequest):
+                    await asyncio.to_thread(subprocess.run, [
+                        sys.executable, "-c",
+                        "import sys; from rein.cli import run; sys.exit(run())", "approvals",
+                        "accept", message.id, "--workspace", str(root)],
+                        check=True, capture_output=True, env=dict(os.environ))
+            assert turn.result().status == "completed"
+            return seen
+
+    seen = asyncio.run(turn_answered_elsewhere())
+    asked = seen.index("item/commandExecution/requestApproval")
+    assert "serverRequest/resolved" in seen[asked:]
+    assert seen[-2:] == ["turn/completed", "thread/status/changed"]
+
+
+def test_accept_for_session_accepts_the_same_command_again(root: Path) -> None:
+    script(root, call("shell_exec", command="echo hi"), call("submit_outputs", reply="one"),
+           call("shell_exec", command="echo hi"), call("submit_outputs", reply="two"))
+    asked: list[str] = []
+
+    def once(request: ServerRequest) -> str:
+        asked.append(str(request.params.get("command")))
+        return "acceptForSession"
+
+    async def two_turns() -> list[str]:
+        with rein.Harness.open(root) as harness:
+            thread = harness.start_thread()
+            replies = []
+            for text in ("first", "second"):
+                turn = await thread.run(text, on_approval=once)
+                replies.append((await turn.wait()).final_response or "")
+            return replies
+
+    assert asyncio.run(two_turns()) == ["one", "two"]
+    assert asked == ["echo hi"]  # the second time, nobody was asked
