@@ -8,50 +8,21 @@ pydantic model (``NOTIFICATION_MODELS[method]``) arrives as ``UnknownNotificatio
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-codex = pytest.importorskip("openai_codex", reason="the openai-codex SDK is not installed "
+codex = pytest.importorskip("openai_codex.errors", reason="the openai-codex SDK is not installed "
                             "(scripts/codex-sdk.sh installs it)")
 from openai_codex import CodexConfig
 from openai_codex.client import CodexClient
 from openai_codex.models import UnknownNotification
 
-TOML = ('[providers.script]\nkind = "scripted"\n'
-        'options = { script = "turns.json", position = "%s" }\n\n'
-        '[tiers.standard]\nprovider = "script"\nmodel = "scripted-1"\n')
+from tests.appserver.serve import environment, server_args
 
-
-def shell(command: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "shell_exec", "arguments": {"command": command}}]}
-
-
-def reply(text: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "submit_outputs", "arguments": {"reply": text}}]}
-
-
-def workspace(root: Path, turns: list[Any], *, position: str = "calls") -> Path:
-    (root / "rein.toml").write_text(TOML % position)
-    (root / "turns.json").write_text(json.dumps(turns))
-    return root
-
-
-def environment(root: Path) -> dict[str, str]:
-    """No rein.toml of this machine, and no ~/.codex, takes part."""
-    home = root / ".home"
-    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-            "REIN_MANAGED_CONFIG": str(root / ".etc" / "rein.toml"),
-            "CODEX_HOME": str(home / ".codex"), "REIN_USER_CONFIG": ""}
-
-
-def server_args(root: Path) -> tuple[str, ...]:
-    return (sys.executable, "-c", "import sys; from rein.cli import run; sys.exit(run())",
-            "app-server", "--workspace", str(root))
+__all__ = ["Recorded", "client", "codex", "turn_notifications"]
 
 
 class Recorded:

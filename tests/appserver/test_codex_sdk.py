@@ -10,14 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.appserver.codex_env import (
-    Recorded,
-    client,
-    reply,
-    shell,
-    turn_notifications,
-    workspace,
-)
+from tests.appserver.codex_env import Recorded, client, turn_notifications
+from tests.appserver.serve import reply, shell, workspace
 
 SCHEMAS = Path(__file__).parent / "fixtures" / "codex-0.163.0"
 REQUEST_SCHEMA = {

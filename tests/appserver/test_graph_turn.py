@@ -9,7 +9,8 @@ from typing import Any
 import yaml
 
 from rein.store.sqlite import SQLiteStore
-from tests.appserver.codex_env import Recorded, client, reply, turn_notifications, workspace
+from tests.appserver.codex_env import Recorded, client, turn_notifications
+from tests.appserver.serve import reply, workspace
 from tests.appserver.test_codex_sdk import check_request
 
 GRAPH = {

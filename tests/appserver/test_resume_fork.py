@@ -9,16 +9,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from openai_codex.errors import CodexError
+from tests.appserver.codex_env import Recorded, client, codex, turn_notifications
+from tests.appserver.serve import reply, shell, workspace
 
-from tests.appserver.codex_env import (
-    Recorded,
-    client,
-    reply,
-    shell,
-    turn_notifications,
-    workspace,
-)
+CodexError = codex.CodexError
 
 
 def items(turn: Any) -> list[dict[str, Any]]:

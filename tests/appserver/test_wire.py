@@ -14,7 +14,7 @@ import pytest
 
 from rein.appserver import wire
 from rein.store.sqlite import SQLiteStore
-from tests.appserver.codex_env import environment, reply, server_args, shell, workspace
+from tests.appserver.serve import environment, reply, server_args, shell, workspace
 
 
 class Raw:

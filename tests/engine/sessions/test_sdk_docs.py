@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import runpy
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from support import ROOT
 from tests.scenarios.model_env import isolate
 
 DOC = ROOT / "docs" / "sdk.md"
-BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
+BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.DOTALL)
 
 
 def blocks(kind: str) -> list[str]:
@@ -29,8 +30,9 @@ def test_the_example_runs(number: int, tmp_path: Path, monkeypatch: pytest.Monke
     (tmp_path / "rein.toml").write_text(toml)
     (tmp_path / "turns.json").write_text(json.dumps(json.loads(turns)))
     monkeypatch.chdir(tmp_path)
-    code = blocks("python")[number]
-    exec(compile(code, f"docs/sdk.md example {number + 1}", "exec"), {"__name__": "__main__"})
+    example = tmp_path / f"example_{number + 1}.py"
+    example.write_text(blocks("python")[number])
+    runpy.run_path(str(example), run_name="__main__")
     assert capsys.readouterr().out.strip()  # each example shows what it did
 
 
