@@ -126,3 +126,21 @@ def test_accept_for_session_accepts_the_same_command_again(root: Path) -> None:
 
     assert asyncio.run(two_turns()) == ["one", "two"]
     assert asked == ["echo hi"]  # the second time, nobody was asked
+
+
+def test_a_thread_runs_under_its_oap_profile(root: Path) -> None:
+    from tests.scenarios.test_model_profile import PROFILE
+
+    (root / "profiles").mkdir()
+    (root / "profiles" / "note-writer.agent.yaml").write_text(PROFILE.read_text())
+    script(root, call("file_write", path="README.md", content="outside\n"),
+           call("file_write", path="docs/note.md", content="A note.\n"),
+           call("submit_outputs", reply="wrote docs/note.md"))
+    with rein.Harness.open(root) as harness:
+        thread = harness.start_thread(profile="profiles/note-writer.agent.yaml")
+        result = thread.run_sync("write a note", on_approval=lambda r: "accept")
+        refused = tool_results(harness, thread.id)[0]
+    assert result.status == "completed"
+    assert not (root / "README.md").exists()  # the profile narrows the thread's sandbox
+    assert (root / "docs" / "note.md").read_text() == "A note.\n"
+    assert refused["refused"] is True and "fs:write:README.md" in refused["content"]

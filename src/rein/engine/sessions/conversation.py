@@ -43,7 +43,11 @@ def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
         "requirements": policy.requirements(sandbox),
     }
     if thread.get("profile"):
+        # The profile narrows the sandbox's tools further: what it does not grant is
+        # dropped from the turn, not a reason to refuse the turn (PROFILE002).
         node["x-rein-profile"] = thread["profile"]
+        reqs = node["requirements"]
+        reqs["tools"] = [{"name": t, "optional": True} for t in reqs["tools"]]
     return {"ags_version": "1.0", "kind": "AgenticGraph", "id": f"rein/threads/{turn_id}",
             "title": "Conversation turn", "version": "1.0.0", "requires_conformance": 1,
             "objective": "Answer the user, using the tools when the request needs them.",
