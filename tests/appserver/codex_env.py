@@ -22,7 +22,7 @@ from openai_codex.models import UnknownNotification
 
 from tests.appserver.serve import environment, server_args
 
-__all__ = ["Recorded", "client", "codex", "turn_notifications"]
+__all__ = ["Recorded", "client", "codex", "off_schema", "turn_notifications"]
 
 
 class Recorded:
@@ -30,6 +30,7 @@ class Recorded:
 
     def __init__(self) -> None:
         self.notifications: list[Any] = []
+        self.raw: list[dict[str, Any]] = []  # each notification as it came off the wire
         self.requests: list[tuple[str, dict[str, Any]]] = []
 
     def unknown(self) -> list[str]:
@@ -54,6 +55,7 @@ def client(root: Path, decide: Callable[[str, dict[str, Any]], dict[str, Any]],
     def recording(method: str, params: object) -> Any:
         notification = coerce(method, params)
         seen.notifications.append(notification)
+        seen.raw.append({"method": method, "params": params})
         return notification
 
     c._coerce_notification = recording  # type: ignore[method-assign]
@@ -68,3 +70,30 @@ def turn_notifications(c: CodexClient, turn_id: str) -> Iterator[Any]:
         yield n
         if n.method == "turn/completed":
             return
+
+
+def off_schema(seen: Recorded) -> list[str]:
+    """The messages that do not match the schema rein itself publishes
+    (``rein app-server generate-json-schema``): notifications and server requests."""
+    import jsonschema
+
+    from rein.appserver.schema import files
+
+    schemas = files()
+    method_of = {v["properties"]["method"]["enum"][0]: v["properties"]["params"]
+                 for v in schemas["ServerNotification.json"]["oneOf"]}
+    wrong = []
+    for n in seen.raw:  # each against its own method's params, for a readable error
+        if n["method"] not in method_of:
+            wrong.append(f"{n['method']}: not a notification rein declares")
+            continue
+        one = {**schemas["ServerNotification.json"], "oneOf": None,
+               **method_of[n["method"]]}
+        one.pop("oneOf")
+        wrong += [f"{n['method']}: {e.message}" for e in
+                  jsonschema.Draft7Validator(one).iter_errors(n["params"])][:1]
+    for method, params in seen.requests:
+        message = {"id": "x", "method": method, "params": params}
+        wrong += [f"{method}: {e.message}" for e in jsonschema.Draft7Validator(
+            schemas["ServerRequest.json"]).iter_errors(message)][:1]
+    return wrong

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.appserver.codex_env import Recorded, client, turn_notifications
+from tests.appserver.codex_env import Recorded, client, off_schema, turn_notifications
 from tests.appserver.serve import reply, shell, workspace
 
 SCHEMAS = Path(__file__).parent / "fixtures" / "codex-0.163.0"
@@ -71,6 +71,7 @@ def test_accept_decline_and_cancel_through_the_sdk(served: Path) -> None:
     assert ended == {"run echo one": "completed", "run echo two": "completed",
                      "run echo three": "interrupted"}
     assert seen.unknown() == []  # every notification passed the SDK's own model
+    assert off_schema(seen) == []  # and rein's own published schema
     assert [m for m, _ in seen.requests] == ["item/commandExecution/requestApproval"] * 3
     assert [p["command"] for _, p in seen.requests] == ["echo one", "echo two", "echo three"]
     assert seen.methods().count("serverRequest/resolved") == 3

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from rein.store.sqlite import SQLiteStore
-from tests.appserver.codex_env import Recorded, client, turn_notifications
+from tests.appserver.codex_env import Recorded, client, off_schema, turn_notifications
 from tests.appserver.serve import reply, workspace
 from tests.appserver.test_codex_sdk import check_request
 
@@ -53,6 +53,7 @@ def test_a_graph_turn_asks_for_the_digest_then_stops_at_the_gate(tmp_path: Path)
         notes = list(turn_notifications(c, turn))
 
     assert seen.unknown() == []
+    assert off_schema(seen) == []
     assert [m for m, _ in seen.requests] == ["item/tool/requestUserInput"] * 2
     digest_q, gate_q = asked
     assert "rein/tests/gated" in digest_q["question"] and "sha256-" in digest_q["question"]
@@ -80,6 +81,7 @@ def test_a_declined_digest_runs_nothing(tmp_path: Path) -> None:
         turn = c.turn_start(thread, MENTION).turn.id
         notes = list(turn_notifications(c, turn))
     assert seen.unknown() == []
+    assert off_schema(seen) == []
     assert notes[-1].payload.turn.status.value == "completed"
     final = [n.payload.item.root for n in notes if n.method == "item/completed"][-1]
     assert final.text == "the graph was not approved (decline); nothing ran"

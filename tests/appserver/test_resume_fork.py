@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from tests.appserver.codex_env import Recorded, client, codex, turn_notifications
+from tests.appserver.codex_env import Recorded, client, codex, off_schema, turn_notifications
 from tests.appserver.serve import reply, shell, workspace
 
 CodexError = codex.CodexError
@@ -60,6 +60,7 @@ def test_resume_after_sigkill_mid_turn_rebuilds_the_same_feed(tmp_path: Path) ->
         after = list(turn_notifications(c, turn))
         final = c.thread_read(thread, include_turns=True).thread
     assert second.unknown() == []
+    assert off_schema(second) == []
     assert [m for m, _ in second.requests] == ["item/commandExecution/requestApproval"]
     assert after[-1].payload.turn.status.value == "completed"
     streamed = [n.payload.item.root.model_dump(mode="json") for n in after
@@ -102,6 +103,7 @@ def test_fork_list_read_archive_and_name(tmp_path: Path) -> None:
         c.thread_unarchive(original)
         assert {t.id for t in c.thread_list().data} == {original, fork.id}
     assert seen.unknown() == []
+    assert off_schema(seen) == []
     methods = seen.methods()
     for expected in ("thread/started", "thread/name/updated", "thread/archived",
                      "thread/unarchived"):

@@ -41,3 +41,27 @@ def app_server(ctx: click.Context, listen: str, workspace: Path | None) -> int |
     with open_harness(resolve_workspace(workspace)) as harness:
         run_sync(serve(harness, sys.stdin.buffer, sys.stdout.buffer))
     return 0
+
+
+@app_server.command("generate-json-schema")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The directory to write the schema files to (created).")
+def generate_json_schema(out: Path) -> int:
+    """Write the JSON Schema of the protocol rein's app-server speaks.
+
+    One file per request, result and notification type (draft-07), and the unions
+    ClientRequest.json, ServerRequest.json and ServerNotification.json, from the same
+    types the server's messages are checked against.
+
+    \b
+    Example:
+      rein app-server generate-json-schema --out schema/
+
+    \b
+    Exit codes: 0 written, 64 usage error.
+    """
+    from rein.appserver.schema import write
+
+    written = write(out)
+    click.echo(f"wrote {len(written)} files to {out}")
+    return 0
