@@ -100,3 +100,37 @@ def test_the_feed_and_thread_read_agree(served: Path) -> None:
     stored = [i.root.model_dump(mode="json") for i in read.turns[0].items]
     assert streamed == stored
     assert [i["type"] for i in stored] == ["userMessage", "commandExecution", "agentMessage"]
+
+
+def test_file_and_permission_questions_through_the_sdk(tmp_path: Path) -> None:
+    root = workspace(tmp_path, [
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "NOTE.md",
+                                                             "content": "hi\n"}}]},
+        {"tool_calls": [{"name": "http_fetch", "arguments": {"url": "https://example.com/"}}]},
+        reply("wrote it, did not fetch"),
+    ])
+    with (root / "rein.toml").open("a") as toml:
+        toml.write('\n[policy]\nedit = "ask"\n')
+    answers = {"item/fileChange/requestApproval": {"decision": "accept"},
+               "item/permissions/requestApproval": {"permissions": {}, "scope": "turn"}}
+
+    def decide(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        check_request(method, params, answers[method])
+        return answers[method]
+
+    seen = Recorded()
+    with client(root, decide, seen) as c:
+        c.initialize()
+        thread = c.thread_start({"sandbox": "danger-full-access"}).thread.id
+        turn = c.turn_start(thread, "write a note, then fetch").turn.id
+        notes = list(turn_notifications(c, turn))
+    assert seen.unknown() == [] and off_schema(seen) == []
+    assert [m for m, _ in seen.requests] == ["item/fileChange/requestApproval",
+                                             "item/permissions/requestApproval"]
+    assert (root / "NOTE.md").read_text() == "hi\n"
+    done = {n.payload.item.root.type: n.payload.item.root for n in notes
+            if n.method == "item/completed"}
+    assert done["fileChange"].status.value == "completed"
+    assert done["mcpToolCall"].status.value == "failed"  # nothing granted: declined
+    assert "turn/diff/updated" in [n.method for n in notes]
+    assert notes[-1].payload.turn.status.value == "completed"

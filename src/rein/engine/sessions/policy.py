@@ -78,7 +78,9 @@ def requirements(sandbox: Mapping[str, Any]) -> dict[str, Any]:
         tools += ["file_write", "edit"]
         grants += ["fs:write:**"]
         workspace = "read_write"
+    out: dict[str, Any] = {"tools": tools, "permissions": grants, "workspace": workspace}
     if network or kind == "dangerFullAccess":
         tools.append("http_fetch")
         grants.append("net:fetch")
-    return {"tools": tools, "permissions": grants, "workspace": workspace}
+        out["network"] = "full"  # still under rein.toml's `network` decision (ask by default)
+    return out
