@@ -144,3 +144,50 @@ def test_a_thread_runs_under_its_oap_profile(root: Path) -> None:
     assert not (root / "README.md").exists()  # the profile narrows the thread's sandbox
     assert (root / "docs" / "note.md").read_text() == "A note.\n"
     assert refused["refused"] is True and "fs:write:README.md" in refused["content"]
+
+
+def test_interrupt_ends_a_waiting_turn_interrupted(root: Path) -> None:
+    script(root, call("shell_exec", command="echo hi"), call("submit_outputs", reply="no"))
+
+    async def interrupted() -> tuple[str, list[str]]:
+        with rein.Harness.open(root) as harness:
+            turn = await harness.start_thread().run("run it")
+            seen = []
+            async for message in turn.stream():
+                seen.append(message.method)
+                if isinstance(message, ServerRequest):
+                    await turn.interrupt()
+            run = harness.store.get_run(harness.store.thread_turns(
+                turn._run.thread.thread_id)[0].run_id)
+            assert run is not None and run.status.value == "cancelled"
+            return turn.result().status, seen
+
+    status, seen = asyncio.run(interrupted())
+    assert status == "interrupted"
+    assert "serverRequest/resolved" in seen  # the question is cleared for the client
+
+
+def test_interrupting_a_graph_turn_before_its_digest_is_approved_runs_nothing(
+        root: Path) -> None:
+    import yaml
+
+    graph = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "rein/tests/one",
+             "title": "one", "version": "1.0.0", "requires_conformance": 1,
+             "objective": "Wait.", "entrypoints": ["ok"], "nodes": {"ok": {
+                 "type": "gate", "title": "OK?", "description": "A person approves.",
+                 "gate": {"mode": "approve", "prompt": "OK?"}}}}
+    (root / "one.agraph.yaml").write_text(yaml.safe_dump(graph))
+    script(root)
+
+    async def interrupted() -> tuple[str, list[Any]]:
+        with rein.Harness.open(root) as harness:
+            turn = await harness.start_thread().run(
+                [{"type": "mention", "name": "one", "path": "one.agraph.yaml"}])
+            async for message in turn.stream():
+                if isinstance(message, ServerRequest):
+                    assert message.id.endswith(":digest")
+                    await turn.interrupt()
+            return turn.result().status, harness.store.list_runs()
+
+    status, runs = asyncio.run(interrupted())
+    assert status == "interrupted" and runs == []

@@ -308,7 +308,12 @@ class TurnRun:
         await self.harness.answer(request_id, status, digest=digest or None, values=values)
 
     async def interrupt(self) -> None:
-        """Stop the turn: its run is cancelled and the turn ends ``interrupted``."""
+        """Stop the turn: its run is cancelled and the turn ends ``interrupted`` (a graph
+        turn still waiting for its digest approval ends without a run)."""
+        if self.feed.graph is not None and not self.run_id.done() and \
+                not self.decided.done():
+            self.decided.set_result("cancel")
+            return
         run_id = await self.run_id
         await self.harness.cancel(run_id, note="turn/interrupt")
 
