@@ -1,6 +1,6 @@
 """``rein app-server generate-json-schema``: JSON Schema (draft-07) of what rein speaks.
 
-Written from the wire types of :mod:`rein.engine.sessions.shapes`, the same ones the
+Written from the wire types of :mod:`rein.engine.sessions.shapes` and ``.requests``, the same ones the
 feed's shapes are checked against: one file per params, result and notification type,
 plus ``ServerNotification.json``, ``ServerRequest.json`` and ``ClientRequest.json`` (the
 unions by method), each self-contained (its ``definitions`` inline). Deterministic, so the
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Union, get_args, get_origin, get_type_hints
 
-from rein.engine.sessions import shapes
+from rein.engine.sessions import requests, shapes
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 
@@ -111,8 +111,8 @@ def union(title: str, methods: Mapping[str, type], *, request: bool) -> dict[str
 def files() -> dict[str, dict[str, Any]]:
     """Every file the command writes, by name."""
     out: dict[str, dict[str, Any]] = {}
-    for params, result in (*shapes.CLIENT_REQUESTS.values(),
-                           *shapes.SERVER_REQUESTS.values()):
+    for params, result in (*requests.CLIENT_REQUESTS.values(),
+                           *requests.SERVER_REQUESTS.values()):
         for tp in (params, result):
             out.setdefault(f"{tp.__name__}.json", schema_of(tp))
     for tp in shapes.NOTIFICATIONS.values():
@@ -120,9 +120,9 @@ def files() -> dict[str, dict[str, Any]]:
     out["ServerNotification.json"] = union("ServerNotification", shapes.NOTIFICATIONS,
                                            request=False)
     out["ServerRequest.json"] = union(
-        "ServerRequest", {m: p for m, (p, _) in shapes.SERVER_REQUESTS.items()}, request=True)
+        "ServerRequest", {m: p for m, (p, _) in requests.SERVER_REQUESTS.items()}, request=True)
     out["ClientRequest.json"] = union(
-        "ClientRequest", {m: p for m, (p, _) in shapes.CLIENT_REQUESTS.items()}, request=True)
+        "ClientRequest", {m: p for m, (p, _) in requests.CLIENT_REQUESTS.items()}, request=True)
     return dict(sorted(out.items()))
 
 

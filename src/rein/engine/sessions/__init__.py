@@ -6,6 +6,7 @@
 - :mod:`.conversation` — a conversation turn as a one-node graph;
 - :mod:`.policy` — sandbox and approval policy as declared values;
 - :mod:`.sdk` — the Python SDK's ``Thread`` and ``Turn``.
+- :mod:`.shapes`, :mod:`.requests` — the wire types (what the JSON Schema is written from).
 """
 
 from rein.engine.sessions.feed import Feed, Message, ServerRequest
