@@ -191,3 +191,14 @@ def test_interrupting_a_graph_turn_before_its_digest_is_approved_runs_nothing(
 
     status, runs = asyncio.run(interrupted())
     assert status == "interrupted" and runs == []
+
+
+def test_a_thread_stays_in_its_workspace(root: Path) -> None:
+    (root / "sub").mkdir()
+    with rein.Harness.open(root) as harness:
+        inside = harness.sessions.start_thread(cwd="sub")
+        assert inside.data["cwd"] == str(root / "sub")
+        for outside in ("/", "..", str(root.parent)):
+            with pytest.raises(ConfigError) as err:
+                harness.sessions.start_thread(cwd=outside)
+            assert err.value.code == "THREAD002"

@@ -16,7 +16,7 @@ from typing import Any
 from rein.core.version import VERSION
 from rein.engine.sessions import policy
 from rein.engine.sessions.feed import ms
-from rein.errors import ReinError
+from rein.errors import ConfigError, ReinError
 from rein.store.base import Store, ThreadRow, ThreadTurnRow
 
 
@@ -26,7 +26,13 @@ def new_thread(thread_id: str, *, workspace: Path, now: str, cwd: str | None = N
                model: str = "", provider: str = "rein",
                forked_from: str | None = None) -> ThreadRow:
     """A thread row with its settings checked (THREAD002 for an unknown policy)."""
-    where = Path(cwd).resolve() if cwd else workspace
+    where = (workspace / cwd).resolve() if cwd else workspace
+    if where != workspace and workspace not in where.parents:
+        # Turns run in the workspace; a thread elsewhere would show one place and act in
+        # another (and name graphs outside it).
+        raise ConfigError(f"cwd {cwd} is outside the workspace {workspace}", code="THREAD002",
+                          hint="start the server with --workspace there, or give a "
+                               "directory inside it")
     data = {"cwd": str(where), "profile": profile, "sandbox": policy.sandbox_policy(sandbox),
             "approvalPolicy": policy.approval_policy(approval_policy), "name": name,
             "preview": "", "ephemeral": bool(ephemeral), "model": model,
