@@ -202,3 +202,27 @@ def test_a_thread_stays_in_its_workspace(root: Path) -> None:
             with pytest.raises(ConfigError) as err:
                 harness.sessions.start_thread(cwd=outside)
             assert err.value.code == "THREAD002"
+
+
+def test_one_turn_at_a_time_even_across_processes(root: Path) -> None:
+    script(root, call("shell_exec", command="echo hi"), call("submit_outputs", reply="ok"))
+
+    async def paused() -> str:
+        with rein.Harness.open(root) as harness:
+            turn = await harness.start_thread().run("run it")
+            async for message in turn.stream():
+                if isinstance(message, ServerRequest):
+                    return turn._run.thread.thread_id  # leaves the turn waiting
+        raise AssertionError("no question was asked")
+
+    thread_id = asyncio.run(paused())
+
+    async def second() -> None:
+        with rein.Harness.open(root) as other:  # as another process would
+            with pytest.raises(rein.ReinError) as err:
+                await other.thread(thread_id).run("and another")
+            assert err.value.code == "THREAD001"
+            assert other.sessions.to_json(other.sessions.thread(thread_id))["status"] == {
+                "type": "active", "activeFlags": []}
+
+    asyncio.run(second())

@@ -105,12 +105,24 @@ class Sessions:
         return out
 
     def to_json(self, row: ThreadRow, *, include_turns: bool = False) -> dict[str, Any]:
-        """The thread as Codex's ``Thread``."""
-        feeds = self.feeds(row.thread_id)  # the status comes from the last turn too
-        busy = any(f.status == "inProgress" for f in feeds)
+        """The thread as Codex's ``Thread`` (its turns folded only with ``include_turns``:
+        a listing reads one run row per thread, not every event)."""
+        busy = self._in_progress(row.thread_id) is not None
         status = {"type": "active", "activeFlags": []} if busy else {"type": "idle"}
-        return threads.to_json(row, status=status,
-                               turns=[f.turn() for f in feeds] if include_turns else [])
+        turns = [f.turn() for f in self.feeds(row.thread_id)] if include_turns else []
+        return threads.to_json(row, status=status, turns=turns)
+
+    def _in_progress(self, thread_id: str) -> str | None:
+        """The thread's last turn when it has not ended, here or in another process."""
+        running = self.active.get(thread_id)
+        if running is not None and not running.done:
+            return running.turn_id
+        turns = self.harness.store.thread_turns(thread_id)
+        if not turns:
+            return None
+        run_id = turns[-1].run_id or self._run_of(turns[-1])
+        run = self.harness.store.get_run(run_id) if run_id else None
+        return turns[-1].turn_id if run is not None and not run.status.terminal else None
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -123,10 +135,11 @@ class Sessions:
         if row.archived:
             raise Refused(f"thread {thread_id} is archived", code="THREAD003",
                           hint="unarchive it first (thread/unarchive)")
-        running = self.active.get(thread_id)
-        if running is not None and not running.done:
-            raise Refused(f"turn {running.turn_id} is in progress on thread {thread_id}",
-                          code="THREAD001", hint="wait for turn/completed, or interrupt it")
+        busy = self._in_progress(thread_id)
+        if busy is not None:
+            raise Refused(f"turn {busy} is in progress on thread {thread_id}",
+                          code="THREAD001", hint="wait for turn/completed, or interrupt it "
+                          "(after a crash: thread/resume continues it)")
         text = conversation.text_of(items)
         named = graph_turns.named_graph(items, Path(row.data["cwd"]))
         if not text and named is None:
