@@ -228,7 +228,10 @@ class TurnRun:
         harness = self.harness
         if self.run_id.done():
             run = harness.store.get_run(self.run_id.result())
-            if run is not None and run.status.value in ("running", "interrupted"):
+            # Continue a run its process left behind; one another process is advancing
+            # right now is only followed (its events reach this feed from the store).
+            if run is not None and run.status.value in ("running", "interrupted") and \
+                    not harness.store.run_locked(run.run_id):
                 await harness.resume(run.run_id)
             return
         path = Path(str(self.row.input["graph"]))
