@@ -226,3 +226,24 @@ def test_one_turn_at_a_time_even_across_processes(root: Path) -> None:
                 "type": "active", "activeFlags": []}
 
     asyncio.run(second())
+
+
+def test_a_replay_of_the_stored_events_is_the_live_feed(root: Path) -> None:
+    script(root, call("shell_exec", command="echo hi"), call("submit_outputs", reply="ok"))
+
+    async def live_and_replayed() -> tuple[list[Any], list[Any]]:
+        with rein.Harness.open(root) as harness:
+            thread = harness.start_thread()
+            turn = await thread.run("run it", on_approval=lambda r: "accept")
+            live = [(m.method, dict(m.params)) async for m in turn.stream()]
+            sessions = harness.sessions
+            row = sessions.thread(thread.id)
+            [stored] = harness.store.thread_turns(thread.id)
+            feed = sessions._feed(row, stored)
+            replayed = [(m.method, dict(m.params)) for e in harness.store.events(stored.run_id)
+                        for m in feed.apply(e)]
+            return live, replayed
+
+    live, replayed = asyncio.run(live_and_replayed())
+    assert live == replayed
+    assert not any(method.startswith(("run/", "node/", "attempt/")) for method, _ in live)
