@@ -247,3 +247,28 @@ def test_a_replay_of_the_stored_events_is_the_live_feed(root: Path) -> None:
     live, replayed = asyncio.run(live_and_replayed())
     assert live == replayed
     assert not any(method.startswith(("run/", "node/", "attempt/")) for method, _ in live)
+
+
+def test_each_question_names_the_call_it_asks_about(root: Path) -> None:
+    two = {"tool_calls": [{"name": "shell_exec", "arguments": {"command": "echo one"}},
+                          {"name": "shell_exec", "arguments": {"command": "echo two"}}]}
+    script(root, two, call("submit_outputs", reply="ok"))
+    asked: list[tuple[str, str]] = []
+
+    async def both() -> dict[str, str]:
+        with rein.Harness.open(root) as harness:
+            turn = await harness.start_thread().run("run both")
+            items: dict[str, str] = {}
+            async for m in turn.stream():
+                if m.method == "item/started" and m.params["item"]["type"] == \
+                        "commandExecution":
+                    items[m.params["item"]["id"]] = m.params["item"]["command"]
+                if isinstance(m, ServerRequest):
+                    asked.append((str(m.params["itemId"]), str(m.params["command"])))
+                    await turn.answer(m.id, "accept")
+            return items
+
+    items = asyncio.run(both())
+    assert len(asked) == 2
+    assert all(items[item] == command for item, command in asked)
+    assert sorted(c for _, c in asked) == ["echo one", "echo two"]

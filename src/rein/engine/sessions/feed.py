@@ -24,12 +24,15 @@ What the engine records maps onto Codex items like this:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rein.engine.protocol_view import Notification
+from rein.formats.canonical import canonical_json
 from rein.store.base import Event
 
 _SHELL = frozenset({"shell_exec", "shell"})
@@ -201,6 +204,11 @@ class Feed:
             return []
         args = data.get("arguments") if isinstance(data.get("arguments"), Mapping) else {}
         assert isinstance(args, Mapping)
+        return self._announce(call, name, args, event.at)
+
+    def _announce(self, call: str, name: str, args: Mapping[str, Any], at: str
+                  ) -> list[Message]:
+        """``item/started`` for a tool call, kept open until its result."""
         item_id = f"{self.turn_id}:{call}"
         item: dict[str, Any]
         if name in _SHELL:
@@ -217,12 +225,16 @@ class Feed:
         else:
             item = {"type": "mcpToolCall", "id": item_id, "server": "rein", "tool": name,
                     "arguments": dict(args), "status": "inProgress"}
-        item["_started"] = event.at
+        item["_started"] = at
+        item["_digest"] = _call_digest(name, args)
         self._open[call] = item
-        return [self._n("item/started", item=_public(item), startedAtMs=ms(event.at))]
+        return [self._n("item/started", item=_public(item), startedAtMs=ms(at))]
 
     def _result(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
         item = self._open.pop(str(data.get("id")), None)
+        if item is None:  # a call first seen through its question (see _ask): in order
+            asked = next((k for k in self._open if k.startswith("asked:")), None)
+            item = self._open.pop(asked) if asked is not None else None
         if item is None:
             return []
         ok = bool(data.get("ok"))
@@ -259,9 +271,17 @@ class Feed:
         approval = str(p.get("approval_id"))
         kind = p.get("kind")
         base = {"threadId": self.thread_id, "turnId": self.turn_id}
+        out: list[Message] = []
         if kind == "tool_call":
-            item = self._open.get(self._last_call or "")
-            item_id = item["id"] if item else f"{self.turn_id}:{approval}"
+            item = self._asked_call(str(p.get("key") or ""))
+            if item is None:
+                # A call the worker did not announce (the rest of a batch after a resume):
+                # announced here, from what the question shows.
+                name, args = _shown_call(str(p.get("prompt") or ""))
+                out = self._announce(f"asked:{approval}", name, args, event.at)
+                item = self._open[f"asked:{approval}"]
+            item["_asked"] = True
+            item_id = item["id"]
             params: dict[str, Any] = {**base, "itemId": item_id, "startedAtMs": ms(event.at),
                                       "reason": str(p.get("prompt") or "")}
             kind_of = item["type"] if item else "mcpToolCall"
@@ -284,11 +304,20 @@ class Feed:
         request = ServerRequest(id=approval, method=method, params=params,
                                 digest=str(p.get("digest") or ""))
         self.pending[approval] = request
-        return [request]
+        return [*out, request]
 
     def resolve(self, request_id: str) -> list[Message]:
         """``serverRequest/resolved`` for a question answered outside the run's events."""
         return self._resolved(request_id)
+
+    def _asked_call(self, key: str) -> dict[str, Any] | None:
+        """The open tool call an approval asks about: the one whose exact call digest the
+        approval's key names (several calls may be open at once), else the latest."""
+        for item in self._open.values():
+            if item.get("_digest") and f":{item['_digest']}@" in key:
+                return item
+        last = self._open.get(self._last_call or "")
+        return last if last is not None and not last.get("_asked") else None
 
     def _resolved(self, approval: str) -> list[Message]:
         if self.pending.pop(approval, None) is None:
@@ -410,3 +439,20 @@ class Feed:
 def _public(item: Mapping[str, Any]) -> dict[str, Any]:
     """The item as sent: without the fold's own bookkeeping (keys starting with ``_``)."""
     return {k: v for k, v in item.items() if not k.startswith("_")}
+
+
+def _call_digest(name: str, arguments: Mapping[str, Any]) -> str:
+    """The digest an approval of this exact call is keyed by (see
+    :func:`rein.workers.tool_calls.action_digest`); arguments as recorded."""
+    action = {"tool": name, "arguments": dict(arguments)}
+    return "sha256:" + hashlib.sha256(canonical_json(action)).hexdigest()
+
+
+def _shown_call(prompt: str) -> tuple[str, Mapping[str, Any]]:
+    """The tool and arguments a tool-call question shows (``name {json}``, possibly cut)."""
+    name, _, shown = prompt.partition(" ")
+    try:
+        args = json.loads(shown)
+    except ValueError:
+        args = {}
+    return name, args if isinstance(args, Mapping) else {}
