@@ -24,21 +24,15 @@ What the engine records maps onto Codex items like this:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rein.engine.protocol_view import Notification
-from rein.formats.canonical import canonical_json
+from rein.engine.sessions import items as calls
 from rein.store.base import Event
 
-_SHELL = frozenset({"shell_exec", "shell"})
-_FILES = frozenset({"file_write", "write", "edit"})
 _HIDDEN = frozenset({"submit_outputs"})  # the answer, shown as the final agent message
-_EXIT = re.compile(r"exit code: (-?\d+)")
 _OPTIONS = [{"label": "accept", "description": "approve and go on"},
             {"label": "decline", "description": "refuse; the run handles it"},
             {"label": "cancel", "description": "stop the run"}]
@@ -209,26 +203,11 @@ class Feed:
     def _announce(self, call: str, name: str, args: Mapping[str, Any], at: str
                   ) -> list[Message]:
         """``item/started`` for a tool call, kept open until its result."""
-        item_id = f"{self.turn_id}:{call}"
-        item: dict[str, Any]
-        if name in _SHELL:
-            item = {"type": "commandExecution", "id": item_id,
-                    "command": str(args.get("command") or ""), "cwd": self.cwd,
-                    "commandActions": [], "status": "inProgress", "source": "agent"}
-        elif name in _FILES:
-            path = str(args.get("path") or "")
-            diff = "".join(f"+{line}\n" for line in str(args.get("content") or
-                                                           args.get("new") or "").splitlines())
-            item = {"type": "fileChange", "id": item_id, "status": "inProgress",
-                    "changes": [{"path": path, "kind": {"type": "update" if name == "edit"
-                                                        else "add"}, "diff": diff}]}
-        else:
-            item = {"type": "mcpToolCall", "id": item_id, "server": "rein", "tool": name,
-                    "arguments": dict(args), "status": "inProgress"}
+        item = calls.call_item(f"{self.turn_id}:{call}", name, args, self.cwd)
         item["_started"] = at
-        item["_digest"] = _call_digest(name, args)
+        item["_digest"] = calls.call_digest(name, args)
         self._open[call] = item
-        return [self._n("item/started", item=_public(item), startedAtMs=ms(at))]
+        return [self._n("item/started", item=calls.public(item), startedAtMs=ms(at))]
 
     def _result(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
         item = self._open.pop(str(data.get("id")), None)
@@ -237,30 +216,13 @@ class Feed:
             item = self._open.pop(asked) if asked is not None else None
         if item is None:
             return []
-        ok = bool(data.get("ok"))
-        content = str(data.get("content") or "")
-        declined = bool(data.get("refused")) and "declined" in content
+        ok, content = calls.finish_call(item, data, ms(event.at) - ms(item["_started"]))
         out: list[Message] = []
-        took = ms(event.at) - ms(item["_started"])
-        if item["type"] == "commandExecution":
-            exit_code = _EXIT.search(content)
-            item.update(status="declined" if declined else "completed" if ok else "failed",
-                        aggregatedOutput=content, durationMs=took,
-                        exitCode=int(exit_code.group(1)) if exit_code else None)
-            if not declined:
-                out.append(self._n("item/commandExecution/outputDelta", itemId=item["id"],
-                                   delta=content))
-        elif item["type"] == "fileChange":
-            item["status"] = "declined" if declined else "completed" if ok else "failed"
-            if ok:
-                self._diffs.extend(c["diff"] for c in item["changes"])
-        else:
-            item.update(status="completed" if ok else "failed", durationMs=took)
-            if ok:
-                item["result"] = {"content": [{"type": "text", "text": content}],
-                                  "structuredContent": None}
-            else:
-                item["error"] = {"message": content}
+        if item["type"] == "commandExecution" and item["status"] != "declined":
+            out.append(self._n("item/commandExecution/outputDelta", itemId=item["id"],
+                               delta=content))
+        if item["type"] == "fileChange" and ok:
+            self._diffs.extend(c["diff"] for c in item["changes"])
         out += self._complete(item, event.at)
         if item["type"] == "fileChange" and ok:
             out.append(self._n("turn/diff/updated", diff="".join(self._diffs)))
@@ -277,7 +239,7 @@ class Feed:
             if item is None:
                 # A call the worker did not announce (the rest of a batch after a resume):
                 # announced here, from what the question shows.
-                name, args = _shown_call(str(p.get("prompt") or ""))
+                name, args = calls.shown_call(str(p.get("prompt") or ""))
                 out = self._announce(f"asked:{approval}", name, args, event.at)
                 item = self._open[f"asked:{approval}"]
             item["_asked"] = True
@@ -389,7 +351,7 @@ class Feed:
     def turn(self, *, items: bool = True) -> dict[str, Any]:
         """The turn as Codex's ``Turn``: with its completed items for thread/read."""
         out: dict[str, Any] = {"id": self.turn_id,
-                               "items": [_public(i) for i in self.items] if items else [],
+                               "items": [calls.public(i) for i in self.items] if items else [],
                                "status": self.status, "error": None}
         if self.error is not None and self.status == "failed":
             out["error"] = {"message": self.error}
@@ -423,7 +385,7 @@ class Feed:
 
     def _complete(self, item: dict[str, Any], at: str) -> list[Message]:
         self.items.append(item)
-        return [self._n("item/completed", item=_public(item), completedAtMs=ms(at))]
+        return [self._n("item/completed", item=calls.public(item), completedAtMs=ms(at))]
 
     def _usage(self, data: Mapping[str, Any]) -> Notification:
         last = {"inputTokens": int(data.get("input_tokens") or 0), "cachedInputTokens": 0,
@@ -435,24 +397,3 @@ class Feed:
         return self._n("thread/tokenUsage/updated",
                        tokenUsage={"total": dict(self._total), "last": last})
 
-
-def _public(item: Mapping[str, Any]) -> dict[str, Any]:
-    """The item as sent: without the fold's own bookkeeping (keys starting with ``_``)."""
-    return {k: v for k, v in item.items() if not k.startswith("_")}
-
-
-def _call_digest(name: str, arguments: Mapping[str, Any]) -> str:
-    """The digest an approval of this exact call is keyed by (see
-    :func:`rein.workers.tool_calls.action_digest`); arguments as recorded."""
-    action = {"tool": name, "arguments": dict(arguments)}
-    return "sha256:" + hashlib.sha256(canonical_json(action)).hexdigest()
-
-
-def _shown_call(prompt: str) -> tuple[str, Mapping[str, Any]]:
-    """The tool and arguments a tool-call question shows (``name {json}``, possibly cut)."""
-    name, _, shown = prompt.partition(" ")
-    try:
-        args = json.loads(shown)
-    except ValueError:
-        args = {}
-    return name, args if isinstance(args, Mapping) else {}
