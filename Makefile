@@ -11,6 +11,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@bash scripts/codex-sdk.sh $(BIN)/python
 	@touch $(STAMP)
 
 install: $(STAMP)

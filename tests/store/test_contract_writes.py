@@ -13,7 +13,16 @@ from rein.core.ids import ApprovalId, NodeKey, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 from rein.errors import Refused, StoreError
 from rein.formats.redaction import Secrets
-from rein.store.base import ApprovalRow, DriverTurn, Event, NodeRow, RunRow, Transition
+from rein.store.base import (
+    ApprovalRow,
+    DriverTurn,
+    Event,
+    NodeRow,
+    RunRow,
+    ThreadRow,
+    ThreadTurnRow,
+    Transition,
+)
 
 T = "2026-01-01T00:00:00Z"
 R1 = RunId("r1")
@@ -144,6 +153,29 @@ def test_the_lock_probe_sees_this_process_holding_it(any_store: Any) -> None:
     with any_store.lock_run("r1"):
         assert any_store.run_locked("r1")
     assert not any_store.run_locked("r1")
+
+
+def test_threads_and_their_turns_round_trip(any_store: Any) -> None:
+    row = ThreadRow(thread_id="thr-1", data={"cwd": "/w", "sandbox": {"type": "readOnly"}},
+                    archived=False, created_at=T, updated_at=T)
+    any_store.save_thread(row)
+    any_store.save_thread(ThreadRow(thread_id="thr-0", data={}, archived=True,
+                                    created_at="2025-01-01T00:00:00Z", updated_at=T))
+    assert any_store.get_thread("thr-1") == row and any_store.get_thread("thr-9") is None
+    renamed = ThreadRow(thread_id="thr-1", data={**row.data, "name": "n"}, archived=True,
+                        created_at=T, updated_at="2026-01-02T00:00:00Z")
+    any_store.save_thread(renamed)  # the same id replaces the settings, keeps created_at
+    assert [t.thread_id for t in any_store.list_threads()] == ["thr-0", "thr-1"]
+    assert any_store.get_thread("thr-1") == renamed
+    for seq in (1, 2):
+        any_store.add_thread_turn(ThreadTurnRow(thread_id="thr-1", seq=seq,
+                                                turn_id=f"turn-{seq}", input={"n": seq},
+                                                created_at=T))
+    any_store.set_turn_run("turn-2", "run-2")
+    turns = any_store.thread_turns("thr-1")
+    assert [(t.seq, t.turn_id, t.run_id, dict(t.input)) for t in turns] == [
+        (1, "turn-1", None, {"n": 1}), (2, "turn-2", "run-2", {"n": 2})]
+    assert any_store.thread_turns("thr-0") == []
 
 
 def test_the_shared_suite_calls_every_method_of_the_protocol() -> None:

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "submit": "rein.cli.driver:submit",
     "driver": "rein.cli.driver:driver",
     "init": "rein.cli.driver_init:init",
+    "app-server": "rein.cli.app_server:app_server",
 }
 
 

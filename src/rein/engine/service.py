@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.engine.routing import Router
     from rein.engine.runner import Engine, RunOutcome
     from rein.engine.runtime import Listener
+    from rein.engine.sessions import Sessions, Thread
 
 Notify = Callable[[str], None]
 
@@ -74,6 +75,7 @@ class Harness(Reads):
         self._checkers, self._sleep = checkers, sleep
         self._store: Store | None = None
         self._engine: Engine | None = None
+        self._sessions: Sessions | None = None
 
     @classmethod
     def open(cls, workspace: str | Path, settings: Config | None = None, *,
@@ -334,6 +336,36 @@ class Harness(Reads):
             if advisory:
                 status["advisory_failures"] = advisory
         return Submitted(note=note, status=status)
+
+    # -- threads (the session runtime) ---------------------------------------------------
+
+    @property
+    def sessions(self) -> Sessions:
+        """Threads, turns and their feeds (:mod:`rein.engine.sessions`): what the SDK and
+        the app-server are built on."""
+        if self._sessions is None:
+            from rein.engine.sessions import Sessions
+
+            self._sessions = Sessions(self)
+        return self._sessions
+
+    def start_thread(self, *, cwd: str | None = None, profile: str | None = None,
+                     sandbox: Any = None, approval_policy: Any = None,
+                     name: str | None = None) -> Thread:
+        """A new durable thread: ``sandbox`` a Codex sandbox mode or policy object,
+        ``approval_policy`` ``on-request`` (default), ``untrusted`` or ``never``."""
+        from rein.engine.sessions import Thread
+
+        row = self.sessions.start_thread(cwd=cwd, profile=profile, sandbox=sandbox,
+                                         approval_policy=approval_policy, name=name)
+        return Thread(self.sessions, row.thread_id)
+
+    def thread(self, thread_id: str) -> Thread:
+        """A thread started earlier, in this process or another (THREAD404)."""
+        from rein.engine.sessions import Thread
+
+        self.sessions.thread(thread_id)
+        return Thread(self.sessions, thread_id)
 
     # -- events --------------------------------------------------------------------------
 

@@ -108,6 +108,29 @@ class Event:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ThreadRow:
+    """A thread of the session runtime: its settings (``data``) and whether it is archived."""
+
+    thread_id: str
+    data: Mapping[str, Any]  # workspace, profile, sandbox, approval policy, name, ...
+    archived: bool
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ThreadTurnRow:
+    """One turn of a thread, in order; ``run_id`` is the run it started (None until then)."""
+
+    thread_id: str
+    seq: int
+    turn_id: str
+    input: Mapping[str, Any]  # what the client sent, and the turn's kind
+    created_at: str
+    run_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ProcessRow:
     """A process group started for a run (a command criterion, a command worker).
 
@@ -261,6 +284,30 @@ class Store(Protocol):
 
     def processes(self, run_id: str) -> list[ProcessRow]:
         """Process groups recorded for a run and not yet forgotten, oldest first."""
+        ...
+
+    def save_thread(self, row: ThreadRow) -> None:
+        """Create or replace a thread row."""
+        ...
+
+    def get_thread(self, thread_id: str) -> ThreadRow | None:
+        """One thread, or ``None``."""
+        ...
+
+    def list_threads(self) -> list[ThreadRow]:
+        """Every thread, oldest first."""
+        ...
+
+    def add_thread_turn(self, row: ThreadTurnRow) -> None:
+        """Append a turn to its thread (``seq`` is the next one)."""
+        ...
+
+    def set_turn_run(self, turn_id: str, run_id: str) -> None:
+        """Record the run a turn started."""
+        ...
+
+    def thread_turns(self, thread_id: str) -> list[ThreadTurnRow]:
+        """A thread's turns, in order."""
         ...
 
     def atomic(self) -> AbstractContextManager[None]:

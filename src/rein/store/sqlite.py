@@ -129,6 +129,26 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
                        AND older.token <= driver_turns.token)))""",
         "CREATE INDEX driver_turns_order ON driver_turns (root_run_id, ord)",
     ),
+    (
+        # Threads of the session runtime (rein.engine.sessions): a durable conversation and
+        # its turns, each turn the run it started. ``data`` is the thread's settings as JSON.
+        """CREATE TABLE threads (
+            thread_id TEXT PRIMARY KEY,
+            data TEXT NOT NULL,
+            archived INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE thread_turns (
+            thread_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            turn_id TEXT NOT NULL UNIQUE,
+            run_id TEXT,
+            input TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (thread_id, seq)
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,177 @@
+"""The client requests rein's app-server implements, with Codex's names and shapes.
+
+Each handler reads its params, calls the session runtime, and returns the result object;
+notifications that follow a result (``thread/started``, ``thread/archived``, ...) are sent
+after it. A method Codex defines and rein does not implement is answered with an error that
+names it (:mod:`rein.appserver.server`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from rein.appserver import wire
+from rein.appserver.wire import MethodError
+from rein.engine.protocol_view import Notification
+from rein.engine.sessions import TurnRun
+from rein.store.base import ThreadRow
+
+if TYPE_CHECKING:
+    from rein.engine.service import Harness
+
+
+class Connection(Protocol):
+    """What a handler uses of the connection (:class:`rein.appserver.server.Connection`)."""
+
+    harness: Harness
+    questions: dict[str, TurnRun]
+
+    def then(self, work: Callable[[], None]) -> None: ...
+    def notify(self, notification: Notification) -> None: ...
+    def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None: ...
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
+
+
+Handler = Callable[[Connection, Mapping[str, Any]], Awaitable[Any]]
+
+
+def _thread_id(params: Mapping[str, Any]) -> str:
+    value = params.get("threadId")
+    if not isinstance(value, str) or not value:
+        raise MethodError(wire.INVALID_PARAMS, "threadId is required")
+    return value
+
+
+def _session(c: Connection, row: ThreadRow) -> dict[str, Any]:
+    """The result of thread/start, thread/resume and thread/fork."""
+    d = row.data
+    return {"thread": c.harness.sessions.to_json(row, include_turns=True),
+            "model": d.get("model") or "", "modelProvider": d.get("modelProvider") or "rein",
+            "cwd": d["cwd"], "approvalPolicy": d["approvalPolicy"],
+            "approvalsReviewer": "user", "sandbox": d["sandbox"]}
+
+
+def _started(c: Connection, row: ThreadRow) -> None:
+    thread = c.harness.sessions.to_json(row)
+    c.then(lambda: c.notify(Notification(method="thread/started", params={"thread": thread})))
+
+
+async def thread_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    row = c.harness.sessions.start_thread(
+        cwd=params.get("cwd"), sandbox=params.get("sandbox"),
+        approval_policy=params.get("approvalPolicy"),
+        ephemeral=bool(params.get("ephemeral")),
+        profile=(params.get("config") or {}).get("rein.profile")
+        if isinstance(params.get("config"), Mapping) else None)
+    _started(c, row)
+    return _session(c, row)
+
+
+async def thread_resume(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    sessions = c.harness.sessions
+    row = sessions.thread(_thread_id(params))
+    result = _session(c, row)
+    turn = sessions.reopen(row.thread_id)
+    if turn is not None and not any(t is turn for t in c.questions.values()):
+        c.then(lambda: c.run_turn(turn, replay=False))
+    return result
+
+
+async def thread_fork(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    row = c.harness.sessions.fork(_thread_id(params))
+    _started(c, row)
+    return _session(c, row)
+
+
+async def thread_read(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    row = c.harness.sessions.thread(_thread_id(params))
+    return {"thread": c.harness.sessions.to_json(
+        row, include_turns=bool(params.get("includeTurns")))}
+
+
+async def thread_list(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    sessions = c.harness.sessions
+    rows = sessions.threads(archived=bool(params.get("archived")))
+    term = params.get("searchTerm")
+    if isinstance(term, str) and term:
+        rows = [r for r in rows if term.lower() in (r.data.get("preview") or "").lower()
+                or term.lower() in (r.data.get("name") or "").lower()]
+    cwd = params.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        rows = [r for r in rows if r.data.get("cwd") == cwd]
+    start = int(params["cursor"]) if str(params.get("cursor") or "").isdigit() else 0
+    given = params.get("limit")
+    limit = given if isinstance(given, int) else 50
+    page = rows[start:start + max(1, limit)]
+    more = start + len(page) < len(rows)
+    return {"data": [sessions.to_json(r) for r in page],
+            "nextCursor": str(start + len(page)) if more else None}
+
+
+async def thread_archive(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    row = c.harness.sessions.update(_thread_id(params), archived=True)
+    c.then(lambda: c.notify(Notification(method="thread/archived",
+                                         params={"threadId": row.thread_id})))
+    return {}
+
+
+async def thread_unarchive(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    row = c.harness.sessions.update(_thread_id(params), archived=False)
+    c.then(lambda: c.notify(Notification(method="thread/unarchived",
+                                         params={"threadId": row.thread_id})))
+    return {"thread": c.harness.sessions.to_json(row)}
+
+
+async def thread_name_set(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    name = params.get("name")
+    row = c.harness.sessions.update(_thread_id(params),
+                                    name=name if isinstance(name, str) else None)
+    c.then(lambda: c.notify(Notification(method="thread/name/updated", params={
+        "threadId": row.thread_id, "threadName": row.data.get("name")})))
+    return {}
+
+
+async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    items = params.get("input")
+    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+        raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
+    turn = await c.harness.sessions.begin_turn(_thread_id(params), items,
+                                         sandbox=params.get("sandboxPolicy"),
+                                         approval_policy=params.get("approvalPolicy"))
+    c.then(lambda: c.run_turn(turn))
+    return {"turn": {"id": turn.turn_id, "items": [], "status": "inProgress"}}
+
+
+def _active(c: Connection, params: Mapping[str, Any], expected: Any) -> Any:
+    thread_id = _thread_id(params)
+    turn = c.harness.sessions.active.get(thread_id)
+    if turn is None or turn.done or (isinstance(expected, str) and turn.turn_id != expected):
+        raise MethodError(wire.INVALID_REQUEST, f"no active turn {expected or ''} on thread "
+                                                f"{thread_id}".replace("  ", " "))
+    return turn
+
+
+async def turn_interrupt(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    turn = _active(c, params, params.get("turnId"))
+    c.spawn(turn.interrupt())
+    return {}
+
+
+async def turn_steer(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    _active(c, params, params.get("expectedTurnId"))
+    # A rein turn is a run bound by digest to what it was asked: new input mid-run would
+    # change it unseen. The client interrupts and starts a new turn instead.
+    raise MethodError(wire.INVALID_REQUEST, "turn/steer: the active turn is not steerable "
+                                            "(a rein turn runs what it was approved for); "
+                                            "interrupt it and start a new turn")
+
+
+METHODS: dict[str, Handler] = {
+    "thread/start": thread_start, "thread/resume": thread_resume, "thread/fork": thread_fork,
+    "thread/read": thread_read, "thread/list": thread_list,
+    "thread/archive": thread_archive, "thread/unarchive": thread_unarchive,
+    "thread/name/set": thread_name_set, "turn/start": turn_start,
+    "turn/interrupt": turn_interrupt, "turn/steer": turn_steer,
+}

@@ -1,0 +1,224 @@
+"""The app-server connection: handshake, dispatch, turns streaming, questions answered.
+
+A faithful subset of Codex's app-server v2 protocol (see docs/app-server.md): the client
+sends ``initialize`` then ``initialized``; every other request before that is answered
+"Not initialized", a second ``initialize`` "Already initialized". Requests are handled in
+the order they arrive; each turn's feed is pumped to the client by a task of its own, and
+the server's questions (approvals, gates) are JSON-RPC requests whose id is the approval's
+id, so that the client's answer — or one given with ``rein approvals`` — resolves them.
+
+Nothing here decides a state change: the handlers in :mod:`rein.appserver.methods` call the
+session runtime (``harness.sessions``), and the feed comes folded from the stored events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any
+
+from rein.appserver import wire
+from rein.appserver.wire import Incoming, MethodError, Wire
+from rein.engine.protocol_view import Notification
+from rein.engine.sessions import ServerRequest, TurnRun
+from rein.errors import ConfigError, ReinError
+
+if TYPE_CHECKING:
+    from rein.engine.service import Harness
+
+class Connection:
+    """One client over one pair of streams."""
+
+    def __init__(self, harness: Harness, transport: Wire) -> None:
+        self.harness, self.wire = harness, transport
+        self.initialized = False
+        self.opted_out: frozenset[str] = frozenset()
+        self.experimental = False
+        self.questions: dict[str, TurnRun] = {}  # server request id → the turn asking
+        self.tasks: set[asyncio.Future[Any]] = set()
+        self.pumps: set[asyncio.Future[Any]] = set()
+        self._after: Callable[[], None] | None = None
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Handle messages until the client closes its end, then let turns reach a pause."""
+        from rein.appserver.methods import METHODS
+
+        self.wire.start_reading(asyncio.get_running_loop())
+        while True:
+            incoming = await self.wire.queue.get()
+            if incoming is None:
+                break
+            if incoming.method is None:
+                self._answered(incoming)
+            elif incoming.id is None:
+                self._notified(incoming)
+            else:
+                await self._request(incoming, METHODS)
+        # The client is gone: turns run on to their end or their next question, recorded,
+        # so that a client that comes back resumes them (thread/resume). Nobody reads the
+        # feeds any more, so their pumps stop.
+        self.wire.closed = True
+        for pump in list(self.pumps):
+            pump.cancel()
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+    async def _request(self, incoming: Incoming, methods: Mapping[str, Any]) -> None:
+        method = incoming.method
+        assert method is not None
+        try:
+            if method == "initialize":
+                result = self._initialize(incoming.params)
+            elif not self.initialized:
+                raise MethodError(wire.INVALID_REQUEST, "Not initialized")
+            elif method not in methods:
+                raise MethodError(wire.METHOD_NOT_FOUND,
+                                  f"method not implemented by rein app-server: {method}")
+            else:
+                result = await methods[method](self, incoming.params)
+        except MethodError as exc:
+            self.wire.error(incoming.id, exc.code, exc.message)
+        except ConfigError as exc:
+            self.wire.error(incoming.id, wire.INVALID_PARAMS, f"{exc.message}",
+                            {"code": exc.code, "hint": exc.hint})
+        except ReinError as exc:
+            self.wire.error(incoming.id, wire.INVALID_REQUEST, f"{exc.message}",
+                            {"code": exc.code, "hint": exc.hint})
+        except Exception as exc:  # noqa: BLE001 - one bad request never stops the server
+            print(f"rein app-server: {method}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.wire.error(incoming.id, wire.INTERNAL_ERROR, f"internal error in {method}")
+        else:
+            self.wire.send({"id": incoming.id, "result": result})
+            after = getattr(self, "_after", None)
+            if after is not None:
+                self._after = None
+                after()
+
+    def then(self, work: Callable[[], None]) -> None:
+        """Run ``work`` right after the current request's response is written (a handler's
+        notifications come after its result, as Codex sends them)."""
+        self._after = work
+
+    def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        from rein.core.version import VERSION
+
+        if self.initialized:
+            raise MethodError(wire.INVALID_REQUEST, "Already initialized")
+        caps = params.get("capabilities") if isinstance(params.get("capabilities"),
+                                                        Mapping) else {}
+        assert isinstance(caps, Mapping)
+        opted = caps.get("optOutNotificationMethods") or []
+        self.opted_out = frozenset(m for m in opted if isinstance(m, str))
+        self.experimental = bool(caps.get("experimentalApi"))
+        self.initialized = True
+        return {"userAgent": f"rein/{VERSION}", "codexHome": str(self.harness.workspace /
+                                                                 ".rein"),
+                "platformFamily": "windows" if sys.platform == "win32" else "unix",
+                "platformOs": {"darwin": "macos", "win32": "windows"}.get(sys.platform,
+                                                                           "linux")}
+
+    def _notified(self, incoming: Incoming) -> None:
+        # `initialized` is the one client notification; others are ignored, as Codex does.
+        return None
+
+    def _answered(self, incoming: Incoming) -> None:
+        request_id = str(incoming.id)
+        turn = self.questions.pop(request_id, None)
+        if turn is None:
+            return  # unknown or already answered: nothing to do, nothing to crash
+        result = incoming.message.get("result")
+        decision = decision_of(result if isinstance(result, Mapping) else None,
+                               "error" in incoming.message)
+        if decision is None:
+            self.questions[request_id] = turn  # still open: answerable again (or by CLI)
+            return
+        self.spawn(self._answer(turn, request_id, decision))
+
+    async def _answer(self, turn: TurnRun, request_id: str, decision: str) -> None:
+        try:
+            await turn.answer(request_id, decision)
+        except ReinError as exc:
+            self.notify(Notification(method="warning", params={
+                "threadId": turn.thread.thread_id, "message": f"{exc.code}: {exc.message}"}))
+
+    # -- turns ---------------------------------------------------------------------------
+
+    def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None:
+        """Drive ``turn`` and pump its feed to the client."""
+        self.spawn(self._drive(turn))
+        pump = self.spawn(self._pump(turn, replay=replay))
+        self.pumps.add(pump)
+        pump.add_done_callback(self.pumps.discard)
+
+    async def _drive(self, turn: TurnRun) -> None:
+        try:
+            await turn.drive()
+        except ReinError as exc:
+            self.notify(Notification(method="error", params={
+                "threadId": turn.thread.thread_id, "turnId": turn.turn_id, "willRetry": False,
+                "error": {"message": f"{exc.code}: {exc.message}"}}))
+
+    async def _pump(self, turn: TurnRun, *, replay: bool) -> None:
+        try:
+            async for message in turn.stream(replay=replay):
+                if isinstance(message, ServerRequest):
+                    self.questions[message.id] = turn
+                    self.wire.send(message.to_json())
+                else:
+                    if message.method == "serverRequest/resolved":
+                        self.questions.pop(str(message.params.get("requestId")), None)
+                    self.notify(message)
+        except ReinError as exc:  # the run never started: the turn fails, visibly
+            self.notify(Notification(method="turn/completed", params={
+                "threadId": turn.thread.thread_id, "turn": {
+                    "id": turn.turn_id, "items": [], "status": "failed",
+                    "error": {"message": f"{exc.code}: {exc.message}"}}}))
+            turn.done = True
+
+    def notify(self, notification: Notification) -> None:
+        if notification.method not in self.opted_out:
+            self.wire.send(notification.to_json())
+
+    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]:
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._finished)
+        return task
+
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            print(f"rein app-server: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def decision_of(result: Mapping[str, Any] | None, failed: bool) -> str | None:
+    """The decision a client's response carries, whichever question it answers."""
+    if failed or result is None:
+        return None
+    decision = result.get("decision")
+    if isinstance(decision, str):
+        return decision
+    if isinstance(decision, Mapping):  # an amendment variant: accepted as asked, no more
+        return "accept"
+    if "permissions" in result:  # a granted subset: anything granted accepts this call
+        granted = result.get("permissions")
+        return "accept" if isinstance(granted, Mapping) and any(granted.values()) \
+            else "decline"
+    answers = result.get("answers")
+    if isinstance(answers, Mapping):
+        for answer in answers.values():
+            picked = answer.get("answers") if isinstance(answer, Mapping) else None
+            if isinstance(picked, list) and picked:
+                word = str(picked[0])
+                return word if word in ("accept", "decline", "cancel") else "decline"
+        return "decline"
+    return None
+
+
+async def serve(harness: Harness, reader: IO[bytes], writer: IO[bytes]) -> None:
+    """Serve one client over ``reader`` / ``writer`` until it closes its end."""
+    await Connection(harness, Wire(reader, writer)).serve()

@@ -1,0 +1,29 @@
+"""Codes of the session runtime (threads and turns) and the surfaces that carry it."""
+
+from __future__ import annotations
+
+from rein.core.codes.model import Code, Kind
+
+THREADS = "Threads, turns and the app-server"
+
+
+def _c(code: str, kind: Kind, meaning: str, hint: str) -> Code:
+    return Code(code=code, area=THREADS, severity="error", kind=kind, meaning=meaning,
+                hint=hint)
+
+
+CODES = (
+    _c("THREAD001", "refused", "a turn is already in progress on the thread",
+       "wait for turn/completed, or interrupt the turn first"),
+    _c("THREAD002", "usage", "the sandbox or approval policy is not one rein knows, or the "
+       "directory is outside the workspace",
+       "use a Codex spelling (readOnly, workspaceWrite, dangerFullAccess, externalSandbox; "
+       "untrusted, on-failure, on-request, never) and a directory inside the workspace"),
+    _c("THREAD003", "refused", "the thread is archived", "unarchive it first"),
+    _c("THREAD004", "usage", "the turn's input is empty or names no graph rein can read",
+       "send a text item, or a mention item naming an .agraph.yaml file"),
+    _c("THREAD404", "error", "no thread or turn with that id in this workspace",
+       "list the threads (thread/list)"),
+)
+
+__all__ = ["CODES"]

@@ -1,0 +1,399 @@
+"""One turn's run events, folded into the Codex wire vocabulary: the turn's feed.
+
+A turn is one run. :class:`Feed` reads that run's stored events in order and says what a
+protocol client sees: ``turn/started``, every item's ``item/started`` → deltas →
+``item/completed`` (the completed item authoritative), ``thread/tokenUsage/updated``, the
+server requests that ask a person (:class:`ServerRequest`), ``serverRequest/resolved`` when
+they are answered, and ``turn/completed``. The fold is pure and depends only on the stored
+events and the turn's input, so a second process that folds the same run sends the same
+feed, and :meth:`Feed.turn` rebuilds the turn's items for ``thread/read`` and
+``thread/resume``. Internal event names never leave this module.
+
+What the engine records maps onto Codex items like this:
+
+- the user's input is a ``userMessage``; the model's text an ``agentMessage`` (the node's
+  ``reply`` output is the one with ``phase: final_answer``);
+- a ``shell_exec`` call is a ``commandExecution``, a file write or edit a ``fileChange``
+  (followed by ``turn/diff/updated``), any other tool an ``mcpToolCall`` of server ``rein``;
+- a tool call in ``ask`` is ``item/commandExecution/requestApproval`` (or the fileChange or
+  permissions request), whose request id is the approval's id; a gate or a ``human``
+  criterion is ``item/tool/requestUserInput``;
+- a graph turn's nodes are the steps of ``turn/plan/updated``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rein.engine.protocol_view import Notification
+from rein.engine.sessions import items as calls
+from rein.store.base import Event
+
+_HIDDEN = frozenset({"submit_outputs"})  # the answer, shown as the final agent message
+_OPTIONS = [{"label": "accept", "description": "approve and go on"},
+            {"label": "decline", "description": "refuse; the run handles it"},
+            {"label": "cancel", "description": "stop the run"}]
+# How a run's end reads as a turn status.
+_TURN_STATUS = {"succeeded": "completed", "cancelled": "interrupted"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServerRequest:
+    """A question for the client: a JSON-RPC request the server sends and waits on.
+
+    ``id`` is the approval's id, so that an answer from anywhere (the wire, the CLI) is one
+    answer; ``digest`` is the digest of what was shown, which the answer is bound to."""
+
+    id: str
+    method: str
+    params: Mapping[str, Any]
+    digest: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "method": self.method, "params": dict(self.params)}
+
+
+Message = Notification | ServerRequest
+
+
+def ms(at: str) -> int:
+    """Milliseconds since the epoch of a stored ISO timestamp."""
+    return int(dt.datetime.fromisoformat(at).timestamp() * 1000)
+
+
+@dataclass(kw_only=True)
+class Feed:
+    """The fold of one turn's run events (feed :meth:`apply` each event in ``seq`` order)."""
+
+    thread_id: str
+    turn_id: str
+    cwd: str
+    input: Sequence[Mapping[str, Any]]
+    graph: Mapping[str, Any] | None = None  # a graph turn: id, digest, nodes, plan text
+    started_at: str | None = None
+    status: str = "inProgress"
+    error: str | None = None
+    completed_at: str | None = None
+    items: list[dict[str, Any]] = field(default_factory=list)  # completed, in order
+    pending: dict[str, ServerRequest] = field(default_factory=dict)  # by approval id
+    _open: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → item
+    _last_call: str | None = None
+    _total: dict[str, int] = field(default_factory=dict)
+    _diffs: list[str] = field(default_factory=list)
+    _plan: dict[str, str] = field(default_factory=dict)  # node → step status
+    _count: int = 0
+    _opened: bool = False
+
+    # -- the fold ------------------------------------------------------------------------
+
+    def apply(self, event: Event) -> list[Message]:
+        """What ``event`` tells the client, in order (often nothing)."""
+        p = event.payload
+        match event.type:
+            case "run/started" if not p.get("parent_run_id"):
+                return self._started(event)
+            case "node/started" | "node/waiting" | "node/finished" | "node/skipped" | \
+                    "node/cancelled" if self._plan_of(p):
+                return self._step(p)
+            case "item":
+                return self._item(event)
+            case "approval/requested":
+                return self._ask(event)
+            case "approval/answered" if p.get("kind") != "graph":
+                return self._resolved(str(p.get("approval_id")))
+            case "diagnostic":
+                return self._diagnostic(p)
+            case "run/paused":
+                return [self._status({"type": "active", "activeFlags": ["waitingOnApproval"]})]
+            case "run/resumed":
+                return [self._status({"type": "active", "activeFlags": []})]
+            case "node/finished" if isinstance(p.get("outputs"), Mapping):
+                return self._reply(event, p["outputs"])
+            case "run/finished" if not event.payload.get("parent_run_id"):
+                return self._finished(event)
+        return []
+
+    def _started(self, event: Event) -> list[Message]:
+        if self._opened:
+            self._opened = False  # a graph turn opened before its run (the plan, the ask)
+            return []
+        return self.opening(event.at)
+
+    def opening(self, at: str) -> list[Message]:
+        """The turn's start: ``turn/started``, the user's message, and for a graph turn the
+        plan as an item and as pending steps (sent before the digest is approved)."""
+        self.started_at = at
+        out: list[Message] = [
+            self._status({"type": "active", "activeFlags": []}),
+            self._n("turn/started", turn={"id": self.turn_id, "items": [],
+                                          "status": "inProgress"})]
+        user = {"type": "userMessage", "id": f"{self.turn_id}:user",
+                "content": [dict(i) for i in self.input]}
+        out += self._whole(user, at)
+        if self.graph is not None:
+            self._opened = True
+            plan = {"type": "plan", "id": f"{self.turn_id}:plan",
+                    "text": str(self.graph.get("plan") or "")}
+            out += self._whole(plan, at, delta="item/plan/delta")
+            out += self.plan([str(n) for n in self.graph.get("nodes") or ()])
+        return out
+
+    def digest_question(self, at: str) -> ServerRequest:
+        """A graph turn's first question: may the graph run, as shown, by its digest."""
+        assert self.graph is not None
+        graph_id, digest = self.graph.get("id"), str(self.graph.get("digest"))
+        request = ServerRequest(
+            id=f"{self.turn_id}:digest", method="item/tool/requestUserInput", digest=digest,
+            params={"threadId": self.thread_id, "turnId": self.turn_id,
+                    "itemId": f"{self.turn_id}:plan", "isBlocking": True, "questions": [{
+                        "id": "digest", "header": "Run this graph?",
+                        "question": f"Run graph {graph_id} as planned (digest {digest})?",
+                        "isOther": False, "isSecret": False, "options": _OPTIONS}]})
+        self.pending[request.id] = request
+        return request
+
+    def not_run(self, at: str, decision: str) -> list[Message]:
+        """A graph turn whose digest was declined or cancelled: nothing ran."""
+        out = self._resolved(f"{self.turn_id}:digest")
+        item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "phase": "final_answer",
+                "text": f"the graph was not approved ({decision}); nothing ran"}
+        out += self._whole(item, at, delta="item/agentMessage/delta")
+        self.status, self.completed_at = ("interrupted" if decision == "cancel"
+                                          else "completed"), at
+        for step in self._plan:
+            self._plan[step] = "pending"
+        out.append(self._n("turn/completed", turn=self.turn(items=False)))
+        out.append(self._status({"type": "idle"}))
+        return out
+
+    def _item(self, event: Event) -> list[Message]:
+        p = event.payload
+        data = p.get("data") if isinstance(p.get("data"), Mapping) else {}
+        assert isinstance(data, Mapping)
+        kind = p.get("kind")
+        if kind == "message" and data.get("text"):
+            item = {"type": "agentMessage", "id": self._next_id("msg"),
+                    "text": str(data["text"]), "phase": "commentary"}
+            return self._whole(item, event.at, delta="item/agentMessage/delta")
+        if kind == "reasoning" and data.get("text"):
+            thought: dict[str, Any] = {"type": "reasoning", "id": self._next_id("reasoning"),
+                                       "summary": [str(data["text"])], "content": []}
+            return self._whole(thought, event.at)
+        if kind == "usage":
+            return [self._usage(data)]
+        if kind == "tool_call":
+            return self._call(event, data)
+        if kind == "tool_result":
+            return self._result(event, data)
+        return []
+
+    def _call(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
+        name = str(data.get("name") or "")
+        call = str(data.get("id") or self._next_id("call"))
+        self._last_call = call
+        if name in _HIDDEN:
+            return []
+        args = data.get("arguments") if isinstance(data.get("arguments"), Mapping) else {}
+        assert isinstance(args, Mapping)
+        return self._announce(call, name, args, event.at)
+
+    def _announce(self, call: str, name: str, args: Mapping[str, Any], at: str
+                  ) -> list[Message]:
+        """``item/started`` for a tool call, kept open until its result."""
+        item = calls.call_item(f"{self.turn_id}:{call}", name, args, self.cwd)
+        item["_started"] = at
+        item["_digest"] = calls.call_digest(name, args)
+        self._open[call] = item
+        return [self._n("item/started", item=calls.public(item), startedAtMs=ms(at))]
+
+    def _result(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
+        item = self._open.pop(str(data.get("id")), None)
+        if item is None:  # a call first seen through its question (see _ask): in order
+            asked = next((k for k in self._open if k.startswith("asked:")), None)
+            item = self._open.pop(asked) if asked is not None else None
+        if item is None:
+            return []
+        ok, content = calls.finish_call(item, data, ms(event.at) - ms(item["_started"]))
+        out: list[Message] = []
+        if item["type"] == "commandExecution" and item["status"] != "declined":
+            out.append(self._n("item/commandExecution/outputDelta", itemId=item["id"],
+                               delta=content))
+        if item["type"] == "fileChange" and ok:
+            self._diffs.extend(c["diff"] for c in item["changes"])
+        out += self._complete(item, event.at)
+        if item["type"] == "fileChange" and ok:
+            out.append(self._n("turn/diff/updated", diff="".join(self._diffs)))
+        return out
+
+    def _ask(self, event: Event) -> list[Message]:
+        p = event.payload
+        approval = str(p.get("approval_id"))
+        kind = p.get("kind")
+        base = {"threadId": self.thread_id, "turnId": self.turn_id}
+        out: list[Message] = []
+        if kind == "tool_call":
+            item = self._asked_call(str(p.get("key") or ""))
+            if item is None:
+                # A call the worker did not announce (the rest of a batch after a resume):
+                # announced here, from what the question shows.
+                name, args = calls.shown_call(str(p.get("prompt") or ""))
+                out = self._announce(f"asked:{approval}", name, args, event.at)
+                item = self._open[f"asked:{approval}"]
+            item["_asked"] = True
+            item_id = item["id"]
+            params: dict[str, Any] = {**base, "itemId": item_id, "startedAtMs": ms(event.at),
+                                      "reason": str(p.get("prompt") or "")}
+            kind_of = item["type"] if item else "mcpToolCall"
+            if kind_of == "commandExecution":
+                assert item is not None
+                method = "item/commandExecution/requestApproval"
+                params.update(command=item["command"], cwd=self.cwd, commandActions=[])
+            elif kind_of == "fileChange":
+                method = "item/fileChange/requestApproval"
+            else:
+                method = "item/permissions/requestApproval"
+                params.update(cwd=self.cwd, permissions={"network": None, "fileSystem": None})
+        else:  # a gate, a `human` criterion, a checkpoint: a question with answers
+            method = "item/tool/requestUserInput"
+            params = {**base, "itemId": f"{self.turn_id}:{approval}", "isBlocking": True,
+                      "questions": [{
+                "id": approval, "header": str(p.get("node") or "approval"),
+                "question": str(p.get("prompt") or "Approve?"), "isOther": False,
+                "isSecret": False, "options": _OPTIONS}]}
+        request = ServerRequest(id=approval, method=method, params=params,
+                                digest=str(p.get("digest") or ""))
+        self.pending[approval] = request
+        return [*out, request]
+
+    def resolve(self, request_id: str) -> list[Message]:
+        """``serverRequest/resolved`` for a question answered outside the run's events."""
+        return self._resolved(request_id)
+
+    def _asked_call(self, key: str) -> dict[str, Any] | None:
+        """The open tool call an approval asks about: the one whose exact call digest the
+        approval's key names (several calls may be open at once), else the latest."""
+        for item in self._open.values():
+            if item.get("_digest") and f":{item['_digest']}@" in key:
+                return item
+        last = self._open.get(self._last_call or "")
+        return last if last is not None and not last.get("_asked") else None
+
+    def _resolved(self, approval: str) -> list[Message]:
+        if self.pending.pop(approval, None) is None:
+            return []
+        return [self._n("serverRequest/resolved", requestId=approval)]
+
+    def _reply(self, event: Event, outputs: Mapping[str, Any]) -> list[Message]:
+        text = outputs.get("reply")
+        if not isinstance(text, str) or self._plan:
+            return []
+        item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "text": text,
+                "phase": "final_answer"}
+        return self._whole(item, event.at, delta="item/agentMessage/delta")
+
+    def _diagnostic(self, p: Mapping[str, Any]) -> list[Message]:
+        message = f"{p.get('code') or 'rein'}: {p.get('message') or ''}"
+        if p.get("severity") == "error":
+            self.error = message
+            return [self._n("error", error={"message": message}, willRetry=False)]
+        return [Notification(method="warning", params={"threadId": self.thread_id,
+                                                       "message": message})]
+
+    def _finished(self, event: Event) -> list[Message]:
+        status = _TURN_STATUS.get(str(event.payload.get("status")), "failed")
+        out: list[Message] = []
+        for item in list(self._open.values()):  # a call the run's end cut short
+            item["status"] = "declined" if status == "interrupted" else "failed"
+            out += self._complete(item, event.at)
+        self._open.clear()
+        for approval in list(self.pending):  # nobody answers these any more
+            out += self._resolved(approval)
+        if self.graph is not None:
+            item = {"type": "agentMessage", "id": f"{self.turn_id}:reply",
+                    "phase": "final_answer",
+                    "text": f"run {event.run_id} {event.payload.get('status')}"}
+            out += self._whole(item, event.at, delta="item/agentMessage/delta")
+        self.status, self.completed_at = status, event.at
+        if status == "failed" and self.error is None:
+            self.error = f"the run ended {event.payload.get('status')}"
+        out.append(self._n("turn/completed", turn=self.turn(items=False)))
+        out.append(self._status({"type": "idle"}))
+        return out
+
+    # -- graph turns: node states as plan steps ------------------------------------------
+
+    def _plan_of(self, p: Mapping[str, Any]) -> bool:
+        return bool(self._plan) and str(p.get("node")) in self._plan
+
+    def plan(self, nodes: Sequence[str]) -> list[Message]:
+        """A graph turn's plan: its nodes as steps, all pending (announced once, at start)."""
+        self._plan = {n: "pending" for n in nodes}
+        return [self._plan_update()]
+
+    def _step(self, p: Mapping[str, Any]) -> list[Message]:
+        node, status = str(p.get("node")), str(p.get("status") or "")
+        done = status in ("succeeded", "failed", "blocked", "skipped", "cancelled")
+        new = "completed" if done else "inProgress"
+        if self._plan.get(node) == new:
+            return []
+        self._plan[node] = new
+        return [self._plan_update()]
+
+    def _plan_update(self) -> Notification:
+        return self._n("turn/plan/updated", plan=[{"step": n, "status": s}
+                                                  for n, s in self._plan.items()])
+
+    # -- shapes --------------------------------------------------------------------------
+
+    def turn(self, *, items: bool = True) -> dict[str, Any]:
+        """The turn as Codex's ``Turn``: with its completed items for thread/read."""
+        out: dict[str, Any] = {"id": self.turn_id,
+                               "items": [calls.public(i) for i in self.items] if items else [],
+                               "status": self.status, "error": None}
+        if self.error is not None and self.status == "failed":
+            out["error"] = {"message": self.error}
+        if self.started_at is not None:
+            out["startedAt"] = ms(self.started_at) // 1000
+        if self.completed_at is not None and self.started_at is not None:
+            out["completedAt"] = ms(self.completed_at) // 1000
+            out["durationMs"] = ms(self.completed_at) - ms(self.started_at)
+        return out
+
+    def _next_id(self, kind: str) -> str:
+        self._count += 1
+        return f"{self.turn_id}:{kind}-{self._count}"
+
+    def _n(self, method: str, **params: Any) -> Notification:
+        return Notification(method=method, params={"threadId": self.thread_id,
+                                                   "turnId": self.turn_id, **params})
+
+    def _status(self, status: Mapping[str, Any]) -> Notification:
+        return Notification(method="thread/status/changed",
+                            params={"threadId": self.thread_id, "status": dict(status)})
+
+    def _whole(self, item: dict[str, Any], at: str, *, delta: str | None = None
+               ) -> list[Message]:
+        """An item that starts and completes at once (a message), with its one delta."""
+        out: list[Message] = [self._n("item/started", item={**item, "text": ""}
+                                      if delta else item, startedAtMs=ms(at))]
+        if delta:
+            out.append(self._n(delta, itemId=item["id"], delta=item["text"]))
+        return out + self._complete(item, at)
+
+    def _complete(self, item: dict[str, Any], at: str) -> list[Message]:
+        self.items.append(item)
+        return [self._n("item/completed", item=calls.public(item), completedAtMs=ms(at))]
+
+    def _usage(self, data: Mapping[str, Any]) -> Notification:
+        last = {"inputTokens": int(data.get("input_tokens") or 0), "cachedInputTokens": 0,
+                "outputTokens": int(data.get("output_tokens") or 0),
+                "reasoningOutputTokens": 0}
+        last["totalTokens"] = last["inputTokens"] + last["outputTokens"]
+        for key, value in last.items():
+            self._total[key] = self._total.get(key, 0) + value
+        return self._n("thread/tokenUsage/updated",
+                       tokenUsage={"total": dict(self._total), "last": last})
+

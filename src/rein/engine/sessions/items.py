@@ -1,0 +1,83 @@
+"""A tool call as a Codex item: which item type it is, and how its result closes it.
+
+``shell_exec`` is a ``commandExecution`` (its output and exit code parsed from the tool's
+result), a file write or edit a ``fileChange``, any other tool an ``mcpToolCall`` of server
+``rein``. A result refused because a person declined the call closes the item
+``declined``; another refusal or failure closes it ``failed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rein.formats.canonical import canonical_json
+
+SHELL = frozenset({"shell_exec", "shell"})
+FILES = frozenset({"file_write", "write", "edit"})
+_EXIT = re.compile(r"exit code: (-?\d+)")
+
+
+def call_item(item_id: str, name: str, args: Mapping[str, Any], cwd: str) -> dict[str, Any]:
+    """The item a tool call starts (``inProgress``)."""
+    if name in SHELL:
+        return {"type": "commandExecution", "id": item_id,
+                "command": str(args.get("command") or ""), "cwd": cwd,
+                "commandActions": [], "status": "inProgress", "source": "agent"}
+    if name in FILES:
+        text = str(args.get("content") or args.get("new") or "")
+        diff = "".join(f"+{line}\n" for line in text.splitlines())
+        kind = "update" if name == "edit" else "add"
+        return {"type": "fileChange", "id": item_id, "status": "inProgress",
+                "changes": [{"path": str(args.get("path") or ""), "kind": {"type": kind},
+                             "diff": diff}]}
+    return {"type": "mcpToolCall", "id": item_id, "server": "rein", "tool": name,
+            "arguments": dict(args), "status": "inProgress"}
+
+
+def finish_call(item: dict[str, Any], data: Mapping[str, Any], took_ms: int
+                ) -> tuple[bool, str]:
+    """Close ``item`` with the tool's result ``data``; (ok, the result's text)."""
+    ok = bool(data.get("ok"))
+    content = str(data.get("content") or "")
+    declined = bool(data.get("refused")) and "declined" in content
+    status = "declined" if declined else "completed" if ok else "failed"
+    if item["type"] == "commandExecution":
+        exit_code = _EXIT.search(content)
+        item.update(status=status, aggregatedOutput=content, durationMs=took_ms,
+                    exitCode=int(exit_code.group(1)) if exit_code else None)
+    elif item["type"] == "fileChange":
+        item["status"] = status
+    else:  # mcpToolCall knows no `declined`
+        item.update(status="completed" if ok else "failed", durationMs=took_ms)
+        if ok:
+            item["result"] = {"content": [{"type": "text", "text": content}],
+                              "structuredContent": None}
+        else:
+            item["error"] = {"message": content}
+    return ok, content
+
+
+def call_digest(name: str, arguments: Mapping[str, Any]) -> str:
+    """The digest an approval of this exact call is keyed by (see
+    :func:`rein.workers.tool_calls.action_digest`); arguments as recorded."""
+    action = {"tool": name, "arguments": dict(arguments)}
+    return "sha256:" + hashlib.sha256(canonical_json(action)).hexdigest()
+
+
+def shown_call(prompt: str) -> tuple[str, Mapping[str, Any]]:
+    """The tool and arguments a tool-call question shows (``name {json}``, possibly cut)."""
+    name, _, shown = prompt.partition(" ")
+    try:
+        args = json.loads(shown)
+    except ValueError:
+        args = {}
+    return name, args if isinstance(args, Mapping) else {}
+
+
+def public(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The item as sent: without the fold's own bookkeeping (keys starting with ``_``)."""
+    return {k: v for k, v in item.items() if not k.startswith("_")}

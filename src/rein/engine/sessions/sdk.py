@@ -1,0 +1,130 @@
+"""The Python SDK's threads: ``harness.start_thread()``, ``thread.run()``, ``turn.stream()``.
+
+A thin layer over :class:`~rein.engine.sessions.runtime.Sessions` for programs::
+
+    harness = rein.Harness.open(".")
+    thread = harness.start_thread(sandbox="workspace-write")
+    turn = await thread.run("list the files", on_approval=lambda request: "accept")
+    async for message in turn.stream():
+        print(message.method)
+    print(turn.result().final_response)
+
+Questions (approvals, gates) are answered by the ``on_approval`` callback, or, without one,
+by the program itself: ``stream()`` yields each :class:`ServerRequest` and the program calls
+``turn.answer(request.id, "accept")`` when it has decided (a queue it works through at its
+own pace). ``thread.run_sync(...)`` does all of it for a script without an event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rein.engine.protocol_view import Notification
+from rein.engine.sessions.feed import Message, ServerRequest
+from rein.engine.sessions.runtime import Sessions, TurnRun
+
+OnApproval = Callable[[ServerRequest], str | Awaitable[str]]
+Input = str | Sequence[Mapping[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnResult:
+    """How a turn ended: its status, the final answer, and its items (Codex shapes)."""
+
+    turn_id: str
+    status: str  # completed | interrupted | failed
+    final_response: str | None
+    items: list[dict[str, Any]]
+    error: str | None
+
+
+class Thread:
+    """A durable conversation (``harness.start_thread()`` or ``harness.thread(id)``)."""
+
+    def __init__(self, sessions: Sessions, thread_id: str) -> None:
+        self._sessions, self.id = sessions, thread_id
+
+    async def run(self, input: Input, *, on_approval: OnApproval | None = None,
+                  sandbox: Any = None) -> Turn:
+        """Start a turn with ``input`` (text, or Codex input items); consume it with
+        :meth:`Turn.stream` or :meth:`Turn.wait`."""
+        items = [{"type": "text", "text": input}] if isinstance(input, str) else list(input)
+        turn = await self._sessions.begin_turn(self.id, items, sandbox=sandbox)
+        return Turn(turn, on_approval)
+
+    def run_sync(self, input: Input, *, on_approval: OnApproval | None = None,
+                 sandbox: Any = None) -> TurnResult:
+        """:meth:`run` and :meth:`Turn.wait` for a script (its own event loop)."""
+
+        async def whole() -> TurnResult:
+            turn = await self.run(input, on_approval=on_approval, sandbox=sandbox)
+            return await turn.wait()
+
+        return asyncio.run(whole())
+
+    def turns(self) -> list[dict[str, Any]]:
+        """Every turn of the thread with its items, rebuilt from the store."""
+        return [feed.turn() for feed in self._sessions.feeds(self.id)]
+
+    def fork(self) -> Thread:
+        """A new thread with this one's history; this one is untouched."""
+        return Thread(self._sessions, self._sessions.fork(self.id).thread_id)
+
+
+class Turn:
+    """One turn in progress: its feed, its questions, and its result."""
+
+    def __init__(self, run: TurnRun, on_approval: OnApproval | None) -> None:
+        self._run, self._on_approval = run, on_approval
+        self.id = run.turn_id
+        self._driving: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def stream(self) -> AsyncIterator[Message]:
+        """Every notification and question of the turn, in order, until it completes."""
+        if self._driving is None:
+            self._driving = asyncio.ensure_future(self._run.drive())
+        async for message in self._run.stream():
+            yield message
+            if isinstance(message, ServerRequest) and self._on_approval is not None:
+                decided = self._on_approval(message)
+                decision = await decided if inspect.isawaitable(decided) else decided
+                self._later(self.answer(message.id, str(decision)))
+        await self._driving
+        for task in list(self._tasks):
+            await task
+
+    async def answer(self, request_id: str, decision: str, *,
+                     values: Mapping[str, Any] | None = None) -> None:
+        """Answer a question: accept, acceptForSession, decline or cancel."""
+        await self._run.answer(request_id, decision, values=values)
+
+    async def interrupt(self) -> None:
+        """Stop the turn; it completes ``interrupted``."""
+        await self._run.interrupt()
+
+    async def wait(self) -> TurnResult:
+        """Consume the feed and give the result (questions need ``on_approval``)."""
+        async for _ in self.stream():
+            pass
+        return self.result()
+
+    def result(self) -> TurnResult:
+        feed = self._run.feed
+        finals = [i["text"] for i in feed.items if i.get("phase") == "final_answer"]
+        turn = feed.turn()
+        return TurnResult(turn_id=self.id, status=feed.status,
+                          final_response=finals[-1] if finals else None,
+                          items=turn["items"], error=feed.error)
+
+    def _later(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+__all__ = ["Notification", "OnApproval", "ServerRequest", "Thread", "Turn", "TurnResult"]
