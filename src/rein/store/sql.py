@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -55,6 +54,8 @@ def dump_ordered(value: Any) -> str:
 
 def host_name() -> str:
     """This machine's name, to tell whose processes a row describes."""
+    import socket  # only a writer records its host: a read does not import the network
+
     return socket.gethostname()
 
 
