@@ -17,9 +17,10 @@ the child (user + system, its own children included: the load of the machine mov
 time far more than CPU time). The children run with Python's bytecode cache on, as an
 installed rein does after its first command (one untimed turn first writes the cache);
 ``--no-bytecode-cache`` keeps ``PYTHONDONTWRITEBYTECODE`` if it is set, so every module is
-compiled again each time.
+compiled again each time. ``--files N`` adds N small files (100 to a folder) to the
+workspace before the run starts: a large tree, which every turn's snapshot walks.
 
-    .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--no-bytecode-cache]
+    .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000]
 """
 
 from __future__ import annotations
@@ -59,10 +60,14 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str], name: str
     return done
 
 
-def workspace(env: dict[str, str]) -> Path:
+def workspace(env: dict[str, str], files: int) -> Path:
     """A git repository whose demo run waits for the driver (not timed)."""
     root = Path(tempfile.mkdtemp(prefix="rein-bench-"))
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for i in range(files):
+        folder = root / "vendor" / f"p{i // 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{i % 100}.py").write_text(f"x = {i}\n")
     shutil.copyfile(DEMO, root / DEMO.name)
     digest = subprocess.run([REIN, "graph", "digest", DEMO.name], cwd=root, env=env,
                             capture_output=True, text=True, check=True).stdout.strip()
@@ -84,9 +89,9 @@ def checks_ms(root: Path) -> float:
     return sum(float(r["duration_seconds"]) for r in results) * 1000
 
 
-def turn(env: dict[str, str], timing: bool) -> None:
+def turn(env: dict[str, str], timing: bool, files: int) -> None:
     """One driver turn in a fresh workspace: next, the work, submit."""
-    root = workspace(env)
+    root = workspace(env, files)
     names = ("python -c pass", "rein --help", "rein next", "rein submit") if timing \
         else ("warm-up",) * 4
     try:
@@ -110,6 +115,8 @@ def turn(env: dict[str, str], timing: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--files", type=int, default=0,
+                        help="small files to add to the workspace (a large tree)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
@@ -118,11 +125,12 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
     load_before = os.getloadavg()[0]
-    turn(env, timing=False)  # writes the bytecode cache; not counted
+    turn(env, timing=False, files=0)  # writes the bytecode cache; not counted
     for _ in range(args.repeat):
-        turn(env, timing=True)
+        turn(env, timing=True, files=args.files)
     floor = statistics.median(WALL["python -c pass"])
-    print(f"driver turn, n={args.repeat}, bytecode cache {cache}, load average "
+    print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
+          f"load average "
           f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'':<16}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}{'cpu ms':>9}")
     for name in ("python -c pass", "rein --help", "rein next", "rein submit", "  the checks",
