@@ -20,7 +20,10 @@ installed rein does after its first command (one untimed turn first writes the c
 compiled again each time. ``--files N`` adds N small files (100 to a folder) to the
 workspace before the run starts: a large tree, which every turn's snapshot walks.
 
-    .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000]
+``--before SRC`` times, turn for turn with this rein, another one's source (put first on
+``PYTHONPATH``): a before/after comparison under the same load.
+
+    .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000] [--before SRC]
 """
 
 from __future__ import annotations
@@ -89,11 +92,15 @@ def checks_ms(root: Path) -> float:
     return sum(float(r["duration_seconds"]) for r in results) * 1000
 
 
-def turn(env: dict[str, str], timing: bool, files: int) -> None:
-    """One driver turn in a fresh workspace: next, the work, submit."""
+ROWS = ("python -c pass", "rein --help", "rein next", "rein submit", "  the checks",
+        "  rein's own")
+
+
+def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
+    """One driver turn in a fresh workspace: next, the work, submit; its times go to the
+    rows named ``label`` + ROWS."""
     root = workspace(env, files)
-    names = ("python -c pass", "rein --help", "rein next", "rein submit") if timing \
-        else ("warm-up",) * 4
+    names = tuple(label + n for n in ROWS) if timing else ("warm-up",) * 6
     try:
         timed([sys.executable, "-c", "pass"], root, env, names[0])
         helped = timed([REIN, "--help"], root, env, names[1])
@@ -106,8 +113,8 @@ def turn(env: dict[str, str], timing: bool, files: int) -> None:
         assert done.returncode == 3 and "review waiting" in done.stderr, done.stderr  # the gate
         if timing:
             checks = checks_ms(root)
-            WALL.setdefault("  the checks", []).append(checks)
-            WALL.setdefault("  rein's own", []).append(WALL["rein submit"][-1] - checks)
+            WALL.setdefault(names[4], []).append(checks)
+            WALL.setdefault(names[5], []).append(WALL[names[3]][-1] - checks)
     finally:
         shutil.rmtree(root)
 
@@ -117,6 +124,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--files", type=int, default=0,
                         help="small files to add to the workspace (a large tree)")
+    parser.add_argument("--before", metavar="SRC", default=None,
+                        help="the src/ folder of another rein (say, a checkout of the main "
+                             "branch): its turns are timed too, interleaved with these")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
@@ -125,20 +135,27 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
     load_before = os.getloadavg()[0]
-    turn(env, timing=False, files=0)  # writes the bytecode cache; not counted
+    labels = [""]
+    before = dict(env)
+    if args.before:
+        before["PYTHONPATH"] = os.pathsep.join([str(Path(args.before).resolve()),
+                                                *filter(None, [env.get("PYTHONPATH")])])
+        labels = ["before: ", ""]
+    for label in labels:  # writes the bytecode cache; not counted
+        turn(before if label else env, timing=False, files=0)
     for _ in range(args.repeat):
-        turn(env, timing=True, files=args.files)
+        for label in labels:  # interleaved: both see the same load
+            turn(before if label else env, timing=True, files=args.files, label=label)
     floor = statistics.median(WALL["python -c pass"])
     print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
           f"load average "
           f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'':<16}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}{'cpu ms':>9}")
-    for name in ("python -c pass", "rein --help", "rein next", "rein submit", "  the checks",
-                 "  rein's own"):
+    print(f"{'':<24}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}{'cpu ms':>9}")
+    for name in [label + row for row in ROWS for label in labels]:
         values = WALL[name]
         med = statistics.median(values)
         cpu = f"{statistics.median(CPU[name]):>9.1f}" if name in CPU else ""
-        print(f"{name:<16}{min(values):>9.1f}{med:>9.1f}{max(values):>9.1f}"
+        print(f"{name:<24}{min(values):>9.1f}{med:>9.1f}{max(values):>9.1f}"
               f"{med / floor:>10.1f}{cpu}")
 
 
