@@ -96,6 +96,33 @@ ROWS = ("python -c pass", "rein --help", "rein next", "rein submit", "  the chec
         "  rein's own")
 
 
+# Run one command in a fresh interpreter, as the console script does, and report how many
+# modules it imported (what tests/cli/test_import_budgets.py holds to a budget).
+_PROBE = ("import sys; from rein.cli import main; code = main(sys.argv[1:]); "
+          "sys.stdout.flush(); print(len(sys.modules), file=sys.stderr); raise SystemExit(code)")
+MODULES: dict[str, int] = {}
+
+
+def count_modules(env: dict[str, str], label: str) -> None:
+    """Modules imported by ``rein --help``, ``rein next`` and ``rein submit`` (one turn)."""
+    root = workspace(env, 0)
+    try:
+        def probe(*args: str) -> subprocess.CompletedProcess[str]:
+            done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=root, env=env,
+                                  capture_output=True, text=True, check=False)
+            MODULES[f"{label}{' '.join(('rein',) + args[:1])}"] = int(
+                done.stderr.strip().splitlines()[-1])
+            return done
+        probe("--help")
+        done = probe("next", "--json")
+        (root / "greet.py").write_text(RIGHT)
+        (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
+        done = probe("submit")
+        assert done.returncode == 3, done.stderr[-2000:]
+    finally:
+        shutil.rmtree(root)
+
+
 def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
     """One driver turn in a fresh workspace: next, the work, submit; its times go to the
     rows named ``label`` + ROWS."""
@@ -146,6 +173,8 @@ def main() -> None:
     for _ in range(args.repeat):
         for label in labels:  # interleaved: both see the same load
             turn(before if label else env, timing=True, files=args.files, label=label)
+    for label in labels:
+        count_modules(before if label else env, label)
     floor = statistics.median(WALL["python -c pass"])
     print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
           f"load average "
@@ -157,6 +186,7 @@ def main() -> None:
         cpu = f"{statistics.median(CPU[name]):>9.1f}" if name in CPU else ""
         print(f"{name:<24}{min(values):>9.1f}{med:>9.1f}{max(values):>9.1f}"
               f"{med / floor:>10.1f}{cpu}")
+    print("modules imported: " + ", ".join(f"{k} {v}" for k, v in MODULES.items()))
 
 
 if __name__ == "__main__":
