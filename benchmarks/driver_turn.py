@@ -1,14 +1,29 @@
-"""How long one driver turn takes: ``rein next`` (must stay under 100 ms) and ``rein submit``.
+"""How long one driver turn takes: ``rein next`` and ``rein submit``, beside the floor.
 
-Runs the demo graph in a temporary git repository and times, as fresh processes the way an
-IDE agent calls them, side by side in one run:
+Runs the demo graph (examples/driver-demo.agraph.yaml) in a fresh temporary git repository
+per repeat and times, as fresh processes the way an IDE agent calls them, side by side in
+one run:
 
 - ``python -c pass``: the interpreter alone, the floor every turn pays;
-- ``rein next``: one instruction, read from the run store;
-- ``rein submit``: an envelope checked, consumed, the run advanced to its next wait
-  (a command criterion included).
+- ``rein --help``: the command line alone;
+- ``rein next``: one instruction, read from the run store (goal: under 100 ms);
+- ``rein submit``: an envelope checked, consumed, the run advanced to its next wait (the
+  gate), which runs the node's two criteria; printed as the whole, the checks it ran (the
+  criteria's own ``duration_seconds`` from the run's record) and rein's own time, the whole
+  minus the checks (goal: under 100 ms).
 
-    .venv/bin/python benchmarks/driver_turn.py [--repeat 15]
+Each row gives min / median / max wall time over ``--repeat`` and the median CPU time of
+the child (user + system, its own children included: the load of the machine moves wall
+time far more than CPU time). The children run with Python's bytecode cache on, as an
+installed rein does after its first command (one untimed turn first writes the cache);
+``--no-bytecode-cache`` keeps ``PYTHONDONTWRITEBYTECODE`` if it is set, so every module is
+compiled again each time. ``--files N`` adds N small files (100 to a folder) to the
+workspace before the run starts: a large tree, which every turn's snapshot walks.
+
+``--before SRC`` times, turn for turn with this rein, another one's source (put first on
+``PYTHONPATH``): a before/after comparison under the same load.
+
+    .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000] [--before SRC]
 """
 
 from __future__ import annotations
@@ -30,62 +45,148 @@ DEMO = ROOT / "examples" / "driver-demo.agraph.yaml"
 REIN = str(Path(sys.executable).parent / "rein")
 RIGHT = 'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n'
 
-
+WALL: dict[str, list[float]] = {}
 CPU: dict[str, list[float]] = {}
 
 
-def timed(argv: list[str], cwd: Path, name: str = ""
-          ) -> tuple[float, subprocess.CompletedProcess[str]]:
-    """Wall time in ms; the child's user+sys CPU time is kept in CPU[name] (load-proof)."""
+def timed(argv: list[str], cwd: Path, env: dict[str, str], name: str
+          ) -> subprocess.CompletedProcess[str]:
+    """Run ``argv``; its wall time (ms) goes to WALL[name], its CPU time to CPU[name]."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    wall = (time.perf_counter() - start) * 1000
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+    WALL.setdefault(name, []).append((time.perf_counter() - start) * 1000)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    CPU.setdefault(name, []).append(cpu)
-    return wall, done
+    CPU.setdefault(name, []).append(
+        (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
+    return done
 
 
-def workspace() -> Path:
+def workspace(env: dict[str, str], files: int) -> Path:
+    """A git repository whose demo run waits for the driver (not timed)."""
     root = Path(tempfile.mkdtemp(prefix="rein-bench-"))
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    for i in range(files):
+        folder = root / "vendor" / f"p{i // 100}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"m{i % 100}.py").write_text(f"x = {i}\n")
     shutil.copyfile(DEMO, root / DEMO.name)
-    digest = subprocess.run([REIN, "graph", "digest", DEMO.name], cwd=root,
+    digest = subprocess.run([REIN, "graph", "digest", DEMO.name], cwd=root, env=env,
                             capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([REIN, "run", DEMO.name, "--approve", digest], cwd=root,
-                   capture_output=True, check=False)
+    started = subprocess.run([REIN, "run", DEMO.name, "--approve", digest], cwd=root,
+                             env=env, capture_output=True, text=True, check=False)
+    assert started.returncode == 3, started.stderr  # waiting for the driver
     return root
+
+
+def checks_ms(root: Path) -> float:
+    """The time the submit's criteria took, as the run's record gives it."""
+    from rein import Harness
+
+    with Harness.open(root) as harness:
+        run = harness.runs()[0]
+        node = next(n for n in harness.nodes(run.run_id) if n.node_key == "write_module")
+    results = node.record["attempts"][-1]["success"]["results"]
+    assert all(r["passed"] for r in results), results
+    return sum(float(r["duration_seconds"]) for r in results) * 1000
+
+
+ROWS = ("python -c pass", "rein --help", "rein next", "rein submit", "  the checks",
+        "  rein's own")
+
+
+# Run one command in a fresh interpreter, as the console script does, and report how many
+# modules it imported (what tests/cli/test_import_budgets.py holds to a budget).
+_PROBE = ("import sys; from rein.cli import main; code = main(sys.argv[1:]); "
+          "sys.stdout.flush(); print(len(sys.modules), file=sys.stderr); raise SystemExit(code)")
+MODULES: dict[str, int] = {}
+
+
+def count_modules(env: dict[str, str], label: str) -> None:
+    """Modules imported by ``rein --help``, ``rein next`` and ``rein submit`` (one turn)."""
+    root = workspace(env, 0)
+    try:
+        def probe(*args: str) -> subprocess.CompletedProcess[str]:
+            done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=root, env=env,
+                                  capture_output=True, text=True, check=False)
+            MODULES[f"{label}{' '.join(('rein',) + args[:1])}"] = int(
+                done.stderr.strip().splitlines()[-1])
+            return done
+        probe("--help")
+        done = probe("next", "--json")
+        (root / "greet.py").write_text(RIGHT)
+        (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
+        done = probe("submit")
+        assert done.returncode == 3, done.stderr[-2000:]
+    finally:
+        shutil.rmtree(root)
+
+
+def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
+    """One driver turn in a fresh workspace: next, the work, submit; its times go to the
+    rows named ``label`` + ROWS."""
+    root = workspace(env, files)
+    names = tuple(label + n for n in ROWS) if timing else ("warm-up",) * 6
+    try:
+        timed([sys.executable, "-c", "pass"], root, env, names[0])
+        helped = timed([REIN, "--help"], root, env, names[1])
+        assert helped.returncode == 0, helped.stderr
+        done = timed([REIN, "next", "--json"], root, env, names[2])
+        assert done.returncode == 3 and '"instruction"' in done.stdout, done.stderr
+        (root / "greet.py").write_text(RIGHT)
+        (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
+        done = timed([REIN, "submit"], root, env, names[3])
+        assert done.returncode == 3 and "review waiting" in done.stderr, done.stderr  # the gate
+        if timing:
+            checks = checks_ms(root)
+            WALL.setdefault(names[4], []).append(checks)
+            WALL.setdefault(names[5], []).append(WALL[names[3]][-1] - checks)
+    finally:
+        shutil.rmtree(root)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--files", type=int, default=0,
+                        help="small files to add to the workspace (a large tree)")
+    parser.add_argument("--before", metavar="SRC", default=None,
+                        help="the src/ folder of another rein (say, a checkout of the main "
+                             "branch): its turns are timed too, interleaved with these")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
-    base, nexts, submits = [], [], []
+    env = dict(os.environ)
+    if not args.no_bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    cache = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
+    load_before = os.getloadavg()[0]
+    labels = [""]
+    before = dict(env)
+    if args.before:
+        before["PYTHONPATH"] = os.pathsep.join([str(Path(args.before).resolve()),
+                                                *filter(None, [env.get("PYTHONPATH")])])
+        labels = ["before: ", ""]
+    for label in labels:  # writes the bytecode cache; not counted
+        turn(before if label else env, timing=False, files=0)
     for _ in range(args.repeat):
-        root = workspace()
-        base.append(timed([sys.executable, "-c", "pass"], root, "python -c pass")[0])
-        ms, done = timed([REIN, "next", "--json"], root, "rein next")
-        nexts.append(ms)
-        envelope = json.loads(done.stdout)["example"]
-        (root / "greet.py").write_text(RIGHT)
-        (root / ".rein" / "inbox.json").write_text(json.dumps(envelope))
-        ms, done = timed([REIN, "submit"], root, "rein submit")
-        assert done.returncode == 3, done.stderr  # now waiting at the gate
-        submits.append(ms)
-        shutil.rmtree(root)
-    rows = [("python -c pass", base), ("rein next", nexts), ("rein submit", submits)]
-    floor = statistics.median(base)
-    load = os.getloadavg()[0]
-    print(f"{'':<16}{'median ms':>10}{'p90 ms':>9}{'x python':>10}{'cpu ms':>9}"
-          f"   (n={args.repeat}, load average {load:.1f} on {os.cpu_count()} cores)")
-    for name, values in rows:
-        values = sorted(values)
-        p90 = values[int(0.9 * (len(values) - 1))]
+        for label in labels:  # interleaved: both see the same load
+            turn(before if label else env, timing=True, files=args.files, label=label)
+    for label in labels:
+        count_modules(before if label else env, label)
+    floor = statistics.median(WALL["python -c pass"])
+    print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
+          f"load average "
+          f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'':<24}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}{'cpu ms':>9}")
+    for name in [label + row for row in ROWS for label in labels]:
+        values = WALL[name]
         med = statistics.median(values)
-        cpu = statistics.median(CPU[name])
-        print(f"{name:<16}{med:>10.1f}{p90:>9.1f}{med / floor:>10.1f}{cpu:>9.1f}")
+        cpu = f"{statistics.median(CPU[name]):>9.1f}" if name in CPU else ""
+        print(f"{name:<24}{min(values):>9.1f}{med:>9.1f}{max(values):>9.1f}"
+              f"{med / floor:>10.1f}{cpu}")
+    print("modules imported: " + ", ".join(f"{k} {v}" for k, v in MODULES.items()))
 
 
 if __name__ == "__main__":

@@ -124,8 +124,8 @@ def test_unchanged_files_are_not_read_again(repo: Path, monkeypatch: pytest.Monk
     first = snapshot(repo)
     (repo / "src" / "m7.py").write_text("v = 70\n")
     read: list[str] = []
-    real = fs._hash
-    monkeypatch.setattr(fs, "_hash", lambda p: read.append(p.name) or real(p))
+    real = fs.file_sha256
+    monkeypatch.setattr(fs, "file_sha256", lambda p: read.append(Path(p).name) or real(p))
     second = snapshot(repo, previous=first)
     assert "m7.py" in read and len([n for n in read if n.startswith("m")]) == 1
     assert written_paths(first, second) == ["src/m7.py"]

@@ -8,12 +8,22 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rein command and return its exit code. Bad input never shows a traceback."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
+        from rein.cli.quick import quick_next
+
+        try:
+            quick = quick_next(args[1:])
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        if quick is not None:
+            return quick
     import click
 
     from rein.cli.app import cli
     from rein.errors import ExitCode, ReinError
 
-    args = list(sys.argv[1:] if argv is None else argv)
     try:
         result = cli.main(args=args, prog_name="rein", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:

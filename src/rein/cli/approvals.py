@@ -16,15 +16,9 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, json_option
-from rein.cli.run import (
-    Progress,
-    announce,
-    open_harness,
-    render_outcome,
-    resolve_workspace,
-    workspace_option,
-)
+from rein.cli.run import Progress, announce, render_outcome
 from rein.cli.sync import run_sync
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 

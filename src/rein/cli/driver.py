@@ -23,7 +23,7 @@ _run = click.option("--run", "run_id", default=None, metavar="RUN",
 
 def _workspace(func: Any) -> Any:
     """``--workspace DIR`` and ``--store URL``, as every command that reads or writes runs."""
-    from rein.cli.run import workspace_option
+    from rein.cli.workspace import workspace_option
 
     return workspace_option(func)
 
@@ -33,12 +33,12 @@ def _ws(workspace: Path | None) -> Path:
 
 
 def _read_status(ws: Path, run_id: str | None) -> dict[str, Any]:
-    from rein.cli.run import open_harness
-    from rein.cli.sync import run_sync
+    from rein.cli.workspace import open_harness
 
     with open_harness(ws, create=False) as harness:
         try:
-            return run_sync(harness.next(run_id))
+            # The sync read behind `Harness.next`: a driver turn starts no event loop.
+            return harness.driver_status(run_id)
         except ReinError as exc:
             if exc.code != "STORE404" or "no .rein/" not in exc.message:
                 raise
@@ -162,9 +162,10 @@ def submit_command(source: str | None, run_id: str | None, workspace: Path | Non
 
 
 def _submit(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool) -> Any:
-    from rein.cli.run import Progress, announce, open_harness
+    from rein.cli.run import Progress, announce
     from rein.cli.safe_output import guarded
     from rein.cli.sync import run_sync
+    from rein.cli.workspace import open_harness
 
     def consumed(note: str) -> None:
         if not as_json:  # before the progress lines of the advance it causes

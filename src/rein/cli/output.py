@@ -13,8 +13,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import click
-
 from rein.errors import ExitCode, ReinError
 from rein.formats.redaction import known_secrets, redact
 
@@ -26,11 +24,15 @@ def shown(value: Any) -> Any:
 
 def emit_json(value: Any) -> None:
     """Exactly one JSON object on stdout."""
+    import click  # imported where it prints: `rein next`'s quick path prints without it
+
     click.echo(json.dumps(shown(value), ensure_ascii=False, indent=2, sort_keys=False))
 
 
 def emit_json_line(value: Any) -> None:
     """One JSON line (event streams)."""
+    import click
+
     click.echo(json.dumps(shown(value), ensure_ascii=False, separators=(",", ":")))
     sys.stdout.flush()
 
@@ -40,10 +42,14 @@ def report_error(exc: ReinError, args: Sequence[str]) -> None:
     if "--json" in args:
         emit_json({"error": exc.to_json()})
     else:
+        import click
+
         click.echo(f"error: {shown(str(exc))}", err=True)
 
 
 def json_option(func: Any) -> Any:
+    import click
+
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")(func)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,40 +15,9 @@ import click
 
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.sync import run_sync
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.engine.service import Harness
 from rein.errors import ExitCode, Refused
-
-_workspace = click.option(
-    "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
-    default=None, help="Workspace directory (default: the current directory).")
-_store = click.option(
-    "--store", "store", default=None, metavar="URL", expose_value=False, is_eager=True,
-    callback=lambda ctx, _param, value: ctx.meta.__setitem__("rein.store", value),
-    help="Run store: postgresql://... or a SQLite file (default: [store] url in rein.toml, "
-         "else .rein/rein.db).")
-
-
-def workspace_option(func: Any) -> Any:
-    """``--workspace DIR`` and ``--store URL``: where runs live, for every command that reads
-    or writes them."""
-    return _workspace(_store(func))
-
-
-def given_store() -> str | None:
-    """The ``--store`` of the command being run, if any."""
-    ctx = click.get_current_context(silent=True)
-    return None if ctx is None else ctx.meta.get("rein.store")
-
-
-def resolve_workspace(workspace: Path | None) -> Path:
-    return (workspace or Path.cwd()).resolve()
-
-
-def open_harness(workspace: Path, *, create: bool = True,
-                 listeners: Iterable[Any] = ()) -> Harness:
-    """The Harness of this command: its workspace, its ``--store``, these listeners."""
-    return Harness.open(workspace, store_url=given_store(), create=create,
-                        listeners=listeners)
 
 
 def announce(harness: Harness) -> None:

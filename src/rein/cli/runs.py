@@ -10,8 +10,8 @@ import click
 
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.record_view import show_record_file, why_lines
-from rein.cli.run import open_harness, resolve_workspace, workspace_option
 from rein.cli.sync import run_sync
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 

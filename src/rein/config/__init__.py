@@ -28,27 +28,25 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.config.approver import Approver, approver_of, check_approver, merge_approver
 from rein.config.approver import without_approver as _without_approver
 from rein.config.files import config_paths
 from rein.config.hooks import check_hooks
-from rein.config.trust import (
-    ProjectTrust,
-    read_records,
-    split_project,
-    trust_file,
-    verdict,
-)
-from rein.config.trust import notice as trust_notice
 from rein.errors import ConfigError, LoadError, Location
-from rein.formats.loader import LoadLimits, read_limited
+
+# Every command reads the configuration, most of them with no file to read: the TOML
+# parser, the trust records and the document loader are imported when a file needs them.
+if TYPE_CHECKING:
+    import tomllib
+
+    from rein.config.trust import ProjectTrust
+    from rein.formats.loader import LoadLimits
 
 SCOPES = ("managed", "user", "project")
 DECISIONS = ("deny", "ask", "allow")  # ordered from narrowest to widest
@@ -152,6 +150,8 @@ class Config:
     @property
     def limits(self) -> LoadLimits:
         """Loader limits, defaults where the files are silent."""
+        from rein.formats.loader import LoadLimits
+
         given = {k: v for k, v in (self.data.get("limits") or {}).items() if k in _LIMIT_KEYS}
         return LoadLimits(**given)
 
@@ -175,6 +175,8 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
             data = _without_mcp_trust(data, notes, path)
             data = _without_approver(data, notes, path)
             data, trust = _assess_project(data, merged, path, Path(workspace), paths[1][1])
+            from rein.config.trust import notice as trust_notice
+
             if (text := trust_notice(trust)) is not None:
                 notes.append(text)
         _merge_file(merged, sources, notes, data, scope, str(path))
@@ -219,6 +221,8 @@ def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> di
 def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
                     workspace: Path, user_config: Path) -> tuple[dict[str, Any], ProjectTrust]:
     """The project file's data as far as it is in force, and the trust verdict on the rest."""
+    from rein.config.trust import read_records, split_project, trust_file, verdict
+
     safe, items = split_project(data, merged, workspace)
     allowed = {**DEFAULT_POLICY, **merged.get("policy", {})}["project_trust"]
     # The trust file is read only when there is something to trust, so a project that only
@@ -240,6 +244,10 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def _read(path: Path) -> dict[str, Any]:
+    import tomllib
+
+    from rein.formats.loader import read_limited
+
     try:
         text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8")
     except LoadError as exc:
@@ -300,6 +308,8 @@ def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
 
 
 def _line_of(path: Path, key: str) -> int | None:
+    from rein.formats.loader import read_limited
+
     try:
         text = read_limited(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
     except LoadError:  # pragma: no cover - the file was just read

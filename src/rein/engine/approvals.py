@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.config.approver import OS_ACCOUNT, Approver
+from rein.core.hashing import file_sha256
 from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.core.time import iso
@@ -144,7 +145,7 @@ def _strings(value: Any) -> list[str]:
 def _content_digest(path: Path, root: Path) -> str | None:
     try:
         if path.is_file():
-            return "sha256:" + _file_sha256(path)
+            return "sha256:" + file_sha256(path)
         if not path.is_dir():
             return None
         listing: dict[str, str] = {}
@@ -153,18 +154,10 @@ def _content_digest(path: Path, root: Path) -> str | None:
             for file in sorted(files):
                 full = Path(folder) / file
                 if full.is_file() and not full.is_symlink():
-                    listing[full.relative_to(path).as_posix()] = _file_sha256(full)
+                    listing[full.relative_to(path).as_posix()] = file_sha256(full)
         return "sha256:" + hashlib.sha256(canonical_json(listing)).hexdigest()
     except OSError:
         return None  # unreadable: nothing to bind, the name alone is what was shown
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 async def ask(

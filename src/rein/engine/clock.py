@@ -7,7 +7,6 @@ the same graph with the same worker answers yields the same events and the same 
 from __future__ import annotations
 
 import datetime as dt
-import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -64,6 +63,8 @@ class RandomIds:
     """Sortable-enough ids: a UTC timestamp and random hex, e.g. ``run-20260101T120000-3f9a1c``."""
 
     def new(self, prefix: str) -> str:
+        import secrets  # only a command that writes needs a new id; a read stays light
+
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
 

@@ -23,10 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import jsonschema
-from jsonschema.exceptions import SchemaError, best_match
-from referencing.exceptions import Unresolvable
-
 OutputCode = Literal["RT031", "RT032", "RT033"]
 
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
@@ -198,6 +194,12 @@ def first_schema_error(value: Any, schema: Any) -> str | None:
     The draft follows the schema's ``$schema`` (2020-12 when absent). Remote references are
     never fetched. Raises :class:`SchemaInvalid` when the schema itself is broken.
     """
+    # Imported here: only an output that declares a schema needs the validator, and it is
+    # the largest import of a driver's submit.
+    import jsonschema
+    from jsonschema.exceptions import SchemaError, best_match
+    from referencing.exceptions import Unresolvable
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)

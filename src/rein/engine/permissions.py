@@ -28,8 +28,7 @@ from rein.errors import ConfigError
 from rein.formats.ags.spec import NodeSpec
 from rein.formats.globs import covers, match_any, path_within
 from rein.profiles.policy import Policy, decision_min
-from rein.tools.catalog import kind_of
-from rein.tools.mcp import PREFIX as MCP_PREFIX
+from rein.tools.catalog import MCP_PREFIX, kind_of
 from rein.tools.permissions import Permission
 
 _EDIT_ACTIONS = {"fs": ("write", "delete", "create"), "git": ("commit", "push")}

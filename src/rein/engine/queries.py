@@ -6,6 +6,7 @@ inherits them so that a surface needs no store of its own.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rein.core.states import ApprovalStatus
@@ -15,7 +16,9 @@ from rein.store.lineage import family, top_run_id
 
 
 class Reads:
-    """What a surface may look at. Subclasses provide :attr:`store`."""
+    """What a surface may look at. Subclasses provide :attr:`store` and :attr:`workspace`."""
+
+    workspace: Path
 
     @property
     def store(self) -> Store:
@@ -58,6 +61,13 @@ class Reads:
         from rein.engine.record import build_record
 
         return build_record(self.store, self.run(run_id).run_id)
+
+    def driver_status(self, run_id: str | None = None) -> dict[str, Any]:
+        """The one thing a run waits for: an instruction for the driver, or why it waits
+        (what ``rein next`` prints). A plain read, so a driver turn needs no event loop."""
+        from rein.workers.driver_status import status_of
+
+        return status_of(self.store, self.workspace, run_id)
 
     def spans(self, run_id: str) -> tuple[str, list[Any]]:
         """(the trace id, every span of the run and its child runs, by start time)."""

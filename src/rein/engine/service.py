@@ -10,7 +10,6 @@ none of them decides anything. Reads that change nothing are in :class:`Reads`.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -18,22 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from rein.config import Config, load_config
-from rein.config.approver import Approver
-from rein.core.states import ApprovalStatus
-from rein.engine import events
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.queries import Reads
 from rein.errors import Refused, ReinError, StoreError
-from rein.store.base import ApprovalRow, Event, Store
-from rein.store.lineage import top_run
 
 if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein next` stays light
+    from rein.config import Config
+    from rein.config.approver import Approver
+    from rein.core.states import ApprovalStatus
     from rein.engine.prepare import Prepared
     from rein.engine.routing import Router
     from rein.engine.runner import Engine, RunOutcome
     from rein.engine.runtime import Listener
     from rein.engine.sessions import Sessions, Thread
+    from rein.store.base import ApprovalRow, Event, Store
 
 Notify = Callable[[str], None]
 
@@ -90,6 +87,8 @@ class Harness(Reads):
         first use); ``workers``: replaces the configured ones (the default driver is always
         added last); ``checkers``: external checkers by name (``None``: the ``rein.checkers``
         entry points of the installed packages)."""
+        from rein.config import load_config
+
         ws = Path(workspace).resolve()
         return cls(workspace=ws, config=settings if settings is not None else load_config(ws),
                    store_url=store_url, create=create, listeners=listeners, clock=clock,
@@ -234,6 +233,7 @@ class Harness(Reads):
         ``recorded`` hears of the answer before the run advances.
         """
         from rein.engine import approvals
+        from rein.store.lineage import top_run
 
         approver = self.check_actor(actor)
         engine = self.engine
@@ -294,9 +294,7 @@ class Harness(Reads):
     async def next(self, run_id: str | None = None) -> dict[str, Any]:
         """The one thing a run waits for: an instruction for the driver, or why it waits.
         A read: asking again gives the same instruction, and nothing is started."""
-        from rein.workers.driver_status import status_of
-
-        return status_of(self.store, self.workspace, run_id)
+        return self.driver_status(run_id)
 
     async def submit(self, envelope: dict[str, Any], run_id: str | None = None, *,
                      consumed: Notify | None = None) -> Submitted:
@@ -376,6 +374,10 @@ class Harness(Reads):
         commit (:func:`rein.engine.events.subscribe`: at once in this process, by reading
         the store every ``interval`` seconds for others), until the run ends or ``timeout``
         seconds pass."""
+        import asyncio
+
+        from rein.engine import events
+
         run = self.run(run_id)
         if not follow:
             for event in self.store.events(run.run_id, after=after):

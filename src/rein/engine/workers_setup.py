@@ -40,12 +40,16 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rein.config import Config
 from rein.errors import ConfigError, Refused
-from rein.workers.base import Worker
-from rein.workers.command import CommandTemplate, CommandWorker
+
+# A workspace with no worker configured (the driver's) builds nothing here: the command,
+# scripted, model and profile workers are imported only when a table asks for one.
+if TYPE_CHECKING:
+    from rein.config import Config
+    from rein.workers.base import Worker
+    from rein.workers.command import CommandTemplate
 
 
 def workers_from_config(workspace: Path, config: Config,
@@ -62,8 +66,11 @@ def workers_from_config(workspace: Path, config: Config,
     routed_commands: set[str] = set()
     model_workers = _tier_workers(workspace, config, commands, routed_commands)
     workers.extend(model_workers)
-    workers.extend(CommandWorker(template, tiers=()) for name, template in commands.items()
-                   if name not in routed_commands)
+    unrouted = [t for name, t in commands.items() if name not in routed_commands]
+    if unrouted:
+        from rein.workers.command import CommandWorker
+
+        workers.extend(CommandWorker(template, tiers=()) for template in unrouted)
     return tuple(workers)
 
 
@@ -72,9 +79,6 @@ def scripted_worker(workspace: Path, section: Mapping[str, Any],
     """The scripted test double, when ``REIN_SCRIPTED_ANSWERS`` or ``[workers.scripted]``
     names an answers file. It writes files under the same ``[policy]`` as a model worker;
     a project file's ``[workers.scripted]`` reaches here only once that file is trusted."""
-    from rein.profiles.policy import Policy
-    from rein.workers.scripted import ScriptedWorker
-
     table = section.get("scripted") or {}
     if not isinstance(table, Mapping):
         raise ConfigError("[workers.scripted] must be a table", code="WORKERCFG001",
@@ -85,6 +89,9 @@ def scripted_worker(workspace: Path, section: Mapping[str, Any],
     if not isinstance(answers, str):
         raise ConfigError("workers.scripted.answers must be a path", code="WORKERCFG002",
                           hint='for example answers = "answers.yaml"')
+    from rein.profiles.policy import Policy
+    from rein.workers.scripted import ScriptedWorker
+
     path = Path(answers)
     policy = Policy.from_config(config) if config is not None else None
     return ScriptedWorker.from_file(path if path.is_absolute() else workspace / path,
@@ -99,6 +106,8 @@ def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:
                           code="WORKERCFG001",
                           hint='write [workers.command.NAME] with argv = ["prog", "{prompt}"]')
     out: dict[str, CommandTemplate] = {}
+    if tables:
+        from rein.workers.command import CommandTemplate
     for name, table in tables.items():
         where = f"workers.command.{name}"
         if not isinstance(table, Mapping):
@@ -128,13 +137,20 @@ def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:
 
 def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, CommandTemplate],
                   routed_commands: set[str]) -> list[Worker]:
+    no_routes = not config.get("tiers")  # as tier_routes reads it: no table, no route
+    if no_routes and not config.get("providers"):
+        return []  # nothing to route to, nothing to check: no provider module is imported
+    from rein.providers.config import parse_providers
+
+    providers = parse_providers(config.get("providers"))  # checked even without a route
+    if no_routes:
+        return []
     from rein.profiles.policy import Policy
     from rein.providers.base import default_registry
-    from rein.providers.config import parse_providers
+    from rein.workers.command import CommandWorker
     from rein.workers.model_setup import model_worker_builder, tier_routes
     from rein.workers.profile import ProfileWorker
 
-    providers = parse_providers(config.get("providers"))
     registry = default_registry()
 
     def create(cfg: Any) -> Any:
@@ -166,11 +182,11 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
 def check_withheld(config: Config) -> None:
     """Validate the project's untrusted command worker and provider tables anyway: a typo is
     reported when it is made, not on the day the file is trusted. Nothing is built."""
-    from rein.providers.config import parse_providers
-
     trust = config.project_trust
     if trust is None or trust.honoured:
         return
+    from rein.providers.config import parse_providers
+
     items = {item.key: item.value for item in trust.items}
     prefix = "workers.command."
     command_templates({"command": items.get("workers.command", {

@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from rein.store.base import (
     ThreadTurnRow,
     Transition,
 )
+from rein.store.lazy_json import LazyObject
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.
@@ -57,6 +57,8 @@ def dump_ordered(value: Any) -> str:
 
 def host_name() -> str:
     """This machine's name, to tell whose processes a row describes."""
+    import socket  # only a writer records its host: a read does not import the network
+
     return socket.gethostname()
 
 
@@ -428,7 +430,8 @@ class SQLStore:
         return DriverTurn(
             token=r[0], run_id=RunId(r[1]), root_run_id=RunId(r[2]), node_key=r[3],
             attempt=int(r[4]), kind=r[5], status=TurnStatus(r[6]),
-            instruction=json.loads(r[7]), baseline=json.loads(r[8]),
+            # The snapshot is parsed as far as it is read: most reads want only its root.
+            instruction=json.loads(r[7]), baseline=LazyObject(r[8]),
             answer=None if r[9] is None else json.loads(r[9]), created_at=r[10],
             answered_at=r[11])
 

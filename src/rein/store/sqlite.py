@@ -251,13 +251,15 @@ class SQLiteStore(SQLStore):
     # -- schema ---------------------------------------------------------------------------
 
     def schema_version(self) -> int:
-        """The schema version the database is at."""
-        row = self._x(
-            "SELECT name FROM sqlite_master WHERE type='table' AND name='schema_version'"
-        ).fetchone()
-        if row is None:
-            return 0
-        got = self._x("SELECT MAX(version) FROM schema_version").fetchone()
+        """The schema version the database is at (0: a new database). One query: every
+        command that opens the store asks it."""
+        with translated(self.path):
+            try:
+                got = self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            except sqlite3.OperationalError as exc:
+                if not str(exc).startswith("no such table"):
+                    raise
+                return 0
         return int(got[0] or 0)
 
     def _migrate(self) -> None:

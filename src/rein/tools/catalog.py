@@ -63,6 +63,9 @@ _DESCRIPTIONS: Mapping[ToolKind, str] = {
     ToolKind.FETCH: "Fetch a URL with HTTP GET and return the status and the (truncated) body.",
 }
 
+# The names of the tools an MCP server offers start so ("mcp/<server>/<tool>"); kept here so
+# that checking a node's tools does not import the MCP client.
+MCP_PREFIX = "mcp/"
 _PATH = {"type": "string", "description": "workspace-relative path"}
 _SCHEMAS: Mapping[ToolKind, Mapping[str, Any]] = {
     ToolKind.READ: {

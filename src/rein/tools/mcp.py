@@ -41,11 +41,11 @@ import anyio
 
 from rein.errors import ConfigError, Refused
 from rein.formats.canonical import canonical_json
-from rein.tools.catalog import ToolResult
+from rein.tools.catalog import MCP_PREFIX, ToolResult
 
 Answer = Literal["accept", "decline", "cancel"]
 Gate = Callable[[str], str]  # "mcp/<server>/<tool>" -> "allow" | "ask" | "deny"
-PREFIX = "mcp/"
+PREFIX = MCP_PREFIX
 STARTUP_TIMEOUT = 30.0
 CALL_TIMEOUT = 120.0
 _REF = re.compile(r"^(Bearer )?\$\{([A-Z][A-Z0-9_]{0,63})\}$")

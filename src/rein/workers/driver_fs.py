@@ -22,13 +22,14 @@ the node's ``fs:write`` grants (:func:`writes_outside`). rein's ``.rein/`` is ne
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from rein.core.hashing import file_sha256
 
 VERSION = 2  # the snapshot format stored with a turn
 STATE_DIR = ".rein"
@@ -53,21 +54,15 @@ _GIT_VOLATILE = frozenset({".git/index", ".git/FETCH_HEAD", ".git/ORIG_HEAD",
 _GIT_REFS = (".git/HEAD", ".git/packed-refs", ".git/refs")
 
 
-def _hash(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _stat_key(info: os.stat_result) -> list[int]:
     return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode]
 
 
-def _entry(path: Path, info: os.stat_result, old: Sequence[Any] | None, started: int
+def _entry(path: str, info: os.stat_result, old: Sequence[Any] | None, started: int
            ) -> list[Any]:
-    """``[kind, digest, stat, racy]`` for one path (see the module docstring)."""
+    """``[kind, digest, stat, racy]`` for one path (see the module docstring). ``path`` is
+    a plain string: most entries are only stat-compared, and a Path per entry would cost
+    more than the comparison."""
     mode = info.st_mode
     if stat.S_ISLNK(mode):
         return ["link", os.readlink(path), None, False]
@@ -84,7 +79,7 @@ def _entry(path: Path, info: os.stat_result, old: Sequence[Any] | None, started:
         digest = "stat:" + ":".join(str(k) for k in key)
     else:
         try:
-            digest = _hash(path) + exec_bit
+            digest = file_sha256(path) + exec_bit
         except OSError as exc:
             digest = f"unreadable:{exc.errno}"
     return ["file", digest, key, racy]
@@ -125,7 +120,7 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
                 info = child.stat(follow_symlinks=False)
             except OSError:
                 continue
-            entries[rel] = _entry(Path(child.path), info, old.get(rel), started)
+            entries[rel] = _entry(child.path, info, old.get(rel), started)
             if stat.S_ISDIR(info.st_mode):
                 stack.append(rel)
     return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,

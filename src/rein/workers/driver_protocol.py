@@ -365,8 +365,6 @@ def _unreadable(exc: Any) -> EnvelopeRefused:
 def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any]
                       ) -> list[str]:
     """Why ``envelope`` does not answer ``instruction`` (empty when it does)."""
-    import jsonschema
-
     problems: list[str] = []
     for field_name in ("token", "node", "attempt"):
         if field_name in envelope and envelope[field_name] != instruction[field_name]:
@@ -384,11 +382,36 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
         problems.append("decision: is the example's placeholder: name one of the labels")
     if problems:
         return problems
+    if _accepted_fast(envelope, instruction):
+        return problems
+    import jsonschema  # the reasons of a refusal, in the reference validator's words
+
     validator = jsonschema.Draft202012Validator(instruction["respond_with"])
     for error in sorted(validator.iter_errors(envelope), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path) or "(envelope)"
         problems.append(f"{where}: {_plain(error)}")
     return problems
+
+
+def _accepted_fast(envelope: Mapping[str, Any], instruction: Mapping[str, Any]) -> bool:
+    """Whether the compiled validator accepts ``envelope`` against ``respond_with`` without
+    importing the pure-Python one (the largest import of a submit).
+
+    Only for a ``respond_with`` made of rein's own few keywords (const, enum, type,
+    properties, required, if/then): an output that declares a schema of its own goes to
+    the reference validator, whatever it holds. A refusal, or anything the compiled
+    validator cannot take (an integer too large for it), is decided again by the reference
+    validator, which also gives the reasons; so this can only ever spare that import.
+    """
+    if any(isinstance(o, Mapping) and o.get("schema") for o in instruction.get("outputs") or []):
+        return False
+    import jsonschema_rs
+
+    try:
+        return bool(jsonschema_rs.Draft202012Validator(instruction["respond_with"])
+                    .is_valid(envelope))
+    except Exception:  # noqa: BLE001 - any doubt goes to the reference validator
+        return False
 
 
 def _json(value: Any) -> str:

@@ -12,17 +12,21 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rein.engine.criteria.base import CriterionProblem, Verdict
 from rein.engine.criteria.model import Checker, CheckRequest, CheckResult, CriterionContext
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 GROUP = "rein.checkers"
 
 
 def discover() -> dict[str, EntryPoint]:
     """The entry points registered under ``rein.checkers``, by name (not yet loaded)."""
+    from importlib.metadata import entry_points  # only a run that names a checker pays
+
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
 

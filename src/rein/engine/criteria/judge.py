@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import statistics
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,6 +74,8 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
                 failure_class="timeout",
             )
         verdicts.append(_checked(verdict, sample))
+
+    import statistics  # only a judged criterion needs it
 
     score = float(statistics.median(v.score for v in verdicts))
     extra = _instance_fields(ctx.producer_instance, verdicts)

@@ -32,7 +32,6 @@ from rein.engine.outcome import NodeOutcome
 from rein.engine.params import ParamsError, bind_params
 from rein.engine.runtime import ChildSpec, RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
-from rein.formats.ags import validate_path
 from rein.formats.ags.spec import NodeSpec
 from rein.formats.canonical import ags_digest
 
@@ -135,6 +134,8 @@ def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
     if path in chain:
         raise RefProblem("AG131", f"subgraph ref {uri!r} refers back to a document that "
                          "contains it (recursion)")
+    from rein.formats.ags import validate_path  # the validator: only when a child is loaded
+
     report_ = validate_path(path)
     if report_.document is None or report_.errors:
         first = report_.errors[0].message if report_.errors else "cannot be read"

@@ -1,0 +1,132 @@
+"""Every driver turn is a fresh process, so what a command imports is most of what it costs.
+
+Deterministic, not timed: a fresh interpreter runs one command through ``rein.cli.main`` and
+reports ``sys.modules``, which is held to a written budget per command: a ceiling on the
+modules of rein itself and on all modules, and a deny-list. A change that makes one of
+these commands import more fails here, with the modules named; raise a ceiling only with
+the reason in the commit.
+
+The budgets are for the driver demo in a workspace with no ``rein.toml``: no provider, no
+tier, no command worker configured, the driver serving every node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import ROOT
+
+DEMO = ROOT / "examples" / "driver-demo.agraph.yaml"
+REIN = str(Path(sys.executable).parent / "rein")
+RIGHT = 'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n'
+
+# Provider SDKs, the MCP client, HTTP clients and the PostgreSQL driver: no driver turn in
+# a workspace that configures none of them has a use for them.
+SDKS = ("openai", "anthropic", "mcp", "httpx", "httpx2", "psycopg", "psycopg_pool", "anyio")
+
+# `rein --help`: the command line and the error tree, none of the layers below the CLI.
+HELP_REIN_MODULES = {"rein", "rein.cli", "rein.cli.app", "rein.core", "rein.core.version",
+                     "rein.errors"}
+HELP_DENIED = ("rein.formats", "rein.config", "rein.store", "rein.engine", "rein.workers",
+               "rein.providers", "rein.tools", "rein.profiles", "rein.telemetry",
+               "yaml", "jsonschema", "jsonschema_rs", "sqlite3", "asyncio", *SDKS)
+HELP_CEILING = 130  # 120 when written
+
+# `rein next`: a read of the store and the driver's status; no event loop, no engine
+# execution, no document parser, no schema validator, and (its plain forms) not even click.
+NEXT_DENIED = ("rein.engine.runner", "rein.engine.execution", "rein.engine.scheduler",
+               "rein.engine.kinds", "rein.engine.prepare", "rein.engine.criteria",
+               "rein.engine.events", "rein.formats.ags", "rein.formats.agx",
+               "rein.formats.loader", "rein.providers", "rein.profiles", "rein.tools",
+               "rein.cli.run", "rein.cli.app", "click", "asyncio", "yaml", "tomllib",
+               "jsonschema", "jsonschema_rs", *SDKS)
+NEXT_REIN_CEILING = 38  # 33 when written (41 before the read went loop-free)
+NEXT_CEILING = 145  # 130 when written (258 before)
+
+# `rein submit`: the engine runs (the attempt is checked, the run advances to the gate),
+# but nothing that only a model worker, a profile, a child graph, an MCP server, an
+# external checker or a declared output schema needs.
+SUBMIT_DENIED = ("rein.providers", "rein.workers.model", "rein.workers.model_attempt",
+                 "rein.workers.profile", "rein.workers.scripted", "rein.workers.command",
+                 "rein.profiles.apply", "rein.profiles.resolve", "rein.formats.oap",
+                 "rein.formats.ags.validate", "rein.tools.mcp", "importlib.metadata",
+                 "jsonschema", *SDKS)
+SUBMIT_REIN_CEILING = 150  # 134 when written (191 before the engine was trimmed)
+SUBMIT_CEILING = 400  # 371 when written (560 before)
+
+_PROBE = """
+import json, sys
+from rein.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules(cwd: Path, *args: str) -> tuple[int, list[str], str]:
+    """(exit code, sys.modules, stdout) of a fresh interpreter that ran ``rein ARGS``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
+    env["HOME"] = str(cwd / "home")  # no user rein.toml reaches the budget
+    env["PYTHONIOENCODING"] = "utf-8"  # as a terminal's or an agent's pipe is
+    env.pop("XDG_CONFIG_HOME", None)
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env,
+                          check=False, capture_output=True, text=True)
+    seen = json.loads(done.stderr.strip().splitlines()[-1])
+    return seen["code"], seen["modules"], done.stdout
+
+
+def _loaded(modules: list[str], denied: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == d or m.startswith(d + ".") for d in denied)]
+
+
+def _rein(modules: list[str]) -> list[str]:
+    return [m for m in modules if m == "rein" or m.startswith("rein.")]
+
+
+@pytest.fixture
+def waiting(tmp_path: Path) -> Path:
+    """A workspace whose demo run waits for the driver."""
+    shutil.copy(DEMO, tmp_path / DEMO.name)
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    env.pop("XDG_CONFIG_HOME", None)
+    digest = subprocess.run([REIN, "graph", "digest", DEMO.name], cwd=tmp_path, env=env,
+                            check=True, capture_output=True, text=True).stdout.strip()
+    started = subprocess.run([REIN, "run", DEMO.name, "--approve", digest], cwd=tmp_path,
+                             env=env, check=False, capture_output=True, text=True)
+    assert started.returncode == 3, started.stderr  # waiting for the driver
+    return tmp_path
+
+
+def test_rein_help_imports_none_of_the_layers_below_the_cli(tmp_path: Path) -> None:
+    code, modules, out = _modules(tmp_path, "--help")
+    assert code == 0 and "rein next" not in out and "Commands" in out
+    assert _loaded(modules, HELP_DENIED) == []
+    assert sorted(set(_rein(modules)) - HELP_REIN_MODULES) == []
+    assert len(modules) <= HELP_CEILING, len(modules)
+
+
+def test_rein_next_reads_without_the_engine_the_loop_or_a_validator(waiting: Path) -> None:
+    code, modules, out = _modules(waiting, "next", "--json")
+    assert code == 3 and json.loads(out)["status"] == "instruction"
+    assert _loaded(modules, NEXT_DENIED) == []
+    assert len(_rein(modules)) <= NEXT_REIN_CEILING, _rein(modules)
+    assert len(modules) <= NEXT_CEILING, len(modules)
+
+
+def test_rein_submit_imports_only_what_the_turn_it_checks_needs(waiting: Path) -> None:
+    code, _, out = _modules(waiting, "next", "--json")
+    (waiting / "greet.py").write_text(RIGHT)
+    (waiting / ".rein" / "inbox.json").write_text(json.dumps(json.loads(out)["example"]))
+    code, modules, out = _modules(waiting, "submit", "--json")
+    status = json.loads(out)
+    assert code == 3 and status["submitted"].startswith("accepted"), out
+    assert status["status"] == "waiting" and status["for"] == "approval"  # the gate
+    assert _loaded(modules, SUBMIT_DENIED) == []
+    assert len(_rein(modules)) <= SUBMIT_REIN_CEILING, len(_rein(modules))
+    assert len(modules) <= SUBMIT_CEILING, len(modules)
