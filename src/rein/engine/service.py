@@ -237,8 +237,12 @@ class Harness(Reads):
         engine = self.engine
         row = self.store.get_approval(approval_id)
         if row is None:
+            from rein.core.suggest import with_suggestion
+
+            waiting = (a.approval_id for a in self.store.approvals(status=ApprovalStatus.PENDING))
             raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
-                            hint="list the queue with `rein approvals list`")
+                            hint=with_suggestion("list the queue with `rein approvals list`",
+                                                 approval_id, waiting))
         if digest is not None and digest != row.digest:
             raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
                           f"not {digest}", code="APPROVAL_STALE",
