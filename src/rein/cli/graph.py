@@ -152,7 +152,8 @@ def digest(path: str, as_json: bool) -> int:
     """Print the graph digest (AGS §3.3: sha256- and base64 over RFC 8785 JSON).
 
     Comments and formatting do not change it, and the YAML and JSON forms of one graph have
-    the same digest. Approvals bind to this value.
+    the same digest. Approvals bind to this value. (Profiles, approval material and files
+    use the other notation, sha256: and hex; see docs/concepts.md.)
 
     \b
     Example:

@@ -33,7 +33,7 @@ def _run(harness: Any, run_id: str) -> Any:
 
 @click.group("runs")
 def runs() -> None:
-    """Inspect runs: list, show, events, record, trace.
+    """Inspect runs: list, show, events, record, trace, and cancel a run.
 
     \b
     Example:
