@@ -44,9 +44,9 @@ def tool(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = env / "bin" / "python"
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
                     "--no-deps", "--quiet", str(wheel)], check=True, timeout=300)
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
-                                "print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.run([str(python), "-c", where], capture_output=True, text=True,
+                               check=True).stdout.strip())
     (site / "borrowed-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return env / "bin"
 
