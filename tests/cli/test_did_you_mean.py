@@ -153,6 +153,16 @@ def test_an_unknown_section_names_the_section_meant(tmp_path: Path,
                for note in json.loads(out)["notes"])
 
 
+def test_an_unknown_key_of_a_flat_section_names_the_key_meant(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rein.toml").write_text("[driver]\ntires = [\"minimal\"]\nx-note = 1\n")
+    code, out, _ = rein(capsys, "config", "show", "--json")
+    assert code == 0
+    notes = [n for n in json.loads(out)["notes"] if "[driver]" in n]
+    assert len(notes) == 1 and "[driver] tires is not a key rein reads (did you mean " \
+        "tiers?); kept as data, unused (known: clean_context_at, enabled, " in notes[0]
+
+
 # ---------------------------------------------------------------------------- profiles, runs
 
 

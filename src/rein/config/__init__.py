@@ -183,18 +183,41 @@ KNOWN_SECTIONS = frozenset({
 })
 
 
+# The keys of the flat sections rein reads; a key outside them is noted like a section.
+# (Sections of tables, such as [tiers.*] or [providers.*], are checked where they are read.)
+KNOWN_KEYS: dict[str, frozenset[str]] = {
+    "driver": frozenset({"enabled", "tiers", "clean_context_at", "max_instruction_bytes",
+                         "max_inline_input_bytes", "max_write_refusals"}),
+    "store": frozenset({"url"}),
+    "telemetry": frozenset({"otel"}),
+    "profiles": frozenset({"plugins"}),
+    "mcp": frozenset({"trusted"}),
+}
+
+
 def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
-    """A note for each top-level section rein does not read: most often a typo."""
+    """A note for each top-level section, or key of a flat section, rein does not read:
+    most often a typo."""
     from rein.core.suggest import closest
 
     out = []
-    for section in data:
-        if section in KNOWN_SECTIONS or section.startswith("x-"):
+    for section, value in data.items():
+        if section.startswith("x-"):
             continue
-        close = closest(section, KNOWN_SECTIONS, limit=1)
-        guess = f" (did you mean [{close[0]}]?)" if close else ""
-        out.append(f"{path}: [{section}] is not a section rein reads{guess}; kept as data, "
-                   "unused (name extensions x-...)")
+        if section not in KNOWN_SECTIONS:
+            close = closest(section, KNOWN_SECTIONS, limit=1)
+            guess = f" (did you mean [{close[0]}]?)" if close else ""
+            out.append(f"{path}: [{section}] is not a section rein reads{guess}; kept as "
+                       "data, unused (name extensions x-...)")
+            continue
+        known = KNOWN_KEYS.get(section)
+        for key in value if known is not None and isinstance(value, dict) else ():
+            if key in known or key.startswith("x-"):
+                continue
+            close = closest(key, known, limit=1)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            out.append(f"{path}: [{section}] {key} is not a key rein reads{guess}; kept as "
+                       f"data, unused (known: {', '.join(sorted(known))})")
     return out
 
 
