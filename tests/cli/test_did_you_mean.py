@@ -209,3 +209,33 @@ def test_a_misspelt_run_or_approval_id_names_the_one_meant(
     code, out, _ = rein(capsys, "approvals", "accept", wrong, "--json")
     assert code == 1
     assert json.loads(out)["error"]["hint"].startswith(f"did you mean {approval!r}? (")
+
+
+# ---------------------------------------------------------------------------- cost
+
+
+_PROBE = """
+import contextlib, io, sys
+from rein.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    main(sys.argv[1:])
+print("difflib" in sys.modules, "rein.core.suggest" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("argv", "difflib", "suggest"), [
+    (["--help"], "False", "False"),
+    (["graph", "validate", str(EXAMPLES / "no-worker.agraph.yaml")], None, "False"),
+    (["grpah"], "True", "True"),
+])
+def test_suggestions_cost_nothing_until_a_name_is_wrong(argv: list[str], difflib: str | None,
+                                                        suggest: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True,
+                          text=True, timeout=120, check=True)
+    has_difflib, has_suggest = done.stdout.split()
+    assert has_suggest == suggest
+    if difflib is not None:  # validating imports difflib through a dependency
+        assert has_difflib == difflib
