@@ -211,6 +211,35 @@ def test_a_misspelt_run_or_approval_id_names_the_one_meant(
     assert json.loads(out)["error"]["hint"].startswith(f"did you mean {approval!r}? (")
 
 
+INPUT = {
+    "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/input", "title": "input",
+    "objective": "test", "requires_conformance": 3, "entrypoints": ["ask"],
+    "nodes": {"ask": {"type": "gate", "title": "ask", "description": "Ask.", "gate": {
+        "mode": "input", "prompt": "Which version?",
+        "collect": {"version": {"type": "string", "description": "The version."}}}}},
+}
+
+
+def test_a_misspelt_value_name_names_the_one_meant_and_records_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "g.agraph.yaml").write_text(yaml.safe_dump(INPUT))
+    digest = rein(capsys, "graph", "digest", "g.agraph.yaml")[1].strip()
+    assert rein(capsys, "run", "g.agraph.yaml", "--approve", digest, "--json")[0] == 3
+    (pending,) = json.loads(rein(capsys, "approvals", "list", "--json")[1])["approvals"]
+    approval = pending["approval_id"]
+    code, out, _ = rein(capsys, "approvals", "accept", approval, "--value", "verison=v1.2",
+                        "--json")
+    error = json.loads(out)["error"]
+    assert (code, error["code"]) == (4, "APPROVAL001")
+    assert error["message"] == (f"approval {approval} takes no value named 'verison'; "
+                                "nothing was recorded")
+    assert error["hint"] == "did you mean 'version'? (it takes version)"
+    assert len(json.loads(rein(capsys, "approvals", "list", "--json")[1])["approvals"]) == 1
+    code, out, _ = rein(capsys, "approvals", "accept", approval, "--value", "version=v1.2",
+                        "--json")
+    assert code == 0, out
+
+
 # ---------------------------------------------------------------------------- cost
 
 
