@@ -211,7 +211,9 @@ def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
                        "data, unused (name extensions x-...)")
             continue
         known = KNOWN_KEYS.get(section)
-        for key in value if known is not None and isinstance(value, dict) else ():
+        if known is None or not isinstance(value, dict):
+            continue
+        for key in value:
             if key in known or key.startswith("x-"):
                 continue
             close = closest(key, known, limit=1)
