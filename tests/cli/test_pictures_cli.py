@@ -89,3 +89,9 @@ def test_a_run_whose_graph_is_gone_cannot_be_drawn(scenario: Scenario) -> None:
     code = main(["runs", "show", summary(out)["run_id"], "--format", "mermaid"])
     assert code == 1
     assert "DRAW003" in scenario.capsys.readouterr().err
+
+
+def test_a_record_file_is_not_drawn(scenario: Scenario) -> None:
+    scenario.file("record.json", "{}")
+    code, _ = scenario.rein("runs", "show", "record.json", "--format", "mermaid")
+    assert code == 64

@@ -100,10 +100,13 @@ def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> in
       rein runs show run-20260101T120000-3f9a1c --format svg > run.svg
 
     \b
-    Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 64 usage error.
+    Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 4 --format svg
+    without Graphviz, 64 usage error.
     """
     if Path(run_id).is_file():
-
+        if fmt != "text":
+            raise click.UsageError("--format draws a run of the workspace's store; a record "
+                                   "file is shown as text or --json")
         return show_record_file(Path(run_id), as_json)
     if fmt != "text":
         if as_json:
