@@ -127,6 +127,21 @@ def test_path_on_an_output_suggests_path_hint(tmp_path: Path,
                               "its spelling, or prefix it with x- to make it an extension)")
 
 
+def _gate_type(data: Any) -> None:
+    data["nodes"]["review"]["type"] = "gaet"
+    data["nodes"]["write_module"]["intelligence"]["tier"] = "minimum"
+
+
+def test_a_misspelt_enumerated_value_names_the_value_meant(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = rein(capsys, "graph", "validate", "--json", str(_graph(tmp_path, _gate_type)))
+    assert code == 1
+    hints = [f["hint"] for f in json.loads(out)["documents"][0]["findings"]
+             if f["code"] == "AG004"]
+    fix = "(use one of the values the spec lists for this field)"
+    assert sorted(hints) == [f"did you mean 'gate'? {fix}", f"did you mean 'minimal'? {fix}"]
+
+
 # ---------------------------------------------------------------------------- rein.toml
 
 

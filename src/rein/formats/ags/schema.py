@@ -55,9 +55,24 @@ def check_schema(data: Any, out: Collector) -> bool:
     for error in validator.iter_errors(data):
         path = list(error.instance_path)
         code, message = _classify(error, path, data)
-        hint = _field_hint(error) if code == "AG003" else None
+        hint = None  # the catalogue's fix, unless a nearer name can lead it
+        if code == "AG003":
+            hint = _field_hint(error)
+        elif code == "AG004":
+            hint = _value_hint(error)
         out.add(code, pointer(*path), message, hint=hint)
     return False
+
+
+def _value_hint(error: Any) -> str | None:
+    """For a value outside an enumeration (``type: gaet``), the allowed value it was
+    probably meant to be, followed by the catalogue's fix."""
+    options = getattr(error.kind, "options", None)
+    if not isinstance(error.instance, str) or not isinstance(options, list):
+        return None
+    from rein.formats.ags.report import near
+
+    return near("AG004", error.instance, [o for o in options if isinstance(o, str)])
 
 
 def _field_hint(error: Any) -> str | None:
