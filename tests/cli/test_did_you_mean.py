@@ -178,6 +178,17 @@ def test_an_unknown_key_of_a_flat_section_names_the_key_meant(
         "tiers?); kept as data, unused (known: clean_context_at, enabled, " in notes[0]
 
 
+def test_an_unknown_tier_names_the_tier_meant(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rein.toml").write_text('[driver]\ntiers = ["standrd"]\n')
+    shutil.copyfile(EXAMPLES / "driver-demo.agraph.yaml", tmp_path / "g.agraph.yaml")
+    digest = rein(capsys, "graph", "digest", "g.agraph.yaml")[1].strip()
+    code, _, err = rein(capsys, "run", "g.agraph.yaml", "--approve", digest)
+    assert code == 64
+    assert "hint: did you mean 'standard'? (tiers are minimal, standard, advanced, " \
+        "frontier)" in err
+
+
 # ---------------------------------------------------------------------------- profiles, runs
 
 
