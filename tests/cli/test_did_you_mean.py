@@ -235,6 +235,10 @@ def test_a_misspelt_run_or_approval_id_names_the_one_meant(
     code, out, _ = rein(capsys, "approvals", "accept", wrong, "--json")
     assert code == 1
     assert json.loads(out)["error"]["hint"].startswith(f"did you mean {approval!r}? (")
+    code, out, _ = rein(capsys, "approvals", "accept", "ok", "--json")  # the gate's node id
+    assert code == 1
+    assert json.loads(out)["error"]["hint"] == (
+        f"'ok' is a node; the approval waiting for it is {approval}: use that id")
 
 
 INPUT = {
