@@ -59,7 +59,8 @@ cat <<EOF
   rein runs record $RUN_ID --workspace $RUN_WS   # the AGS run record of that run
   rein runs events $RUN_ID --workspace $RUN_WS   # its trace, event by event
   rein graph plan --format mermaid $GRAPH    # a picture for a pull request
-  rein graph plan --format dot $GRAPH | dot -Tsvg > plan.svg
+  rein graph plan --format svg $GRAPH > plan.svg   # drawn by Graphviz, if installed
+  rein runs show $RUN_ID --workspace $RUN_WS --format mermaid   # the run, coloured by state
   rein graph plan --json examples/no-worker.agraph.yaml   # the plan as data
   rein graph validate --strict path/to/your.agraph.yaml    # check your own graph
 EOF

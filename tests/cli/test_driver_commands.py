@@ -185,6 +185,12 @@ def test_next_repeats_the_instruction_and_changes_nothing(drive: Drive) -> None:
     ({"outputs": {}}, 'outputs: missing the required field(s) "module"'),
     ({"status": "finished"}, 'status: "finished" is not one of "done", "failed"'),
     ({"surprise": 1}, '(envelope): unexpected field(s) "surprise" (allowed: "protocol", '),
+    ({"status": "dnoe"}, ('status: "dnoe" is not one of "done", "failed"; did you mean "done" '
+                         'for "dnoe"?')),
+    ({"outputs": {"modul": "greet.py", "module": "greet.py"}},
+     ('outputs: unexpected field(s) "modul" (allowed: "module"); did you mean "module" for '
+     '"modul"?')),
+    ({"mesage": "hi"}, 'did you mean "message" for "mesage"?'),
 ])
 def test_an_envelope_for_anything_else_is_refused_and_changes_nothing(
         drive: Drive, change: dict[str, Any], why: str) -> None:

@@ -9,8 +9,9 @@ import pytest
 from plan_docs import fragment, graph, task
 from support import EXAMPLES
 
+from rein.formats.ags.pictures import render_dot, render_mermaid
 from rein.formats.ags.plan import build_plan, plan_path
-from rein.formats.ags.render import render_dot, render_mermaid, render_text
+from rein.formats.ags.render import render_text
 
 # pydot's grammar uses pyparsing names that newer pyparsing releases deprecate.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -65,16 +66,15 @@ def test_mermaid_structure_and_escaping() -> None:
     out = render_mermaid(plan)
     lines = out.splitlines()
     assert lines[0] == "flowchart TD"
-    assert sum(1 for ln in lines if ln.strip().startswith("subgraph ")) == 1
-    assert sum(1 for ln in lines if ln.strip() == "end") == 1
+    assert sum(1 for ln in lines if ln.strip().startswith("subgraph ")) == 2  # and the legend
+    assert sum(1 for ln in lines if ln.strip() == "end") == 2
     node_lines = [ln for ln in lines if re.match(r"\s+n\d+[\[{(]", ln)]
     assert len(node_lines) == sum(1 for _ in plan.nodes())
     # labels are quoted; no raw quote, pipe or angle bracket survives inside one
     for label in re.findall(r'"([^"]*)"', out):
         assert not set(label.replace("<br/>", "")) & set("|<>"), label
-    assert "#quot;a#quot;" in out and "#124;" in out and "#lt;B#gt;" in out
-    assert re.search(r'n\d+ -->\|"if nodes\.decide\.outputs\.decision == #quot;a#quot;"\| n\d+',
-                     out)
+    assert "#quot;A#quot;" in out and "#124;" in out and "#lt;B#gt;" in out
+    assert re.search(r'n\d+ -->\|"a"\| n\d+', out)  # the branch, not the whole condition
     assert re.search(r'n\d+ -\.->\|"on failure"\| n\d+', out)
     assert '{"decide<br/>' in out  # decisions are diamonds
 
@@ -100,6 +100,7 @@ def test_dot_parses_and_has_every_node_edge_and_cluster() -> None:
     assert ("loop", "loop.step") in edges  # the container's link into its body
     [cluster] = parsed.get_subgraphs()
     assert cluster.get_name().strip('"') == "cluster_loop"
+    assert parsed.get_node('"legend"')
     decide = parsed.get_node('"decide"')[0]
     label = decide.get_attributes()["label"]
     assert '\\"A\\"' in label and "\\\\" in label  # quotes and backslashes escaped
@@ -113,7 +114,7 @@ def test_dot_of_every_example_parses(path) -> None:
     lines = render_mermaid(plan).splitlines()
     opened = sum(1 for ln in lines if ln.strip().startswith("subgraph "))
     assert opened == sum(1 for ln in lines if ln.strip() == "end")
-    assert opened == sum(1 for scope in plan.scopes()) - 1
+    assert opened == sum(1 for scope in plan.scopes())  # each nested scope, and the legend
 
 
 def test_renderings_are_deterministic() -> None:

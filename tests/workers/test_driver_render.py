@@ -69,3 +69,22 @@ def test_recorded_evidence_that_holds_a_json_object_is_shown_field_by_field() ->
     plain = {**feedback, "failed_criteria": [{"id": "g", "description": "g",
                                               "evidence": "{not json"}]}
     assert "  evidence: {not json" in render({**INSTRUCTION, "feedback": plain})
+
+
+def test_placeholders_are_mentioned_only_when_the_example_has_one() -> None:
+    plain = render(INSTRUCTION)  # the example is {"status": "done"}: nothing to replace
+    assert "Write this JSON to .rein/inbox.json then run `rein submit`:" in plain
+    assert "<placeholder>" not in plain
+    held = render({**INSTRUCTION, "example": {"status": "done",
+                                              "outputs": {"score": "<number: the score>"}}})
+    assert ("Write this JSON to .rein/inbox.json, each <placeholder> replaced with the real "
+            "value, then run `rein submit`:") in held
+
+
+def test_the_text_says_when_another_instruction_waits_after_this_one() -> None:
+    assert "after this one" not in render(INSTRUCTION)
+    one = render({**INSTRUCTION, "also_pending": ["right"]})
+    assert one.endswith("after this one, another instruction waits (right): `rein next` "
+                        "shows it once you have submitted")
+    two = render({**INSTRUCTION, "also_pending": ["b", "c (run r2)"]})
+    assert "after this one, 2 more instructions wait (b, c (run r2))" in two

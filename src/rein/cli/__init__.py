@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import click
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,8 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return int(ExitCode.OK)
     except click.exceptions.UsageError as exc:
+        exc, suggestion = _with_suggestion(exc)
         exc.show()
-        _usage_json(exc, args)
+        _usage_json(exc, args, suggestion)
         return int(ExitCode.USAGE)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -74,7 +79,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(ExitCode.OK)
 
 
-def _usage_json(exc: Exception, args: Sequence[str]) -> None:
+def _with_suggestion(
+        exc: click.exceptions.UsageError) -> tuple[click.exceptions.UsageError, str | None]:
+    """An unknown command or option with the nearest real one named, the same way for every
+    group and command (click alone cannot see the lazily loaded top-level commands)."""
+    import click
+
+    ctx = exc.ctx
+    if ctx is None:
+        return exc, None
+    if isinstance(exc, click.exceptions.NoSuchCommand) and isinstance(ctx.command, click.Group):
+        word, names = exc.command_name, ctx.command.list_commands(ctx)
+    elif isinstance(exc, click.exceptions.NoSuchOption):
+        word = exc.option_name
+        names = [o for p in ctx.command.get_params(ctx) for o in (*p.opts, *p.secondary_opts)
+                 if o.startswith("-")]
+    else:
+        return exc, None
+    from rein.core.suggest import did_you_mean
+
+    suggestion = did_you_mean(word, names)
+    if suggestion is None:
+        return exc, None
+    told = f"{exc.message} {suggestion[0].upper()}{suggestion[1:]}"
+    return click.exceptions.UsageError(told, ctx), suggestion
+
+
+def _usage_json(exc: Exception, args: Sequence[str], suggestion: str | None = None) -> None:
     """With --json, a usage error is also one JSON object on stdout (the text went to stderr),
     so that a script reading stdout never gets nothing back."""
     if "--json" not in args:
@@ -86,8 +117,9 @@ def _usage_json(exc: Exception, args: Sequence[str]) -> None:
     ctx = getattr(exc, "ctx", None)
     command = ctx.command_path if ctx is not None else "rein"
     message = exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
+    hint = f"see `{command} --help`"
     emit_json({"error": {"code": "USAGE", "message": message,
-                         "hint": f"see `{command} --help`"}})
+                         "hint": f"{suggestion} ({hint})" if suggestion else hint}})
 
 
 def run() -> None:  # console-script entry point

@@ -140,8 +140,11 @@ def trust(workspace: str, expected: str | None, as_json: bool) -> int:
             emit_json({"trusted": False, **current.to_json(), "error": refused.to_json()})
             return int(ExitCode.REFUSED)
         _describe(current)
-        if not click.confirm("Trust these definitions?", default=False):
-            raise Refused("not trusted", code="CFG014", hint="nothing was recorded")
+        from rein.cli.prompt import approved, not_approved
+
+        if not approved("Trust these definitions?"):
+            return not_approved("nothing was recorded", "to trust them later: rein config "
+                                f"trust --workspace {ws} --digest {current.digest}")
         expected = current.digest
     result = trust_project(ws, expected_digest=expected)
     if as_json:

@@ -71,10 +71,12 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
 
 @graph.command("plan", context_settings=_CONTEXT,
                epilog="Exit codes: 0 planned, 1 the document has errors (nothing is planned), "
-                      "64 usage error.")
+                      "4 --format svg without Graphviz, 64 usage error.")
 @click.argument("path", type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "mermaid", "dot"]), default="text",
-              show_default=True, help="How to draw the plan for people.")
+@click.option("--format", "fmt", type=click.Choice(["text", "mermaid", "dot", "svg"]),
+              default="text", show_default=True,
+              help="How to show the plan: text for review, or a picture (Mermaid, Graphviz "
+                   "DOT, or SVG drawn by Graphviz's dot).")
 @json_option
 def plan(path: str, fmt: str, as_json: bool) -> int:
     """Show what a graph will do before it runs: order, parallel groups, tiers, gates,
@@ -84,10 +86,15 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
     facts worth a reviewer's attention that are not defects (for example a worst case
     above constraints.max_node_executions); they never change the exit code.
 
+    The pictures shape and colour nodes by kind, label each arrow with the branch it
+    stands for, and carry a legend. SVG needs Graphviz (`dot`); without it the command
+    says how to get it and exits 4.
+
     \b
     Example:
       rein graph plan examples/no-worker.agraph.yaml
       rein graph plan --format mermaid examples/release-train.agraph.yaml > plan.mmd
+      rein graph plan --format svg examples/release-train.agraph.yaml > plan.svg
       rein graph plan --json examples/no-worker.agraph.yaml | jq .worst_case_executions
     """
     if as_json and fmt != "text":
@@ -112,10 +119,14 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
         return int(ExitCode.OK)
     for finding in report.findings:
         click.echo(_render_finding(finding), err=True)
-    from rein.formats.ags import render
+    if fmt == "text":
+        from rein.formats.ags.render import render_text
 
-    drawn = {"text": render.render_text, "mermaid": render.render_mermaid,
-             "dot": render.render_dot}[fmt](result)
+        drawn = render_text(result)
+    else:
+        from rein.cli.pictures import draw
+
+        drawn = draw(result, fmt)
     click.echo(drawn, nl=False)
     return int(ExitCode.OK)
 
@@ -141,7 +152,8 @@ def digest(path: str, as_json: bool) -> int:
     """Print the graph digest (AGS §3.3: sha256- and base64 over RFC 8785 JSON).
 
     Comments and formatting do not change it, and the YAML and JSON forms of one graph have
-    the same digest. Approvals bind to this value.
+    the same digest. Approvals bind to this value. (Profiles, approval material and files
+    use the other notation, sha256: and hex; see docs/concepts.md.)
 
     \b
     Example:

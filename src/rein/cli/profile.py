@@ -121,6 +121,8 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
 def digest(path: str, spec_only: bool, as_json: bool) -> int:
     """Print a profile's digest (sha256:<hex> over the document as loaded, OAP §2.2).
 
+    Graphs use the other notation (sha256- and base64, AGS §3.3: `rein graph digest`).
+
     \b
     Example:
       rein profile digest code-reviewer.agent.yaml

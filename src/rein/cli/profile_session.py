@@ -136,7 +136,9 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
 
     async def confirm(request: LaunchRequest) -> str:
         click.echo(request.render(), err=True)
-        return "accept" if click.confirm("launch it?", default=False, err=True) else "decline"
+        from rein.cli.prompt import approved
+
+        return "accept" if approved("launch it?", err=True) else "decline"
 
     async def session() -> tuple[dict[str, Any], int]:
         hub = McpHub(servers_from_profile(resolved.mcp_servers), gate=eff.decide,

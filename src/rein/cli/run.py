@@ -206,8 +206,11 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
         print_plan(prepared)
     if approve is None:
         if sys.stdin.isatty() and not as_json:
-            if not click.confirm(f"Approve {prepared.digest} and run?", default=False):
-                raise Refused("the graph was not approved", code="APPROVAL_MISSING")
+            from rein.cli.prompt import approved, not_approved
+
+            if not approved(f"Approve {prepared.digest} and run?"):
+                return not_approved("nothing ran", "to run it later: "
+                                    f"rein run {graph} --approve {prepared.digest}")
             approve = prepared.digest
         else:
             raise Refused(

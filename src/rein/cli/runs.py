@@ -33,7 +33,7 @@ def _run(harness: Any, run_id: str) -> Any:
 
 @click.group("runs")
 def runs() -> None:
-    """Inspect runs: list, show, events, record, trace.
+    """Inspect runs: list, show, events, record, trace, and cancel a run.
 
     \b
     Example:
@@ -81,9 +81,12 @@ def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> 
 
 @runs.command("show")
 @click.argument("run_id", metavar="RUN_ID|FILE")
+@click.option("--format", "fmt", type=click.Choice(["text", "mermaid", "dot", "svg"]),
+              default="text", show_default=True,
+              help="text, or a picture of the graph with each node coloured by its state.")
 @workspace_option
 @json_option
-def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
+def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> int:
     """One run: status, digest, node states and pending approvals.
 
     An argument that names an existing file is read as an AGS run record (from `rein runs
@@ -94,13 +97,25 @@ def show_run(run_id: str, workspace: Path | None, as_json: bool) -> int:
     Example:
       rein runs show run-20260101T120000-3f9a1c
       rein runs show record.json --json
+      rein runs show run-20260101T120000-3f9a1c --format svg > run.svg
 
     \b
-    Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 64 usage error.
+    Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 4 --format svg
+    without Graphviz, 64 usage error.
     """
     if Path(run_id).is_file():
-
+        if fmt != "text":
+            raise click.UsageError("--format draws a run of the workspace's store; a record "
+                                   "file is shown as text or --json")
         return show_record_file(Path(run_id), as_json)
+    if fmt != "text":
+        if as_json:
+            raise click.UsageError("--json prints the run as data; leave out --format")
+        from rein.cli.pictures import run_picture
+
+        with _reads(workspace) as harness:
+            click.echo(run_picture(harness, _run(harness, run_id), fmt), nl=False)
+        return int(ExitCode.OK)
     with _reads(workspace) as harness:
         run = _run(harness, run_id)
         nodes = harness.nodes(run.run_id)

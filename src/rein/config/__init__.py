@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -192,18 +192,43 @@ KNOWN_SECTIONS = frozenset({
 })
 
 
+# The keys of the flat sections rein reads; a key outside them is noted like a section.
+# (Sections of tables, such as [tiers.*] or [providers.*], are checked where they are read.)
+KNOWN_KEYS: dict[str, frozenset[str]] = {
+    "driver": frozenset({"enabled", "tiers", "clean_context_at", "max_instruction_bytes",
+                         "max_inline_input_bytes", "max_write_refusals"}),
+    "store": frozenset({"url"}),
+    "telemetry": frozenset({"otel"}),
+    "profiles": frozenset({"plugins"}),
+    "mcp": frozenset({"trusted"}),
+}
+
+
 def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
-    """A note for each top-level section rein does not read: most often a typo."""
-    import difflib
+    """A note for each top-level section, or key of a flat section, rein does not read:
+    most often a typo."""
+    from rein.core.suggest import closest
 
     out = []
-    for section in data:
-        if section in KNOWN_SECTIONS or section.startswith("x-"):
+    for section, value in data.items():
+        if section.startswith("x-"):
             continue
-        close = difflib.get_close_matches(section, sorted(KNOWN_SECTIONS), n=1)
-        guess = f" (did you mean [{close[0]}]?)" if close else ""
-        out.append(f"{path}: [{section}] is not a section rein reads{guess}; kept as data, "
-                   "unused (name extensions x-...)")
+        if section not in KNOWN_SECTIONS:
+            close = closest(section, KNOWN_SECTIONS, limit=1)
+            guess = f" (did you mean [{close[0]}]?)" if close else ""
+            out.append(f"{path}: [{section}] is not a section rein reads{guess}; kept as "
+                       "data, unused (name extensions x-...)")
+            continue
+        known = KNOWN_KEYS.get(section)
+        if known is None or not isinstance(value, dict):
+            continue
+        for key in value:
+            if key in known or key.startswith("x-"):
+                continue
+            close = closest(key, known, limit=1)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            out.append(f"{path}: [{section}] {key} is not a key rein reads{guess}; kept as "
+                       f"data, unused (known: {', '.join(sorted(known))})")
     return out
 
 
@@ -325,6 +350,14 @@ def _bad(path: Path, section: str, key: str, message: str, hint: str | None = No
                        location=Location(file=str(path), line=_line_of(path, key)))
 
 
+def _known(key: str, keys: Iterable[str]) -> str:
+    """The hint for an unknown key: the nearest known one first, then all of them."""
+    from rein.core.suggest import with_suggestion
+
+    listed = "known keys: " + ", ".join(sorted(keys))
+    return with_suggestion(listed, key, keys) or listed
+
+
 def _check(data: dict[str, Any], path: Path) -> None:
     """Type-check the sections rein narrows, so a typo never silently grants."""
     policy = data.get("policy", {})
@@ -334,7 +367,7 @@ def _check(data: dict[str, Any], path: Path) -> None:
         rule = _POLICY_RULES.get(key)
         if rule is None:
             raise _bad(path, "policy", key, "unknown key",
-                       "known keys: " + ", ".join(sorted(_POLICY_RULES)))
+                       _known(key, _POLICY_RULES))
         if rule in _ORDERS and value not in _ORDERS[rule]:
             raise _bad(path, "policy", key, f"{value!r} is not one of {_ORDERS[rule]}")
         if rule in ("intersect", "union", "roots") and not (
@@ -348,7 +381,7 @@ def _check(data: dict[str, Any], path: Path) -> None:
             raise _bad(path, "policy", key, "must be true or false")
     for key, value in (data.get("limits") or {}).items():
         if key not in _LIMIT_KEYS:
-            raise _bad(path, "limits", key, "unknown key", "known: " + ", ".join(_LIMIT_KEYS))
+            raise _bad(path, "limits", key, "unknown key", _known(key, _LIMIT_KEYS))
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise _bad(path, "limits", key, "must be a positive integer")
     check_hooks(data, path, _bad)

@@ -73,7 +73,10 @@ def check_approver(data: Mapping[str, Any], path: Path,
             raise bad(path, "approver", key, "must be a list of role names",
                       'for example: roles = ["release-manager"]')
         elif key not in ("id", "roles"):
-            raise bad(path, "approver", key, "unknown key", "known keys: id, roles")
+            from rein.core.suggest import with_suggestion
+
+            raise bad(path, "approver", key, "unknown key",
+                      with_suggestion("known keys: id, roles", key, ("id", "roles")))
 
 
 def without_approver(data: dict[str, Any], notes: list[str], path: Path) -> dict[str, Any]:

@@ -105,6 +105,8 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
                  f"($XDG_CONFIG_HOME/rein/rein.toml, else ~/.config/rein/rein.toml; never the "
                  f"project's) set [approver] id = \"{approver.id}\" and roles = "
                  f"[\"{wanted[0]}\"]")
+    if values:
+        _check_value_names(row, values)
     changed = stale_files(workspace, row)
     if changed:
         raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
@@ -119,6 +121,24 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
     if values:
         payload["values"] = dict(values)
     return record_answer(store, row, status, payload, now)
+
+
+def _check_value_names(row: ApprovalRow, values: Mapping[str, Any]) -> None:
+    """APPROVAL001 before recording: a value whose name the approval neither collects nor
+    has as an output (a misspelt review edit would otherwise be dropped without a word)."""
+    request = row.request
+    names = [*(request.get("collect") or {}), *(request.get("outputs") or [])]
+    if not names:
+        return  # the approval declares no names to hold the values to
+    unknown = [name for name in values if name not in names]
+    if not unknown:
+        return
+    from rein.core.suggest import with_suggestion
+
+    takes = f"it takes {', '.join(sorted(set(names)))}"
+    raise Refused(f"approval {row.approval_id} takes no value named {unknown[0]!r}; nothing "
+                  "was recorded", code="APPROVAL001",
+                  hint=with_suggestion(takes, unknown[0], names))
 
 
 def record_answer(store: Store, row: ApprovalRow, status: ApprovalStatus,

@@ -28,8 +28,12 @@ class Reads:
         """The run ``run_id``; RUN404 when the store does not know it."""
         run = self.store.get_run(run_id)
         if run is None:
+            from rein.core.suggest import with_suggestion
+
+            known = (r.run_id for r in self.store.list_runs(include_children=True))
             raise ReinError(f"no run {run_id!r}", code="RUN404",
-                            hint="list runs with `rein runs list --all`")
+                            hint=with_suggestion("list runs with `rein runs list --all`",
+                                                 run_id, known))
         return run
 
     def runs(self, *, include_children: bool = False) -> list[RunRow]:

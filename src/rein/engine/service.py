@@ -240,7 +240,7 @@ class Harness(Reads):
         row = self.store.get_approval(approval_id)
         if row is None:
             raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
-                            hint="list the queue with `rein approvals list`")
+                            hint=self._approval_hint(approval_id))
         if digest is not None and digest != row.digest:
             raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
                           f"not {digest}", code="APPROVAL_STALE",
@@ -268,6 +268,18 @@ class Harness(Reads):
                               code=exc.code, hint="the process advancing the run takes the "
                               "answer into account; nothing more to do") from exc
         return Answered(approval=updated, changed=changed, actor=approver.id, outcome=outcome)
+
+    def _approval_hint(self, given: str) -> str:
+        """For APPROVAL404: the approval of the node ``given`` names (a node id typed where
+        an approval id belongs), else the nearest pending id, else how to list them."""
+        from rein.core.suggest import with_suggestion
+
+        waiting = self.store.approvals(status=ApprovalStatus.PENDING)
+        listed = "list the queue with `rein approvals list`"
+        for_node = [a.approval_id for a in waiting if a.request.get("node") == given]
+        if for_node:
+            return f"{given!r} is a node; the approval waiting for it is {for_node[0]}: use that id"
+        return with_suggestion(listed, given, (a.approval_id for a in waiting)) or listed
 
     def _held_to_binding(self, run: Any, approval_id: str) -> None:
         """RT053 before the answer is recorded: an answer that continues a run must not

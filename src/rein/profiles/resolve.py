@@ -179,9 +179,11 @@ def _locate(path_or_name: str | Path, work: _Work) -> Path:
                            code="OAP201", hint="; ".join(catalog.errors))
     found = catalog.find(text)
     if found is None:
+        from rein.core.suggest import with_suggestion
+
         searched = ", ".join(str(r.path) for r in catalog.roots)
         raise ProfileError(f"no profile named {text!r}", code="OAP202",
-                           hint=f"searched {searched}")
+                           hint=with_suggestion(f"searched {searched}", text, catalog.winners))
     work.warnings.extend(r for r in catalog.reports if r.startswith(repr(text)))
     return found.path
 

@@ -58,8 +58,12 @@ class DriverSettings:
         tiers = tuple(str(t) for t in s.get("tiers", TIERS))
         unknown = [t for t in tiers if t not in TIERS]
         if unknown:
+            from rein.core.suggest import with_suggestion
+
             raise ConfigError(f"[driver] tiers names unknown tier(s) {unknown}",
-                              code="DRIVERCFG001", hint=f"tiers are {', '.join(TIERS)}")
+                              code="DRIVERCFG001",
+                              hint=with_suggestion(f"tiers are {', '.join(TIERS)}", unknown[0],
+                                                   TIERS))
         ratio = float(s.get("clean_context_at", 0.7))
         if not 0 < ratio <= 1:
             raise ConfigError(f"[driver] clean_context_at must be in (0, 1], not {ratio}",

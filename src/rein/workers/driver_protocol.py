@@ -419,13 +419,22 @@ def _json(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _near(given: Any, names: list[str]) -> str:
+    """``: did you mean "ship"?`` for a mistyped label or output name, else nothing."""
+    from rein.core.suggest import closest
+
+    found = closest(given, names, limit=1) if isinstance(given, str) else []
+    return f"; did you mean {_json(found[0])} for {_json(given)}?" if found else ""
+
+
 def _plain(error: Any) -> str:
     """A schema error in the envelope's own terms (JSON values, not Python reprs): the reader
     is an agent that writes JSON."""
     value, instance = error.validator_value, error.instance
     match error.validator:
         case "enum":
-            return f"{_json(instance)} is not one of {', '.join(_json(v) for v in value)}"
+            listed = f"{_json(instance)} is not one of {', '.join(_json(v) for v in value)}"
+            return listed + _near(instance, [v for v in value if isinstance(v, str)])
         case "const":
             return f"must be {_json(value)}, not {_json(instance)}"
         case "required" if isinstance(instance, Mapping):
@@ -435,7 +444,8 @@ def _plain(error: Any) -> str:
             known = list(error.schema.get("properties") or {})
             extra = [_json(name) for name in instance if name not in known]
             allowed = ", ".join(_json(name) for name in known) or "none"
-            return f"unexpected field(s) {', '.join(extra)} (allowed: {allowed})"
+            near = "".join(_near(name, known) for name in instance if name not in known)
+            return f"unexpected field(s) {', '.join(extra)} (allowed: {allowed}){near}"
         case "type":
             kinds = value if isinstance(value, list) else [value]
             return f"{_json(instance)} is not of type {' or '.join(kinds)}"

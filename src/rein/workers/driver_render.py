@@ -176,11 +176,31 @@ def _rules(status: Mapping[str, Any]) -> list[str]:
 
 
 def _respond(status: Mapping[str, Any]) -> list[str]:
-    """How to answer: the envelope example, where to write it, the exit code."""
-    return ["", "## Respond",
-            (f"Write this JSON to {INBOX}, each <placeholder> replaced with the real "
-             "value, then run `rein submit`:"),
-            json.dumps(status["example"], ensure_ascii=False),
-            ("It must validate against respond_with (`rein next --json`). "
-             "status \"failed\" with a message if you cannot do the work."),
-            f"exit code {status['exit_code']} (waiting for you)"]
+    """How to answer: the envelope example, where to write it, the exit code, and whether
+    another instruction waits after this one."""
+    replace = (", each <placeholder> replaced with the real value," if
+               _has_placeholder(status["example"]) else "")
+    lines = ["", "## Respond",
+             f"Write this JSON to {INBOX}{replace} then run `rein submit`:",
+             json.dumps(status["example"], ensure_ascii=False),
+             ("It must validate against respond_with (`rein next --json`). "
+              "status \"failed\" with a message if you cannot do the work."),
+             f"exit code {status['exit_code']} (waiting for you)"]
+    later = list(status.get("also_pending") or [])
+    if later:  # handed out one at a time: say so, or the agent thinks it is the last
+        what = "another instruction waits" if len(later) == 1 else \
+            f"{len(later)} more instructions wait"
+        lines.append(f"after this one, {what} ({', '.join(later)}): `rein next` shows it "
+                     "once you have submitted")
+    return lines
+
+
+def _has_placeholder(value: Any) -> bool:
+    """Whether the example holds a ``<...>`` value the agent must replace."""
+    if isinstance(value, str):
+        return value.startswith("<") and value.endswith(">")
+    if isinstance(value, Mapping):
+        return any(_has_placeholder(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_placeholder(v) for v in value)
+    return False

@@ -94,6 +94,8 @@ RUN_CODES = (
 APPROVAL_CODES = (
     _own(APPROVAL, "APPROVAL404", "error", "no approval has that id",
          "see `rein approvals list`"),
+    _own(APPROVAL, "APPROVAL001", "refused", "an answer gives a value the approval neither "
+         "collects nor has as an output", "name one of the values the hint lists"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "the approver is not allowed to answer this "
          "approval", "[approver] id in the managed or user rein.toml names who answers", legacy=True),
     _own(APPROVAL, "APPROVAL_ANSWERED", "refused", "the approval was already answered",

@@ -167,6 +167,13 @@ CODES = (
        "approval request)"),
     _c(TOOLS, "MCP011", "refused", "launching an MCP server was cancelled",
        "confirm the launch to use the server"),
+    _c(GENERAL, "DRAW001", "refused", "an SVG picture needs Graphviz's `dot`, which is not "
+       "installed", "install Graphviz (apt-get install graphviz, brew install graphviz), or "
+       "print the source with --format dot or mermaid"),
+    _c(GENERAL, "DRAW002", "error", "Graphviz's `dot` could not draw the picture",
+       "run the --format dot output through `dot -Tsvg` to see Graphviz's message"),
+    _c(GENERAL, "DRAW003", "error", "a run cannot be drawn: its graph file is gone or no longer "
+       "valid", "restore the file the run started from (`rein runs show RUN` names it)"),
 )
 
 __all__ = ["CODES"]

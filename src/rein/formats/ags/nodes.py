@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.formats.ags.report import Collector
+from rein.formats.ags.report import Collector, near
 from rein.formats.ags.scopes import (
     CONTAINER_TYPES,
     Model,
@@ -117,7 +117,8 @@ def _check_failure(scope: Scope, node_id: str, node: dict[str, Any], out: Collec
                 continue
             if alt not in scope.nodes:
                 out.add("AG113", where + "/node",
-                        f"fallback of {node_id!r} names node {alt!r}, which is not in this scope")
+                        f"fallback of {node_id!r} names node {alt!r}, which is not in this scope",
+                        hint=near("AG113", alt, scope.nodes))
                 continue
             required = {name for name, spec in outputs.items()
                         if dict_of(spec).get("required", True) is not False}
@@ -143,7 +144,8 @@ def _check_failure(scope: Scope, node_id: str, node: dict[str, Any], out: Collec
         where = scope.node_pointer(node_id, "failure", "compensation")
         if comp not in scope.nodes:
             out.add("AG113", where,
-                    f"compensation of {node_id!r} names node {comp!r}, which is not in this scope")
+                    f"compensation of {node_id!r} names node {comp!r}, which is not in this scope",
+                    hint=near("AG113", comp, scope.nodes))
         elif dict_of(scope.nodes[comp].get("failure")).get("compensation") is not None:
             out.add("AG152", where,
                     f"compensation node {comp!r} declares its own compensation")
@@ -151,7 +153,8 @@ def _check_failure(scope: Scope, node_id: str, node: dict[str, Any], out: Collec
     target = escalation.get("node")
     if escalation.get("to") == "node" and isinstance(target, str) and target not in scope.nodes:
         out.add("AG113", scope.node_pointer(node_id, "failure", "escalation", "node"),
-                f"escalation of {node_id!r} names node {target!r}, which is not in this scope")
+                f"escalation of {node_id!r} names node {target!r}, which is not in this scope",
+                hint=near("AG113", target, scope.nodes))
 
 
 def _check_container(model: Model, scope: Scope, node_id: str, kind: str,

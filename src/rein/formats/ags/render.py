@@ -1,8 +1,9 @@
-"""Pictures of a plan: the text a reviewer reads before approving, Mermaid, and Graphviz DOT.
+"""The plan as text: what a reviewer reads before approving (the pictures, Mermaid and DOT,
+are in :mod:`rein.formats.ags.pictures`).
 
-All three are pure functions of a :class:`~rein.formats.ags.plan_model.Plan` and are
-deterministic: the same plan always renders to the same bytes, so a rendering can be
-diffed and reviewed like the graph itself.
+A pure function of a :class:`~rein.formats.ags.plan_model.Plan` and deterministic: the same
+plan always renders to the same bytes, so a rendering can be diffed and reviewed like the
+graph itself.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _scope_text(scope: ScopePlan, indent: int) -> list[str]:
 def _node_text(n: NodePlan, incoming: list[EdgePlan], scope: ScopePlan,
                indent: int) -> list[str]:
     pad = " " * indent
-    facts = [n.type + _container_facts(n)]
+    facts = [n.type + container_facts(n)]
     if n.tier:
         facts.append(n.tier)
     if n.attempts > 1:
@@ -112,7 +113,8 @@ def _node_text(n: NodePlan, incoming: list[EdgePlan], scope: ScopePlan,
     return out
 
 
-def _container_facts(n: NodePlan) -> str:
+def container_facts(n: NodePlan) -> str:
+    """The kind's own facts after its type (``loop until ≤3``, ``map ≤20 items, …``)."""
     block = n.effective.get(n.type) or {}
     if n.type == "loop":
         bound = "×" if block.get("mode") == "repeat" else "≤"
@@ -189,158 +191,3 @@ def _wrap(label: str, text: str, *, indent: int, key: int = 10) -> list[str]:
     return textwrap.wrap(text, width=max(_WIDTH, len(prefix) + 20), initial_indent=prefix,
                          subsequent_indent=" " * len(prefix),
                          break_on_hyphens=False) or [prefix.rstrip()]
-
-
-# ---------------------------------------------------------------------------- mermaid
-
-
-def render_mermaid(plan: Plan) -> str:
-    """A Mermaid flowchart: node kinds as shapes, edge kinds and conditions on the arrows,
-    loop, map and subgraph bodies as Mermaid subgraphs."""
-    ids = _Ids()
-    lines = ["flowchart TD"]
-    lines += _mermaid_scope(plan.root, ids, "  ")
-    return "\n".join(lines) + "\n"
-
-
-def _mermaid_scope(scope: ScopePlan, ids: _Ids, pad: str) -> list[str]:
-    out: list[str] = []
-    for n in scope.in_order():
-        nid = ids.node(n.qualified)
-        out.append(f"{pad}{nid}{_mermaid_shape(n)}")
-        if n.child is not None:
-            sid = ids.scope(n.child.path)
-            caption = _mm(f"{n.id}: {n.child_label}" + _times(n))
-            out.append(f"{pad}subgraph {sid} [\"{caption}\"]")
-            out.append(f"{pad}  direction TB")
-            out += _mermaid_scope(n.child, ids, pad + "  ")
-            out.append(f"{pad}end")
-            for entry in n.child.entrypoints:
-                child_id = ids.node(f"{n.child.path}.{entry}")
-                out.append(f"{pad}{nid} -.->|\"{_mm(_times(n).strip() or 'runs')}\"| {child_id}")
-    for e in scope.edges:
-        src = ids.node(_qualify(scope, e.source))
-        dst = ids.node(_qualify(scope, e.target))
-        if e.kind == "sequence":
-            label = e.label
-            arrow = "-->"
-        elif e.kind == "conditional":
-            label, arrow = f"if {e.when}", "-->"
-        else:
-            label = "on failure" + (f" if {e.when}" if e.when else "")
-            arrow = "-.->"
-        out.append(f"{pad}{src} {arrow}|\"{_mm(label)}\"| {dst}" if label
-                   else f"{pad}{src} {arrow} {dst}")
-    return out
-
-
-def _mermaid_shape(n: NodePlan) -> str:
-    text = "<br/>".join(_mm(part) for part in (n.id, n.title, _subtitle(n)) if part)
-    if n.type == "decision":
-        return "{\"" + text + "\"}"
-    if n.type == "gate":
-        return "{{\"" + text + "\"}}"
-    if n.type in ("loop", "map", "subgraph"):
-        return "[[\"" + text + "\"]]"
-    return "[\"" + text + "\"]"
-
-
-def _mm(text: str | None) -> str:
-    """Text safe inside a quoted Mermaid label (entity codes for the characters it parses)."""
-    text = " ".join(str(text or "").split())
-    for raw, entity in (("#", "#35;"), ("\"", "#quot;"), ("<", "#lt;"), (">", "#gt;"),
-                        ("|", "#124;")):
-        text = text.replace(raw, entity)
-    return text
-
-
-# ---------------------------------------------------------------------------- dot
-
-
-def render_dot(plan: Plan) -> str:
-    """Graphviz DOT: one cluster per nested scope; dashed arrows for on_failure edges."""
-    lines = [f"digraph {_q(plan.graph_id or 'graph')} {{",
-             "  graph [rankdir=TB, fontname=\"Helvetica\", fontsize=11];",
-             "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];",
-             "  edge [fontname=\"Helvetica\", fontsize=9];"]
-    lines += _dot_scope(plan.root, "  ")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-_DOT_SHAPES = {"decision": "diamond", "gate": "hexagon", "loop": "box3d", "map": "box3d",
-               "subgraph": "component"}
-
-
-def _dot_scope(scope: ScopePlan, pad: str) -> list[str]:
-    out: list[str] = []
-    for n in scope.in_order():
-        shape = _DOT_SHAPES.get(n.type, "box")
-        label = "\n".join(part for part in (n.id, n.title, _subtitle(n)) if part)
-        out.append(f"{pad}{_q(n.qualified)} [label={_q(label)}, shape={shape}];")
-        if n.child is not None:
-            out.append(f"{pad}subgraph {_q('cluster_' + n.child.path)} {{")
-            out.append(f"{pad}  label={_q(f'{n.id}: {n.child_label}' + _times(n))};")
-            out.append(f"{pad}  style=dashed;")
-            out += _dot_scope(n.child, pad + "  ")
-            out.append(f"{pad}}}")
-            for entry in n.child.entrypoints:
-                out.append(f"{pad}{_q(n.qualified)} -> {_q(n.child.path + '.' + entry)} "
-                           f"[style=dotted, label={_q(_times(n).strip() or 'runs')}];")
-    for e in scope.edges:
-        attrs = []
-        if e.kind == "conditional":
-            attrs.append(f"label={_q('if ' + (e.when or ''))}")
-        elif e.kind == "on_failure":
-            attrs += ["style=dashed", "color=firebrick",
-                      f"label={_q('on failure' + (' if ' + e.when if e.when else ''))}"]
-        elif e.label:
-            attrs.append(f"label={_q(e.label)}")
-        suffix = f" [{', '.join(attrs)}]" if attrs else ""
-        out.append(f"{pad}{_q(_qualify(scope, e.source))} -> "
-                   f"{_q(_qualify(scope, e.target))}{suffix};")
-    return out
-
-
-def _q(text: str) -> str:
-    """A DOT quoted string: backslashes and quotes escaped, newlines as centred breaks."""
-    body = str(text).replace("\\", "\\\\").replace("\"", "\\\"")
-    return "\"" + body.replace("\r", "").replace("\n", "\\n") + "\""
-
-
-# ---------------------------------------------------------------------------- shared
-
-
-def _subtitle(n: NodePlan) -> str:
-    parts = [n.type + _container_facts(n)]
-    if n.tier:
-        parts.append(n.tier)
-    if n.attempts > 1:
-        parts.append(f"×{n.attempts}")
-    return " · ".join(parts)
-
-
-def _times(n: NodePlan) -> str:
-    if n.type == "loop":
-        return f" ≤{n.multiplier} iterations"
-    if n.type == "map":
-        return f" ≤{n.multiplier} items"
-    return ""
-
-
-def _qualify(scope: ScopePlan, node_id: str) -> str:
-    return f"{scope.path}.{node_id}" if scope.path else node_id
-
-
-class _Ids:
-    """Short, stable Mermaid ids (n0, n1, …; s0, …) in order of first use."""
-
-    def __init__(self) -> None:
-        self._nodes: dict[str, str] = {}
-        self._scopes: dict[str, str] = {}
-
-    def node(self, qualified: str) -> str:
-        return self._nodes.setdefault(qualified, f"n{len(self._nodes)}")
-
-    def scope(self, path: str) -> str:
-        return self._scopes.setdefault(path, f"s{len(self._scopes)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,3 +97,12 @@ class Collector:
 def _sort_key(f: Finding) -> tuple[int, int, str, str, str]:
     loc = f.location
     return (loc.line or 0, loc.column or 0, loc.pointer or "", f.code, f.message)
+
+
+def near(code: str, word: str, names: Iterable[str]) -> str:
+    """The catalogue's fix for ``code``, led by the declared name nearest to ``word`` (a
+    misspelt node id, param or context key), when one is near enough."""
+    from rein.core.suggest import with_suggestion
+
+    fix = CODES[code].hint
+    return with_suggestion(fix, word, names) or fix

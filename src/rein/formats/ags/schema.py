@@ -55,8 +55,42 @@ def check_schema(data: Any, out: Collector) -> bool:
     for error in validator.iter_errors(data):
         path = list(error.instance_path)
         code, message = _classify(error, path, data)
-        out.add(code, pointer(*path), message)
+        hint = None  # the catalogue's fix, unless a nearer name can lead it
+        if code == "AG003":
+            hint = _field_hint(error)
+        elif code == "AG004":
+            hint = _value_hint(error)
+        out.add(code, pointer(*path), message, hint=hint)
     return False
+
+
+def _value_hint(error: Any) -> str | None:
+    """For a value outside an enumeration (``type: gaet``), the allowed value it was
+    probably meant to be, followed by the catalogue's fix."""
+    options = getattr(error.kind, "options", None)
+    if not isinstance(error.instance, str) or not isinstance(options, list):
+        return None
+    from rein.formats.ags.report import near
+
+    return near("AG004", error.instance, [o for o in options if isinstance(o, str)])
+
+
+def _field_hint(error: Any) -> str | None:
+    """For an unknown field, the field of that object it was probably meant to be
+    (``path`` on an output → ``path_hint``), followed by the catalogue's fix."""
+    from rein.core.suggest import did_you_mean
+    from rein.formats.ags.codes import CODES
+
+    rule: Any = schema_document()
+    for step in list(error.schema_path)[:-1]:  # the object that holds additionalProperties
+        rule = rule.get(step) if isinstance(rule, dict) else None
+    known = list((rule or {}).get("properties") or {}) if isinstance(rule, dict) else []
+    tips = [f"{field!r}: {tip}" if len(error.kind.unexpected) > 1 else tip
+            for field in error.kind.unexpected
+            if (tip := did_you_mean(str(field), known)) is not None]
+    if not tips:
+        return None
+    return "; ".join(tips) + f" (otherwise {CODES['AG003'].hint})"
 
 
 def check_version(data: dict[str, Any], out: Collector) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rein.formats.ags.expressions import Reads, expression_reads, template_reads
-from rein.formats.ags.report import Collector
+from rein.formats.ags.report import Collector, near
 from rein.formats.ags.scopes import Model, Scope, declared_outputs, dict_of, list_of, node_type
 from rein.formats.ags.topology import Topology
 from rein.formats.agx import AgxSyntaxError
@@ -267,7 +267,8 @@ class Semantics:
         elif root == "params":
             if rest and rest[0] not in scope.params:
                 self._add("AG203", where, tokens, f"{_dotted(parts)}: param {rest[0]!r} is "
-                          "not declared" + ("" if scope.is_root else " by this fragment"))
+                          "not declared" + ("" if scope.is_root else " by this fragment"),
+                          hint=near("AG203", rest[0], scope.params))
         elif root in scope.bindings:
             return
         elif root == "secrets":
@@ -280,7 +281,8 @@ class Semantics:
         elif root == "context":
             if rest and rest[0] not in self.model.context:
                 self._add("AG203", where, tokens,
-                          f"{_dotted(parts)}: context has no key {rest[0]!r}")
+                          f"{_dotted(parts)}: context has no key {rest[0]!r}",
+                          hint=near("AG203", rest[0], self.model.context))
         elif root == "attachments":
             if rest and rest[0] not in self.model.attachments:
                 self._add("AG203", where, tokens,
@@ -356,7 +358,8 @@ class Semantics:
                           hint="pass the value in through the fragment's params")
             else:
                 self._add("AG203", where, tokens,
-                          f"{_dotted(parts)}: there is no node {target!r} in this scope")
+                          f"{_dotted(parts)}: there is no node {target!r} in this scope",
+                          hint=near("AG203", target, scope.nodes))
             return
         if len(parts) > 3 and parts[2] == "outputs":
             if parts[3] in self.declared(scope.nodes[target]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from rein.formats.ags.report import Collector
+from rein.formats.ags.report import Collector, near
 from rein.formats.ags.scopes import Scope, list_of
 
 Edge = tuple[str, str, str, str | None]  # from, to, kind, when
@@ -56,7 +56,8 @@ def analyse(scope: Scope, out: Collector) -> Topology:
             field_name = "from" if src in unknown else "to"
             named = " and ".join(repr(u) for u in dict.fromkeys(unknown))
             out.add("AG113", f"{scope.pointer}/edges/{i}/{field_name}",
-                    f"edge {src} -> {dst} names {named}, which is not a node of this scope")
+                    f"edge {src} -> {dst} names {named}, which is not a node of this scope",
+                    hint=near("AG113", unknown[0], index))
             continue
         kind = edge.get("kind", "sequence")
         when = edge.get("when")
@@ -68,7 +69,8 @@ def analyse(scope: Scope, out: Collector) -> Topology:
                 continue
             if dep not in index:
                 out.add("AG114", scope.node_pointer(node_id, "depends_on", i),
-                        f"node {node_id!r} depends on {dep!r}, which is not a node of this scope")
+                        f"node {node_id!r} depends on {dep!r}, which is not a node of this scope",
+                        hint=near("AG114", dep, index))
                 continue
             if (dep, node_id) in explicit_pairs:
                 out.add("AG901", scope.node_pointer(node_id, "depends_on", i),
@@ -123,7 +125,7 @@ def _check_entrypoints(scope: Scope, index: dict[str, int], incoming: list[int],
         if entry not in index:
             code = "AG115" if scope.is_root else "AG133"
             out.add(code, where, f"entrypoint {entry!r} is not a node of this "
-                    f"{'graph' if scope.is_root else 'fragment'}")
+                    f"{'graph' if scope.is_root else 'fragment'}", hint=near(code, entry, index))
             continue
         entries.append(index[entry])
         if incoming[index[entry]]:
