@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rein.cli.run import open_harness, resolve_workspace, workspace_option
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.cli.sync import run_sync
 
 

@@ -272,6 +272,7 @@ class Harness(Reads):
     def _approval_hint(self, given: str) -> str:
         """For APPROVAL404: the approval of the node ``given`` names (a node id typed where
         an approval id belongs), else the nearest pending id, else how to list them."""
+        from rein.core.states import ApprovalStatus
         from rein.core.suggest import with_suggestion
 
         waiting = self.store.approvals(status=ApprovalStatus.PENDING)
