@@ -17,9 +17,9 @@ import click
 
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import (
-    Progress,
     announce,
     open_harness,
+    progress_for,
     render_outcome,
     resolve_workspace,
     workspace_option,
@@ -107,19 +107,22 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
 
     # Continuing streams every event it stores, the answer's first; --no-continue prints
     # one object (the answer), so nothing streams.
+    progress = progress_for(as_json, False)
     with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[Progress(as_json)] if go_on else []) as harness:
+                      listeners=[progress] if go_on else []) as harness, progress:
         harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
         announce(harness)
         answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,
                                            values=values, digest=digest, go_on=go_on,
                                            recorded=recorded))
-    if answered.outcome is None:
-        if as_json:
-            emit_json({"approval_id": approval_id, "status": answered.approval.status.value,
-                       "actor": answered.actor})
-        return int(ExitCode.OK)
-    return render_outcome(answered.outcome, as_json)
+        progress.close()
+        if answered.outcome is None:
+            if as_json:
+                emit_json({"approval_id": approval_id,
+                           "status": answered.approval.status.value,
+                           "actor": answered.actor})
+            return int(ExitCode.OK)
+        return render_outcome(answered.outcome, as_json, harness)
 
 
 def approver_for(workspace: Path, actor: str | None) -> Any:

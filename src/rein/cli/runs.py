@@ -289,10 +289,13 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
-    from rein.cli.run import Progress, announce, render_outcome
+    from rein.cli.run import announce, progress_for, render_outcome
 
+    progress = progress_for(as_json, False)
     with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[Progress(as_json)]) as harness:
+                      listeners=[progress]) as harness, progress:
         harness.check_actor(actor)  # recorded as who cancelled, never a typed name
         announce(harness)
-        return render_outcome(run_sync(harness.cancel(run_id, actor=actor, note=note)), as_json)
+        outcome = run_sync(harness.cancel(run_id, actor=actor, note=note))
+        progress.close()
+        return render_outcome(outcome, as_json, harness)

@@ -50,6 +50,19 @@ class Reads:
             rows = [r for r in rows if r.run_id in members]
         return rows
 
+    def limits(self, run_id: str) -> dict[str, Any]:
+        """The graph's ``constraints`` of a run (its budget limits), for a view of what was
+        spent against them; empty when the graph file can no longer be read."""
+        from rein.errors import LoadError
+        from rein.formats.loader import load_path
+
+        try:
+            data = load_path(self.run(run_id).graph_path).data
+        except LoadError:
+            return {}
+        constraints = data.get("constraints") if isinstance(data, dict) else None
+        return dict(constraints) if isinstance(constraints, dict) else {}
+
     def events(self, run_id: str, *, after: int = 0) -> list[Event]:
         return self.store.events(self.run(run_id).run_id, after=after)
 
