@@ -35,6 +35,7 @@ def approvals() -> None:
     \b
     Example:
       rein approvals list
+      rein approvals show apv-20260101T120000-1a2b3c
       rein approvals accept apv-20260101T120000-1a2b3c --note "looks right"
 
     \b
@@ -231,3 +232,13 @@ def cancel(approval_id: str, note: str | None, actor: str | None, digest: str | 
     return _answer(approval_id, ApprovalStatus.CANCELLED, note=note, actor=actor, values={},
                    digest=digest, go_on=not no_continue, workspace=workspace,
                    as_json=as_json)
+
+
+def _more() -> None:
+    # `show` lives in its own module (one concept each).
+    from rein.cli.approval_view import show_approval
+
+    approvals.add_command(show_approval)
+
+
+_more()

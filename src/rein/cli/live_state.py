@@ -278,8 +278,9 @@ class RunView:
         node.status = str(p.get("status") or "waiting")
         reason = str(p.get("reason") or "")
         node.reason = reason or None
-        if reason == "driver":
-            self.waits[f"driver:{key}"] = f"the driver's answer for {key} (`rein next`)"
+        if reason == "driver" or p.get("token"):
+            self.waits[f"driver:{key}"] = f"the driver's answer for {key}: `rein next` " \
+                "prints the instruction, `rein submit` answers it"
         elif reason != "human":  # an approval says itself (approval/requested)
             self.waits[f"node:{key}"] = f"{key}: {reason or 'waiting'}"
         return [f"  ⏸ {key} waiting for {reason or 'an answer'}"]

@@ -63,6 +63,21 @@ class Reads:
         constraints = data.get("constraints") if isinstance(data, dict) else None
         return dict(constraints) if isinstance(constraints, dict) else {}
 
+    def usage(self, run_id: str) -> dict[str, Any]:
+        """What a run and its child runs spent, summed over every attempt (as its record
+        says)."""
+        from rein.engine.record import usage_of
+
+        return usage_of(self.store, self.run(run_id).run_id, include_children=True)
+
+    def approval(self, approval_id: str) -> ApprovalRow:
+        """One entry of the approval queue, answered or not; APPROVAL404 when unknown."""
+        row = self.store.get_approval(approval_id)
+        if row is None:
+            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
+                            hint="list them with `rein approvals list --all`")
+        return row
+
     def events(self, run_id: str, *, after: int = 0) -> list[Event]:
         return self.store.events(self.run(run_id).run_id, after=after)
 
