@@ -221,6 +221,7 @@ class RunView:
         node.finished_at = None
         if (match := _INSTANCE.match(key)) is not None:
             self.node(match["owner"]).instances.add(int(match["index"]))
+            return []  # a loop's or a map's body: its end is said, and counted on the owner
         return [] if again else [f"  … {key} started"]
 
     def _attempt_started(self, key: str, event: Any) -> list[str]:

@@ -17,19 +17,21 @@ import click
 from rein.cli.live_state import MARKS, duration, seconds_between
 from rein.cli.output import shown
 
-_CANCEL_KEY = "x-rein-cancel"  # where the run's summary keeps the operator's request
 _EVIDENCE = 240  # characters of a criterion's evidence shown; the record has all of it
 
 
 def print_report(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
-                 children: Sequence[Any], usage: Mapping[str, Any]) -> None:
-    """The text of ``rein runs show`` for a stored run."""
-    for line in report_lines(run, nodes, approvals, children, usage):
+                 children: Sequence[Any], usage: Mapping[str, Any],
+                 cancel: Mapping[str, Any] | None) -> None:
+    """The text of ``rein runs show`` for a stored run; ``cancel`` is the operator's
+    request to stop it (its ``run/cancel_requested`` event), if any."""
+    for line in report_lines(run, nodes, approvals, children, usage, cancel):
         click.echo(shown(line))
 
 
 def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
-                 children: Sequence[Any], usage: Mapping[str, Any]) -> list[str]:
+                 children: Sequence[Any], usage: Mapping[str, Any],
+                 cancel: Mapping[str, Any] | None = None) -> list[str]:
     status = run.status.value
     took = duration(seconds_between(run.started_at, run.finished_at))
     out = [f"run      {run.run_id} ({status})" + (f"  {took}" if took else "")]
@@ -39,7 +41,6 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
                + (f" · finished {run.finished_at}" if run.finished_at else ""))
     if run.parent_run_id:
         out.append(f"parent   {run.parent_run_id} (node {run.parent_node_key})")
-    cancel = run.summary.get(_CANCEL_KEY) if isinstance(run.summary, Mapping) else None
     if isinstance(cancel, Mapping):
         note = f": {cancel['note']}" if cancel.get("note") else " (no note given)"
         out.append(f"stopped  cancelled by {cancel.get('actor') or 'an operator'}{note}")
@@ -52,6 +53,10 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
         out.append("approvals")
         out.extend(f"  {_answer_line(a)}" for a in answered)
     for a in pending:
+        if run.status.terminal:  # nobody needs to answer it any more
+            out.append(f"  approval {a.approval_id} ({a.kind.value}) was still open when the "
+                       f"run ended: {a.request.get('prompt', '')}".rstrip(": "))
+            continue
         out.append(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
                    f"{a.request.get('prompt', '')}".rstrip())
         out.append(f"           look with `rein approvals show {a.approval_id}`")

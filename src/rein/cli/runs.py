@@ -102,6 +102,9 @@ def show_run(run_id: str | None, workspace: Path | None, as_json: bool) -> int:
         pending = [a for a in asked if a.status.value == "pending"]
         children = harness.child_runs(run.run_id)
         usage = harness.usage(run.run_id)
+        # The operator's request to stop, as its event recorded it (who and why).
+        cancel = next((e.payload for e in reversed(harness.events(run.run_id))
+                       if e.type == "run/cancel_requested"), None)
     if as_json:
         emit_json({"run_id": run.run_id, "graph_id": run.graph_id, "status": run.status.value,
                    "digest": run.graph_digest, "parent_run_id": run.parent_run_id,
@@ -111,7 +114,7 @@ def show_run(run_id: str | None, workspace: Path | None, as_json: bool) -> int:
                    "pending_approvals": [a.approval_id for a in pending],
                    "children": [c.run_id for c in children]})
         return int(ExitCode.OK)
-    print_report(run, nodes, asked, children, usage)
+    print_report(run, nodes, asked, children, usage, cancel)
     return int(ExitCode.OK)
 
 

@@ -301,11 +301,10 @@ class SQLStore:
             for start in range(0, len(ids), 500):  # below every backend's parameter limit
                 chunk = ids[start:start + 500]
                 marks = ", ".join("?" for _ in chunk)
+                removed += int(self._x(f"SELECT COUNT(*) FROM runs WHERE run_id IN ({marks})",
+                                       chunk).fetchone()[0])
                 for table, column in self._RUN_TABLES:
-                    cursor = self._x(f"DELETE FROM {table} WHERE {column} IN ({marks})",
-                                     chunk)
-                    if table == "runs":
-                        removed += max(cursor.rowcount, 0)
+                    self._x(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
         return removed
 
     # -- reads ----------------------------------------------------------------------------
