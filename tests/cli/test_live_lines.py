@@ -129,3 +129,48 @@ def test_the_screen_renders_what_the_view_holds(live: Scenario) -> None:
     assert {line.split()[1]: line.split()[2] for line in text
             if line[:1] in "✓✗"} == FINAL
     assert "attempt 1 criteria_failed" in text[3]
+
+
+def _gated(scenario: Scenario) -> tuple[str, str]:
+    from tests.cli.test_run_commands import GATED
+
+    scenario.file("gated.agraph.yaml", yaml.safe_dump(GATED, sort_keys=False))
+    scenario.answers({"nodes": {"work": [{"outputs": {}}], "undo": [{"outputs": {}}]}})
+    code, _ = scenario.run("gated.agraph.yaml")
+    assert code == 3
+    [pending] = scenario.pending()
+    return scenario.last_run(), pending["approval_id"]
+
+
+def test_an_answer_that_continues_the_run_tells_only_what_follows(live: Scenario) -> None:
+    run_id, approval = _gated(live)
+    live.capsys.readouterr()
+    assert main(["approvals", "accept", approval]) == 0
+    lines = live.capsys.readouterr().err.splitlines()
+    # The view starts from what the run did before the pause: it knows the graph, and
+    # what had happened already is not told again.
+    assert lines[0] == f"run {run_id}  tests/gated"
+    assert not any("work" in line for line in lines)
+    assert any(line.startswith("  ✓ ok succeeded") for line in lines)
+
+
+def test_a_node_left_waiting_by_a_cancelled_run_is_shown_cancelled(live: Scenario) -> None:
+    run_id, _ = _gated(live)
+    assert live.rein("runs", "cancel", run_id, "--note", "wrong branch")[0] == 1
+    code, events, _ = _run_events(live, run_id)
+    assert code == 0
+    view = RunView(run_id=run_id)
+    for event in events:
+        view.apply(event)
+    assert view.status == "cancelled"
+    ok = view.nodes["ok"]
+    assert ok.status == "cancelled"
+    assert ok.reason == "was awaiting_human when the run ended cancelled"
+    assert view.cancel_note == "wrong branch" and view.cancelled_by  # who, and why
+
+
+def _run_events(live: Scenario, run_id: str) -> tuple[int, list[Event], str]:
+    code, out = live.rein("runs", "events", run_id, "--json")
+    rows = [json.loads(line) for line in out.splitlines()[:-1]]
+    return code, [Event(run_id=e["run_id"], seq=e["seq"], type=e["type"],
+                        payload=e["payload"], at=e["at"]) for e in rows], out

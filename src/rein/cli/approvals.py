@@ -113,6 +113,8 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                       listeners=[progress] if go_on else []) as harness, progress:
         harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
         announce(harness)
+        if go_on:
+            _prime(harness, progress, approval_id)
         answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,
                                            values=values, digest=digest, go_on=go_on,
                                            recorded=recorded))
@@ -124,6 +126,17 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                            "actor": answered.actor})
             return int(ExitCode.OK)
         return render_outcome(answered.outcome, as_json, harness)
+
+
+def _prime(harness: Any, progress: Any, approval_id: str) -> None:
+    """The view of the run the answer continues starts with what the run did so far."""
+    from rein.cli.live import stored_events
+
+    try:
+        run_id = harness.top_run_id(harness.approval(approval_id).run_id)
+    except ReinError:
+        return  # the answer reports an unknown approval itself
+    progress.prime(run_id, stored_events(harness, run_id))
 
 
 def approver_for(workspace: Path, actor: str | None) -> Any:

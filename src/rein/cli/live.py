@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Self, TextIO
 
 import click
@@ -22,7 +22,7 @@ from rein.cli.live_state import MARKS, RunView, duration, seconds_between
 
 _STYLE = {"succeeded": "green", "failed": "red", "blocked": "red", "cancelled": "red",
           "running": "cyan", "waiting": "yellow", "awaiting_human": "yellow",
-          "skipped": "dim", "pending": "dim"}
+          "skipped": "dim", "pending": "dim", "not_run": "dim", "stopped": "red"}
 
 
 def redraws(stream: TextIO) -> bool:
@@ -51,7 +51,9 @@ class Progress:
         self.live = (not as_json and not quiet and redraws(self.stream)) \
             if live is None else live
         self.header = header  # plain lines: the run id first, once
+        self.seeds: list[tuple[str, str, str]] = []  # (key, type, title): the plan's nodes
         self.view: RunView | None = None
+        self._headed = False
         self._lock = threading.Lock()
         self._screen: Any = None  # the rich Live, once the run has begun
 
@@ -76,24 +78,40 @@ class Progress:
             return
         if self.quiet:
             return
-        first = self.view is None
         if self.view is None:
             # The run this process advances: the first event's, or its parent's for an
             # answer given in a subgraph's child run.
             payload = event.payload
             top = payload.get("parent_run_id") if event.type == "run/started" else None
-            self.view = RunView(run_id=str(top or event.run_id), limits=self.limits)
+            self._begin(str(top or event.run_id))
+        assert self.view is not None
         with self._lock:
             lines = self.view.apply(event)
         if self.live:
             if self._screen is None:
                 self._start_screen()
             return
-        if first and self.header:
+        if self.header and not self._headed:
+            self._headed = True
             self._echo(f"run {self.view.run_id}"
                        + (f"  {self.view.graph_id}" if self.view.graph_id else ""))
         for line in lines:
             self._echo(line)
+
+    def _begin(self, run_id: str) -> None:
+        self.view = RunView(run_id=run_id, limits=self.limits)
+        for key, type_, title in self.seeds:
+            self.view.seed(key, type_, title)
+
+    def prime(self, run_id: str, events: Iterable[Any]) -> None:
+        """Fold what the run did before this process took it up (a resume, an answer that
+        continues it), saying nothing: the view starts whole, and only changes are told."""
+        if self.as_json or self.quiet:
+            return
+        self._begin(run_id)
+        assert self.view is not None
+        for event in events:
+            self.view.apply(event)
 
     def _echo(self, text: str) -> None:
         from rein.cli.output import shown
@@ -206,6 +224,13 @@ async def follow(harness: Any, run_id: str, progress: Progress, *, interval: flo
             progress(event)
 
 
+def stored_events(harness: Any, run_id: str) -> list[Any]:
+    """The stored events of ``run_id`` and of its child runs (parents first), for
+    :meth:`Progress.prime`."""
+    return [e for member in [run_id, *_children(harness, run_id)]
+            for e in harness.events(member)]
+
+
 def _children(harness: Any, run_id: str) -> list[str]:
     out, todo = [], [run_id]
     while todo:
@@ -215,4 +240,4 @@ def _children(harness: Any, run_id: str) -> list[str]:
     return out
 
 
-__all__ = ["Progress", "follow", "redraws", "render"]
+__all__ = ["Progress", "follow", "redraws", "render", "stored_events"]

@@ -19,9 +19,11 @@ from typing import Any
 
 # A node in a loop iteration or a map item: `count_down[2].tick` → ("count_down", 2).
 _INSTANCE = re.compile(r"^(?P<owner>.+?)\[(?P<index>\d+)\]\.")
-_ENDED = frozenset({"succeeded", "failed", "skipped", "cancelled", "blocked"})
+_ENDED = frozenset({"succeeded", "failed", "skipped", "cancelled", "blocked", "stopped",
+                    "not_run"})
 MARKS = {"succeeded": "✓", "failed": "✗", "skipped": "-", "cancelled": "✗", "blocked": "✗",
-         "running": "…", "waiting": "⏸", "awaiting_human": "⏸", "pending": "·"}
+         "running": "…", "waiting": "⏸", "awaiting_human": "⏸", "pending": "·",
+         "stopped": "✗", "not_run": "·"}
 
 
 def seconds_between(start: str | None, end: str | None) -> float | None:
@@ -173,6 +175,7 @@ class RunView:
                 self.status = str(p.get("status") or "")
                 self.finished_at = event.at
                 self.waits.clear()
+                self._settle(event.at)
             case "node/started":
                 return self._started(key, event)
             case "attempt/started":
@@ -205,6 +208,17 @@ class RunView:
                 self.notices.append(line)
                 return [f"  ! {line}"]
         return []
+
+    def _settle(self, at: str) -> None:
+        """The run ended: a node it left in flight stopped with it (the store may still
+        have it as it was), and a node that never began did not run."""
+        for node in self.nodes.values():
+            if node.status == "pending":
+                node.status = "not_run"
+            elif not node.ended:
+                node.reason = f"was {node.status} when the run ended {self.status}"
+                node.status = "cancelled" if self.status == "cancelled" else "stopped"
+                node.finished_at = at
 
     def _started(self, key: str, event: Any) -> list[str]:
         p = event.payload

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from rein.cli.live import Progress
+from rein.cli.live import Progress, stored_events
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.sync import run_sync
 from rein.engine.service import Harness
@@ -197,6 +197,8 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
     if not as_json and not (progress.quiet and approve is not None):
         print_plan(prepared)
     progress.limits = dict(prepared.plan.constraints)
+    # The top-level nodes are listed from the start, pending until they begin.
+    progress.seeds = [(n.id, n.type, n.title) for n in prepared.plan.root.in_order()]
     if approve is None:
         if sys.stdin.isatty() and not as_json:
             if not click.confirm(f"Approve {prepared.digest} and run?", default=False):
@@ -267,6 +269,7 @@ def resume_command(run_id: str, force: bool, quiet: bool, workspace: Path | None
                       listeners=[progress]) as harness, progress:
         announce(harness)
         progress.limits = harness.limits(run_id)
+        progress.prime(harness.run(run_id).run_id, stored_events(harness, run_id))
         # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
         # (RT053) and records a --force override.
         outcome = run_sync(harness.resume(run_id, force=force))

@@ -292,6 +292,7 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
+    from rein.cli.live import stored_events
     from rein.cli.run import announce, progress_for, render_outcome
 
     progress = progress_for(as_json, False)
@@ -299,6 +300,7 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
                       listeners=[progress]) as harness, progress:
         harness.check_actor(actor)  # recorded as who cancelled, never a typed name
         announce(harness)
+        progress.prime(run_id, stored_events(harness, run_id))
         outcome = run_sync(harness.cancel(run_id, actor=actor, note=note))
         progress.close()
         return render_outcome(outcome, as_json, harness)

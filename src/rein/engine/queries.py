@@ -33,6 +33,10 @@ class Reads:
         """Runs, newest first (top-level runs unless ``include_children``)."""
         return self.store.list_runs(include_children=include_children)
 
+    def top_run_id(self, run_id: str) -> str:
+        """The top-level run ``run_id`` belongs to (itself when it has no parent)."""
+        return top_run_id(self.store, self.run(run_id).run_id)
+
     def nodes(self, run_id: str) -> list[NodeRow]:
         return self.store.nodes(self.run(run_id).run_id)
 
