@@ -227,7 +227,8 @@ class RunView:
         node.title = str(p.get("title") or node.title)
         if not node.ended:
             node.reason = None
-        again = node.status == "running"  # a parallel node restarted on resume: said once
+        # A node started again after a pause or on resume is the same execution: said once.
+        again = node.status in ("running", "waiting", "awaiting_human")
         node.status = "running"
         if not again:
             self.node_executions += 1
@@ -290,10 +291,11 @@ class RunView:
 
     def _waiting(self, key: str, p: Mapping[str, Any]) -> list[str]:
         node = self.node(key)
-        node.status = str(p.get("status") or "waiting")
-        reason = str(p.get("reason") or "")
+        # The store keeps a node that waits for a worker as running; a person reads waiting.
+        node.status = "awaiting_human" if p.get("status") == "awaiting_human" else "waiting"
+        reason = "driver" if p.get("token") else str(p.get("reason") or "")
         node.reason = reason or None
-        if reason == "driver" or p.get("token"):
+        if reason == "driver":
             self.waits[f"driver:{key}"] = f"the driver's answer for {key}: `rein next` " \
                 "prints the instruction, `rein submit` answers it"
         elif reason != "human":  # an approval says itself (approval/requested)
@@ -322,7 +324,8 @@ class RunView:
         out.append(f"{self.tokens} tokens" + (f" of {token_limit}" if token_limit else ""))
         runs_limit = self.limits.get("max_node_executions")
         out.append(f"{self.node_executions}" + (f" of {runs_limit}" if runs_limit else "")
-                   + " node executions")
+                   + (" node execution" if self.node_executions == 1 and not runs_limit
+                      else " node executions"))
         return out
 
     def shown_nodes(self) -> list[NodeView]:

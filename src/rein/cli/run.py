@@ -269,6 +269,7 @@ def resume_command(run_id: str, force: bool, quiet: bool, workspace: Path | None
                       listeners=[progress]) as harness, progress:
         announce(harness)
         progress.limits = harness.limits(run_id)
+        progress.seeds = harness.top_nodes(run_id)
         progress.prime(harness.run(run_id).run_id, stored_events(harness, run_id))
         # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
         # (RT053) and records a --force override.

@@ -103,8 +103,8 @@ def show_run(run_id: str | None, workspace: Path | None, as_json: bool) -> int:
         children = harness.child_runs(run.run_id)
         usage = harness.usage(run.run_id)
         # The operator's request to stop, as its event recorded it (who and why).
-        cancel = next((e.payload for e in reversed(harness.events(run.run_id))
-                       if e.type == "run/cancel_requested"), None)
+        asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
+        cancel = asked_to_stop[-1].payload if asked_to_stop else None
     if as_json:
         emit_json({"run_id": run.run_id, "graph_id": run.graph_id, "status": run.status.value,
                    "digest": run.graph_digest, "parent_run_id": run.parent_run_id,

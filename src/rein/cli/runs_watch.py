@@ -66,6 +66,7 @@ def watch_run(run_id: str | None, interval: float, timeout: float | None,
         run = pick_run(harness, run_id)
         progress = Progress(as_json, limits=harness.limits(run.run_id), stream=sys.stdout,
                             live=None, header=True)
+        progress.seeds = harness.top_nodes(run.run_id)
         with progress:
             run_sync(follow(harness, run.run_id, progress, interval=interval,
                             timeout=timeout))

@@ -6,6 +6,7 @@ inherits them so that a surface needs no store of its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rein.core.states import ApprovalStatus
@@ -57,6 +58,20 @@ class Reads:
     def limits(self, run_id: str) -> dict[str, Any]:
         """The graph's ``constraints`` of a run (its budget limits), for a view of what was
         spent against them; empty when the graph file can no longer be read."""
+        constraints = self._graph(run_id).get("constraints")
+        return dict(constraints) if isinstance(constraints, dict) else {}
+
+    def top_nodes(self, run_id: str) -> list[tuple[str, str, str]]:
+        """(id, type, title) of the graph's top-level nodes, in declaration order, for a
+        view that lists them before they start; empty when the file can no longer be
+        read."""
+        nodes = self._graph(run_id).get("nodes")
+        if not isinstance(nodes, dict):
+            return []
+        return [(str(k), str(v.get("type") or "task"), str(v.get("title") or ""))
+                for k, v in nodes.items() if isinstance(v, dict)]
+
+    def _graph(self, run_id: str) -> dict[str, Any]:
         from rein.errors import LoadError
         from rein.formats.loader import load_path
 
@@ -64,8 +79,7 @@ class Reads:
             data = load_path(self.run(run_id).graph_path).data
         except LoadError:
             return {}
-        constraints = data.get("constraints") if isinstance(data, dict) else None
-        return dict(constraints) if isinstance(constraints, dict) else {}
+        return data if isinstance(data, dict) else {}
 
     def usage(self, run_id: str) -> dict[str, Any]:
         """What a run and its child runs spent, summed over every attempt (as its record
@@ -82,8 +96,10 @@ class Reads:
                             hint="list them with `rein approvals list --all`")
         return row
 
-    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
-        return self.store.events(self.run(run_id).run_id, after=after)
+    def events(self, run_id: str, *, after: int = 0,
+               types: Sequence[str] | None = None) -> list[Event]:
+        """The run's stored events after ``after`` (only of ``types`` when given)."""
+        return self.store.events(self.run(run_id).run_id, after=after, types=types)
 
     def record(self, run_id: str) -> dict[str, Any]:
         """The AGS run record (agentic-graph-run-1.0) of a run."""
