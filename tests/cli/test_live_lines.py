@@ -174,3 +174,29 @@ def _run_events(live: Scenario, run_id: str) -> tuple[int, list[Event], str]:
     rows = [json.loads(line) for line in out.splitlines()[:-1]]
     return code, [Event(run_id=e["run_id"], seq=e["seq"], type=e["type"],
                         payload=e["payload"], at=e["at"]) for e in rows], out
+
+
+def test_a_small_screen_folds_the_nodes_that_ended_well_and_keeps_the_rest() -> None:
+    from rich.console import Console
+
+    view = RunView(run_id="run-1", graph_id="g")
+    at = "2026-01-01T00:00:00Z"
+    seq = 0
+    for i in range(20):
+        for kind, payload in (("node/started", {"type": "task"}),
+                              ("node/finished", {"status": "succeeded"})):
+            seq += 1
+            view.apply(Event(run_id="run-1", seq=seq, type=kind, at=at,
+                             payload={"node": f"n{i:02d}", **payload}))
+    view.apply(Event(run_id="run-1", seq=seq + 1, type="node/started", at=at,
+                     payload={"node": "slow", "type": "task"}))
+
+    def text(rows: int | None) -> list[str]:
+        console = Console(record=True, width=100, color_system=None)
+        console.print(render(view, max_rows=rows))
+        return console.export_text().splitlines()
+
+    small = text(5)
+    assert "16 more ended" in small[1]
+    assert [line.split()[1] for line in small[2:7]] == ["n16", "n17", "n18", "n19", "slow"]
+    assert len(text(None)) == 1 + 21 + 1  # the last view is printed whole

@@ -56,6 +56,7 @@ class Progress:
         self._headed = False
         self._lock = threading.Lock()
         self._screen: Any = None  # the rich Live, once the run has begun
+        self._final = False
 
     def __call__(self, event: Any) -> None:
         # Printing reports a state change, never takes part in it: a reader that went away
@@ -132,19 +133,25 @@ class Progress:
         import datetime as dt
 
         now = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+        # While it redraws, the view fits the screen; the last one is printed whole.
+        rows = None if self._final or self._screen is None else \
+            self._screen.console.size.height - 8
         with self._lock:
             assert self.view is not None
-            return render(self.view, now=now)
+            return render(self.view, now=now, max_rows=rows)
 
     def close(self) -> None:
         """Stop redrawing; the final view stays on the screen."""
         if self._screen is not None:
+            self._final = True
             screen, self._screen = self._screen, None
             screen.stop()
 
 
-def render(view: RunView, *, now: str | None = None) -> Any:
-    """The whole view as a rich renderable (rich is imported here, never at module load)."""
+def render(view: RunView, *, now: str | None = None, max_rows: int | None = None) -> Any:
+    """The whole view as a rich renderable (rich is imported here, never at module load).
+    With ``max_rows``, nodes that ended well are folded into one line first, oldest
+    first, so that what runs, waits or failed stays on a small screen."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -160,7 +167,21 @@ def render(view: RunView, *, now: str | None = None) -> Any:
     table = Table.grid(padding=(0, 1))
     for _ in range(5):
         table.add_column()
-    for node in view.shown_nodes():
+    nodes = view.shown_nodes()
+    folded = 0
+    if max_rows is not None:
+        rows = len(nodes) + sum(a.failed for n in nodes for a in n.attempts)
+        for node in list(nodes):
+            if rows <= max(max_rows, 1):
+                break
+            if node.status in ("succeeded", "skipped", "not_run"):
+                nodes.remove(node)
+                folded += 1
+                rows -= 1 + sum(a.failed for a in node.attempts)
+    if folded:
+        table.add_row(Text("✓", style="green"), Text(f"{folded} more ended", style="dim"),
+                      "", "", Text("(`rein runs show` lists them)", style="dim"))
+    for node in nodes:
         style = _STYLE.get(node.status, "")
         notes = [x for x in (node.counts(),
                              f"{len(node.attempts)} attempts" if len(node.attempts) > 1
