@@ -204,3 +204,32 @@ def test_approvals_show_prints_what_is_approved(scenario: Scenario) -> None:
     assert shown["request"]["files"] == pending["request"]["files"]
     assert shown["run"]["graph_digest"] == digest
     assert main(["approvals", "show", "apv-nope"]) == 1
+
+
+def test_watch_of_a_run_no_process_advances_says_how_to_continue_it(scenario: Scenario
+                                                                     ) -> None:
+    import os
+    import signal
+
+    data = json.loads(json.dumps(GATED))
+    data["nodes"]["work"]["failure"] = {}
+    scenario.file("slow.agraph.yaml", yaml.safe_dump(data, sort_keys=False))
+    scenario.answers({"nodes": {"work": [{"outputs": {}, "delay_seconds": 60}]}})
+    _, digest = scenario.rein("graph", "digest", "slow.agraph.yaml")
+    started = subprocess.Popen([REIN, "run", "slow.agraph.yaml", "--approve", digest.strip()],
+                               cwd=scenario.root, stderr=subprocess.PIPE, text=True,
+                               stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert started.stderr is not None
+        for line in started.stderr:
+            if "… work started" in line:
+                break
+    finally:
+        os.killpg(started.pid, signal.SIGKILL)  # the run is left `running`, its lock freed
+        started.wait(timeout=30)
+    code, out = scenario.rein("runs", "watch", "--interval", "0.01")
+    run_id = scenario.last_run()
+    assert code == 3
+    assert f"run {run_id}: running\n" in out
+    assert out.endswith(f"no rein process is advancing it (it was interrupted): "
+                        f"`rein resume {run_id}` continues it\n")

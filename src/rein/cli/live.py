@@ -219,12 +219,14 @@ async def follow(harness: Any, run_id: str, progress: Progress, *, interval: flo
                  timeout: float | None) -> str:
     """Feed ``progress`` the events of ``run_id`` and its child runs, stored ones first, then
     new ones as any process commits them, until the run ends or pauses, or ``timeout``
-    seconds pass. The run's status when it returns."""
+    seconds pass, or the run is found ``running`` with no process advancing it (it was
+    interrupted) on three looks in a row. The run's status when it returns."""
     import asyncio
 
     after: dict[str, int] = {}
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
+    orphaned = 0
     while True:
         # The status before the events: every event of a run that had stopped is stored.
         status = harness.run(run_id).status
@@ -233,6 +235,10 @@ async def follow(harness: Any, run_id: str, progress: Progress, *, interval: flo
                 after[member] = event.seq
                 progress(event)
         if status.value != "running":
+            return str(status.value)
+        # Three looks, not one: a run is created a moment before its lock is taken.
+        orphaned = 0 if harness.advancing(run_id) else orphaned + 1
+        if orphaned >= 3:
             return str(status.value)
         left = None if deadline is None else deadline - loop.time()
         if left is not None and left <= 0:

@@ -51,7 +51,8 @@ def watch_run(run_id: str | None, interval: float, timeout: float | None,
     the graph's limits, and what the run waits for (an approval with its id, the driver's
     answer, a worker). A terminal gets a redrawing view, a pipe one line per change, --json
     one JSON line per event and then {"run_id", "status", "digest"}. Ends when the run
-    ends or pauses.
+    ends or pauses, or when no rein process advances it any more (it was interrupted:
+    `rein resume` continues it).
 
     \b
     Example:
@@ -60,7 +61,7 @@ def watch_run(run_id: str | None, interval: float, timeout: float | None,
 
     \b
     Exit codes: 0 the run succeeded, 1 it failed or was cancelled, 3 it waits (for a
-    person, the driver or a worker) or --timeout passed, 64 usage error.
+    person, the driver or a worker), was interrupted, or --timeout passed, 64 usage error.
     """
     with reads(workspace) as harness:
         run = pick_run(harness, run_id)
@@ -72,7 +73,11 @@ def watch_run(run_id: str | None, interval: float, timeout: float | None,
                             timeout=timeout))
         run = harness.run(run.run_id)
         stopped = _Stopped(run_id=run.run_id, status=run.status, digest=run.graph_digest)
-        return render_outcome(stopped, as_json, harness)
+        code = render_outcome(stopped, as_json, harness)
+        if run.status.value == "running" and not as_json and not harness.advancing(run.run_id):
+            click.echo(f"  no rein process is advancing it (it was interrupted): "
+                       f"`rein resume {run.run_id}` continues it")
+        return code
 
 
 __all__ = ["watch_run"]

@@ -38,6 +38,11 @@ class Reads:
         """The top-level run ``run_id`` belongs to (itself when it has no parent)."""
         return top_run_id(self.store, self.run(run_id).run_id)
 
+    def advancing(self, run_id: str) -> bool:
+        """Whether some rein process holds the run's lock now (advances it). A run found
+        ``running`` that nobody advances was interrupted: ``rein resume`` continues it."""
+        return self.store.run_locked(self.top_run_id(run_id))
+
     def nodes(self, run_id: str) -> list[NodeRow]:
         return self.store.nodes(self.run(run_id).run_id)
 
