@@ -186,7 +186,7 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
         notes = [x for x in (node.counts(),
                              f"{len(node.attempts)} attempts" if len(node.attempts) > 1
                              else "") if x]
-        if node.reason:
+        if node.reason and node.reason != "human":  # awaiting_human says it already
             notes.append(node.reason)
         table.add_row(Text(MARKS.get(node.status, "·"), style=style), Text(node.key),
                       Text(node.status, style=style), Text(node.type, style="dim"),
