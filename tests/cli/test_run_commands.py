@@ -105,9 +105,12 @@ def test_the_waiting_hint_is_what_continues_the_run(gated: Scenario) -> None:
     code, out = gated.rein("run", "g.agraph.yaml", "--approve", digest.strip())
     assert code == 3
     run_id = gated.last_run()
-    assert out.endswith("  answer with `rein approvals list` / `rein approvals accept ID` (the "
-                        f"run continues; after `--no-continue`, `rein resume {run_id}`)\n")
     [pending] = gated.pending()
+    apv = pending["approval_id"]  # the pause message names the real approval
+    assert out.endswith(f"  waiting for approval {apv} (gate) ok: Ship it, ana?\n"
+                        f"  look with `rein approvals show {apv}`, answer with "
+                        f"`rein approvals accept {apv}` (the run continues; after "
+                        f"`--no-continue`, `rein resume {run_id}`)\n")
     code, out = gated.rein("approvals", "accept", pending["approval_id"])
     assert code == 0 and f"run {run_id}: succeeded" in out  # no resume needed
 

@@ -15,7 +15,7 @@ from rein.cli import main
     (["graph", "plan", "--format", "png", "x.agraph.yaml", "--json"], "'png' is not one of"),
     (["graph", "nosuch", "--json"], "No such command 'nosuch'"),
     (["run", ".", "--json"], "is a directory"),
-    (["runs", "show", "--json"], "Missing argument 'RUN_ID|FILE'"),
+    (["runs", "show", "a", "b", "--json"], "Got unexpected extra argument (b)"),
 ])
 def test_a_usage_error_under_json_is_one_json_object(
         args: list[str], says: str, workspace: Path, capsys: Any) -> None:

@@ -187,7 +187,8 @@ def test_the_shared_suite_calls_every_method_of_the_protocol() -> None:
 
     here = Path(__file__).parent
     text = "".join(p.read_text(encoding="utf-8") for p in (
-        here / "test_contract.py", here / "test_contract_writes.py", here / "conftest.py"))
+        here / "test_contract.py", here / "test_contract_writes.py", here / "conftest.py",
+        here / "test_contract_delete.py"))
     methods = sorted(name for name, value in vars(Store).items()
                      if callable(value) and not name.startswith("_"))
     assert len(methods) > 20

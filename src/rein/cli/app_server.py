@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.cli.sync import run_sync
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 
 
 @click.group("app-server", invoke_without_command=True)

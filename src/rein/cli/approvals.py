@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, json_option
-from rein.cli.run import Progress, announce, render_outcome
+from rein.cli.run import announce, progress_for, render_outcome
 from rein.cli.sync import run_sync
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
@@ -29,6 +29,7 @@ def approvals() -> None:
     \b
     Example:
       rein approvals list
+      rein approvals show apv-20260101T120000-1a2b3c
       rein approvals accept apv-20260101T120000-1a2b3c --note "looks right"
 
     \b
@@ -101,19 +102,35 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
 
     # Continuing streams every event it stores, the answer's first; --no-continue prints
     # one object (the answer), so nothing streams.
+    progress = progress_for(as_json, False)
     with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[Progress(as_json)] if go_on else []) as harness:
+                      listeners=[progress] if go_on else []) as harness, progress:
         harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
         announce(harness)
+        if go_on:
+            _prime(harness, progress, approval_id)
         answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,
                                            values=values, digest=digest, go_on=go_on,
                                            recorded=recorded))
-    if answered.outcome is None:
-        if as_json:
-            emit_json({"approval_id": approval_id, "status": answered.approval.status.value,
-                       "actor": answered.actor})
-        return int(ExitCode.OK)
-    return render_outcome(answered.outcome, as_json)
+        progress.close()
+        if answered.outcome is None:
+            if as_json:
+                emit_json({"approval_id": approval_id,
+                           "status": answered.approval.status.value,
+                           "actor": answered.actor})
+            return int(ExitCode.OK)
+        return render_outcome(answered.outcome, as_json, harness)
+
+
+def _prime(harness: Any, progress: Any, approval_id: str) -> None:
+    """The view of the run the answer continues starts with what the run did so far."""
+    from rein.cli.live import stored_events
+
+    try:
+        run_id = harness.top_run_id(harness.approval(approval_id).run_id)
+    except ReinError:
+        return  # the answer reports an unknown approval itself
+    progress.prime(run_id, stored_events(harness, run_id))
 
 
 def approver_for(workspace: Path, actor: str | None) -> Any:
@@ -222,3 +239,13 @@ def cancel(approval_id: str, note: str | None, actor: str | None, digest: str | 
     return _answer(approval_id, ApprovalStatus.CANCELLED, note=note, actor=actor, values={},
                    digest=digest, go_on=not no_continue, workspace=workspace,
                    as_json=as_json)
+
+
+def _more() -> None:
+    # `show` lives in its own module (one concept each).
+    from rein.cli.approval_view import show_approval
+
+    approvals.add_command(show_approval)
+
+
+_more()

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from rein.cli.live import Progress, stored_events
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.sync import run_sync
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
@@ -27,6 +28,18 @@ def announce(harness: Harness) -> None:
         click.echo(f"notice: {notice}", err=True)
 
 
+def quiet_option(func: Any) -> Any:
+    return click.option("--quiet", "-q", "quiet", is_flag=True,
+                        help="No progress while the run advances: only its outcome.")(func)
+
+
+def progress_for(as_json: bool, quiet: bool,
+                 limits: Any = None) -> Progress:
+    """The progress a command shows: a redrawing view on a terminal, plain lines on a pipe
+    (stderr), JSON lines with --json, nothing with --quiet."""
+    return Progress(as_json, quiet=quiet, limits=limits, live=None, header=True)
+
+
 def exit_for(status: Any) -> int:
     from rein.core.states import RunStatus
 
@@ -35,68 +48,6 @@ def exit_for(status: Any) -> int:
     if status in (RunStatus.WAITING, RunStatus.AWAITING_HUMAN, RunStatus.RUNNING):
         return int(ExitCode.WAITING)
     return int(ExitCode.FAILURE)
-
-
-def _show_hook(run: Any) -> None:
-    """A hook that blocked or failed, or has a message for the person; quiet otherwise."""
-    what = f"hook {run.get('hook')} ({run.get('eventName')}" + (
-        f" {run['tool']})" if run.get("tool") else ")")
-    if run.get("status") in ("blocked", "failed"):
-        click.echo(f"  ! {what} {run.get('status')}: {run.get('message', '')}", err=True)
-    if run.get("systemMessage"):
-        click.echo(f"  i {what}: {run['systemMessage']}", err=True)
-
-
-class Progress:
-    """Live progress: one line per node transition on a terminal, JSON lines with --json."""
-
-    SHOWN = frozenset({"node/finished", "node/skipped", "node/waiting", "node/cancelled",
-             "approval/requested", "run/paused", "run/finished", "worker/unavailable",
-             "diagnostic", "node/started", "hook/completed"})
-
-    def __init__(self, as_json: bool) -> None:
-        self.as_json = as_json
-
-    def __call__(self, event: Any) -> None:
-        # Printing reports a state change, never takes part in it: a reader that went away
-        # (`rein run | head -1`) must not stop the advance between two transitions.
-        from rein.cli.safe_output import guarded
-
-        guarded(self._show)(event)
-
-    def _show(self, event: Any) -> None:
-        if self.as_json:
-            emit_json_line(event.to_json())
-            return
-        if event.type not in self.SHOWN:
-            return
-        p = event.payload
-        match event.type:
-            case "node/started":
-                click.echo(f"  … {p.get('node')} started", err=True)
-            case "node/finished" | "node/skipped" | "node/cancelled":
-                extra = f" ({p['reason']})" if p.get("reason") else ""
-                click.echo(f"  {_mark(p.get('status'))} {p.get('node')} {p.get('status')}{extra}",
-                           err=True)
-            case "node/waiting":
-                click.echo(f"  ⏸ {p.get('node')} waiting for {p.get('reason')}", err=True)
-            case "approval/requested":
-                click.echo(f"  ? approval {p.get('approval_id')} ({p.get('kind')}): "
-                           f"{p.get('prompt')}", err=True)
-            case "worker/unavailable":
-                click.echo(f"  ⏸ no worker can serve {p.get('node')} (tier {p.get('tier')})",
-                           err=True)
-            case "diagnostic":
-                click.echo(f"  ! {p.get('code')} {p.get('message')}", err=True)
-            case "hook/completed":
-                _show_hook(p.get("run") or {})
-            case _:
-                pass
-
-
-def _mark(status: Any) -> str:
-    return {"succeeded": "✓", "failed": "✗", "skipped": "-", "cancelled": "✗",
-            "blocked": "✗"}.get(str(status), "·")
 
 
 def print_plan(prepared: Any) -> None:
@@ -154,15 +105,23 @@ def _report_prepare(exc: Any, as_json: bool, graph: str) -> int:
 @click.option("--dry-run", is_flag=True, help="Check everything, run nothing, write nothing.")
 @click.option("--approve", "approve", metavar="DIGEST", default=None,
               help="Approve this exact graph digest (as `rein graph digest` prints it).")
+@quiet_option
 @workspace_option
 @json_option
 def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dry_run: bool,
-                approve: str | None, workspace: Path | None, as_json: bool) -> int:
+                approve: str | None, quiet: bool, workspace: Path | None,
+                as_json: bool) -> int:
     """Run an Agentic Graph after approving its exact digest.
 
     Prints the plan (nodes, worst-case executions, projected cost, where people are asked)
     and needs approval of the graph digest: interactively on a terminal, or with --approve.
     The approval binds the parameters and the digests of referenced child documents too.
+
+    While the run advances, a terminal shows a redrawing view of its nodes (attempts,
+    durations, loop iterations, map items, the budget spent, what it waits for); a pipe
+    gets one plain line per change on stderr, --json one JSON line per event on stdout,
+    --quiet only the outcome. NO_COLOR turns colours off. `rein runs watch` shows the same
+    view from another shell.
 
     \b
     Example:
@@ -178,13 +137,14 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
         raise click.BadParameter(
             f"takes the graph digest that `rein graph digest {graph}` prints (sha256-...), "
             f"not {approve!r}", param_hint="'--approve'")
-    harness = open_harness(resolve_workspace(workspace), listeners=[Progress(as_json)])
-    with harness:
-        return _run(harness, graph, params, params_file, dry_run, approve, as_json)
+    progress = progress_for(as_json, quiet)
+    harness = open_harness(resolve_workspace(workspace), listeners=[progress])
+    with harness, progress:
+        return _run(harness, graph, params, params_file, dry_run, approve, as_json, progress)
 
 
 def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str | None,
-         dry_run: bool, approve: str | None, as_json: bool) -> int:
+         dry_run: bool, approve: str | None, as_json: bool, progress: Progress) -> int:
     from rein.engine.prepare import PrepareFailed
 
     try:
@@ -202,8 +162,11 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
             click.echo(f"dry run: the run could start. To run it, approve the digest:\n"
                        f"  rein run {graph} --approve {prepared.digest}")
         return int(ExitCode.OK)
-    if not as_json:
+    if not as_json and not (progress.quiet and approve is not None):
         print_plan(prepared)
+    progress.limits = dict(prepared.plan.constraints)
+    # The top-level nodes are listed from the start, pending until they begin.
+    progress.seeds = [(n.id, n.type, n.title) for n in prepared.plan.root.in_order()]
     if approve is None:
         if sys.stdin.isatty() and not as_json:
             from rein.cli.prompt import approved, not_approved
@@ -222,22 +185,32 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
         announce(harness)
     # APPROVAL_STALE before the store exists; recorded as approved by the approver rein
     # knows, not a typed name.
-    return render_outcome(run_sync(harness.start(prepared, approved=approve)), as_json)
+    outcome = run_sync(harness.start(prepared, approved=approve))
+    progress.close()  # the last view stays above the outcome
+    return render_outcome(outcome, as_json, harness)
 
 
-def render_outcome(outcome: Any, as_json: bool) -> int:
+def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) -> int:
+    """The run's outcome line, and for a paused run what to type next, naming the real
+    approval ids (``harness`` given: the queue is read for them)."""
     if as_json:
         emit_json_line(outcome.to_json())
-    else:
-        click.echo(f"run {outcome.run_id}: {outcome.status.value}")
-        if outcome.status.value == "waiting":  # a driver instruction, or no worker
-            click.echo("  `rein next` prints what it waits for (a driver answers with "
-                       "`rein submit`)")
-        elif outcome.status.value == "awaiting_human":
-            # accept continues the run itself; resume is only for an answer recorded alone.
-            click.echo("  answer with `rein approvals list` / `rein approvals accept ID` (the "
-                       "run continues; after `--no-continue`, "
-                       f"`rein resume {outcome.run_id}`)")
+        return exit_for(outcome.status)
+    click.echo(f"run {outcome.run_id}: {outcome.status.value}")
+    if outcome.status.value == "waiting":  # a driver instruction, or no worker
+        click.echo("  `rein next` prints what it waits for (a driver answers with "
+                   "`rein submit`)")
+    elif outcome.status.value == "awaiting_human":
+        pending = [] if harness is None else harness.approvals(run_id=outcome.run_id)
+        for a in pending:
+            node = a.request.get("node") or "graph"
+            click.echo(f"  waiting for approval {a.approval_id} ({a.kind.value}) {node}: "
+                       f"{a.request.get('prompt') or ''}".rstrip(": "))
+        ids = [str(a.approval_id) for a in pending] or ["ID"]
+        # accept continues the run itself; resume is only for an answer recorded alone.
+        click.echo(f"  look with `rein approvals show {ids[0]}`, answer with "
+                   f"`rein approvals accept {ids[0]}` (the run continues; after "
+                   f"`--no-continue`, `rein resume {outcome.run_id}`)")
     return exit_for(outcome.status)
 
 
@@ -245,9 +218,11 @@ def render_outcome(outcome: Any, as_json: bool) -> int:
 @click.argument("run_id")
 @click.option("--force", is_flag=True, help="Resume although the graph, params or children "
               "changed since approval (recorded).")
+@quiet_option
 @workspace_option
 @json_option
-def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bool) -> int:
+def resume_command(run_id: str, force: bool, quiet: bool, workspace: Path | None,
+                   as_json: bool) -> int:
     """Continue a run that is waiting or was interrupted.
 
     Refuses (RT053, exit 4) when the graph, its parameters or a referenced child document
@@ -260,13 +235,24 @@ def resume_command(run_id: str, force: bool, workspace: Path | None, as_json: bo
     \b
     Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error.
     """
+    progress = progress_for(as_json, quiet)
     with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[Progress(as_json)]) as harness:
+                      listeners=[progress]) as harness, progress:
         announce(harness)
+        progress.limits = harness.limits(run_id)
+        progress.seeds = harness.top_nodes(run_id)
+        progress.prime(harness.run(run_id).run_id, stored_events(harness, run_id))
         # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
         # (RT053) and records a --force override.
-        return render_outcome(run_sync(harness.resume(run_id, force=force)), as_json)
+        outcome = run_sync(harness.resume(run_id, force=force))
+        progress.close()
+        return render_outcome(outcome, as_json, harness)
 
 
 run = run_command
 resume = resume_command
+
+# Progress is re-exported: `rein submit` shows its plain lines through this module.
+__all__ = ["Progress", "announce", "exit_for", "open_harness", "print_plan",
+           "progress_for", "quiet_option", "render_outcome", "resolve_workspace", "resume",
+           "run", "workspace_option"]

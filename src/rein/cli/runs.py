@@ -9,35 +9,26 @@ from typing import Any
 import click
 
 from rein.cli.output import emit_json, emit_json_line, json_option
-from rein.cli.record_view import show_record_file, why_lines
+from rein.cli.record_view import show_record_file
+from rein.cli.run_pick import pick_run as _run
+from rein.cli.run_pick import reads as _reads
+from rein.cli.run_report import print_report
 from rein.cli.sync import run_sync
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 
-def _reads(workspace: Path | None) -> Any:
-    """The Harness, for reading: no store is created, and a missing one is RUN404 for the
-    run asked about (as when the store does not know it)."""
-    return open_harness(resolve_workspace(workspace), create=False)
-
-
-def _run(harness: Any, run_id: str) -> Any:
-    try:
-        return harness.run(run_id)
-    except ReinError as exc:
-        if exc.code != "STORE404":
-            raise
-        raise ReinError(f"no run {run_id!r}", code="RUN404",
-                        hint="list runs with `rein runs list --all`") from exc
-
-
 @click.group("runs")
 def runs() -> None:
-    """Inspect runs: list, show, events, record, trace, and cancel a run.
+    """Inspect runs: list, show, watch, events, record, trace, cancel, prune.
+
+    Without a RUN, show, watch, events and record take the newest run of the workspace.
 
     \b
     Example:
       rein runs list
+      rein runs show
+      rein runs watch run-20260101T120000-3f9a1c
       rein runs record run-20260101T120000-3f9a1c > record.json
 
     \b
@@ -80,14 +71,16 @@ def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> 
 
 
 @runs.command("show")
-@click.argument("run_id", metavar="RUN_ID|FILE")
+@click.argument("run_id", metavar="[RUN_ID|FILE]", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "mermaid", "dot", "svg"]),
               default="text", show_default=True,
               help="text, or a picture of the graph with each node coloured by its state.")
 @workspace_option
 @json_option
-def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> int:
-    """One run: status, digest, node states and pending approvals.
+def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool) -> int:
+    """One run (the newest without an argument): status, durations, every node with its
+    failed attempts, their reasons and the evidence of failed criteria, who approved what
+    and when, who cancelled it and why, and what it waits for.
 
     An argument that names an existing file is read as an AGS run record (from `rein runs
     record`, or written by any other harness), checked against the AGS run schema;
@@ -95,6 +88,7 @@ def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> in
 
     \b
     Example:
+      rein runs show
       rein runs show run-20260101T120000-3f9a1c
       rein runs show record.json --json
       rein runs show run-20260101T120000-3f9a1c --format svg > run.svg
@@ -103,7 +97,7 @@ def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> in
     Exit codes: 0 ok, 1 no such run, or the file is not a valid run record, 4 --format svg
     without Graphviz, 64 usage error.
     """
-    if Path(run_id).is_file():
+    if run_id is not None and Path(run_id).is_file():
         if fmt != "text":
             raise click.UsageError("--format draws a run of the workspace's store; a record "
                                    "file is shown as text or --json")
@@ -119,8 +113,14 @@ def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> in
     with _reads(workspace) as harness:
         run = _run(harness, run_id)
         nodes = harness.nodes(run.run_id)
-        pending = harness.approvals(run_id=run.run_id, include_children=False)
+        asked = harness.approvals(run_id=run.run_id, include_children=False,
+                                  pending_only=False)
+        pending = [a for a in asked if a.status.value == "pending"]
         children = harness.child_runs(run.run_id)
+        usage = harness.usage(run.run_id)
+        # The operator's request to stop, as its event recorded it (who and why).
+        asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
+        cancel = asked_to_stop[-1].payload if asked_to_stop else None
     if as_json:
         emit_json({"run_id": run.run_id, "graph_id": run.graph_id, "status": run.status.value,
                    "digest": run.graph_digest, "parent_run_id": run.parent_run_id,
@@ -130,22 +130,16 @@ def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> in
                    "pending_approvals": [a.approval_id for a in pending],
                    "children": [c.run_id for c in children]})
         return int(ExitCode.OK)
-    click.echo(f"run     {run.run_id} ({run.status.value})")
-    click.echo(f"graph   {run.graph_id}  {run.graph_path}")
-    click.echo(f"digest  {run.graph_digest}")
-    for n in nodes:
-        click.echo(f"  {n.status.value:<15} {n.node_key} ({n.type})")
-        for line in why_lines(n.record):
-            click.echo(f"  {'':<15}   {line}")
-    for a in pending:
-        click.echo(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
-                   f"{a.request.get('prompt', '')}")
+    print_report(run, nodes, asked, children, usage, cancel)
     return int(ExitCode.OK)
 
 
 @runs.command("events")
-@click.argument("run_id")
+@click.argument("run_id", required=False)
 @click.option("--after", type=int, default=0, help="Only events with a larger seq.")
+@click.option("--all", "everything", is_flag=True,
+              help="Without --json: also the events a person rarely needs (active edges, "
+                   "worker checkpoints, usage deltas).")
 @click.option("--follow", "-f", is_flag=True,
               help="Keep streaming new events until the run ends (from any process).")
 @click.option("--interval", type=click.FloatRange(min=0.01), default=0.2, show_default=True,
@@ -154,9 +148,14 @@ def show_run(run_id: str, fmt: str, workspace: Path | None, as_json: bool) -> in
               help="With --follow: stop after this many seconds (exit 3 if still going).")
 @workspace_option
 @json_option
-def run_events(run_id: str, after: int, follow: bool, interval: float, timeout: float | None,
-               workspace: Path | None, as_json: bool) -> int:
-    """The run's event stream (the trace), in order.
+def run_events(run_id: str | None, after: int, everything: bool, follow: bool,
+               interval: float, timeout: float | None, workspace: Path | None,
+               as_json: bool) -> int:
+    """The run's event stream (the trace), in order (the newest run without RUN_ID).
+
+    For a person, one line per event that tells something, with its time from the run's
+    start, nothing cut; a notice repeated on every attempt is said once. --json prints
+    every event as it is stored, one JSON object per line.
 
     With --follow, new events are printed as they are stored, by whichever process writes
     them, until the run reaches a terminal state; --json then ends with one summary object
@@ -174,7 +173,7 @@ def run_events(run_id: str, after: int, follow: bool, interval: float, timeout: 
     with _reads(workspace) as harness:
         run = _run(harness, run_id)
         count = run_sync(_stream(harness, run.run_id, after, follow, interval, timeout,
-                                 as_json))
+                                 as_json, everything))
         run = harness.run(run.run_id)
     if as_json:
         emit_json_line({"run_id": run.run_id, "status": run.status.value,
@@ -183,7 +182,15 @@ def run_events(run_id: str, after: int, follow: bool, interval: float, timeout: 
 
 
 async def _stream(harness: Any, run_id: str, after: int, follow: bool, interval: float,
-                  timeout: float | None, as_json: bool) -> int:
+                  timeout: float | None, as_json: bool, everything: bool) -> int:
+    from rein.cli.event_text import EventText
+    from rein.cli.output import shown
+
+    text = EventText(everything=everything)
+    if after:  # times count from the run's start, also for a tail of the stream
+        async for first in harness.subscribe(run_id, 0):
+            text.started_at = first.at
+            break
     count = 0
     async for e in harness.subscribe(run_id, after, follow=follow, interval=interval,
                                      timeout=timeout):
@@ -191,24 +198,21 @@ async def _stream(harness: Any, run_id: str, after: int, follow: bool, interval:
         if as_json:
             emit_json_line(e.to_json())
         else:
-            click.echo(f"{e.seq:>5} {e.at} {e.type:<20} {_short(e.payload)}")
+            for line in text.lines(e):
+                click.echo(shown(line))
+    if not as_json and text.left_out:
+        click.echo(f"({text.left_out} more events: --all shows them, --json has them all)")
     return count
 
 
-def _short(payload: Any) -> str:
-    import json
-
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= 120 else text[:117] + "..."
-
-
 @runs.command("record")
-@click.argument("run_id")
+@click.argument("run_id", required=False)
 @workspace_option
 @click.option("--json", "as_json", is_flag=True, hidden=True,
               help="Accepted for symmetry: the record is always JSON.")
-def run_record(run_id: str, workspace: Path | None, as_json: bool) -> int:
-    """The AGS run record (agentic-graph-run-1.0) of a run, as JSON (with or without --json).
+def run_record(run_id: str | None, workspace: Path | None, as_json: bool) -> int:
+    """The AGS run record (agentic-graph-run-1.0) of a run (the newest without RUN_ID), as
+    JSON (with or without --json).
 
     \b
     Example:
@@ -304,10 +308,27 @@ def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path
     Exit codes: 1 the run ended cancelled, 3 a compensation step waits, 4 refused (the run
     already ended, or another process is advancing it), 64 usage error.
     """
-    from rein.cli.run import Progress, announce, render_outcome
+    from rein.cli.live import stored_events
+    from rein.cli.run import announce, progress_for, render_outcome
 
+    progress = progress_for(as_json, False)
     with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[Progress(as_json)]) as harness:
+                      listeners=[progress]) as harness, progress:
         harness.check_actor(actor)  # recorded as who cancelled, never a typed name
         announce(harness)
-        return render_outcome(run_sync(harness.cancel(run_id, actor=actor, note=note)), as_json)
+        progress.prime(run_id, stored_events(harness, run_id))
+        outcome = run_sync(harness.cancel(run_id, actor=actor, note=note))
+        progress.close()
+        return render_outcome(outcome, as_json, harness)
+
+
+def _more() -> None:
+    # Commands kept in their own modules, one concept each.
+    from rein.cli.prune import prune_runs
+    from rein.cli.runs_watch import watch_run
+
+    runs.add_command(watch_run)
+    runs.add_command(prune_runs)
+
+
+_more()

@@ -6,6 +6,7 @@ inherits them so that a surface needs no store of its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,15 @@ class Reads:
         """Runs, newest first (top-level runs unless ``include_children``)."""
         return self.store.list_runs(include_children=include_children)
 
+    def top_run_id(self, run_id: str) -> str:
+        """The top-level run ``run_id`` belongs to (itself when it has no parent)."""
+        return top_run_id(self.store, self.run(run_id).run_id)
+
+    def advancing(self, run_id: str) -> bool:
+        """Whether some rein process holds the run's lock now (advances it). A run found
+        ``running`` that nobody advances was interrupted: ``rein resume`` continues it."""
+        return self.store.run_locked(self.top_run_id(run_id))
+
     def nodes(self, run_id: str) -> list[NodeRow]:
         return self.store.nodes(self.run(run_id).run_id)
 
@@ -57,8 +67,51 @@ class Reads:
             rows = [r for r in rows if r.run_id in members]
         return rows
 
-    def events(self, run_id: str, *, after: int = 0) -> list[Event]:
-        return self.store.events(self.run(run_id).run_id, after=after)
+    def limits(self, run_id: str) -> dict[str, Any]:
+        """The graph's ``constraints`` of a run (its budget limits), for a view of what was
+        spent against them; empty when the graph file can no longer be read."""
+        constraints = self._graph(run_id).get("constraints")
+        return dict(constraints) if isinstance(constraints, dict) else {}
+
+    def top_nodes(self, run_id: str) -> list[tuple[str, str, str]]:
+        """(id, type, title) of the graph's top-level nodes, in declaration order, for a
+        view that lists them before they start; empty when the file can no longer be
+        read."""
+        nodes = self._graph(run_id).get("nodes")
+        if not isinstance(nodes, dict):
+            return []
+        return [(str(k), str(v.get("type") or "task"), str(v.get("title") or ""))
+                for k, v in nodes.items() if isinstance(v, dict)]
+
+    def _graph(self, run_id: str) -> dict[str, Any]:
+        from rein.errors import LoadError
+        from rein.formats.loader import load_path
+
+        try:
+            data = load_path(self.run(run_id).graph_path).data
+        except LoadError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def usage(self, run_id: str) -> dict[str, Any]:
+        """What a run and its child runs spent, summed over every attempt (as its record
+        says)."""
+        from rein.engine.record import usage_of
+
+        return usage_of(self.store, self.run(run_id).run_id, include_children=True)
+
+    def approval(self, approval_id: str) -> ApprovalRow:
+        """One entry of the approval queue, answered or not; APPROVAL404 when unknown."""
+        row = self.store.get_approval(approval_id)
+        if row is None:
+            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
+                            hint="list them with `rein approvals list --all`")
+        return row
+
+    def events(self, run_id: str, *, after: int = 0,
+               types: Sequence[str] | None = None) -> list[Event]:
+        """The run's stored events after ``after`` (only of ``types`` when given)."""
+        return self.store.events(self.run(run_id).run_id, after=after, types=types)
 
     def record(self, run_id: str) -> dict[str, Any]:
         """The AGS run record (agentic-graph-run-1.0) of a run."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.config.approver import Approver
     from rein.core.states import ApprovalStatus
     from rein.engine.prepare import Prepared
+    from rein.engine.prune import Pruned
     from rein.engine.routing import Router
     from rein.engine.runner import Engine, RunOutcome
     from rein.engine.runtime import Listener
@@ -377,6 +378,18 @@ class Harness(Reads):
 
         self.sessions.thread(thread_id)
         return Thread(self.sessions, thread_id)
+    # -- housekeeping --------------------------------------------------------------------
+
+    async def prune(self, *, older_than: dt.timedelta | None = None,
+                    statuses: Collection[str] = (), dry_run: bool = False,
+                    now: dt.datetime | None = None) -> list[Pruned]:
+        """Remove the ended top-level runs older than ``older_than`` (with one of
+        ``statuses``, when given), each with its child runs; what a run that has not ended
+        needs stays (:mod:`rein.engine.prune`). Every selected run, the kept ones with why."""
+        from rein.engine.prune import prune
+
+        return prune(self.store, now=now or self.clock.now(), older_than=older_than,
+                     statuses=statuses, dry_run=dry_run)
 
     # -- events --------------------------------------------------------------------------
 

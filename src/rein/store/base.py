@@ -310,6 +310,12 @@ class Store(Protocol):
         """A thread's turns, in order."""
         ...
 
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """Remove these runs and every row stored for them (events, nodes, approvals,
+        driver turns, process groups) in one transaction; the number of runs removed. The
+        caller names whole run families and holds their locks."""
+        ...
+
     def atomic(self) -> AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
         ...

@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -326,6 +327,14 @@ class SQLiteStore(SQLStore):
         with contextlib.suppress(OSError):
             fcntl.flock(handle, fcntl.LOCK_UN)
         os.close(handle)
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """The shared removal, then the runs' lock files (one per run ever locked)."""
+        removed = super().delete_runs(run_ids)
+        for run_id in run_ids:
+            with contextlib.suppress(OSError):
+                self.lock_path(run_id).unlink()
+        return removed
 
     def close(self) -> None:
         """Release the connection."""

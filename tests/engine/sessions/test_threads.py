@@ -272,3 +272,17 @@ def test_each_question_names_the_call_it_asks_about(root: Path) -> None:
     assert len(asked) == 2
     assert all(items[item] == command for item, command in asked)
     assert sorted(c for _, c in asked) == ["echo one", "echo two"]
+
+
+def test_pruning_old_runs_keeps_the_runs_that_are_a_threads_history(root: Path) -> None:
+    import datetime as dt
+
+    script(root, call("submit_outputs", reply="done"))
+    with rein.Harness.open(root) as harness:
+        thread = harness.start_thread()
+        assert thread.run_sync("say done").status == "completed"
+        [turn] = harness.store.thread_turns(thread.id)
+        later = harness.clock.now() + dt.timedelta(days=30)
+        [entry] = asyncio.run(harness.prune(older_than=dt.timedelta(days=1), now=later))
+        assert entry.run_id == turn.run_id and entry.kept == "a thread's turn: its history"
+        assert harness.store.get_run(turn.run_id) is not None

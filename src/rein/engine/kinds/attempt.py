@@ -224,9 +224,13 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
             # A replay that adopts this attempt needs what it produced: checkpoint material,
             # degrade_outputs, succeed_degraded. Redacted values are never written.
             rec["x-rein-outputs"] = kept
+    # The reason and the usage ride on the event, so a live view (`rein run`, `rein runs
+    # watch`) shows a failed attempt and the budget spent from the log alone.
     ctx.save_node(inst, nid, "attempt/finished",
                   {"attempt": rec["attempt"], "result": outcome.status.value,
-                   "failure": outcome.failure.value if outcome.failure else None})
+                   "failure": outcome.failure.value if outcome.failure else None,
+                   **({"error": rec["error"]} if "error" in rec else {}),
+                   **({"usage": rec["usage"]} if rec.get("usage") else {})})
     return outcome
 
 

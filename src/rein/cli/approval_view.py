@@ -1,0 +1,115 @@
+"""``rein approvals show ID``: exactly what an answer to one approval approves.
+
+The run and its plan (graph, file, digest, the parameters and child documents a graph
+approval binds), the node and the gate's prompt, what it presents, the files with the
+content digests the answer is bound to, who may answer, the timeout, and the digest an
+answer names. Everything comes from the approval queue and the run as stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, json_option, shown
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
+from rein.errors import ExitCode, ReinError
+
+
+@click.command("show")
+@click.argument("approval_id")
+@workspace_option
+@json_option
+def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> int:
+    """What one approval asks you to approve, in full.
+
+    The plan it belongs to (graph, file and digest; for the graph's own approval, the
+    parameters and child documents it binds), the gate's prompt, what it presents, each
+    file with the content digest the answer is bound to (a file edited since is refused
+    at answer time), who may answer, and the digest `--digest` checks.
+
+    \b
+    Example:
+      rein approvals show apv-20260101T120000-1a2b3c
+      rein approvals show apv-20260101T120000-1a2b3c --json
+
+    \b
+    Exit codes: 0 ok, 1 no such approval, 64 usage error.
+    """
+    with open_harness(resolve_workspace(workspace), create=False) as harness:
+        try:
+            row = harness.approval(approval_id)
+        except ReinError as exc:
+            if exc.code != "STORE404":
+                raise
+            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
+                            hint="list them with `rein approvals list --all`") from exc
+        run = harness.run(row.run_id)
+    request: Mapping[str, Any] = row.request
+    if as_json:
+        emit_json({"approval_id": row.approval_id, "run_id": row.run_id,
+                   "kind": row.kind.value, "status": row.status.value, "digest": row.digest,
+                   "request": dict(request), "created_at": row.created_at,
+                   "answer": dict(row.answer) if row.answer else None,
+                   "answered_at": row.answered_at,
+                   "run": {"graph_id": run.graph_id, "graph_path": run.graph_path,
+                           "graph_digest": run.graph_digest, "status": run.status.value}})
+        return int(ExitCode.OK)
+    for line in _lines(row, run):
+        click.echo(shown(line))
+    return int(ExitCode.OK)
+
+
+def _lines(row: Any, run: Any) -> list[str]:
+    request: Mapping[str, Any] = row.request
+    out = [f"approval {row.approval_id} ({row.kind.value}, {row.status.value})",
+           f"run      {run.run_id} ({run.status.value})",
+           f"plan     {run.graph_id}  {run.graph_path}",
+           (f"         graph digest {run.graph_digest} (`rein graph plan {run.graph_path}` "
+           "prints the plan)")]
+    binding = request.get("binding")
+    if isinstance(binding, Mapping):
+        out.append(f"binds    graph {binding.get('graph_digest')}")
+        for name, value in (binding.get("params") or {}).items():
+            out.append(f"         param {name} = {json.dumps(value, ensure_ascii=False)}")
+        for child, digest in (binding.get("children") or {}).items():
+            out.append(f"         child {child} {digest}")
+    if request.get("node"):
+        mode = f" ({request['mode']})" if request.get("mode") else ""
+        out.append(f"node     {request['node']}{mode}")
+    if request.get("prompt"):
+        out.append(f"asks     {request['prompt']}")
+    for label, key in (("presents", "present"), ("outputs", "outputs"),
+                       ("collects", "collect")):
+        value = request.get(key)
+        if value:
+            text = ", ".join(map(str, value)) if isinstance(value, list) else \
+                json.dumps(value, ensure_ascii=False)
+            out.append(f"{label:<8} {text}")
+    files = request.get("files")
+    if isinstance(files, Mapping) and files:
+        out.append("files    (bound by content: an edit since makes the answer stale)")
+        width = max(len(str(name)) for name in files)
+        out.extend(f"         {name!s:<{width}}  {digest}" for name, digest in files.items())
+    roles = [str(r) for r in request.get("roles") or []]
+    if roles:
+        out.append(f"for      {' or '.join(roles)}")
+    if request.get("timeout_seconds"):
+        out.append(f"timeout  {request['timeout_seconds']}s, then {request.get('on_timeout')}")
+    out.append(f"digest   {row.digest} (what an answer binds; `--digest` checks it)")
+    out.append(f"asked    {row.created_at}")
+    if row.answer:
+        answer: Mapping[str, Any] = row.answer
+        note = f' "{answer["note"]}"' if answer.get("note") else ""
+        out.append(f"answer   {row.status.value} by {answer.get('actor') or 'someone'} at "
+                   f"{row.answered_at}{note}")
+    else:
+        out.append(f"answer   rein approvals accept|decline|cancel {row.approval_id}")
+    return out
+
+
+__all__ = ["show_approval"]

@@ -1,0 +1,138 @@
+"""``rein runs show RUN`` for a person: everything asked after a run, from the store.
+
+What ran and how long it took, every attempt that failed with its reason and the evidence
+of its failed criteria, who approved what and when, and why a cancelled run stopped (who
+asked, and their note). A node the store still has in flight in a run that has ended is
+shown as stopped with the run, never as ``running``. ``--json`` keeps its shape
+(:func:`rein.cli.runs.show_run`); this module is only the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+from rein.cli.live_state import MARKS, duration, seconds_between
+from rein.cli.output import shown
+
+_EVIDENCE = 240  # characters of a criterion's evidence shown; the record has all of it
+
+
+def print_report(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
+                 children: Sequence[Any], usage: Mapping[str, Any],
+                 cancel: Mapping[str, Any] | None) -> None:
+    """The text of ``rein runs show`` for a stored run; ``cancel`` is the operator's
+    request to stop it (its ``run/cancel_requested`` event), if any."""
+    for line in report_lines(run, nodes, approvals, children, usage, cancel):
+        click.echo(shown(line))
+
+
+def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
+                 children: Sequence[Any], usage: Mapping[str, Any],
+                 cancel: Mapping[str, Any] | None = None) -> list[str]:
+    status = run.status.value
+    took = duration(seconds_between(run.started_at, run.finished_at))
+    out = [f"run      {run.run_id} ({status})" + (f"  {took}" if took else "")]
+    out.append(f"graph    {run.graph_id}  {run.graph_path}")
+    out.append(f"digest   {run.graph_digest}")
+    out.append(f"started  {run.started_at}"
+               + (f" · finished {run.finished_at}" if run.finished_at else ""))
+    if run.parent_run_id:
+        out.append(f"parent   {run.parent_run_id} (node {run.parent_node_key})")
+    if isinstance(cancel, Mapping):
+        note = f": {cancel['note']}" if cancel.get("note") else " (no note given)"
+        out.append(f"stopped  cancelled by {cancel.get('actor') or 'an operator'}{note}")
+    out.append("nodes")
+    for n in nodes:
+        out.extend(_node_lines(n, status, run.status.terminal))
+    answered = [a for a in approvals if a.status.value != "pending"]
+    pending = [a for a in approvals if a.status.value == "pending"]
+    if answered:
+        out.append("approvals")
+        out.extend(f"  {_answer_line(a)}" for a in answered)
+    for a in pending:
+        if run.status.terminal:  # nobody needs to answer it any more
+            out.append(f"  approval {a.approval_id} ({a.kind.value}) was still open when the "
+                       f"run ended: {a.request.get('prompt', '')}".rstrip(": "))
+            continue
+        out.append(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
+                   f"{a.request.get('prompt', '')}".rstrip())
+        out.append(f"           look with `rein approvals show {a.approval_id}`")
+    for c in children:
+        out.append(f"child    {c.run_id} ({c.status.value}) for {c.parent_node_key}")
+    if usage:
+        out.append("usage    " + _usage(usage))
+    return out
+
+
+def _node_lines(n: Any, run_status: str, run_ended: bool) -> list[str]:
+    record: Mapping[str, Any] = n.record if isinstance(n.record, Mapping) else {}
+    status = n.status.value
+    note = ""
+    if run_ended and not n.status.terminal:
+        # The store kept the node as it was when the run stopped: say what happened.
+        note = f" (was {status} when the run ended {run_status})"
+        status = "cancelled" if run_status == "cancelled" else "stopped"
+    attempts = [a for a in record.get("attempts") or [] if isinstance(a, Mapping)]
+    seconds = record.get("x-rein-duration-seconds")
+    took = duration(float(seconds)) if isinstance(seconds, int | float) else \
+        duration(seconds_between(record.get("started_at"), record.get("finished_at")))
+    facts = [x for x in (took, f"{len(attempts)} attempts" if len(attempts) > 1 else "") if x]
+    reason = record.get("x-rein-cancel-reason") or record.get("skip_reason")
+    if reason:
+        facts.append(str(reason))
+    line = f"  {MARKS.get(status, '·')} {status:<15} {n.node_key} ({n.type})" \
+        + (f"  {', '.join(facts)}" if facts else "") + note
+    out = [line]
+    for a in attempts:
+        if a.get("status") in (None, "succeeded"):
+            continue
+        took = duration(seconds_between(a.get("started_at"), a.get("finished_at")))
+        error = a.get("error") or a.get("status")
+        out.append(f"{'':<20}attempt {a.get('attempt', '?')} {a.get('status')}"
+                   + (f" after {took}" if took else "") + f": {error}")
+        out.extend(f"{'':<22}{c}" for c in _failed_criteria(a))
+    if not attempts and status in ("failed", "blocked") and record.get("error"):
+        out.append(f"{'':<20}{record['error']}")
+    return out
+
+
+def _failed_criteria(attempt: Mapping[str, Any]) -> list[str]:
+    out = []
+    for result in (attempt.get("success") or {}).get("results") or []:
+        if not isinstance(result, Mapping) or result.get("passed") is not False:
+            continue
+        evidence = str(result.get("evidence") or result.get("error") or "")
+        if len(evidence) > _EVIDENCE:
+            evidence = evidence[:_EVIDENCE - 3] + "..."
+        severity = result.get("severity", "required")
+        out.append(f"criterion {result.get('id')} ({result.get('kind')}, {severity}) failed"
+                   + (f": {evidence}" if evidence else ""))
+    return out
+
+
+def _answer_line(a: Any) -> str:
+    answer: Mapping[str, Any] = a.answer if isinstance(a.answer, Mapping) else {}
+    what = a.request.get("node") or ("the graph" if a.kind.value == "graph" else "the run")
+    who = answer.get("actor") or "someone rein did not name"
+    note = f' "{answer["note"]}"' if answer.get("note") else ""
+    when = f" at {a.answered_at}" if a.answered_at else ""
+    return f"{a.approval_id}  {a.kind.value} {what}: {a.status.value} by {who}{when}{note}"
+
+
+def _usage(usage: Mapping[str, Any]) -> str:
+    parts = []
+    if isinstance(usage.get("cost_usd"), int | float):
+        parts.append(f"${float(usage['cost_usd']):.2f}")
+    if usage.get("total_tokens"):
+        parts.append(f"{usage['total_tokens']} tokens")
+    if usage.get("tool_calls"):
+        parts.append(f"{usage['tool_calls']} tool calls")
+    if usage.get("node_executions") is not None:
+        parts.append(f"{usage['node_executions']} node executions")
+    return " · ".join(parts)
+
+
+__all__ = ["print_report", "report_lines"]
