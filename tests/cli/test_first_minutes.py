@@ -18,7 +18,7 @@ def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def test_the_runs_group_names_cancel(capsys: pytest.CaptureFixture[str]) -> None:
     text = _help(capsys, "runs")
     assert text.splitlines()[2] == (
-        "  Inspect runs: list, show, events, record, trace, and cancel a run.")
+        "  Inspect runs: list, show, watch, events, record, trace, cancel, prune.")
     assert "cancel" in SHORT_HELP["runs"]
     assert "cancel" in _help(capsys).split("runs", 2)[2].splitlines()[0]
 
