@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rein.formats.agx import calls, parse, parse_template, references
+from rein.formats.agx.extract import calls, references
+from rein.formats.agx.parser import parse
+from rein.formats.agx.template import parse_template
 
 KEYWORDS = frozenset({"true", "false", "null", "and", "or", "not", "in"})
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"

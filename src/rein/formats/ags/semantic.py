@@ -30,7 +30,7 @@ from rein.formats.ags.expressions import Reads, expression_reads, template_reads
 from rein.formats.ags.report import Collector
 from rein.formats.ags.scopes import Model, Scope, declared_outputs, dict_of, list_of, node_type
 from rein.formats.ags.topology import Topology
-from rein.formats.agx import AgxSyntaxError
+from rein.formats.agx.errors import AgxSyntaxError
 from rein.formats.pointers import escape
 
 GRAPH_FIELDS = frozenset({"id", "title", "objective", "version", "description"})
