@@ -7,51 +7,12 @@ validator or at run time — can point at the exact column.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, TypeAlias
 
-_set = object.__setattr__
-
-
-class _Frozen:
-    """An immutable value compared, hashed and shown by its fields, as a frozen dataclass.
-
-    Written out by hand: creating the nine dataclasses of this module cost more at import
-    than a small graph's validation spends parsing all its expressions.
-    """
-
-    __slots__: ClassVar[tuple[str, ...]] = ()  # a subclass's fields, in order
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        assert isinstance(other, _Frozen)
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__name__}({shown})"
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
-
-    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle without __setattr__
-        return (_rebuild, (type(self), dict(zip(self.__slots__, self._values(), strict=True))))
+from rein.formats.frozen import Frozen, set_field
 
 
-def _rebuild(cls: type[Any], fields: dict[str, Any]) -> Any:
-    return cls(**fields)
-
-
-class Literal(_Frozen):
+class Literal(Frozen):
     """A number, string, ``true``, ``false`` or ``null`` written in the source."""
 
     __slots__ = ("value", "offset")  # noqa: RUF023 - in field order
@@ -59,11 +20,11 @@ class Literal(_Frozen):
     offset: int
 
     def __init__(self, *, value: Any, offset: int) -> None:
-        _set(self, "value", value)
-        _set(self, "offset", offset)
+        set_field(self, "value", value)
+        set_field(self, "offset", offset)
 
 
-class ArrayLit(_Frozen):
+class ArrayLit(Frozen):
     """``[a, b, c]``: an array built from expressions."""
 
     __slots__ = ("items", "offset")
@@ -71,11 +32,11 @@ class ArrayLit(_Frozen):
     offset: int
 
     def __init__(self, *, items: tuple[Node, ...], offset: int) -> None:
-        _set(self, "items", items)
-        _set(self, "offset", offset)
+        set_field(self, "items", items)
+        set_field(self, "offset", offset)
 
 
-class Reference(_Frozen):
+class Reference(Frozen):
     """A dotted name such as ``nodes.build.outputs.report``: a root name, then members."""
 
     __slots__ = ("path", "offset")  # noqa: RUF023 - in field order
@@ -83,11 +44,11 @@ class Reference(_Frozen):
     offset: int
 
     def __init__(self, *, path: tuple[str, ...], offset: int) -> None:
-        _set(self, "path", path)
-        _set(self, "offset", offset)
+        set_field(self, "path", path)
+        set_field(self, "offset", offset)
 
 
-class FunctionCall(_Frozen):
+class FunctionCall(Frozen):
     """``name(arg, ...)``; the parser has already checked the name and the arity."""
 
     __slots__ = ("name", "args", "offset")  # noqa: RUF023 - in field order
@@ -96,12 +57,12 @@ class FunctionCall(_Frozen):
     offset: int
 
     def __init__(self, *, name: str, args: tuple[Node, ...], offset: int) -> None:
-        _set(self, "name", name)
-        _set(self, "args", args)
-        _set(self, "offset", offset)
+        set_field(self, "name", name)
+        set_field(self, "args", args)
+        set_field(self, "offset", offset)
 
 
-class Unary(_Frozen):
+class Unary(Frozen):
     """``-x`` or ``!x`` (``not x`` is spelled ``!`` here)."""
 
     __slots__ = ("op", "operand", "offset")  # noqa: RUF023 - in field order
@@ -110,12 +71,12 @@ class Unary(_Frozen):
     offset: int
 
     def __init__(self, *, op: str, operand: Node, offset: int) -> None:
-        _set(self, "op", op)
-        _set(self, "operand", operand)
-        _set(self, "offset", offset)
+        set_field(self, "op", op)
+        set_field(self, "operand", operand)
+        set_field(self, "offset", offset)
 
 
-class Binary(_Frozen):
+class Binary(Frozen):
     """An infix operator. ``and``/``or`` are stored as ``&&``/``||``; ``in`` as ``in``."""
 
     __slots__ = ("op", "left", "right", "offset")  # noqa: RUF023 - in field order
@@ -125,10 +86,10 @@ class Binary(_Frozen):
     offset: int
 
     def __init__(self, *, op: str, left: Node, right: Node, offset: int) -> None:
-        _set(self, "op", op)
-        _set(self, "left", left)
-        _set(self, "right", right)
-        _set(self, "offset", offset)
+        set_field(self, "op", op)
+        set_field(self, "left", left)
+        set_field(self, "right", right)
+        set_field(self, "offset", offset)
 
 
 Node: TypeAlias = Literal | ArrayLit | Reference | FunctionCall | Unary | Binary
@@ -174,7 +135,7 @@ def depth(node: Node) -> int:
     return best
 
 
-class Expr(_Frozen):
+class Expr(Frozen):
     """A parsed expression: ``source`` is the text as written, ``body`` the root of its tree."""
 
     __slots__ = ("source", "body")  # noqa: RUF023 - in field order
@@ -182,14 +143,14 @@ class Expr(_Frozen):
     body: Node
 
     def __init__(self, *, source: str, body: Node) -> None:
-        _set(self, "source", source)
-        _set(self, "body", body)
+        set_field(self, "source", source)
+        set_field(self, "body", body)
 
     def __str__(self) -> str:
         return self.source
 
 
-class Interpolation(_Frozen):
+class Interpolation(Frozen):
     """One ``${{ expr }}`` inside a template.
 
     ``offset`` is where ``expr.source`` starts inside the template text, so offsets within
@@ -201,11 +162,11 @@ class Interpolation(_Frozen):
     offset: int
 
     def __init__(self, *, expr: Expr, offset: int) -> None:
-        _set(self, "expr", expr)
-        _set(self, "offset", offset)
+        set_field(self, "expr", expr)
+        set_field(self, "offset", offset)
 
 
-class Template(_Frozen):
+class Template(Frozen):
     """Literal text with ``${{ expr }}`` interpolations, split into its parts in order."""
 
     __slots__ = ("source", "parts")  # noqa: RUF023 - in field order
@@ -213,8 +174,8 @@ class Template(_Frozen):
     parts: tuple[str | Interpolation, ...]
 
     def __init__(self, *, source: str, parts: tuple[str | Interpolation, ...]) -> None:
-        _set(self, "source", source)
-        _set(self, "parts", parts)
+        set_field(self, "source", source)
+        set_field(self, "parts", parts)
 
     @property
     def interpolations(self) -> tuple[Interpolation, ...]:
