@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -208,7 +209,8 @@ def reference_findings(stdout: str) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 10000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 5000, 10000],
+                        help="graph sizes in nodes (none: only the 2 KB graph)")
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     parser.add_argument("--repeat", type=int, default=5, help="runs of rein per file")
     parser.add_argument("--reference-repeat", type=int, default=3,
@@ -219,6 +221,9 @@ def main() -> int:
     parser.add_argument("--baseline", metavar="SRC",
                         help="also run the rein whose package is in SRC (a source tree)")
     parser.add_argument("--no-small", action="store_true", help="skip the 2 KB graph")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the 2 KB graph's instructions with valgrind (callgrind): "
+                             "repeatable on a loaded machine, where wall times are not")
     args = parser.parse_args()
     rein, reference = str(BIN / "rein"), str(BIN / "ags-validate")
     ok = True
@@ -227,11 +232,18 @@ def main() -> int:
         if args.baseline:
             envs["before"] = child_env(str(Path(tmp) / "pyc-before"), args.baseline)
         ref_env = child_env(str(Path(tmp) / "pyc"))
-        for env in envs.values():  # fill the bytecode caches
+        # Fill the bytecode caches: with a cache prefix, Python reads no __pycache__ folder,
+        # so the reference's first run would compile it too.
+        for env in envs.values():
             measure([rein, "graph", "validate", str(SMALL)], env)
+        measure([reference, str(SMALL)], ref_env)
         print("seconds as min / median / max of the runs; MB = the highest peak RSS\n")
         if not args.no_small:
             ok = _small(args, rein, reference, envs, ref_env) and ok
+        if args.instructions:
+            _instructions(rein, reference, envs, ref_env, tmp)
+        if not args.sizes:
+            return 0 if ok else 1
         header = (f"{'nodes':>6} {'case':<6} {'MB':>4} | " + " | ".join(
             f"{name + ' s':<24} {'MB':>4}" for name in envs)
             + f" | {'ags-validate s':<24} {'MB':>5} | ratio | same findings")
@@ -269,6 +281,30 @@ def _small(args: argparse.Namespace, rein: str, reference: str, envs: dict[str, 
     print(f"  {'python -c pass':<13} {floor.spread()} s  (the interpreter alone)")
     print(f"  same findings: {'yes' if same else 'NO'}\n")
     return same
+
+
+def _instructions(rein: str, reference: str, envs: dict[str, dict[str, str]],
+                  ref_env: dict[str, str], tmp: str) -> None:
+    """Instructions executed (callgrind's Ir) by each command on the 2 KB graph, once each."""
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed (apt-get install valgrind)\n")
+        return
+    commands = {**{name: ([rein, "graph", "validate", "--strict", "--json", str(SMALL)], env)
+                   for name, env in envs.items()},
+                "ags-validate": ([reference, "--strict", str(SMALL)], ref_env),
+                "python -c pass": ([sys.executable, "-c", "pass"], ref_env)}
+    print(f"{SMALL.name}, instructions executed (valgrind --tool=callgrind, Ir):")
+    counts: dict[str, int] = {}
+    for name, (argv, env) in commands.items():
+        out = Path(tmp) / "callgrind.out"
+        done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                               *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                              check=False)
+        found = [line for line in done.stderr.splitlines() if "Collected :" in line]
+        counts[name] = int(found[-1].rsplit(":", 1)[1].strip()) if found else 0
+        print(f"  {name:<14} {counts[name] / 1e6:>8.1f} M", flush=True)
+    if counts.get("rein"):
+        print(f"  ratio ags-validate / rein: {counts['ags-validate'] / counts['rein']:.2f}x\n")
 
 
 def _row(n: int, case: str, path: Path, envs: dict[str, dict[str, str]],
