@@ -394,6 +394,11 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
 _NONFINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z|\.(?:nan|NaN|NAN)\Z")
 _MAYBE_SPECIAL = frozenset("0123456789+-.~nNtTfF")
+# What the reading loop sends to _plain: a number, null or boolean starts with a digit, a
+# sign, a dot or "~", or is one of the words; most names and ids start with n, t or f and
+# are none of these, so they skip the call.
+_NUMERIC_START = frozenset("0123456789+-.~")
+_WORDS = _NULLS | frozenset(_BOOLS)
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _INT_TAG, _FLOAT_TAG = _TAG + "str", _TAG + "int", _TAG + "float"
@@ -531,7 +536,7 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
     max_depth, max_alias = limits.max_depth, limits.max_alias_nodes
     root: Any = _NOKEY
     documents = 0
-    special = _MAYBE_SPECIAL
+    special, words = _NUMERIC_START, _WORDS
     scalar_t, map_t, seq_t = ScalarEvent, MappingStartEvent, SequenceStartEvent
     map_end_t, seq_end_t, alias_t = MappingEndEvent, SequenceEndEvent, AliasEvent
     depth = 0
@@ -547,7 +552,7 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
             tag = event.tag
             value: Any = event.value
             if tag is None:
-                if event.implicit[0] and (not value or value[0] in special):
+                if event.implicit[0] and (not value or value[0] in special or value in words):
                     value = _plain(value, event.start_mark)  # null, bool, numbers
             elif tag != "!":
                 value = _tagged(tag, value, event.start_mark)
