@@ -8,7 +8,6 @@ is paid for on every validation, and a small graph's validation is mostly start-
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
