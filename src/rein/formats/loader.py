@@ -9,9 +9,9 @@ event stream itself rather than using PyYAML's constructors, for three reasons:
   is refused after a handful of events), recursive aliases, nesting depth and size;
 * speed: one pass with an explicit stack, no intermediate node tree.
 
-Locations are not recorded on the hot path; :meth:`Document.locate` builds a pointer →
-line/column index on first use (:mod:`rein.formats.pointers`), so only documents with
-findings pay for it.
+Locations are not recorded on the hot path; :meth:`Document.locate` finds the line and
+column of the pointers it is asked about (:mod:`rein.formats.pointers`), so only documents
+with findings pay, and only for the part of the text up to their last finding.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from rein.errors import LoadError, Location
-from rein.formats.pointers import EventParser, location_index
+from rein.formats.pointers import EventParser, locate_pointers
 
 Format = Literal["yaml", "json"]
 
@@ -54,12 +55,20 @@ class Document:
     format: Format
     text: str
     line_offset: int = 0  # lines before ``text`` in the file (Markdown frontmatter)
-    _index: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
+    # Positions found so far, and the pointers already looked up (found or not).
+    _index: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _asked: set[str] = field(default_factory=set, repr=False)
+
+    def prepare(self, pointers: Iterable[str]) -> None:
+        """Look up many pointers in one pass of the text, before :meth:`locate` reads them."""
+        new = {p for p in pointers if p not in self._asked}
+        if new:
+            self._index.update(locate_pointers(self.text, new))
+            self._asked.update(new)
 
     def locate(self, ptr: str = "") -> Location:
         """The location of a JSON Pointer, falling back to its nearest located ancestor."""
-        if self._index is None:
-            self._index = location_index(self.text)
+        self.prepare((ptr,))
         probe = ptr
         while True:
             hit = self._index.get(probe)
@@ -385,6 +394,11 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
 _NONFINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z|\.(?:nan|NaN|NAN)\Z")
 _MAYBE_SPECIAL = frozenset("0123456789+-.~nNtTfF")
+# What the reading loop sends to _plain: a number, null or boolean starts with a digit, a
+# sign, a dot or "~", or is one of the words; most names and ids start with n, t or f and
+# are none of these, so they skip the call.
+_NUMERIC_START = frozenset("0123456789+-.~")
+_WORDS = _NULLS | frozenset(_BOOLS)
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _INT_TAG, _FLOAT_TAG = _TAG + "str", _TAG + "int", _TAG + "float"
@@ -522,7 +536,7 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
     max_depth, max_alias = limits.max_depth, limits.max_alias_nodes
     root: Any = _NOKEY
     documents = 0
-    special = _MAYBE_SPECIAL
+    special, words = _NUMERIC_START, _WORDS
     scalar_t, map_t, seq_t = ScalarEvent, MappingStartEvent, SequenceStartEvent
     map_end_t, seq_end_t, alias_t = MappingEndEvent, SequenceEndEvent, AliasEvent
     depth = 0
@@ -538,7 +552,7 @@ def _read_events(text: str, limits: LoadLimits) -> Any:
             tag = event.tag
             value: Any = event.value
             if tag is None:
-                if event.implicit[0] and (not value or value[0] in special):
+                if event.implicit[0] and (not value or value[0] in special or value in words):
                     value = _plain(value, event.start_mark)  # null, bool, numbers
             elif tag != "!":
                 value = _tagged(tag, value, event.start_mark)

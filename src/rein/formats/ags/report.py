@@ -81,6 +81,9 @@ class Collector:
     def findings(self) -> tuple[Finding, ...]:
         """The findings with file, line, column and pointer, sorted by location."""
         out: list[Finding] = []
+        if self.document is not None:  # one pass of the text for all of them
+            self.document.prepare(pointer for (_, pointer, _), (_, location) in self._raw.items()
+                                  if location is None)
         for (code, pointer, message), (hint, location) in self._raw.items():
             info = CODES[code]
             if location is None:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from rein.formats.ags.report import Collector
@@ -35,7 +36,13 @@ _VERSION = re.compile(r"(\d+)\.(\d+)")
 @cache
 def schema_document() -> dict[str, Any]:
     """The normative AGS 1.0 JSON Schema, as shipped by the ``agentic-graph-spec`` package."""
-    text = (resources.files("ags") / "schema" / _SCHEMA_FILE).read_text(encoding="utf-8")
+    # The package's folder from its import spec, not importlib.resources: that one imports
+    # tempfile, zipfile and the compression modules, which reading one file does not need.
+    spec = find_spec("ags")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the agentic-graph-spec package (module ags) is missing")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    text = (folder / "schema" / _SCHEMA_FILE).read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)  # the shipped schema is one JSON object
     return schema
 

@@ -12,7 +12,6 @@ still run on the parts that are well formed.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from rein.formats.ags.report import Collector
@@ -26,20 +25,43 @@ RESERVED_ROOTS = frozenset({
 CONTAINER_TYPES = ("loop", "map", "subgraph")
 
 
-@dataclass(kw_only=True, slots=True, eq=False)
 class Scope:
     """One node namespace. Built once by :func:`build_scopes`; ``bindings`` of a named
     fragment is filled in after every use of the fragment has been seen."""
 
+    __slots__ = ("bindings", "data", "kind", "name", "nodes", "owner", "params", "parent",
+                 "pointer")
     pointer: str  # JSON Pointer of the fragment ("" for the root)
     kind: str  # "root", "loop", "map", "subgraph" (inline) or "fragment" (named)
     name: str | None  # the fragment's name under ``subgraphs``
     data: dict[str, Any]  # the graph or fragment object
     nodes: dict[str, dict[str, Any]]  # declaration order kept
     params: frozenset[str]  # names readable as params.<name>
-    bindings: frozenset[str] = frozenset()  # extra roots: loop, map as / index_as
-    parent: Scope | None = None
-    owner: str | None = None  # id of the node in ``parent`` that owns this scope
+    bindings: frozenset[str]  # extra roots: loop, map as / index_as
+    parent: Scope | None
+    owner: str | None  # id of the node in ``parent`` that owns this scope
+
+    def __init__(
+        self, *,
+        pointer: str,
+        kind: str,
+        name: str | None,
+        data: dict[str, Any],
+        nodes: dict[str, dict[str, Any]],
+        params: frozenset[str],
+        bindings: frozenset[str] = frozenset(),
+        parent: Scope | None = None,
+        owner: str | None = None,
+    ) -> None:
+        self.pointer = pointer
+        self.kind = kind
+        self.name = name
+        self.data = data
+        self.nodes = nodes
+        self.params = params
+        self.bindings = bindings
+        self.parent = parent
+        self.owner = owner
 
     @property
     def is_root(self) -> bool:
@@ -57,10 +79,11 @@ class Scope:
                     yield index, edge
 
 
-@dataclass(kw_only=True, slots=True)
 class Model:
     """All scopes of one document, plus the document-wide names expressions may read."""
 
+    __slots__ = ("attachments", "by_pointer", "context", "doc", "fragments", "graph_params",
+                 "scopes", "uses")
     doc: dict[str, Any]
     scopes: list[Scope]
     by_pointer: dict[str, Scope]
@@ -68,8 +91,28 @@ class Model:
     graph_params: frozenset[str]
     context: frozenset[str]
     attachments: frozenset[str]
-    uses: dict[str, list[tuple[Scope, str, str]]] = field(default_factory=dict)
+    uses: dict[str, list[tuple[Scope, str, str]]]
     # fragment name → [(scope, node id, "loop"|"map"|"subgraph")] for every ``use``
+
+    def __init__(
+        self, *,
+        doc: dict[str, Any],
+        scopes: list[Scope],
+        by_pointer: dict[str, Scope],
+        fragments: dict[str, Scope],
+        graph_params: frozenset[str],
+        context: frozenset[str],
+        attachments: frozenset[str],
+        uses: dict[str, list[tuple[Scope, str, str]]] | None = None,
+    ) -> None:
+        self.doc = doc
+        self.scopes = scopes
+        self.by_pointer = by_pointer
+        self.fragments = fragments
+        self.graph_params = graph_params
+        self.context = context
+        self.attachments = attachments
+        self.uses = {} if uses is None else uses
 
     def body_of(self, scope: Scope, node_id: str, block: str) -> Scope | None:
         """The scope a loop/map/subgraph node runs: its inline body or its named fragment."""
