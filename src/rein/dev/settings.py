@@ -41,8 +41,9 @@ class DevSettings:
     max_features: int = 20
     max_brief_bytes: int = 40_000
     plan_attempts: int = 3  # answers to the plan instruction before the planning fails
-    clean_context_at: float = 0.7
-    context_policy: str = "threshold"  # threshold | per-feature | never | every:N
+    # threshold: a clean context when the last reported usage reaches [driver]
+    # clean_context_at (70% by default); per-feature: at the start of every feature too.
+    context_policy: str = "threshold"
     smoke: tuple[str, ...] | None = None  # run before each feature; a failure is a stop
 
 
@@ -58,11 +59,6 @@ def load_settings(dev: Mapping[str, Any] | None, env: Mapping[str, str] | None =
             values[name] = _positive_int(table[name], name)
     if "max_cost_usd" in table:
         values["max_cost_usd"] = _number(table["max_cost_usd"], "max_cost_usd")
-    if "clean_context_at" in table:
-        ratio = _number(table["clean_context_at"], "clean_context_at")
-        if not 0 < ratio <= 1:
-            raise _bad("clean_context_at", "a ratio above 0 and at most 1")
-        values["clean_context_at"] = ratio
     if "context_policy" in table:
         values["context_policy"] = _policy(table["context_policy"])
     target = environ.get("REIN_DEV_TARGET") or table.get("target")
@@ -141,9 +137,9 @@ def _number(value: Any, name: str) -> float:
 
 def _policy(value: Any) -> str:
     text = str(value)
-    if text in ("threshold", "per-feature", "never") or re.fullmatch(r"every:[1-9]\d*", text):
+    if text in ("threshold", "per-feature"):
         return text
-    raise _bad("context_policy", "threshold, per-feature, never or every:N")
+    raise _bad("context_policy", "threshold or per-feature")
 
 
 def _bad(name: str, expected: str) -> ConfigError:

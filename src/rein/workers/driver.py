@@ -136,7 +136,9 @@ class DriverWorker:
             reason = ("this is an llm_judge criterion: judge from a clean context, not the "
                       "one that did the work (rein cannot verify it and records the verdict "
                       "as possibly from the same model instance)")
-        else:
+        elif request.attempt == 1:
+            # A repair (attempt 2 on) is answered from the context that holds the work its
+            # feedback is about: it never asks for a clean one.
             reason = self._context_reason(root)
         instruction = build_instruction(request, token=token, limits=self.settings.limits,
                                         clean_context=reason)
