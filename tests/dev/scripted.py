@@ -116,6 +116,6 @@ class ScriptedDriver:
         return code, json.loads(out)
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
+def git(root: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=check, capture_output=True,
                           text=True).stdout
