@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from scripted import ScriptedDriver
@@ -53,3 +55,13 @@ def drive(driver: ScriptedDriver, cli: Cli, *, turns: int = 40) -> tuple[int, di
             approve(cli)
         code, where = driver.dev()
     raise AssertionError(f"the flow did not stop in {turns} turns: {where}")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for every purpose here (its parent, rein, was killed).
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")

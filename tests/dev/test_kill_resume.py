@@ -8,7 +8,6 @@ the verify runs again, and every feature is committed exactly once.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from devflow_support import Cli, approve, drive
+from devflow_support import Cli, alive, approve, drive
 from scripted import PYTHON, ScriptedDriver, git, good_plan
 
 # The verify of this test: the first run leaves a grandchild and hangs (rein is killed
@@ -32,16 +31,6 @@ if not mark.exists():
 sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           *sys.argv[1:]]))
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is gone for every purpose here (its parent, rein, was killed).
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
 
 
 def test_sigkill_mid_verify_then_resume(repo: Path, cli: Cli, tmp_path: Path,

@@ -174,6 +174,12 @@ async def _where(harness: Harness, flow: dict[str, Any], settings: DevSettings,
         pending = await harness.next(run_id)
     features = features_of(harness, flow)
     stop = stop_of(pending, stage=stage, features=features)
+    if go_on and stage == "features" and stop["reason"] == "budget":
+        from rein.dev.budgets import replan_rest
+
+        if (raised := await replan_rest(harness, flow, settings)) is not None:
+            save_flow(ws, flow)
+            return await _where(harness, flow, settings, [*notices, raised], go_on=go_on)
     if stage == "planning" and pending.get("status") == "waiting" and \
             pending.get("for") == "approval":
         stop["plan"] = _plan_text(ws)

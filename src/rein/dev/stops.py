@@ -53,8 +53,19 @@ def features_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any
                     "priority": meta.get("priority"),
                     "depends_on": meta.get("depends_on") or [],
                     "status": row.status.value if row is not None else "planned",
-                    "attempts": len(attempts)})
+                    "attempts": len(attempts),
+                    **({"last_failure": _failure(attempts[-1])}
+                       if row is not None and row.status.value == "failed" and attempts
+                       else {})})
     return out
+
+
+def _failure(attempt: Mapping[str, Any]) -> str:
+    """What the last attempt of a failed feature was told: its failed criteria's evidence."""
+    results = (attempt.get("success") or {}).get("results") or []
+    said = [f"{r.get('id')}: {r.get('evidence') or r.get('error') or 'failed'}"
+            for r in results if not r.get("passed")]
+    return "\n".join(said) or str(attempt.get("error") or attempt.get("status") or "")
 
 
 def stop_of(pending: Mapping[str, Any], *, stage: str, features: list[dict[str, Any]]
@@ -93,7 +104,8 @@ def stop_of(pending: Mapping[str, Any], *, stage: str, features: list[dict[str, 
                          "dev start --new`", blocked=[f["id"] for f in waiting],
                          failed=[f["id"] for f in failed])
         return _stop("failed", f"feature {failed[0]['id']} failed after "
-                     f"{failed[0]['attempts']} attempt(s): {pending.get('message', '')}",
+                     f"{failed[0]['attempts']} attempt(s): "
+                     f"{failed[0].get('last_failure') or pending.get('message', '')}",
                      "read `rein dev report`; fix the cause, then `rein dev start --new`",
                      failed=[f["id"] for f in failed])
     if reason == "budget":
