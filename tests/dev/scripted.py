@@ -65,15 +65,18 @@ class ScriptedDriver:
     """Answers each instruction of the flow; records what it was told."""
 
     def __init__(self, root: Path, rein: Rein, *, bad_plan_first: bool = True,
-                 wrong_first: bool = True, plan: dict[str, Any] | None = None) -> None:
-        self.root, self.rein = root, rein
+                 wrong_first: bool = True, plan: dict[str, Any] | None = None,
+                 target: str = ".") -> None:
+        self.root, self.rein, self.target = root, rein, target
         self.bad_plan_first, self.wrong_first = bad_plan_first, wrong_first
         self.plan = plan or good_plan()
         self.seen: list[dict[str, Any]] = []  # every instruction, in order
         self.context_usage: dict[str, int] | None = None
 
     def write(self, name: str, text: str, *, append: bool = False) -> None:
-        path = self.root / name
+        """Write a file; the feature's files go into the target directory."""
+        inside = name.startswith(("tempconv/", "tests/"))
+        path = (self.root / self.target if inside else self.root) / name
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a" if append else "w", encoding="utf-8") as fh:
             fh.write(text)

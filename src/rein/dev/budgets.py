@@ -60,7 +60,11 @@ async def replan_rest(harness: Harness, flow: dict[str, Any], settings: DevSetti
             node["depends_on"] = [previous]
         nodes[node_id] = node
         previous = node_id
-    doc = {**doc, "nodes": nodes, "entrypoints": list(nodes)[:1], "constraints": constraints}
+    outputs = {k: v for k, v in (doc.get("outputs") or {}).items()
+               if str(v.get("from", "")).split(".")[1:2] and
+               str(v["from"]).split(".")[1] in nodes}
+    doc = {**doc, "nodes": nodes, "entrypoints": list(nodes)[:1], "constraints": constraints,
+           "outputs": outputs}
     graphs.write_graph(ws, graphs.FEATURES_PATH, doc)
     gate = graphs.planning_graph(brief="", settings=settings, plan_id=flow["plan_id"],
                                  imported=True)

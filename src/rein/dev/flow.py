@@ -218,7 +218,7 @@ def _plan_text(ws: Path) -> dict[str, Any]:
     report = validate_path(path)
     if report.document is None or report.errors:
         return {"path": graphs.FEATURES_PATH, "errors": [f.message for f in report.errors]}
-    plan = build_plan(report.document.data, source=str(path), digest=report.digest)
+    plan = build_plan(report.document.data, source=graphs.FEATURES_PATH, digest=report.digest)
     return {"path": graphs.FEATURES_PATH, "digest": report.digest,
             "text": render.render_text(plan), "mermaid": render.render_mermaid(plan)}
 

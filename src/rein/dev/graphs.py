@@ -84,8 +84,12 @@ def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
     if not imported:  # an imported plan was checked by `rein dev` before this graph exists
         gate["depends_on"] = ["plan"]
     nodes["approve"] = gate
-    return _document(PLANNING_ID, "Plan the development flow's features", nodes,
-                     ["plan"] if not imported else ["approve"], constraints=None)
+    doc = _document(PLANNING_ID, "Plan the development flow's features", nodes,
+                    ["plan"] if not imported else ["approve"], constraints=None)
+    if not imported:
+        doc["outputs"] = {"plan": {"type": "file", "from": "nodes.plan.outputs.plan",
+                                   "description": "The accepted feature plan (JSON)."}}
+    return doc
 
 
 def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None,
@@ -109,8 +113,13 @@ def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None
     if settings.max_cost_usd is not None:
         constraints["max_cost_usd"] = settings.max_cost_usd
     first = [features[0].node_id] if features else []
-    return _document(FEATURES_ID, "Build the planned features, one at a time", nodes, first,
-                     constraints=constraints, plan_id=plan_id)
+    doc = _document(FEATURES_ID, "Build the planned features, one at a time", nodes, first,
+                    constraints=constraints, plan_id=plan_id)
+    # What the driver said of each feature, in the run record (rein decided the rest).
+    doc["outputs"] = {f"{n}_summary": {"type": "string", "from": f"nodes.{n}.outputs.summary",
+                                       "description": f"The driver's summary of {n}."}
+                      for n in nodes}
+    return doc
 
 
 def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSettings,
@@ -199,7 +208,7 @@ def _document(graph_id: str, title: str, nodes: Mapping[str, Any], entrypoints: 
               ) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "ags_version": "1.0", "kind": "AgenticGraph", "id": graph_id, "title": title,
-        "version": "1.0.0", "requires_conformance": 1,
+        "version": "1.0.0", "requires_conformance": 3,
         "objective": title + " (the rein development flow).",
         "entrypoints": entrypoints, "nodes": dict(nodes)}
     if constraints:
