@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from devflow_support import BRIEF, Cli, drive
 from scripted import ScriptedDriver, git
 
@@ -75,3 +76,16 @@ def test_below_the_threshold_no_reset_is_asked(driver: ScriptedDriver, cli: Cli)
     code, _where = drive(driver, cli)
     assert code == 0
     assert not any(i["clean_context"] for i in driver.seen)
+
+
+def test_the_context_usage_may_come_from_the_environment(
+        driver: ScriptedDriver, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_CONTEXT_USAGE_JSON",
+                       '{"used_tokens": 90000, "window_tokens": 100000}')
+    code, _where = drive(driver, cli)
+    assert code == 0
+    first = next(i for i in driver.seen if i["node"] == "feature_f_to_c")
+    assert first["clean_context"] is True
+    assert first["clean_context_reason"].startswith("REIN_CONTEXT_USAGE_JSON reported 90%")
+    repair = next(i for i in driver.seen if i["node"] == "feature_c_to_f" and i["attempt"] == 2)
+    assert repair["clean_context"] is False
