@@ -11,7 +11,7 @@ _MARK = {"succeeded": "done", "failed": "FAILED", "planned": "planned", "pending
 
 
 def render(where: Mapping[str, Any], *, instruction: bool = True) -> str:
-    lines = [f"rein dev [{where['stage']}]: {where['reason']}: {where['message']}"]
+    lines = [f"DEV FLOW ({where['stage']}) {where['reason'].upper()}: {where['message']}"]
     lines += [f"notice: {n}" for n in where.get("notices") or []]
     features = where.get("features") or []
     if features:

@@ -66,7 +66,7 @@ def build(harness: Harness, flow: Mapping[str, Any]) -> dict[str, Any]:
 
 def render(data: Mapping[str, Any]) -> str:
     head = f"{'':24} {'steps':>5} {'errors':>6} {'wall s':>8} {'tokens':>9} {'cost $':>8}"
-    lines = [f"rein dev report (plan {data['plan_id']})", "", head]
+    lines = [f"DEV REPORT (plan {data['plan_id']})", "", head]
 
     def line(name: str, r: Mapping[str, Any]) -> str:
         tokens = "-" if r["tokens"] is None else str(r["tokens"])
