@@ -95,9 +95,9 @@ if __name__ == "__main__":  # refresh the page's session: python tests/dev/sessi
     import contextlib
     import io
 
-    from rein.cli import main
-
     from devflow_support import BRIEF
+
+    from rein.cli import main
 
     where = Path(sys.argv[1])
     (where / "specs").mkdir(parents=True)
