@@ -65,7 +65,7 @@ async def replan_rest(harness: Harness, flow: dict[str, Any], settings: DevSetti
                str(v["from"]).split(".")[1] in nodes}
     doc = {**doc, "nodes": nodes, "entrypoints": list(nodes)[:1], "constraints": constraints,
            "outputs": outputs}
-    graphs.write_graph(ws, graphs.FEATURES_PATH, doc)
+    graphs.write_feature_graph(ws, doc)
     gate = graphs.planning_graph(brief="", settings=settings, plan_id=flow["plan_id"],
                                  imported=True)
     planning = graphs.write_graph(ws, graphs.PLANNING_PATH, gate)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.dev import git as g
-from rein.dev.graphs import feature_graph, settings_from, write_graph
+from rein.dev.graphs import feature_graph, settings_from, write_feature_graph
 from rein.dev.plan_check import check_plan
 from rein.engine.criteria.model import CheckRequest, CheckResult
 from rein.tools.process import run_process
@@ -50,7 +50,7 @@ def plan(request: CheckRequest) -> CheckResult:
             f"- {p}" for p in checked.problems))
     graph = feature_graph(checked.features, verify=checked.verify, settings=settings,
                           plan_id=str(params["plan_id"]))
-    out = write_graph(root, str(params["graph"]), graph)
+    out = write_feature_graph(root, graph)
     from rein.formats.ags import validate_path
 
     report = validate_path(out)

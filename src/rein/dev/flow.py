@@ -17,16 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.dev import git as g
-from rein.dev import graphs
-from rein.dev.briefs import read_briefs, read_import
-from rein.dev.plan_check import check_plan
+from rein.dev.briefs import read_briefs
+from rein.dev.paths import FEATURES_PATH, FLOW_FILE
 from rein.dev.settings import DevSettings, load_settings
 from rein.dev.stops import features_of, stop_of
 from rein.engine.service import Harness
 from rein.errors import Refused, ReinError
-
-FLOW_FILE = ".rein/dev/flow.json"
 
 
 def load_flow(workspace: Path) -> dict[str, Any] | None:
@@ -46,15 +42,17 @@ def save_flow(workspace: Path, flow: Mapping[str, Any]) -> None:
 
 
 def check_repository(workspace: Path) -> None:
-    """The workspace is the root of a git repository (DEV001 otherwise)."""
-    top = g.toplevel(workspace)
+    """The workspace is the root of a git repository (DEV001 otherwise). Read from the file
+    system, not by running git: this runs on every turn."""
+    if (workspace / ".git").exists():
+        return
+    top = next((p for p in workspace.parents if (p / ".git").exists()), None)
     if top is None:
         raise Refused(f"{workspace} is not a git repository: the flow commits each feature",
                       code="DEV001", hint="run `git init` here first (no commit is needed)")
-    if top.resolve() != workspace.resolve():
-        raise Refused(f"{workspace} is inside the repository {top}, not its root",
-                      code="DEV001", hint=f"run rein dev in {top} (or --workspace {top}); "
-                      "REIN_DEV_TARGET names a directory to build in")
+    raise Refused(f"{workspace} is inside the repository {top}, not its root",
+                  code="DEV001", hint=f"run rein dev in {top} (or --workspace {top}); "
+                  "REIN_DEV_TARGET names a directory to build in")
 
 
 async def advance(harness: Harness, *, new: bool = False,
@@ -89,6 +87,11 @@ async def status(harness: Harness, env: Mapping[str, str] | None = None) -> dict
 
 async def _start(harness: Harness, settings: DevSettings, notices: list[str]
                  ) -> dict[str, Any]:
+    from rein.dev import git as g
+    from rein.dev import graphs
+    from rein.dev.briefs import read_import
+    from rein.dev.plan_check import check_plan
+
     ws = harness.workspace
     with g.private_hooks() as hooks:
         head = g.has_head(ws, hooks)
@@ -117,7 +120,7 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
             raise ReinError(f"{name} cannot be imported:\n" + "\n".join(
                 f"- {p}" for p in checked.problems), code="DEV006",
                 hint=f"fix {name}, or move it away to plan from the briefs in specs/")
-        graphs.write_graph(ws, graphs.FEATURES_PATH, graphs.feature_graph(
+        graphs.write_feature_graph(ws, graphs.feature_graph(
             checked.features, verify=checked.verify, settings=settings, plan_id=plan_id))
         notices.append(f"imported the plan from {name} ({len(checked.features)} features); "
                        "no planning turn is needed")
@@ -204,7 +207,7 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
         raise Refused(f"{', '.join(stale)} changed after it was approved", code="DEV008",
                       hint="start again with `rein dev start --new` (a changed plan is "
                            "approved again)")
-    prepared = await harness.prepare(ws / graphs.FEATURES_PATH, given={})
+    prepared = await harness.prepare(ws / FEATURES_PATH, given={})
     outcome = await harness.start(prepared, approved=prepared.digest)
     return str(outcome.run_id)
 
@@ -214,12 +217,12 @@ def _plan_text(ws: Path) -> dict[str, Any]:
     from rein.formats.ags import render, validate_path
     from rein.formats.ags.plan import build_plan
 
-    path = ws / graphs.FEATURES_PATH
+    path = ws / FEATURES_PATH
     report = validate_path(path)
     if report.document is None or report.errors:
-        return {"path": graphs.FEATURES_PATH, "errors": [f.message for f in report.errors]}
-    plan = build_plan(report.document.data, source=graphs.FEATURES_PATH, digest=report.digest)
-    return {"path": graphs.FEATURES_PATH, "digest": report.digest,
+        return {"path": FEATURES_PATH, "errors": [f.message for f in report.errors]}
+    plan = build_plan(report.document.data, source=FEATURES_PATH, digest=report.digest)
+    return {"path": FEATURES_PATH, "digest": report.digest,
             "text": render.render_text(plan), "mermaid": render.render_mermaid(plan)}
 
 

@@ -17,6 +17,7 @@ Both are plain AGS documents: ``rein graph plan`` draws them and any AGS tool re
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -25,14 +26,19 @@ from typing import Any
 
 import yaml
 
+from rein.dev.paths import (
+    FEATURES_ID,
+    FEATURES_INDEX,
+    FEATURES_PATH,
+    PLAN_JSON,
+    PLANNING_ID,
+    PLANNING_PATH,
+)
 from rein.dev.plan_check import Feature
 from rein.dev.settings import DevSettings
 
-PLANNING_PATH = ".rein/dev/planning.agraph.yaml"
-PLAN_JSON = ".rein/dev/plan.json"
-FEATURES_PATH = "specs/plan.agraph.yaml"
-PLANNING_ID = "rein/dev/planning"
-FEATURES_ID = "rein/dev/features"
+__all__ = ["FEATURES_PATH", "PLANNING_PATH", "feature_graph", "planning_graph",
+           "write_feature_graph", "write_graph"]
 
 PLAN_SHAPE = """\
 Write the plan as JSON to .rein/dev/plan.json (a real file), of this shape:
@@ -200,6 +206,24 @@ def write_graph(root: Path, relative: str, data: Mapping[str, Any]) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+    return path
+
+
+def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
+    """The feature graph, and beside it (in rein's state) the index of its features that
+    `rein dev` reads on every turn: parsing the YAML each time would cost more than the
+    rest of the turn."""
+    path = write_graph(root, FEATURES_PATH, data)
+    index = [{"node": node_id, "title": str(node.get("title", "")).split(": ", 1)[-1],
+              **{k: (node.get("x-rein-dev") or {}).get(k)
+                 for k in ("feature", "priority", "depends_on")}}
+             for node_id, node in (data.get("nodes") or {}).items()]
+    out = root / FEATURES_INDEX
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps({"plan_id": (data.get("x-rein-dev") or {}).get("plan_id"),
+                               "features": index}), encoding="utf-8")
+    tmp.replace(out)
     return path
 
 

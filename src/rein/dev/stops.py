@@ -29,27 +29,25 @@ EXIT = {"waiting": 3, "done": 0, "failed": 1, "blocked": 1, "timeout": 1, "budge
 
 def features_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each feature of the plan with its state in the feature run (``planned`` before it)."""
-    import yaml
+    import json
 
-    from rein.dev.graphs import FEATURES_PATH
+    from rein.dev.paths import FEATURES_INDEX
 
-    path = harness.workspace / FEATURES_PATH
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        index = json.loads((harness.workspace / FEATURES_INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return []
-    if (doc.get("x-rein-dev") or {}).get("plan_id") != flow.get("plan_id"):
+    if index.get("plan_id") != flow.get("plan_id"):
         return []
     states: dict[str, Any] = {}
     if flow.get("features_run"):
         states = {n.node_id: n for n in harness.store.nodes(flow["features_run"])}
     out = []
-    for node_id, node in (doc.get("nodes") or {}).items():
-        meta = node.get("x-rein-dev") or {}
+    for meta in index.get("features") or []:
+        node_id = meta["node"]
         row = states.get(node_id)
         attempts = list((row.record.get("attempts") or []) if row is not None else [])
-        out.append({"id": meta.get("feature"), "node": node_id,
-                    "title": str(node.get("title", "")).split(": ", 1)[-1],
+        out.append({"id": meta.get("feature"), "node": node_id, "title": meta["title"],
                     "priority": meta.get("priority"),
                     "depends_on": meta.get("depends_on") or [],
                     "status": row.status.value if row is not None else "planned",
