@@ -146,6 +146,8 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
         "requirements": {"permissions": ["fs:read:**", write, f"fs:create:{write[9:]}",
                                          f"fs:delete:{write[9:]}"],
                          "workspace": "read_write"},
+        # A repair is answered in the context that holds the work its feedback is about.
+        "constraints": {"x-rein-keep-context-on-retry": True},
         "failure": {"retry": {"max_attempts": settings.steps_per_feature,
                               "retry_on": ["criteria_failed", "timeout"], "backoff": "none"},
                     "on_exhausted": "fail"},

@@ -136,9 +136,9 @@ class DriverWorker:
             reason = ("this is an llm_judge criterion: judge from a clean context, not the "
                       "one that did the work (rein cannot verify it and records the verdict "
                       "as possibly from the same model instance)")
-        elif request.attempt == 1:
-            # A repair (attempt 2 on) is answered from the context that holds the work its
-            # feedback is about: it never asks for a clean one.
+        elif request.attempt == 1 or not request.constraints.get(KEEP_CONTEXT_ON_RETRY):
+            # A node may ask that its repairs (attempt 2 on) keep the context that holds
+            # the work their feedback is about (the development flow's features do).
             reason = self._context_reason(root)
         instruction = build_instruction(request, token=token, limits=self.settings.limits,
                                         clean_context=reason)
@@ -185,6 +185,9 @@ class DriverWorker:
                             "this instruction from a clean context")
                 return None
         return None
+
+
+KEEP_CONTEXT_ON_RETRY = "x-rein-keep-context-on-retry"
 
 
 def _env_usage() -> Any:
