@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import json
 import secrets
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -222,7 +223,11 @@ def _plan_text(ws: Path) -> dict[str, Any]:
     if report.document is None or report.errors:
         return {"path": FEATURES_PATH, "errors": [f.message for f in report.errors]}
     plan = build_plan(report.document.data, source=FEATURES_PATH, digest=report.digest)
-    return {"path": FEATURES_PATH, "digest": report.digest,
+    # What the criteria will run is the part a reviewer most needs, and the drawn plan
+    # names only the checkers: list each feature's command.
+    verify = {nid: shlex.join(node["success"]["criteria"][0]["params"]["verify"])
+              for nid, node in (report.document.data.get("nodes") or {}).items()}
+    return {"path": FEATURES_PATH, "digest": report.digest, "verify": verify,
             "text": render.render_text(plan), "mermaid": render.render_mermaid(plan)}
 
 

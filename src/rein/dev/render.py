@@ -27,6 +27,10 @@ def render(where: Mapping[str, Any], *, instruction: bool = True) -> str:
         lines += ["", (f"the feature graph to approve: {plan['path']} (digest "
                   f"{plan.get('digest')})"), "", str(plan.get("text", "")).rstrip(), "",
                   "```mermaid", str(plan.get("mermaid", "")).rstrip(), "```"]
+        verify = plan.get("verify") or {}
+        if verify:
+            lines += ["", "verify commands (run by rein, without a shell):"]
+            lines += [f"  {node}: {command}" for node, command in verify.items()]
     pending = where.get("instruction") or {}
     if instruction and pending.get("status") in ("instruction", "waiting"):
         from rein.workers.driver_status import render as render_status
