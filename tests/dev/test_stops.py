@@ -93,3 +93,17 @@ def test_a_hung_verify_is_killed_with_its_group_at_the_timeout(
     assert where["features"][0]["last_failure"].startswith("verify: verify failed")
     grandchild = int(pid_file.read_text())
     assert not alive(grandchild)
+
+
+def test_a_failing_smoke_command_fails_the_attempt_before_the_verify(
+        repo: Path, cli: Cli) -> None:
+    (repo / "rein.toml").write_text(
+        f'[dev]\nsmoke = ["{PYTHON}", "-c", "import sys; sys.exit(\'init broken\')"]\n'
+        "steps_per_feature = 1\n")
+    git(repo, "add", "rein.toml")
+    plan = good_plan()
+    plan["features"] = plan["features"][:1]
+    driver = ScriptedDriver(repo, cli, bad_plan_first=False, wrong_first=False, plan=plan)
+    code, where = drive(driver, cli)
+    assert (code, where["reason"]) == (1, "failed"), where
+    assert "smoke failed" in where["message"] and "init broken" in where["message"]
