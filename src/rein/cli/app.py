@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "driver": "rein.cli.driver:driver",
     "init": "rein.cli.driver_init:init",
     "app-server": "rein.cli.app_server:app_server",
+    "dev": "rein.cli.dev:dev",
 }
 
 
@@ -62,6 +63,8 @@ SHORT_HELP: dict[str, str] = {
     "submit": "Answer the pending instruction with a JSON envelope; advance the run.",
     "driver": "The driver protocol: instruction and envelope JSON Schemas.",
     "init": "Write the instruction file an IDE agent needs to drive rein.",
+    "dev": "The development flow: briefs in specs/ to verified, committed features.",
+    "app-server": "Serve threads and turns to a Codex client over stdio (app-server v2).",
 }
 
 

@@ -1,7 +1,8 @@
-"""``rein init --agent claude|codex|copilot``: tell an IDE agent how to drive rein.
+"""``rein init --agent claude|codex|copilot|devin|kimi``: tell an IDE agent how to drive rein.
 
 Each agent reads its own instruction file: Claude Code ``CLAUDE.md``, Codex ``AGENTS.md``,
-GitHub Copilot ``.github/copilot-instructions.md``. rein never overwrites one: it appends a
+GitHub Copilot ``.github/copilot-instructions.md``, Devin ``.devin/workflows/rein.md``, Kimi
+``.kimi/agents/rein.md``. Each also says how to run the development flow (`rein dev`). rein never overwrites one: it appends a
 section between two marker comments, and on a later run replaces only that section, so
 running ``init`` again changes nothing unless rein's text changed.
 """
@@ -22,6 +23,8 @@ FILES = {
     "claude": "CLAUDE.md",
     "codex": "AGENTS.md",
     "copilot": ".github/copilot-instructions.md",
+    "devin": ".devin/workflows/rein.md",
+    "kimi": ".kimi/agents/rein.md",
 }
 
 # How each agent gets a clean context when an instruction asks for one.
@@ -29,6 +32,8 @@ _CLEAN = {
     "claude": "hand the instruction to a fresh sub-agent (the Task tool) and relay its answer",
     "codex": "start a new Codex session for it (`codex exec` in a fresh process)",
     "copilot": "start a new chat for it",
+    "devin": "start a new Devin session for it and relay its answer",
+    "kimi": "start a new Kimi session (or sub-agent) for it and relay its answer",
 }
 
 _BODY = """\
@@ -58,6 +63,17 @@ work; you do the work. Loop until rein says DONE or STOPPED:
 - DONE (exit 0) or STOPPED (exit 1, with a reason: budget, timeout, blocked, failed,
   cancelled): stop and report rein's message as it is.
 - Never claim the work is done: rein's checks decide.
+
+## The development flow (`rein dev`)
+
+When asked to "use the rein development flow" (briefs in `specs/*.md`), run `rein dev`: it
+starts or continues the flow and prints the pending instruction (exit 3). Answer it with
+`rein submit` as above. Whenever `rein next` or `rein submit` says DONE or WAITING for an
+approval, run `rein dev` again: only `rein dev` saying `done` ends the flow. rein checks the
+plan you write, runs each feature's verify command itself and commits each feature itself:
+never run the verify to report a result, never commit, and put in a feature only what its
+instruction asks. A stop names its reason (`failed`, `blocked`, `budget`, `timeout`) and
+the next action: report it as it is. `rein dev status` says where the flow stands.
 """
 
 
@@ -98,7 +114,9 @@ def write_section(path: Path, text: str) -> str:
 def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool) -> int:
     """Write the instructions an IDE agent needs to drive rein with next/submit.
 
-    claude → CLAUDE.md, codex → AGENTS.md, copilot → .github/copilot-instructions.md.
+    claude → CLAUDE.md, codex → AGENTS.md, copilot → .github/copilot-instructions.md,
+    devin → .devin/workflows/rein.md, kimi → .kimi/agents/rein.md. Each file also says how
+    to run the development flow (`rein dev`).
     An existing file is never overwritten: rein appends a delimited section, and running
     init again refreshes only that section (idempotent).
 

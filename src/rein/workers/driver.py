@@ -140,7 +140,9 @@ class DriverWorker:
             reason = ("this is an llm_judge criterion: judge from a clean context, not the "
                       "one that did the work (rein cannot verify it and records the verdict "
                       "as possibly from the same model instance)")
-        else:
+        elif request.attempt == 1 or not request.constraints.get(KEEP_CONTEXT_ON_RETRY):
+            # A node may ask that its repairs (attempt 2 on) keep the context that holds
+            # the work their feedback is about (the development flow's features do).
             reason = self._context_reason(root)
         instruction = build_instruction(request, token=token, limits=self.settings.limits,
                                         clean_context=reason)
@@ -168,18 +170,42 @@ class DriverWorker:
 
     def _context_reason(self, root: str) -> str | None:
         answered = turns(self.store, root, status=TurnStatus.ANSWERED)
-        for turn in reversed(answered):
-            usage = ((turn.answer or {}).get("envelope") or {}).get("context_usage")
+        reports = [((t.answer or {}).get("envelope") or {}).get("context_usage")
+                   for t in answered]
+        # The agent's own environment may report it too (an IDE hook that knows the window):
+        # the newest report, so it comes last.
+        reports.append(_env_usage())
+        for index, usage in reversed(list(enumerate(reports))):
             if not isinstance(usage, Mapping):
                 continue
             used, window = usage.get("used_tokens"), usage.get("window_tokens")
             if isinstance(used, int) and isinstance(window, int) and window > 0:
                 ratio = used / window
                 if ratio >= self.settings.clean_context_at:
-                    return (f"your last envelope reported {ratio:.0%} of the context window "
+                    where = ("REIN_CONTEXT_USAGE_JSON" if index == len(answered)
+                             else "your last envelope")
+                    return (f"{where} reported {ratio:.0%} of the context window "
                             f"used (threshold {self.settings.clean_context_at:.0%}): start "
                             "this instruction from a clean context")
                 return None
+        return None
+
+
+KEEP_CONTEXT_ON_RETRY = "x-rein-keep-context-on-retry"
+
+
+def _env_usage() -> Any:
+    """``REIN_CONTEXT_USAGE_JSON`` (``{"used_tokens": N, "window_tokens": M}``) of the
+    process issuing the instruction, or None; a malformed value is no report."""
+    import json
+    import os
+
+    text = os.environ.get("REIN_CONTEXT_USAGE_JSON")
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
         return None
 
 

@@ -1,0 +1,157 @@
+"""``rein dev``: the development flow, a brief to a verified, committed product.
+
+Parses, calls the flow (which calls the Harness), prints. ``rein dev`` alone starts or
+continues the flow and prints the pending instruction; the agent then answers it with
+``rein submit``, as for any run, and runs ``rein dev`` again whenever rein says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, json_option
+from rein.cli.run import open_harness, resolve_workspace, workspace_option
+from rein.cli.sync import run_sync
+
+
+@click.group("dev", invoke_without_command=True)
+@workspace_option
+@json_option
+@click.pass_context
+def dev(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
+    """Turn the briefs in specs/ into a verified, committed product, one feature at a time.
+
+    `rein dev` starts the flow (or continues it) and prints what it waits for. The agent
+    does the instruction and answers with `rein submit`, exactly as for any run; rein
+    checks the plan, runs each feature's verify command itself, commits each feature, and
+    says when it stopped and why. A person approves the feature graph before it runs.
+
+    \b
+    Example:
+      mkdir specs && echo "A CLI that converts temperatures" > specs/brief.md
+      rein dev                     # prints the planning instruction (exit 3)
+      rein submit                  # after writing .rein/inbox.json
+      rein dev status
+      rein dev report --json
+    \b
+    Exit codes: 0 done (every feature verified and committed), 1 stopped (failed,
+    blocked, timeout, cancelled), 3 waiting (an instruction for the agent, or an approval
+    for a person), 4 refused (a budget only a person can raise, a dirty tree, not a git
+    repository), 64 usage error.
+    """
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"workspace": workspace, "json": as_json}
+        return 0
+    return _advance(workspace, as_json, new=False)
+
+
+@dev.command("start")
+@click.option("--new", is_flag=True, help="Abandon the current flow (its unfinished runs "
+              "are cancelled, commits stay) and plan again from the briefs.")
+@workspace_option
+@json_option
+@click.pass_context
+def start(ctx: click.Context, new: bool, workspace: Path | None, as_json: bool) -> int:
+    """Start the flow (or continue it; --new plans again from the briefs).
+
+    \b
+    Example:
+      rein dev start --new
+    \b
+    Exit codes: 0 done (every feature verified and committed), 1 stopped (failed,
+    blocked, timeout, cancelled), 3 waiting (an instruction for the agent, or an approval
+    for a person), 4 refused (a budget only a person can raise, a dirty tree, not a git
+    repository), 64 usage error.
+    """
+    return _advance(_ws(ctx, workspace), as_json or _json(ctx), new=new)
+
+
+@dev.command("status")
+@workspace_option
+@json_option
+@click.pass_context
+def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
+    """Where the flow stands: the stage, each feature's state, the next action. Changes
+    nothing.
+
+    \b
+    Example:
+      rein dev status --json
+    \b
+    Exit codes: 0 done (every feature verified and committed), 1 stopped (failed,
+    blocked, timeout, cancelled), 3 waiting (an instruction for the agent, or an approval
+    for a person), 4 refused (a budget only a person can raise, a dirty tree, not a git
+    repository), 64 usage error.
+    """
+    from rein.dev import flow
+
+    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
+    with harness:
+        where = run_sync(flow.status(harness))
+    return _show(where, as_json or _json(ctx), instruction=False)
+
+
+@dev.command("report")
+@workspace_option
+@json_option
+@click.pass_context
+def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
+    """Per feature and per command: steps, protocol errors, wall time, and tokens and cost
+    where the driver reported usage; read from the runs' event streams.
+
+    \b
+    Example:
+      rein dev report
+      rein dev report --json | jq .totals
+
+    \b
+    Exit codes: 0 printed, 1 no flow here, 64 usage error.
+    """
+    from rein.dev import flow, report
+
+    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
+    with harness:
+        state = flow.load_flow(harness.workspace)
+        if state is None:
+            from rein.errors import ReinError
+
+            raise ReinError(f"no development flow in {harness.workspace}", code="DEV404",
+                            hint="start one with `rein dev`")
+        data = report.build(harness, state)
+    if as_json or _json(ctx):
+        emit_json(data)
+    else:
+        click.echo(report.render(data), nl=False)
+    return 0
+
+
+def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
+    from rein.dev import flow
+
+    harness = open_harness(resolve_workspace(workspace))
+    with harness:
+        where = run_sync(flow.advance(harness, new=new))
+    return _show(where, as_json, instruction=True)
+
+
+def _show(where: dict[str, Any], as_json: bool, *, instruction: bool) -> int:
+    if as_json:
+        emit_json(where)
+    else:
+        from rein.dev.render import render
+
+        click.echo(render(where, instruction=instruction), nl=False)
+    return int(where["exit_code"])
+
+
+def _ws(ctx: click.Context, workspace: Path | None) -> Path | None:
+    parent = (ctx.parent.obj or {}) if ctx.parent is not None else {}
+    return workspace or parent.get("workspace")
+
+
+def _json(ctx: click.Context) -> bool:
+    parent = (ctx.parent.obj or {}) if ctx.parent is not None else {}
+    return bool(parent.get("json"))

@@ -1,0 +1,36 @@
+"""Codes of the development flow (`rein dev`)."""
+
+from __future__ import annotations
+
+from rein.core.codes.model import Code, Kind
+
+DEV = "Development flow"
+
+
+def _c(code: str, kind: Kind, meaning: str, hint: str) -> Code:
+    return Code(code=code, area=DEV, severity="error", kind=kind, meaning=meaning, hint=hint)
+
+
+CODES = (
+    _c("DEV001", "refused", "the workspace is not the root of a git repository (each feature "
+       "is committed)", "run `git init` there, or run rein dev at the repository root"),
+    _c("DEV002", "refused", "the repository has uncommitted changes, so a feature's commit "
+       "would hold someone else's work", "commit the changes first"),
+    _c("DEV003", "usage", "the target directory is not a path inside the repository",
+       "set REIN_DEV_TARGET or [dev] target to a relative directory"),
+    _c("DEV004", "usage", "a verify command is refused: it needs a shell, holds a "
+       "placeholder, or checks nothing (true, echo)", "give a real test command run "
+       "without a shell"),
+    _c("DEV005", "usage", "a [dev] value in rein.toml has the wrong type or range",
+       "fix the value the message names, or remove it for the default"),
+    _c("DEV006", "error", "an existing plan file (feature_list.json, "
+       "specs/active/40-development-plan.json) cannot be imported", "fix the reasons "
+       "listed, or move the file away to plan from the briefs"),
+    _c("DEV007", "error", "there is no brief in specs/ and no plan to import",
+       "describe what to build in specs/*.md"),
+    _c("DEV008", "refused", "the feature graph is not approved, or changed after it was "
+       "approved", "approve it with `rein approvals accept`, or plan again with `rein dev "
+       "start --new`"),
+    _c("DEV404", "error", "there is no development flow in this workspace",
+       "start one with `rein dev`"),
+)

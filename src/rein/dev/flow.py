@@ -1,0 +1,244 @@
+"""`rein dev`: start or continue the development flow, one step of its state machine.
+
+The flow is two runs of the one engine, found again from ``.rein/dev/flow.json``: the
+planning run (the driver's plan, rein's check of it, a person's approval of the feature
+graph) and the feature run (the approved graph). This module only decides which run is
+current, starts the next one when the previous one is done, and says where the flow
+stands; everything in between is the engine's, driven by `rein next` and `rein submit`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import secrets
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rein.dev.briefs import read_briefs
+from rein.dev.paths import FEATURES_PATH, FLOW_FILE
+from rein.dev.settings import DevSettings, load_settings
+from rein.dev.stops import features_of, stop_of
+from rein.engine.service import Harness
+from rein.errors import Refused, ReinError
+
+
+def load_flow(workspace: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((workspace / FLOW_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def save_flow(workspace: Path, flow: Mapping[str, Any]) -> None:
+    path = workspace / FLOW_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name("flow.json.tmp")
+    tmp.write_text(json.dumps(dict(flow), indent=2, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
+
+
+def check_repository(workspace: Path) -> None:
+    """The workspace is the root of a git repository (DEV001 otherwise). Read from the file
+    system, not by running git: this runs on every turn."""
+    if (workspace / ".git").exists():
+        return
+    top = next((p for p in workspace.parents if (p / ".git").exists()), None)
+    if top is None:
+        raise Refused(f"{workspace} is not a git repository: the flow commits each feature",
+                      code="DEV001", hint="run `git init` here first (no commit is needed)")
+    raise Refused(f"{workspace} is inside the repository {top}, not its root",
+                  code="DEV001", hint=f"run rein dev in {top} (or --workspace {top}); "
+                  "REIN_DEV_TARGET names a directory to build in")
+
+
+async def advance(harness: Harness, *, new: bool = False,
+                  env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Start (``new``, or no flow yet) or continue the flow; where it stands afterwards."""
+    ws = harness.workspace
+    check_repository(ws)
+    settings = load_settings(harness.config.get("dev"), env)
+    flow = load_flow(ws)
+    notices: list[str] = []
+    if flow is not None and new:
+        notices += await _abandon(harness, flow)
+        flow = None
+    if flow is None:
+        flow = await _start(harness, settings, notices)
+    elif (changed := _brief_changed(ws, flow, settings)) is not None:
+        notices.append(changed)
+    return await _where(harness, flow, settings, notices, go_on=True)
+
+
+async def status(harness: Harness, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Where the flow stands, changing nothing (`rein dev status`)."""
+    ws = harness.workspace
+    flow = load_flow(ws)
+    if flow is None:
+        raise ReinError(f"no development flow in {ws}", code="DEV404",
+                        hint="start one with `rein dev`")
+    settings = load_settings(harness.config.get("dev"), env)
+    notices = [c] if (c := _brief_changed(ws, flow, settings)) else []
+    return await _where(harness, flow, settings, notices, go_on=False)
+
+
+async def _start(harness: Harness, settings: DevSettings, notices: list[str]
+                 ) -> dict[str, Any]:
+    from rein.dev import git as g
+    from rein.dev import graphs
+    from rein.dev.briefs import read_import
+    from rein.dev.plan_check import check_plan
+
+    ws = harness.workspace
+    with g.private_hooks() as hooks:
+        head = g.has_head(ws, hooks)
+        dirty = g.changed_paths(ws, hooks)
+    if head and dirty:
+        raise Refused("the repository has uncommitted changes outside .rein/, specs/ and "
+                      f"progress.txt: {', '.join(dirty[:8])}", code="DEV002",
+                      hint="commit them first: every feature is committed on its own, so "
+                           "the flow starts from a clean tree")
+    if not head:
+        notices.append("the repository has no commits yet: the first feature's commit will "
+                       "also hold what is already here"
+                       + (f" ({', '.join(dirty[:8])})" if dirty else ""))
+    # rein's state is never part of a feature's commit, nor of the tree that must be clean.
+    (ws / ".rein").mkdir(exist_ok=True)
+    ignore = ws / ".rein" / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    plan_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(3)
+    imported = read_import(ws)
+    brief_digest = None
+    if imported is not None:
+        name, data = imported
+        checked = check_plan(data, max_features=settings.max_features)
+        if checked.problems:
+            raise ReinError(f"{name} cannot be imported:\n" + "\n".join(
+                f"- {p}" for p in checked.problems), code="DEV006",
+                hint=f"fix {name}, or move it away to plan from the briefs in specs/")
+        graphs.write_feature_graph(ws, graphs.feature_graph(
+            checked.features, verify=checked.verify, settings=settings, plan_id=plan_id))
+        notices.append(f"imported the plan from {name} ({len(checked.features)} features); "
+                       "no planning turn is needed")
+        brief = ""
+    else:
+        briefs = read_briefs(ws, settings.max_brief_bytes)
+        notices += briefs.notices
+        brief, brief_digest = briefs.text, briefs.digest
+        (ws / ".rein/dev").mkdir(parents=True, exist_ok=True)
+        (ws / ".rein/dev/brief.md").write_text(brief, encoding="utf-8")
+    planning = graphs.planning_graph(brief=brief, settings=settings, plan_id=plan_id,
+                                     imported=imported is not None)
+    path = graphs.write_graph(ws, graphs.PLANNING_PATH, planning)
+    prepared = await harness.prepare(path, given={})
+    # rein's own planning graph only asks for a plan and a person's approval: it is
+    # approved by starting the flow, recorded as the approver rein knows.
+    outcome = await harness.start(prepared, approved=prepared.digest)
+    flow = {"plan_id": plan_id, "planning_run": outcome.run_id, "features_run": None,
+            "brief_digest": brief_digest, "imported": imported[0] if imported else None}
+    save_flow(ws, flow)
+    return flow
+
+
+async def _abandon(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
+    """`start --new`: the earlier flow's unfinished runs are cancelled, and said so."""
+    out = []
+    for key in ("features_run", "planning_run"):
+        run_id = flow.get(key)
+        if not run_id:
+            continue
+        try:
+            run = harness.run(run_id)
+        except ReinError:
+            continue
+        if not run.status.terminal:
+            await harness.cancel(run_id, note="rein dev start --new")
+            out.append(f"cancelled the earlier flow's run {run_id}")
+    return out
+
+
+async def _where(harness: Harness, flow: dict[str, Any], settings: DevSettings,
+                 notices: list[str], *, go_on: bool) -> dict[str, Any]:
+    ws = harness.workspace
+    planning = harness.run(flow["planning_run"])
+    if flow.get("features_run") is None and planning.status.value == "succeeded" and go_on:
+        flow["features_run"] = await _start_features(harness, flow)
+        save_flow(ws, flow)
+    run_id = flow.get("features_run") or flow["planning_run"]
+    stage = "features" if flow.get("features_run") else "planning"
+    pending = await harness.next(run_id)
+    if go_on and pending.get("status") == "waiting" and pending.get("for") == "resume":
+        await harness.resume(run_id)  # a rein process died mid-turn: continue it here
+        notices.append(f"resumed run {run_id}, which a stopped rein process left running")
+        pending = await harness.next(run_id)
+    features = features_of(harness, flow)
+    stop = stop_of(pending, stage=stage, features=features)
+    if go_on and stage == "features" and stop["reason"] == "budget":
+        from rein.dev.budgets import replan_rest
+
+        if (raised := await replan_rest(harness, flow, settings)) is not None:
+            save_flow(ws, flow)
+            return await _where(harness, flow, settings, [*notices, raised], go_on=go_on)
+    if stage == "planning" and pending.get("status") == "waiting" and \
+            pending.get("for") == "approval":
+        stop["plan"] = _plan_text(ws)
+    return {"flow": "rein.dev/1", "plan_id": flow["plan_id"], "stage": stage,
+            "run_id": run_id, "planning_run": flow["planning_run"],
+            "features_run": flow.get("features_run"), **stop, "features": features,
+            "notices": notices, "instruction": pending}
+
+
+async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
+    """Start the approved feature graph: only the exact content the person approved."""
+    from rein.engine.approvals import stale_files
+
+    ws = harness.workspace
+    rows = [r for r in harness.store.approvals(run_id=flow["planning_run"])
+            if r.kind.value == "gate" and r.status.value == "accepted"]
+    if not rows:
+        raise Refused("the feature graph has no accepted approval", code="DEV008",
+                      hint="see `rein approvals list`")
+    stale = stale_files(ws, rows[-1])
+    if stale:
+        raise Refused(f"{', '.join(stale)} changed after it was approved", code="DEV008",
+                      hint="start again with `rein dev start --new` (a changed plan is "
+                           "approved again)")
+    prepared = await harness.prepare(ws / FEATURES_PATH, given={})
+    outcome = await harness.start(prepared, approved=prepared.digest)
+    return str(outcome.run_id)
+
+
+def _plan_text(ws: Path) -> dict[str, Any]:
+    """The feature graph as `rein graph plan` draws it, text and mermaid, with its digest."""
+    from rein.formats.ags import render, validate_path
+    from rein.formats.ags.plan import build_plan
+
+    path = ws / FEATURES_PATH
+    report = validate_path(path)
+    if report.document is None or report.errors:
+        return {"path": FEATURES_PATH, "errors": [f.message for f in report.errors]}
+    plan = build_plan(report.document.data, source=FEATURES_PATH, digest=report.digest)
+    # What the criteria will run is the part a reviewer most needs, and the drawn plan
+    # names only the checkers: list each feature's command.
+    verify = {nid: shlex.join(node["success"]["criteria"][0]["params"]["verify"])
+              for nid, node in (report.document.data.get("nodes") or {}).items()}
+    return {"path": FEATURES_PATH, "digest": report.digest, "verify": verify,
+            "text": render.render_text(plan), "mermaid": render.render_mermaid(plan)}
+
+
+def _brief_changed(ws: Path, flow: Mapping[str, Any], settings: DevSettings) -> str | None:
+    if flow.get("brief_digest") is None:
+        return None
+    try:
+        now = read_briefs(ws, settings.max_brief_bytes).digest
+    except ReinError:
+        now = hashlib.sha256(b"").hexdigest()
+    if now == flow["brief_digest"]:
+        return None
+    return ("the briefs in specs/ changed since this plan was made; the flow continues with "
+            "the plan it has: run `rein dev start --new` to plan again from the new briefs")

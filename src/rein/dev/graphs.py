@@ -1,0 +1,244 @@
+"""The two AGS graphs of the development flow, built as data and written as YAML.
+
+* The **planning graph** (``.rein/dev/planning.agraph.yaml``): one driver task, ``plan``,
+  whose output is the feature plan and whose success criterion is rein's own check of it
+  (``rein.dev.plan``: its failure reasons are the feedback of the next attempt, a bounded
+  number of times); then a gate, ``approve``, that shows the feature graph rein wrote from
+  the accepted plan, so that a person approves that exact content through the approval
+  queue before any feature runs.
+* The **feature graph** (``specs/plan.agraph.yaml``, in the repository beside the briefs):
+  one task node per feature, in build order; each node's criteria are ``rein.dev.verify``
+  then ``rein.dev.handoff`` (in declared order, stopping at the first failure, so nothing
+  is committed unverified), its retry policy is the repair loop, and the graph's constraints
+  are the flow's budgets.
+
+Both are plain AGS documents: ``rein graph plan`` draws them and any AGS tool reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rein.dev.paths import (
+    FEATURES_ID,
+    FEATURES_INDEX,
+    FEATURES_PATH,
+    PLAN_JSON,
+    PLANNING_ID,
+    PLANNING_PATH,
+)
+from rein.dev.plan_check import Feature
+from rein.dev.settings import DevSettings
+
+__all__ = ["FEATURES_PATH", "PLANNING_PATH", "feature_graph", "planning_graph",
+           "write_feature_graph", "write_graph"]
+
+PLAN_SHAPE = """\
+Write the plan as JSON to .rein/dev/plan.json (a real file), of this shape:
+  {"verify": "python -m pytest -q",          # how every feature is verified (or per feature)
+   "features": [
+     {"id": "parse", "title": "...", "description": "...", "priority": 1,
+      "depends_on": [],
+      "context": {"requirements": [], "decisions": [], "constraints": [], "files": [],
+                  "acceptance": []},
+      "verify": "python -m pytest -q tests/test_parse.py"}]}
+One small vertical feature per capability; priority 1 is built first among ready features.
+The verify command runs without a shell, so it is a program and its arguments; it must
+fail when the feature is missing. Each feature will be implemented with only its own
+title, description and context, never the whole brief again: put in the context what the
+feature needs. rein checks the plan; a refused plan comes back with the reasons."""
+
+
+def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
+                   imported: bool) -> dict[str, Any]:
+    """The planning graph; ``imported``: the plan file exists, so no driver is asked."""
+    check = {"id": "plan_checked", "kind": "external", "check": "rein.dev.plan",
+             "description": "rein checks the plan: its shape, unique ids, dependencies that "
+                            "exist and form no cycle, the caps, and a real verify command",
+             "params": {"plan_id": plan_id, "settings": settings_params(settings),
+                        "graph": FEATURES_PATH}}
+    nodes: dict[str, Any] = {}
+    if not imported:
+        nodes["plan"] = {
+            "type": "task", "title": "Plan the features",
+            "description": "Turn the brief below into a prioritised feature plan.\n\n" + brief,
+            "instructions": PLAN_SHAPE,
+            "outputs": {"plan": {"type": "file", "description": "The feature plan (JSON).",
+                                 "path_hint": PLAN_JSON}},
+            "requirements": {"permissions": ["fs:read:**"], "workspace": "read_write"},
+            "failure": {"retry": {"max_attempts": settings.plan_attempts,
+                                  "retry_on": ["criteria_failed"], "backoff": "none"},
+                        "on_exhausted": "fail"},
+            "success": {"criteria": [check]},
+        }
+    gate: dict[str, Any] = {
+        "type": "gate", "title": "A person approves the feature graph",
+        "description": f"Approve the feature graph {FEATURES_PATH} before any feature runs.",
+        "gate": {"mode": "approve",
+                 "prompt": f"Build the features of {FEATURES_PATH}? Review it with `rein "
+                           f"graph plan {FEATURES_PATH}`. Once accepted, the agent runs "
+                           "`rein dev` to start them.",
+                 "present": [repr(FEATURES_PATH)], "on_reject": "fail"},
+    }
+    if not imported:  # an imported plan was checked by `rein dev` before this graph exists
+        gate["depends_on"] = ["plan"]
+    nodes["approve"] = gate
+    doc = _document(PLANNING_ID, "Plan the development flow's features", nodes,
+                    ["plan"] if not imported else ["approve"], constraints=None)
+    if not imported:
+        doc["outputs"] = {"plan": {"type": "file", "from": "nodes.plan.outputs.plan",
+                                   "description": "The accepted feature plan (JSON)."}}
+    return doc
+
+
+def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None,
+                  settings: DevSettings, plan_id: str) -> dict[str, Any]:
+    """The feature graph of an accepted plan, features in build order."""
+    nodes: dict[str, Any] = {}
+    previous: str | None = None
+    for feature in features:
+        command = settings.verify or feature.verify or verify
+        assert command is not None  # the plan check refuses a feature without one
+        node = feature_node(feature, command=command, settings=settings, plan_id=plan_id)
+        # Features run one at a time, in the order the picker would take (dependencies,
+        # then priority): the driver works on one workspace, and a commit is per feature.
+        if previous is not None:
+            node["depends_on"] = [previous]
+        nodes[feature.node_id] = node
+        previous = feature.node_id
+    constraints: dict[str, Any] = {"max_node_executions": settings.max_steps}
+    if settings.max_wall_clock_seconds is not None:
+        constraints["max_wall_clock_seconds"] = settings.max_wall_clock_seconds
+    if settings.max_cost_usd is not None:
+        constraints["max_cost_usd"] = settings.max_cost_usd
+    first = [features[0].node_id] if features else []
+    doc = _document(FEATURES_ID, "Build the planned features, one at a time", nodes, first,
+                    constraints=constraints, plan_id=plan_id)
+    # What the driver said of each feature, in the run record (rein decided the rest).
+    doc["outputs"] = {f"{n}_summary": {"type": "string", "from": f"nodes.{n}.outputs.summary",
+                                       "description": f"The driver's summary of {n}."}
+                      for n in nodes}
+    return doc
+
+
+def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSettings,
+                 plan_id: str) -> dict[str, Any]:
+    target = settings.target
+    params = {"plan_id": plan_id, "feature": feature.id, "title": feature.title,
+              "target": target, "verify": list(command),
+              "timeout_seconds": settings.verify_timeout_seconds,
+              "smoke": list(settings.smoke) if settings.smoke else None}
+    write = "fs:write:**" if target == "." else f"fs:write:{target}/**"
+    return {
+        "type": "task", "title": f"Feature {feature.id}: {feature.title}",
+        "description": feature.description or feature.title,
+        "instructions": implement_text(feature, command=command, target=target,
+                                       policy=settings.context_policy),
+        "outputs": {"summary": {"type": "string",
+                                "description": "One line: what changed for this feature."}},
+        "requirements": {"permissions": ["fs:read:**", write, f"fs:create:{write[9:]}",
+                                         f"fs:delete:{write[9:]}"],
+                         "workspace": "read_write"},
+        # A repair is answered in the context that holds the work its feedback is about.
+        "constraints": {"x-rein-keep-context-on-retry": True},
+        "failure": {"retry": {"max_attempts": settings.steps_per_feature,
+                              "retry_on": ["criteria_failed", "timeout"], "backoff": "none"},
+                    "on_exhausted": "fail"},
+        "success": {
+            "evaluation_order": "cheapest_first",
+            "criteria": [
+                {"id": "verify", "kind": "external", "check": "rein.dev.verify",
+                 "description": f"rein runs `{shlex.join(command)}` in {target} (no shell; "
+                                "its process group is killed on timeout) and it passes, "
+                                "on a change that is not empty",
+                 "timeout_seconds": settings.verify_timeout_seconds + 30, "params": params},
+                {"id": "handoff", "kind": "external", "check": "rein.dev.handoff",
+                 "description": "rein appends the feature to progress.txt and commits it; "
+                                "the tree is clean afterwards",
+                 "params": params},
+            ]},
+        "x-rein-dev": {"feature": feature.id, "priority": feature.priority,
+                       "depends_on": list(feature.depends_on)},
+    }
+
+
+def implement_text(feature: Feature, *, command: Sequence[str], target: str,
+                   policy: str) -> str:
+    """What the driver is told for one feature: only that feature's context."""
+    lines = [(f"Implement feature {feature.id} ({feature.title}) in {target!r} of the "
+             "repository, and nothing else: the smallest complete change, with its tests."),
+             ("Use only the context below; the brief is not repeated. Do not commit: rein "
+             f"verifies with `{shlex.join(command)}` and commits the feature itself.")]
+    if policy == "per-feature":
+        lines.insert(0, "=== NEW SESSION (clean context): start this feature in a fresh "
+                        "session or sub-agent ===")
+    for key, values in feature.context.items():
+        lines.append(f"{key}:")
+        lines += [f"  - {v}" for v in values]
+    if feature.depends_on:
+        lines.append("builds on: " + ", ".join(feature.depends_on) + " (already committed)")
+    return "\n".join(lines)
+
+
+def settings_params(settings: DevSettings) -> dict[str, Any]:
+    out = asdict(settings)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
+def settings_from(params: Mapping[str, Any]) -> DevSettings:
+    values = dict(params)
+    for key in ("verify", "smoke"):
+        if values.get(key) is not None:
+            values[key] = tuple(values[key])
+    return DevSettings(**values)
+
+
+def write_graph(root: Path, relative: str, data: Mapping[str, Any]) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "# Written by `rein dev`. Review it with `rein graph plan " + relative + "`.\n"
+    text += yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=96)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
+    """The feature graph, and beside it (in rein's state) the index of its features that
+    `rein dev` reads on every turn: parsing the YAML each time would cost more than the
+    rest of the turn."""
+    path = write_graph(root, FEATURES_PATH, data)
+    index = [{"node": node_id, "title": str(node.get("title", "")).split(": ", 1)[-1],
+              **{k: (node.get("x-rein-dev") or {}).get(k)
+                 for k in ("feature", "priority", "depends_on")}}
+             for node_id, node in (data.get("nodes") or {}).items()]
+    out = root / FEATURES_INDEX
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps({"plan_id": (data.get("x-rein-dev") or {}).get("plan_id"),
+                               "features": index}), encoding="utf-8")
+    tmp.replace(out)
+    return path
+
+
+def _document(graph_id: str, title: str, nodes: Mapping[str, Any], entrypoints: list[str],
+              *, constraints: Mapping[str, Any] | None, plan_id: str | None = None
+              ) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "ags_version": "1.0", "kind": "AgenticGraph", "id": graph_id, "title": title,
+        "version": "1.0.0", "requires_conformance": 3,
+        "objective": title + " (the rein development flow).",
+        "entrypoints": entrypoints, "nodes": dict(nodes)}
+    if constraints:
+        doc["constraints"] = dict(constraints)
+    if plan_id is not None:
+        doc["x-rein-dev"] = {"plan_id": plan_id}
+    return doc

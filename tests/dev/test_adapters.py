@@ -1,0 +1,26 @@
+"""`rein init --agent ...` writes each agent's adapter, and each one teaches `rein dev`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from devflow_support import Cli
+
+PATHS = {"claude": "CLAUDE.md", "codex": "AGENTS.md",
+         "copilot": ".github/copilot-instructions.md", "devin": ".devin/workflows/rein.md",
+         "kimi": ".kimi/agents/rein.md"}
+
+
+@pytest.mark.parametrize("agent", sorted(PATHS))
+def test_each_adapter_teaches_the_development_flow(agent: str, tmp_path: Path,
+                                                   cli: Cli) -> None:
+    code, out = cli.json("init", "--agent", agent, "--workspace", str(tmp_path))
+    assert code == 0
+    assert out["files"] == [{"agent": agent, "path": PATHS[agent], "action": "created"}]
+    text = (tmp_path / PATHS[agent]).read_text()
+    assert "## The development flow (`rein dev`)" in text
+    assert "only `rein dev` saying `done` ends the flow" in text
+    assert "never commit" in text
+    again = cli.json("init", "--agent", agent, "--workspace", str(tmp_path))[1]
+    assert again["files"][0]["action"] == "unchanged"

@@ -1,0 +1,45 @@
+"""`rein dev status`, `rein dev report` and the help text, through the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from devflow_support import Cli, approve
+from scripted import ScriptedDriver
+
+
+def test_status_reads_and_changes_nothing(repo: Path, cli: Cli) -> None:
+    code, out = cli.json("dev", "status")
+    assert (code, out["error"]["code"]) == (1, "DEV404")
+    assert not (repo / ".rein" / "dev").exists()
+    driver = ScriptedDriver(repo, cli, bad_plan_first=False)
+    _code, where = driver.dev()
+    driver.submit(driver.work(where["instruction"]))
+    before = (repo / ".rein" / "dev" / "flow.json").read_text()
+    code, status = cli.json("dev", "status")
+    assert (code, status["stage"], status["reason"]) == (3, "planning", "waiting")
+    assert [f["status"] for f in status["features"]] == ["planned"] * 3
+    approve(cli)
+    code, status = cli.json("dev", "status")  # approved, but status starts nothing
+    assert (code, status["stage"], status["features_run"]) == (3, "planning", None)
+    assert status["next_action"] == "run `rein dev` to start the features"
+    assert (repo / ".rein" / "dev" / "flow.json").read_text() == before
+    code, text = cli("dev", "status")
+    assert text.startswith("DEV FLOW (planning) WAITING: the plan is approved")
+
+
+def test_report_before_a_flow_says_how_to_start(repo: Path, cli: Cli) -> None:
+    code, out = cli.json("dev", "report")
+    assert (code, out["error"]["code"], out["error"]["hint"]) == (
+        1, "DEV404", "start one with `rein dev`")
+
+
+@pytest.mark.parametrize("args", [("dev",), ("dev", "start"), ("dev", "status"),
+                                  ("dev", "report")])
+def test_help_teaches_with_an_example_and_the_exit_codes(cli: Cli,
+                                                         args: tuple[str, ...]) -> None:
+    code, text = cli(*args, "--help")
+    assert code == 0
+    assert "Example:" in text and "Exit codes:" in text
+    assert "rein dev" in text.split("Example:", 1)[1]

@@ -1,0 +1,157 @@
+"""What a person sets outside the model wins over what the agent proposed, and the flow's
+entry conditions are refused with their reasons (REIN_DEV_*, [dev], git, briefs, imports).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from devflow_support import Cli, approve, drive
+from scripted import PYTHON, ScriptedDriver, git, good_plan
+
+
+def verify_params(repo: Path) -> list[list[str]]:
+    doc = yaml.safe_load((repo / "specs" / "plan.agraph.yaml").read_text())
+    return [n["success"]["criteria"][0]["params"]["verify"] for n in doc["nodes"].values()]
+
+
+def test_rein_dev_verify_overrides_the_agents_commands(
+        driver: ScriptedDriver, cli: Cli, monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
+    command = f"{PYTHON} -m pytest -q -p no:cacheprovider"
+    monkeypatch.setenv("REIN_DEV_VERIFY", command)
+    code, where = drive(driver, cli)
+    assert code == 0, where
+    assert verify_params(repo) == [command.split()] * 3
+
+
+def test_dev_verify_in_rein_toml_overrides_the_agent(driver: ScriptedDriver, cli: Cli,
+                                                     repo: Path) -> None:
+    (repo / "rein.toml").write_text(f'[dev]\nverify = ["{PYTHON}", "-m", "pytest", "-q"]\n')
+    driver.bad_plan_first = False
+    _code, where = driver.dev()
+    driver.submit(driver.work(where["instruction"]))
+    assert verify_params(repo) == [[PYTHON, "-m", "pytest", "-q"]] * 3
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    ("$VERIFY_CMD", "placeholder that was never filled in"),
+    ("true", "'true' checks nothing"),
+    ("echo ok", "'echo' checks nothing"),
+    ("pytest && true", "it needs a shell"),
+    ("sh -c pytest", "'sh -c' runs a shell string"),
+])
+def test_a_placeholder_or_no_op_verifier_is_refused(cli: Cli, repo: Path, value: str,
+                                                    reason: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_DEV_VERIFY", value)
+    code, out = cli.json("dev")
+    assert code == 64
+    assert out["error"]["code"] == "DEV004" and reason in out["error"]["message"]
+    assert not (repo / ".rein" / "dev" / "flow.json").exists()
+
+
+def test_rein_dev_target_builds_in_a_directory(repo: Path, cli: Cli,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_DEV_TARGET", "app")
+    (repo / "app").mkdir()
+    driver = ScriptedDriver(repo, cli, target="app")
+    code, where = drive(driver, cli)
+    assert code == 0, where
+    files = git(repo, "ls-files").split()
+    assert "app/tempconv/table.py" in files and "app/progress.txt" in files
+    assert "fs:write:app/**" in driver.seen[2]["permissions"]
+
+
+@pytest.mark.parametrize("target", ["../elsewhere", "/tmp", "$TARGET_DIR"])
+def test_a_target_outside_the_repository_is_refused(cli: Cli, target: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_DEV_TARGET", target)
+    code, out = cli.json("dev")
+    assert (code, out["error"]["code"]) == (64, "DEV003")
+
+
+def test_not_a_git_repository_is_refused(tmp_path: Path, cli: Cli,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    bare = tmp_path / "plain"
+    (bare / "specs").mkdir(parents=True)
+    (bare / "specs" / "brief.md").write_text("x")
+    monkeypatch.chdir(bare)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    code, out = cli.json("dev")
+    assert (code, out["error"]["code"]) == (4, "DEV001")
+    assert "git init" in out["error"]["hint"]
+
+
+def test_a_dirty_tree_is_refused_before_anything_starts(repo: Path, cli: Cli) -> None:
+    git(repo, "add", "-A")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "brief")
+    (repo / "notes.py").write_text("x = 1\n")
+    code, out = cli.json("dev")
+    assert (code, out["error"]["code"]) == (4, "DEV002")
+    assert "notes.py" in out["error"]["message"]
+
+
+def test_no_brief_and_no_plan_says_what_to_do(repo: Path, cli: Cli) -> None:
+    (repo / "specs" / "brief.md").unlink()
+    code, out = cli.json("dev")
+    assert (code, out["error"]["code"]) == (1, "DEV007")
+
+
+def test_the_brief_cap_is_said(repo: Path, cli: Cli) -> None:
+    (repo / "rein.toml").write_text("[dev]\nmax_brief_bytes = 30\n")
+    code, where = cli.json("dev")
+    assert code == 3
+    assert any("only the first 30 are read ([dev] max_brief_bytes)" in n
+               for n in where["notices"])
+    assert "only the first 30 are read" in where["instruction"]["brief"]
+
+
+def test_an_existing_feature_list_is_imported_instead_of_asking(repo: Path, cli: Cli) -> None:
+    (repo / "feature_list.json").write_text(json.dumps(good_plan()))
+    driver = ScriptedDriver(repo, cli)
+    code, where = driver.dev()
+    assert (code, where["instruction"].get("for")) == (3, "approval"), where
+    assert any("imported the plan from feature_list.json" in n for n in where["notices"])
+    assert where["plan"]["text"] and where["plan"]["mermaid"].startswith(("flowchart", "graph"))
+    approve(cli)
+    code, where = drive(driver, cli)
+    assert code == 0
+    assert "plan" not in [i["node"] for i in driver.seen]  # no planning turn at all
+
+
+def test_the_plan_shown_is_the_graph_approved(repo: Path, driver: ScriptedDriver,
+                                              cli: Cli) -> None:
+    driver.bad_plan_first = False
+    _c, where = driver.dev()
+    driver.submit(driver.work(where["instruction"]))
+    code, where = driver.dev()
+    assert code == 3 and where["instruction"]["for"] == "approval"
+    _c, digest = cli("graph", "digest", "specs/plan.agraph.yaml")
+    assert where["plan"]["digest"] == digest.strip()
+    _c, text = cli("graph", "plan", "specs/plan.agraph.yaml")
+    assert where["plan"]["text"] == text
+    # The graph is a plain AGS document: rein's own validator and the spec's accept it.
+    assert cli("graph", "validate", "specs/plan.agraph.yaml")[0] == 0
+    oracle = Path(sys.executable).parent / "ags-validate"
+    if oracle.exists():
+        done = subprocess.run([str(oracle), "specs/plan.agraph.yaml"], cwd=repo,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_graph_changed_after_approval_is_refused(repo: Path, driver: ScriptedDriver,
+                                                   cli: Cli) -> None:
+    driver.bad_plan_first = False
+    _c, where = driver.dev()
+    driver.submit(driver.work(where["instruction"]))
+    approve(cli)
+    path = repo / "specs" / "plan.agraph.yaml"
+    path.write_text(path.read_text().replace("max_node_executions: 88",
+                                             "max_node_executions: 880"))
+    code, out = cli.json("dev")
+    assert (code, out["error"]["code"]) == (4, "DEV008")
