@@ -215,7 +215,7 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
 
 def _plan_text(ws: Path) -> dict[str, Any]:
     """The feature graph as `rein graph plan` draws it, text and mermaid, with its digest."""
-    from rein.formats.ags import render, validate_path
+    from rein.formats.ags import pictures, render, validate_path
     from rein.formats.ags.plan import build_plan
 
     path = ws / FEATURES_PATH
@@ -228,7 +228,7 @@ def _plan_text(ws: Path) -> dict[str, Any]:
     verify = {nid: shlex.join(node["success"]["criteria"][0]["params"]["verify"])
               for nid, node in (report.document.data.get("nodes") or {}).items()}
     return {"path": FEATURES_PATH, "digest": report.digest, "verify": verify,
-            "text": render.render_text(plan), "mermaid": render.render_mermaid(plan)}
+            "text": render.render_text(plan), "mermaid": pictures.render_mermaid(plan)}
 
 
 def _brief_changed(ws: Path, flow: Mapping[str, Any], settings: DevSettings) -> str | None:
