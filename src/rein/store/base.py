@@ -267,6 +267,12 @@ class Store(Protocol):
         """Group several writes into one transaction (all of them, or none)."""
         ...
 
+    def batch(self) -> AbstractContextManager[None]:
+        """Let several complete writes share one transaction (fewer commits). Code raising
+        between them commits those before it; a write failing part-way rolls all back. The
+        block must not await."""
+        ...
+
     def lock_run(self, run_id: str) -> AbstractContextManager[None]:
         """Hold the right to advance a run; raises ``Refused`` (``RUN_LOCKED``) when another
         process holds it. Released when the holder exits, however it exits."""
