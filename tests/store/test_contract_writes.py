@@ -203,3 +203,36 @@ def test_a_write_failing_inside_a_batch_rolls_the_batch_back(any_store: Any) -> 
     assert [e.type for e in any_store.events(R1)] == ["run/started", "approval/requested"]
     any_store.transition(R1, "run/finished", {}, T)  # the store goes on afterwards
     assert [e.seq for e in any_store.events(R1)] == [1, 2, 3]
+
+
+def test_a_held_write_commits_with_the_next_one(any_store: Any, store_url: str,
+                                                tmp_path: Any) -> None:
+    from rein.store.open import open_store
+
+    seen: list[Sequence[Event]] = []
+    any_store.on_commit(seen.append)
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    other = open_store(tmp_path, url=store_url)  # another connection: sees commits only
+    try:
+        any_store.transition(R1, "node/started", {}, T, hold=True)
+        assert [e.type for e in any_store.events(R1)][-1] == "node/started"
+        assert [e.type for e in other.events(R1)] == ["run/started"]
+        any_store.transition(R1, "attempt/started", {}, T)
+        assert [e.type for e in other.events(R1)] == [
+            "run/started", "node/started", "attempt/started"]
+        assert [[e.type for e in events] for events in seen][-1] == [
+            "node/started", "attempt/started"]  # one commit
+        any_store.transition(R1, "attempt/finished", {}, T, hold=True)
+        any_store.flush()
+        any_store.flush()  # nothing held: nothing to do
+        assert other.events(R1)[-1].type == "attempt/finished"
+        any_store.transition(R1, "node/finished", {}, T, hold=True)
+        with pytest.raises(RuntimeError), any_store.atomic():
+            any_store.transition(R1, "run/finished", {}, T)
+            raise RuntimeError("the group rolls back; the held write before it stays")
+        assert other.events(R1)[-1].type == "node/finished"
+        any_store.transition(R1, "diagnostic", {}, T, hold=True)
+        any_store.close()  # closing commits it
+        assert [e.seq for e in other.events(R1)] == [1, 2, 3, 4, 5, 6]
+    finally:
+        other.close()

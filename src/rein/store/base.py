@@ -179,8 +179,15 @@ class Store(Protocol):
         payload: Mapping[str, Any],
         at: str,
         change: Transition | None = None,
+        *,
+        hold: bool = False,
     ) -> Event:
-        """Append one event and apply ``change``, atomically."""
+        """Append one event and apply ``change``, atomically. ``hold``: its commit waits for
+        the next write (or :meth:`flush`), which then commits both at once."""
+        ...
+
+    def flush(self) -> None:
+        """Commit a held write now; nothing when none is held."""
         ...
 
     def get_run(self, run_id: str) -> RunRow | None:

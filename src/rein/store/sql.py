@@ -69,6 +69,7 @@ class SQLStore:
         self._depth = 0
         self._begun = False  # the open transaction has sent its BEGIN (batch() defers it)
         self._broken = False  # a write inside it failed part-way: it must not commit
+        self._held = False  # the last write's commit waits for the next write (hold=True)
         # Inside the open transaction only: the last event seq appended per run, and the
         # runs whose writers are already kept out. Both hold until commit, because this
         # transaction excludes every other writer of the run until then.
@@ -145,14 +146,28 @@ class SQLStore:
             finally:
                 self._depth -= 1
             return
-        self._begin()
+        if self._held:  # the held write commits with this one
+            self._held = False
+        else:
+            self._begin()
         self._begun, self._broken, self._depth = True, False, 1
         try:
             yield
         except BaseException:
             self._close(commit=False)
             raise
+        if self._hold:
+            self._hold, self._held, self._depth = False, True, 0
+            return
         self._close(commit=True)
+
+    _hold = False  # set by a write asked to hold its commit, read as its transaction ends
+
+    def flush(self) -> None:
+        """Commit a held write now (see :meth:`transition`); nothing when none is held."""
+        if self._held and not self._depth:
+            self._held = False
+            self._close(commit=True)
 
     def _close(self, *, commit: bool) -> None:
         """End the outermost transaction; publish its events when it committed."""
@@ -174,6 +189,7 @@ class SQLStore:
 
     def atomic(self) -> contextlib.AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
+        self.flush()  # a held write is not part of the group: rolling it back must not undo it
         return self._tx()
 
     @contextlib.contextmanager
@@ -193,6 +209,7 @@ class SQLStore:
             finally:
                 self._depth -= 1
             return
+        self.flush()
         self._begun, self._broken, self._depth = False, False, 1
         try:
             yield
@@ -219,11 +236,21 @@ class SQLStore:
             return self._append(run.run_id, event_type, payload, run.started_at)
 
     def transition(self, run_id: RunId, event_type: str, payload: Mapping[str, Any], at: str,
-                   change: Transition | None = None) -> Event:
+                   change: Transition | None = None, *, hold: bool = False) -> Event:
+        """Append one event and apply ``change``, atomically.
+
+        ``hold``: leave the transaction open, so that the next write (whoever makes it)
+        commits with this one, in one commit instead of two; :meth:`flush`, ``close`` and
+        releasing a run lock commit it too. Until then nobody else sees it, and a crash
+        loses it: for a step whose loss is the same as not having taken it yet (a node
+        starting, say), followed by another write before anything is done on its account.
+        """
         with self._tx():
             event = self._append(run_id, event_type, payload, at)
             if change is not None:
                 self._apply(run_id, change)
+            if hold and self._depth == 1:  # inside atomic() or batch(): the group decides
+                self._hold = True
             return event
 
     def _serialize_once(self, run_id: str) -> None:
@@ -562,7 +589,10 @@ class SQLStore:
             yield
         finally:
             del _HELD[key]
-            self._release(run_id, handle)
+            try:
+                self.flush()  # whoever advances the run next finds every write of ours
+            finally:
+                self._release(run_id, handle)
 
     def held_here(self, run_id: str) -> bool:
         """Whether this process holds the run lock of ``run_id`` (through any store object)."""

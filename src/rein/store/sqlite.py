@@ -306,5 +306,8 @@ class SQLiteStore(SQLStore):
         os.close(handle)
 
     def close(self) -> None:
-        """Release the connection."""
-        self._db.close()
+        """Commit a held write, then release the connection."""
+        try:
+            self.flush()
+        finally:
+            self._db.close()

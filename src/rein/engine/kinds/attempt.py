@@ -224,9 +224,11 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
             # A replay that adopts this attempt needs what it produced: checkpoint material,
             # degrade_outputs, succeed_degraded. Redacted values are never written.
             rec["x-rein-outputs"] = kept
+    # Held: the node's end (or the next attempt, or the ladder) follows and commits both;
+    # lost in a crash, the attempt was in flight, and resuming runs it again.
     ctx.save_node(inst, nid, "attempt/finished",
                   {"attempt": rec["attempt"], "result": outcome.status.value,
-                   "failure": outcome.failure.value if outcome.failure else None})
+                   "failure": outcome.failure.value if outcome.failure else None}, hold=True)
     return outcome
 
 
