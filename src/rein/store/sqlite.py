@@ -23,7 +23,13 @@ from typing import Any
 
 from rein.errors import StoreError
 from rein.store.sql import SQLStore, dump
-from rein.store.sqlite_errors import Rows, refuse_empty, translated
+from rein.store.sqlite_errors import (
+    Rows,
+    os_store_error,
+    refuse_empty,
+    store_error,
+    translated,
+)
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
@@ -207,8 +213,13 @@ class SQLiteStore(SQLStore):
     # -- backend hooks --------------------------------------------------------------------
 
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
-        with translated(self.path):
+        # What translated() does, inline: this runs for every statement.
+        try:
             return Rows(self._db.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
+        except OSError as exc:
+            raise os_store_error(exc, self.path) from exc
 
     def _begin(self) -> None:
         self._x("BEGIN IMMEDIATE")
