@@ -194,3 +194,78 @@ def test_the_shared_suite_calls_every_method_of_the_protocol() -> None:
     assert len(methods) > 20
     called = {m for m in methods if f"any_store.{m}(" in text or f"store.{m}()" in text}
     assert sorted(set(methods) - called) == []
+
+
+def test_a_batch_is_one_commit_and_keeps_what_was_written_before_an_error(
+        any_store: Any) -> None:
+    seen: list[Sequence[Event]] = []
+    any_store.on_commit(seen.append)
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    with any_store.batch():
+        pass  # nothing written: nothing committed, nothing published
+    with any_store.batch():
+        for n in range(3):
+            any_store.transition(R1, "edge/resolved", {"n": n}, T)
+        assert len(seen) == 1  # published after the one commit, not write by write
+    with pytest.raises(RuntimeError), any_store.batch():
+        any_store.transition(R1, "node/skipped", {}, T)
+        raise RuntimeError("between writes: what came before it stays")
+    assert [[(e.seq, e.type) for e in events] for events in seen] == [
+        [(1, "run/started")],
+        [(2, "edge/resolved"), (3, "edge/resolved"), (4, "edge/resolved")],
+        [(5, "node/skipped")]]
+    assert [e.seq for e in any_store.events(R1)] == [1, 2, 3, 4, 5]
+
+
+def test_a_write_failing_inside_a_batch_rolls_the_batch_back(any_store: Any) -> None:
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    first = ApprovalRow(approval_id=ApprovalId("apv-1"), run_id=R1, key="gate:g",
+                        kind=ApprovalKind.GATE, status=ApprovalStatus.PENDING, digest="d",
+                        request={}, created_at=T)
+    any_store.transition(R1, "approval/requested", {}, T, Transition(approval=first))
+    clash = ApprovalRow(approval_id=ApprovalId("apv-2"), run_id=R1, key="gate:g",
+                        kind=ApprovalKind.GATE, status=ApprovalStatus.PENDING, digest="d",
+                        request={}, created_at=T)
+    with pytest.raises(StoreError), any_store.batch():
+        any_store.transition(R1, "edge/resolved", {}, T)
+        try:  # its event is written, then its approval row breaks the unique key
+            any_store.transition(R1, "approval/requested", {}, T, Transition(approval=clash))
+        except StoreError:
+            pass
+        any_store.transition(R1, "edge/resolved", {}, T)  # refused: the batch is broken
+    assert [e.type for e in any_store.events(R1)] == ["run/started", "approval/requested"]
+    any_store.transition(R1, "run/finished", {}, T)  # the store goes on afterwards
+    assert [e.seq for e in any_store.events(R1)] == [1, 2, 3]
+
+
+def test_a_held_write_commits_with_the_next_one(any_store: Any, store_url: str,
+                                                tmp_path: Any) -> None:
+    from rein.store.open import open_store
+
+    seen: list[Sequence[Event]] = []
+    any_store.on_commit(seen.append)
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    other = open_store(tmp_path, url=store_url)  # another connection: sees commits only
+    try:
+        any_store.transition(R1, "node/started", {}, T, hold=True)
+        assert [e.type for e in any_store.events(R1)][-1] == "node/started"
+        assert [e.type for e in other.events(R1)] == ["run/started"]
+        any_store.transition(R1, "attempt/started", {}, T)
+        assert [e.type for e in other.events(R1)] == [
+            "run/started", "node/started", "attempt/started"]
+        assert [[e.type for e in events] for events in seen][-1] == [
+            "node/started", "attempt/started"]  # one commit
+        any_store.transition(R1, "attempt/finished", {}, T, hold=True)
+        any_store.flush()
+        any_store.flush()  # nothing held: nothing to do
+        assert other.events(R1)[-1].type == "attempt/finished"
+        any_store.transition(R1, "node/finished", {}, T, hold=True)
+        with pytest.raises(RuntimeError), any_store.atomic():
+            any_store.transition(R1, "run/finished", {}, T)
+            raise RuntimeError("the group rolls back; the held write before it stays")
+        assert other.events(R1)[-1].type == "node/finished"
+        any_store.transition(R1, "diagnostic", {}, T, hold=True)
+        any_store.close()  # closing commits it
+        assert [e.seq for e in other.events(R1)] == [1, 2, 3, 4, 5, 6]
+    finally:
+        other.close()

@@ -73,7 +73,7 @@ def test_recorded_evidence_that_holds_a_json_object_is_shown_field_by_field() ->
 
 def test_placeholders_are_mentioned_only_when_the_example_has_one() -> None:
     plain = render(INSTRUCTION)  # the example is {"status": "done"}: nothing to replace
-    assert "Write this JSON to .rein/inbox.json then run `rein submit`:" in plain
+    assert "Write this JSON to .rein/inbox.json, then run `rein submit`:" in plain
     assert "<placeholder>" not in plain
     held = render({**INSTRUCTION, "example": {"status": "done",
                                               "outputs": {"score": "<number: the score>"}}})

@@ -121,14 +121,23 @@ def approval_answered(approval_id: str, key: str, status: str) -> ApprovalAnswer
 
 
 def append(store: Store, run_id: RunId, event_type: EventType, payload: Mapping[str, Any],
-           at: str, change: Transition | None = None) -> Event:
+           at: str, change: Transition | None = None, *, hold: bool = False) -> Event:
     """Write one event and the state change it describes, in one transaction.
 
     The store redacts the payload (and the state) as it writes them; the event is published
     after the commit by the store's commit hooks (:class:`EventLog`), never here, so an
     ``append`` inside :meth:`Store.atomic` is published only if the whole group commits.
+    ``hold`` lets the next write commit this one with it (:meth:`Store.transition`); within
+    a running event loop it is committed at the latest on the loop's next turn.
     """
-    return store.transition(run_id, EventType(event_type).value, payload, at, change)
+    event = store.transition(run_id, EventType(event_type).value, payload, at, change,
+                             hold=hold)
+    if hold:
+        try:
+            asyncio.get_running_loop().call_soon(store.flush)
+        except RuntimeError:  # no loop to come back to: commit it now
+            store.flush()
+    return event
 
 
 class EventLog:

@@ -40,7 +40,11 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     started = ctx.clock.monotonic()
     transition(state, NodeStatus.RUNNING)
     state.record.setdefault("started_at", ctx.now())
-    ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")})
+    # Held: nothing is done on the node's account before its next write (an attempt
+    # starting, a question asked, its end), which commits both; lost in a crash, the node
+    # simply had not started.
+    ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")},
+                  hold=True)
     try:
         outcome = await kinds.run(ctx, inst, nid, inst.model.specs[nid])
     except Paused as pause:

@@ -230,12 +230,13 @@ class RunContext:
         return redact(value, self.store_secrets() | Secrets.of(self.secrets))
 
     def emit(self, event_type: str, payload: Mapping[str, Any],
-             change: Transition | None = None) -> Event:
+             change: Transition | None = None, *, hold: bool = False) -> Event:
         """Write one event (and the state it describes) in one transaction: the event log's
         :func:`rein.engine.events.append`. The store redacts both; the log publishes the
-        event as stored once the transaction commits."""
+        event as stored once the transaction commits. ``hold``: the next write commits it
+        (only for a step whose loss in a crash equals not having taken it yet)."""
         return append(self.store, self.run_id, EventType(event_type), payload, self.now(),
-                      change)
+                      change, hold=hold)
 
     def root(self) -> RunContext:
         ctx = self
@@ -254,15 +255,16 @@ class RunContext:
             root.budget_stop = {"message": exc.message, **exc.to_json()}
 
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: str,
-                  payload: Mapping[str, Any] | None = None) -> None:
-        """Persist a node's current state with the event that changed it."""
+                  payload: Mapping[str, Any] | None = None, *, hold: bool = False) -> None:
+        """Persist a node's current state with the event that changed it (``hold``: see
+        :meth:`emit`)."""
         state = inst.states[node_id]
         record = self.node_record(inst, node_id)
         row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
                       scope_path=inst.path, type=inst.model.node_type(node_id),
                       status=state.status, record=record)
         body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
-        self.emit(event_type, body, Transition(node=row))
+        self.emit(event_type, body, Transition(node=row), hold=hold)
 
     def node_record(self, inst: ScopeInstance, node_id: str) -> dict[str, Any]:
         """The node_run object of the run record, with redacted values left out."""

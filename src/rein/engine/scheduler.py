@@ -60,51 +60,69 @@ class Scheduler:
 
     async def run(self) -> ScopeResult:
         states = self.inst.states
-        entry = set(self.model.entrypoints)
-        for nid in self.model.nodes:
-            if nid not in entry and not self.model.incoming[nid]:
-                # Never scheduled (AG903): compensation, alternate and escalation targets.
-                self._skip(nid, "unreachable")
+        entry: set[str] | None = set(self.model.entrypoints)
         running: dict[asyncio.Task[None], str] = {}
+        done: set[asyncio.Task[None]] = set()
         try:
             while True:
-                self._update_readiness()
-                if not self.halted and self.ctx.root().budget_stop is None:
-                    for nid in self._pickable(len(running)):
+                # One scheduling step: everything it writes (edges resolved, nodes skipped)
+                # shares one transaction. The step never awaits, so no other task's writes
+                # join it, and each write is whole: a crash between steps loses none of
+                # them, a crash inside one loses the step, which the replay redoes.
+                with self.ctx.store.batch():
+                    if entry is not None:
+                        for nid in self.model.nodes:
+                            if nid not in entry and not self.model.incoming[nid]:
+                                # Never scheduled (AG903): compensation, alternate and
+                                # escalation targets.
+                                self._skip(nid, "unreachable")
+                        entry = None
+                    for task in sorted(done, key=lambda t: self.model.rank[running[t]]):
+                        nid = running.pop(task)
                         group = self._group(nid)
                         if group:
-                            self.ctx.root().groups_held.add(group)
-                        transition(states[nid], NodeStatus.RUNNING)
-                        task = asyncio.ensure_future(self.ctx.execute_node(self.ctx, self.inst, nid))
-                        running[task] = nid
-                        if len(running) >= self.capacity:
-                            break
-                if not running:
-                    break
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-                for task in sorted(done, key=lambda t: self.model.rank[running[t]]):
-                    nid = running.pop(task)
-                    group = self._group(nid)
-                    if group:
-                        self.ctx.root().groups_held.discard(group)
-                    self._finished(task, nid)
+                            self.ctx.root().groups_held.discard(group)
+                        self._finished(task, nid)
+                    if not self.halted:
+                        self._start_ready(running)
                 if self.halted:
                     for task in running:
                         task.cancel()
                     await asyncio.gather(*running, return_exceptions=True)
                     running.clear()
+                    with self.ctx.store.batch():
+                        self._update_readiness()
+                if not running:
+                    break
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        self._close_pending()
+        with self.ctx.store.batch():
+            self._close_pending()
         return ScopeResult(
             paused=self._pause_reason(),
             failed=any(s.unabsorbed for s in states.values()),
             halted=self.halted,
             degraded=any(s.degraded for s in states.values()),
         )
+
+    def _start_ready(self, running: dict[asyncio.Task[None], str]) -> None:
+        """Readiness, then start what may start: the tasks run once the step yields."""
+        self._update_readiness()
+        if self.ctx.root().budget_stop is not None:
+            return
+        for nid in self._pickable(len(running)):
+            group = self._group(nid)
+            if group:
+                self.ctx.root().groups_held.add(group)
+            transition(self.inst.states[nid], NodeStatus.RUNNING)
+            task = asyncio.ensure_future(self.ctx.execute_node(self.ctx, self.inst, nid))
+            running[task] = nid
+            if len(running) >= self.capacity:
+                break
 
     # -- node completion -------------------------------------------------------------------
 

@@ -202,8 +202,15 @@ class Store(Protocol):
         payload: Mapping[str, Any],
         at: str,
         change: Transition | None = None,
+        *,
+        hold: bool = False,
     ) -> Event:
-        """Append one event and apply ``change``, atomically."""
+        """Append one event and apply ``change``, atomically. ``hold``: its commit waits for
+        the next write (or :meth:`flush`), which then commits both at once."""
+        ...
+
+    def flush(self) -> None:
+        """Commit a held write now; nothing when none is held."""
         ...
 
     def get_run(self, run_id: str) -> RunRow | None:
@@ -318,6 +325,12 @@ class Store(Protocol):
 
     def atomic(self) -> AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
+        ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Let several complete writes share one transaction (fewer commits). Code raising
+        between them commits those before it; a write failing part-way rolls all back. The
+        block must not await."""
         ...
 
     def lock_run(self, run_id: str) -> AbstractContextManager[None]:

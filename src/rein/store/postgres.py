@@ -166,5 +166,10 @@ class PostgresStore(SQLStore):
             self._x("SELECT pg_advisory_unlock(?)", (lock_key(f"rein:run:{run_id}"),))
 
     def close(self) -> None:
-        """Close the connection (which also drops any advisory lock it held)."""
-        self._conn.close()
+        """Commit a held write, then close the connection (which also drops any advisory
+        lock it held)."""
+        try:
+            if not self._conn.closed:
+                self.flush()
+        finally:
+            self._conn.close()

@@ -71,6 +71,14 @@ class SQLStore:
 
     def __init__(self) -> None:
         self._depth = 0
+        self._begun = False  # the open transaction has sent its BEGIN (batch() defers it)
+        self._broken = False  # a write inside it failed part-way: it must not commit
+        self._held = False  # the last write's commit waits for the next write (hold=True)
+        # Inside the open transaction only: the last event seq appended per run, and the
+        # runs whose writers are already kept out. Both hold until commit, because this
+        # transaction excludes every other writer of the run until then.
+        self._seq: dict[str, int] = {}
+        self._serialized: set[str] = set()
         self.secrets: Secrets = known_secrets(os.environ)
         self._appended: list[Event] = []  # by the open transaction: published on commit
         self._hooks: list[CommitHook] = []
@@ -123,23 +131,59 @@ class SQLStore:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[None]:
-        if self._depth:  # nested in atomic(): the outer transaction commits
+        if self._depth:  # nested in atomic() or batch(): the outer transaction commits
+            if self._broken:
+                raise StoreError("a write of this transaction failed earlier; it is being "
+                                 "rolled back", code="STORE_FAILED",
+                                 hint="run the command again")
+            if not self._begun:
+                self._begin()
+                self._begun = True
             self._depth += 1
             try:
                 yield
+            except BaseException:
+                # A write (or a group of them) stopped part-way: what it wrote so far must
+                # not commit with the writes around it.
+                self._broken = True
+                raise
             finally:
                 self._depth -= 1
             return
-        self._begin()
-        self._depth = 1
+        if self._held:  # the held write commits with this one
+            self._held = False
+        else:
+            self._begin()
+        self._begun, self._broken, self._depth = True, False, 1
         try:
             yield
         except BaseException:
-            self._depth = 0
-            self._appended = []  # rolled back: never published
-            self._end(commit=False)
+            self._close(commit=False)
             raise
-        self._depth = 0
+        if self._hold:
+            self._hold, self._held, self._depth = False, True, 0
+            return
+        self._close(commit=True)
+
+    _hold = False  # set by a write asked to hold its commit, read as its transaction ends
+
+    def flush(self) -> None:
+        """Commit a held write now (see :meth:`transition`); nothing when none is held."""
+        if self._held and not self._depth:
+            self._held = False
+            self._close(commit=True)
+
+    def _close(self, *, commit: bool) -> None:
+        """End the outermost transaction; publish its events when it committed."""
+        begun = self._begun
+        self._depth, self._begun, self._broken = 0, False, False
+        self._seq.clear()
+        self._serialized.clear()
+        if not (begun and commit):
+            self._appended = []  # rolled back (or nothing written): never published
+            if begun:
+                self._end(commit=False)
+            return
         try:
             self._end(commit=True)
         except BaseException:
@@ -149,14 +193,41 @@ class SQLStore:
 
     def atomic(self) -> contextlib.AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
+        self.flush()  # a held write is not part of the group: rolling it back must not undo it
         return self._tx()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Let the writes made inside share one transaction, for throughput.
+
+        Unlike :meth:`atomic`, each write stays a complete change of its own: when the code
+        between writes raises, the writes made before it commit (as they would have one by
+        one) and the exception goes on; only a write that itself failed part-way rolls the
+        batch back. ``BEGIN`` waits for the first write, so a batch that writes nothing
+        costs nothing. The block must not await: another task's writes would join it.
+        """
+        if self._depth:  # inside atomic() or another batch: the outer one decides
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.flush()
+        self._begun, self._broken, self._depth = False, False, 1
+        try:
+            yield
+        except BaseException:
+            self._close(commit=not self._broken)
+            raise
+        self._close(commit=True)
 
     # -- writes ---------------------------------------------------------------------------
 
     def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
         binding, summary = self.redact(dict(run.binding)), self.redact(dict(run.summary))
         with self._tx():
-            self._serialize_run("")  # ``created`` is a store-wide order
+            self._serialize_once("")  # ``created`` is a store-wide order
             created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
             self._x(
                 "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
@@ -169,22 +240,42 @@ class SQLStore:
             return self._append(run.run_id, event_type, payload, run.started_at)
 
     def transition(self, run_id: RunId, event_type: str, payload: Mapping[str, Any], at: str,
-                   change: Transition | None = None) -> Event:
+                   change: Transition | None = None, *, hold: bool = False) -> Event:
+        """Append one event and apply ``change``, atomically.
+
+        ``hold``: leave the transaction open, so that the next write (whoever makes it)
+        commits with this one, in one commit instead of two; :meth:`flush`, ``close`` and
+        releasing a run lock commit it too. Until then nobody else sees it, and a crash
+        loses it: for a step whose loss is the same as not having taken it yet (a node
+        starting, say), followed by another write before anything is done on its account.
+        """
         with self._tx():
             event = self._append(run_id, event_type, payload, at)
             if change is not None:
                 self._apply(run_id, change)
+            if hold and self._depth == 1:  # inside atomic() or batch(): the group decides
+                self._hold = True
             return event
 
+    def _serialize_once(self, run_id: str) -> None:
+        if run_id not in self._serialized:
+            self._serialize_run(run_id)
+            self._serialized.add(run_id)
+
     def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
-        self._serialize_run(run_id)
-        # Read inside the transaction: another process (an approval answer) may have appended.
-        row = self._x("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
-                      (run_id,)).fetchone()
-        seq = int(row[0]) + 1
+        self._serialize_once(run_id)
+        last = self._seq.get(run_id)
+        if last is None:
+            # Read inside the transaction: another process (an approval answer) may have
+            # appended before it began; after that, nobody else can until it commits.
+            row = self._x("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
+                          (run_id,)).fetchone()
+            last = int(row[0])
+        seq = last + 1
         payload = self.redact(dict(payload))
         self._x("INSERT INTO events (run_id, seq, type, payload, at) VALUES (?, ?, ?, ?, ?)",
                 (run_id, seq, event_type, dump(payload), at))
+        self._seq[run_id] = seq
         event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
         self._appended.append(event)
         return event
@@ -244,7 +335,7 @@ class SQLStore:
             if row is None:
                 raise StoreError(f"no approval {approval_id!r}", code="APPROVAL404",
                                  hint="list the queue with `rein approvals list`")
-            self._serialize_run(row.run_id)
+            self._serialize_once(row.run_id)
             row = self.get_approval(approval_id)  # again, now that no one else can write it
             assert row is not None
             if row.status is not ApprovalStatus.PENDING:
@@ -482,7 +573,7 @@ class SQLStore:
         turn = self._redacted_turn(turn)
         with self._tx():
             # ``ord`` is MAX + 1 within the family: keep other writers of the family out.
-            self._serialize_run(turn.root_run_id)
+            self._serialize_once(turn.root_run_id)
             existing = self.driver_turn(turn.token)
             if existing is not None:
                 return existing, False
@@ -512,7 +603,7 @@ class SQLStore:
             if turn is None:
                 raise StoreError(f"no driver instruction {token!r}", code="DRIVER404",
                                  hint="print the pending instruction with `rein next`")
-            self._serialize_run(turn.run_id)
+            self._serialize_once(turn.run_id)
             turn = self.driver_turn(token)  # again, now that no one else can write it
             assert turn is not None
             if turn.status is TurnStatus.ANSWERED:
@@ -570,7 +661,10 @@ class SQLStore:
             yield
         finally:
             del _HELD[key]
-            self._release(run_id, handle)
+            try:
+                self.flush()  # whoever advances the run next finds every write of ours
+            finally:
+                self._release(run_id, handle)
 
     def held_here(self, run_id: str) -> bool:
         """Whether this process holds the run lock of ``run_id`` (through any store object)."""

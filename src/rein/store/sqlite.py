@@ -24,7 +24,13 @@ from typing import Any
 
 from rein.errors import StoreError
 from rein.store.sql import SQLStore, dump
-from rein.store.sqlite_errors import Rows, refuse_empty, translated
+from rein.store.sqlite_errors import (
+    Rows,
+    os_store_error,
+    refuse_empty,
+    store_error,
+    translated,
+)
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
@@ -228,8 +234,13 @@ class SQLiteStore(SQLStore):
     # -- backend hooks --------------------------------------------------------------------
 
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
-        with translated(self.path):
+        # What translated() does, inline: this runs for every statement.
+        try:
             return Rows(self._db.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            raise store_error(exc, self.path) from exc
+        except OSError as exc:
+            raise os_store_error(exc, self.path) from exc
 
     def _begin(self) -> None:
         self._x("BEGIN IMMEDIATE")
@@ -337,5 +348,8 @@ class SQLiteStore(SQLStore):
         return removed
 
     def close(self) -> None:
-        """Release the connection."""
-        self._db.close()
+        """Commit a held write, then release the connection."""
+        try:
+            self.flush()
+        finally:
+            self._db.close()

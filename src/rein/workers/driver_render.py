@@ -181,7 +181,7 @@ def _respond(status: Mapping[str, Any]) -> list[str]:
     replace = (", each <placeholder> replaced with the real value," if
                _has_placeholder(status["example"]) else "")
     lines = ["", "## Respond",
-             f"Write this JSON to {INBOX}{replace} then run `rein submit`:",
+             f"Write this JSON to {INBOX}{replace or ','} then run `rein submit`:",
              json.dumps(status["example"], ensure_ascii=False),
              ("It must validate against respond_with (`rein next --json`). "
               "status \"failed\" with a message if you cannot do the work."),

@@ -225,12 +225,14 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
             # degrade_outputs, succeed_degraded. Redacted values are never written.
             rec["x-rein-outputs"] = kept
     # The reason and the usage ride on the event, so a live view (`rein run`, `rein runs
-    # watch`) shows a failed attempt and the budget spent from the log alone.
+    # watch`) shows a failed attempt and the budget spent from the log alone. Held: the
+    # node's end (or the next attempt, or the ladder) follows and commits both; lost in a
+    # crash, the attempt was in flight, and resuming runs it again.
     ctx.save_node(inst, nid, "attempt/finished",
                   {"attempt": rec["attempt"], "result": outcome.status.value,
                    "failure": outcome.failure.value if outcome.failure else None,
                    **({"error": rec["error"]} if "error" in rec else {}),
-                   **({"usage": rec["usage"]} if rec.get("usage") else {})})
+                   **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True)
     return outcome
 
 

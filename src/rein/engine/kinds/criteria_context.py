@@ -47,7 +47,7 @@ def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         workspace=ctx.workspace, node_id=key, attempt=n, outputs=dict(outputs),
         output_specs=dict(node.get("outputs") or {}), scope=scope,
         permissions=tuple((node.get("requirements") or {}).get("permissions") or ()),
-        env={**{k: v for k, v in os.environ.items() if k == "PATH"}, **env},
+        env={**({"PATH": os.environ["PATH"]} if "PATH" in os.environ else {}), **env},
         secret_values=ctx.secret_values, ask_human=ask_human, judge=judge,
         checkers=ctx.checkers, clock=ctx.clock.now,
     )

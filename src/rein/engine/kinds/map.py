@@ -64,29 +64,34 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     index_name = str(block.get("index_as", "index"))
     width = max(1, min(int(block.get("max_parallel", 1)), ctx.max_parallel_nodes))
     policy = block.get("on_item_failure", "fail_fast")
-    slots = asyncio.Semaphore(width)
     instances: list[ScopeInstance | None] = [None] * len(items)
     results: list[ScopeResult | None] = [None] * len(items)
     stop = asyncio.Event()
+    queue = iter(enumerate(items))  # items in input order; each runner takes the next one
 
     async def one(i: int, item: Any) -> None:
-        async with slots:
+        try:
+            params = bind_fragment_params(inst, fragment, {})
+        except FragmentProblem as problem:
+            report(ctx, inst, nid, problem)
+            results[i] = ScopeResult(failed=True)
+            return
+        it = instance(ctx, inst, model, path=f"{key}[{i}]", params=params,
+                      extra={as_name: item, index_name: i})
+        instances[i] = it
+        results[i] = res = await Scheduler(ctx, it).run()
+        if res.failed and policy == "fail_fast":
+            stop.set()
+
+    async def runner() -> None:
+        # A slot that frees starts the next item at once, in the same step; no task per
+        # item waits on a semaphore, and nothing waits on hundreds of pending tasks.
+        for i, item in queue:
             if stop.is_set():
                 return
-            try:
-                params = bind_fragment_params(inst, fragment, {})
-            except FragmentProblem as problem:
-                report(ctx, inst, nid, problem)
-                results[i] = ScopeResult(failed=True)
-                return
-            it = instance(ctx, inst, model, path=f"{key}[{i}]", params=params,
-                          extra={as_name: item, index_name: i})
-            instances[i] = it
-            results[i] = res = await Scheduler(ctx, it).run()
-            if res.failed and policy == "fail_fast":
-                stop.set()
+            await one(i, item)
 
-    tasks = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(items)]
+    tasks = [asyncio.ensure_future(runner()) for _ in range(min(width, len(items)))]
     try:
         await _gather_fail_fast(tasks, stop if policy == "fail_fast" else None)
     except BaseException:

@@ -1,0 +1,90 @@
+"""What a node costs the store, counted rather than timed: SQL statements and commits.
+
+A run writes a node's start with its first attempt and the attempt's end with the node's in
+one commit each, and everything one scheduling step decides (edges resolved, nodes skipped)
+in one more. Counted through SQLite's trace callback, so the numbers are exact and the same
+on every machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rein.engine.runner import Engine, prepare
+from rein.store.sqlite import SQLiteStore
+from rein.workers.scripted import ScriptedWorker
+
+WIDTH = 10
+
+
+def layered(n: int) -> dict[str, Any]:
+    """``n`` tasks in layers of ten, each depending on every node of the layer before."""
+    nodes: dict[str, Any] = {}
+    for i in range(n):
+        layer = i // WIDTH
+        node: dict[str, Any] = {"title": f"n{i}", "description": "work"}
+        if layer:
+            node["depends_on"] = [f"n{j}" for j in range((layer - 1) * WIDTH, layer * WIDTH)]
+        nodes[f"n{i}"] = node
+    return {"ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/layered",
+            "title": "layers", "objective": "count writes", "requires_conformance": 3,
+            "entrypoints": [f"n{i}" for i in range(WIDTH)], "nodes": nodes}
+
+
+def mapped(items: int) -> dict[str, Any]:
+    body = {"title": "item", "entrypoints": ["w"],
+            "nodes": {"w": {"title": "work", "description": "one item"}}}
+    return {"ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/map", "title": "map",
+            "objective": "count writes", "requires_conformance": 3,
+            "constraints": {"max_parallel_nodes": 4}, "entrypoints": ["fan"],
+            "params": {"xs": {"type": "array", "description": "items",
+                              "default": list(range(items))}},
+            "nodes": {"fan": {"type": "map", "title": "fan", "description": "per item",
+                              "map": {"over": "params.xs", "as": "x", "max_items": items,
+                                      "max_parallel": 4, "body": body}}}}
+
+
+def count_writes(tmp_path: Path, graph: dict[str, Any], answers: dict[str, Any]
+                 ) -> dict[str, int]:
+    """Run ``graph`` to success; the statements and commits of the run itself."""
+    path = tmp_path / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(graph, sort_keys=False))
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    engine = Engine(workspace=tmp_path, store=store, workers=(ScriptedWorker(answers),),
+                    env={})
+    prepared = prepare(path, given={}, env={})
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)
+    try:
+        outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    finally:
+        store._db.set_trace_callback(None)
+        store.close()
+    assert outcome.status.value == "succeeded"
+    return {"statements": len(seen), "commits": sum(s == "COMMIT" for s in seen),
+            "begins": sum(s.startswith("BEGIN") for s in seen)}
+
+
+def test_a_layered_run_commits_three_times_per_node(tmp_path: Path) -> None:
+    n = 50
+    graph = layered(n)
+    got = count_writes(tmp_path, graph, {"nodes": {k: [{"outputs": {}}] for k in graph["nodes"]}})
+    assert got["begins"] == got["commits"]  # every transaction ended in a commit
+    # Per node: start + first attempt, attempt end + node end, and its step's edges (one
+    # event per outgoing edge, 9 per node here). A few more for the run's own start and end.
+    assert got["commits"] <= 3 * n + 10, got
+    # Seven statements per node commit and 2 + 1 + edges for the step: 27 per node.
+    assert got["statements"] <= 27 * n + 60, got
+
+
+def test_a_map_item_commits_twice(tmp_path: Path) -> None:
+    items = 40
+    got = count_writes(tmp_path, mapped(items), {"nodes": {"w": [{"outputs": {}}]}})
+    assert got["begins"] == got["commits"]
+    assert got["commits"] <= 2 * items + 10, got
+    assert got["statements"] <= 14 * items + 60, got
