@@ -165,7 +165,7 @@ def test_a_node_left_waiting_by_a_cancelled_run_is_shown_cancelled(live: Scenari
     assert view.status == "cancelled"
     ok = view.nodes["ok"]
     assert ok.status == "cancelled"
-    assert ok.reason == "was awaiting_human when the run ended cancelled"
+    assert ok.reason == "the run was cancelled"  # the engine ends it, with the reason
     assert view.cancel_note == "wrong branch" and view.cancelled_by  # who, and why
 
 

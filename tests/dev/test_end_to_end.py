@@ -89,3 +89,34 @@ def test_the_context_usage_may_come_from_the_environment(
     assert first["clean_context_reason"].startswith("REIN_CONTEXT_USAGE_JSON reported 90%")
     repair = next(i for i in driver.seen if i["node"] == "feature_c_to_f" and i["attempt"] == 2)
     assert repair["clean_context"] is False
+
+
+def test_every_n_features_asks_a_clean_session_without_any_usage_report(
+        driver: ScriptedDriver, cli: Cli, repo: Path) -> None:
+    (repo / "rein.toml").write_text('[dev]\ncontext_policy = "every-2"\n')
+    code, where = drive(driver, cli)
+    assert code == 0, where
+    clean = {(i["node"], i["attempt"]): i["clean_context"] for i in driver.seen}
+    # Build order c_to_f, f_to_c, table: the first and the third start clean, the repair
+    # of the first keeps its context.
+    assert clean[("feature_c_to_f", 1)] is True and clean[("feature_c_to_f", 2)] is False
+    assert clean[("feature_f_to_c", 1)] is False
+    assert clean[("feature_table", 1)] is True
+    first = next(i for i in driver.seen if i["node"] == "feature_table")
+    assert "context policy" in first["clean_context_reason"]
+
+
+def test_never_asks_no_clean_session_even_past_the_threshold(
+        driver: ScriptedDriver, cli: Cli, repo: Path) -> None:
+    (repo / "rein.toml").write_text('[dev]\ncontext_policy = "never"\n')
+    driver.context_usage = {"used_tokens": 190_000, "window_tokens": 200_000}  # 95%
+    code, where = drive(driver, cli)
+    assert code == 0, where
+    features = [i for i in driver.seen if i["node"].startswith("feature_")]
+    assert features and not any(i["clean_context"] for i in features)
+
+
+def test_a_context_policy_outside_the_known_ones_is_refused(repo: Path, cli: Cli) -> None:
+    (repo / "rein.toml").write_text('[dev]\ncontext_policy = "every-0"\n')
+    code, out = cli("dev", "--json")
+    assert code == 64 and "every-N" in out

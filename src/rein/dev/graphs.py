@@ -35,7 +35,7 @@ from rein.dev.paths import (
     PLANNING_PATH,
 )
 from rein.dev.plan_check import Feature
-from rein.dev.settings import DevSettings
+from rein.dev.settings import DevSettings, every_n
 
 __all__ = ["FEATURES_PATH", "PLANNING_PATH", "feature_graph", "planning_graph",
            "write_feature_graph", "write_graph"]
@@ -103,10 +103,11 @@ def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None
     """The feature graph of an accepted plan, features in build order."""
     nodes: dict[str, Any] = {}
     previous: str | None = None
-    for feature in features:
+    for index, feature in enumerate(features):
         command = settings.verify or feature.verify or verify
         assert command is not None  # the plan check refuses a feature without one
-        node = feature_node(feature, command=command, settings=settings, plan_id=plan_id)
+        node = feature_node(feature, command=command, settings=settings, plan_id=plan_id,
+                            clean=clean_start(settings.context_policy, index))
         # Features run one at a time, in the order the picker would take (dependencies,
         # then priority): the driver works on one workspace, and a commit is per feature.
         if previous is not None:
@@ -128,8 +129,22 @@ def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None
     return doc
 
 
+def clean_start(policy: str, index: int) -> str | None:
+    """For the feature at ``index`` of the build order: ``always`` when the context policy
+    asks a clean session at its start, ``never`` when no reset may be asked, else ``None``
+    (the driver's usage threshold decides)."""
+    if policy == "never":
+        return "never"
+    if policy == "per-feature":
+        return "always"
+    n = every_n(policy)
+    if n is not None:
+        return "always" if index % n == 0 else "never"
+    return None
+
+
 def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSettings,
-                 plan_id: str) -> dict[str, Any]:
+                 plan_id: str, clean: str | None = None) -> dict[str, Any]:
     target = settings.target
     params = {"plan_id": plan_id, "feature": feature.id, "title": feature.title,
               "target": target, "verify": list(command),
@@ -140,14 +155,16 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
         "type": "task", "title": f"Feature {feature.id}: {feature.title}",
         "description": feature.description or feature.title,
         "instructions": implement_text(feature, command=command, target=target,
-                                       policy=settings.context_policy),
+                                       clean=clean == "always"),
         "outputs": {"summary": {"type": "string",
                                 "description": "One line: what changed for this feature."}},
         "requirements": {"permissions": ["fs:read:**", write, f"fs:create:{write[9:]}",
                                          f"fs:delete:{write[9:]}"],
                          "workspace": "read_write"},
-        # A repair is answered in the context that holds the work its feedback is about.
-        "constraints": {"x-rein-keep-context-on-retry": True},
+        # A repair is answered in the context that holds the work its feedback is about;
+        # the first attempt's reset follows the context policy.
+        "constraints": {"x-rein-keep-context-on-retry": True,
+                        **({"x-rein-clean-context": clean} if clean else {})},
         "failure": {"retry": {"max_attempts": settings.steps_per_feature,
                               "retry_on": ["criteria_failed", "timeout"], "backoff": "none"},
                     "on_exhausted": "fail"},
@@ -170,13 +187,13 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
 
 
 def implement_text(feature: Feature, *, command: Sequence[str], target: str,
-                   policy: str) -> str:
+                   clean: bool) -> str:
     """What the driver is told for one feature: only that feature's context."""
     lines = [(f"Implement feature {feature.id} ({feature.title}) in {target!r} of the "
              "repository, and nothing else: the smallest complete change, with its tests."),
              ("Use only the context below; the brief is not repeated. Do not commit: rein "
              f"verifies with `{shlex.join(command)}` and commits the feature itself.")]
-    if policy == "per-feature":
+    if clean:
         lines.insert(0, "=== NEW SESSION (clean context): start this feature in a fresh "
                         "session or sub-agent ===")
     for key, values in feature.context.items():

@@ -42,7 +42,9 @@ class DevSettings:
     max_brief_bytes: int = 40_000
     plan_attempts: int = 3  # answers to the plan instruction before the planning fails
     # threshold: a clean context when the last reported usage reaches [driver]
-    # clean_context_at (70% by default); per-feature: at the start of every feature too.
+    # clean_context_at (70% by default); per-feature: at the start of every feature too;
+    # every-N: at the start of every Nth feature, for a driver that reports no usage;
+    # never: not even at the threshold. A repair of the same feature never resets.
     context_policy: str = "threshold"
     smoke: tuple[str, ...] | None = None  # run before each feature; a failure is a stop
 
@@ -137,9 +139,19 @@ def _number(value: Any, name: str) -> float:
 
 def _policy(value: Any) -> str:
     text = str(value)
-    if text in ("threshold", "per-feature"):
+    if text in ("threshold", "per-feature", "never"):
         return text
-    raise _bad("context_policy", "threshold or per-feature")
+    if every_n(text) is not None:
+        return text
+    raise _bad("context_policy", "threshold, per-feature, never or every-N (N >= 1)")
+
+
+def every_n(policy: str) -> int | None:
+    """N of an ``every-N`` context policy, else ``None``."""
+    head, _, tail = policy.partition("-")
+    if head == "every" and tail.isdigit() and int(tail) >= 1:
+        return int(tail)
+    return None
 
 
 def _bad(name: str, expected: str) -> ConfigError:

@@ -142,8 +142,14 @@ class DriverWorker:
                       "as possibly from the same model instance)")
         elif request.attempt == 1 or not request.constraints.get(KEEP_CONTEXT_ON_RETRY):
             # A node may ask that its repairs (attempt 2 on) keep the context that holds
-            # the work their feedback is about (the development flow's features do).
-            reason = self._context_reason(root)
+            # the work their feedback is about (the development flow's features do), and
+            # may fix its first attempt's reset: always (a policy without telemetry) or never.
+            policy = request.constraints.get(CLEAN_CONTEXT)
+            if policy == "always" and request.attempt == 1:
+                reason = ("the node's context policy asks for a clean session at its "
+                          "start: start this instruction from a clean context")
+            elif policy != "never":
+                reason = self._context_reason(root)
         instruction = build_instruction(request, token=token, limits=self.settings.limits,
                                         clean_context=reason)
         if self._snapshot is not None:
@@ -192,6 +198,7 @@ class DriverWorker:
 
 
 KEEP_CONTEXT_ON_RETRY = "x-rein-keep-context-on-retry"
+CLEAN_CONTEXT = "x-rein-clean-context"  # "always" or "never": the first attempt's reset
 
 
 def _env_usage() -> Any:
