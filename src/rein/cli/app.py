@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "driver": "rein.cli.driver:driver",
     "init": "rein.cli.driver_init:init",
     "app-server": "rein.cli.app_server:app_server",
+    "acp": "rein.cli.acp:acp",
 }
 
 
@@ -62,6 +63,7 @@ SHORT_HELP: dict[str, str] = {
     "submit": "Answer the pending instruction with a JSON envelope; advance the run.",
     "driver": "The driver protocol: instruction and envelope JSON Schemas.",
     "init": "Write the instruction file an IDE agent needs to drive rein.",
+    "acp": "Serve ACP sessions (Agent Client Protocol) to an editor over stdio.",
 }
 
 
