@@ -50,6 +50,11 @@ class _Session:
     asking: set[asyncio.Task[Any]] = field(default_factory=set)
 
 
+def _invalid(message: str) -> acp.RequestError:
+    """Bad params, said in the error's message (clients show it) and in its data."""
+    return acp.RequestError(-32602, message, {"message": message})
+
+
 def _error(exc: ReinError) -> acp.RequestError:
     code = -32602 if isinstance(exc, ConfigError) else -32600
     return acp.RequestError(code, f"{exc.code}: {exc.message}",
@@ -88,13 +93,12 @@ class ReinAgent:
 
     def _opened(self, cwd: str, mcp_servers: Sequence[Any] | None) -> None:
         if not os.path.isabs(cwd):
-            raise acp.RequestError.invalid_params(
-                {"message": f"cwd must be an absolute path, got {cwd!r}"})
+            raise _invalid(f"cwd must be an absolute path, got {cwd!r}")
         if mcp_servers:
             names = ", ".join(str(getattr(s, "name", "?")) for s in mcp_servers)
-            raise acp.RequestError.invalid_params({"message": (
+            raise _invalid((
                 f"rein acp does not launch a client's MCP servers ({names}): declare them "
-                "in rein.toml under [mcp], where their tools go through rein's policy")})
+                "in rein.toml under [mcp], where their tools go through rein's policy"))
 
     async def new_session(self, cwd: str, additional_directories: Any = None,
                           mcp_servers: Any = None, **kwargs: Any) -> schema.NewSessionResponse:
@@ -134,8 +138,7 @@ class ReinAgent:
     def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)
         if session is None:
-            raise acp.RequestError.invalid_params(
-                {"message": f"unknown session {session_id}: session/new or session/load"})
+            raise _invalid(f"unknown session {session_id}: session/new or session/load")
         return session
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any
@@ -144,8 +147,8 @@ class ReinAgent:
 
         session = self._session(session_id)
         if mode_id not in {m[0] for m in MODES}:
-            raise acp.RequestError.invalid_params({"message": (
-                f"unknown mode {mode_id!r}: one of " + ", ".join(m[0] for m in MODES))})
+            raise _invalid((
+                f"unknown mode {mode_id!r}: one of " + ", ".join(m[0] for m in MODES)))
         # The thread's sandbox is what every later turn asks for; the engine grants it
         # only as far as rein.toml and the profile allow.
         self.harness.sessions.update(session.thread_id, sandbox=sandbox_policy(mode_id))
