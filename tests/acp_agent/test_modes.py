@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from rein.store.sqlite import SQLiteStore
-from tests.acp_agent.client import Recorder, acp, spawn, start
+from tests.acp_agent.client import Recorder, acp, spawn
 from tests.appserver.serve import reply, workspace
 
 

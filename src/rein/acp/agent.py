@@ -68,6 +68,7 @@ class ReinAgent:
         self.harness = harness
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
+        self._background: set[asyncio.Future[Any]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -96,9 +97,9 @@ class ReinAgent:
             raise _invalid(f"cwd must be an absolute path, got {cwd!r}")
         if mcp_servers:
             names = ", ".join(str(getattr(s, "name", "?")) for s in mcp_servers)
-            raise _invalid((
+            raise _invalid(
                 f"rein acp does not launch a client's MCP servers ({names}): declare them "
-                "in rein.toml under [mcp], where their tools go through rein's policy"))
+                "in rein.toml under [mcp], where their tools go through rein's policy")
 
     async def new_session(self, cwd: str, additional_directories: Any = None,
                           mcp_servers: Any = None, **kwargs: Any) -> schema.NewSessionResponse:
@@ -127,6 +128,14 @@ class ReinAgent:
             if isinstance(message, Notification):
                 for update in updates.updates(message, cwd=where, replay=True):
                     await self.conn.session_update(session_id=session_id, update=update)
+        # A turn its process left unfinished (a crash, a kill) goes on here: its pending
+        # questions are asked again and its updates follow the replay.
+        turn = sessions.reopen(session_id)
+        if turn is not None:
+            going = asyncio.ensure_future(
+                self._follow(self.sessions[session_id], turn, replay=False))
+            self._background.add(going)
+            going.add_done_callback(self._background.discard)
         return schema.LoadSessionResponse(modes=self._modes(row.data["sandbox"]))
 
     def _modes(self, sandbox: Mapping[str, Any]) -> schema.SessionModeState:
@@ -147,8 +156,8 @@ class ReinAgent:
 
         session = self._session(session_id)
         if mode_id not in {m[0] for m in MODES}:
-            raise _invalid((
-                f"unknown mode {mode_id!r}: one of " + ", ".join(m[0] for m in MODES)))
+            raise _invalid(
+                f"unknown mode {mode_id!r}: one of " + ", ".join(m[0] for m in MODES))
         # The thread's sandbox is what every later turn asks for; the engine grants it
         # only as far as rein.toml and the profile allow.
         self.harness.sessions.update(session.thread_id, sandbox=sandbox_policy(mode_id))
@@ -163,11 +172,19 @@ class ReinAgent:
             turn = await self.harness.sessions.begin_turn(session.thread_id, _input(prompt))
         except ReinError as exc:
             raise _error(exc) from exc
+        status = await self._follow(session, turn)
+        return schema.PromptResponse(
+            stop_reason="cancelled" if status == "interrupted" else "end_turn")
+
+    async def _follow(self, session: _Session, turn: TurnRun, *, replay: bool = True
+                      ) -> str:
+        """Drive ``turn``, send its feed as updates and its questions as permission
+        requests, until it completes; its final status."""
         session.turn = turn
         driving = asyncio.ensure_future(turn.drive())
         status = "failed"
         try:
-            async for message in turn.stream():
+            async for message in turn.stream(replay=replay):
                 if isinstance(message, ServerRequest):
                     task = asyncio.ensure_future(self._ask(session, turn, message))
                     session.asking.add(task)
@@ -176,9 +193,10 @@ class ReinAgent:
                 if message.method == "turn/completed":
                     status = str(message.params["turn"]["status"])
                 for update in updates.updates(message, cwd=session.cwd):
-                    await self.conn.session_update(session_id=session_id, update=update)
+                    await self.conn.session_update(session_id=session.thread_id,
+                                                   update=update)
         except ReinError as exc:  # the run never started
-            await self.conn.session_update(session_id=session_id, update=(
+            await self.conn.session_update(session_id=session.thread_id, update=(
                 acp.update_agent_message_text(f"error: {exc.code}: {exc.message}\n")))
         finally:
             for task in list(session.asking):
@@ -188,8 +206,7 @@ class ReinAgent:
             await driving
         except ReinError as exc:
             print(f"rein acp: {exc.code}: {exc.message}", file=sys.stderr)
-        return schema.PromptResponse(
-            stop_reason="cancelled" if status == "interrupted" else "end_turn")
+        return status
 
     async def _ask(self, session: _Session, turn: TurnRun, request: ServerRequest) -> None:
         """One question as ``session/request_permission``, and its answer to the turn."""
