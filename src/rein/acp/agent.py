@@ -38,6 +38,9 @@ MODES = (("read-only", "Read only", "reads files and runs commands that only rea
           "also fetches from the network, as far as rein.toml allows"))
 _MODE_OF = {"readOnly": "read-only", "workspaceWrite": "workspace-write",
             "dangerFullAccess": "danger-full-access", "externalSandbox": "danger-full-access"}
+# The kind of tool call a question is about (a digest or gate question is a decision).
+_ASKED_KIND: dict[str, Any] = {"item/commandExecution/requestApproval": "execute",
+                               "item/fileChange/requestApproval": "edit"}
 _GRAPHS = (".agraph.yaml", ".agraph.yml", ".agraph.json")
 
 
@@ -219,8 +222,9 @@ class ReinAgent:
         params = request.params
         title = str(params.get("reason") or "") if tool else \
             str((params.get("questions") or [{}])[0].get("question") or "Approve?")
+        kind = _ASKED_KIND.get(request.method, "other" if tool else "think")
         call = schema.ToolCallUpdate(tool_call_id=str(params.get("itemId") or request.id),
-                                     title=title, status="pending")
+                                     title=title, status="pending", kind=kind)
         response = await self.conn.request_permission(
             session_id=session.thread_id, tool_call=call, options=updates.options(choices))
         outcome = response.outcome
