@@ -75,10 +75,10 @@ class Recorder:
                        if u["sessionUpdate"] == "agent_message_chunk")
 
 
-def spawn(root: Path, recorder: Recorder) -> Any:
+def spawn(root: Path, recorder: Recorder, **env: str) -> Any:
     """``async with spawn(...) as (conn, proc)``: ``rein acp`` on ``root``."""
     return acp.spawn_agent_process(recorder, sys.executable, *agent_args(root),
-                                   env={**environment(root), "PATH": "/usr/bin:/bin"},
+                                   env={**environment(root), "PATH": "/usr/bin:/bin", **env},
                                    cwd=str(root))
 
 
