@@ -21,7 +21,9 @@ def by_command(tool_call: Any, options: list[Any]) -> str | None:
 
 
 def test_allowed_rejected_and_cancelled_tool_calls(tmp_path: Path) -> None:
-    root = workspace(tmp_path, [shell("echo one"), reply("ran one"),
+    first = {**shell("echo one"), "text": "let me run it", "usage": {"input": 120,
+                                                                     "output": 30}}
+    root = workspace(tmp_path, [first, reply("ran one"),
                                 shell("echo two"), reply("two was refused"),
                                 shell("echo three"), reply("never")], position="calls")
     seen = Recorder(by_command)
@@ -49,3 +51,6 @@ def test_allowed_rejected_and_cancelled_tool_calls(tmp_path: Path) -> None:
     assert [a["toolCallId"] for a in seen.asked] == [c["toolCallId"] for c in calls]
     assert "ran one" in seen.text() and "two was refused" in seen.text()
     assert "never" not in seen.text()
+    assert seen.text().startswith("let me run it")  # the model's text before its call
+    usage = [u for u in seen.updates if u["sessionUpdate"] == "usage_update"]
+    assert usage[0]["used"] == 150 and usage[0]["_meta"]["rein"]["inputTokens"] == 120

@@ -57,3 +57,10 @@ def test_a_declined_digest_runs_nothing(tmp_path: Path) -> None:
     assert len(seen.asked) == 1
     assert SQLiteStore(root / ".rein" / "rein.db").list_runs() == []
     assert "nothing ran" in seen.text()
+
+
+def test_cancelling_at_the_digest_question_ends_the_prompt_cancelled(tmp_path: Path) -> None:
+    root = workspace(tmp_path, [reply("shipped")])
+    seen, stop = run_graph(root, lambda call, options: None)  # the client cancels
+    assert stop == "cancelled"
+    assert SQLiteStore(root / ".rein" / "rein.db").list_runs() == []
