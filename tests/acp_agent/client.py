@@ -44,6 +44,7 @@ class Recorder:
                                  **kwargs: Any) -> schema.RequestPermissionResponse:
         picked = self.decide(tool_call, options)
         self.asked.append({"title": tool_call.title, "toolCallId": tool_call.tool_call_id,
+                           "kind": tool_call.kind, "rawInput": tool_call.raw_input,
                            "options": [o.kind for o in options], "picked": picked})
         if picked is None:
             await self.conn.cancel(session_id=session_id)

@@ -43,6 +43,9 @@ def test_allowed_rejected_and_cancelled_tool_calls(tmp_path: Path) -> None:
     assert [a["picked"] for a in seen.asked] == ["allow_once", "reject_once", None]
     assert seen.asked[0]["options"] == ["allow_once", "allow_always", "reject_once",
                                         "reject_always"]
+    # The question shows the call it is about (its kind and input), as the editor drew it.
+    assert (seen.asked[0]["kind"], seen.asked[0]["rawInput"]["command"]) == ("execute",
+                                                                            "echo one")
     calls = seen.calls()
     assert [(c["kind"], c["title"], c["status"]) for c in calls] == [
         ("execute", "echo one", "completed"), ("execute", "echo two", "failed"),

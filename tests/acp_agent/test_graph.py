@@ -63,4 +63,5 @@ def test_cancelling_at_the_digest_question_ends_the_prompt_cancelled(tmp_path: P
     root = workspace(tmp_path, [reply("shipped")])
     seen, stop = run_graph(root, lambda call, options: None)  # the client cancels
     assert stop == "cancelled"
+    assert len(seen.asked) == 1 and "digest" in seen.asked[0]["title"]
     assert SQLiteStore(root / ".rein" / "rein.db").list_runs() == []

@@ -51,6 +51,7 @@ class _Session:
     rejected: set[str] = field(default_factory=set)  # action digests rejected for good
     turn: TurnRun | None = None
     asking: set[asyncio.Task[Any]] = field(default_factory=set)
+    calls: dict[str, Any] = field(default_factory=dict)  # tool call id → its tool_call
 
 
 def _invalid(message: str) -> acp.RequestError:
@@ -196,6 +197,8 @@ class ReinAgent:
                 if message.method == "turn/completed":
                     status = str(message.params["turn"]["status"])
                 for update in updates.updates(message, cwd=session.cwd):
+                    if update.session_update == "tool_call":
+                        session.calls[update.tool_call_id] = update
                     await self.conn.session_update(session_id=session.thread_id,
                                                    update=update)
         except ReinError as exc:  # the run never started
@@ -223,8 +226,13 @@ class ReinAgent:
         title = str(params.get("reason") or "") if tool else \
             str((params.get("questions") or [{}])[0].get("question") or "Approve?")
         kind = _ASKED_KIND.get(request.method, "other" if tool else "think")
-        call = schema.ToolCallUpdate(tool_call_id=str(params.get("itemId") or request.id),
-                                     title=title, status="pending", kind=kind)
+        call_id = str(params.get("itemId") or request.id)
+        shown = session.calls.get(call_id)  # what the editor shows with the question
+        call = schema.ToolCallUpdate(
+            tool_call_id=call_id, title=title, status="pending", kind=kind,
+            content=shown.content if shown is not None else None,
+            locations=shown.locations if shown is not None else None,
+            raw_input=shown.raw_input if shown is not None else None)
         response = await self.conn.request_permission(
             session_id=session.thread_id, tool_call=call, options=updates.options(choices))
         outcome = response.outcome
