@@ -36,3 +36,23 @@ def test_unknown_sessions_and_empty_prompts_are_errors(tmp_path: Path) -> None:
     assert unknown.startswith("-32602") and "unknown session nope" in unknown
     assert "THREAD404" in missing
     assert "THREAD004" in empty and "text" in empty
+
+
+def test_session_list_gives_the_workspace_threads_newest_first(tmp_path: Path) -> None:
+    root = workspace(tmp_path, [])
+    other = tmp_path / "sub"
+    other.mkdir()
+    seen = Recorder(lambda call, options: None)
+
+    async def main() -> tuple[list[str], list[str], list[str]]:
+        async with spawn(root, seen) as (conn, _proc):
+            first = await start(conn, root)
+            second = (await conn.new_session(cwd=str(other), mcp_servers=[])).session_id
+            every = await conn.list_sessions()
+            here = await conn.list_sessions(cwd=str(root))
+            return [first, second], [s.session_id for s in every.sessions], \
+                [s.session_id for s in here.sessions]
+
+    (first, second), every, here = asyncio.run(main())
+    assert every == [second, first]
+    assert here == [first]

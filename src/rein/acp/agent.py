@@ -87,7 +87,9 @@ class ReinAgent:
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(
                     image=False, audio=False, embedded_context=False),
-                mcp_capabilities=schema.McpCapabilities(http=False, sse=False)),
+                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),
+                session_capabilities=schema.SessionCapabilities(
+                    list=schema.SessionListCapabilities())),
             auth_methods=[],
             agent_info=schema.Implementation(name="rein", title="rein", version=VERSION))
 
@@ -141,6 +143,20 @@ class ReinAgent:
             self._background.add(going)
             going.add_done_callback(self._background.discard)
         return schema.LoadSessionResponse(modes=self._modes(row.data["sandbox"]))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> schema.ListSessionsResponse:
+        """The workspace's threads, newest first (in ``cwd`` when given), 50 a page."""
+        rows = [r for r in self.harness.sessions.threads()
+                if cwd is None or r.data.get("cwd") == cwd]
+        start = int(cursor) if cursor and cursor.isdigit() else 0
+        page = rows[start:start + 50]
+        more = start + len(page) < len(rows)
+        return schema.ListSessionsResponse(
+            sessions=[schema.SessionInfo(session_id=r.thread_id, cwd=str(r.data["cwd"]),
+                                         title=r.data.get("name") or r.data.get("preview"),
+                                         updated_at=r.updated_at) for r in page],
+            next_cursor=str(start + len(page)) if more else None)
 
     def _modes(self, sandbox: Mapping[str, Any]) -> schema.SessionModeState:
         return schema.SessionModeState(
