@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "init": "rein.cli.driver_init:init",
     "app-server": "rein.cli.app_server:app_server",
     "dev": "rein.cli.dev:dev",
+    "acp": "rein.cli.acp:acp",
 }
 
 
@@ -65,6 +66,7 @@ SHORT_HELP: dict[str, str] = {
     "init": "Write the instruction file an IDE agent needs to drive rein.",
     "dev": "The development flow: briefs in specs/ to verified, committed features.",
     "app-server": "Serve threads and turns to a Codex client over stdio (app-server v2).",
+    "acp": "Serve ACP sessions (Agent Client Protocol) to an editor over stdio.",
 }
 
 

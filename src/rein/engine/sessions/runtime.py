@@ -91,17 +91,27 @@ class Sessions:
 
     def feeds(self, thread_id: str) -> list[Feed]:
         """Each turn of the thread folded from the store: the same in every process."""
+        return [feed for feed, _ in self._folded(thread_id)]
+
+    def replay(self, thread_id: str) -> list[Message]:
+        """Every notification the thread's turns gave, in order, folded again from the
+        store (an ACP ``session/load`` replays them); questions are not asked again."""
+        return [m for _, messages in self._folded(thread_id) for m in messages
+                if not isinstance(m, ServerRequest)]
+
+    def _folded(self, thread_id: str) -> list[tuple[Feed, list[Message]]]:
         row = self.thread(thread_id)
         out = []
         for turn in self.harness.store.thread_turns(thread_id):
             feed = self._feed(row, turn)
+            messages: list[Message] = []
             if feed.graph is not None:
-                feed.opening(turn.created_at)
+                messages += feed.opening(turn.created_at)
             run_id = turn.run_id or self._run_of(turn)
             if run_id is not None:
                 for event in self.harness.store.events(run_id):  # type: ignore[arg-type]
-                    feed.apply(event)
-            out.append(feed)
+                    messages += feed.apply(event)
+            out.append((feed, messages))
         return out
 
     def to_json(self, row: ThreadRow, *, include_turns: bool = False) -> dict[str, Any]:
