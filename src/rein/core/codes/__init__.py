@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from rein.core.codes import profiles, runtime, system
+from rein.core.codes import profiles, runtime, system, web
 from rein.core.codes.model import STYLE, Code, Kind, Source
 
 
@@ -35,7 +35,8 @@ def _index(entries: tuple[Code, ...]) -> Mapping[str, Code]:
     return MappingProxyType(out)
 
 
-CODES: Mapping[str, Code] = _index((*runtime.CODES, *system.CODES, *profiles.CODES))
+CODES: Mapping[str, Code] = _index((*runtime.CODES, *system.CODES, *profiles.CODES,
+                                    *web.CODES))
 """Every code rein reports except the AG codes, by code."""
 
 ALIASES: Mapping[str, str] = MappingProxyType(

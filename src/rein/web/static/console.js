@@ -1,0 +1,77 @@
+// rein web console: follow a run's event stream and patch the page. The server renders the
+// page from the store; this script only applies the events that came after it, so a reload
+// and a live page show the same thing. EventSource resends Last-Event-ID on reconnect.
+(function () {
+  "use strict";
+  var body = document.body;
+  var stream = body.getAttribute("data-stream");
+  if (!stream || !window.EventSource) { return; }
+  var log = document.querySelector("ol.log");
+  var statusBadge = document.querySelector("[data-run-status]");
+  var seen = {};  // scope instances seen per container, for the iteration / item counts
+
+  function top(key) {  // "count_down[2].tick" -> "count_down"; "size_up" -> "size_up"
+    var m = /^([^.[]+)/.exec(key || "");
+    return m ? m[1] : null;
+  }
+
+  function patchNode(key, status) {
+    if (!key) { return; }
+    var scope = body.getAttribute("data-scope") || "";
+    var local = key;
+    if (scope) {
+      if (key.indexOf(scope) !== 0) { return; }
+      local = key.slice(scope.length).replace(/^\[\d+\]\./, "");
+    }
+    var g = document.querySelector('svg.dag g.node[data-node="' + CSS.escape(local) + '"]');
+    if (g && status) { g.setAttribute("data-status", status); return; }
+    var owner = top(local);
+    var m = /^[^.[]+\[(\d+)\]/.exec(local);
+    if (owner && m) {  // a node inside a loop or map body: count its instances
+      var box = document.querySelector('[data-count-of="' + CSS.escape(owner) + '"]');
+      var set = seen[owner] = seen[owner] || {};
+      set[m[1]] = true;
+      if (box) {
+        var n = Math.max(Object.keys(set).length, parseInt(box.getAttribute("data-n") || "0", 10));
+        box.setAttribute("data-n", String(n));
+        box.textContent = " · " + n + " ran";
+      }
+    }
+  }
+
+  function line(ev) {
+    if (!log) { return; }
+    var li = document.createElement("li");
+    li.setAttribute("data-seq", String(ev.seq));
+    var seq = document.createElement("span"); seq.className = "seq"; seq.textContent = ev.seq;
+    var text = document.createElement("span");
+    text.textContent = " " + ev.type + (ev.summary ? " " + ev.summary : "");
+    li.appendChild(seq); li.appendChild(text);
+    log.appendChild(li);
+    log.scrollTop = log.scrollHeight;
+  }
+
+  var source = new EventSource(stream);
+  source.onmessage = function (msg) {
+    var ev = JSON.parse(msg.data);
+    if (log && log.querySelector('li[data-seq="' + ev.seq + '"]')) { return; }
+    line(ev);
+    var p = ev.payload || {};
+    if (ev.type.indexOf("node/") === 0) { patchNode(p.node, p.status); }
+    if (ev.type === "edge/resolved" && p.active) {
+      var e = document.querySelector('svg.dag path.edge[data-from="' + CSS.escape(p.from || "") +
+        '"][data-to="' + CSS.escape(p.to || "") + '"]');
+      if (e) { e.classList.add("taken"); }
+    }
+    if (ev.type === "run/finished" || ev.type === "run/paused" || ev.type === "run/resumed") {
+      var st = ev.type === "run/finished" ? p.status : (ev.type === "run/paused" ? "paused" : "running");
+      if (statusBadge) { statusBadge.textContent = st; statusBadge.className = "status " + st; }
+    }
+    if (ev.type === "approval/requested" || ev.type === "approval/answered") {
+      var n = document.querySelector("[data-approvals-hint]");
+      if (n) { n.hidden = false; }
+    }
+    body.setAttribute("data-last-seq", String(ev.seq));
+  };
+  source.addEventListener("end", function () { source.close(); body.setAttribute("data-ended", "1"); });
+}());
