@@ -18,12 +18,12 @@ import yaml
 pytest.importorskip("starlette", reason="the web extra (Starlette) is not installed")
 pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from rein.engine.service import Harness  # noqa: E402
-from rein.web.app import create_app  # noqa: E402
-from rein.web.auth import COOKIE, Guard  # noqa: E402
-from rein.web.steer import Steering  # noqa: E402
+from rein.engine.service import Harness
+from rein.web.app import create_app
+from rein.web.auth import COOKIE, Guard
+from rein.web.steer import Steering
 
 TOKEN = "t" * 40
 ORIGIN = "http://testserver"

@@ -16,8 +16,13 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import (HTMLResponse, JSONResponse, PlainTextResponse,
-                                 RedirectResponse, Response, StreamingResponse)
+from starlette.responses import (
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
 from rein.core.states import ApprovalStatus
@@ -195,7 +200,7 @@ class Console:
         from rein.formats.ags.plan import build_plan
 
         report = validate_path(str(self.h.workspace / path))
-        if report.errors or report.document is None:
+        if report.errors or report.document is None or report.digest is None:
             body = "".join(error_box(f.code, f.message, None) for f in report.errors)
             return HTMLResponse(page(f"Plan {path}", f"<h1>{path}</h1>{body}",
                                      read_only=self.read_only), status_code=422)

@@ -9,6 +9,7 @@ and back a few times (fewer crossings), then coordinates. Pure: ids and edges in
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -92,7 +93,7 @@ def _order(full: dict[str, int], chains: list[list[str]], ids: Sequence[str]
     left: dict[str, list[str]] = {n: [] for n in full}
     right: dict[str, list[str]] = {n: [] for n in full}
     for chain in chains:
-        for a, b in zip(chain, chain[1:], strict=False):
+        for a, b in itertools.pairwise(chain):
             right[a].append(b)
             left[b].append(a)
     for _ in range(SWEEPS):

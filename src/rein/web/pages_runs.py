@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any
 
 from rein.engine.service import Harness
 from rein.store.base import Event, NodeRow, RunRow

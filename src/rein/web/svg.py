@@ -57,11 +57,11 @@ def render(boxes: Sequence[Box], arrows: Sequence[Arrow], *, order: Sequence[str
     ids = [i for i in ids if i in by_id] + [b.id for b in boxes if b.id not in set(ids)]
     lay = layout(ids, [(a.source, a.target) for a in arrows])
     kinds = {(a.source, a.target): a for a in arrows}
-    parts = [f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" '
+    parts = [(f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" '
              f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" width="{lay.width:.0f}" '
-             f'height="{lay.height:.0f}">',
-             '<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
-             'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>']
+             f'height="{lay.height:.0f}">'),
+             ('<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
+             'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>')]
     for route in lay.routes:
         arrow = kinds[(route.source, route.target)]
         taken = ' taken' if arrow.taken else ''

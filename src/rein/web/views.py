@@ -37,7 +37,7 @@ def plan_of(workspace: Path, path: str) -> tuple[Any, str] | None:
 
     file = Path(path) if Path(path).is_absolute() else workspace / path
     report = validate_path(str(file))
-    if report.errors or report.document is None:
+    if report.errors or report.document is None or report.digest is None:
         return None
     return build_plan(report.document.data, source=path, digest=report.digest), report.digest
 
@@ -119,7 +119,7 @@ def _time(text: str | None) -> dt.datetime | None:
     if not text:
         return None
     try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return dt.datetime.fromisoformat(text)
     except ValueError:
         return None
 
