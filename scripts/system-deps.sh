@@ -4,9 +4,11 @@
 set -u
 want=()
 command -v bwrap >/dev/null 2>&1 || want+=(bubblewrap)
+# The web console's end-to-end tests drive Debian's Chromium through Playwright.
+[ -x /usr/bin/chromium ] || want+=(chromium)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing ${want[*]} (for sandbox tests)"
+  echo "installing ${want[*]} (for sandbox and browser tests)"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}"; } \
     >/dev/null 2>&1 || echo "could not install ${want[*]}: the tests that need it will skip"
 else

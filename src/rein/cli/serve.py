@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -41,13 +42,15 @@ def serve(host: str, port: int, read_only: bool, token_env: str | None,
     Exit codes: 0 stopped, 1 failure, 4 refused (a non-loopback host without a token),
     64 usage error (the web extra missing, the port taken).
     """
-    from rein.web.server import check_bind, require, serve as serve_console
+    from rein.web.server import check_bind, require
+    from rein.web.server import serve as serve_console
 
     require()
     bind = check_bind(host, port, token_env=token_env, read_only=read_only)
 
     def announce(url: str) -> None:
         click.echo(url)
+        sys.stdout.flush()  # the one line a script or a terminal waits for
 
     try:
         run_sync(serve_console(resolve_workspace(workspace), bind, store_url=given_store(),
