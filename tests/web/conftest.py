@@ -46,7 +46,7 @@ GATED = {
 @dataclass
 class Console:
     root: Path
-    client: TestClient
+    client: Any  # starlette.testclient.TestClient
     steering: Steering | None
     harness: Harness
     guard: Guard
@@ -84,6 +84,13 @@ def write_graph(root: Path, name: str, data: dict[str, Any]) -> None:
 
 
 def make_console(root: Path, *, read_only: bool = False) -> Iterator[Console]:
+    # Skipped, not failed, where the web extra is not installed.
+    pytest.importorskip("starlette", reason="the web extra (Starlette) is not installed")
+    pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
+    from starlette.testclient import TestClient
+
+    from rein.web.app import create_app
+
     harness = Harness.open(root)
     steering = None if read_only else Steering(
         lambda listeners: Harness.open(root, listeners=listeners))

@@ -95,3 +95,20 @@ def test_static_assets_come_from_the_package(console: Console) -> None:
     r = console.client.get("/static/console.js")
     assert r.status_code == 200 and "EventSource" in r.text
     assert console.client.get("/static/../app.py").status_code == 404
+
+
+def test_the_runs_stream_sends_the_table_when_it_changes() -> None:
+    import asyncio
+
+    from rein.web import streams
+
+    states = iter([("a", "<tr>1</tr>"), ("a", "<tr>1</tr>"), ("b", "<tr>2</tr>")])
+
+    async def collect() -> list[str]:
+        return [m async for m in streams.runs_stream(lambda: next(states), poll_seconds=0,
+                                                     rounds=3)]
+
+    sent = asyncio.run(collect())
+    assert [json.loads(m.split("data: ", 1)[1])["html"] for m in sent] == [
+        "<tr>1</tr>", "<tr>2</tr>"]
+    assert all(m.startswith("event: runs\n") for m in sent)

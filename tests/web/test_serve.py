@@ -105,3 +105,12 @@ def test_a_served_console_starts_a_run_that_outlives_it(
     assert main(["runs", "list", "--json"]) == 0
     [run] = json.loads(capsys.readouterr().out)["runs"]
     assert run["status"] == "awaiting_human"  # now at the input gate
+
+
+def test_without_the_web_extra_serve_says_how_to_get_it(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn → ImportError
+    assert main(["serve"]) == 64
+    err = capsys.readouterr().err
+    assert "WEB001" in err and "rein[web]" in err

@@ -4,6 +4,13 @@
 (function () {
   "use strict";
   var body = document.body;
+  var runs = body.getAttribute("data-runs-stream");
+  if (runs && window.EventSource) {  // the runs list: the server sends the table body
+    new EventSource(runs).addEventListener("runs", function (msg) {
+      var tbody = document.getElementById("runs");
+      if (tbody) { tbody.innerHTML = JSON.parse(msg.data).html; }
+    });
+  }
   var stream = body.getAttribute("data-stream");
   if (!stream || !window.EventSource) { return; }
   var log = document.querySelector("ol.log");
@@ -58,7 +65,9 @@
     line(ev);
     var p = ev.payload || {};
     if (ev.type.indexOf("node/") === 0) { patchNode(p.node, p.status); }
-    if (ev.type === "edge/resolved" && p.active) {
+    var scope = body.getAttribute("data-scope") || "";
+    if (ev.type === "edge/resolved" && p.active &&
+        String(p.scope || "").replace(/\[\d+\]/g, "") === scope) {
       var e = document.querySelector('svg.dag path.edge[data-from="' + CSS.escape(p.from || "") +
         '"][data-to="' + CSS.escape(p.to || "") + '"]');
       if (e) { e.classList.add("taken"); }
