@@ -36,10 +36,13 @@ def test_run_watch_answer_reload_download(browser: Any, workspace: Path) -> None
         run_tab = context.new_page()
         run_tab.goto(url)
         assert run_tab.locator("h1").inner_text() == "Runs"
+        runs_tab = context.new_page()  # the list, left open: it follows the store
+        runs_tab.goto(f"{base}/")
         run_tab.goto(f"{base}/plan?path=g.agraph.yaml")
         run_tab.click("text=Approve and run")
         run_tab.wait_for_url(f"{base}/runs/run-*", timeout=WAIT)
         run_id = run_tab.url.rsplit("/", 1)[-1]
+        runs_tab.wait_for_selector(f"#runs >> text={run_id}", timeout=WAIT)
         run_tab.wait_for_selector(NODE.format("ok", "awaiting_human"), timeout=WAIT)
         run_tab.wait_for_function("document.body.getAttribute('data-last-seq') !== null")
 

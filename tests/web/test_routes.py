@@ -112,3 +112,26 @@ def test_the_runs_stream_sends_the_table_when_it_changes() -> None:
     assert [json.loads(m.split("data: ", 1)[1])["html"] for m in sent] == [
         "<tr>1</tr>", "<tr>2</tr>"]
     assert all(m.startswith("event: runs\n") for m in sent)
+
+
+def test_loops_and_maps_are_counted_and_bodies_and_subgraphs_open(console: Console) -> None:
+    import shutil
+
+    from tests.support import ROOT
+
+    shutil.copyfile(ROOT / "examples" / "no-worker.agraph.yaml",
+                    console.root / "nw.agraph.yaml")
+    console.login()
+    run_id = console.start("nw.agraph.yaml")
+    assert console.harness.run(run_id).status.value == "succeeded"
+    page = console.client.get(f"/runs/{run_id}").text
+    assert 'data-count-of="classify_items"> · 5 ran' in page  # five map items
+    assert 'data-count-of="count_down"> · 3 ran' in page  # three loop iterations
+    [child] = console.harness.child_runs(run_id)
+    assert f'<a href="/runs/{child.run_id}"><g class="node" data-node="verdict"' in page
+    assert f'href="/runs/{run_id}?scope=count_down"' in page
+    body = console.client.get(f"/runs/{run_id}?scope=count_down").text
+    assert 'data-node="tick" data-status="succeeded"' in body
+    sub = console.client.get(f"/runs/{child.run_id}").text
+    assert 'data-node="weigh" data-status="succeeded"' in sub
+    assert 'data-node="tell" data-status="succeeded"' in sub

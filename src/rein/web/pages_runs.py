@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from pathlib import Path
 
 from rein.engine.service import Harness
 from rein.store.base import Event, NodeRow, RunRow
@@ -99,6 +100,14 @@ def log_items(events: Sequence[Event]) -> str:
                    f"{e(ev.type)} {e(views.summary(ev))}</li>" for ev in events[-LOG_SHOWN:])
 
 
+def shown_path(h: Harness, path: str) -> str:
+    """A graph path as the workspace names it (runs store the path as it was given)."""
+    try:
+        return Path(path).resolve().relative_to(h.workspace).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
 def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str,
              read_only: bool) -> str:
     events = h.events(run.run_id)
@@ -124,7 +133,7 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         f"<h1><code>{e(run.run_id)}</code> <span data-run-status class='status "
         f"{e(run.status.value)}'>{e(run.status.value)}</span></h1>"
         f"<div class='card'>graph <code>{e(run.graph_id)}</code> · file "
-        f"<code>{e(run.graph_path)}</code> · started {e(run.started_at[:19])} · "
+        f"<code>{e(shown_path(h, run.graph_path))}</code> · started {e(run.started_at[:19])} · "
         f"{e(views.duration(run, now))} · cost ${used.get('cost_usd', 0.0):.4f} · "
         f"<a href='/runs/{e(run.run_id)}/record' download>download the run record</a> "
         f"{actions}</div>{queue}"

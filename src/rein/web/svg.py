@@ -60,8 +60,8 @@ def render(boxes: Sequence[Box], arrows: Sequence[Arrow], *, order: Sequence[str
     parts = [(f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" '
              f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" width="{lay.width:.0f}" '
              f'height="{lay.height:.0f}">'),
-             ('<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" '
-             'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>')]
+             ('<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="5" '
+             'markerHeight="5" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>')]
     for route in lay.routes:
         arrow = kinds[(route.source, route.target)]
         taken = ' taken' if arrow.taken else ''

@@ -73,7 +73,8 @@
       if (e) { e.classList.add("taken"); }
     }
     if (ev.type === "run/finished" || ev.type === "run/paused" || ev.type === "run/resumed") {
-      var st = ev.type === "run/finished" ? p.status : (ev.type === "run/paused" ? "paused" : "running");
+      var st = ev.type === "run/finished" ? p.status : (ev.type === "run/paused" ?
+        (p.status || "waiting") : "running");
       if (statusBadge) { statusBadge.textContent = st; statusBadge.className = "status " + st; }
     }
     if (ev.type === "approval/requested" || ev.type === "approval/answered") {
