@@ -83,7 +83,8 @@ def write_graph(root: Path, name: str, data: dict[str, Any]) -> None:
     (root / name).write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def make_console(root: Path, *, read_only: bool = False) -> Iterator[Console]:
+def make_console(root: Path, *, read_only: bool = False,
+                 store_url: str | None = None) -> Iterator[Console]:
     # Skipped, not failed, where the web extra is not installed.
     pytest.importorskip("starlette", reason="the web extra (Starlette) is not installed")
     pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
@@ -91,9 +92,9 @@ def make_console(root: Path, *, read_only: bool = False) -> Iterator[Console]:
 
     from rein.web.app import create_app
 
-    harness = Harness.open(root)
+    harness = Harness.open(root, store_url=store_url)
     steering = None if read_only else Steering(
-        lambda listeners: Harness.open(root, listeners=listeners))
+        lambda listeners: Harness.open(root, store_url=store_url, listeners=listeners))
     guard = Guard(token=TOKEN, hosts=frozenset({"testserver"}), read_only=read_only)
     app = create_app(harness, guard, steering)
     with TestClient(app) as client:

@@ -97,3 +97,46 @@ def test_a_stale_page_cannot_approve_a_changed_graph(browser: Any, workspace: Pa
         page.click("text=Approve and run")
         assert "APPROVAL_STALE" in page.locator("[role=alert]").inner_text()
         page.close()
+
+
+@pytest.fixture
+def ask_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A model-worker node (the scripted provider) whose file_write is in ``ask``."""
+    from tests.scenarios.model_env import call, graph, isolate, task
+
+    isolate(tmp_path, monkeypatch)
+    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    (tmp_path / "turns.json").write_text(json.dumps([
+        call("file_write", path="NOTE.md", content="hello from the page\n"),
+        call("submit_outputs", summary="finished")]))
+    (tmp_path / "rein.toml").write_text(
+        '[providers.script]\nkind = "scripted"\n'
+        'options = { script = "turns.json", position = "conversation" }\n\n'
+        '[tiers.standard]\nprovider = "script"\nmodel = "s"\n\n[policy]\nedit = "ask"\n')
+    node = task("Write the note", tools=["file_write"], permissions=["fs:write:NOTE.md"],
+                outputs={"summary": "what"})
+    import yaml
+
+    (tmp_path / "m.agraph.yaml").write_text(
+        yaml.safe_dump(graph("ask", {"write_note": node}, "write_note"), sort_keys=False))
+    return tmp_path
+
+
+def test_a_tool_call_in_ask_is_answered_in_the_page(browser: Any, ask_workspace: Path) -> None:
+    with served(ask_workspace) as url:
+        base = url.split("/?")[0]
+        page = browser.new_page()
+        page.goto(url)
+        page.goto(f"{base}/plan?path=m.agraph.yaml")
+        page.click("text=Approve and run")
+        page.wait_for_selector(NODE.format("write_note", "awaiting_human"), timeout=WAIT)
+        assert not (ask_workspace / "NOTE.md").exists()
+        page.goto(f"{base}/approvals")
+        card = page.locator("[data-approval]")
+        assert "A tool call under an ask permission" in card.inner_text()
+        page.click("summary")
+        assert "file_write" in card.inner_text() and "NOTE.md" in card.inner_text()
+        page.click("form.answer button[value=accept]")
+        page.wait_for_selector(NODE.format("write_note", "succeeded"), timeout=WAIT)
+        assert (ask_workspace / "NOTE.md").read_text() == "hello from the page\n"
+        page.close()
