@@ -39,7 +39,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.web.browser import launched, why_not  # noqa: E402
+from tests.web.browser import launched, why_not
 
 OBSERVE = """() => {
   window.__stamps = [];
@@ -81,7 +81,8 @@ def wide_graph(n: int) -> dict[str, Any]:
 
 def rein(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", "from rein.cli import run; run()", *args],
-                          cwd=folder, capture_output=True, text=True, env=os.environ.copy())
+                          cwd=folder, capture_output=True, text=True, env=os.environ.copy(),
+                          check=False)
 
 
 class Server:
@@ -113,7 +114,7 @@ def start(page: Any, base: str, path: str) -> str:
 
 
 def at_ms(text: str) -> float:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000
+    return dt.datetime.fromisoformat(text).timestamp() * 1000
 
 
 def latency(browser: Any, folder: Path, gates: int) -> dict[str, list[float]]:
@@ -124,7 +125,7 @@ def latency(browser: Any, folder: Path, gates: int) -> dict[str, list[float]]:
         context = browser.new_context()
         watch, answer = context.new_page(), context.new_page()
         watch.goto(server.url)
-        for way in out:
+        for way, samples in out.items():
             run_id = start(watch, server.base, "chain.agraph.yaml")
             watch.wait_for_selector('g.node[data-node="g00"][data-status="awaiting_human"]')
             watch.evaluate(OBSERVE)
@@ -146,7 +147,7 @@ def latency(browser: Any, folder: Path, gates: int) -> dict[str, list[float]]:
             for e in events:
                 p = e.get("payload") or {}
                 if e.get("type") == "node/finished" and p.get("status") == "succeeded":
-                    out[way].append(stamps[(p["node"], "succeeded")] - at_ms(e["at"]))
+                    samples.append(stamps[(p["node"], "succeeded")] - at_ms(e["at"]))
         context.close()
     finally:
         server.close()
@@ -162,8 +163,14 @@ def load(browser: Any, folder: Path, nodes: int, tabs: int) -> tuple[float, floa
         first.goto(server.url)
         run_id = start(first, server.base, "wide.agraph.yaml")
         pages = [first] if tabs else []
+        viewers = []
+        # One browser context per viewer: tabs of one browser share about six connections
+        # to a server, and each followed run holds one (hidden tabs let theirs go).
         for _ in range(tabs - 1):
-            p = context.new_page()
+            viewer = browser.new_context()
+            viewers.append(viewer)
+            p = viewer.new_page()
+            p.goto(server.url)
             p.goto(f"{server.base}/runs/{run_id}")
             pages.append(p)
         for p in pages:
@@ -185,6 +192,8 @@ def load(browser: Any, folder: Path, nodes: int, tabs: int) -> tuple[float, floa
         done = sum(1 for line in events if '"node/finished"' in line and '"succeeded"' in line)
         assert done == nodes + 1, f"{done} nodes succeeded, not {nodes + 1}"
         cpu1, peak = server.usage()
+        for viewer in viewers:
+            viewer.close()
         context.close()
         return wall, cpu1 - cpu0, peak
     finally:

@@ -88,9 +88,7 @@ def make_console(root: Path, *, read_only: bool = False,
     # Skipped, not failed, where the web extra is not installed.
     pytest.importorskip("starlette", reason="the web extra (Starlette) is not installed")
     pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
-    from starlette.testclient import TestClient
 
-    from rein.web.app import create_app
 
     harness = Harness.open(root, store_url=store_url)
     steering = None if read_only else Steering(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -40,7 +41,7 @@ def test_a_hundred_nodes_do_not_overlap_and_cross_less_than_unordered(seed: int)
     assert len(drawn.routes) == len(edges)
     boxes = sorted((p.x, p.y) for p in drawn.nodes.values())
     assert len(set(boxes)) == 100
-    for (x1, y1), (x2, y2) in zip(boxes, boxes[1:], strict=False):
+    for (x1, y1), (x2, y2) in itertools.pairwise(boxes):
         if x1 == x2:
             assert y2 - y1 >= lay.NODE_H  # same column: stacked, never overlapping
     for p in drawn.nodes.values():

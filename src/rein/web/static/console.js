@@ -6,10 +6,18 @@
   var body = document.body;
   var runs = body.getAttribute("data-runs-stream");
   if (runs && window.EventSource) {  // the runs list: the server sends the table body
-    new EventSource(runs).addEventListener("runs", function (msg) {
-      var tbody = document.getElementById("runs");
-      if (tbody) { tbody.innerHTML = JSON.parse(msg.data).html; }
-    });
+    var list = null;
+    var follow = function () {
+      if (document.hidden) { if (list) { list.close(); list = null; } return; }
+      if (list) { return; }
+      list = new EventSource(runs);
+      list.addEventListener("runs", function (msg) {
+        var tbody = document.getElementById("runs");
+        if (tbody) { tbody.innerHTML = JSON.parse(msg.data).html; }
+      });
+    };
+    document.addEventListener("visibilitychange", follow);
+    follow();
   }
   var stream = body.getAttribute("data-stream");
   if (!stream || !window.EventSource) { return; }
@@ -58,8 +66,7 @@
     log.scrollTop = log.scrollHeight;
   }
 
-  var source = new EventSource(stream);
-  source.onmessage = function (msg) {
+  function onEvent(msg) {
     var ev = JSON.parse(msg.data);
     if (log && log.querySelector('li[data-seq="' + ev.seq + '"]')) { return; }
     line(ev);
@@ -82,6 +89,22 @@
       if (n) { n.hidden = false; }
     }
     body.setAttribute("data-last-seq", String(ev.seq));
-  };
-  source.addEventListener("end", function () { source.close(); body.setAttribute("data-ended", "1"); });
+  }
+  // A browser opens about six connections per server; each open stream holds one. A tab
+  // that is hidden lets its stream go and, shown again, resumes after the last event it
+  // applied, so any number of tabs can stay open on the console.
+  var source = null;
+  function open() {
+    if (source || body.getAttribute("data-ended")) { return; }
+    var after = body.getAttribute("data-last-seq") || "0";
+    source = new EventSource(stream.replace(/after=\d+/, "after=" + after));
+    source.onmessage = onEvent;
+    source.addEventListener("end", function () {
+      source.close(); source = null; body.setAttribute("data-ended", "1");
+    });
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && source) { source.close(); source = null; } else if (!document.hidden) { open(); }
+  });
+  open();
 }());
