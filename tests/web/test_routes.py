@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from tests.web.conftest import Console, sse_events
 
@@ -135,3 +136,32 @@ def test_loops_and_maps_are_counted_and_bodies_and_subgraphs_open(console: Conso
     sub = console.client.get(f"/runs/{child.run_id}").text
     assert 'data-node="weigh" data-status="succeeded"' in sub
     assert 'data-node="tell" data-status="succeeded"' in sub
+
+
+def test_a_node_shows_its_attempts_criteria_evidence_and_feedback(
+        console: Console, monkeypatch: Any) -> None:
+    import yaml
+
+    from tests.web.conftest import write_graph
+
+    retried = {
+        "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/web-retry", "title": "r",
+        "objective": "test", "requires_conformance": 3, "entrypoints": ["work"],
+        "nodes": {"work": {
+            "title": "work", "description": "Do it.",
+            "outputs": {"n": {"type": "integer", "description": "n"}},
+            "failure": {"retry": {"max_attempts": 2}},
+            "success": {"criteria": [{"id": "two", "kind": "expression",
+                                      "description": "n is 2", "expr": "self.outputs.n == 2"}]}}}}
+    write_graph(console.root, "r.agraph.yaml", retried)
+    answers = console.root / "answers.yaml"
+    answers.write_text(yaml.safe_dump({"nodes": {"work": [{"outputs": {"n": 1}},
+                                                          {"outputs": {"n": 2}}]}}))
+    console.login()
+    run_id = console.start("r.agraph.yaml")
+    assert console.harness.run(run_id).status.value == "succeeded"
+    page = console.client.get(f"/runs/{run_id}").text
+    first, second = page.split("<li data-attempt='1'>")[1].split("<li data-attempt='2'>")
+    assert "criteria_failed" in first and "✗ <code>two</code>" in first
+    assert "told to attempt 2: two failed" in first
+    assert "✓ <code>two</code>" in second and "succeeded" in second

@@ -52,25 +52,38 @@ def runs_page(h: Harness, *, state: str, text: str, now: dt.datetime, read_only:
                 attrs={"data-runs-stream": f"/runs.stream?{query}".replace("&amp;", "&")})
 
 
+def _criteria(results: Sequence[Any]) -> str:
+    return "".join(
+        f"<li>{'✓' if c.get('passed') else '✗'} <code>{e(c.get('id'))}</code> "
+        f"{e(c.get('kind'))} {e(c.get('severity') or '')}"
+        + (f"<div class='muted'>evidence: {e(str(c.get('evidence'))[:600])}</div>"
+           if c.get("evidence") not in (None, "") else "") + "</li>"
+        for c in results if isinstance(c, dict))
+
+
 def _attempts(row: NodeRow) -> str:
-    attempts = row.record.get("attempts") or []
-    if not attempts:
-        return ""
+    """Each attempt with its criteria and their evidence; a failed attempt followed by
+    another also shows what that next attempt was told: its failed criteria, required
+    first, with their evidence (what the engine feeds back)."""
+    attempts = [a for a in row.record.get("attempts") or [] if isinstance(a, dict)]
     out = []
-    for a in attempts:
-        crit = a.get("criteria") or a.get("criteria_results") or []
-        lines = "".join(
-            f"<li>{'✓' if c.get('passed') else '✗'} <code>{e(c.get('id'))}</code> "
-            f"{e(c.get('kind'))} {e(c.get('severity') or '')}"
-            + (f"<div class='muted'>evidence: {e(str(c.get('evidence'))[:600])}</div>"
-               if c.get("evidence") not in (None, "") else "") + "</li>"
-            for c in crit if isinstance(c, dict))
-        feedback = a.get("feedback")
-        out.append(f"<li>attempt {e(a.get('attempt', a.get('number', '')))}: "
-                   f"{status(a.get('status'))}<ul>{lines}</ul>"
-                   + (f"<div>feedback given: {pretty(feedback)}</div>" if feedback else "")
-                   + "</li>")
-    return f"<ol>{''.join(out)}</ol>"
+    for i, a in enumerate(attempts):
+        results = list((a.get("success") or {}).get("results") or [])
+        told = ""
+        failed = sorted((r for r in results if isinstance(r, dict) and not r.get("passed")),
+                        key=lambda r: r.get("severity") == "advisory")
+        if failed and i + 1 < len(attempts):
+            told = ("<div class='feedback'>told to attempt "
+                    f"{e(attempts[i + 1].get('attempt', i + 2))}: "
+                    + "; ".join(f"{e(r.get('id'))} failed"
+                                + (f" ({e(str(r.get('evidence'))[:300])})"
+                                   if r.get("evidence") not in (None, "") else "")
+                                for r in failed) + "</div>")
+        error = f"<div class='muted'>{e(a.get('error'))}</div>" if a.get("error") else ""
+        out.append(f"<li data-attempt='{e(a.get('attempt', i + 1))}'>attempt "
+                   f"{e(a.get('attempt', i + 1))}: {status(a.get('status'))}{error}"
+                   f"<ul>{_criteria(results)}</ul>{told}</li>")
+    return f"<ol class='attempts'>{''.join(out)}</ol>" if out else ""
 
 
 def _nodes(rows: Sequence[NodeRow]) -> str:

@@ -71,7 +71,12 @@
     if (log && log.querySelector('li[data-seq="' + ev.seq + '"]')) { return; }
     line(ev);
     var p = ev.payload || {};
-    if (ev.type.indexOf("node/") === 0) { patchNode(p.node, p.status); }
+    if (ev.type.indexOf("node/") === 0) {
+      patchNode(p.node, p.status);
+      var row = document.querySelector('[data-node-detail="' + CSS.escape(p.node || "") +
+        '"] .status');
+      if (row && p.status) { row.textContent = p.status; row.className = "status " + p.status; }
+    }
     var scope = body.getAttribute("data-scope") || "";
     if (ev.type === "edge/resolved" && p.active &&
         String(p.scope || "").replace(/\[\d+\]/g, "") === scope) {
