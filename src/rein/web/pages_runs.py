@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rein.engine.service import Harness
 from rein.store.base import Event, NodeRow, RunRow
