@@ -114,3 +114,13 @@ def test_without_the_web_extra_serve_says_how_to_get_it(
     assert main(["serve"]) == 64
     err = capsys.readouterr().err
     assert "WEB001" in err and "rein[web]" in err
+
+
+def test_two_consoles_on_one_host_keep_separate_sessions() -> None:
+    from rein.web.auth import Guard
+
+    a = Guard.for_bind(host="127.0.0.1", port=8765, token="a" * 40)
+    b = Guard.for_bind(host="127.0.0.1", port=8766, token="b" * 40)
+    assert a.cookie != b.cookie
+    assert "127.0.0.1:8765" in a.hosts and "localhost:8765" in a.hosts
+    assert "127.0.0.1:8766" not in a.hosts

@@ -29,7 +29,7 @@ from rein.core.states import ApprovalStatus
 from rein.engine.service import Harness
 from rein.errors import ReinError
 from rein.web import pages_queue, pages_runs, streams
-from rein.web.auth import COOKIE, MAX_BODY, Denied, Guard, parse_form
+from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
 from rein.web.html import error_box, page
 from rein.web.paths import inside
 from rein.web.steer import Steering
@@ -55,7 +55,7 @@ class Console:
                 token = request.query_params.get("token")
                 if token is not None and request.method == "GET":
                     return self._exchange(request, token)
-                sid = self.guard.session(request.cookies.get(COOKIE))
+                sid = self.guard.session(request.cookies.get(self.guard.cookie))
                 request.state.sid = sid
                 if changes:
                     form = parse_form(await _body(request))
@@ -77,7 +77,7 @@ class Console:
         query = "&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "token")
         target = request.url.path + (f"?{query}" if query else "")
         response = RedirectResponse(target, status_code=303)
-        response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/")
+        response.set_cookie(self.guard.cookie, sid, httponly=True, samesite="strict", path="/")
         return response
 
     def denied(self, exc: Denied) -> Response:

@@ -52,6 +52,9 @@ class Guard:
     token: str
     hosts: frozenset[str]  # acceptable Host header values, "name:port"
     read_only: bool = False
+    # Cookies ignore ports: two consoles on one host would share (and overwrite) one
+    # session cookie, so each names its own.
+    cookie: str = COOKIE
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
     sessions: dict[str, None] = field(default_factory=dict)  # insertion-ordered set
 
@@ -60,7 +63,8 @@ class Guard:
                  extra_hosts: Iterable[str] = ()) -> Guard:
         names = set(LOOPBACK) if is_loopback(host) else {host}
         hosts = {f"{n}:{port}" for n in names} | {f"[{n}]:{port}" for n in names if ":" in n}
-        return cls(token=token, hosts=frozenset(hosts | set(extra_hosts)), read_only=read_only)
+        return cls(token=token, hosts=frozenset(hosts | set(extra_hosts)), read_only=read_only,
+                   cookie=f"{COOKIE}_{port}")
 
     # -- sessions -------------------------------------------------------------------------
 

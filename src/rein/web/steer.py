@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -61,8 +62,13 @@ class Steering:
 
     def _background(self, future: concurrent.futures.Future[Any]) -> None:
         def done(f: concurrent.futures.Future[Any]) -> None:
-            if not f.cancelled() and f.exception() is not None:
-                self.failures.append(f.exception())  # type: ignore[arg-type]
+            error = None if f.cancelled() else f.exception()
+            if error is not None:
+                # The page that asked has its answer already; the server's terminal is
+                # where an advance that failed afterwards is told.
+                self.failures.append(error)
+                code = getattr(error, "code", type(error).__name__)
+                print(f"rein serve: {code}: {error}", file=sys.stderr, flush=True)
 
         future.add_done_callback(done)
 
