@@ -140,3 +140,34 @@ def test_a_tool_call_in_ask_is_answered_in_the_page(browser: Any, ask_workspace:
         page.wait_for_selector(NODE.format("write_note", "succeeded"), timeout=WAIT)
         assert (ask_workspace / "NOTE.md").read_text() == "hello from the page\n"
         page.close()
+
+
+HIDE = """(hidden) => {
+  Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+  document.dispatchEvent(new Event('visibilitychange'));
+}"""
+
+
+def test_a_hidden_tab_lets_its_stream_go_and_catches_up_when_shown(
+        browser: Any, workspace: Path) -> None:
+    with served(workspace) as url:
+        base = url.split("/?")[0]
+        context = browser.new_context()
+        tab = context.new_page()
+        tab.goto(url)
+        tab.goto(f"{base}/plan?path=g.agraph.yaml")
+        tab.click("text=Approve and run")
+        tab.wait_for_selector(NODE.format("ok", "awaiting_human"), timeout=WAIT)
+        run_url = tab.url
+        tab.evaluate(HIDE, True)
+        other = context.new_page()
+        other.goto(f"{base}/approvals")
+        other.click("form.answer button[value=accept]")
+        other.wait_for_selector(NODE.format("ask", "awaiting_human"), timeout=WAIT)
+        # Its stream was closed before the answer: the hidden tab has not seen it.
+        assert tab.locator(NODE.format("ok", "awaiting_human")).count() == 1
+        tab.evaluate(HIDE, False)
+        tab.wait_for_selector(NODE.format("ask", "awaiting_human"), timeout=WAIT)
+        assert tab.url == run_url
+        assert _log(tab) == _log(other)  # caught up with exactly the same feed
+        context.close()
