@@ -10,6 +10,7 @@ run of its own, linked from its box.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,12 +32,23 @@ class Picture:
 
 
 def plan_of(workspace: Path, path: str) -> tuple[Any, str] | None:
-    """(the plan, its digest) of a graph file, or None when it cannot be planned."""
+    """(the plan, its digest) of a graph file, or None when it cannot be planned. Cached by
+    the file's size and modification time: every tab on a run page draws the same graph,
+    and planning a large one costs more than the rest of the page."""
+    file = Path(path) if Path(path).is_absolute() else workspace / path
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return _planned(str(file), path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _planned(file: str, path: str, _mtime_ns: int, _size: int) -> tuple[Any, str] | None:
     from rein.formats.ags import validate_path
     from rein.formats.ags.plan import build_plan
 
-    file = Path(path) if Path(path).is_absolute() else workspace / path
-    report = validate_path(str(file))
+    report = validate_path(file)
     if report.errors or report.document is None or report.digest is None:
         return None
     return build_plan(report.document.data, source=path, digest=report.digest), report.digest
