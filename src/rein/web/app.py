@@ -9,9 +9,8 @@ Steering thread and redirect to the page that shows its effect.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -244,10 +243,10 @@ async def _body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
-def _values(form: dict[str, str], request: Any) -> dict[str, Any]:
+def _values(form: dict[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
     """``value.NAME`` fields, typed by the entry's declared inputs: a non-string input is
     read as JSON (``3``, ``true``, ``["a"]``); an empty field is left out."""
-    collect = request.get("collect") or {} if hasattr(request, "get") else {}
+    collect = request.get("collect") or {}
     out: dict[str, Any] = {}
     for key, text in form.items():
         if not key.startswith("value.") or text == "":
@@ -286,10 +285,6 @@ def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Sta
     app = Starlette(routes=routes)
     app.state.console = c
     return app
-
-
-def workspace_of(app: Starlette) -> Path:
-    return Path(app.state.console.h.workspace)
 
 
 __all__ = ["Console", "create_app"]
