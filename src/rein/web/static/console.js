@@ -63,12 +63,17 @@
     text.textContent = " " + ev.type + (ev.summary ? " " + ev.summary : "");
     li.appendChild(seq); li.appendChild(text);
     log.appendChild(li);
-    log.scrollTop = log.scrollHeight;
+    if (!scrolling) {  // reading scrollHeight lays the page out: once a frame, not per event
+      scrolling = true;
+      window.requestAnimationFrame(function () { scrolling = false; log.scrollTop = log.scrollHeight; });
+    }
   }
+  var scrolling = false;
 
   function onEvent(msg) {
     var ev = JSON.parse(msg.data);
-    if (log && log.querySelector('li[data-seq="' + ev.seq + '"]')) { return; }
+    // Events come in seq order; one already applied (a reconnect's overlap) is skipped.
+    if (ev.seq <= parseInt(body.getAttribute("data-last-seq") || "0", 10)) { return; }
     line(ev);
     var p = ev.payload || {};
     if (ev.type.indexOf("node/") === 0) {
