@@ -20,7 +20,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.web.browser import launched, served, why_not  # noqa: E402
+from tests.web.browser import launched, served, why_not
 
 OUT = ROOT / "docs" / "images"
 
