@@ -5,6 +5,8 @@ set -u
 want=()
 command -v bwrap >/dev/null 2>&1 || want+=(bubblewrap)
 command -v dot >/dev/null 2>&1 || want+=(graphviz)  # rein graph plan --format svg
+# The web console's end-to-end tests drive Debian's Chromium through Playwright.
+[ -x /usr/bin/chromium ] || want+=(chromium)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing ${want[*]} (for the tests that use them)"

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "app-server": "rein.cli.app_server:app_server",
     "dev": "rein.cli.dev:dev",
     "acp": "rein.cli.acp:acp",
+    "serve": "rein.cli.serve:serve",
 }
 
 
@@ -67,6 +68,7 @@ SHORT_HELP: dict[str, str] = {
     "dev": "The development flow: briefs in specs/ to verified, committed features.",
     "app-server": "Serve threads and turns to a Codex client over stdio (app-server v2).",
     "acp": "Serve ACP sessions (Agent Client Protocol) to an editor over stdio.",
+    "serve": "The web console: watch runs live, answer approvals, approve and run plans.",
 }
 
 

@@ -1,0 +1,290 @@
+"""The console's routes: a Starlette app over one Harness (reads) and one Steering (changes).
+
+Every request passes :class:`rein.web.auth.Guard` first (host, session; for a POST also
+origin, CSRF, read-only and the body limit). Handlers read through the Harness and render;
+the three that change state (approve and run, answer, cancel) hand one Harness call to the
+Steering thread and redirect to the page that shows its effect.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from importlib.resources import files
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from rein.core.states import ApprovalStatus
+from rein.engine.service import Harness
+from rein.errors import ReinError
+from rein.web import pages_queue, pages_runs, streams
+from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
+from rein.web.html import error_box, page
+from rein.web.paths import inside
+from rein.web.steer import Steering
+
+Handler = Callable[[Request], Awaitable[Response]]
+STATIC = {"console.css": "text/css", "console.js": "text/javascript"}
+ANSWERS = {"accept": ApprovalStatus.ACCEPTED, "decline": ApprovalStatus.DECLINED,
+           "cancel": ApprovalStatus.CANCELLED}
+
+
+class Console:
+    """The state of one server: its Harness, its Steering thread and its Guard."""
+
+    def __init__(self, harness: Harness, steering: Steering | None, guard: Guard) -> None:
+        self.h, self.steering, self.guard = harness, steering, guard
+
+    # -- the guard ------------------------------------------------------------------------
+
+    def guarded(self, handler: Handler, *, changes: bool = False) -> Handler:
+        async def run(request: Request) -> Response:
+            try:
+                self.guard.check_host(request.headers.get("host"))
+                token = request.query_params.get("token")
+                if token is not None and request.method == "GET":
+                    return self._exchange(request, token)
+                sid = self.guard.session(request.cookies.get(self.guard.cookie))
+                request.state.sid = sid
+                if changes:
+                    form = parse_form(await _body(request))
+                    self.guard.check_change(sid=sid, origin=request.headers.get("origin"),
+                                            referer=request.headers.get("referer"),
+                                            host=request.headers.get("host", ""), form=form)
+                    if self.steering is None:
+                        raise Denied(403, "WEB403", "the console is read-only",
+                                     "restart `rein serve` without --read-only")
+                    request.state.form = form
+                return await handler(request)
+            except Denied as exc:
+                return self.denied(exc)
+        return run
+
+    def _exchange(self, request: Request, token: str) -> Response:
+        sid = self.guard.exchange(token)
+        # The token leaves the address bar (and the history) by this redirect.
+        query = "&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "token")
+        target = request.url.path + (f"?{query}" if query else "")
+        response = RedirectResponse(target, status_code=303)
+        response.set_cookie(self.guard.cookie, sid, httponly=True, samesite="strict", path="/")
+        return response
+
+    def denied(self, exc: Denied) -> Response:
+        body = page(exc.code, error_box(exc.code, exc.message, exc.hint),
+                    read_only=self.guard.read_only)
+        return HTMLResponse(body, status_code=exc.status)
+
+    def csrf(self, request: Request) -> str:
+        return self.guard.csrf(request.state.sid)
+
+    @property
+    def read_only(self) -> bool:
+        return self.guard.read_only or self.steering is None
+
+    # -- pages ----------------------------------------------------------------------------
+
+    async def runs(self, request: Request) -> Response:
+        state = request.query_params.get("state", "")
+        text = request.query_params.get("q", "")
+        return HTMLResponse(pages_runs.runs_page(self.h, state=state, text=text,
+                                                 now=streams.now(), read_only=self.read_only))
+
+    async def runs_stream(self, request: Request) -> Response:
+        state = request.query_params.get("state", "")
+        text = request.query_params.get("q", "")
+
+        def render() -> tuple[Any, str]:
+            runs = pages_runs.filtered(self.h, state=state, text=text)
+            seen = [(r.run_id, r.status.value, r.finished_at) for r in runs]
+            rows = pages_runs.run_rows(self.h, runs, streams.now())
+            return seen, "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
+                                 for r in rows)
+
+        return StreamingResponse(streams.runs_stream(render), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
+    async def run(self, request: Request) -> Response:
+        run = self._run(request)
+        if isinstance(run, Response):
+            return run
+        scope = request.query_params.get("scope", "")
+        return HTMLResponse(pages_runs.run_page(self.h, run, scope=scope, now=streams.now(),
+                                                csrf=self.csrf(request),
+                                                read_only=self.read_only))
+
+    async def events(self, request: Request) -> Response:
+        run = self._run(request)
+        if isinstance(run, Response):
+            return run
+        after = streams.resume_point(request.headers.get("last-event-id"),
+                                     request.query_params.get("after"))
+        return StreamingResponse(streams.run_stream(self.h, run.run_id, after),
+                                 media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store",
+                                          "X-Accel-Buffering": "no"})
+
+    async def record(self, request: Request) -> Response:
+        run = self._run(request)
+        if isinstance(run, Response):
+            return run
+        text = json.dumps(self.h.record(run.run_id), indent=2, ensure_ascii=False)
+        return Response(text + "\n", media_type="application/json", headers={
+            "Content-Disposition": f'attachment; filename="{run.run_id}.run.json"'})
+
+    def _run(self, request: Request) -> Any:
+        try:
+            return self.h.run(request.path_params["run_id"])
+        except ReinError as exc:
+            return HTMLResponse(pages_runs.not_found(exc.code, exc.message, exc.hint or "",
+                                                     read_only=self.read_only),
+                                status_code=404)
+
+    async def approvals(self, request: Request,
+                        error: tuple[str, str, str | None] | None = None) -> Response:
+        run_id = request.query_params.get("run", "")
+        await self.h.expire_due()
+        rows = self.h.approvals(run_id=run_id or None)
+        return HTMLResponse(pages_queue.approvals_page(
+            rows, csrf=self.csrf(request), read_only=self.read_only, error=error,
+            run_id=run_id), status_code=409 if error else 200)
+
+    async def answer(self, request: Request) -> Response:
+        form: dict[str, str] = request.state.form
+        approval_id = request.path_params["approval_id"]
+        action = form.get("action", "")
+        if action not in ANSWERS:
+            return self.denied(Denied(400, "WEB400", f"no answer {action!r}",
+                                      "answer with accept, decline or cancel"))
+        row = self.h.store.get_approval(approval_id)
+        values = _values(form, row.request if row is not None else {})
+        assert self.steering is not None
+        try:
+            await self.steering.answer(approval_id, ANSWERS[action], digest=form.get("digest", ""),
+                                       note=form.get("note"), values=values)
+        except ReinError as exc:
+            return await self.approvals(request, error=(exc.code, exc.message, exc.hint))
+        target = f"/runs/{row.run_id}" if row is not None else "/approvals"
+        return RedirectResponse(target, status_code=303)
+
+    async def cancel(self, request: Request) -> Response:
+        run = self._run(request)
+        if isinstance(run, Response):
+            return run
+        assert self.steering is not None
+        try:
+            await self.steering.cancel(run.run_id)
+        except ReinError as exc:
+            return self.denied(Denied(409, exc.code, exc.message, exc.hint or ""))
+        return RedirectResponse(f"/runs/{run.run_id}", status_code=303)
+
+    async def plans(self, request: Request) -> Response:
+        return HTMLResponse(pages_queue.plans_page(self.h.workspace, read_only=self.read_only))
+
+    async def plan(self, request: Request,
+                   error: tuple[str, str, str | None] | None = None) -> Response:
+        given = request.query_params.get("path") or getattr(request.state, "form", {}).get(
+            "path", "")
+        path = inside(self.h.workspace, given)  # Denied for anything outside the workspace
+        from rein.formats.ags import validate_path
+        from rein.formats.ags.plan import build_plan
+
+        report = validate_path(str(self.h.workspace / path))
+        if report.errors or report.document is None or report.digest is None:
+            body = "".join(error_box(f.code, f.message, None) for f in report.errors)
+            return HTMLResponse(page(f"Plan {path}", f"<h1>{path}</h1>{body}",
+                                     read_only=self.read_only), status_code=422)
+        plan = build_plan(report.document.data, source=path, digest=report.digest,
+                          key_variables=self.h.key_variables())
+        return HTMLResponse(pages_queue.plan_page(
+            path, plan, report.digest, report.findings, csrf=self.csrf(request),
+            read_only=self.read_only, error=error), status_code=409 if error else 200)
+
+    async def start(self, request: Request) -> Response:
+        form: dict[str, str] = request.state.form
+        path = inside(self.h.workspace, form.get("path", ""))
+        assert self.steering is not None
+        try:
+            run_id = await self.steering.start(path, digest=form.get("digest", ""), given={})
+        except ReinError as exc:
+            return await self.plan(request, error=(exc.code, exc.message, exc.hint))
+        return RedirectResponse(f"/runs/{run_id}", status_code=303)
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC:
+            return PlainTextResponse("not found", status_code=404)
+        text = files("rein.web").joinpath("static", name).read_text(encoding="utf-8")
+        return Response(text, media_type=STATIC[name],
+                        headers={"Cache-Control": "no-cache"})
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+        raise Denied(413, "WEB413", f"the request body is larger than {MAX_BODY} bytes",
+                     "send a smaller form")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:  # a chunked body has no length to check up front
+            raise Denied(413, "WEB413", f"the request body is larger than {MAX_BODY} bytes",
+                         "send a smaller form")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _values(form: dict[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
+    """``value.NAME`` fields, typed by the entry's declared inputs: a non-string input is
+    read as JSON (``3``, ``true``, ``["a"]``); an empty field is left out."""
+    collect = request.get("collect") or {}
+    out: dict[str, Any] = {}
+    for key, text in form.items():
+        if not key.startswith("value.") or text == "":
+            continue
+        name = key[len("value."):]
+        spec = collect.get(name) if isinstance(collect, dict) else None
+        kind = spec.get("type", "string") if isinstance(spec, dict) else "any"
+        if kind == "string":
+            out[name] = text
+            continue
+        try:
+            out[name] = json.loads(text)
+        except ValueError:
+            out[name] = text
+    return out
+
+
+def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Starlette:
+    """The console. ``steering`` None: nothing can be changed (``--read-only``)."""
+    c = Console(harness, steering, guard)
+    g = c.guarded
+    routes = [
+        Route("/", g(c.runs)),
+        Route("/runs.stream", g(c.runs_stream)),
+        Route("/runs/{run_id}", g(c.run)),
+        Route("/runs/{run_id}/events", g(c.events)),
+        Route("/runs/{run_id}/record", g(c.record)),
+        Route("/runs/{run_id}/cancel", g(c.cancel, changes=True), methods=["POST"]),
+        Route("/approvals", g(c.approvals)),
+        Route("/approvals/{approval_id}", g(c.answer, changes=True), methods=["POST"]),
+        Route("/plans", g(c.plans)),
+        Route("/plan", g(c.plan)),
+        Route("/plan/run", g(c.start, changes=True), methods=["POST"]),
+        Route("/static/{name}", c.static),  # the package's own files: no session needed
+    ]
+    app = Starlette(routes=routes)
+    app.state.console = c
+    return app
+
+
+__all__ = ["Console", "create_app"]

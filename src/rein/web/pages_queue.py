@@ -1,0 +1,137 @@
+"""The approval queue and the plan view: what a person is asked, and what a graph will do.
+
+Each answer form carries the digest of the material it shows; the Harness refuses an answer
+whose digest is not the entry's, so a page left open while the material changed cannot
+approve the new material (APPROVAL_STALE), and an answer that would continue a run whose
+files changed is refused before it is recorded (RT053). Cancel stops the whole run; decline
+refuses this one action and lets the run handle it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rein.store.base import ApprovalRow
+from rein.web import views
+from rein.web.html import e, error_box, form, hidden, page, pretty, status, table
+
+MAX_GRAPHS = 500  # files listed on the plans page; a workspace with more is searched by path
+SKIPPED_DIRS = frozenset({".git", ".rein", ".venv", "node_modules", "__pycache__"})
+
+_WHAT = {
+    "graph": "Approve a graph (its digest, parameters and child documents) before it runs",
+    "gate": "A gate of the graph", "checkpoint": "A human checkpoint of a node",
+    "criterion": "A human success criterion", "escalation": "An escalation to a person",
+    "tool_call": "A tool call under an ask permission",
+    "mcp_launch": "Launching an MCP server (its command line)",
+    "profile": "A proposed change to an agent profile",
+}
+
+
+def _inputs(row: ApprovalRow) -> str:
+    """Fields from what the entry declares: a gate's ``collect`` (input mode), a review's
+    outputs; each is sent as ``value.NAME`` and typed by its declared type."""
+    req = row.request
+    fields: list[tuple[str, Mapping[str, Any]]] = []
+    if req.get("mode") == "input":
+        fields = [(str(k), v if isinstance(v, Mapping) else {})
+                  for k, v in (req.get("collect") or {}).items()]
+    elif req.get("mode") == "review":
+        fields = [(str(k), {"type": "any", "description": "leave empty to keep what is shown"})
+                  for k in req.get("outputs") or []]
+    out = []
+    for name, spec in fields:
+        kind = str(spec.get("type", "string"))
+        desc = spec.get("description") or ""
+        out.append(f"<label>{e(name)} <span class='muted'>({e(kind)}) {e(desc)}</span><br>"
+                   f"<input type='text' name='value.{e(name)}' data-type='{e(kind)}'></label><br>")
+    return "".join(out)
+
+
+def _risk(row: ApprovalRow) -> str:
+    risk = row.request.get("risk")
+    return f" · risk <b>{e(risk)}</b>" if risk else ""
+
+
+def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
+    req = dict(row.request)
+    shown = {k: v for k, v in req.items() if k not in ("prompt",)}
+    head = (f"<div class='card' data-approval='{e(row.approval_id)}'>"
+            f"<div><b>{e(_WHAT.get(row.kind.value, row.kind.value))}</b> "
+            f"{status(row.status.value)} · run <a href='/runs/{e(row.run_id)}'>"
+            f"<code>{e(row.run_id)}</code></a>{_risk(row)}</div>"
+            f"<p>{e(req.get('prompt') or req.get('node') or row.key)}</p>"
+            f"<div class='muted'>digest of what is shown: <code data-digest>{e(row.digest)}"
+            f"</code></div><details><summary>what is shown</summary>{pretty(shown)}</details>")
+    if read_only or row.status.value != "pending":
+        return head + "</div>"
+    buttons = ("<button class='accept' name='action' value='accept'>Accept</button> "
+               "<button class='decline' name='action' value='decline'>Decline</button> "
+               "<button class='cancel' name='action' value='cancel' title='stops the whole "
+               "run'>Cancel the run</button>")
+    inner = (hidden("digest", row.digest) + _inputs(row)
+             + "<input type='text' name='note' placeholder='note (optional)'> " + buttons)
+    return head + form(f"/approvals/{row.approval_id}", csrf, inner, cls="answer") + "</div>"
+
+
+def approvals_page(rows: Sequence[ApprovalRow], *, csrf: str, read_only: bool,
+                   error: tuple[str, str, str | None] | None = None, run_id: str = "") -> str:
+    top = error_box(*error) if error else ""
+    scope = f" of <code>{e(run_id)}</code>" if run_id else ""
+    cards = "".join(approval_card(r, csrf=csrf, read_only=read_only) for r in rows) or \
+        "<p class='muted'>Nothing waits for an answer.</p>"
+    return page("Approvals", f"{top}<h1>Approval queue{scope}</h1>{cards}", read_only=read_only)
+
+
+def graph_files(workspace: Path) -> list[str]:
+    """The graph documents in the workspace, relative paths, sorted (at most MAX_GRAPHS)."""
+    found: list[str] = []
+    stack = [workspace]
+    while stack and len(found) < MAX_GRAPHS:
+        folder = stack.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue  # a link could lead out of the workspace
+            if entry.is_dir() and entry.name not in SKIPPED_DIRS:
+                stack.append(entry)
+            elif entry.name.endswith((".agraph.yaml", ".agraph.yml", ".agraph.json")):
+                found.append(entry.relative_to(workspace).as_posix())
+    return sorted(found)[:MAX_GRAPHS]
+
+
+def plans_page(workspace: Path, *, read_only: bool) -> str:
+    rows = [[f"<a href='/plan?path={e(p)}'><code>{e(p)}</code></a>"]
+            for p in graph_files(workspace)]
+    return page("Plans", "<h1>Graphs in this workspace</h1>"
+                + table(("Graph file",), rows), read_only=read_only)
+
+
+def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csrf: str,
+              read_only: bool, error: tuple[str, str, str | None] | None = None) -> str:
+    from rein.formats.ags import render
+
+    scope = plan.root
+    pic = views.picture(scope)
+    top = error_box(*error) if error else ""
+    notes = "".join(f"<li>{e(f.render() if hasattr(f, 'render') else f)}</li>"
+                    for f in findings)
+    run = "" if read_only else form(
+        "/plan/run", csrf, hidden("path", path) + hidden("digest", digest)
+        + "<button class='primary'>Approve and run</button> <span class='muted'>approves "
+          "exactly this digest; if the file changes first, the run is refused</span>",
+        cls="card")
+    body = (f"{top}<h1>{e(plan.title)}</h1><div class='card'>file <code>{e(path)}</code> · "
+            f"graph <code>{e(plan.graph_id)}</code> · digest <code data-digest>{e(digest)}"
+            f"</code></div>{run}<div class='dagwrap'>{pic}</div>"
+            + (f"<h2>Findings</h2><ul>{notes}</ul>" if notes else "")
+            + f"<h2>Plan</h2><pre class='plan'>{e(render.render_text(plan))}</pre>")
+    return page(f"Plan {path}", body, read_only=read_only)
+
+
+__all__ = ["approval_card", "approvals_page", "graph_files", "plan_page", "plans_page"]

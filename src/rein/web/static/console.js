@@ -1,0 +1,120 @@
+// rein web console: follow a run's event stream and patch the page. The server renders the
+// page from the store; this script only applies the events that came after it, so a reload
+// and a live page show the same thing. EventSource resends Last-Event-ID on reconnect.
+(function () {
+  "use strict";
+  var body = document.body;
+  var runs = body.getAttribute("data-runs-stream");
+  if (runs && window.EventSource) {  // the runs list: the server sends the table body
+    var list = null;
+    var follow = function () {
+      if (document.hidden) { if (list) { list.close(); list = null; } return; }
+      if (list) { return; }
+      list = new EventSource(runs);
+      list.addEventListener("runs", function (msg) {
+        var tbody = document.getElementById("runs");
+        if (tbody) { tbody.innerHTML = JSON.parse(msg.data).html; }
+      });
+    };
+    document.addEventListener("visibilitychange", follow);
+    follow();
+  }
+  var stream = body.getAttribute("data-stream");
+  if (!stream || !window.EventSource) { return; }
+  var log = document.querySelector("ol.log");
+  var statusBadge = document.querySelector("[data-run-status]");
+  var seen = {};  // scope instances seen per container, for the iteration / item counts
+
+  function top(key) {  // "count_down[2].tick" -> "count_down"; "size_up" -> "size_up"
+    var m = /^([^.[]+)/.exec(key || "");
+    return m ? m[1] : null;
+  }
+
+  function patchNode(key, status) {
+    if (!key) { return; }
+    var scope = body.getAttribute("data-scope") || "";
+    var local = key;
+    if (scope) {
+      if (key.indexOf(scope) !== 0) { return; }
+      local = key.slice(scope.length).replace(/^\[\d+\]\./, "");
+    }
+    var g = document.querySelector('svg.dag g.node[data-node="' + CSS.escape(local) + '"]');
+    if (g && status) { g.setAttribute("data-status", status); return; }
+    var owner = top(local);
+    var m = /^[^.[]+\[(\d+)\]/.exec(local);
+    if (owner && m) {  // a node inside a loop or map body: count its instances
+      var box = document.querySelector('[data-count-of="' + CSS.escape(owner) + '"]');
+      var set = seen[owner] = seen[owner] || {};
+      set[m[1]] = true;
+      if (box) {
+        var n = Math.max(Object.keys(set).length, parseInt(box.getAttribute("data-n") || "0", 10));
+        box.setAttribute("data-n", String(n));
+        box.textContent = " · " + n + " ran";
+      }
+    }
+  }
+
+  function line(ev) {
+    if (!log) { return; }
+    var li = document.createElement("li");
+    li.setAttribute("data-seq", String(ev.seq));
+    var seq = document.createElement("span"); seq.className = "seq"; seq.textContent = ev.seq;
+    var text = document.createElement("span");
+    text.textContent = " " + ev.type + (ev.summary ? " " + ev.summary : "");
+    li.appendChild(seq); li.appendChild(text);
+    log.appendChild(li);
+    if (!scrolling) {  // reading scrollHeight lays the page out: once a frame, not per event
+      scrolling = true;
+      window.requestAnimationFrame(function () { scrolling = false; log.scrollTop = log.scrollHeight; });
+    }
+  }
+  var scrolling = false;
+
+  function onEvent(msg) {
+    var ev = JSON.parse(msg.data);
+    // Events come in seq order; one already applied (a reconnect's overlap) is skipped.
+    if (ev.seq <= parseInt(body.getAttribute("data-last-seq") || "0", 10)) { return; }
+    line(ev);
+    var p = ev.payload || {};
+    if (ev.type.indexOf("node/") === 0) {
+      patchNode(p.node, p.status);
+      var row = document.querySelector('[data-node-detail="' + CSS.escape(p.node || "") +
+        '"] .status');
+      if (row && p.status) { row.textContent = p.status; row.className = "status " + p.status; }
+    }
+    var scope = body.getAttribute("data-scope") || "";
+    if (ev.type === "edge/resolved" && p.active &&
+        String(p.scope || "").replace(/\[\d+\]/g, "") === scope) {
+      var e = document.querySelector('svg.dag path.edge[data-from="' + CSS.escape(p.from || "") +
+        '"][data-to="' + CSS.escape(p.to || "") + '"]');
+      if (e) { e.classList.add("taken"); }
+    }
+    if (ev.type === "run/finished" || ev.type === "run/paused" || ev.type === "run/resumed") {
+      var st = ev.type === "run/finished" ? p.status : (ev.type === "run/paused" ?
+        (p.status || "waiting") : "running");
+      if (statusBadge) { statusBadge.textContent = st; statusBadge.className = "status " + st; }
+    }
+    if (ev.type === "approval/requested" || ev.type === "approval/answered") {
+      var n = document.querySelector("[data-approvals-hint]");
+      if (n) { n.hidden = false; }
+    }
+    body.setAttribute("data-last-seq", String(ev.seq));
+  }
+  // A browser opens about six connections per server; each open stream holds one. A tab
+  // that is hidden lets its stream go and, shown again, resumes after the last event it
+  // applied, so any number of tabs can stay open on the console.
+  var source = null;
+  function open() {
+    if (source || body.getAttribute("data-ended")) { return; }
+    var after = body.getAttribute("data-last-seq") || "0";
+    source = new EventSource(stream.replace(/after=\d+/, "after=" + after));
+    source.onmessage = onEvent;
+    source.addEventListener("end", function () {
+      source.close(); source = null; body.setAttribute("data-ended", "1");
+    });
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden && source) { source.close(); source = null; } else if (!document.hidden) { open(); }
+  });
+  open();
+}());

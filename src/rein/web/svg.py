@@ -1,0 +1,90 @@
+"""The DAG of one scope as inline SVG: boxes coloured by state, edges routed by the layout.
+
+Every box carries ``data-node`` (its id in the scope) and ``data-status``; the stylesheet
+colours by status and the page's script changes only those attributes as events arrive, so
+the picture a reloaded page draws and the one a live page has patched are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from rein.web.layout import NODE_H, NODE_W, layout
+
+TITLE_CHARS = 22  # what fits in a box at the default font size
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Box:
+    id: str
+    title: str
+    type: str
+    status: str = "pending"  # a NodeStatus value, or "pending" before the node has a row
+    count: str = ""  # "3 iterations", "5 items": what ran inside a loop or map
+    href: str | None = None  # a subgraph's child run, or a body's detail
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Arrow:
+    source: str
+    target: str
+    kind: str = "sequence"  # sequence | conditional | on_failure
+    taken: bool = False  # an edge/resolved event found it active
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def _path(points: Sequence[tuple[float, float]]) -> str:
+    (x0, y0), rest = points[0], points[1:]
+    out = [f"M{x0:.1f},{y0:.1f}"]
+    px, py = x0, y0
+    for x, y in rest:
+        mid = (px + x) / 2  # horizontal tangents at both ends: a smooth left-to-right flow
+        out.append(f"C{mid:.1f},{py:.1f} {mid:.1f},{y:.1f} {x:.1f},{y:.1f}")
+        px, py = x, y
+    return " ".join(out)
+
+
+def render(boxes: Sequence[Box], arrows: Sequence[Arrow], *, order: Sequence[str] | None = None
+           ) -> str:
+    """The ``<svg>`` element. ``order``: a topological order of the ids (the plan's)."""
+    ids = list(order) if order is not None else [b.id for b in boxes]
+    by_id = {b.id: b for b in boxes}
+    ids = [i for i in ids if i in by_id] + [b.id for b in boxes if b.id not in set(ids)]
+    lay = layout(ids, [(a.source, a.target) for a in arrows])
+    kinds = {(a.source, a.target): a for a in arrows}
+    parts = [(f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" '
+             f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" width="{lay.width:.0f}" '
+             f'height="{lay.height:.0f}">'),
+             ('<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="5" '
+             'markerHeight="5" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>')]
+    for route in lay.routes:
+        arrow = kinds[(route.source, route.target)]
+        taken = ' taken' if arrow.taken else ''
+        parts.append(f'<path class="edge {escape(arrow.kind)}{taken}" '
+                     f'data-from="{escape(route.source)}" data-to="{escape(route.target)}" '
+                     f'd="{_path(route.points)}" marker-end="url(#arrow)"/>')
+    for node_id, at in lay.nodes.items():
+        box = by_id[node_id]
+        label = (f'<text class="title" x="{at.x + 10:.1f}" y="{at.y + 18:.1f}">'
+                 f'{escape(_short(box.title or box.id))}</text>'
+                 f'<text class="meta" x="{at.x + 10:.1f}" y="{at.y + 34:.1f}">'
+                 f'{escape(box.type)}<tspan class="count" data-count-of="{escape(node_id)}">'
+                 f'{" · " + escape(box.count) if box.count else ""}</tspan></text>')
+        group = (f'<g class="node" data-node="{escape(node_id)}" '
+                 f'data-status="{escape(box.status)}" data-type="{escape(box.type)}">'
+                 f'<title>{escape(node_id)}: {escape(box.title)}</title>'
+                 f'<rect x="{at.x:.1f}" y="{at.y:.1f}" width="{NODE_W}" height="{NODE_H}" '
+                 f'rx="6"/>{label}</g>')
+        if box.href:
+            group = f'<a href="{escape(box.href)}">{group}</a>'
+        parts.append(group)
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+__all__ = ["Arrow", "Box", "render"]
