@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from rein.cli.workspace import given_store, resolve_workspace, workspace_option
 from rein.cli.sync import run_sync
+from rein.cli.workspace import given_store, resolve_workspace, workspace_option
 from rein.errors import ExitCode
 
 
