@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "submit": "rein.cli.driver:submit",
     "driver": "rein.cli.driver:driver",
     "init": "rein.cli.driver_init:init",
+    "worker": "rein.cli.worker:worker",
 }
 
 
@@ -61,6 +62,7 @@ SHORT_HELP: dict[str, str] = {
     "submit": "Answer the pending instruction with a JSON envelope; advance the run.",
     "driver": "The driver protocol: instruction and envelope JSON Schemas.",
     "init": "Write the instruction file an IDE agent needs to drive rein.",
+    "worker": "Take node attempts from PostgreSQL queues (scale-out, --executor dbos).",
 }
 
 

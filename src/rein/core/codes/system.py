@@ -167,6 +167,14 @@ CODES = (
        "approval request)"),
     _c(TOOLS, "MCP011", "refused", "launching an MCP server was cancelled",
        "confirm the launch to use the server"),
+    _c(STORE, "SCALE001", "usage", "[executor] is not a table, or its kind is unknown",
+       'write kind = "dbos" or kind = "in_process" under [executor]'),
+    _c(STORE, "SCALE002", "usage", "the dbos executor was chosen without a PostgreSQL store",
+       "run with --store postgresql://... or set [store] url"),
+    _c(STORE, "SCALE003", "error", "the attempt queues in PostgreSQL are not reachable",
+       "start a worker first (it creates them): rein worker --store URL"),
+    _c(STORE, "SCALE004", "error", "an attempt's workflow ended without an answer",
+       "read the message; rein worker's output says why"),
 )
 
 __all__ = ["CODES"]
