@@ -30,11 +30,25 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS rein_executors (
     beat_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
 
 
+_SCHEMA_LOCK = 0x7265696E  # one creator at a time: IF NOT EXISTS alone races
+
+
 def connect(url: str) -> Any:
+    """A connection to the store with the heartbeat table in place."""
     import psycopg
 
-    conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-    conn.execute(SCHEMA)
+    from rein.errors import ReinError
+    from rein.store.postgres import redact_url
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute(SCHEMA)
+    except psycopg.Error as exc:
+        raise ReinError(f"cannot reach the store {redact_url(url)}: {str(exc).strip()}",
+                        code="SCALE003", hint="check the --store URL and that the server "
+                        "is up") from exc
     return conn
 
 
