@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from tests.scale.cluster import fresh_database, postgres_base
 
 
