@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scale.cluster import DEADLINE, Cluster
+from tests.scale.cluster import Cluster
 
 pytestmark = pytest.mark.timeout(900)
 
