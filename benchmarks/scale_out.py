@@ -33,10 +33,10 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from map_parallel import DELAY, mapped  # noqa: E402
+from map_parallel import DELAY, mapped
 
-from rein.engine.runner import Engine, prepare  # noqa: E402
-from rein.workers.scripted import ScriptedWorker  # noqa: E402
+from rein.engine.runner import Engine, prepare
+from rein.workers.scripted import ScriptedWorker
 
 WIDTH = 16
 REIN = "import sys; from rein.cli import main; sys.exit(main())"
