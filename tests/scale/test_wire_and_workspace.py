@@ -105,3 +105,14 @@ def test_a_worker_without_a_writable_workspace_takes_only_workspace_none(
     finally:
         tmp_path.chmod(0o755)
     assert queues == ["rein"] and "not writable" in note
+
+
+def test_a_commit_after_the_last_check_is_seen(tmp_path: Path) -> None:
+    dbos = pytest.importorskip("rein.engine.executors.dbos",
+                               reason="the scale extra is not installed")
+    git_tree(tmp_path, "one")
+    before = dbos.tree_of(tmp_path)["head"]
+    assert dbos.tree_of(tmp_path)["head"] == before  # read again from the cache
+    git_tree(tmp_path, "two")
+    after = dbos.tree_of(tmp_path)["head"]
+    assert after != before and len(after) == 40

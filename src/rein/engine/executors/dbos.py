@@ -62,14 +62,43 @@ def system_url(url: str) -> str:
 
 
 def tree_of(workspace: Path) -> dict[str, str]:
-    """The workspace as attempts need it: its resolved path and git HEAD ("" outside git)."""
+    """The workspace as attempts need it: its resolved path and git HEAD ("" outside git).
+
+    Checked before every attempt, so a worker reads HEAD with ``git rev-parse`` only when
+    the files that move it (``.git/HEAD``, the branch's ref, ``packed-refs``) changed since
+    the last read.
+    """
     path = str(workspace.resolve())
+    stamp = _ref_stamp(Path(path))
+    cached = _HEADS.get(path)
+    if cached is not None and stamp is not None and cached[0] == stamp:
+        return {"workspace": path, "head": cached[1]}
     try:
         head = subprocess.run(["git", "-C", path, "rev-parse", "HEAD"], capture_output=True,
                               text=True, timeout=10, check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         head = ""
+    if stamp is not None:
+        _HEADS[path] = (stamp, head)
     return {"workspace": path, "head": head}
+
+
+_HEADS: dict[str, tuple[tuple[int, ...], str]] = {}
+
+
+def _ref_stamp(root: Path) -> tuple[int, ...] | None:
+    """When the files that say where HEAD points last changed (``None``: not a plain
+    ``.git`` directory, always asked of git)."""
+    git = root / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        files = [git / "HEAD", git / "packed-refs"]
+        if head.startswith("ref: "):
+            files.append(git / head[5:])
+        return tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files) + (
+            hash(head),)
+    except OSError:
+        return None
 
 
 def tree_queue(base: str, tree: Mapping[str, str]) -> str:
