@@ -36,6 +36,9 @@ def worker(workspace: Path | None, queue: str | None, name: str | None,
     \b
     Example:
       rein worker --store postgresql://rein@db/rein --workspace /srv/checkout
+
+    Exit codes: 0 stopped (SIGTERM or Ctrl-C), 1 the store or its queues are not
+    reachable, 64 usage error (no PostgreSQL store, the scale extra not installed).
     """
     ws = resolve_workspace(workspace)
     harness = open_harness(ws)

@@ -135,8 +135,7 @@ class Harness(Reads):
                        say: Callable[[str], None], concurrency: int | None = None) -> None:
         """Take node attempts from the DBOS queues of this store until ``stop`` (a
         ``threading.Event``) is set: ``rein worker``. Blocks; imports DBOS."""
-        from rein.engine.executors import executor_settings
-        from rein.engine.executors.dbos import serve
+        from rein.engine.executors import executor_settings, load_dbos
         from rein.formats.redaction import known_secrets
         from rein.store.open import key_variables_of, store_url
 
@@ -148,7 +147,7 @@ class Harness(Reads):
         settings = executor_settings(self.config, env)
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
-        serve(url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
+        load_dbos().serve(url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
               workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
               say=say, secrets=known_secrets(env, key_variables_of(self.config)))
 

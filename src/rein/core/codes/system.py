@@ -175,6 +175,8 @@ CODES = (
        "start a worker first (it creates them): rein worker --store URL"),
     _c(STORE, "SCALE004", "error", "an attempt's workflow ended without an answer",
        "read the message; rein worker's output says why"),
+    _c(STORE, "SCALE005", "usage", "the dbos executor or rein worker was used without the "
+       "scale extra installed", "pip install 'rein[scale]'"),
 )
 
 __all__ = ["CODES"]

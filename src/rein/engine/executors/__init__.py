@@ -65,9 +65,19 @@ def executor_for(config: Any, env: Mapping[str, str], store: Any
         raise ConfigError("the dbos executor needs a PostgreSQL store",
                           code="SCALE002",
                           hint="run with --store postgresql://... or set [store] url")
-    from rein.engine.executors.dbos import DbosExecutor
+    executor: AttemptExecutor = load_dbos().DbosExecutor(url=url, settings=settings)
+    return executor
 
-    return DbosExecutor(url=url, settings=settings)
+
+def load_dbos() -> Any:
+    """The DBOS executor module, or SCALE005 saying how to install it."""
+    try:
+        from rein.engine.executors import dbos
+    except ImportError as exc:
+        raise ConfigError(f"the dbos executor needs the scale extra ({exc})", code="SCALE005",
+                          hint="pip install 'rein[scale]'") from exc
+    return dbos
 
 
-__all__ = ["IN_PROCESS", "AttemptExecutor", "InProcess", "executor_for", "executor_settings"]
+__all__ = ["IN_PROCESS", "AttemptExecutor", "InProcess", "executor_for", "executor_settings",
+           "load_dbos"]
