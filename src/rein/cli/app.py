@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "dev": "rein.cli.dev:dev",
     "acp": "rein.cli.acp:acp",
     "serve": "rein.cli.serve:serve",
+    "worker": "rein.cli.worker:worker",
 }
 
 
@@ -69,6 +70,7 @@ SHORT_HELP: dict[str, str] = {
     "app-server": "Serve threads and turns to a Codex client over stdio (app-server v2).",
     "acp": "Serve ACP sessions (Agent Client Protocol) to an editor over stdio.",
     "serve": "The web console: watch runs live, answer approvals, approve and run plans.",
+    "worker": "Take node attempts from PostgreSQL queues (scale-out, --executor dbos).",
 }
 
 

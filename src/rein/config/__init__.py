@@ -187,8 +187,8 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
 
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
 KNOWN_SECTIONS = frozenset({
-    "approver", "dev", "driver", "hooks", "limits", "mcp", "policy", "profiles", "providers", "routing",
-    "store", "telemetry", "tiers", "workers",
+    "approver", "dev", "driver", "executor", "hooks", "limits", "mcp", "policy", "profiles",
+    "providers", "routing", "store", "telemetry", "tiers", "workers",
 })
 
 

@@ -91,6 +91,7 @@ class Engine:
     # node requirements are checked against; without it, the defaults (fail closed).
     config: Config = NO_CONFIG
     policy: Policy | None = None  # overrides config's [policy] (tests narrow it directly)
+    placed: tuple[Worker, ...] | None = None  # the workers as [executor] places them
 
     def __post_init__(self) -> None:
         # The store redacts on every write: teach it this engine's environment (which tests
@@ -139,6 +140,15 @@ class Engine:
 
     def now(self) -> str:
         return iso(self.clock.now())
+
+    def placed_workers(self) -> tuple[Worker, ...]:
+        """The workers bound to where ``[executor]`` runs attempts (in process by default;
+        the DBOS executor is imported only when chosen)."""
+        if self.placed is None:
+            from rein.engine.executors import executor_for
+
+            self.placed = executor_for(self.config, self.env, self.store).place(self.workers)
+        return self.placed
 
     def harness_policy(self) -> Policy:
         """The policy runs of this engine are held to (``[policy]`` of its ``config``)."""
@@ -322,7 +332,7 @@ class Engine:
         ctx = RunContext(
             store=self.store, run_id=run.run_id, workspace=self.workspace, graph=data,
             graph_path=run.graph_path, digest=run.graph_digest, clock=self.clock, ids=self.ids,
-            workers=self.workers, router=self.router,
+            workers=self.placed_workers(), router=self.router,
             budget=BudgetTracker(limits=Limits.from_constraints(constraints), started_at=started),
             policy=dict(data.get("policy") or {}),
             max_parallel_nodes=int(constraints.get("max_parallel_nodes", 1)),

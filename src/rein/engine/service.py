@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.queries import Reads
-from rein.errors import Refused, ReinError, StoreError
+from rein.errors import ConfigError, Refused, ReinError, StoreError
 
 if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein next` stays light
     from rein.config import Config
@@ -132,6 +132,26 @@ class Harness(Reads):
             self._workers = tuple(workers_from_config(self.workspace, self.config,
                                                       env=self._env))
         return self._workers
+
+    def serve_attempts(self, *, queue: str | None, name: str, stop: Any,
+                       say: Callable[[str], None], concurrency: int | None = None) -> None:
+        """Take node attempts from the DBOS queues of this store until ``stop`` (a
+        ``threading.Event``) is set: ``rein worker``. Blocks; imports DBOS."""
+        from rein.engine.executors import executor_settings, load_dbos
+        from rein.formats.redaction import known_secrets
+        from rein.store.open import key_variables_of, store_url
+
+        url = store_url(self.workspace, self._store_url, config=self.config)
+        if not url or not url.startswith(("postgresql://", "postgres://")):
+            raise ConfigError("rein worker needs a PostgreSQL store", code="SCALE002",
+                              hint="rein worker --store postgresql://user@host/db")
+        env = self._env if self._env is not None else os.environ
+        settings = executor_settings(self.config, env)
+        if concurrency is not None:
+            settings["worker_concurrency"] = concurrency
+        load_dbos().serve(url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
+              workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
+              say=say, secrets=known_secrets(env, key_variables_of(self.config)))
 
     @property
     def engine(self) -> Engine:

@@ -174,6 +174,16 @@ CODES = (
        "run the --format dot output through `dot -Tsvg` to see Graphviz's message"),
     _c(GENERAL, "DRAW003", "error", "a run cannot be drawn: its graph file is gone or no longer "
        "valid", "restore the file the run started from (`rein runs show RUN` names it)"),
+    _c(STORE, "SCALE001", "usage", "[executor] is not a table, or its kind is unknown",
+       'write kind = "dbos" or kind = "in_process" under [executor]'),
+    _c(STORE, "SCALE002", "usage", "the dbos executor was chosen without a PostgreSQL store",
+       "run with --store postgresql://... or set [store] url"),
+    _c(STORE, "SCALE003", "error", "the attempt queues in PostgreSQL are not reachable",
+       "start a worker first (it creates them): rein worker --store URL"),
+    _c(STORE, "SCALE004", "error", "an attempt's workflow ended without an answer",
+       "read the message; rein worker's output says why"),
+    _c(STORE, "SCALE005", "usage", "the dbos executor or rein worker was used without the "
+       "scale extra installed", "pip install 'rein[scale]'"),
 )
 
 __all__ = ["CODES"]

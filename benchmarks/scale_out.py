@@ -1,0 +1,157 @@
+"""Scale-out: the 200 x 50 ms map in process, and through DBOS with 1, 2 and 4 workers.
+
+The graph is ``map_parallel.py``'s: one map node over 200 items, body one task served by the
+scripted worker with ``delay_seconds: 0.05``. The reference is the same run in process on
+SQLite, width 16. Through DBOS, the coordinator runs in this process on a PostgreSQL store
+(``REIN_TEST_POSTGRES_URL``, or a throwaway server from ``scripts/postgres.sh``) with
+``REIN_EXECUTOR=dbos``, and N ``rein worker`` processes take the attempts, each running at
+most ``--per-worker`` at once (4), so the ideal time falls as workers are added:
+200 / (4 N) x 50 ms. Workers are started and ready before the clock starts; each
+configuration gets a fresh database.
+
+*Overhead per attempt* is what an attempt costs beyond its 50 ms of work at the concurrency
+the configuration allows: ``wall x concurrency / items - 50 ms``.
+
+Run: .venv/bin/python benchmarks/scale_out.py [--repeat 3] [--items 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from map_parallel import DELAY, mapped
+
+from rein.engine.runner import Engine, prepare
+from rein.workers.scripted import ScriptedWorker
+
+WIDTH = 16
+REIN = "import sys; from rein.cli import main; sys.exit(main())"
+
+
+def server() -> str:
+    url = os.environ.get("REIN_TEST_POSTGRES_URL")
+    if url:
+        return url
+    out = subprocess.run(["bash", "scripts/postgres.sh", "start"], capture_output=True,
+                         text=True, check=False).stdout
+    for line in out.splitlines():
+        if "REIN_TEST_POSTGRES_URL=" in line:
+            return line.split("=", 1)[1].strip("'")
+    raise SystemExit("no PostgreSQL server: see scripts/postgres.sh")
+
+
+def database(base: str) -> str:
+    import psycopg
+
+    name = f"rein_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    head, _, query = base.partition("?")
+    return head.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else "")
+
+
+def once(ws: Path, items: int, store: object, env: dict[str, str]) -> float:
+    graph = ws / "map.agraph.yaml"
+    graph.write_text(yaml.safe_dump(mapped(items, WIDTH), sort_keys=False))
+    worker = ScriptedWorker({"nodes": {"w": [{"outputs": {}, "delay_seconds": DELAY}]}})
+    engine = Engine(workspace=ws, store=store, workers=(worker,), env=env)  # type: ignore[arg-type]
+    prepared = prepare(graph, given={}, env={})
+    t0 = time.perf_counter()
+    outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    wall = time.perf_counter() - t0
+    if outcome.status.value != "succeeded":
+        raise SystemExit(f"the map run ended {outcome.status.value}")
+    return wall
+
+
+def in_process(items: int) -> float:
+    from rein.store.sqlite import SQLiteStore
+
+    with tempfile.TemporaryDirectory(prefix="rein-scale-") as tmp:
+        store = SQLiteStore.open(Path(tmp))
+        try:
+            return once(Path(tmp), items, store, {})
+        finally:
+            store.close()
+
+
+def through_dbos(base: str, items: int, workers: int, per_worker: int) -> float:
+    from rein.store.postgres import PostgresStore
+
+    url = database(base)
+    with tempfile.TemporaryDirectory(prefix="rein-scale-") as tmp:
+        ws, answers = Path(tmp) / "ws", Path(tmp) / "answers.json"
+        ws.mkdir()
+        answers.write_text(json.dumps({"nodes": {"w": [{"outputs": {},
+                                                        "delay_seconds": DELAY}]}}))
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("REIN_")},
+               "REIN_SCRIPTED_ANSWERS": str(answers), "HOME": tmp}
+        procs = []
+        for n in range(workers):
+            log = open(Path(tmp) / f"w{n}.log", "w")  # noqa: SIM115 - the process owns it
+            procs.append(subprocess.Popen(
+                [sys.executable, "-c", REIN, "worker", "--store", url, "--workspace", str(ws),
+                 "--name", f"w{n}", "--concurrency", str(per_worker)],
+                env=env, stdout=log, stderr=subprocess.STDOUT))
+        try:
+            while not all("ready on" in (Path(tmp) / f"w{n}.log").read_text()
+                          for n in range(workers)):
+                if any(p.poll() is not None for p in procs):
+                    raise SystemExit((Path(tmp) / "w0.log").read_text())
+                time.sleep(0.2)
+            store = PostgresStore(url)
+            try:
+                return once(ws, items, store, {"REIN_EXECUTOR": "dbos"})
+            finally:
+                store.close()
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                p.wait(timeout=60)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--per-worker", type=int, default=4)
+    args = parser.parse_args(argv)
+    import rein.engine.executors.dbos  # noqa: F401 - its import (seconds) is not measured
+
+    base = server()
+    rows = [("in process (reference)", WIDTH,
+             [in_process(args.items) for _ in range(args.repeat)])]
+    for n in (1, 2, 4):
+        rows.append((f"dbos, {n} worker{'s' * (n > 1)}", min(WIDTH, n * args.per_worker),
+                     [through_dbos(base, args.items, n, args.per_worker)
+                      for _ in range(args.repeat)]))
+    print(f"map {args.items} items x {DELAY * 1000:.0f} ms; "
+          f"{args.per_worker} at once per worker; {args.repeat} runs each")
+    print(f"{'configuration':24} {'conc':>4} {'min s':>7} {'median':>7} {'max s':>7} "
+          f"{'items/s':>8} {'ideal s':>7} {'overhead ms/attempt':>20}")
+    for name, conc, walls in rows:
+        med = statistics.median(walls)
+        ideal = args.items / conc * DELAY
+        overhead = (med * conc / args.items - DELAY) * 1000
+        print(f"{name:24} {conc:>4} {min(walls):7.3f} {med:7.3f} {max(walls):7.3f} "
+              f"{args.items / med:8.1f} {ideal:7.3f} {overhead:20.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""``rein worker``: take node attempts from the PostgreSQL queues a ``--executor dbos`` run
+fills, on this machine, until stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.run import open_harness, resolve_workspace, workspace_option
+
+
+@click.command("worker")
+@workspace_option
+@click.option("--queue", default=None, metavar="NAME",
+              help="Queue to take attempts from (default: [executor] queue, else rein).")
+@click.option("--name", default=None, metavar="ID",
+              help="This worker's name in records and heartbeats (default: HOST-PID).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Attempts this machine runs at once (default: [executor] "
+                   "worker_concurrency, else 4).")
+def worker(workspace: Path | None, queue: str | None, name: str | None,
+           concurrency: int | None) -> None:
+    """Take node attempts from the queues of a PostgreSQL store until stopped.
+
+    Start one or more on each machine, each with the shared workspace (same path, same git
+    HEAD) of the runs it serves; runs started with `[executor] kind = "dbos"` (or
+    REIN_EXECUTOR=dbos) put their attempts on the queue and these processes run them. A
+    worker that stops beating (killed, machine lost) has its attempts resumed by another.
+
+    \b
+    Example:
+      rein worker --store postgresql://rein@db/rein --workspace /srv/checkout
+
+    Exit codes: 0 stopped (SIGTERM or Ctrl-C), 1 the store or its queues are not
+    reachable, 64 usage error (no PostgreSQL store, the scale extra not installed).
+    """
+    ws = resolve_workspace(workspace)
+    harness = open_harness(ws)
+    stop = threading.Event()
+
+    def stopping(_sig: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
+    harness.serve_attempts(queue=queue, name=name or f"{socket.gethostname()}-{os.getpid()}",
+                           stop=stop, concurrency=concurrency,
+                           say=lambda text: click.echo(f"rein worker: {text}", err=True))

@@ -1,0 +1,97 @@
+"""Who is alive: each ``rein worker`` beats in the store; a dead one's attempts are resumed.
+
+DBOS gives a workflow back to the queue only when a process restarts under the dead one's
+executor id or someone calls ``resume_workflow``. rein supplies that supervision: every
+worker writes a heartbeat row every :data:`BEAT_SECONDS`; any live worker or coordinator
+that finds a row older than :data:`STALE_SECONDS` deletes it (one process wins the delete)
+and resumes the PENDING attempt workflows recorded under that executor. Times are the
+server's (``now()``), so machines need no synchronised clocks.
+
+The table is rein's own, created idempotently (``IF NOT EXISTS``) beside the store's tables;
+it holds no run data, so a lost row costs at most one supervision round.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from typing import Any
+
+BEAT_SECONDS = 1.0
+STALE_SECONDS = 5.0
+
+SCHEMA = """CREATE TABLE IF NOT EXISTS rein_executors (
+    executor_id TEXT PRIMARY KEY,
+    queues TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    beat_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
+
+
+_SCHEMA_LOCK = 0x7265696E  # one creator at a time: IF NOT EXISTS alone races
+
+
+def connect(url: str) -> Any:
+    """A connection to the store with the heartbeat table in place."""
+    import psycopg
+
+    from rein.errors import ReinError
+    from rein.store.postgres import redact_url
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute(SCHEMA)
+    except psycopg.Error as exc:
+        raise ReinError(f"cannot reach the store {redact_url(url)}: {str(exc).strip()}",
+                        code="SCALE003", hint="check the --store URL and that the server "
+                        "is up") from exc
+    return conn
+
+
+def beat(conn: Any, executor_id: str, queues: list[str]) -> None:
+    """Say this executor is alive (insert or refresh its row)."""
+    conn.execute(
+        "INSERT INTO rein_executors (executor_id, queues, host, pid) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (executor_id) DO UPDATE SET beat_at = now(), queues = EXCLUDED.queues",
+        (executor_id, ",".join(queues), socket.gethostname(), os.getpid()))
+
+
+def leave(conn: Any, executor_id: str) -> None:
+    """A worker that stops cleanly leaves nothing to resume."""
+    conn.execute("DELETE FROM rein_executors WHERE executor_id = %s", (executor_id,))
+
+
+def claim_dead(conn: Any, stale_seconds: float = STALE_SECONDS) -> list[str]:
+    """Executors whose heartbeat stopped, each claimed by exactly one caller."""
+    rows = conn.execute(
+        "DELETE FROM rein_executors WHERE beat_at < now() - make_interval(secs => %s) "
+        "RETURNING executor_id", (stale_seconds,)).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def live(conn: Any) -> list[dict[str, Any]]:
+    """The executors with a row, freshest first (``rein worker --list``, tests)."""
+    rows = conn.execute("SELECT executor_id, queues, host, pid, "
+                        "extract(epoch FROM now() - beat_at) FROM rein_executors "
+                        "ORDER BY beat_at DESC").fetchall()
+    return [{"executor_id": r[0], "queues": r[1].split(","), "host": r[2], "pid": r[3],
+             "seconds_since_beat": float(r[4])} for r in rows]
+
+
+def supervise(conn: Any, pending_of: Callable[[str], list[str]],
+              resume: Callable[[str], Any]) -> list[str]:
+    """Resume the PENDING workflows of every executor found dead; their ids."""
+    resumed: list[str] = []
+    for executor_id in claim_dead(conn):
+        for workflow_id in pending_of(executor_id):
+            resume(workflow_id)
+            resumed.append(workflow_id)
+    return resumed
+
+
+__all__ = ["BEAT_SECONDS", "STALE_SECONDS", "beat", "claim_dead", "connect", "leave", "live",
+           "supervise"]
