@@ -70,7 +70,7 @@ SHORT_HELP: dict[str, str] = {
     "app-server": "Serve threads and turns to a Codex client over stdio (app-server v2).",
     "acp": "Serve ACP sessions (Agent Client Protocol) to an editor over stdio.",
     "serve": "The web console: watch runs live, answer approvals, approve and run plans.",
-    "worker": "Take node attempts from PostgreSQL queues (scale-out, --executor dbos).",
+    "worker": "Take node attempts from PostgreSQL queues (scale-out through DBOS).",
 }
 
 

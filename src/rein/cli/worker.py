@@ -1,4 +1,4 @@
-"""``rein worker``: take node attempts from the PostgreSQL queues a ``--executor dbos`` run
+"""``rein worker``: take node attempts from the PostgreSQL queues a run with the DBOS executor
 fills, on this machine, until stopped."""
 
 from __future__ import annotations
