@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -17,8 +18,13 @@ def _planned(tmp_path: Path, target: str) -> list[str]:
     """The commands ``make TARGET`` would run in a fresh clone (no .venv yet)."""
     for name in ("Makefile", "pyproject.toml"):
         shutil.copyfile(ROOT / name, tmp_path / name)
-    done = subprocess.run(["make", "-n", target, "PYTHON=python3"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=60, check=True)
+    # Under `make test` the suite runs inside make: a nested make would print its
+    # directory and inherit the outer flags, so it gets neither.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", target, "PYTHON=python3"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+                          check=True)
     return done.stdout.splitlines()
 
 
