@@ -2,9 +2,10 @@
 
 Each agent reads its own instruction file: Claude Code ``CLAUDE.md``, Codex ``AGENTS.md``,
 GitHub Copilot ``.github/copilot-instructions.md``, Devin ``.devin/workflows/rein.md``, Kimi
-``.kimi/agents/rein.md``. Each also says how to run the development flow (`rein dev`). rein never overwrites one: it appends a
-section between two marker comments, and on a later run replaces only that section, so
-running ``init`` again changes nothing unless rein's text changed.
+``.kimi/agents/rein.md``. Each also says how to run the development flow (`rein dev`).
+rein never overwrites one: it appends a section between two marker comments, and on a later
+run replaces only that section, so running ``init`` again changes nothing unless rein's text
+changed.
 """
 
 from __future__ import annotations
