@@ -26,6 +26,7 @@ VALUES = {
     "rein.engine.params",  # parsing NAME=VALUE and parameter files: the command's input
     "rein.engine.record_file",  # reading a run record file given on the command line
     "rein.engine.workers_setup",  # `rein config show`: which configured commands are withheld
+    "rein.engine.outcome",  # RunOutcome, the Harness's result type (`rein runs watch` makes one)
 }
 
 

@@ -9,9 +9,7 @@ run's own terminal shows. It stops when the run stops or pauses, with the exit c
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -21,18 +19,7 @@ from rein.cli.run import render_outcome
 from rein.cli.run_pick import pick_run, reads
 from rein.cli.sync import run_sync
 from rein.cli.workspace import workspace_option
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Stopped:
-    """Where the watched run stood when the watch ended (the shape of a run's outcome)."""
-
-    run_id: str
-    status: Any
-    digest: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "status": self.status.value, "digest": self.digest}
+from rein.engine.outcome import RunOutcome
 
 
 @click.command("watch")
@@ -73,7 +60,7 @@ def watch_run(run_id: str | None, interval: float, timeout: float | None,
             run_sync(follow(harness, run.run_id, progress, interval=interval,
                             timeout=timeout))
         run = harness.run(run.run_id)
-        stopped = _Stopped(run_id=run.run_id, status=run.status, digest=run.graph_digest)
+        stopped = RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
         code = render_outcome(stopped, as_json, harness)
         if run.status.value == "running" and not as_json and not harness.advancing(run.run_id):
             click.echo(f"  no rein process is advancing it (it was interrupted): "

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rein.core.states import NodeStatus
+from rein.core.ids import RunId
+from rein.core.states import NodeStatus, RunStatus
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -53,4 +54,18 @@ def failed(**record: Any) -> NodeOutcome:
     return NodeOutcome(status=NodeStatus.FAILED, unabsorbed=True, record=record)
 
 
-__all__ = ["NodeOutcome", "failed", "skipped", "succeeded"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunOutcome:
+    """Where a run stands when control returns to the caller (a Harness result type)."""
+
+    run_id: RunId
+    status: RunStatus
+    digest: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "status": self.status.value, "digest": self.digest}
+
+
+__all__ = ["NodeOutcome", "RunOutcome", "failed", "skipped", "succeeded"]

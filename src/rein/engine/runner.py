@@ -37,6 +37,7 @@ from rein.engine.execution import (
 )
 from rein.engine.graph import scope_model
 from rein.engine.nodes import execute_node
+from rein.engine.outcome import RunOutcome
 from rein.engine.prepare import (
     Prepared,
     PrepareFailed,
@@ -58,18 +59,6 @@ from rein.workers.base import Worker
 #: The settings of an engine built without any: the built-in defaults, as with no
 #: ``rein.toml`` at all (the strictest policy), never a file read behind the caller's back.
 NO_CONFIG = Config(data={}, sources={})
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RunOutcome:
-    """Where a run stands when control returns to the caller."""
-
-    run_id: RunId
-    status: RunStatus
-    digest: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "status": self.status.value, "digest": self.digest}
 
 
 

@@ -25,10 +25,11 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.config import Config
     from rein.config.approver import Approver
     from rein.core.states import ApprovalStatus
+    from rein.engine.outcome import RunOutcome
     from rein.engine.prepare import Prepared
     from rein.engine.prune import Pruned
     from rein.engine.routing import Router
-    from rein.engine.runner import Engine, RunOutcome
+    from rein.engine.runner import Engine
     from rein.engine.runtime import Listener
     from rein.engine.sessions import Sessions, Thread
     from rein.store.base import ApprovalRow, Event, Store
