@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,18 @@ def test_help_teaches_with_an_example_and_the_exit_codes(cli: Cli,
     assert code == 0
     assert "Example:" in text and "Exit codes:" in text
     assert "rein dev" in text.split("Example:", 1)[1]
+
+
+def test_the_planning_instruction_can_be_followed_as_written(repo: Path, cli: Cli) -> None:
+    """The example plan is JSON an agent can copy, and the checker's own configuration is
+    named rather than dumped into the text."""
+    code, text = cli("dev")
+    assert code == 3
+    shape = text.split("of this shape:\n", 1)[1].split("\nThe top-level", 1)[0]
+    example = json.loads(shape)
+    assert set(example) == {"verify", "features"}
+    assert '"max_brief_bytes"' not in text
+    assert "params: (the checker's configuration, in `rein next --json`)" in text
+    code, status = cli.json("next")
+    [check] = status["checks"]
+    assert check["params"]["params"]["settings"]["max_features"] == 20

@@ -42,14 +42,16 @@ __all__ = ["FEATURES_PATH", "PLANNING_PATH", "feature_graph", "planning_graph",
 
 PLAN_SHAPE = """\
 Write the plan as JSON to .rein/dev/plan.json (a real file), of this shape:
-  {"verify": "python -m pytest -q",          # how every feature is verified (or per feature)
+  {"verify": "python -m pytest -q",
    "features": [
      {"id": "parse", "title": "...", "description": "...", "priority": 1,
       "depends_on": [],
       "context": {"requirements": [], "decisions": [], "constraints": [], "files": [],
                   "acceptance": []},
       "verify": "python -m pytest -q tests/test_parse.py"}]}
-One small vertical feature per capability; priority 1 is built first among ready features.
+The top-level "verify" is how every feature is verified; a feature's own "verify" replaces
+it for that feature. One small vertical feature per capability; priority 1 is built first
+among ready features.
 The verify command runs without a shell, so it is a program and its arguments; it must
 fail when the feature is missing. Each feature will be implemented with only its own
 title, description and context, never the whole brief again: put in the context what the

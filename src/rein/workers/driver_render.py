@@ -32,16 +32,22 @@ def carries(output: Mapping[str, Any]) -> str:
     return f" (path: {hint})" if hint else ""
 
 
+# A parameter longer than this is the checker's configuration, not something an agent
+# acts on (a whole settings object, say): the text names it and `rein next --json` has it.
+_PARAM_CHARS = 160
+
+
 def check_params(params: Mapping[str, Any]) -> list[str]:
     """A criterion's parameters, one line each, as an agent needs them to pass it."""
     lines = []
     for key, value in params.items():
         if key == "run":
             lines.append(f"run: {value}")
-        elif isinstance(value, str):
-            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
-        else:
-            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+            continue
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > _PARAM_CHARS:
+            text = "(the checker's configuration, in `rein next --json`)"
+        lines.append(f"{key}: {text}")
     return lines
 
 
