@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
 from rein.cli.record_view import why_lines
+from tests.scenarios.harness import Scenario
 
 
 def test_failed_node_shows_error_and_failed_required_criteria() -> None:
@@ -35,3 +42,25 @@ def test_long_evidence_is_clipped_and_succeeded_nodes_say_nothing() -> None:
     (line,) = why_lines(record)
     assert line.endswith("...") and len(line) < 220
     assert why_lines({"status": "succeeded", "attempts": [{"error": "old"}]}) == []
+
+
+def test_a_node_refused_before_it_starts_says_which_rule_refused_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """A blocked node has no attempt to explain it: the refusal itself is shown, by `rein
+    runs show` and in the driver's stop, instead of a bare "could not start"."""
+    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    s = Scenario(tmp_path, monkeypatch, capsys)
+    s.file("rein.toml", '[policy]\nshell = "deny"\n')
+    s.file("g.agraph.yaml", yaml.safe_dump({
+        "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/refused", "title": "t",
+        "objective": "o", "requires_conformance": 3, "constraints": {"max_cost_usd": 1.0},
+        "entrypoints": ["a"],
+        "nodes": {"a": {"title": "a", "description": "Test it.",
+                        "requirements": {"permissions": ["shell:exec:pytest*"]}}}}))
+    code, _ = s.run("g.agraph.yaml")
+    assert code == 1
+    code, out = s.rein("runs", "show")
+    assert "blocked" in out and "PERM002: node a asks for" in out
+    assert "policy.shell is deny" in out
+    code, out = s.rein("next")
+    assert code == 1 and "node(s) a could not start (failed): PERM002: node a asks" in out

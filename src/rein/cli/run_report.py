@@ -96,6 +96,9 @@ def _node_lines(n: Any, run_status: str, run_ended: bool) -> list[str]:
         out.extend(f"{'':<22}{c}" for c in _failed_criteria(a))
     if not attempts and status in ("failed", "blocked") and record.get("error"):
         out.append(f"{'':<20}{record['error']}")
+    refusal = record.get("x-rein-blocked")
+    if isinstance(refusal, Mapping) and refusal.get("message"):
+        out.append(f"{'':<20}{refusal.get('code')}: {refusal['message']}")
     return out
 
 

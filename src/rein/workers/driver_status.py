@@ -182,11 +182,14 @@ def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
     classes: set[str] = set()
     blocked: list[str] = []
     failed: list[str] = []
-    why = ""
+    why = refused = ""
     for r in runs:
         for node in store.nodes(r):
             if node.status.value == "blocked":
                 blocked.append(node.node_key)
+                refusal = node.record.get("x-rein-blocked")
+                if isinstance(refusal, dict) and refusal.get("message"):
+                    refused = refused or f"{refusal.get('code')}: {refusal['message']}"
             if node.status.value == "failed":
                 failed.append(node.node_key)
                 for attempt in (node.record.get("attempts") or [])[-1:]:
@@ -196,7 +199,8 @@ def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
     if "RT061" in codes or "budget_exceeded" in classes:
         return "budget", f"run {root} stopped at a budget limit ({status})"
     if blocked:
-        return "blocked", f"node(s) {', '.join(blocked)} could not start ({status})"
+        return "blocked", (f"node(s) {', '.join(blocked)} could not start ({status})"
+                           + (f": {refused}" if refused else ""))
     if "timeout" in classes:
         return "timeout", f"a node ran out of time ({status})"
     detail = f"node(s) {', '.join(failed)} failed" if failed else "the run did not succeed"
