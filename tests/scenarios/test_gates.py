@@ -133,7 +133,6 @@ def test_a_timeout_is_not_taken_before_it_is_due(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("on_timeout", "status", "gate_status", "outcome"), [
     ("fail", RunStatus.FAILED, "failed", "timed_out"),
     ("approve", RunStatus.SUCCEEDED, "succeeded", "approved"),
-    ("escalate", RunStatus.FAILED, "failed", "timed_out"),
 ])
 def test_on_timeout_is_taken_when_the_run_is_next_scheduled(
         tmp_path: Path, on_timeout: str, status: RunStatus, gate_status: str,
@@ -145,7 +144,7 @@ def test_on_timeout_is_taken_when_the_run_is_next_scheduled(
     g = run.node("g")
     assert g["status"] == gate_status
     assert g["human_events"][0]["outcome"] == outcome
-    assert g.get("escalated", False) is (on_timeout == "escalate")
+    assert "escalated" not in g
 
 
 def test_on_timeout_hold_keeps_waiting(tmp_path: Path) -> None:

@@ -287,7 +287,7 @@ def test_a_blocked_node_still_escalates(tmp_path: Path) -> None:
     assert run.node("a")["escalated"] is True and "RT014" in run.codes()
 
 
-@pytest.mark.parametrize("where", ["node", "defaults", "loop"])
+@pytest.mark.parametrize("where", ["node", "defaults", "loop", "gate", "policy"])
 def test_escalate_without_an_escalation_is_refused_before_running(
         tmp_path: Path, where: str) -> None:
     from rein.engine.runner import PrepareFailed
@@ -303,6 +303,15 @@ def test_escalate_without_an_escalation_is_refused_before_running(
             "on_max_iterations": "escalate",
             "body": {"entrypoints": ["leaf"], "nodes": {"leaf": task("leaf")}}}}
         pointer = "/nodes/a/loop/on_max_iterations"
+    elif where in ("gate", "policy"):
+        # A gate whose timeout escalates with nothing declared would end as a rejection.
+        node = {"type": "gate", "title": "g", "description": "Approve.",
+                "gate": {"mode": "approve", "prompt": "Ship?", "timeout_seconds": 5}}
+        if where == "gate":
+            node["gate"]["on_timeout"] = "escalate"
+            pointer = "/nodes/a/gate/on_timeout"
+        else:
+            extra, pointer = {"policy": {"on_human_timeout": "escalate"}}, "/nodes/a/gate"
     run = Run(tmp_path, graph({"a": node}, ["a"], **extra), {"a": FAIL, "leaf": [{}]})
     with pytest.raises(PrepareFailed) as info:
         run.start()

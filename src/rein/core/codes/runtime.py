@@ -82,7 +82,7 @@ RUN_CODES = (
     _own(RUN, "RUN_LOCKED", "refused", "another rein process is running this run",
          "wait for it to finish or pause, then retry", legacy=True),
     _own(RUN, "LADDER001", "diagnostic", "a disposition says escalate, but the node declares "
-         "no escalation", "declare intelligence.escalate_to, or choose another disposition",
+         "no escalation", "add failure.escalation, or choose another disposition",
          severity="warning"),
     _own(RUN, "RECORD001", "error", "the file is not a valid AGS run record",
          "give a record from `rein runs record RUN`, or a run id"),

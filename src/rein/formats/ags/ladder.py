@@ -1,8 +1,9 @@
 """Failure ladders that cannot be run as written, found before a run starts.
 
-AGS §14's ladder is ``retry → fallback → escalation → on_exhausted``. Two dispositions name
-the escalation rung as what happens next: ``failure.on_exhausted: escalate`` and a loop's
-``on_max_iterations: escalate``. When the node (after ``defaults``) declares no
+AGS §14's ladder is ``retry → fallback → escalation → on_exhausted``. Three dispositions
+name the escalation rung as what happens next: ``failure.on_exhausted: escalate``, a loop's
+``on_max_iterations: escalate`` and a gate's ``on_timeout: escalate`` (or, for a gate that
+says nothing, ``policy.on_human_timeout: escalate``). When the node (after ``defaults``) declares no
 ``failure.escalation`` there is nothing to escalate to; the schema allows it and the spec
 assigns no code, so rein refuses the graph with its own code rather than let the node end
 ``failed`` as though the author had asked for that.
@@ -33,6 +34,7 @@ class LadderProblem:
 def ladder_problems(data: Mapping[str, Any]) -> list[LadderProblem]:
     """Every node, at every depth, whose ladder asks to escalate with nothing to escalate to."""
     out = []
+    policy = mapping_of(data.get("policy"))
     for base, fragment in _fragments(data, ""):
         defaults = fragment.get("defaults")
         for nid, raw in (fragment.get("nodes") or {}).items():
@@ -49,6 +51,13 @@ def ladder_problems(data: Mapping[str, Any]) -> list[LadderProblem]:
             loop = node.get("loop")
             if isinstance(loop, Mapping) and loop.get("on_max_iterations") == "escalate":
                 asks.append(("/loop/on_max_iterations", "loop.on_max_iterations"))
+            gate = node.get("gate")
+            if node.get("type") == "gate" and isinstance(gate, Mapping):
+                # A gate's timeout takes policy.on_human_timeout when it says nothing itself.
+                if gate.get("on_timeout") == "escalate":
+                    asks.append(("/gate/on_timeout", "gate.on_timeout"))
+                elif "on_timeout" not in gate and policy.get("on_human_timeout") == "escalate":
+                    asks.append(("/gate", "policy.on_human_timeout (for this gate)"))
             for tail, field in asks:
                 out.append(LadderProblem(
                     code=NO_ESCALATION, pointer=here + tail,
