@@ -267,3 +267,14 @@ def test_digests_equal_oap_validate_cli(shared_dir: Path) -> None:
 def test_name_wins_over_the_file_name_with_a_warning(tmp_path: Path) -> None:
     report = report_for(minimal(), tmp_path, "other.agent.yaml")
     assert report.ok and [f.code for f in report.findings] == ["OAP102"]
+
+
+def test_state_entries_without_an_id_are_not_duplicates_of_each_other(tmp_path: Path) -> None:
+    """Two facts missing their id get the schema's finding, never "duplicate id None"; a real
+    duplicate is still OAP010."""
+    facts = ("state:\n  facts:\n    - {text: one}\n    - {text: two}\n"
+             "    - {id: f1, text: three}\n    - {id: f1, text: four}\n")
+    findings = report_for(minimal() + facts, tmp_path).findings
+    duplicates = [f.message for f in findings if f.code == "OAP010"]
+    assert duplicates == ["/state/facts/3/id: duplicate id 'f1' [§A.4]"]
+    assert any(f.code != "OAP010" and "/state/facts/0" in f.message for f in findings)

@@ -292,6 +292,8 @@ def _state_ids(data: dict[str, Any], out: _Out) -> None:
         seen: set[object] = set()  # ids as written: the schema judges their type
         for i, entry in enumerate(_get(data, "state", collection) or []):
             entry_id = entry.get("id") if isinstance(entry, dict) else None
+            if entry_id is None:
+                continue  # a missing id is the schema's finding, not a duplicate of None
             if entry_id in seen:
                 pointer = f"/state/{collection}/{i}/id"
                 out.add("OAP010", "§A.4", f"{pointer}: duplicate id {entry_id!r}", pointer)
