@@ -8,6 +8,7 @@ answer from anywhere, here the console.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 from pathlib import Path
 from typing import Any
@@ -48,4 +49,6 @@ def waiting_thread(root: Path, *, name: str = "web thread") -> tuple[str, str]:
             assert asked is not None, "the turn asked nothing"
             return thread.id, str(asked.id)
 
-    return asyncio.run(begin())
+    # A thread of its own: a caller such as Playwright's sync API has a loop running here.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, begin()).result()

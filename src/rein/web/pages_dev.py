@@ -46,7 +46,7 @@ def _checks(feature: Mapping[str, Any]) -> str:
                if r.get("evidence") else "") + "</li>"
             for r in a["results"])
         error = f"<div class='muted'>{e(a['error'])}</div>" if a.get("error") else ""
-        out.append(f"<li>attempt {e(a['attempt'])} {status(a.get('status'))}{error}"
+        out.append(f"<li>attempt {e(a['attempt'])} {status(a.get('status') or 'running')}{error}"
                    f"<ul>{results}</ul></li>")
     return f"<ol class='attempts'>{''.join(out)}</ol>" if out else \
         "<p class='muted'>No attempt yet.</p>"
