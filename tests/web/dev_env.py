@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.cli import main
-from tests.dev.scripted import ScriptedDriver, git
+from tests.dev.scripted import ScriptedDriver, git, good_plan
 
 BRIEF = "# tempconv\n\nA small Python package that converts temperatures.\n"
 
@@ -38,8 +38,14 @@ def repository(root: Path) -> Path:
     return root
 
 
-def driver(root: Path) -> ScriptedDriver:
-    return ScriptedDriver(root, cli, bad_plan_first=False)
+def driver(root: Path, *, python: str | None = None) -> ScriptedDriver:
+    """The scripted agent; ``python`` names the interpreter in the verify commands (the
+    running one by default)."""
+    plan = good_plan()
+    if python is not None:
+        for feature in plan["features"]:
+            feature["verify"] = [python, *feature["verify"][1:]]
+    return ScriptedDriver(root, cli, bad_plan_first=False, plan=plan)
 
 
 def step(d: ScriptedDriver) -> dict[str, Any]:
