@@ -3,18 +3,28 @@ question answered in the page bound to the digest shown, the guard's rules, and 
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rein.engine.sessions import transcript
+from rein.web import pages_threads
 from tests.web.conftest import Console, make_console
 from tests.web.threads_env import COMMAND, configure, waiting_thread
+
+# A user hook at the start of every session: its run is an item of the conversation.
+HOOK = ('[hooks.hello]\ncommand = ["sh", "-c", "echo \'{\\"systemMessage\\": '
+        '\\"hello from a hook\\"}\'"]\nevents = ["SessionStart"]\n')
 
 
 @pytest.fixture
 def threaded(workspace: Path) -> tuple[Path, str, str]:
+    Path(os.environ["REIN_USER_CONFIG"]).write_text(HOOK)
     configure(workspace)
     thread_id, approval_id = waiting_thread(workspace)
     return workspace, thread_id, approval_id
@@ -56,7 +66,11 @@ def test_the_thread_page_is_the_feed_with_its_question(console: Console,
     # Every item the feed has is drawn, in its order, and the open question with the
     # digest the feed carries (the approval entry's).
     positions = [r.text.index(f"data-item='{i['id']}'") for i in view.items]
-    assert positions == sorted(positions) and len(positions) == 3
+    assert [i["type"] for i in view.items] == ["userMessage", "hookRun", "agentMessage",
+                                               "commandExecution"]
+    assert positions == sorted(positions)
+    hook = r.text.split("data-type='hookRun'", 1)[1].split("data-type=", 1)[0]
+    assert "sessionStart" in hook and "hello from a hook" in hook and "completed" in hook
     assert "I will run the command first." in r.text
     [asked] = view.pending
     entry = console.harness.store.get_approval(approval_id)
@@ -167,3 +181,36 @@ def test_read_only_shows_the_question_without_a_form(threaded: tuple[Path, str, 
                    {"action": "accept", "digest": entry.digest})
         assert r.status_code == 403 and "WEB403" in r.text
         assert c.harness.store.get_approval(approval_id).status.value == "pending"
+
+
+def _first_frame(c: Console, handler: Any, **params: str) -> dict[str, Any]:
+    """The first message a stream route sends (the routes stream until the client goes)."""
+    from starlette.requests import Request
+
+    scope = {"type": "http", "method": "GET", "path": "/", "headers": [],
+             "query_string": b"", "path_params": params}
+
+    async def first() -> str:
+        response: Any = await handler(c.client.app.state.console, Request(scope))
+        body = response.body_iterator
+        try:
+            return str(await body.__anext__())
+        finally:
+            await body.aclose()
+
+    text = asyncio.run(first())
+    assert text.startswith("event: runs\ndata: ")
+    return dict(json.loads(text.split("data: ", 1)[1]))
+
+
+def test_the_list_stream_and_the_watch_stream_send_what_the_pages_drew(
+        console: Console, threaded: tuple[Path, str, str]) -> None:
+    thread_id, _ = _ids(threaded)
+    console.login()
+    rows = _first_frame(console, pages_threads.threads_stream)["html"]
+    assert f"/threads/{thread_id}" in rows and "waiting" in rows
+    key = _first_frame(console, pages_threads.watch, thread_id=thread_id)["html"]
+    [view] = transcript.turns(console.harness.sessions, thread_id)
+    assert key == f"{view.turn_id}={view.run_id}"
+    page = console.client.get(f"/threads/{thread_id}").text
+    assert f'data-watch-key="{key}"' in page
