@@ -34,11 +34,12 @@ def configure(root: Path) -> None:
     (root / "turns.json").write_text(json.dumps(SCRIPT))
 
 
-def waiting_thread(root: Path, *, name: str = "web thread") -> tuple[str, str]:
+def waiting_thread(root: Path, *, name: str = "web thread",
+                   store_url: str | None = None) -> tuple[str, str]:
     """(thread id, approval id): a thread whose first turn waits on its command."""
 
     async def begin() -> tuple[str, str]:
-        with rein.Harness.open(root) as harness:
+        with rein.Harness.open(root, store_url=store_url) as harness:
             thread = harness.start_thread(name=name, sandbox="workspace-write")
             turn = await thread.run("run the command, then write notes.txt")
             asked: Any = None
