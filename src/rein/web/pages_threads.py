@@ -143,8 +143,11 @@ def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool) 
              if view.error and view.status == "failed" else "")
     asks = "".join(thread_items.question(thread_id, q, csrf=csrf, read_only=read_only)
                    for q in view.pending)
+    # How the thread reads while this is its last turn (the page's title badge follows it).
+    state = "waiting" if view.pending else "active" if view.status == "inProgress" else "idle"
     return (f"<section class='turn' data-turn='{e(view.turn_id)}' "
-            f"data-turn-status='{e(view.status)}' data-last-seq='{view.last_seq}'>"
+            f"data-turn-status='{e(view.status)}' data-thread-state='{state}' "
+            f"data-last-seq='{view.last_seq}'>"
             f"<h2>Turn {view.seq} <span class='muted'>{e(view.kind)}{graph}{run}{used} · "
             f"{e(view.created_at[:19])}</span> {status(view.status)}</h2>"
             + (f"<ol class='steps'>{steps}</ol>" if steps else "")

@@ -152,6 +152,12 @@
       .then(function (html) {
         var old = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
         if (html && old && old.outerHTML !== html) { old.outerHTML = html; }
+        var now = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
+        var badge = document.querySelector("[data-thread-status] .status");
+        if (now && badge) {
+          var state = now.getAttribute("data-thread-state");
+          badge.textContent = state; badge.className = "status " + state;
+        }
       })
       .finally(function () { busy = false; if (again) { again = false; refresh(); } });
   }
