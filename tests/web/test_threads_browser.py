@@ -66,3 +66,26 @@ def test_a_threads_question_is_answered_in_the_page_and_its_items_arrive_live(
         assert watcher.inner_text(".conversation") == live
         assert (workspace / "notes.txt").read_text() == "one\ntwo\n"
         context.close()
+
+
+def test_a_turn_typed_in_the_page_runs_and_its_question_is_answered_there(
+        browser: Any, workspace: Path) -> None:
+    import rein
+
+    configure(workspace)
+    with rein.Harness.open(workspace) as harness:
+        thread_id = harness.sessions.start_thread(name="typed in the page").thread_id
+    with served(workspace) as url:
+        base = url.split("/?")[0]
+        page = browser.new_page()
+        page.goto(url)
+        page.goto(f"{base}/threads/{thread_id}")
+        page.fill("textarea[name=text]", "run the command, then write notes.txt")
+        page.click("form.compose button")
+        page.wait_for_selector("[data-question] button[value=accept]", timeout=WAIT)
+        assert "run the command, then write notes.txt" in page.inner_text(".conversation")
+        page.click("[data-question] button[value=accept]")
+        page.wait_for_selector("section.turn[data-turn-status='completed']", timeout=WAIT)
+        assert "All done." in page.inner_text(".conversation")
+        page.wait_for_selector("form.compose textarea", timeout=WAIT)  # ready for the next
+        page.close()

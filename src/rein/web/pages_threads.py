@@ -27,7 +27,7 @@ from rein.errors import ReinError
 from rein.store.base import ThreadRow
 from rein.web import streams, thread_items
 from rein.web.auth import Denied
-from rein.web.html import e, error_box, page, status, table
+from rein.web.html import e, error_box, form, page, status, table
 
 if TYPE_CHECKING:
     from rein.web.app import Console
@@ -181,7 +181,8 @@ def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: 
             + f"<h1>{e(d.get('name') or d.get('preview') or row.thread_id)} "
             f"<span data-thread-status>{status(thread_status(run, len(views)))}</span></h1>"
             f"<div class='card'><code>{e(row.thread_id)}</code> · {' · '.join(facts)}</div>"
-            f"<div class='conversation'>{turns}</div>")
+            f"<div class='conversation'>{turns}</div>"
+            + _composer(c, row, run is not None and not run.status.terminal, csrf))
     attrs = {"data-thread": row.thread_id, "data-watch": f"/threads/{row.thread_id}/watch",
              "data-watch-key": watch_key(c, row.thread_id)}
     if last is not None and last.run_id and (run is None or not run.status.terminal):
@@ -241,7 +242,7 @@ async def answer(c: Console, request: Request) -> Response:
     runs = {transcript.run_of(c.h.sessions, t) for t in c.h.store.thread_turns(row.thread_id)}
     entry = c.h.store.get_approval(approval_id)
     if entry is None or entry.run_id not in runs:
-        return c.denied(Denied(404, "WEB404", f"no question {approval_id[:80]!r} in thread "
+        return c.denied(Denied(404, "WEB430", f"no question {approval_id[:80]!r} in thread "
                                f"{row.thread_id}", "answer it from the thread's page"))
     assert c.steering is not None
     try:
@@ -250,6 +251,52 @@ async def answer(c: Console, request: Request) -> Response:
     except ReinError as exc:
         return await thread(c, request, error=(exc.code, exc.message, exc.hint))
     return RedirectResponse(f"/threads/{row.thread_id}", status_code=303)
+
+
+MAX_TEXT = 32_000  # characters of a message typed into the page
+
+
+async def start_turn(c: Console, request: Request) -> Response:
+    """A conversation turn with the text typed in the page: recorded by the session runtime
+    (THREAD001 busy, THREAD003 archived, THREAD004 empty), then its graph, rein's own and
+    written from that text, started by the Steering approved as written, as a client's
+    ``turn/start`` is its approval. The page then follows the turn's run."""
+    row = _thread(c, request)
+    if isinstance(row, Response):
+        return row
+    text = request.state.form.get("text", "").strip()[:MAX_TEXT]
+    if row.data.get("approvalPolicy") == "never":
+        return await thread(c, request, error=(
+            "WEB431", (f"thread {row.thread_id} has the approval policy never: a turn started "
+            "here would ask in the page what that policy declines"),
+            "start its turns from the app-server or the SDK, which apply the policy"))
+    from rein.formats.ags import validate_path
+
+    sessions = c.h.sessions
+    try:
+        turn_run = await sessions.begin_turn(row.thread_id, [{"type": "text", "text": text}])
+        # This process only records the turn; the Steering runs it. Left here, the record
+        # would count the turn as in progress in this process forever.
+        sessions.active.pop(row.thread_id, None)
+        path = str(turn_run.row.input["graph"])
+        digest = validate_path(path).digest
+        assert c.steering is not None
+        run_id = await c.steering.start(path, digest=str(digest), given={})
+        c.h.store.set_turn_run(turn_run.turn_id, run_id)  # as a client's stream records it
+    except ReinError as exc:
+        return await thread(c, request, error=(exc.code, exc.message, exc.hint))
+    return RedirectResponse(f"/threads/{row.thread_id}", status_code=303)
+
+
+def _composer(c: Console, row: ThreadRow, busy: bool, csrf: str) -> str:
+    """The form a person types the next turn into, where the page can start one; hidden
+    while a turn is in progress, and shown by the page's script when it ends."""
+    if c.read_only or row.archived or row.data.get("approvalPolicy") == "never":
+        return ""
+    return f"<div data-compose{' hidden' if busy else ''}>" + form(f"/threads/{row.thread_id}/turns", csrf,
+                "<textarea name='text' rows='3' placeholder='Message the agent'></textarea>"
+                "<br><button class='primary'>Send</button> <span class='muted'>a conversation "
+                "turn under this thread's sandbox and approval policy</span>", cls="card compose") + "</div>"
 
 
 def routes(c: Console) -> list[Route]:
@@ -268,6 +315,8 @@ def routes(c: Console) -> list[Route]:
         Route("/threads/{thread_id}/watch", g(bind(watch))),
         Route("/threads/{thread_id}/turns/{turn_id}", g(bind(turn))),
         Route("/threads/{thread_id}/approvals/{approval_id}", g(bind(answer), changes=True),
+              methods=["POST"]),
+        Route("/threads/{thread_id}/turns", g(bind(start_turn), changes=True),
               methods=["POST"]),
     ]
 

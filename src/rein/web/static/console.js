@@ -158,6 +158,8 @@
           var state = now.getAttribute("data-thread-state");
           badge.textContent = state; badge.className = "status " + state;
         }
+        var compose = document.querySelector("[data-compose]");
+        if (now && compose) { compose.hidden = now.getAttribute("data-thread-state") !== "idle"; }
       })
       .finally(function () { busy = false; if (again) { again = false; refresh(); } });
   }
