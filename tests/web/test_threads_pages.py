@@ -148,7 +148,7 @@ def test_unknown_threads_turns_and_questions_are_404(console: Console,
     other = console.harness.sessions.start_thread(name="other")
     r = console.post(f"/threads/{other.thread_id}/approvals/{approval_id}",
                      {"action": "accept", "digest": "x"})
-    assert r.status_code == 404 and "WEB404" in r.text  # not a question of that thread
+    assert r.status_code == 404 and "WEB430" in r.text  # not a question of that thread
     r = console.post(f"/threads/{thread_id}/approvals/{approval_id}", {"action": "maybe"})
     assert r.status_code == 400
 

@@ -185,7 +185,11 @@ def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: 
             + _composer(c, row, run is not None and not run.status.terminal, csrf))
     attrs = {"data-thread": row.thread_id, "data-watch": f"/threads/{row.thread_id}/watch",
              "data-watch-key": watch_key(c, row.thread_id)}
-    if last is not None and last.run_id and (run is None or not run.status.terminal):
+    # Followed while either says it goes on: a run that ended after the turn was read
+    # still has its last events to send (the stream replays them, then ends).
+    going = last is not None and (last.status == "inProgress" or run is None
+                                  or not run.status.terminal)
+    if last is not None and last.run_id and going:
         attrs.update({"data-thread-stream": f"/runs/{last.run_id}/events?after="
                       f"{last.last_seq}", "data-thread-turn": last.turn_id,
                       "data-last-seq": str(last.last_seq)})
