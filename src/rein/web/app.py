@@ -27,7 +27,7 @@ from starlette.routing import Route
 from rein.core.states import ApprovalStatus
 from rein.engine.service import Harness
 from rein.errors import ReinError
-from rein.web import pages_queue, pages_runs, streams
+from rein.web import pages_dev, pages_queue, pages_runs, pages_threads, streams
 from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
 from rein.web.html import error_box, page
 from rein.web.paths import inside
@@ -281,6 +281,8 @@ def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Sta
         Route("/plan", g(c.plan)),
         Route("/plan/run", g(c.start, changes=True), methods=["POST"]),
         Route("/static/{name}", c.static),  # the package's own files: no session needed
+        *pages_threads.routes(c),
+        *pages_dev.routes(c),
     ]
     app = Starlette(routes=routes)
     app.state.console = c

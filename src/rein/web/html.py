@@ -38,7 +38,8 @@ def page(title: str, body: str, *, read_only: bool = False,
         "<link rel=\"stylesheet\" href=\"/static/console.css\"></head>"
         f"<body{extra}><header class=\"top\"><a class=\"brand\" href=\"/\">rein</a>"
         "<a href=\"/\">Runs</a><a href=\"/approvals\">Approvals</a>"
-        f"<a href=\"/plans\">Plans</a>{badge}<span class=\"muted\">{e(VERSION)}</span></header>"
+        "<a href=\"/plans\">Plans</a><a href=\"/threads\">Threads</a>"
+        f"<a href=\"/dev\">Dev flow</a>{badge}<span class=\"muted\">{e(VERSION)}</span></header>"
         f"<main>{body}</main><script src=\"/static/console.js\"></script></body></html>")
 
 

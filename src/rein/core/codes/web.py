@@ -34,6 +34,12 @@ CODES = (
        "send a smaller form"),
     _c("WEB421", "refused", "a request names a Host the console does not answer to "
        "(HTTP 421; DNS rebinding)", "use the address `rein serve` printed"),
+    _c("WEB430", "refused", "a thread's page was asked to answer an approval that is not a "
+       "question of that thread's turns (HTTP 404)",
+       "answer it from its own thread's page, or from the approval queue"),
+    _c("WEB431", "refused", "a turn cannot be started from the page on a thread whose approval "
+       "policy is `never` (HTTP 409): the page would ask what the policy declines",
+       "start its turns from the app-server or the SDK, which apply the policy"),
 )
 
 __all__ = ["CODES"]

@@ -118,3 +118,90 @@
   });
   open();
 }());
+// Threads and the development flow. A thread's page follows its last turn's run over the
+// run page's own stream and, for each new event, asks the server for that turn's section
+// again (rendered from the store, as on a reload); a watch stream says when the thread has
+// a new turn, and the page reloads onto it. The dev page gets its section from its stream.
+(function () {
+  "use strict";
+  var body = document.body;
+  if (!window.EventSource) { return; }
+  var streams = [];  // [url, open EventSource or null, how to open it]
+  function follow(url, setup) { streams.push({ url: url, source: null, setup: setup }); }
+  function openAll() {
+    streams.forEach(function (s) {
+      if (!s.source && !s.ended) { s.source = s.setup(s); }
+    });
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) {
+      streams.forEach(function (s) { if (s.source) { s.source.close(); s.source = null; } });
+    } else { openAll(); }
+  });
+
+  var thread = body.getAttribute("data-thread");
+  var turn = body.getAttribute("data-thread-turn");
+  var runStream = body.getAttribute("data-thread-stream");
+  var busy = false, again = false;
+  function refresh() {  // one request at a time; events that arrive meanwhile ask once more
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch("/threads/" + encodeURIComponent(thread) + "/turns/" + encodeURIComponent(turn),
+          { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        var old = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
+        if (html && old && old.outerHTML !== html) { old.outerHTML = html; }
+        var now = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
+        var badge = document.querySelector("[data-thread-status] .status");
+        if (now && badge) {
+          var state = now.getAttribute("data-thread-state");
+          badge.textContent = state; badge.className = "status " + state;
+        }
+        var compose = document.querySelector("[data-compose]");
+        if (now && compose) { compose.hidden = now.getAttribute("data-thread-state") !== "idle"; }
+      })
+      .finally(function () { busy = false; if (again) { again = false; refresh(); } });
+  }
+  if (thread && turn && runStream) {
+    follow(runStream, function (s) {
+      var after = body.getAttribute("data-last-seq") || "0";
+      var src = new EventSource(s.url.replace(/after=\d+/, "after=" + after));
+      src.onmessage = function (msg) {
+        var ev = JSON.parse(msg.data);
+        if (ev.seq <= parseInt(body.getAttribute("data-last-seq") || "0", 10)) { return; }
+        body.setAttribute("data-last-seq", String(ev.seq));
+        refresh();
+      };
+      src.addEventListener("end", function () {
+        src.close(); s.source = null; s.ended = true; refresh();
+      });
+      return src;
+    });
+  }
+  var watchUrl = body.getAttribute("data-watch");
+  if (thread && watchUrl) {
+    follow(watchUrl, function () {
+      var src = new EventSource(watchUrl);
+      src.addEventListener("runs", function (msg) {
+        if (JSON.parse(msg.data).html !== body.getAttribute("data-watch-key")) {
+          window.location.reload();
+        }
+      });
+      return src;
+    });
+  }
+  var dev = body.getAttribute("data-dev-stream");
+  if (dev) {
+    follow(dev, function () {
+      var src = new EventSource(dev);
+      src.addEventListener("runs", function (msg) {
+        var box = document.getElementById("dev-flow");
+        var html = JSON.parse(msg.data).html;
+        if (box && box.innerHTML !== html) { box.innerHTML = html; }
+      });
+      return src;
+    });
+  }
+  openAll();
+}());

@@ -1,0 +1,117 @@
+"""A thread's turns as a reader sees them: each turn's items in order, read from the feed.
+
+This is not a fold of its own. Each turn's run events go through the turn's
+:class:`~rein.engine.sessions.feed.Feed` (the fold the app-server serves), and what the
+feed says is collected: an item as ``item/started`` announced it, replaced by its
+``item/completed`` (authoritative), the plan steps, the token usage, the questions still
+open. Lifecycle hook runs, which a turn's feed does not carry, are the
+:mod:`rein.engine.protocol_view` translation of the same events, placed where they happened.
+A surface that shows a conversation (the web console) renders this and decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rein.engine import protocol_view
+from rein.engine.sessions.feed import ServerRequest
+from rein.errors import ReinError
+from rein.store.base import ThreadRow, ThreadTurnRow
+
+if TYPE_CHECKING:
+    from rein.engine.sessions.runtime import Sessions
+
+# Whole items protocol_view translates from a worker's stream that a turn's feed leaves out.
+_EXTRA_ITEMS = frozenset({"contextCompaction", "hookPrompt"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnView:
+    """One turn: its input, its items in order, and where it stands."""
+
+    turn_id: str
+    seq: int  # 1 for the thread's first turn
+    kind: str  # "conversation" | "graph"
+    graph: str | None  # the graph file a turn ran (a conversation turn's is rein's own)
+    run_id: str | None  # None until the turn's run exists
+    created_at: str
+    status: str  # inProgress | completed | interrupted | failed
+    error: str | None
+    items: tuple[Mapping[str, Any], ...]  # Codex items, plus {"type": "hookRun", "run": …}
+    plan: tuple[Mapping[str, str], ...]  # a graph turn's steps: {"step", "status"}
+    usage: Mapping[str, int]  # the turn's total tokens, as thread/tokenUsage/updated said
+    pending: tuple[ServerRequest, ...]  # questions not answered yet, in the order asked
+    last_seq: int  # the last event of the run read (0: none yet)
+
+
+def turns(sessions: Sessions, thread_id: str) -> list[TurnView]:
+    """Every turn of the thread, in order (THREAD404 for an unknown thread)."""
+    row = sessions.thread(thread_id)
+    return [_view(sessions, row, t) for t in sessions.harness.store.thread_turns(thread_id)]
+
+
+def turn(sessions: Sessions, thread_id: str, turn_id: str) -> TurnView:
+    """One turn of the thread (THREAD404 for an unknown thread or turn)."""
+    row = sessions.thread(thread_id)
+    for t in sessions.harness.store.thread_turns(thread_id):
+        if t.turn_id == turn_id:
+            return _view(sessions, row, t)
+    raise ReinError(f"no turn {turn_id!r} in thread {thread_id}", code="THREAD404",
+                    hint="open the thread's page for its turns")
+
+
+def run_of(sessions: Sessions, row: ThreadTurnRow) -> str | None:
+    """The run a turn started (found by its graph id when the id was not recorded)."""
+    return row.run_id or sessions._run_of(row)
+
+
+def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow) -> TurnView:
+    feed = sessions._feed(thread, row)
+    entries: dict[str, Mapping[str, Any]] = {}
+    plan: list[Mapping[str, str]] = []
+    usage: dict[str, int] = {}
+    hooks = 0
+
+    def heard(messages: list[Any]) -> None:
+        nonlocal plan, usage
+        for m in messages:
+            if isinstance(m, ServerRequest):
+                continue
+            params = m.params
+            if m.method in ("item/started", "item/completed"):
+                item = params["item"]
+                entries[str(item["id"])] = dict(item)
+            elif m.method == "turn/plan/updated":
+                plan = [dict(s) for s in params.get("plan") or ()]
+            elif m.method == "thread/tokenUsage/updated":
+                usage = dict((params.get("tokenUsage") or {}).get("total") or {})
+
+    if feed.graph is not None:
+        heard(feed.opening(row.created_at))
+    run_id = run_of(sessions, row)
+    last = 0
+    if run_id is not None:
+        for event in sessions.harness.store.events(run_id):  # type: ignore[arg-type]
+            heard(feed.apply(event))
+            for n in protocol_view.notifications(event):
+                if n.method == "hook/completed":
+                    hooks += 1
+                    entries[f"{row.turn_id}:hook-{hooks}"] = {
+                        "type": "hookRun", "id": f"{row.turn_id}:hook-{hooks}",
+                        "run": n.params["run"]}
+                elif n.method == "item/completed" and \
+                        n.params["item"].get("type") in _EXTRA_ITEMS:
+                    item = dict(n.params["item"])
+                    entries[str(item["id"])] = item
+            last = event.seq
+    return TurnView(turn_id=row.turn_id, seq=row.seq,
+                    kind=str(row.input.get("kind") or "conversation"),
+                    graph=str(row.input["graph"]) if row.input.get("graph") else None,
+                    run_id=run_id, created_at=row.created_at, status=feed.status,
+                    error=feed.error, items=tuple(entries.values()), plan=tuple(plan),
+                    usage=usage, pending=tuple(feed.pending.values()), last_seq=last)
+
+
+__all__ = ["TurnView", "run_of", "turn", "turns"]
