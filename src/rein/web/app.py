@@ -27,9 +27,11 @@ from starlette.routing import Route
 from rein.core.states import ApprovalStatus
 from rein.engine.service import Harness
 from rein.errors import ReinError
+from rein.store.lineage import top_run_id
 from rein.web import pages_queue, pages_runs, streams
 from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
 from rein.web.html import error_box, page
+from rein.web.hub import Hub
 from rein.web.paths import inside
 from rein.web.steer import Steering
 
@@ -44,6 +46,11 @@ class Console:
 
     def __init__(self, harness: Harness, steering: Steering | None, guard: Guard) -> None:
         self.h, self.steering, self.guard = harness, steering, guard
+        # One watcher of the store for every tab, woken at once by this process's commits.
+        self.hub = Hub(harness.store)
+        harness.store.on_commit(self.hub.wake)
+        if steering is not None:
+            steering.heard.append(self.hub.wake)
 
     # -- the guard ------------------------------------------------------------------------
 
@@ -128,7 +135,7 @@ class Console:
             return run
         after = streams.resume_point(request.headers.get("last-event-id"),
                                      request.query_params.get("after"))
-        return StreamingResponse(streams.run_stream(self.h, run.run_id, after),
+        return StreamingResponse(streams.run_stream(self.hub, run.run_id, after),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
@@ -152,7 +159,9 @@ class Console:
     async def approvals(self, request: Request,
                         error: tuple[str, str, str | None] | None = None) -> Response:
         run_id = request.query_params.get("run", "")
-        await self.h.expire_due()
+        if not self.read_only:
+            # Timing out what is due is a write: a read-only console only shows the queue.
+            await self.h.expire_due()
         rows = self.h.approvals(run_id=run_id or None)
         return HTMLResponse(pages_queue.approvals_page(
             rows, csrf=self.csrf(request), read_only=self.read_only, error=error,
@@ -170,7 +179,9 @@ class Console:
         assert self.steering is not None
         try:
             await self.steering.answer(approval_id, ANSWERS[action], digest=form.get("digest", ""),
-                                       note=form.get("note"), values=values)
+                                       note=form.get("note"), values=values,
+                                       run_id=None if row is None else
+                                       top_run_id(self.h.store, row.run_id))
         except ReinError as exc:
             return await self.approvals(request, error=(exc.code, exc.message, exc.hint))
         target = f"/runs/{row.run_id}" if row is not None else "/approvals"
@@ -182,7 +193,7 @@ class Console:
             return run
         assert self.steering is not None
         try:
-            await self.steering.cancel(run.run_id)
+            await self.steering.cancel(run.run_id, top=top_run_id(self.h.store, run.run_id))
         except ReinError as exc:
             return self.denied(Denied(409, exc.code, exc.message, exc.hint or ""))
         return RedirectResponse(f"/runs/{run.run_id}", status_code=303)
