@@ -9,7 +9,7 @@ Steering thread and redirect to the page that shows its effect.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
@@ -202,9 +202,9 @@ class Console:
         return HTMLResponse(pages_queue.plans_page(self.h.workspace, read_only=self.read_only))
 
     async def plan(self, request: Request,
-                   error: tuple[str, str, str | None] | None = None) -> Response:
-        given = request.query_params.get("path") or getattr(request.state, "form", {}).get(
-            "path", "")
+                   errors: Sequence[tuple[str, str, str | None]] = ()) -> Response:
+        form = getattr(request.state, "form", {})
+        given = request.query_params.get("path") or form.get("path", "")
         path = inside(self.h.workspace, given)  # Denied for anything outside the workspace
         from rein.formats.ags import validate_path
         from rein.formats.ags.plan import build_plan
@@ -216,18 +216,28 @@ class Console:
                                      read_only=self.read_only), status_code=422)
         plan = build_plan(report.document.data, source=path, digest=report.digest,
                           key_variables=self.h.key_variables())
+        params = report.document.data.get("params")
         return HTMLResponse(pages_queue.plan_page(
             path, plan, report.digest, report.findings, csrf=self.csrf(request),
-            read_only=self.read_only, error=error), status_code=409 if error else 200)
+            read_only=self.read_only, errors=errors,
+            params=params if isinstance(params, Mapping) else None,
+            values=_params(form)), status_code=409 if errors else 200)
 
     async def start(self, request: Request) -> Response:
         form: dict[str, str] = request.state.form
         path = inside(self.h.workspace, form.get("path", ""))
         assert self.steering is not None
+        # Typed text, as `rein run --param NAME=VALUE` gives it: the same binding coerces it
+        # to the declared type and refuses what does not fit (AG301, AG302), all at once.
+        given = _params(form)
         try:
-            run_id = await self.steering.start(path, digest=form.get("digest", ""), given={})
+            run_id = await self.steering.start(path, digest=form.get("digest", ""),
+                                               given=given, raw=frozenset(given))
         except ReinError as exc:
-            return await self.plan(request, error=(exc.code, exc.message, exc.hint))
+            found = getattr(exc, "findings", None) or ()
+            errors = [(f.code, f.message, f.hint) for f in found] or [
+                (exc.code, exc.message, exc.hint)]
+            return await self.plan(request, errors=errors)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def static(self, request: Request) -> Response:
@@ -252,6 +262,11 @@ async def _body(request: Request) -> bytes:
                          "send a smaller form")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _params(form: Mapping[str, str]) -> dict[str, str]:
+    """``param.NAME`` fields of the plan form; an empty one is left out (its default)."""
+    return {k[len("param."):]: v for k, v in form.items() if k.startswith("param.") and v != ""}
 
 
 def _values(form: dict[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
