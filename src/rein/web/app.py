@@ -140,6 +140,19 @@ class Console:
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
 
+    async def fragment(self, request: Request) -> Response:
+        run = self._run(request)
+        if isinstance(run, Response):
+            return run
+        q = request.query_params
+        keys = [k for k in q.get("keys", "").split(",") if k]
+        after = q.get("after", "0")
+        body = pages_runs.fragment(self.h, run, scope=q.get("scope", ""), keys=keys,
+                                   picture=q.get("svg") == "1",
+                                   after=int(after) if after.isdigit() else 0)
+        return Response(json.dumps(body, ensure_ascii=False), media_type="application/json",
+                        headers={"Cache-Control": "no-store"})
+
     async def record(self, request: Request) -> Response:
         run = self._run(request)
         if isinstance(run, Response):
@@ -300,6 +313,7 @@ def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Sta
         Route("/runs/{run_id}", g(c.run)),
         Route("/runs/{run_id}/events", g(c.events)),
         Route("/runs/{run_id}/record", g(c.record)),
+        Route("/runs/{run_id}/fragment", g(c.fragment)),
         Route("/runs/{run_id}/cancel", g(c.cancel, changes=True), methods=["POST"]),
         Route("/approvals", g(c.approvals)),
         Route("/approvals/{approval_id}", g(c.answer, changes=True), methods=["POST"]),

@@ -127,10 +127,12 @@ class Steering:
         future.add_done_callback(done)
         return future
 
-    def _background(self, future: concurrent.futures.Future[Any]) -> None:
+    def _background(self, future: concurrent.futures.Future[Any],
+                    answered: concurrent.futures.Future[Any]) -> None:
         def done(f: concurrent.futures.Future[Any]) -> None:
             error = None if f.cancelled() else f.exception()
-            if error is not None:
+            # A failure before ``answered`` was set is the refusal the page shows instead.
+            if error is not None and answered.done():
                 # The page that asked has its answer already; the server's terminal is
                 # where an advance that failed afterwards is told.
                 self.failures.append(error)
@@ -162,7 +164,7 @@ class Steering:
                         lane.runs[run_id] -= 1
 
         running = self._submit(job, lane=lane)
-        self._background(running)
+        self._background(running, named)
         return await _first(named, running)
 
     async def answer(self, approval_id: str, status: ApprovalStatus, *, digest: str,
@@ -177,7 +179,7 @@ class Steering:
                                   values=values, recorded=recorded.set_result)
 
         running = self._submit(job, run_id=run_id)
-        self._background(running)
+        self._background(running, recorded)
         return await _first(recorded, running)
 
     async def cancel(self, run_id: str, *, top: str | None = None) -> str:

@@ -39,9 +39,13 @@
       local = key.slice(scope.length).replace(/^\[\d+\]\./, "");
     }
     var g = document.querySelector('svg.dag g.node[data-node="' + CSS.escape(local) + '"]');
+    if (g && g.getAttribute("data-type") === "subgraph" && !g.closest("a")) {
+      want(null, true);  // its child run's link comes with the picture drawn again
+    }
     if (g && status) { g.setAttribute("data-status", status); return; }
     var owner = top(local);
     var m = /^[^.[]+\[(\d+)\]/.exec(local);
+    if (!g && !m && !asked[local]) { asked[local] = true; want(null, true); }
     if (owner && m) {  // a node inside a loop or map body: count its instances
       var box = document.querySelector('[data-count-of="' + CSS.escape(owner) + '"]');
       var set = seen[owner] = seen[owner] || {};
@@ -70,6 +74,53 @@
   }
   var scrolling = false;
 
+  // Nodes that first appear mid-run (map items, loop iterations, a child run's link) are
+  // not in the page the server rendered: their rows, and the picture when a box lacks
+  // something, are fetched from the server, one request at a time, and the node events
+  // that came while it was on its way are applied again over what it brought.
+  var nodesBox = document.querySelector("[data-nodes]");
+  var wanted = {}, wantSvg = false, fetching = false, asked = {}, recent = [];
+  function detail(key) {
+    return document.querySelector('[data-node-detail="' + CSS.escape(key || "") + '"]');
+  }
+  function want(key, svg) {
+    if (key) { wanted[key] = true; }
+    if (svg) { wantSvg = true; }
+    if (!fetching) { fetchMissing(); }
+  }
+  function fetchMissing() {
+    var keys = Object.keys(wanted), svg = wantSvg;
+    if (!keys.length && !svg) { return; }
+    wanted = {}; wantSvg = false; fetching = true;
+    var url = stream.replace(/\/events\?.*$/, "/fragment") + "?scope=" +
+      encodeURIComponent(body.getAttribute("data-scope") || "") + "&svg=" + (svg ? "1" : "0") +
+      "&after=" + (body.getAttribute("data-last-seq") || "0") +
+      "&keys=" + encodeURIComponent(keys.join(","));
+    fetch(url, {credentials: "same-origin"}).then(function (r) { return r.json(); })
+      .then(function (data) {
+        Object.keys(data.nodes).forEach(function (key) {
+          if (!detail(key) && nodesBox) { nodesBox.insertAdjacentHTML("beforeend", data.nodes[key]); }
+        });
+        if (data.svg) {
+          var wrap = document.querySelector(".dagwrap");
+          if (wrap) { wrap.innerHTML = data.svg; }
+        }
+        recent.forEach(function (ev) { if (ev.seq > data.last) { applyNode(ev); } });
+        recent = recent.filter(function (ev) { return ev.seq > data.last; });
+        body.setAttribute("data-fragments", String(
+          parseInt(body.getAttribute("data-fragments") || "0", 10) + 1));
+      }, function () {})
+      .then(function () { fetching = false; fetchMissing(); });
+  }
+  function applyNode(ev) {
+    var p = ev.payload || {};
+    patchNode(p.node, p.status);
+    var row = detail(p.node);
+    if (!row && p.node && nodesBox) { want(p.node, false); }
+    var badge = row && row.querySelector(".status");
+    if (badge && p.status) { badge.textContent = p.status; badge.className = "status " + p.status; }
+  }
+
   function onEvent(msg) {
     var ev = JSON.parse(msg.data);
     // Events come in seq order; one already applied (a reconnect's overlap) is skipped.
@@ -77,10 +128,8 @@
     line(ev);
     var p = ev.payload || {};
     if (ev.type.indexOf("node/") === 0) {
-      patchNode(p.node, p.status);
-      var row = document.querySelector('[data-node-detail="' + CSS.escape(p.node || "") +
-        '"] .status');
-      if (row && p.status) { row.textContent = p.status; row.className = "status " + p.status; }
+      if (fetching) { recent.push(ev); }
+      applyNode(ev);
     }
     var scope = body.getAttribute("data-scope") || "";
     if (ev.type === "edge/resolved" && p.active &&
