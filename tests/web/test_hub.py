@@ -13,6 +13,7 @@ from rein.core.states import ApprovalStatus
 from rein.engine.service import Harness
 from rein.store.base import Event
 from rein.web.hub import Hub
+from tests.store.conftest import pg_url  # noqa: F401  (the fixture)
 
 
 class CountingStore:
@@ -54,9 +55,10 @@ async def _joined(hub: Hub, run_id: str, after: int) -> tuple[AsyncIterator[Even
     return feed, await anext(feed)
 
 
-async def _scenario(workspace: Path, tabs: int) -> dict[str, Any]:
-    writer = Harness.open(workspace)  # "another process": its own store connection
-    reader = Harness.open(workspace)
+async def _scenario(workspace: Path, tabs: int, store_url: str | None = None
+                    ) -> dict[str, Any]:
+    writer = Harness.open(workspace, store_url=store_url)  # another connection, as another
+    reader = Harness.open(workspace, store_url=store_url)  # process's would be
     try:
         run_id = await _started(writer)
         stored = [e.seq for e in reader.store.events(run_id)]
@@ -94,6 +96,12 @@ def test_twenty_tabs_cost_what_one_tab_costs(workspace: Path) -> None:
     assert one["reads"] == twenty["reads"]
     assert twenty["reads"].count("events") == 1
     assert len(twenty["reads"]) <= 2
+
+
+def test_on_postgresql_a_commit_elsewhere_is_heard_by_listen_notify(
+        workspace: Path, pg_url: str) -> None:  # noqa: F811
+    got = asyncio.run(_scenario(workspace, 5, store_url=pg_url))
+    assert got["reads"].count("events") == 1  # found by its notification, read once
 
 
 def test_a_tab_joining_after_another_gets_exactly_the_events_after_its_point(
