@@ -1,6 +1,6 @@
 """In real headless Chromium: Approve and run with parameters typed in the plan view (a bad
 value refused in the page), then the map's items appear on the open run page as they start,
-without a reload."""
+without a reload, and each opens to its record."""
 
 from __future__ import annotations
 
@@ -65,4 +65,8 @@ def test_a_map_run_started_with_params_shows_its_items_without_reload(
             "els => els.map(e => e.getAttribute('data-node-detail'))")
         assert [r for r in rows if r.startswith("fan[")] == [
             "fan[0].label", "fan[1].label", "fan[2].label"]
+        # Opened, a row made live shows what a reload would: the node's record.
+        tab.click(ROW.format("fan[1].label") + " summary")
+        record = tab.wait_for_selector(ROW.format("fan[1].label") + " pre", timeout=WAIT)
+        assert '"node_id": "label"' in record.inner_text()
         context.close()

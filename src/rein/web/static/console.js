@@ -40,12 +40,12 @@
     }
     var g = document.querySelector('svg.dag g.node[data-node="' + CSS.escape(local) + '"]');
     if (g && g.getAttribute("data-type") === "subgraph" && !g.closest("a")) {
-      want(null, true);  // its child run's link comes with the picture drawn again
+      want();  // its child run's link comes with the picture drawn again
     }
     if (g && status) { g.setAttribute("data-status", status); return; }
     var owner = top(local);
     var m = /^[^.[]+\[(\d+)\]/.exec(local);
-    if (!g && !m && !asked[local]) { asked[local] = true; want(null, true); }
+    if (!g && !m && !asked[local]) { asked[local] = true; want(); }
     if (owner && m) {  // a node inside a loop or map body: count its instances
       var box = document.querySelector('[data-count-of="' + CSS.escape(owner) + '"]');
       var set = seen[owner] = seen[owner] || {};
@@ -74,50 +74,65 @@
   }
   var scrolling = false;
 
-  // Nodes that first appear mid-run (map items, loop iterations, a child run's link) are
-  // not in the page the server rendered: their rows, and the picture when a box lacks
-  // something, are fetched from the server, one request at a time, and the node events
-  // that came while it was on its way are applied again over what it brought.
+  // Nodes that first appear mid-run (map items, loop iterations) are not in the page the
+  // server rendered: a row is made for each from its events, and its attempts are fetched
+  // when the row is opened. A box that lacks something (a subgraph's child-run link) has
+  // the picture fetched again, one request at a time; the node events that came while it
+  // was on its way are applied again over what it brought.
   var nodesBox = document.querySelector("[data-nodes]");
-  var wanted = {}, wantSvg = false, fetching = false, asked = {}, recent = [];
+  var fragmentUrl = stream.replace(/\/events\?.*$/, "/fragment");
+  var wantSvg = false, fetching = false, asked = {}, recent = [];
   function detail(key) {
     return document.querySelector('[data-node-detail="' + CSS.escape(key || "") + '"]');
   }
-  function want(key, svg) {
-    if (key) { wanted[key] = true; }
-    if (svg) { wantSvg = true; }
-    if (!fetching) { fetchMissing(); }
+  function want() {
+    wantSvg = true;
+    if (!fetching) { fetchPicture(); }
   }
-  function fetchMissing() {
-    var keys = Object.keys(wanted), svg = wantSvg;
-    if (!keys.length && !svg) { return; }
-    wanted = {}; wantSvg = false; fetching = true;
-    var url = stream.replace(/\/events\?.*$/, "/fragment") + "?scope=" +
-      encodeURIComponent(body.getAttribute("data-scope") || "") + "&svg=" + (svg ? "1" : "0") +
-      "&after=" + (body.getAttribute("data-last-seq") || "0") +
-      "&keys=" + encodeURIComponent(keys.join(","));
+  function fetchPicture() {
+    if (!wantSvg) { return; }
+    wantSvg = false; fetching = true;
+    var url = fragmentUrl + "?svg=1&scope=" + encodeURIComponent(body.getAttribute("data-scope") || "");
     fetch(url, {credentials: "same-origin"}).then(function (r) { return r.json(); })
       .then(function (data) {
-        Object.keys(data.nodes).forEach(function (key) {
-          if (!detail(key) && nodesBox) { nodesBox.insertAdjacentHTML("beforeend", data.nodes[key]); }
-        });
-        if (data.svg) {
-          var wrap = document.querySelector(".dagwrap");
-          if (wrap) { wrap.innerHTML = data.svg; }
-        }
+        var wrap = document.querySelector(".dagwrap");
+        if (wrap && data.svg) { wrap.innerHTML = data.svg; }
         recent.forEach(function (ev) { if (ev.seq > data.last) { applyNode(ev); } });
-        recent = recent.filter(function (ev) { return ev.seq > data.last; });
-        body.setAttribute("data-fragments", String(
-          parseInt(body.getAttribute("data-fragments") || "0", 10) + 1));
+        recent = [];
       }, function () {})
-      .then(function () { fetching = false; fetchMissing(); });
+      .then(function () { fetching = false; fetchPicture(); });
+  }
+  function openRow(row, key) {  // the attempts, criteria and record, as a reload shows them
+    if (!row.open) { return; }
+    fetch(fragmentUrl + "?keys=" + encodeURIComponent(key), {credentials: "same-origin"})
+      .then(function (r) { return r.json(); }).then(function (data) {
+        if (!data.nodes[key]) { return; }
+        var t = document.createElement("template");
+        t.innerHTML = data.nodes[key];
+        var fresh = t.content.firstElementChild;
+        if (fresh) { row.innerHTML = fresh.innerHTML; }
+      }, function () {});
+  }
+  function makeRow(key, status) {
+    var row = document.createElement("details");
+    row.setAttribute("data-node-detail", key);
+    var summary = document.createElement("summary");
+    var code = document.createElement("code"); code.textContent = key;
+    var badge = document.createElement("span");
+    summary.appendChild(code); summary.appendChild(document.createTextNode(" "));
+    summary.appendChild(badge); row.appendChild(summary);
+    badge.className = "status " + (status || "");
+    badge.textContent = status || "";
+    row.addEventListener("toggle", function () { openRow(row, key); });
+    nodesBox.appendChild(row);
+    return row;
   }
   function applyNode(ev) {
     var p = ev.payload || {};
     patchNode(p.node, p.status);
     var row = detail(p.node);
-    if (!row && p.node && nodesBox) { want(p.node, false); }
-    var badge = row && row.querySelector(".status");
+    if (!row && p.node && nodesBox) { row = makeRow(p.node, p.status); }
+    var badge = row && row.querySelector("summary .status");
     if (badge && p.status) { badge.textContent = p.status; badge.className = "status " + p.status; }
   }
 
