@@ -143,3 +143,40 @@ def test_a_run_that_had_ended_is_replayed_and_closed(workspace: Path) -> None:
             h.close()
 
     asyncio.run(scenario())
+
+
+def test_a_failed_read_is_said_once_and_read_again(workspace: Path,
+                                                    capsys: Any) -> None:
+    from rein.errors import StoreError
+
+    async def scenario() -> None:
+        writer, reader = Harness.open(workspace), Harness.open(workspace)
+        try:
+            run_id = await _started(writer)
+
+            class Flaky(CountingStore):
+                fail = 0
+
+                def events(self, *args: Any, **kwargs: Any) -> Any:
+                    if self.fail:
+                        self.fail -= 1
+                        raise StoreError("the store is away", code="STORE001")
+                    return super().events(*args, **kwargs)
+
+            store = Flaky(reader.store)
+            hub = Hub(store, interval=0.001)
+            last = reader.store.events(run_id)[-1].seq
+            feed, _first = await _joined(hub, run_id, last - 1)
+            store.fail = 2  # the next two reads fail
+            await _answer(writer, run_id)
+            # The watcher task says it once, then reads the change it saw again.
+            nxt = await asyncio.wait_for(anext(feed), 30)
+            assert nxt.seq == last + 1
+            await feed.aclose()
+        finally:
+            reader.close()
+            writer.close()
+
+    asyncio.run(scenario())
+    err = capsys.readouterr().err
+    assert err.count("rein serve: STORE001: the store is away") == 1

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rein.core.ids import RunId
+from rein.errors import ReinError
 from rein.store.base import Event, Store
 
 INTERVAL = 0.01  # seconds between two looks at the change number (SQLite)
@@ -62,14 +64,15 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._woken: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
+        self._failing = False  # the last look failed: said once on stderr, not each time
 
     # -- waking ---------------------------------------------------------------------------
 
     def wake(self, *_: Any) -> None:
         """A commit happened (any thread): look now rather than at the next interval."""
         loop, woken = self._loop, self._woken
-        if loop is None or woken is None:
-            return
+        if loop is None or woken is None or woken.is_set():
+            return  # not watching yet, or a look is already due: one wake is enough
         with contextlib.suppress(RuntimeError):  # the loop has closed
             loop.call_soon_threadsafe(woken.set)
 
@@ -170,7 +173,18 @@ class Hub:
             except TimeoutError:
                 hit = False
             woken.clear()
-            self.tick(woken=hit)
+            try:
+                self.tick(woken=hit)
+            except ReinError as exc:
+                # The store could not be read this time (a lost connection, a locked file):
+                # the tabs keep their positions and the next look tries again.
+                if not self._failing:
+                    print(f"rein serve: {exc.code}: {exc.message}", file=sys.stderr, flush=True)
+                self._failing = True
+                await asyncio.sleep(FALLBACK)
+                woken.set()  # the change it saw may be unread: read again, changed or not
+            else:
+                self._failing = False
 
 
 __all__ = ["Hub"]
