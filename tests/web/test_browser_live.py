@@ -4,31 +4,23 @@ without a reload, and each opens to its record."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 from tests.web.conftest import write_graph
 from tests.web.live_graphs import MAPPED
+from tests.web.test_browser import NODE, WAIT, browser  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
-NODE = 'svg.dag g.node[data-node="{}"][data-status="{}"]'
 ROW = '[data-node-detail="{}"]'
-WAIT = 30_000  # ms: an upper bound on waiting, not a pause
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def test_a_map_run_started_with_params_shows_its_items_without_reload(
-        browser: Any, workspace: Path) -> None:
+        browser: Any, workspace: Path) -> None:  # noqa: F811
     write_graph(workspace, "m.agraph.yaml", MAPPED)
     with served(workspace) as url:
         base = url.split("/?")[0]

@@ -180,3 +180,26 @@ def test_a_failed_read_is_said_once_and_read_again(workspace: Path,
     asyncio.run(scenario())
     err = capsys.readouterr().err
     assert err.count("rein serve: STORE001: the store is away") == 1
+
+
+def test_the_runs_list_waits_for_the_next_change_instead_of_polling(workspace: Path) -> None:
+    async def scenario() -> None:
+        writer, reader = Harness.open(workspace), Harness.open(workspace)
+        try:
+            store = CountingStore(reader.store)
+            hub = Hub(store, interval=3600)
+            seen = hub.version
+            waiting = asyncio.create_task(hub.next_change(seen, 60))
+            await asyncio.sleep(0)  # let it start waiting: one turn of the loop, no time
+            assert not waiting.done() and hub.tick() == 0  # nothing committed yet
+            run_id = await _started(writer)  # another connection commits
+            hub.tick()
+            assert await waiting == seen + 1
+            assert store.reads == []  # the runs list is told; it reads the store itself
+            assert await hub.next_change(seen, 60) == seen + 1  # already past: at once
+            assert run_id
+        finally:
+            reader.close()
+            writer.close()
+
+    asyncio.run(scenario())

@@ -48,6 +48,7 @@ class Console:
         self.h, self.steering, self.guard = harness, steering, guard
         # One watcher of the store for every tab, woken at once by this process's commits.
         self.hub = Hub(harness.store)
+        self._runs_cache: dict[tuple[str, str], tuple[int, Any, str]] = {}
         harness.store.on_commit(self.hub.wake)
         if steering is not None:
             steering.heard.append(self.hub.wake)
@@ -109,15 +110,31 @@ class Console:
     async def runs_stream(self, request: Request) -> Response:
         state = request.query_params.get("state", "")
         text = request.query_params.get("q", "")
+        seen = self.hub.version
 
         def render() -> tuple[Any, str]:
+            # Every tab with the same filter shares one render per change the watcher saw.
+            key = (state, text)
+            cached = self._runs_cache.get(key)
+            if cached is not None and cached[0] == self.hub.version:
+                return cached[1], cached[2]
+            version = self.hub.version
             runs = pages_runs.filtered(self.h, state=state, text=text)
-            seen = [(r.run_id, r.status.value, r.finished_at) for r in runs]
+            fingerprint = [(r.run_id, r.status.value, r.finished_at) for r in runs]
             rows = pages_runs.run_rows(self.h, runs, streams.now())
-            return seen, "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
-                                 for r in rows)
+            html = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
+                           for r in rows)
+            if len(self._runs_cache) > 64:  # filters typed by hand: keep a few
+                self._runs_cache.clear()
+            self._runs_cache[key] = (version, fingerprint, html)
+            return fingerprint, html
 
-        return StreamingResponse(streams.runs_stream(render), media_type="text/event-stream",
+        async def wait() -> None:
+            nonlocal seen
+            seen = await self.hub.next_change(seen, streams.RUNS_REFRESH_SECONDS)
+
+        return StreamingResponse(streams.runs_stream(render, wait=wait),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     async def run(self, request: Request) -> Response:

@@ -11,8 +11,12 @@ How it learns of a change, cheaply:
   :meth:`Hub.wake` at once;
 - a commit by another process changes SQLite's ``PRAGMA data_version`` on the watcher's
   connection, asked every :data:`INTERVAL` seconds (microseconds each; no table is read);
-- a store that has no such number (PostgreSQL) is read every :data:`FALLBACK` seconds, still
-  once per run and not once per tab.
+- PostgreSQL's change number is the count of ``NOTIFY`` messages its store sends with each
+  commit that appended events; a store with no change number at all is read every
+  :data:`FALLBACK` seconds, still once per run and not once per tab.
+
+The runs list waits on the same watcher (:meth:`Hub.next_change`) instead of reading the
+store every second per tab.
 
 Exactness: a tab's catch-up read (the events after its ``Last-Event-ID``) and its joining
 the watch happen with no ``await`` between them, and each subscriber keeps its own position,
@@ -65,6 +69,8 @@ class Hub:
         self._woken: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._failing = False  # the last look failed: said once on stderr, not each time
+        self.version = 0  # counts the changes seen: the runs list waits for the next one
+        self._waiting: list[asyncio.Future[None]] = []
 
     # -- waking ---------------------------------------------------------------------------
 
@@ -124,6 +130,11 @@ class Hub:
         events once and hand them to its subscribers. The number of runs read."""
         if not self.changed() and not woken:
             return 0
+        self.version += 1
+        for waiting in self._waiting:
+            if not waiting.done():
+                waiting.set_result(None)
+        self._waiting.clear()
         read = 0
         for watch in list(self._watches.values()):
             if watch.subscribers:
@@ -152,6 +163,25 @@ class Hub:
         if ended:
             self._watches.pop(watch.run_id, None)
 
+    async def next_change(self, seen: int, timeout: float) -> int:
+        """:attr:`version` once it is past ``seen`` (something was committed), or after
+        ``timeout`` seconds, whichever comes first."""
+        self._attach()
+        if self.version != seen:
+            return self.version
+        assert self._loop is not None
+        waiting: asyncio.Future[None] = self._loop.create_future()
+        self._waiting.append(waiting)
+        self._start()
+        try:
+            await asyncio.wait_for(waiting, timeout)
+        except TimeoutError:
+            pass
+        finally:
+            if waiting in self._waiting:
+                self._waiting.remove(waiting)
+        return self.version
+
     # -- the watcher task -----------------------------------------------------------------
 
     def _attach(self) -> None:
@@ -166,7 +196,7 @@ class Hub:
     async def _watch(self) -> None:
         woken = self._woken
         assert woken is not None
-        while self._watches:
+        while self._watches or self._waiting:
             try:
                 await asyncio.wait_for(woken.wait(), self._period)
                 hit = True

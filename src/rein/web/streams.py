@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from rein.store.base import Event
@@ -19,7 +19,8 @@ from rein.web import views
 from rein.web.hub import Hub
 
 KEEPALIVE_SECONDS = 15.0  # a comment line this often keeps proxies from closing the stream
-RUNS_POLL_SECONDS = 1.0  # how often the runs list looks for changes (any process)
+RUNS_POLL_SECONDS = 1.0  # how often a runs list with no watcher looks for changes
+RUNS_REFRESH_SECONDS = 30.0  # the runs list renders again at least this often
 
 
 def resume_point(last_event_id: str | None, after: str | None) -> int:
@@ -71,9 +72,12 @@ async def run_stream(hub: Hub, run_id: str, after: int) -> AsyncIterator[str]:
 
 async def runs_stream(render: Callable[[], tuple[Any, str]], *,
                       poll_seconds: float = RUNS_POLL_SECONDS,
-                      rounds: int | None = None) -> AsyncIterator[str]:
+                      rounds: int | None = None,
+                      wait: Callable[[], Awaitable[None]] | None = None) -> AsyncIterator[str]:
     """``event: runs`` with the table body whenever what ``render`` returns changes
-    (``render``: a fingerprint and the HTML); ``rounds`` bounds the loop in tests."""
+    (``render``: a fingerprint and the HTML); between two renders, ``wait`` (the console's
+    watcher: until something is committed) or else ``poll_seconds``; ``rounds`` bounds the
+    loop in tests."""
     last: Any = None
     done = 0
     while rounds is None or done < rounds:
@@ -82,7 +86,10 @@ async def runs_stream(render: Callable[[], tuple[Any, str]], *,
             last = seen
             yield "event: runs\ndata: " + json.dumps({"html": html}) + "\n\n"
         done += 1
-        await asyncio.sleep(poll_seconds)
+        if wait is not None:
+            await wait()
+        else:
+            await asyncio.sleep(poll_seconds)
 
 
 def now() -> dt.datetime:
