@@ -11,8 +11,10 @@ real ``rein serve`` subprocess in a temporary workspace.
    from the ``node/finished`` event's ``at`` (written before its commit, so the figure errs
    high) to the stamp of that node turning ``succeeded`` is one sample. Two ways in: the
    answer posted to the console (the commit is in the server process, which wakes its
-   streams at once), and ``rein approvals accept`` from another process (found by the
-   streams' poll of the store, every 0.25 s). The reference is the goal, 100 ms.
+   watcher at once), and ``rein approvals accept`` then ``rein resume`` from other
+   processes (found by the console's one watcher of the store, which looks at SQLite's
+   change number every 10 ms and then reads the run's new events once for every tab).
+   The reference is the goal, 100 ms.
 2. **Load.** A graph of one gate then ``--nodes`` expression decisions (layers of 10). With
    0 tabs (the reference: the run alone) and with ``--tabs`` tabs on the run page, the gate
    is accepted and the server's CPU time (utime + stime of /proc/PID/stat) and peak RSS

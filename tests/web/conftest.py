@@ -75,6 +75,13 @@ class Console:
         assert self.steering is not None and self.steering.idle(60)
         return str(r.headers["location"]).rsplit("/", 1)[-1]
 
+    def start_with(self, form: dict[str, str]) -> str:
+        """Approve and run with the plan form's fields; the new run's id."""
+        r = self.post("/plan/run", form)
+        assert r.status_code == 303, r.text
+        assert self.steering is not None and self.steering.idle(60)
+        return str(r.headers["location"]).rsplit("/", 1)[-1]
+
     def pending(self) -> list[Any]:
         return self.harness.approvals()
 

@@ -19,6 +19,8 @@ from rein.errors import StoreError
 from rein.store.sql import SQLStore
 from rein.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
+CHANNEL = "rein_events"  # notified by every commit that appended events (see data_version)
+
 # Extra statements per version (index = version - 1), after the shared ones of that version.
 PG_EXTRA: dict[int, tuple[str, ...]] = {
     0: ("ALTER TABLE approvals ADD COLUMN ord BIGSERIAL",),  # insertion order (no rowid)
@@ -108,6 +110,8 @@ class PostgresStore(SQLStore):
                              hint="check the URL, that the server runs, and the credentials"
                              ) from exc
         self._psycopg = psycopg
+        self._listener: Any = None  # data_version's LISTEN connection, opened on first use
+        self._heard = 0
         self._migrate()
 
     # -- backend hooks --------------------------------------------------------------------
@@ -123,7 +127,34 @@ class PostgresStore(SQLStore):
         self._x("BEGIN")
 
     def _end(self, commit: bool) -> None:
+        if commit and self._appended:
+            # Watchers (the web console) LISTEN on this channel: PostgreSQL delivers the
+            # notification only if the transaction commits. Sent with the COMMIT, in the
+            # same round trip.
+            try:  # no parameters: the simple protocol, which takes two statements at once
+                self._conn.execute(f"NOTIFY {CHANNEL}; COMMIT")
+            except self._psycopg.Error as exc:
+                lost = isinstance(exc, self._psycopg.OperationalError)
+                raise pg_store_error(exc, redact_url(self.url), connection=lost) from exc
+            return
         self._x("COMMIT" if commit else "ROLLBACK")
+
+    def data_version(self) -> int:
+        """A number that changes whenever a transaction that appended events commits (any
+        process, this one included): the notifications heard on a LISTEN connection of its
+        own, opened on first use. Each call reads what the socket holds, never waits."""
+        if self._listener is None:
+            try:
+                self._listener = self._psycopg.connect(self.url, autocommit=True,
+                                                       connect_timeout=10)
+                self._listener.execute(f"LISTEN {CHANNEL}")
+            except self._psycopg.Error as exc:
+                raise pg_store_error(exc, redact_url(self.url), connection=True) from exc
+        pq = self._listener.pgconn
+        pq.consume_input()
+        while pq.notifies() is not None:
+            self._heard += 1
+        return self._heard
 
     def _serialize_run(self, run_id: str) -> None:
         self._x("SELECT pg_advisory_xact_lock(?)", (lock_key(f"rein:tx:{run_id}"),))
@@ -173,3 +204,5 @@ class PostgresStore(SQLStore):
                 self.flush()
         finally:
             self._conn.close()
+            if self._listener is not None:
+                self._listener.close()

@@ -260,6 +260,13 @@ class SQLiteStore(SQLStore):
         if self._db.in_transaction:  # SQLite may have rolled back already (a full disk)
             self._x("ROLLBACK")
 
+    def data_version(self) -> int:
+        """A number that changes whenever another connection (any process) commits to the
+        database; this connection's own commits leave it alone. Costs microseconds, so a
+        watcher can ask it often and read the events only when it moved."""
+        with translated(self.path):
+            return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     # -- schema ---------------------------------------------------------------------------
 
     def schema_version(self) -> int:

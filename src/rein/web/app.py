@@ -9,7 +9,7 @@ Steering thread and redirect to the page that shows its effect.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
@@ -27,9 +27,11 @@ from starlette.routing import Route
 from rein.core.states import ApprovalStatus
 from rein.engine.service import Harness
 from rein.errors import ReinError
+from rein.store.lineage import top_run_id
 from rein.web import pages_dev, pages_queue, pages_runs, pages_threads, streams
 from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
 from rein.web.html import error_box, page
+from rein.web.hub import Hub
 from rein.web.paths import inside
 from rein.web.steer import Steering
 
@@ -44,6 +46,12 @@ class Console:
 
     def __init__(self, harness: Harness, steering: Steering | None, guard: Guard) -> None:
         self.h, self.steering, self.guard = harness, steering, guard
+        # One watcher of the store for every tab, woken at once by this process's commits.
+        self.hub = Hub(harness.store)
+        self._runs_cache: dict[tuple[str, str], tuple[int, Any, str]] = {}
+        harness.store.on_commit(self.hub.wake)
+        if steering is not None:
+            steering.heard.append(self.hub.wake)
 
     # -- the guard ------------------------------------------------------------------------
 
@@ -102,15 +110,31 @@ class Console:
     async def runs_stream(self, request: Request) -> Response:
         state = request.query_params.get("state", "")
         text = request.query_params.get("q", "")
+        seen = self.hub.version
 
         def render() -> tuple[Any, str]:
+            # Every tab with the same filter shares one render per change the watcher saw.
+            key = (state, text)
+            cached = self._runs_cache.get(key)
+            if cached is not None and cached[0] == self.hub.version:
+                return cached[1], cached[2]
+            version = self.hub.version
             runs = pages_runs.filtered(self.h, state=state, text=text)
-            seen = [(r.run_id, r.status.value, r.finished_at) for r in runs]
+            fingerprint = [(r.run_id, r.status.value, r.finished_at) for r in runs]
             rows = pages_runs.run_rows(self.h, runs, streams.now())
-            return seen, "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
-                                 for r in rows)
+            html = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
+                           for r in rows)
+            if len(self._runs_cache) > 64:  # filters typed by hand: keep a few
+                self._runs_cache.clear()
+            self._runs_cache[key] = (version, fingerprint, html)
+            return fingerprint, html
 
-        return StreamingResponse(streams.runs_stream(render), media_type="text/event-stream",
+        async def wait() -> None:
+            nonlocal seen
+            seen = await self.hub.next_change(seen, streams.RUNS_REFRESH_SECONDS)
+
+        return StreamingResponse(streams.runs_stream(render, wait=wait),
+                                 media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     async def run(self, request: Request) -> Response:
@@ -128,10 +152,23 @@ class Console:
             return run
         after = streams.resume_point(request.headers.get("last-event-id"),
                                      request.query_params.get("after"))
-        return StreamingResponse(streams.run_stream(self.h, run.run_id, after),
+        return StreamingResponse(streams.run_stream(self.hub, run.run_id, after),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
+
+    async def fragment(self, request: Request) -> Response:
+        run = self._run(request)
+        if isinstance(run, Response):
+            return run
+        q = request.query_params
+        keys = [k for k in q.get("keys", "").split(",") if k]
+        after = q.get("after", "0")
+        body = pages_runs.fragment(self.h, run, scope=q.get("scope", ""), keys=keys,
+                                   picture=q.get("svg") == "1",
+                                   after=int(after) if after.isdigit() else 0)
+        return Response(json.dumps(body, ensure_ascii=False), media_type="application/json",
+                        headers={"Cache-Control": "no-store"})
 
     async def record(self, request: Request) -> Response:
         run = self._run(request)
@@ -152,7 +189,9 @@ class Console:
     async def approvals(self, request: Request,
                         error: tuple[str, str, str | None] | None = None) -> Response:
         run_id = request.query_params.get("run", "")
-        await self.h.expire_due()
+        if not self.read_only:
+            # Timing out what is due is a write: a read-only console only shows the queue.
+            await self.h.expire_due()
         rows = self.h.approvals(run_id=run_id or None)
         return HTMLResponse(pages_queue.approvals_page(
             rows, csrf=self.csrf(request), read_only=self.read_only, error=error,
@@ -170,7 +209,9 @@ class Console:
         assert self.steering is not None
         try:
             await self.steering.answer(approval_id, ANSWERS[action], digest=form.get("digest", ""),
-                                       note=form.get("note"), values=values)
+                                       note=form.get("note"), values=values,
+                                       run_id=None if row is None else
+                                       top_run_id(self.h.store, row.run_id))
         except ReinError as exc:
             return await self.approvals(request, error=(exc.code, exc.message, exc.hint))
         target = f"/runs/{row.run_id}" if row is not None else "/approvals"
@@ -182,7 +223,7 @@ class Console:
             return run
         assert self.steering is not None
         try:
-            await self.steering.cancel(run.run_id)
+            await self.steering.cancel(run.run_id, top=top_run_id(self.h.store, run.run_id))
         except ReinError as exc:
             return self.denied(Denied(409, exc.code, exc.message, exc.hint or ""))
         return RedirectResponse(f"/runs/{run.run_id}", status_code=303)
@@ -191,9 +232,9 @@ class Console:
         return HTMLResponse(pages_queue.plans_page(self.h.workspace, read_only=self.read_only))
 
     async def plan(self, request: Request,
-                   error: tuple[str, str, str | None] | None = None) -> Response:
-        given = request.query_params.get("path") or getattr(request.state, "form", {}).get(
-            "path", "")
+                   errors: Sequence[tuple[str, str, str | None]] = ()) -> Response:
+        form = getattr(request.state, "form", {})
+        given = request.query_params.get("path") or form.get("path", "")
         path = inside(self.h.workspace, given)  # Denied for anything outside the workspace
         from rein.formats.ags import validate_path
         from rein.formats.ags.plan import build_plan
@@ -205,18 +246,28 @@ class Console:
                                      read_only=self.read_only), status_code=422)
         plan = build_plan(report.document.data, source=path, digest=report.digest,
                           key_variables=self.h.key_variables())
+        params = report.document.data.get("params")
         return HTMLResponse(pages_queue.plan_page(
             path, plan, report.digest, report.findings, csrf=self.csrf(request),
-            read_only=self.read_only, error=error), status_code=409 if error else 200)
+            read_only=self.read_only, errors=errors,
+            params=params if isinstance(params, Mapping) else None,
+            values=_params(form)), status_code=409 if errors else 200)
 
     async def start(self, request: Request) -> Response:
         form: dict[str, str] = request.state.form
         path = inside(self.h.workspace, form.get("path", ""))
         assert self.steering is not None
+        # Typed text, as `rein run --param NAME=VALUE` gives it: the same binding coerces it
+        # to the declared type and refuses what does not fit (AG301, AG302), all at once.
+        given = _params(form)
         try:
-            run_id = await self.steering.start(path, digest=form.get("digest", ""), given={})
+            run_id = await self.steering.start(path, digest=form.get("digest", ""),
+                                               given=given, raw=frozenset(given))
         except ReinError as exc:
-            return await self.plan(request, error=(exc.code, exc.message, exc.hint))
+            found = getattr(exc, "findings", None) or ()
+            errors = [(f.code, f.message, f.hint) for f in found] or [
+                (exc.code, exc.message, exc.hint)]
+            return await self.plan(request, errors=errors)
         return RedirectResponse(f"/runs/{run_id}", status_code=303)
 
     async def static(self, request: Request) -> Response:
@@ -241,6 +292,11 @@ async def _body(request: Request) -> bytes:
                          "send a smaller form")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _params(form: Mapping[str, str]) -> dict[str, str]:
+    """``param.NAME`` fields of the plan form; an empty one is left out (its default)."""
+    return {k[len("param."):]: v for k, v in form.items() if k.startswith("param.") and v != ""}
 
 
 def _values(form: dict[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
@@ -274,6 +330,7 @@ def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Sta
         Route("/runs/{run_id}", g(c.run)),
         Route("/runs/{run_id}/events", g(c.events)),
         Route("/runs/{run_id}/record", g(c.record)),
+        Route("/runs/{run_id}/fragment", g(c.fragment)),
         Route("/runs/{run_id}/cancel", g(c.cancel, changes=True), methods=["POST"]),
         Route("/approvals", g(c.approvals)),
         Route("/approvals/{approval_id}", g(c.answer, changes=True), methods=["POST"]),

@@ -9,6 +9,7 @@ refuses this one action and lets the run handle it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,19 +113,65 @@ def plans_page(workspace: Path, *, read_only: bool) -> str:
                 + table(("Graph file",), rows), read_only=read_only)
 
 
+def _text(value: Any) -> str:
+    """A value as a field shows it: strings as they are, anything else as JSON (the way
+    ``rein run --param`` reads it back)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def param_fields(specs: Mapping[str, Any], values: Mapping[str, str]) -> str:
+    """One field per declared parameter, sent as ``param.NAME``: a choice for an ``enum``
+    or a boolean, else text prefilled with the default; an empty field takes the default.
+    The server checks what comes back with rein's own parameter binding (AG301/AG302)."""
+    out = []
+    for name, spec in specs.items():
+        spec = spec if isinstance(spec, Mapping) else {}
+        kind = str(spec.get("type", "string"))
+        has_default = "default" in spec
+        needed = spec.get("required", True) and not has_default
+        shown = values.get(name, _text(spec["default"]) if has_default else "")
+        choices = spec.get("enum") if isinstance(spec.get("enum"), list) else (
+            [True, False] if kind == "boolean" else None)
+        if choices is not None:
+            options = ([""] if not needed and not has_default else []) + [
+                _text(c) for c in choices]
+            field = (f"<select name='param.{e(name)}' data-type='{e(kind)}'>" + "".join(
+                f"<option value='{e(o)}'{' selected' if o == shown else ''}>{e(o)}</option>"
+                for o in options) + "</select>")
+        else:
+            hint = "" if kind in ("string", "text", "markdown") else " placeholder='JSON'"
+            field = (f"<input type='text' name='param.{e(name)}' value='{e(shown)}' "
+                     f"data-type='{e(kind)}'{hint}{' required' if needed else ''}>")
+        flag = " <b>required</b>" if needed else (
+            f" default <code>{e(_text(spec['default']))}</code>" if has_default else
+            " optional")
+        out.append(f"<label class='param'><code>{e(name)}</code> <span class='muted'>"
+                   f"({e(kind)}){flag} {e(spec.get('description') or '')}</span><br>"
+                   f"{field}</label><br>")
+    return "".join(out)
+
+
 def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csrf: str,
-              read_only: bool, error: tuple[str, str, str | None] | None = None) -> str:
+              read_only: bool, errors: Sequence[tuple[str, str, str | None]] = (),
+              params: Mapping[str, Any] | None = None,
+              values: Mapping[str, str] | None = None) -> str:
+    """``params``: the graph's declared parameters (a field each); ``values``: what was
+    typed, shown again beside the ``errors`` that refused it."""
     from rein.formats.ags import render
 
     scope = plan.root
     pic = views.picture(scope)
-    top = error_box(*error) if error else ""
+    top = "".join(error_box(*err) for err in errors)
     notes = "".join(f"<li>{e(f.render() if hasattr(f, 'render') else f)}</li>"
                     for f in findings)
+    fields = param_fields(params or {}, values or {})
+    if fields:
+        fields = f"<fieldset class='params'><legend>Parameters</legend>{fields}</fieldset>"
     run = "" if read_only else form(
-        "/plan/run", csrf, hidden("path", path) + hidden("digest", digest)
+        "/plan/run", csrf, hidden("path", path) + hidden("digest", digest) + fields
         + "<button class='primary'>Approve and run</button> <span class='muted'>approves "
-          "exactly this digest; if the file changes first, the run is refused</span>",
+          "exactly this digest with these parameters; if the file changes first, the run "
+          "is refused</span>",
         cls="card")
     body = (f"{top}<h1>{e(plan.title)}</h1><div class='card'>file <code>{e(path)}</code> · "
             f"graph <code>{e(plan.graph_id)}</code> · digest <code data-digest>{e(digest)}"
@@ -134,4 +181,5 @@ def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csr
     return page(f"Plan {path}", body, read_only=read_only)
 
 
-__all__ = ["approval_card", "approvals_page", "graph_files", "plan_page", "plans_page"]
+__all__ = ["approval_card", "approvals_page", "graph_files", "param_fields", "plan_page",
+           "plans_page"]

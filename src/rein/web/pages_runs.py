@@ -154,15 +154,39 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         + (f"<div class='notice'>{e(pic.notice)}</div>" if pic.notice else "")
         + "<div class='split'><div><div class='dagwrap'>" + pic.svg + "</div>"
         + "<h2>Budgets</h2>" + _budgets(views.budgets(h, run, used))
-        + "<h2>Nodes</h2>" + _nodes(h.nodes(run.run_id))
+        + "<h2>Nodes</h2><div data-nodes>" + _nodes(h.nodes(run.run_id)) + "</div>"
         + "</div><div><h2>Events</h2><ol class='log'>" + log_items(events) + "</ol></div></div>")
     return page(run.run_id, body, read_only=read_only, attrs={
         "data-stream": f"/runs/{run.run_id}/events?after={last}", "data-scope": scope,
         "data-last-seq": str(last)})
 
 
+MAX_FRAGMENT_KEYS = 200  # node rows one fragment request may ask for
+
+
+def fragment(h: Harness, run: RunRow, *, scope: str, keys: Sequence[str], picture: bool,
+             after: int) -> dict[str, Any]:
+    """What a live page lacks when nodes appear mid-run (map items, loop iterations, child
+    runs): the rows of the node ``keys`` it has not got, in the order the run met them, and
+    with ``picture`` the DAG drawn again (a subgraph box gains its child run's link).
+    ``last``: the last event the fragment reflects, read first, so that the page applies
+    again only the events after it (``after``: the last one the page has applied)."""
+    events = h.events(run.run_id) if picture else h.store.events(run.run_id, after=after)
+    last = events[-1].seq if events else after
+    rows = [row for key in dict.fromkeys(keys[:MAX_FRAGMENT_KEYS])
+            if (row := h.store.node(run.run_id, key)) is not None]
+    rows.sort(key=lambda r: r.seq)
+    out: dict[str, Any] = {"last": last, "nodes": {
+        (f"{r.scope_path}.{r.node_id}" if r.scope_path else r.node_id): _nodes([r])
+        for r in rows}, "svg": None}
+    if picture:
+        out["svg"] = views.run_picture(h, run, scope, events).svg
+    return out
+
+
 def not_found(code: str, message: str, hint: str, *, read_only: bool) -> str:
     return page("Not found", error_box(code, message, hint), read_only=read_only)
 
 
-__all__ = ["filtered", "log_items", "not_found", "run_page", "run_rows", "runs_page"]
+__all__ = ["filtered", "fragment", "log_items", "not_found", "run_page", "run_rows",
+           "runs_page"]

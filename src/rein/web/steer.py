@@ -1,12 +1,17 @@
-"""Where the console's runs advance: one thread with its own event loop and Harness.
+"""Where the console's runs advance: a few lanes, each a thread with its own loop and Harness.
 
 A run started from the plan view, or continued by an answer, goes on in the server process
 after the HTTP response has been sent, and whether or not a tab is open: the work is in the
 store, the browser only watches it. Advancing a run is long and mostly synchronous (the
 store, commands, a model's tools), so it happens here, off the loop that serves pages and
-event streams; that loop keeps its own Harness for reads. Jobs run one at a time, in the
-order asked: the engine's run lock is per run, and one advancing thread keeps a console from
-contending with itself.
+event streams; that loop keeps its own Harness for reads.
+
+Several runs advance at once, up to :data:`MAX_LANES`: a job goes to an idle lane (one is
+opened when all are busy, up to the bound), else waits in the least busy one. Jobs of one
+run go to the lane already busy with that run, one after another: the engine's run lock
+keeps other processes out, but it is re-entrant within this one, so the console itself
+keeps two lanes from advancing one run. A run another process holds is refused by the
+Harness (RUN_LOCKED), as on the command line.
 
 The web surface decides nothing: each job is one call of the Harness, and the Harness
 refuses what it would refuse on the command line (stale digests, RT053, a locked run).
@@ -15,6 +20,7 @@ refuses what it would refuse on the command line (stale digests, RT053, a locked
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import sys
 import threading
@@ -27,43 +33,106 @@ from rein.store.base import Event
 
 T = TypeVar("T")
 OpenHarness = Callable[[list[Callable[[Event], None]]], Harness]
+Job = Callable[[Harness], Awaitable[T]]
+MAX_LANES = 4  # runs the console advances at once; more wait for a free lane
+
+
+class _Lane:
+    """One advancing thread: its loop, its Harness, and the jobs it has (one at a time)."""
+
+    def __init__(self, steering: Steering, open_harness: OpenHarness, index: int) -> None:
+        self.steering = steering
+        self.loop = asyncio.new_event_loop()
+        self.lock: asyncio.Lock | None = None
+        self.pending = 0  # jobs given to this lane and not done
+        self.runs: collections.Counter[str] = collections.Counter()  # their runs
+        self.naming: concurrent.futures.Future[str] | None = None  # a start awaiting its id
+        self.harness = open_harness([self._heard])
+        self.thread = threading.Thread(target=self.loop.run_forever,
+                                       name=f"rein-web-runs-{index}", daemon=True)
+        self.thread.start()
+
+    def _heard(self, event: Event) -> None:
+        for hook in list(self.steering.heard):
+            hook(event)
+        # The first run/started of a top-level run in this lane after a start began names
+        # that run: the lane runs one job at a time.
+        naming = self.naming
+        if (naming is not None and event.type == "run/started"
+                and "parent_run_id" not in event.payload and not naming.done()):
+            with self.steering.mutex:
+                self.runs[event.run_id] += 1
+            self.steering.named[naming] = event.run_id
+            naming.set_result(event.run_id)
+
+    async def run(self, job: Job[T]) -> T:
+        if self.lock is None:
+            self.lock = asyncio.Lock()
+        async with self.lock:
+            return await job(self.harness)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.harness.close()
+        self.loop.close()
 
 
 class Steering:
-    """The console's one advancing thread. :meth:`close` waits for the current job."""
+    """The console's advancing lanes. :meth:`close` waits for the jobs under way."""
 
-    def __init__(self, open_harness: OpenHarness) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._started: list[concurrent.futures.Future[str]] = []  # starts awaiting a run id
-        self._lock: asyncio.Lock | None = None
-        self._harness = open_harness([self._heard])
-        self._thread = threading.Thread(target=self._loop.run_forever, name="rein-web-runs",
-                                        daemon=True)
-        self._thread.start()
+    def __init__(self, open_harness: OpenHarness, *, lanes: int = MAX_LANES) -> None:
+        self._open = open_harness
+        self._max = max(1, lanes)
+        self.mutex = threading.Lock()
+        self._lanes: list[_Lane] = []
+        self._outstanding: set[concurrent.futures.Future[Any]] = set()
+        self.named: dict[concurrent.futures.Future[str], str] = {}
+        self.heard: list[Callable[[Event], None]] = []  # told of every event the lanes commit
         self.failures: list[BaseException] = []  # what background advances raised, for logs
+        self._lane_for(None)  # one lane from the start: a bad store fails here, not later
 
-    def _heard(self, event: Event) -> None:
-        # The first run/started of a top-level run after a start was asked names that run.
-        if event.type == "run/started" and "parent_run_id" not in event.payload:
-            while self._started:
-                waiting = self._started.pop(0)
-                if not waiting.done():
-                    waiting.set_result(event.run_id)
-                    return
+    def _lane_for(self, run_id: str | None) -> _Lane:
+        with self.mutex:
+            if run_id is not None:
+                for lane in self._lanes:
+                    if lane.runs[run_id]:
+                        return lane  # after the job that advances this run now
+            for lane in self._lanes:
+                if lane.pending == 0:
+                    return lane
+            if len(self._lanes) < self._max:
+                self._lanes.append(_Lane(self, self._open, len(self._lanes)))
+                return self._lanes[-1]
+            return min(self._lanes, key=lambda lane: lane.pending)
 
-    def _submit(self, job: Callable[[Harness], Awaitable[T]]) -> concurrent.futures.Future[T]:
-        async def one() -> T:
-            if self._lock is None:
-                self._lock = asyncio.Lock()
-            async with self._lock:
-                return await job(self._harness)
+    def _submit(self, job: Job[T], *, run_id: str | None = None,
+                lane: _Lane | None = None) -> concurrent.futures.Future[T]:
+        lane = lane or self._lane_for(run_id)
+        with self.mutex:
+            lane.pending += 1
+            if run_id is not None:
+                lane.runs[run_id] += 1
+        future = asyncio.run_coroutine_threadsafe(lane.run(job), lane.loop)
+        with self.mutex:
+            self._outstanding.add(future)
 
-        return asyncio.run_coroutine_threadsafe(one(), self._loop)
+        def done(f: concurrent.futures.Future[Any]) -> None:
+            with self.mutex:
+                lane.pending -= 1
+                if run_id is not None:
+                    lane.runs[run_id] -= 1
+                self._outstanding.discard(f)
 
-    def _background(self, future: concurrent.futures.Future[Any]) -> None:
+        future.add_done_callback(done)
+        return future
+
+    def _background(self, future: concurrent.futures.Future[Any],
+                    answered: concurrent.futures.Future[Any]) -> None:
         def done(f: concurrent.futures.Future[Any]) -> None:
             error = None if f.cancelled() else f.exception()
-            if error is not None:
+            # A failure before ``answered`` was set is the refusal the page shows instead.
+            if error is not None and answered.done():
                 # The page that asked has its answer already; the server's terminal is
                 # where an advance that failed afterwards is told.
                 self.failures.append(error)
@@ -72,63 +141,66 @@ class Steering:
 
         future.add_done_callback(done)
 
-    async def start(self, path: str, *, digest: str, given: Mapping[str, Any]) -> str:
-        """Prepare and start ``path`` approved as ``digest``; the new run's id as soon as it
-        exists (the run goes on here). PrepareFailed or APPROVAL_STALE, with nothing
-        written, when the file is not what was shown."""
+    async def start(self, path: str, *, digest: str, given: Mapping[str, Any],
+                    raw: frozenset[str] = frozenset()) -> str:
+        """Prepare and start ``path`` with the parameters ``given`` (those in ``raw`` are
+        text to coerce, as ``rein run --param`` gives them), approved as ``digest``; the
+        new run's id as soon as it exists (the run goes on here). PrepareFailed (AG301,
+        AG302, ...) or APPROVAL_STALE, with nothing written, when the file or the
+        parameters are not what can run."""
         named: concurrent.futures.Future[str] = concurrent.futures.Future()
+        lane = self._lane_for(None)
 
         async def job(h: Harness) -> Any:
-            prepared = await h.prepare(path, given=given)
-            self._started.append(named)
+            prepared = await h.prepare(path, given=given, raw=raw)
+            lane.naming = named
             try:
                 return await h.start(prepared, approved=digest)
             finally:
-                if named in self._started:
-                    self._started.remove(named)
+                lane.naming = None
+                run_id = self.named.pop(named, None)
+                if run_id is not None:
+                    with self.mutex:
+                        lane.runs[run_id] -= 1
 
-        running = self._submit(job)
-        self._background(running)
+        running = self._submit(job, lane=lane)
+        self._background(running, named)
         return await _first(named, running)
 
     async def answer(self, approval_id: str, status: ApprovalStatus, *, digest: str,
-                     note: str | None, values: Mapping[str, Any]) -> str:
-        """Record an answer bound to ``digest``; the run continues here afterwards. What
-        was recorded, in words, once it is recorded."""
+                     note: str | None, values: Mapping[str, Any],
+                     run_id: str | None = None) -> str:
+        """Record an answer bound to ``digest``; the run (``run_id``, its top-level run)
+        continues here afterwards. What was recorded, in words, once it is recorded."""
         recorded: concurrent.futures.Future[str] = concurrent.futures.Future()
 
         async def job(h: Harness) -> Any:
             return await h.answer(approval_id, status, digest=digest, note=note or None,
                                   values=values, recorded=recorded.set_result)
 
-        running = self._submit(job)
-        self._background(running)
+        running = self._submit(job, run_id=run_id)
+        self._background(running, recorded)
         return await _first(recorded, running)
 
-    async def cancel(self, run_id: str) -> str:
+    async def cancel(self, run_id: str, *, top: str | None = None) -> str:
+        """Cancel ``run_id`` (``top``: its top-level run, whose lane it waits in)."""
         async def job(h: Harness) -> Any:
             return await h.cancel(run_id, note="cancelled from the web console")
 
-        outcome = await asyncio.wrap_future(self._submit(job))
+        outcome = await asyncio.wrap_future(self._submit(job, run_id=top or run_id))
         return str(outcome.status.value)
 
     def idle(self, timeout: float | None = None) -> bool:
         """Wait until the jobs asked so far are done (tests, shutdown)."""
-        async def nothing(_h: Harness) -> None:
-            return None
-
-        try:
-            self._submit(nothing).result(timeout)
-        except concurrent.futures.TimeoutError:
-            return False
-        return True
+        with self.mutex:
+            waiting = list(self._outstanding)
+        _done, not_done = concurrent.futures.wait(waiting, timeout)
+        return not not_done
 
     def close(self) -> None:
         self.idle()
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._harness.close()
-        self._loop.close()
+        for lane in self._lanes:
+            lane.close()
 
 
 async def _first(value: concurrent.futures.Future[T],

@@ -1,7 +1,7 @@
 """Server-Sent Events: a run's events from the one event log, and the runs list.
 
-A run's stream is :meth:`rein.engine.service.Harness.subscribe` written as SSE: each event's
-``id`` is its ``seq``, so a reconnecting EventSource sends ``Last-Event-ID`` and gets exactly
+A run's stream is the console's :class:`rein.web.hub.Hub` feed of that run (one watcher of
+the store for every tab) written as SSE: each event's ``id`` is its ``seq``, so a reconnecting EventSource sends ``Last-Event-ID`` and gets exactly
 the events after it, from the store; a stream for a run that ended sends an ``end`` event
 and closes. A client that goes away only ends its own generator.
 """
@@ -11,15 +11,16 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from rein.engine.service import Harness
 from rein.store.base import Event
 from rein.web import views
+from rein.web.hub import Hub
 
 KEEPALIVE_SECONDS = 15.0  # a comment line this often keeps proxies from closing the stream
-RUNS_POLL_SECONDS = 1.0  # how often the runs list looks for changes (any process)
+RUNS_POLL_SECONDS = 1.0  # how often a runs list with no watcher looks for changes
+RUNS_REFRESH_SECONDS = 30.0  # the runs list renders again at least this often
 
 
 def resume_point(last_event_id: str | None, after: str | None) -> int:
@@ -37,16 +38,15 @@ def frame(event: Event) -> str:
     return f"id: {event.seq}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-async def run_stream(h: Harness, run_id: str, after: int, *,
-                     poll_seconds: float = 0.25) -> AsyncIterator[str]:
+async def run_stream(hub: Hub, run_id: str, after: int) -> AsyncIterator[str]:
     yield "retry: 1000\n\n"
-    # A pump task reads the subscription into a queue: waiting on the queue with a timeout
-    # (for the keep-alive) never cancels the subscription itself mid-read.
+    # A pump task reads the feed into a queue: waiting on the queue with a timeout (for the
+    # keep-alive) never cancels the feed itself mid-read.
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
     async def pump() -> None:
         try:
-            async for event in h.subscribe(run_id, after, follow=True, interval=poll_seconds):
+            async for event in hub.follow(run_id, after):
                 await queue.put(event)
         finally:
             await queue.put(None)
@@ -72,9 +72,12 @@ async def run_stream(h: Harness, run_id: str, after: int, *,
 
 async def runs_stream(render: Callable[[], tuple[Any, str]], *,
                       poll_seconds: float = RUNS_POLL_SECONDS,
-                      rounds: int | None = None) -> AsyncIterator[str]:
+                      rounds: int | None = None,
+                      wait: Callable[[], Awaitable[None]] | None = None) -> AsyncIterator[str]:
     """``event: runs`` with the table body whenever what ``render`` returns changes
-    (``render``: a fingerprint and the HTML); ``rounds`` bounds the loop in tests."""
+    (``render``: a fingerprint and the HTML); between two renders, ``wait`` (the console's
+    watcher: until something is committed) or else ``poll_seconds``; ``rounds`` bounds the
+    loop in tests."""
     last: Any = None
     done = 0
     while rounds is None or done < rounds:
@@ -83,7 +86,10 @@ async def runs_stream(render: Callable[[], tuple[Any, str]], *,
             last = seen
             yield "event: runs\ndata: " + json.dumps({"html": html}) + "\n\n"
         done += 1
-        await asyncio.sleep(poll_seconds)
+        if wait is not None:
+            await wait()
+        else:
+            await asyncio.sleep(poll_seconds)
 
 
 def now() -> dt.datetime:

@@ -39,9 +39,13 @@
       local = key.slice(scope.length).replace(/^\[\d+\]\./, "");
     }
     var g = document.querySelector('svg.dag g.node[data-node="' + CSS.escape(local) + '"]');
+    if (g && g.getAttribute("data-type") === "subgraph" && !g.closest("a")) {
+      want();  // its child run's link comes with the picture drawn again
+    }
     if (g && status) { g.setAttribute("data-status", status); return; }
     var owner = top(local);
     var m = /^[^.[]+\[(\d+)\]/.exec(local);
+    if (!g && !m && !asked[local]) { asked[local] = true; want(); }
     if (owner && m) {  // a node inside a loop or map body: count its instances
       var box = document.querySelector('[data-count-of="' + CSS.escape(owner) + '"]');
       var set = seen[owner] = seen[owner] || {};
@@ -70,6 +74,68 @@
   }
   var scrolling = false;
 
+  // Nodes that first appear mid-run (map items, loop iterations) are not in the page the
+  // server rendered: a row is made for each from its events, and its attempts are fetched
+  // when the row is opened. A box that lacks something (a subgraph's child-run link) has
+  // the picture fetched again, one request at a time; the node events that came while it
+  // was on its way are applied again over what it brought.
+  var nodesBox = document.querySelector("[data-nodes]");
+  var fragmentUrl = stream.replace(/\/events\?.*$/, "/fragment");
+  var wantSvg = false, fetching = false, asked = {}, recent = [];
+  function detail(key) {
+    return document.querySelector('[data-node-detail="' + CSS.escape(key || "") + '"]');
+  }
+  function want() {
+    wantSvg = true;
+    if (!fetching) { fetchPicture(); }
+  }
+  function fetchPicture() {
+    if (!wantSvg) { return; }
+    wantSvg = false; fetching = true;
+    var url = fragmentUrl + "?svg=1&scope=" + encodeURIComponent(body.getAttribute("data-scope") || "");
+    fetch(url, {credentials: "same-origin"}).then(function (r) { return r.json(); })
+      .then(function (data) {
+        var wrap = document.querySelector(".dagwrap");
+        if (wrap && data.svg) { wrap.innerHTML = data.svg; }
+        recent.forEach(function (ev) { if (ev.seq > data.last) { applyNode(ev); } });
+        recent = [];
+      }, function () {})
+      .then(function () { fetching = false; fetchPicture(); });
+  }
+  function openRow(row, key) {  // the attempts, criteria and record, as a reload shows them
+    if (!row.open) { return; }
+    fetch(fragmentUrl + "?keys=" + encodeURIComponent(key), {credentials: "same-origin"})
+      .then(function (r) { return r.json(); }).then(function (data) {
+        if (!data.nodes[key]) { return; }
+        var t = document.createElement("template");
+        t.innerHTML = data.nodes[key];
+        var fresh = t.content.firstElementChild;
+        if (fresh) { row.innerHTML = fresh.innerHTML; }
+      }, function () {});
+  }
+  function makeRow(key, status) {
+    var row = document.createElement("details");
+    row.setAttribute("data-node-detail", key);
+    var summary = document.createElement("summary");
+    var code = document.createElement("code"); code.textContent = key;
+    var badge = document.createElement("span");
+    summary.appendChild(code); summary.appendChild(document.createTextNode(" "));
+    summary.appendChild(badge); row.appendChild(summary);
+    badge.className = "status " + (status || "");
+    badge.textContent = status || "";
+    row.addEventListener("toggle", function () { openRow(row, key); });
+    nodesBox.appendChild(row);
+    return row;
+  }
+  function applyNode(ev) {
+    var p = ev.payload || {};
+    patchNode(p.node, p.status);
+    var row = detail(p.node);
+    if (!row && p.node && nodesBox) { row = makeRow(p.node, p.status); }
+    var badge = row && row.querySelector("summary .status");
+    if (badge && p.status) { badge.textContent = p.status; badge.className = "status " + p.status; }
+  }
+
   function onEvent(msg) {
     var ev = JSON.parse(msg.data);
     // Events come in seq order; one already applied (a reconnect's overlap) is skipped.
@@ -77,10 +143,8 @@
     line(ev);
     var p = ev.payload || {};
     if (ev.type.indexOf("node/") === 0) {
-      patchNode(p.node, p.status);
-      var row = document.querySelector('[data-node-detail="' + CSS.escape(p.node || "") +
-        '"] .status');
-      if (row && p.status) { row.textContent = p.status; row.className = "status " + p.status; }
+      if (fetching) { recent.push(ev); }
+      applyNode(ev);
     }
     var scope = body.getAttribute("data-scope") || "";
     if (ev.type === "edge/resolved" && p.active &&
