@@ -306,7 +306,9 @@ class ReinAgent:
             tool_call_id=call_id, title=title, status="pending", kind=kind,
             content=shown.content if shown is not None else None,
             locations=shown.locations if shown is not None else None,
-            raw_input=shown.raw_input if shown is not None else None)
+            # A command's question shows the command as checked (a hook may rewrite it).
+            raw_input={"command": params["command"], "cwd": params.get("cwd")}
+            if "command" in params else shown.raw_input if shown is not None else None)
         response = await self.conn.request_permission(
             session_id=session.thread_id, tool_call=call, options=updates.options(choices))
         outcome = response.outcome

@@ -205,7 +205,9 @@ class Toolbox:
                     env=self.env,
                     max_timeout=self.shell_timeout,
                     writes=self.policy.permissions,
-                    runner=client.run if client is not None and client.runs else None,
+                    # A secret in the command's environment never goes over the wire.
+                    runner=client.run if client is not None and client.runs
+                    and not self._secrets else None,
                 )
                 self.written_outside += (result.data or {}).get("written_outside", [])
                 return result
