@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from rein.store.sqlite import SQLiteStore
 from tests.acp_agent.client import Recorder, acp, schema, spawn
 
 pytest.importorskip("mcp_server_time", reason="mcp-server-time is not installed "
@@ -98,6 +99,13 @@ def test_an_approved_launch_offers_the_servers_tools_and_stops_with_the_session(
     thoughts = "".join(u["content"]["text"] for u in seen.updates
                        if u["sessionUpdate"] == "agent_thought_chunk")
     assert "time: running (mcp__time__get_current_time" in thoughts
+    # The thread records the launch as shown and what came of it.
+    [thread] = SQLiteStore(root / ".rein" / "rein.db").list_threads()
+    [record] = thread.data["mcpLaunches"]
+    assert (record["server"], record["status"], record["variables"]) == (
+        "time", "running", ["REIN_TEST_MARK"])
+    assert record["digest"] == launch["rawInput"]["digest"]
+    assert record["command"] == [sys.executable, *ARGS]
     # The variable's value reached the server alone: not the wire, not the store.
     assert mark not in json.dumps(seen.updates) + json.dumps(seen.asked)
     for stored in (root / ".rein").rglob("*"):
@@ -119,6 +127,8 @@ def test_a_declined_launch_starts_nothing_and_offers_no_tool(root: Path) -> None
     thoughts = "".join(u["content"]["text"] for u in seen.updates
                        if u["sessionUpdate"] == "agent_thought_chunk")
     assert "time: declined" in thoughts
+    [thread] = SQLiteStore(root / ".rein" / "rein.db").list_threads()
+    assert [r["status"] for r in thread.data["mcpLaunches"]] == ["declined"]
 
 
 def test_rein_toml_can_keep_a_client_servers_tools_from_the_session(root: Path) -> None:

@@ -278,6 +278,11 @@ class ReinAgent:
                 config=self.harness.config, cwd=session.cwd)
         except ReinError as exc:
             print(f"rein acp: MCP servers: {exc.code}: {exc.message}", file=sys.stderr)
+        sessions = self.harness.sessions
+        launches = client_mcp.recorded(session.mcp, self.harness.clock.now().isoformat())
+        if launches:
+            earlier = list(sessions.thread(session.thread_id).data.get("mcpLaunches") or ())
+            sessions.update(session.thread_id, mcpLaunches=earlier + launches)
         text = client_mcp.said(session.mcp)
         if text:
             await self.conn.session_update(session_id=session.thread_id,

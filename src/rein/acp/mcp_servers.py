@@ -12,7 +12,9 @@ run on the user's machine, so it is code execution and is treated as such:
 - the servers' tools are decided by rein.toml's policy (``tools``, ``deny_tools``, the
   ``default`` decision; ``ask`` by default), so a session gets no more than rein allows;
   each call in ``ask`` is a permission request of its own;
-- the variables' values go to the server alone, and are redacted from its tool results;
+- the thread records each launch (what was shown, its digest, and what came of it) as
+  ``mcpLaunches``; the variables' values go to the server alone, and are redacted from its
+  tool results;
 - the servers stop when the session ends (the client disconnects, or loads the session
   again).
 """
@@ -120,6 +122,17 @@ class _Host(HubHost):
 
     async def _confirm(self, launch: LaunchRequest) -> str:
         return self.answers.get(launch.digest, "decline")
+
+
+def recorded(host: HubHost | None, at: str) -> list[dict[str, Any]]:
+    """Each launch as the thread records it: what was shown (command line, variable names,
+    digest) and what came of it; never a variable's value."""
+    if host is None or host.hub is None:
+        return []
+    return [{"server": s["name"], "command": s["launch"]["command"],
+             "variables": s["launch"]["variables"], "digest": s["launch"]["digest"],
+             "status": s["status"], "reason": s["reason"], "at": at}
+            for s in host.hub.to_json()["servers"]]
 
 
 def said(host: HubHost | None) -> str:
