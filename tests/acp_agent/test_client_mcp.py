@@ -143,3 +143,28 @@ def test_rein_toml_can_keep_a_client_servers_tools_from_the_session(root: Path) 
     assert len(seen.asked) == 1  # the launch; the call was refused without asking
     (tool,) = seen.calls()
     assert tool["status"] == "failed"
+
+
+def test_a_read_only_session_asks_about_a_tool_rein_toml_allows(tmp_path: Path) -> None:
+    root = workspace(tmp_path, [NOW, reply("first"), NOW, reply("second")])
+    with (root / "rein.toml").open("a") as toml:
+        toml.write('\n[policy]\ndefault = "allow"\n')
+    seen = Recorder(answer("allow_once"))
+
+    async def main() -> None:
+        async with spawn(root, seen) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            new = await conn.new_session(cwd=str(root),
+                                         mcp_servers=servers_with(uuid.uuid4().hex))
+            for mode in ("workspace-write", "read-only"):
+                await conn.set_session_mode(session_id=new.session_id, mode_id=mode)
+                await conn.prompt(session_id=new.session_id,
+                                  prompt=[acp.text_block("what time is it?")])
+
+    asyncio.run(main())
+    # The launch, then only the read-only turn's call: the first ran as rein.toml allows.
+    launch, asked = seen.asked
+    assert launch["toolCallId"] == "mcp-launch:time"
+    first, second = seen.calls()
+    assert first["status"] == second["status"] == "completed"
+    assert asked["toolCallId"] == second["toolCallId"]

@@ -8,7 +8,13 @@ tool call in ``ask``, a graph's digest, a gate) becomes ``session/request_permis
 thread, while this process runs), ``reject_always`` declines the same exact action again
 without asking; neither ever widens what rein.toml and the profile allow. The session's
 mode is the thread's sandbox policy, which the engine intersects with rein.toml and the
-profile, so a mode only narrows.
+profile, so a mode only narrows; the mode and the model are config options too
+(:mod:`rein.acp.options`).
+
+A turn this agent drives is bound to its session (:mod:`rein.tools.backend`): where the
+client granted ``fs`` or ``terminal``, the checked tool calls do their I/O through it
+(:mod:`rein.acp.client_tools`), and the client's ``mcpServers``, each launched after its own
+permission request (:mod:`rein.acp.mcp_servers`), add their tools.
 """
 
 from __future__ import annotations
@@ -275,7 +281,9 @@ class ReinAgent:
         try:
             session.mcp = await client_mcp.launch(
                 self.conn, session.thread_id, session.servers, session.values,
-                config=self.harness.config, cwd=session.cwd)
+                config=self.harness.config, cwd=session.cwd,
+                mode=lambda: options.mode_of(
+                    self.harness.sessions.thread(session.thread_id).data))
         except ReinError as exc:
             print(f"rein acp: MCP servers: {exc.code}: {exc.message}", file=sys.stderr)
         sessions = self.harness.sessions

@@ -10,8 +10,9 @@ run on the user's machine, so it is code execution and is treated as such:
 - it is asked at the session's first prompt (an editor learns the session id from
   ``session/new``'s answer, so a question before it would name an unknown session);
 - the servers' tools are decided by rein.toml's policy (``tools``, ``deny_tools``, the
-  ``default`` decision; ``ask`` by default), so a session gets no more than rein allows;
-  each call in ``ask`` is a permission request of its own;
+  ``default`` decision; ``ask`` by default), so a session gets no more than rein allows,
+  and a read-only session asks about each call even where rein.toml allows it; each call
+  in ``ask`` is a permission request of its own;
 - the thread records each launch (what was shown, its digest, and what came of it) as
   ``mcpLaunches``; the variables' values go to the server alone, and are redacted from its
   tool results;
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,24 +73,28 @@ def checked(servers: Sequence[Any] | None) -> tuple[list[McpServer], dict[str, s
     return out, values
 
 
-def policy_gate(config: Config) -> Gate:
-    """rein.toml's decision for a client server's tool ``mcp/<server>/<tool>``."""
+def policy_gate(config: Config, mode: Callable[[], str]) -> Gate:
+    """rein.toml's decision for a client server's tool ``mcp/<server>/<tool>``, asked of a
+    person in a read-only session whatever rein.toml allows: rein cannot tell what a
+    server's tool changes. ``mode`` is the session's mode at the time of the call."""
     policy = Policy.from_config(config)
 
     def gate(name: str) -> str:
         if not match_any(policy.tools, name) or match_any(policy.deny_tools, name):
             return "deny"
-        return str(policy.permissions.get("default", "ask"))
+        decision = str(policy.permissions.get("default", "ask"))
+        return "ask" if decision == "allow" and mode() == "read-only" else decision
 
     return gate
 
 
 async def launch(conn: Any, session_id: str, servers: Sequence[McpServer],
-                 values: Mapping[str, str], *, config: Config, cwd: str) -> HubHost | None:
+                 values: Mapping[str, str], *, config: Config, cwd: str,
+                 mode: Callable[[], str]) -> HubHost | None:
     """Ask for each launch, then start the accepted ones; the host runs until closed."""
     if not servers:
         return None
-    hub = McpHub(servers, gate=policy_gate(config), profile=ORIGIN, trust="client",
+    hub = McpHub(servers, gate=policy_gate(config, mode), profile=ORIGIN, trust="client",
                  workspace=Path(cwd), environ=dict(values))
     answers: dict[str, str] = {}
     for server in hub.to_json()["servers"]:
