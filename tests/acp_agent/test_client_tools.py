@@ -145,3 +145,59 @@ def test_without_the_grants_the_tools_stay_local(tmp_path: Path) -> None:
     assert editor.requests == []
     assert (root / "notes.txt").read_text() == "local\n"
     assert os.path.join(str(root), "notes.txt") not in editor.buffers
+
+
+class Hanging(Editor):
+    """An editor whose terminal runs until it is killed; the person cancels the prompt
+    while it runs."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda call, options: "allow_once", {})
+        self.killed = asyncio.Event()
+        self.released = asyncio.Event()
+
+    async def create_terminal(self, command: str, session_id: str, args: Any = None,
+                              cwd: Any = None, env: Any = None, output_byte_limit: Any = None,
+                              **kwargs: Any) -> schema.CreateTerminalResponse:
+        self.requests.append(("terminal/create", [command, *(args or [])]))
+        self.terminals["term-1"] = (0, "")
+        return schema.CreateTerminalResponse(terminal_id="term-1")
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any
+                                     ) -> schema.WaitForTerminalExitResponse:
+        self.requests.append(("terminal/wait_for_exit", terminal_id))
+        await self.conn.cancel(session_id=session_id)
+        await self.killed.wait()
+        return schema.WaitForTerminalExitResponse(signal="SIGKILL")
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
+                            ) -> schema.KillTerminalResponse:
+        self.requests.append(("terminal/kill", terminal_id))
+        self.killed.set()
+        return schema.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any
+                               ) -> schema.ReleaseTerminalResponse:
+        self.released.set()
+        return await super().release_terminal(session_id, terminal_id, **kwargs)
+
+
+def test_a_cancelled_prompt_kills_the_editors_terminal(tmp_path: Path) -> None:
+    root = workspace(tmp_path, [shell("sleep 600"), reply("never")])
+    editor = Hanging()
+
+    async def main() -> str:
+        async with spawn(root, editor) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION,
+                                  client_capabilities=GRANTS)
+            session = (await conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+            done = await conn.prompt(session_id=session, prompt=[acp.text_block("sleep")])
+            # The prompt ends as soon as the run is cancelled; the release follows.
+            await asyncio.wait_for(editor.released.wait(), 60)
+            return str(done.stop_reason)
+
+    assert asyncio.run(main()) == "cancelled"
+
+    kinds = [kind for kind, _ in editor.requests]
+    assert kinds == ["terminal/create", "terminal/wait_for_exit", "terminal/kill",
+                     "terminal/release"]

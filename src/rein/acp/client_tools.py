@@ -12,6 +12,7 @@ it, and the workspace is still compared before and after it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -77,16 +78,19 @@ class ClientTools:
                 timed_out = True
                 await self.conn.kill_terminal(session_id=self.session_id, terminal_id=terminal)
                 exited = None
+            except asyncio.CancelledError:  # the turn was interrupted: the command stops too
+                with contextlib.suppress(acp.RequestError):
+                    await self.conn.kill_terminal(session_id=self.session_id,
+                                                  terminal_id=terminal)
+                raise
             shown = await self.conn.terminal_output(session_id=self.session_id,
                                                     terminal_id=terminal)
         except acp.RequestError as exc:
             raise ToolFailure(f"the editor's terminal failed: {exc}", code="TOOL031") from None
         finally:
-            try:
+            with contextlib.suppress(acp.RequestError):  # the client dropped it already
                 await self.conn.release_terminal(session_id=self.session_id,
                                                  terminal_id=terminal)
-            except acp.RequestError:
-                pass  # the client dropped it already
         status = shown.exit_status or exited
         code = getattr(status, "exit_code", None)
         if code is None:  # killed by a signal, or by the timeout
