@@ -1,6 +1,7 @@
 """acpx 0.19.1, an independent ACP client (TypeScript, npm), runs a prompt against
-``rein acp``: ``--approve-all`` lets the shell command run (exit 0), ``--deny-all`` rejects
-it (acpx exits 5, PERMISSION_DENIED). Installed by scripts/acpx.sh; skipped without it."""
+``rein acp``: ``--approve-all`` lets the shell command run (exit 0), in acpx's own terminal
+since it grants ``terminal``; ``--deny-all`` rejects it (acpx exits 5, PERMISSION_DENIED) and
+no terminal is created. Installed by scripts/acpx.sh; skipped without it."""
 
 from __future__ import annotations
 
@@ -72,6 +73,12 @@ def test_acpx_approve_all_runs_the_command(tmp_path: Path) -> None:
     assert done[-1]["status"] == "completed"
     assert "one" in done[-1]["content"][0]["content"]["text"]
     assert messages[-1]["result"] == {"stopReason": "end_turn"}
+    # acpx grants `terminal`: the allowed command ran in its terminal, released after.
+    methods = [m.get("method") for m in messages if "method" in m]
+    ran = [m for m in methods if str(m).startswith("terminal/")]
+    assert ran[0] == "terminal/create" and ran[-1] == "terminal/release", ran
+    created = next(m for m in messages if m.get("method") == "terminal/create")
+    assert created["params"]["args"][-2:] == ["-c", "echo one"]
 
 
 def test_acpx_deny_all_rejects_the_command(tmp_path: Path) -> None:
@@ -83,5 +90,6 @@ def test_acpx_deny_all_rejects_the_command(tmp_path: Path) -> None:
     assert answer["result"]["outcome"]["optionId"] == "reject_once"
     done = [u for u in updates(messages) if u["sessionUpdate"] == "tool_call_update"]
     assert done[-1]["status"] == "failed"
+    assert not any(str(m.get("method")).startswith("terminal/") for m in messages)
     assert "it was refused" in "".join(u["content"]["text"] for u in updates(messages)
                                        if u["sessionUpdate"] == "agent_message_chunk")

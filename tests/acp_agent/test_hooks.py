@@ -34,3 +34,30 @@ def test_a_logging_hook_sees_the_tool_call_of_an_acp_prompt(tmp_path: Path) -> N
     assert [e["hook_event_name"] for e in logged] == ["PreToolUse", "PostToolUse"]
     assert all(e["tool_input"]["command"] == "echo hooked" for e in logged)
     assert "hooked" in seen.calls()[0]["content"][0]["content"]["text"]
+
+
+def test_a_blocking_and_a_rewriting_hook_act_on_an_acp_prompt(tmp_path: Path) -> None:
+    from tests.appserver.test_hooks_turn import GUARD, HOOKS, WRAP, write
+
+    root = workspace(tmp_path, [write(".env"), shell("echo one"), reply("done")])
+    (root / "guard.sh").write_text(GUARD)
+    (root / "wrap.sh").write_text(WRAP)
+    user = tmp_path / "user.toml"
+    user.write_text(HOOKS.format(root=root))
+    seen = Recorder(lambda call, options: "allow_once")
+
+    async def main() -> str:
+        async with spawn(root, seen, REIN_USER_CONFIG=str(user)) as (conn, _proc):
+            session = await start(conn, root)
+            done = await conn.prompt(session_id=session,
+                                     prompt=[acp.text_block("save a key, run one")])
+            return str(done.stop_reason)
+
+    assert asyncio.run(main()) == "end_turn"
+    # The question shows the command as rewritten: what rein checks and runs.
+    [asked] = seen.asked
+    assert asked["rawInput"]["command"] == "echo wrapped && echo one"
+    blocked, ran = seen.calls()
+    assert blocked["status"] == "failed" and not (root / ".env").exists()
+    assert ran["status"] == "completed"
+    assert "wrapped\none" in ran["content"][0]["content"]["text"]

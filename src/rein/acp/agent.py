@@ -8,7 +8,13 @@ tool call in ``ask``, a graph's digest, a gate) becomes ``session/request_permis
 thread, while this process runs), ``reject_always`` declines the same exact action again
 without asking; neither ever widens what rein.toml and the profile allow. The session's
 mode is the thread's sandbox policy, which the engine intersects with rein.toml and the
-profile, so a mode only narrows.
+profile, so a mode only narrows; the mode and the model are config options too
+(:mod:`rein.acp.options`).
+
+A turn this agent drives is bound to its session (:mod:`rein.tools.backend`): where the
+client granted ``fs`` or ``terminal``, the checked tool calls do their I/O through it
+(:mod:`rein.acp.client_tools`), and the client's ``mcpServers``, each launched after its own
+permission request (:mod:`rein.acp.mcp_servers`), add their tools.
 """
 
 from __future__ import annotations
@@ -16,28 +22,26 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import acp
 from acp import schema
 
-from rein.acp import updates
+from rein.acp import mcp_servers as client_mcp
+from rein.acp import options, updates
+from rein.acp.client_tools import ClientTools
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import ServerRequest, TurnRun
 from rein.errors import ConfigError, ReinError
+from rein.tools.backend import SessionBinding, bound
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
+    from rein.tools.mcp import McpServer
+    from rein.workers.profile_mcp import HubHost
 
-# The session modes: the sandbox policy values a thread runs under.
-MODES = (("read-only", "Read only", "reads files and runs commands that only read"),
-         ("workspace-write", "Workspace write", "also writes files inside the workspace"),
-         ("danger-full-access", "Full access",
-          "also fetches from the network, as far as rein.toml allows"))
-_MODE_OF = {"readOnly": "read-only", "workspaceWrite": "workspace-write",
-            "dangerFullAccess": "danger-full-access", "externalSandbox": "danger-full-access"}
 # The kind of tool call a question is about (a digest or gate question is a decision).
 _ASKED_KIND: dict[str, Any] = {"item/commandExecution/requestApproval": "execute",
                                "item/fileChange/requestApproval": "edit"}
@@ -52,6 +56,21 @@ class _Session:
     turn: TurnRun | None = None
     asking: set[asyncio.Task[Any]] = field(default_factory=set)
     calls: dict[str, Any] = field(default_factory=dict)  # tool call id → its tool_call
+    client: ClientTools | None = None  # the editor's buffers and terminals, where granted
+    servers: list[McpServer] = field(default_factory=list)  # the client's, not yet asked
+    values: dict[str, str] = field(default_factory=dict)  # their variables' values
+    mcp: HubHost | None = None  # the accepted ones, running until the session ends
+    launched: bool = False
+
+    def binding(self) -> SessionBinding:
+        return SessionBinding(
+            backend=self.client if self.client is not None and self.client.used else None,
+            mcp=self.mcp.hub if self.mcp is not None else None)
+
+    async def close(self) -> None:
+        host, self.mcp = self.mcp, None
+        if host is not None:
+            await host.__aexit__(None, None, None)
 
 
 def _invalid(message: str) -> acp.RequestError:
@@ -72,6 +91,7 @@ class ReinAgent:
         self.harness = harness
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
+        self.capabilities: Any = None  # what the client's initialize granted
         self._background: set[asyncio.Future[Any]] = set()
 
     def on_connect(self, conn: Any) -> None:
@@ -81,13 +101,14 @@ class ReinAgent:
                          client_info: Any = None, **kwargs: Any) -> schema.InitializeResponse:
         from rein.core.version import VERSION
 
+        self.capabilities = client_capabilities
         return schema.InitializeResponse(
             protocol_version=min(int(protocol_version), acp.PROTOCOL_VERSION),
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=schema.PromptCapabilities(
                     image=False, audio=False, embedded_context=False),
-                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),
+                mcp_capabilities=schema.McpCapabilities(http=False, sse=False),  # stdio
                 session_capabilities=schema.SessionCapabilities(
                     list=schema.SessionListCapabilities())),
             auth_methods=[],
@@ -98,30 +119,34 @@ class ReinAgent:
 
     # -- sessions ------------------------------------------------------------------------
 
-    def _opened(self, cwd: str, mcp_servers: Sequence[Any] | None) -> None:
+    def _opened(self, thread_id: str, cwd: str, mcp_servers: Sequence[Any] | None
+                ) -> _Session:
+        """The session's state, its client's MCP servers checked (not launched yet)."""
         if not os.path.isabs(cwd):
             raise _invalid(f"cwd must be an absolute path, got {cwd!r}")
-        if mcp_servers:
-            names = ", ".join(str(getattr(s, "name", "?")) for s in mcp_servers)
-            raise _invalid(
-                f"rein acp does not launch a client's MCP servers ({names}): declare them "
-                "in rein.toml under [mcp], where their tools go through rein's policy")
+        try:
+            servers, values = client_mcp.checked(mcp_servers)
+        except client_mcp.Invalid as exc:
+            raise _invalid(str(exc)) from None
+        return _Session(thread_id, cwd, servers=servers, values=values,
+                        client=ClientTools(self.conn, thread_id, self.capabilities))
 
     async def new_session(self, cwd: str, additional_directories: Any = None,
                           mcp_servers: Any = None, **kwargs: Any) -> schema.NewSessionResponse:
-        self._opened(cwd, mcp_servers)
+        self._opened("", cwd, mcp_servers)  # refused before a thread is made
         try:
             row = self.harness.sessions.start_thread(cwd=cwd)
         except ReinError as exc:
             raise _error(exc) from exc
-        self.sessions[row.thread_id] = _Session(row.thread_id, cwd)
-        return schema.NewSessionResponse(session_id=row.thread_id,
-                                         modes=self._modes(row.data["sandbox"]))
+        self.sessions[row.thread_id] = self._opened(row.thread_id, cwd, mcp_servers)
+        return schema.NewSessionResponse(
+            session_id=row.thread_id, modes=options.modes(row.data),
+            config_options=options.config_options(row.data, self.harness.config.data))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            additional_directories: Any = None, **kwargs: Any
                            ) -> schema.LoadSessionResponse:
-        self._opened(cwd, mcp_servers)
+        self._opened(session_id, cwd, mcp_servers)
         sessions = self.harness.sessions
         try:
             row = sessions.thread(session_id)
@@ -129,7 +154,10 @@ class ReinAgent:
         except ReinError as exc:
             raise _error(exc) from exc
         where = str(row.data.get("cwd") or cwd)
-        self.sessions[session_id] = _Session(session_id, where)
+        earlier = self.sessions.get(session_id)
+        if earlier is not None:  # loaded again: the servers it launched stop first
+            await earlier.close()
+        self.sessions[session_id] = self._opened(session_id, where, mcp_servers)
         for message in history:
             if isinstance(message, Notification):
                 for update in updates.updates(message, cwd=where, replay=True):
@@ -142,7 +170,9 @@ class ReinAgent:
                 self._follow(self.sessions[session_id], turn, replay=False))
             self._background.add(going)
             going.add_done_callback(self._background.discard)
-        return schema.LoadSessionResponse(modes=self._modes(row.data["sandbox"]))
+        return schema.LoadSessionResponse(
+            modes=options.modes(row.data),
+            config_options=options.config_options(row.data, self.harness.config.data))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> schema.ListSessionsResponse:
@@ -158,12 +188,6 @@ class ReinAgent:
                                          updated_at=r.updated_at) for r in page],
             next_cursor=str(start + len(page)) if more else None)
 
-    def _modes(self, sandbox: Mapping[str, Any]) -> schema.SessionModeState:
-        return schema.SessionModeState(
-            current_mode_id=_MODE_OF.get(str(sandbox.get("type")), "workspace-write"),
-            available_modes=[schema.SessionMode(id=i, name=n, description=d)
-                             for i, n, d in MODES])
-
     def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)
         if session is None:
@@ -172,16 +196,31 @@ class ReinAgent:
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any
                                ) -> schema.SetSessionModeResponse:
+        self._set(self._session(session_id), "mode", mode_id)
+        return schema.SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
+                                **kwargs: Any) -> schema.SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        row = self._set(session, config_id, value)
+        return schema.SetSessionConfigOptionResponse(
+            config_options=options.config_options(row.data, self.harness.config.data))
+
+    def _set(self, session: _Session, option: str, value: Any) -> Any:
+        """Change the thread's mode or model for its next turns (invalid params for an
+        option or value rein does not offer)."""
         from rein.engine.sessions.policy import sandbox_policy
 
-        session = self._session(session_id)
-        if mode_id not in {m[0] for m in MODES}:
-            raise _invalid(
-                f"unknown mode {mode_id!r}: one of " + ", ".join(m[0] for m in MODES))
+        allowed = options.allowed_values(option, self.harness.config.data)
+        if allowed is None:
+            raise _invalid(f"unknown config option {option!r}: mode or model")
+        if value not in allowed:
+            raise _invalid(f"unknown {option} {value!r}: one of " + ", ".join(allowed))
+        if option == "model":
+            return self.harness.sessions.update(session.thread_id, tier=value)
         # The thread's sandbox is what every later turn asks for; the engine grants it
         # only as far as rein.toml and the profile allow.
-        self.harness.sessions.update(session.thread_id, sandbox=sandbox_policy(mode_id))
-        return schema.SetSessionModeResponse()
+        return self.harness.sessions.update(session.thread_id, sandbox=sandbox_policy(value))
 
     # -- prompts -------------------------------------------------------------------------
 
@@ -201,12 +240,17 @@ class ReinAgent:
         """Drive ``turn``, send its feed as updates and its questions as permission
         requests, until it completes; its final status."""
         session.turn = turn
-        driving = asyncio.ensure_future(turn.drive())
+        if not session.launched:
+            session.launched = True
+            await self._launch(session)
+        with bound(session.binding()):  # the turn's tasks inherit it (tools/backend.py)
+            driving = asyncio.ensure_future(turn.drive())
         status = "failed"
         try:
             async for message in turn.stream(replay=replay):
                 if isinstance(message, ServerRequest):
-                    task = asyncio.ensure_future(self._ask(session, turn, message))
+                    with bound(session.binding()):  # an answer continues the run
+                        task = asyncio.ensure_future(self._ask(session, turn, message))
                     session.asking.add(task)
                     task.add_done_callback(session.asking.discard)
                     continue
@@ -230,6 +274,33 @@ class ReinAgent:
             print(f"rein acp: {exc.code}: {exc.message}", file=sys.stderr)
         return status
 
+    async def _launch(self, session: _Session) -> None:
+        """The client's MCP servers, each after its own permission request."""
+        if not session.servers:
+            return
+        try:
+            session.mcp = await client_mcp.launch(
+                self.conn, session.thread_id, session.servers, session.values,
+                config=self.harness.config, cwd=session.cwd,
+                mode=lambda: options.mode_of(
+                    self.harness.sessions.thread(session.thread_id).data))
+        except ReinError as exc:
+            print(f"rein acp: MCP servers: {exc.code}: {exc.message}", file=sys.stderr)
+        sessions = self.harness.sessions
+        launches = client_mcp.recorded(session.mcp, self.harness.clock.now().isoformat())
+        if launches:
+            earlier = list(sessions.thread(session.thread_id).data.get("mcpLaunches") or ())
+            sessions.update(session.thread_id, mcpLaunches=earlier + launches)
+        text = client_mcp.said(session.mcp)
+        if text:
+            await self.conn.session_update(session_id=session.thread_id,
+                                           update=acp.update_agent_thought_text(text))
+
+    async def close(self) -> None:
+        """The client is gone: every session's MCP servers stop."""
+        for session in self.sessions.values():
+            await session.close()
+
     async def _ask(self, session: _Session, turn: TurnRun, request: ServerRequest) -> None:
         """One question as ``session/request_permission``, and its answer to the turn."""
         action = _action(self.harness, request.id)
@@ -248,7 +319,9 @@ class ReinAgent:
             tool_call_id=call_id, title=title, status="pending", kind=kind,
             content=shown.content if shown is not None else None,
             locations=shown.locations if shown is not None else None,
-            raw_input=shown.raw_input if shown is not None else None)
+            # A command's question shows the command as checked (a hook may rewrite it).
+            raw_input={"command": params["command"], "cwd": params.get("cwd")}
+            if "command" in params else shown.raw_input if shown is not None else None)
         response = await self.conn.request_permission(
             session_id=session.thread_id, tool_call=call, options=updates.options(choices))
         outcome = response.outcome
@@ -313,5 +386,8 @@ def _input(prompt: Sequence[Any]) -> list[dict[str, Any]]:
 
 async def serve(harness: Harness) -> None:
     """Serve one client on this process's stdin and stdout until it closes them."""
-    agent: Any = ReinAgent(harness)  # the SDK's Agent protocol, by its method names
-    await acp.run_agent(agent)
+    agent = ReinAgent(harness)
+    try:
+        await acp.run_agent(agent)  # type: ignore[arg-type]  # the SDK's Agent, by names
+    finally:
+        await agent.close()

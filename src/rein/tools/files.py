@@ -40,6 +40,13 @@ def read_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolFailure(f"{target.relative} is not UTF-8 text", code="TOOL022") from None
+    return read_result(target, text, args, size=len(raw))
+
+
+def read_result(target: WorkspacePath, text: str, args: Mapping[str, Any], *,
+                size: int) -> ToolResult:
+    """What the model is told of a file's ``text``: the ``offset``/``limit`` lines, truncated
+    past 256 KiB (shared by the local read and a client's buffer)."""
     offset = _positive_int(args.get("offset"), "offset")
     limit = _positive_int(args.get("limit"), "limit")
     if offset or limit:
@@ -53,7 +60,7 @@ def read_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
     return ToolResult(
         ok=True,
         content=text,
-        data={"path": target.relative, "bytes": len(raw), "truncated": truncated},
+        data={"path": target.relative, "bytes": size, "truncated": truncated},
     )
 
 
@@ -72,31 +79,49 @@ def _read_regular(target: WorkspacePath) -> bytes:
 
 def write_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
     """Create or overwrite a file; parent directories are created."""
-    content = args.get("content")
-    if not isinstance(content, str):
-        raise ToolFailure("content must be a string", code="TOOL023")
-    data = content.encode()
-    if len(data) > MAX_WRITE_BYTES:
-        raise ToolFailure(f"content is larger than {MAX_WRITE_BYTES} bytes", code="TOOL024")
-    if target.absolute.is_dir():
-        raise ToolFailure(f"{target.relative} is a directory", code="TOOL021")
+    data = write_content(target, args).encode()
     target.absolute.parent.mkdir(parents=True, exist_ok=True)
     existed = target.absolute.exists()
     target.absolute.write_bytes(data)
+    return written(target, len(data), existed=existed)
+
+
+def write_content(target: WorkspacePath, args: Mapping[str, Any]) -> str:
+    """The ``content`` a write may put in ``target`` (a string, within the size limit)."""
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise ToolFailure("content must be a string", code="TOOL023")
+    if len(content.encode()) > MAX_WRITE_BYTES:
+        raise ToolFailure(f"content is larger than {MAX_WRITE_BYTES} bytes", code="TOOL024")
+    if target.absolute.is_dir():
+        raise ToolFailure(f"{target.relative} is a directory", code="TOOL021")
+    return content
+
+
+def written(target: WorkspacePath, size: int, *, existed: bool) -> ToolResult:
     verb = "overwrote" if existed else "created"
     return ToolResult(
         ok=True,
-        content=f"{verb} {target.relative} ({len(data)} bytes)",
-        data={"path": target.relative, "bytes": len(data), "created": not existed},
+        content=f"{verb} {target.relative} ({size} bytes)",
+        data={"path": target.relative, "bytes": size, "created": not existed},
     )
 
 
 def edit_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
     """Replace ``old`` by ``new``; ``old`` must occur once unless ``replace_all``."""
+    current = read_file(target, {}).content if target.absolute.is_file() else None
+    updated, result = edited(target, current, args)
+    target.absolute.write_text(updated, encoding="utf-8")
+    return result
+
+
+def edited(target: WorkspacePath, current: str | None, args: Mapping[str, Any]
+           ) -> tuple[str, ToolResult]:
+    """``current`` with the edit applied, and what the model is told (shared by the local
+    edit and a client's buffer)."""
     old, new = args.get("old"), args.get("new")
     if not isinstance(old, str) or not isinstance(new, str) or not old:
         raise ToolFailure("old and new must be strings, and old may not be empty", code="TOOL023")
-    current = read_file(target, {}).content if target.absolute.is_file() else None
     if current is None:
         raise ToolFailure(f"{target.relative}: no such file", code="TOOL020")
     count = current.count(old)
@@ -113,9 +138,8 @@ def edit_file(target: WorkspacePath, args: Mapping[str, Any]) -> ToolResult:
             hint="include more surrounding text so it is unique, or set replace_all",
         )
     updated = current.replace(old, new) if args.get("replace_all") else current.replace(old, new, 1)
-    target.absolute.write_text(updated, encoding="utf-8")
     replaced = count if args.get("replace_all") else 1
-    return ToolResult(
+    return updated, ToolResult(
         ok=True,
         content=f"edited {target.relative} ({replaced} replacement{'s' if replaced > 1 else ''})",
         data={"path": target.relative, "replacements": replaced},

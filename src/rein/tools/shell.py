@@ -14,10 +14,10 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.tools.catalog import ToolResult
 from rein.tools.paths import ToolFailure
@@ -30,6 +30,12 @@ from rein.tools.writeguard import (
     snapshot,
     write_binds,
 )
+
+if TYPE_CHECKING:
+    from rein.tools.process import ProcessResult
+
+# Runs a wrapped argv: rein's process-group runner, or a client's terminal (tools/backend.py).
+Runner = Callable[..., Awaitable["ProcessResult"]]
 
 DEFAULT_TIMEOUT = 120.0
 MAX_OUTPUT_BYTES = 64 * 1024
@@ -103,6 +109,7 @@ async def run_sandboxed(
     max_output_bytes: int = MAX_OUTPUT_BYTES,
     scratch: Path | None = None,
     writes: PermissionSet | None = None,
+    runner: Runner | None = None,
 ) -> CommandOutcome:
     """Run ``argv`` under ``policy``; raise ToolFailure (TOOL030) if a boundary is required.
 
@@ -114,9 +121,13 @@ async def run_sandboxed(
     may change in the workspace: only their directories are writable under bubblewrap, and
     the workspace is compared before and after; ``written_outside`` lists what no grant
     covers (the caller fails the command for it).
+
+    ``runner`` runs the wrapped command instead of rein's process-group runner (an editor's
+    terminal): the sandbox and the write check stay the same.
     """
     from rein.tools.process import run_process  # the process-group runner
 
+    runner = runner or run_process
     owned = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="rein-scratch-")) if scratch is None else scratch
     guarded = writes is not None and policy.mode in GUARDED_MODES
@@ -138,7 +149,7 @@ async def run_sandboxed(
             # Under bubblewrap only the binds can change; without it, anything can.
             roots = (policy.workspace_binds or ()) if backend.name == "bubblewrap" else (workspace,)
             before = snapshot(workspace, roots)
-        result = await run_process(
+        result = await runner(
             wrapped,
             cwd=cwd,
             env=base_env(env, scratch=scratch),
@@ -178,6 +189,7 @@ async def shell_tool(
     env: Mapping[str, str],
     max_timeout: float = DEFAULT_TIMEOUT,
     writes: PermissionSet | None = None,
+    runner: Runner | None = None,
 ) -> ToolResult:
     """Run ``args["command"]`` with ``sh -c`` under the sandbox and report it to the model.
 
@@ -196,6 +208,7 @@ async def shell_tool(
         env=env,
         timeout=min(float(timeout), max_timeout),
         writes=writes,
+        runner=runner,
     )
     lines = [
         f"exit code: {outcome.exit_code}" + (" (timed out)" if outcome.timed_out else ""),

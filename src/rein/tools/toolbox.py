@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx2 as httpx
 
 from rein.formats.redaction import Secrets, known_secrets
+from rein.tools.backend import ToolBackend
 from rein.tools.catalog import (
     ToolCall,
     ToolDefinition,
@@ -31,7 +32,16 @@ from rein.tools.catalog import (
     kind_of,
 )
 from rein.tools.fetch import TIMEOUT_SECONDS, check_url, fetch_tool
-from rein.tools.files import edit_file, read_file, search_files, write_file
+from rein.tools.files import (
+    edit_file,
+    edited,
+    read_file,
+    read_result,
+    search_files,
+    write_content,
+    write_file,
+    written,
+)
 from rein.tools.gate import Decision, ToolPolicy, Verdict
 from rein.tools.paths import ToolFailure, WorkspacePath, resolve_in_workspace
 from rein.tools.permissions import Permission
@@ -60,6 +70,7 @@ class Toolbox:
         secrets: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
         shell_timeout: float = DEFAULT_TIMEOUT,
+        backend: ToolBackend | None = None,
     ) -> None:
         self.definitions: tuple[ToolDefinition, ...] = definitions_for(tools)
         self.policy = policy
@@ -68,6 +79,8 @@ class Toolbox:
         self._secrets: Secrets = Secrets.of(secrets) | known_secrets(self.env)
         self._http = http_client
         self.shell_timeout = shell_timeout
+        # Where allowed reads, writes and commands do their I/O (None: here, locally).
+        self.backend = backend
         self._by_name = {d.name: d for d in self.definitions}
         # A call in the other spelling of an offered tool is the same tool.
         self._by_kind = {d.kind: d for d in self.definitions}
@@ -164,6 +177,11 @@ class Toolbox:
 
     async def _execute(self, plan: Plan) -> ToolResult:
         args = plan.call.arguments
+        client = self.backend
+        if client is not None and plan.target is not None and {
+                ToolKind.READ: client.reads, ToolKind.WRITE: client.writes,
+                ToolKind.EDIT: client.reads and client.writes}.get(plan.kind, False):
+            return await _through(client, plan.kind, plan.target, args)
         match plan.kind:
             case ToolKind.READ:
                 assert plan.target is not None
@@ -187,6 +205,9 @@ class Toolbox:
                     env=self.env,
                     max_timeout=self.shell_timeout,
                     writes=self.policy.permissions,
+                    # A secret in the command's environment never goes over the wire.
+                    runner=client.run if client is not None and client.runs
+                    and not self._secrets else None,
                 )
                 self.written_outside += (result.data or {}).get("written_outside", [])
                 return result
@@ -234,3 +255,24 @@ def _string(args: Mapping[str, object], key: str) -> str:
 
 def _say(exc: ToolFailure) -> str:
     return f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message
+
+
+async def _through(client: ToolBackend, kind: ToolKind, target: WorkspacePath,
+                   args: Mapping[str, object]) -> ToolResult:
+    """A checked file call done by ``client`` (an editor's buffers), said to the model as
+    the local tools say it."""
+    path = target.absolute
+    if kind is ToolKind.WRITE:
+        content = write_content(target, args)
+        existed = path.exists()
+        await client.write_text(path, content)
+        return written(target, len(content.encode()), existed=existed)
+    if path.is_dir():
+        raise ToolFailure(f"{target.relative} is a directory", code="TOOL021",
+                          hint="use search to list files")
+    text = await client.read_text(path)
+    if kind is ToolKind.READ:
+        return read_result(target, text, args, size=len(text.encode()))
+    updated, result = edited(target, text, args)
+    await client.write_text(path, updated)
+    return result

@@ -41,6 +41,7 @@ from rein.profiles.policy import Policy
 from rein.providers.base import Provider
 from rein.providers.errors import ProviderResponseError
 from rein.providers.types import Completed, Message, ModelRequest, ModelResponse, ToolSpec
+from rein.tools.backend import current as session_binding
 from rein.tools.catalog import ToolKind, definitions_for, kind_of
 from rein.tools.gate import ToolPolicy
 from rein.tools.gitguard import git_refs
@@ -156,12 +157,14 @@ class ModelWorker:
             grants.grants, sandbox=sandbox, denied=grants.denied, ask=grants.ask
         )
         secrets = {n: request.env[n] for n in request.secret_names if n in request.env}
+        binding = session_binding()  # a surface whose client does the I/O (ACP)
         return Toolbox(
             tools=grants.tools,
             policy=policy,
             env=request.env,
             secrets=secrets,
             http_client=self.http_client,
+            backend=binding.backend if binding is not None else None,
         )
 
     def routed(self, request: AttemptRequest) -> Routed:
@@ -218,6 +221,11 @@ class ModelWorker:
         notices that open it (effective permissions and sandbox, or the resume)."""
         grants = self.grants(request, ceilings)
         box = self.toolbox(request, grants)
+        binding = session_binding()
+        if extra is None and binding is not None and binding.mcp is not None:
+            # The client's own MCP servers, launched by its surface after an approval; a
+            # profile session offers its profile's servers instead.
+            extra = SessionTools(hub=binding.mcp)
         schema = submit_schema(request.outputs, request.branches)
         tools = offered_tools(grants, schema, extra)
         shell = ToolKind.SHELL in {kind_of(t) for t in grants.tools}

@@ -153,6 +153,8 @@ CODES = (
        "search it, or read part of it with a shell command"),
     _c(TOOLS, "TOOL030", "tool", "the policy requires a sandbox boundary and none is available",
        "install bubblewrap, or relax require_boundary"),
+    _c(TOOLS, "TOOL031", "tool", "the editor (an ACP client) could not read, write or run "
+       "what rein allowed", "read the editor's message; the call may be retried"),
     _c(TOOLS, "TOOL040", "tool", "the URL is not an absolute http(s) URL", "pass an http(s) "
        "URL"),
     _c(TOOLS, "TOOL041", "tool", "fetching the URL timed out", "retry, or fetch another URL"),

@@ -188,7 +188,30 @@ class Feed:
             return self._call(event, data)
         if kind == "tool_result":
             return self._result(event, data)
+        if kind == "notice" and isinstance(data.get("arguments"), Mapping):
+            self._rewritten(str(data.get("id")), data["arguments"])
         return []
+
+    def _rewritten(self, call: str, args: Mapping[str, Any]) -> None:
+        """A call its hooks rewrote is shown as rewritten from here on: its question and its
+        completed item name what is checked and run, not what the model first asked."""
+        item = self._open.get(call)
+        if item is None or "_name" not in item:
+            return
+        kept = {k: v for k, v in item.items() if k.startswith("_")}
+        self._open[call] = {**calls.call_item(item["id"], item["_name"], args, self.cwd),
+                            **kept, "_digest": calls.call_digest(item["_name"], args)}
+
+    def _as_asked(self, item: dict[str, Any], prompt: str, key: str) -> dict[str, Any]:
+        """The call as its question shows it: the approval binds to the call as checked,
+        which a hook may have rewritten after the model's call was announced."""
+        name, args = calls.shown_call(prompt)
+        digest = calls.call_digest(name, args)
+        if "_name" not in item or digest == item.get("_digest") or f":{digest}@" not in key:
+            return item
+        call = next(k for k, v in self._open.items() if v is item)
+        self._rewritten(call, args)
+        return self._open[call]
 
     def _call(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
         name = str(data.get("name") or "")
@@ -205,6 +228,7 @@ class Feed:
         """``item/started`` for a tool call, kept open until its result."""
         item = calls.call_item(f"{self.turn_id}:{call}", name, args, self.cwd)
         item["_started"] = at
+        item["_name"] = name
         item["_digest"] = calls.call_digest(name, args)
         self._open[call] = item
         return [self._n("item/started", item=calls.public(item), startedAtMs=ms(at))]
@@ -236,6 +260,8 @@ class Feed:
         out: list[Message] = []
         if kind == "tool_call":
             item = self._asked_call(str(p.get("key") or ""))
+            if item is not None:
+                item = self._as_asked(item, str(p.get("prompt") or ""), str(p.get("key") or ""))
             if item is None:
                 # A call the worker did not announce (the rest of a batch after a resume):
                 # announced here, from what the question shows.
