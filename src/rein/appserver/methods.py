@@ -160,12 +160,16 @@ async def turn_interrupt(c: Connection, params: Mapping[str, Any]) -> dict[str, 
 
 
 async def turn_steer(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
-    _active(c, params, params.get("expectedTurnId"))
-    # A rein turn is a run bound by digest to what it was asked: new input mid-run would
-    # change it unseen. The client interrupts and starts a new turn instead.
-    raise MethodError(wire.INVALID_REQUEST, "turn/steer: the active turn is not steerable "
-                                            "(a rein turn runs what it was approved for); "
-                                            "interrupt it and start a new turn")
+    """More input for the turn in progress: the model reads it before its next step."""
+    items = params.get("input")
+    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+        raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
+    expected = params.get("expectedTurnId")
+    if not isinstance(expected, str) or not expected:
+        raise MethodError(wire.INVALID_PARAMS, "expectedTurnId is required")
+    turn_id = await c.harness.sessions.steer(_thread_id(params), items,
+                                             expected_turn_id=expected)
+    return {"turnId": turn_id}
 
 
 METHODS: dict[str, Handler] = {

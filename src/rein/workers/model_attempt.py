@@ -28,7 +28,7 @@ from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.hooks import HookRunner
 from rein.tools.shell import written_outside_message
 from rein.tools.toolbox import Toolbox
-from rein.workers.base import AttemptRequest, AttemptResult, Routed
+from rein.workers.base import AttemptRequest, AttemptResult, Routed, Steerable
 from rein.workers.brief import SUBMIT, submission_problem
 from rein.workers.compaction import SUMMARY_REQUEST, compacted, due, pre_compact, record
 from rein.workers.conversation import LoopState
@@ -91,6 +91,7 @@ class ModelAttempt:
         limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
         if limit is not None:
             return [self.finish(*limit)]
+        self.take_steered()
         out: list[Step] = []
         if due(self.context_tokens, self.last_input, self.state.messages):
             out += await self.compact()
@@ -133,6 +134,18 @@ class ModelAttempt:
             self.state.messages.append(
                 Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish."))
         return out
+
+    def take_steered(self) -> None:
+        """Input a person added while the attempt ran (``turn/steer``): the model reads it
+        in this turn, after what it has seen so far; the count read is saved with the state,
+        so a resumed attempt never reads one twice."""
+        session = self.request.session
+        if not isinstance(session, Steerable):
+            return
+        added = list(session.steered())[self.state.steered:]
+        for text in added:
+            self.state.messages.append(Message(role="user", content=text))
+        self.state.steered += len(added)
 
     def decided(self, call: ModelToolCall) -> ToolDecided | None:
         """The record of the model's decision to make ``call``, once per call (a call that

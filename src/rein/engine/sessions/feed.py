@@ -86,6 +86,7 @@ class Feed:
     _plan: dict[str, str] = field(default_factory=dict)  # node → step status
     _count: int = 0
     _opened: bool = False
+    steered: list[str] = field(default_factory=list)  # texts added mid-turn (turn/steer)
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -100,6 +101,8 @@ class Feed:
                 return self._step(p)
             case "item":
                 return self._item(event)
+            case "input/steered":
+                return self._steered(event)
             case "approval/requested":
                 return self._ask(event)
             case "approval/answered" if p.get("kind") != "graph":
@@ -189,6 +192,15 @@ class Feed:
         if kind == "tool_result":
             return self._result(event, data)
         return []
+
+    def _steered(self, event: Event) -> list[Message]:
+        """Input added to the turn while it ran: a user message of its own, in order."""
+        given = event.payload.get("input")
+        self.steered.append(str(event.payload.get("text") or ""))
+        user = {"type": "userMessage", "id": f"{self.turn_id}:user-{len(self.steered) + 1}",
+                "content": [dict(i) for i in given if isinstance(i, Mapping)]
+                if isinstance(given, list) else []}
+        return self._whole(user, event.at)
 
     def _call(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
         name = str(data.get("name") or "")

@@ -200,6 +200,17 @@ class TurnInterruptParams(TypedDict):
     turnId: str
 
 
+class TurnSteerParams(TypedDict):
+    threadId: str
+    input: list[UserInput]
+    expectedTurnId: str  # the active turn: anything else is refused (THREAD005)
+    clientUserMessageId: NotRequired[str | None]
+
+
+class TurnSteerResponse(TypedDict):
+    turnId: str
+
+
 CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "initialize": (InitializeParams, InitializeResponse),
     "thread/start": (ThreadStartParams, ThreadSessionResponse),
@@ -212,5 +223,6 @@ CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "thread/name/set": (ThreadSetNameParams, EmptyResponse),
     "turn/start": (TurnStartParams, TurnStartResponse),
     "turn/interrupt": (TurnInterruptParams, EmptyResponse),
+    "turn/steer": (TurnSteerParams, TurnSteerResponse),
 }
-"""Every request rein answers (``turn/steer`` is answered with an error, see docs)."""
+"""Every request rein answers."""

@@ -167,7 +167,7 @@ class Sessions:
             record.update(kind="graph", graph=str(named),
                           plan=graph_turns.summary(prepared))
         else:
-            history = [(conversation.text_of(f.input), _reply(f))
+            history = [("\n\n".join([conversation.text_of(f.input), *f.steered]), _reply(f))
                        for f in self.feeds(thread_id)]
             data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
                                       text=text, history=history, sandbox=box,
@@ -181,6 +181,37 @@ class Sessions:
         run = TurnRun(self, row, turn)
         self.active[thread_id] = run
         return run
+
+    async def steer(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
+                    expected_turn_id: str) -> str:
+        """Add ``items`` to the thread's turn in progress (``turn/steer``): recorded in the
+        turn's run, so the model reads them before its next step, in whichever process
+        runs it. THREAD005 (no such active turn), THREAD006 (a graph turn), THREAD004."""
+        busy = self._in_progress(thread_id)
+        if busy is None or busy != expected_turn_id:
+            now = f"turn {busy} is" if busy else "no turn is"
+            raise Refused(f"turn {expected_turn_id} is not in progress on thread {thread_id} "
+                          f"({now} active)", code="THREAD005",
+                          hint="pass the active turn's id as expectedTurnId, or start a turn")
+        turn = self.harness.store.thread_turns(thread_id)[-1]
+        if turn.input.get("kind") == "graph":
+            raise Refused(f"turn {busy} is a graph turn: it runs the graph approved by its "
+                          "digest, and new input would change it unseen", code="THREAD006",
+                          hint="interrupt it (turn/interrupt) and start a new turn")
+        text = conversation.text_of(items)
+        if not text:
+            raise ConfigError("the steering input has no text", code="THREAD004",
+                              hint="send at least one item of type text")
+        running = self.active.get(thread_id)
+        run_id = turn.run_id or self._run_of(turn)
+        if run_id is None and running is not None and running.turn_id == busy:
+            run_id = await running.run_id  # turn/start answered; its run is being created
+        assert run_id is not None  # a turn in progress has a run (see _in_progress)
+        events.append(self.harness.store, run_id,  # type: ignore[arg-type]
+                      events.EventType.INPUT_STEERED,
+                      {"node": conversation.NODE, "turn": busy, "text": text,
+                       "input": [dict(i) for i in items]}, self._now())
+        return busy
 
     def reopen(self, thread_id: str) -> TurnRun | None:
         """The thread's last turn when it has not ended (after a crash, or elsewhere)."""
