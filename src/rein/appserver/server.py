@@ -38,6 +38,7 @@ class Connection:
         self.questions: dict[str, TurnRun] = {}  # server request id → the turn asking
         self.tasks: set[asyncio.Future[Any]] = set()
         self.pumps: set[asyncio.Future[Any]] = set()
+        self.drives: dict[asyncio.Future[Any], TurnRun] = {}
         self._after: Callable[[], None] | None = None
 
     # -- the loop ------------------------------------------------------------------------
@@ -63,6 +64,9 @@ class Connection:
         self.wire.closed = True
         for pump in list(self.pumps):
             pump.cancel()
+        for drive, turn in list(self.drives.items()):
+            if turn.waiting:  # a digest question waits in the store; resume asks it again
+                drive.cancel()
         while self.tasks:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
@@ -148,7 +152,9 @@ class Connection:
 
     def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None:
         """Drive ``turn`` and pump its feed to the client."""
-        self.spawn(self._drive(turn))
+        drive = self.spawn(self._drive(turn))
+        self.drives[drive] = turn
+        drive.add_done_callback(lambda done: self.drives.pop(done, None))
         pump = self.spawn(self._pump(turn, replay=replay))
         self.pumps.add(pump)
         pump.add_done_callback(self.pumps.discard)

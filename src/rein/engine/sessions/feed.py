@@ -103,9 +103,11 @@ class Feed:
                 return self._item(event)
             case "input/steered":
                 return self._steered(event)
+            case "approval/requested" if p.get("kind") == "graph" and self.graph:
+                return [self.digest_question(str(p.get("approval_id")))]
             case "approval/requested":
                 return self._ask(event)
-            case "approval/answered" if p.get("kind") != "graph":
+            case "approval/answered":  # (a run's own graph approval was never pending)
                 return self._resolved(str(p.get("approval_id")))
             case "diagnostic":
                 return self._diagnostic(p)
@@ -144,12 +146,13 @@ class Feed:
             out += self.plan([str(n) for n in self.graph.get("nodes") or ()])
         return out
 
-    def digest_question(self, at: str) -> ServerRequest:
-        """A graph turn's first question: may the graph run, as shown, by its digest."""
+    def digest_question(self, approval_id: str) -> ServerRequest:
+        """A graph turn's first question: may the graph run, as shown, by its digest (an
+        entry of the approval queue, :mod:`rein.engine.sessions.digest`)."""
         assert self.graph is not None
         graph_id, digest = self.graph.get("id"), str(self.graph.get("digest"))
         request = ServerRequest(
-            id=f"{self.turn_id}:digest", method="item/tool/requestUserInput", digest=digest,
+            id=approval_id, method="item/tool/requestUserInput", digest=digest,
             params={"threadId": self.thread_id, "turnId": self.turn_id,
                     "itemId": f"{self.turn_id}:plan", "isBlocking": True, "questions": [{
                         "id": "digest", "header": "Run this graph?",
@@ -160,7 +163,7 @@ class Feed:
 
     def not_run(self, at: str, decision: str) -> list[Message]:
         """A graph turn whose digest was declined or cancelled: nothing ran."""
-        out = self._resolved(f"{self.turn_id}:digest")
+        out: list[Message] = []
         item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "phase": "final_answer",
                 "text": f"the graph was not approved ({decision}); nothing ran"}
         out += self._whole(item, at, delta="item/agentMessage/delta")
@@ -279,10 +282,6 @@ class Feed:
                                 digest=str(p.get("digest") or ""))
         self.pending[approval] = request
         return [*out, request]
-
-    def resolve(self, request_id: str) -> list[Message]:
-        """``serverRequest/resolved`` for a question answered outside the run's events."""
-        return self._resolved(request_id)
 
     def _asked_call(self, key: str) -> dict[str, Any] | None:
         """The open tool call an approval asks about: the one whose exact call digest the

@@ -59,8 +59,11 @@ def changed(row: ThreadRow, now: str, *, archived: bool | None = None,
 
 def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any) -> ThreadRow:
     """A new thread with ``source``'s settings and history; ``source`` is untouched."""
+    # What was accepted for the session stays with it: a fork is a new session, as in
+    # Codex, and asks again.
     row = changed(dataclasses.replace(source, thread_id=new_id, created_at=now,
-                                      archived=False), now, forkedFromId=source.thread_id)
+                                      archived=False), now, forkedFromId=source.thread_id,
+                  acceptedForSession=[])
     with store.atomic():
         store.save_thread(row)
         for turn in store.thread_turns(source.thread_id):
