@@ -16,6 +16,7 @@ from rein.appserver import wire
 from rein.appserver.wire import MethodError
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import TurnRun
+from rein.errors import ConfigError
 from rein.store.base import ThreadRow
 
 if TYPE_CHECKING:
@@ -133,13 +134,49 @@ async def thread_name_set(c: Connection, params: Mapping[str, Any]) -> dict[str,
     return {}
 
 
+# The turn/start overrides Codex defines that rein cannot honour: refused by name, never
+# accepted without effect. (clientUserMessageId, parentTurnId, rootTurnId and turnTrigger
+# are labels that change nothing, and are accepted.)
+NOT_HONOURED = {
+    "effort": "rein's model requests carry no reasoning effort",
+    "summary": "rein's model requests ask for no reasoning summary",
+    "outputSchema": "a conversation turn answers with its reply output; no schema applies",
+    "personality": "rein has no personalities",
+    "serviceTier": "the model is chosen by tier in rein.toml: name it with model",
+    "serviceTierForTurn": "the model is chosen by tier in rein.toml: name it with model",
+    "toolOutput": "rein has no tool output settings",
+    "disabledPluginIds": "rein has no plugins",
+}
+
+
+def _refused_overrides(params: Mapping[str, Any]) -> None:
+    for name, why in NOT_HONOURED.items():
+        if params.get(name) not in (None, []):
+            raise ConfigError(f"turn/start {name} is not supported: {why}", code="THREAD007",
+                              hint=f"leave {name} out")
+    reviewer = params.get("approvalsReviewer")
+    if reviewer not in (None, "user"):
+        raise ConfigError(f"turn/start approvalsReviewer {reviewer!r} is not supported: "
+                          "rein has no automatic reviewer", code="THREAD007",
+                          hint="leave approvalsReviewer out, or send user")
+
+
+def _optional_str(params: Mapping[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is not None and not isinstance(value, str):
+        raise MethodError(wire.INVALID_PARAMS, f"{name} must be a string")
+    return value
+
+
 async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
     items = params.get("input")
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
-    turn = await c.harness.sessions.begin_turn(_thread_id(params), items,
-                                         sandbox=params.get("sandboxPolicy"),
-                                         approval_policy=params.get("approvalPolicy"))
+    _refused_overrides(params)
+    turn = await c.harness.sessions.begin_turn(
+        _thread_id(params), items, sandbox=params.get("sandboxPolicy"),
+        approval_policy=params.get("approvalPolicy"), model=_optional_str(params, "model"),
+        cwd=_optional_str(params, "cwd"))
     c.then(lambda: c.run_turn(turn))
     return {"turn": {"id": turn.turn_id, "items": [], "status": "inProgress"}}
 

@@ -39,7 +39,8 @@ def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
         "type": "task", "title": "Conversation turn", "description": brief,
         "outputs": {"reply": {"type": "string",
                               "description": "your answer to the user, in words"}},
-        "intelligence": {"tier": "standard"},
+        # `standard` unless a turn named a model another tier serves (turn/start `model`).
+        "intelligence": {"tier": str(thread.get("tier") or "standard")},
         "requirements": policy.requirements(sandbox),
     }
     if thread.get("profile"):

@@ -184,11 +184,18 @@ class EmptyResponse(TypedDict):
     pass
 
 
-class TurnStartParams(TypedDict):
+class TurnStartParams(TypedDict):  # each override holds for this turn and the next
     threadId: str
     input: list[UserInput]
     sandboxPolicy: NotRequired[SandboxPolicy | None]
     approvalPolicy: NotRequired[ApprovalPolicy | None]
+    model: NotRequired[str | None]  # one a [tiers.<tier>] route serves (THREAD007)
+    cwd: NotRequired[str | None]  # inside the workspace (THREAD002)
+    approvalsReviewer: NotRequired[Literal["user"] | None]
+    clientUserMessageId: NotRequired[str | None]
+    parentTurnId: NotRequired[str | None]
+    rootTurnId: NotRequired[str | None]
+    turnTrigger: NotRequired[str | None]
 
 
 class TurnStartResponse(TypedDict):

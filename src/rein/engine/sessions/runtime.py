@@ -19,7 +19,7 @@ from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.engine import events
 from rein.engine.clock import RandomIds
-from rein.engine.sessions import conversation, digest, graph_turns, policy, threads
+from rein.engine.sessions import conversation, digest, graph_turns, threads
 from rein.engine.sessions.feed import Feed, Message, ServerRequest
 from rein.engine.sessions.turn import DECISIONS, WORDS, TurnRun
 from rein.errors import ConfigError, Refused
@@ -161,10 +161,13 @@ class Sessions:
     # -- turns ---------------------------------------------------------------------------
 
     async def begin_turn(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
-                         sandbox: Any = None, approval_policy: Any = None) -> TurnRun:
+                         sandbox: Any = None, approval_policy: Any = None,
+                         model: str | None = None, cwd: str | None = None) -> TurnRun:
         """Record a new turn (and write a conversation turn's graph); :meth:`TurnRun.drive`
         runs it. THREAD003 (archived), THREAD001 (a turn in progress), THREAD004 (no
-        input); a graph turn's graph is checked here (PrepareFailed, nothing recorded)."""
+        input); a graph turn's graph is checked here (PrepareFailed, nothing recorded).
+        ``sandbox``, ``approval_policy``, ``model`` and ``cwd`` override the thread's for
+        this turn and the next ones (:func:`threads.overrides`: THREAD002, THREAD007)."""
         row = self.thread(thread_id)
         if row.archived:
             raise Refused(f"thread {thread_id} is archived", code="THREAD003",
@@ -174,13 +177,17 @@ class Sessions:
             raise Refused(f"turn {busy} is in progress on thread {thread_id}",
                           code="THREAD001", hint="wait for turn/completed, or interrupt it "
                           "(after a crash: thread/resume continues it)")
+        changed = threads.overrides(row, workspace=self.harness.workspace,
+                                    tiers=self.harness.config.get("tiers") or {}, cwd=cwd,
+                                    sandbox=sandbox, approval_policy=approval_policy,
+                                    model=model)
+        row = threads.changed(row, row.updated_at, **changed)
         text = conversation.text_of(items)
         named = graph_turns.named_graph(items, Path(row.data["cwd"]))
         if not text and named is None:
             raise ConfigError("the turn's input has no text", code="THREAD004",
                               hint="send at least one item of type text")
-        box = policy.sandbox_policy(sandbox) if sandbox is not None else row.data["sandbox"]
-        asks = policy.approval_policy(approval_policy or row.data["approvalPolicy"])
+        box, asks = row.data["sandbox"], row.data["approvalPolicy"]
         store = self.harness.store
         earlier = store.thread_turns(thread_id)
         turn_id = self._ids.new("turn")
@@ -207,7 +214,8 @@ class Sessions:
                 digest.ask(store, approval_id=record["digestApproval"], thread_id=thread_id,
                            turn_id=turn_id, graph=str(named), plan=record["plan"],
                            now=turn.created_at)
-        self.update(thread_id, preview=row.data.get("preview") or (text or str(named))[:120])
+        self.update(thread_id, preview=row.data.get("preview") or (text or str(named))[:120],
+                    **changed)
         run = TurnRun(self, row, turn)
         self.active[thread_id] = run
         return run

@@ -41,6 +41,35 @@ def new_thread(thread_id: str, *, workspace: Path, now: str, cwd: str | None = N
                      updated_at=now)
 
 
+def overrides(row: ThreadRow, *, workspace: Path, tiers: Mapping[str, Any],
+              cwd: str | None = None, sandbox: Any = None, approval_policy: Any = None,
+              model: str | None = None) -> dict[str, Any]:
+    """The thread settings a turn's overrides change, checked: they hold for that turn
+    and the turns after it, as in Codex. ``cwd`` stays inside the workspace (THREAD002);
+    ``model`` must be one a ``[tiers.<tier>]`` route serves, and selects that tier
+    (THREAD007); the sandbox is a request the engine narrows, as on thread/start."""
+    out: dict[str, Any] = {}
+    if cwd is not None:
+        out["cwd"] = new_thread("-", workspace=workspace, now="", cwd=cwd).data["cwd"]
+    if sandbox is not None:
+        out["sandbox"] = policy.sandbox_policy(sandbox)
+    if approval_policy is not None:
+        out["approvalPolicy"] = policy.approval_policy(approval_policy)
+    if model is not None and model != row.data.get("model"):
+        served = {str(t.get("model")): name for name, t in tiers.items()
+                  if isinstance(t, Mapping) and t.get("model")}
+        if model not in served:
+            known = ", ".join(sorted(served)) or "none"
+            raise ConfigError(f"model {model!r} is served by no tier of rein.toml (models: "
+                              f"{known})", code="THREAD007",
+                              hint="name a model a [tiers.<tier>] table serves, or leave "
+                                   "model out")
+        table = tiers[served[model]]
+        out.update(model=model, tier=served[model],
+                   modelProvider=str(table.get("provider") or "rein"))
+    return out
+
+
 def get(store: Store, thread_id: str) -> ThreadRow:
     """The thread, or THREAD404."""
     row = store.get_thread(thread_id)
