@@ -123,7 +123,9 @@ class ModelAttempt:
         self.state.messages.append(message)
         out.append(ModelTurn(usage=step_usage, model=response.model,
                              text=self.box.redact(message.content) if message.content else "",
-                             tool_calls=len(message.tool_calls)))
+                             tool_calls=len(message.tool_calls),
+                             reasoning=self.box.redact(response.reasoning)
+                             if response.reasoning else ""))
         if message.tool_calls:
             self.pending = list(message.tool_calls)
         elif self.state.reminded:

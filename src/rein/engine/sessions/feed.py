@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rein.engine.protocol_view import Notification
@@ -87,6 +88,7 @@ class Feed:
     _count: int = 0
     _opened: bool = False
     steered: list[str] = field(default_factory=list)  # texts added mid-turn (turn/steer)
+    _hooks: dict[str, int] = field(default_factory=dict)  # hook run id → display order
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -103,6 +105,8 @@ class Feed:
                 return self._item(event)
             case "input/steered":
                 return self._steered(event)
+            case "hook/started" | "hook/completed":
+                return self._hook(event)
             case "approval/requested" if p.get("kind") == "graph" and self.graph:
                 return [self.digest_question(str(p.get("approval_id")))]
             case "approval/requested":
@@ -185,9 +189,7 @@ class Feed:
                     "text": str(data["text"]), "phase": "commentary"}
             return self._whole(item, event.at, delta="item/agentMessage/delta")
         if kind == "reasoning" and data.get("text"):
-            thought: dict[str, Any] = {"type": "reasoning", "id": self._next_id("reasoning"),
-                                       "summary": [str(data["text"])], "content": []}
-            return self._whole(thought, event.at)
+            return self._reasoning(str(data["text"]), event.at)
         if kind == "usage":
             return [self._usage(data)]
         if kind == "tool_call":
@@ -204,6 +206,44 @@ class Feed:
                 "content": [dict(i) for i in given if isinstance(i, Mapping)]
                 if isinstance(given, list) else []}
         return self._whole(user, event.at)
+
+    def _reasoning(self, text: str, at: str) -> list[Message]:
+        """A reasoning summary: one summary part, its text as the part's delta."""
+        item_id = self._next_id("reasoning")
+        started = {"type": "reasoning", "id": item_id, "summary": [], "content": []}
+        return [self._n("item/started", item=started, startedAtMs=ms(at)),
+                self._n("item/reasoning/summaryPartAdded", itemId=item_id, summaryIndex=0),
+                self._n("item/reasoning/summaryTextDelta", itemId=item_id, summaryIndex=0,
+                        delta=text),
+                *self._complete({**started, "summary": [text]}, at)]
+
+    def _hook(self, event: Event) -> list[Message]:
+        """A lifecycle hook's run (:mod:`rein.tools.hooks`) as Codex's ``HookRunSummary``:
+        a command hook run synchronously, scoped to the turn."""
+        run = event.payload.get("run")
+        if not isinstance(run, Mapping):
+            return []
+        order = self._hooks.setdefault(str(run.get("id")), len(self._hooks) + 1)
+        name = str(run.get("eventName") or "")
+        status = str(run.get("status") or "running")
+        entries = []
+        if run.get("message"):
+            kind = {"blocked": "stop", "failed": "error"}.get(status, "feedback")
+            entries.append({"kind": kind, "text": str(run["message"])})
+        if run.get("systemMessage"):
+            entries.append({"kind": "warning", "text": str(run["systemMessage"])})
+        source = str(run.get("source") or "rein.toml").removeprefix("profile ")
+        path = str(Path(self.cwd, source))  # an absolute source stays as it is
+        summary: dict[str, Any] = {
+            "id": str(run.get("id")), "eventName": name[:1].lower() + name[1:],
+            "handlerType": "command", "executionMode": "sync", "scope": "turn",
+            "source": "unknown", "sourcePath": path, "displayOrder": order, "startedAt": ms(event.at) // 1000, "status": status,
+            "statusMessage": str(run["message"]) if run.get("message") else None,
+            "entries": entries}
+        if event.type == "hook/completed":
+            took = float(run.get("durationMs") or 0)
+            summary.update(durationMs=round(took), completedAt=ms(event.at) // 1000)
+        return [self._n(event.type, run=summary)]
 
     def _call(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
         name = str(data.get("name") or "")
