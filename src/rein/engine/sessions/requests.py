@@ -66,12 +66,21 @@ class Question(TypedDict):
     options: list[QuestionOption]
 
 
+class ValueQuestion(TypedDict):  # a value a gate takes, after the decision (.fields)
+    id: str  # value:<name>
+    header: str
+    question: str
+    isOther: Literal[True]
+    isSecret: bool
+    options: None
+
+
 class ToolRequestUserInputParams(TypedDict):
     threadId: str
     turnId: str
     itemId: str
     isBlocking: bool
-    questions: list[Question]
+    questions: list[Question | ValueQuestion]  # the decision first
 
 
 Decision = Literal["accept", "acceptForSession", "decline", "cancel"]

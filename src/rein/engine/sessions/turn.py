@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.engine import events
-from rein.engine.sessions import digest
+from rein.engine.sessions import digest, fields
 from rein.engine.sessions.feed import Message, ServerRequest
 from rein.errors import ConfigError
 from rein.store.base import ThreadRow, ThreadTurnRow
@@ -163,7 +163,7 @@ class TurnRun:
                 self.thread.thread_id):
             asyncio.ensure_future(self.answer(request.id, "accept"))
         else:
-            yield request
+            yield fields.with_fields(request, self.harness.store.get_approval(request.id))
 
     async def answer(self, request_id: str, decision: str, *,
                      values: Mapping[str, Any] | None = None) -> None:
