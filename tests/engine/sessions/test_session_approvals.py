@@ -1,8 +1,10 @@
 """``acceptForSession`` is kept on the thread: a later process does not ask again for the
-same exact action, a different action is still asked, and a fork asks again."""
+same exact action, a different action is still asked, and a fork asks again. And the SDK
+steers a turn in progress."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ import pytest
 
 import rein
 from rein.engine.sessions import ServerRequest
+from rein.errors import Refused
 from tests.scenarios.model_env import isolate
 
 # One script per conversation: every turn (a fresh conversation) asks for the same command.
@@ -72,3 +75,22 @@ def test_accept_for_session_covers_only_the_exact_action(root: Path) -> None:
     assert asked == ["echo hi", "echo other"]
     [command] = [i for i in other.items if i["type"] == "commandExecution"]
     assert command["status"] == "declined"
+
+
+def test_the_sdk_steers_a_turn_in_progress(root: Path) -> None:
+    async def steered() -> tuple[Any, str]:
+        with rein.Harness.open(root) as harness:
+            turn = await harness.start_thread().run("say hi")
+            async for message in turn.stream():
+                if isinstance(message, ServerRequest):
+                    await turn.steer("and wave")
+                    await turn.answer(message.id, "accept")
+            with pytest.raises(Refused) as late:
+                await turn.steer("too late")
+            return turn.result(), late.value.code
+
+    result, code = asyncio.run(steered())
+    assert code == "THREAD005"
+    users = [i["content"] for i in result.items if i["type"] == "userMessage"]
+    assert users == [[{"type": "text", "text": "say hi"}], [{"type": "text", "text": "and wave"}]]
+    assert result.status == "completed"

@@ -277,8 +277,11 @@ class Sessions:
     def _feed(self, row: ThreadRow, turn: ThreadTurnRow) -> Feed:
         items = turn.input.get("items") or []
         plan = turn.input.get("plan") if turn.input.get("kind") == "graph" else None
-        return Feed(thread_id=row.thread_id, turn_id=turn.turn_id, cwd=row.data["cwd"],
-                    input=list(items), graph=plan if isinstance(plan, Mapping) else None)
+        # Items show where commands run: the workspace, whatever directory the thread is in
+        # (the thread's names the graphs its mentions find).
+        return Feed(thread_id=row.thread_id, turn_id=turn.turn_id,
+                    cwd=str(self.harness.workspace), input=list(items),
+                    graph=plan if isinstance(plan, Mapping) else None)
 
     def _run_of(self, turn: ThreadTurnRow) -> str | None:
         """The run of a turn whose id was not recorded (the process died right after it
