@@ -76,6 +76,8 @@ def test_overrides_take_effect_or_are_refused_by_name(raw: Raw, tmp_path: Path) 
     thread = _request(raw, "t", "thread/start", {})["result"]["thread"]["id"]
     start = {"threadId": thread, "input": SAY}
 
+    ephemeral = _request(raw, "p", "thread/start", {"ephemeral": True})["error"]
+    assert ephemeral["data"]["code"] == "THREAD007" and "ephemeral" in ephemeral["message"]
     effort = _request(raw, "e", "turn/start", {**start, "effort": "high"})["error"]
     assert effort["data"]["code"] == "THREAD007" and "effort" in effort["message"]
     schema = _request(raw, "o", "turn/start", {**start, "outputSchema": {}})["error"]

@@ -59,11 +59,19 @@ def _started(c: Connection, row: ThreadRow) -> None:
     c.then(lambda: c.notify(Notification(method="thread/started", params={"thread": thread})))
 
 
+def _durable(method: str, params: Mapping[str, Any]) -> None:
+    # Every rein thread is in the store: it is what a resume or another process reads.
+    if params.get("ephemeral"):
+        raise ConfigError(f"{method} ephemeral is not supported: every rein thread is "
+                          "durable (a turn is resumable from the store)", code="THREAD007",
+                          hint="leave ephemeral out; archive the thread when done with it")
+
+
 async def thread_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    _durable("thread/start", params)
     row = c.harness.sessions.start_thread(
         cwd=params.get("cwd"), sandbox=params.get("sandbox"),
         approval_policy=params.get("approvalPolicy"),
-        ephemeral=bool(params.get("ephemeral")),
         profile=(params.get("config") or {}).get("rein.profile")
         if isinstance(params.get("config"), Mapping) else None)
     _started(c, row)
@@ -81,6 +89,7 @@ async def thread_resume(c: Connection, params: Mapping[str, Any]) -> dict[str, A
 
 
 async def thread_fork(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    _durable("thread/fork", params)
     row = c.harness.sessions.fork(_thread_id(params))
     _started(c, row)
     return _session(c, row)

@@ -28,8 +28,8 @@ CODES = (
     _c("THREAD006", "refused", "the active turn takes no more input: a graph turn runs "
        "exactly the graph approved by its digest",
        "interrupt it (turn/interrupt) and start a new turn"),
-    _c("THREAD007", "usage", "a turn/start override rein cannot honour (a model no tier "
-       "serves, a reasoning effort, an output schema, ...)",
+    _c("THREAD007", "usage", "a request field rein cannot honour (on turn/start a model no "
+       "tier serves, a reasoning effort, an output schema, ...; an ephemeral thread)",
        "leave the field out, or configure a [tiers] route that serves that model"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),

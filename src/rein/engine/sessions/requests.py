@@ -144,7 +144,7 @@ class ThreadStartParams(TypedDict, total=False):
     sandbox: Literal["read-only", "workspace-write", "danger-full-access"] | None
     approvalPolicy: ApprovalPolicy | None
     approvalsReviewer: str | None
-    ephemeral: bool | None
+    ephemeral: Literal[False] | None  # every rein thread is durable (THREAD007)
     config: dict[str, Any] | None  # "rein.profile": an OAP profile, workspace-relative
 
 
