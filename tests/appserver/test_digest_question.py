@@ -97,6 +97,10 @@ def test_answering_the_digest_from_the_cli_resolves_it_on_the_wire(tmp_path: Pat
         assert listed.returncode == 0, listed.stderr
         queued = {a["approval_id"] for a in json.loads(listed.stdout)["approvals"]}
         assert asked["id"] in queued  # the question is an entry of the one queue
+        shown = _cli(root, "approvals", "show", asked["id"])
+        assert shown.returncode == 0, shown.stderr
+        assert f"of thread {thread} (no run yet" in shown.stdout
+        assert "rein/tests/gated" in shown.stdout
 
         answered = _cli(root, "approvals", "accept", asked["id"])
         assert answered.returncode == 0, answered.stderr
