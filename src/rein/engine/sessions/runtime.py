@@ -94,7 +94,7 @@ class Sessions:
         """A new thread with the same history and settings; the original is untouched."""
         store = self.harness.store
         return threads.fork(store, self.thread(thread_id), self._ids.new("thr"), self._now(),
-                            lambda: self._ids.new("turn"))
+                            lambda: self._ids.new("turn"), self._run_of)
 
     def feeds(self, thread_id: str) -> list[Feed]:
         """Each turn of the thread folded from the store: the same in every process."""
@@ -112,20 +112,24 @@ class Sessions:
         for turn in self.harness.store.thread_turns(thread_id):
             feed = self._feed(row, turn)
             messages: list[Message] = []
-            if feed.graph is not None:
-                messages += self._before_run(feed, turn)
             run_id = turn.run_id or self._run_of(turn)
+            if feed.graph is not None:
+                messages += self._before_run(feed, turn, ran=run_id is not None)
             if run_id is not None:
                 for event in self.harness.store.events(run_id):  # type: ignore[arg-type]
                     messages += feed.apply(event)
             out.append((feed, messages))
         return out
 
-    def _before_run(self, feed: Feed, turn: ThreadTurnRow) -> list[Message]:
+    def _before_run(self, feed: Feed, turn: ThreadTurnRow, *, ran: bool) -> list[Message]:
         """A graph turn before its run: the opening, its digest question (and the answer),
         and, when it was not accepted, the end of a turn where nothing ran."""
         store = self.harness.store
         out = feed.opening(turn.created_at)
+        if digest.of(turn) is None and not ran:
+            # No question of its own (forked before it was answered, or older than the
+            # queued question): nothing ran in this thread, and nothing will.
+            return out + feed.not_run(turn.created_at, "cancel")
         for event in store.events(RunId(turn.input.get("forkedFrom") or turn.turn_id)):
             out += feed.apply(event)
         answered = digest.answer_of(store, turn)

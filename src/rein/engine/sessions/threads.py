@@ -86,8 +86,10 @@ def changed(row: ThreadRow, now: str, *, archived: bool | None = None,
                                archived=row.archived if archived is None else archived)
 
 
-def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any) -> ThreadRow:
-    """A new thread with ``source``'s settings and history; ``source`` is untouched."""
+def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any,
+         run_of: Any = None) -> ThreadRow:
+    """A new thread with ``source``'s settings and history; ``source`` is untouched.
+    ``run_of``: finds the run of a turn whose run id was not recorded."""
     # What was accepted for the session stays with it: a fork is a new session, as in
     # Codex, and asks again.
     row = changed(dataclasses.replace(source, thread_id=new_id, created_at=now,
@@ -96,9 +98,13 @@ def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any) -
     with store.atomic():
         store.save_thread(row)
         for turn in store.thread_turns(source.thread_id):
+            copied = {**turn.input, "forkedFrom": turn.turn_id}
+            run_id = turn.run_id or (run_of(turn) if run_of is not None else None)
+            if run_id is None:  # a digest question still open stays the original's
+                copied.pop("digestApproval", None)
             store.add_thread_turn(ThreadTurnRow(
-                thread_id=new_id, seq=turn.seq, turn_id=turn_id(), run_id=turn.run_id,
-                input={**turn.input, "forkedFrom": turn.turn_id}, created_at=turn.created_at))
+                thread_id=new_id, seq=turn.seq, turn_id=turn_id(), run_id=run_id,
+                input=copied, created_at=turn.created_at))
     return row
 
 
