@@ -142,3 +142,36 @@ def test_after_the_turn_nothing_is_steerable(tmp_path: Path) -> None:
         if raw.proc.poll() is None:
             raw.proc.kill()
             raw.proc.wait()
+
+
+def test_a_submission_already_decided_waits_for_the_steering_input(tmp_path: Path) -> None:
+    # One answer both runs a command and submits; the person steers while the command
+    # waits for approval: the submission is sent back, and the model answers again.
+    both = {"tool_calls": [{"name": "shell_exec", "arguments": {"command": "echo one"}},
+                           {"name": "submit_outputs", "arguments": {"reply": "early"}}]}
+    raw = Raw(workspace(tmp_path, [both, reply("after the steer")]))
+    try:
+        thread = _open(raw)
+        raw.send({"id": "u", "method": "turn/start", "params": {
+            "threadId": thread, "input": [{"type": "text", "text": "run echo one"}]}})
+        turn = raw.until("id", "u")["result"]["turn"]["id"]
+        asked = raw.until("method", "item/commandExecution/requestApproval")
+        raw.send({"id": "s", "method": "turn/steer", "params": {
+            "threadId": thread, "expectedTurnId": turn, "input": [
+                {"type": "text", "text": STEER}]}})
+        assert raw.until("id", "s")["result"] == {"turnId": turn}
+        raw.send({"id": asked["id"], "result": {"decision": "accept"}})
+        finals = []
+        while True:
+            message = raw.read()
+            item = message.get("params", {}).get("item", {})
+            if message.get("method") == "item/completed" and item.get("phase") == "final_answer":
+                finals.append(item["text"])
+            if message.get("method") == "turn/completed":
+                break
+        assert finals == ["after the steer"]
+        assert raw.close() == 0
+    finally:
+        if raw.proc.poll() is None:
+            raw.proc.kill()
+            raw.proc.wait()

@@ -137,6 +137,12 @@ class ModelAttempt:
                 Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish."))
         return out
 
+    def unread_steered(self) -> bool:
+        """Whether input added while the attempt ran (``turn/steer``) waits to be read."""
+        session = self.request.session
+        return isinstance(session, Steerable) and \
+            len(session.steered()) > self.state.steered
+
     def take_steered(self) -> None:
         """Input a person added while the attempt ran (``turn/steer``): the model reads it
         in this turn, after what it has seen so far; the count read is saved with the state,
@@ -162,6 +168,11 @@ class ModelAttempt:
         """Run the next pending call: its result, and ``Finished`` or ``Paused`` when the
         attempt ends or waits here."""
         if call.name == SUBMIT:
+            if self.unread_steered():
+                # The person added input while the model worked: it answers that first.
+                return self.answered(call, f"Not submitted: the user added to the request "
+                                     f"while you worked; read it, then call `{SUBMIT}` again.",
+                                     ok=False, refused=False)
             problem = submission_problem(call, self.schema)
             if problem is None:
                 outputs = dict(call.arguments)
