@@ -89,6 +89,7 @@ class Feed:
     _opened: bool = False
     steered: list[str] = field(default_factory=list)  # texts added mid-turn (turn/steer)
     _hooks: dict[str, int] = field(default_factory=dict)  # hook run id → display order
+    _session_hook: str = ""  # the last SessionStart hook run
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -190,6 +191,15 @@ class Feed:
             return self._whole(item, event.at, delta="item/agentMessage/delta")
         if kind == "reasoning" and data.get("text"):
             return self._reasoning(str(data["text"]), event.at)
+        if kind == "hook_prompt" and data.get("text"):
+            # What SessionStart hooks told the model; one fragment, credited to the last
+            # such hook run (the chain's context is recorded joined).
+            prompt = {"type": "hookPrompt", "id": self._next_id("hook-prompt"), "fragments": [
+                {"hookRunId": self._session_hook, "text": str(data["text"])}]}
+            return self._whole(prompt, event.at)
+        if kind == "context_compaction":
+            return self._whole({"type": "contextCompaction",
+                                "id": self._next_id("compaction")}, event.at)
         if kind == "usage":
             return [self._usage(data)]
         if kind == "tool_call":
@@ -225,6 +235,8 @@ class Feed:
             return []
         order = self._hooks.setdefault(str(run.get("id")), len(self._hooks) + 1)
         name = str(run.get("eventName") or "")
+        if name == "SessionStart":
+            self._session_hook = str(run.get("id"))
         status = str(run.get("status") or "running")
         entries = []
         if run.get("message"):

@@ -95,8 +95,25 @@ class McpToolCallItem(TypedDict):
     error: NotRequired[dict[str, str]]
 
 
+class HookPromptFragment(TypedDict):
+    hookRunId: str
+    text: str
+
+
+class HookPromptItem(TypedDict):  # what SessionStart hooks added to the model's context
+    type: Literal["hookPrompt"]
+    id: str
+    fragments: list[HookPromptFragment]
+
+
+class ContextCompactionItem(TypedDict):  # the conversation was summarised to fit
+    type: Literal["contextCompaction"]
+    id: str
+
+
 ThreadItem = (UserMessageItem | AgentMessageItem | ReasoningItem | PlanItem
-              | CommandExecutionItem | FileChangeItem | McpToolCallItem)
+              | CommandExecutionItem | FileChangeItem | McpToolCallItem | HookPromptItem
+              | ContextCompactionItem)
 
 
 class TurnError(TypedDict):
