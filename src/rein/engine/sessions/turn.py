@@ -137,12 +137,16 @@ class TurnRun:
         source = RunId(self.row.input.get("forkedFrom") or self.turn_id)
         stored = len(store.events(source)) if not replay else 0
         async for event in events.subscribe(store, source):
+            fresh = event.seq > stored
             for message in self.feed.apply(event):
-                if isinstance(message, ServerRequest):
-                    async for vetted in self._vetted(message):
-                        yield vetted
-                elif event.seq > stored:
-                    yield message
+                if not isinstance(message, ServerRequest):
+                    if fresh:
+                        yield message
+                # One asked before this stream began is asked again while it is open.
+                elif fresh or digest.answer_of(store, self.row) is None:
+                    asked = await self._vetted_once(message)
+                    if asked is not None:
+                        yield asked
             if event.type == "approval/answered" and \
                     event.payload.get("approval_id") == approval:
                 break
@@ -152,6 +156,12 @@ class TurnRun:
             for message in self.feed.not_run(self.sessions._now(), WORDS[answered]):
                 yield message
             self.done = True
+
+    async def _vetted_once(self, request: ServerRequest) -> Message | None:
+        """:meth:`_vetted` as a value: the question for the client, or None."""
+        async for message in self._vetted(request):
+            return message
+        return None
 
     async def _vetted(self, request: ServerRequest) -> AsyncIterator[Message]:
         """A question the thread's policy answers itself (``never``: declined; the same
