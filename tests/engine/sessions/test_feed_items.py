@@ -37,6 +37,7 @@ def test_a_steering_input_is_a_user_message_of_its_own() -> None:
     given = [{"type": "text", "text": "and wave"}]
     started, completed = feed.apply(_event("input/steered", {
         "node": "turn", "turn": "turn-1", "text": "and wave", "input": given}))
+    assert started.method == "item/started"
     assert completed.params["item"] == {"type": "userMessage", "id": "turn-1:user-2",
                                         "content": given}
     assert feed.steered == ["and wave"]
