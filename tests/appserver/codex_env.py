@@ -42,14 +42,15 @@ class Recorded:
 
 
 def client(root: Path, decide: Callable[[str, dict[str, Any]], dict[str, Any]],
-           seen: Recorded) -> CodexClient:
+           seen: Recorded, *, env: dict[str, str] | None = None) -> CodexClient:
     """A low-level SDK client (the only one that takes an approval handler) on rein."""
     def handler(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         seen.requests.append((method, dict(params or {})))
         return decide(method, dict(params or {}))
 
     c = CodexClient(CodexConfig(launch_args_override=server_args(root), cwd=str(root),
-                                env=environment(root)), approval_handler=handler)
+                                env={**environment(root), **(env or {})}),
+                    approval_handler=handler)
     coerce = c._coerce_notification  # the SDK's own validation, recorded as it happens
 
     def recording(method: str, params: object) -> Any:

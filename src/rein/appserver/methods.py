@@ -16,6 +16,7 @@ from rein.appserver import wire
 from rein.appserver.wire import MethodError
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import TurnRun
+from rein.errors import ConfigError
 from rein.store.base import ThreadRow
 
 if TYPE_CHECKING:
@@ -58,11 +59,19 @@ def _started(c: Connection, row: ThreadRow) -> None:
     c.then(lambda: c.notify(Notification(method="thread/started", params={"thread": thread})))
 
 
+def _durable(method: str, params: Mapping[str, Any]) -> None:
+    # Every rein thread is in the store: it is what a resume or another process reads.
+    if params.get("ephemeral"):
+        raise ConfigError(f"{method} ephemeral is not supported: every rein thread is "
+                          "durable (a turn is resumable from the store)", code="THREAD007",
+                          hint="leave ephemeral out; archive the thread when done with it")
+
+
 async def thread_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    _durable("thread/start", params)
     row = c.harness.sessions.start_thread(
         cwd=params.get("cwd"), sandbox=params.get("sandbox"),
         approval_policy=params.get("approvalPolicy"),
-        ephemeral=bool(params.get("ephemeral")),
         profile=(params.get("config") or {}).get("rein.profile")
         if isinstance(params.get("config"), Mapping) else None)
     _started(c, row)
@@ -80,6 +89,7 @@ async def thread_resume(c: Connection, params: Mapping[str, Any]) -> dict[str, A
 
 
 async def thread_fork(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
+    _durable("thread/fork", params)
     row = c.harness.sessions.fork(_thread_id(params))
     _started(c, row)
     return _session(c, row)
@@ -133,13 +143,49 @@ async def thread_name_set(c: Connection, params: Mapping[str, Any]) -> dict[str,
     return {}
 
 
+# The turn/start overrides Codex defines that rein cannot honour: refused by name, never
+# accepted without effect. (clientUserMessageId, parentTurnId, rootTurnId and turnTrigger
+# are labels that change nothing, and are accepted.)
+NOT_HONOURED = {
+    "effort": "rein's model requests carry no reasoning effort",
+    "summary": "rein's model requests ask for no reasoning summary",
+    "outputSchema": "a conversation turn answers with its reply output; no schema applies",
+    "personality": "rein has no personalities",
+    "serviceTier": "the model is chosen by tier in rein.toml: name it with model",
+    "serviceTierForTurn": "the model is chosen by tier in rein.toml: name it with model",
+    "toolOutput": "rein has no tool output settings",
+    "disabledPluginIds": "rein has no plugins",
+}
+
+
+def _refused_overrides(params: Mapping[str, Any]) -> None:
+    for name, why in NOT_HONOURED.items():
+        if params.get(name) not in (None, []):
+            raise ConfigError(f"turn/start {name} is not supported: {why}", code="THREAD007",
+                              hint=f"leave {name} out")
+    reviewer = params.get("approvalsReviewer")
+    if reviewer not in (None, "user"):
+        raise ConfigError(f"turn/start approvalsReviewer {reviewer!r} is not supported: "
+                          "rein has no automatic reviewer", code="THREAD007",
+                          hint="leave approvalsReviewer out, or send user")
+
+
+def _optional_str(params: Mapping[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is not None and not isinstance(value, str):
+        raise MethodError(wire.INVALID_PARAMS, f"{name} must be a string")
+    return value
+
+
 async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
     items = params.get("input")
     if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
         raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
-    turn = await c.harness.sessions.begin_turn(_thread_id(params), items,
-                                         sandbox=params.get("sandboxPolicy"),
-                                         approval_policy=params.get("approvalPolicy"))
+    _refused_overrides(params)
+    turn = await c.harness.sessions.begin_turn(
+        _thread_id(params), items, sandbox=params.get("sandboxPolicy"),
+        approval_policy=params.get("approvalPolicy"), model=_optional_str(params, "model"),
+        cwd=_optional_str(params, "cwd"))
     c.then(lambda: c.run_turn(turn))
     return {"turn": {"id": turn.turn_id, "items": [], "status": "inProgress"}}
 
@@ -160,12 +206,16 @@ async def turn_interrupt(c: Connection, params: Mapping[str, Any]) -> dict[str, 
 
 
 async def turn_steer(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
-    _active(c, params, params.get("expectedTurnId"))
-    # A rein turn is a run bound by digest to what it was asked: new input mid-run would
-    # change it unseen. The client interrupts and starts a new turn instead.
-    raise MethodError(wire.INVALID_REQUEST, "turn/steer: the active turn is not steerable "
-                                            "(a rein turn runs what it was approved for); "
-                                            "interrupt it and start a new turn")
+    """More input for the turn in progress: the model reads it before its next step."""
+    items = params.get("input")
+    if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+        raise MethodError(wire.INVALID_PARAMS, "input must be a list of input items")
+    expected = params.get("expectedTurnId")
+    if not isinstance(expected, str) or not expected:
+        raise MethodError(wire.INVALID_PARAMS, "expectedTurnId is required")
+    turn_id = await c.harness.sessions.steer(_thread_id(params), items,
+                                             expected_turn_id=expected)
+    return {"turnId": turn_id}
 
 
 METHODS: dict[str, Handler] = {

@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 from rein.appserver import wire
 from rein.appserver.wire import Incoming, MethodError, Wire
 from rein.engine.protocol_view import Notification
-from rein.engine.sessions import ServerRequest, TurnRun
+from rein.engine.sessions import ServerRequest, TurnRun, fields
 from rein.errors import ConfigError, ReinError
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ class Connection:
         self.questions: dict[str, TurnRun] = {}  # server request id → the turn asking
         self.tasks: set[asyncio.Future[Any]] = set()
         self.pumps: set[asyncio.Future[Any]] = set()
+        self.drives: dict[asyncio.Future[Any], TurnRun] = {}
         self._after: Callable[[], None] | None = None
 
     # -- the loop ------------------------------------------------------------------------
@@ -63,6 +64,9 @@ class Connection:
         self.wire.closed = True
         for pump in list(self.pumps):
             pump.cancel()
+        for drive, turn in list(self.drives.items()):
+            if turn.waiting:  # a digest question waits in the store; resume asks it again
+                drive.cancel()
         while self.tasks:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
@@ -130,16 +134,19 @@ class Connection:
         if turn is None:
             return  # unknown or already answered: nothing to do, nothing to crash
         result = incoming.message.get("result")
-        decision = decision_of(result if isinstance(result, Mapping) else None,
-                               "error" in incoming.message)
+        result = result if isinstance(result, Mapping) else None
+        decision = decision_of(result, "error" in incoming.message, request_id)
         if decision is None:
             self.questions[request_id] = turn  # still open: answerable again (or by CLI)
             return
-        self.spawn(self._answer(turn, request_id, decision))
+        answers = (result or {}).get("answers")
+        values = fields.values_of(answers) if isinstance(answers, Mapping) else {}
+        self.spawn(self._answer(turn, request_id, decision, values))
 
-    async def _answer(self, turn: TurnRun, request_id: str, decision: str) -> None:
+    async def _answer(self, turn: TurnRun, request_id: str, decision: str,
+                      values: Mapping[str, Any]) -> None:
         try:
-            await turn.answer(request_id, decision)
+            await turn.answer(request_id, decision, values=values or None)
         except ReinError as exc:
             self.notify(Notification(method="warning", params={
                 "threadId": turn.thread.thread_id, "message": f"{exc.code}: {exc.message}"}))
@@ -148,7 +155,9 @@ class Connection:
 
     def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None:
         """Drive ``turn`` and pump its feed to the client."""
-        self.spawn(self._drive(turn))
+        drive = self.spawn(self._drive(turn))
+        self.drives[drive] = turn
+        drive.add_done_callback(lambda done: self.drives.pop(done, None))
         pump = self.spawn(self._pump(turn, replay=replay))
         self.pumps.add(pump)
         pump.add_done_callback(self.pumps.discard)
@@ -195,8 +204,10 @@ class Connection:
             print(f"rein app-server: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
-def decision_of(result: Mapping[str, Any] | None, failed: bool) -> str | None:
-    """The decision a client's response carries, whichever question it answers."""
+def decision_of(result: Mapping[str, Any] | None, failed: bool,
+                request_id: str | None = None) -> str | None:
+    """The decision a client's response carries, whichever question it answers (for a
+    question with several parts, the answer to the one whose id is ``request_id``)."""
     if failed or result is None:
         return None
     decision = result.get("decision")
@@ -210,7 +221,9 @@ def decision_of(result: Mapping[str, Any] | None, failed: bool) -> str | None:
             else "decline"
     answers = result.get("answers")
     if isinstance(answers, Mapping):
-        for answer in answers.values():
+        first = [answers[request_id]] if request_id in answers else []
+        rest = [a for k, a in answers.items() if not str(k).startswith(fields.PREFIX)]
+        for answer in [*first, *rest]:
             picked = answer.get("answers") if isinstance(answer, Mapping) else None
             if isinstance(picked, list) and picked:
                 word = str(picked[0])

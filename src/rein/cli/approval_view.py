@@ -48,7 +48,10 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
                 raise
             raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
                             hint="list them with `rein approvals list --all`") from exc
-        run = harness.run(row.run_id)
+        # A thread's graph turn asks for its digest before its run exists: the entry is
+        # kept under the turn's id (see docs/app-server.md).
+        asking = row.kind.value == "graph" and row.run_id == row.request.get("turn")
+        run = None if asking else harness.run(row.run_id)
     request: Mapping[str, Any] = row.request
     if as_json:
         emit_json({"approval_id": row.approval_id, "run_id": row.run_id,
@@ -56,8 +59,9 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
                    "request": dict(request), "created_at": row.created_at,
                    "answer": dict(row.answer) if row.answer else None,
                    "answered_at": row.answered_at,
-                   "run": {"graph_id": run.graph_id, "graph_path": run.graph_path,
-                           "graph_digest": run.graph_digest, "status": run.status.value}})
+                   "run": None if run is None else {
+                       "graph_id": run.graph_id, "graph_path": run.graph_path,
+                       "graph_digest": run.graph_digest, "status": run.status.value}})
         return int(ExitCode.OK)
     for line in _lines(row, run):
         click.echo(shown(line))
@@ -66,11 +70,19 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
 
 def _lines(row: Any, run: Any) -> list[str]:
     request: Mapping[str, Any] = row.request
-    out = [f"approval {row.approval_id} ({row.kind.value}, {row.status.value})",
-           f"run      {run.run_id} ({run.status.value})",
-           f"plan     {run.graph_id}  {run.graph_path}",
-           (f"         graph digest {run.graph_digest} (`rein graph plan {run.graph_path}` "
-           "prints the plan)")]
+    out = [f"approval {row.approval_id} ({row.kind.value}, {row.status.value})"]
+    if run is None:  # a thread's graph turn, whose run starts once this is accepted
+        graph = request.get("graph")
+        out += [(f"turn     {request.get('turn')} of thread {request.get('thread')} (no run "
+                 "yet: it starts once this is accepted)"),
+                f"plan     {request.get('graph_id')}  {graph}",
+                (f"         graph digest {row.digest} (`rein graph plan {graph}` "
+                 "prints the plan)")]
+    else:
+        out += [f"run      {run.run_id} ({run.status.value})",
+                f"plan     {run.graph_id}  {run.graph_path}",
+                (f"         graph digest {run.graph_digest} (`rein graph plan "
+                 f"{run.graph_path}` prints the plan)")]
     binding = request.get("binding")
     if isinstance(binding, Mapping):
         out.append(f"binds    graph {binding.get('graph_digest')}")

@@ -25,6 +25,7 @@ from rein.engine.runtime import RunContext
 from rein.workers.base import Answer
 
 STATE_EVENT = "attempt/state"
+STEER_EVENT = "input/steered"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -51,6 +52,12 @@ class EngineSession:
         self.ctx.emit(STATE_EVENT, {"node": self.node_key, "attempt": self.attempt,
                                     "worker": self.worker,
                                     "state": None if state is None else dict(state)})
+
+    def steered(self) -> list[str]:
+        """The texts a person added to this node's turn while it ran (``turn/steer``), in
+        order: the model worker reads those it has not read yet before its next step."""
+        return [str(e.payload.get("text") or "") for e in self.ctx.store.events(self.ctx.run_id)
+                if e.type == STEER_EVENT and e.payload.get("node") == self.node_key]
 
     async def ask(self, key: str, request: Mapping[str, Any], *,
                   kind: str = "tool_call") -> tuple[str, Answer | None]:

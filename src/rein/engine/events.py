@@ -70,6 +70,7 @@ class EventType(enum.StrEnum):
     DIAGNOSTIC = "diagnostic"  # a coded finding about the run (RT0xx, RUN_CANCELLED, ...)
     HOOK_STARTED = "hook/started"  # a lifecycle hook of an attempt's session began
     HOOK_COMPLETED = "hook/completed"  # it ended: completed, failed or blocked, with duration
+    INPUT_STEERED = "input/steered"  # a person added input to a turn in progress (turn/steer)
 
 
 class RunStarted(TypedDict, total=False):

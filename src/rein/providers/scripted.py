@@ -11,7 +11,8 @@ calls, usage) with no network and no model. Each call consumes the next turn of 
     provider = ScriptedProvider(turns)
 
 A turn may also be a callable ``(ModelRequest) -> dict`` that looks at the conversation so far
-(for example to answer with what the last tool result said). ``requests`` keeps every request
+(for example to answer with what the last tool result said); a turn's ``reasoning`` is given
+as the response's reasoning summary. ``requests`` keeps every request
 received, so tests can assert what the model was shown. From rein.toml, ``kind = "scripted"``
 with ``options.script = "path/to/turns.json"`` (or ``.yaml``) loads the turns from a file;
 ``options.position = "conversation"`` picks the turn by the number of assistant turns already
@@ -154,4 +155,5 @@ class ScriptedProvider:
             stop_reason="tool_calls" if calls else data.get("stop_reason", "end"),
             model=request.model or self.model,
             cost_usd=data.get("cost_usd", cost),
+            reasoning=str(data.get("reasoning") or ""),
         )

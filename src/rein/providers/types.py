@@ -109,6 +109,7 @@ class ModelResponse:
     model: str  # the model the vendor says answered
     cost_usd: float | None = None
     vendor_stop_reason: str | None = None
+    reasoning: str = ""  # a summary of the model's reasoning, when the vendor gives one
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -20,7 +20,7 @@ the pause and the run exits with code 3 until the answer arrives.
 from __future__ import annotations
 
 import enum
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -132,6 +132,16 @@ class AttemptSession(Protocol):
         """Put a question in the approval queue (idempotent per ``key`` and material):
         ``(approval_id, answer)``, the answer ``None`` while nobody has answered. ``kind``
         is ``tool_call`` (one call of this attempt) or ``mcp_launch`` (a profile's server)."""
+        ...
+
+
+@runtime_checkable
+class Steerable(Protocol):
+    """An :class:`AttemptSession` that also takes input a person adds while the attempt
+    runs (``turn/steer``): the model reads it before its next step."""
+
+    def steered(self) -> Sequence[str]:
+        """Every text added to this attempt's node so far, oldest first."""
         ...
 
 

@@ -74,6 +74,7 @@ class LoopState:
     # hooked twice. And every hook run of the attempt so far, for the record.
     hooked: dict[str, dict[str, Any]] = field(default_factory=dict)
     hook_runs: list[dict[str, Any]] = field(default_factory=list)
+    steered: int = 0  # how many texts added mid-turn (turn/steer) the model has read
 
     def to_json(self) -> dict[str, Any]:
         u = self.usage
@@ -90,6 +91,7 @@ class LoopState:
             "refs": self.refs,
             "hooked": self.hooked,
             "hook_runs": self.hook_runs,
+            "steered": self.steered,
         }
 
     @classmethod
@@ -112,6 +114,7 @@ class LoopState:
                 refs=dict(data["refs"]) if isinstance(data.get("refs"), Mapping) else None,
                 hooked={str(k): dict(v) for k, v in (data.get("hooked") or {}).items()},
                 hook_runs=[dict(r) for r in data.get("hook_runs") or ()],
+                steered=int(data.get("steered", 0)),
             )
         except (KeyError, TypeError, ValueError):
             return None

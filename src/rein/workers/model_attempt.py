@@ -28,7 +28,7 @@ from rein.tools.gitguard import git_refs, moved_refs
 from rein.tools.hooks import HookRunner
 from rein.tools.shell import written_outside_message
 from rein.tools.toolbox import Toolbox
-from rein.workers.base import AttemptRequest, AttemptResult, Routed
+from rein.workers.base import AttemptRequest, AttemptResult, Routed, Steerable
 from rein.workers.brief import SUBMIT, submission_problem
 from rein.workers.compaction import SUMMARY_REQUEST, compacted, due, pre_compact, record
 from rein.workers.conversation import LoopState
@@ -91,6 +91,7 @@ class ModelAttempt:
         limit = limit_reached(request, spend, now=self.clock(), max_steps=self.max_steps)
         if limit is not None:
             return [self.finish(*limit)]
+        self.take_steered()
         out: list[Step] = []
         if due(self.context_tokens, self.last_input, self.state.messages):
             out += await self.compact()
@@ -122,7 +123,9 @@ class ModelAttempt:
         self.state.messages.append(message)
         out.append(ModelTurn(usage=step_usage, model=response.model,
                              text=self.box.redact(message.content) if message.content else "",
-                             tool_calls=len(message.tool_calls)))
+                             tool_calls=len(message.tool_calls),
+                             reasoning=self.box.redact(response.reasoning)
+                             if response.reasoning else ""))
         if message.tool_calls:
             self.pending = list(message.tool_calls)
         elif self.state.reminded:
@@ -133,6 +136,24 @@ class ModelAttempt:
             self.state.messages.append(
                 Message(role="user", content=f"Call `{SUBMIT}` with the outputs to finish."))
         return out
+
+    def unread_steered(self) -> bool:
+        """Whether input added while the attempt ran (``turn/steer``) waits to be read."""
+        session = self.request.session
+        return isinstance(session, Steerable) and \
+            len(session.steered()) > self.state.steered
+
+    def take_steered(self) -> None:
+        """Input a person added while the attempt ran (``turn/steer``): the model reads it
+        in this turn, after what it has seen so far; the count read is saved with the state,
+        so a resumed attempt never reads one twice."""
+        session = self.request.session
+        if not isinstance(session, Steerable):
+            return
+        added = list(session.steered())[self.state.steered:]
+        for text in added:
+            self.state.messages.append(Message(role="user", content=text))
+        self.state.steered += len(added)
 
     def decided(self, call: ModelToolCall) -> ToolDecided | None:
         """The record of the model's decision to make ``call``, once per call (a call that
@@ -147,6 +168,11 @@ class ModelAttempt:
         """Run the next pending call: its result, and ``Finished`` or ``Paused`` when the
         attempt ends or waits here."""
         if call.name == SUBMIT:
+            if self.unread_steered():
+                # The person added input while the model worked: it answers that first.
+                return self.answered(call, f"Not submitted: the user added to the request "
+                                     f"while you worked; read it, then call `{SUBMIT}` again.",
+                                     ok=False, refused=False)
             problem = submission_problem(call, self.schema)
             if problem is None:
                 outputs = dict(call.arguments)

@@ -38,12 +38,16 @@ class ModelTurn:
     model: str  # the model the vendor says answered
     text: str
     tool_calls: int  # how many tool calls the answer makes
+    reasoning: str = ""  # the vendor's summary of the model's reasoning (redacted)
 
     def items(self) -> tuple[Item, ...]:
-        used = Item(kind=ItemKind.USAGE, data=usage_json(self.usage, self.model))
-        if not self.text:
-            return (used,)
-        return used, Item(kind=ItemKind.MESSAGE, data={"role": "assistant", "text": self.text})
+        out = [Item(kind=ItemKind.USAGE, data=usage_json(self.usage, self.model))]
+        if self.reasoning:
+            out.append(Item(kind=ItemKind.REASONING, data={"text": self.reasoning}))
+        if self.text:
+            out.append(Item(kind=ItemKind.MESSAGE, data={"role": "assistant",
+                                                         "text": self.text}))
+        return tuple(out)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

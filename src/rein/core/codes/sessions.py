@@ -22,6 +22,15 @@ CODES = (
     _c("THREAD003", "refused", "the thread is archived", "unarchive it first"),
     _c("THREAD004", "usage", "the turn's input is empty or names no graph rein can read",
        "send a text item, or a mention item naming an .agraph.yaml file"),
+    _c("THREAD005", "refused", "no turn is in progress on the thread, or not the one the "
+       "request expected (turn/steer)", "steer the active turn: pass its id as "
+       "expectedTurnId, or start a turn (turn/start)"),
+    _c("THREAD006", "refused", "the active turn takes no more input: a graph turn runs "
+       "exactly the graph approved by its digest",
+       "interrupt it (turn/interrupt) and start a new turn"),
+    _c("THREAD007", "usage", "a request field rein cannot honour (on turn/start a model no "
+       "tier serves, a reasoning effort, an output schema, ...; an ephemeral thread)",
+       "leave the field out, or configure a [tiers] route that serves that model"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
 )

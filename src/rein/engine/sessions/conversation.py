@@ -39,7 +39,8 @@ def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
         "type": "task", "title": "Conversation turn", "description": brief,
         "outputs": {"reply": {"type": "string",
                               "description": "your answer to the user, in words"}},
-        # A client may pick another configured tier for the thread (ACP's model option).
+        # `standard` unless the client picked another configured tier for the thread
+        # (ACP's model option, or a turn/start `model` that another tier serves).
         "intelligence": {"tier": str(thread.get("tier") or "standard")},
         "requirements": policy.requirements(sandbox),
     }

@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rein.engine.protocol_view import Notification
@@ -86,6 +87,9 @@ class Feed:
     _plan: dict[str, str] = field(default_factory=dict)  # node → step status
     _count: int = 0
     _opened: bool = False
+    steered: list[str] = field(default_factory=list)  # texts added mid-turn (turn/steer)
+    _hooks: dict[str, int] = field(default_factory=dict)  # hook run id → display order
+    _session_hook: str = ""  # the last SessionStart hook run
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -100,9 +104,15 @@ class Feed:
                 return self._step(p)
             case "item":
                 return self._item(event)
+            case "input/steered":
+                return self._steered(event)
+            case "hook/started" | "hook/completed":
+                return self._hook(event)
+            case "approval/requested" if p.get("kind") == "graph" and self.graph:
+                return [self.digest_question(str(p.get("approval_id")))]
             case "approval/requested":
                 return self._ask(event)
-            case "approval/answered" if p.get("kind") != "graph":
+            case "approval/answered":  # (a run's own graph approval was never pending)
                 return self._resolved(str(p.get("approval_id")))
             case "diagnostic":
                 return self._diagnostic(p)
@@ -141,12 +151,13 @@ class Feed:
             out += self.plan([str(n) for n in self.graph.get("nodes") or ()])
         return out
 
-    def digest_question(self, at: str) -> ServerRequest:
-        """A graph turn's first question: may the graph run, as shown, by its digest."""
+    def digest_question(self, approval_id: str) -> ServerRequest:
+        """A graph turn's first question: may the graph run, as shown, by its digest (an
+        entry of the approval queue, :mod:`rein.engine.sessions.digest`)."""
         assert self.graph is not None
         graph_id, digest = self.graph.get("id"), str(self.graph.get("digest"))
         request = ServerRequest(
-            id=f"{self.turn_id}:digest", method="item/tool/requestUserInput", digest=digest,
+            id=approval_id, method="item/tool/requestUserInput", digest=digest,
             params={"threadId": self.thread_id, "turnId": self.turn_id,
                     "itemId": f"{self.turn_id}:plan", "isBlocking": True, "questions": [{
                         "id": "digest", "header": "Run this graph?",
@@ -157,7 +168,7 @@ class Feed:
 
     def not_run(self, at: str, decision: str) -> list[Message]:
         """A graph turn whose digest was declined or cancelled: nothing ran."""
-        out = self._resolved(f"{self.turn_id}:digest")
+        out: list[Message] = []
         item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "phase": "final_answer",
                 "text": f"the graph was not approved ({decision}); nothing ran"}
         out += self._whole(item, at, delta="item/agentMessage/delta")
@@ -179,9 +190,16 @@ class Feed:
                     "text": str(data["text"]), "phase": "commentary"}
             return self._whole(item, event.at, delta="item/agentMessage/delta")
         if kind == "reasoning" and data.get("text"):
-            thought: dict[str, Any] = {"type": "reasoning", "id": self._next_id("reasoning"),
-                                       "summary": [str(data["text"])], "content": []}
-            return self._whole(thought, event.at)
+            return self._reasoning(str(data["text"]), event.at)
+        if kind == "hook_prompt" and data.get("text"):
+            # What SessionStart hooks told the model; one fragment, credited to the last
+            # such hook run (the chain's context is recorded joined).
+            prompt = {"type": "hookPrompt", "id": self._next_id("hook-prompt"), "fragments": [
+                {"hookRunId": self._session_hook, "text": str(data["text"])}]}
+            return self._whole(prompt, event.at)
+        if kind == "context_compaction":
+            return self._whole({"type": "contextCompaction",
+                                "id": self._next_id("compaction")}, event.at)
         if kind == "usage":
             return [self._usage(data)]
         if kind == "tool_call":
@@ -212,6 +230,54 @@ class Feed:
         call = next(k for k, v in self._open.items() if v is item)
         self._rewritten(call, args)
         return self._open[call]
+    def _steered(self, event: Event) -> list[Message]:
+        """Input added to the turn while it ran: a user message of its own, in order."""
+        given = event.payload.get("input")
+        self.steered.append(str(event.payload.get("text") or ""))
+        user = {"type": "userMessage", "id": f"{self.turn_id}:user-{len(self.steered) + 1}",
+                "content": [dict(i) for i in given if isinstance(i, Mapping)]
+                if isinstance(given, list) else []}
+        return self._whole(user, event.at)
+
+    def _reasoning(self, text: str, at: str) -> list[Message]:
+        """A reasoning summary: one summary part, its text as the part's delta."""
+        item_id = self._next_id("reasoning")
+        started = {"type": "reasoning", "id": item_id, "summary": [], "content": []}
+        return [self._n("item/started", item=started, startedAtMs=ms(at)),
+                self._n("item/reasoning/summaryPartAdded", itemId=item_id, summaryIndex=0),
+                self._n("item/reasoning/summaryTextDelta", itemId=item_id, summaryIndex=0,
+                        delta=text),
+                *self._complete({**started, "summary": [text]}, at)]
+
+    def _hook(self, event: Event) -> list[Message]:
+        """A lifecycle hook's run (:mod:`rein.tools.hooks`) as Codex's ``HookRunSummary``:
+        a command hook run synchronously, scoped to the turn."""
+        run = event.payload.get("run")
+        if not isinstance(run, Mapping):
+            return []
+        order = self._hooks.setdefault(str(run.get("id")), len(self._hooks) + 1)
+        name = str(run.get("eventName") or "")
+        if name == "SessionStart":
+            self._session_hook = str(run.get("id"))
+        status = str(run.get("status") or "running")
+        entries = []
+        if run.get("message"):
+            kind = {"blocked": "stop", "failed": "error"}.get(status, "feedback")
+            entries.append({"kind": kind, "text": str(run["message"])})
+        if run.get("systemMessage"):
+            entries.append({"kind": "warning", "text": str(run["systemMessage"])})
+        source = str(run.get("source") or "rein.toml").removeprefix("profile ")
+        path = str(Path(self.cwd, source))  # an absolute source stays as it is
+        summary: dict[str, Any] = {
+            "id": str(run.get("id")), "eventName": name[:1].lower() + name[1:],
+            "handlerType": "command", "executionMode": "sync", "scope": "turn",
+            "source": "unknown", "sourcePath": path, "displayOrder": order, "startedAt": ms(event.at) // 1000, "status": status,
+            "statusMessage": str(run["message"]) if run.get("message") else None,
+            "entries": entries}
+        if event.type == "hook/completed":
+            took = float(run.get("durationMs") or 0)
+            summary.update(durationMs=round(took), completedAt=ms(event.at) // 1000)
+        return [self._n(event.type, run=summary)]
 
     def _call(self, event: Event, data: Mapping[str, Any]) -> list[Message]:
         name = str(data.get("name") or "")
@@ -293,10 +359,6 @@ class Feed:
                                 digest=str(p.get("digest") or ""))
         self.pending[approval] = request
         return [*out, request]
-
-    def resolve(self, request_id: str) -> list[Message]:
-        """``serverRequest/resolved`` for a question answered outside the run's events."""
-        return self._resolved(request_id)
 
     def _asked_call(self, key: str) -> dict[str, Any] | None:
         """The open tool call an approval asks about: the one whose exact call digest the

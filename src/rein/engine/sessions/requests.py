@@ -66,12 +66,21 @@ class Question(TypedDict):
     options: list[QuestionOption]
 
 
+class ValueQuestion(TypedDict):  # a value a gate takes, after the decision (.fields)
+    id: str  # value:<name>
+    header: str
+    question: str
+    isOther: Literal[True]
+    isSecret: bool
+    options: None
+
+
 class ToolRequestUserInputParams(TypedDict):
     threadId: str
     turnId: str
     itemId: str
     isBlocking: bool
-    questions: list[Question]
+    questions: list[Question | ValueQuestion]  # the decision first
 
 
 Decision = Literal["accept", "acceptForSession", "decline", "cancel"]
@@ -135,7 +144,7 @@ class ThreadStartParams(TypedDict, total=False):
     sandbox: Literal["read-only", "workspace-write", "danger-full-access"] | None
     approvalPolicy: ApprovalPolicy | None
     approvalsReviewer: str | None
-    ephemeral: bool | None
+    ephemeral: Literal[False] | None  # every rein thread is durable (THREAD007)
     config: dict[str, Any] | None  # "rein.profile": an OAP profile, workspace-relative
 
 
@@ -184,11 +193,18 @@ class EmptyResponse(TypedDict):
     pass
 
 
-class TurnStartParams(TypedDict):
+class TurnStartParams(TypedDict):  # each override holds for this turn and the next
     threadId: str
     input: list[UserInput]
     sandboxPolicy: NotRequired[SandboxPolicy | None]
     approvalPolicy: NotRequired[ApprovalPolicy | None]
+    model: NotRequired[str | None]  # one a [tiers.<tier>] route serves (THREAD007)
+    cwd: NotRequired[str | None]  # inside the workspace (THREAD002)
+    approvalsReviewer: NotRequired[Literal["user"] | None]
+    clientUserMessageId: NotRequired[str | None]
+    parentTurnId: NotRequired[str | None]
+    rootTurnId: NotRequired[str | None]
+    turnTrigger: NotRequired[str | None]
 
 
 class TurnStartResponse(TypedDict):
@@ -197,6 +213,17 @@ class TurnStartResponse(TypedDict):
 
 class TurnInterruptParams(TypedDict):
     threadId: str
+    turnId: str
+
+
+class TurnSteerParams(TypedDict):
+    threadId: str
+    input: list[UserInput]
+    expectedTurnId: str  # the active turn: anything else is refused (THREAD005)
+    clientUserMessageId: NotRequired[str | None]
+
+
+class TurnSteerResponse(TypedDict):
     turnId: str
 
 
@@ -212,5 +239,6 @@ CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "thread/name/set": (ThreadSetNameParams, EmptyResponse),
     "turn/start": (TurnStartParams, TurnStartResponse),
     "turn/interrupt": (TurnInterruptParams, EmptyResponse),
+    "turn/steer": (TurnSteerParams, TurnSteerResponse),
 }
-"""Every request rein answers (``turn/steer`` is answered with an error, see docs)."""
+"""Every request rein answers."""

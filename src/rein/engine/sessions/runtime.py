@@ -11,26 +11,22 @@ the server request on the wire too, since every feed is folded from the stored e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.engine import events
 from rein.engine.clock import RandomIds
-from rein.engine.sessions import conversation, graph_turns, policy, threads
+from rein.engine.sessions import conversation, digest, graph_turns, threads
 from rein.engine.sessions.feed import Feed, Message, ServerRequest
+from rein.engine.sessions.turn import DECISIONS, WORDS, TurnRun
 from rein.errors import ConfigError, Refused
 from rein.store.base import Event, ThreadRow, ThreadTurnRow
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
-
-# A client's decision → the approval queue's answer. `acceptForSession` also accepts the
-# same exact action (same digest) for the rest of the thread's life in this process.
-DECISIONS = {"accept": ApprovalStatus.ACCEPTED, "acceptForSession": ApprovalStatus.ACCEPTED,
-             "decline": ApprovalStatus.DECLINED, "cancel": ApprovalStatus.CANCELLED}
-
 
 class Sessions:
     """Threads and turns over one :class:`Harness` (``harness.sessions``)."""
@@ -39,7 +35,6 @@ class Sessions:
         self.harness = harness
         self._ids = RandomIds()
         self._runs: dict[str, asyncio.Future[str]] = {}  # graph id → the run it started
-        self._for_session: dict[str, set[str]] = {}  # thread → action digests accepted
         self.active: dict[str, TurnRun] = {}  # thread → its turn in progress here
         harness.listeners.append(self._heard)
 
@@ -83,11 +78,23 @@ class Sessions:
         self.harness.store.save_thread(row)
         return row
 
+    def accepted_for_session(self, thread_id: str) -> frozenset[str]:
+        """The action digests answered ``acceptForSession`` in this thread (kept on it)."""
+        return frozenset(self.thread(thread_id).data.get("acceptedForSession") or ())
+
+    def accept_for_session(self, thread_id: str, action: str) -> None:
+        """Remember ``action`` (an exact action's digest) as accepted for the thread. It
+        answers only a question rein asks: what rein.toml or the profile refuses is never
+        asked, so this can never widen what they allow."""
+        known = self.accepted_for_session(thread_id)
+        if action not in known:
+            self.update(thread_id, acceptedForSession=sorted(known | {action}))
+
     def fork(self, thread_id: str) -> ThreadRow:
         """A new thread with the same history and settings; the original is untouched."""
         store = self.harness.store
         return threads.fork(store, self.thread(thread_id), self._ids.new("thr"), self._now(),
-                            lambda: self._ids.new("turn"))
+                            lambda: self._ids.new("turn"), self._run_of)
 
     def feeds(self, thread_id: str) -> list[Feed]:
         """Each turn of the thread folded from the store: the same in every process."""
@@ -105,13 +112,31 @@ class Sessions:
         for turn in self.harness.store.thread_turns(thread_id):
             feed = self._feed(row, turn)
             messages: list[Message] = []
-            if feed.graph is not None:
-                messages += feed.opening(turn.created_at)
             run_id = turn.run_id or self._run_of(turn)
+            if feed.graph is not None:
+                messages += self._before_run(feed, turn, ran=run_id is not None)
             if run_id is not None:
                 for event in self.harness.store.events(run_id):  # type: ignore[arg-type]
                     messages += feed.apply(event)
             out.append((feed, messages))
+        return out
+
+    def _before_run(self, feed: Feed, turn: ThreadTurnRow, *, ran: bool) -> list[Message]:
+        """A graph turn before its run: the opening, its digest question (and the answer),
+        and, when it was not accepted, the end of a turn where nothing ran."""
+        store = self.harness.store
+        out = feed.opening(turn.created_at)
+        if digest.of(turn) is None and not ran:
+            # No question of its own (forked before it was answered, or older than the
+            # queued question): nothing ran in this thread, and nothing will.
+            return out + feed.not_run(turn.created_at, "cancel")
+        for event in store.events(RunId(turn.input.get("forkedFrom") or turn.turn_id)):
+            out += feed.apply(event)
+        answered = digest.answer_of(store, turn)
+        if answered not in (None, ApprovalStatus.ACCEPTED):
+            row = store.get_approval(str(digest.of(turn)))
+            assert row is not None and row.answered_at is not None
+            out += feed.not_run(row.answered_at, WORDS[answered])
         return out
 
     def to_json(self, row: ThreadRow, *, include_turns: bool = False) -> dict[str, Any]:
@@ -130,17 +155,23 @@ class Sessions:
         turns = self.harness.store.thread_turns(thread_id)
         if not turns:
             return None
-        run_id = turns[-1].run_id or self._run_of(turns[-1])
-        run = self.harness.store.get_run(run_id) if run_id else None
-        return turns[-1].turn_id if run is not None and not run.status.terminal else None
+        last = turns[-1]
+        run_id = last.run_id or self._run_of(last)
+        if run_id is None:  # a graph turn whose digest question waits
+            return last.turn_id if digest.waiting(self.harness.store, last) else None
+        run = self.harness.store.get_run(run_id)
+        return last.turn_id if run is not None and not run.status.terminal else None
 
     # -- turns ---------------------------------------------------------------------------
 
     async def begin_turn(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
-                         sandbox: Any = None, approval_policy: Any = None) -> TurnRun:
+                         sandbox: Any = None, approval_policy: Any = None,
+                         model: str | None = None, cwd: str | None = None) -> TurnRun:
         """Record a new turn (and write a conversation turn's graph); :meth:`TurnRun.drive`
         runs it. THREAD003 (archived), THREAD001 (a turn in progress), THREAD004 (no
-        input); a graph turn's graph is checked here (PrepareFailed, nothing recorded)."""
+        input); a graph turn's graph is checked here (PrepareFailed, nothing recorded).
+        ``sandbox``, ``approval_policy``, ``model`` and ``cwd`` override the thread's for
+        this turn and the next ones (:func:`threads.overrides`: THREAD002, THREAD007)."""
         row = self.thread(thread_id)
         if row.archived:
             raise Refused(f"thread {thread_id} is archived", code="THREAD003",
@@ -150,13 +181,17 @@ class Sessions:
             raise Refused(f"turn {busy} is in progress on thread {thread_id}",
                           code="THREAD001", hint="wait for turn/completed, or interrupt it "
                           "(after a crash: thread/resume continues it)")
+        changed = threads.overrides(row, workspace=self.harness.workspace,
+                                    tiers=self.harness.config.get("tiers") or {}, cwd=cwd,
+                                    sandbox=sandbox, approval_policy=approval_policy,
+                                    model=model)
+        row = threads.changed(row, row.updated_at, **changed)
         text = conversation.text_of(items)
         named = graph_turns.named_graph(items, Path(row.data["cwd"]))
         if not text and named is None:
             raise ConfigError("the turn's input has no text", code="THREAD004",
                               hint="send at least one item of type text")
-        box = policy.sandbox_policy(sandbox) if sandbox is not None else row.data["sandbox"]
-        asks = policy.approval_policy(approval_policy or row.data["approvalPolicy"])
+        box, asks = row.data["sandbox"], row.data["approvalPolicy"]
         store = self.harness.store
         earlier = store.thread_turns(thread_id)
         turn_id = self._ids.new("turn")
@@ -165,9 +200,10 @@ class Sessions:
         if named is not None:
             prepared = await self.harness.prepare(named, given={})
             record.update(kind="graph", graph=str(named),
-                          plan=graph_turns.summary(prepared))
+                          plan=graph_turns.summary(prepared),
+                          digestApproval=self._ids.new("apv"))
         else:
-            history = [(conversation.text_of(f.input), _reply(f))
+            history = [("\n\n".join([conversation.text_of(f.input), *f.steered]), _reply(f))
                        for f in self.feeds(thread_id)]
             data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
                                       text=text, history=history, sandbox=box,
@@ -176,11 +212,48 @@ class Sessions:
             record.update(kind="conversation", graph=str(path))
         turn = ThreadTurnRow(thread_id=thread_id, seq=len(earlier) + 1, turn_id=turn_id,
                              input=record, created_at=self._now())
-        store.add_thread_turn(turn)
-        self.update(thread_id, preview=row.data.get("preview") or (text or str(named))[:120])
+        with store.atomic():  # a graph turn never exists without its question
+            store.add_thread_turn(turn)
+            if named is not None:
+                digest.ask(store, approval_id=record["digestApproval"], thread_id=thread_id,
+                           turn_id=turn_id, graph=str(named), plan=record["plan"],
+                           now=turn.created_at)
+        self.update(thread_id, preview=row.data.get("preview") or (text or str(named))[:120],
+                    **changed)
         run = TurnRun(self, row, turn)
         self.active[thread_id] = run
         return run
+
+    async def steer(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
+                    expected_turn_id: str) -> str:
+        """Add ``items`` to the thread's turn in progress (``turn/steer``): recorded in the
+        turn's run, so the model reads them before its next step, in whichever process
+        runs it. THREAD005 (no such active turn), THREAD006 (a graph turn), THREAD004."""
+        busy = self._in_progress(thread_id)
+        if busy is None or busy != expected_turn_id:
+            now = f"turn {busy} is" if busy else "no turn is"
+            raise Refused(f"turn {expected_turn_id} is not in progress on thread {thread_id} "
+                          f"({now} active)", code="THREAD005",
+                          hint="pass the active turn's id as expectedTurnId, or start a turn")
+        turn = self.harness.store.thread_turns(thread_id)[-1]
+        if turn.input.get("kind") == "graph":
+            raise Refused(f"turn {busy} is a graph turn: it runs the graph approved by its "
+                          "digest, and new input would change it unseen", code="THREAD006",
+                          hint="interrupt it (turn/interrupt) and start a new turn")
+        text = conversation.text_of(items)
+        if not text:
+            raise ConfigError("the steering input has no text", code="THREAD004",
+                              hint="send at least one item of type text")
+        running = self.active.get(thread_id)
+        run_id = turn.run_id or self._run_of(turn)
+        if run_id is None and running is not None and running.turn_id == busy:
+            run_id = await running.run_id  # turn/start answered; its run is being created
+        assert run_id is not None  # a turn in progress has a run (see _in_progress)
+        events.append(self.harness.store, run_id,  # type: ignore[arg-type]
+                      events.EventType.INPUT_STEERED,
+                      {"node": conversation.NODE, "turn": busy, "text": text,
+                       "input": [dict(i) for i in items]}, self._now())
+        return busy
 
     def reopen(self, thread_id: str) -> TurnRun | None:
         """The thread's last turn when it has not ended (after a crash, or elsewhere)."""
@@ -191,7 +264,13 @@ class Sessions:
         last = turns[-1]
         run_id = last.run_id or self._run_of(last)
         run = self.harness.store.get_run(run_id) if run_id else None
-        if run is None or run.status.terminal:
+        if run is None:  # a graph turn asks its digest question again, or starts its run
+            if not digest.waiting(self.harness.store, last):
+                return None
+            turn = TurnRun(self, row, last)
+            self.active[thread_id] = turn
+            return turn
+        if run.status.terminal:
             return None
         turn = TurnRun(self, row, last)
         if not turn.run_id.done():
@@ -202,12 +281,18 @@ class Sessions:
     def _feed(self, row: ThreadRow, turn: ThreadTurnRow) -> Feed:
         items = turn.input.get("items") or []
         plan = turn.input.get("plan") if turn.input.get("kind") == "graph" else None
-        return Feed(thread_id=row.thread_id, turn_id=turn.turn_id, cwd=row.data["cwd"],
-                    input=list(items), graph=plan if isinstance(plan, Mapping) else None)
+        # Items show where commands run: the workspace, whatever directory the thread is in
+        # (the thread's names the graphs its mentions find).
+        return Feed(thread_id=row.thread_id, turn_id=turn.turn_id,
+                    cwd=str(self.harness.workspace), input=list(items),
+                    graph=plan if isinstance(plan, Mapping) else None)
 
     def _run_of(self, turn: ThreadTurnRow) -> str | None:
         """The run of a turn whose id was not recorded (the process died right after it
-        started): found by the graph id the turn's graph carries."""
+        started): found by the graph id the turn's graph carries (a graph turn's: by the
+        digest it was accepted under, :func:`digest.run_of`)."""
+        if turn.input.get("kind") == "graph":
+            return digest.run_of(self.harness.store, turn)
         graph_id = f"rein/threads/{turn.input.get('forkedFrom') or turn.turn_id}"
         for run in self.harness.store.list_runs():
             if run.graph_id == graph_id:
@@ -215,147 +300,9 @@ class Sessions:
         return None
 
 
-class TurnRun:
-    """One turn: its run, its feed as it happens, and the answers to its questions."""
-
-    def __init__(self, sessions: Sessions, thread: ThreadRow, turn: ThreadTurnRow) -> None:
-        self.sessions, self.thread, self.row = sessions, thread, turn
-        self.turn_id = turn.turn_id
-        self.feed = sessions._feed(thread, turn)
-        loop = asyncio.get_running_loop()
-        self.run_id: asyncio.Future[str] = loop.create_future()
-        self.decided: asyncio.Future[str] = loop.create_future()  # a graph turn's digest
-        self.done = False
-        if turn.run_id is not None:
-            self.run_id.set_result(turn.run_id)
-
-    @property
-    def harness(self) -> Harness:
-        return self.sessions.harness
-
-    async def drive(self) -> None:
-        """Run the turn's graph to its end or first wait (or continue it after a crash)."""
-        harness = self.harness
-        if self.run_id.done():
-            run = harness.store.get_run(self.run_id.result())
-            # Continue a run its process left behind; one another process is advancing
-            # right now is only followed (its events reach this feed from the store).
-            if run is not None and run.status.value in ("running", "interrupted") and \
-                    not harness.store.run_locked(run.run_id):
-                await harness.resume(run.run_id)
-            return
-        path = Path(str(self.row.input["graph"]))
-        shown = None
-        if self.feed.graph is not None:  # the person approves the digest they were shown
-            if await self.decided != "accept":
-                return
-            shown = str(self.feed.graph["digest"])
-        prepared = await harness.prepare(path, given={})
-        self.sessions._runs[str(prepared.data["id"])] = self.run_id
-        try:
-            # A conversation turn's graph is rein's own, written from the client's input
-            # under the thread's policy: the client's turn/start is its approval.
-            await harness.start(prepared, approved=shown or prepared.digest)
-        except BaseException as exc:
-            if not self.run_id.done():  # the run never began: the turn fails here
-                self.run_id.set_exception(exc)
-            raise
-        finally:
-            self.sessions._runs.pop(str(prepared.data["id"]), None)
-
-    async def stream(self, *, replay: bool = True) -> AsyncIterator[Message]:
-        """The turn's feed, from its start (``replay=False``: what is stored is folded
-        silently and only pending questions and new events are given), to its end."""
-        if self.feed.graph is not None and not self.run_id.done():
-            for message in self.feed.opening(self.row.created_at):
-                yield message
-            async for vetted in self._vetted(self.feed.digest_question(self.row.created_at)):
-                yield vetted
-            if await _first(self.run_id, self.decided) is self.decided and \
-                    self.decided.result() != "accept":
-                for message in self.feed.not_run(self.sessions._now(), self.decided.result()):
-                    yield message
-                self.done = True
-                return
-            for message in self.feed.resolve(f"{self.turn_id}:digest"):
-                yield message
-        run_id = await self.run_id
-        store = self.harness.store
-        if self.row.run_id is None:
-            store.set_turn_run(self.turn_id, run_id)
-        after = 0
-        if not replay:
-            for event in store.events(run_id):  # type: ignore[arg-type]
-                self.feed.apply(event)
-                after = event.seq
-            for request in list(self.feed.pending.values()):
-                async for message in self._vetted(request):
-                    yield message
-        try:
-            async for event in events.subscribe(store, run_id, after, until_ended=True):
-                for message in self.feed.apply(event):
-                    if isinstance(message, ServerRequest):
-                        async for vetted in self._vetted(message):
-                            yield vetted
-                    else:
-                        yield message
-        finally:
-            self.done = self.feed.status != "inProgress"
-
-    async def _vetted(self, request: ServerRequest) -> AsyncIterator[Message]:
-        """A question the thread's policy answers itself (``never``: declined; the same
-        action accepted for the session: accepted), or the question for the client."""
-        accepted = self.sessions._for_session.get(self.thread.thread_id, set())
-        action = _action_digest(self.harness, request.id)
-        if self.row.input.get("approvalPolicy") == "never":
-            asyncio.ensure_future(self.answer(request.id, "decline"))
-        elif action is not None and action in accepted:
-            asyncio.ensure_future(self.answer(request.id, "accept"))
-        else:
-            yield request
-
-    async def answer(self, request_id: str, decision: str, *,
-                     values: Mapping[str, Any] | None = None) -> None:
-        """Answer a question of this turn (bound to the digest that was shown)."""
-        status = DECISIONS.get(decision)
-        if status is None:
-            raise ConfigError(f"unknown decision {decision!r}", code="THREAD002",
-                              hint="answer accept, acceptForSession, decline or cancel")
-        request = self.feed.pending.get(request_id)
-        if request_id == f"{self.turn_id}:digest":
-            if not self.decided.done():
-                self.decided.set_result(decision)
-            return
-        digest = request.digest if request is not None else None
-        if decision == "acceptForSession":
-            action = _action_digest(self.harness, request_id)
-            if action is not None:
-                self.sessions._for_session.setdefault(self.thread.thread_id, set()).add(action)
-        await self.harness.answer(request_id, status, digest=digest or None, values=values)
-
-    async def interrupt(self) -> None:
-        """Stop the turn: its run is cancelled and the turn ends ``interrupted`` (a graph
-        turn still waiting for its digest approval ends without a run)."""
-        if self.feed.graph is not None and not self.run_id.done() and \
-                not self.decided.done():
-            self.decided.set_result("cancel")
-            return
-        run_id = await self.run_id
-        await self.harness.cancel(run_id, note="turn/interrupt")
-
-
-async def _first(*futures: asyncio.Future[Any]) -> asyncio.Future[Any]:
-    """Whichever of ``futures`` is done first."""
-    done, _ = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
-    return next(f for f in futures if f in done)
-
-
-def _action_digest(harness: Harness, approval_id: str) -> str | None:
-    row = harness.store.get_approval(approval_id)
-    value = row.request.get("action_digest") if row is not None else None
-    return str(value) if value else None
-
-
 def _reply(feed: Feed) -> str:
     finals = [i["text"] for i in feed.items if i.get("phase") == "final_answer"]
     return finals[-1] if finals else ""
+
+
+__all__ = ["DECISIONS", "Sessions", "TurnRun"]  # TurnRun and DECISIONS live in .turn

@@ -103,6 +103,13 @@ class Turn:
         """Answer a question: accept, acceptForSession, decline or cancel."""
         await self._run.answer(request_id, decision, values=values)
 
+    async def steer(self, input: Input) -> None:
+        """Add ``input`` to this turn while it runs; the model reads it before its next
+        step (THREAD005 once the turn has ended, THREAD006 for a graph turn)."""
+        items = [{"type": "text", "text": input}] if isinstance(input, str) else list(input)
+        await self._run.sessions.steer(self._run.thread.thread_id, items,
+                                       expected_turn_id=self.id)
+
     async def interrupt(self) -> None:
         """Stop the turn; it completes ``interrupted``."""
         await self._run.interrupt()

@@ -95,8 +95,25 @@ class McpToolCallItem(TypedDict):
     error: NotRequired[dict[str, str]]
 
 
+class HookPromptFragment(TypedDict):
+    hookRunId: str
+    text: str
+
+
+class HookPromptItem(TypedDict):  # what SessionStart hooks added to the model's context
+    type: Literal["hookPrompt"]
+    id: str
+    fragments: list[HookPromptFragment]
+
+
+class ContextCompactionItem(TypedDict):  # the conversation was summarised to fit
+    type: Literal["contextCompaction"]
+    id: str
+
+
 ThreadItem = (UserMessageItem | AgentMessageItem | ReasoningItem | PlanItem
-              | CommandExecutionItem | FileChangeItem | McpToolCallItem)
+              | CommandExecutionItem | FileChangeItem | McpToolCallItem | HookPromptItem
+              | ContextCompactionItem)
 
 
 class TurnError(TypedDict):
@@ -243,6 +260,50 @@ class ErrorNotification(TypedDict):
     willRetry: bool
 
 
+class ReasoningSummaryPartAddedNotification(TypedDict):
+    threadId: str
+    turnId: str
+    itemId: str
+    summaryIndex: int
+
+
+class ReasoningSummaryTextDeltaNotification(TypedDict):
+    threadId: str
+    turnId: str
+    itemId: str
+    summaryIndex: int
+    delta: str
+
+
+class HookOutputEntry(TypedDict):
+    kind: Literal["warning", "stop", "feedback", "context", "error"]
+    text: str
+
+
+class HookRunSummary(TypedDict):  # one run of a hook of rein.toml or of the profile
+    id: str
+    eventName: Literal["preToolUse", "postToolUse", "preCompact", "sessionStart",
+                       "sessionEnd"]
+    handlerType: Literal["command"]
+    executionMode: Literal["sync"]
+    scope: Literal["turn"]  # a turn's node attempt is the hook's session
+    source: Literal["unknown"]  # where it is defined is sourcePath
+    sourcePath: str
+    displayOrder: int
+    startedAt: int
+    completedAt: NotRequired[int]
+    durationMs: NotRequired[int]
+    status: Literal["running", "completed", "failed", "blocked"]
+    statusMessage: str | None
+    entries: list[HookOutputEntry]
+
+
+class HookNotification(TypedDict):  # hook/started, hook/completed
+    threadId: str
+    turnId: str
+    run: HookRunSummary
+
+
 class WarningNotification(TypedDict):
     threadId: NotRequired[str]
     message: str
@@ -264,6 +325,10 @@ NOTIFICATIONS: dict[str, type] = {
     "item/agentMessage/delta": DeltaNotification,
     "item/plan/delta": DeltaNotification,
     "item/commandExecution/outputDelta": DeltaNotification,
+    "item/reasoning/summaryPartAdded": ReasoningSummaryPartAddedNotification,
+    "item/reasoning/summaryTextDelta": ReasoningSummaryTextDeltaNotification,
+    "hook/started": HookNotification,
+    "hook/completed": HookNotification,
     "serverRequest/resolved": ServerRequestResolvedNotification,
     "error": ErrorNotification,
     "warning": WarningNotification,

@@ -41,6 +41,35 @@ def new_thread(thread_id: str, *, workspace: Path, now: str, cwd: str | None = N
                      updated_at=now)
 
 
+def overrides(row: ThreadRow, *, workspace: Path, tiers: Mapping[str, Any],
+              cwd: str | None = None, sandbox: Any = None, approval_policy: Any = None,
+              model: str | None = None) -> dict[str, Any]:
+    """The thread settings a turn's overrides change, checked: they hold for that turn
+    and the turns after it, as in Codex. ``cwd`` stays inside the workspace (THREAD002);
+    ``model`` must be one a ``[tiers.<tier>]`` route serves, and selects that tier
+    (THREAD007); the sandbox is a request the engine narrows, as on thread/start."""
+    out: dict[str, Any] = {}
+    if cwd is not None:
+        out["cwd"] = new_thread("-", workspace=workspace, now="", cwd=cwd).data["cwd"]
+    if sandbox is not None:
+        out["sandbox"] = policy.sandbox_policy(sandbox)
+    if approval_policy is not None:
+        out["approvalPolicy"] = policy.approval_policy(approval_policy)
+    if model is not None and model != row.data.get("model"):
+        served = {str(t.get("model")): name for name, t in tiers.items()
+                  if isinstance(t, Mapping) and t.get("model")}
+        if model not in served:
+            known = ", ".join(sorted(served)) or "none"
+            raise ConfigError(f"model {model!r} is served by no tier of rein.toml (models: "
+                              f"{known})", code="THREAD007",
+                              hint="name a model a [tiers.<tier>] table serves, or leave "
+                                   "model out")
+        table = tiers[served[model]]
+        out.update(model=model, tier=served[model],
+                   modelProvider=str(table.get("provider") or "rein"))
+    return out
+
+
 def get(store: Store, thread_id: str) -> ThreadRow:
     """The thread, or THREAD404."""
     row = store.get_thread(thread_id)
@@ -57,16 +86,25 @@ def changed(row: ThreadRow, now: str, *, archived: bool | None = None,
                                archived=row.archived if archived is None else archived)
 
 
-def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any) -> ThreadRow:
-    """A new thread with ``source``'s settings and history; ``source`` is untouched."""
+def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any,
+         run_of: Any = None) -> ThreadRow:
+    """A new thread with ``source``'s settings and history; ``source`` is untouched.
+    ``run_of``: finds the run of a turn whose run id was not recorded."""
+    # What was accepted for the session stays with it: a fork is a new session, as in
+    # Codex, and asks again.
     row = changed(dataclasses.replace(source, thread_id=new_id, created_at=now,
-                                      archived=False), now, forkedFromId=source.thread_id)
+                                      archived=False), now, forkedFromId=source.thread_id,
+                  acceptedForSession=[])
     with store.atomic():
         store.save_thread(row)
         for turn in store.thread_turns(source.thread_id):
+            copied = {**turn.input, "forkedFrom": turn.turn_id}
+            run_id = turn.run_id or (run_of(turn) if run_of is not None else None)
+            if run_id is None:  # a digest question still open stays the original's
+                copied.pop("digestApproval", None)
             store.add_thread_turn(ThreadTurnRow(
-                thread_id=new_id, seq=turn.seq, turn_id=turn_id(), run_id=turn.run_id,
-                input={**turn.input, "forkedFrom": turn.turn_id}, created_at=turn.created_at))
+                thread_id=new_id, seq=turn.seq, turn_id=turn_id(), run_id=run_id,
+                input=copied, created_at=turn.created_at))
     return row
 
 
