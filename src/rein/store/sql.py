@@ -45,9 +45,14 @@ from rein.store.lazy_json import LazyObject
 _HELD: dict[tuple[str, str], list[Any]] = {}
 
 
+# One encoder for every write (several per node): json.dumps with options builds a new one
+# on each call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+
+
 def dump(value: Any) -> str:
     """Stored JSON: compact, sorted, UTF-8 kept as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _ENCODE(value)
 
 
 def dump_ordered(value: Any) -> str:

@@ -196,8 +196,10 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
             outputs=outputs, message=str(exc)), None)
     if decision is not None:
         outputs["decision"] = decision
-    success = await evaluate_success(
-        node.get("success"), criterion_context(ctx, inst, nid, node, n, outputs))
+    block = node.get("success")
+    # No success block passes (evaluate_success says so too): nothing to build a context for.
+    success = SuccessOutcome(passed=True) if block is None else await evaluate_success(
+        block, criterion_context(ctx, inst, nid, node, n, outputs))
     if not success.passed:
         failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
         told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)
