@@ -23,6 +23,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         if quick is not None:
             return quick
+    if args[:2] == ["graph", "validate"]:  # run on every save: its plain forms skip click
+        from rein.cli.validate_quick import quick_validate
+
+        quick = quick_validate(args[2:])
+        if quick is not None:
+            return quick
     import click
 
     from rein.cli.app import cli

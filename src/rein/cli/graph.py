@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 import click
 
 from rein.cli.output import emit_json, json_option, validation_exit_code
-from rein.errors import ExitCode, Finding, ReinError
+from rein.cli.validate_quick import finding_text as _render_finding
+from rein.cli.validate_quick import reports_text
+from rein.errors import ExitCode, ReinError
 
 if TYPE_CHECKING:
     from rein.formats.ags.report import Report
@@ -191,29 +193,4 @@ def _validate_all(paths: Sequence[str]) -> list[Report]:
 
 
 def _print_reports(reports: Sequence[Report]) -> None:
-    errors = warnings = 0
-    for r in reports:
-        if not r.findings:
-            click.echo(f"{r.path}: ok")
-        for f in r.findings:
-            click.echo(_render_finding(f))
-        errors += len(r.errors)
-        warnings += len(r.warnings)
-    docs = _plural(len(reports), "document")
-    click.echo(f"{docs}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}")
-
-
-def _render_finding(f: Finding) -> str:
-    loc = f.location
-    where = ":".join(str(p) for p in (loc.file or "<input>", loc.line, loc.column)
-                     if p is not None)
-    text = f"{where}: {f.severity} {f.code}: {f.message}"
-    if loc.pointer:
-        text += f" (at {loc.pointer})"
-    if f.hint:
-        text += f"\n    hint: {f.hint}"
-    return text
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+    click.echo(reports_text(reports))

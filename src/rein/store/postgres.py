@@ -116,7 +116,7 @@ class PostgresStore(SQLStore):
 
     # -- backend hooks --------------------------------------------------------------------
 
-    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+    def _execute(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
         try:
             return self._conn.execute(sql.replace("?", "%s"), tuple(params))
         except self._psycopg.Error as exc:

@@ -45,9 +45,14 @@ from rein.store.lazy_json import LazyObject
 _HELD: dict[tuple[str, str], list[Any]] = {}
 
 
+# One encoder for every write (several per node): json.dumps with options builds a new one
+# on each call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+
+
 def dump(value: Any) -> str:
     """Stored JSON: compact, sorted, UTF-8 kept as is."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _ENCODE(value)
 
 
 def dump_ordered(value: Any) -> str:
@@ -81,6 +86,10 @@ class SQLStore:
         self._serialized: set[str] = set()
         self.secrets: Secrets = known_secrets(os.environ)
         self._appended: list[Event] = []  # by the open transaction: published on commit
+        # The open transaction's last node row, not yet written: the next write of the same
+        # node replaces it (a node's start and its first attempt's, an attempt's end and
+        # the node's, commit together), anything else writes it first (see _x).
+        self._node_row: tuple[str, str, tuple[Any, ...]] | None = None
         self._hooks: list[CommitHook] = []
 
     # -- publication ----------------------------------------------------------------------
@@ -114,9 +123,16 @@ class SQLStore:
 
     # -- backend hooks --------------------------------------------------------------------
 
-    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+    def _execute(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
         """Execute one statement; returns a cursor."""
         raise NotImplementedError
+
+    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        """Execute one statement, once the node row held back (see :meth:`_apply`) is
+        written: no statement but an event's own ever runs before it."""
+        if self._node_row is not None:
+            self._write_node_row()
+        return self._execute(sql, params)
 
     def _begin(self) -> None:
         raise NotImplementedError
@@ -181,9 +197,17 @@ class SQLStore:
         self._serialized.clear()
         if not (begun and commit):
             self._appended = []  # rolled back (or nothing written): never published
+            self._node_row = None
             if begun:
                 self._end(commit=False)
             return
+        try:
+            if self._node_row is not None:
+                self._write_node_row()
+        except BaseException:
+            self._appended, self._node_row = [], None
+            self._end(commit=False)
+            raise
         try:
             self._end(commit=True)
         except BaseException:
@@ -268,13 +292,14 @@ class SQLStore:
         if last is None:
             # Read inside the transaction: another process (an approval answer) may have
             # appended before it began; after that, nobody else can until it commits.
-            row = self._x("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
-                          (run_id,)).fetchone()
+            # Neither statement reads the nodes table: a node row held back may wait.
+            row = self._execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
+                                (run_id,)).fetchone()
             last = int(row[0])
         seq = last + 1
         payload = self.redact(dict(payload))
-        self._x("INSERT INTO events (run_id, seq, type, payload, at) VALUES (?, ?, ?, ?, ?)",
-                (run_id, seq, event_type, dump(payload), at))
+        self._execute("INSERT INTO events (run_id, seq, type, payload, at)"
+                      " VALUES (?, ?, ?, ?, ?)", (run_id, seq, event_type, dump(payload), at))
         self._seq[run_id] = seq
         event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
         self._appended.append(event)
@@ -283,15 +308,14 @@ class SQLStore:
     def _apply(self, run_id: str, change: Transition) -> None:
         if change.node is not None:
             n = change.node
-            self._x(
-                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
-                " record) VALUES (?, ?, ?, ?, ?, ?,"
-                " (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE run_id = ?), ?)"
-                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
-                " record = excluded.record",
-                (run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value, run_id,
-                 dump(self.redact(dict(n.record)))),
-            )
+            held = self._node_row
+            if held is not None and (held[0], held[1]) != (run_id, n.node_key):
+                self._write_node_row()
+            # Held back until another statement or the commit: replaced by a later row of
+            # the same node, it is never written (the row that commits is the same).
+            self._node_row = (run_id, n.node_key, (
+                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value, run_id,
+                dump(self.redact(dict(n.record)))))
         sets: list[str] = []
         values: list[Any] = []
         for column, value in (
@@ -319,6 +343,16 @@ class SQLStore:
                  None if a.answer is None else dump(self.redact(dict(a.answer))),
                  a.created_at, a.answered_at),
             )
+
+    def _write_node_row(self) -> None:
+        held, self._node_row = self._node_row, None
+        if held is not None:
+            self._execute(
+                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
+                " record) VALUES (?, ?, ?, ?, ?, ?,"
+                " (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE run_id = ?), ?)"
+                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
+                " record = excluded.record", held[2])
 
     def answer_approval(self, approval_id: str, status: ApprovalStatus,
                         answer: Mapping[str, Any], at: str, *, event_type: str,

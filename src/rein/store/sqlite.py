@@ -233,7 +233,7 @@ class SQLiteStore(SQLStore):
 
     # -- backend hooks --------------------------------------------------------------------
 
-    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+    def _execute(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
         # What translated() does, inline: this runs for every statement.
         try:
             return Rows(self._db.execute(sql, params).fetchall())

@@ -11,7 +11,6 @@ finally ``success``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,16 +73,19 @@ def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec
 
 async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
                       n: int, *, tier: str, worker: Worker | None, routed: Routed | None,
-                      feedback: Feedback | None, kind: str) -> AttemptOutcome:
+                      feedback: Feedback | None, kind: str,
+                      request: AttemptRequest | None = None) -> AttemptOutcome:
     """Attempt ``n`` of node ``nid``, start to finish; the run pauses when no worker can
-    serve it (``Paused("worker")``) or the worker waits for someone."""
+    serve it (``Paused("worker")``) or the worker waits for someone. ``request``: this very
+    attempt's request when the caller built it already (pre-flight's probe of attempt 1)."""
     state = inst.states[nid]
     root = ctx.root()
     now = ctx.clock.now()
     constraints = node.get("constraints") or {}
     budget = root.budget.attempt_budget(constraints, state.spent, now)
-    request = build_request(ctx, inst, nid, node, attempt=n, tier=tier, kind=kind,
-                            feedback=feedback, routed=routed)
+    if request is None:
+        request = build_request(ctx, inst, nid, node, attempt=n, tier=tier, kind=kind,
+                                feedback=feedback, routed=routed)
     worker = _serving_worker(ctx, inst, nid, request, worker)
     rec, declined = await _open(ctx, inst, nid, node, n, tier, worker, now)
     if declined:
@@ -95,7 +97,7 @@ async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=AttemptStatus.BUDGET_EXCEEDED, failure=FailureClass.BUDGET_EXCEEDED,
             message=f"node limit {over}"), None)
-    request = with_session(ctx, dataclasses.replace(request, budget=budget), worker)
+    request = with_session(ctx, request, worker, budget=budget)
     result = await drive(ctx, inst, nid, worker, request)
     _account(ctx, inst, nid, rec, result, routed or Routed(
         requested_tier=tier, effective_tier=tier,  # type: ignore[arg-type]
@@ -194,8 +196,10 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
             outputs=outputs, message=str(exc)), None)
     if decision is not None:
         outputs["decision"] = decision
-    success = await evaluate_success(
-        node.get("success"), criterion_context(ctx, inst, nid, node, n, outputs))
+    block = node.get("success")
+    # No success block passes (evaluate_success says so too): nothing to build a context for.
+    success = SuccessOutcome(passed=True) if block is None else await evaluate_success(
+        block, criterion_context(ctx, inst, nid, node, n, outputs))
     if not success.passed:
         failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
         told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)

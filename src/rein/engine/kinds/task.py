@@ -36,7 +36,7 @@ from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
 from rein.errors import RoutingError
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec
-from rein.workers.base import Feedback, Routed, Worker
+from rein.workers.base import AttemptRequest, Feedback, Routed, Worker
 
 __all__ = [
     "DEFAULT_RETRY_ON",
@@ -102,7 +102,7 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
     started = await _start(ctx, inst, nid, spec, kind)
     if isinstance(started, NodeOutcome):
         return started
-    worker, routed = started
+    worker, routed, probe = started
     tier = node_tier(node)
     feedback: Feedback | None = None
     last: AttemptOutcome | None = None
@@ -118,8 +118,11 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
                 tier, routed = escalated
         if earlier is not None:
             state.attempts = n
+        # Attempt 1's request is pre-flight's probe: built from the same node, inputs,
+        # tier and route, with no feedback yet.
         last = earlier or await run_attempt(ctx, inst, nid, node, n, tier=tier, worker=worker,
-                                            routed=routed, feedback=feedback, kind=kind)
+                                            routed=routed, feedback=feedback, kind=kind,
+                                            request=probe if n == 1 else None)
         if last.status is AttemptStatus.SUCCEEDED:
             return succeeded(last.outputs, decision=last.decision)
         if await _stop_after(ctx, inst, nid, node, n, last) or not should_retry(retry, last, n):
@@ -130,7 +133,8 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
 
 
 async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
-                 kind: str) -> tuple[Worker | None, Routed | None] | NodeOutcome:
+                 kind: str
+                 ) -> tuple[Worker | None, Routed | None, AttemptRequest] | NodeOutcome:
     """Inputs, pre-flight and the opening checkpoints; the ladder's outcome instead when
     one of them stopped the node (inputs missing, blocked, or a person said no)."""
     node = spec.raw
@@ -192,7 +196,8 @@ async def _stop_after(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
 
 
 def _preflight(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-               tier: str, kind: str) -> tuple[Worker | None, Routed | None]:
+               tier: str, kind: str
+               ) -> tuple[Worker | None, Routed | None, AttemptRequest]:
     """AGS §17.7 step 2, before anything is spent: tier (RT011), isolation (RT014),
     determinism (RT013)."""
     try:
@@ -210,4 +215,4 @@ def _preflight(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str
             worker, "deterministic", False):
         raise Blocked("RT013", f"node {nid} asks for determinism: strict; worker "
                       f"{worker.name!r} cannot guarantee it")
-    return worker, routed
+    return worker, routed, probe

@@ -47,7 +47,7 @@ def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     req = node.get("requirements") or {}
     env, secret_names = node_env(ctx, node)
     tools = tuple(t if isinstance(t, str) else str(t.get("name")) for t in req.get("tools") or [])
-    request = AttemptRequest(
+    return AttemptRequest(
         run_id=ctx.run_id, node_id=inst.key(nid), attempt=attempt,
         kind=kind,  # type: ignore[arg-type]
         title=str(node.get("title", nid)), brief=_brief(inst, nid, node, attempt, kind),
@@ -59,8 +59,8 @@ def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
         feedback=feedback, branches=_branches(node), checks=_checks(node),
         constraints=dict(node.get("constraints") or {}),
         profile=node.get("x-rein-profile"), worker=node.get("x-rein-worker"),
+        routed=routed,
     )
-    return request if routed is None else dataclasses.replace(request, routed=routed)
 
 
 def _brief(inst: ScopeInstance, nid: str, node: Mapping[str, Any], attempt: int,
@@ -121,10 +121,14 @@ def node_env(ctx: RunContext, node: Mapping[str, Any]) -> tuple[dict[str, str], 
     return env, frozenset(secret_names)
 
 
-def with_session(ctx: RunContext, request: AttemptRequest, worker: Worker) -> AttemptRequest:
-    """Saved state and the approval queue for this attempt (a tool call in ``ask`` waits)."""
+def with_session(ctx: RunContext, request: AttemptRequest, worker: Worker,
+                 **also: Any) -> AttemptRequest:
+    """Saved state and the approval queue for this attempt (a tool call in ``ask`` waits);
+    ``also``: other fields to set in the same copy (a request is a frozen dataclass, and
+    each copy builds it whole again)."""
     return dataclasses.replace(request, session=EngineSession(
-        ctx=ctx, node_key=request.node_id, attempt=request.attempt, worker=worker.name))
+        ctx=ctx, node_key=request.node_id, attempt=request.attempt, worker=worker.name),
+        **also)
 
 
 def is_mutating(node: Mapping[str, Any]) -> bool:
@@ -145,17 +149,25 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
     A worker that pauses pauses the run; one that ends without a result is a model error."""
     result: AttemptResult | None = None
     try:
-        async for item in worker.run(request):
-            if isinstance(item, AttemptResult):
-                result = item
-                break
-            hook = _HOOK_EVENTS.get(item.kind)
-            if hook is not None:  # a lifecycle hook's run is an event of its own
-                ctx.emit(hook, {"node": inst.key(nid), "attempt": request.attempt,
-                                "run": dict(item.data)})
-                continue
-            ctx.emit("item", {"node": inst.key(nid), "attempt": request.attempt,
-                              "kind": item.kind.value, "data": dict(item.data)})
+        # Closed here, as the result arrives: left to the garbage collector, an async
+        # generator is finalized by a task of its own and a wake-up of the loop, per attempt.
+        stream = worker.run(request)
+        try:
+            async for item in stream:
+                if isinstance(item, AttemptResult):
+                    result = item
+                    break
+                hook = _HOOK_EVENTS.get(item.kind)
+                if hook is not None:  # a lifecycle hook's run is an event of its own
+                    ctx.emit(hook, {"node": inst.key(nid), "attempt": request.attempt,
+                                    "run": dict(item.data)})
+                    continue
+                ctx.emit("item", {"node": inst.key(nid), "attempt": request.attempt,
+                                  "kind": item.kind.value, "data": dict(item.data)})
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
     except WorkerPaused as pause:
         reason = "worker" if pause.reason == "driver" else "human"
         raise Paused(reason, {"node": inst.key(nid), "token": pause.token, **pause.detail}

@@ -20,7 +20,6 @@ Choices the specification leaves open, made here and tested:
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -327,5 +326,7 @@ def suggest(name: str) -> str | None:
     """The function someone probably meant by an unknown ``name``, if one is close."""
     if name in _ALIASES:
         return _ALIASES[name]
+    import difflib  # only for an unknown name: every validation would pay for it otherwise
+
     close = difflib.get_close_matches(name.lower(), list(FUNCTIONS), n=1, cutoff=0.6)
     return close[0] if close else None
