@@ -150,9 +150,10 @@ class Harness(Reads):
         settings = executor_settings(self.config, env)
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
-        load_dbos().serve(url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
-              workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
-              say=say, secrets=known_secrets(env, key_variables_of(self.config)))
+        load_dbos("serving").serve(
+            url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
+            workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
+            say=say, secrets=known_secrets(env, key_variables_of(self.config)))
 
     @property
     def engine(self) -> Engine:
