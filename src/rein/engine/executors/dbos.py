@@ -38,12 +38,14 @@ from rein.engine.executors.names import (
     rate_limits,
     system_url,
 )
+from rein.engine.executors.remote_session import settle, turn_of, turn_suffix
 from rein.engine.executors.tree import tree_of, tree_queue
 from rein.engine.executors.wire import decode_answer, encode_request
 from rein.engine.routing import worker_id
 from rein.errors import ReinError
 from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Worker
 
+MAX_TURNS = 64
 DONE = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
 WAIT_SECONDS = 0.02  # one batched status read for every attempt in flight, this often
 SUPERVISE_SECONDS = 1.0
@@ -98,16 +100,20 @@ class DbosExecutor:
         queue = tree_queue(self.queue, self._tree) if needs_tree else self.queue
         return provider_queue(queue, provider) if provider in self.limits else queue
 
-    async def submit(self, worker: Worker, request: AttemptRequest) -> str:
-        """Enqueue the attempt (or attach to it) and wait for the worker's answer."""
+    async def submit(self, worker: Worker, request: AttemptRequest,
+                     turn: Mapping[str, Any] | None = None) -> str:
+        """Enqueue the attempt (or attach to it) and wait for the worker's answer; ``turn``:
+        the state and answers of a paused attempt (``None``: it has no session)."""
         client = await asyncio.to_thread(self._connect)
         if self._tree is None:
             self._tree = await asyncio.to_thread(tree_of, Path(request.workspace))
         provider = request.routed.provider if request.routed else worker_id(worker)
         queue = self.queue_for(request, provider)
         placement = {**self._tree, "access": request.workspace_access, "queue": queue}
-        workflow_id = f"{request.run_id}/{request.node_id}#{request.attempt}"
-        payload = encode_request(request, worker=worker_id(worker), placement=placement)
+        workflow_id = (f"{request.run_id}/{request.node_id}#{request.attempt}"
+                       f"{turn_suffix(turn)}")
+        payload = encode_request(request, worker=worker_id(worker), placement=placement,
+                                 turn=turn)
         return await self._wait(client, WORKFLOW, queue, workflow_id, payload)
 
     async def check(self, workflow_id: str, queue: str, payload: str) -> str:
@@ -188,11 +194,19 @@ class QueuedWorker:
         return remote_commands(self.executor, result.extra.get("x-rein-placement"))
 
     async def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
-        items, result, about = decode_answer(await self.executor.submit(self.inner, request))
-        placement = {"executor": "dbos", **about}
-        yield Item(kind=ItemKind.NOTICE, data={"placement": placement})
-        for item in items:
-            yield item
+        # A paused attempt goes again once its questions are answered; bounded, since each
+        # turn answers at least one more question.
+        for _ in range(MAX_TURNS):
+            turn = await turn_of(request.session)
+            text = await self.executor.submit(self.inner, request, turn)
+            items, result, about = decode_answer(text)
+            remote = about.pop("session", None)
+            placement = {"executor": "dbos", **about}
+            yield Item(kind=ItemKind.NOTICE, data={"placement": placement})
+            for item in items:
+                yield item
+            if not await settle(request.session, turn, remote):
+                break
         yield dataclasses.replace(result, extra={**result.extra,
                                                  "x-rein-placement": placement})
 

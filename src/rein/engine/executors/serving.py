@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -38,10 +39,11 @@ from rein.engine.executors.names import (
     system_url,
 )
 from rein.engine.executors.remote_checks import private_queue, run_check_payload
+from rein.engine.executors.remote_session import RemoteSession
 from rein.engine.executors.tree import tree_of, tree_problem, tree_queue
 from rein.engine.executors.wire import decode_request, encode_answer
 from rein.engine.routing import worker_id
-from rein.workers.base import AttemptRequest, AttemptResult, Item, Worker
+from rein.workers.base import AttemptRequest, AttemptResult, Item, Worker, WorkerPaused
 
 
 @dataclasses.dataclass
@@ -82,13 +84,15 @@ def check_workflow(payload: str) -> str:
 def run_payload(payload: str, *, rerun: bool, workflow_id: str = "") -> str:
     """Run one attempt here and answer with its items and result."""
     name, placement, request = decode_request(payload, os.environ)
+    turn = json.loads(payload).get("turn")
+    session = None if turn is None else RemoteSession(turn)
     about = {"worker": SERVING.executor_id, "queue": placement.get("queue"), "rerun": rerun,
              "workflow": workflow_id}
     problem = workspace_problem(placement)
     if problem is not None:  # the tree moved under this worker since it began to listen
         return encode_answer([], AttemptResult(failure=FailureClass.TRANSIENT,
                                                message=problem), **about)
-    request = dataclasses.replace(request, workspace=str(SERVING.workspace))
+    request = dataclasses.replace(request, workspace=str(SERVING.workspace), session=session)
     chosen = next((w for w in SERVING.workers
                    if worker_id(w) == name and w.can_serve(request)), None)
     if chosen is None:
@@ -100,32 +104,36 @@ def run_payload(payload: str, *, rerun: bool, workflow_id: str = "") -> str:
     # one, closed when it ends.
     loop = asyncio.new_event_loop()
     try:
-        items, result = loop.run_until_complete(_collect(chosen, request))
+        items, result, pause = loop.run_until_complete(_collect(chosen, request))
     finally:
         loop.close()
+    if session is not None:
+        about["session"] = session.to_json(pause)
     text = encode_answer(items, result, **about)
     return SERVING.secrets.text(text) if SERVING.secrets else text
 
 
-async def _collect(worker: Worker, request: AttemptRequest) -> tuple[list[Item],
-                                                                      AttemptResult]:
+async def _collect(worker: Worker, request: AttemptRequest
+                   ) -> tuple[list[Item], AttemptResult, WorkerPaused | None]:
     items: list[Item] = []
     stream = worker.run(request)
     try:
         async for got in stream:
             if isinstance(got, AttemptResult):
-                return items, got
+                return items, got, None
             items.append(got)
+    except WorkerPaused as pause:  # a person must answer: the coordinator queues the question
+        return items, AttemptResult(message=f"waiting for {pause.reason}"), pause
     except Exception as exc:  # noqa: BLE001 - the coordinator records it as the attempt's end
         return items, AttemptResult(failure=FailureClass.TRANSIENT,
-                                    message=f"{type(exc).__name__}: {exc}")
+                                    message=f"{type(exc).__name__}: {exc}"), None
     finally:
         # Closed here, on this loop: left to the collector it would outlive the loop.
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
     return items, AttemptResult(failure=FailureClass.MODEL_ERROR,
-                                message=f"worker {worker.name!r} ended without a result")
+                                message=f"worker {worker.name!r} ended without a result"), None
 
 
 def workspace_problem(placement: Mapping[str, Any]) -> str | None:
