@@ -71,7 +71,7 @@ class DbosExecutor:
     def _connect(self) -> DBOSClient:
         if self._client is None:
             try:
-                self._client = DBOSClient(system_database_url=self.url,
+                self._client = DBOSClient(system_database_engine=_engine(self.url),
                                           application_name=APP_NAME)
                 self._client.list_workflows(limit=1, load_input=False, load_output=False)
             except Exception as exc:
@@ -153,6 +153,17 @@ class DbosExecutor:
                 last_supervised = loop.time()
                 await asyncio.to_thread(supervise_with_client, client, self._hb)
             await asyncio.sleep(WAIT_SECONDS)
+
+
+def _engine(url: str) -> Any:
+    """The coordinator's pool: no ping before each checkout (one round trip fewer per
+    enqueue and per status read); DBOS retries an operation whose connection was lost."""
+    import sqlalchemy as sa
+
+    return sa.create_engine(sa.make_url(url).set(drivername="postgresql+psycopg"),
+                            pool_pre_ping=False, pool_size=8, max_overflow=0,
+                            connect_args={"application_name": "rein-coordinator",
+                                          "connect_timeout": 10})
 
 
 def _enqueue(client: DBOSClient, name: str, queue: str, workflow_id: str,

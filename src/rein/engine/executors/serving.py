@@ -60,6 +60,10 @@ class _Serving:
 
 SERVING = _Serving()
 _LOCAL = threading.local()  # one connection per DBOS executor thread, for mark_run
+# The attempts this machine runs at once. DBOS may hand it a few more (``prefetch``) so a
+# slot that frees finds its next attempt here instead of waiting for the next look at the
+# queue; those wait for a slot before they begin (and count as begun only then).
+_SLOTS = threading.BoundedSemaphore(4)
 
 
 def _conn() -> Any:
@@ -72,8 +76,9 @@ def _conn() -> Any:
 @DBOS.workflow(name=WORKFLOW)
 def attempt_workflow(payload: str) -> str:
     workflow_id = str(DBOS.workflow_id)
-    rerun = heartbeat.mark_run(_conn(), workflow_id, SERVING.executor_id)
-    return run_payload(payload, rerun=rerun, workflow_id=workflow_id)
+    with _SLOTS:
+        rerun = heartbeat.mark_run(_conn(), workflow_id, SERVING.executor_id)
+        return run_payload(payload, rerun=rerun, workflow_id=workflow_id)
 
 
 @DBOS.workflow(name=CHECK_WORKFLOW)
@@ -170,13 +175,18 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
     SERVING.tree, SERVING.secrets, SERVING.url = tree_of(workspace), secrets, url
     conn = heartbeat.connect(url)
     heartbeat.beat(conn, executor_id, queues)
+    global _SLOTS
     concurrency = int(settings.get("worker_concurrency", 4))
+    _SLOTS = threading.BoundedSemaphore(concurrency)
+    taken = concurrency + int(settings.get("prefetch", concurrency))
+    if settings.get("global_concurrency") is not None:  # DBOS: worker <= global
+        taken = max(concurrency, min(taken, int(settings["global_concurrency"])))
     DBOS(config={"name": APP_NAME, "system_database_url": url,
                  "executor_id": executor_id, "application_version": APP_VERSION,
                  "log_level": "WARNING", "run_admin_server": False,
                  # A local pool needs no ping before each checkout (one round trip fewer
                  # per transaction); DBOS retries a transaction whose connection was lost.
-                 "db_engine_kwargs": {"pool_pre_ping": False, "pool_size": concurrency + 8,
+                 "db_engine_kwargs": {"pool_pre_ping": False, "pool_size": taken + 8,
                                       "max_overflow": 0, "pool_timeout": 30},
                  })  # type: ignore[typeddict-unknown-key]
     # Only the queues of this worker's tree: DBOS otherwise listens on every queue it finds.
@@ -194,7 +204,7 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
             limit = limits.get(provider) if provider else (
                 dict(limiter) if isinstance(limiter, Mapping) else None)
             DBOS.register_queue(
-                name, worker_concurrency=concurrency,
+                name, worker_concurrency=taken,
                 global_concurrency=settings.get("global_concurrency"),
                 limiter=limit,  # type: ignore[arg-type]
                 polling_interval_sec=poll, on_conflict="always_update")
