@@ -127,6 +127,15 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
                 p.terminate()
             for p in procs:
                 p.wait(timeout=60)
+            drop(base, url)
+
+
+def drop(base: str, url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {url.partition('?')[0].rsplit('/', 1)[1]} "
+                      "WITH (FORCE)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

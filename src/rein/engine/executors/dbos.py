@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,12 +64,17 @@ class DbosExecutor:
         self._poller: asyncio.Task[None] | None = None
         self._tree: dict[str, str] | None = None
         self._hb: Any = None
+        self._lock = threading.Lock()  # the first attempts connect at once, from threads
 
     def place(self, workers: tuple[Worker, ...]) -> tuple[Worker, ...]:
         # The driver is the IDE agent talking to this process: it never goes on a queue.
         return tuple(w if w.name == "driver" else QueuedWorker(w, self) for w in workers)
 
     def _connect(self) -> DBOSClient:
+        with self._lock:
+            return self._connect_once()
+
+    def _connect_once(self) -> DBOSClient:
         if self._client is None:
             try:
                 self._client = DBOSClient(system_database_engine=_engine(self.url),
@@ -208,7 +214,8 @@ class QueuedWorker:
         # A paused attempt goes again once its questions are answered; bounded, since each
         # turn answers at least one more question.
         for _ in range(MAX_TURNS):
-            turn = await turn_of(request.session)
+            turn = await turn_of(request.session,
+                                 may_ask=bool(request.tools or request.profile))
             text = await self.executor.submit(self.inner, request, turn)
             items, result, about = decode_answer(text)
             remote = about.pop("session", None)

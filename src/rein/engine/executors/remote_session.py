@@ -56,12 +56,19 @@ class RemoteSession:
                 "paused": None if pause is None else {"reason": pause.reason}}
 
 
-async def turn_of(session: AttemptSession | None) -> Mapping[str, Any] | None:
+async def turn_of(session: AttemptSession | None, *, may_ask: bool = True
+                  ) -> Mapping[str, Any] | None:
     """What the worker needs of a paused remote attempt: its state and the answers to its
     questions, read from the approval queue (``None``: the attempt has no session; ``{}``: a
-    first turn). Raises ``WorkerPaused`` while a question is still unanswered."""
+    first turn). Raises ``WorkerPaused`` while a question is still unanswered.
+
+    ``may_ask``: whether the attempt can ask anything at all (it has tools or a profile).
+    An attempt that cannot never paused, so its saved state is not looked up: that reads the
+    run's events, which a map of many tool-less items would pay once per item."""
     if session is None:
         return None
+    if not may_ask:
+        return {}
     saved = session.load_state()
     remote = saved.get(KEY) if isinstance(saved, Mapping) else None
     if not isinstance(remote, Mapping) or not remote.get("asks"):

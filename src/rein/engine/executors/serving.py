@@ -19,6 +19,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -59,25 +60,32 @@ class _Serving:
 
 
 SERVING = _Serving()
-_LOCAL = threading.local()  # one connection per DBOS executor thread, for mark_run
+# Connections for mark_run, at most one per slot (it runs inside one): DBOS's own pool and
+# every worker share the server's connection limit.
+_CONNS: queue.SimpleQueue[Any] = queue.SimpleQueue()
 # The attempts this machine runs at once. DBOS may hand it a few more (``prefetch``) so a
 # slot that frees finds its next attempt here instead of waiting for the next look at the
 # queue; those wait for a slot before they begin (and count as begun only then).
 _SLOTS = threading.BoundedSemaphore(4)
 
 
-def _conn() -> Any:
-    conn = getattr(_LOCAL, "conn", None)
-    if conn is None or conn.closed:
-        conn = _LOCAL.conn = heartbeat.connect(SERVING.url)
-    return conn
+def _mark_run(workflow_id: str) -> bool:
+    try:
+        conn = _CONNS.get_nowait()
+    except queue.Empty:
+        conn = heartbeat.connect(SERVING.url)
+    try:
+        return heartbeat.mark_run(conn, workflow_id, SERVING.executor_id)
+    finally:
+        if not conn.closed:
+            _CONNS.put(conn)
 
 
 @DBOS.workflow(name=WORKFLOW)
 def attempt_workflow(payload: str) -> str:
     workflow_id = str(DBOS.workflow_id)
     with _SLOTS:
-        rerun = heartbeat.mark_run(_conn(), workflow_id, SERVING.executor_id)
+        rerun = _mark_run(workflow_id)
         return run_payload(payload, rerun=rerun, workflow_id=workflow_id)
 
 
@@ -184,10 +192,13 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
     DBOS(config={"name": APP_NAME, "system_database_url": url,
                  "executor_id": executor_id, "application_version": APP_VERSION,
                  "log_level": "WARNING", "run_admin_server": False,
-                 # A local pool needs no ping before each checkout (one round trip fewer
-                 # per transaction); DBOS retries a transaction whose connection was lost.
-                 "db_engine_kwargs": {"pool_pre_ping": False, "pool_size": taken + 8,
-                                      "max_overflow": 0, "pool_timeout": 30},
+                 # No ping before each checkout (one round trip fewer per transaction);
+                 # DBOS retries a transaction whose connection was lost. Sized for the
+                 # running attempts and the queue pollers: prefetched attempts wait for a
+                 # slot without a connection, and every worker shares the server's limit.
+                 "db_engine_kwargs": {"pool_pre_ping": False,
+                                      "pool_size": taken + len(queues) + 4,
+                                      "max_overflow": 0, "pool_timeout": 60},
                  })  # type: ignore[typeddict-unknown-key]
     # Only the queues of this worker's tree: DBOS otherwise listens on every queue it finds.
     DBOS.listen_queues(queues)
