@@ -18,7 +18,7 @@ from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.sync import run_sync
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.engine.service import Harness
-from rein.errors import ConfigError, ExitCode, Refused
+from rein.errors import ExitCode, Refused
 
 
 def announce(harness: Harness) -> None:
@@ -61,33 +61,18 @@ def executor_option(func: Any) -> Any:
 
 def open_placed(workspace: Path, executor: str | None, *, create: bool = True,
                 listeners: Any = ()) -> Harness:
-    """The Harness with ``--executor`` applied, checked before anything is written: the dbos
-    executor needs a PostgreSQL store (SCALE002) and the scale extra (SCALE005)."""
+    """The Harness with ``--executor`` applied (it wins over ``REIN_EXECUTOR`` and
+    ``[executor]``), checked before anything is written."""
     import os
 
     from rein.cli.workspace import given_store
-    from rein.engine.executors import executor_settings, load_dbos
-    from rein.engine.service import Harness
 
     env = dict(os.environ)
     if executor is not None:
         env["REIN_EXECUTOR"] = executor
     harness = Harness.open(workspace, store_url=given_store(), create=create,
                            listeners=listeners, env=env)
-    if executor_settings(harness.config, env)["kind"] == "dbos":
-        from rein.store.open import store_url
-
-        url = store_url(workspace, given_store(), config=harness.config) or ""
-        if not url.startswith(("postgresql://", "postgres://")):
-            raise ConfigError("the dbos executor needs a PostgreSQL store; this command "
-                              f"uses {'the embedded SQLite store' if not url else 'a SQLite file'}",
-                              code="SCALE002",
-                              hint="add --store postgresql://user@host/db (or set [store] url), "
-                                   "or run with --executor in-process")
-        import importlib.util
-
-        if importlib.util.find_spec("dbos") is None:  # SCALE005 here, not mid-run
-            load_dbos()
+    harness.check_executor()
     return harness
 
 
