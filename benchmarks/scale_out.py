@@ -6,8 +6,10 @@ SQLite, width 16. Through DBOS, the coordinator runs in this process on a Postgr
 (``REIN_TEST_POSTGRES_URL``, or a throwaway server from ``scripts/postgres.sh``) with
 ``REIN_EXECUTOR=dbos``, and N ``rein worker`` processes take the attempts, each running at
 most ``--per-worker`` at once (4), so the ideal time falls as workers are added:
-200 / (4 N) x 50 ms. Workers are started and ready before the clock starts; each
-configuration gets a fresh database.
+200 / (4 N) x 50 ms. There the queue, not the graph, bounds how many attempts run, so the
+map's ``max_parallel`` is twice the workers' slots (at least 16): the coordinator keeps the
+next attempts queued while the running ones finish. Workers are started and ready before
+the clock starts; each configuration gets a fresh database.
 
 *Overhead per attempt* is what an attempt costs beyond its 50 ms of work at the concurrency
 the configuration allows: ``wall x concurrency / items - 50 ms``.
@@ -64,9 +66,10 @@ def database(base: str) -> str:
     return head.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else "")
 
 
-def once(ws: Path, items: int, store: object, env: dict[str, str]) -> float:
+def once(ws: Path, items: int, store: object, env: dict[str, str], width: int = WIDTH
+         ) -> float:
     graph = ws / "map.agraph.yaml"
-    graph.write_text(yaml.safe_dump(mapped(items, WIDTH), sort_keys=False))
+    graph.write_text(yaml.safe_dump(mapped(items, width), sort_keys=False))
     worker = ScriptedWorker({"nodes": {"w": [{"outputs": {}, "delay_seconds": DELAY}]}})
     engine = Engine(workspace=ws, store=store, workers=(worker,), env=env)  # type: ignore[arg-type]
     prepared = prepare(graph, given={}, env={})
@@ -89,7 +92,8 @@ def in_process(items: int) -> float:
             store.close()
 
 
-def through_dbos(base: str, items: int, workers: int, per_worker: int) -> float:
+def through_dbos(base: str, items: int, workers: int, per_worker: int, width: int = WIDTH
+                 ) -> float:
     from rein.store.postgres import PostgresStore
 
     url = database(base)
@@ -115,7 +119,7 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int) -> float:
                 time.sleep(0.2)
             store = PostgresStore(url)
             try:
-                return once(ws, items, store, {"REIN_EXECUTOR": "dbos"})
+                return once(ws, items, store, {"REIN_EXECUTOR": "dbos"}, width)
             finally:
                 store.close()
         finally:
@@ -123,6 +127,15 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int) -> float:
                 p.terminate()
             for p in procs:
                 p.wait(timeout=60)
+            drop(base, url)
+
+
+def drop(base: str, url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {url.partition('?')[0].rsplit('/', 1)[1]} "
+                      "WITH (FORCE)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -134,14 +147,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     import rein.engine.executors.dbos  # noqa: F401 - its import (seconds) is not measured
 
     base = server()
+    load_before = os.getloadavg()[0]
     rows = [("in process (reference)", WIDTH,
              [in_process(args.items) for _ in range(args.repeat)])]
     for n in (1, 2, 4):
-        rows.append((f"dbos, {n} worker{'s' * (n > 1)}", min(WIDTH, n * args.per_worker),
-                     [through_dbos(base, args.items, n, args.per_worker)
+        slots = n * args.per_worker
+        rows.append((f"dbos, {n} worker{'s' * (n > 1)}", slots,
+                     [through_dbos(base, args.items, n, args.per_worker, max(WIDTH, 2 * slots))
                       for _ in range(args.repeat)]))
     print(f"map {args.items} items x {DELAY * 1000:.0f} ms; "
-          f"{args.per_worker} at once per worker; {args.repeat} runs each")
+          f"{args.per_worker} at once per worker; {args.repeat} runs each; "
+          f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+          f"({os.cpu_count()} CPUs)")
     print(f"{'configuration':24} {'conc':>4} {'min s':>7} {'median':>7} {'max s':>7} "
           f"{'items/s':>8} {'ideal s':>7} {'overhead ms/attempt':>20}")
     for name, conc, walls in rows:

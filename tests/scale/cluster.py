@@ -51,9 +51,10 @@ def fresh_database(base: str) -> Iterator[str]:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def map_graph(items: int, width: int) -> dict[str, Any]:
-    """One map node over ``items`` numbers; the body is one task ``w``."""
-    return {"ags_version": "1.0", "kind": "AgenticGraph", "id": "scale/map",
+def map_graph(items: int, width: int, task: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One map node over ``items`` numbers; the body is one task ``w`` (``task``: more of
+    its fields, such as ``success`` or ``requirements``)."""
+    graph = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "scale/map",
             "title": "scale-out map", "objective": "run many attempts",
             "requires_conformance": 3, "constraints": {"max_parallel_nodes": width},
             "params": {"xs": {"type": "array", "description": "the items",
@@ -67,6 +68,8 @@ def map_graph(items: int, width: int) -> dict[str, Any]:
                                           "w": {"title": "work", "description": "one item",
                                                 "outputs": {"v": {"type": "string",
                                                                   "description": "done"}}}}}}}}}
+    graph["nodes"]["fan"]["map"]["body"]["nodes"]["w"].update(task or {})
+    return graph
 
 
 @dataclass
@@ -98,11 +101,12 @@ class Cluster:
         return ["--store", self.url] if self.url else []
 
     def rein(self, *args: str, executor: bool = True, wait: bool = True,
-             log: str | None = None, where: bool = True,
+             log: str | None = None, where: bool = True, extra: dict[str, str] | None = None,
              ) -> subprocess.Popen[bytes] | subprocess.CompletedProcess[str]:
         place = ["--workspace", str(self.ws), *self.store_args()] if where else []
         argv = [sys.executable, "-c", REIN, *args, *place]
-        env = self.env(**({"REIN_EXECUTOR": "dbos"} if executor and self.url else {}))
+        env = self.env(**({"REIN_EXECUTOR": "dbos"} if executor and self.url else {}),
+                       **(extra or {}))
         if wait:
             return subprocess.run(argv, env=env, capture_output=True, text=True,
                                   timeout=DEADLINE, check=False)
@@ -111,15 +115,16 @@ class Cluster:
         self.procs.append(proc)
         return proc
 
-    def worker(self, name: str) -> subprocess.Popen[bytes]:
+    def worker(self, name: str, **env: str) -> subprocess.Popen[bytes]:
         proc = self.rein("worker", "--name", name, "--concurrency", "4", wait=False,
-                         log=f"{name}.log")
+                         log=f"{name}.log", extra=env)
         assert isinstance(proc, subprocess.Popen)
         return proc
 
-    def graph(self, items: int = 40, width: int = 8) -> tuple[str, str]:
+    def graph(self, items: int = 40, width: int = 8, task: dict[str, Any] | None = None
+              ) -> tuple[str, str]:
         path = self.ws / "map.agraph.yaml"
-        path.write_text(yaml.safe_dump(map_graph(items, width), sort_keys=False))
+        path.write_text(yaml.safe_dump(map_graph(items, width, task), sort_keys=False))
         done = self.rein("graph", "digest", str(path), executor=False, where=False)
         assert isinstance(done, subprocess.CompletedProcess) and done.returncode == 0, done
         return str(path), done.stdout.strip()
@@ -188,10 +193,10 @@ class Cluster:
 def claimed_by(cluster: Cluster, executor_id: str) -> int:
     """Attempts ``executor_id`` has claimed and is running right now (mid-attempt)."""
     rows = cluster.query(
-        "SELECT count(*) FROM dbos.workflow_status s JOIN dbos.operation_outputs o "
-        "ON o.workflow_uuid = s.workflow_uuid WHERE s.executor_id = %s "
-        "AND s.status = 'PENDING' AND s.name = 'rein_attempt' "
-        "AND o.function_name = 'rein_claim'", executor_id)
+        "SELECT count(*) FROM dbos.workflow_status s JOIN rein_attempt_runs r "
+        "ON r.workflow_id = s.workflow_uuid WHERE s.executor_id = %s "
+        "AND r.executor_id = s.executor_id AND s.status = 'PENDING' "
+        "AND s.name = 'rein_attempt'", executor_id)
     return int(rows[0][0])
 
 

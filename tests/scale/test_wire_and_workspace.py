@@ -70,7 +70,7 @@ def git_tree(path: Path, message: str) -> None:
 
 
 def test_a_worker_takes_only_the_attempts_of_its_own_tree(tmp_path: Path) -> None:
-    dbos = pytest.importorskip("rein.engine.executors.dbos",
+    dbos = pytest.importorskip("rein.engine.executors.serving",
                                reason="the scale extra is not installed")
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()
@@ -96,7 +96,7 @@ def test_a_worker_takes_only_the_attempts_of_its_own_tree(tmp_path: Path) -> Non
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write a read-only directory")
 def test_a_worker_without_a_writable_workspace_takes_only_workspace_none(
         tmp_path: Path) -> None:
-    dbos = pytest.importorskip("rein.engine.executors.dbos",
+    dbos = pytest.importorskip("rein.engine.executors.serving",
                                reason="the scale extra is not installed")
     git_tree(tmp_path, "one")
     tmp_path.chmod(0o555)
@@ -108,7 +108,7 @@ def test_a_worker_without_a_writable_workspace_takes_only_workspace_none(
 
 
 def test_a_commit_after_the_last_check_is_seen(tmp_path: Path) -> None:
-    dbos = pytest.importorskip("rein.engine.executors.dbos",
+    dbos = pytest.importorskip("rein.engine.executors.serving",
                                reason="the scale extra is not installed")
     git_tree(tmp_path, "one")
     before = dbos.tree_of(tmp_path)["head"]

@@ -50,6 +50,32 @@ def exit_for(status: Any) -> int:
     return int(ExitCode.FAILURE)
 
 
+def executor_option(func: Any) -> Any:
+    """``--executor dbos|in-process``: where this command runs node attempts."""
+    return click.option(
+        "--executor", "executor", type=click.Choice(["in-process", "dbos"]), default=None,
+        help="Where node attempts run: in-process (the default), or dbos: on the queues of "
+             "a PostgreSQL store, taken by `rein worker` processes (docs/scale-out.md). "
+             "Overrides [executor] kind and REIN_EXECUTOR for this command.")(func)
+
+
+def open_placed(workspace: Path, executor: str | None, *, create: bool = True,
+                listeners: Any = ()) -> Harness:
+    """The Harness with ``--executor`` applied (it wins over ``REIN_EXECUTOR`` and
+    ``[executor]``), checked before anything is written."""
+    import os
+
+    from rein.cli.workspace import given_store
+
+    env = dict(os.environ)
+    if executor is not None:
+        env["REIN_EXECUTOR"] = executor
+    harness = Harness.open(workspace, store_url=given_store(), create=create,
+                           listeners=listeners, env=env)
+    harness.check_executor()
+    return harness
+
+
 def print_plan(prepared: Any) -> None:
     plan = prepared.plan
     click.echo(f"graph   {plan.graph_id}: {plan.title}")
@@ -106,11 +132,12 @@ def _report_prepare(exc: Any, as_json: bool, graph: str) -> int:
 @click.option("--approve", "approve", metavar="DIGEST", default=None,
               help="Approve this exact graph digest (as `rein graph digest` prints it).")
 @quiet_option
+@executor_option
 @workspace_option
 @json_option
 def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dry_run: bool,
-                approve: str | None, quiet: bool, workspace: Path | None,
-                as_json: bool) -> int:
+                approve: str | None, quiet: bool, executor: str | None,
+                workspace: Path | None, as_json: bool) -> int:
     """Run an Agentic Graph after approving its exact digest.
 
     Prints the plan (nodes, worst-case executions, projected cost, where people are asked)
@@ -127,10 +154,13 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
     Example:
       rein run release.agraph.yaml --dry-run
       rein run release.agraph.yaml --param version=1.2.0 --approve sha256-...
+      rein run map.agraph.yaml --executor dbos --store postgresql://rein@db/rein \\
+          --approve sha256-...   # attempts run on `rein worker` processes
 
     \b
     Exit codes: 0 succeeded (or dry run could start), 1 failed / partial / cannot start,
-    3 waiting for a person or a worker, 4 approval missing or stale, 64 usage error.
+    3 waiting for a person or a worker, 4 approval missing or stale, 64 usage error
+    (--executor dbos without a PostgreSQL store: SCALE002).
     """
     if approve is not None and not approve.startswith("sha256-"):
         # Often an option swallowed as the value: `--approve --dry-run`.
@@ -138,7 +168,7 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
             f"takes the graph digest that `rein graph digest {graph}` prints (sha256-...), "
             f"not {approve!r}", param_hint="'--approve'")
     progress = progress_for(as_json, quiet)
-    harness = open_harness(resolve_workspace(workspace), listeners=[progress])
+    harness = open_placed(resolve_workspace(workspace), executor, listeners=[progress])
     with harness, progress:
         return _run(harness, graph, params, params_file, dry_run, approve, as_json, progress)
 
@@ -219,10 +249,11 @@ def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) 
 @click.option("--force", is_flag=True, help="Resume although the graph, params or children "
               "changed since approval (recorded).")
 @quiet_option
+@executor_option
 @workspace_option
 @json_option
-def resume_command(run_id: str, force: bool, quiet: bool, workspace: Path | None,
-                   as_json: bool) -> int:
+def resume_command(run_id: str, force: bool, quiet: bool, executor: str | None,
+                   workspace: Path | None, as_json: bool) -> int:
     """Continue a run that is waiting or was interrupted.
 
     Refuses (RT053, exit 4) when the graph, its parameters or a referenced child document
@@ -231,13 +262,15 @@ def resume_command(run_id: str, force: bool, quiet: bool, workspace: Path | None
     \b
     Example:
       rein resume run-20260101T120000-3f9a1c
+      rein resume run-20260101T120000-3f9a1c --executor dbos --store postgresql://rein@db/rein
 
     \b
-    Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error.
+    Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error
+    (--executor dbos without a PostgreSQL store: SCALE002).
     """
     progress = progress_for(as_json, quiet)
-    with open_harness(resolve_workspace(workspace), create=False,
-                      listeners=[progress]) as harness, progress:
+    with open_placed(resolve_workspace(workspace), executor, create=False,
+                     listeners=[progress]) as harness, progress:
         announce(harness)
         progress.limits = harness.limits(run_id)
         progress.seeds = harness.top_nodes(run_id)

@@ -29,9 +29,11 @@ def worker(workspace: Path | None, queue: str | None, name: str | None,
     """Take node attempts from the queues of a PostgreSQL store until stopped.
 
     Start one or more on each machine, each with the shared workspace (same path, same git
-    HEAD) of the runs it serves; runs started with `[executor] kind = "dbos"` (or
-    REIN_EXECUTOR=dbos) put their attempts on the queue and these processes run them. A
-    worker that stops beating (killed, machine lost) has its attempts resumed by another.
+    HEAD) of the runs it serves; runs started with `--executor dbos` (or `[executor] kind =
+    "dbos"`, REIN_EXECUTOR=dbos) put their attempts on the queue and these processes run
+    them, and the command criteria of those attempts. A worker that stops beating (killed,
+    machine lost) has its attempts resumed by another. Give every worker the same
+    rein.toml: its [executor] settings (concurrency, rate_limits) are the queues'.
 
     \b
     Example:

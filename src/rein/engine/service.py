@@ -134,6 +134,27 @@ class Harness(Reads):
                                                       env=self._env))
         return self._workers
 
+    def check_executor(self) -> None:
+        """Refuse, before anything is written, the executor this command cannot use: dbos
+        needs a PostgreSQL store (SCALE002) and the scale extra (SCALE005)."""
+        import importlib.util
+
+        from rein.engine.executors import executor_settings, load_dbos
+        from rein.store.open import store_url
+
+        env = self._env if self._env is not None else os.environ
+        if executor_settings(self.config, env)["kind"] != "dbos":
+            return
+        url = store_url(self.workspace, self._store_url, config=self.config) or ""
+        if not url.startswith(("postgresql://", "postgres://")):
+            where = "the embedded SQLite store" if not url else "a SQLite file"
+            raise ConfigError(f"the dbos executor needs a PostgreSQL store; this command uses "
+                              f"{where}", code="SCALE002",
+                              hint="add --store postgresql://user@host/db (or set [store] "
+                                   "url), or run with --executor in-process")
+        if importlib.util.find_spec("dbos") is None:  # SCALE005 now, not mid-run
+            load_dbos()
+
     def serve_attempts(self, *, queue: str | None, name: str, stop: Any,
                        say: Callable[[str], None], concurrency: int | None = None) -> None:
         """Take node attempts from the DBOS queues of this store until ``stop`` (a
@@ -150,9 +171,10 @@ class Harness(Reads):
         settings = executor_settings(self.config, env)
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
-        load_dbos().serve(url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
-              workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
-              say=say, secrets=known_secrets(env, key_variables_of(self.config)))
+        load_dbos("serving").serve(
+            url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
+            workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
+            say=say, secrets=known_secrets(env, key_variables_of(self.config)))
 
     @property
     def engine(self) -> Engine:

@@ -186,6 +186,10 @@ CODES = (
        "read the message; rein worker's output says why"),
     _c(STORE, "SCALE005", "usage", "the dbos executor or rein worker was used without the "
        "scale extra installed", "pip install 'rein[scale]'"),
+    _c(STORE, "SCALE006", "usage", "[executor.rate_limits] is not a table of "
+       "{ limit, period } per provider", "openai = { limit = 50, period = 60 }"),
+    _c(STORE, "SCALE007", "error", "a command criterion was not run: the worker's tree is not "
+       "the attempt's", "run workers with the coordinator's --workspace at its git HEAD"),
 )
 
 __all__ = ["CODES"]

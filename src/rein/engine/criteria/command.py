@@ -83,6 +83,9 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     run = criterion.get("run")
     if not isinstance(run, str) or not run.strip():
         raise CriterionProblem("command criterion needs a non-empty 'run' string")
+    if ctx.commands is not None:  # on the machine that ran the attempt, checked the same way
+        verdict: Verdict = await ctx.commands(criterion, ctx)
+        return verdict
     cwd = ctx.workspace.resolve()
     if criterion.get("cwd") not in (None, "", "."):
         cwd = confined(ctx.workspace, str(criterion["cwd"]), what="cwd")

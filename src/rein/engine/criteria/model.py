@@ -150,6 +150,9 @@ class CriterionContext:
     # Without it, durations come from the monotonic clock and ``evaluated_at`` is left out.
     clock: Callable[[], datetime] | None = None
     sandbox: Any = None  # handed to rein.tools.process.run_process for command criteria
+    # Where a ``command`` criterion's command runs when not here: the worker that ran the
+    # attempt on another machine (the DBOS executor). ``None``: in this process.
+    commands: Callable[[Mapping[str, Any], CriterionContext], Awaitable[Any]] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -69,14 +69,16 @@ def executor_for(config: Any, env: Mapping[str, str], store: Any
     return executor
 
 
-def load_dbos() -> Any:
-    """The DBOS executor module, or SCALE005 saying how to install it."""
+def load_dbos(part: str = "dbos") -> Any:
+    """The DBOS executor's coordinator module (``part="serving"``: its worker side), or
+    SCALE005 saying how to install it."""
+    import importlib
+
     try:
-        from rein.engine.executors import dbos
+        return importlib.import_module(f"rein.engine.executors.{part}")
     except ImportError as exc:
         raise ConfigError(f"the dbos executor needs the scale extra ({exc})", code="SCALE005",
                           hint="pip install 'rein[scale]'") from exc
-    return dbos
 
 
 __all__ = ["IN_PROCESS", "AttemptExecutor", "InProcess", "executor_for", "executor_settings",

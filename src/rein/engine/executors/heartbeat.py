@@ -7,8 +7,11 @@ that finds a row older than :data:`STALE_SECONDS` deletes it (one process wins t
 and resumes the PENDING attempt workflows recorded under that executor. Times are the
 server's (``now()``), so machines need no synchronised clocks.
 
-The table is rein's own, created idempotently (``IF NOT EXISTS``) beside the store's tables;
-it holds no run data, so a lost row costs at most one supervision round.
+The tables are rein's own, created idempotently (``IF NOT EXISTS``) beside the store's tables.
+``rein_executors`` holds no run data, so a lost row costs at most one supervision round.
+``rein_attempt_runs`` counts how often each attempt workflow began to run and where: the
+first run is not a re-run, any later one is (a worker died mid-attempt). One statement per
+attempt, where a checkpointed DBOS step would cost two transactions.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS rein_executors (
     host TEXT NOT NULL,
     pid INTEGER NOT NULL,
     started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-    beat_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
+    beat_at TIMESTAMPTZ NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS rein_attempt_runs (
+    workflow_id TEXT PRIMARY KEY,
+    executor_id TEXT NOT NULL,
+    runs INTEGER NOT NULL DEFAULT 1,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT now())"""
 
 
 _SCHEMA_LOCK = 0x7265696E  # one creator at a time: IF NOT EXISTS alone races
@@ -73,6 +81,17 @@ def claim_dead(conn: Any, stale_seconds: float = STALE_SECONDS) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+def mark_run(conn: Any, workflow_id: str, executor_id: str) -> bool:
+    """Record that ``executor_id`` begins to run the attempt workflow; whether it is a
+    re-run (someone began it before)."""
+    row = conn.execute(
+        "INSERT INTO rein_attempt_runs (workflow_id, executor_id) VALUES (%s, %s) "
+        "ON CONFLICT (workflow_id) DO UPDATE SET runs = rein_attempt_runs.runs + 1, "
+        "executor_id = EXCLUDED.executor_id, started_at = now() RETURNING runs",
+        (workflow_id, executor_id)).fetchone()
+    return int(row[0]) > 1
+
+
 def live(conn: Any) -> list[dict[str, Any]]:
     """The executors with a row, freshest first (``rein worker --list``, tests)."""
     rows = conn.execute("SELECT executor_id, queues, host, pid, "
@@ -82,16 +101,34 @@ def live(conn: Any) -> list[dict[str, Any]]:
              "seconds_since_beat": float(r[4])} for r in rows]
 
 
-def supervise(conn: Any, pending_of: Callable[[str], list[str]],
-              resume: Callable[[str], Any]) -> list[str]:
-    """Resume the PENDING workflows of every executor found dead; their ids."""
+def left_by(executor_id: str, list_workflows: Callable[..., Any], names: list[str]
+            ) -> list[tuple[str, str | None]]:
+    """What a dead executor leaves to resume, each with the queue to resume it on: its
+    PENDING workflows on the queue they came from, and the command criteria still waiting
+    on its own queue (``<tree queue>#<executor>``) on that tree's queue, for any worker
+    with the tree."""
+    rows = list_workflows(executor_id=executor_id, status="PENDING", name=names,
+                          load_input=False, load_output=False)
+    left = [(r.workflow_id, r.queue_name) for r in rows]
+    own = f"#{executor_id}"
+    waiting = list_workflows(status="ENQUEUED", name=names, load_input=False,
+                             load_output=False)
+    left += [(r.workflow_id, str(r.queue_name)[:-len(own)]) for r in waiting
+             if str(r.queue_name or "").endswith(own)]
+    return left
+
+
+def supervise(conn: Any, pending_of: Callable[[str], list[tuple[str, str | None]]],
+              resume: Callable[[str, str | None], Any]) -> list[str]:
+    """Resume the PENDING workflows of every executor found dead, each on the queue it was
+    taken from (its tree's, so no worker with another tree gets it); their ids."""
     resumed: list[str] = []
     for executor_id in claim_dead(conn):
-        for workflow_id in pending_of(executor_id):
-            resume(workflow_id)
+        for workflow_id, queue in pending_of(executor_id):
+            resume(workflow_id, queue)
             resumed.append(workflow_id)
     return resumed
 
 
-__all__ = ["BEAT_SECONDS", "STALE_SECONDS", "beat", "claim_dead", "connect", "leave", "live",
-           "supervise"]
+__all__ = ["BEAT_SECONDS", "STALE_SECONDS", "beat", "claim_dead", "connect", "leave", "left_by",
+           "live", "mark_run", "supervise"]

@@ -26,9 +26,10 @@ from rein.workers.base import (
 )
 
 
-def encode_request(request: AttemptRequest, *, worker: str,
-                   placement: Mapping[str, Any]) -> str:
-    """The request as the queue carries it (``placement``: the workspace it needs)."""
+def encode_request(request: AttemptRequest, *, worker: str, placement: Mapping[str, Any],
+                   turn: Mapping[str, Any] | None = None) -> str:
+    """The request as the queue carries it (``placement``: the workspace it needs;
+    ``turn``: the state and answers of a paused attempt, see ``remote_session``)."""
     data = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)
             if f.name not in ("session", "env", "secret_names")}
     data["outputs"] = [dataclasses.asdict(o) for o in request.outputs]
@@ -40,8 +41,10 @@ def encode_request(request: AttemptRequest, *, worker: str,
     data["routed"] = None if request.routed is None else dataclasses.asdict(request.routed)
     data["env_names"] = sorted(k for k in request.env if k not in request.secret_names)
     data["secret_names"] = sorted(request.secret_names)
-    return json.dumps({"worker": worker, "placement": dict(placement), "request": data},
-                      default=list)
+    doc = {"worker": worker, "placement": dict(placement), "request": data}
+    if turn is not None:
+        doc["turn"] = dict(turn)
+    return json.dumps(doc, default=list)
 
 
 def decode_request(text: str, env: Mapping[str, str]) -> tuple[str, dict[str, Any],

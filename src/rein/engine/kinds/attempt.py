@@ -112,7 +112,10 @@ async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=status_for(result.failure), failure=result.failure,
             outputs=result.outputs, message=result.message or result.failure.value), None)
-    return await _checked(ctx, inst, nid, node, n, kind, rec, result)
+    # An attempt run on another machine has its command criteria run there too.
+    where = getattr(worker, "commands", None)
+    commands = where(result) if callable(where) else None
+    return await _checked(ctx, inst, nid, node, n, kind, rec, result, commands)
 
 
 def _serving_worker(ctx: RunContext, inst: ScopeInstance, nid: str, request: AttemptRequest,
@@ -166,8 +169,8 @@ def _account(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any]
 
 
 async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-                   n: int, kind: str, rec: dict[str, Any], result: AttemptResult
-                   ) -> AttemptOutcome:
+                   n: int, kind: str, rec: dict[str, Any], result: AttemptResult,
+                   commands: Any = None) -> AttemptOutcome:
     """The harness's own checks of a result the worker calls done, in order."""
     state = inst.states[nid]
     outputs = dict(result.outputs)
@@ -199,7 +202,7 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     block = node.get("success")
     # No success block passes (evaluate_success says so too): nothing to build a context for.
     success = SuccessOutcome(passed=True) if block is None else await evaluate_success(
-        block, criterion_context(ctx, inst, nid, node, n, outputs))
+        block, criterion_context(ctx, inst, nid, node, n, outputs, commands))
     if not success.passed:
         failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
         told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)

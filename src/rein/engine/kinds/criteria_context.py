@@ -29,8 +29,10 @@ from rein.workers.base import AttemptRequest, OutputSpec
 
 
 def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
-                      n: int, outputs: Mapping[str, Any]) -> CriterionContext:
-    """What the criteria of one attempt may look at, with the approval queue and judges."""
+                      n: int, outputs: Mapping[str, Any], commands: Any = None
+                      ) -> CriterionContext:
+    """What the criteria of one attempt may look at, with the approval queue and judges;
+    ``commands``: where command criteria run when the attempt ran on another machine."""
     state = inst.states[nid]
     key = inst.key(nid)
     env, _ = node_env(ctx, node)
@@ -49,7 +51,7 @@ def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         permissions=tuple((node.get("requirements") or {}).get("permissions") or ()),
         env={**({"PATH": os.environ["PATH"]} if "PATH" in os.environ else {}), **env},
         secret_values=ctx.secret_values, ask_human=ask_human, judge=judge,
-        checkers=ctx.checkers, clock=ctx.clock.now,
+        checkers=ctx.checkers, clock=ctx.clock.now, commands=commands,
     )
 
 
