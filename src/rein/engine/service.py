@@ -189,6 +189,8 @@ class Harness(Reads):
 
     def trust_notice(self) -> str | None:
         """Why the project file's commands or URLs are withheld, when they are."""
+        if self.config.project_trust is None:  # no project file: nothing is withheld
+            return None
         from rein.config.trust import notice
 
         return notice(self.config.project_trust)

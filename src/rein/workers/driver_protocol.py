@@ -15,6 +15,7 @@ Everything here is pure: building, schemas, parsing and checking. Persisting tur
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -323,11 +324,9 @@ _ONE_OBJECT = "send exactly one JSON object, as in the instruction's example"
 def parse_envelope(text: str) -> dict[str, Any]:
     """The envelope object in ``text``; a Markdown code fence around it is tolerated.
 
-    Parsed by the document loader with the envelope's limits, so a huge or deeply nested
-    envelope, an overlong number or a duplicate key is refused, never a crash."""
-    from rein.errors import LoadError
-    from rein.formats.loader import LoadLimits, load_text
-
+    Read by the document loader's rules with the envelope's limits, so a huge or deeply
+    nested envelope, an overlong number or a duplicate key is refused, never a crash
+    (:func:`_plain_json` reads the ordinary ones, the loader all others)."""
     body = text.strip()
     if body.startswith("```"):
         lines = body.splitlines()
@@ -336,15 +335,76 @@ def parse_envelope(text: str) -> dict[str, Any]:
     if not body:
         raise EnvelopeRefused("the envelope is empty",
                               hint=f"write the JSON envelope to {INBOX} and run `rein submit`")
-    limits = LoadLimits(max_bytes=MAX_ENVELOPE_BYTES, max_depth=ENVELOPE_MAX_DEPTH)
-    try:
-        value = load_text(body, source="envelope", format="json", limits=limits).data
-    except LoadError as exc:
-        raise _unreadable(exc) from exc
+    value = _plain_json(body)
+    if value is None:  # anything unusual: the loader decides, and says what is wrong
+        from rein.errors import LoadError
+        from rein.formats.loader import LoadLimits, load_text
+
+        limits = LoadLimits(max_bytes=MAX_ENVELOPE_BYTES, max_depth=ENVELOPE_MAX_DEPTH)
+        try:
+            value = load_text(body, source="envelope", format="json", limits=limits).data
+        except LoadError as exc:
+            raise _unreadable(exc) from exc
     if not isinstance(value, dict):
         raise EnvelopeRefused(f"the envelope must be a JSON object, not {type(value).__name__}",
                               hint=_ONE_OBJECT)
     return value
+
+
+class _Unusual(Exception):
+    """Something the document loader must judge (and explain)."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Unusual
+    return out
+
+
+def _refuse(_: str) -> Any:
+    raise _Unusual
+
+
+def _short_int(literal: str) -> int:
+    if len(literal) > 50:  # the loader's bound is 100 digits: it decides near it
+        raise _Unusual
+    return int(literal)
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _Unusual
+    return value
+
+
+def _plain_json(body: str) -> Any | None:
+    """The envelope as the loader would read it, when it is plain JSON far inside the
+    loader's limits (unique keys, finite numbers, short integers, shallow, no NUL, a
+    quarter of the size limit); ``None`` for anything else, which the loader then reads
+    (importing it, and the YAML parser with it, only when an envelope needs it)."""
+    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body:
+        return None
+    try:
+        value = json.loads(body, object_pairs_hook=_unique, parse_constant=_refuse,
+                           parse_int=_short_int, parse_float=_finite)
+    except (_Unusual, ValueError, RecursionError):
+        return None
+    return value if _depth(value) <= ENVELOPE_MAX_DEPTH // 2 else None
+
+
+def _depth(value: Any) -> int:
+    """How deeply containers nest in ``value`` (a scalar: 0)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def _unreadable(exc: Any) -> EnvelopeRefused:
