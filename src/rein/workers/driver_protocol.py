@@ -470,6 +470,11 @@ def _accepted_fast(envelope: Mapping[str, Any], instruction: Mapping[str, Any]) 
     """
     if any(isinstance(o, Mapping) and o.get("schema") for o in instruction.get("outputs") or []):
         return False
+    from rein.workers.driver_accept import accepts
+
+    decided = accepts(instruction["respond_with"], envelope)
+    if decided is not None:  # rein's own keywords only: exact, and no validator to load
+        return decided
     import jsonschema_rs
 
     try:
