@@ -66,17 +66,32 @@ SUBMIT_REIN_CEILING = 148  # 144 when written (134 at first, 191 before the engi
 # trimmed; the hand-written value classes and the graph cache added a few small modules)
 SUBMIT_CEILING = 368  # 361 when written (378 with jsonschema_rs, 560 before)
 
+# Each dataclass built at import generates and compiles its methods: a few million
+# instructions of every submit apiece. rein's own, counted after the turn.
+SUBMIT_DATACLASSES = 60  # 58 when written (101 before the records were hand-written)
+
 _PROBE = """
 import json, sys
 from rein.cli import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+built = sorted(f"{n}.{k}" for n, m in list(sys.modules.items())
+               if n.startswith("rein.") for k, v in vars(m).items()
+               if isinstance(v, type) and "__dataclass_fields__" in vars(v)
+               and v.__module__ == n)
+print(json.dumps({"code": code, "modules": sorted(sys.modules), "dataclasses": built}),
+      file=sys.stderr)
 """
 
 
 def _modules(cwd: Path, *args: str) -> tuple[int, list[str], str]:
     """(exit code, sys.modules, stdout) of a fresh interpreter that ran ``rein ARGS``."""
+    code, modules, out, _ = _probe(cwd, *args)
+    return code, modules, out
+
+
+def _probe(cwd: Path, *args: str) -> tuple[int, list[str], str, list[str]]:
+    """As :func:`_modules`, and the dataclasses of rein's modules."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
     env["HOME"] = str(cwd / "home")  # no user rein.toml reaches the budget
     env["PYTHONIOENCODING"] = "utf-8"  # as a terminal's or an agent's pipe is
@@ -84,7 +99,7 @@ def _modules(cwd: Path, *args: str) -> tuple[int, list[str], str]:
     done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env,
                           check=False, capture_output=True, text=True)
     seen = json.loads(done.stderr.strip().splitlines()[-1])
-    return seen["code"], seen["modules"], done.stdout
+    return seen["code"], seen["modules"], done.stdout, seen["dataclasses"]
 
 
 def _loaded(modules: list[str], denied: tuple[str, ...]) -> list[str]:
@@ -129,10 +144,11 @@ def test_rein_submit_imports_only_what_the_turn_it_checks_needs(waiting: Path) -
     code, _, out = _modules(waiting, "next", "--json")
     (waiting / "greet.py").write_text(RIGHT)
     (waiting / ".rein" / "inbox.json").write_text(json.dumps(json.loads(out)["example"]))
-    code, modules, out = _modules(waiting, "submit", "--json")
+    code, modules, out, built = _probe(waiting, "submit", "--json")
     status = json.loads(out)
     assert code == 3 and status["submitted"].startswith("accepted"), out
     assert status["status"] == "waiting" and status["for"] == "approval"  # the gate
     assert _loaded(modules, SUBMIT_DENIED) == []
     assert len(_rein(modules)) <= SUBMIT_REIN_CEILING, len(_rein(modules))
     assert len(modules) <= SUBMIT_CEILING, len(modules)
+    assert len(built) <= SUBMIT_DATACLASSES, built
