@@ -70,6 +70,20 @@ def test_an_entry_whose_data_does_not_match_its_digest_is_not_trusted(tmp_path: 
     assert json.loads(entry.read_text())["data"] == data  # and the entry is made again
 
 
+def test_only_the_approved_graph_is_ever_handed_out_from_the_cache(tmp_path: Path) -> None:
+    path = _graph(tmp_path)
+    approved = ags_digest(load_path(path).data)
+    load_graph(path, tmp_path)
+    [entry] = _entries(tmp_path)
+    stored = json.loads(entry.read_text())
+    stored["data"]["nodes"]["write_module"]["title"] = "something else"
+    stored["digest"] = ags_digest(stored["data"])  # consistent, but not what was approved
+    entry.write_text(json.dumps(stored))
+    assert load_graph(path, tmp_path)["nodes"]["write_module"]["title"] == "something else"
+    data = load_graph(path, tmp_path, approved=approved)
+    assert data["nodes"]["write_module"]["title"] == "Write greet.py"  # the file's own
+
+
 def test_an_entry_made_from_other_bytes_is_not_used(tmp_path: Path) -> None:
     path = _graph(tmp_path)
     load_graph(path, tmp_path)

@@ -35,15 +35,18 @@ _MAX_BYTES = 32 * 1024 * 1024
 __all__ = ["CACHE_DIR", "FORMAT", "load_graph"]
 
 
-def load_graph(path: str | Path, workspace: Path) -> Any:
+def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None) -> Any:
     """The data of the graph at ``path``, as :func:`rein.formats.loader.load_path` gives it;
-    from the cache of ``workspace`` when a valid entry holds it."""
+    from the cache of ``workspace`` when a valid entry holds it. ``approved``: the digest
+    the run was approved for; an entry with any other data is not used, so that what a
+    cache can ever hand out is the approved graph (a changed file is parsed, and the
+    approval check sees what it really holds)."""
     raw = read_small_file(path, _MAX_BYTES)
     if raw is None:  # missing, too large, not a regular file: the loader says why
         return _parse(path)
     source = hashlib.sha256(raw).hexdigest()
     entry = workspace / CACHE_DIR / f"{source}.json"
-    cached = _read(entry, source)
+    cached = _read(entry, source, approved)
     if cached is not None:
         return cached
     data = _parse(path)
@@ -57,8 +60,9 @@ def _parse(path: str | Path) -> Any:
     return load_path(path).data
 
 
-def _read(entry: Path, source: str) -> Any | None:
-    """The data of a valid entry for ``source``, else ``None``."""
+def _read(entry: Path, source: str, approved: str | None) -> Any | None:
+    """The data of a valid entry for ``source`` (with the ``approved`` digest, when one is
+    given), else ``None``."""
     from rein.formats.canonical import ags_digest
 
     raw = read_small_file(entry, _MAX_BYTES * 4)
@@ -72,6 +76,8 @@ def _read(entry: Path, source: str) -> Any | None:
             stored.get("source_sha256") != source or "data" not in stored:
         return None
     data = stored["data"]
+    if approved is not None and stored.get("digest") != approved:
+        return None
     try:
         if ags_digest(data) != stored.get("digest"):
             return None

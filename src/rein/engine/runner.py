@@ -236,7 +236,8 @@ class Engine:
         assert run is not None
         if run.status.terminal and not reopen:
             return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
-        data = load_graph(run.graph_path, self.workspace)
+        data = load_graph(run.graph_path, self.workspace,
+                          approved=run.binding.get("graph_digest"))
         # Fresh runs too: the file is read again here, after the approval was computed. The
         # document checked is the one that runs, with no window in between.
         run = self._hold_to_binding(run, data, force=force)
