@@ -23,7 +23,13 @@ workspace before the run starts: a large tree, which every turn's snapshot walks
 ``--before SRC`` times, turn for turn with this rein, another one's source (put first on
 ``PYTHONPATH``): a before/after comparison under the same load.
 
+``--instructions`` also counts, once per command, the CPU instructions of the rein process
+itself under valgrind's callgrind (the checks' own processes are not traced, so for
+``rein submit`` the count is rein's own work): a figure the load of the machine does not
+move, beside ``python -c pass``'s.
+
     .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000] [--before SRC]
+        [--instructions]
 """
 
 from __future__ import annotations
@@ -123,6 +129,40 @@ def count_modules(env: dict[str, str], label: str) -> None:
         shutil.rmtree(root)
 
 
+INSTRUCTIONS: dict[str, int] = {}
+
+
+def callgrind(argv: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """The instructions ``argv`` (a Python command) executes, its child processes apart."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
+    found = [line for line in done.stderr.splitlines() if "Collected :" in line]
+    assert found, done.stderr[-2000:]
+    return int(found[-1].rsplit(":", 1)[1].replace(",", ""))
+
+
+def count_instructions(env: dict[str, str], label: str) -> None:
+    """Instructions of ``python -c pass``, ``rein next`` and ``rein submit`` (one turn)."""
+    root = workspace(env, 0)
+    try:
+        INSTRUCTIONS[f"{label}python -c pass"] = callgrind([sys.executable, "-c", "pass"],
+                                                          root, env)
+        INSTRUCTIONS[f"{label}rein next"] = callgrind([sys.executable, REIN, "next", "--json"],
+                                                     root, env)
+        done = subprocess.run([REIN, "next", "--json"], cwd=root, env=env, capture_output=True,
+                              text=True, check=False)
+        (root / "greet.py").write_text(RIGHT)
+        (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
+        INSTRUCTIONS[f"{label}rein submit"] = callgrind([sys.executable, REIN, "submit"],
+                                                       root, env)
+        after = json.loads(subprocess.run([REIN, "next", "--json"], cwd=root, env=env,
+                                          capture_output=True, text=True, check=False).stdout)
+        assert after.get("for") == "approval", after  # accepted, and the run is at the gate
+    finally:
+        shutil.rmtree(root)
+
+
 def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
     """One driver turn in a fresh workspace: next, the work, submit; its times go to the
     rows named ``label`` + ROWS."""
@@ -154,6 +194,8 @@ def main() -> None:
     parser.add_argument("--before", metavar="SRC", default=None,
                         help="the src/ folder of another rein (say, a checkout of the main "
                              "branch): its turns are timed too, interleaved with these")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each command's CPU instructions (needs valgrind)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
@@ -175,6 +217,8 @@ def main() -> None:
             turn(before if label else env, timing=True, files=args.files, label=label)
     for label in labels:
         count_modules(before if label else env, label)
+        if args.instructions:
+            count_instructions(before if label else env, label)
     floor = statistics.median(WALL["python -c pass"])
     print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
           f"load average "
@@ -187,6 +231,9 @@ def main() -> None:
         print(f"{name:<24}{min(values):>9.1f}{med:>9.1f}{max(values):>9.1f}"
               f"{med / floor:>10.1f}{cpu}")
     print("modules imported: " + ", ".join(f"{k} {v}" for k, v in MODULES.items()))
+    if INSTRUCTIONS:
+        print("instructions (callgrind, millions): " + ", ".join(
+            f"{k} {v / 1e6:.1f}" for k, v in INSTRUCTIONS.items()))
 
 
 if __name__ == "__main__":

@@ -86,8 +86,7 @@ def next_command(run_id: str | None, workspace: Path | None, as_json: bool) -> i
 def _source_text(ws: Path, source: str | None) -> str:
     """The envelope's text, read without blocking and never more than the envelope limit:
     the inbox is written by an agent, and may be a FIFO, a device or a huge file."""
-    from rein.errors import LoadError
-    from rein.formats.loader import read_limited
+    from rein.core.reading import read_small_file
     from rein.workers.driver_protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
 
     if source == "-":
@@ -99,17 +98,9 @@ def _source_text(ws: Path, source: str | None) -> str:
         path = Path(source) if source else ws / INBOX
         if not path.is_absolute() and source:
             path = Path.cwd() / path
-        try:
-            raw = read_limited(path, MAX_ENVELOPE_BYTES)
-        except LoadError as exc:
-            if exc.kind == "not_found":
-                hint = (f"check the file's path, or leave it out to read {INBOX}" if source else
-                        f"write the envelope to {INBOX} (or pass a file, or - for stdin)")
-                raise EnvelopeRefused(f"no envelope at {path}", code="DRIVER_NO_ENVELOPE",
-                                      hint=hint) from exc
-            code = "DRIVER_ENVELOPE_LIMIT" if exc.kind == "too_large" else "DRIVER_NO_ENVELOPE"
-            raise EnvelopeRefused(f"cannot read the envelope: {exc.message}", code=code,
-                                  hint=exc.hint) from exc
+        # A plain file within the limit is read here; the loader's reader (and the YAML
+        # parser it imports) only explains what is wrong with anything else.
+        raw = read_small_file(path, MAX_ENVELOPE_BYTES) or _read_limited(path, source)
     if len(raw) > MAX_ENVELOPE_BYTES:
         raise EnvelopeRefused(f"the envelope is over the limit of {MAX_ENVELOPE_BYTES:,} bytes",
                               code="DRIVER_ENVELOPE_LIMIT",
@@ -121,6 +112,25 @@ def _source_text(ws: Path, source: str | None) -> str:
         raise EnvelopeRefused(f"the envelope {path} is not UTF-8 (byte 0x{raw[exc.start]:02x} "
                               f"at offset {exc.start})", code="DRIVER_NO_ENVELOPE",
                               hint="write the envelope as UTF-8 JSON") from exc
+
+
+def _read_limited(path: Path, source: str | None) -> bytes:
+    """The envelope file through the loader's reader, which says what is wrong with it."""
+    from rein.errors import LoadError
+    from rein.formats.loader import read_limited
+    from rein.workers.driver_protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
+
+    try:
+        return read_limited(path, MAX_ENVELOPE_BYTES)
+    except LoadError as exc:
+        if exc.kind == "not_found":
+            hint = (f"check the file's path, or leave it out to read {INBOX}" if source else
+                    f"write the envelope to {INBOX} (or pass a file, or - for stdin)")
+            raise EnvelopeRefused(f"no envelope at {path}", code="DRIVER_NO_ENVELOPE",
+                                  hint=hint) from exc
+        code = "DRIVER_ENVELOPE_LIMIT" if exc.kind == "too_large" else "DRIVER_NO_ENVELOPE"
+        raise EnvelopeRefused(f"cannot read the envelope: {exc.message}", code=code,
+                              hint=exc.hint) from exc
 
 
 @click.command("submit")

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,7 @@ from rein.config.approver import Approver, approver_of, check_approver, merge_ap
 from rein.config.approver import without_approver as _without_approver
 from rein.config.files import config_paths
 from rein.config.hooks import check_hooks
+from rein.core.frozen import Frozen, set_field
 from rein.errors import ConfigError, LoadError, Location
 
 # Every command reads the configuration, most of them with no file to read: the TOML
@@ -88,31 +88,53 @@ DEFAULT_POLICY: Mapping[str, Any] = MappingProxyType({
 })
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookSpec:
+class HookSpec(Frozen):
     """A named hook: a command that speaks the Claude Code hook wire format."""
 
+    __slots__ = ("command", "events", "fail_closed", "matcher", "name", "shell", "source",
+                 "timeout_seconds")
     name: str
     command: tuple[str, ...]
-    timeout_seconds: float = 30.0
-    events: tuple[str, ...] = ()
-    source: str = ""
-    matcher: str | None = None  # tool events: which tools (see rein.config.hooks)
-    shell: bool = False  # the command was one string: it runs through /bin/sh -c
-    fail_closed: bool = False  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
+    timeout_seconds: float
+    events: tuple[str, ...]
+    source: str
+    matcher: str | None  # tool events: which tools (see rein.config.hooks)
+    shell: bool  # the command was one string: it runs through /bin/sh -c
+    fail_closed: bool  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
+
+    def __init__(self, *, name: str, command: tuple[str, ...], timeout_seconds: float = 30.0,
+                 events: tuple[str, ...] = (), source: str = "", matcher: str | None = None,
+                 shell: bool = False, fail_closed: bool = False) -> None:
+        set_field(self, "name", name)
+        set_field(self, "command", command)
+        set_field(self, "timeout_seconds", timeout_seconds)
+        set_field(self, "events", events)
+        set_field(self, "source", source)
+        set_field(self, "matcher", matcher)
+        set_field(self, "shell", shell)
+        set_field(self, "fail_closed", fail_closed)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Config:
+class Config(Frozen):
     """The merged configuration. ``data`` is plain TOML data; use :meth:`get` to read it."""
 
+    __slots__ = ("data", "files", "notes", "project_trust", "sources")
     data: Mapping[str, Any]
     sources: Mapping[str, tuple[str, ...]]  # "policy.shell" → ("/etc/rein/rein.toml", ...)
-    files: tuple[tuple[str, str], ...] = ()  # (scope, path) of every file that was read
-    notes: tuple[str, ...] = field(default=())  # what the merge dropped or narrowed, and why
+    files: tuple[tuple[str, str], ...]  # (scope, path) of every file that was read
+    notes: tuple[str, ...]  # what the merge dropped or narrowed, and why
     #: The verdict on the project file's tables that run commands or send data (None when
     #: there is no project file). See :mod:`rein.config.trust`.
-    project_trust: ProjectTrust | None = None
+    project_trust: ProjectTrust | None
+
+    def __init__(self, *, data: Mapping[str, Any], sources: Mapping[str, tuple[str, ...]],
+                 files: tuple[tuple[str, str], ...] = (), notes: tuple[str, ...] = (),
+                 project_trust: ProjectTrust | None = None) -> None:
+        set_field(self, "data", data)
+        set_field(self, "sources", sources)
+        set_field(self, "files", files)
+        set_field(self, "notes", notes)
+        set_field(self, "project_trust", project_trust)
 
     def get(self, section: str, default: Any = None) -> Any:
         """A top-level section (``"policy"``, ``"hooks"``, ``"tiers"``...), or ``default``."""

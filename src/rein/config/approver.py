@@ -13,23 +13,29 @@ that user cannot write, is what makes the roles binding.
 
 from __future__ import annotations
 
-import getpass
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from rein.core.frozen import Frozen, set_field
 
 OS_ACCOUNT = "the OS account"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Approver:
+class Approver(Frozen):
     """Who answers approvals here, and the gate ``roles`` they hold."""
 
+    __slots__ = ("id", "roles", "source")
     id: str
-    roles: tuple[str, ...] = ()
-    source: str = ""  # the rein.toml that named them, or "the OS account" when none did
+    roles: tuple[str, ...]
+    source: str  # the rein.toml that named them, or "the OS account" when none did
+
+    def __init__(self, *, id: str, roles: tuple[str, ...] = (),
+                 source: str = "") -> None:
+        set_field(self, "id", id)
+        set_field(self, "roles", roles)
+        set_field(self, "source", source)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "roles": list(self.roles), "source": self.source}
@@ -52,6 +58,8 @@ def os_account() -> str:
 
         return pwd.getpwuid(os.getuid()).pw_name
     except (ImportError, KeyError, OSError):  # no passwd entry (a bare container), or Windows
+        import getpass  # only without a passwd entry
+
         try:
             return getpass.getuser()
         except (OSError, KeyError):

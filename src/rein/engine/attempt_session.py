@@ -16,9 +16,9 @@ masked by :meth:`RunContext.emit` before the event is written.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen, set_field
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import approvals
 from rein.engine.runtime import RunContext
@@ -28,14 +28,21 @@ STATE_EVENT = "attempt/state"
 STEER_EVENT = "input/steered"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class EngineSession:
+class EngineSession(Frozen):
     """The :class:`rein.workers.base.AttemptSession` of one attempt of one node."""
 
+    __slots__ = ("attempt", "ctx", "node_key", "worker")
     ctx: RunContext
     node_key: str
     attempt: int
     worker: str
+
+    def __init__(self, *, ctx: RunContext, node_key: str, attempt: int,
+                 worker: str) -> None:
+        set_field(self, "ctx", ctx)
+        set_field(self, "node_key", node_key)
+        set_field(self, "attempt", attempt)
+        set_field(self, "worker", worker)
 
     def load_state(self) -> Mapping[str, Any] | None:
         """The latest state saved for this node key and attempt, or ``None``."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import dataclass, field
 from typing import Protocol
 
 
@@ -42,13 +41,16 @@ class SystemClock:
         return time.monotonic()
 
 
-@dataclass(kw_only=True)
 class StepClock:
     """A test clock: every reading advances by ``step`` seconds from ``start``."""
 
-    start: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    step: float = 1.0
-    _ticks: int = field(default=0, repr=False)
+    def __init__(self, *, start: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+                 step: float = 1.0) -> None:
+        self.start, self.step = start, step
+        self._ticks = 0
+
+    def __repr__(self) -> str:
+        return f"StepClock(start={self.start!r}, step={self.step!r})"
 
     def now(self) -> dt.datetime:
         self._ticks += 1
@@ -69,11 +71,11 @@ class RandomIds:
         return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
 
 
-@dataclass(kw_only=True)
 class CounterIds:
     """A test id generator: ``run-1``, ``run-2``, ``apv-1``, ... per prefix."""
 
-    _counts: dict[str, int] = field(default_factory=dict, repr=False)
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
 
     def new(self, prefix: str) -> str:
         self._counts[prefix] = self._counts.get(prefix, 0) + 1

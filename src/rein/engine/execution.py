@@ -85,8 +85,6 @@ def _settle_cancelled(ctx: RunContext) -> None:
     queue is closed (an answer to it is refused), and each child run that had not ended
     ends ``cancelled`` too. Without this the record, ``runs show --json`` and the queue
     would say a stopped run still runs or waits."""
-    from dataclasses import replace
-
     from rein.core.states import ApprovalStatus, NodeStatus
     from rein.engine.events import append
     from rein.store.lineage import family
@@ -99,7 +97,7 @@ def _settle_cancelled(ctx: RunContext) -> None:
                 continue
             record = {**node.record, "status": NodeStatus.CANCELLED.value, "finished_at": at,
                       "x-rein-cancel-reason": why}
-            row = replace(node, status=NodeStatus.CANCELLED, record=record)
+            row = node.replace(status=NodeStatus.CANCELLED, record=record)
             append(ctx.store, member.run_id, EventType.NODE_CANCELLED,
                    {"node": node.node_key, "status": NodeStatus.CANCELLED.value,
                     "reason": why, "was": node.status.value}, at, Transition(node=row))

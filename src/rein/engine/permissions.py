@@ -20,10 +20,10 @@ each call is asked about when it happens.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from rein.core.frozen import Frozen, set_field
 from rein.errors import ConfigError
 from rein.formats.ags.spec import NodeSpec
 from rein.formats.globs import covers, match_any, path_within
@@ -34,12 +34,16 @@ from rein.tools.permissions import Permission
 _EDIT_ACTIONS = {"fs": ("write", "delete", "create"), "git": ("commit", "push")}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Refusal:
+class Refusal(Frozen):
     """Why a node cannot start: a stable code and a message naming what is missing."""
 
+    __slots__ = ("code", "message")
     code: str
     message: str
+
+    def __init__(self, *, code: str, message: str) -> None:
+        set_field(self, "code", code)
+        set_field(self, "message", message)
 
 
 def check_requirements(spec: NodeSpec, policy: Policy, workers: Iterable[Any]

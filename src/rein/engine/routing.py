@@ -20,21 +20,21 @@ tier as requested (the scripted and driver workers serve every tier) and says so
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen, set_field
 from rein.core.tiers import TIERS, Tier
 from rein.errors import RoutingError
 from rein.workers.base import AttemptRequest, Routed, Worker
 from rein.workers.model_setup import TierRoute, tier_routes
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Router:
+class Router(Frozen):
     """The routing profile: which model serves which tier."""
 
+    __slots__ = ("allow_route_up", "routes")
     routes: Mapping[Tier, TierRoute]
-    allow_route_up: bool = True
+    allow_route_up: bool
 
     @classmethod
     def from_config(cls, tiers: Mapping[str, Any] | None, routing: Mapping[str, Any] | None
@@ -47,6 +47,11 @@ class Router:
     @property
     def configured(self) -> bool:
         return bool(self.routes)
+
+    def __init__(self, *, routes: Mapping[Tier, TierRoute],
+                 allow_route_up: bool = True) -> None:
+        set_field(self, "routes", routes)
+        set_field(self, "allow_route_up", allow_route_up)
 
     def route(self, tier: str, intelligence: Mapping[str, Any] | None, *, node: str
               ) -> Routed | None:

@@ -230,13 +230,14 @@ class Engine:
 
     async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool,
                        force: bool) -> RunOutcome:
-        from rein.formats.loader import load_path
+        from rein.engine.graph_cache import load_graph
 
         run = self.store.get_run(run_id)  # again: it may have moved before the lock was ours
         assert run is not None
         if run.status.terminal and not reopen:
             return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
-        data = load_path(run.graph_path).data
+        data = load_graph(run.graph_path, self.workspace,
+                          approved=run.binding.get("graph_digest"))
         # Fresh runs too: the file is read again here, after the approval was computed. The
         # document checked is the one that runs, with no window in between.
         run = self._hold_to_binding(run, data, force=force)

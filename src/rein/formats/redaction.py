@@ -16,8 +16,9 @@ value: a secret that a worker transforms (base64, split in two, reversed) is not
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from rein.core.frozen import Frozen, set_field
 
 SECRET_PREFIX = "REIN_SECRET_"
 #: The variable each built-in provider kind reads its key from when ``api_key_env`` is unset.
@@ -31,12 +32,15 @@ def marker(name: str | None) -> str:
     return f"[secret:{name}]" if name else "[secret]"
 
 
-@dataclass(frozen=True, slots=True)
-class Secrets:
+class Secrets(Frozen):
     """Known secret values, each with the name it is shown as; longest value first, so a
     secret that contains another is replaced whole."""
 
-    pairs: tuple[tuple[str, str | None], ...] = ()  # (value, name)
+    __slots__ = ("pairs",)
+    pairs: tuple[tuple[str, str | None], ...]  # (value, name)
+
+    def __init__(self, pairs: tuple[tuple[str, str | None], ...] = ()) -> None:
+        set_field(self, "pairs", pairs)
 
     @classmethod
     def of(cls, named: Mapping[str, str] | None = None,

@@ -16,7 +16,6 @@ returns is what was stored.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -660,8 +659,8 @@ class SQLStore:
                 answered_at=at), True
 
     def _redacted_turn(self, turn: DriverTurn) -> DriverTurn:
-        return dataclasses.replace(
-            turn, instruction=self.redact(dict(turn.instruction)),
+        return turn.replace(
+            instruction=self.redact(dict(turn.instruction)),
             baseline=self.redact(dict(turn.baseline)),
             answer=None if turn.answer is None else self.redact(dict(turn.answer)))
 

@@ -15,11 +15,12 @@ Everything here is pure: building, schemas, parsing and checking. Persisting tur
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen, set_field
 from rein.errors import Refused
 
 if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and must be fast
@@ -45,12 +46,17 @@ UNENFORCED_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens"
                      "max_cost_usd", "max_tool_calls", "max_agent_steps")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Limits:
+class Limits(Frozen):
     """Size limits of one instruction."""
 
-    max_instruction_bytes: int = 16_000  # the whole JSON instruction
-    max_inline_input_bytes: int = 2_000  # one input value; larger ones go to a file
+    __slots__ = ("max_inline_input_bytes", "max_instruction_bytes")
+    max_instruction_bytes: int  # the whole JSON instruction
+    max_inline_input_bytes: int  # one input value; larger ones go to a file
+
+    def __init__(self, *, max_instruction_bytes: int = 16_000,
+                 max_inline_input_bytes: int = 2_000) -> None:
+        set_field(self, "max_instruction_bytes", max_instruction_bytes)
+        set_field(self, "max_inline_input_bytes", max_inline_input_bytes)
 
 
 class EnvelopeRefused(Refused):
@@ -318,11 +324,9 @@ _ONE_OBJECT = "send exactly one JSON object, as in the instruction's example"
 def parse_envelope(text: str) -> dict[str, Any]:
     """The envelope object in ``text``; a Markdown code fence around it is tolerated.
 
-    Parsed by the document loader with the envelope's limits, so a huge or deeply nested
-    envelope, an overlong number or a duplicate key is refused, never a crash."""
-    from rein.errors import LoadError
-    from rein.formats.loader import LoadLimits, load_text
-
+    Read by the document loader's rules with the envelope's limits, so a huge or deeply
+    nested envelope, an overlong number or a duplicate key is refused, never a crash
+    (:func:`_plain_json` reads the ordinary ones, the loader all others)."""
     body = text.strip()
     if body.startswith("```"):
         lines = body.splitlines()
@@ -331,15 +335,76 @@ def parse_envelope(text: str) -> dict[str, Any]:
     if not body:
         raise EnvelopeRefused("the envelope is empty",
                               hint=f"write the JSON envelope to {INBOX} and run `rein submit`")
-    limits = LoadLimits(max_bytes=MAX_ENVELOPE_BYTES, max_depth=ENVELOPE_MAX_DEPTH)
-    try:
-        value = load_text(body, source="envelope", format="json", limits=limits).data
-    except LoadError as exc:
-        raise _unreadable(exc) from exc
+    value = _plain_json(body)
+    if value is None:  # anything unusual: the loader decides, and says what is wrong
+        from rein.errors import LoadError
+        from rein.formats.loader import LoadLimits, load_text
+
+        limits = LoadLimits(max_bytes=MAX_ENVELOPE_BYTES, max_depth=ENVELOPE_MAX_DEPTH)
+        try:
+            value = load_text(body, source="envelope", format="json", limits=limits).data
+        except LoadError as exc:
+            raise _unreadable(exc) from exc
     if not isinstance(value, dict):
         raise EnvelopeRefused(f"the envelope must be a JSON object, not {type(value).__name__}",
                               hint=_ONE_OBJECT)
     return value
+
+
+class _Unusual(Exception):
+    """Something the document loader must judge (and explain)."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Unusual
+    return out
+
+
+def _refuse(_: str) -> Any:
+    raise _Unusual
+
+
+def _short_int(literal: str) -> int:
+    if len(literal) > 50:  # the loader's bound is 100 digits: it decides near it
+        raise _Unusual
+    return int(literal)
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _Unusual
+    return value
+
+
+def _plain_json(body: str) -> Any | None:
+    """The envelope as the loader would read it, when it is plain JSON far inside the
+    loader's limits (unique keys, finite numbers, short integers, shallow, no NUL, a
+    quarter of the size limit); ``None`` for anything else, which the loader then reads
+    (importing it, and the YAML parser with it, only when an envelope needs it)."""
+    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body:
+        return None
+    try:
+        value = json.loads(body, object_pairs_hook=_unique, parse_constant=_refuse,
+                           parse_int=_short_int, parse_float=_finite)
+    except (_Unusual, ValueError, RecursionError):
+        return None
+    return value if _depth(value) <= ENVELOPE_MAX_DEPTH // 2 else None
+
+
+def _depth(value: Any) -> int:
+    """How deeply containers nest in ``value`` (a scalar: 0)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def _unreadable(exc: Any) -> EnvelopeRefused:
@@ -405,6 +470,11 @@ def _accepted_fast(envelope: Mapping[str, Any], instruction: Mapping[str, Any]) 
     """
     if any(isinstance(o, Mapping) and o.get("schema") for o in instruction.get("outputs") or []):
         return False
+    from rein.workers.driver_accept import accepts
+
+    decided = accepts(instruction["respond_with"], envelope)
+    if decided is not None:  # rein's own keywords only: exact, and no validator to load
+        return decided
     import jsonschema_rs
 
     try:

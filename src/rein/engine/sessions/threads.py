@@ -8,7 +8,6 @@ are shared and never changed), so the original thread is untouched.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -82,8 +81,8 @@ def get(store: Store, thread_id: str) -> ThreadRow:
 def changed(row: ThreadRow, now: str, *, archived: bool | None = None,
             **data: Any) -> ThreadRow:
     """``row`` with some settings replaced (``None`` values are kept as given)."""
-    return dataclasses.replace(row, data={**row.data, **data}, updated_at=now,
-                               archived=row.archived if archived is None else archived)
+    return row.replace(data={**row.data, **data}, updated_at=now,
+                       archived=row.archived if archived is None else archived)
 
 
 def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any,
@@ -92,9 +91,8 @@ def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any,
     ``run_of``: finds the run of a turn whose run id was not recorded."""
     # What was accepted for the session stays with it: a fork is a new session, as in
     # Codex, and asks again.
-    row = changed(dataclasses.replace(source, thread_id=new_id, created_at=now,
-                                      archived=False), now, forkedFromId=source.thread_id,
-                  acceptedForSession=[])
+    row = changed(source.replace(thread_id=new_id, created_at=now, archived=False), now,
+                  forkedFromId=source.thread_id, acceptedForSession=[])
     with store.atomic():
         store.save_thread(row)
         for turn in store.thread_turns(source.thread_id):

@@ -1,0 +1,42 @@
+"""The happy path of reading a small file: a regular file within its limit, read whole.
+
+The document loader's reader (:func:`rein.formats.loader.read_limited`) explains every
+refusal with a code and a hint, and importing it brings the YAML parser along. A driver
+turn reads two small files (the graph and the envelope) and needs none of that unless
+something is wrong, so it asks here first and hands anything unusual to the loader.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["read_small_file"]
+
+
+def read_small_file(path: str | Path, max_bytes: int) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of at most ``max_bytes``, else
+    ``None`` (missing, a folder, a FIFO or a device, too large, unreadable): the caller's
+    own reader then says why. Opened without blocking and checked on the open descriptor,
+    so a FIFO never waits for a writer and a growing file is never read past the limit."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return None if size > max_bytes else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
