@@ -192,6 +192,7 @@ class CriterionContext(Frozen):
         "attempt",
         "checkers",
         "clock",
+        "commands",
         "default_timeout_seconds",
         "env",
         "judge",
