@@ -22,10 +22,10 @@ import os
 import re
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen, set_field
 from rein.errors import LoadError, Location
 from rein.formats.pointers import EventParser, locate_pointers
 
@@ -34,30 +34,47 @@ Format = Literal["yaml", "json"]
 _MIB = 1024 * 1024
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class LoadLimits:
+class LoadLimits(Frozen):
     """Bounds on what a document may cost to read. Raise them in ``rein.toml`` ([limits])."""
 
-    max_bytes: int = 32 * _MIB  # a 10,000-node graph is about 6 MB
-    max_depth: int = 128  # containers nested in containers
-    max_alias_nodes: int = 100_000  # values that aliases may add, in all
+    __slots__ = ("max_alias_nodes", "max_bytes", "max_depth")
+    max_bytes: int  # a 10,000-node graph is about 6 MB
+    max_depth: int  # containers nested in containers
+    max_alias_nodes: int  # values that aliases may add, in all
+
+    def __init__(self, *, max_bytes: int = 32 * _MIB, max_depth: int = 128,
+                 max_alias_nodes: int = 100_000) -> None:
+        set_field(self, "max_bytes", max_bytes)
+        set_field(self, "max_depth", max_depth)
+        set_field(self, "max_alias_nodes", max_alias_nodes)
 
 
 DEFAULT_LIMITS = LoadLimits()
 
 
-@dataclass(slots=True)
 class Document:
     """A loaded document: its data, where it came from, and a way back to source positions."""
 
+    __slots__ = ("_asked", "_index", "data", "format", "line_offset", "source", "text")
     data: Any
     source: str
     format: Format
     text: str
-    line_offset: int = 0  # lines before ``text`` in the file (Markdown frontmatter)
+    line_offset: int  # lines before ``text`` in the file (Markdown frontmatter)
     # Positions found so far, and the pointers already looked up (found or not).
-    _index: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
-    _asked: set[str] = field(default_factory=set, repr=False)
+    _index: dict[str, tuple[int, int]]
+    _asked: set[str]
+
+    def __init__(self, data: Any, source: str, format: Format, text: str,
+                 line_offset: int = 0) -> None:
+        self.data, self.source, self.format, self.text = data, source, format, text
+        self.line_offset = line_offset
+        self._index = {}
+        self._asked = set()
+
+    def __repr__(self) -> str:
+        return (f"Document(source={self.source!r}, format={self.format!r}, "
+                f"line_offset={self.line_offset!r})")
 
     def prepare(self, pointers: Iterable[str]) -> None:
         """Look up many pointers in one pass of the text, before :meth:`locate` reads them."""

@@ -16,9 +16,9 @@ spelled out below and the fixed function table. Semantics follow AGS 1.0.1 §16:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Frozen, set_field
 from rein.formats.agx.errors import AgxEvalError, Fault
 from rein.formats.agx.functions import IMPLEMENTATIONS, contains
 from rein.formats.agx.scope import Scope
@@ -42,16 +42,21 @@ from rein.formats.agx.values import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class MappingScope:
+class MappingScope(Frozen):
     """A scope over plain data: ``roots`` maps root names to values.
 
     Node statuses come from ``statuses`` when given, else from ``nodes.<id>.status`` in the
     roots, so a scope built from a run's node table works without extra bookkeeping.
     """
 
-    roots: Mapping[str, Any] = field(default_factory=dict)
-    statuses: Mapping[str, str] | None = None
+    __slots__ = ("roots", "statuses")
+    roots: Mapping[str, Any]
+    statuses: Mapping[str, str] | None
+
+    def __init__(self, roots: Mapping[str, Any] | None = None,
+                 statuses: Mapping[str, str] | None = None) -> None:
+        set_field(self, "roots", {} if roots is None else roots)
+        set_field(self, "statuses", statuses)
 
     def lookup(self, root: str) -> Any:
         return self.roots[root]
