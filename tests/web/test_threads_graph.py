@@ -25,7 +25,8 @@ def _graph_turn_at_its_gate(root: Path) -> tuple[str, str]:
                                       "path": "g.agraph.yaml"}])
             async for message in turn.stream():
                 if isinstance(message, ServerRequest):
-                    if message.id.endswith(":digest"):
+                    questions = message.params.get("questions") or [{}]
+                    if questions[0].get("id") == "digest":  # may the graph run, by digest
                         await turn.answer(message.id, "accept")
                         continue
                     return thread.id, message.id
