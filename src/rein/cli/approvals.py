@@ -82,7 +82,7 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
         click.echo("no pending approvals")
     else:
         for r in rows:
-            node = r.request.get("node") or "graph"
+            node = r.request.get("node") or r.request.get("server") or "graph"
             click.echo(f"{r.approval_id}  {r.status.value:<9} {r.kind.value:<10} {node}  "
                        f"{r.request.get('prompt') or ''}".rstrip())
             # What the person is asked to look at, so that they need not dig in the JSON.
