@@ -182,3 +182,52 @@ def test_a_withdrawn_launch_question_is_a_cancel_not_a_decline(root: Path) -> No
     assert (during, after) == (0, 0)
     row, _ = _launch(root)
     assert row.status.value == "cancelled"
+
+
+class Both(Recorder):
+    """Asked about the first launch, a person answers the second one in the queue from a
+    terminal, then the first one in the editor."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(answer("allow_once"))
+        self.root = root
+        self.pending: list[tuple[str, str]] = []
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
+                                 **kwargs: Any) -> schema.RequestPermissionResponse:
+        if tool_call.tool_call_id == "mcp-launch:time":
+            listed = json.loads(_cli(self.root, "approvals", "list", "--json").stdout)
+            self.pending = [(a["request"]["server"], a["approval_id"])
+                            for a in listed["approvals"]]
+            accepted = _cli(self.root, "approvals", "accept", dict(self.pending)["clock"])
+            assert accepted.returncode == 0, accepted.stderr
+        return await super().request_permission(session_id, tool_call, options)
+
+
+def test_every_launch_is_queued_at_once_and_one_answered_there_is_not_asked_again(
+        root: Path) -> None:
+    mark = uuid.uuid4().hex
+    seen = Both(root)
+    servers = [*servers_with(mark), schema.McpServerStdio(
+        name="clock", command=sys.executable, args=ARGS,
+        env=[schema.EnvVariable(name="REIN_TEST_MARK", value=mark)])]
+
+    async def main() -> int:
+        async with spawn(root, seen) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            new = await conn.new_session(cwd=str(root), mcp_servers=servers)
+            await conn.prompt(session_id=new.session_id,
+                              prompt=[acp.text_block("what time is it?")])
+            return running(mark)
+
+    during = asyncio.run(main())
+
+    assert [server for server, _ in seen.pending] == ["time", "clock"]
+    assert [a["toolCallId"] for a in seen.asked if a["toolCallId"].startswith(
+        "mcp-launch:")] == ["mcp-launch:time"]  # the clock's was answered in the queue
+    assert during == 2
+    store = SQLiteStore(root / ".rein" / "rein.db")
+    answered = {r.request["server"]: (r.status.value, (r.answer or {}).get("note"))
+                for r in store.approvals() if r.kind.value == "mcp_launch"}
+    assert answered == {"time": ("accepted", "session/request_permission"),
+                        "clock": ("accepted", None)}

@@ -114,18 +114,22 @@ async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
                  trust="client", workspace=Path(cwd), environ=dict(values))
     answers: dict[str, str] = {}
     queued: dict[str, str] = {}
-    for server in hub.to_json()["servers"]:
-        name = str(server["name"])
-        launch = server["launch"]
-        digest = str(launch["digest"])
-        row = launches.ask(harness.store, approval_id=RandomIds().new("apv"),
-                           thread_id=session_id, turn_id=turn_id, server=name,
-                           launch=launch, origin=ORIGIN, now=harness.clock.now().isoformat())
+    # Every launch is queued before the editor is asked about the first, so the queue shows
+    # them all at once and may answer them in any order.
+    rows = [launches.ask(harness.store, approval_id=RandomIds().new("apv"),
+                         thread_id=session_id, turn_id=turn_id, server=str(server["name"]),
+                         launch=server["launch"], origin=ORIGIN,
+                         now=harness.clock.now().isoformat())
+            for server in hub.to_json()["servers"]]
+    for row in rows:
+        name = str(row.request["server"])
         queued[name] = row.approval_id
-        status = await _answered(conn, harness, session_id, row)
-        answers[digest] = "accept" if status is ApprovalStatus.ACCEPTED else "decline"
-        print(f"rein acp: MCP server {name!r} ({digest}, {row.approval_id}): "
-              f"{'launching' if answers[digest] == 'accept' else status.value}",
+        status = launches.status(harness.store, row.approval_id)
+        if status is ApprovalStatus.PENDING:  # not answered in the queue yet: ask both
+            status = await _answered(conn, harness, session_id, row)
+        answers[row.digest] = "accept" if status is ApprovalStatus.ACCEPTED else "decline"
+        print(f"rein acp: MCP server {name!r} ({row.digest}, {row.approval_id}): "
+              f"{'launching' if status is ApprovalStatus.ACCEPTED else status.value}",
               file=sys.stderr)
     host = _Host(hub, answers)
     await host.__aenter__()
