@@ -41,7 +41,7 @@ class Elsewhere(Recorder):
         super().__init__(answer("allow_once"))
         self.root, self.verb = root, verb
         self.listed: dict[str, Any] = {}
-        self.shown = ""
+        self.shown = self.text = ""
         self.moot: asyncio.Event | None = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -60,6 +60,7 @@ class Elsewhere(Recorder):
         assert listed.returncode == 0, listed.stderr
         self.listed = {"stdout": listed.stdout, "call": tool_call.model_dump(by_alias=True),
                        "entries": json.loads(listed.stdout)["approvals"]}
+        self.text = _cli(self.root, "approvals", "list").stdout
         shown = _cli(self.root, "approvals", "show", approval)
         assert shown.returncode == 0, shown.stderr
         self.shown = shown.stdout
@@ -119,6 +120,8 @@ def test_the_launch_waits_in_the_queue_and_an_accept_from_the_cli_launches_it(
     assert mark not in seen.listed["stdout"]  # the names, never the values
     assert f"launches MCP server 'time': {sys.executable} {' '.join(ARGS)}" in seen.shown
     assert "no run" in seen.shown and "REIN_TEST_MARK" in seen.shown
+    assert f"mcp_launch time  {call['title']}" in seen.text
+    assert f"    thread {entry['run_id']}" in seen.text  # the session's thread: no run
     # The accept from the terminal held: the server ran and its tool was offered.
     assert stop == "end_turn"
     assert (during, after) == (1, 0)

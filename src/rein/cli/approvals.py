@@ -88,7 +88,10 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
             # What the person is asked to look at, so that they need not dig in the JSON.
             shown = [str(p) for p in r.request.get("present") or []]
             roles = [str(x) for x in r.request.get("roles") or []]
-            click.echo(f"    run {r.run_id}" + (f" · shows: {', '.join(shown)}" if shown else "")
+            # An ACP client's MCP server launch has no run: it is kept under its thread.
+            owner = "thread" if r.run_id == r.request.get("thread") else "run"
+            click.echo(f"    {owner} {r.run_id}"
+                       + (f" · shows: {', '.join(shown)}" if shown else "")
                        + (f" · for: {' or '.join(roles)}" if roles else ""))
     return int(ExitCode.OK)
 
