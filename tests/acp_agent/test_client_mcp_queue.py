@@ -234,3 +234,64 @@ def test_every_launch_is_queued_at_once_and_one_answered_there_is_not_asked_agai
                 for r in store.approvals() if r.kind.value == "mcp_launch"}
     assert answered == {"time": ("accepted", "session/request_permission"),
                         "clock": ("accepted", None)}
+
+
+class Holds(Recorder):
+    """An editor that never answers a launch question (until the test lets it go)."""
+
+    def __init__(self) -> None:
+        super().__init__(answer("allow_once"))
+        self.asked_launch: asyncio.Event | None = None
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
+                                 **kwargs: Any) -> schema.RequestPermissionResponse:
+        if str(tool_call.tool_call_id).startswith("mcp-launch:"):
+            assert self.asked_launch is not None
+            self.asked_launch.set()
+            await asyncio.Event().wait()  # cancelled when the client closes
+        return await super().request_permission(session_id, tool_call, options)
+
+
+@pytest.mark.parametrize("gone", ["closed", "killed"])
+def test_a_launch_left_waiting_is_cancelled_and_a_loaded_session_asks_again(
+        root: Path, gone: str) -> None:
+    mark = uuid.uuid4().hex
+    first = Holds()
+
+    async def leave() -> str:
+        async with spawn(root, first) as (conn, proc):
+            first.asked_launch = asyncio.Event()
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            new = await conn.new_session(cwd=str(root), mcp_servers=servers_with(mark))
+            prompt = asyncio.ensure_future(conn.prompt(
+                session_id=new.session_id, prompt=[acp.text_block("what time is it?")]))
+            await first.asked_launch.wait()
+            if gone == "killed":
+                proc.kill()
+                await proc.wait()
+            prompt.cancel()
+            return str(new.session_id)  # the client goes away with the question open
+
+    session_id = asyncio.run(leave())
+    store = SQLiteStore(root / ".rein" / "rein.db")
+    [left] = [r for r in store.approvals() if r.kind.value == "mcp_launch"]
+    # A closed session withdraws its question; a killed process cannot, and the session
+    # served again does.
+    assert left.status.value == ("cancelled" if gone == "closed" else "pending")
+
+    second = Recorder(answer("allow_once"))
+
+    async def load() -> int:
+        async with spawn(root, second) as (conn, _proc):
+            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+            await conn.load_session(cwd=str(root), session_id=session_id,
+                                    mcp_servers=servers_with(mark))
+            await conn.prompt(session_id=session_id,
+                              prompt=[acp.text_block("what time is it?")])
+            return running(mark)
+
+    assert asyncio.run(load()) == 1
+    rows = [r for r in store.approvals() if r.kind.value == "mcp_launch"]
+    assert [(r.status.value, r.digest) for r in rows] == [
+        ("cancelled", left.digest), ("accepted", left.digest)]
+    assert (rows[0].answer or {}).get("actor") == "rein"  # nobody answered it: rein did

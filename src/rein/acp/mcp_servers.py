@@ -10,7 +10,8 @@ run on the user's machine, so it is code execution and is treated as such:
   title. The first answer holds: ``allow_once``/``reject_once`` on the wire is recorded
   through the Harness's answer path, held to that digest; ``rein approvals accept|decline``
   (another process) drops the pending request and the editor is told. A withdrawn
-  request is a cancel, not a decline. Only the launch whose digest was accepted starts
+  request is a cancel, not a decline; an entry nothing would launch any more (the session
+  ended, or was served again) is cancelled by rein. Only the launch whose digest was accepted starts
   (:class:`~rein.workers.profile_mcp.HubHost` launches nothing else);
 - it is asked at the session's first prompt (an editor learns the session id from
   ``session/new``'s answer, so a question before it would name an unknown session);
@@ -116,21 +117,27 @@ async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
     queued: dict[str, str] = {}
     # Every launch is queued before the editor is asked about the first, so the queue shows
     # them all at once and may answer them in any order.
+    now = harness.clock.now().isoformat()
+    launches.withdraw_stale(harness.store, session_id, now=now)
     rows = [launches.ask(harness.store, approval_id=RandomIds().new("apv"),
                          thread_id=session_id, turn_id=turn_id, server=str(server["name"]),
-                         launch=server["launch"], origin=ORIGIN,
-                         now=harness.clock.now().isoformat())
+                         launch=server["launch"], origin=ORIGIN, now=now)
             for server in hub.to_json()["servers"]]
-    for row in rows:
-        name = str(row.request["server"])
-        queued[name] = row.approval_id
-        status = launches.status(harness.store, row.approval_id)
-        if status is ApprovalStatus.PENDING:  # not answered in the queue yet: ask both
-            status = await _answered(conn, harness, session_id, row)
-        answers[row.digest] = "accept" if status is ApprovalStatus.ACCEPTED else "decline"
-        print(f"rein acp: MCP server {name!r} ({row.digest}, {row.approval_id}): "
-              f"{'launching' if status is ApprovalStatus.ACCEPTED else status.value}",
-              file=sys.stderr)
+    try:
+        for row in rows:
+            queued[str(row.request["server"])] = row.approval_id
+            status = launches.status(harness.store, row.approval_id)
+            if status is ApprovalStatus.PENDING:  # not answered in the queue yet: ask both
+                status = await _answered(conn, harness, session_id, row)
+            answers[row.digest] = "accept" if status is ApprovalStatus.ACCEPTED else "decline"
+            print(f"rein acp: MCP server {row.request['server']!r} ({row.digest}, "
+                  f"{row.approval_id}): "
+                  f"{'launching' if status is ApprovalStatus.ACCEPTED else status.value}",
+                  file=sys.stderr)
+    finally:  # the session ended (or failed) before every launch was answered
+        for row in rows:
+            launches.withdraw(harness.store, row, note="the ACP session ended unanswered",
+                              now=harness.clock.now().isoformat())
     host = _Host(hub, answers)
     await host.__aenter__()
     return host, queued
@@ -167,9 +174,11 @@ async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalR
         return status
     try:
         picked = getattr(asked.result().outcome, "option_id", None)
-    except Exception as exc:  # noqa: BLE001 - the editor failed to answer: nothing starts
+    except Exception as exc:  # noqa: BLE001 - no answer (the editor failed, or went away)
         print(f"rein acp: MCP launch {row.approval_id}: no answer ({exc})", file=sys.stderr)
-        picked = None
+        launches.withdraw(harness.store, row, note="the ACP client gave no answer",
+                          now=harness.clock.now().isoformat())
+        return launches.status(harness.store, row.approval_id)
     # A withdrawn question (the prompt cancelled) is a cancel, not a decline.
     answer = {"allow_once": ApprovalStatus.ACCEPTED,
               "reject_once": ApprovalStatus.DECLINED}.get(str(picked),

@@ -11,7 +11,9 @@ would be (``approvals.run_id`` is the thread id; its ``approval/requested`` and
 ``approval/answered`` events are that id's log), in the manner of a graph turn's digest
 question (:mod:`rein.engine.sessions.digest`), which uses the turn's id: a turn's log is
 the turn's feed, and a launch is not a question of the turn. The key names the turn that
-asked, so a session loaded again asks again.
+asked, so a session loaded again asks again; what still waits from an earlier serving of
+the session, or when the session ends unanswered, is cancelled by rein (:func:`withdraw`):
+nothing is left that would launch it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import events
+from rein.engine.approvals import record_answer
+from rein.errors import ReinError
 from rein.store.base import ApprovalRow, Store, Transition
 
 
@@ -52,11 +56,6 @@ def ask(store: Store, *, approval_id: str, thread_id: str, turn_id: str, server:
     return row
 
 
-def is_launch(row: ApprovalRow) -> bool:
-    """Whether ``row`` is a client's launch (kept under its thread, with no run)."""
-    return row.kind is ApprovalKind.MCP_LAUNCH and row.run_id == row.request.get("thread")
-
-
 async def wait(store: Store, row: ApprovalRow) -> ApprovalStatus:
     """The answer, once it is given, here or in another process (read from the store)."""
     async for event in events.subscribe(store, row.run_id):
@@ -64,6 +63,26 @@ async def wait(store: Store, row: ApprovalRow) -> ApprovalStatus:
                 event.payload.get("approval_id") == row.approval_id:
             return ApprovalStatus(str(event.payload.get("status")))
     raise AssertionError("unreachable: subscribe without until_ended never ends")
+
+
+def withdraw(store: Store, row: ApprovalRow, *, note: str, now: str) -> None:
+    """Cancel ``row`` if it still waits (nothing is left to launch it), by rein."""
+    current = store.get_approval(row.approval_id)
+    if current is None or current.status is not ApprovalStatus.PENDING:
+        return
+    try:
+        record_answer(store, current, ApprovalStatus.CANCELLED,
+                      {"actor": "rein", "note": note}, now)
+    except ReinError:  # answered a moment before: that answer stands, and launches nothing
+        pass
+
+
+def withdraw_stale(store: Store, thread_id: str, *, now: str) -> None:
+    """Cancel the thread's launches that still wait from an earlier serving of the session
+    (its process died, or the session was loaded again): nothing will launch them."""
+    for row in store.approvals(run_id=RunId(thread_id), status=ApprovalStatus.PENDING):
+        if row.kind is ApprovalKind.MCP_LAUNCH:
+            withdraw(store, row, note="the session was served again; asked anew", now=now)
 
 
 def status(store: Store, approval_id: str) -> ApprovalStatus:
