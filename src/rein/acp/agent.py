@@ -14,7 +14,8 @@ profile, so a mode only narrows; the mode and the model are config options too
 A turn this agent drives is bound to its session (:mod:`rein.tools.backend`): where the
 client granted ``fs`` or ``terminal``, the checked tool calls do their I/O through it
 (:mod:`rein.acp.client_tools`), and the client's ``mcpServers``, each launched after its own
-permission request (:mod:`rein.acp.mcp_servers`), add their tools.
+approval (a queue entry asked as a permission request, :mod:`rein.acp.mcp_servers`), add
+their tools.
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ class ReinAgent:
         session.turn = turn
         if not session.launched:
             session.launched = True
-            await self._launch(session)
+            await self._launch(session, turn.turn_id)
         with bound(session.binding()):  # the turn's tasks inherit it (tools/backend.py)
             driving = asyncio.ensure_future(turn.drive())
         status = "failed"
@@ -274,20 +275,23 @@ class ReinAgent:
             print(f"rein acp: {exc.code}: {exc.message}", file=sys.stderr)
         return status
 
-    async def _launch(self, session: _Session) -> None:
-        """The client's MCP servers, each after its own permission request."""
+    async def _launch(self, session: _Session, turn_id: str) -> None:
+        """The client's MCP servers, each an entry of rein's approval queue asked as a
+        permission request too: the first answer, on the wire or in the queue, holds."""
         if not session.servers:
             return
+        queued: dict[str, str] = {}
         try:
-            session.mcp = await client_mcp.launch(
-                self.conn, session.thread_id, session.servers, session.values,
-                config=self.harness.config, cwd=session.cwd,
+            session.mcp, queued = await client_mcp.launch(
+                self.conn, self.harness, session.thread_id, turn_id, session.servers,
+                session.values, cwd=session.cwd,
                 mode=lambda: options.mode_of(
                     self.harness.sessions.thread(session.thread_id).data))
         except ReinError as exc:
             print(f"rein acp: MCP servers: {exc.code}: {exc.message}", file=sys.stderr)
         sessions = self.harness.sessions
-        launches = client_mcp.recorded(session.mcp, self.harness.clock.now().isoformat())
+        launches = client_mcp.recorded(session.mcp, queued,
+                                       self.harness.clock.now().isoformat())
         if launches:
             earlier = list(sessions.thread(session.thread_id).data.get("mcpLaunches") or ())
             sessions.update(session.thread_id, mcpLaunches=earlier + launches)

@@ -3,9 +3,15 @@
 A server the editor names in ``session/new`` or ``session/load`` is a command rein would
 run on the user's machine, so it is code execution and is treated as such:
 
-- each launch is a ``session/request_permission`` showing the exact command, its arguments
-  and the *names* of the variables it gets (never their values), with the digest of exactly
-  that in its title; only the launch whose digest was answered ``allow_once`` starts
+- each launch is an entry of rein's approval queue (kind ``mcp_launch``, kept under the
+  thread: :mod:`rein.engine.sessions.launches`) and, at the same time, a
+  ``session/request_permission`` showing the exact command, its arguments and the *names*
+  of the variables it gets (never their values), with the digest of exactly that in its
+  title. The first answer holds: ``allow_once``/``reject_once`` on the wire is recorded
+  through the Harness's answer path, held to that digest; ``rein approvals accept|decline``
+  (another process) drops the pending request and the editor is told. A withdrawn
+  request is a cancel, not a decline; an entry nothing would launch any more (the session
+  ended, or was served again) is cancelled by rein. Only the launch whose digest was accepted starts
   (:class:`~rein.workers.profile_mcp.HubHost` launches nothing else);
 - it is asked at the session's first prompt (an editor learns the session id from
   ``session/new``'s answer, so a question before it would name an unknown session);
@@ -13,8 +19,8 @@ run on the user's machine, so it is code execution and is treated as such:
   ``default`` decision; ``ask`` by default), so a session gets no more than rein allows,
   and a read-only session asks about each call even where rein.toml allows it; each call
   in ``ask`` is a permission request of its own;
-- the thread records each launch (what was shown, its digest, and what came of it) as
-  ``mcpLaunches``; the variables' values go to the server alone, and are redacted from its
+- the thread records each launch (what was shown, its digest, its approval id, and what
+  came of it) as ``mcpLaunches``; the variables' values go to the server alone, and are redacted from its
   tool results;
 - the servers stop when the session ends (the client disconnects, or loads the session
   again).
@@ -22,20 +28,30 @@ run on the user's machine, so it is code execution and is treated as such:
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import acp
 from acp import schema
 
 from rein.acp import updates
 from rein.config import Config
+from rein.core.states import ApprovalStatus
+from rein.engine.clock import RandomIds
+from rein.engine.sessions import launches
+from rein.errors import ReinError
 from rein.formats.globs import match_any
 from rein.profiles.policy import Policy
 from rein.tools.mcp import Gate, LaunchRequest, McpHub, McpServer
 from rein.workers.profile_mcp import HubHost
+
+if TYPE_CHECKING:
+    from rein.engine.service import Harness
+    from rein.store.base import ApprovalRow
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _VARIABLE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")  # what rein's MCP client passes on
@@ -88,38 +104,92 @@ def policy_gate(config: Config, mode: Callable[[], str]) -> Gate:
     return gate
 
 
-async def launch(conn: Any, session_id: str, servers: Sequence[McpServer],
-                 values: Mapping[str, str], *, config: Config, cwd: str,
-                 mode: Callable[[], str]) -> HubHost | None:
-    """Ask for each launch, then start the accepted ones; the host runs until closed."""
+async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
+                 servers: Sequence[McpServer], values: Mapping[str, str], *, cwd: str,
+                 mode: Callable[[], str]) -> tuple[HubHost | None, dict[str, str]]:
+    """Ask for each launch, then start the accepted ones; the host runs until closed, and
+    each server's approval id."""
     if not servers:
-        return None
-    hub = McpHub(servers, gate=policy_gate(config, mode), profile=ORIGIN, trust="client",
-                 workspace=Path(cwd), environ=dict(values))
+        return None, {}
+    hub = McpHub(servers, gate=policy_gate(harness.config, mode), profile=ORIGIN,
+                 trust="client", workspace=Path(cwd), environ=dict(values))
     answers: dict[str, str] = {}
-    for server in hub.to_json()["servers"]:
-        launch = server["launch"]
-        digest = str(launch["digest"])
-        line = " ".join(launch["command"])
-        names = ", ".join(launch["variables"])
-        title = (f"Launch MCP server {server['name']!r}: {line}"
-                 + (f" (with {names})" if names else "") + f" (digest {digest})?")
-        call = schema.ToolCallUpdate(
-            tool_call_id=f"mcp-launch:{server['name']}", title=title, kind="execute",
-            status="pending", raw_input={"command": launch["command"][0],
-                                         "args": launch["command"][1:],
-                                         "env": launch["variables"], "digest": digest})
-        response = await conn.request_permission(
-            session_id=session_id, tool_call=call,
-            options=updates.options(updates.QUESTION_OPTIONS))
-        picked = getattr(response.outcome, "option_id", None)
-        answers[digest] = "accept" if picked == "allow_once" else "decline"
-        print(f"rein acp: MCP server {server['name']!r} ({digest}): "
-              f"{'launching' if answers[digest] == 'accept' else 'declined'}",
-              file=sys.stderr)
+    queued: dict[str, str] = {}
+    # Every launch is queued before the editor is asked about the first, so the queue shows
+    # them all at once and may answer them in any order.
+    now = harness.clock.now().isoformat()
+    launches.withdraw_stale(harness.store, session_id, now=now)
+    rows = [launches.ask(harness.store, approval_id=RandomIds().new("apv"),
+                         thread_id=session_id, turn_id=turn_id, server=str(server["name"]),
+                         launch=server["launch"], origin=ORIGIN, now=now)
+            for server in hub.to_json()["servers"]]
+    try:
+        for row in rows:
+            queued[str(row.request["server"])] = row.approval_id
+            status = launches.status(harness.store, row.approval_id)
+            if status is ApprovalStatus.PENDING:  # not answered in the queue yet: ask both
+                status = await _answered(conn, harness, session_id, row)
+            answers[row.digest] = "accept" if status is ApprovalStatus.ACCEPTED else "decline"
+            print(f"rein acp: MCP server {row.request['server']!r} ({row.digest}, "
+                  f"{row.approval_id}): "
+                  f"{'launching' if status is ApprovalStatus.ACCEPTED else status.value}",
+                  file=sys.stderr)
+    finally:  # the session ended (or failed) before every launch was answered
+        for row in rows:
+            launches.withdraw(harness.store, row, note="the ACP session ended unanswered",
+                              now=harness.clock.now().isoformat())
     host = _Host(hub, answers)
     await host.__aenter__()
-    return host
+    return host, queued
+
+
+async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalRow
+                    ) -> ApprovalStatus:
+    """The queue entry's answer: the editor's, or one given in rein's queue meanwhile
+    (``rein approvals accept|decline``, the web console), whichever comes first. The
+    editor's goes through the Harness's answer path, held to the digest it was shown."""
+    request = row.request
+    call = schema.ToolCallUpdate(
+        tool_call_id=f"mcp-launch:{request['server']}", title=str(request["prompt"]),
+        kind="execute", status="pending",
+        raw_input={"command": request["command"][0], "args": request["command"][1:],
+                   "env": request["variables"], "digest": row.digest,
+                   "approval": row.approval_id})
+    asked = asyncio.ensure_future(conn.request_permission(
+        session_id=session_id, tool_call=call,
+        options=updates.options(updates.QUESTION_OPTIONS)))
+    queue = asyncio.ensure_future(launches.wait(harness.store, row))
+    try:
+        await asyncio.wait({asked, queue}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        queue.cancel()
+    if not asked.done():  # answered in the queue: the editor's question is moot
+        asked.cancel()
+        status = launches.status(harness.store, row.approval_id)
+        word = "accepted" if status is ApprovalStatus.ACCEPTED else status.value
+        await conn.session_update(session_id=session_id, update=acp.update_tool_call(
+            call.tool_call_id,
+            status="completed" if status is ApprovalStatus.ACCEPTED else "failed",
+            title=f"{call.title} {word} in rein's approval queue ({row.approval_id})"))
+        return status
+    try:
+        picked = getattr(asked.result().outcome, "option_id", None)
+    except Exception as exc:  # noqa: BLE001 - no answer (the editor failed, or went away)
+        print(f"rein acp: MCP launch {row.approval_id}: no answer ({exc})", file=sys.stderr)
+        launches.withdraw(harness.store, row, note="the ACP client gave no answer",
+                          now=harness.clock.now().isoformat())
+        return launches.status(harness.store, row.approval_id)
+    # A withdrawn question (the prompt cancelled) is a cancel, not a decline.
+    answer = {"allow_once": ApprovalStatus.ACCEPTED,
+              "reject_once": ApprovalStatus.DECLINED}.get(str(picked),
+                                                          ApprovalStatus.CANCELLED)
+    try:
+        await harness.answer(row.approval_id, answer, digest=row.digest, go_on=False,
+                             note="session/request_permission")
+    except ReinError as exc:  # answered in the queue a moment before: that answer holds
+        if exc.code != "APPROVAL_ANSWERED":
+            raise
+    return launches.status(harness.store, row.approval_id)
 
 
 class _Host(HubHost):
@@ -129,14 +199,16 @@ class _Host(HubHost):
         return self.answers.get(launch.digest, "decline")
 
 
-def recorded(host: HubHost | None, at: str) -> list[dict[str, Any]]:
+def recorded(host: HubHost | None, queued: Mapping[str, str], at: str
+             ) -> list[dict[str, Any]]:
     """Each launch as the thread records it: what was shown (command line, variable names,
-    digest) and what came of it; never a variable's value."""
+    digest), its approval, and what came of it; never a variable's value."""
     if host is None or host.hub is None:
         return []
     return [{"server": s["name"], "command": s["launch"]["command"],
              "variables": s["launch"]["variables"], "digest": s["launch"]["digest"],
-             "status": s["status"], "reason": s["reason"], "at": at}
+             "approval": queued.get(s["name"]), "status": s["status"],
+             "reason": s["reason"], "at": at}
             for s in host.hub.to_json()["servers"]]
 
 

@@ -50,8 +50,10 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
                             hint="list them with `rein approvals list --all`") from exc
         # A thread's graph turn asks for its digest before its run exists: the entry is
         # kept under the turn's id (see docs/app-server.md).
+        # An ACP client's MCP server launch is kept under its thread, with no run at all.
         asking = row.kind.value == "graph" and row.run_id == row.request.get("turn")
-        run = None if asking else harness.run(row.run_id)
+        launch = row.kind.value == "mcp_launch" and row.run_id == row.request.get("thread")
+        run = None if asking or launch else harness.run(row.run_id)
     request: Mapping[str, Any] = row.request
     if as_json:
         emit_json({"approval_id": row.approval_id, "run_id": row.run_id,
@@ -71,7 +73,14 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
 def _lines(row: Any, run: Any) -> list[str]:
     request: Mapping[str, Any] = row.request
     out = [f"approval {row.approval_id} ({row.kind.value}, {row.status.value})"]
-    if run is None:  # a thread's graph turn, whose run starts once this is accepted
+    if run is None and row.kind.value == "mcp_launch":  # an ACP client's server
+        out += [(f"thread   {request.get('thread')} (no run: {request.get('origin')} asked "
+                 f"at turn {request.get('turn')})"),
+                f"launches MCP server {request.get('server')!r}: "
+                + " ".join(map(str, request.get("command") or [])),
+                "         variables (names only) "
+                + (", ".join(map(str, request.get("variables") or [])) or "none")]
+    elif run is None:  # a thread's graph turn, whose run starts once this is accepted
         graph = request.get("graph")
         out += [(f"turn     {request.get('turn')} of thread {request.get('thread')} (no run "
                  "yet: it starts once this is accepted)"),

@@ -82,13 +82,16 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
         click.echo("no pending approvals")
     else:
         for r in rows:
-            node = r.request.get("node") or "graph"
+            node = r.request.get("node") or r.request.get("server") or "graph"
             click.echo(f"{r.approval_id}  {r.status.value:<9} {r.kind.value:<10} {node}  "
                        f"{r.request.get('prompt') or ''}".rstrip())
             # What the person is asked to look at, so that they need not dig in the JSON.
             shown = [str(p) for p in r.request.get("present") or []]
             roles = [str(x) for x in r.request.get("roles") or []]
-            click.echo(f"    run {r.run_id}" + (f" · shows: {', '.join(shown)}" if shown else "")
+            # An ACP client's MCP server launch has no run: it is kept under its thread.
+            owner = "thread" if r.run_id == r.request.get("thread") else "run"
+            click.echo(f"    {owner} {r.run_id}"
+                       + (f" · shows: {', '.join(shown)}" if shown else "")
                        + (f" · for: {' or '.join(roles)}" if roles else ""))
     return int(ExitCode.OK)
 
