@@ -113,3 +113,24 @@ def test_an_unknown_action_is_refused(console: Console) -> None:
     r = console.post(f"/approvals/{row.approval_id}", {"action": "approve-all",
                                                        "digest": row.digest})
     assert r.status_code == 400 and "WEB400" in r.text
+
+
+def test_a_question_asked_before_any_run_links_to_its_thread() -> None:
+    """A graph turn's digest question and an editor's MCP launch are filed under their turn
+    or thread (no run exists yet): the card links there, not to a run page that is not."""
+    from rein.core.ids import ApprovalId, RunId
+    from rein.core.states import ApprovalKind, ApprovalStatus
+    from rein.store.base import ApprovalRow
+    from rein.web.pages_queue import approval_card
+
+    def card(run_id: str, **request: str) -> str:
+        row = ApprovalRow(approval_id=ApprovalId("apv-1"), run_id=RunId(run_id), key="k",
+                          kind=ApprovalKind.MCP_LAUNCH, status=ApprovalStatus.PENDING,
+                          digest="sha256:d", request={"prompt": "Launch?", **request},
+                          created_at="2026-12-02T00:00:00Z")
+        return approval_card(row, csrf="c", read_only=True)
+
+    assert "href='/threads/thr-1'" in card("thr-1", thread="thr-1")
+    assert "href='/threads/thr-1'" in card("turn-1", thread="thr-1", turn="turn-1")
+    ran = card("run-1", thread="thr-1", turn="turn-1")
+    assert "href='/runs/run-1'" in ran and "/threads/" not in ran

@@ -56,13 +56,21 @@ def _risk(row: ApprovalRow) -> str:
     return f" · risk <b>{e(risk)}</b>" if risk else ""
 
 
+def _owner(row: ApprovalRow) -> str:
+    """What the question belongs to: its run, or, for a question asked before any run
+    exists (a graph turn's digest, an editor's MCP launch), its thread."""
+    thread = row.request.get("thread")
+    if isinstance(thread, str) and thread and row.run_id in (thread, row.request.get("turn")):
+        return f"thread <a href='/threads/{e(thread)}'><code>{e(thread)}</code></a>"
+    return f"run <a href='/runs/{e(row.run_id)}'><code>{e(row.run_id)}</code></a>"
+
+
 def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
     req = dict(row.request)
     shown = {k: v for k, v in req.items() if k not in ("prompt",)}
     head = (f"<div class='card' data-approval='{e(row.approval_id)}'>"
             f"<div><b>{e(_WHAT.get(row.kind.value, row.kind.value))}</b> "
-            f"{status(row.status.value)} · run <a href='/runs/{e(row.run_id)}'>"
-            f"<code>{e(row.run_id)}</code></a>{_risk(row)}</div>"
+            f"{status(row.status.value)} · {_owner(row)}{_risk(row)}</div>"
             f"<p>{e(req.get('prompt') or req.get('node') or row.key)}</p>"
             f"<div class='muted'>digest of what is shown: <code data-digest>{e(row.digest)}"
             f"</code></div><details><summary>what is shown</summary>{pretty(shown)}</details>")
