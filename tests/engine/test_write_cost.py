@@ -153,7 +153,7 @@ def test_a_fresh_run_parses_its_graph_once(tmp_path: Path, monkeypatch: Any) -> 
     # start() reads the file once, holds that data to the approval and runs it: no second
     # read under the lock (a second parse of a graph with a large default param was most
     # of the time before the first item started).
-    import rein.formats.loader as loader
+    from rein.formats import loader
 
     path = tmp_path / "g.agraph.yaml"
     path.write_text(yaml.safe_dump(mapped(3), sort_keys=False))
@@ -177,3 +177,48 @@ def test_a_fresh_run_parses_its_graph_once(tmp_path: Path, monkeypatch: Any) -> 
         store.close()
     assert outcome.status.value == "succeeded"
     assert parses == 1, parses
+
+
+def _map_run(tmp_path: Path, items: int) -> tuple[list[str], SQLiteStore]:
+    """A map run; the statements its store's own connection ran, and the closed store."""
+    path = tmp_path / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(mapped(items), sort_keys=False))
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    engine = Engine(workspace=tmp_path, store=store,
+                    workers=(ScriptedWorker({"nodes": {"w": [{"outputs": {}}]}}),), env={})
+    prepared = prepare(path, given={}, env={})
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)
+    try:
+        outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    finally:
+        store.close()
+    assert outcome.status.value == "succeeded"
+    return seen, store
+
+
+def test_checkpoints_run_on_their_own_thread_not_in_a_commit(tmp_path: Path,
+                                                             monkeypatch: Any) -> None:
+    from rein.store import sqlite_checkpoint
+
+    monkeypatch.setattr(sqlite_checkpoint, "EVERY", 10)
+    seen, store = _map_run(tmp_path, 40)
+    assert sum(s == "COMMIT" for s in seen) >= 80
+    assert not [s for s in seen if s.startswith("PRAGMA wal_checkpoint")]  # none in a commit
+    assert store._checkpointer.runs >= 1  # closing waits for every request to be served
+
+
+def test_a_checkpointer_that_falls_behind_is_done_inline(tmp_path: Path,
+                                                        monkeypatch: Any) -> None:
+    # The WAL stays bounded without the thread: past BEHIND unserved commits the committing
+    # connection checkpoints, as SQLite's automatic checkpoint would have.
+    from rein.store import sqlite_checkpoint
+
+    monkeypatch.setattr(sqlite_checkpoint, "EVERY", 10 ** 9)  # never asks the thread
+    monkeypatch.setattr(sqlite_checkpoint, "BEHIND", 20)
+    seen, store = _map_run(tmp_path, 40)
+    inline = [s for s in seen if s == "PRAGMA wal_checkpoint(PASSIVE)"]
+    assert len(inline) >= sum(s == "COMMIT" for s in seen) // 21
+    assert store._checkpointer.runs == 0
