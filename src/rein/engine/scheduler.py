@@ -99,7 +99,7 @@ class Scheduler:
                     try:
                         await self.ctx.execute_node(self.ctx, self.inst, inline)
                         alone = (inline, None)
-                    except Exception as exc:  # judged by _finished, as a task's would be
+                    except Exception as exc:  # noqa: BLE001 - judged by _finished, as a task's is
                         alone = (inline, exc)
                     done = set()
                     continue
