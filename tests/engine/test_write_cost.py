@@ -93,3 +93,132 @@ def test_a_map_item_commits_twice(tmp_path: Path) -> None:
     # Per commit: BEGIN, the first event's sequence number, two events, one node row, COMMIT.
     assert got["node_rows"] <= 2 * items + 10, got
     assert got["statements"] <= 12 * items + 60, got
+
+
+def _started(tmp_path: Path, graph: dict[str, Any], answers: dict[str, Any]) -> tuple[int, Any]:
+    """Run ``graph`` to success; how many asyncio tasks the run created."""
+    path = tmp_path / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(graph, sort_keys=False))
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    engine = Engine(workspace=tmp_path, store=store, workers=(ScriptedWorker(answers),),
+                    env={})
+    prepared = prepare(path, given={}, env={})
+    created = 0
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        nonlocal created
+        created += 1
+        return asyncio.Task(coro, loop=loop, **kw)
+
+    async def main() -> Any:
+        asyncio.get_running_loop().set_task_factory(counting)
+        return await engine.start(prepared, approved=prepared.digest)
+
+    try:
+        outcome = asyncio.run(main())
+    finally:
+        store.close()
+    assert outcome.status.value == "succeeded"
+    return created, outcome
+
+
+def test_a_map_item_runs_without_a_task_of_its_own(tmp_path: Path) -> None:
+    # The item's one node is the only one running in its scope, so it is awaited in place:
+    # no task, done callback and wait per item, only the map's four runners.
+    created, _ = _started(tmp_path, mapped(40), {"nodes": {"w": [{"outputs": {}}]}})
+    assert created <= 4 + 5, created
+
+
+def test_a_chain_runs_its_nodes_in_place(tmp_path: Path) -> None:
+    n = 30
+    nodes = {f"n{i}": {"title": f"n{i}", "description": "work",
+                       **({"depends_on": [f"n{i - 1}"]} if i else {})} for i in range(n)}
+    graph = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/chain",
+             "title": "chain", "objective": "count tasks", "requires_conformance": 3,
+             "entrypoints": ["n0"], "nodes": nodes}
+    created, _ = _started(tmp_path, graph, {"nodes": {k: [{"outputs": {}}] for k in nodes}})
+    assert created <= 5, created
+
+
+def test_a_layer_still_runs_its_nodes_side_by_side(tmp_path: Path) -> None:
+    # Ten nodes ready at once are ten tasks: running one in place is only for a lone node.
+    graph = {**layered(20), "constraints": {"max_parallel_nodes": WIDTH}}
+    created, _ = _started(tmp_path, graph,
+                          {"nodes": {k: [{"outputs": {}}] for k in graph["nodes"]}})
+    assert created >= 20, created
+
+
+def test_a_fresh_run_parses_its_graph_once(tmp_path: Path, monkeypatch: Any) -> None:
+    # start() reads the file once, holds that data to the approval and runs it: no second
+    # read under the lock (a second parse of a graph with a large default param was most
+    # of the time before the first item started).
+    from rein.formats import loader
+
+    path = tmp_path / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(mapped(3), sort_keys=False))
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    engine = Engine(workspace=tmp_path, store=store,
+                    workers=(ScriptedWorker({"nodes": {"w": [{"outputs": {}}]}}),), env={})
+    prepared = prepare(path, given={}, env={})
+    parses = 0
+    real = loader._load_yaml
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal parses
+        parses += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "_load_yaml", counted)
+    try:
+        outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    finally:
+        store.close()
+    assert outcome.status.value == "succeeded"
+    assert parses == 1, parses
+
+
+def _map_run(tmp_path: Path, items: int) -> tuple[list[str], SQLiteStore]:
+    """A map run; the statements its store's own connection ran, and the closed store."""
+    path = tmp_path / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(mapped(items), sort_keys=False))
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    engine = Engine(workspace=tmp_path, store=store,
+                    workers=(ScriptedWorker({"nodes": {"w": [{"outputs": {}}]}}),), env={})
+    prepared = prepare(path, given={}, env={})
+    seen: list[str] = []
+    store._db.set_trace_callback(seen.append)
+    try:
+        outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    finally:
+        store.close()
+    assert outcome.status.value == "succeeded"
+    return seen, store
+
+
+def test_checkpoints_run_on_their_own_thread_not_in_a_commit(tmp_path: Path,
+                                                             monkeypatch: Any) -> None:
+    from rein.store import sqlite_checkpoint
+
+    monkeypatch.setattr(sqlite_checkpoint, "EVERY", 10)
+    seen, store = _map_run(tmp_path, 40)
+    assert sum(s == "COMMIT" for s in seen) >= 80
+    assert not [s for s in seen if s.startswith("PRAGMA wal_checkpoint")]  # none in a commit
+    assert store._checkpointer.runs >= 1  # closing waits for every request to be served
+
+
+def test_a_checkpointer_that_falls_behind_is_done_inline(tmp_path: Path,
+                                                        monkeypatch: Any) -> None:
+    # The WAL stays bounded without the thread: past BEHIND unserved commits the committing
+    # connection checkpoints, as SQLite's automatic checkpoint would have.
+    from rein.store import sqlite_checkpoint
+
+    monkeypatch.setattr(sqlite_checkpoint, "EVERY", 10 ** 9)  # never asks the thread
+    monkeypatch.setattr(sqlite_checkpoint, "BEHIND", 20)
+    seen, store = _map_run(tmp_path, 40)
+    inline = [s for s in seen if s == "PRAGMA wal_checkpoint(PASSIVE)"]
+    assert len(inline) >= sum(s == "COMMIT" for s in seen) // 21
+    assert store._checkpointer.runs == 0

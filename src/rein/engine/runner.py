@@ -96,9 +96,15 @@ class Engine:
     async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli"
                     ) -> RunOutcome:
         """Create a run of an approved graph and advance it to its end or first wait."""
+        from rein.engine.graph_cache import load_graph
+
         check_approved(prepared, approved)
-        try:  # the files as they are now, before anything is written (again under the lock)
-            unchanged = current_binding(prepared.path, prepared.params) == prepared.binding()
+        # The files as they are now, before anything is written: read once, and this very
+        # data is what the run executes (no second read, so nothing can change in between).
+        try:
+            data = load_graph(prepared.path, self.workspace, approved=prepared.digest)
+            unchanged = current_binding(prepared.path, prepared.params,
+                                        data=data) == prepared.binding()
         except ReinError:
             unchanged = False
         if not unchanged:
@@ -125,7 +131,7 @@ class Engine:
             append(self.store, run_id, EventType.APPROVAL_ANSWERED, {
                 "approval_id": row.approval_id, "kind": "graph", "status": "accepted",
                 "digest": prepared.digest}, now, Transition(approval=row))
-        return await self.proceed(run_id, fresh=True)
+        return await self.proceed(run_id, fresh=True, checked=data)
 
     def now(self) -> str:
         return iso(self.clock.now())
@@ -204,14 +210,16 @@ class Engine:
         return await self.proceed(run_id, reopen=True, force=force)
 
     async def proceed(self, run_id: str, *, fresh: bool = False,
-                      reopen: bool = False, force: bool = False) -> RunOutcome:
+                      reopen: bool = False, force: bool = False,
+                      checked: Mapping[str, Any] | None = None) -> RunOutcome:
         """Advance a run while holding its lock (``RUN_LOCKED`` when another process does).
 
         ``fresh``: the run was just created here. Otherwise a run found ``running`` was
         interrupted and is recovered first (:mod:`rein.engine.recovery`). ``reopen``: a
         failed or partial run runs again as its ``policy.resume`` says. Every continuation
         is held to the approved binding (RT053, :meth:`check_binding`); ``force`` lets a
-        change through and records it.
+        change through and records it. ``checked``: a fresh run's graph, just read and held
+        to the binding it was created under, before the run existed (:meth:`start`).
         """
         run = self.store.get_run(run_id)
         if run is None:
@@ -223,24 +231,26 @@ class Engine:
             token = GROUP_WATCH.set(recovery.GroupRecorder(self.store, run.run_id, self.now))
             try:
                 return await self._advance(run.run_id, fresh=fresh, reopen=reopen,
-                                           force=force)
+                                           force=force, checked=checked if fresh else None)
             finally:
                 GROUP_WATCH.reset(token)
                 self._flush_listeners()
 
     async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool,
-                       force: bool) -> RunOutcome:
+                       force: bool, checked: Mapping[str, Any] | None = None) -> RunOutcome:
         from rein.engine.graph_cache import load_graph
 
         run = self.store.get_run(run_id)  # again: it may have moved before the lock was ours
         assert run is not None
         if run.status.terminal and not reopen:
             return RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
-        data = load_graph(run.graph_path, self.workspace,
-                          approved=run.binding.get("graph_digest"))
-        # Fresh runs too: the file is read again here, after the approval was computed. The
-        # document checked is the one that runs, with no window in between.
-        run = self._hold_to_binding(run, data, force=force)
+        if checked is not None:
+            data = checked  # read and held to the approval by start(), which made this run
+        else:
+            data = load_graph(run.graph_path, self.workspace,
+                              approved=run.binding.get("graph_digest"))
+            # The document checked is the one that runs, with no window in between.
+            run = self._hold_to_binding(run, data, force=force)
         policy = recovery.resume_policy(data)
         adopt = "resume_incomplete"
         if run.status is RunStatus.RUNNING and not fresh:

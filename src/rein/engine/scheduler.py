@@ -63,12 +63,14 @@ class Scheduler:
         entry: set[str] | None = set(self.model.entrypoints)
         running: dict[asyncio.Task[None], str] = {}
         done: set[asyncio.Task[None]] = set()
+        alone: tuple[str, BaseException | None] | None = None  # the node just run inline
         try:
             while True:
                 # One scheduling step: everything it writes (edges resolved, nodes skipped)
                 # shares one transaction. The step never awaits, so no other task's writes
                 # join it, and each write is whole: a crash between steps loses none of
                 # them, a crash inside one loses the step, which the replay redoes.
+                inline: str | None = None
                 with self.ctx.store.batch():
                     if entry is not None:
                         for nid in self.model.nodes:
@@ -77,14 +79,30 @@ class Scheduler:
                                 # escalation targets.
                                 self._skip(nid, "unreachable")
                         entry = None
-                    for task in sorted(done, key=lambda t: self.model.rank[running[t]]):
-                        nid = running.pop(task)
+                    ended = [(running.pop(t), _error(t)) for t in
+                             sorted(done, key=lambda t: self.model.rank[running[t]])]
+                    if alone is not None:
+                        ended.append(alone)
+                        alone = None
+                    for nid, exc in ended:
                         group = self._group(nid)
                         if group:
                             self.ctx.root().groups_held.discard(group)
-                        self._finished(task, nid)
+                        self._finished(nid, exc)
                     if not self.halted:
-                        self._start_ready(running)
+                        inline = self._start_ready(running)
+                if inline is not None:
+                    # The only node running: nothing in this scope can change before it
+                    # ends, so it is awaited here rather than as a task, which spares the
+                    # task, its done callback and the wait (three turns of the event loop
+                    # per node, each behind every other ready callback).
+                    try:
+                        await self.ctx.execute_node(self.ctx, self.inst, inline)
+                        alone = (inline, None)
+                    except Exception as exc:  # noqa: BLE001 - judged by _finished, as a task's is
+                        alone = (inline, exc)
+                    done = set()
+                    continue
                 if self.halted:
                     for task in running:
                         task.cancel()
@@ -109,25 +127,29 @@ class Scheduler:
             degraded=any(s.degraded for s in states.values()),
         )
 
-    def _start_ready(self, running: dict[asyncio.Task[None], str]) -> None:
-        """Readiness, then start what may start: the tasks run once the step yields."""
+    def _start_ready(self, running: dict[asyncio.Task[None], str]) -> str | None:
+        """Readiness, then start what may start: the tasks run once the step yields. A node
+        that would be the only one running is returned instead, to be run inline."""
         self._update_readiness()
         if self.ctx.root().budget_stop is not None:
-            return
-        for nid in self._pickable(len(running)):
+            return None
+        picked = self._pickable(len(running))
+        for nid in picked:
             group = self._group(nid)
             if group:
                 self.ctx.root().groups_held.add(group)
             transition(self.inst.states[nid], NodeStatus.RUNNING)
+            if not running and len(picked) == 1:
+                return nid
             task = asyncio.ensure_future(self.ctx.execute_node(self.ctx, self.inst, nid))
             running[task] = nid
             if len(running) >= self.capacity:
                 break
+        return None
 
     # -- node completion -------------------------------------------------------------------
 
-    def _finished(self, task: asyncio.Task[None], nid: str) -> None:
-        exc = task.exception() if not task.cancelled() else None
+    def _finished(self, nid: str, exc: BaseException | None) -> None:
         if isinstance(exc, Paused):
             self.paused[nid] = exc.reason
             return
@@ -296,6 +318,10 @@ class Scheduler:
         if not self.paused:
             return None
         return "human" if "human" in self.paused.values() else next(iter(self.paused.values()))
+
+
+def _error(task: asyncio.Task[None]) -> BaseException | None:
+    return task.exception() if not task.cancelled() else None
 
 
 __all__ = ["Scheduler", "ScopeResult"]

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from rein.errors import StoreError
+from rein.store import sqlite_checkpoint as checkpoint
 from rein.store.sql import SQLStore, dump
+from rein.store.sqlite_checkpoint import Checkpointer
 from rein.store.sqlite_errors import (
     Rows,
     os_store_error,
@@ -206,6 +208,11 @@ class SQLiteStore(SQLStore):
             # WAL + NORMAL: a power loss may lose the last commits, a crash loses none.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
+            # Checkpoints run on a thread of their own, not inside a commit (see
+            # rein.store.sqlite_checkpoint).
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
+            self._commits = 0
+            self._checkpointer = Checkpointer(self.path)
             self._migrate()
         except BaseException:
             self._db.close()
@@ -256,9 +263,20 @@ class SQLiteStore(SQLStore):
                     with contextlib.suppress(sqlite3.Error):
                         self._db.execute("ROLLBACK")
                 raise
+            self._committed()
             return
         if self._db.in_transaction:  # SQLite may have rolled back already (a full disk)
             self._x("ROLLBACK")
+
+    def _committed(self) -> None:
+        """Ask for a checkpoint every few commits; do it here if the thread fell behind."""
+        self._commits += 1
+        if self._commits % checkpoint.EVERY == 0:
+            self._checkpointer.request(self._commits)
+        if self._commits - self._checkpointer.served > checkpoint.BEHIND:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            self._checkpointer.served = self._commits
 
     def data_version(self) -> int:
         """A number that changes whenever another connection (any process) commits to the
@@ -359,4 +377,5 @@ class SQLiteStore(SQLStore):
         try:
             self.flush()
         finally:
+            self._checkpointer.stop()  # so that this connection is the last, and folds the WAL
             self._db.close()

@@ -1,0 +1,93 @@
+"""WAL checkpoints off the commit path.
+
+SQLite's automatic checkpoint runs inside the ``COMMIT`` that crosses its threshold: it
+copies the WAL into the database file and syncs both, on the connection that committed,
+which for the engine is the one event loop every running node shares. So the store turns
+it off on its connection (``PRAGMA wal_autocheckpoint=0``) and asks this thread, with a
+connection of its own, for a ``PASSIVE`` checkpoint every :data:`EVERY` commits. A passive
+checkpoint never takes the write lock and never waits for readers; the sqlite3 module
+releases the GIL while it runs, so the loop goes on committing meanwhile.
+
+Durability is unchanged: a commit is in the WAL when ``COMMIT`` returns, as before; the
+checkpoint only moves committed pages into the main file. The WAL stays bounded: should
+the thread fall :data:`BEHIND` commits behind (stopped, or starved), the committing
+connection checkpoints inline, as SQLite would have. The thread starts on the first
+request, so a short command that commits a few times never starts one; closing the store
+stops it first, so that the store's own connection, the last to close, folds the WAL into
+the file as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from pathlib import Path
+
+#: Commits between two requests (SQLite's own default is 1,000 pages, a few commits each).
+EVERY = 128
+#: Commits without a served checkpoint after which the committing connection does it.
+BEHIND = 8 * EVERY
+
+
+class Checkpointer:
+    """A daemon thread that runs passive checkpoints of one database when asked."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.served = 0  # the commit count of the newest request a checkpoint served
+        self.runs = 0  # checkpoints this thread ran (tests count them)
+        self._wanted = 0
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+
+    def request(self, commits: int) -> None:
+        """A checkpoint, soon, covering at least the first ``commits`` commits."""
+        self._wanted = commits
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="rein-wal-checkpoint",
+                                            daemon=True)
+            self._thread.start()
+        self._wake.set()
+
+    def _serve(self) -> None:
+        from urllib.parse import quote
+
+        try:  # mode=rw: a store removed meanwhile is never created afresh by this thread
+            db = sqlite3.connect(f"file:{quote(str(self.path))}?mode=rw", uri=True,
+                                 isolation_level=None, check_same_thread=False, timeout=30.0)
+        except sqlite3.Error:
+            return  # the committing connection checkpoints inline once BEHIND is reached
+        handled = 0
+        try:
+            while True:
+                # State is read again after every wake: a request or a stop that comes
+                # while a checkpoint runs is seen on the next pass, never slept through.
+                wanted = self._wanted
+                if wanted > handled:
+                    handled = wanted
+                    # An error (a busy or full disk) leaves the WAL to the next request, or
+                    # to the inline fallback: a checkpoint is never worth failing a run for.
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                        self.runs += 1
+                        self.served = wanted
+                    continue
+                if self._stop:
+                    return
+                self._wake.wait()
+                self._wake.clear()
+        finally:
+            db.close()
+
+    def stop(self) -> None:
+        """End the thread once every request made is served."""
+        self._stop = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+__all__ = ["BEHIND", "EVERY", "Checkpointer"]
