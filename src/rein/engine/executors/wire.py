@@ -7,7 +7,6 @@ fills them from its own environment, so no secret is ever written to the queue's
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -28,19 +27,23 @@ from rein.workers.base import (
 
 
 def _fields(value: Frozen) -> dict[str, Any]:
-    """A hand-written value class's fields, as the queue carries them (JSON: the mappings
-    inside are written as they are)."""
-    return {name: getattr(value, name) for name in value.__slots__}
+    """A hand-written value class's fields in their declared order, as the queue carries
+    them (the text is the one the dataclasses gave: JSON writes the mappings inside)."""
+    return {name: getattr(value, name) for name in _declared(type(value))}
+
+
+def _declared(cls: type) -> list[str]:
+    return [name for name in cls.__annotations__ if name != "__slots__"]
 
 
 def encode_request(request: AttemptRequest, *, worker: str, placement: Mapping[str, Any],
                    turn: Mapping[str, Any] | None = None) -> str:
     """The request as the queue carries it (``placement``: the workspace it needs;
     ``turn``: the state and answers of a paused attempt, see ``remote_session``)."""
-    data = {name: getattr(request, name) for name in request.__slots__
+    data = {name: getattr(request, name) for name in _declared(AttemptRequest)
             if name not in ("session", "env", "secret_names")}
     data["outputs"] = [_fields(o) for o in request.outputs]
-    data["budget"] = dataclasses.asdict(request.budget)
+    data["budget"] = _fields(request.budget)
     data["feedback"] = None if request.feedback is None else {
         "failure_class": request.feedback.failure_class.value,
         "summary": request.feedback.summary,
@@ -84,7 +87,7 @@ def encode_answer(items: list[Item], result: AttemptResult, **about: Any) -> str
     """What the worker sends back: its items, its result, and who ran it."""
     return json.dumps({
         "items": [{"kind": i.kind.value, "data": dict(i.data)} for i in items],
-        "result": {"outputs": dict(result.outputs), "usage": dataclasses.asdict(result.usage),
+        "result": {"outputs": dict(result.outputs), "usage": _fields(result.usage),
                    "routed": None if result.routed is None else _fields(result.routed),
                    "failure": None if result.failure is None else result.failure.value,
                    "message": result.message, "decision": result.decision,
