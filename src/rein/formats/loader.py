@@ -17,7 +17,6 @@ with findings pay, and only for the part of the text up to their last finding.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import stat
@@ -27,6 +26,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rein.errors import LoadError, Location
+from rein.formats.numbers import (
+    _BadNumber,
+    _float_literal,
+    _int_literal,
+    too_deep,
+)
 
 Format = Literal["yaml", "json"]
 
@@ -237,49 +242,6 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name}")
 
 
-class _BadNumber(Exception):
-    """A number literal that has no finite, exactly representable value."""
-
-    def __init__(self, kind: str, message: str, literal: str, hint: str) -> None:
-        self.kind, self.message, self.literal, self.hint = kind, message, literal, hint
-
-
-# No document needs an integer this long: JSON interchange is exact to 2^53 (16 digits), and
-# RFC 8785 digests refuse anything larger. The bound keeps every later step (digests,
-# messages, Python's own 4,300-digit conversion limit) from failing on an absurd literal.
-MAX_INTEGER_DIGITS = 100
-_MAX_INTEGER_BITS = 333  # 2^333 > 10^100: the same bound for hex and octal literals
-
-
-def _too_long(literal: str) -> _BadNumber:
-    return _BadNumber(
-        "bad_number", f"the integer {literal[:20]}… has more than {MAX_INTEGER_DIGITS} digits",
-        literal, "no document needs such a number: write it as a string if it is an id",
-    )
-
-
-def _overflows(literal: str) -> _BadNumber:
-    return _BadNumber(
-        "non_finite", f"the number {literal[:40]} is too large for a double (it would be "
-        "infinite)", literal, "use a finite number or a string",
-    )
-
-
-def _int_literal(literal: str) -> int:
-    """``int(literal)`` for a decimal literal, refusing overlong ones before converting."""
-    if len(literal) - (literal[0] in "+-") > MAX_INTEGER_DIGITS:
-        raise _too_long(literal)
-    return int(literal)
-
-
-def _float_literal(literal: str) -> float:
-    """``float(literal)``, refusing one that overflows to infinity (``1e999``)."""
-    value = float(literal)
-    if not math.isfinite(value):
-        raise _overflows(literal)
-    return value
-
-
 def _literal_position(text: str, literal: str) -> tuple[int | None, int | None]:
     """Line and column of the first occurrence of a number literal."""
     match = re.search(r"(?<![\w.])" + re.escape(literal[:200]), text)
@@ -317,7 +279,7 @@ def _load_json(text: str, source: str, limits: LoadLimits, line_offset: int) -> 
             hint="use a finite number or a string",
         ) from None
     except RecursionError:
-        raise _too_deep(source, limits) from None
+        raise too_deep(source, limits.max_depth) from None
     _check_depth(data, source, limits)
     if _SURROGATE_ESCAPE.search(text):
         _check_surrogates(data, source, line_offset)
@@ -370,19 +332,11 @@ def _check_depth(data: Any, source: str, limits: LoadLimits) -> None:
     while stack:
         value, depth = stack.pop()
         if depth > max_depth:
-            raise _too_deep(source, limits)
+            raise too_deep(source, limits.max_depth)
         if isinstance(value, dict):
             stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
         elif isinstance(value, list):
             stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
-
-
-def _too_deep(source: str, limits: LoadLimits) -> LoadError:
-    return LoadError(
-        f"the document nests deeper than {limits.max_depth} levels",
-        kind="too_deep", location=Location(file=source),
-        hint="flatten the document, or raise [limits] max_depth in rein.toml",
-    )
 
 
 # ---------------------------------------------------------------------------- YAML 1.2

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yaml import YAMLError as _YAMLError
 from yaml.events import (
@@ -25,16 +25,18 @@ from yaml.events import (
 )
 
 from rein.errors import LoadError, Location
-from rein.formats.loader import (
+from rein.formats.locations import EventParser
+from rein.formats.numbers import (
     _MAX_INTEGER_BITS,
-    LoadLimits,
     _BadNumber,
     _float_literal,
     _int_literal,
-    _too_deep,
     _too_long,
+    too_deep,
 )
-from rein.formats.locations import EventParser
+
+if TYPE_CHECKING:
+    from rein.formats.loader import LoadLimits
 
 __all__ = ["load_yaml"]
 
@@ -151,7 +153,7 @@ def load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int) -> A
             loc = Location(file=source, line=mark.line + 1 + line_offset, column=mark.column + 1)
         raise LoadError(message, kind=kind, location=loc) from None
     except RecursionError:
-        raise _too_deep(source, limits) from None
+        raise too_deep(source, limits.max_depth) from None
 
 
 _NOKEY = object()
