@@ -15,7 +15,7 @@ from typing import Any, Self
 
 import pytest
 
-from rein.formats import loader
+from rein.formats import loader_yaml
 
 
 def count_values(value: Any) -> int:
@@ -41,7 +41,7 @@ class LoaderWork:
 
     def __enter__(self) -> Self:
         work = self
-        real_parser, real_clone = loader.EventParser, loader._clone
+        real_parser, real_clone = loader_yaml.EventParser, loader_yaml._clone
 
         class CountingParser(real_parser):  # type: ignore[misc, valid-type]
             def get_event(self) -> Any:
@@ -53,8 +53,8 @@ class LoaderWork:
             work.values_copied += count_values(copy)
             return copy
 
-        self._patch.setattr(loader, "EventParser", CountingParser)
-        self._patch.setattr(loader, "_clone", counting_clone)
+        self._patch.setattr(loader_yaml, "EventParser", CountingParser)
+        self._patch.setattr(loader_yaml, "_clone", counting_clone)
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from support import EXAMPLES
 
-from rein.formats import pointers
+from rein.formats import locations
 from rein.formats.ags import validate_path
 from rein.formats.loader import load_text
-from rein.formats.pointers import locate_pointers, location_index
+from rein.formats.locations import locate_pointers, location_index
 
 
 def _graph(nodes: int, *, extra_field_at: int | None = None, cost: bool = True) -> str:
@@ -86,7 +86,7 @@ class _CountingParser:
     """The real libyaml event parser, counting the events it hands out."""
 
     read = 0
-    real = pointers.EventParser
+    real = locations.EventParser
 
     def __init__(self, text: str) -> None:
         self._parser = self.real(text)
@@ -99,7 +99,7 @@ class _CountingParser:
 def test_a_finding_near_the_top_does_not_read_the_rest_of_a_large_document(
         monkeypatch: pytest.MonkeyPatch) -> None:
     text = _graph(3000)
-    monkeypatch.setattr(pointers, "EventParser", _CountingParser)
+    monkeypatch.setattr(locations, "EventParser", _CountingParser)
     _CountingParser.read = 0
     line = text.splitlines()[5]
     assert locate_pointers(text, ["/constraints/max_cost_usd"]) == {

@@ -6,6 +6,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rein.errors import ReinError
+
 if TYPE_CHECKING:
     import click
 
@@ -23,6 +25,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 130
         if quick is not None:
             return quick
+    if args[:1] == ["submit"]:  # a driver's every other turn: its plain forms skip click too
+        from rein.cli.quick_submit import quick_submit
+
+        try:
+            quick = quick_submit(args[1:])
+        except (ReinError, KeyboardInterrupt, BrokenPipeError, OSError) as exc:
+            return _failed(exc, args)
+        if quick is not None:
+            return quick
     if args[:2] == ["graph", "validate"]:  # run on every save: its plain forms skip click
         from rein.cli.validate_quick import quick_validate
 
@@ -32,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import click
 
     from rein.cli.app import cli
-    from rein.errors import ExitCode, ReinError
+    from rein.errors import ExitCode
 
     try:
         result = cli.main(args=args, prog_name="rein", standalone_mode=False)
@@ -53,36 +64,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         exc.show()
         _usage_json(exc, args)
         return int(ExitCode.USAGE)
-    except ReinError as exc:
-        from rein.cli.output import report_error
-
-        report_error(exc, args)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        return 130
-    except BrokenPipeError:
-        return int(ExitCode.OK)
-    except OSError as exc:
-        # The file system refused (a workspace that is read-only, full or gone): an error
-        # with a code and a hint, never a traceback.
-        import errno
-
-        from rein.cli.output import report_error
-
-        where = f"{exc.filename}: " if exc.filename else ""
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # not a path problem: say so
-            report_error(ReinError(f"{where}{exc.strerror}", code="DISK_FULL",
-                                   hint="free some space on the disk and run the command "
-                                        "again"), args)
-            return int(ExitCode.FAILURE)
-        report_error(ReinError(f"{where}{exc.strerror or exc}", code="OS_ERROR",
-                               hint="check that the path exists and that rein may read and "
-                                    "write it (choose another with --workspace DIR)"), args)
-        return int(ExitCode.FAILURE)
+    except (ReinError, KeyboardInterrupt, BrokenPipeError, OSError) as exc:
+        return _failed(exc, args)
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
+
+
+def _failed(exc: BaseException, args: Sequence[str]) -> int:
+    """The exit code of a command that raised ``exc``, reported as the user asked for it."""
+    from rein.cli.echo import echo
+    from rein.errors import ExitCode, ReinError
+
+    if isinstance(exc, KeyboardInterrupt):
+        echo("interrupted", err=True)
+        return 130
+    if isinstance(exc, BrokenPipeError):
+        return int(ExitCode.OK)
+    from rein.cli.output import report_error
+
+    if isinstance(exc, ReinError):
+        report_error(exc, args)
+        return int(exc.exit_code)
+    assert isinstance(exc, OSError)
+    # The file system refused (a workspace that is read-only, full or gone): an error with
+    # a code and a hint, never a traceback.
+    import errno
+
+    where = f"{exc.filename}: " if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # not a path problem: say so
+        report_error(ReinError(f"{where}{exc.strerror}", code="DISK_FULL",
+                               hint="free some space on the disk and run the command "
+                                    "again"), args)
+        return int(ExitCode.FAILURE)
+    report_error(ReinError(f"{where}{exc.strerror or exc}", code="OS_ERROR",
+                           hint="check that the path exists and that rein may read and "
+                                "write it (choose another with --workspace DIR)"), args)
+    return int(ExitCode.FAILURE)
 
 
 def _with_suggestion(

@@ -16,8 +16,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Self, TextIO
 
-import click
-
+from rein.cli.echo import echo
 from rein.cli.live_state import MARKS, RunView, duration, seconds_between
 
 _STYLE = {"succeeded": "green", "failed": "red", "blocked": "red", "cancelled": "red",
@@ -117,7 +116,7 @@ class Progress:
     def _echo(self, text: str) -> None:
         from rein.cli.output import shown
 
-        click.echo(shown(text), file=self.stream)
+        echo(shown(text), file=self.stream)
 
     def _start_screen(self) -> None:
         from rich.console import Console

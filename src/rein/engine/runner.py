@@ -13,6 +13,7 @@ The engine reads no file of configuration: the merged ``rein.toml`` comes in as 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -176,7 +177,15 @@ class Engine:
         the run lock; surfaces may call it first to refuse before recording anything).
         ``data``: the graph as this process is about to run it, so that what is checked is
         what runs. Returns the override to record when ``force`` lets a change through.
+        Without ``data`` the file is read through the graph cache, which hands out only the
+        approved data for the very bytes on disk, so the verdict is the one a parse gives.
         """
+        if data is None:
+            from rein.engine.graph_cache import load_graph
+
+            with contextlib.suppress(ReinError):  # a file that no longer loads: said below
+                data = load_graph(run.graph_path, self.workspace,
+                                  approved=run.binding.get("graph_digest"))
         return binding_override(run, force=force, data=data, now=self.now)
 
     async def cancel(self, run_id: str, *, actor: str, note: str | None = None,

@@ -14,7 +14,6 @@ does a git ref the attempt moved. Text that reaches a record or the store is red
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -297,7 +296,7 @@ class ModelAttempt:
                                             else str(failure.value)})
         out = self.took_hooks([])
         extra = {**finished.result.extra, "x-rein-hooks": list(self.state.hook_runs)}
-        return [*out, Finished(result=dataclasses.replace(finished.result, extra=extra))]
+        return [*out, Finished(result=finished.result.replace(extra=extra))]
 
     async def pre_tool(self, call: ModelToolCall) -> PreTool | None:
         """The ``PreToolUse`` chain of ``call`` (once: a call resumed after a pause keeps

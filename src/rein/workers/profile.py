@@ -38,7 +38,6 @@ by a session.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,7 +99,7 @@ class ProfileWorker:
             return self.inner.can_serve(request)
         # MCP tools come from the profile's servers; pre-flight checked the profile has them.
         built_in = tuple(t for t in request.tools if not t.startswith(PREFIX))
-        return self.inner.can_serve(dataclasses.replace(request, tools=built_in))
+        return self.inner.can_serve(request.replace(tools=built_in))
 
     def provides_tool(self, name: str, node: Mapping[str, Any]) -> bool:
         """MCP tools only through the node's own profile: true for ``mcp/<server>/<tool>``
@@ -139,8 +138,7 @@ class ProfileWorker:
                 f"profile {request.profile!r} cannot serve node {request.node_id}: "
                 f"{exc.code}: {exc.message}"))
             return
-        request = dataclasses.replace(request, budget=narrow_budget(request.budget,
-                                                                    effective.budgets))
+        request = request.replace(budget=narrow_budget(request.budget, effective.budgets))
         worker, model_note = self._worker_for(effective, request)
         yield Item(kind=ItemKind.NOTICE, data={
             "text": f"served as profile {resolved.name} (revision {resolved.revision})",
@@ -209,7 +207,7 @@ class ProfileWorker:
                         f"{record['apply']}",
                 "delta": record["delta"], "operations": len(delta.get("operations") or []),
                 "proposals": len(delta.get("proposals") or []), "skipped": list(skipped)}))
-        out.append(dataclasses.replace(result, extra={**result.extra, "x-rein-profile": record}))
+        out.append(result.replace(extra={**result.extra, "x-rein-profile": record}))
         return out
 
     def _worker_for(self, effective: EffectiveProfile, request: AttemptRequest

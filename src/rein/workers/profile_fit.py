@@ -10,7 +10,6 @@ OAP ``read``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,8 +42,7 @@ def narrow_budget(budget: Budget, profile: Mapping[str, Any]) -> Budget:
         present = [v for v in (a, b) if v is not None]
         return min(present) if present else None
 
-    return dataclasses.replace(
-        budget,
+    return budget.replace(
         max_tool_calls=low(budget.max_tool_calls, profile.get("max_tool_calls")),
         max_agent_steps=low(budget.max_agent_steps, profile.get("max_turns")),
         max_wall_clock_seconds=low(budget.max_wall_clock_seconds,

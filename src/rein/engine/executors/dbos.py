@@ -21,7 +21,6 @@ which DBOS's limiter holds to that provider's rate across all workers.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -225,8 +224,7 @@ class QueuedWorker:
                 yield item
             if not await settle(request.session, turn, remote):
                 break
-        yield dataclasses.replace(result, extra={**result.extra,
-                                                 "x-rein-placement": placement})
+        yield result.replace(extra={**result.extra, "x-rein-placement": placement})
 
 
 __all__ = ["DbosExecutor", "QueuedWorker", "supervise_with_client"]

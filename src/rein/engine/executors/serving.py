@@ -105,7 +105,7 @@ def run_payload(payload: str, *, rerun: bool, workflow_id: str = "") -> str:
     if problem is not None:  # the tree moved under this worker since it began to listen
         return encode_answer([], AttemptResult(failure=FailureClass.TRANSIENT,
                                                message=problem), **about)
-    request = dataclasses.replace(request, workspace=str(SERVING.workspace), session=session)
+    request = request.replace(workspace=str(SERVING.workspace), session=session)
     chosen = next((w for w in SERVING.workers
                    if worker_id(w) == name and w.can_serve(request)), None)
     if chosen is None:

@@ -7,12 +7,12 @@ fills them from its own environment, so no secret is ever written to the queue's
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
+from rein.core.frozen import Frozen
 from rein.core.usage import Budget, Usage
 from rein.engine.prepare import secrets_from_env
 from rein.workers.base import (
@@ -26,19 +26,29 @@ from rein.workers.base import (
 )
 
 
+def _fields(value: Frozen) -> dict[str, Any]:
+    """A hand-written value class's fields in their declared order, as the queue carries
+    them (the text is the one the dataclasses gave: JSON writes the mappings inside)."""
+    return {name: getattr(value, name) for name in _declared(type(value))}
+
+
+def _declared(cls: type) -> list[str]:
+    return [name for name in cls.__annotations__ if name != "__slots__"]
+
+
 def encode_request(request: AttemptRequest, *, worker: str, placement: Mapping[str, Any],
                    turn: Mapping[str, Any] | None = None) -> str:
     """The request as the queue carries it (``placement``: the workspace it needs;
     ``turn``: the state and answers of a paused attempt, see ``remote_session``)."""
-    data = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)
-            if f.name not in ("session", "env", "secret_names")}
-    data["outputs"] = [dataclasses.asdict(o) for o in request.outputs]
-    data["budget"] = dataclasses.asdict(request.budget)
+    data = {name: getattr(request, name) for name in _declared(AttemptRequest)
+            if name not in ("session", "env", "secret_names")}
+    data["outputs"] = [_fields(o) for o in request.outputs]
+    data["budget"] = _fields(request.budget)
     data["feedback"] = None if request.feedback is None else {
         "failure_class": request.feedback.failure_class.value,
         "summary": request.feedback.summary,
         "failed_criteria": [dict(c) for c in request.feedback.failed_criteria]}
-    data["routed"] = None if request.routed is None else dataclasses.asdict(request.routed)
+    data["routed"] = None if request.routed is None else _fields(request.routed)
     data["env_names"] = sorted(k for k in request.env if k not in request.secret_names)
     data["secret_names"] = sorted(request.secret_names)
     doc = {"worker": worker, "placement": dict(placement), "request": data}
@@ -77,9 +87,8 @@ def encode_answer(items: list[Item], result: AttemptResult, **about: Any) -> str
     """What the worker sends back: its items, its result, and who ran it."""
     return json.dumps({
         "items": [{"kind": i.kind.value, "data": dict(i.data)} for i in items],
-        "result": {"outputs": dict(result.outputs), "usage": dataclasses.asdict(result.usage),
-                   "routed": None if result.routed is None else dataclasses.asdict(
-                       result.routed),
+        "result": {"outputs": dict(result.outputs), "usage": _fields(result.usage),
+                   "routed": None if result.routed is None else _fields(result.routed),
                    "failure": None if result.failure is None else result.failure.value,
                    "message": result.message, "decision": result.decision,
                    "extra": dict(result.extra)},

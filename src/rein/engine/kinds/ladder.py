@@ -15,7 +15,6 @@ the open points are in docs/ambiguities.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -42,7 +41,7 @@ async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSp
     outcome = await _ladder(ctx, inst, nid, spec, last, failure=failure, blocked=blocked,
                             produced=produced or {})
     if outcome.outputs is None and produced is not None:
-        outcome = replace(outcome, outputs=produced)
+        outcome = outcome.replace(outputs=produced)
     return outcome
 
 
@@ -79,7 +78,7 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     elif on_exhausted == "succeed_degraded" and not blocked:
         diagnostic(ctx, "RT042", "warning", f"node {nid} ended succeed_degraded",
                    node=inst.key(nid))
-        return replace(succeeded(dict(last.outputs) if last else {}), degraded=True)
+        return succeeded(dict(last.outputs) if last else {}).replace(degraded=True)
     try:
         # Before the terminal status: a required checkpoint pauses the node, and a node
         # waiting for a person has not ended yet.

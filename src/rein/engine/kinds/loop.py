@@ -11,7 +11,6 @@ RT021 and ``on_max_iterations`` decides. A failed iteration fails the loop.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from rein.core.states import NodeStatus
@@ -96,7 +95,7 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
                                              produced=collected)
             if resolved is not None:
                 return resolved.noting(iterations=iterations)
-    return replace(failed(iterations=iterations), outputs=collected)
+    return failed(iterations=iterations).replace(outputs=collected)
 
 
 def _carried(it: ScopeInstance, fragment: Mapping[str, Any], carry: Mapping[str, str]

@@ -8,7 +8,6 @@ into the trace until the worker's result arrives.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -126,7 +125,7 @@ def with_session(ctx: RunContext, request: AttemptRequest, worker: Worker,
     """Saved state and the approval queue for this attempt (a tool call in ``ask`` waits);
     ``also``: other fields to set in the same copy (a request is a frozen dataclass, and
     each copy builds it whole again)."""
-    return dataclasses.replace(request, session=EngineSession(
+    return request.replace(session=EngineSession(
         ctx=ctx, node_key=request.node_id, attempt=request.attempt, worker=worker.name),
         **also)
 
@@ -177,6 +176,6 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                              message=f"worker {worker.name!r} ended without a result")
     # Redacted before the run uses it: a secret never flows from one node's outputs into
     # another's inputs, and a resumed run, reading the store, sees what this one saw.
-    return dataclasses.replace(
-        result, outputs=ctx.redact(dict(result.outputs)), extra=ctx.redact(dict(result.extra)),
+    return result.replace(
+        outputs=ctx.redact(dict(result.outputs)), extra=ctx.redact(dict(result.extra)),
         message=None if result.message is None else ctx.redact(result.message))

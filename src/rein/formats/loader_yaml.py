@@ -1,0 +1,286 @@
+"""The YAML half of the document loader: PyYAML's event stream read into plain JSON data.
+
+Kept apart from :mod:`rein.formats.loader` so that reading JSON (every driver envelope, the
+graph cache, the run store) never imports PyYAML; :func:`rein.formats.loader.load_text`
+imports this module for YAML text only. Scalars resolve by the YAML 1.2 core schema, and
+anchors, aliases, depth and size are bounded by the loader's limits.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from yaml import YAMLError as _YAMLError
+from yaml.events import (
+    AliasEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+from rein.errors import LoadError, Location
+from rein.formats.locations import EventParser
+from rein.formats.numbers import (
+    _MAX_INTEGER_BITS,
+    _BadNumber,
+    _float_literal,
+    _int_literal,
+    _too_long,
+    too_deep,
+)
+
+if TYPE_CHECKING:
+    from rein.formats.loader import LoadLimits
+
+__all__ = ["load_yaml"]
+
+
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_NONFINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z|\.(?:nan|NaN|NAN)\Z")
+_MAYBE_SPECIAL = frozenset("0123456789+-.~nNtTfF")
+# What the reading loop sends to _plain: a number, null or boolean starts with a digit, a
+# sign, a dot or "~", or is one of the words; most names and ids start with n, t or f and
+# are none of these, so they skip the call.
+_NUMERIC_START = frozenset("0123456789+-.~")
+_WORDS = _NULLS | frozenset(_BOOLS)
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _INT_TAG, _FLOAT_TAG = _TAG + "str", _TAG + "int", _TAG + "float"
+_BOOL_TAG, _NULL_TAG = _TAG + "bool", _TAG + "null"
+_MAP_TAGS = frozenset({None, "!", _TAG + "map"})
+_SEQ_TAGS = frozenset({None, "!", _TAG + "seq"})
+
+
+class _Bad(Exception):
+    """A YAML problem found while reading, with its libyaml mark."""
+
+    def __init__(self, kind: str, message: str, mark: Any, hint: str | None = None) -> None:
+        self.kind, self.message, self.mark, self.hint = kind, message, mark, hint
+
+
+def _plain(value: str, mark: Any) -> Any:
+    """Resolve a plain (unquoted, untagged) scalar by the YAML 1.2 core schema."""
+    if not value:
+        return None
+    if value[0] not in _MAYBE_SPECIAL:
+        return value
+    if value in _NULLS:
+        return None
+    b = _BOOLS.get(value)
+    if b is not None:
+        return b
+    try:
+        if _INT.match(value):
+            return _int_literal(value)
+        if _FLOAT.match(value):
+            return _float_literal(value)
+        if _OCT.match(value):
+            return _based(value, 8)
+        if _HEX.match(value):
+            return _based(value, 16)
+    except _BadNumber as bad:
+        raise _Bad(bad.kind, bad.message, mark, bad.hint) from None
+    if _NONFINITE.match(value):
+        raise _Bad("non_finite", f"non-finite number {value!r}", mark,
+                   "JSON cannot represent infinities or NaN: use a finite number or quote it")
+    return value
+
+
+def _based(literal: str, base: int) -> int:
+    """A ``0o``/``0x`` literal, held to the same bound as decimal ones."""
+    if len(literal) > 2 + _MAX_INTEGER_BITS:  # more digits than bits: over the bound
+        raise _too_long(literal)
+    value = int(literal, base)
+    if value.bit_length() > _MAX_INTEGER_BITS:
+        raise _too_long(literal)
+    return value
+
+
+def _tagged(tag: str, value: str, mark: Any) -> Any:
+    if tag in ("!", _STR):
+        return value
+    if tag == _NULL_TAG and value in _NULLS:
+        return None
+    if tag == _BOOL_TAG and value in _BOOLS:
+        return _BOOLS[value]
+    if tag == _INT_TAG:
+        resolved = _plain(value, mark)
+        if isinstance(resolved, int) and not isinstance(resolved, bool):
+            return resolved
+    if tag == _FLOAT_TAG:
+        resolved = _plain(value, mark)
+        if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+            return float(resolved)
+    if tag.startswith(_TAG) and tag[len(_TAG):] in ("null", "bool", "int", "float"):
+        raise _Bad("syntax", f"{value!r} is not a valid !!{tag[len(_TAG):]}", mark)
+    raise _bad_tag(tag, mark)
+
+
+def _bad_tag(tag: str | None, mark: Any) -> _Bad:
+    return _Bad("bad_tag", f"unsupported tag {tag!r}", mark,
+                "documents are plain JSON data: remove the tag")
+
+
+def load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int) -> Any:
+    """The data of a YAML document, read under ``limits``; a problem is a LoadError."""
+    try:
+        return _read_events(text, limits)
+    except _Bad as bad:
+        loc = Location(file=source)
+        if bad.mark is not None:
+            loc = Location(file=source, line=bad.mark.line + 1 + line_offset,
+                           column=bad.mark.column + 1)
+        raise LoadError(bad.message, kind=bad.kind, location=loc, hint=bad.hint) from None
+    except _YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context = getattr(exc, "context", None)
+        message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+        kind = "too_deep" if "nesting depth" in message else "syntax"
+        loc = Location(file=source)
+        if mark is not None:
+            loc = Location(file=source, line=mark.line + 1 + line_offset, column=mark.column + 1)
+        raise LoadError(message, kind=kind, location=loc) from None
+    except RecursionError:
+        raise too_deep(source, limits.max_depth) from None
+
+
+_NOKEY = object()
+
+
+def _clone(value: Any) -> Any:
+    """A deep copy of plain JSON data, done in C (much faster than copy.deepcopy)."""
+    return json.loads(json.dumps(value))
+
+
+def _read_events(text: str, limits: LoadLimits) -> Any:
+    parser = EventParser(text)
+    get = parser.get_event
+    anchors: dict[str, tuple[Any, int]] = {}
+    open_anchors: set[str] = set()
+    # The open container is held in locals (cur, is_map, key); the ones around it are saved
+    # on ``stack`` as (container, is_map, pending key, anchor, count at start).
+    stack: list[tuple[Any, bool, Any, str | None, int]] = []
+    cur: Any = None
+    is_map = False
+    key: Any = _NOKEY
+    counter = 0  # values read, counting what aliases add
+    alias_added = 0
+    max_depth, max_alias = limits.max_depth, limits.max_alias_nodes
+    root: Any = _NOKEY
+    documents = 0
+    special, words = _NUMERIC_START, _WORDS
+    scalar_t, map_t, seq_t = ScalarEvent, MappingStartEvent, SequenceStartEvent
+    map_end_t, seq_end_t, alias_t = MappingEndEvent, SequenceEndEvent, AliasEvent
+    depth = 0
+    anchor_of_cur: str | None = None
+    start_of_cur = 0
+
+    # isinstance against the event classes held in locals: as fast as comparing type(event),
+    # and it lets the type checker see which fields each branch may read
+    while True:
+        event = get()
+        if isinstance(event, scalar_t):
+            counter += 1
+            tag = event.tag
+            value: Any = event.value
+            if tag is None:
+                if event.implicit[0] and (not value or value[0] in special or value in words):
+                    value = _plain(value, event.start_mark)  # null, bool, numbers
+            elif tag != "!":
+                value = _tagged(tag, value, event.start_mark)
+            if event.anchor is not None:
+                anchors[event.anchor] = (value, 1)
+        elif isinstance(event, (map_t, seq_t)):
+            if depth >= max_depth:
+                raise _Bad("too_deep", f"the document nests deeper than {max_depth} levels",
+                           event.start_mark, "flatten it, or raise [limits] max_depth")
+            is_map_start = isinstance(event, map_t)
+            if event.tag not in (_MAP_TAGS if is_map_start else _SEQ_TAGS):
+                raise _bad_tag(event.tag, event.start_mark)
+            if event.anchor is not None:
+                open_anchors.add(event.anchor)
+            counter += 1
+            depth += 1
+            if depth > 1:
+                stack.append((cur, is_map, key, anchor_of_cur, start_of_cur))
+            anchor_of_cur, start_of_cur = event.anchor, counter
+            if is_map_start:
+                cur, is_map = {}, True
+            else:
+                cur, is_map = [], False
+            key = _NOKEY
+            continue
+        elif isinstance(event, (map_end_t, seq_end_t)):
+            value = cur
+            if anchor_of_cur is not None:
+                open_anchors.discard(anchor_of_cur)
+                anchors[anchor_of_cur] = (value, counter - start_of_cur + 1)
+            depth -= 1
+            if depth:
+                cur, is_map, key, anchor_of_cur, start_of_cur = stack.pop()
+            else:
+                cur = None
+        elif isinstance(event, alias_t):
+            name = event.anchor
+            if name in open_anchors:
+                raise _Bad("alias_limit", f"alias *{name} refers to a node that contains it",
+                           event.start_mark, "recursive aliases cannot be represented as JSON")
+            hit = anchors.get(name) if name is not None else None  # libyaml names every alias
+            if hit is None:
+                raise _Bad("syntax", f"unknown alias *{name}", event.start_mark)
+            shared, size = hit
+            alias_added += size
+            counter += size
+            if alias_added > max_alias:
+                raise _Bad(
+                    "alias_limit",
+                    f"aliases expand to more than {max_alias:,} values",
+                    event.start_mark,
+                    "this looks like an alias bomb; raise [limits] max_alias_nodes if trusted",
+                )
+            # Each use is its own value: a later change to one must not show in another.
+            value = _clone(shared) if isinstance(shared, (dict, list)) else shared
+        elif isinstance(event, DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise _Bad("syntax", "more than one YAML document in the stream",
+                           event.start_mark, "remove the second '---' document")
+            continue
+        elif isinstance(event, StreamEndEvent):
+            break
+        else:  # StreamStart, DocumentEnd
+            continue
+
+        if not depth:
+            root = value
+        elif not is_map:
+            cur.append(value)
+        elif key is _NOKEY:
+            if type(value) is not str:
+                raise _Bad(
+                    "non_string_key",
+                    f"mapping key {value!r} is not a string",
+                    event.start_mark,
+                    "quote the key: documents are JSON objects, whose keys are strings",
+                )
+            if value in cur:
+                raise _Bad("duplicate_key", f"duplicate key {value!r}", event.start_mark,
+                           "each key may appear once in a mapping")
+            key = value
+        else:
+            cur[key] = value
+            key = _NOKEY
+
+    return None if root is _NOKEY else root
