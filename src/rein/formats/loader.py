@@ -27,9 +27,9 @@ from typing import Any, Literal
 from rein.core.frozen import Frozen, set_field
 from rein.errors import LoadError, Location
 from rein.formats.numbers import (
-    _BadNumber,
-    _float_literal,
-    _int_literal,
+    BadNumber,
+    float_literal,
+    int_literal,
     too_deep,
 )
 
@@ -275,8 +275,8 @@ def _load_json(text: str, source: str, limits: LoadLimits, line_offset: int) -> 
 
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant,
-                          parse_int=_int_literal, parse_float=_float_literal)
-    except _BadNumber as bad:
+                          parse_int=int_literal, parse_float=float_literal)
+    except BadNumber as bad:
         line, column = _literal_position(text, bad.literal)
         raise LoadError(bad.message, kind=bad.kind, location=loc(line, column),
                         hint=bad.hint) from None

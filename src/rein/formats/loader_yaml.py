@@ -27,12 +27,12 @@ from yaml.events import (
 from rein.errors import LoadError, Location
 from rein.formats.locations import EventParser
 from rein.formats.numbers import (
-    _MAX_INTEGER_BITS,
-    _BadNumber,
-    _float_literal,
-    _int_literal,
-    _too_long,
+    MAX_INTEGER_BITS,
+    BadNumber,
+    float_literal,
+    int_literal,
     too_deep,
+    too_long,
 )
 
 if TYPE_CHECKING:
@@ -82,14 +82,14 @@ def _plain(value: str, mark: Any) -> Any:
         return b
     try:
         if _INT.match(value):
-            return _int_literal(value)
+            return int_literal(value)
         if _FLOAT.match(value):
-            return _float_literal(value)
+            return float_literal(value)
         if _OCT.match(value):
             return _based(value, 8)
         if _HEX.match(value):
             return _based(value, 16)
-    except _BadNumber as bad:
+    except BadNumber as bad:
         raise _Bad(bad.kind, bad.message, mark, bad.hint) from None
     if _NONFINITE.match(value):
         raise _Bad("non_finite", f"non-finite number {value!r}", mark,
@@ -99,11 +99,11 @@ def _plain(value: str, mark: Any) -> Any:
 
 def _based(literal: str, base: int) -> int:
     """A ``0o``/``0x`` literal, held to the same bound as decimal ones."""
-    if len(literal) > 2 + _MAX_INTEGER_BITS:  # more digits than bits: over the bound
-        raise _too_long(literal)
+    if len(literal) > 2 + MAX_INTEGER_BITS:  # more digits than bits: over the bound
+        raise too_long(literal)
     value = int(literal, base)
-    if value.bit_length() > _MAX_INTEGER_BITS:
-        raise _too_long(literal)
+    if value.bit_length() > MAX_INTEGER_BITS:
+        raise too_long(literal)
     return value
 
 

@@ -10,10 +10,11 @@ import math
 
 from rein.errors import LoadError, Location
 
-__all__ = ["MAX_INTEGER_DIGITS", "too_deep"]
+__all__ = ["MAX_INTEGER_BITS", "MAX_INTEGER_DIGITS", "BadNumber", "float_literal", "int_literal",
+           "overflows", "too_deep", "too_long"]
 
 
-class _BadNumber(Exception):
+class BadNumber(Exception):
     """A number literal that has no finite, exactly representable value."""
 
     def __init__(self, kind: str, message: str, literal: str, hint: str) -> None:
@@ -24,35 +25,35 @@ class _BadNumber(Exception):
 # RFC 8785 digests refuse anything larger. The bound keeps every later step (digests,
 # messages, Python's own 4,300-digit conversion limit) from failing on an absurd literal.
 MAX_INTEGER_DIGITS = 100
-_MAX_INTEGER_BITS = 333  # 2^333 > 10^100: the same bound for hex and octal literals
+MAX_INTEGER_BITS = 333  # 2^333 > 10^100: the same bound for hex and octal literals
 
 
-def _too_long(literal: str) -> _BadNumber:
-    return _BadNumber(
+def too_long(literal: str) -> BadNumber:
+    return BadNumber(
         "bad_number", f"the integer {literal[:20]}… has more than {MAX_INTEGER_DIGITS} digits",
         literal, "no document needs such a number: write it as a string if it is an id",
     )
 
 
-def _overflows(literal: str) -> _BadNumber:
-    return _BadNumber(
+def overflows(literal: str) -> BadNumber:
+    return BadNumber(
         "non_finite", f"the number {literal[:40]} is too large for a double (it would be "
         "infinite)", literal, "use a finite number or a string",
     )
 
 
-def _int_literal(literal: str) -> int:
+def int_literal(literal: str) -> int:
     """``int(literal)`` for a decimal literal, refusing overlong ones before converting."""
     if len(literal) - (literal[0] in "+-") > MAX_INTEGER_DIGITS:
-        raise _too_long(literal)
+        raise too_long(literal)
     return int(literal)
 
 
-def _float_literal(literal: str) -> float:
+def float_literal(literal: str) -> float:
     """``float(literal)``, refusing one that overflows to infinity (``1e999``)."""
     value = float(literal)
     if not math.isfinite(value):
-        raise _overflows(literal)
+        raise overflows(literal)
     return value
 
 
