@@ -29,17 +29,6 @@ def quick_submit(args: Sequence[str]) -> int | None:
 
 def _parse(args: Sequence[str]) -> tuple[str | None, bool, str | None] | None:
     """``(source, as_json, run_id)`` for the forms answered here, else ``None``."""
-    source: str | None = None
-    as_json, run_id = False, None
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--json" and not as_json:
-            as_json = True
-        elif arg == "--run" and run_id is None and rest and rest[0][:1] not in ("", "-"):
-            run_id = rest.pop(0)
-        elif source is None and arg and (arg == "-" or not arg.startswith("-")):
-            source = arg
-        else:
-            return None
-    return source, as_json, run_id
+    from rein.cli.quick import plain_options
+
+    return plain_options(args, takes_source=True)
