@@ -161,8 +161,24 @@ def test_submit_says_it_accepted_before_the_progress_it_causes(drive: Drive) -> 
     captured = drive.capsys.readouterr()
     lines = captured.err.splitlines()
     assert lines[0] == "submit: accepted for write_module attempt 1"
-    assert "… write_module started" in lines[1]
+    # This turn's story only: the criteria's verdict, then what comes next; the node's
+    # start and the answered attempt were told by the turn that began them.
+    assert lines[1:] == [("  ✗ write_module attempt 1: criteria_failed: success criteria "
+                          "failed"), "  … write_module attempt 2",
+                         "  ⏸ write_module waiting for driver"]
     assert captured.out.startswith("INSTRUCTION ")  # the next instruction, alone on stdout
+    drive.write("greet.py", RIGHT)
+    _, pending = drive.next()
+    (drive.root / ".rein" / "inbox.json").write_text(json.dumps(pending["example"]))
+    drive.capsys.readouterr()
+    assert main(["submit", "--store", drive.store]) == 3
+    lines = drive.capsys.readouterr().err.splitlines()
+    assert lines[0] == "submit: accepted for write_module attempt 2"
+    assert not any("write_module started" in line or "attempt 2" in line
+               for line in lines[1:]), lines
+    # The node's whole story is known: both attempts, timed from its first start.
+    assert lines[1].startswith("  ✓ write_module succeeded  [2 attempts, ")
+    assert lines[2:4] == ["  … review started", lines[3]] and "Ship greet.py?" in lines[3]
 
 
 def test_next_repeats_the_instruction_and_changes_nothing(drive: Drive) -> None:

@@ -115,6 +115,42 @@ def test_a_node_started_again_is_said_once() -> None:
     assert view.nodes["a"].started_at == "2026-01-01T00:00:00Z"
 
 
+def test_an_attempt_continued_after_a_pause_is_said_and_counted_once() -> None:
+    view = RunView(run_id="run-1")
+    at = "2026-01-01T00:00:00Z"
+    said = [view.apply(Event(run_id="run-1", seq=seq, type=kind, at=at,
+                             payload={"node": "a", "attempt": 2, **extra}))
+            for seq, (kind, extra) in enumerate([
+                ("node/started", {"type": "task"}), ("attempt/started", {}),
+                ("node/waiting", {"token": "drv-1", "status": "running"}),
+                ("driver/answered", {}), ("node/started", {}), ("attempt/started", {})], 1)]
+    assert said == [["  … a started"], ["  … a attempt 2"], ["  ⏸ a waiting for driver"],
+                    [], [], []]
+    assert view.node_executions == 2  # the node's execution and its second attempt
+
+
+def test_a_view_taken_up_mid_run_is_primed_without_the_items(live: Scenario) -> None:
+    from rein.cli.live import history
+    from rein.cli.live_state import HISTORY_TYPES
+
+    asked: list[Any] = []
+
+    class Reads:  # a stand-in for the Harness's two reads that counts what is asked
+        def top_run_id(self, run_id: str) -> str:
+            return run_id
+
+        def child_runs(self, run_id: str) -> list[Any]:
+            return []
+
+        def events(self, run_id: str, *, types: Any = None) -> list[Any]:
+            asked.append(types)
+            return []
+
+    assert history(Reads(), Event(run_id="run-1", seq=9, type="driver/answered",
+                                  payload={}, at="2026-01-01T00:00:00Z")) == ("run-1", [])
+    assert asked == [sorted(HISTORY_TYPES)] and "item" not in HISTORY_TYPES
+
+
 def test_the_screen_renders_what_the_view_holds(live: Scenario) -> None:
     from rich.console import Console
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Self, TextIO
 
 from rein.cli.echo import echo
-from rein.cli.live_state import MARKS, RunView, duration, seconds_between
+from rein.cli.live_state import HISTORY_TYPES, MARKS, RunView, duration, seconds_between
+
+# What a view starts from when it is taken up mid-run: the run to show, and its events so far.
+Primer = Callable[[Any], tuple[str, Iterable[Any]]]
 
 _STYLE = {"succeeded": "green", "failed": "red", "blocked": "red", "cancelled": "red",
           "running": "cyan", "waiting": "yellow", "awaiting_human": "yellow",
@@ -37,12 +40,14 @@ class Progress:
     """Shows the events it is given; :meth:`close` (or the ``with`` block) leaves the last
     view on the screen. ``live=None`` redraws when the stream is a terminal; the default
     prints plain lines (``rein submit`` keeps to them, and so stays light), ``header``
-    puts the run id before them."""
+    puts the run id before them. ``primer``, given the first event this process sees,
+    returns the run to show and what it did before (:func:`history`), for a process that
+    learns which run it advances only from that event (``rein submit``)."""
 
     def __init__(self, as_json: bool, *, quiet: bool = False,
                  limits: Mapping[str, Any] | None = None,
                  stream: TextIO | None = None, live: bool | None = False,
-                 header: bool = False) -> None:
+                 header: bool = False, primer: Primer | None = None) -> None:
         self.as_json = as_json
         self.quiet = quiet
         self.limits = dict(limits or {})
@@ -50,6 +55,7 @@ class Progress:
         self.live = (not as_json and not quiet and redraws(self.stream)) \
             if live is None else live
         self.header = header  # plain lines: the run id first, once
+        self.primer = primer
         self.seeds: list[tuple[str, str, str]] = []  # (key, type, title): the plan's nodes
         self.view: RunView | None = None
         self._headed = False
@@ -78,6 +84,10 @@ class Progress:
             return
         if self.quiet:
             return
+        if self.view is None and self.primer is not None:
+            # The view starts from the run's history, this event included: folded twice,
+            # an event counts once, so only what follows it is told.
+            self.prime(*self.primer(event))
         if self.view is None:
             # The run this process advances: the first event's, or its parent's for an
             # answer given in a subgraph's child run.
@@ -250,11 +260,21 @@ async def follow(harness: Any, run_id: str, progress: Progress, *, interval: flo
             progress(event)
 
 
-def stored_events(harness: Any, run_id: str) -> list[Any]:
+def stored_events(harness: Any, run_id: str, *,
+                  types: Iterable[str] | None = None) -> list[Any]:
     """The stored events of ``run_id`` and of its child runs (parents first), for
-    :meth:`Progress.prime`."""
+    :meth:`Progress.prime` (only of ``types`` when given)."""
+    only = None if types is None else sorted(types)
     return [e for member in [run_id, *_children(harness, run_id)]
-            for e in harness.events(member)]
+            for e in harness.events(member, types=only)]
+
+
+def history(harness: Any, event: Any) -> tuple[str, list[Any]]:
+    """The top-level run of ``event`` and the events that shape its plain lines (not the
+    items, the bulk of a log: the spend they carry is not in a line), for a
+    :class:`Progress` ``primer``."""
+    run_id = harness.top_run_id(str(event.run_id))
+    return run_id, stored_events(harness, run_id, types=HISTORY_TYPES)
 
 
 def _children(harness: Any, run_id: str) -> list[str]:
@@ -266,4 +286,4 @@ def _children(harness: Any, run_id: str) -> list[str]:
     return out
 
 
-__all__ = ["Progress", "follow", "redraws", "render", "stored_events"]
+__all__ = ["Primer", "Progress", "follow", "history", "redraws", "render", "stored_events"]

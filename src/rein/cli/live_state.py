@@ -21,6 +21,14 @@ from typing import Any
 _INSTANCE = re.compile(r"^(?P<owner>.+?)\[(?P<index>\d+)\]\.")
 _ENDED = frozenset({"succeeded", "failed", "skipped", "cancelled", "blocked", "stopped",
                     "not_run"})
+# The events a view taken up mid-run is primed with: all that shape what a plain line says
+# next (a node started again, an attempt continued, a notice said once). Items, the bulk of a
+# log, are left out: the spend they carry is on the redrawn screen, never in a line.
+HISTORY_TYPES = frozenset({
+    "run/started", "run/paused", "run/resumed", "run/cancel_requested", "run/finished",
+    "node/started", "node/waiting", "node/finished", "node/skipped", "node/cancelled",
+    "attempt/started", "attempt/finished", "attempt/interrupted", "approval/requested",
+    "approval/answered", "driver/answered", "worker/unavailable", "diagnostic"})
 MARKS = {"succeeded": "✓", "failed": "✗", "skipped": "-", "cancelled": "✗", "blocked": "✗",
          "running": "…", "waiting": "⏸", "awaiting_human": "⏸", "pending": "·",
          "stopped": "✗", "not_run": "·"}
@@ -245,6 +253,8 @@ class RunView:
         p = event.payload
         node = self.node(key)
         number = int(p.get("attempt") or len(node.attempts) + 1)
+        if any(a.number == number and a.finished_at is None for a in node.attempts):
+            return []  # the attempt goes on after a pause (a driver's answer): said once
         node.attempts = [a for a in node.attempts if a.number != number]
         node.attempts.append(AttemptView(number=number, started_at=event.at,
                                          worker=str(p.get("worker") or "")))
@@ -337,7 +347,7 @@ class RunView:
                 if n.owner is None or n.status not in ("succeeded", "skipped")]
 
 
-__all__ = ["MARKS", "AttemptView", "NodeView", "RunView", "duration", "seconds_between"]
+__all__ = ["HISTORY_TYPES", "MARKS", "AttemptView", "NodeView", "RunView", "duration", "seconds_between"]
 
 
 def hook_lines(run: Mapping[str, Any]) -> list[str]:

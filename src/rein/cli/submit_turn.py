@@ -72,7 +72,7 @@ def _emit_json(value: Any) -> None:
 
 def _submit(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: bool,
             store: str | None) -> Any:
-    from rein.cli.live import Progress
+    from rein.cli.live import Progress, history
     from rein.cli.sync import run_sync
     from rein.engine.service import Harness
 
@@ -80,8 +80,12 @@ def _submit(ws: Path, envelope: dict[str, Any], run_id: str | None, as_json: boo
         if not as_json:  # before the progress lines of the advance it causes
             guarded(lambda text: echo(text, err=True))(f"submit: {note}")
 
+    # The lines tell this turn only: the view starts from what the run did before, which
+    # it reads once the first event (the answer) names the run.
+    progress = Progress(False)
     with Harness.open(ws, store_url=store, create=False,
-                      listeners=[] if as_json else [Progress(False)]) as harness:
+                      listeners=[] if as_json else [progress]) as harness:
+        progress.primer = lambda event: history(harness, event)
         # stderr, so that --json output stays one object
         if (notice := harness.trust_notice()) is not None:
             echo(f"notice: {notice}", err=True)
