@@ -20,7 +20,6 @@ The document is assumed to have passed validation; nothing here raises on a vali
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +143,7 @@ def build_plan(
     )
     notices = (builder.notices + budget_notices(plan, constraints)
                + level_notices(builder.features, builder.levels, source))
-    return replace(plan, notices=tuple(notices))
+    return plan.replace(notices=tuple(notices))
 
 
 # ---------------------------------------------------------------------------- internals
