@@ -14,6 +14,12 @@ the clock starts; each configuration gets a fresh database.
 *Overhead per attempt* is what an attempt costs beyond its 50 ms of work at the concurrency
 the configuration allows: ``wall x concurrency / items - 50 ms``.
 
+The second table is what an attempt costs the machine, whatever its load: the CPU time
+(user + system) the coordinator, the workers together and the PostgreSQL server spent
+during the run, divided by the items, and the SQL statements (and commits) the coordinator
+and the workers sent per item, idle polling included (``scale_probe.py``). On a shared
+machine these move far less than the wall time.
+
 Run: .venv/bin/python benchmarks/scale_out.py [--repeat 3] [--items 200]
 """
 
@@ -35,13 +41,14 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_probe as probe
 from map_parallel import DELAY, mapped
 
 from rein.engine.runner import Engine, prepare
 from rein.workers.scripted import ScriptedWorker
 
 WIDTH = 16
-REIN = "import sys; from rein.cli import main; sys.exit(main())"
+Costs = dict[str, float]
 
 
 def server() -> str:
@@ -93,7 +100,7 @@ def in_process(items: int) -> float:
 
 
 def through_dbos(base: str, items: int, workers: int, per_worker: int, width: int = WIDTH
-                 ) -> float:
+                 ) -> tuple[float, Costs]:
     from rein.store.postgres import PostgresStore
 
     url = database(base)
@@ -108,26 +115,46 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
         for n in range(workers):
             log = open(Path(tmp) / f"w{n}.log", "w")  # noqa: SIM115 - the process owns it
             procs.append(subprocess.Popen(
-                [sys.executable, "-c", REIN, "worker", "--store", url, "--workspace", str(ws),
+                [sys.executable, "-c", probe.LAUNCH, "worker", "--store", url, "--workspace", str(ws),
                  "--name", f"w{n}", "--concurrency", str(per_worker)],
-                env=env, stdout=log, stderr=subprocess.STDOUT))
+                env={**env, "REIN_BENCH_COUNTS": str(Path(tmp) / f"w{n}.counts")},
+                stdout=log, stderr=subprocess.STDOUT))
         try:
             while not all("ready on" in (Path(tmp) / f"w{n}.log").read_text()
                           for n in range(workers)):
                 if any(p.poll() is not None for p in procs):
                     raise SystemExit((Path(tmp) / "w0.log").read_text())
                 time.sleep(0.2)
+            counts = [Path(tmp) / f"w{n}.counts" for n in range(workers)]
+            postmaster = probe.postmaster_of(url)
             store = PostgresStore(url)
             try:
-                return once(ws, items, store, {"REIN_EXECUTOR": "dbos"}, width)
+                before = _costs(procs, counts, postmaster)
+                wall = once(ws, items, store, {"REIN_EXECUTOR": "dbos"}, width)
+                after = _costs(procs, counts, postmaster)
             finally:
                 store.close()
+            return wall, {k: (after[k] - before[k]) / items for k in after}
         finally:
             for p in procs:
                 p.terminate()
             for p in procs:
                 p.wait(timeout=60)
             drop(base, url)
+
+
+def _costs(procs: list[subprocess.Popen[bytes]], counts: list[Path], postmaster: int | None
+           ) -> Costs:
+    """Running totals: CPU seconds by role, statements and commits by side."""
+    got = [probe.asked(p.pid, c) for p, c in zip(procs, counts, strict=True)]
+    pg = probe.server_cpu(postmaster)
+    mine = probe.here()
+    return {"coordinator_cpu": probe.self_cpu(),
+            "workers_cpu": sum(probe.cpu_seconds(p.pid) for p in procs),
+            "server_cpu": float("nan") if pg is None else pg,
+            "coordinator_sql": mine["statements"], "coordinator_commits": mine["commits"],
+            "workers_sql": sum(g["statements"] for g in got),
+            "workers_commits": sum(g["commits"] for g in got)}
 
 
 def drop(base: str, url: str) -> None:
@@ -143,18 +170,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--per-worker", type=int, default=4)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
+                        help="the worker counts to run (default: 1 2 4)")
     args = parser.parse_args(argv)
     import rein.engine.executors.dbos  # noqa: F401 - its import (seconds) is not measured
+
+    probe.count_here()
 
     base = server()
     load_before = os.getloadavg()[0]
     rows = [("in process (reference)", WIDTH,
              [in_process(args.items) for _ in range(args.repeat)])]
-    for n in (1, 2, 4):
+    costs: list[tuple[str, list[Costs]]] = []
+    for n in args.workers:
         slots = n * args.per_worker
-        rows.append((f"dbos, {n} worker{'s' * (n > 1)}", slots,
-                     [through_dbos(base, args.items, n, args.per_worker, max(WIDTH, 2 * slots))
-                      for _ in range(args.repeat)]))
+        name = f"dbos, {n} worker{'s' * (n > 1)}"
+        runs = [through_dbos(base, args.items, n, args.per_worker, max(WIDTH, 2 * slots))
+                for _ in range(args.repeat)]
+        rows.append((name, slots, [wall for wall, _ in runs]))
+        costs.append((name, [c for _, c in runs]))
     print(f"map {args.items} items x {DELAY * 1000:.0f} ms; "
           f"{args.per_worker} at once per worker; {args.repeat} runs each; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
@@ -167,6 +201,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         overhead = (med * conc / args.items - DELAY) * 1000
         print(f"{name:24} {conc:>4} {min(walls):7.3f} {med:7.3f} {max(walls):7.3f} "
               f"{args.items / med:8.1f} {ideal:7.3f} {overhead:20.1f}")
+    print("per attempt, mean of the runs: CPU ms by process, SQL statements (commits) by side")
+    print(f"{'configuration':24} {'coord ms':>8} {'workers':>8} {'server':>8} {'total':>8} "
+          f"{'coord sql':>12} {'workers sql':>12}")
+    for name, done in costs:
+        m = {k: statistics.fmean(r[k] for r in done) for k in done[0]}
+        cpu = [m["coordinator_cpu"] * 1000, m["workers_cpu"] * 1000, m["server_cpu"] * 1000]
+        print(f"{name:24} {cpu[0]:8.1f} {cpu[1]:8.1f} {cpu[2]:8.1f} {sum(cpu):8.1f} "
+              f"{m['coordinator_sql']:5.1f} ({m['coordinator_commits']:4.1f}) "
+              f"{m['workers_sql']:5.1f} ({m['workers_commits']:4.1f})")
     return 0
 
 

@@ -1,0 +1,132 @@
+"""Counting for ``scale_out.py``: CPU time per process and SQL statements per process.
+
+A worker process is started through :data:`LAUNCH`, which counts every statement its
+psycopg connections send (DBOS's, through SQLAlchemy, and rein's own) and writes the count
+to a file when it gets ``SIGUSR1``; the benchmark reads it before and after a run. The
+coordinator runs in the benchmark's process and counts the same way (:func:`count_here`).
+CPU time is read from ``/proc/PID/stat`` (user + system); PostgreSQL's is the server's
+processes' own plus what its exited backends left in the postmaster's children totals.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+# Run before ``rein worker``: counts statements, answers SIGUSR1 with the count.
+LAUNCH = """
+import json, os, signal, sys
+import psycopg
+COUNTS = {"statements": 0, "commits": 0, "seq": 0}
+def _wrap(cls, name, key):
+    orig = getattr(cls, name)
+    def counted(self, *a, **k):
+        COUNTS[key] += 1
+        return orig(self, *a, **k)
+    setattr(cls, name, counted)
+_wrap(psycopg.Cursor, "execute", "statements")
+_wrap(psycopg.Cursor, "executemany", "statements")
+_wrap(psycopg.Connection, "commit", "commits")
+_wrap(psycopg.Connection, "rollback", "commits")
+def _dump(*_):
+    COUNTS["seq"] += 1
+    path = os.environ["REIN_BENCH_COUNTS"]
+    with open(path + ".tmp", "w") as f:
+        json.dump(COUNTS, f)
+    os.replace(path + ".tmp", path)
+signal.signal(signal.SIGUSR1, _dump)
+from rein.cli import main
+sys.exit(main())
+"""
+
+_HERE: dict[str, int] = {"statements": 0, "commits": 0}
+
+
+def count_here() -> None:
+    """Count this process's psycopg statements and commits (the coordinator's)."""
+    import psycopg
+
+    if getattr(psycopg.Cursor.execute, "_counted", False):
+        return
+    for cls, name, key in ((psycopg.Cursor, "execute", "statements"),
+                           (psycopg.Cursor, "executemany", "statements"),
+                           (psycopg.Connection, "commit", "commits"),
+                           (psycopg.Connection, "rollback", "commits")):
+        orig = getattr(cls, name)
+
+        def counted(self: Any, *a: Any, _o: Any = orig, _k: str = key, **k: Any) -> Any:
+            _HERE[_k] += 1
+            return _o(self, *a, **k)
+
+        counted._counted = True  # type: ignore[attr-defined]
+        setattr(cls, name, counted)
+
+
+def here() -> dict[str, int]:
+    return dict(_HERE)
+
+
+def asked(pid: int, path: Path, timeout: float = 10.0) -> dict[str, int]:
+    """The counts of a worker started through :data:`LAUNCH` (it writes ``path``)."""
+    import json
+
+    seq = json.loads(path.read_text())["seq"] if path.exists() else 0
+    os.kill(pid, signal.SIGUSR1)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if path.exists():
+            got = json.loads(path.read_text())
+            if got["seq"] > seq:
+                return {k: int(v) for k, v in got.items() if k != "seq"}
+        time.sleep(0.01)
+    raise SystemExit(f"worker {pid} did not report its counts")
+
+
+def _stat(pid: int) -> list[str]:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()  # fields from the third (state) on
+
+
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU of ``pid`` (and of its reaped children with ``children``)."""
+    f = _stat(pid)
+    ticks = int(f[11]) + int(f[12]) + (int(f[13]) + int(f[14]) if children else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def self_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+def postmaster_of(url: str) -> int | None:
+    """The server's main process, when it runs on this machine (else ``None``)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT pg_backend_pid()").fetchone()
+    try:
+        return int(_stat(int(row[0]))[1]) if row else None  # the backend's parent
+    except OSError:
+        return None
+
+
+def server_cpu(postmaster: int | None) -> float | None:
+    """CPU of the server: the postmaster, its live children, and its reaped ones."""
+    if postmaster is None:
+        return None
+    total = cpu_seconds(postmaster, children=True)
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            f = _stat(int(entry.name))
+            if int(f[1]) == postmaster:
+                total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
