@@ -13,6 +13,7 @@ it when the holder's connection ends, which a killed process cannot prevent.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from rein.errors import StoreError
@@ -195,6 +196,15 @@ class PostgresStore(SQLStore):
     def _release(self, run_id: str, handle: Any) -> None:
         if not self._conn.closed:
             self._x("SELECT pg_advisory_unlock(?)", (lock_key(f"rein:run:{run_id}"),))
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """The shared removal, with the runs' scale-out rows (their DBOS workflows and
+        attempt-run rows, :mod:`rein.store.queue_rows`) in the same transaction."""
+        from rein.store.queue_rows import delete_queue_rows
+
+        with self._tx():
+            delete_queue_rows(self._x, run_ids)
+            return super().delete_runs(run_ids)
 
     def close(self) -> None:
         """Commit a held write, then close the connection (which also drops any advisory
