@@ -298,3 +298,16 @@ def test_suggestions_cost_nothing_until_a_name_is_wrong(argv: list[str], difflib
     assert has_suggest == suggest
     if difflib is not None:  # validating imports difflib through a dependency
         assert has_difflib == difflib
+
+
+def test_a_nodes_own_output_read_as_outputs_names_self_outputs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def change(data: Any) -> None:
+        data["nodes"]["write_module"]["outputs"]["count"] = {"type": "integer",
+                                                             "description": "lines"}
+        data["nodes"]["write_module"]["success"]["criteria"].append(
+            {"id": "some", "kind": "expression", "description": "at least one line",
+             "expr": "outputs.count > 0"})
+
+    hints = _hints(capsys, _graph(tmp_path, change))
+    assert hints["AG203"] == "within a node, its own outputs are read as self.outputs.count"

@@ -331,8 +331,13 @@ class Semantics:
         if where.child_outputs:
             return  # the child's outputs are known only once it is resolved
         if not where.graph_level:
+            node = where.scope.nodes.get(where.node) if where.node is not None else None
+            hint = None
+            if node is not None:  # a node's own outputs are ``self.outputs.<name>``
+                own = "self." + _dotted(parts) if len(parts) > 1 else "self.outputs.<name>"
+                hint = f"within a node, its own outputs are read as {own}"
             self._add("AG203", where, tokens, f"{_dotted(parts)}: outputs is only visible in "
-                      "graph outputs and success, and in subgraph.outputs_from")
+                      "graph outputs and success, and in subgraph.outputs_from", hint=hint)
         elif len(parts) > 1 and parts[1] not in dict_of(where.scope.data.get("outputs")):
             self._add("AG203", where, tokens,
                       f"{_dotted(parts)}: no graph output is named {parts[1]!r}")
