@@ -64,7 +64,14 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     state.record["x-rein-duration-seconds"] = state.duration
     if state.status is NodeStatus.SUCCEEDED:
         ctx.completions.append((state.record["finished_at"], inst, nid))
-    ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state))
+    # Held: what the node's end sets off (the next map item or a lone successor starting,
+    # the scope's edges) writes next, before anything awaits, and commits it; an empty
+    # scheduling step keeps it held. A step that writes commits it first, on its own, and
+    # the loop's next turn at the latest (rein.engine.events.append), so no worker, person
+    # or other process can learn of the end, or of what follows from it, before it is
+    # committed: a crash can only take it with everything that came after it.
+    ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state),
+                  hold=True)
 
 
 def _apply(state: NodeState, outcome: NodeOutcome, *, node: str) -> None:
