@@ -107,9 +107,10 @@ class SQLStore:
     def _published(self) -> None:
         # After the commit, never before: a hook sees only what a reader of the store sees.
         events, self._appended = self._appended, []
-        if events:
+        if events and self._hooks:
+            published = tuple(events)
             for hook in list(self._hooks):
-                hook(tuple(events))
+                hook(published)
 
     # -- redaction ------------------------------------------------------------------------
 
