@@ -94,9 +94,11 @@ def _engine(workspace: Path, store: SQLiteStore, answers: dict[str, Any]) -> Eng
                   clock=StepClock(), ids=CounterIds(), env={}, sleep=no_wait)
 
 
-def _start(workspace: Path, die_at: int) -> int:
-    """Run the graph in ``workspace`` on a store dying at commit ``die_at``; its commits."""
-    graph, answers = fan()
+def _start(workspace: Path, die_at: int,
+           given: tuple[dict[str, Any], dict[str, Any]] | None = None) -> int:
+    """Run the graph (``fan()`` unless given) in ``workspace`` on a store dying at commit
+    ``die_at``; its commits."""
+    graph, answers = given or fan()
     path = workspace / "g.agraph.yaml"
     path.write_text(yaml.safe_dump(graph, sort_keys=False))
     db_path(workspace).parent.mkdir(parents=True, exist_ok=True)
@@ -111,8 +113,9 @@ def _start(workspace: Path, die_at: int) -> int:
     return store.commits
 
 
-def _resume(workspace: Path, run_id: str) -> str:
-    _, answers = fan()
+def _resume(workspace: Path, run_id: str,
+            given: tuple[dict[str, Any], dict[str, Any]] | None = None) -> str:
+    _, answers = given or fan()
     store = SQLiteStore.open(workspace)
     assert store is not None
     try:
@@ -186,3 +189,59 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_record(tmp_path: Pa
             assert done.returncode == 0, done.stderr
         assert normalized(record(ws, row["run_id"])) == expected, f"kill {i} after {after}"
         assert set(finished_counts(ws, row["run_id"]).values()) == {1}
+
+
+WIDTH = 2
+
+
+def mapped() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A map of six items, two at a time: each item's end commits with the next start."""
+    body = {"title": "item", "entrypoints": ["w"],
+            "nodes": {"w": {"title": "work", "description": "one item"}}}
+    graph = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/crash-map",
+             "title": "map", "objective": "survive a crash at any commit",
+             "requires_conformance": 3, "constraints": {"max_parallel_nodes": WIDTH},
+             "entrypoints": ["fan"],
+             "params": {"xs": {"type": "array", "description": "items",
+                               "default": list(range(6))}},
+             "nodes": {"fan": {"type": "map", "title": "fan", "description": "per item",
+                               "map": {"over": "params.xs", "as": "x", "max_items": 6,
+                                       "max_parallel": WIDTH, "body": body}}}}
+    return graph, {"nodes": {"w": [{"outputs": {}}]}}
+
+
+def _running_items(workspace: Path, run_id: str) -> int:
+    store = SQLiteStore.open(workspace, create=False)
+    assert store is not None
+    try:
+        return sum(1 for n in store.nodes(RunId(run_id))
+                   if n.node_id == "w" and n.status.value == "running")
+    finally:
+        store.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_map_crashed_at_any_commit_never_lost_an_end_it_went_on_from(tmp_path: Path) -> None:
+    # An item's end is held until the next item starts: both are in one commit or neither
+    # is, so the store never shows more items running than the map's width (an end lost
+    # behind the start it made room for), and every crash resumes to the uninterrupted run.
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    total = _start(clean, die_at=0, given=mapped())
+    [row] = runs(clean)
+    expected = normalized(record(clean, row["run_id"]))
+    assert expected["status"] == "succeeded"
+    items = {f"fan[{i}].w": 1 for i in range(6)}
+    assert finished_counts(clean, row["run_id"]) == {**items, "fan": 1}
+    assert total <= 6 + 6  # one commit per item, and the run's own few
+    for k in range(2, total + 1):
+        ws = tmp_path / f"crash{k}"
+        ws.mkdir()
+        with pytest.raises(Crash):
+            _start(ws, die_at=k, given=mapped())
+        [row] = runs(ws)
+        assert row["status"] == "running", f"crash at commit {k}"
+        assert _running_items(ws, row["run_id"]) <= WIDTH, f"crash at commit {k}"
+        assert _resume(ws, row["run_id"], given=mapped()) == "succeeded", f"crash at commit {k}"
+        assert normalized(record(ws, row["run_id"])) == expected, f"crash at commit {k}"
+        assert finished_counts(ws, row["run_id"]) == {**items, "fan": 1}, f"crash at {k}"

@@ -269,3 +269,42 @@ def test_a_held_write_commits_with_the_next_one(any_store: Any, store_url: str,
         assert [e.seq for e in other.events(R1)] == [1, 2, 3, 4, 5, 6]
     finally:
         other.close()
+
+
+def test_a_held_write_goes_through_an_empty_batch_and_commits_alone_before_a_full_one(
+        any_store: Any, store_url: str, tmp_path: Any) -> None:
+    from rein.store.open import open_store
+
+    seen: list[Sequence[Event]] = []
+    any_store.on_commit(seen.append)
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    other = open_store(tmp_path, url=store_url)  # another connection: sees commits only
+    try:
+        any_store.transition(R1, "node/finished", {}, T, hold=True)
+        with any_store.batch():
+            pass  # a scheduling step that writes nothing: the write stays held
+        with pytest.raises(RuntimeError), any_store.batch():
+            raise RuntimeError("nothing written before it: still held")
+        assert [e.type for e in other.events(R1)] == ["run/started"]
+        any_store.transition(R1, "node/started", {}, T, hold=True)  # joins it
+        any_store.transition(R1, "attempt/started", {}, T)
+        assert [[e.type for e in events] for events in seen][-1] == [
+            "node/finished", "node/started", "attempt/started"]  # one commit
+        any_store.transition(R1, "node/finished", {}, T, hold=True)
+        clash = ApprovalRow(approval_id=ApprovalId("apv-1"), run_id=R1, key="gate:g",
+                            kind=ApprovalKind.GATE, status=ApprovalStatus.PENDING,
+                            digest="d", request={}, created_at=T)
+        any_store.transition(R1, "approval/requested", {}, T, Transition(approval=clash))
+        any_store.transition(R1, "node/finished", {"n": 2}, T, hold=True)
+        with pytest.raises(StoreError), any_store.batch():
+            any_store.transition(R1, "edge/resolved", {}, T)  # commits the held one first
+            assert other.events(R1)[-1].payload == {"n": 2}
+            any_store.transition(R1, "approval/requested", {}, T,
+                                 Transition(approval=clash.replace(
+                                     approval_id=ApprovalId("apv-2"))))
+        # The batch rolled back; the held write it committed first stays.
+        assert [e.type for e in other.events(R1)][-2:] == ["approval/requested",
+                                                           "node/finished"]
+        assert [[e.type for e in events] for events in seen][-1] == ["node/finished"]
+    finally:
+        other.close()

@@ -177,11 +177,14 @@ class EventLog:
     def _committed(self, events: Sequence[Event]) -> None:
         # Subscribers first: waking one cannot fail, and a listener that raises must not
         # keep them waiting for the next poll.
-        for wake in list(_WAKERS.get(self._database, ())):
-            wake()
-        for event in events:
-            for listener in list(self.listeners):
-                listener(event)
+        wakers = _WAKERS.get(self._database)
+        if wakers:
+            for wake in list(wakers):
+                wake()
+        if self.listeners:  # most commits of a run nobody watches: nothing to do
+            for event in events:
+                for listener in list(self.listeners):
+                    listener(event)
 
 
 _LOGS: weakref.WeakKeyDictionary[Store, EventLog] = weakref.WeakKeyDictionary()

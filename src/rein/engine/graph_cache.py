@@ -6,6 +6,10 @@ RT053). Parsing YAML, and importing the parser, is most of that read. So the dat
 parses to is kept under ``.rein/cache/graphs/``, named by the SHA-256 of the file's bytes,
 as JSON beside the AGS digest of that data.
 
+The graph a process has just parsed and validated (``prepare``, before ``rein run`` starts
+it) is kept in memory too, as JSON under the SHA-256 of its text (:func:`remember`), so
+that starting it reads the file's bytes again but parses them only when they changed.
+
 An entry is used only when all of this holds, else the file is parsed as if there were no
 cache (and the entry rewritten): its name and its recorded source hash are the hash of the
 bytes read now; it parses as JSON; and the AGS digest of its data is the one it records.
@@ -32,7 +36,27 @@ CACHE_DIR = Path(".rein") / "cache" / "graphs"
 # The loader's default limit (LoadLimits.max_bytes): a larger file is the loader's to refuse.
 _MAX_BYTES = 32 * 1024 * 1024
 
-__all__ = ["CACHE_DIR", "FORMAT", "load_graph"]
+__all__ = ["CACHE_DIR", "FORMAT", "load_graph", "remember"]
+
+# SHA-256 of a file's bytes → the data they parsed to in this process, as JSON: each use
+# reads a fresh copy, so nothing a run does to its graph reaches another. A few only.
+_RECENT: dict[str, str] = {}
+_RECENT_MAX = 8
+
+
+def remember(text: str, data: Any) -> None:
+    """Keep ``data``, just parsed from a file whose whole text is ``text``, for the next
+    :func:`load_graph` of the same bytes in this process. A file whose bytes are not
+    exactly ``text`` (a byte-order mark, Markdown around its frontmatter) never matches."""
+    try:
+        encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError):
+        return
+    source = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    _RECENT.pop(source, None)
+    _RECENT[source] = encoded
+    while len(_RECENT) > _RECENT_MAX:
+        del _RECENT[next(iter(_RECENT))]
 
 
 def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None) -> Any:
@@ -49,7 +73,8 @@ def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None
     cached = _read(entry, source, approved)
     if cached is not None:
         return cached
-    data = _parse(path)
+    known = _RECENT.get(source)
+    data = _parse(path) if known is None else json.loads(known)
     _write(entry, source, data)
     return data
 

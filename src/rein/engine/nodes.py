@@ -39,12 +39,13 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     kind = inst.model.node_type(nid)
     started = ctx.clock.monotonic()
     transition(state, NodeStatus.RUNNING)
-    state.record.setdefault("started_at", ctx.now())
+    at = ctx.now()
+    state.record.setdefault("started_at", at)
     # Held: nothing is done on the node's account before its next write (an attempt
     # starting, a question asked, its end), which commits both; lost in a crash, the node
     # simply had not started.
     ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")},
-                  hold=True)
+                  hold=True, at=at)
     try:
         outcome = await kinds.run(ctx, inst, nid, inst.model.specs[nid])
     except Paused as pause:
@@ -60,11 +61,18 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
         raise
     _apply(state, outcome, node=key)
     state.duration = round(ctx.clock.monotonic() - started, 6)
-    state.record["finished_at"] = ctx.now()
+    state.record["finished_at"] = at = ctx.now()
     state.record["x-rein-duration-seconds"] = state.duration
     if state.status is NodeStatus.SUCCEEDED:
         ctx.completions.append((state.record["finished_at"], inst, nid))
-    ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state))
+    # Held: what the node's end sets off (the next map item or a lone successor starting,
+    # the scope's edges) writes next, before anything awaits, and commits it; an empty
+    # scheduling step keeps it held. A step that writes commits it first, on its own, and
+    # the loop's next turn at the latest (rein.engine.events.append), so no worker, person
+    # or other process can learn of the end, or of what follows from it, before it is
+    # committed: a crash can only take it with everything that came after it.
+    ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state),
+                  hold=True, at=at)
 
 
 def _apply(state: NodeState, outcome: NodeOutcome, *, node: str) -> None:

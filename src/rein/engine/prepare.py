@@ -135,6 +135,10 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
         raise PrepareFailed(findings)
     plan = build_plan(data, source=str(path), key_variables=key_variables)
     notices = tuple(n.message for n in getattr(plan, "notices", ()))
+    if report.document.line_offset == 0:
+        from rein.engine.graph_cache import remember
+
+        remember(report.document.text, data)  # starting it parses the file only if it changed
     return Prepared(path=str(path), data=data, digest=report.digest or ags_digest(data),
                     params=params, children=children, plan=plan,
                     warnings=tuple(report.warnings), notices=notices)

@@ -245,18 +245,25 @@ class RunContext:
     def store_secrets(self) -> Secrets:
         return self.store.secrets
 
+    def known_secrets(self) -> Secrets:
+        """Every secret the run knows: the store's and the run's own."""
+        return self.store_secrets() | Secrets.of(self.secrets)
+
     def redact(self, value: Any) -> Any:
         """``value`` with every secret the run knows replaced, as the store writes it."""
-        return redact(value, self.store_secrets() | Secrets.of(self.secrets))
+        return redact(value, self.known_secrets())
 
     def emit(self, event_type: str, payload: Mapping[str, Any],
-             change: Transition | None = None, *, hold: bool = False) -> Event:
+             change: Transition | None = None, *, hold: bool = False,
+             at: str | None = None) -> Event:
         """Write one event (and the state it describes) in one transaction: the event log's
         :func:`rein.engine.events.append`. The store redacts both; the log publishes the
         event as stored once the transaction commits. ``hold``: the next write commits it
-        (only for a step whose loss in a crash equals not having taken it yet)."""
-        return append(self.store, self.run_id, EventType(event_type), payload, self.now(),
-                      change, hold=hold)
+        (only for a step whose loss in a crash equals not having taken it yet). ``at``: the
+        event's time when the caller just read the clock for the state it writes (one
+        reading for both); now otherwise."""
+        return append(self.store, self.run_id, EventType(event_type), payload,
+                      self.now() if at is None else at, change, hold=hold)
 
     def root(self) -> RunContext:
         ctx = self
@@ -275,16 +282,17 @@ class RunContext:
             root.budget_stop = {"message": exc.message, **exc.to_json()}
 
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: str,
-                  payload: Mapping[str, Any] | None = None, *, hold: bool = False) -> None:
-        """Persist a node's current state with the event that changed it (``hold``: see
-        :meth:`emit`)."""
+                  payload: Mapping[str, Any] | None = None, *, hold: bool = False,
+                  at: str | None = None) -> None:
+        """Persist a node's current state with the event that changed it (``hold``, ``at``:
+        see :meth:`emit`)."""
         state = inst.states[node_id]
         record = self.node_record(inst, node_id)
         row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
                       scope_path=inst.path, type=inst.model.node_type(node_id),
                       status=state.status, record=record)
         body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
-        self.emit(event_type, body, Transition(node=row), hold=hold)
+        self.emit(event_type, body, Transition(node=row), hold=hold, at=at)
 
     def node_record(self, inst: ScopeInstance, node_id: str) -> dict[str, Any]:
         """The node_run object of the run record, with redacted values left out."""

@@ -118,8 +118,9 @@ class Scheduler:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        with self.ctx.store.batch():
-            self._close_pending()
+        if self.halted or self.ctx.root().budget_stop is not None:
+            with self.ctx.store.batch():
+                self._close_pending()
         return ScopeResult(
             paused=self._pause_reason(),
             failed=any(s.unabsorbed for s in states.values()),

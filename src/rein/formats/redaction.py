@@ -46,6 +46,8 @@ class Secrets(Frozen):
     def of(cls, named: Mapping[str, str] | None = None,
            values: Iterable[str] = ()) -> Secrets:
         """From ``{name: value}`` and from bare values (shown as ``[secret]``)."""
+        if not named and not values:
+            return NO_SECRETS
         pairs: list[tuple[str, str | None]] = [
             (v, n) for n, v in (named or {}).items() if isinstance(v, str)]
         pairs += [(v, None) for v in values if isinstance(v, str)]
@@ -61,6 +63,10 @@ class Secrets(Frozen):
         return cls(tuple(ordered))
 
     def __or__(self, other: Secrets) -> Secrets:
+        if not other.pairs:  # the union with nothing: no new set to sort
+            return self
+        if not self.pairs:
+            return other
         return Secrets._build((*self.pairs, *other.pairs))
 
     def __bool__(self) -> bool:

@@ -78,6 +78,7 @@ class SQLStore:
         self._begun = False  # the open transaction has sent its BEGIN (batch() defers it)
         self._broken = False  # a write inside it failed part-way: it must not commit
         self._held = False  # the last write's commit waits for the next write (hold=True)
+        self._carried = False  # a held write inside a batch() that has not written yet
         # Inside the open transaction only: the last event seq appended per run, and the
         # runs whose writers are already kept out. Both hold until commit, because this
         # transaction excludes every other writer of the run until then.
@@ -106,9 +107,10 @@ class SQLStore:
     def _published(self) -> None:
         # After the commit, never before: a hook sees only what a reader of the store sees.
         events, self._appended = self._appended, []
-        if events:
+        if events and self._hooks:
+            published = tuple(events)
             for hook in list(self._hooks):
-                hook(tuple(events))
+                hook(published)
 
     # -- redaction ------------------------------------------------------------------------
 
@@ -152,6 +154,8 @@ class SQLStore:
                                  "rolled back", code="STORE_FAILED",
                                  hint="run the command again")
             if not self._begun:
+                if self._carried:  # a batch's first write: the held write commits first
+                    self._commit_carried()
                 self._begin()
                 self._begun = True
             self._depth += 1
@@ -181,6 +185,15 @@ class SQLStore:
         self._close(commit=True)
 
     _hold = False  # set by a write asked to hold its commit, read as its transaction ends
+
+    def _commit_carried(self) -> None:
+        """Commit the held write a batch carried, on its own, before the batch begins."""
+        depth, self._carried = self._depth, False
+        self._begun = True  # the held write's transaction
+        try:
+            self._close(commit=True)
+        finally:
+            self._depth = depth
 
     def flush(self) -> None:
         """Commit a held write now (see :meth:`transition`); nothing when none is held."""
@@ -228,6 +241,10 @@ class SQLStore:
         one) and the exception goes on; only a write that itself failed part-way rolls the
         batch back. ``BEGIN`` waits for the first write, so a batch that writes nothing
         costs nothing. The block must not await: another task's writes would join it.
+
+        A held write (:meth:`transition`) goes through a batch that writes nothing still
+        held, and is committed on its own at the batch's first write, before its ``BEGIN``:
+        never part of the batch, so a batch rolled back cannot undo it.
         """
         if self._depth:  # inside atomic() or another batch: the outer one decides
             self._depth += 1
@@ -236,14 +253,24 @@ class SQLStore:
             finally:
                 self._depth -= 1
             return
-        self.flush()
+        self._carried, self._held = self._held, False
         self._begun, self._broken, self._depth = False, False, 1
         try:
             yield
         except BaseException:
-            self._close(commit=not self._broken)
+            if not self._carry_on():
+                self._close(commit=not self._broken)
             raise
-        self._close(commit=True)
+        if not self._carry_on():
+            self._close(commit=True)
+
+    def _carry_on(self) -> bool:
+        """At the end of a batch that wrote nothing: the held write it carried stays held."""
+        if not self._carried:
+            return False
+        self._carried, self._held, self._depth, self._broken = False, True, 0, False
+        self._begun = True  # the held write's transaction is still open
+        return True
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -268,9 +295,22 @@ class SQLStore:
 
         ``hold``: leave the transaction open, so that the next write (whoever makes it)
         commits with this one, in one commit instead of two; :meth:`flush`, ``close`` and
-        releasing a run lock commit it too. Until then nobody else sees it, and a crash
-        loses it: for a step whose loss is the same as not having taken it yet (a node
-        starting, say), followed by another write before anything is done on its account.
+        releasing a run lock commit it too, and a :meth:`batch` that writes commits it on
+        its own first (one that writes nothing leaves it held). Until then nobody else sees
+        it, and a crash loses it.
+
+        That is only for a write followed, before anything awaits, by the next write it
+        leads to: a node starting (its first attempt follows), an attempt ending (the node's
+        end, or its next attempt), a node ending (the next map item starting, the edges of
+        the step that follows). The engine commits every held write on the event loop's
+        next turn at the latest (:func:`rein.engine.events.append`), so it is committed
+        before a worker is called, a person is asked, a run pauses or ends, a listener or
+        another process sees the event, or anything else outside the process can learn of
+        it: a crash can only hit it in the stretch of code that runs without waiting, and
+        then takes with it every write that came after it (they are in the same
+        transaction, or wait behind it), never leaving what followed from the write
+        committed without it. Lost that way, the step simply had not been taken: resuming
+        takes it again (an attempt that was in flight runs again under its number).
         """
         with self._tx():
             event = self._append(run_id, event_type, payload, at)

@@ -155,14 +155,15 @@ async def _open(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[st
                                                       mutating=is_mutating(node))
     ctx.root().budget.start_execution(now)
     state.attempts = n
-    rec: dict[str, Any] = {"attempt": n, "started_at": ctx.now()}
+    at = ctx.now()
+    rec: dict[str, Any] = {"attempt": n, "started_at": at}
     if rerun:
         rec[recovery.RERUN] = True
     state.record.setdefault("attempts", []).append(rec)
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
     ctx.save_node(inst, nid, "attempt/started", {"attempt": n, "tier": tier,
-                                                 "worker": worker.name})
+                                                 "worker": worker.name}, at=at)
     return rec, declined
 
 
@@ -231,7 +232,7 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
           outcome: AttemptOutcome, success: SuccessOutcome | None) -> AttemptOutcome:
     """Finish the attempt's record with ``outcome`` and save it with the node."""
     rec["status"] = outcome.status.value
-    rec["finished_at"] = ctx.now()
+    rec["finished_at"] = at = ctx.now()
     if success is not None and success.results:
         rec["success"] = success.to_record()
     if outcome.failure is not None:
@@ -252,7 +253,8 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
                   {"attempt": rec["attempt"], "result": outcome.status.value,
                    "failure": outcome.failure.value if outcome.failure else None,
                    **({"error": rec["error"]} if "error" in rec else {}),
-                   **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True)
+                   **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True,
+                  at=at)
     return outcome
 
 

@@ -17,6 +17,7 @@ from rein.engine.expressions import render
 from rein.engine.routing import select_worker
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Paused
+from rein.formats.redaction import redact
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
@@ -176,6 +177,10 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                              message=f"worker {worker.name!r} ended without a result")
     # Redacted before the run uses it: a secret never flows from one node's outputs into
     # another's inputs, and a resumed run, reading the store, sees what this one saw.
+    secrets = ctx.known_secrets()
+    if not secrets:  # nothing to replace: no copy of the result
+        return result
     return result.replace(
-        outputs=ctx.redact(dict(result.outputs)), extra=ctx.redact(dict(result.extra)),
-        message=None if result.message is None else ctx.redact(result.message))
+        outputs=redact(dict(result.outputs), secrets),
+        extra=redact(dict(result.extra), secrets),
+        message=None if result.message is None else redact(result.message, secrets))
