@@ -65,3 +65,20 @@ def _check(c: Console, thread_id: str, gate: str) -> None:
     [view] = transcript.turns(c.harness.sessions, thread_id)
     assert gate not in {q.id for q in view.pending}
     assert c.harness.run(view.run_id).status.value == "awaiting_human"  # the next gate
+
+
+def test_a_gate_cannot_be_accepted_for_the_session(workspace: Path) -> None:
+    thread_id, gate = _graph_turn_at_its_gate(workspace)
+    for c in make_console(workspace):
+        c.login()
+        page = c.client.get(f"/threads/{thread_id}").text
+        card = page.split(f"data-question='{gate}'", 1)[1].split("</form>", 1)[0]
+        assert "value='accept'" in card and "acceptForSession" not in card
+        entry = c.harness.store.get_approval(gate)
+        assert entry is not None
+        r = c.post(f"/threads/{thread_id}/approvals/{gate}",
+                   {"action": "acceptForSession", "digest": entry.digest})
+        assert r.status_code == 400 and "WEB432" in r.text
+        still: Any = c.harness.store.get_approval(gate)
+        assert still.status.value == "pending"  # nothing recorded
+        assert c.harness.sessions.accepted_for_session(thread_id) == frozenset()

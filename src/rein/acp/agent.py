@@ -62,6 +62,9 @@ class _Session:
     values: dict[str, str] = field(default_factory=dict)  # their variables' values
     mcp: HubHost | None = None  # the accepted ones, running until the session ends
     launched: bool = False
+    # One flag per session/prompt not yet answered, set by a session/cancel that comes
+    # before its answer is sent: that prompt then ends "cancelled", whatever its turn did.
+    cancels: list[asyncio.Event] = field(default_factory=list)
 
     def binding(self) -> SessionBinding:
         return SessionBinding(
@@ -167,10 +170,7 @@ class ReinAgent:
         # questions are asked again and its updates follow the replay.
         turn = sessions.reopen(session_id)
         if turn is not None:
-            going = asyncio.ensure_future(
-                self._follow(self.sessions[session_id], turn, replay=False))
-            self._background.add(going)
-            going.add_done_callback(self._background.discard)
+            self._spawn(self._follow(self.sessions[session_id], turn, replay=False))
         return schema.LoadSessionResponse(
             modes=options.modes(row.data),
             config_options=options.config_options(row.data, self.harness.config.data))
@@ -228,13 +228,29 @@ class ReinAgent:
     async def prompt(self, session_id: str, prompt: Sequence[Any], **kwargs: Any
                      ) -> schema.PromptResponse:
         session = self._session(session_id)
+        cancelled = asyncio.Event()
+        session.cancels.append(cancelled)
         try:
-            turn = await self.harness.sessions.begin_turn(session.thread_id, _input(prompt))
-        except ReinError as exc:
-            raise _error(exc) from exc
-        status = await self._follow(session, turn)
-        return schema.PromptResponse(
-            stop_reason="cancelled" if status == "interrupted" else "end_turn")
+            try:
+                turn = await self.harness.sessions.begin_turn(session.thread_id,
+                                                              _input(prompt))
+            except ReinError as exc:
+                raise _error(exc) from exc
+            if cancelled.is_set():  # cancelled while the turn was being recorded
+                self._spawn(self._interrupt(turn))
+            status = await self._follow(session, turn)
+        finally:
+            session.cancels.remove(cancelled)
+        # ACP: once the client cancels, the prompt's answer is "cancelled", also when the
+        # turn ended on its own before the cancel could stop it (the client no longer
+        # waits for its outcome; the thread records what the turn did).
+        ended = cancelled.is_set() or status == "interrupted"
+        return schema.PromptResponse(stop_reason="cancelled" if ended else "end_turn")
+
+    def _spawn(self, work: Any) -> None:
+        going = asyncio.ensure_future(work)
+        self._background.add(going)
+        going.add_done_callback(self._background.discard)
 
     async def _follow(self, session: _Session, turn: TurnRun, *, replay: bool = True
                       ) -> str:
@@ -339,12 +355,21 @@ class ReinAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is None or session.turn is None or session.turn.done:
+        if session is None:
+            return
+        for cancelled in session.cancels:
+            cancelled.set()
+        if session.turn is not None:
+            await self._interrupt(session.turn)
+
+    async def _interrupt(self, turn: TurnRun) -> None:
+        if turn.done:
             return
         try:
-            await session.turn.interrupt()
+            await turn.interrupt()
         except ReinError as exc:
-            print(f"rein acp: cancel: {exc.code}: {exc.message}", file=sys.stderr)
+            if exc.code != "RUN_ENDED":  # too late to stop: the prompt still says cancelled
+                print(f"rein acp: cancel: {exc.code}: {exc.message}", file=sys.stderr)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise acp.RequestError.method_not_found(method)

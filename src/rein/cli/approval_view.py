@@ -20,6 +20,18 @@ from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 
+def owner_of(row: Any) -> str:
+    """Whose entry it is: ``run``, ``turn`` (a thread's graph turn asking for its plan's
+    digest before its run exists: the entry is kept under the turn's id, see
+    docs/app-server.md) or ``thread`` (an ACP client's MCP server launch, kept under its
+    thread, with no run at all)."""
+    if row.kind.value == "graph" and row.run_id == row.request.get("turn"):
+        return "turn"
+    if row.kind.value == "mcp_launch" and row.run_id == row.request.get("thread"):
+        return "thread"
+    return "run"
+
+
 @click.command("show")
 @click.argument("approval_id")
 @workspace_option
@@ -48,12 +60,7 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
                 raise
             raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
                             hint="list them with `rein approvals list --all`") from exc
-        # A thread's graph turn asks for its digest before its run exists: the entry is
-        # kept under the turn's id (see docs/app-server.md).
-        # An ACP client's MCP server launch is kept under its thread, with no run at all.
-        asking = row.kind.value == "graph" and row.run_id == row.request.get("turn")
-        launch = row.kind.value == "mcp_launch" and row.run_id == row.request.get("thread")
-        run = None if asking or launch else harness.run(row.run_id)
+        run = None if owner_of(row) != "run" else harness.run(row.run_id)
     request: Mapping[str, Any] = row.request
     if as_json:
         emit_json({"approval_id": row.approval_id, "run_id": row.run_id,
@@ -133,4 +140,4 @@ def _lines(row: Any, run: Any) -> list[str]:
     return out
 
 
-__all__ = ["show_approval"]
+__all__ = ["owner_of", "show_approval"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from rein.cli.approval_view import owner_of
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import announce, progress_for, render_outcome
 from rein.cli.sync import run_sync
@@ -69,7 +70,8 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
         emit_json({"approvals": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "kind": r.kind.value, "status": r.status.value,
                                   "digest": r.digest, "request": dict(r.request),
-                                  "created_at": r.created_at} for r in rows],
+                                  "created_at": r.created_at, "owner": owner_of(r)}
+                                 for r in rows],
                    "timed_out": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "status": r.status.value,
                                   "on_timeout": r.request.get("on_timeout")}
@@ -88,12 +90,22 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
             # What the person is asked to look at, so that they need not dig in the JSON.
             shown = [str(p) for p in r.request.get("present") or []]
             roles = [str(x) for x in r.request.get("roles") or []]
-            # An ACP client's MCP server launch has no run: it is kept under its thread.
-            owner = "thread" if r.run_id == r.request.get("thread") else "run"
-            click.echo(f"    {owner} {r.run_id}"
+            click.echo(f"    {_owner_line(r)}"
                        + (f" · shows: {', '.join(shown)}" if shown else "")
                        + (f" · for: {' or '.join(roles)}" if roles else ""))
     return int(ExitCode.OK)
+
+
+def _owner_line(row: Any) -> str:
+    """Who asks: the run, or (with no run yet) the thread and turn that asks."""
+    match owner_of(row):
+        case "turn":
+            return (f"turn {row.run_id} of thread {row.request.get('thread')} · plan "
+                    "approval (its run starts once this is accepted)")
+        case "thread":
+            return f"thread {row.run_id}"
+        case _:
+            return f"run {row.run_id}"
 
 
 def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | None,

@@ -205,7 +205,7 @@ class Console:
             return self.denied(Denied(400, "WEB400", f"no answer {action!r}",
                                       "answer with accept, decline or cancel"))
         row = self.h.store.get_approval(approval_id)
-        values = _values(form, row.request if row is not None else {})
+        values = pages_queue.answer_values(form, row.request if row is not None else {})
         assert self.steering is not None
         try:
             await self.steering.answer(approval_id, ANSWERS[action], digest=form.get("digest", ""),
@@ -297,27 +297,6 @@ async def _body(request: Request) -> bytes:
 def _params(form: Mapping[str, str]) -> dict[str, str]:
     """``param.NAME`` fields of the plan form; an empty one is left out (its default)."""
     return {k[len("param."):]: v for k, v in form.items() if k.startswith("param.") and v != ""}
-
-
-def _values(form: dict[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
-    """``value.NAME`` fields, typed by the entry's declared inputs: a non-string input is
-    read as JSON (``3``, ``true``, ``["a"]``); an empty field is left out."""
-    collect = request.get("collect") or {}
-    out: dict[str, Any] = {}
-    for key, text in form.items():
-        if not key.startswith("value.") or text == "":
-            continue
-        name = key[len("value."):]
-        spec = collect.get(name) if isinstance(collect, dict) else None
-        kind = spec.get("type", "string") if isinstance(spec, dict) else "any"
-        if kind == "string":
-            out[name] = text
-            continue
-        try:
-            out[name] = json.loads(text)
-        except ValueError:
-            out[name] = text
-    return out
 
 
 def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Starlette:

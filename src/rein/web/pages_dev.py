@@ -4,7 +4,9 @@ What is shown is :func:`rein.dev.view.snapshot`, the reading `rein dev status` m
 page and the command agree. The flow advances in whatever process drives it (`rein dev`,
 `rein submit`); the page follows the store the way the runs list does
 (:func:`rein.web.streams.runs_stream`: the section is sent again whenever it changed), which
-also catches the flow moving from its planning run to its feature run.
+also catches the flow moving from its planning run to its feature run. The stream reads the
+flow again only when the console's watcher of the store (:class:`rein.web.hub.Hub`) sees a
+commit, or every ``RUNS_REFRESH_SECONDS`` at the latest, never on a timer of its own.
 """
 
 from __future__ import annotations
@@ -106,11 +108,18 @@ async def dev(c: Console, request: Request) -> Response:
 
 
 async def dev_stream(c: Console, request: Request) -> Response:
+    seen = c.hub.version
+
     def render() -> tuple[Any, str]:
         html = section(read(c.h))
         return html, html
 
-    return StreamingResponse(streams.runs_stream(render), media_type="text/event-stream",
+    async def wait() -> None:  # until something is committed (here or in another process)
+        nonlocal seen
+        seen = await c.hub.next_change(seen, streams.RUNS_REFRESH_SECONDS)
+
+    return StreamingResponse(streams.runs_stream(render, wait=wait),
+                             media_type="text/event-stream",
                              headers={"Cache-Control": "no-store"})
 
 

@@ -31,10 +31,9 @@ _WHAT = {
 }
 
 
-def _inputs(row: ApprovalRow) -> str:
-    """Fields from what the entry declares: a gate's ``collect`` (input mode), a review's
-    outputs; each is sent as ``value.NAME`` and typed by its declared type."""
-    req = row.request
+def input_fields(req: Mapping[str, Any]) -> str:
+    """Fields from what an entry's request declares: a gate's ``collect`` (input mode), a
+    review's outputs; each is sent as ``value.NAME`` and typed by its declared type."""
     fields: list[tuple[str, Mapping[str, Any]]] = []
     if req.get("mode") == "input":
         fields = [(str(k), v if isinstance(v, Mapping) else {})
@@ -49,6 +48,27 @@ def _inputs(row: ApprovalRow) -> str:
         out.append(f"<label>{e(name)} <span class='muted'>({e(kind)}) {e(desc)}</span><br>"
                    f"<input type='text' name='value.{e(name)}' data-type='{e(kind)}'></label><br>")
     return "".join(out)
+
+
+def answer_values(form: Mapping[str, str], request: Mapping[str, Any]) -> dict[str, Any]:
+    """``value.NAME`` fields, typed by the entry's declared inputs: a non-string input is
+    read as JSON (``3``, ``true``, ``["a"]``); an empty field is left out."""
+    collect = request.get("collect") or {}
+    out: dict[str, Any] = {}
+    for key, text in form.items():
+        if not key.startswith("value.") or text == "":
+            continue
+        name = key[len("value."):]
+        spec = collect.get(name) if isinstance(collect, Mapping) else None
+        kind = spec.get("type", "string") if isinstance(spec, Mapping) else "any"
+        if kind == "string":
+            out[name] = text
+            continue
+        try:
+            out[name] = json.loads(text)
+        except ValueError:
+            out[name] = text
+    return out
 
 
 def _risk(row: ApprovalRow) -> str:
@@ -80,7 +100,7 @@ def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
                "<button class='decline' name='action' value='decline'>Decline</button> "
                "<button class='cancel' name='action' value='cancel' title='stops the whole "
                "run'>Cancel the run</button>")
-    inner = (hidden("digest", row.digest) + _inputs(row)
+    inner = (hidden("digest", row.digest) + input_fields(row.request)
              + "<input type='text' name='note' placeholder='note (optional)'> " + buttons)
     return head + form(f"/approvals/{row.approval_id}", csrf, inner, cls="answer") + "</div>"
 
@@ -189,5 +209,5 @@ def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csr
     return page(f"Plan {path}", body, read_only=read_only)
 
 
-__all__ = ["approval_card", "approvals_page", "graph_files", "param_fields", "plan_page",
-           "plans_page"]
+__all__ = ["answer_values", "approval_card", "approvals_page", "graph_files", "input_fields",
+           "param_fields", "plan_page", "plans_page"]

@@ -24,15 +24,15 @@ from starlette.routing import Route
 from rein.engine.sessions import DECISIONS, transcript
 from rein.engine.sessions.transcript import TurnView
 from rein.errors import ReinError
-from rein.store.base import ThreadRow
-from rein.web import streams, thread_items
+from rein.store.base import ApprovalRow, Store, ThreadRow
+from rein.web import pages_queue, streams, thread_items
 from rein.web.auth import Denied
 from rein.web.html import e, error_box, form, page, status, table
 
 if TYPE_CHECKING:
     from rein.web.app import Console
 
-ANSWERS = ("accept", "decline", "cancel")  # acceptForSession lives in a client's process
+ANSWERS = ("accept", "acceptForSession", "decline", "cancel")
 
 
 # -- the list ---------------------------------------------------------------------------
@@ -130,8 +130,10 @@ def not_found(c: Console, exc: ReinError) -> Response:
                              read_only=c.read_only), status_code=404)
 
 
-def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool) -> str:
-    """One turn: its head (kind, status, run), its items in order, its open questions."""
+def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool,
+                 store: Store | None = None) -> str:
+    """One turn: its head (kind, status, run), its items in order, its open questions
+    (``store``: where their queue entries are read, for a gate's fields)."""
     run = (f" · run <a href='/runs/{e(view.run_id)}'><code>{e(view.run_id)}</code></a>"
            if view.run_id else " · <span class='muted'>no run yet</span>")
     graph = (f" · graph <code>{e(view.graph)}</code>"
@@ -141,8 +143,9 @@ def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool) 
                     for s in view.plan)
     error = (f"<div class='error'>{e(view.error)}</div>"
              if view.error and view.status == "failed" else "")
-    asks = "".join(thread_items.question(thread_id, q, csrf=csrf, read_only=read_only)
-                   for q in view.pending)
+    asks = "".join(thread_items.question(
+        thread_id, q, csrf=csrf, read_only=read_only,
+        entry=store.get_approval(q.id) if store is not None else None) for q in view.pending)
     # How the thread reads while this is its last turn (the page's title badge follows it).
     state = "waiting" if view.pending else "active" if view.status == "inProgress" else "idle"
     return (f"<section class='turn' data-turn='{e(view.turn_id)}' "
@@ -175,8 +178,8 @@ def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: 
                      f"<code>{e(d['forkedFromId'])}</code></a>")
     if row.archived:
         facts.append("<b>archived</b>")
-    turns = "".join(turn_section(row.thread_id, v, csrf=csrf, read_only=c.read_only)
-                    for v in views) or "<p class='muted'>No turn yet.</p>"
+    turns = "".join(turn_section(row.thread_id, v, csrf=csrf, read_only=c.read_only,
+                                 store=c.h.store) for v in views) or "<p class='muted'>No turn yet.</p>"
     body = ((error_box(*error) if error else "")
             + f"<h1>{e(d.get('name') or d.get('preview') or row.thread_id)} "
             f"<span data-thread-status>{status(thread_status(run, len(views)))}</span></h1>"
@@ -215,7 +218,8 @@ async def turn(c: Console, request: Request) -> Response:
     except ReinError as exc:
         return not_found(c, exc)
     return HTMLResponse(turn_section(request.path_params["thread_id"], view,
-                                     csrf=c.csrf(request), read_only=c.read_only),
+                                     csrf=c.csrf(request), read_only=c.read_only,
+                                     store=c.h.store),
                         headers={"Cache-Control": "no-store"})
 
 
@@ -242,19 +246,37 @@ async def answer(c: Console, request: Request) -> Response:
     action = form.get("action", "")
     if action not in ANSWERS:
         return c.denied(Denied(400, "WEB400", f"no answer {action!r}",
-                               "answer with accept, decline or cancel"))
+                               "answer with accept, acceptForSession, decline or cancel"))
     runs = {transcript.run_of(c.h.sessions, t) for t in c.h.store.thread_turns(row.thread_id)}
     entry = c.h.store.get_approval(approval_id)
     if entry is None or entry.run_id not in runs:
         return c.denied(Denied(404, "WEB430", f"no question {approval_id[:80]!r} in thread "
                                f"{row.thread_id}", "answer it from the thread's page"))
+    if action == "acceptForSession" and not _for_session(c, row, entry):
+        return c.denied(Denied(400, "WEB432", f"question {approval_id[:80]!r} cannot be "
+                               "accepted for the session",
+                               "answer accept"))
     assert c.steering is not None
     try:
         await c.steering.answer(approval_id, DECISIONS[action], digest=form.get("digest", ""),
-                                note=form.get("note"), values={})
+                                note=form.get("note"),
+                                values=pages_queue.answer_values(form, entry.request))
+        if action == "acceptForSession":  # after the answer held: remembered on the thread
+            c.h.sessions.accept_for_session(row.thread_id,
+                                            str(entry.request["action_digest"]))
     except ReinError as exc:
         return await thread(c, request, error=(exc.code, exc.message, exc.hint))
     return RedirectResponse(f"/threads/{row.thread_id}", status_code=303)
+
+
+def _for_session(c: Console, row: ThreadRow, entry: ApprovalRow) -> bool:
+    """Whether the pending question ``entry`` is one the protocol lets a person accept for
+    the session (a command or a file change, with its exact action's digest)."""
+    for view in transcript.turns(c.h.sessions, row.thread_id):
+        for request in view.pending:
+            if request.id == entry.approval_id:
+                return thread_items.for_session(request, entry)
+    return False
 
 
 MAX_TEXT = 32_000  # characters of a message typed into the page

@@ -11,7 +11,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rein.engine.sessions.feed import ServerRequest
+from rein.store.base import ApprovalRow
 from rein.web.html import e, form, hidden, pretty
+from rein.web.pages_queue import input_fields
 
 OUTPUT_SHOWN = 20_000  # characters of a command's output or a diff drawn into the page
 
@@ -135,9 +137,24 @@ _ASKS = {"item/commandExecution/requestApproval": "Run this command?",
          "item/tool/requestUserInput": "A question for you"}
 
 
-def question(thread_id: str, request: ServerRequest, *, csrf: str, read_only: bool) -> str:
+# The questions whose answers include ``acceptForSession`` (app-server protocol): a tool
+# call's exact action, accepted again in this thread without asking.
+FOR_SESSION = frozenset({"item/commandExecution/requestApproval",
+                         "item/fileChange/requestApproval"})
+
+
+def for_session(request: ServerRequest, entry: ApprovalRow | None) -> bool:
+    """Whether ``request`` may be accepted for the session: the protocol offers it for this
+    kind of question and the entry names the exact action (its digest) to remember."""
+    return request.method in FOR_SESSION and entry is not None and \
+        bool(entry.request.get("action_digest"))
+
+
+def question(thread_id: str, request: ServerRequest, *, csrf: str, read_only: bool,
+             entry: ApprovalRow | None = None) -> str:
     """A question of the turn, answerable here: the answer is bound to ``request.digest``,
-    the digest of what this card shows, and refused if the entry no longer has it."""
+    the digest of what this card shows, and refused if the entry no longer has it. A gate
+    that takes values (``entry``: its queue entry) has a field for each it declares."""
     p = request.params
     shown = ""
     if p.get("command"):
@@ -154,14 +171,19 @@ def question(thread_id: str, request: ServerRequest, *, csrf: str, read_only: bo
             f"{e(request.digest)}</code></div>")
     if read_only:
         return head + "</div>"
+    session = ("<button class='accept' name='action' value='acceptForSession' title='the "
+               "same exact action is accepted again in this thread without asking'>Accept "
+               "for this session</button> ") if for_session(request, entry) else ""
     buttons = ("<button class='accept' name='action' value='accept'>Accept</button> "
+               + session +
                "<button class='decline' name='action' value='decline'>Decline</button> "
                "<button class='cancel' name='action' value='cancel' title='stops the turn'>"
                "Cancel the turn</button>")
-    inner = (hidden("digest", request.digest)
+    fields = input_fields(entry.request) if entry is not None else ""
+    inner = (hidden("digest", request.digest) + fields
              + "<input type='text' name='note' placeholder='note (optional)'> " + buttons)
     return head + form(f"/threads/{thread_id}/approvals/{request.id}", csrf, inner,
                        cls="answer") + "</div>"
 
 
-__all__ = ["item", "question"]
+__all__ = ["FOR_SESSION", "for_session", "item", "question"]

@@ -40,6 +40,9 @@ CODES = (
     _c("WEB431", "refused", "a turn cannot be started from the page on a thread whose approval "
        "policy is `never` (HTTP 409): the page would ask what the policy declines",
        "start its turns from the app-server or the SDK, which apply the policy"),
+    _c("WEB432", "refused", "a thread's page was asked to accept for the session a question "
+       "that the protocol does not let be (only a command or a file change, with its exact "
+       "action, can; HTTP 400)", "answer accept"),
 )
 
 __all__ = ["CODES"]
