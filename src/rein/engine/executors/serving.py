@@ -203,6 +203,7 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
     # Only the queues of this worker's tree: DBOS otherwise listens on every queue it finds.
     DBOS.listen_queues(queues)
     DBOS.launch()
+    heartbeat.install_notify(conn)  # DBOS's tables exist now
     try:
         limiter = settings.get("rate_limit")
         poll = float(settings.get("polling_seconds", POLL_SECONDS))
