@@ -395,7 +395,8 @@ class SQLStore:
                           + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),
                           [v for row in part for v in row])
         for part in _parts(rows):
-            values, params = [], []
+            values: list[str] = []
+            params: list[Any] = []
             for i, r in enumerate(part):
                 values.append("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
                               " WHERE run_id = ?), ?)")
