@@ -66,6 +66,13 @@ def host_name() -> str:
     return socket.gethostname()
 
 
+ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
+
+
+def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
+
+
 class SQLStore:
     """The shared implementation of :class:`rein.store.base.Store`."""
 
@@ -89,8 +96,14 @@ class SQLStore:
         # The open transaction's last node row, not yet written: the next write of the same
         # node replaces it (a node's start and its first attempt's, an attempt's end and
         # the node's, commit together), anything else writes it first (see _x).
-        self._node_row: tuple[str, str, tuple[Any, ...]] | None = None
+        # The open transaction's events and node rows, not yet written: a later row of the
+        # same node replaces its earlier one, and all are written in one statement each
+        # before any other statement or the commit (see _x).
+        self._events_due: list[tuple[Any, ...]] = []
+        self._node_rows: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._hooks: list[CommitHook] = []
+        self._grouped = False  # every write holds its commit until the loop's next turn
+        self._flush_due = False  # a flush is scheduled on the running loop
 
     # -- publication ----------------------------------------------------------------------
 
@@ -131,8 +144,8 @@ class SQLStore:
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
         """Execute one statement, once the node row held back (see :meth:`_apply`) is
         written: no statement but an event's own ever runs before it."""
-        if self._node_row is not None:
-            self._write_node_row()
+        if self._events_due or self._node_rows:
+            self._write_due()
         return self._execute(sql, params)
 
     def _begin(self) -> None:
@@ -179,7 +192,7 @@ class SQLStore:
         except BaseException:
             self._close(commit=False)
             raise
-        if self._hold:
+        if self._hold or (self._grouped and self._flush_soon()):
             self._hold, self._held, self._depth = False, True, 0
             return
         self._close(commit=True)
@@ -195,8 +208,34 @@ class SQLStore:
         finally:
             self._depth = depth
 
+    def group_commits(self) -> None:
+        """From now on, hold every write's commit until the running event loop's next turn,
+        so the writes that tasks woken together make (attempts that ended together) share
+        one transaction: what :meth:`transition`'s ``hold`` does for one write, for all.
+
+        Nothing is done between a write and that turn but other synchronous writes: any wait
+        on the outside world (a thread, a socket) lets the loop turn and commits first. So a
+        crash loses at most the writes of one turn, each of which the run redoes when
+        resumed. For the executors whose attempts' answers are durable elsewhere (DBOS).
+        """
+        self._grouped = True
+
+    def _flush_soon(self) -> bool:
+        """Schedule a flush on the running loop (once); ``False`` when no loop runs here."""
+        if self._flush_due:
+            return True
+        import asyncio
+
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:
+            return False
+        self._flush_due = True
+        return True
+
     def flush(self) -> None:
         """Commit a held write now (see :meth:`transition`); nothing when none is held."""
+        self._flush_due = False
         if self._held and not self._depth:
             self._held = False
             self._close(commit=True)
@@ -209,15 +248,14 @@ class SQLStore:
         self._serialized.clear()
         if not (begun and commit):
             self._appended = []  # rolled back (or nothing written): never published
-            self._node_row = None
+            self._events_due, self._node_rows = [], {}
             if begun:
                 self._end(commit=False)
             return
         try:
-            if self._node_row is not None:
-                self._write_node_row()
+            self._write_due()
         except BaseException:
-            self._appended, self._node_row = [], None
+            self._appended, self._events_due, self._node_rows = [], [], {}
             self._end(commit=False)
             raise
         try:
@@ -253,16 +291,24 @@ class SQLStore:
             finally:
                 self._depth -= 1
             return
-        self._carried, self._held = self._held, False
-        self._begun, self._broken, self._depth = False, False, 1
+        if self._held and self._grouped:  # grouped: the held writes and these commit as one
+            self._held = False
+            self._begun, self._broken, self._depth = True, False, 1
+        else:
+            self._carried, self._held = self._held, False
+            self._begun, self._broken, self._depth = False, False, 1
         try:
             yield
         except BaseException:
             if not self._carry_on():
                 self._close(commit=not self._broken)
             raise
-        if not self._carry_on():
-            self._close(commit=True)
+        if self._carry_on():
+            return
+        if self._begun and self._grouped and self._flush_soon():
+            self._held, self._depth = True, 0
+            return
+        self._close(commit=True)
 
     def _carry_on(self) -> bool:
         """At the end of a batch that wrote nothing: the held write it carried stays held."""
@@ -337,8 +383,7 @@ class SQLStore:
             last = int(row[0])
         seq = last + 1
         payload = self.redact(dict(payload))
-        self._execute("INSERT INTO events (run_id, seq, type, payload, at)"
-                      " VALUES (?, ?, ?, ?, ?)", (run_id, seq, event_type, dump(payload), at))
+        self._events_due.append((run_id, seq, event_type, dump(payload), at))
         self._seq[run_id] = seq
         event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
         self._appended.append(event)
@@ -347,14 +392,11 @@ class SQLStore:
     def _apply(self, run_id: str, change: Transition) -> None:
         if change.node is not None:
             n = change.node
-            held = self._node_row
-            if held is not None and (held[0], held[1]) != (run_id, n.node_key):
-                self._write_node_row()
             # Held back until another statement or the commit: replaced by a later row of
             # the same node, it is never written (the row that commits is the same).
-            self._node_row = (run_id, n.node_key, (
-                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value, run_id,
-                dump(self.redact(dict(n.record)))))
+            self._node_rows[(run_id, n.node_key)] = (
+                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
+                dump(self.redact(dict(n.record))))
         sets: list[str] = []
         values: list[Any] = []
         for column, value in (
@@ -383,15 +425,28 @@ class SQLStore:
                  a.created_at, a.answered_at),
             )
 
-    def _write_node_row(self) -> None:
-        held, self._node_row = self._node_row, None
-        if held is not None:
+    def _write_due(self) -> None:
+        """Write the events and node rows held back, one statement for each kind (per
+        :data:`ROWS_PER_STATEMENT`). A new node row takes the next ``seq`` of its run, in the
+        order the rows were first held; rows that exist keep theirs."""
+        events, self._events_due = self._events_due, []
+        rows, self._node_rows = list(self._node_rows.values()), {}
+        for part in _parts(events):
+            self._execute("INSERT INTO events (run_id, seq, type, payload, at) VALUES "
+                          + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),
+                          [v for row in part for v in row])
+        for part in _parts(rows):
+            values: list[str] = []
+            params: list[Any] = []
+            for i, r in enumerate(part):
+                values.append("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
+                              " WHERE run_id = ?), ?)")
+                params.extend((*r[:6], i + 1, r[0], r[6]))
             self._execute(
                 "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
-                " record) VALUES (?, ?, ?, ?, ?, ?,"
-                " (SELECT COALESCE(MAX(seq), 0) + 1 FROM nodes WHERE run_id = ?), ?)"
+                " record) VALUES " + ", ".join(values) +
                 " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
-                " record = excluded.record", held[2])
+                " record = excluded.record", params)
 
     def answer_approval(self, approval_id: str, status: ApprovalStatus,
                         answer: Mapping[str, Any], at: str, *, event_type: str,

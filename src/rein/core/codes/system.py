@@ -190,6 +190,10 @@ CODES = (
        "{ limit, period } per provider", "openai = { limit = 50, period = 60 }"),
     _c(STORE, "SCALE007", "error", "a command criterion was not run: the worker's tree is not "
        "the attempt's", "run workers with the coordinator's --workspace at its git HEAD"),
+    _c(STORE, "SCALE008", "notice", "a worker's [executor] shared limits (global_concurrency, "
+       "rate limits) differ from those of the workers already serving the queue; it follows "
+       "the queue's", "give every worker the same [executor] settings; new shared settings "
+       "apply once every worker of the queue has stopped"),
 )
 
 __all__ = ["CODES"]

@@ -65,7 +65,8 @@ def executor_for(config: Any, env: Mapping[str, str], store: Any
         raise ConfigError("the dbos executor needs a PostgreSQL store",
                           code="SCALE002",
                           hint="run with --store postgresql://... or set [store] url")
-    executor: AttemptExecutor = load_dbos().DbosExecutor(url=url, settings=settings)
+    executor: AttemptExecutor = load_dbos().DbosExecutor(url=url, settings=settings,
+                                                                store=store)
     return executor
 
 

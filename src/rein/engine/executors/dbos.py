@@ -21,6 +21,7 @@ which DBOS's limiter holds to that provider's rate across all workers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -47,14 +48,14 @@ from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Wor
 
 MAX_TURNS = 64
 DONE = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
-WAIT_SECONDS = 0.02  # one batched status read for every attempt in flight, this often
+WAIT_SECONDS = 0.5  # without a notification, every attempt in flight is read this often
 SUPERVISE_SECONDS = 1.0
 
 
 class DbosExecutor:
     """Places attempts on DBOS queues and waits for their answers."""
 
-    def __init__(self, *, url: str, settings: Mapping[str, Any]) -> None:
+    def __init__(self, *, url: str, settings: Mapping[str, Any], store: Any = None) -> None:
         self.url = system_url(url)
         self.queue = str(settings.get("queue") or "rein")
         self.limits = rate_limits(settings)
@@ -64,6 +65,16 @@ class DbosExecutor:
         self._tree: dict[str, str] | None = None
         self._hb: Any = None
         self._lock = threading.Lock()  # the first attempts connect at once, from threads
+        self._listener: heartbeat.Listener | None = None  # hears attempts end
+        self._heard_ids: set[str] = set()  # heard ended, not yet read (under _lock)
+        self._heard_all = False  # the listener (re)connected: read every attempt waited on
+        self._wake: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if store is not None and hasattr(store, "group_commits"):
+            # An attempt's answer is durable in DBOS's tables: the records of attempts
+            # that end together may share one commit (a crash before it loses nothing
+            # that resuming does not find again under the same workflow id).
+            store.group_commits()
 
     def place(self, workers: tuple[Worker, ...]) -> tuple[Worker, ...]:
         # The driver is the IDE agent talking to this process: it never goes on a queue.
@@ -128,22 +139,59 @@ class DbosExecutor:
 
     async def _wait(self, client: DBOSClient, name: str, queue: str, workflow_id: str,
                     payload: str) -> str:
-        await asyncio.to_thread(_enqueue, client, name, queue, workflow_id, payload)
+        # Waiting before the enqueue: the end of a quick attempt finds its waiter.
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._waiting[workflow_id] = future
         if self._poller is None or self._poller.done():
+            self._wake = asyncio.Event()
+            self._loop = asyncio.get_running_loop()
+            if self._listener is None:
+                self._listener = heartbeat.Listener(self.url, heartbeat.DONE_CHANNEL,
+                                                    self._heard)
             self._poller = asyncio.create_task(self._poll(client))
+        try:
+            await asyncio.to_thread(_enqueue, client, name, queue, workflow_id, payload)
+        except BaseException:
+            self._waiting.pop(workflow_id, None)
+            raise
         return await future
 
+    def _heard(self, workflow_id: str | None) -> None:
+        """The listener's thread: ``workflow_id`` ended (``None``: any may have)."""
+        with self._lock:
+            if workflow_id is None:
+                self._heard_all = True
+            else:
+                self._heard_ids.add(workflow_id)
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+
     async def _poll(self, client: DBOSClient) -> None:
-        """One loop for every workflow in flight: a batched status read per tick, and
-        supervision of dead workers every :data:`SUPERVISE_SECONDS`."""
+        """One loop for every workflow in flight: woken when the listener hears that some
+        ended, it reads those in one status query; every :data:`WAIT_SECONDS` it reads all
+        of them anyway (a notification missed while the listener reconnected), and every
+        :data:`SUPERVISE_SECONDS` it supervises dead workers."""
         loop = asyncio.get_running_loop()
-        last_supervised = loop.time()
+        last_supervised = last_all = loop.time()
+        wake = self._wake
+        assert wake is not None
         while self._waiting:
-            ids = list(self._waiting)
-            rows = await asyncio.to_thread(client.list_workflows, workflow_ids=ids,
-                                           status=DONE, load_input=False)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), WAIT_SECONDS)
+            wake.clear()
+            with self._lock:
+                heard, self._heard_ids = self._heard_ids, set()
+                everything = self._heard_all or loop.time() - last_all >= WAIT_SECONDS
+                self._heard_all = False
+            if everything:
+                last_all = loop.time()
+                ids = list(self._waiting)
+            else:
+                ids = [i for i in heard if i in self._waiting]
+            rows = [] if not ids else await asyncio.to_thread(
+                client.list_workflows, workflow_ids=ids, status=DONE, load_input=False)
             for row in rows:
                 future = self._waiting.pop(row.workflow_id, None)
                 if future is None or future.done():
@@ -157,7 +205,6 @@ class DbosExecutor:
             if loop.time() - last_supervised >= SUPERVISE_SECONDS:
                 last_supervised = loop.time()
                 await asyncio.to_thread(supervise_with_client, client, self._hb)
-            await asyncio.sleep(WAIT_SECONDS)
 
 
 def _engine(url: str) -> Any:

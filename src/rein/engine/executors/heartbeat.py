@@ -40,6 +40,38 @@ CREATE TABLE IF NOT EXISTS rein_attempt_runs (
 
 _SCHEMA_LOCK = 0x7265696E  # one creator at a time: IF NOT EXISTS alone races
 
+# Wake-ups instead of polling: a trigger on DBOS's workflow table (its columns
+# ``workflow_uuid``, ``name``, ``status``, ``queue_name``, stable across DBOS 3.x) notifies
+# ``rein_enqueued`` with the queue's name when an attempt or check is enqueued (or
+# resumed), and ``rein_done`` with the workflow id when one ends. A notification is sent
+# when the change commits, so whoever it wakes reads the committed row. Polling stays, rarer,
+# as the fallback: a notification is a hint, never the record.
+ENQUEUED_CHANNEL = "rein_enqueued"
+DONE_CHANNEL = "rein_done"
+NOTIFY_SCHEMA = """CREATE OR REPLACE FUNCTION rein_workflow_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.name IN ('rein_attempt', 'rein_check') THEN
+        IF NEW.status = 'ENQUEUED' THEN
+            PERFORM pg_notify('rein_enqueued', COALESCE(NEW.queue_name, ''));
+        ELSIF NEW.status IN ('SUCCESS', 'ERROR', 'CANCELLED',
+                             'MAX_RECOVERY_ATTEMPTS_EXCEEDED') THEN
+            PERFORM pg_notify('rein_done', NEW.workflow_uuid);
+        END IF;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER rein_workflow_notify
+    AFTER INSERT OR UPDATE OF status ON dbos.workflow_status
+    FOR EACH ROW EXECUTE FUNCTION rein_workflow_notify()"""
+
+
+def install_notify(conn: Any) -> None:
+    """Put the wake-up trigger in place (once DBOS's tables exist: a worker has launched)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        conn.execute(NOTIFY_SCHEMA)
+
 
 def connect(url: str) -> Any:
     """A connection to the store with the heartbeat table in place."""
@@ -130,5 +162,46 @@ def supervise(conn: Any, pending_of: Callable[[str], list[tuple[str, str | None]
     return resumed
 
 
-__all__ = ["BEAT_SECONDS", "STALE_SECONDS", "beat", "claim_dead", "connect", "leave", "left_by",
-           "live", "mark_run", "supervise"]
+class Listener:
+    """A thread that LISTENs on ``channel`` and calls ``heard`` with each payload.
+
+    Its own connection, autocommit; a lost connection is opened again after a pause, and
+    ``heard(None)`` says notifications may have been missed meanwhile (the caller looks).
+    """
+
+    def __init__(self, url: str, channel: str, heard: Callable[[str | None], None]) -> None:
+        import threading
+
+        self.url, self.channel, self.heard = url, channel, heard
+        self.stop = threading.Event()
+        self.conn: Any = None
+        self.thread = threading.Thread(target=self._run, name=f"rein-listen-{channel}",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        import psycopg
+
+        while not self.stop.is_set():
+            try:
+                self.conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+                self.conn.execute(f"LISTEN {self.channel}")
+                self.heard(None)
+                while not self.stop.is_set():
+                    for note in self.conn.notifies(timeout=0.5):
+                        self.heard(note.payload)
+            except psycopg.Error:
+                if self.stop.wait(1.0):
+                    return
+            finally:
+                if self.conn is not None and not self.conn.closed:
+                    self.conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
+__all__ = ["BEAT_SECONDS", "DONE_CHANNEL", "ENQUEUED_CHANNEL", "STALE_SECONDS", "Listener",
+           "beat", "claim_dead", "connect", "install_notify", "leave", "left_by", "live",
+           "mark_run", "supervise"]

@@ -28,7 +28,7 @@ from typing import Any
 from dbos import DBOS
 
 from rein.core.failures import FailureClass
-from rein.engine.executors import heartbeat
+from rein.engine.executors import heartbeat, polling, queue_settings
 from rein.engine.executors.names import (
     APP_NAME,
     APP_VERSION,
@@ -39,6 +39,7 @@ from rein.engine.executors.names import (
     rate_limits,
     system_url,
 )
+from rein.engine.executors.polling import QuietPolls
 from rein.engine.executors.remote_checks import private_queue, run_check_payload
 from rein.engine.executors.remote_session import RemoteSession
 from rein.engine.executors.tree import tree_of, tree_problem, tree_queue
@@ -189,36 +190,44 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
     taken = concurrency + int(settings.get("prefetch", concurrency))
     if settings.get("global_concurrency") is not None:  # DBOS: worker <= global
         taken = max(concurrency, min(taken, int(settings["global_concurrency"])))
-    DBOS(config={"name": APP_NAME, "system_database_url": url,
-                 "executor_id": executor_id, "application_version": APP_VERSION,
-                 "log_level": "WARNING", "run_admin_server": False,
-                 # No ping before each checkout (one round trip fewer per transaction);
-                 # DBOS retries a transaction whose connection was lost. Sized for the
-                 # running attempts and the queue pollers: prefetched attempts wait for a
-                 # slot without a connection, and every worker shares the server's limit.
-                 "db_engine_kwargs": {"pool_pre_ping": False,
-                                      "pool_size": taken + len(queues) + 4,
-                                      "max_overflow": 0, "pool_timeout": 60},
-                 })  # type: ignore[typeddict-unknown-key]
+    dbos = DBOS(config={"name": APP_NAME, "system_database_url": url,
+                        "executor_id": executor_id, "application_version": APP_VERSION,
+                        "log_level": "WARNING", "run_admin_server": False,
+                        # No ping before each checkout (one round trip fewer per
+                        # transaction); DBOS retries a transaction whose connection was
+                        # lost. Sized for the running attempts and the claims: prefetched
+                        # attempts wait for a slot without a connection, and every worker
+                        # shares the server's limit.
+                        "db_engine_kwargs": {"pool_pre_ping": False,
+                                             "pool_size": taken + len(queues) + 4,
+                                             "max_overflow": 0, "pool_timeout": 60},
+                        })  # type: ignore[typeddict-unknown-key]
     # Only the queues of this worker's tree: DBOS otherwise listens on every queue it finds.
     DBOS.listen_queues(queues)
     DBOS.launch()
+    heartbeat.install_notify(conn)  # DBOS's tables exist now
+    polls = QuietPolls()
+    unquiet = polling.install(dbos._sys_db, polls)
+    if unquiet is not None:
+        say(f"worker {executor_id}: polling every queue at every wake ({unquiet})")
+    listener = heartbeat.Listener(url, heartbeat.ENQUEUED_CHANNEL, polls.heard)
     try:
         limiter = settings.get("rate_limit")
         poll = float(settings.get("polling_seconds", POLL_SECONDS))
         for name in queues:
-            if "#" in name:  # this worker's own: checks only, rarer than attempts
-                DBOS.register_queue(name, worker_concurrency=concurrency,
-                                    polling_interval_sec=poll * 4, on_conflict="always_update")
+            if "#" in name:  # this worker's own: checks only, no shared limit
+                own_queue = DBOS.register_queue(name, worker_concurrency=concurrency,
+                                                polling_interval_sec=poll,
+                                                on_conflict="always_update")
+                polls.own(own_queue)
                 continue
             provider = name.rpartition("~")[2] if "~" in name else None
             limit = limits.get(provider) if provider else (
                 dict(limiter) if isinstance(limiter, Mapping) else None)
-            DBOS.register_queue(
-                name, worker_concurrency=taken,
-                global_concurrency=settings.get("global_concurrency"),
-                limiter=limit,  # type: ignore[arg-type]
-                polling_interval_sec=poll, on_conflict="always_update")
+            polls.own(queue_settings.register(
+                conn, executor_id, name, worker_concurrency=taken,
+                global_concurrency=settings.get("global_concurrency"), limiter=limit,
+                polling_interval_sec=poll, register_queue=DBOS.register_queue, say=say))
         say(f"worker {executor_id} ready on {', '.join(queues)}; {note}")
         while not stop.wait(heartbeat.BEAT_SECONDS):
             heartbeat.beat(conn, executor_id, queues)
@@ -226,6 +235,7 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
             for workflow_id in resumed:
                 say(f"resumed {workflow_id}: its worker stopped beating")
     finally:
+        listener.close()
         heartbeat.leave(conn, executor_id)
         DBOS.destroy()
 
