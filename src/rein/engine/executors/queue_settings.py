@@ -25,6 +25,7 @@ from typing import Any
 from rein.engine.executors import heartbeat
 
 _REGISTER_LOCK = 0x72656971  # one registering worker at a time
+DISAGREES = "SCALE008"
 
 
 def shared_of(queue: Any) -> dict[str, Any]:
@@ -61,7 +62,7 @@ def register(conn: Any, executor_id: str, name: str, *, worker_concurrency: int,
     if stored != own:
         diff = "; ".join(f"{k} {stored[k]!r} (this worker's rein.toml: {own[k]!r})"
                          for k in own if stored[k] != own[k])
-        say(f"SCALE008 queue {name}: the workers serving it share {diff}; this worker "
+        say(f"{DISAGREES} queue {name}: the workers serving it share {diff}; this worker "
             "follows the queue's.\n  hint: give every worker the same [executor] settings; "
             "new shared settings apply once every worker of the queue has stopped")
     # This worker's own, whatever the row holds (see the module docstring).
