@@ -102,7 +102,6 @@ def _modules(cwd: Path, *args: str) -> tuple[int, list[str], str]:
 def _probe(cwd: Path, *args: str) -> tuple[int, list[str], str, list[str]]:
     """As :func:`_modules`, and the dataclasses of rein's modules."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
-    env["REIN_WARM"] = "off"  # the cold path is what these budgets hold
     env["HOME"] = str(cwd / "home")  # no user rein.toml reaches the budget
     env["PYTHONIOENCODING"] = "utf-8"  # as a terminal's or an agent's pipe is
     env.pop("XDG_CONFIG_HOME", None)

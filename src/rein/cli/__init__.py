@@ -15,15 +15,6 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rein command and return its exit code. Bad input never shows a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["next"], ["submit"]) and plain_options(
-            args[1:], takes_source=args[0] == "submit") is not None:
-        # A driver's every turn: a warm server that has imported the command already runs
-        # it on this process's streams (cli/warm_client.py); else it runs cold, here.
-        from rein.cli.warm_client import hand_off
-
-        warm = hand_off(args)
-        if warm is not None:
-            return warm
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
         from rein.cli.quick import quick_next
 
@@ -78,29 +69,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
-
-
-def plain_options(args: Sequence[str], *, takes_source: bool
-                  ) -> tuple[str | None, bool, str | None] | None:
-    """``(source, as_json, run_id)`` of a driver command's plain forms (`--json`, `--run
-    RUN` and, where ``takes_source``, one file or `-`), else ``None``: every other form
-    goes to the click command, which explains it. The plain forms are the ones answered
-    without click (cli/quick.py, cli/quick_submit.py) and handed to the warm server."""
-    source: str | None = None
-    as_json, run_id = False, None
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--json" and not as_json:
-            as_json = True
-        elif arg == "--run" and run_id is None and rest and rest[0][:1] not in ("", "-"):
-            run_id = rest.pop(0)
-        elif takes_source and source is None and arg and (arg == "-" or
-                                                          not arg.startswith("-")):
-            source = arg
-        else:
-            return None
-    return source, as_json, run_id
 
 
 def _failed(exc: BaseException, args: Sequence[str]) -> int:
