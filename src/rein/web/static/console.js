@@ -203,6 +203,11 @@
     } else { openAll(); }
   });
 
+  // A field someone typed into is theirs until the form is sent: refreshes leave it be.
+  document.addEventListener("input", function (e) {
+    if (e.target && e.target.setAttribute) { e.target.setAttribute("data-edited", ""); }
+  });
+
   var thread = body.getAttribute("data-thread");
   var turn = body.getAttribute("data-thread-turn");
   var runStream = body.getAttribute("data-thread-stream");
@@ -215,6 +220,7 @@
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
         var old = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
+        if (old && old.querySelector("[data-edited]")) { return; }  // never wipe what is typed
         if (html && old && old.outerHTML !== html) { old.outerHTML = html; }
         var now = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
         var badge = document.querySelector("[data-thread-status] .status");
@@ -248,7 +254,8 @@
     follow(watchUrl, function () {
       var src = new EventSource(watchUrl);
       src.addEventListener("runs", function (msg) {
-        if (JSON.parse(msg.data).html !== body.getAttribute("data-watch-key")) {
+        if (JSON.parse(msg.data).html !== body.getAttribute("data-watch-key") &&
+            !document.querySelector("[data-edited]")) {
           window.location.reload();
         }
       });
