@@ -30,8 +30,12 @@ DISAGREES = "SCALE008"
 
 def shared_of(queue: Any) -> dict[str, Any]:
     """The settings every worker of ``queue`` (a DBOS Queue) must share."""
-    limiter = queue._limiter
-    return {"global_concurrency": queue._concurrency,
+    return _shared(queue._concurrency, queue._limiter)
+
+
+def _shared(global_concurrency: int | None,
+            limiter: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"global_concurrency": global_concurrency,
             "rate_limit": None if limiter is None else
             {"limit": int(limiter["limit"]), "period": float(limiter["period"])}}
 
@@ -42,9 +46,7 @@ def register(conn: Any, executor_id: str, name: str, *, worker_concurrency: int,
              say: Callable[[str], None]) -> Any:
     """Register ``name`` for this worker and return the Queue to poll it with: its shared
     settings the queue's (this worker's when it is the first), the rest this worker's."""
-    own = {"global_concurrency": global_concurrency,
-           "rate_limit": None if limiter is None else
-           {"limit": int(limiter["limit"]), "period": float(limiter["period"])}}
+    own = _shared(global_concurrency, limiter)
     conn.execute("SELECT pg_advisory_lock(%s)", (_REGISTER_LOCK,))
     try:
         peers = [e for e in heartbeat.live(conn) if e["executor_id"] != executor_id
