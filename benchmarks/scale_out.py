@@ -18,7 +18,9 @@ The second table is what an attempt costs the machine, whatever its load: the CP
 (user + system) the coordinator, the workers together and the PostgreSQL server spent
 during the run, divided by the items, and the SQL statements (and commits) the coordinator
 and the workers sent per item, idle polling included (``scale_probe.py``). On a shared
-machine these move far less than the wall time.
+machine these move far less than the wall time. The server's CPU is read from ``/proc``;
+where it cannot be (a server on another machine), its column and the total say ``n/a`` and
+a line under the table says why.
 
 Run: .venv/bin/python benchmarks/scale_out.py [--repeat 3] [--items 200]
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -93,6 +96,7 @@ def in_process(items: int) -> float:
 
     with tempfile.TemporaryDirectory(prefix="rein-scale-") as tmp:
         store = SQLiteStore.open(Path(tmp))
+        assert store is not None  # created here
         try:
             return once(Path(tmp), items, store, {})
         finally:
@@ -100,7 +104,9 @@ def in_process(items: int) -> float:
 
 
 def through_dbos(base: str, items: int, workers: int, per_worker: int, width: int = WIDTH
-                 ) -> tuple[float, Costs]:
+                 ) -> tuple[float, Costs, str]:
+    """The run's wall time, its costs per item, and why the server's CPU could not be read
+    (``server_cpu`` is then NaN; empty when it was)."""
     from rein.store.postgres import PostgresStore
 
     url = database(base)
@@ -126,7 +132,7 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
                     raise SystemExit((Path(tmp) / "w0.log").read_text())
                 time.sleep(0.2)
             counts = [Path(tmp) / f"w{n}.counts" for n in range(workers)]
-            postmaster = probe.postmaster_of(url)
+            postmaster, unread = probe.postmaster_of(url)
             store = PostgresStore(url)
             try:
                 before = _costs(procs, counts, postmaster)
@@ -134,7 +140,10 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
                 after = _costs(procs, counts, postmaster)
             finally:
                 store.close()
-            return wall, {k: (after[k] - before[k]) / items for k in after}
+            per_item = {k: (after[k] - before[k]) / items for k in after}
+            if postmaster is not None and math.isnan(per_item["server_cpu"]):
+                unread = f"its main process {postmaster} could not be read during the run"
+            return wall, per_item, unread
         finally:
             for p in procs:
                 p.terminate()
@@ -147,7 +156,7 @@ def _costs(procs: list[subprocess.Popen[bytes]], counts: list[Path], postmaster:
            ) -> Costs:
     """Running totals: CPU seconds by role, statements and commits by side."""
     got = [probe.asked(p.pid, c) for p, c in zip(procs, counts, strict=True)]
-    pg = probe.server_cpu(postmaster)
+    pg = None if postmaster is None else probe.server_cpu(postmaster)
     mine = probe.here()
     return {"coordinator_cpu": probe.self_cpu(),
             "workers_cpu": sum(probe.cpu_seconds(p.pid) for p in procs),
@@ -182,13 +191,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = [("in process (reference)", WIDTH,
              [in_process(args.items) for _ in range(args.repeat)])]
     costs: list[tuple[str, list[Costs]]] = []
+    unread: dict[str, None] = {}  # why the server's CPU could not be read, once each
     for n in args.workers:
         slots = n * args.per_worker
         name = f"dbos, {n} worker{'s' * (n > 1)}"
         runs = [through_dbos(base, args.items, n, args.per_worker, max(WIDTH, 2 * slots))
                 for _ in range(args.repeat)]
-        rows.append((name, slots, [wall for wall, _ in runs]))
-        costs.append((name, [c for _, c in runs]))
+        rows.append((name, slots, [wall for wall, _, _ in runs]))
+        costs.append((name, [c for _, c, _ in runs]))
+        unread.update(dict.fromkeys(why for _, _, why in runs if why))
     print(f"map {args.items} items x {DELAY * 1000:.0f} ms; "
           f"{args.per_worker} at once per worker; {args.repeat} runs each; "
           f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
@@ -207,9 +218,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, done in costs:
         m = {k: statistics.fmean(r[k] for r in done) for k in done[0]}
         cpu = [m["coordinator_cpu"] * 1000, m["workers_cpu"] * 1000, m["server_cpu"] * 1000]
-        print(f"{name:24} {cpu[0]:8.1f} {cpu[1]:8.1f} {cpu[2]:8.1f} {sum(cpu):8.1f} "
+        # A run whose server CPU could not be read leaves the server and the total unknown.
+        pg_ms, total = (("n/a", "n/a") if math.isnan(cpu[2])
+                        else (f"{cpu[2]:.1f}", f"{sum(cpu):.1f}"))
+        print(f"{name:24} {cpu[0]:8.1f} {cpu[1]:8.1f} {pg_ms:>8} {total:>8} "
               f"{m['coordinator_sql']:5.1f} ({m['coordinator_commits']:4.1f}) "
               f"{m['workers_sql']:5.1f} ({m['workers_commits']:4.1f})")
+    for why in unread:
+        print(f"server n/a: the PostgreSQL server's CPU could not be read: {why}")
     return 0
 
 

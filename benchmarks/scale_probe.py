@@ -102,31 +102,52 @@ def self_cpu() -> float:
     return t.user + t.system
 
 
-def postmaster_of(url: str) -> int | None:
-    """The server's main process, when it runs on this machine (else ``None``)."""
+def postmaster_of(url: str) -> tuple[int | None, str]:
+    """The server's main process when it runs on this machine; else ``None`` and why.
+
+    The backend's parent is read while its connection is open: once the connection closes
+    the backend exits, and its ``/proc`` entry was gone about one time in twenty."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    try:
-        return int(_stat(int(row[0]))[1]) if row else None  # the backend's parent
-    except OSError:
-        return None
+        if not row:
+            return None, "the server did not give its backend's process id"
+        try:
+            return int(_stat(int(row[0]))[1]), ""
+        except OSError as exc:
+            return None, (f"its backend process {row[0]} is not visible here ({exc.strerror}): "
+                          "the server runs on another machine or in another PID namespace")
 
 
-def server_cpu(postmaster: int | None) -> float | None:
-    """CPU of the server: the postmaster, its live children, and its reaped ones."""
-    if postmaster is None:
-        return None
-    total = cpu_seconds(postmaster, children=True)
+def server_cpu(postmaster: int) -> float | None:
+    """CPU of the server: the postmaster, its live children, and its reaped ones (``None``
+    when the postmaster cannot be read). A child reaped while the live ones are read would
+    count in neither sum, or in both: the reading is taken again when the postmaster's
+    totals of reaped children moved meanwhile."""
+    for _ in range(5):
+        try:
+            before = _stat(postmaster)
+            live = sum(int(f[11]) + int(f[12]) for f in _children(postmaster))
+            after = _stat(postmaster)
+        except OSError:
+            return None
+        if before[13:15] == after[13:15]:
+            break
+    ticks = sum(int(x) for x in after[11:15]) + live
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _children(parent: int) -> list[list[str]]:
+    """The ``/proc`` stat fields of ``parent``'s live children."""
+    out = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             f = _stat(int(entry.name))
-            if int(f[1]) == postmaster:
-                total += (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError, ValueError):  # ended since the listing
             continue
-    return total
-
+        if int(f[1]) == parent:
+            out.append(f)
+    return out
