@@ -23,6 +23,13 @@ workspace before the run starts: a large tree, which every turn's snapshot walks
 ``--before SRC`` times, turn for turn with this rein, another one's source (put first on
 ``PYTHONPATH``): a before/after comparison under the same load.
 
+The rows without a prefix are cold turns (``REIN_WARM=off``): a fresh interpreter imports
+everything the command needs. The ``warm:`` rows are the same turns, interleaved with them,
+handed to a warm server (cli/warm_server.py) that an untimed first turn started, in a
+runtime folder of the benchmark's own; their CPU column adds the client's CPU time and the
+forked turn's (the server's reaped children, in clock ticks: 10 ms steps). ``--no-warm``
+leaves the warm rows out.
+
 ``--instructions`` also counts, once per command, the CPU instructions of the rein process
 itself under valgrind's callgrind (the checks' own processes are not traced, so for
 ``rein submit`` the count is rein's own work): a figure the load of the machine does not
@@ -163,20 +170,55 @@ def count_instructions(env: dict[str, str], label: str) -> None:
         shutil.rmtree(root)
 
 
+WARM = "warm: "
+SERVER: dict[str, int] = {}  # the warm server's pid
+
+
+def server_ticks() -> int:
+    """The CPU time (clock ticks) of the warm server's reaped children: its turns."""
+    fields = Path(f"/proc/{SERVER['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[13]) + int(fields[14])  # cutime, cstime
+
+
+def start_warm(env: dict[str, str]) -> None:
+    """Start the warm server of ``env`` as a first turn does, and wait until it listens."""
+    root = Path(env["XDG_RUNTIME_DIR"])
+    subprocess.run([REIN, "next"], cwd=root, env=env, capture_output=True, check=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shown = json.loads(subprocess.run([REIN, "driver", "warm", "--json"], cwd=root,
+                                          env=env, capture_output=True, text=True,
+                                          check=True).stdout)
+        if shown["running"]:
+            SERVER["pid"] = int(shown["pid"])
+            return
+        time.sleep(0.05)
+    raise SystemExit("the warm server did not start")
+
+
 def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
     """One driver turn in a fresh workspace: next, the work, submit; its times go to the
     rows named ``label`` + ROWS."""
-    root = workspace(env, files)
+    root = workspace({**env, "REIN_WARM": "off"}, files)
     names = tuple(label + n for n in ROWS) if timing else ("warm-up",) * 6
+    warm = label == WARM
+    ticks = 1000 / os.sysconf("SC_CLK_TCK")
     try:
-        timed([sys.executable, "-c", "pass"], root, env, names[0])
-        helped = timed([REIN, "--help"], root, env, names[1])
-        assert helped.returncode == 0, helped.stderr
+        if not warm:  # the same for both
+            timed([sys.executable, "-c", "pass"], root, env, names[0])
+            helped = timed([REIN, "--help"], root, env, names[1])
+            assert helped.returncode == 0, helped.stderr
+        served = server_ticks() if warm else 0
         done = timed([REIN, "next", "--json"], root, env, names[2])
+        if warm:
+            CPU[names[2]][-1] += (server_ticks() - served) * ticks
         assert done.returncode == 3 and '"instruction"' in done.stdout, done.stderr
         (root / "greet.py").write_text(RIGHT)
         (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
+        served = server_ticks() if warm else 0
         done = timed([REIN, "submit"], root, env, names[3])
+        if warm:
+            CPU[names[3]][-1] += (server_ticks() - served) * ticks
         assert done.returncode == 3 and "review waiting" in done.stderr, done.stderr  # the gate
         if timing:
             checks = checks_ms(root)
@@ -196,6 +238,8 @@ def main() -> None:
                              "branch): its turns are timed too, interleaved with these")
     parser.add_argument("--instructions", action="store_true",
                         help="also count each command's CPU instructions (needs valgrind)")
+    parser.add_argument("--no-warm", action="store_true",
+                        help="time cold turns only (no warm server)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
@@ -203,28 +247,45 @@ def main() -> None:
     if not args.no_bytecode_cache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
+    env["REIN_WARM"] = "off"
     load_before = os.getloadavg()[0]
     labels = [""]
-    before = dict(env)
+    envs = {"": env}
     if args.before:
-        before["PYTHONPATH"] = os.pathsep.join([str(Path(args.before).resolve()),
-                                                *filter(None, [env.get("PYTHONPATH")])])
+        envs["before: "] = {**env, "PYTHONPATH": os.pathsep.join(
+            [str(Path(args.before).resolve()), *filter(None, [env.get("PYTHONPATH")])])}
         labels = ["before: ", ""]
-    for label in labels:  # writes the bytecode cache; not counted
-        turn(before if label else env, timing=False, files=0)
-    for _ in range(args.repeat):
-        for label in labels:  # interleaved: both see the same load
-            turn(before if label else env, timing=True, files=args.files, label=label)
+    runtime = None
+    if not args.no_warm:
+        runtime = tempfile.mkdtemp(prefix="rein-bench-run-")
+        envs[WARM] = {**env, "REIN_WARM": "on", "XDG_RUNTIME_DIR": runtime}
+        labels.append(WARM)
+    try:
+        for label in labels:  # writes the bytecode cache; not counted
+            if label == WARM:
+                start_warm(envs[label])
+            turn(envs[label], timing=False, files=0, label="" if label == WARM else label)
+        for _ in range(args.repeat):
+            for label in labels:  # interleaved: all see the same load
+                turn(envs[label], timing=True, files=args.files, label=label)
+    finally:
+        if runtime is not None:
+            subprocess.run([REIN, "driver", "warm", "stop"], env=envs[WARM], cwd=runtime,
+                           capture_output=True, check=False)
     for label in labels:
-        count_modules(before if label else env, label)
+        if label == WARM:
+            continue
+        count_modules(envs[label], label)
         if args.instructions:
-            count_instructions(before if label else env, label)
+            count_instructions(envs[label], label)
     floor = statistics.median(WALL["python -c pass"])
     print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
           f"load average "
           f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'':<24}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}{'cpu ms':>9}")
     for name in [label + row for row in ROWS for label in labels]:
+        if name not in WALL:  # the warm rows of the interpreter and of --help
+            continue
         values = WALL[name]
         med = statistics.median(values)
         cpu = f"{statistics.median(CPU[name]):>9.1f}" if name in CPU else ""

@@ -6,24 +6,34 @@ resume, cancel and answer runs; drive them; follow their events) and the error t
 everything else is reached through its layer (``rein.formats``, ``rein.engine``, ...).
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from rein.core.version import VERSION
-from rein.errors import ExitCode, Finding, Location, ReinError
 
+# Not `typing.TYPE_CHECKING`: importing `typing` costs a warm driver turn more than the rest
+# of its hand-off (cli/warm_client.py), and mypy reads a constant of this name the same way.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rein.engine.service import Harness
+    from rein.errors import ExitCode, Finding, Location, ReinError
 
 __version__ = VERSION
 
 __all__ = ["ExitCode", "Finding", "Harness", "Location", "ReinError", "__version__"]
 
+_ERRORS = ("ExitCode", "Finding", "Location", "ReinError")
 
-def __getattr__(name: str) -> Any:
-    # The Harness pulls in the whole engine: imported on first use, so that `rein --help`
-    # and the document layer stay light.
+
+def __getattr__(name: str) -> object:
+    # Each is imported on first use: the Harness pulls in the whole engine, and even the
+    # error tree imports `typing` and `dataclasses`, which `rein --help`, the document
+    # layer and a warm driver turn do without.
     if name == "Harness":
         from rein.engine.service import Harness
 
         return Harness
+    if name in _ERRORS:
+        from rein import errors
+
+        return getattr(errors, name)
     raise AttributeError(f"module 'rein' has no attribute {name!r}")

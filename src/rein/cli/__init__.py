@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from rein.errors import ReinError
-
+# Not `typing.TYPE_CHECKING`: a warm driver turn imports this module and the client alone
+# (cli/warm_client.py), and `typing` would cost it more than the rest; mypy reads a
+# constant of this name the same way.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import click
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rein command and return its exit code. Bad input never shows a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] in (["next"], ["submit"]):
+        from rein.cli.plain import plain_options
+    if args[:1] in (["next"], ["submit"]) and plain_options(
+            args[1:], takes_source=args[0] == "submit") is not None:
+        # A driver's every turn: a warm server that has imported the command already runs
+        # it on this process's streams (cli/warm_client.py); else it runs cold, here.
+        from rein.cli.warm_client import hand_off
+
+        warm = hand_off(args)
+        if warm is not None:
+            return warm
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
         from rein.cli.quick import quick_next
 
@@ -27,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return quick
     if args[:1] == ["submit"]:  # a driver's every other turn: its plain forms skip click too
         from rein.cli.quick_submit import quick_submit
+        from rein.errors import ReinError
 
         try:
             quick = quick_submit(args[1:])
@@ -43,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import click
 
     from rein.cli.app import cli
-    from rein.errors import ExitCode
+    from rein.errors import ExitCode, ReinError
 
     try:
         result = cli.main(args=args, prog_name="rein", standalone_mode=False)

@@ -44,30 +44,10 @@ def quick_next(args: Sequence[str]) -> int | None:
 
 def _parse(args: Sequence[str]) -> tuple[bool, str | None] | None:
     """``(as_json, run_id)`` for the forms answered here, else ``None``."""
+    from rein.cli.plain import plain_options
+
     parsed = plain_options(args, takes_source=False)
     return None if parsed is None else parsed[1:]
-
-
-def plain_options(args: Sequence[str], *, takes_source: bool
-                  ) -> tuple[str | None, bool, str | None] | None:
-    """``(source, as_json, run_id)`` of a driver command's plain forms (`--json`, `--run
-    RUN` and, where ``takes_source``, one file or `-`), else ``None``: every other form
-    goes to the click command, which explains it."""
-    source: str | None = None
-    as_json, run_id = False, None
-    rest = list(args)
-    while rest:
-        arg = rest.pop(0)
-        if arg == "--json" and not as_json:
-            as_json = True
-        elif arg == "--run" and run_id is None and rest and rest[0][:1] not in ("", "-"):
-            run_id = rest.pop(0)
-        elif takes_source and source is None and arg and (arg == "-" or
-                                                          not arg.startswith("-")):
-            source = arg
-        else:
-            return None
-    return source, as_json, run_id
 
 
 def _text(status: dict[str, Any], as_json: bool) -> str | None:

@@ -29,6 +29,6 @@ def quick_submit(args: Sequence[str]) -> int | None:
 
 def _parse(args: Sequence[str]) -> tuple[str | None, bool, str | None] | None:
     """``(source, as_json, run_id)`` for the forms answered here, else ``None``."""
-    from rein.cli.quick import plain_options
+    from rein.cli.plain import plain_options
 
     return plain_options(args, takes_source=True)
