@@ -97,12 +97,18 @@ def run_picture(h: Harness, run: RunRow, scope: str, events: Sequence[Event]) ->
     if found is None:
         return Picture(svg="", scope=scope, notice=f"no scope {where!r} in {top.graph_path}")
     rows = h.nodes(run.run_id)
+    # The boxes show each node as of the last event in ``events``, the one the page's stream
+    # resumes after: node rows are read later and may be newer, and a page drawn from them
+    # would have the stream's replay move a box back (succeeded, then running again).
+    where_of: dict[str, str | None] = {str(r.node_key): _local(r, scope) for r in rows}
     statuses: dict[str, str] = {}
+    for ev in events:
+        key, state = ev.payload.get("node"), ev.payload.get("status")
+        if ev.type.startswith("node/") and isinstance(state, str) \
+                and (local := where_of.get(str(key))) is not None:
+            statuses[local] = state  # the latest instance wins, as in the page's script
     instances: dict[str, set[str]] = {}
-    for row in rows:  # rows are in order of first appearance: the latest instance wins
-        local = _local(row, scope)
-        if local is not None:
-            statuses[local] = row.status.value
+    for row in rows:
         head = row.scope_path.split(".")[0] if row.scope_path else ""
         m = _INSTANCE.search(head)
         if m and not scope:
