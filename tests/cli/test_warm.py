@@ -127,10 +127,18 @@ class Warm:
         self.rein("driver", "warm", "stop", cwd=self.root)
         pid = int(str(shown["pid"]))
         deadline = time.monotonic() + DEADLINE
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if Path(f"/proc/{pid}").exists():
+        if alive(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie no one has reaped yet has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 @pytest.fixture
@@ -322,6 +330,29 @@ def test_an_interrupt_reaches_the_turn(warm: Warm) -> None:
     warm.wait(lambda s: s["running_turns"] == 0, "the turn went on")
 
 
+def test_a_server_killed_mid_turn_leaves_the_turn_to_end_before_its_caller_does(
+        warm: Warm) -> None:
+    ws = warm.workspace("ws", check='sleep 2; test "$GREETING" = ' + GREETING)
+    server = int(str(warm.started(ws)["pid"]))
+    (ws / "note.txt").write_text("hi\n")
+    envelope = warm.envelope(ws)
+    client = subprocess.Popen([REIN, "submit", "-"], cwd=ws, text=True,
+                              env={**warm.env, "GREETING": GREETING}, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert client.stdin is not None
+    client.stdin.write(envelope)
+    client.stdin.close()
+    warm.wait(lambda s: s["running_turns"] == 1, "the turn never started")
+    os.kill(server, signal.SIGKILL)
+    client.wait(timeout=DEADLINE)
+    assert client.stderr is not None and client.stdout is not None
+    out, err = client.stdout.read(), client.stderr.read()
+    assert client.returncode == 1 and "the warm server stopped during the command" in err
+    assert "accepted for write attempt 1" in err and "succeeded" in out  # all of its lines
+    done = warm.rein("next", "--json", cwd=ws, REIN_WARM="off")
+    assert json.loads(done.stdout)["status"] == "done", done.stdout  # it ran to its end
+
+
 def test_changed_code_sends_the_turn_back_cold_and_stops_the_server(warm: Warm) -> None:
     # Code the server loaded: a sitecustomize on the caller's and so the server's path.
     extra = warm.root / "site"
@@ -335,10 +366,9 @@ def test_changed_code_sends_the_turn_back_cold_and_stops_the_server(warm: Warm) 
     assert done.returncode == 3 and json.loads(done.stdout)["status"] == "instruction"
     pid = int(str(shown["pid"]))
     deadline = time.monotonic() + DEADLINE
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not Path(f"/proc/{pid}").exists() or \
-        "zombie" in Path(f"/proc/{pid}/status").read_text()
+    assert not alive(pid)
 
 
 def test_rein_driver_warm_says_whether_a_server_runs(warm: Warm) -> None:

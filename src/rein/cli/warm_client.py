@@ -246,7 +246,9 @@ def _follow(conn: _socket.socket, pid: int) -> int | None:
             elif not tag:  # the server went away with the child's code
                 if not started:
                     return None
-                print("rein: the warm server stopped during the command", file=sys.stderr)
+                _wait_gone(pid)  # the turn goes on without it: return only once it ended
+                print("rein: the warm server stopped during the command, which has ended; "
+                      "its exit code is lost with the server", file=sys.stderr)
                 return 1
         if not started:  # the child could not set itself up: nothing ran
             return None
@@ -292,6 +294,21 @@ def ask(request: bytes) -> dict[str, object] | None:
         return None
     answer = json.loads(data[4:])
     return answer if isinstance(answer, dict) else None
+
+
+def _wait_gone(pid: int) -> None:
+    """Wait until process ``pid`` has ended (gone, or a zombie nobody reaps)."""
+    import time
+
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in (b"Z", b"X"):
+            return
+        time.sleep(0.05)
 
 
 BOOT = ("import sys; sys.path[:] = sys.argv[3:]; "
