@@ -237,6 +237,41 @@ def test_confinement_tells_apart_what_a_caller_may_differ_in() -> None:
             child.wait()
 
 
+def _allow_all_seccomp_filter() -> None:
+    """Install a seccomp filter that allows every call (needs CAP_SYS_ADMIN without
+    no-new-privileges, as a container runtime has)."""
+    import ctypes
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
+                    ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+    allow = (SockFilter * 1)(SockFilter(0x06, 0, 0, 0x7FFF0000))  # BPF_RET|BPF_K, ALLOW
+    program = SockFprog(1, allow)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(22, 2, ctypes.byref(program), 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
+
+
+def test_a_seccomp_filter_the_server_lacks_sets_a_caller_apart() -> None:
+    own = confinement("self")
+    try:
+        filtered = subprocess.Popen(["sleep", "30"],
+                                    preexec_fn=_allow_all_seccomp_filter)  # noqa: PLW1509
+    except (OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(f"cannot install a seccomp filter here: {exc}")
+    try:
+        seen = confinement(filtered.pid)
+        assert seen is not None and seen != own  # compared, not refused outright
+        assert "Seccomp:\t2" in Path(f"/proc/{filtered.pid}/status").read_text()
+    finally:
+        filtered.kill()
+        filtered.wait()
+
+
 def test_another_interpreter_or_a_hand_made_request_is_refused(warm: Warm) -> None:
     ws = warm.workspace("ws")
     shown = warm.started(ws)

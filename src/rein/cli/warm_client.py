@@ -106,9 +106,10 @@ def safe_folder(folder: str, *, create: bool = False) -> bool:
 
 
 def confined() -> bool:
-    """Whether this process runs under no-new-privileges or a seccomp filter, as an agent's
-    sandbox does: its commands run cold, inside it, and it starts no server (one started
-    there would carry that sandbox to callers outside it). True where /proc says nothing."""
+    """Whether this process runs under no-new-privileges, as an agent's sandbox does (and
+    as Landlock and an unprivileged seccomp filter need): its commands run cold, inside
+    it, and it starts no server (one started there would carry that sandbox to callers
+    outside it). True where /proc says nothing."""
     try:
         with open("/proc/self/status", "rb") as handle:
             text = handle.read()
@@ -116,7 +117,7 @@ def confined() -> bool:
         return True
     for line in text.splitlines():
         name, _, value = line.partition(b":")
-        if name in (b"NoNewPrivs", b"Seccomp") and value.strip() != b"0":
+        if name == b"NoNewPrivs" and value.strip() != b"0":
             return True
     return False
 

@@ -189,17 +189,18 @@ def confinement(pid: int | str) -> tuple[str, ...] | None:
     """How process ``pid`` (or ``"self"``) is confined, as far as Linux tells another
     process of the same user: its ids and groups, capabilities, no-new-privileges and
     seccomp state, namespaces, root folder, cgroup, resource limits and security label.
-    ``None`` when it cannot be read in full, and for a process under no-new-privileges or
-    a seccomp filter: an agent's sandbox sets them, and a Landlock ruleset, which /proc
-    does not show, needs one of them, so such a caller always runs its command cold,
-    inside its own sandbox."""
+    ``None`` when it cannot be read in full, and for a process under no-new-privileges:
+    an agent's sandbox sets it, and so do the Landlock rulesets (which /proc does not show)
+    and seccomp filters an unprivileged process installs, so such a caller always runs its
+    command cold, inside its own sandbox. A seccomp filter without it (a container's,
+    installed by a privileged runtime) is compared as part of the rest: the mode and the
+    number of filters."""
     base = f"/proc/{pid}"
     try:
         with open(f"{base}/status", encoding="utf-8") as handle:
             status = dict(line.rstrip("\n").partition(":")[::2] for line in handle)
         fields = tuple(status.get(name, "").strip() for name in _STATUS_FIELDS)
-        if status.get("NoNewPrivs", "").strip() not in ("", "0") or \
-                status.get("Seccomp", "").strip() not in ("", "0"):
+        if status.get("NoNewPrivs", "").strip() not in ("", "0"):
             return None
         links = tuple(os.readlink(f"{base}/ns/{name}") if os.path.lexists(f"{base}/ns/{name}")
                       else "" for name in _NAMESPACES)
