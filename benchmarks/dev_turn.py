@@ -10,15 +10,21 @@ agent calls them, interleaved in one run:
   feature states checked first);
 - ``rein dev status``: the flow's state, changing nothing.
 
-The goal: ``rein dev`` adds under 20 ms to ``rein next``.
+The goal: ``rein dev`` adds under 20 ms to ``rein next``. These are cold turns
+(``REIN_WARM=off``); the ``warm:`` rows are the same turns handed to a warm server
+(docs/driver.md, "Warm turns") that an untimed turn started in a runtime folder of the
+benchmark's own, interleaved with the cold ones; their CPU column adds the client's and the
+forked turn's (the server's reaped children, in clock ticks: 10 ms steps). ``--no-warm``
+leaves them out.
 
-    .venv/bin/python benchmarks/dev_turn.py [--repeat 15]
+    .venv/bin/python benchmarks/dev_turn.py [--repeat 15] [--no-warm]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
@@ -34,16 +40,54 @@ PLAN = {"verify": [sys.executable, "-m", "pytest", "-q"], "features": [
      "depends_on": [f"f{i - 1}"] if i > 1 else []} for i in range(1, 9)]}
 
 
-def timed(argv: list[str], cwd: Path
+# Cold turns, as fresh processes with the bytecode cache on: the warm server that plain
+# `rein next` turns are handed to (docs/driver.md, "Warm turns") would time the client
+# of one command against the whole of the other.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV["REIN_WARM"] = "off"
+
+
+WARM: dict[str, str] = {}  # the warm rows' environment, once the server runs
+SERVER: dict[str, int] = {}
+
+
+def server_ticks() -> int:
+    """The CPU time (clock ticks) of the warm server's reaped children: its turns."""
+    if not SERVER:
+        return 0
+    fields = Path(f"/proc/{SERVER['pid']}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[13]) + int(fields[14])  # cutime, cstime
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str] = ENV
           ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
     """Wall and CPU (the child's user + sys: steadier on a loaded machine) in ms."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    served = server_ticks()
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False)
     wall = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    cpu += (server_ticks() - served) * 1000 / os.sysconf("SC_CLK_TCK")
     return wall, cpu, done
+
+
+def start_warm(root: Path) -> None:
+    """Start a warm server as a first turn does, in a runtime folder of its own."""
+    WARM.update(ENV, REIN_WARM="on", XDG_RUNTIME_DIR=tempfile.mkdtemp(prefix="rein-bench-"))
+    subprocess.run([REIN, "next"], cwd=root, env=WARM, capture_output=True, check=False)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shown = json.loads(subprocess.run([REIN, "driver", "warm", "--json"], cwd=root,
+                                          env=WARM, capture_output=True, text=True,
+                                          check=True).stdout)
+        if shown["running"]:
+            SERVER["pid"] = int(shown["pid"])
+            return
+        time.sleep(0.05)
+    raise SystemExit("the warm server did not start")
 
 
 def workspace() -> Path:
@@ -52,14 +96,14 @@ def workspace() -> Path:
     (root / "specs").mkdir()
     (root / "specs" / "brief.md").write_text("# bench\n\nEight small features.\n")
     (root / "feature_list.json").write_text(json.dumps(PLAN))
-    subprocess.run([REIN, "dev"], cwd=root, capture_output=True, check=False)
-    listed = subprocess.run([REIN, "approvals", "list", "--json"], cwd=root,
+    subprocess.run([REIN, "dev"], cwd=root, env=ENV, capture_output=True, check=False)
+    listed = subprocess.run([REIN, "approvals", "list", "--json"], cwd=root, env=ENV,
                             capture_output=True, text=True, check=True).stdout
     approval = json.loads(listed)["approvals"][0]["approval_id"]
-    subprocess.run([REIN, "approvals", "accept", approval], cwd=root, capture_output=True,
-                   check=True)
-    done = subprocess.run([REIN, "dev", "--json"], cwd=root, capture_output=True, text=True,
-                          check=False)
+    subprocess.run([REIN, "approvals", "accept", approval], cwd=root, env=ENV,
+                   capture_output=True, check=True)
+    done = subprocess.run([REIN, "dev", "--json"], cwd=root, env=ENV, capture_output=True,
+                          text=True, check=False)
     status = json.loads(done.stdout)
     assert status["instruction"]["node"] == "feature_f1", status
     return root
@@ -68,34 +112,47 @@ def workspace() -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--no-warm", action="store_true", help="cold turns only")
     args = parser.parse_args()
     root = workspace()
     commands = {"python -c pass": [sys.executable, "-c", "pass"],
                 "rein next": [REIN, "next"], "rein dev": [REIN, "dev"],
                 "rein dev status": [REIN, "dev", "status"]}
+    if not args.no_warm:
+        commands.update({"warm: rein next": [REIN, "next"], "warm: rein dev": [REIN, "dev"],
+                         "warm: rein dev status": [REIN, "dev", "status"]})
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
     try:
+        if not args.no_warm:
+            start_warm(root)
         for name, argv in commands.items():  # warm the bytecode and the page cache
-            timed(argv, root)
+            timed(argv, root, WARM if name.startswith("warm:") else ENV)
         for _ in range(args.repeat):
             for name, argv in commands.items():
-                ms, cpu, done = timed(argv, root)
+                ms, cpu, done = timed(argv, root, WARM if name.startswith("warm:") else ENV)
                 if done.returncode != 3 and name != "python -c pass":
                     raise SystemExit(f"{name} exited {done.returncode}: {done.stderr}")
                 times[name].append(ms)
                 cpus[name].append(cpu)
     finally:
+        if WARM:
+            subprocess.run([REIN, "driver", "warm", "stop"], cwd=root, env=WARM,
+                           capture_output=True, check=False)
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{'turn':18} {'wall min':>9} {'median':>8} {'max':>8}   {'cpu min':>8} "
+    print(f"{'turn':22} {'wall min':>9} {'median':>8} {'max':>8}   {'cpu min':>8} "
           f"{'median':>8} {'max':>8}   ms, {args.repeat} runs each")
     for name in commands:
         w, c = times[name], cpus[name]
-        print(f"{name:18} {min(w):9.1f} {statistics.median(w):8.1f} {max(w):8.1f}   "
+        print(f"{name:22} {min(w):9.1f} {statistics.median(w):8.1f} {max(w):8.1f}   "
               f"{min(c):8.1f} {statistics.median(c):8.1f} {max(c):8.1f}")
     for label, data in (("wall", times), ("cpu", cpus)):
         added = statistics.median(data["rein dev"]) - statistics.median(data["rein next"])
         print(f"rein dev adds {added:.1f} ms {label} (median) to rein next; goal: under 20 ms")
+    if "warm: rein dev" in times:
+        added = statistics.median(times["warm: rein dev"]) - \
+            statistics.median(times["warm: rein next"])
+        print(f"warm: rein dev adds {added:.1f} ms wall (median) to warm: rein next")
     return 0
 
 

@@ -485,3 +485,34 @@ def test_the_server_has_imported_what_a_cold_turn_imports(warm: Warm) -> None:
     missing |= set(json.loads(turn.stderr.splitlines()[-1])) - loaded
     assert sorted(m for m in missing if m.startswith("rein")) == []
     assert len(missing) <= 3, sorted(missing)  # a library's own lazy import at most
+
+
+def test_a_dev_turn_is_served_warm_and_the_server_has_what_it_imports(warm: Warm) -> None:
+    ws = warm.root / "flow"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    (ws / "feature_list.json").write_text(json.dumps({
+        "verify": [sys.executable, "-c", "pass"],
+        "features": [{"id": "f1", "title": "Feature 1", "priority": 1, "depends_on": []}]}))
+    off = {"REIN_WARM": "off"}
+    assert warm.rein("dev", cwd=ws, **off).returncode == 3  # the plan waits for a person
+    queue = json.loads(warm.rein("approvals", "list", "--json", cwd=ws, **off).stdout)
+    approval = queue["approvals"][0]["approval_id"]
+    assert warm.rein("approvals", "accept", approval, cwd=ws, **off).returncode == 0
+    cold = warm.rein("dev", "--json", cwd=ws, **off)  # starts the feature graph
+    assert cold.returncode == 3, cold.stderr
+
+    before = int(str(warm.started(ws)["served"]))
+    hot = warm.rein("dev", "--json", cwd=ws)
+    assert warm.status()["served"] == before + 1
+    assert hot.returncode == 3 and hot.stdout == cold.stdout
+
+    env = {**warm.env, **off}
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", _LOADED], cwd=ws, env=env,
+                                           capture_output=True, text=True,
+                                           check=True).stdout))
+    turn = subprocess.run([sys.executable, "-c", _TURN, "dev"], cwd=ws, env=env,
+                          capture_output=True, text=True, check=False)
+    assert '"stage": "features"' not in turn.stdout and "feature_f1" in turn.stdout
+    missing = set(json.loads(turn.stderr.splitlines()[-1])) - loaded
+    assert sorted(m for m in missing if m.startswith("rein")) == []

@@ -17,17 +17,17 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rein command and return its exit code. Bad input never shows a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["next"], ["submit"]):
-        from rein.cli.plain import plain_options
-    if args[:1] in (["next"], ["submit"]) and plain_options(
-            args[1:], takes_source=args[0] == "submit") is not None:
-        # A driver's every turn: a warm server that has imported the command already runs
-        # it on this process's streams (cli/warm_client.py); else it runs cold, here.
-        from rein.cli.warm_client import hand_off
+    if args[:1] in (["next"], ["submit"], ["dev"]):
+        from rein.cli.plain import plain
 
-        warm = hand_off(args)
-        if warm is not None:
-            return warm
+        if plain(args):
+            # A driver's every turn: a warm server that has imported the command already
+            # runs it on this process's streams (cli/warm_client.py); else it runs cold.
+            from rein.cli.warm_client import hand_off
+
+            warm = hand_off(args)
+            if warm is not None:
+                return warm
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
         from rein.cli.quick import quick_next
 
@@ -46,6 +46,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             quick = quick_submit(args[1:])
         except (ReinError, KeyboardInterrupt, BrokenPipeError, OSError) as exc:
             return _failed(exc, args)
+        if quick is not None:
+            return quick
+    if args[:1] == ["dev"]:  # the development flow's every turn: a read, mostly
+        from rein.cli.quick_dev import quick_dev
+
+        try:
+            quick = quick_dev(args[1:])
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
         if quick is not None:
             return quick
     if args[:2] == ["graph", "validate"]:  # run on every save: its plain forms skip click

@@ -138,9 +138,9 @@ def schema_command(workspace: Path | None) -> int:
 @click.argument("action", type=click.Choice(["status", "stop"]), default="status")
 @json_option
 def warm_command(action: str, as_json: bool) -> int:
-    """Show or stop the warm server that runs `rein next` and `rein submit` fast.
+    """Show or stop the warm server that runs `rein next`, `submit` and `dev` fast.
 
-    The first plain `rein next` or `rein submit` starts, in the background, a server that
+    The first plain `rein next`, `submit` or `dev` starts, in the background, a server that
     has imported what they need; later turns are forked from it and run on the caller's
     streams, folder, environment and arguments, so they skip the imports. It serves only
     callers of the same user, interpreter and confinement (a sandboxed caller runs cold),
@@ -172,7 +172,7 @@ def warm_command(action: str, as_json: bool) -> int:
         return int(ExitCode.OK)
     if status is None:
         off = " (REIN_WARM=off: turns run cold)" if is_off() else \
-            "; the next plain `rein next` or `rein submit` starts one"
+            "; the next plain `rein next`, `submit` or `dev` starts one"
         echo(f"no warm server for this interpreter{off}")
     elif action == "stop":
         echo(f"warm server {status['pid']} stops once its {status['running']} running "

@@ -1,7 +1,7 @@
-"""The plain forms of the driver's commands, ``rein next`` and ``rein submit``: the ones
-answered without click (cli/quick.py, cli/quick_submit.py) and handed to the warm server
-(cli/warm_client.py). Imported on every driver turn before anything else, so it imports
-nothing."""
+"""The plain forms of the driver's commands, ``rein next``, ``rein submit`` and ``rein
+dev``: the ones answered without click (cli/quick.py, cli/quick_submit.py,
+cli/quick_dev.py) and handed to the warm server (cli/warm_client.py). Imported on every
+driver turn before anything else, so it imports nothing."""
 
 from __future__ import annotations
 
@@ -30,3 +30,23 @@ def plain_options(args: Sequence[str], *, takes_source: bool
         else:
             return None
     return source, as_json, run_id
+
+
+def plain_dev(args: Sequence[str]) -> tuple[bool, bool] | None:
+    """``(status, as_json)`` of the plain forms (``dev``, ``dev status``, each with one
+    ``--json`` after it), else ``None``."""
+    rest = list(args)
+    status = rest[:1] == ["status"]
+    if status:
+        rest = rest[1:]
+    if rest in ([], ["--json"]):
+        return status, bool(rest)
+    return None
+
+
+def plain(args: Sequence[str]) -> bool:
+    """Whether ``rein ARGS`` is a plain form of a driver command."""
+    if args[:1] == ["dev"]:
+        return plain_dev(args[1:]) is not None
+    return args[:1] in (["next"], ["submit"]) and \
+        plain_options(args[1:], takes_source=args[0] == "submit") is not None

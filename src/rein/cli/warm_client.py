@@ -1,4 +1,4 @@
-"""The client side of the warm server: a plain ``rein next`` or ``rein submit`` handed to a
+"""The client side of the warm server: a plain ``rein next``, ``submit`` or ``dev`` handed to a
 process that has already imported what the command needs (:mod:`rein.cli.warm_server`).
 
 A driver turn is a fresh process, and most of what it costs is the imports; a warm server

@@ -1,6 +1,7 @@
-"""The warm server: a process that has imported what the plain ``rein next`` and ``rein
-submit`` import, and forks a child per command that runs the very ``main(argv)`` a cold
-process runs (the client is :mod:`rein.cli.warm_client`, which starts it).
+"""The warm server: a process that has imported what the plain ``rein next``, ``rein
+submit`` and ``rein dev`` import, and forks a child per command that runs the very
+``main(argv)`` a cold process runs (the client is :mod:`rein.cli.warm_client`, which
+starts it).
 
 One thread, no event loop, no store open: it imports :data:`PRELOAD` (modules, not a
 command), then accepts requests one at a time. For each it checks that the caller is this
@@ -63,13 +64,15 @@ from rein.cli.warm_client import (
 
 __all__ = ["PRELOAD", "preload", "serve"]
 
-# What the plain `rein next` and `rein submit` import in a workspace with no rein.toml,
-# beyond rein.cli (their parents and the libraries they import come with them);
+# What the plain `rein next`, `rein submit` and `rein dev` import in a workspace with no
+# rein.toml, beyond rein.cli (their parents and the libraries they import come with them);
 # tests/cli/test_warm.py checks that nothing a cold turn imports is missing.
 PRELOAD = (
     "rein.cli",
     "rein.cli.echo", "rein.cli.live", "rein.cli.live_state", "rein.cli.output", "rein.cli.plain",
-    "rein.cli.quick", "rein.cli.quick_submit", "rein.cli.safe_output", "rein.cli.submit_turn",
+    "rein.cli.quick", "rein.cli.quick_dev", "rein.cli.quick_submit", "rein.cli.safe_output",
+    "rein.cli.submit_turn", "rein.dev.briefs", "rein.dev.flow", "rein.dev.paths",
+    "rein.dev.render", "rein.dev.settings", "rein.dev.stops",
     "rein.cli.sync", "rein.config.approver", "rein.config.files", "rein.config.hooks",
     "rein.core.failures", "rein.core.hashing", "rein.core.ids", "rein.core.reading",
     "rein.core.states", "rein.core.tiers", "rein.core.time", "rein.core.usage",
@@ -162,7 +165,7 @@ def idle_seconds() -> float:
 
 
 def serve(folder: str, key: str) -> None:
-    """Serve the plain ``rein next``/``rein submit`` of callers of interpreter ``key`` on
+    """Serve the plain ``rein next``/``submit``/``dev`` of callers of interpreter ``key`` on
     ``folder``'s socket until idle, stopped or stale (see the module docstring)."""
     if is_off() or key != interpreter_key() or confinement("self") is None \
             or not safe_folder(folder, create=True):

@@ -25,6 +25,10 @@ class Frozen:
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The fields by name, in their order (``dataclasses.asdict``, one level deep)."""
+        return dict(zip(self.__slots__, self._values(), strict=True))
+
     def replace(self, **changes: Any) -> Self:
         """A copy with ``changes`` applied (``dataclasses.replace``)."""
         return type(self)(**{**dict(zip(self.__slots__, self._values(), strict=True)),

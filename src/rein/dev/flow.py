@@ -74,8 +74,30 @@ async def advance(harness: Harness, *, new: bool = False,
     return await _where(harness, flow, settings, notices, go_on=True)
 
 
+def advance_read(harness: Harness, env: Mapping[str, str] | None = None
+                 ) -> dict[str, Any] | None:
+    """What :func:`advance` returns when continuing the flow only reads (a flow exists,
+    and no run is to start or resume, no budget to raise): a plain read, without an event
+    loop, for the turn an agent takes again and again. ``None`` when the flow must act:
+    :func:`advance` does it. Errors are :func:`advance`'s too."""
+    ws = harness.workspace
+    check_repository(ws)
+    settings = load_settings(harness.config.get("dev"), env)
+    flow = load_flow(ws)
+    if flow is None:
+        return None
+    notices = [c] if (c := _brief_changed(ws, flow, settings)) else []
+    need, where = _look(harness, flow, notices, go_on=True, skip=frozenset())
+    return where if need is None else None
+
+
 async def status(harness: Harness, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Where the flow stands, changing nothing (`rein dev status`)."""
+    return status_read(harness, env)
+
+
+def status_read(harness: Harness, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """:func:`status`, which only reads, without an event loop."""
     ws = harness.workspace
     flow = load_flow(ws)
     if flow is None:
@@ -83,7 +105,9 @@ async def status(harness: Harness, env: Mapping[str, str] | None = None) -> dict
                         hint="start one with `rein dev`")
     settings = load_settings(harness.config.get("dev"), env)
     notices = [c] if (c := _brief_changed(ws, flow, settings)) else []
-    return await _where(harness, flow, settings, notices, go_on=False)
+    _, where = _look(harness, flow, notices, go_on=False, skip=frozenset())
+    assert where is not None  # a look that does not go on never asks to act
+    return where
 
 
 async def _start(harness: Harness, settings: DevSettings, notices: list[str]
@@ -162,35 +186,69 @@ async def _abandon(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
     return out
 
 
+# What continuing the flow may have to do before it can say where it stands.
+START_FEATURES, RESUME, RAISE_BUDGET = "start_features", "resume", "raise_budget"
+
+
 async def _where(harness: Harness, flow: dict[str, Any], settings: DevSettings,
                  notices: list[str], *, go_on: bool) -> dict[str, Any]:
-    ws = harness.workspace
-    planning = harness.run(flow["planning_run"])
-    if flow.get("features_run") is None and planning.status.value == "succeeded" and go_on:
-        flow["features_run"] = await _start_features(harness, flow)
-        save_flow(ws, flow)
-    run_id = flow.get("features_run") or flow["planning_run"]
-    stage = "features" if flow.get("features_run") else "planning"
-    pending = await harness.next(run_id)
-    if go_on and pending.get("status") == "waiting" and pending.get("for") == "resume":
-        await harness.resume(run_id)  # a rein process died mid-turn: continue it here
-        notices.append(f"resumed run {run_id}, which a stopped rein process left running")
-        pending = await harness.next(run_id)
+    skip: set[str] = set()
+    while True:
+        need, where = _look(harness, flow, notices, go_on=go_on, skip=frozenset(skip))
+        if need is None:
+            assert where is not None
+            return where
+        if need == START_FEATURES:
+            flow["features_run"] = await _start_features(harness, flow)
+            save_flow(harness.workspace, flow)
+        elif need == RESUME:
+            run_id = _current(flow)[0]
+            await harness.resume(run_id)  # a rein process died mid-turn: continue it here
+            notices.append(f"resumed run {run_id}, which a stopped rein process left running")
+            skip.add(RESUME)
+        else:
+            from rein.dev.budgets import replan_rest
+
+            if (raised := await replan_rest(harness, flow, settings)) is not None:
+                save_flow(harness.workspace, flow)
+                notices = [*notices, raised]
+                skip.clear()  # the raised budget is a fresh start: look at everything again
+            else:
+                skip.add(RAISE_BUDGET)
+
+
+def _current(flow: Mapping[str, Any]) -> tuple[str, str]:
+    """The current run of the flow and its stage."""
+    if flow.get("features_run"):
+        return str(flow["features_run"]), "features"
+    return str(flow["planning_run"]), "planning"
+
+
+def _look(harness: Harness, flow: Mapping[str, Any], notices: list[str], *, go_on: bool,
+          skip: frozenset[str]) -> tuple[str | None, dict[str, Any] | None]:
+    """Where the flow stands, read: ``(None, where)``; or, continuing (``go_on``), what it
+    must do first (``START_FEATURES``, ``RESUME`` or ``RAISE_BUDGET``, unless in ``skip``)
+    and ``None``."""
+    if go_on and START_FEATURES not in skip and flow.get("features_run") is None and \
+            harness.run(flow["planning_run"]).status.value == "succeeded":
+        return START_FEATURES, None
+    run_id, stage = _current(flow)
+    pending = harness.driver_status(run_id)
+    if go_on and RESUME not in skip and pending.get("status") == "waiting" and \
+            pending.get("for") == "resume":
+        return RESUME, None
     features = features_of(harness, flow)
     stop = stop_of(pending, stage=stage, features=features)
-    if go_on and stage == "features" and stop["reason"] == "budget":
-        from rein.dev.budgets import replan_rest
-
-        if (raised := await replan_rest(harness, flow, settings)) is not None:
-            save_flow(ws, flow)
-            return await _where(harness, flow, settings, [*notices, raised], go_on=go_on)
+    if go_on and RAISE_BUDGET not in skip and stage == "features" and \
+            stop["reason"] == "budget":
+        return RAISE_BUDGET, None
     if stage == "planning" and pending.get("status") == "waiting" and \
             pending.get("for") == "approval":
-        stop["plan"] = _plan_text(ws)
-    return {"flow": "rein.dev/1", "plan_id": flow["plan_id"], "stage": stage,
-            "run_id": run_id, "planning_run": flow["planning_run"],
-            "features_run": flow.get("features_run"), **stop, "features": features,
-            "notices": notices, "instruction": pending}
+        stop["plan"] = _plan_text(harness.workspace)
+    return None, {"flow": "rein.dev/1", "plan_id": flow["plan_id"], "stage": stage,
+                  "run_id": run_id, "planning_run": flow["planning_run"],
+                  "features_run": flow.get("features_run"), **stop, "features": features,
+                  "notices": notices, "instruction": pending}
 
 
 async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:

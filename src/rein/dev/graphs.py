@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +206,7 @@ def implement_text(feature: Feature, *, command: Sequence[str], target: str,
 
 
 def settings_params(settings: DevSettings) -> dict[str, Any]:
-    out = asdict(settings)
+    out = settings.as_dict()
     return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 
