@@ -208,6 +208,32 @@
     if (e.target && e.target.setAttribute) { e.target.setAttribute("data-edited", ""); }
   });
 
+  // Bring `old` to what `fresh` shows, touching only what differs: a part that reads the
+  // same is the very element it was (its focus, its typed value, a click on its way stay
+  // where they are). The turn's section changes its data-last-seq on every event, and
+  // replacing it whole made a gate's field someone was filling in a new, empty one.
+  function morph(old, fresh) {
+    if (old.tagName !== fresh.tagName) { old.replaceWith(fresh); return; }
+    Array.prototype.slice.call(fresh.attributes).forEach(function (a) {
+      if (old.getAttribute(a.name) !== a.value) { old.setAttribute(a.name, a.value); }
+    });
+    Array.prototype.slice.call(old.attributes).forEach(function (a) {
+      if (!fresh.hasAttribute(a.name) && a.name !== "data-edited") { old.removeAttribute(a.name); }
+    });
+    if (old.innerHTML === fresh.innerHTML) { return; }
+    // The same nodes in the same order, perhaps with more after them (items that arrived):
+    // each element is brought up to date in place, the new ones are added at the end.
+    var was = Array.prototype.slice.call(old.childNodes);
+    var now = Array.prototype.slice.call(fresh.childNodes);
+    var alike = now.length >= was.length && was.every(function (n, i) {
+      return n.nodeType === now[i].nodeType &&
+        (n.nodeType === 1 || n.nodeValue === now[i].nodeValue);
+    });
+    if (!alike) { old.innerHTML = fresh.innerHTML; return; }
+    was.forEach(function (n, i) { if (n.nodeType === 1) { morph(n, now[i]); } });
+    now.slice(was.length).forEach(function (n) { old.appendChild(n); });
+  }
+
   var thread = body.getAttribute("data-thread");
   var turn = body.getAttribute("data-thread-turn");
   var runStream = body.getAttribute("data-thread-stream");
@@ -221,7 +247,11 @@
       .then(function (html) {
         var old = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
         if (old && old.querySelector("[data-edited]")) { return; }  // never wipe what is typed
-        if (html && old && old.outerHTML !== html) { old.outerHTML = html; }
+        if (html && old && old.outerHTML !== html) {
+          var t = document.createElement("template");
+          t.innerHTML = html.trim();
+          if (t.content.firstElementChild) { morph(old, t.content.firstElementChild); }
+        }
         var now = document.querySelector('section.turn[data-turn="' + CSS.escape(turn) + '"]');
         var badge = document.querySelector("[data-thread-status] .status");
         if (now && badge) {
