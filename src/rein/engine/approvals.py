@@ -107,6 +107,15 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
                  f"[\"{wanted[0]}\"]")
     if values:
         _check_value_names(row, values)
+    if status is ApprovalStatus.ACCEPTED and row.kind is ApprovalKind.GATE and \
+            row.request.get("mode") == "input":
+        problems = input_problems(values or {}, row.request.get("collect") or {})
+        if problems:  # accepted without them, the gate would fail its run
+            raise Refused(f"approval {row.approval_id} collects values it was not given: "
+                          f"{'; '.join(problems)}; nothing was recorded", code="APPROVAL002",
+                          hint=f"give each one: `rein approvals accept {row.approval_id} "
+                               "--value NAME=VALUE` (or the fields of its card in the web "
+                               "console)")
     changed = stale_files(workspace, row)
     if changed:
         raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
@@ -121,6 +130,23 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
     if values:
         payload["values"] = dict(values)
     return record_answer(store, row, status, payload, now)
+
+
+def input_problems(values: Mapping[str, Any], collect: Mapping[str, Any]) -> list[str]:
+    """What an input gate's answer lacks or gets wrong: each required value of ``collect``
+    (one without a default) it does not give, and each value that does not fit its type."""
+    from rein.engine.params import check_value
+
+    problems = []
+    for name, spec in collect.items():
+        if name not in values:
+            if spec.get("required", True) and "default" not in spec:
+                problems.append(f"{name} is required")
+            continue
+        problem = check_value(values[name], spec)
+        if problem:
+            problems.append(f"{name}: {problem}")
+    return problems
 
 
 def _check_value_names(row: ApprovalRow, values: Mapping[str, Any]) -> None:

@@ -96,6 +96,9 @@ APPROVAL_CODES = (
          "see `rein approvals list`"),
     _own(APPROVAL, "APPROVAL001", "refused", "an answer gives a value the approval neither "
          "collects nor has as an output", "name one of the values the hint lists"),
+    _own(APPROVAL, "APPROVAL002", "refused", "an input gate is accepted without a value it "
+         "requires, or with one of the wrong type", "give each value with --value NAME=VALUE "
+         "(or the fields of its card)"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "the approver is not allowed to answer this "
          "approval", "[approver] id in the managed or user rein.toml names who answers", legacy=True),
     _own(APPROVAL, "APPROVAL_ANSWERED", "refused", "the approval was already answered",

@@ -22,7 +22,6 @@ from rein.engine.kinds import ladder
 from rein.engine.node_steps import human_timeouts
 from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs
-from rein.engine.params import check_value
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.formats.ags.spec import NodeSpec
 
@@ -62,7 +61,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     values = dict(answer.get("values") or {})
     outcome = None
     if accepted and mode == "input":
-        problems = _input_problems(values, collect)
+        problems = approvals.input_problems(values, collect)
         if problems:
             diagnostic(ctx, "RT031", "error", f"gate {nid}: " + "; ".join(problems), node=key)
             accepted = False
@@ -103,16 +102,3 @@ def _reviewed(node: Mapping[str, Any], present: list[Any], values: Mapping[str, 
     problems = [p.message for p in check_outputs(
         edits, specs, workspace=ctx.workspace, optional=frozenset(specs))]
     return result, bool(edits), problems
-
-
-def _input_problems(values: Mapping[str, Any], collect: Mapping[str, Any]) -> list[str]:
-    problems = []
-    for name, spec in collect.items():
-        if name not in values:
-            if spec.get("required", True) and "default" not in spec:
-                problems.append(f"{name} is required")
-            continue
-        problem = check_value(values[name], spec)
-        if problem:
-            problems.append(f"{name}: {problem}")
-    return problems
