@@ -180,7 +180,7 @@
   document.addEventListener("visibilitychange", function () {
     if (document.hidden && source) { source.close(); source = null; } else if (!document.hidden) { open(); }
   });
-  open();
+  if (!document.hidden) { open(); }  // a tab opened in the background waits until shown
 }());
 // Threads and the development flow. A thread's page follows its last turn's run over the
 // run page's own stream and, for each new event, asks the server for that turn's section
@@ -304,5 +304,5 @@
       return src;
     });
   }
-  openAll();
+  if (!document.hidden) { openAll(); }  // a tab opened in the background waits until shown
 }());
