@@ -125,7 +125,7 @@ def test_the_trigger_notifies_enqueued_and_ended_attempts(tmp_path: Path, db_url
     assert {p for ch, p in heard if ch == "rein_enqueued"} == {str(q) for _, q in ended}
 
 
-def test_the_coordinator_sends_at_most_eight_statements_per_attempt(
+def test_the_coordinator_sends_at_most_eleven_statements_per_attempt(
         tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from rein.engine.runner import Engine, prepare
     from rein.store.postgres import PostgresStore
@@ -156,8 +156,11 @@ def test_the_coordinator_sends_at_most_eight_statements_per_attempt(
         c.stop()
     assert [o.status.value for o in outcomes] == ["succeeded", "succeeded"]
     # Per attempt: its enqueue (two statements) and shares of a status read and of the
-    # commits its records join; a run's own start and end cost some twenty more.
-    assert sent[1] <= 8 * items + 20, sent
+    # commits its records join; a run's own start and end cost some twenty more. How many
+    # attempts share a commit depends on how many end together: about 8 statements each
+    # when they end in groups, up to about 10 when each ends alone (252 to 308 for these
+    # 32). Before the commits were shared it was 22 an attempt.
+    assert sent[1] <= 11 * items + 20, sent
 
 
 def test_one_owner_sets_a_queue_s_shared_limits(tmp_path: Path, db_url: str) -> None:
