@@ -18,8 +18,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -29,6 +30,7 @@ from rein.cli.warm_server import PRELOAD, confinement
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the warm server is Linux-only")
 
 REIN = str(Path(sys.executable).parent / "rein")
+T = TypeVar("T")
 GREETING = "hello-from-the-caller"
 GRAPH = """\
 ags_version: "1.0"
@@ -62,7 +64,18 @@ nodes:
 outputs:
   note: {type: file, description: The note., from: nodes.write.outputs.note}
 """
-DEADLINE = 60.0  # seconds: the server's start on a loaded machine, never a measure
+LOOKS = 1200  # how often a test looks for what it waits for, 50 ms apart: work bounded
+HANG = 600  # seconds: a hung child fails the test instead of stopping the suite
+
+
+def until(look: Callable[[], T | None], what: str) -> T:
+    """What ``look`` finds, looking up to LOOKS times; fail saying ``what`` otherwise."""
+    for _ in range(LOOKS):
+        found = look()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{what} (after {LOOKS} looks)")
 
 
 class Warm:
@@ -89,14 +102,9 @@ class Warm:
         assert isinstance(shown, dict)
         return shown
 
-    def wait(self, test: object, what: str) -> dict[str, object]:
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            shown = self.status()
-            if test(shown):  # type: ignore[operator]
-                return shown
-            assert time.monotonic() < deadline, f"{what}: {shown}"
-            time.sleep(0.05)
+    def wait(self, test: Callable[[dict[str, object]], object],
+             what: str) -> dict[str, object]:
+        return until(lambda: shown if test(shown := self.status()) else None, what)
 
     def started(self, cwd: Path) -> dict[str, object]:
         """Start the server the way a first turn does, and wait until it listens."""
@@ -126,10 +134,9 @@ class Warm:
             return
         self.rein("driver", "warm", "stop", cwd=self.root)
         pid = int(str(shown["pid"]))
-        deadline = time.monotonic() + DEADLINE
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if alive(pid):
+        try:
+            until(lambda: not alive(pid), "the server did not stop")
+        except AssertionError:
             os.kill(pid, signal.SIGKILL)
 
 
@@ -205,7 +212,8 @@ def test_a_caller_under_no_new_privileges_runs_cold_and_starts_nothing(warm: War
     confined = subprocess.run(["setpriv", "--no-new-privs", REIN, "next", "--json"], cwd=ws,
                               env=warm.env, capture_output=True, text=True, check=False)
     assert confined.returncode == 3 and json.loads(confined.stdout)["status"] == "instruction"
-    time.sleep(0.5)  # a server it had started would be listening by now on an idle machine
+    # A client that starts a server makes its socket folder first, before it forks one.
+    assert not (Path(warm.env["XDG_RUNTIME_DIR"]) / "rein").exists()
     assert warm.status()["running"] is False
     warm.started(ws)
     confined = subprocess.run(["setpriv", "--no-new-privs", REIN, "next", "--json"], cwd=ws,
@@ -224,10 +232,8 @@ def test_confinement_tells_apart_what_a_caller_may_differ_in() -> None:
     limited = subprocess.Popen(["sleep", "30"], preexec_fn=lambda: resource.setrlimit(  # noqa: PLW1509
         resource.RLIMIT_NOFILE, (64, 64)))
     try:
-        deadline = time.monotonic() + DEADLINE
-        while "setpriv" in Path(f"/proc/{nnp.pid}/cmdline").read_text() \
-                and time.monotonic() < deadline:  # until it has exec'd sleep
-            time.sleep(0.01)
+        until(lambda: "setpriv" not in Path(f"/proc/{nnp.pid}/cmdline").read_text(),
+              "setpriv never ran sleep")
         assert confinement(same.pid) == own
         assert confinement(nnp.pid) is None
         assert confinement(limited.pid) not in (None, own)
@@ -345,7 +351,7 @@ def test_a_caller_killed_mid_turn_takes_its_turn_along(warm: Warm) -> None:
     warm.started(ws)
     client = _running_turn(warm, ws)
     client.kill()
-    client.wait(timeout=DEADLINE)
+    client.wait(timeout=HANG)
     warm.wait(lambda s: s["running_turns"] == 0, "the turn outlived its caller")
     shown = json.loads(warm.rein("next", "--json", cwd=ws, REIN_WARM="off").stdout)
     assert shown["status"] != "done"  # the check never finished: nothing was decided
@@ -355,9 +361,8 @@ def test_an_interrupt_reaches_the_turn(warm: Warm) -> None:
     ws = warm.workspace("ws", check="sleep 100")
     warm.started(ws)
     client = _running_turn(warm, ws)
-    time.sleep(0.3)  # the turn is past its set-up, in the check (either way it is stopped)
-    client.send_signal(signal.SIGINT)
-    client.wait(timeout=DEADLINE)
+    client.send_signal(signal.SIGINT)  # wherever the turn is, it stops
+    client.wait(timeout=HANG)
     assert client.stderr is not None
     err = client.stderr.read()  # the turn has ended too: it held the other end
     assert client.returncode == 130, err
@@ -379,7 +384,7 @@ def test_a_server_killed_mid_turn_leaves_the_turn_to_end_before_its_caller_does(
     client.stdin.close()
     warm.wait(lambda s: s["running_turns"] == 1, "the turn never started")
     os.kill(server, signal.SIGKILL)
-    client.wait(timeout=DEADLINE)
+    client.wait(timeout=HANG)
     assert client.stderr is not None and client.stdout is not None
     out, err = client.stdout.read(), client.stderr.read()
     assert client.returncode == 1 and "the warm server stopped during the command" in err
@@ -400,10 +405,7 @@ def test_changed_code_sends_the_turn_back_cold_and_stops_the_server(warm: Warm) 
     done = warm.rein("next", "--json", cwd=ws)
     assert done.returncode == 3 and json.loads(done.stdout)["status"] == "instruction"
     pid = int(str(shown["pid"]))
-    deadline = time.monotonic() + DEADLINE
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(pid)
+    until(lambda: not alive(pid), "the stale server went on")
 
 
 def test_rein_driver_warm_says_whether_a_server_runs(warm: Warm) -> None:
