@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from warm_probe import WarmServer
+
 REIN = str(Path(sys.executable).parent / "rein")
 PLAN = {"verify": [sys.executable, "-m", "pytest", "-q"], "features": [
     {"id": f"f{i}", "title": f"Feature {i}", "priority": i,
@@ -47,47 +49,23 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 ENV["REIN_WARM"] = "off"
 
 
-WARM: dict[str, str] = {}  # the warm rows' environment, once the server runs
-SERVER: dict[str, int] = {}
-
-
-def server_ticks() -> int:
-    """The CPU time (clock ticks) of the warm server's reaped children: its turns."""
-    if not SERVER:
-        return 0
-    fields = Path(f"/proc/{SERVER['pid']}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[13]) + int(fields[14])  # cutime, cstime
+SERVER: list[WarmServer] = []  # the warm rows' server, once it runs
 
 
 def timed(argv: list[str], cwd: Path, env: dict[str, str] = ENV
           ) -> tuple[float, float, subprocess.CompletedProcess[str]]:
-    """Wall and CPU (the child's user + sys: steadier on a loaded machine) in ms."""
+    """Wall and CPU (the child's user + sys: steadier on a loaded machine) in ms; a warm
+    turn's CPU adds what the server's child spent."""
+    server = SERVER[0] if SERVER and env is SERVER[0].env else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    served = server_ticks()
+    served = server.ticks() if server else 0
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
                           check=False)
     wall = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-    cpu += (server_ticks() - served) * 1000 / os.sysconf("SC_CLK_TCK")
-    return wall, cpu, done
-
-
-def start_warm(root: Path) -> None:
-    """Start a warm server as a first turn does, in a runtime folder of its own."""
-    WARM.update(ENV, REIN_WARM="on", XDG_RUNTIME_DIR=tempfile.mkdtemp(prefix="rein-bench-"))
-    subprocess.run([REIN, "next"], cwd=root, env=WARM, capture_output=True, check=False)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        shown = json.loads(subprocess.run([REIN, "driver", "warm", "--json"], cwd=root,
-                                          env=WARM, capture_output=True, text=True,
-                                          check=True).stdout)
-        if shown["running"]:
-            SERVER["pid"] = int(shown["pid"])
-            return
-        time.sleep(0.05)
-    raise SystemExit("the warm server did not start")
+    return wall, cpu + (server.turn_cpu_ms(served) if server else 0.0), done
 
 
 def workspace() -> Path:
@@ -125,20 +103,24 @@ def main() -> int:
     cpus: dict[str, list[float]] = {name: [] for name in commands}
     try:
         if not args.no_warm:
-            start_warm(root)
+            SERVER.append(WarmServer(ENV))
+            SERVER[0].start(root)
+
+        def env_of(name: str) -> dict[str, str]:
+            return SERVER[0].env if name.startswith("warm:") else ENV
+
         for name, argv in commands.items():  # warm the bytecode and the page cache
-            timed(argv, root, WARM if name.startswith("warm:") else ENV)
+            timed(argv, root, env_of(name))
         for _ in range(args.repeat):
             for name, argv in commands.items():
-                ms, cpu, done = timed(argv, root, WARM if name.startswith("warm:") else ENV)
+                ms, cpu, done = timed(argv, root, env_of(name))
                 if done.returncode != 3 and name != "python -c pass":
                     raise SystemExit(f"{name} exited {done.returncode}: {done.stderr}")
                 times[name].append(ms)
                 cpus[name].append(cpu)
     finally:
-        if WARM:
-            subprocess.run([REIN, "driver", "warm", "stop"], cwd=root, env=WARM,
-                           capture_output=True, check=False)
+        for server in SERVER:
+            server.stop()
         shutil.rmtree(root, ignore_errors=True)
     print(f"{'turn':22} {'wall min':>9} {'median':>8} {'max':>8}   {'cpu min':>8} "
           f"{'median':>8} {'max':>8}   ms, {args.repeat} runs each")

@@ -53,6 +53,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from warm_probe import WarmServer
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "driver-demo.agraph.yaml"
 REIN = str(Path(sys.executable).parent / "rein")
@@ -171,29 +173,7 @@ def count_instructions(env: dict[str, str], label: str) -> None:
 
 
 WARM = "warm: "
-SERVER: dict[str, int] = {}  # the warm server's pid
-
-
-def server_ticks() -> int:
-    """The CPU time (clock ticks) of the warm server's reaped children: its turns."""
-    fields = Path(f"/proc/{SERVER['pid']}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[13]) + int(fields[14])  # cutime, cstime
-
-
-def start_warm(env: dict[str, str]) -> None:
-    """Start the warm server of ``env`` as a first turn does, and wait until it listens."""
-    root = Path(env["XDG_RUNTIME_DIR"])
-    subprocess.run([REIN, "next"], cwd=root, env=env, capture_output=True, check=False)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        shown = json.loads(subprocess.run([REIN, "driver", "warm", "--json"], cwd=root,
-                                          env=env, capture_output=True, text=True,
-                                          check=True).stdout)
-        if shown["running"]:
-            SERVER["pid"] = int(shown["pid"])
-            return
-        time.sleep(0.05)
-    raise SystemExit("the warm server did not start")
+SERVER: list[WarmServer] = []  # the warm rows' server, once it runs
 
 
 def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
@@ -201,24 +181,23 @@ def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None
     rows named ``label`` + ROWS."""
     root = workspace({**env, "REIN_WARM": "off"}, files)
     names = tuple(label + n for n in ROWS) if timing else ("warm-up",) * 6
-    warm = label == WARM
-    ticks = 1000 / os.sysconf("SC_CLK_TCK")
+    server = SERVER[0] if label == WARM else None
     try:
-        if not warm:  # the same for both
+        if server is None:  # the same for both
             timed([sys.executable, "-c", "pass"], root, env, names[0])
             helped = timed([REIN, "--help"], root, env, names[1])
             assert helped.returncode == 0, helped.stderr
-        served = server_ticks() if warm else 0
+        served = server.ticks() if server else 0
         done = timed([REIN, "next", "--json"], root, env, names[2])
-        if warm:
-            CPU[names[2]][-1] += (server_ticks() - served) * ticks
+        if server:
+            CPU[names[2]][-1] += server.turn_cpu_ms(served)
         assert done.returncode == 3 and '"instruction"' in done.stdout, done.stderr
         (root / "greet.py").write_text(RIGHT)
         (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
-        served = server_ticks() if warm else 0
+        served = server.ticks() if server else 0
         done = timed([REIN, "submit"], root, env, names[3])
-        if warm:
-            CPU[names[3]][-1] += (server_ticks() - served) * ticks
+        if server:
+            CPU[names[3]][-1] += server.turn_cpu_ms(served)
         assert done.returncode == 3 and "review waiting" in done.stderr, done.stderr  # the gate
         if timing:
             checks = checks_ms(root)
@@ -255,23 +234,21 @@ def main() -> None:
         envs["before: "] = {**env, "PYTHONPATH": os.pathsep.join(
             [str(Path(args.before).resolve()), *filter(None, [env.get("PYTHONPATH")])])}
         labels = ["before: ", ""]
-    runtime = None
     if not args.no_warm:
-        runtime = tempfile.mkdtemp(prefix="rein-bench-run-")
-        envs[WARM] = {**env, "REIN_WARM": "on", "XDG_RUNTIME_DIR": runtime}
+        SERVER.append(WarmServer(env))
+        envs[WARM] = SERVER[0].env
         labels.append(WARM)
     try:
         for label in labels:  # writes the bytecode cache; not counted
             if label == WARM:
-                start_warm(envs[label])
+                SERVER[0].start(Path(SERVER[0].env["XDG_RUNTIME_DIR"]))
             turn(envs[label], timing=False, files=0, label="" if label == WARM else label)
         for _ in range(args.repeat):
             for label in labels:  # interleaved: all see the same load
                 turn(envs[label], timing=True, files=args.files, label=label)
     finally:
-        if runtime is not None:
-            subprocess.run([REIN, "driver", "warm", "stop"], env=envs[WARM], cwd=runtime,
-                           capture_output=True, check=False)
+        for server in SERVER:
+            server.stop()
     for label in labels:
         if label == WARM:
             continue
