@@ -16,12 +16,7 @@ from rein.cli import main
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "user.toml"))
-    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "etc" / "rein.toml"))
+def _isolated(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
 
 

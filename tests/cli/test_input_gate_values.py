@@ -24,12 +24,8 @@ INPUT = {
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "user.toml"))
-    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "etc" / "rein.toml"))
+def _isolated(isolated: Path) -> None:
+    """No configuration of the machine reaches the test (tests/cli/conftest.py)."""
 
 
 def rein(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -157,9 +157,9 @@ def test_the_coordinator_sends_at_most_eleven_statements_per_attempt(
     assert [o.status.value for o in outcomes] == ["succeeded", "succeeded"]
     # Per attempt: its enqueue (two statements) and shares of a status read and of the
     # commits its records join; a run's own start and end cost some twenty more. How many
-    # attempts share a commit depends on how many end together: about 8 statements each
-    # when they end in groups, up to about 10 when each ends alone (252 to 308 for these
-    # 32). Before the commits were shared it was 22 an attempt.
+    # attempts share a commit depends on how many end together: fewer when they end in
+    # groups, more when each ends alone. Before the commits were shared it was 22 an
+    # attempt (benchmarks/scale_out.py prints today's per-attempt figures).
     assert sent[1] <= 11 * items + 20, sent
 
 

@@ -9,7 +9,7 @@ import sys
 # constant of this name the same way.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     import click
 
@@ -31,12 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
         from rein.cli.quick import quick_next
 
-        try:
-            quick = quick_next(args[1:])
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
-        if quick is not None:
+        if (quick := _quick(quick_next, args[1:])) is not None:
             return quick
     if args[:1] == ["submit"]:  # a driver's every other turn: its plain forms skip click too
         from rein.cli.quick_submit import quick_submit
@@ -51,12 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["dev"]:  # the development flow's every turn: a read, mostly
         from rein.cli.quick_dev import quick_dev
 
-        try:
-            quick = quick_dev(args[1:])
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
-        if quick is not None:
+        if (quick := _quick(quick_dev, args[1:])) is not None:
             return quick
     if args[:2] == ["graph", "validate"]:  # run on every save: its plain forms skip click
         from rein.cli.validate_quick import quick_validate
@@ -93,6 +83,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
+
+
+def _quick(answer: Callable[[Sequence[str]], int | None], args: Sequence[str]) -> int | None:
+    """A read's quick path (``None``: leave it to click), interrupted as click would be."""
+    try:
+        return answer(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 def _failed(exc: BaseException, args: Sequence[str]) -> int:
