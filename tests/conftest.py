@@ -14,9 +14,6 @@ from support import EXAMPLES, ROOT, SHARED, shared_path  # noqa: F401 - re-expor
 
 # No test may reach a real model API; the model layer checks this switch.
 os.environ.setdefault("REIN_ALLOW_MODEL_REQUESTS", "0")
-# No test hands a command to a warm server (or starts one) unless it turns it on itself
-# (tests/cli/test_warm.py, in a runtime folder of its own).
-os.environ["REIN_WARM"] = "off"
 
 
 @pytest.fixture

@@ -93,7 +93,6 @@ class Cluster:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
-        env["REIN_WARM"] = "off"
         env.update({"HOME": str(self.root / "home"), "XDG_CONFIG_HOME": str(self.root / "xdg"),
                     "REIN_SCRIPTED_ANSWERS": str(self.answers), **extra})
         return env
