@@ -17,6 +17,14 @@ tool caches (:data:`TOOL_CACHES`) are reported but not the driver's work; git's 
 bookkeeping (objects, index, logs) is skipped; refs and ``HEAD`` moving need ``git:commit``;
 everything else, ``.git/config``, hooks and ``info/exclude`` included, is checked against
 the node's ``fs:write`` grants (:func:`writes_outside`). rein's ``.rein/`` is never counted.
+
+An agent's own sandbox may put things in the workspace that the agent did not write: the
+Codex CLI's mounts empty read-only directories (``.agents``, ``.aws``, ``.codex``) over the
+workspace for every command it runs, visible only inside that command. A snapshot notes
+every mount point below the workspace, and an empty directory that is a mount point in one
+snapshot and absent from the other is set aside as a sandbox mount (:func:`sandbox_mounts`),
+never counted as a write; anything inside one, and any directory that is not a mount
+point, still is.
 """
 
 from __future__ import annotations
@@ -85,10 +93,38 @@ def _entry(path: str, info: os.stat_result, old: Sequence[Any] | None, started: 
     return ["file", digest, key, racy]
 
 
+_MOUNTINFO_ESCAPES = (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\"))
+
+
+def _mount_points(root: Path) -> set[str]:
+    """The mount points strictly below ``root``, relative to it, as this process sees them
+    (``/proc/self/mountinfo``; empty where it cannot be read)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    base = str(root.resolve()).rstrip("/") + "/"
+    out: set[str] = set()
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) < 5:
+            continue
+        # The kernel escapes space, tab, newline and backslash in octal (\040...).
+        point = fields[4]
+        for code, char in _MOUNTINFO_ESCAPES:
+            point = point.replace(code, char)
+        if point.startswith(base):
+            out.add(point[len(base):])
+    return out
+
+
 def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
              ) -> dict[str, Any]:
     """The workspace as it is now: ``{"version", "root", "taken_ns", "entries", "refs",
-    "partial"}``; ``entries`` maps relative POSIX paths to ``[kind, digest, stat, racy]``.
+    "partial", "mounts"}``; ``entries`` maps relative POSIX paths to ``[kind, digest,
+    stat, racy]``, and ``mounts`` lists the directories below the workspace that are mount
+    points (another file system, as an agent's sandbox mounts them).
 
     ``previous`` (an earlier snapshot of the same workspace) lends its hashes to files whose
     stat did not change.
@@ -97,6 +133,11 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
 
     root = Path(workspace)
     started = time.time_ns()
+    mounts = _mount_points(root)
+    try:
+        device = root.stat().st_dev
+    except OSError:
+        device = -1
     old: Mapping[str, Any] = (previous or {}).get("entries") or {} \
         if (previous or {}).get("version") == VERSION else {}
     entries: dict[str, list[Any]] = {}
@@ -123,9 +164,30 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
             entries[rel] = _entry(child.path, info, old.get(rel), started)
             if stat.S_ISDIR(info.st_mode):
                 stack.append(rel)
+                if info.st_dev != device:  # another file system: a mount point
+                    mounts.add(rel)
     return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,
-            "entries": entries,
-            "refs": git_refs(root), "partial": partial}
+            "entries": entries, "refs": git_refs(root), "partial": partial,
+            "mounts": sorted(m for m in mounts if m in entries)}
+
+
+def sandbox_mounts(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Paths present in only one of two snapshots as an empty directory that is a mount
+    point there: what an agent's sandbox mounts over the workspace, not the agent's
+    writes. A mount point holding anything, or a directory that is not one, is not
+    among them."""
+    out: list[str] = []
+    for one, other in ((after, before), (before, after)):
+        entries: Mapping[str, Sequence[Any]] = one.get("entries") or {}
+        elsewhere: Mapping[str, Sequence[Any]] = other.get("entries") or {}
+        for path in one.get("mounts") or ():
+            entry = entries.get(path)
+            if entry is None or entry[0] != "dir" or path in elsewhere:
+                continue
+            inside = path + "/"
+            if not any(p.startswith(inside) for p in entries):
+                out.append(path)
+    return sorted(set(out))
 
 
 def written_paths(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
@@ -140,6 +202,7 @@ def written_paths(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
             changed.add(path)
     parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
     dirs = {p for p in changed & parents if (old.get(p) or new.get(p) or ["?"])[0] == "dir"}
+    dirs |= set(sandbox_mounts(before, after))
     return sorted(p for p in changed - dirs
                   if not p.startswith(STATE_PREFIX) and p not in _GIT_VOLATILE
                   and not p.endswith(".lock"))
@@ -203,6 +266,9 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         out["counts"] = {"written": len(work), "writes_outside": len(outside)}
     if ignored:
         out["ignored"] = {"tool_caches": len(ignored), "examples": ignored[:5]}
+    mounted = sandbox_mounts(before, after)
+    if mounted:  # said, so that a reader sees why an empty directory was not a write
+        out.setdefault("ignored", {})["sandbox_mounts"] = mounted[:50]
     if before.get("partial") or after.get("partial"):
         out["unchecked"] = (f"the workspace holds more than {MAX_ENTRIES} paths: only the "
                             "first were compared")
@@ -238,5 +304,5 @@ def measure(workspace: str | Path, turn: Any, now: dt.datetime,
 
 
 __all__ = ["TOOL_CACHES", "TOOL_CACHE_SUFFIXES", "compare", "git_ref_path", "measure",
-           "moved_refs", "snapshot", "tool_cache", "write_grants", "writes_outside",
-           "written_paths"]
+           "moved_refs", "sandbox_mounts", "snapshot", "tool_cache", "write_grants",
+           "writes_outside", "written_paths"]

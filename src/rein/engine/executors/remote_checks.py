@@ -19,12 +19,12 @@ No DBOS import here: the coordinator's half (:func:`remote_commands`) and the wo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from rein.core.loops import new_loop
 from rein.engine.criteria import command
 from rein.engine.criteria.base import CriterionProblem, Verdict
 from rein.engine.criteria.model import CriterionContext
@@ -83,7 +83,7 @@ def run_check_payload(payload: str, serving: Any) -> str:
         outputs={}, output_specs={}, scope=None, env={**env, **filled},
         secret_values=known.values | frozenset(filled.values()),
         default_timeout_seconds=float(doc["timeout"]))
-    loop = asyncio.new_event_loop()  # a workflow's thread has no loop of its own
+    loop = new_loop()  # a workflow's thread has no loop of its own
     try:
         verdict = loop.run_until_complete(command.check(doc["criterion"], ctx))
     except CriterionProblem as exc:

@@ -15,7 +15,6 @@ resumes a dead worker's attempt marks its answer ``rerun``.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import os
@@ -28,6 +27,7 @@ from typing import Any
 from dbos import DBOS
 
 from rein.core.failures import FailureClass
+from rein.core.loops import new_loop
 from rein.engine.executors import heartbeat, polling, queue_settings
 from rein.engine.executors.names import (
     APP_NAME,
@@ -116,7 +116,7 @@ def run_payload(payload: str, *, rerun: bool, workflow_id: str = "") -> str:
                     "that serves this attempt"), **about)
     # A workflow runs in a thread of its own with no event loop: the attempt gets a fresh
     # one, closed when it ends.
-    loop = asyncio.new_event_loop()
+    loop = new_loop()
     try:
         items, result, pause = loop.run_until_complete(_collect(chosen, request))
     finally:
