@@ -7,6 +7,8 @@ command -v bwrap >/dev/null 2>&1 || want+=(bubblewrap)
 command -v dot >/dev/null 2>&1 || want+=(graphviz)  # rein graph plan --format svg
 # The web console's end-to-end tests drive Debian's Chromium through Playwright.
 [ -x /usr/bin/chromium ] || want+=(chromium)
+# Claude Code's sandbox needs socat beside bubblewrap (tests/agents).
+command -v socat >/dev/null 2>&1 || want+=(socat)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing ${want[*]} (for the tests that use them)"

@@ -2,10 +2,11 @@
 
 It speaks just enough of two wire formats for the Codex CLI (OpenAI Responses,
 ``POST /v1/responses``, streamed) and Claude Code (Anthropic Messages, ``POST /v1/messages``,
-streamed). It is not a model: each answer is the next shell command of a script, as a tool
-call, and once the conversation holds as many tool results as the script has commands,
-the answer is a final text. A command may be a callable, given the tool outputs so far, so
-that a script can read what ``rein next`` printed before it answers.
+streamed). It is not a model: each answer is a shell command, as a tool call, chosen by a
+script from the tool outputs the conversation holds so far, or a final text. A script is a
+list (the n-th command answers a conversation holding n tool results; past its end, the
+final text) or a *policy*: a callable given the outputs so far, returning the next command
+or ``None`` for the final text, so that it can read what ``rein next`` printed.
 
 Every request is kept (path, headers, body) and every answer carries recognisable usage
 numbers (``USAGE``, plus the step), so a test can trace them into the agent's own logs.
@@ -20,7 +21,19 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-Step = str | Callable[[list[str]], str]
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call of another of the agent's tools than its shell (Claude Code's ``Write``,
+    ``Read``...), with the input it takes."""
+
+    name: str
+    input: dict[str, Any]
+
+
+Answer = str | ToolCall  # a shell command, or another tool call
+Step = Answer | Callable[[list[str]], Answer]
+Policy = Callable[[list[str]], "Answer | None"]
 
 # Per answer: input, cached input, cache creation, output, reasoning. Each answer adds its
 # step number to input and output, so that every model call is told apart in a log.
@@ -42,8 +55,8 @@ class Exchange:
 class ScriptedModel:
     """A thread serving the script on an ephemeral port of 127.0.0.1 (a test double)."""
 
-    def __init__(self, script: Sequence[Step], final: str = "Finished.") -> None:
-        self.script = list(script)
+    def __init__(self, script: Sequence[Step] | Policy, final: str = "Finished.") -> None:
+        self.script: list[Step] | Policy = script if callable(script) else list(script)
         self.final = final
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
@@ -63,10 +76,14 @@ class ScriptedModel:
         self._server.shutdown()
         self._server.server_close()
 
-    def answer(self, outputs: list[str]) -> tuple[str | None, str, int]:
-        """``(command, text, step)``: the next tool call's command (``None``: the final
-        text), for a conversation holding ``outputs`` as its tool results."""
+    def answer(self, outputs: list[str]) -> tuple[Answer | None, str, int]:
+        """``(call, text, step)``: the next tool call, a shell command or a
+        :class:`ToolCall` (``None``: the final text), for a conversation holding
+        ``outputs`` as its tool results."""
         step = len(outputs)
+        if callable(self.script):
+            command = self.script(outputs)
+            return (None, self.final, step) if command is None else (command, "", step)
         if step >= len(self.script):
             return None, self.final, step
         entry = self.script[step]
@@ -124,6 +141,7 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             outputs = [_text(i.get("output")) for i in items
                        if i.get("type") == "function_call_output"]
             command, text, step = model.answer(outputs)
+            assert not isinstance(command, ToolCall), "the Codex CLI is given shell commands"
             usage = model.usage(step)
             model.record(Exchange(path, headers, body, command or text, step, usage))
             rid = f"resp_{step}_{len(model.exchanges)}"
@@ -178,10 +196,10 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self._anthropic(path, headers, body, command, text, step)
 
         def _anthropic(self, path: str, headers: dict[str, str], body: dict[str, Any],
-                       command: str | None, text: str, step: int) -> None:
+                       command: Answer | None, text: str, step: int) -> None:
             usage = model.usage(max(step, 0))
             if step >= 0:
-                model.record(Exchange(path, headers, body, command or text, step, usage))
+                model.record(Exchange(path, headers, body, str(command or text), step, usage))
             mid = f"msg_{max(step, 0)}_{len(model.exchanges)}"
             start_usage = {"input_tokens": usage["input"],
                            "cache_creation_input_tokens": usage["cache_write"],
@@ -192,15 +210,16 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                     "model": body.get("model") or "scripted", "content": [],
                     "stop_reason": None, "stop_sequence": None, "usage": start_usage}})]
             if command is not None:
+                call = command if isinstance(command, ToolCall) else \
+                    ToolCall("Bash", {"command": command})
                 events += [
                     ("content_block_start", {"type": "content_block_start", "index": 0,
                                              "content_block": {"type": "tool_use",
                                                                "id": f"toolu_{mid}",
-                                                               "name": "Bash", "input": {}}}),
+                                                               "name": call.name, "input": {}}}),
                     ("content_block_delta", {"type": "content_block_delta", "index": 0,
                                              "delta": {"type": "input_json_delta",
-                                                       "partial_json": json.dumps(
-                                                           {"command": command})}})]
+                                                       "partial_json": json.dumps(call.input)}})]
                 stop = "tool_use"
             else:
                 events += [

@@ -219,3 +219,25 @@ def test_an_empty_directory_that_is_not_a_mount_is_a_write(repo: Path) -> None:
     checks = compare(before, snapshot(repo, previous=before), PERMS)
     assert checks["writes_outside"] == [".codex"]
     assert "sandbox_mounts" not in checks.get("ignored", {})
+
+
+@needs_bwrap
+def test_dev_null_bound_over_protected_files_is_not_a_write(repo: Path) -> None:
+    # Claude Code's sandbox binds /dev/null over dotfiles it protects, existing or not.
+    import json
+    import sys
+
+    names = [".bashrc", ".mcp.json", ".vscode", ".git/config.worktree"]
+    args = [BWRAP, "--dev-bind", "/", "/"]
+    for name in names:
+        args += ["--bind", "/dev/null", str(repo / name)]
+    code = ("import json, sys; from rein.workers.driver_fs import snapshot; "
+            "print(json.dumps(snapshot(sys.argv[1])))")
+    before = snapshot(repo)
+    done = subprocess.run([*args, sys.executable, "-c", code, str(repo)],
+                          capture_output=True, text=True, check=True)
+    for name in names:  # bubblewrap leaves the mount points behind as empty files
+        (repo / name).unlink()
+    checks = compare(before, json.loads(done.stdout), PERMS)
+    assert checks["writes_outside"] == [], checks
+    assert checks["ignored"]["sandbox_mounts"] == sorted(names)

@@ -18,13 +18,14 @@ bookkeeping (objects, index, logs) is skipped; refs and ``HEAD`` moving need ``g
 everything else, ``.git/config``, hooks and ``info/exclude`` included, is checked against
 the node's ``fs:write`` grants (:func:`writes_outside`). rein's ``.rein/`` is never counted.
 
-An agent's own sandbox may put things in the workspace that the agent did not write: the
-Codex CLI's mounts empty read-only directories (``.agents``, ``.aws``, ``.codex``) over the
-workspace for every command it runs, visible only inside that command. A snapshot notes
-every mount point below the workspace, and an empty directory that is a mount point in one
-snapshot and absent from the other is set aside as a sandbox mount (:func:`sandbox_mounts`),
-never counted as a write; anything inside one, and any directory that is not a mount
-point, still is.
+An agent's own sandbox may put things in the workspace that the agent did not write, seen
+only inside its commands: the Codex CLI mounts empty read-only directories (``.agents``,
+``.aws``, ``.codex``), Claude Code an empty ``.claude`` and ``/dev/null`` over the files it
+protects (``.bashrc``, ``.gitconfig``, ``.mcp.json``, ``.git/config.worktree``...). A
+snapshot notes every mount point below the workspace, and what is a mount point in one
+snapshot and absent from the other, if it is an empty directory or a character device, is
+set aside as a sandbox mount (:func:`sandbox_mounts`), never counted as a write. Anything
+inside such a directory, and anything that is not a mount point, still is.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def _entry(path: str, info: os.stat_result, old: Sequence[Any] | None, started: 
     return ["file", digest, key, racy]
 
 
+_CHAR_DEVICE = f"mode:{stat.S_IFCHR:o}"  # the digest of a character device's entry
 _MOUNTINFO_ESCAPES = (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\"))
 
 
@@ -172,20 +174,21 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
 
 
 def sandbox_mounts(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """Paths present in only one of two snapshots as an empty directory that is a mount
-    point there: what an agent's sandbox mounts over the workspace, not the agent's
-    writes. A mount point holding anything, or a directory that is not one, is not
-    among them."""
+    """Paths present in only one of two snapshots as a mount point there that is an empty
+    directory or a character device (``/dev/null`` bound over a path): what an agent's
+    sandbox mounts over the workspace, not the agent's writes. A mount point holding
+    anything, or a path that is not one, is not among them."""
     out: list[str] = []
     for one, other in ((after, before), (before, after)):
         entries: Mapping[str, Sequence[Any]] = one.get("entries") or {}
         elsewhere: Mapping[str, Sequence[Any]] = other.get("entries") or {}
         for path in one.get("mounts") or ():
             entry = entries.get(path)
-            if entry is None or entry[0] != "dir" or path in elsewhere:
+            if entry is None or path in elsewhere:
                 continue
-            inside = path + "/"
-            if not any(p.startswith(inside) for p in entries):
+            device = entry[0] == "other" and entry[1] == _CHAR_DEVICE
+            empty = entry[0] == "dir" and not any(p.startswith(path + "/") for p in entries)
+            if device or empty:
                 out.append(path)
     return sorted(set(out))
 
