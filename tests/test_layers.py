@@ -20,7 +20,7 @@ RANK = {
     # console and the ACP agent. They translate; the CLI may launch them.
     "dev": 6, "appserver": 6, "web": 6, "acp": 6,
     "cli": 7,
-    "__init__": 8,
+    "__init__": 8, "__main__": 8,
 }
 
 
