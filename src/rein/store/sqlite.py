@@ -211,7 +211,10 @@ class SQLiteStore(SQLStore):
             # Checkpoints run on a thread of their own, not inside a commit (see
             # rein.store.sqlite_checkpoint).
             self._db.execute("PRAGMA wal_autocheckpoint=0")
+            # A WAL that a burst grew past this is cut back to it once rewound.
+            self._db.execute(f"PRAGMA journal_size_limit={checkpoint.SIZE_LIMIT}")
             self._commits = 0
+            self._folded = 0  # the commit count at this connection's last checkpoint
             self._checkpointer = Checkpointer(self.path)
             self._migrate()
         except BaseException:
@@ -269,14 +272,29 @@ class SQLiteStore(SQLStore):
             self._x("ROLLBACK")
 
     def _committed(self) -> None:
-        """Ask for a checkpoint every few commits; do it here if the thread fell behind."""
+        """Ask for a checkpoint every few commits, and finish each one here.
+
+        SQLite rewinds the WAL only when a write begins while every frame of it is in the
+        database file. The thread copies the frames committed before its checkpoint began
+        while this connection goes on committing, so it always leaves some behind: once it
+        has served a request, this connection copies those (a few commits' pages) between
+        two transactions, and its next write starts the WAL again from its first frame.
+        """
         self._commits += 1
+        if (self._checkpointer.served > self._folded
+                or self._commits - self._folded > checkpoint.BEHIND):
+            self._fold()
         if self._commits % checkpoint.EVERY == 0:
             self._checkpointer.request(self._commits)
-        if self._commits - self._checkpointer.served > checkpoint.BEHIND:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-            self._checkpointer.served = self._commits
+
+    def _fold(self) -> None:
+        """Checkpoint what is left of the WAL on this connection (no transaction is open)."""
+        try:
+            busy = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[0]
+        except sqlite3.Error:
+            return  # a full disk, say: the next commit tries again
+        if not busy:  # busy: the thread is checkpointing; the next commit tries again
+            self._folded = self._commits
 
     def data_version(self) -> int:
         """A number that changes whenever another connection (any process) commits to the

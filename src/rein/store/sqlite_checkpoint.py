@@ -1,4 +1,4 @@
-"""WAL checkpoints off the commit path.
+"""WAL checkpoints off the commit path, and a WAL that stays bounded however long the run.
 
 SQLite's automatic checkpoint runs inside the ``COMMIT`` that crosses its threshold: it
 copies the WAL into the database file and syncs both, on the connection that committed,
@@ -8,10 +8,19 @@ connection of its own, for a ``PASSIVE`` checkpoint every :data:`EVERY` commits.
 checkpoint never takes the write lock and never waits for readers; the sqlite3 module
 releases the GIL while it runs, so the loop goes on committing meanwhile.
 
-Durability is unchanged: a commit is in the WAL when ``COMMIT`` returns, as before; the
-checkpoint only moves committed pages into the main file. The WAL stays bounded: should
+Copying the WAL is not enough to bound it: SQLite starts the WAL again from its first
+frame only when a write begins while *every* frame is in the database file, and the
+commits made while the thread copies are not. So once the thread has served a request,
+the committing connection checkpoints what is left, a few commits' pages, between two
+transactions, and its next write rewinds the WAL (``SQLiteStore._committed``). Should
 the thread fall :data:`BEHIND` commits behind (stopped, or starved), the committing
-connection checkpoints inline, as SQLite would have. The thread starts on the first
+connection checkpoints everything inline, as SQLite would have. The WAL therefore holds
+at most :data:`BEHIND` commits' frames, whatever the length of the run, and a WAL that a
+burst (a huge transaction, a reader holding an old snapshot) grew past
+:data:`SIZE_LIMIT` is cut back to it when rewound.
+
+Durability is unchanged: a commit is in the WAL when ``COMMIT`` returns, as before; a
+checkpoint only moves committed pages into the main file. The thread starts on the first
 request, so a short command that commits a few times never starts one; closing the store
 stops it first, so that the store's own connection, the last to close, folds the WAL into
 the file as before.
@@ -26,8 +35,11 @@ from pathlib import Path
 
 #: Commits between two requests (SQLite's own default is 1,000 pages, a few commits each).
 EVERY = 128
-#: Commits without a served checkpoint after which the committing connection does it.
-BEHIND = 8 * EVERY
+#: Commits since the WAL was last wholly checkpointed after which the committing
+#: connection does it, whatever the thread is doing.
+BEHIND = 2 * EVERY
+#: Bytes a rewound WAL file is cut back to (``PRAGMA journal_size_limit``).
+SIZE_LIMIT = 16 * 1024 * 1024
 
 
 class Checkpointer:
@@ -90,4 +102,4 @@ class Checkpointer:
             self._thread = None
 
 
-__all__ = ["BEHIND", "EVERY", "Checkpointer"]
+__all__ = ["BEHIND", "EVERY", "SIZE_LIMIT", "Checkpointer"]
