@@ -107,7 +107,9 @@ def test_a_wal_grown_by_one_huge_commit_is_cut_back_once_rewound(tmp_path: Path)
         store.create_run(run, event_type="run/started", payload={})
         store.transition(RunId("r1"), "x/huge", {"text": "x" * (24 * 1024 * 1024)}, T)
         grown = wal.stat().st_size
-        for n in range(checkpoint.BEHIND + 2):  # small commits, past the next rewind
+        # Small commits, past BEHIND: the store's connection checkpoints (once the thread
+        # has copied the huge one), and the next write rewinds the WAL.
+        for n in range(checkpoint.BEHIND + 2):
             store.transition(RunId("r1"), "x/small", {"n": n}, T)
         after = wal.stat().st_size
     finally:
