@@ -59,8 +59,14 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     """
     with open_harness(resolve_workspace(workspace), create=False) as harness:
         try:
-            # No background timer: a due timeout is applied whenever the queue is looked at.
-            expired = run_sync(harness.expire_due())
+            # No background timer: a due timeout is applied whenever the queue is looked at,
+            # where the store can be written (read-only, it is listed as it is).
+            try:
+                expired = run_sync(harness.expire_due())
+            except ReinError as exc:
+                if exc.code != "STORE_READONLY":
+                    raise
+                expired = []
             rows = harness.approvals(run_id=run_id, pending_only=not show_all)
         except ReinError as exc:
             if exc.code != "STORE404":

@@ -69,6 +69,10 @@ CODES = (
        "or written by a newer rein", "restore it from a backup, or use the rein that wrote it"),
     _c(STORE, "STORE002", "error", "a run's parent links loop back on themselves",
        "the store is damaged: restore .rein/ from a backup, or start a new run"),
+    _c(STORE, "STORE003", "error", "the run store failed SQLite's integrity check: it is "
+       "damaged, and rein neither reads nor writes it", "keep the file aside and restore it "
+       "from a backup or rebuild it with sqlite3's .recover, as the hint and "
+       "docs/durability.md say"),
     _c(STORE, "STORE404", "error", "the workspace has no runs (no .rein/ store yet)",
        "start a run with `rein run`, or pass --workspace DIR"),
     _c(STORE, "STORE_BUSY", "error", "the store is busy, locked or timed out",
@@ -88,7 +92,8 @@ CODES = (
     _c(STORE, "STORE_OPEN", "error", "the store cannot be opened (or is not a regular file)",
        "check the path and its permissions", legacy=True),
     _c(STORE, "STORE_READONLY", "error", "the store is read-only, or the role may not write",
-       "check that rein may write .rein/ (or that the database role may)", legacy=True),
+       "reading commands still work; to write, make .rein/ writable (or let the database "
+       "role write)", legacy=True),
     _c(PROVIDERS, "PROVCFG001", "usage", "a [providers] or [tiers] table is malformed",
        "see docs/providers.md for the table"),
     _c(PROVIDERS, "PROVCFG002", "usage", "an api_key is written in rein.toml",
