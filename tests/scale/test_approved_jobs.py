@@ -1,0 +1,141 @@
+"""A job signed with the queue key still runs only what an approved run declares, and a
+command run by a worker sees the environment it would see in process.
+
+The signed jobs here are forged the way a holder of a stolen key would: straight into the
+queue tables, naming a run that is live (paused at a gate), or none, or another digest,
+with extra fields asking for more of the worker's environment and another command line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rein.engine.executors.names import CHECK_WORKFLOW, WORKFLOW
+from rein.engine.executors.queue_key import QueueKey
+from tests.scale.cluster import Cluster
+from tests.scale.test_forged_jobs import AWS_KEY, DEPLOY, ended, forge, leaked
+from tests.scale.test_two_workers import last_summary
+
+pytestmark = pytest.mark.timeout(900)
+
+WORKER_ENV = {"WHO": "here", "AWS_SECRET_ACCESS_KEY": AWS_KEY, "REIN_SECRET_DEPLOY": DEPLOY,
+              "UNDECLARED": "not for commands"}
+GRAPH: dict[str, Any] = {
+    "ags_version": "1.0", "kind": "AgenticGraph", "id": "scale/approved",
+    "title": "approved", "objective": "one checked node, then a gate",
+    "requires_conformance": 3,
+    "secrets": [{"name": "deploy", "description": "a deploy token", "required": False}],
+    "entrypoints": ["w"],
+    "nodes": {
+        "w": {"title": "work", "description": "one item",
+              "outputs": {"v": {"type": "string", "description": "done"}},
+              "requirements": {"environment": ["WHO"], "secrets": ["deploy"]},
+              "success": {"criteria": [{"id": "seen", "kind": "command", "run": "env | sort",
+                                        "description": "the environment a check sees"}]}},
+        "hold": {"type": "gate", "title": "hold", "description": "wait here",
+                 "depends_on": ["w"], "gate": {"mode": "approve", "prompt": "Go on?"}}}}
+
+
+def paused_run(c: Cluster, *, executor: bool) -> tuple[str, str, str]:
+    """Start the graph; it stops at the gate (exit 3). ``(run id, digest, graph path)``."""
+    path = c.ws / "approved.agraph.yaml"
+    path.write_text(yaml.safe_dump(GRAPH, sort_keys=False))
+    digest = c.rein("graph", "digest", str(path), executor=False, where=False)
+    assert isinstance(digest, subprocess.CompletedProcess) and digest.returncode == 0, digest
+    done = c.rein("run", str(path), "--approve", digest.stdout.strip(), "--json",
+                  executor=executor, extra=WORKER_ENV)
+    assert isinstance(done, subprocess.CompletedProcess)
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr + c.logs()
+    return str(last_summary(done.stdout)["run_id"]), digest.stdout.strip(), str(path)
+
+
+def seen(c: Cluster, run_id: str) -> str:
+    """What the ``seen`` check of node ``w`` printed: the environment its command saw."""
+    (result,) = c.node_rows(run_id)["w"]["attempts"][0]["success"]["results"]
+    return str(json.loads(result["evidence"])["stdout"])
+
+
+def signed(c: Cluster, name: str, workflow_id: str, payload: dict[str, Any]) -> str:
+    """A job as a holder of the cluster's queue key writes it."""
+    key = QueueKey(c.key.read_bytes().strip())
+    return forge(c, name, key.sign(name, workflow_id, json.dumps(payload)),
+                 workflow_id=workflow_id)
+
+
+def test_a_signed_job_runs_only_what_the_approved_graph_declares(tmp_path: Path,
+                                                                 db_url: str) -> None:
+    c = Cluster(tmp_path / "cluster", db_url, delay=0.05)
+    marker = tmp_path / "ran"
+    try:
+        c.worker("w1", **WORKER_ENV)
+        c.workers_ready("w1")
+        run_id, digest, path = paused_run(c, executor=True)
+
+        def check(tag: str, **fields: Any) -> tuple[str, str]:
+            payload = {"run": run_id, "digest": digest, "node": "w", "attempt": 1,
+                       "criterion": "seen", "placement": {"access": "none"}, "timeout": 30,
+                       # A key holder asking for more than the graph declares:
+                       "run_command": f"touch {marker}", "env_names": ["AWS_SECRET_ACCESS_KEY"],
+                       "secret_names": ["deploy"], **fields}
+            return ended(c, signed(c, CHECK_WORKFLOW, f"{run_id}/w#1/check:{tag}", payload))
+
+        approved = check("approved")
+        ghost_node = check("node", node="ghost")
+        ghost_criterion = check("criterion", criterion="nope")
+        other_digest = check("digest", digest="sha256-" + "A" * 43 + "=")
+        no_run = check("run", run="run-nobody")
+        attempt = ended(c, signed(c, WORKFLOW, f"{run_id}/ghost#1", {
+            "worker": "scripted", "placement": {"access": "none"}, "digest": digest,
+            "request": {"run_id": run_id, "node_id": "ghost", "attempt": 1}}))
+        approved_text = Path(path).read_text()
+        changed_graph = json.loads(json.dumps(GRAPH))
+        changed_graph["nodes"]["w"]["description"] = "changed after approval"
+        Path(path).write_text(yaml.safe_dump(changed_graph, sort_keys=False))
+        changed = check("changed")
+        Path(path).write_text(approved_text)
+        cancelled = c.rein("runs", "cancel", run_id, executor=False)
+        assert isinstance(cancelled, subprocess.CompletedProcess)
+        ended_run = check("ended")
+    finally:
+        c.stop()
+    assert not marker.exists(), "a command the job named ran"
+    status, answer = approved
+    assert status == "SUCCESS"
+    assert "WHO=here" in answer and "UNDECLARED" not in answer and leaked(answer) == []
+    for what, (status, left) in {"an unknown node": ghost_node,
+                                 "an unknown criterion": ghost_criterion,
+                                 "another digest": other_digest, "no run": no_run,
+                                 "an attempt of an unknown node": attempt,
+                                 "a changed graph": changed}.items():
+        assert (status, "SCALE012" in left) == ("ERROR", True), (what, left)
+    assert cancelled.returncode == 1, cancelled.stdout + cancelled.stderr  # ended cancelled
+    assert ended_run[0] == "ERROR" and "has ended" in ended_run[1], ended_run
+    assert "refused job" in c.log("w1")
+
+
+def test_a_check_sees_the_same_environment_on_a_worker_as_in_process(tmp_path: Path,
+                                                                     db_url: str) -> None:
+    local = Cluster(tmp_path / "local", db_url)
+    local_run, _, _ = paused_run(local, executor=False)
+    c = Cluster(tmp_path / "cluster", db_url, delay=0.05)
+    try:
+        c.worker("w1", **WORKER_ENV)
+        c.workers_ready("w1")
+        remote_run, _, _ = paused_run(c, executor=True)
+        placement = c.node_rows(remote_run)["w"]["attempts"][0]["x-rein-placement"]
+        remote = seen(c, remote_run)
+    finally:
+        c.stop()
+    assert placement["worker"] == "w1"
+    here = seen(local, local_run)
+    # Both sides differ only where the workspace and its home are.
+    assert remote.replace(str(tmp_path / "cluster"), "ROOT") == \
+        here.replace(str(tmp_path / "local"), "ROOT")
+    assert "WHO=here" in remote and "UNDECLARED" not in remote
+    assert leaked(remote) == [] and "AWS_SECRET_ACCESS_KEY" not in remote
