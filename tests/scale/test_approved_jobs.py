@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from rein.engine.executors.approved import ApprovedNode, find_node
 from rein.engine.executors.names import CHECK_WORKFLOW, WORKFLOW
 from rein.engine.executors.queue_key import QueueKey
 from tests.scale.cluster import Cluster
@@ -139,3 +140,32 @@ def test_a_check_sees_the_same_environment_on_a_worker_as_in_process(tmp_path: P
         here.replace(str(tmp_path / "local"), "ROOT")
     assert "WHO=here" in remote and "UNDECLARED" not in remote
     assert leaked(remote) == [] and "AWS_SECRET_ACCESS_KEY" not in remote
+
+
+def test_a_node_key_names_the_node_the_engine_runs() -> None:
+    body = {"entrypoints": ["x"], "nodes": {"x": {"title": "x", "description": "in a loop"}}}
+    graph = {"subgraphs": {"body": body}, "nodes": {
+        "fan": {"type": "map", "title": "fan", "description": "d", "map": {
+            "over": "params.xs", "as": "i", "body": {"entrypoints": ["w"], "nodes": {
+                "w": {"title": "w", "description": "item"}}}}},
+        "again": {"type": "loop", "title": "l", "description": "d",
+                  "loop": {"use": "body", "max_iterations": 2}},
+        "a": {"title": "a", "description": "may fail"},
+        "b": {"title": "b", "description": "stands in for a"}}}
+    found = {key: (find_node(graph, graph, key) or {}).get("description") for key in (
+        "fan[3].w", "again[1].x", "a~b", "a", "fan.w", "fan[3]", "ghost", "a~ghost",
+        "ghost~b", "fan[3].w.z", "fan[3].x", "FAN[3].w", "")}
+    assert found == {"fan[3].w": "item", "again[1].x": "in a loop", "a~b": "stands in for a",
+                     "a": "may fail", "fan.w": None, "fan[3]": None, "ghost": None,
+                     "a~ghost": None, "ghost~b": None, "fan[3].w.z": None, "fan[3].x": None,
+                     "FAN[3].w": None, "": None}
+
+
+def test_a_node_gets_what_its_defaults_declare_too() -> None:
+    graph = {"defaults": {"requirements": {"environment": ["FROM_DEFAULTS"]}},
+             "nodes": {"w": {"title": "w", "description": "d"}}}
+    node = find_node(graph, graph, "w")
+    assert node is not None
+    approved = ApprovedNode(run_id="r", key="w", node=node)
+    assert approved.environment({"FROM_DEFAULTS": "1", "OTHER": "2"}) == (
+        {"FROM_DEFAULTS": "1"}, frozenset())

@@ -32,7 +32,7 @@ from typing import Any
 from rein.core.reading import read_small_file
 from rein.engine.graph import scope_model
 from rein.engine.prepare import secrets_from_env
-from rein.errors import ReinError, RunError
+from rein.errors import ReinError, RunError, StoreError
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import format_for, load_bytes
 
@@ -184,7 +184,10 @@ class ApprovedRuns:
         run is found live and approved for ``digest``; ``SCALE012`` otherwise."""
         try:
             return self._node(run_id, digest, key)
-        except ReinError as exc:
+        except StoreError:  # the store, not the job: said as it is, on a fresh connection
+            self.close()
+            raise
+        except ReinError as exc:  # a graph file that no longer loads, ...
             if exc.code == "SCALE012":
                 raise
             raise rejected(exc.message) from exc
