@@ -66,12 +66,19 @@ def test_no_environment_crosses_the_queue_and_the_worker_fills_the_declared() ->
 
 def test_a_job_only_narrows_what_the_approved_node_grants() -> None:
     job = request().replace(permissions=("fs:read", "shell:exec"), tools=("read", "shell"),
-                            workspace_access="read_write", network="full")
+                            workspace_access="read_write", network="full",
+                            profile="/elsewhere/agent.yaml", worker="command/other",
+                            constraints={"temperature": 2})
     node = ApprovedNode(run_id="run-1", key="w", node={"requirements": {
-        "permissions": ["fs:read"], "tools": [{"name": "read"}], "workspace": "read_only"}})
+        "permissions": ["fs:read"], "tools": [{"name": "read"}], "workspace": "read_only"},
+        "x-rein-profile": "reviewer", "constraints": {"temperature": 0}})
     got = node.narrow(job, {})
     assert (got.permissions, got.tools) == (("fs:read",), ("read",))
     assert (got.workspace_access, got.network) == ("read_only", "none")
+    assert (got.profile, got.worker, got.constraints) == ("reviewer", None, {"temperature": 0})
+    judge = ApprovedNode(run_id="run-1", key="w:j", node=node.node, judge={"id": "j"})
+    got = judge.narrow(job, {"REIN_SECRET_TOKEN": "s"})
+    assert (got.permissions, got.tools, got.profile, got.env) == ((), (), None, {})
 
 
 def test_an_answer_round_trips() -> None:

@@ -16,8 +16,8 @@ contains. Before anything runs, :meth:`ApprovedRuns.node` reads the store and th
 - the node key names a node of that fragment (map and loop items, stand-ins, judges).
 
 What the job then runs is taken from that node, not from the job: the environment variables
-and secrets it declares, its permissions and tools (a job can only narrow them), and a
-command criterion's command line. Graph files are read at the path the run names, so the
+and secrets it declares, its profile, worker choice and constraints, its permissions and
+tools (a job can only narrow them), and a command criterion's command line. Graph files are read at the path the run names, so the
 workers must see them at the same path as the coordinator (keep them in the workspace).
 """
 
@@ -80,14 +80,17 @@ class ApprovedNode:
         return out, frozenset(names)
 
     def narrow(self, request: Any, env: Mapping[str, str]) -> Any:
-        """``request`` (an AttemptRequest) held to the node: the environment it declares,
-        and the permissions, tools, workspace access and network the job asks for only
-        where the node grants them too."""
+        """``request`` (an AttemptRequest) held to the node: the environment, profile,
+        worker choice and constraints it declares, and the permissions, tools, workspace
+        access and network the job asks for only where the node grants them too."""
         filled, secret_names = self.environment(env)
         if self.judge is not None:
             return request.replace(env=filled, secret_names=secret_names, permissions=(),
-                                   tools=())
+                                   tools=(), profile=None, worker=None)
         req = self.node.get("requirements") or {}
+        request = request.replace(profile=self.node.get("x-rein-profile"),
+                                  worker=self.node.get("x-rein-worker"),
+                                  constraints=dict(self.node.get("constraints") or {}))
         granted = {str(p) for p in req.get("permissions") or ()}
         tools = {t if isinstance(t, str) else str(t.get("name"))
                  for t in req.get("tools") or ()}

@@ -72,8 +72,11 @@ def remote_commands(executor: Any, placement: Mapping[str, Any] | None
 
 
 def check_target(text: str) -> tuple[dict[str, Any], str, str, str]:
-    """A check job's ``(doc, run id, digest, node key)``, read once its MAC verified."""
+    """A check job's ``(doc, run id, digest, node key)``, read once its MAC verified; a
+    field missing or of the wrong type raises here, before anything else."""
     doc = json.loads(text)
+    doc = {**doc, "attempt": int(doc["attempt"]), "timeout": float(doc["timeout"]),
+           "criterion": str(doc["criterion"]), "placement": dict(doc["placement"])}
     return doc, str(doc["run"]), str(doc["digest"]), str(doc["node"])
 
 
