@@ -16,9 +16,14 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.executors.approved import ApprovedNode, find_node
+from rein.core.ids import RunId
+from rein.core.states import RunStatus
+from rein.engine.executors.approved import ApprovedNode, ApprovedRuns, find_node
 from rein.engine.executors.names import CHECK_WORKFLOW, WORKFLOW
 from rein.engine.executors.queue_key import QueueKey
+from rein.errors import ReinError
+from rein.formats.canonical import ags_digest
+from rein.store.base import RunRow
 from tests.scale.cluster import Cluster
 from tests.scale.test_forged_jobs import AWS_KEY, DEPLOY, ended, forge, leaked
 from tests.scale.test_two_workers import last_summary
@@ -91,9 +96,10 @@ def test_a_signed_job_runs_only_what_the_approved_graph_declares(tmp_path: Path,
         ghost_criterion = check("criterion", criterion="nope")
         other_digest = check("digest", digest="sha256-" + "A" * 43 + "=")
         no_run = check("run", run="run-nobody")
-        attempt = ended(c, signed(c, WORKFLOW, f"{run_id}/ghost#1", {
+        attempt, gate = (ended(c, signed(c, WORKFLOW, f"{run_id}/{node}#1", {
             "worker": "scripted", "placement": {"access": "none"}, "digest": digest,
-            "request": {"run_id": run_id, "node_id": "ghost", "attempt": 1}}))
+            "request": {"run_id": run_id, "node_id": node, "attempt": 1}}))
+            for node in ("ghost", "hold"))
         approved_text = Path(path).read_text()
         changed_graph = json.loads(json.dumps(GRAPH))
         changed_graph["nodes"]["w"]["description"] = "changed after approval"
@@ -113,6 +119,7 @@ def test_a_signed_job_runs_only_what_the_approved_graph_declares(tmp_path: Path,
                                  "an unknown criterion": ghost_criterion,
                                  "another digest": other_digest, "no run": no_run,
                                  "an attempt of an unknown node": attempt,
+                                 "an attempt of a gate": gate,
                                  "a changed graph": changed}.items():
         assert (status, "SCALE012" in left) == ("ERROR", True), (what, left)
     assert cancelled.returncode == 1, cancelled.stdout + cancelled.stderr  # ended cancelled
@@ -169,3 +176,88 @@ def test_a_node_gets_what_its_defaults_declare_too() -> None:
     approved = ApprovedNode(run_id="r", key="w", node=node)
     assert approved.environment({"FROM_DEFAULTS": "1", "OTHER": "2"}) == (
         {"FROM_DEFAULTS": "1"}, frozenset())
+
+
+class RowsOnly:
+    """A store double holding run rows only: what the worker's check reads of a store."""
+
+    def __init__(self, *runs: RunRow) -> None:
+        self.runs = {r.run_id: r for r in runs}
+
+    def get_run(self, run_id: str) -> RunRow | None:
+        return self.runs.get(run_id)
+
+    def close(self) -> None:
+        pass
+
+
+def row(run_id: str, path: Path, digest: str, *, parent: str | None = None,
+        binding: dict[str, Any] | None = None,
+        status: RunStatus = RunStatus.RUNNING) -> RunRow:
+    return RunRow(run_id=RunId(run_id), graph_id="g", graph_path=str(path),
+                  graph_digest=digest, status=status, started_at="2026-01-01T00:00:00Z",
+                  parent_run_id=None if parent is None else RunId(parent), binding=binding)
+
+
+def test_child_runs_judges_and_forced_resumes_are_checked_against_their_documents(
+        tmp_path: Path) -> None:
+    inline = {"entrypoints": ["c"], "nodes": {"c": {"title": "c", "description": "inline"}}}
+    child = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "t/child", "title": "c",
+             "objective": "o", "entrypoints": ["r"],
+             "nodes": {"r": {"title": "r", "description": "referenced"}}}
+    top = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "t/top", "title": "t",
+           "objective": "o", "entrypoints": ["w"], "nodes": {
+               "w": {"title": "w", "description": "judged", "success": {"criteria": [
+                   {"id": "j", "kind": "llm_judge", "rubric": "good?"}]}},
+               "sub": {"type": "subgraph", "title": "s", "description": "d",
+                       "subgraph": {"inline": inline}},
+               "ref": {"type": "subgraph", "title": "r", "description": "d",
+                       "subgraph": {"ref": {"uri": "child.agraph.yaml"}}}}}
+    top_path, child_path = tmp_path / "top.agraph.yaml", tmp_path / "child.agraph.yaml"
+    top_path.write_text(yaml.safe_dump(top))
+    child_path.write_text(yaml.safe_dump(child))
+    d_top, d_child, d_inline = ags_digest(top), ags_digest(child), ags_digest(inline)
+    binding = {"graph_digest": d_top, "approved_digest": d_top,
+               "children": {str(child_path): d_child}}
+    runs = RowsOnly(row("top", top_path, d_top, binding=binding),
+                    row("inline", top_path, d_inline, parent="top"),
+                    row("ref", child_path, d_child, parent="top"),
+                    row("stray", top_path, "sha256-none", parent="top"))
+    approved = ApprovedRuns(lambda: runs)
+
+    judge = approved.node("top", d_top, "w:j")
+    assert (judge.attempt_kind, judge.judge) == ("judge", {"id": "j", "kind": "llm_judge",
+                                                           "rubric": "good?"})
+    assert approved.node("inline", d_inline, "c").node["description"] == "inline"
+    assert approved.node("ref", d_child, "r").node["description"] == "referenced"
+    assert approved.node("top", d_top, "sub").attempt_kind is None  # runs no attempts
+
+    def refused(run_id: str, digest: str, key: str) -> str:
+        with pytest.raises(ReinError) as caught:
+            approved.node(run_id, digest, key)
+        assert caught.value.code == "SCALE012"
+        return caught.value.message
+
+    assert "no llm_judge criterion" in refused("top", d_top, "w:nope")
+    assert "no node 'r'" in refused("inline", d_inline, "r")  # not the referenced document
+    assert "no part of" in refused("stray", "sha256-none", "c")
+    child_path.write_text(yaml.safe_dump({**child, "title": "changed"}))
+    assert "not " + d_child in refused("ref", d_child, "r")
+    del runs.runs["ref"]
+    runs.runs["ref"] = row("ref", tmp_path / "other.agraph.yaml", d_child, parent="top")
+    assert "pinned" in refused("ref", d_child, "r")
+
+    # A forced resume rebinds the run to the files as they are; without the record, no.
+    top_path.write_text(yaml.safe_dump({**top, "title": "forced"}))
+    d_forced = ags_digest({**top, "title": "forced"})
+    rebound = {**binding, "graph_digest": d_forced}
+    runs.runs["top"] = row("top", top_path, d_top, binding=rebound)
+    assert "bound to" in refused("top", d_top, "w")
+    runs.runs["top"] = row("top", top_path, d_top, binding={
+        **rebound, "x-rein-forced-resume": {"approved_digest": d_top}})
+    assert approved.node("top", d_top, "w").node["description"] == "judged"
+    runs.runs["top"] = row("top", top_path, d_top, binding={"graph_digest": d_forced})
+    assert "no approval" in refused("top", d_top, "w")
+    runs.runs["top"] = row("top", top_path, d_top, binding=rebound,
+                           status=RunStatus.SUCCEEDED)
+    assert "has ended" in refused("inline", d_inline, "c")  # the run above it ended

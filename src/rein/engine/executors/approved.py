@@ -64,6 +64,14 @@ class ApprovedNode:
         self.node = node
         self.judge = judge  # the llm_judge criterion, for a judge's attempt
 
+    @property
+    def attempt_kind(self) -> str | None:
+        """What an attempt of this node is (``None``: the node runs no attempts)."""
+        if self.judge is not None:
+            return "judge"
+        kind = str(self.node.get("type", "task"))
+        return kind if kind in ("task", "decision") else None
+
     def environment(self, env: Mapping[str, str]) -> tuple[dict[str, str], frozenset[str]]:
         """The variables and secrets the node declares, filled from ``env`` as the engine
         fills them in process (a judge gets none)."""
@@ -86,9 +94,10 @@ class ApprovedNode:
         filled, secret_names = self.environment(env)
         if self.judge is not None:
             return request.replace(env=filled, secret_names=secret_names, permissions=(),
-                                   tools=(), profile=None, worker=None)
+                                   tools=(), profile=None, worker=None, kind="judge")
         req = self.node.get("requirements") or {}
-        request = request.replace(profile=self.node.get("x-rein-profile"),
+        request = request.replace(kind=self.attempt_kind or "task",
+                                  profile=self.node.get("x-rein-profile"),
                                   worker=self.node.get("x-rein-worker"),
                                   constraints=dict(self.node.get("constraints") or {}))
         granted = {str(p) for p in req.get("permissions") or ()}

@@ -126,6 +126,10 @@ def admit_attempt(workflow_id: str, payload: str) -> tuple[Job, ApprovedNode]:
     text = _opened(WORKFLOW, workflow_id, payload)
     run_id, digest, key = _read(workflow_id, attempt_target, text)
     node = _approved(workflow_id, run_id, digest, key)
+    if node.attempt_kind is None:
+        raise _refused(workflow_id, rejected(f"node {key} of run {run_id} is a "
+                                             f"{node.node.get('type')} node: it runs no "
+                                             "attempts"))
     return _read(workflow_id, decode_request, text), node
 
 
