@@ -147,7 +147,8 @@ class Harness(Reads):
 
     def check_executor(self) -> None:
         """Refuse, before anything is written, the executor this command cannot use: dbos
-        needs a PostgreSQL store (SCALE002) and the scale extra (SCALE005)."""
+        needs a PostgreSQL store (SCALE002), the scale extra (SCALE005) and the queue key
+        (SCALE009)."""
         import importlib.util
 
         from rein.engine.executors import executor_settings, load_dbos
@@ -165,14 +166,19 @@ class Harness(Reads):
                                    "url), or run with --executor in-process")
         if importlib.util.find_spec("dbos") is None:  # SCALE005 now, not mid-run
             load_dbos()
+        from rein.engine.executors.queue_key import load_key
+
+        load_key(self.config, env)  # SCALE009: no coordinator without the queue key
 
     def serve_attempts(self, *, queue: str | None, name: str, stop: Any,
                        say: Callable[[str], None], concurrency: int | None = None) -> None:
         """Take node attempts from the DBOS queues of this store until ``stop`` (a
         ``threading.Event``) is set: ``rein worker``. Blocks; imports DBOS."""
         from rein.engine.executors import executor_settings, load_dbos
+        from rein.engine.executors.approved import ApprovedRuns
+        from rein.engine.executors.queue_key import load_key
         from rein.formats.redaction import known_secrets
-        from rein.store.open import key_variables_of, store_url
+        from rein.store.open import key_variables_of, open_store, store_url
 
         url = store_url(self.workspace, self._store_url, config=self.config)
         if not url or not url.startswith(("postgresql://", "postgres://")):
@@ -182,10 +188,24 @@ class Harness(Reads):
         settings = executor_settings(self.config, env)
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
+        key = load_key(self.config, env)  # SCALE009: no worker without the queue key
+        runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config))
         load_dbos("serving").serve(
             url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
             workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
-            say=say, secrets=known_secrets(env, key_variables_of(self.config)))
+            say=say, key=key, runs=runs,
+            secrets=known_secrets(env, key_variables_of(self.config)))
+
+    def new_queue_key(self) -> tuple[str, str, bool]:
+        """Write this machine's queue key file when there is none (``rein worker
+        --new-key``): ``(path, key id, whether it was written now)``. SCALE009 when the file
+        there is not usable."""
+        from rein.engine.executors.queue_key import key_path, load_key, new_key_file
+
+        env = self._env if self._env is not None else os.environ
+        written = new_key_file(key_path(self.config, env))
+        key = load_key(self.config, env)
+        return key.path, key.id, written
 
     @property
     def engine(self) -> Engine:

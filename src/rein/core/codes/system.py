@@ -199,6 +199,21 @@ CODES = (
        "rate limits) differ from those of the workers already serving the queue; it follows "
        "the queue's", "give every worker the same [executor] settings; new shared settings "
        "apply once every worker of the queue has stopped"),
+    _c(STORE, "SCALE009", "usage", "a coordinator or a worker of the dbos executor has no "
+       "usable queue key: the file is missing, open to others, too short, or named by a "
+       "project's rein.toml", "create one with `rein worker --new-key` and copy that same "
+       "file, mode 0600, to every machine that runs a coordinator or a worker"),
+    _c(STORE, "SCALE010", "error", "a job or an answer on the queue is not signed with this "
+       "process's queue key (written by someone without it, altered, or signed with another "
+       "key): it was not run or not used", "give every coordinator and worker the same key "
+       "file; their ids are printed at start"),
+    _c(STORE, "SCALE011", "error", "a queue row holds a Python pickle: it was never decoded "
+       "and nothing of it ran", "rein writes JSON only; find what else writes to the "
+       "database"),
+    _c(STORE, "SCALE012", "error", "a signed job does not belong to an approved run: no such "
+       "run, the run has ended, its graph changed since it was approved, or the node or "
+       "criterion is not in the graph; it was not run", "give the workers the run's graph "
+       "files at the coordinator's paths, unchanged"),
 )
 
 __all__ = ["CODES"]
