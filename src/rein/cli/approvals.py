@@ -120,13 +120,15 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
     progress = progress_for(as_json, False)
     with open_harness(resolve_workspace(workspace), create=False,
                       listeners=[progress] if go_on else []) as harness, progress:
-        harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
+        # APPROVAL_ACTOR and APPROVAL003 (a confined process) before anything else.
+        harness.check_answerer(f"approval {approval_id}", actor)
+        signature = _signature(harness, approval_id, status, note=note, values=values)
         announce(harness)
         if go_on:
             _prime(harness, progress, approval_id)
         answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,
                                            values=values, digest=digest, go_on=go_on,
-                                           recorded=recorded))
+                                           recorded=recorded, signature=signature))
         progress.close()
         if answered.outcome is None:
             if as_json:
@@ -135,6 +137,29 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                            "actor": answered.actor})
             return int(ExitCode.OK)
         return render_outcome(answered.outcome, as_json, harness)
+
+
+def _signature(harness: Any, approval_id: str, status: Any, *, note: str | None,
+               values: dict[str, Any]) -> str | None:
+    """Where answers are signed ([approver] allowed_signers), the approver's signature of
+    this answer, made by ssh-keygen with their key (it asks for a passphrase or a touch on
+    the terminal); None where they are not."""
+    message = harness.signing_message(approval_id, status, note=note, values=values)
+    if message is None:
+        return None
+    from rein.config.signing import sign
+    from rein.errors import Refused
+
+    key = harness.approver.signing_key
+    if key is None:
+        raise Refused(f"approval {approval_id} was not answered: answers here are signed, and "
+                      "no signing key is set for this account; nothing was recorded",
+                      code="APPROVAL004",
+                      hint="the approver answers from their own account, where their signing "
+                           "key is set")
+    click.echo(f"signing the answer with {key} (ssh-keygen may ask for the key's passphrase "
+               "or a touch)", err=True)
+    return sign(key, message)
 
 
 def _prime(harness: Any, progress: Any, approval_id: str) -> None:
@@ -148,11 +173,15 @@ def _prime(harness: Any, progress: Any, approval_id: str) -> None:
     progress.prime(run_id, stored_events(harness, run_id))
 
 
-def approver_for(workspace: Path, actor: str | None) -> Any:
-    """The approver rein knows here; APPROVAL_ACTOR when ``--actor`` names someone else."""
+def approver_for(workspace: Path, actor: str | None, *, approving: str | None = None) -> Any:
+    """The approver rein knows here; APPROVAL_ACTOR when ``--actor`` names someone else,
+    and with ``approving`` (what is approved) APPROVAL003 when this process is confined."""
     from rein.engine.service import Harness
 
-    return Harness.open(workspace).check_actor(actor)
+    harness = Harness.open(workspace, surface="cli")
+    if approving is None:
+        return harness.check_actor(actor)
+    return harness.check_answerer(approving, actor)
 
 
 def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:

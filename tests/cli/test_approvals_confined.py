@@ -1,0 +1,192 @@
+"""A process confined the way agent sandboxes confine it cannot answer an approval.
+
+Every answer here is given by a real ``rein`` process run under a real sandbox: bubblewrap
+(which sets no-new-privileges), ``setpriv --no-new-privs`` (util-linux), and the Codex CLI's
+own sandbox where ``codex`` is installed. Each is refused with APPROVAL003 and nothing is
+recorded, while the same command outside the sandbox answers: the refusal is the
+confinement's doing, not the workspace's or the store's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.cli.test_run_commands import GATED
+from tests.scenarios.harness import Scenario
+
+REIN = Path(sys.executable).parent / "rein"
+BWRAP = shutil.which("bwrap")
+SETPRIV = shutil.which("setpriv")
+CODEX = os.environ.get("REIN_TEST_CODEX") or shutil.which("codex")
+
+
+def _works(argv: Sequence[str]) -> bool:
+    try:
+        done = subprocess.run([*argv, "true"], capture_output=True, timeout=60, check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+BWRAP_ARGS = ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"]
+needs_bwrap = pytest.mark.skipif(BWRAP is None or not _works([BWRAP, *BWRAP_ARGS, "--"]),
+                                 reason="bubblewrap is missing or cannot create namespaces")
+needs_setpriv = pytest.mark.skipif(
+    SETPRIV is None or not _works([SETPRIV, "--no-new-privs"]),
+    reason="setpriv (util-linux) is missing or cannot set no-new-privileges")
+
+
+@pytest.fixture
+def waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+            ) -> tuple[Scenario, str]:
+    """A run waiting at its gate, and the gate's approval id."""
+    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    root = tmp_path / "ws"
+    root.mkdir()
+    scenario = Scenario(root, monkeypatch, capsys)
+    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "no-managed.toml"))
+    monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "no-user.toml"))
+    scenario.file("g.agraph.yaml", yaml.safe_dump(GATED, sort_keys=False))
+    scenario.answers({"nodes": {"work": [{"outputs": {}}], "undo": [{"outputs": {}}]}})
+    code, _ = scenario.run("g.agraph.yaml")
+    assert code == 3
+    [pending] = scenario.pending()
+    return scenario, str(pending["approval_id"])
+
+
+def answer_in(sandbox: Sequence[str], scenario: Scenario, approval_id: str, verb: str = "accept",
+              env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    """``rein approvals VERB ID --json`` as its own process under ``sandbox`` (a prefix of
+    argv), with no terminal: its exit code and its one JSON object."""
+    done = subprocess.run(
+        [*sandbox, str(REIN), "approvals", verb, approval_id, "--no-continue", "--json"],
+        cwd=scenario.root, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, **(env or {})}, start_new_session=True)
+    return done.returncode, json.loads(done.stdout or "{}") if done.stdout.strip() else {
+        "stderr": done.stderr}
+
+
+def nothing_recorded(scenario: Scenario, approval_id: str) -> None:
+    assert [a["approval_id"] for a in scenario.pending()] == [approval_id]
+    code, out = scenario.rein("runs", "events", "--json")
+    answered = [json.loads(line) for line in out.splitlines()
+                if '"approval/answered"' in line and approval_id in line]
+    assert code == 0 and answered == []
+
+
+def refused(code: int, out: dict[str, Any]) -> None:
+    assert code == 4, out
+    error = out["error"]
+    assert error["code"] == "APPROVAL003"
+    assert "no-new-privileges" in error["message"] and "nothing was recorded" in error["message"]
+
+
+def test_the_same_command_unconfined_answers_and_records_how(
+        waiting: tuple[Scenario, str]) -> None:
+    from rein.config.approver import os_account
+
+    scenario, approval_id = waiting
+    code, out = answer_in([], scenario, approval_id)
+    assert (code, out["status"]) == (0, "accepted")
+    [row] = [a for a in json.loads(scenario.rein("approvals", "list", "--all", "--json")[1])[
+        "approvals"] if a["approval_id"] == approval_id]
+    shown = json.loads(scenario.rein("approvals", "show", approval_id, "--json")[1])
+    given = shown["answer"]["given"]
+    assert given["surface"] == "cli" and given["confined"] is False
+    assert given["terminal"] is False  # a new session: no controlling terminal
+    assert given["identity"] == {"method": "os-user", "account": os_account(),
+                                 "uid": os.getuid()}
+    assert row["status"] == "accepted"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("verb", ["accept", "decline", "cancel"])
+def test_under_bubblewrap_an_answer_is_refused_and_nothing_recorded(
+        waiting: tuple[Scenario, str], verb: str) -> None:
+    scenario, approval_id = waiting
+    assert BWRAP is not None
+    refused(*answer_in([BWRAP, *BWRAP_ARGS, "--"], scenario, approval_id, verb))
+    nothing_recorded(scenario, approval_id)
+
+
+@needs_setpriv
+def test_under_setpriv_no_new_privs_an_answer_is_refused(waiting: tuple[Scenario, str]) -> None:
+    scenario, approval_id = waiting
+    assert SETPRIV is not None
+    refused(*answer_in([SETPRIV, "--no-new-privs"], scenario, approval_id))
+    nothing_recorded(scenario, approval_id)
+
+
+@pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not installed (npm install -g "
+                    "@openai/codex, or REIN_TEST_CODEX=path/to/codex)")
+def test_inside_the_codex_cli_sandbox_an_answer_is_refused(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    scenario, approval_id = waiting
+    assert CODEX is not None
+    home, temp = tmp_path / "codex-home", tmp_path / "codex-tmp"
+    home.mkdir()
+    temp.mkdir()
+    # The workspace profile: the workspace writable, so a refusal is not a read-only store.
+    # Codex will not put its helper links under TMPDIR, so TMPDIR is a folder apart.
+    env = {"CODEX_HOME": str(home), "TMPDIR": str(temp)}
+    probe = subprocess.run([CODEX, "sandbox", "-P", ":workspace", "-C", str(scenario.root),
+                            "--", "grep", "NoNewPrivs", "/proc/self/status"],
+                           capture_output=True, text=True, timeout=120, check=False,
+                           env={**os.environ, **env})
+    if probe.returncode != 0:
+        pytest.skip(f"the Codex CLI's sandbox does not run here: {probe.stderr[-300:]}")
+    assert probe.stdout.split() == ["NoNewPrivs:", "1"]
+    sandbox = [CODEX, "sandbox", "-P", ":workspace", "-C", str(scenario.root), "--"]
+    refused(*answer_in(sandbox, scenario, approval_id, env=env))
+    nothing_recorded(scenario, approval_id)
+
+
+def _account_config() -> Path:
+    return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config"
+
+
+@needs_bwrap
+def test_an_opt_in_named_through_the_environment_does_not_count(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """The agent writes a rein.toml that lets confined processes answer and points
+    XDG_CONFIG_HOME (and REIN_USER_CONFIG, and HOME) at it: still refused."""
+    scenario, approval_id = waiting
+    assert BWRAP is not None
+    written = tmp_path / "agent" / ".config" / "rein" / "rein.toml"
+    written.parent.mkdir(parents=True)
+    written.write_text('[approver]\nanswer_when_confined = true\nroles = ["release"]\n')
+    env = {"XDG_CONFIG_HOME": str(written.parent.parent), "HOME": str(tmp_path / "agent"),
+           "REIN_USER_CONFIG": str(written), "REIN_MANAGED_CONFIG": str(written)}
+    refused(*answer_in([BWRAP, *BWRAP_ARGS, "--"], scenario, approval_id, env=env))
+    nothing_recorded(scenario, approval_id)
+
+
+@needs_bwrap
+@pytest.mark.skipif(not _account_config().is_dir(),
+                    reason="the account's home has no .config folder to mount over")
+def test_the_account_s_own_opt_in_lets_a_confined_process_answer(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """The opt-in counts from the account's own file (the home the password database gives),
+    here mounted by bubblewrap over that home's .config for this one process; the answer
+    then records that it came from a confined process."""
+    scenario, approval_id = waiting
+    assert BWRAP is not None
+    own = tmp_path / "own-config"
+    (own / "rein").mkdir(parents=True)
+    (own / "rein" / "rein.toml").write_text("[approver]\nanswer_when_confined = true\n")
+    mount = [BWRAP, *BWRAP_ARGS, "--bind", str(own), str(_account_config()), "--"]
+    code, out = answer_in(mount, scenario, approval_id)
+    assert (code, out.get("status")) == (0, "accepted"), out
+    shown = json.loads(scenario.rein("approvals", "show", approval_id, "--json")[1])
+    assert shown["answer"]["given"]["confined"] is True
