@@ -172,21 +172,46 @@ def test_an_opt_in_named_through_the_environment_does_not_count(
     nothing_recorded(scenario, approval_id)
 
 
-@needs_bwrap
-@pytest.mark.skipif(not _account_config().is_dir(),
-                    reason="the account's home has no .config folder to mount over")
-def test_the_account_s_own_opt_in_lets_a_confined_process_answer(
-        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
-    """The opt-in counts from the account's own file (the home the password database gives),
-    here mounted by bubblewrap over that home's .config for this one process; the answer
-    then records that it came from a confined process."""
-    scenario, approval_id = waiting
-    assert BWRAP is not None
+def _own_opt_in(tmp_path: Path) -> Path:
     own = tmp_path / "own-config"
     (own / "rein").mkdir(parents=True)
     (own / "rein" / "rein.toml").write_text("[approver]\nanswer_when_confined = true\n")
-    mount = [BWRAP, *BWRAP_ARGS, "--bind", str(own), str(_account_config()), "--"]
+    return own
+
+
+needs_config_dir = pytest.mark.skipif(
+    not _account_config().is_dir(), reason="the account's home has no .config folder to mount "
+    "over")
+
+
+@needs_bwrap
+@needs_config_dir
+def test_the_account_s_own_opt_in_lets_a_confined_process_answer(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """The opt-in counts from the account's own file (the home the password database gives),
+    here mounted read-only by bubblewrap over that home's .config for this one process, in a
+    system read-only but for the workspace; the answer records that it came confined."""
+    scenario, approval_id = waiting
+    assert BWRAP is not None
+    ws = str(scenario.root)
+    mount = [BWRAP, "--ro-bind", "/", "/", "--bind", ws, ws, "--dev", "/dev", "--proc", "/proc",
+             "--ro-bind", str(_own_opt_in(tmp_path)), str(_account_config()),
+             "--die-with-parent", "--"]
     code, out = answer_in(mount, scenario, approval_id)
     assert (code, out.get("status")) == (0, "accepted"), out
     shown = json.loads(scenario.rein("approvals", "show", approval_id, "--json")[1])
     assert shown["answer"]["given"]["confined"] is True
+
+
+@needs_bwrap
+@needs_config_dir
+def test_an_opt_in_the_confined_process_could_write_does_not_count(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """An agent whose sandbox can write the account's file (Codex run in the home folder)
+    could have written the opt-in itself: refused."""
+    scenario, approval_id = waiting
+    assert BWRAP is not None
+    mount = [BWRAP, *BWRAP_ARGS, "--bind", str(_own_opt_in(tmp_path)), str(_account_config()),
+             "--"]
+    refused(*answer_in(mount, scenario, approval_id))
+    nothing_recorded(scenario, approval_id)

@@ -195,8 +195,8 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     notes: list[str] = []
     trust: ProjectTrust | None = None
     paths = config_paths(workspace, env)
-    authority = [(scope, path) for scope, path in _files.authority_paths() if path.exists()]
-    own = {_same(path) for _scope, path in authority}
+    authority = _authority_files(Path(workspace), notes)
+    own = {_same(path) for _scope, path in _files.authority_paths()}
     for scope, path in paths:
         if not path.exists():  # a pipe or folder is read, and refused, rather than skipped
             continue
@@ -226,6 +226,23 @@ def _same(path: Path) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # a symlink loop: compared as written
         return path
+
+
+def _authority_files(workspace: Path, notes: list[str]) -> list[tuple[str, Path]]:
+    """The account's own files that exist, except one inside the workspace: nodes and the
+    agent write there, and no file they can write says who may approve."""
+    out = []
+    root = _same(workspace)
+    for scope, path in _files.authority_paths():
+        if not path.exists():
+            continue
+        real = _same(path)
+        if real == root or root in real.parents:
+            notes.append(f"{path}: [approver] and [dev] plan_roles ignored (the file is inside "
+                         "the workspace, where nodes and agents write)")
+            continue
+        out.append((scope, path))
+    return out
 
 
 def _merge_authority(merged: dict[str, Any], sources: dict[str, tuple[str, ...]],

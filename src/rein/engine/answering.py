@@ -22,6 +22,7 @@ import datetime as dt
 import hashlib
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rein.config.approver import OS_ACCOUNT, Approver
@@ -62,7 +63,8 @@ def check_unconfined(approver: Approver, what: str) -> Confinement:
     """This process's confinement; APPROVAL003 when it is confined (the answer to ``what``,
     "approval apv-…" say, is refused before anything is read or recorded)."""
     state = confinement()
-    if state.confined and not approver.confined_ok:
+    if state.confined and not (approver.confined_ok and
+                               not any(map(_writable, approver.confined_ok_files))):
         raise Refused(
             f"{what} was not answered: this process runs under "
             "no-new-privileges, the way an agent's sandbox runs its commands, and approvals "
@@ -70,6 +72,16 @@ def check_unconfined(approver: Approver, what: str) -> Confinement:
             hint="a person answers it outside any agent's sandbox; an agent stops here and "
                  "tells the person what waits")
     return state
+
+
+def _writable(path: str) -> bool:
+    """Whether this process could write ``path``, or replace it through a folder above it:
+    an opt-in a confined process could have written itself is no opt-in."""
+    here = Path(path)
+    for step in (here, *here.parents):
+        if os.access(step, os.W_OK):
+            return True
+    return False
 
 
 def message(row: ApprovalRow, status: ApprovalStatus, *, note: str | None,
