@@ -17,11 +17,17 @@ import pytest
 from support import account_files
 
 from rein.core.states import ApprovalStatus
-from tests.cli.test_approvals_confined import nothing_recorded, waiting  # noqa: F401 - fixture
+from tests.cli.approvals_env import gated_waiting, nothing_recorded
 from tests.scenarios.harness import Scenario
 
 SSH_KEYGEN = shutil.which("ssh-keygen")
 pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen (OpenSSH) is missing")
+
+
+@pytest.fixture
+def waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+            ) -> tuple[Scenario, str]:
+    return gated_waiting(tmp_path, monkeypatch, capsys)
 
 
 def keypair(folder: Path, name: str, passphrase: str = "") -> Path:
