@@ -173,3 +173,31 @@ def test_an_opt_in_the_confined_process_could_write_does_not_count(
              "--"]
     refused(*answer_in(mount, scenario, approval_id))
     nothing_recorded(scenario, approval_id)
+
+
+def test_runs_show_and_the_record_say_how_each_approval_was_given(
+        waiting: tuple[Scenario, str]) -> None:
+    """The gate answered by its own process, without a terminal; the graph approved when
+    `rein run` started it: `runs show` (text and JSON) and the run record say how."""
+    from rein.config.approver import os_account
+    from rein.engine.record import record_problems
+
+    scenario, approval_id = waiting
+    code, _out = answer_in([], scenario, approval_id)
+    assert code == 0
+    code, out = scenario.rein("resume", scenario.last_run(), "--json")
+    assert code == 0, out
+    _code, text = scenario.rein("runs", "show")
+    gate_line = next(i for i, line in enumerate(text.splitlines()) if approval_id in line)
+    how = text.splitlines()[gate_line + 1].strip()
+    assert how == (f"via cli, os-user (account {os_account()}), not confined, no terminal")
+    _code, shown = scenario.rein("runs", "show", "--json")
+    by_id = {a["approval_id"]: a for a in json.loads(shown)["approvals"]}
+    assert by_id[approval_id]["given"]["surface"] == "cli"
+    assert {a["kind"] for a in by_id.values()} == {"graph", "gate"}
+    record = scenario.record()
+    [event] = [e for n in record["nodes"] for e in n.get("human_events", [])]
+    assert event["x-rein-approval"] == approval_id
+    assert event["x-rein-given"]["identity"]["method"] == "os-user"
+    assert record["metadata"]["x-rein-approved-given"]["surface"] == "cli"
+    assert record_problems(record) == []

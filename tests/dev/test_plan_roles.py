@@ -99,3 +99,21 @@ def test_a_plan_accepted_without_the_role_does_not_start(
     assert where.get("error", {}).get("code") == "DEV008", where
     assert "tech-lead" in where["error"]["message"]
     assert not (json.loads((repo / ".rein/dev/flow.json").read_text()).get("features_run"))
+
+
+def test_the_plan_approval_records_the_driver_turn_it_followed(
+        driver: ScriptedDriver, cli: Cli, repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent submitted its plan, then the approval was answered: the answer says which
+    driver turn it followed and how long after, so a self-approval a second later shows."""
+    account(monkeypatch, repo, '[approver]\nid = "ana"\n')
+    where = plan_approval(driver)
+    row = pending(cli)
+    code, out = cli("approvals", "accept", row["approval_id"])
+    assert code == 0, out
+    _code, shown = cli.json("approvals", "show", row["approval_id"])
+    turn = shown["answer"]["given"]["after_driver_turn"]
+    assert (turn["node"], turn["kind"], turn["status"]) == ("plan", "task", "answered")
+    assert turn["submitted_at"] <= shown["answered_at"]
+    assert isinstance(turn["seconds_after"], float) and turn["seconds_after"] >= 0
+    _code, text = cli("runs", "show", where["planning_run"])
+    assert f"s after the driver's turn on plan (attempt {turn['attempt']})" in text
