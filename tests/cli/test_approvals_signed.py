@@ -173,3 +173,27 @@ def test_a_passphrase_no_one_types_signs_nothing(waiting: tuple[Scenario, str],
     assert done.returncode == 4, done.stdout + done.stderr
     assert json.loads(done.stdout)["error"]["code"] == "APPROVAL004"
     nothing_recorded(scenario, approval_id)
+
+
+def test_a_recorded_answer_verifies_and_an_edited_one_does_not(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """An unconfined agent of the same account can write the store: `rein approvals verify`
+    rebuilds the signed message from the answer as stored, so its edit shows."""
+    import sqlite3
+
+    scenario, approval_id = waiting
+    key = keypair(tmp_path, "ana")
+    signed_account(scenario, tmp_path, key=key, signer=key)
+    code, out = scenario.rein("approvals", "decline", approval_id, "--note", "not yet",
+                              "--no-continue", "--json")
+    assert code == 0, out
+    code, out = scenario.rein("approvals", "verify", approval_id, "--json")
+    assert code == 0, out
+    assert json.loads(out) == {"approval_id": approval_id, "status": "declined",
+                               "principal": "ana", "fingerprint": fingerprint(key),
+                               "key": "ED25519"}
+    with sqlite3.connect(scenario.root / ".rein" / "rein.db") as db:
+        db.execute("UPDATE approvals SET status = 'accepted' WHERE approval_id = ?",
+                   (approval_id,))
+    error = refusal(scenario, "approvals", "verify", approval_id)
+    assert error["code"] == "APPROVAL004"

@@ -3,9 +3,11 @@
 Accept approves the asked action (with values for input gates and takeovers), decline
 refuses this one action (the run goes on and handles the refusal), cancel stops the whole
 run. Answers are idempotent and bound to the digest of what was shown, file contents
-included. Who answers is the approver the managed or user rein.toml names (``[approver]``),
-never a name typed on the command line, and an approval that names ``roles`` takes one of
-them. After an answer the run continues in the same process unless --no-continue.
+included. Who answers is the approver the account's own files name (``[approver]``, see
+:mod:`rein.config.approver`), never a name typed on the command line, and an approval that
+names ``roles`` takes one of them. A confined process (an agent's sandbox) answers nothing
+(APPROVAL003); where answers are signed, the approver's key signs each one here. After an
+answer the run continues in the same process unless --no-continue.
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
 _common = [
     click.option("--note", default=None, help="A note recorded as the evidence."),
     click.option("--actor", default=None, help="Refuse unless rein knows you by this name "
-                 "([approver] id in the managed or user rein.toml; the OS account without)."),
+                 "(a check: it never changes who answers)."),
     click.option("--digest", default=None, help="Refuse unless the material has this digest."),
     click.option("--no-continue", "no_continue", is_flag=True,
                  help="Record the answer only; continue later with `rein resume`."),
@@ -283,6 +285,39 @@ def cancel(approval_id: str, note: str | None, actor: str | None, digest: str | 
     return _answer(approval_id, ApprovalStatus.CANCELLED, note=note, actor=actor, values={},
                    digest=digest, go_on=not no_continue, workspace=workspace,
                    as_json=as_json)
+
+
+@approvals.command("verify")
+@click.argument("approval_id")
+@click.option("--allowed-signers", "allowed_signers", type=click.Path(dir_okay=False),
+              default=None, help="The allowed-signers file to check against (default: "
+              "[approver] allowed_signers).")
+@workspace_option
+@json_option
+def verify(approval_id: str, allowed_signers: str | None, workspace: Path | None,
+           as_json: bool) -> int:
+    """Check a recorded answer's SSH signature against an allowed-signers file.
+
+    The message is rebuilt from the answer as stored, so an answer edited in the store, or
+    written there without rein, does not verify. Run it where the allowed-signers file is
+    one the answering account cannot write.
+
+    \b
+    Example:
+      rein approvals verify apv-20260101T120000-1a2b3c --allowed-signers /etc/rein/allowed_signers
+
+    \b
+    Exit codes: 0 the signature verifies, 1 no such approval, 4 it does not, 64 usage.
+    """
+    with open_harness(resolve_workspace(workspace), create=False) as harness:
+        checked = harness.verify_answer(approval_id, allowed_signers=allowed_signers)
+    if as_json:
+        emit_json(checked)
+    else:
+        click.echo(f"approval {approval_id}: {checked['status']}, signed by "
+                   f"{checked['principal']} with {checked['key']} key "
+                   f"{checked['fingerprint']}")
+    return int(ExitCode.OK)
 
 
 def _more() -> None:

@@ -263,7 +263,7 @@ def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) ->
                    "without operations).")
 @click.option("--dry-run", is_flag=True, help="Print the updated profile; write nothing.")
 @click.option("--actor", default=None,
-              help="Refuse unless rein knows you by this name ([approver] id).")
+              help="Refuse unless rein knows you by this name (a check, not a claim).")
 @workspace_option
 @json_option
 def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, actor: str | None,
@@ -397,7 +397,7 @@ def proposals_list(show_all: bool, workspace: str, as_json: bool) -> int:
                           "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--actor", default=None,
-              help="Refuse unless rein knows you by this name ([approver] id).")
+              help="Refuse unless rein knows you by this name (a check, not a claim).")
 @workspace_option
 @json_option
 def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: bool) -> int:
@@ -428,7 +428,7 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
 @click.argument("item_id", metavar="ID")
 @click.option("--reason", default=None, help="Why, for the record.")
 @click.option("--actor", default=None,
-              help="Refuse unless rein knows you by this name ([approver] id).")
+              help="Refuse unless rein knows you by this name (a check, not a claim).")
 @workspace_option
 @json_option
 def proposals_decline(item_id: str, reason: str | None, actor: str | None, workspace: str,

@@ -295,7 +295,7 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
 @click.argument("run_id")
 @click.option("--note", default=None, help="Why (recorded with the request).")
 @click.option("--actor", default=None, help="Refuse unless rein knows you by this name "
-              "([approver] id in the managed or user rein.toml).")
+              "(a check: it never changes who is recorded).")
 @workspace_option
 @json_option
 def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path | None,

@@ -124,6 +124,25 @@ def check_signature(approver: Approver, row: ApprovalRow, status: ApprovalStatus
             "key": checked.key_type, "signature": signature}
 
 
+def verify_recorded(row: ApprovalRow, allowed_signers: str) -> dict[str, Any]:
+    """Check an answer already recorded: its signature, against ``allowed_signers``, over the
+    message rebuilt from the row as stored (so an edited decision, note or value, or an
+    answer written without rein, fails). APPROVAL004 when it does not verify."""
+    answer = row.answer or {}
+    signature = answer.get("signature")
+    if not isinstance(signature, str) or not signature:
+        raise Refused(f"approval {row.approval_id} carries no signature", code="APPROVAL004",
+                      hint="only answers given where answers are signed carry one")
+    from rein.config.signing import verify
+
+    checked = verify(allowed_signers, str(answer.get("actor") or ""),
+                     message(row, row.status, note=answer.get("note"),
+                             values=answer.get("values")), signature)
+    return {"approval_id": row.approval_id, "status": row.status.value,
+            "principal": checked.principal, "fingerprint": checked.fingerprint,
+            "key": checked.key_type}
+
+
 def _verb(status: ApprovalStatus) -> str:
     return {ApprovalStatus.ACCEPTED: "accept", ApprovalStatus.DECLINED: "decline"}.get(
         status, "cancel")
@@ -180,4 +199,4 @@ def _moment(text: str) -> dt.datetime:
 
 
 __all__ = ["SURFACES", "Via", "after_turn", "check_signature", "check_unconfined",
-           "given", "message", "needs_signature", "session_tag"]
+           "given", "message", "needs_signature", "session_tag", "verify_recorded"]

@@ -317,6 +317,20 @@ class Harness(Reads):
                             hint=self._approval_hint(approval_id))
         return message(row, status, note=note, values=values)
 
+    def verify_answer(self, approval_id: str, *,
+                      allowed_signers: str | None = None) -> dict[str, Any]:
+        """Check the signature of an answer already recorded, over the answer as stored,
+        against ``allowed_signers`` (the account's ``[approver] allowed_signers`` when not
+        given): who signed, with which key. APPROVAL004 when it does not verify."""
+        from rein.engine.answering import verify_recorded
+
+        row = self.approval(approval_id)
+        signers = allowed_signers or self.approver.allowed_signers
+        if signers is None:
+            raise Refused("no allowed-signers file to check the signature against",
+                          code="APPROVAL004", hint="name one with --allowed-signers FILE")
+        return verify_recorded(row, signers)
+
     async def answer(self, approval_id: str, status: ApprovalStatus, *,
                      actor: str | None = None, note: str | None = None,
                      values: Mapping[str, Any] | None = None, digest: str | None = None,
