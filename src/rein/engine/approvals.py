@@ -31,20 +31,22 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.config.approver import Approver
 from rein.core.hashing import file_sha256
 from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.core.time import iso
-from rein.engine.answering import Via, after_turn, check_signature, check_unconfined, given
 from rein.engine.events import EventType, approval_answered
 from rein.engine.runtime import RunContext
 from rein.engine.signals import Paused, RunCancelled
 from rein.errors import Refused
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Store, Transition
+
+if TYPE_CHECKING:
+    from rein.engine.answering import Via
 
 
 def material_digest(material: Mapping[str, Any]) -> str:
@@ -100,6 +102,15 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
     file it shows changed since it was shown; APPROVAL004 when answers here are signed and
     this one's signature is missing or does not verify.
     """
+    # Only an answer needs these: a driver's turn (`rein submit`) imports this module too.
+    from rein.engine.answering import (
+        Via,
+        after_turn,
+        check_signature,
+        check_unconfined,
+        given,
+    )
+
     via = via or Via(surface="api")
     state = check_unconfined(approver, f"approval {row.approval_id}")
     wanted = [str(r) for r in row.request.get("roles") or []]
