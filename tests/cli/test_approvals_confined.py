@@ -201,3 +201,23 @@ def test_runs_show_and_the_record_say_how_each_approval_was_given(
     assert event["x-rein-given"]["identity"]["method"] == "os-user"
     assert record["metadata"]["x-rein-approved-given"]["surface"] == "cli"
     assert record_problems(record) == []
+
+
+@needs_setpriv
+def test_a_confined_process_approves_no_profile_change(tmp_path: Path) -> None:
+    """Profile proposals and deltas under `writeback: propose` are approvals too."""
+    import shutil as copying
+
+    from tests.cli.approvals_env import REIN
+
+    data = Path(__file__).resolve().parents[1] / "profiles" / "data"
+    profile = Path(copying.copy(data / "notes.agent.md", tmp_path))
+    before = profile.read_bytes()
+    assert SETPRIV is not None
+    done = subprocess.run(
+        [SETPRIV, "--no-new-privs", str(REIN), "profile", "apply", "--workspace",
+         str(tmp_path), "--approve", "--json", str(profile), str(data / "notes.delta.yaml")],
+        capture_output=True, text=True, timeout=300, check=False, start_new_session=True)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == "APPROVAL003"
+    assert profile.read_bytes() == before
