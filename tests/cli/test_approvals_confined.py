@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.approvals_env import answer_in, gated_waiting, nothing_recorded, refused
+from tests.cli.approvals_env import REIN, answer_in, gated_waiting, nothing_recorded, refused
 from tests.scenarios.harness import Scenario
 
 BWRAP = shutil.which("bwrap")
@@ -206,12 +206,8 @@ def test_runs_show_and_the_record_say_how_each_approval_was_given(
 @needs_setpriv
 def test_a_confined_process_approves_no_profile_change(tmp_path: Path) -> None:
     """Profile proposals and deltas under `writeback: propose` are approvals too."""
-    import shutil as copying
-
-    from tests.cli.approvals_env import REIN
-
     data = Path(__file__).resolve().parents[1] / "profiles" / "data"
-    profile = Path(copying.copy(data / "notes.agent.md", tmp_path))
+    profile = Path(shutil.copy(data / "notes.agent.md", tmp_path))
     before = profile.read_bytes()
     assert SETPRIV is not None
     done = subprocess.run(
