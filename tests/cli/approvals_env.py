@@ -38,11 +38,14 @@ def gated_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 
 
 def answer_in(sandbox: Sequence[str], scenario: Scenario, approval_id: str, verb: str = "accept",
-              env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+              env: dict[str, str] | None = None, command: str | None = None
+              ) -> tuple[int, dict[str, Any]]:
     """``rein approvals VERB ID --json`` as its own process under ``sandbox`` (a prefix of
-    argv), with no terminal: its exit code and its one JSON object."""
+    argv; ``command``: the whole command as one string, for a sandbox that takes one), with
+    no terminal: its exit code and its one JSON object."""
+    argv = [str(REIN), "approvals", verb, approval_id, "--no-continue", "--json"]
     done = subprocess.run(
-        [*sandbox, str(REIN), "approvals", verb, approval_id, "--no-continue", "--json"],
+        [*sandbox, *([command] if command is not None else argv)],
         cwd=scenario.root, capture_output=True, text=True, timeout=300, check=False,
         env={**os.environ, **(env or {})}, start_new_session=True)
     return done.returncode, json.loads(done.stdout or "{}") if done.stdout.strip() else {

@@ -110,6 +110,32 @@ def test_inside_the_codex_cli_sandbox_an_answer_is_refused(
     nothing_recorded(scenario, approval_id)
 
 
+SRT = os.environ.get("REIN_TEST_SRT") or shutil.which("srt")
+
+
+@pytest.mark.skipif(SRT is None, reason="Claude Code's sandbox runtime is not installed (npm "
+                    "install -g @anthropic-ai/sandbox-runtime, or REIN_TEST_SRT=path/to/srt)")
+def test_inside_claude_code_s_sandbox_an_answer_is_refused(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """`srt`, the sandbox Claude Code runs commands in, with the workspace writable."""
+    scenario, approval_id = waiting
+    assert SRT is not None
+    settings = tmp_path / "srt-settings.json"
+    settings.write_text(json.dumps({"network": {"allowedDomains": [], "deniedDomains": []},
+                                    "filesystem": {"denyRead": [], "allowWrite": [
+                                        str(scenario.root)], "denyWrite": []}}))
+    probe = subprocess.run([SRT, "-s", str(settings), "-c", "grep NoNewPrivs /proc/self/status"],
+                           cwd=scenario.root, capture_output=True, text=True, timeout=120,
+                           check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"Claude Code's sandbox does not run here: {probe.stderr[-300:]}")
+    assert probe.stdout.split() == ["NoNewPrivs:", "1"]
+    command = f"{REIN} approvals accept {approval_id} --no-continue --json"
+    refused(*answer_in([SRT, "-s", str(settings), "-c"], scenario, approval_id,
+                       command=command))
+    nothing_recorded(scenario, approval_id)
+
+
 def _account_config() -> Path:
     return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".config"
 
