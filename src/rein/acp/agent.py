@@ -415,8 +415,10 @@ def _input(prompt: Sequence[Any]) -> list[dict[str, Any]]:
 
 async def serve(harness: Harness) -> None:
     """Serve one client on this process's stdin and stdout until it closes them."""
+    from rein.acp.transport import serve_stdio
+
     agent = ReinAgent(harness)
     try:
-        await acp.run_agent(agent)  # type: ignore[arg-type]  # the SDK's Agent, by names
+        await serve_stdio(agent)  # every line answered: rein.acp.transport
     finally:
         await agent.close()
