@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import queue
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ import pytest
 from rein.appserver import wire
 from rein.store.sqlite import SQLiteStore
 from tests.appserver.serve import environment, reply, server_args, shell, workspace
+
+WAIT = 60  # seconds a read waits for the server's next line: a hang fails, never stalls
 
 
 class Raw:
@@ -32,11 +36,31 @@ class Raw:
         self.proc.stdin.write(raw)
         self.proc.stdin.flush()
 
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
+    def line(self) -> bytes:
+        """The next line the server writes, as written (read on a thread, so that a
+        server that stops writing fails the test after a bounded wait)."""
+        lines: queue.Queue[bytes] | None = getattr(self, "_lines", None)
+        if lines is None:
+            lines = self._lines = queue.Queue()
+            threading.Thread(target=self._pump, args=(lines,), daemon=True).start()
+        try:
+            line = lines.get(timeout=WAIT)
+        except queue.Empty:
+            raise AssertionError(f"the server wrote nothing for {WAIT} s") from None
         assert line, "the server closed its output"
-        return dict(json.loads(line))
+        return line
+
+    def _pump(self, lines: queue.Queue[bytes]) -> None:
+        assert self.proc.stdout is not None
+        try:
+            for line in iter(self.proc.stdout.readline, b""):
+                lines.put(line)
+        except ValueError:  # closed by close()
+            pass
+        lines.put(b"")
+
+    def read(self) -> dict[str, Any]:
+        return dict(json.loads(self.line()))
 
     def until(self, key: str, value: Any) -> dict[str, Any]:
         while True:
@@ -206,9 +230,7 @@ def test_every_bad_line_is_answered_and_the_server_reads_on(raw: Raw) -> None:
         assert (raw.read(), raw.read()["id"]) == (answer, f"after-{n}"), line[:80]
     # An id holding a lone surrogate is answered, escaped as it came; so is the next one.
     raw.send(b'{"id": "\\ud800", "method": "thread/list", "params": {}}\n')
-    assert raw.proc.stdout is not None
-    assert raw.proc.stdout.readline() == \
-        b'{"id":"\\ud800","result":{"data":[],"nextCursor":null}}\n'
+    assert raw.line() == b'{"id":"\\ud800","result":{"data":[],"nextCursor":null}}\n'
     # Two requests with one id: each is answered, in the order sent.
     raw.send({"id": 7, "method": "thread/start", "params": {}})
     raw.send({"id": 7, "method": "thread/list", "params": {}})

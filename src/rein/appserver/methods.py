@@ -31,7 +31,8 @@ class Connection(Protocol):
 
     def then(self, work: Callable[[], None]) -> None: ...
     def notify(self, notification: Notification) -> None: ...
-    def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None: ...
+    def run_turn(self, turn: TurnRun, *, replay: bool = True, drive: bool = True
+                 ) -> None: ...
     def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
 
 
@@ -192,10 +193,16 @@ async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]
 
 def _active(c: Connection, params: Mapping[str, Any], expected: Any) -> Any:
     thread_id = _thread_id(params)
-    turn = c.harness.sessions.active.get(thread_id)
+    sessions = c.harness.sessions
+    turn = sessions.active.get(thread_id)
+    left = turn is None or turn.done
+    if left:  # a turn another process left (a crash, a kill)
+        turn = sessions.reopen(thread_id)
     if turn is None or turn.done or (isinstance(expected, str) and turn.turn_id != expected):
         raise MethodError(wire.INVALID_REQUEST, f"no active turn {expected or ''} on thread "
                                                 f"{thread_id}".replace("  ", " "))
+    if left:  # this client follows it to its end
+        c.then(lambda: c.run_turn(turn, replay=False, drive=False))
     return turn
 
 

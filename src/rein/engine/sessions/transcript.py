@@ -90,6 +90,7 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow) -> TurnView
 
     if feed.graph is not None:
         heard(feed.opening(row.created_at))
+    ended = sessions.end_of(row)  # a turn that ended without its run finishing
     run_id = run_of(sessions, row)
     last = 0
     if run_id is not None:
@@ -106,6 +107,8 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow) -> TurnView
                     item = dict(n.params["item"])
                     entries[str(item["id"])] = item
             last = event.seq
+    if ended is not None:
+        heard(feed.apply(ended))
     return TurnView(turn_id=row.turn_id, seq=row.seq,
                     kind=str(row.input.get("kind") or "conversation"),
                     graph=str(row.input["graph"]) if row.input.get("graph") else None,
