@@ -1,7 +1,7 @@
 """A turn ends once, whatever stops its run: a start that raises once the run exists ends
-it ``failed`` (the feed stops waiting for a run that will not finish); a turn nobody will
-start ends ``interrupted`` (THREAD008), recorded once, but never while the process that
-recorded it may still start it (its start lock)."""
+it ``failed`` (the feed stops waiting for a run that will not finish); a turn whose process
+died before starting its run ends ``interrupted`` (THREAD008), recorded once, but never
+while that process lives and may still start it (its start lock)."""
 
 from __future__ import annotations
 
@@ -64,74 +64,57 @@ def test_a_start_that_raises_once_the_run_exists_ends_the_turn_failed(
         ("inProgress", None)]
 
 
-# Holds a turn's start lock, as a live process that recorded the turn does, until stdin ends.
-HOLD = """
-import sys
-from rein.store.sqlite import SQLiteStore
-store = SQLiteStore.open(sys.argv[1], create=False)
-with store.lock_run(sys.argv[2]):
-    print("held", flush=True)
+# Records a turn as turn/start does, and holds it (its process may still start it) until its
+# stdin ends: then it dies before starting the turn's run (SIGKILL).
+RECORDER = """
+import asyncio, os, signal, sys
+from rein.engine.service import Harness
+
+async def main():
+    harness = Harness.open(sys.argv[1])
+    thread = harness.sessions.start_thread()
+    turn = await harness.sessions.begin_turn(thread.thread_id,
+                                             [{"type": "text", "text": "hello"}])
+    print(thread.thread_id, turn.turn_id, flush=True)
     sys.stdin.read()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
 """
 
 
-def test_a_turn_nobody_will_start_ends_interrupted_once(root: Path) -> None:
-    async def record() -> tuple[str, str]:
+def test_a_turn_ends_interrupted_once_when_its_process_dies_before_its_run(
+        root: Path) -> None:
+    recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(root)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                env=dict(os.environ))
+    assert recorder.stdin is not None and recorder.stdout is not None
+
+    async def look() -> tuple[str, list[dict[str, Any]]]:
         with rein.Harness.open(root) as harness:
-            thread = harness.start_thread()
-            turn = await harness.sessions.begin_turn(thread.id, [{"type": "text",
-                                                                  "text": "hello"}])
-            turn.release()  # never driven: as if its process had died here
-            harness.sessions.active.clear()
-            return thread.id, turn.turn_id
+            sessions = harness.sessions
+            busy = sessions.to_json(sessions.thread(thread_id))["status"]["type"]
+            return busy, [f.turn() for f in sessions.feeds(thread_id)]
 
-    thread_id, turn_id = asyncio.run(record())
-
-    async def read() -> list[dict[str, Any]]:
-        with rein.Harness.open(root) as harness:
-            return [f.turn() for f in harness.sessions.feeds(thread_id)]
-
-    first, second = asyncio.run(read()), asyncio.run(read())
-    assert first == second  # recorded once: every later look reads the same end
+    try:
+        thread_id, turn_id = recorder.stdout.readline().split()
+        # Its process lives: the turn may still start, and nobody takes it for dead.
+        busy, [turn] = asyncio.run(look())
+        assert (busy, turn["status"]) == ("active", "inProgress")
+    finally:
+        recorder.stdin.close()
+        assert recorder.wait(timeout=60) == -9
+        recorder.stdout.close()
+    (busy, first), (_, second) = asyncio.run(look()), asyncio.run(look())
+    assert busy == "idle" and first == second  # recorded once: every look reads that end
     [turn] = first
-    assert (turn["status"], turn["error"]["message"]) == (
-        "interrupted", (f"THREAD008: turn {turn_id} never started its run: the process "
-                        "serving it stopped first, and nothing ran"))
+    assert (turn["status"], turn["error"]) == ("interrupted", {
+        "message": f"THREAD008: turn {turn_id} never started its run: the process serving "
+                   "it stopped first, and nothing ran",
+        "additionalDetails": "start the turn again (turn/start)"})
     store = SQLiteStore.open(root, create=False)
     assert store is not None
     try:
         assert [e.type for e in store.events(turn_id)] == ["turn/ended"]  # type: ignore[arg-type]
     finally:
         store.close()
-
-
-def test_a_turn_another_live_process_is_starting_stays_in_progress(root: Path) -> None:
-    async def record() -> tuple[str, str]:
-        with rein.Harness.open(root) as harness:
-            thread = harness.start_thread()
-            turn = await harness.sessions.begin_turn(thread.id, [{"type": "text",
-                                                                  "text": "hello"}])
-            turn.release()
-            harness.sessions.active.clear()
-            return thread.id, turn.turn_id
-
-    thread_id, turn_id = asyncio.run(record())
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(root), turn_id],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              env=dict(os.environ))
-    assert holder.stdin is not None and holder.stdout is not None
-    try:
-        assert holder.stdout.readline() == "held\n"
-
-        async def look() -> tuple[str, list[str]]:
-            with rein.Harness.open(root) as harness:
-                sessions = harness.sessions
-                busy = sessions.to_json(sessions.thread(thread_id))["status"]["type"]
-                return busy, [f.turn()["status"] for f in sessions.feeds(thread_id)]
-
-        assert asyncio.run(look()) == ("active", ["inProgress"])
-    finally:
-        holder.stdin.close()
-        assert holder.wait(timeout=60) == 0
-        holder.stdout.close()
-    assert asyncio.run(look()) == ("idle", ["interrupted"])  # its holder is gone
