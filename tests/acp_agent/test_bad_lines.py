@@ -3,6 +3,7 @@ message is answered with the error JSON-RPC 2.0 names, and the agent reads on.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -78,3 +79,35 @@ def test_every_bad_line_is_answered_and_the_agent_reads_on(tmp_path: Path) -> No
         code = proc.wait(timeout=120)
         proc.stdout.close()
     assert code == 0
+
+
+def test_a_line_over_the_limit_is_dropped_whole_and_answered() -> None:
+    """The limit is the SDK's 50 MiB on stdio; here a reader with a small one, in process."""
+    from rein.acp.transport import LineTransport
+
+    class Written:
+        def __init__(self) -> None:
+            self.data = b""
+
+        def write(self, data: bytes) -> None:
+            self.data += data
+
+        async def drain(self) -> None:
+            return None
+
+    async def main() -> tuple[list[Any], bytes]:
+        reader = asyncio.StreamReader(limit=64)
+        reader.feed_data(b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": "' +
+                         b"y" * 500 + b'"}}\n{"jsonrpc": "2.0", "id": 2, "method": "x"}\n' +
+                         b"z" * 300)  # the last line, over the limit, ends the input
+        reader.feed_eof()
+        written = Written()
+        transport = LineTransport(reader, written, limit=64)  # type: ignore[arg-type]
+        got = [await transport.receive(), await transport.receive()]
+        return got, written.data
+
+    got, data = asyncio.run(main())
+    assert got == [{"jsonrpc": "2.0", "id": 2, "method": "x"}, None]
+    answer = {"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32600, "message": "message larger than 64 bytes"}}
+    assert [json.loads(line) for line in data.splitlines()] == [answer, answer]

@@ -118,9 +118,15 @@ def test_a_turn_whose_run_is_refused_or_never_started_shows_ended(workspace: Pat
         assert [v.status for v in transcript.turns(sessions, thread_id)] == ["failed"] * 2
 
         lost = asyncio.run(_left_unstarted(sessions, thread_id))
-        page = c.client.get(f"/threads/{thread_id}").text
+        for read_only in make_console(workspace, read_only=True):
+            read_only.login()
+            page = read_only.client.get(f"/threads/{thread_id}").text
+            assert f"data-turn='{lost}' data-turn-status='interrupted'" in page
+            assert c.harness.store.events(lost) == []  # shown so; a read-only console writes nothing
+        page = c.client.get(f"/threads/{thread_id}").text  # this one records it
         assert f"data-turn='{lost}' data-turn-status='interrupted'" in page
         assert f"THREAD008: turn {lost} never started its run" in page
+        assert [e.type for e in c.harness.store.events(lost)] == ["turn/ended"]
 
 
 async def _left_unstarted(sessions: Any, thread_id: str) -> str:

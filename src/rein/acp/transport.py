@@ -25,8 +25,10 @@ MAX_LINE = 50 * 1024 * 1024
 class LineTransport:
     """The SDK's message-level transport (``send``, ``receive``, ``close``) over stdio."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader, self._writer = reader, writer
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
+                 limit: int = MAX_LINE) -> None:
+        self._reader, self._writer = reader, writer  # (``reader``'s own limit is ``limit``)
+        self._limit = limit
         self._lock = asyncio.Lock()
 
     async def send(self, message: Mapping[str, Any]) -> None:
@@ -51,7 +53,7 @@ class LineTransport:
                 return None
             if line is _TOO_LONG:
                 await self._refuse(lines.Refusal(
-                    None, lines.INVALID_REQUEST, f"message larger than {MAX_LINE} bytes"))
+                    None, lines.INVALID_REQUEST, f"message larger than {self._limit} bytes"))
                 continue
             try:
                 parsed = lines.parse(line)

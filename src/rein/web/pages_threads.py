@@ -44,7 +44,7 @@ def _last_run(c: Console, row: ThreadRow) -> Any:
     turns = c.h.store.thread_turns(row.thread_id)
     if not turns:
         return None, 0, False
-    ended = c.h.sessions.end_of(turns[-1]) is not None
+    ended = c.h.sessions.end_of(turns[-1], write=not c.read_only) is not None
     run_id = transcript.run_of(c.h.sessions, turns[-1])
     return (c.h.store.get_run(run_id) if run_id else None), len(turns), ended
 
@@ -214,7 +214,7 @@ async def thread(c: Console, request: Request,
     row = _thread(c, request)
     if isinstance(row, Response):
         return row
-    views = transcript.turns(c.h.sessions, row.thread_id)
+    views = transcript.turns(c.h.sessions, row.thread_id, write=not c.read_only)
     return HTMLResponse(thread_page(c, row, views, csrf=c.csrf(request), error=error),
                         status_code=409 if error else 200)
 
@@ -223,7 +223,7 @@ async def turn(c: Console, request: Request) -> Response:
     """One turn's section alone: what the page swaps in as its run's events arrive."""
     try:
         view = transcript.turn(c.h.sessions, request.path_params["thread_id"],
-                               request.path_params["turn_id"])
+                               request.path_params["turn_id"], write=not c.read_only)
     except ReinError as exc:
         return not_found(c, exc)
     return HTMLResponse(turn_section(request.path_params["thread_id"], view,
@@ -281,7 +281,7 @@ async def answer(c: Console, request: Request) -> Response:
 def _for_session(c: Console, row: ThreadRow, entry: ApprovalRow) -> bool:
     """Whether the pending question ``entry`` is one the protocol lets a person accept for
     the session (a command or a file change, with its exact action's digest)."""
-    for view in transcript.turns(c.h.sessions, row.thread_id):
+    for view in transcript.turns(c.h.sessions, row.thread_id, write=not c.read_only):
         for request in view.pending:
             if request.id == entry.approval_id:
                 return thread_items.for_session(request, entry)

@@ -57,8 +57,18 @@ def record(store: Store, turn: ThreadTurnRow, *, status: str, error: Mapping[str
         if earlier is not None:
             return earlier
         return events.append(store, log_of(turn), events.EventType.TURN_ENDED,
-                             {"turn": turn.turn_id, "status": status, "error": dict(error)},
-                             now)
+                             _payload(turn, status, error), now)
+
+
+def _payload(turn: ThreadTurnRow, status: str, error: Mapping[str, str]) -> dict[str, Any]:
+    return {"turn": turn.turn_id, "status": status, "error": dict(error)}
+
+
+def _never_started(turn: ThreadTurnRow) -> dict[str, str]:
+    return {"code": NEVER_STARTED,
+            "message": f"turn {turn.turn_id} never started its run: the process serving it "
+                       "stopped first, and nothing ran",
+            "hint": "start the turn again (turn/start)"}
 
 
 class StartLock:
@@ -74,18 +84,22 @@ class StartLock:
 
 
 def settle(store: Store, turn: ThreadTurnRow, run_of: Callable[[ThreadTurnRow], Any],
-           now: str) -> bool:
-    """Whether ``turn`` has ended without a run: a conversation turn whose run never began
-    and never will (its start lock is free) is recorded ``interrupted`` here, once."""
-    if of(store, turn) is not None:
-        return True
-    if turn.input.get("kind") == "graph":  # its digest question says what becomes of it
-        return False
+           now: str, *, write: bool = True) -> Event | None:
+    """The turn's end when it ended without its run finishing. A conversation turn whose
+    run never began and never will (its start lock is free) is recorded ``interrupted``
+    here, once; with ``write`` false (a reader that writes nothing) that end is only
+    shown, as the first reader that may write will record it."""
+    ended = of(store, turn)
+    if ended is not None or turn.input.get("kind") == "graph":  # (a graph turn: its
+        return ended                                             # digest question says)
     if turn.run_id is not None or run_of(turn) is not None:
-        return False
+        return None
     log = log_of(turn)
     if store.run_locked(log):  # its process is about to start it
-        return False
+        return None
+    if not write:
+        return Event(run_id=log, seq=0, type=TYPE, at=now,
+                     payload=_payload(turn, "interrupted", _never_started(turn)))
     try:
         with store.lock_run(log):
             # Looked at again under the lock: the run may have begun, and the lock gone,
@@ -93,12 +107,8 @@ def settle(store: Store, turn: ThreadTurnRow, run_of: Callable[[ThreadTurnRow], 
             again = {t.turn_id: t for t in store.thread_turns(turn.thread_id)}.get(
                 turn.turn_id, turn)
             if again.run_id is not None or run_of(again) is not None:
-                return False
-            record(store, turn, status="interrupted", now=now, error={
-                "code": NEVER_STARTED,
-                "message": f"turn {turn.turn_id} never started its run: the process "
-                           "serving it stopped first, and nothing ran",
-                "hint": "start the turn again (turn/start)"})
+                return None
+            return record(store, turn, status="interrupted", error=_never_started(turn),
+                          now=now)
     except Refused:  # another process took the lock meanwhile: it decides
-        return of(store, turn) is not None
-    return True
+        return of(store, turn)

@@ -123,13 +123,11 @@ class Sessions:
             out.append((feed, messages))
         return out
 
-    def end_of(self, turn: ThreadTurnRow) -> Event | None:
+    def end_of(self, turn: ThreadTurnRow, *, write: bool = True) -> Event | None:
         """The turn's recorded end when it ended without its run finishing; a turn whose
-        run never began and never will is recorded ``interrupted`` first (:mod:`ends`)."""
-        store = self.harness.store
-        if ends.settle(store, turn, self._run_of, self._now()):
-            return ends.of(store, turn)
-        return None
+        run never began and never will is recorded ``interrupted`` first (:mod:`ends`;
+        ``write`` false: only shown so, for a reader that writes nothing)."""
+        return ends.settle(self.harness.store, turn, self._run_of, self._now(), write=write)
 
     def _before_run(self, feed: Feed, turn: ThreadTurnRow, *, ran: bool) -> list[Message]:
         """A graph turn before its run: the opening, its digest question (and the answer),
@@ -268,7 +266,9 @@ class Sessions:
         run_id = turn.run_id or self._run_of(turn)
         if run_id is None and running is not None and running.turn_id == busy:
             run_id = await running.run_id  # turn/start answered; its run is being created
-        assert run_id is not None  # a turn in progress has a run (see _in_progress)
+        if run_id is None:  # another process recorded it and is starting its run
+            raise Refused(f"turn {busy} on thread {thread_id} has not started its run yet",
+                          code="THREAD005", hint="steer it once it runs (turn/started)")
         events.append(self.harness.store, run_id,  # type: ignore[arg-type]
                       events.EventType.INPUT_STEERED,
                       {"node": conversation.NODE, "turn": busy, "text": text,
