@@ -195,15 +195,28 @@ def _active(c: Connection, params: Mapping[str, Any], expected: Any) -> Any:
     thread_id = _thread_id(params)
     sessions = c.harness.sessions
     turn = sessions.active.get(thread_id)
-    left = turn is None or turn.done
-    if left:  # a turn another process left (a crash, a kill)
-        turn = sessions.reopen(thread_id)
+    if turn is not None and not turn.done:
+        _expected(turn, thread_id, expected)
+        return turn
+    turn = sessions.reopen(thread_id)  # a turn another process left (a crash, a kill)
+    try:
+        _expected(turn, thread_id, expected)
+        assert turn is not None
+        run_id = turn.run_id.result() if turn.run_id.done() else None
+        if run_id is not None and sessions.harness.store.run_locked(run_id):
+            raise MethodError(wire.INVALID_REQUEST, f"turn {turn.turn_id} runs in another "
+                                                    "process: interrupt it there")
+    except MethodError:
+        sessions.active.pop(thread_id, None)  # nobody here follows it
+        raise
+    c.then(lambda: c.run_turn(turn, replay=False, drive=False))  # followed to its end
+    return turn
+
+
+def _expected(turn: TurnRun | None, thread_id: str, expected: Any) -> None:
     if turn is None or turn.done or (isinstance(expected, str) and turn.turn_id != expected):
         raise MethodError(wire.INVALID_REQUEST, f"no active turn {expected or ''} on thread "
                                                 f"{thread_id}".replace("  ", " "))
-    if left:  # this client follows it to its end
-        c.then(lambda: c.run_turn(turn, replay=False, drive=False))
-    return turn
 
 
 async def turn_interrupt(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,8 +18,8 @@ import pytest
 import rein
 from rein.engine.runner import Engine
 from rein.errors import ConfigError
-from rein.store.sqlite import SQLiteStore
 from tests.scenarios.model_env import isolate
+from tests.store.conftest import pg_url, store_url  # noqa: F401  (the fixtures)
 
 TOML = ('[providers.script]\nkind = "scripted"\noptions = { script = "turns.json" }\n\n'
         '[tiers.standard]\nprovider = "script"\nmodel = "scripted-1"\n')
@@ -71,7 +71,7 @@ import asyncio, os, signal, sys
 from rein.engine.service import Harness
 
 async def main():
-    harness = Harness.open(sys.argv[1])
+    harness = Harness.open(sys.argv[1], store_url=sys.argv[2])
     thread = harness.sessions.start_thread()
     turn = await harness.sessions.begin_turn(thread.thread_id,
                                              [{"type": "text", "text": "hello"}])
@@ -84,37 +84,33 @@ asyncio.run(main())
 
 
 def test_a_turn_ends_interrupted_once_when_its_process_dies_before_its_run(
-        root: Path) -> None:
-    recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(root)],
+        root: Path, store_url: str) -> None:  # noqa: F811
+    recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(root), store_url],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                 env=dict(os.environ))
     assert recorder.stdin is not None and recorder.stdout is not None
 
-    async def look() -> tuple[str, list[dict[str, Any]]]:
-        with rein.Harness.open(root) as harness:
+    async def look() -> tuple[str, list[dict[str, Any]], list[str]]:
+        with rein.Harness.open(root, store_url=store_url) as harness:
             sessions = harness.sessions
             busy = sessions.to_json(sessions.thread(thread_id))["status"]["type"]
-            return busy, [f.turn() for f in sessions.feeds(thread_id)]
+            logged = [e.type for e in harness.store.events(turn_id)]  # type: ignore[arg-type]
+            return busy, [f.turn() for f in sessions.feeds(thread_id)], logged
 
     try:
         thread_id, turn_id = recorder.stdout.readline().split()
         # Its process lives: the turn may still start, and nobody takes it for dead.
-        busy, [turn] = asyncio.run(look())
-        assert (busy, turn["status"]) == ("active", "inProgress")
+        busy, [turn], logged = asyncio.run(look())
+        assert (busy, turn["status"], logged) == ("active", "inProgress", [])
     finally:
         recorder.stdin.close()
         assert recorder.wait(timeout=60) == -9
         recorder.stdout.close()
-    (busy, first), (_, second) = asyncio.run(look()), asyncio.run(look())
+    (busy, first, logged), (_, second, again) = asyncio.run(look()), asyncio.run(look())
     assert busy == "idle" and first == second  # recorded once: every look reads that end
+    assert logged == again == ["turn/ended"]
     [turn] = first
     assert (turn["status"], turn["error"]) == ("interrupted", {
         "message": f"THREAD008: turn {turn_id} never started its run: the process serving "
                    "it stopped first, and nothing ran",
         "additionalDetails": "start the turn again (turn/start)"})
-    store = SQLiteStore.open(root, create=False)
-    assert store is not None
-    try:
-        assert [e.type for e in store.events(turn_id)] == ["turn/ended"]  # type: ignore[arg-type]
-    finally:
-        store.close()
