@@ -16,6 +16,17 @@ from support import EXAMPLES, ROOT, SHARED, shared_path  # noqa: F401 - re-expor
 os.environ.setdefault("REIN_ALLOW_MODEL_REQUESTS", "0")
 
 
+@pytest.fixture(autouse=True)
+def _no_account_approvers(tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's own approver files (``/etc/rein/rein.toml``, the account's
+    ``~/.config/rein/rein.toml``) never reach a test run in this process; a test that needs
+    an approver names one with ``support.account_files``."""
+    from support import account_files
+
+    account_files(monkeypatch, tmp_path_factory.getbasetemp() / "no-approvers")
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     """The team's shared folder (spec digests and official examples), or skip."""
