@@ -25,13 +25,15 @@ from scripted_model import Answer, ToolCall
 
 REIN = ".rein/bin/rein"
 PROBE = "grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status"
+MAX_CALLS = 40  # a session that has not stopped by then loops
 
 # What the agent writes for an instruction: {path relative to the workspace: text}.
 Work = Callable[[Mapping[str, Any]], Mapping[str, str]]
 
 
 def heredoc(path: str, text: str, tag: str = "REIN_FILE") -> str:
-    assert f"\n{tag}\n" not in f"\n{text}"
+    """Write ``text`` to ``path`` (it must end with a newline: the delimiter is a line)."""
+    assert text.endswith("\n") and f"\n{tag}\n" not in f"\n{text}", text
     return f"mkdir -p \"$(dirname '{path}')\" && cat > '{path}' <<'{tag}'\n{text}{tag}\n"
 
 
@@ -70,6 +72,7 @@ class Driver:
         self.queue: list[tuple[str, Answer]] = [("probe", PROBE), ("ask", f"{REIN} {entry}")]
 
     def __call__(self, outputs: list[str]) -> Answer | None:
+        assert len(outputs) < MAX_CALLS, f"the session went on for {MAX_CALLS} calls"
         if not self.queue and self.kinds:
             self._decide(self.kinds[len(outputs) - 1], tool_output(outputs[-1]))
         if not self.queue:
@@ -107,8 +110,9 @@ class Driver:
 
     @staticmethod
     def _instruction(status: Mapping[str, Any]) -> dict[str, Any] | None:
-        if isinstance(status.get("instruction"), dict):  # rein dev --json
-            return dict(status["instruction"])
+        nested = status.get("instruction")
+        if isinstance(nested, dict):  # rein dev --json: an instruction, or an approval
+            return dict(nested) if nested.get("status") == "instruction" else None
         if status.get("status") == "instruction" and "token" in status:  # rein next --json
             return dict(status)
         return None
