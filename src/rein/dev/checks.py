@@ -180,19 +180,23 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
 
 
 def _append(root: Path, relative: str, line: str) -> str | None:
-    """Append ``line`` to ``relative`` (progress.txt), never through a symlink; why not."""
+    """Append ``line`` to ``relative`` (progress.txt), never through a symlink, and once: an
+    attempt run again after rein's own failure finds it there already. Why not, or None."""
     path = root / relative
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                      | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENOTDIR, errno.ENXIO):
             return f"{relative} is not a regular file rein can append to ({exc.strerror})"
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return f"{relative} is not a regular file"
-        os.write(fd, line.encode("utf-8"))
+        data = line.encode("utf-8")
+        if info.st_size < len(data) or os.pread(fd, len(data), info.st_size - len(data)) != data:
+            os.write(fd, data)
     finally:
         os.close(fd)
     return None

@@ -253,15 +253,17 @@ class Repo:
                 self._git(["hash-object", "-w", "--no-filters", "--stdin"], data=target)
 
     def commit(self, tree: str, message: str) -> str:
-        """Commit ``tree`` on HEAD (no hook, no signing), then set the index to it."""
+        """Set the index to ``tree``, then commit it on HEAD (no hook, no signing). The
+        index goes first, as `git add` before `git commit`: a lock that stops it stops the
+        commit before anything is recorded."""
         parent = self.head()
+        self.sync_index(tree)
         args = ["commit-tree", tree, "--no-gpg-sign"] + (["-p", parent] if parent else [])
         sha = self._git(args, data=message.encode(), env=self.identity()).decode().strip()
         zero = "0" * len(self.empty_tree())
         subject = message.splitlines()[0]
         self._git(["update-ref", "-m", f"rein dev: {subject}", "HEAD", sha, parent or zero],
                   config=self._config_hooks_off())
-        self.sync_index(tree)
         return sha
 
     def sync_index(self, tree: str) -> None:
