@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from rein.formats.agx.errors import Fault
+from rein.formats.agx.patterns import PatternError, compile_pattern
 from rein.formats.agx.scope import Scope
 from rein.formats.agx.values import (
     describe,
@@ -99,12 +100,17 @@ def _string_one(name: str, op: Callable[[str], str]) -> Impl:
 
 
 def _matches(s: str, pattern: str) -> bool:
+    """An unanchored search, in time linear in ``s`` (:mod:`rein.formats.agx.patterns`)."""
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise Fault(f"matches() got an invalid regular expression {pattern!r}: {exc}",
-                    kind="pattern") from None
+        compiled = compile_pattern(pattern)
+    except PatternError as exc:
+        raise Fault(f"matches() got {_said(exc)}", kind="pattern", hint=exc.hint) from None
     return compiled.search(s) is not None
+
+
+def _said(exc: PatternError) -> str:
+    """``an invalid regular expression '(': ...`` or ``a regular expression ... that uses``"""
+    return f"an {exc.reason}" if exc.reason.startswith("invalid") else f"a {exc.reason}"
 
 
 def _split(s: str, sep: str) -> list[str]:

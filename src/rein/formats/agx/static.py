@@ -8,8 +8,7 @@ starts instead of in the middle of one. Computed arguments are left to run time.
 
 from __future__ import annotations
 
-import re
-
+from rein.formats.agx.patterns import PatternError, compile_pattern
 from rein.formats.agx.tree import ArrayLit, Literal, Node
 
 _STRING = frozenset({"string"})
@@ -82,10 +81,9 @@ def check_call(name: str, args: tuple[Node, ...]) -> tuple[int, str, str] | None
     if name == "matches" and len(args) == 2 and literal_kind(args[1]) == "string":
         pattern = args[1].value  # type: ignore[union-attr]
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            return (args[1].offset, f"invalid regular expression {pattern!r}: {exc}",
-                    "fix the pattern (Python regular expression syntax)")
+            compile_pattern(pattern)
+        except PatternError as exc:
+            return args[1].offset, exc.reason, exc.hint
     return None
 
 
