@@ -2,10 +2,10 @@
 
 AGX ``matches()``, the ``regex`` criterion and a command criterion's
 ``expect_stdout_matches`` search text an agent wrote, with a pattern a graph (or, through an
-expression, an agent) wrote. Python's ``re`` backtracks: ``^(\\w+\\s?)*$`` on 41 characters
-takes longer than a run lock should be held, and some patterns take longer than the age of
-the universe. So patterns run on RE2 (the ``google-re2`` package), whose time is linear in
-the length of the text, whatever the pattern.
+expression, an agent) wrote. Python's ``re`` backtracks: ``^(\\w+\\s?)*$`` takes seconds on
+24 characters and twice as long for each one more. So patterns run on RE2 (the
+``google-re2`` package), whose time is linear in the length of the text, whatever the
+pattern.
 
 Patterns are written as for Python's ``re``, less the constructs that need backtracking: a
 pattern that uses one (a backreference ``\\1``, lookahead ``(?=``, lookbehind ``(?<=``, an
