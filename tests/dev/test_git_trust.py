@@ -6,12 +6,14 @@ also change the bytes committed), hooks in `.git/hooks` and in `core.hooksPath`,
 fsmonitor hook, diff, textconv and merge drivers, a pager, editors, signing, a credential
 helper, an ssh command, automatic gc, config-defined hooks, attributes from
 `.git/info/attributes` and `core.attributesFile`, and an `include.path` that brings in more
-of the same. Every planted program appends its name and the secret it can see to one file.
+of the same, and a `core.worktree` that names another directory. Every planted program
+appends its name and the secret it can see to one file.
 """
 
 from __future__ import annotations
 
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,9 @@ def plant(repo: Path, tmp: Path) -> Path:
     (repo / ".git" / "info").mkdir(exist_ok=True)
     (repo / ".git" / "info" / "attributes").write_text(attributes)
     (tmp / "attributes").write_text(attributes)
+    elsewhere = tmp / "elsewhere"  # core.worktree: a work tree rein must not read
+    elsewhere.mkdir()
+    (elsewhere / "planted.txt").write_text("not the verified tree\n")
     included = tmp / "included.cfg"
     included.write_text(f'[filter "evil2"]\n\tclean = {evil} included-clean\n'
                         f'[core]\n\tpager = {evil} included-pager\n')
@@ -60,18 +65,21 @@ def plant(repo: Path, tmp: Path) -> Path:
         "credential.helper": f"!{evil} credential", "core.askPass": f"{evil} askpass",
         "gc.auto": "1", "gc.autoDetach": "false", "hook.evil.command": f"{evil} config-hook",
         "hook.evil.event": "reference-transaction", "include.path": str(included),
+        "core.worktree": str(elsewhere),
     }
     for key, value in config.items():
         git(repo, "config", key, value)
     return marker
 
 
-def blob(repo: Path, path: str) -> bytes:
-    """The committed bytes of ``path`` at HEAD, read with plumbing that runs nothing."""
-    import subprocess
+def plumbing(repo: Path, *args: str) -> bytes:
+    """What a git command that runs nothing prints (``cat-file``, ``ls-tree``)."""
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True).stdout
 
-    return subprocess.run(["git", "cat-file", "blob", f"HEAD:{path}"], cwd=repo,
-                          capture_output=True, check=True).stdout
+
+def blob(repo: Path, path: str) -> bytes:
+    """The committed bytes of ``path`` at HEAD."""
+    return plumbing(repo, "cat-file", "blob", f"HEAD:{path}")
 
 
 def test_rein_runs_nothing_the_repository_configures_and_commits_the_verified_bytes(
@@ -93,5 +101,7 @@ def test_rein_runs_nothing_the_repository_configures_and_commits_the_verified_by
     for path in ("tempconv/__init__.py", "tests/test_c_to_f.py", "tests/test_table.py"):
         assert blob(repo, path) == (repo / path).read_bytes()
     assert b"212" in blob(repo, "tests/test_c_to_f.py")
+    listed = plumbing(repo, "ls-tree", "-r", "--name-only", "HEAD").decode().split()
+    assert "planted.txt" not in listed and "tempconv/table.py" in listed
     subjects = [i["node"] for i in driver.seen]
     assert subjects.count("feature_c_to_f") == 2  # the wrong first try and its repair only
