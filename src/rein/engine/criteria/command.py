@@ -19,17 +19,19 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.engine.criteria.base import CriterionProblem, Verdict, confined
 from rein.engine.criteria.evidence import clean
 from rein.engine.criteria.matching import regex_of
 from rein.engine.criteria.model import CriterionContext
-from rein.formats.agx.patterns import Pattern
 from rein.tools.paths import ToolFailure
 from rein.tools.process import ProcessResult, run_process
 from rein.tools.sandbox import SandboxPolicy
 from rein.tools.shell import CommandOutcome, run_sandboxed
+
+if TYPE_CHECKING:
+    from rein.formats.agx.patterns import Pattern
 
 # Host variables a command needs to find and run programs; never credentials.
 BASELINE_ENV: tuple[str, ...] = (

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.engine.criteria.base import (
     CriterionProblem,
@@ -30,8 +30,10 @@ from rein.engine.criteria.base import (
 from rein.engine.criteria.model import CriterionContext
 from rein.engine.outputs import SchemaInvalid, first_schema_error
 from rein.errors import LoadError
-from rein.formats.agx.patterns import Pattern, PatternError, compile_pattern, shown
 from rein.formats.loader import load_path
+
+if TYPE_CHECKING:
+    from rein.formats.agx.patterns import Pattern
 
 
 async def check_json_schema(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
@@ -108,6 +110,8 @@ async def check_regex(criterion: Mapping[str, Any], ctx: CriterionContext) -> Ve
 def regex_of(pattern: str, flags: str = "", *, what: str = "pattern") -> Pattern:
     """``pattern`` compiled for a linear-time search; CRIT001 when it is invalid, CRIT008
     when it needs a construct rein does not run (a backreference, lookaround)."""
+    from rein.formats.agx.patterns import PatternError, compile_pattern, shown
+
     try:
         return compile_pattern(pattern, flags)
     except PatternError as exc:

@@ -27,7 +27,6 @@ from types import MappingProxyType
 from typing import Any
 
 from rein.formats.agx.errors import Fault
-from rein.formats.agx.patterns import PatternError, compile_pattern
 from rein.formats.agx.scope import Scope
 from rein.formats.agx.values import (
     describe,
@@ -101,6 +100,8 @@ def _string_one(name: str, op: Callable[[str], str]) -> Impl:
 
 def _matches(s: str, pattern: str) -> bool:
     """An unanchored search, in time linear in ``s`` (:mod:`rein.formats.agx.patterns`)."""
+    from rein.formats.agx.patterns import PatternError, compile_pattern
+
     try:
         compiled = compile_pattern(pattern)
     except PatternError as exc:
@@ -108,7 +109,7 @@ def _matches(s: str, pattern: str) -> bool:
     return compiled.search(s) is not None
 
 
-def _said(exc: PatternError) -> str:
+def _said(exc: Any) -> str:
     """``an invalid regular expression '(': ...`` or ``a regular expression ... that uses``"""
     return f"an {exc.reason}" if exc.reason.startswith("invalid") else f"a {exc.reason}"
 

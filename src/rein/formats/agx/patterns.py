@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_PATTERN_CHARS = 10_000  # longer patterns are refused: compiling is work too
 MAX_PROGRAM_BYTES = 8 << 20  # RE2's memory for one compiled pattern
@@ -68,8 +67,7 @@ class PatternError(Exception):
         self.refused = refused
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(NamedTuple):
     """A match: its text and where it starts and ends (in characters)."""
 
     start: int
