@@ -51,6 +51,7 @@ def root(tmp_path: Path) -> Path:
 def test_the_snapshot_tree_is_the_tree_git_add_writes(root: Path, tmp_path: Path) -> None:
     repo = Repo(root)
     assert repo.write_tree(repo.snapshot()) == gits_tree(root, tmp_path)
+    assert repo.ignored("skip.log") and not repo.ignored("a.txt")  # progress.txt's test
     # After a commit: a change, a deletion, an added file, a tracked file made a symlink.
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")

@@ -166,8 +166,11 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
     refused = _append(root, progress.as_posix().removeprefix("./"), line)
     if refused is not None:
         return CheckResult(passed=False, evidence=f"nothing was committed: {refused}")
-    # The verified snapshot and the line rein appended, nothing read since.
-    tree = repo.write_tree(repo.with_file(snap, progress.as_posix().removeprefix("./")))
+    # The verified snapshot and the line rein appended, nothing read since (progress.txt
+    # only where git would record it: tracked, or not ignored).
+    rel = progress.as_posix().removeprefix("./")
+    recorded = rel in snap.entries or not repo.ignored(rel)
+    tree = repo.write_tree(repo.with_file(snap, rel) if recorded else snap)
     message = (f"feat(dev): feature {feature} - {str(p['title'])[:72]}\n\n"
                f"Verified with: {shlex.join(p['verify'])}\n\n"
                f"Rein-Dev-Feature: {plan_id}/{feature}\n")

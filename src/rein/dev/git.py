@@ -104,10 +104,13 @@ class Repo:
     def _git(self, args: Sequence[str], *, data: bytes | None = None,
              env: Mapping[str, str] | None = None, git_dir: bool = True,
              config: Sequence[str] = (), global_config: bool = False,
-             check: bool = True) -> bytes:
+             check: bool = True, literal: bool = True) -> bytes:
         """git's stdout; a failure raises :class:`GitFailed` (with ``check=False``, a
-        failure that is not a lock gives ``b""``)."""
-        argv = ["git", "--no-pager", "--literal-pathspecs", f"--work-tree={self.root}"]
+        failure that is not a lock gives ``b""``). ``literal``: paths are never patterns
+        (``check-ignore`` takes only plain paths, and refuses the switch)."""
+        argv = ["git", "--no-pager", f"--work-tree={self.root}"]
+        if literal:
+            argv.append("--literal-pathspecs")
         if git_dir:
             argv.append(f"--git-dir={self.git_dir}")
         for item in (*_CONFIG, *config):
@@ -203,6 +206,11 @@ class Repo:
         if found is not None:
             entries[rel], sources[rel] = (found[0], found[1]), found[2]
         return Snapshot(entries=entries, sources=sources)
+
+    def ignored(self, rel: str) -> bool:
+        """Whether ``rel`` is an untracked path the ignore files leave out."""
+        return self._git(["check-ignore", "--", rel], check=False,
+                         literal=False).strip() != b""
 
     def committed(self, plan_id: str, feature: str) -> str | None:
         """The commit that completed ``feature`` of plan ``plan_id``, if one exists."""
