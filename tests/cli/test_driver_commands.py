@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from support import EXAMPLES
+from support import EXAMPLES, account_files
 
 from rein.cli import main
 from rein.engine.record import record_problems
@@ -103,9 +103,9 @@ def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any,
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@example.org")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@example.org")
-    approver = tmp_path.parent / f"{tmp_path.name}-user.toml"  # the demo's gate: a maintainer
+    _managed, approver = account_files(monkeypatch, tmp_path.parent / f"{tmp_path.name}-files")
+    approver.parent.mkdir(parents=True)  # the demo's gate: a maintainer
     approver.write_text('[approver]\nid = "ann"\nroles = ["maintainer"]\n')
-    monkeypatch.setenv("REIN_USER_CONFIG", str(approver))
     monkeypatch.chdir(tmp_path)
     return Drive(tmp_path, capsys, store_url)
 

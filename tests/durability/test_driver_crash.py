@@ -52,7 +52,6 @@ class Cli:
         # No scripted worker and no model: the driver serves the node.
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
         self.env["REIN_ALLOW_MODEL_REQUESTS"] = "0"
-        self.env["REIN_WARM"] = "off"  # the process killed is the one that runs the turn
 
     def argv(self, *args: str) -> list[str]:
         return rein_argv(*args, "--store", self.store)

@@ -128,6 +128,11 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                    "nodes": [{"node": n.node_key, "type": n.type, "status": n.status.value}
                              for n in nodes],
                    "pending_approvals": [a.approval_id for a in pending],
+                   "approvals": [{"approval_id": a.approval_id, "kind": a.kind.value,
+                                  "status": a.status.value, "answered_at": a.answered_at,
+                                  "actor": (a.answer or {}).get("actor"),
+                                  "given": (a.answer or {}).get("given")}
+                                 for a in asked if a.status.value != "pending"],
                    "children": [c.run_id for c in children]})
         return int(ExitCode.OK)
     print_report(run, nodes, asked, children, usage, cancel)
@@ -290,7 +295,7 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
 @click.argument("run_id")
 @click.option("--note", default=None, help="Why (recorded with the request).")
 @click.option("--actor", default=None, help="Refuse unless rein knows you by this name "
-              "([approver] id in the managed or user rein.toml).")
+              "(a check: it never changes who is recorded).")
 @workspace_option
 @json_option
 def cancel_run(run_id: str, note: str | None, actor: str | None, workspace: Path | None,

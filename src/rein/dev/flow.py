@@ -275,6 +275,13 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
     if not rows:
         raise Refused("the feature graph has no accepted approval", code="DEV008",
                       hint="see `rein approvals list`")
+    wanted = load_settings(harness.config.get("dev")).plan_roles
+    held = (rows[-1].answer or {}).get("roles") or []
+    if wanted and not set(wanted) & set(held):  # a planning run without the roles' gate
+        raise Refused(f"the feature graph was not approved by a holder of "
+                      f"{' or '.join(wanted)}", code="DEV008",
+                      hint="start again with `rein dev start --new`; a person holding the "
+                           "role approves the plan")
     stale = stale_files(ws, rows[-1])
     if stale:
         raise Refused(f"{', '.join(stale)} changed after it was approved", code="DEV008",

@@ -94,9 +94,10 @@ class Engine:
         # engine's own, and those a worker or an approval writes through the same store.
         EventLog.of(self.store).listen(self._publish)
 
-    async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli"
-                    ) -> RunOutcome:
-        """Create a run of an approved graph and advance it to its end or first wait."""
+    async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli",
+                    given: Mapping[str, Any] | None = None) -> RunOutcome:
+        """Create a run of an approved graph and advance it to its end or first wait
+        (``given``: how the approval was given, kept with it)."""
         from rein.engine.graph_cache import load_graph
 
         check_approved(prepared, approved)
@@ -124,7 +125,8 @@ class Engine:
                           key=f"graph:{prepared.digest}", kind=ApprovalKind.GRAPH,
                           status=ApprovalStatus.ACCEPTED, digest=prepared.digest,
                           request={"binding": prepared.binding()}, created_at=now,
-                          answer={"actor": actor}, answered_at=now)
+                          answer={"actor": actor, **({"given": dict(given)} if given else {})},
+                          answered_at=now)
         with self.store.atomic():  # a run never exists without the approval it ran under
             self.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
                 "graph_id": run.graph_id, "digest": prepared.digest, "params": _public_params(

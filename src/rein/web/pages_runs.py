@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rein.engine.service import Harness
-from rein.store.base import Event, NodeRow, RunRow
-from rein.web import views
+from rein.store.base import ApprovalRow, Event, NodeRow, RunRow
+from rein.web import pages_queue, views
 from rein.web.html import e, error_box, form, page, pretty, status, table
 
 STATUSES = ("running", "waiting", "awaiting_human", "succeeded", "partial", "failed",
@@ -129,6 +129,8 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
     used = views.usage(h, run)
     last = events[-1].seq if events else 0
     pending = h.approvals(run_id=run.run_id)
+    answered = [a for a in h.approvals(run_id=run.run_id, include_children=False,
+                                       pending_only=False) if a.status.value != "pending"]
     crumbs = ""
     if run.parent_run_id:
         crumbs += f'<a href="/runs/{e(run.parent_run_id)}">parent run</a> · '
@@ -155,10 +157,21 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         + "<div class='split'><div><div class='dagwrap'>" + pic.svg + "</div>"
         + "<h2>Budgets</h2>" + _budgets(views.budgets(h, run, used))
         + "<h2>Nodes</h2><div data-nodes>" + _nodes(h.nodes(run.run_id)) + "</div>"
+        + _answered(answered)
         + "</div><div><h2>Events</h2><ol class='log'>" + log_items(events) + "</ol></div></div>")
     return page(run.run_id, body, read_only=read_only, attrs={
         "data-stream": f"/runs/{run.run_id}/events?after={last}", "data-scope": scope,
         "data-last-seq": str(last)})
+
+
+def _answered(rows: Sequence[ApprovalRow]) -> str:
+    """The run's answered approvals: what, who, and how each answer was given."""
+    if not rows:
+        return ""
+    items = "".join(f"<li data-approval='{e(a.approval_id)}'><code>{e(a.approval_id)}</code> "
+                    f"{e(a.kind.value)} {e(a.request.get('node') or 'the graph')}"
+                    f"{pages_queue.given_html(a)}</li>" for a in rows)
+    return f"<h2>Approvals</h2><ul class='answered' data-answered>{items}</ul>"
 
 
 MAX_FRAGMENT_KEYS = 200  # node rows one fragment request may ask for

@@ -260,7 +260,8 @@ async def answer(c: Console, request: Request) -> Response:
     try:
         await c.steering.answer(approval_id, DECISIONS[action], digest=form.get("digest", ""),
                                 note=form.get("note"),
-                                values=pages_queue.answer_values(form, entry.request))
+                                values=pages_queue.answer_values(form, entry.request),
+                                session=request.state.sid)
         if action == "acceptForSession":  # after the answer held: remembered on the thread
             c.h.sessions.accept_for_session(row.thread_id,
                                             str(entry.request["action_digest"]))
@@ -307,7 +308,8 @@ async def start_turn(c: Console, request: Request) -> Response:
         path = str(turn_run.row.input["graph"])
         digest = validate_path(path).digest
         assert c.steering is not None
-        run_id = await c.steering.start(path, digest=str(digest), given={})
+        run_id = await c.steering.start(path, digest=str(digest), given={},
+                                        session=request.state.sid)
         c.h.store.set_turn_run(turn_run.turn_id, run_id)  # as a client's stream records it
     except ReinError as exc:
         return await thread(c, request, error=(exc.code, exc.message, exc.hint))

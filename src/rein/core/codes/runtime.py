@@ -99,14 +99,21 @@ APPROVAL_CODES = (
     _own(APPROVAL, "APPROVAL002", "refused", "an input gate is accepted without a value it "
          "requires, or with one of the wrong type", "give each value with --value NAME=VALUE "
          "(or the fields of its card)"),
-    _own(APPROVAL, "APPROVAL_ACTOR", "refused", "the approver is not allowed to answer this "
-         "approval", "[approver] id in the managed or user rein.toml names who answers", legacy=True),
+    _own(APPROVAL, "APPROVAL003", "refused", "the answering process is confined the way an "
+         "agent's sandbox confines (no-new-privileges): approvals are a person's to answer",
+         "a person answers it outside any agent's sandbox"),
+    _own(APPROVAL, "APPROVAL004", "refused", "answers here are signed with the approver's SSH "
+         "key, and this one's signature is missing, or does not verify for this answer",
+         "the approver answers it in their own terminal, where their key signs it"),
+    _own(APPROVAL, "APPROVAL_ACTOR", "refused", "--actor names someone other than the approver "
+         "rein knows here", "--actor only checks who answers: leave it out, or let the "
+         "person it names answer", legacy=True),
     _own(APPROVAL, "APPROVAL_ANSWERED", "refused", "the approval was already answered",
          "an answer cannot be changed; start a new run to decide differently", legacy=True),
     _own(APPROVAL, "APPROVAL_MISSING", "refused", "the graph was not approved before the run",
          "review the plan, then run with --approve DIGEST", legacy=True),
     _own(APPROVAL, "APPROVAL_ROLE", "refused", "the approver lacks the role the approval asks "
-         "for", "answer as someone holding the role", legacy=True),
+         "for", "a person who holds the role answers it", legacy=True),
     _own(APPROVAL, "APPROVAL_STALE", "refused", "what was approved changed since it was "
          "presented (the digest no longer matches)", "look at the approval again with `rein approvals "
          "list --json`", legacy=True),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.engine import events
+from rein.engine.answering import Via
 from rein.engine.sessions import digest, fields
 from rein.engine.sessions.feed import Message, ServerRequest
 from rein.errors import ConfigError
@@ -168,16 +169,21 @@ class TurnRun:
         action accepted for the session: accepted), or the question for the client."""
         action = _action_digest(self.harness, request.id)
         if self.row.input.get("approvalPolicy") == "never":
-            asyncio.ensure_future(self.answer(request.id, "decline"))
+            asyncio.ensure_future(self.answer(request.id, "decline",
+                                              standing="approval-policy-never"))
         elif action is not None and action in self.sessions.accepted_for_session(
                 self.thread.thread_id):
-            asyncio.ensure_future(self.answer(request.id, "accept"))
+            asyncio.ensure_future(self.answer(request.id, "accept",
+                                              standing="accept-for-session"))
         else:
             yield fields.with_fields(request, self.harness.store.get_approval(request.id))
 
     async def answer(self, request_id: str, decision: str, *,
-                     values: Mapping[str, Any] | None = None) -> None:
-        """Answer a question of this turn (bound to the digest that was shown)."""
+                     values: Mapping[str, Any] | None = None,
+                     standing: str | None = None) -> None:
+        """Answer a question of this turn (bound to the digest that was shown);
+        ``standing``: the person's standing instruction rein answers by, when no person
+        answers this one (recorded with the answer)."""
         status = DECISIONS.get(decision)
         if status is None:
             raise ConfigError(f"unknown decision {decision!r}", code="THREAD002",
@@ -188,7 +194,8 @@ class TurnRun:
             action = _action_digest(self.harness, request_id)
             if action is not None:
                 self.sessions.accept_for_session(self.thread.thread_id, action)
-        await self.harness.answer(request_id, status, digest=shown or None, values=values)
+        await self.harness.answer(request_id, status, digest=shown or None, values=values,
+                                  via=Via(surface=self.harness.surface, standing=standing))
 
     async def interrupt(self) -> None:
         """Stop the turn: its run is cancelled and the turn ends ``interrupted`` (a graph
@@ -197,7 +204,9 @@ class TurnRun:
         if self.asking and approval is not None and \
                 digest.answer_of(self.harness.store, self.row) is None:
             await self.harness.answer(approval, ApprovalStatus.CANCELLED,
-                                      note="turn/interrupt")
+                                      note="turn/interrupt",
+                                      via=Via(surface=self.harness.surface,
+                                              standing="turn-interrupt"))
             return
         run_id = await self.run_id
         await self.harness.cancel(run_id, note="turn/interrupt")
