@@ -112,15 +112,12 @@ def status_read(harness: Harness, env: Mapping[str, str] | None = None) -> dict[
 
 async def _start(harness: Harness, settings: DevSettings, notices: list[str]
                  ) -> dict[str, Any]:
-    from rein.dev import git as g
     from rein.dev import graphs
     from rein.dev.briefs import read_import
     from rein.dev.plan_check import check_plan
 
     ws = harness.workspace
-    with g.private_hooks() as hooks:
-        head = g.has_head(ws, hooks)
-        dirty = g.changed_paths(ws, hooks)
+    head, dirty = _work_tree(ws)
     if head and dirty:
         raise Refused("the repository has uncommitted changes outside .rein/, specs/ and "
                       f"progress.txt: {', '.join(dirty[:8])}", code="DEV002",
@@ -167,6 +164,23 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
             "brief_digest": brief_digest, "imported": imported[0] if imported else None}
     save_flow(ws, flow)
     return flow
+
+
+def _work_tree(ws: Path) -> tuple[bool, list[str]]:
+    """Whether the repository has a commit, and what differs from it (outside NOT_WORK)."""
+    from rein.dev import git as g
+    from rein.dev import locks
+
+    try:
+        with locks.held(ws):
+            repo = g.Repo(ws)
+            head = repo.head()
+            return head is not None, repo.snapshot().changed(repo.tree_entries(head))
+    except (g.GitFailed, g.NotCommittable, locks.Busy, OSError) as exc:
+        raise ReinError(f"rein could not read the repository's work tree: {exc}",
+                        code="DEV009", hint="fix the cause git names (a git process still "
+                        "running here, permissions, a full disk), then run `rein dev` "
+                        "again") from exc
 
 
 async def _abandon(harness: Harness, flow: Mapping[str, Any]) -> list[str]:

@@ -114,3 +114,24 @@ def test_a_turn_ends_interrupted_once_when_its_process_dies_before_its_run(
         "message": f"THREAD008: turn {turn_id} never started its run: the process serving "
                    "it stopped first, and nothing ran",
         "additionalDetails": "start the turn again (turn/start)"})
+
+
+def test_a_turn_is_over_when_its_turn_completed_is_given(root: Path) -> None:
+    # A client that starts its next turn as soon as it hears turn/completed (the official
+    # SDK does) must not find the one that completed still in progress (THREAD001): the
+    # stream is held at that message while the next turn starts.
+    async def main() -> list[str]:
+        with rein.Harness.open(root) as harness:
+            thread = harness.start_thread()
+            turn = await thread.run("hello")
+            seen = []
+            async for message in turn.stream():
+                seen.append(message.method)
+                if message.method == "turn/completed":
+                    again = await thread.run("hello again")
+                    seen.append(f"started {again.id}")
+                    break
+            return seen
+
+    seen = asyncio.run(asyncio.wait_for(main(), 60))
+    assert seen[-2] == "turn/completed" and seen[-1].startswith("started turn-"), seen

@@ -188,6 +188,13 @@ CRIT_CODES = (
          "fix the checker, or the judge worker's answer"),
     _own(CRIT, "CRIT006", "diagnostic", "the criterion timed out",
          "raise its timeout, or make the check faster"),
+    _own(CRIT, "CRIT008", "diagnostic", "a criterion's regular expression needs "
+         "backtracking (a backreference, lookaround, an atomic group, a possessive "
+         "quantifier, a conditional) or is too large: rein matches in linear time only",
+         "rewrite the pattern without those constructs (RE2 syntax)"),
+    _own(CRIT, "CRIT007", "error", "an external checker could not run for a reason of "
+         "rein's own, not the work's: the attempt stays in flight, uncounted",
+         "fix the cause named, then continue the run (`rein resume`)"),
 )
 
 CODES = (*SPEC_CODES, *RUN_CODES, *APPROVAL_CODES, *DRIVER_CODES, *PLAN_CODES, *CRIT_CODES)

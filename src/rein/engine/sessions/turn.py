@@ -171,9 +171,10 @@ class TurnRun:
             replay = True  # what the run records next is new to this client
         await self._run_or_end()
         if self.ended.done() and self.run_id.done() and self.run_id.exception() is not None:
-            for message in self.feed.apply(self.ended.result()):
-                yield message
+            ending = self.feed.apply(self.ended.result())
             self.done = True
+            for message in ending:
+                yield message
             return
         run_id = await self.run_id
         store = self.harness.store
@@ -198,7 +199,9 @@ class TurnRun:
                 for event in store.events(RunId(run_id), after=after):
                     async for message in self._told(event):
                         yield message
-                for message in self.feed.apply(self.ended.result()):
+                ending = self.feed.apply(self.ended.result())
+                self.done = self.feed.status != "inProgress"
+                for message in ending:
                     yield message
         finally:
             self.done = self.feed.status != "inProgress"
@@ -210,8 +213,13 @@ class TurnRun:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
 
     async def _told(self, event: Event) -> AsyncIterator[Message]:
-        """What one event of the run tells the client (its questions vetted)."""
-        for message in self.feed.apply(event):
+        """What one event of the run tells the client (its questions vetted). The turn is
+        ``done`` before its ``turn/completed`` is given: a client that starts its next
+        turn on hearing it must not find this one still in progress."""
+        messages = self.feed.apply(event)
+        if self.feed.status != "inProgress":
+            self.done = True
+        for message in messages:
             if isinstance(message, ServerRequest):
                 async for vetted in self._vetted(message):
                     yield vetted
