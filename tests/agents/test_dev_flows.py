@@ -49,9 +49,9 @@ def rein(root: Path, *args: str) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-def git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str, check: bool = True) -> str:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                          check=True).stdout
+                          check=check).stdout
 
 
 def workspace(tmp_path: Path, agent: str) -> Path:
@@ -89,8 +89,8 @@ def session(repo: Path, root: Path, agent: Callable[[Path, Path, str], AgentRun]
 
 
 def take_the_flow_through(tmp_path: Path, agent_name: str,
-                          agent: Callable[[Path, Path, str], AgentRun], file_tool: bool
-                          ) -> Path:
+                          agent: Callable[[Path, Path, str], AgentRun], file_tool: bool,
+                          kept_back: bool = False) -> Path:
     repo = workspace(tmp_path, agent_name)
     first = session(repo, tmp_path / "s1", agent, file_tool)
     assert [i["node"] for i in first.instructions] == ["plan"], first.stopped_on
@@ -106,9 +106,19 @@ def take_the_flow_through(tmp_path: Path, agent_name: str,
     assert [i["node"] for i in second.instructions] == ["feature_c_to_f"], second.stopped_on
     assert second.stopped_on is not None and second.stopped_on["reason"] == "done", \
         second.stopped_on
+    if kept_back:  # .git was read-only in the sandbox: the commit waits in .rein/dev/git
+        assert git(repo, "log", "--format=%s", check=False) == ""
+        assert any("wait in .rein/dev/git" in n for n in second.stopped_on["notices"]), \
+            second.stopped_on["notices"]
+        code, out = rein(repo, "dev", "--json")  # the person, outside the sandbox
+        assert code == 0, out
+        assert any(n.startswith("wrote 1 feature commit(s) into .git") for n in
+                   json.loads(out)["notices"]), out
+        assert not (repo / ".rein" / "dev" / "git").exists()
     assert git(repo, "log", "--format=%s").splitlines() == [
         "feat(dev): feature c_to_f - Celsius to Fahrenheit"]
     assert git(repo, "show", "HEAD:tempconv/__init__.py") == CODE
+    assert git(repo, "status", "--porcelain") == ""
     return repo
 
 
@@ -127,7 +137,9 @@ def claude(sandbox: bool) -> Callable[[Path, Path, str], AgentRun]:
                     reason=str(codex_missing() or sandbox_missing()))
 def test_the_codex_cli_in_its_workspace_write_sandbox_takes_a_brief_through_rein_dev(
         tmp_path: Path) -> None:
-    take_the_flow_through(tmp_path, "codex", codex, file_tool=False)
+    # Codex keeps .git read-only: rein builds the commit in .rein/dev/git, and the person's
+    # next `rein dev`, outside the sandbox, writes it into .git.
+    take_the_flow_through(tmp_path, "codex", codex, file_tool=False, kept_back=True)
 
 
 @pytest.mark.skipif(bool(claude_missing()), reason=str(claude_missing()))
