@@ -33,11 +33,14 @@ if TYPE_CHECKING:
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
 
-def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
-             queue: list[Turn] | None = None) -> RunRow:
-    """The run ``run_id`` (its top-level run); else the run of the workspace's current
-    driver instruction (the head of ``queue`` when given); else the newest unfinished
-    top-level run, else the newest one."""
+def pick_run(store: Store, run_id: str | None, workspace: Path,
+             queue: list[Turn] | None = None, runs: list[RunRow] | None = None) -> RunRow:
+    """The run ``run_id`` (its top-level run), refused when it belongs to another
+    workspace (RUN010); else, among ``workspace``'s runs (``runs`` when given), the run
+    of the workspace's current driver instruction (the head of ``queue`` when given), else
+    the newest unfinished one, else the newest one."""
+    from rein.store.workspace_id import refuse_elsewhere, runs_here
+
     if run_id is not None:
         row = store.get_run(run_id)
         if row is None:
@@ -45,15 +48,20 @@ def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
                              hint="list runs with `rein runs list`")
         from rein.store.lineage import top_run
 
-        return top_run(store, row.run_id) or row
-    rows = store.list_runs()
+        top = top_run(store, row.run_id) or row
+        refuse_elsewhere(top, workspace, doing="hand out its instructions")
+        return top
+    rows = runs_here(store, workspace) if runs is None else runs
     if not rows:
+        others = len(store.list_runs())
         raise StoreError("there is no run in this workspace", code="STORE404",
-                         hint="start one with `rein run GRAPH --approve DIGEST`")
+                         hint="start one with `rein run GRAPH --approve DIGEST`" + (
+                             f"; the {others} run(s) in this store belong to other "
+                             "workspaces (`rein runs list` says which)" if others else ""))
     current = (queue[0] if queue else None) if queue is not None \
         else current_turn(store, workspace)
     if current is not None:  # `next` and `submit` agree: the instruction handed out first
-        found = store.get_run(current.root_run_id)
+        found = next((r for r in rows if r.run_id == current.root_run_id), None)
         if found is not None:
             return found
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
@@ -76,8 +84,11 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
 
     ``workspace`` is where the instruction's files live; the state is read from ``store``.
     """
-    queue = workspace_turns(store, workspace)
-    run = pick_run(store, run_id, workspace, queue)
+    from rein.store.workspace_id import runs_here
+
+    mine = runs_here(store, workspace)
+    queue = workspace_turns(store, workspace, mine)
+    run = pick_run(store, run_id, workspace, queue, mine)
     root, status = run.run_id, run.status.value
     base: dict[str, Any] = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
