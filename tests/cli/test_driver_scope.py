@@ -142,12 +142,13 @@ def test_an_answer_that_would_continue_another_workspaces_run_is_not_recorded(
         tmp_path: Path, store_url: str) -> None:  # noqa: F811
     a, b = Cli(tmp_path / "a", store_url), Cli(tmp_path / "b", store_url)
     b.start(GATED)
-    code, queue = a.json("approvals", "list")
+    code, queue = a.json("approvals", "list")  # the queue of the store, B's entry in it
+    assert code == 0
     [approval] = queue["approvals"]
     accepted = a("approvals", "accept", approval["approval_id"])
     assert accepted.returncode == 4 and "RUN010" in accepted.stderr, accepted.stderr
     assert "was not recorded" in accepted.stderr
     code, still = a.json("approvals", "list")
-    assert [x["status"] for x in still["approvals"]] == ["pending"]
+    assert (code, [x["status"] for x in still["approvals"]]) == (0, ["pending"])
     done = b("approvals", "accept", approval["approval_id"])
     assert done.returncode == 0, done.stderr
