@@ -388,7 +388,7 @@ class Harness(Reads):
         from rein.engine.driver_turns import advisory_failures, consume, driver_settings
         from rein.store.workspace_id import refuse_elsewhere
         from rein.workers.driver_protocol import EnvelopeRefused
-        from rein.workers.driver_status import pick_run, status_of
+        from rein.workers.driver_status import answer_untaken, pick_run, status_of
         from rein.workers.driver_store import get_turn
 
         engine, store = self.engine, self.store
@@ -411,9 +411,11 @@ class Harness(Reads):
             if consumed is not None:  # before the progress of the advance it causes
                 consumed(note)
             run = store.get_run(root)
-            # Advance after a new answer, or to continue a run a dead submit left running.
+            # Advance after a new answer, or to continue what a dead submit left: a run
+            # left running, or a paused run holding an answer it has not taken up.
             if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"):
+                    note.startswith("accepted") or run.status.value == "running"
+                    or answer_untaken(store, root)):
                 await engine.proceed(root)
         status = status_of(store, self.workspace, root)
         if turn is not None and note.startswith("accepted"):

@@ -156,7 +156,8 @@ def _approvals(base: dict[str, Any], approvals: list[ApprovalRow]) -> dict[str, 
 
 def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str, Any]:
     """Nothing for the driver or a person: another process advances the run, the run was
-    interrupted, or no worker serves one of its nodes."""
+    interrupted, an answer is recorded that the run has not taken up, or no worker serves
+    one of its nodes."""
     root = base["run_id"]
     if base["run_status"] == "running":
         if store.run_locked(root):
@@ -166,11 +167,64 @@ def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str,
         return {"status": "waiting", **base, "for": "resume",
                 "message": f"the run was interrupted; continue it with `rein resume {root}`",
                 "exit_code": _WAITING}
-    node = _unserved(store, runs)
+    waits = node_waits(store, runs)
+    for wait in waits:
+        if not answered(store, wait):
+            continue
+        node, how = wait.get("node"), f"`rein resume {root}`"
+        if wait.get("token"):
+            what = f"the answer to {node} attempt {wait.get('attempt')} ({wait['token']})"
+            how = f"`rein submit` the same envelope again, or {how}"
+        else:
+            what = f"the answer to approval {wait.get('approval_id')} ({node})"
+        return {"status": "waiting", **base, "for": "resume", "node": node,
+                "message": f"{what} is recorded, but the rein process that recorded it "
+                           f"stopped before the run took it up: {how} continues the run",
+                "exit_code": _WAITING}
+    node = next((str(w["node"]) for w in waits if w.get("reason") == "worker"
+                 and not w.get("token") and w.get("node")), None) or _unserved(store, runs)
+    if node is None:  # nothing names what it waits for: resuming finds out
+        return {"status": "waiting", **base, "for": "resume",
+                "message": f"the run is {base['run_status']} and nothing in it is pending: "
+                           f"continue it with `rein resume {root}`", "exit_code": _WAITING}
     return {"status": "waiting", **base, "for": "worker", "node": node,
-            "message": f"no worker serves node {node or '?'}: enable the driver for its tier "
+            "message": f"no worker serves node {node}: enable the driver for its tier "
                        "([driver] tiers in rein.toml) or configure a model, then "
                        f"`rein resume {root}`", "exit_code": _WAITING}
+
+
+def node_waits(store: Store, runs: list[RunId]) -> list[dict[str, Any]]:
+    """What each node of the run family that has not ended waits for: the payload of its
+    latest ``node/waiting`` event (a driver ``token``, an ``approval_id``, a ``reason``)."""
+    out = []
+    for run in runs:
+        latest: dict[str, Mapping[str, Any]] = {}
+        for event in store.events(run, types=["node/waiting"]):
+            latest[str(event.payload.get("node"))] = event.payload
+        for key, payload in latest.items():
+            node = store.node(run, key)
+            if node is not None and not node.status.terminal:
+                out.append({**payload, "run_id": run})
+    return out
+
+
+def answered(store: Store, wait: Mapping[str, Any]) -> bool:
+    """Whether what a node waits for (an entry of :func:`node_waits`) has been given: its
+    driver instruction is answered, or its approval is."""
+    if isinstance(wait.get("token"), str):
+        turn = store.driver_turn(wait["token"])
+        return turn is not None and turn.status.value == "answered"
+    if isinstance(wait.get("approval_id"), str):
+        row = store.get_approval(wait["approval_id"])
+        return row is not None and row.status is not ApprovalStatus.PENDING
+    return False
+
+
+def answer_untaken(store: Store, root: str) -> bool:
+    """Whether the paused run ``root`` holds an answer it has not taken up: a process that
+    recorded it (``rein submit``, ``rein approvals accept``) stopped before it advanced
+    the run, which the next advance does."""
+    return any(answered(store, wait) for wait in node_waits(store, family(store, root)))
 
 
 def _unserved(store: Store, runs: list[RunId]) -> str | None:
@@ -180,7 +234,8 @@ def _unserved(store: Store, runs: list[RunId]) -> str | None:
     if not events:
         return None
     latest = max(events, key=lambda e: (e.at, e.seq))
-    return latest.payload.get("node")
+    node = latest.payload.get("node")
+    return str(node) if node else None
 
 
 def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
@@ -231,4 +286,5 @@ def _attempt_failure(attempt: Mapping[str, Any]) -> str:
     return text
 
 
-__all__ = ["current_turns", "family", "pick_run", "render", "status_of", "stop_reason"]
+__all__ = ["answer_untaken", "answered", "current_turns", "family", "node_waits", "pick_run",
+           "render", "status_of", "stop_reason"]
