@@ -142,3 +142,13 @@ def test_acting_on_another_workspaces_run_is_refused(tmp_path: Path) -> None:
     assert raised.value.code == "RUN010"
     assert str(other) in raised.value.message and str(other) in (raised.value.hint or "")
     refuse_elsewhere(run, other)  # its own workspace: nothing to refuse
+
+
+def test_an_identity_that_cannot_be_kept_is_an_error(tmp_path: Path) -> None:
+    ws = _ws(tmp_path / "ws")
+    (ws / ".rein").write_text("a file where the folder goes\n")
+    assert here(ws) is None
+    with pytest.raises(StoreError) as raised:
+        here(ws, create=True)
+    assert raised.value.code == "WORKSPACE001" and "make .rein/ writable" in (
+        raised.value.hint or "")

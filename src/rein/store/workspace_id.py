@@ -55,8 +55,14 @@ def here(workspace: Path, *, create: bool = False) -> WorkspaceRef | None:
     if found is not None and found.path == str(workspace):
         return found
     if create:
-        with _locked(path):  # decided again, by one process at a time
-            return _claim(path, str(workspace))
+        try:
+            with _locked(path):  # decided again, by one process at a time
+                return _claim(path, str(workspace))
+        except OSError as exc:
+            raise StoreError(f"cannot keep this workspace's identity in {path}: "
+                             f"{exc.strerror or exc}", code="WORKSPACE001",
+                             hint="rein records there which workspace each run belongs to: "
+                                  "make .rein/ writable") from exc
     return None if found is None else _seen_at(found, str(workspace))
 
 
@@ -101,11 +107,6 @@ def shown(ref: WorkspaceRef) -> str:
     return f"{ref.path} on {ref.host}" if ref.host else ref.path
 
 
-def elsewhere_count(store: Store, workspace: Path) -> int:
-    """How many top-level runs of ``store`` belong to other workspaces (for a hint)."""
-    return len(store.list_runs()) - len(runs_here(store, workspace))
-
-
 def _embedded(store: Store, workspace: Path) -> bool:
     """Whether ``store`` is the SQLite file in ``workspace``'s own ``.rein/``."""
     return getattr(store, "url", None) == str((workspace / ".rein" / "rein.db").resolve())
@@ -120,7 +121,7 @@ def _host() -> str:
 def _read(path: Path) -> WorkspaceRef | None:
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise _unreadable(path, exc.strerror or str(exc)) from exc
@@ -184,5 +185,4 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
-__all__ = ["FILE", "belongs", "elsewhere_count", "here", "refuse_elsewhere", "runs_here",
-           "shown"]
+__all__ = ["FILE", "belongs", "here", "refuse_elsewhere", "runs_here", "shown"]
