@@ -152,3 +152,28 @@ def test_an_answer_that_would_continue_another_workspaces_run_is_not_recorded(
     assert (code, [x["status"] for x in still["approvals"]]) == (0, ["pending"])
     done = b("approvals", "accept", approval["approval_id"])
     assert done.returncode == 0, done.stderr
+
+
+def test_a_run_stored_before_runs_had_a_workspace_is_taken_only_when_named(
+        tmp_path: Path, store_url: str) -> None:  # noqa: F811
+    """It belongs to no workspace of a shared store: no implicit pick takes it, the hint
+    says how to name it, and named it is read as before."""
+    from rein.core.ids import RunId
+    from rein.core.states import RunStatus
+    from rein.store.base import RunRow
+    from rein.store.open import open_store
+
+    store = open_store(tmp_path, url=store_url)
+    try:
+        store.create_run(RunRow(run_id=RunId("run-old"), graph_id="old", graph_path="g.yaml",
+                                graph_digest="sha256-x=", status=RunStatus.WAITING,
+                                started_at="2026-01-01T00:00:00Z"),
+                         event_type="run/started", payload={})
+    finally:
+        store.close()
+    a = Cli(tmp_path / "a", store_url)
+    code, got = a.json("next")
+    assert (code, got["error"]["code"]) == (1, "STORE404")
+    assert "1 run(s) were stored before runs recorded their workspace" in got["error"]["hint"]
+    code, named = a.json("next", "--run", "run-old")
+    assert (code, named["status"], named["run_id"]) == (3, "waiting", "run-old"), named

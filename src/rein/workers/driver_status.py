@@ -53,11 +53,9 @@ def pick_run(store: Store, run_id: str | None, workspace: Path,
         return top
     rows = runs_here(store, workspace) if runs is None else runs
     if not rows:
-        others = len(store.list_runs())
         raise StoreError("there is no run in this workspace", code="STORE404",
-                         hint="start one with `rein run GRAPH --approve DIGEST`" + (
-                             f"; the {others} run(s) in this store belong to other "
-                             "workspaces (`rein runs list` says which)" if others else ""))
+                         hint="start one with `rein run GRAPH --approve DIGEST`"
+                              + _elsewhere(store))
     current = (queue[0] if queue else None) if queue is not None \
         else current_turn(store, workspace)
     if current is not None:  # `next` and `submit` agree: the instruction handed out first
@@ -65,6 +63,20 @@ def pick_run(store: Store, run_id: str | None, workspace: Path,
         if found is not None:
             return found
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
+
+
+def _elsewhere(store: Store) -> str:
+    """Where the store's runs are, when none is this workspace's (for the hint)."""
+    others = store.list_runs()
+    unscoped = sum(1 for r in others if r.workspace is None)
+    out = ""
+    if len(others) > unscoped:
+        out += (f"; {len(others) - unscoped} run(s) in this store belong to other workspaces "
+                "(`rein runs list` says which)")
+    if unscoped:
+        out += (f"; {unscoped} run(s) were stored before runs recorded their workspace: "
+                "name one with --run RUN")
+    return out
 
 
 def family(store: Store, root: str) -> list[RunId]:
