@@ -223,6 +223,14 @@ def test_a_submit_killed_after_its_answer_is_recorded_finishes_the_attempt_once(
         assert f"rein resume {run_id}" in shown["message"]
     if point == "driver/answered":
         assert shown["node"] == "t" and "`rein submit` the same envelope" in shown["message"]
+        # While a process holds the run (a live submit between its answer and the advance),
+        # the answer is not said to be left behind.
+        store = open_store(tmp_path, url=store_url)
+        try:
+            with store.lock_run(run_id):
+                assert cli.json("next")["for"] == "run"
+        finally:
+            store.close()
 
     if finish == "resubmit":
         again = cli("submit", "--json")

@@ -171,11 +171,13 @@ def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str,
     interrupted, an answer is recorded that the run has not taken up, or no worker serves
     one of its nodes."""
     root = base["run_id"]
+    # Held: a process is at work on it (a submit between recording its answer and taking
+    # it up holds the lock throughout).
+    if store.run_locked(root):
+        return {"status": "waiting", **base, "for": "run",
+                "message": "another rein process is advancing this run; ask again in a "
+                           "moment", "exit_code": _WAITING}
     if base["run_status"] == "running":
-        if store.run_locked(root):
-            return {"status": "waiting", **base, "for": "run",
-                    "message": "another rein process is advancing this run; ask again in a "
-                               "moment", "exit_code": _WAITING}
         return {"status": "waiting", **base, "for": "resume",
                 "message": f"the run was interrupted; continue it with `rein resume {root}`",
                 "exit_code": _WAITING}
