@@ -152,3 +152,15 @@ def test_an_identity_that_cannot_be_kept_is_an_error(tmp_path: Path) -> None:
         here(ws, create=True)
     assert raised.value.code == "WORKSPACE001" and "make .rein/ writable" in (
         raised.value.hint or "")
+
+
+def test_a_file_made_through_a_symbolic_link_names_the_same_workspace(tmp_path: Path
+                                                                      ) -> None:
+    real = _ws(tmp_path / "real")
+    link = tmp_path / "link"
+    link.symlink_to(real, target_is_directory=True)
+    _file(real, id="ws-" + "c" * 32, path=str(link), host=socket.gethostname())
+    for seen_from in (real, link):
+        found = here(seen_from)
+        assert found is not None and found.id == "ws-" + "c" * 32 and found.path == str(real)
+    assert here(link, create=True) == here(real)

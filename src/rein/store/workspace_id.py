@@ -50,6 +50,7 @@ def here(workspace: Path, *, create: bool = False) -> WorkspaceRef | None:
     (it never started a run, or it is a copy that has not). ``create``: make one and keep
     it when there is none, or say where the workspace is now when it was moved (a command
     about to start a run)."""
+    workspace = workspace.resolve()
     path = workspace / FILE
     found = _read(path)
     if found is not None and found.path == str(workspace):
@@ -155,7 +156,17 @@ def _copied(found: WorkspaceRef) -> bool:
 def _seen_at(found: WorkspaceRef, where: str) -> WorkspaceRef | None:
     """The identity of a file ``found`` at ``where``, another path than it was made for:
     none for a copy, the same id for a moved workspace."""
+    if found.host in ("", _host()) and _same_folder(found.path, where):
+        return WorkspaceRef(id=found.id, path=where, host=found.host or _host())
     return None if _copied(found) else WorkspaceRef(id=found.id, path=where, host=_host())
+
+
+def _same_folder(recorded: str, where: str) -> bool:
+    """Whether the path a file was made for leads here (through a symbolic link)."""
+    try:
+        return Path(recorded).resolve() == Path(where)
+    except OSError:
+        return False
 
 
 def _claim(path: Path, where: str) -> WorkspaceRef:
