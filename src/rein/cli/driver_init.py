@@ -85,9 +85,11 @@ rein says DONE or STOPPED:
    `"context_usage": {{"used_tokens": N, "window_tokens": M}}` when you know it.
 4. rein checks the work itself and prints what comes next.
 
+- An INSTRUCTION exits 0: it is your next piece of work, not an error.
 - REFUSED (exit 4): nothing changed. Read the reason, fix the envelope, submit again.
 - WAITING (exit 3) for an approval: a person must decide. Show them the printed
-  `rein approvals accept ...` command and stop; never answer approvals yourself.
+  `rein approvals accept ...` command and stop; never answer approvals yourself (from a
+  sandbox rein refuses it).
 - A CLEAN CONTEXT instruction (an llm_judge, or your context is nearly full): {clean}.
 - DONE (exit 0) or STOPPED (exit 1, with a reason: budget, timeout, blocked, failed,
   cancelled): stop and report rein's message as it is.
@@ -97,7 +99,7 @@ rein says DONE or STOPPED:
 
 When asked to "use the rein development flow" (briefs in `specs/*.md`), run
 `.rein/bin/rein dev`: it starts or continues the flow and prints the pending instruction
-(exit 3). Answer it with `.rein/bin/rein submit` as above. Whenever rein says DONE or
+(exit 0). Answer it with `.rein/bin/rein submit` as above. Whenever rein says DONE or
 WAITING for an approval, run `.rein/bin/rein dev` again: only `rein dev` saying `done`
 ends the flow. rein checks the plan you write, runs each feature's verify command itself
 and commits each feature itself: never run the verify to report a result, never commit,
