@@ -97,7 +97,7 @@ def read_task(path: Path, env: Mapping[str, str] | None = None) -> HarborTask:
     container_file = next((f"environment/{n}" for n in CONTAINER_FILES
                            if (path / "environment" / n).is_file()), None)
     return HarborTask(
-        path=path, name=(name or path.name).replace("/", "-"),
+        path=path, name=(name or path.name).rstrip("/").rsplit("/", 1)[-1],
         instruction=instruction_text((path / "instruction.md").read_text(encoding="utf-8")),
         workdir=_workdir(environment.get("workdir"), where),
         network=_network(environment),

@@ -99,11 +99,12 @@ class TaskSandbox:
 
     binds: Mapping[str, Path]
     network: bool
+    workdir: str  # the working directory inside (the process starts in its host folder)
     bwrap: str = "bwrap"
 
     def prepare(self, argv: list[str], *, cwd: Path, env: Mapping[str, str]
                 ) -> tuple[list[str], dict[str, str]]:
-        return self.argv(argv, cwd=str(cwd)), dict(env)
+        return self.argv(argv, cwd=self.workdir), dict(env)
 
     def argv(self, command: Sequence[str], *, cwd: str) -> list[str]:
         # The root is bubblewrap's own tmpfs, so the task's paths (/app, /tests...) can be

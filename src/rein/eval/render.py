@@ -49,9 +49,14 @@ def render(result: Mapping[str, Any]) -> str:
             lines.append("  nop " + ("solves nothing" if v["ok"] else
                                      f"SOLVES {', '.join(v['solved'])}: those scenarios check "
                                      "nothing an agent must do"))
-    flags = result.get("risk", {}).get("hooks") or []
-    if flags:
-        lines += ["", "risk:"]
+    risk = result.get("risk") or {}
+    flags, changes = risk.get("hooks") or [], risk.get("changes") or []
+    if flags or changes:
+        lines += ["", "risk of each change:"]
+        for c in changes:
+            lines.append(f"  {c['change']} ({', '.join(c['areas']) or 'no change'}): fixed "
+                         f"{len(c['fixed'])}, broke {len(c['broken'])}"
+                         + (f", flaky {len(c['flaky'])}" if c["flaky"] else ""))
         lines += [f"  flag: {f['message']}" for f in flags]
     shown = [c for c in result["configurations"] if c["failures"]]
     if shown:

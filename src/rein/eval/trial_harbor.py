@@ -107,12 +107,13 @@ async def run_script(task: HarborTask, binds: Mapping[str, Path], script: str, *
     from rein.tools.sandbox import bubblewrap_status
 
     bwrap = bubblewrap_status()[0] or "bwrap"
-    sandbox = TaskSandbox(binds=binds, network=task.network, bwrap=bwrap)
+    sandbox = TaskSandbox(binds=binds, network=task.network, workdir=task.workdir, bwrap=bwrap)
     child = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
              "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp",
              **task.environment_env, **env}
-    return await run_process(["bash", "-c", f"{script} > {output} 2>&1"], cwd=Path(task.workdir),
-                             env=child, timeout=timeout, sandbox=sandbox)
+    return await run_process(["bash", "-c", f"{script} > {output} 2>&1"],
+                             cwd=binds[task.workdir], env=child, timeout=timeout,
+                             sandbox=sandbox)
 
 
 async def agent_phase(spec: TrialSpec, task: HarborTask, workdir: Path,
