@@ -26,11 +26,16 @@ code,pre{font:12px ui-monospace,monospace}pre{white-space:pre-wrap;margin:0}
 
 
 def html_report(result: Mapping[str, Any]) -> str:
+    """The whole page, its style inline."""
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>rein eval {escape(str(result['evaluation']))}</title>"
+            f"<style>{_STYLE}</style></head><body>\n{body(result)}</body></html>\n")
+
+
+def body(result: Mapping[str, Any]) -> str:
+    """The report's content, for a page of its own or the web console's."""
     configs = result["configurations"]
     parts = [
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>rein eval {escape(str(result['evaluation']))}</title>",
-        f"<style>{_STYLE}</style></head><body>",
         f"<h1>Evaluation {escape(str(result['evaluation']))}</h1>",
         (f"<p>{len(result['scenarios'])} scenario(s), {result['trials_per_scenario']} "
          f"trial(s) per scenario and configuration; significance level "
@@ -47,8 +52,8 @@ def html_report(result: Mapping[str, Any]) -> str:
         parts += [f"<h2>Baseline {escape(str(b.get('evaluation')))}: {verdict}</h2>",
                   _comparisons(b["comparisons"])]
     parts += [_validation(result.get("validation") or {}), _risk(result.get("risk") or {}),
-              _failures(configs), "</body></html>\n"]
-    return "\n".join(p for p in parts if p)
+              _failures(configs)]
+    return "\n".join(p for p in parts if p) + "\n"
 
 
 def chart(configs: Sequence[Mapping[str, Any]]) -> str:
@@ -184,4 +189,4 @@ def _failures(configs: Sequence[Mapping[str, Any]]) -> str:
             + "".join(rows) + "</table>")
 
 
-__all__ = ["chart", "html_report"]
+__all__ = ["body", "chart", "html_report"]
