@@ -44,6 +44,7 @@ def test_oracle_solves_everything_and_nop_nothing(ws: Path, capsys: Any) -> None
     rates = {c["name"]: c for c in result["configurations"]}
     assert rates["oracle"]["solve_rate"] == 1.0 and rates["nop"]["solve_rate"] == 0.0
     assert rates["oracle"]["trials"] == rates["nop"]["trials"] == 8
+    assert rates["oracle"]["tokens"] == rates["nop"]["tokens"] == 0  # no model is called
     assert result["validation"] == {
         "oracle": {"ok": True, "not_solved": [], "no_solution": [], "unsupported": []},
         "nop": {"ok": True, "solved": []}, "ok": True}
@@ -63,6 +64,10 @@ def test_a_known_difference_is_significant_and_no_difference_is_not(
     rates = {c["name"]: (c["solved"], c["trials"]) for c in result["configurations"]}
     assert rates == {"scripted": (8, 8), "scripted-no-shell": (2, 8),
                      "scripted-reworded": (8, 8)}
+    scripted = result["configurations"][0]
+    # The scripted provider has no prices: its cost is unknown, never zero.
+    assert scripted["cost_usd"] is None and scripted["tokens"] == 5621
+    assert scripted["tokens_complete"] and scripted["turns"] == 17
     blocked, reworded = result["comparisons"]
     assert (blocked["baseline"], blocked["candidate"]) == ("scripted", "scripted-no-shell")
     # Six scenarios broken, none fixed: McNemar's exact test gives 2 × (1/2)^6.

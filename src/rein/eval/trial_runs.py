@@ -118,12 +118,11 @@ def grade(harness: Harness, spec: TrialSpec, run_id: str, gates: list[dict[str, 
           waiting: str | None, *, graph: Mapping[str, Any]) -> Trial:
     """The trial as the run's record tells it."""
     record = harness.record(run_id)
-    usage = record.get("usage") or {}
     trial = blank(spec, "solved" if record.get("status") == "succeeded" else "failed")
     trial.run_id, trial.gates = run_id, gates
-    trial.input_tokens = usage.get("input_tokens")
-    trial.output_tokens = usage.get("output_tokens")
-    trial.cost_usd = usage.get("cost_usd")
+    if spec.configuration.worker not in ("oracle", "nop"):  # those call no model: zero
+        children = [harness.record(child.run_id) for child in harness.child_runs(run_id)]
+        trial.input_tokens, trial.output_tokens, trial.cost_usd = spent([record, *children])
     trial.turns, trial.tool_calls = count_tools(harness.events(run_id))
     for child in harness.child_runs(run_id):
         turns, calls = count_tools(harness.events(child.run_id))
@@ -145,6 +144,26 @@ def grade(harness: Harness, spec: TrialSpec, run_id: str, gates: list[dict[str, 
         trial.reason = waiting or (trial.failures[0]["evidence"] if trial.failures
                                    else f"the run ended {record.get('status')}")
     return trial
+
+
+def spent(records: list[dict[str, Any]]) -> tuple[int | None, int | None, float | None]:
+    """Input tokens, output tokens and cost over every attempt of ``records``; each is None
+    (unknown, never zero) when an attempt did not report it: a command worker's agent, a
+    provider without prices."""
+    totals: dict[str, float] = {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+    known = dict.fromkeys(totals, True)
+    for record in records:
+        for node in record.get("nodes") or []:
+            for attempt in node.get("attempts") or []:
+                usage = attempt.get("usage") or {}
+                for key in totals:
+                    if isinstance(usage.get(key), (int, float)):
+                        totals[key] += usage[key]
+                    else:
+                        known[key] = False
+    return (int(totals["input_tokens"]) if known["input_tokens"] else None,
+            int(totals["output_tokens"]) if known["output_tokens"] else None,
+            round(totals["cost_usd"], 6) if known["cost_usd"] else None)
 
 
 def failures_of(record: Mapping[str, Any], graph: Mapping[str, Any]) -> list[dict[str, Any]]:
