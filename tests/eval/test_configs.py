@@ -139,3 +139,40 @@ def test_a_configuration_narrows_the_persons_policy_never_widens_it(
                          path="eval.toml#configurations.x")
     assert layered.policy["shell"] == "deny" and layered.policy["network"] == "deny"
     assert any("cannot widen" in note for note in layered.notes)
+
+
+def test_a_configurations_hooks_are_dropped_where_project_hooks_are_forbidden(
+        ws: Path, tmp_path: Path) -> None:
+    from rein.config import load_config, with_layer
+
+    managed = tmp_path / "etc" / "rein.toml"
+    managed.parent.mkdir(parents=True)
+    managed.write_text("[policy]\nproject_hooks = false\n")
+    layered = with_layer(load_config(ws), {"hooks": {"h": {"command": ["true"],
+                                                           "events": ["PreToolUse"]}}},
+                         path="eval.toml#configurations.x")
+    assert layered.hooks == {} and any("project_hooks = false" in n for n in layered.notes)
+
+
+def test_prompt_text_and_a_profile_reach_every_task_and_decision_node(tmp_path: Path) -> None:
+    from rein.eval.trial import with_overlays
+
+    profile = tmp_path / "coder.agent.yaml"
+    profile.write_text("kind: AgentProfile\n")
+    path = write(tmp_path, BASE + """
+[configurations.prompted]
+extends = "base"
+instructions = "Read before you write."
+profile = "coder.agent.yaml"
+""")
+    prompted = load_configurations(path)["prompted"]
+    graph = {"nodes": {"t": {"type": "task", "instructions": "Do it."},
+                       "d": {"type": "decision"}, "g": {"type": "gate"}}}
+    nodes = with_overlays(graph, prompted)["nodes"]
+    assert nodes["t"]["instructions"] == "Do it.\n\nRead before you write."
+    assert nodes["d"]["instructions"] == "Read before you write."
+    assert nodes["t"]["x-rein-profile"] == nodes["d"]["x-rein-profile"] == str(profile)
+    assert nodes["g"] == {"type": "gate"} and graph["nodes"]["t"]["instructions"] == "Do it."
+    before = prompted.digest
+    profile.write_text("kind: AgentProfile\n# changed\n")
+    assert load_configurations(path)["prompted"].digest != before

@@ -1,0 +1,50 @@
+"""Whatever happens inside a trial stays inside it: a broken scenario is that trial's
+error, a trial past its time fails for it, and the evaluation goes on."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from eval_support import SUITE, run_eval
+
+
+def test_a_broken_scenario_is_an_error_and_the_others_run(ws: Path, tmp_path: Path,
+                                                          capsys: Any) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(SUITE / "eval.toml", suite / "eval.toml")
+    shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
+    shutil.copytree(SUITE / "count-lines", suite / "count-lines")
+    (suite / "count-lines" / "model.json").unlink()  # the test double has nothing to play
+    broken = suite / "fix-greeting" / "graph.agraph.yaml"
+    shutil.copytree(suite / "fix-greeting", suite / "bad-graph")
+    (suite / "bad-graph" / "graph.agraph.yaml").write_text(
+        broken.read_text().replace("entrypoints: [fix]", "entrypoints: [nowhere]"))
+    code, result = run_eval(capsys, str(suite), "--config", "scripted")
+    assert code == 0
+    trials = {t["scenario"]: t for t in result["trials"]}
+    assert trials["fix-greeting"]["status"] == "solved"
+    assert trials["count-lines"]["status"] == "error"
+    assert "model.json" in trials["count-lines"]["reason"]
+    assert trials["bad-graph"]["status"] == "error"
+    assert "cannot start" in trials["bad-graph"]["reason"]
+    [config] = result["configurations"]
+    assert (config["solved"], config["trials"], config["errors"]) == (1, 3, 2)
+
+
+def test_a_trial_past_its_time_fails_for_it(ws: Path, tmp_path: Path, capsys: Any) -> None:
+    folder = tmp_path / "suite" / "slow"
+    shutil.copytree(SUITE / "fix-greeting", folder)
+    (folder / "solution" / "solve.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        while true; do sleep 1; done
+        """))
+    code, result = run_eval(capsys, str(folder.parent), "--config", "oracle",
+                            "--timeout", "2")
+    [trial] = result["trials"]
+    assert code == 1 and trial["status"] == "failed"
+    assert trial["failures"][0]["criterion"] == "time"
+    assert "ran past its 2 s" in trial["reason"]
