@@ -176,3 +176,16 @@ profile = "coder.agent.yaml"
     before = prompted.digest
     profile.write_text("kind: AgentProfile\n# changed\n")
     assert load_configurations(path)["prompted"].digest != before
+
+
+def test_a_bad_provider_table_is_refused_even_with_per_scenario_files(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    import shutil
+
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
+    (suite / "eval.toml").write_text(textwrap.dedent(BASE).replace(
+        'kind = "scripted"', 'kind = "scripted"\nmax_attempts = "many"'))
+    code, out = run_eval(capsys, str(suite), "--config", "base")
+    assert code == 64 and out["error"]["code"].startswith("PROVCFG")
+    assert not (ws / ".rein").exists()

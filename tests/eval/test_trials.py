@@ -48,3 +48,19 @@ def test_a_trial_past_its_time_fails_for_it(ws: Path, tmp_path: Path, capsys: An
     assert code == 1 and trial["status"] == "failed"
     assert trial["failures"][0]["criterion"] == "time"
     assert "ran past its 2 s" in trial["reason"]
+
+
+def test_trials_keep_their_own_store_whatever_the_persons_rein_toml_says(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """A user rein.toml naming a shared store and the DBOS executor: each trial still keeps
+    its runs in its own workspace and runs its attempts in process."""
+    user = tmp_path / "home" / ".config" / "rein" / "rein.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[store]\nurl = "postgresql://nobody@127.0.0.1:9/none"\n\n'
+                    '[executor]\nkind = "dbos"\n')
+    code, result = run_eval(capsys, str(SUITE / "fix-greeting"), "--config", "oracle",
+                            "--config", "scripted")
+    assert code == 0
+    assert [t["status"] for t in result["trials"]] == ["solved", "solved"]
+    for trial in result["trials"]:
+        assert (Path(trial["folder"]) / "workspace" / ".rein").is_dir()

@@ -101,9 +101,9 @@ def check_configuration(config: Configuration, base: Config, scenario: Path) -> 
                                "provider and a model")
     try:
         workers_from_config(scenario, layered, env={})
-    except (ConfigError, LoadError):
+    except LoadError:
         if "{scenario}" in str(config.overlay):
-            return  # a file named per scenario is read when each trial starts
+            return  # a file named per scenario is read when each trial starts (or fails it)
         raise
 
 

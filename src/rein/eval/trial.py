@@ -131,16 +131,27 @@ def blank(spec: TrialSpec, status: Status, reason: str | None = None) -> Trial:
                  attempt=spec.attempt, status=status, reason=reason, folder=str(spec.root))
 
 
-def trial_config(spec: TrialSpec) -> Config:
-    """The person's ``rein.toml`` with the configuration's overlay laid over it."""
-    from rein.config import with_layer
+# A trial keeps its runs in its own workspace's store and runs its attempts in process:
+# the person's store URL and executor are the evaluation's surroundings, not the harness.
+_EVALUATION_OWNS = frozenset({"store", "executor"})
 
-    if spec.configuration.builtin:
-        return spec.base_config
-    overlay = spec.configuration.for_scenario(spec.scenario.path)
-    return with_layer(spec.base_config, overlay,
-                      path=f"{spec.configuration.source}#configurations."
-                           f"{spec.configuration.name}")
+
+def trial_config(spec: TrialSpec) -> Config:
+    """The person's ``rein.toml`` with the configuration's overlay laid over it, less its
+    store and executor."""
+    from types import MappingProxyType
+
+    from rein.config import Config, with_layer
+
+    config = spec.base_config
+    if not spec.configuration.builtin:
+        overlay = spec.configuration.for_scenario(spec.scenario.path)
+        config = with_layer(config, overlay, path=f"{spec.configuration.source}"
+                                                  f"#configurations.{spec.configuration.name}")
+    return Config(data=MappingProxyType({k: v for k, v in config.data.items()
+                                         if k not in _EVALUATION_OWNS}),
+                  sources=config.sources, files=config.files, notes=config.notes,
+                  project_trust=config.project_trust)
 
 
 def copy_fixture(source: Path | None, target: Path, *, skip: Iterable[str] = ()) -> Path:
