@@ -224,7 +224,8 @@ async def execute(spec: TrialSpec) -> Trial:
         (spec.root / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         trial = blank(spec, "error", f"rein failed in this trial: {type(exc).__name__}: {exc} "
                                      f"(traceback in {spec.root / 'error.txt'})")
-    trial.wall_seconds = time.monotonic() - began
+    # Rounded as the journal keeps it, so a result rebuilt from the journal is the same.
+    trial.wall_seconds = round(time.monotonic() - began, 3)
     trajectory = spec.root / "agent" / "trajectory.json"
     if not trajectory.exists() and trial.graded:
         import json
