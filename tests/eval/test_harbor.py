@@ -178,3 +178,8 @@ def test_an_agent_cannot_plant_a_reward(ws: Path, tmp_path: Path, capsys: Any) -
     assert code == 1  # the oracle misses a scenario: the suite is not valid
     trial = result["trials"][0]
     assert trial["status"] == "failed" and "wrote no reward" in trial["reason"]
+
+
+def test_a_name_that_cannot_name_a_folder_gives_way_to_the_folders(tmp_path: Path) -> None:
+    path = write_task(tmp_path, "real-folder", toml='[task]\nname = "org/bad name\\u0000"\n')
+    assert read_task(path).name == "real-folder"

@@ -64,3 +64,33 @@ def test_trials_keep_their_own_store_whatever_the_persons_rein_toml_says(
     assert [t["status"] for t in result["trials"]] == ["solved", "solved"]
     for trial in result["trials"]:
         assert (Path(trial["folder"]) / "workspace" / ".rein").is_dir()
+
+
+COMMAND_CONFIG = """
+[configurations.cli-agent]
+description = "a command worker running an agent CLI (a script here)"
+[configurations.cli-agent.rein.workers.command.agent]
+argv = ["bash", "{suite}/agent.sh", "{prompt_file}"]
+[configurations.cli-agent.rein.tiers.standard]
+provider = "agent"
+model = "agent-cli"
+"""
+AGENT = """#!/bin/bash
+# Stands in for an agent CLI: reads its prompt, does the greeting's fix, reports.
+grep -q "hello.txt" "$1" || exit 9
+printf 'hello\\n' > hello.txt
+echo '{"summary": "fixed by the agent CLI"}'
+"""
+
+
+def test_a_command_worker_configuration(ws: Path, tmp_path: Path, capsys: Any) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
+    (suite / "eval.toml").write_text(COMMAND_CONFIG)
+    (suite / "agent.sh").write_text(AGENT)
+    code, result = run_eval(capsys, str(suite), "--config", "cli-agent")
+    assert code == 0
+    [config] = result["configurations"]
+    assert config["worker"] == "command" and "test_double" not in config
+    assert (config["solved"], config["trials"]) == (1, 1)
+    assert config["tokens"] is None and config["cost_usd"] is None  # the CLI reported none

@@ -33,6 +33,7 @@ DEFAULT_WORKDIR = "/app"
 DEFAULT_VERIFIER_TIMEOUT = 600.0
 CONTAINER_FILES = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
 _CANARY = re.compile(r"^\s*(<!--.*-->|#.*)\s*$")
+PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -93,11 +94,14 @@ def read_task(path: Path, env: Mapping[str, str] | None = None) -> HarborTask:
     agent = _table(data, "agent", where)
     verifier = _table(data, "verifier", where)
     solution = _table(data, "solution", where)
-    name = task.get("name") if isinstance(task.get("name"), str) else None
+    given = task.get("name")
+    name = given.rstrip("/").rsplit("/", 1)[-1] if isinstance(given, str) else None
+    if name is not None and not PLAIN_NAME.match(name):
+        name = None  # a name that cannot name a folder: the task's own folder names it
     container_file = next((f"environment/{n}" for n in CONTAINER_FILES
                            if (path / "environment" / n).is_file()), None)
     return HarborTask(
-        path=path, name=(name or path.name).rstrip("/").rsplit("/", 1)[-1],
+        path=path, name=name or path.name,
         instruction=instruction_text((path / "instruction.md").read_text(encoding="utf-8")),
         workdir=_workdir(environment.get("workdir"), where),
         network=_network(environment),

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rein.errors import ConfigError, Location
-from rein.eval.harbor import HarborTask, is_task, read_task
+from rein.eval.harbor import PLAIN_NAME, HarborTask, is_task, read_task
 
 Kind = Literal["graph", "brief", "harbor"]
 SCENARIO_FILE = "scenario.toml"
@@ -151,7 +151,7 @@ def _rein_scenario(path: Path) -> Scenario:
     if kind not in ("graph", "brief"):
         raise _bad(where, f"scenario.kind is {kind!r}", 'write kind = "graph" or "brief"')
     name = head.get("name", path.name)
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+    if not isinstance(name, str) or not PLAIN_NAME.match(name):
         raise _bad(where, f"scenario.name {name!r} is not a plain name",
                    "a name of letters, digits, dots, dashes and underscores")
     workspace = _inside(path, head.get("workspace"), where, "workspace")
