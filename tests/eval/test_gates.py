@@ -96,10 +96,19 @@ def test_a_declared_answer_is_given_and_recorded_as_the_scenarios(
     [row] = gates
     assert row.status.value == "accepted"
     assert row.answer["actor"] == "scenario:gated" and row.answer["identity"] == origin
-    assert row.answer["given"] == {"surface": "evaluation", "evaluation": evaluation,
-                                   "trial": trial["trial"], "scenario": "gated",
-                                   "declared": True}
+    how = row.answer["given"]
+    assert (how["surface"], how["standing"], how["approver"], how["declared"]) == (
+        "evaluation", "declared-by-scenario", "scenario:gated", True)
+    assert {k: how["identity"][k] for k in ("method", "scenario", "evaluation", "trial")} == {
+        "method": "declared-by-scenario", "scenario": "gated", "evaluation": evaluation,
+        "trial": trial["trial"]}
     assert row.answer["values"] == {"release": "2.0"}
+    # What `rein approvals show` says of it: the scenario's standing answer, not a person's.
+    from rein.cli.approval_view import how_given
+
+    said = how_given(row.answer)
+    assert said.startswith("via evaluation, declared-by-scenario (account ")
+    assert said.endswith("by standing instruction declared-by-scenario")
 
 
 def test_a_declared_decline_is_given_too(ws: Path, tmp_path: Path, capsys: Any) -> None:
@@ -191,3 +200,13 @@ def _digest(graph: Path) -> str:
     digest = validate_path(graph).digest
     assert digest is not None
     return digest
+
+
+def test_a_trials_graph_is_recorded_as_started_from_an_evaluation(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    suite = scenario(tmp_path, '[gates]\nask = { answer = "accept", values = '
+                               '{ release = "2.0" } }\n')
+    _code, result = run_eval(capsys, str(suite), "--config", "oracle")
+    [trial] = result["trials"]
+    [graph] = [a for a in approvals_of(trial) if a.kind.value == "graph"]
+    assert graph.answer["given"]["surface"] == "evaluation"

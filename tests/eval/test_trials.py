@@ -94,3 +94,17 @@ def test_a_command_worker_configuration(ws: Path, tmp_path: Path, capsys: Any) -
     assert config["worker"] == "command" and "test_double" not in config
     assert (config["solved"], config["trials"]) == (1, 1)
     assert config["tokens"] is None and config["cost_usd"] is None  # the CLI reported none
+
+
+def test_a_brief_runs_whatever_plan_roles_the_person_requires(
+        ws: Path, tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """[dev] plan_roles guards a person's real plans; a trial's plan gate is its scenario's
+    declared answer, in a repository made for the trial."""
+    from support import account_files
+
+    _managed, user = account_files(monkeypatch, tmp_path)
+    user.parent.mkdir(parents=True)
+    user.write_text('[approver]\nid = "bo"\n[dev]\nplan_roles = ["tech-lead"]\n')
+    code, result = run_eval(capsys, str(SUITE / "tempconv"), "--config", "oracle")
+    [trial] = result["trials"]
+    assert code == 0 and trial["status"] == "solved", trial["reason"]

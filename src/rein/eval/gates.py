@@ -28,6 +28,7 @@ from rein.errors import Refused
 from rein.eval.scenarios import GateAnswer
 
 ORIGIN_SURFACE = "evaluation"
+STANDING = "declared-by-scenario"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -93,9 +94,7 @@ async def answer_declared(harness: Harness, run_id: str, seal: TrialSeal,
             ApprovalStatus.DECLINED
         payload: dict[str, Any] = {
             "actor": f"scenario:{seal.scenario}", "identity": seal.origin(),
-            "given": {"surface": ORIGIN_SURFACE, "evaluation": seal.evaluation,
-                      "trial": seal.trial, "scenario": seal.scenario, "declared": True},
-            "note": seal.origin()}
+            "given": given_by(seal), "note": seal.origin()}
         if spec.values:
             payload["values"] = dict(spec.values)
         record_answer(harness.store, row, status, payload, harness.engine.now())
@@ -104,4 +103,21 @@ async def answer_declared(harness: Harness, run_id: str, seal: TrialSeal,
     return answered, left
 
 
-__all__ = ["ORIGIN_SURFACE", "TrialSeal", "Unanswered", "answer_declared"]
+def given_by(seal: TrialSeal) -> dict[str, Any]:
+    """How a declared answer was given, in the shape every answer's record keeps (so
+    ``rein approvals show``, the run record and the console show it as what it is): the
+    evaluation surface, a standing instruction (the person ran the suite that declares it),
+    the scenario as the identity, and the process's own confinement and terminal."""
+    from rein.config.approver import os_account
+    from rein.core.confinement import confinement, has_terminal
+
+    return {"surface": ORIGIN_SURFACE, "approver": f"scenario:{seal.scenario}",
+            "identity": {"method": STANDING, "account": os_account(),
+                         "scenario": seal.scenario, "evaluation": seal.evaluation,
+                         "trial": seal.trial},
+            "confined": confinement().confined, "terminal": has_terminal(),
+            "after_driver_turn": None, "standing": STANDING, "declared": True}
+
+
+__all__ = ["ORIGIN_SURFACE", "STANDING", "TrialSeal", "Unanswered", "answer_declared",
+           "given_by"]

@@ -133,12 +133,15 @@ def blank(spec: TrialSpec, status: Status, reason: str | None = None) -> Trial:
 
 # A trial keeps its runs in its own workspace's store and runs its attempts in process:
 # the person's store URL and executor are the evaluation's surroundings, not the harness.
+# So is who may approve a real plan ([dev] plan_roles): a trial's plan gate is answered by
+# its scenario's declaration, recorded as such, in a repository made for the trial.
 _EVALUATION_OWNS = frozenset({"store", "executor"})
+_EVALUATION_OWNS_DEV = frozenset({"plan_roles"})
 
 
 def trial_config(spec: TrialSpec) -> Config:
     """The person's ``rein.toml`` with the configuration's overlay laid over it, less its
-    store and executor."""
+    store, its executor and its plan roles."""
     from types import MappingProxyType
 
     from rein.config import Config, with_layer
@@ -148,8 +151,10 @@ def trial_config(spec: TrialSpec) -> Config:
         overlay = spec.configuration.for_scenario(spec.scenario.path)
         config = with_layer(config, overlay, path=f"{spec.configuration.source}"
                                                   f"#configurations.{spec.configuration.name}")
-    return Config(data=MappingProxyType({k: v for k, v in config.data.items()
-                                         if k not in _EVALUATION_OWNS}),
+    data = {k: v for k, v in config.data.items() if k not in _EVALUATION_OWNS}
+    if isinstance(data.get("dev"), Mapping):
+        data["dev"] = {k: v for k, v in data["dev"].items() if k not in _EVALUATION_OWNS_DEV}
+    return Config(data=MappingProxyType(data),
                   sources=config.sources, files=config.files, notes=config.notes,
                   project_trust=config.project_trust)
 

@@ -56,8 +56,10 @@ def workers_for(spec: TrialSpec) -> tuple[Any, ...] | None:
 
 
 def open_trial_harness(spec: TrialSpec, workspace: Path) -> Harness:
+    # Its graphs are started, approved, by the person running the evaluation, and the
+    # record says they were started from an evaluation.
     return Harness.open(workspace, trial_config(spec), env=spec.clean_env(),
-                        workers=workers_for(spec))
+                        workers=workers_for(spec), surface="evaluation")
 
 
 async def graph_trial(spec: TrialSpec) -> Trial:
