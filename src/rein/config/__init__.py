@@ -259,6 +259,25 @@ def _merge_authority(merged: dict[str, Any], sources: dict[str, tuple[str, ...]]
         merge_authority(merged, sources, notes, authority_of(data), str(path))
 
 
+def with_layer(config: Config, data: Mapping[str, Any], *, path: str) -> Config:
+    """``config`` with one more file's tables merged under it, by the rules a project file
+    follows: it narrows the policy, its hooks count as a project's, it says nothing of who
+    may approve and pre-approves no MCP launch. ``rein eval`` lays a configuration over the
+    person's own ``rein.toml`` this way. CFG004 for a bad table."""
+    import copy
+
+    raw = copy.deepcopy(dict(data))
+    _check(raw, Path(path))
+    sources, notes = dict(config.sources), list(config.notes)
+    raw = without_authority(raw, notes, Path(path), project=True)
+    raw = _without_mcp_trust(raw, notes, Path(path))
+    merged = copy.deepcopy(dict(config.data))
+    _merge_file(merged, sources, notes, raw, "project", path)
+    return Config(data=MappingProxyType(merged), sources=MappingProxyType(sources),
+                  files=(*config.files, ("evaluation", path)), notes=tuple(notes),
+                  project_trust=config.project_trust)
+
+
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
 KNOWN_SECTIONS = frozenset({
     "approver", "dev", "driver", "executor", "hooks", "limits", "mcp", "policy", "profiles",
