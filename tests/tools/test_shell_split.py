@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from rein.core.shellsplit import split_commands
 from rein.tools.permissions import Permission, PermissionSet, shell_commands
-from rein.tools.shellsplit import split_commands
 
 SHIMS = ("ok", "touch", "evil", "rm")  # programs the shells find only on the shim PATH
 GRANTED = {"ok"}  # with the builtin echo, what shell:exec:echo* + shell:exec:ok * cover

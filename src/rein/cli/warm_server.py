@@ -108,7 +108,7 @@ PRELOAD = (
     "rein.store.sqlite_errors", "rein.telemetry.live", "rein.telemetry.otel",
     "rein.telemetry.spans", "rein.tools.catalog", "rein.tools.gitguard", "rein.tools.paths",
     "rein.tools.permissions", "rein.tools.process", "rein.tools.sandbox", "rein.tools.shell",
-    "rein.tools.shellsplit", "rein.tools.writeguard", "rein.workers.base",
+    "rein.core.shellsplit", "rein.tools.writeguard", "rein.workers.base",
     "rein.workers.driver", "rein.workers.driver_accept", "rein.workers.driver_current",
     "rein.workers.driver_fs", "rein.workers.driver_protocol", "rein.workers.driver_render",
     "rein.workers.driver_status", "rein.workers.driver_store", "rein.workers.model_setup",
