@@ -5,7 +5,9 @@ Four modes (``research/protocols.md`` §1.6):
 - ``read-only``: nothing is writable; network only if ``network_access``.
 - ``workspace-write``: the workspace (or the part of it that ``workspace_binds`` names, see
   :mod:`rein.tools.writeguard`) and the extra ``writable_roots`` are writable, except the
-  protected paths (``.git`` and ``.rein``: workers never commit and never touch rein's state).
+  protected paths: ``.git`` and ``.rein`` (workers never commit and never touch rein's
+  state), ``rein.toml``, and every workspace file a configured hook or command worker runs
+  (:func:`protected_paths`): no node writes what rein itself runs or trusts.
 - ``danger-full-access``: no restriction at all, and no sandbox process.
 - ``external-sandbox``: the caller already sandboxes rein; rein enforces nothing more than the
   permission checks and says so.
@@ -27,12 +29,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rein.errors import ConfigError
 from rein.tools.paths import is_within
 
-PROTECTED = (".git", ".rein")
+if TYPE_CHECKING:
+    from rein.config import Config
+
+PROTECTED = (".git", ".rein", "rein.toml")
 NOT_A_BOUNDARY = (
     "bubblewrap is not available, so commands run directly as processes: the process backend is "
     "not a security boundary (only rein's permission checks apply)"
@@ -81,9 +86,11 @@ class SandboxPolicy:
         network: Literal["none", "restricted", "full"],
         *,
         require_boundary: bool = False,
+        protected: Sequence[str] = (),
     ) -> SandboxPolicy:
         """The policy a node's ``requirements.workspace`` and ``network`` ask for
-        (``require_boundary``: the worker refuses commands without a real sandbox)."""
+        (``require_boundary``: the worker refuses commands without a real sandbox;
+        ``protected``: more paths no node may write, see :func:`protected_paths`)."""
         mode = (
             SandboxMode.WORKSPACE_WRITE
             if workspace_access == "read_write"
@@ -91,7 +98,8 @@ class SandboxPolicy:
         )
         # "restricted" still needs the network namespace; per-origin checks happen in http_fetch.
         return cls(mode=mode, workspace=Path(workspace), network_access=network != "none",
-                   require_boundary=require_boundary)
+                   require_boundary=require_boundary,
+                   protected=tuple(dict.fromkeys([*PROTECTED, *protected])))
 
     def writable(self) -> tuple[Path, ...]:
         """The roots a command may write below (empty for read-only)."""
@@ -111,8 +119,13 @@ class SandboxPolicy:
         )
 
     def is_protected(self, path: Path) -> bool:
-        """Whether ``path`` is a protected path of the workspace (``.git``, ``.rein``)."""
-        return any(is_within(path, self.workspace / p) for p in self.protected)
+        """Whether ``path`` is a protected path of the workspace (``.git``, ``.rein``,
+        ``rein.toml``, a hook's script)."""
+        return self.protecting(path) is not None
+
+    def protecting(self, path: Path) -> str | None:
+        """The protected path (as configured) that ``path`` is or lies in, if any."""
+        return next((p for p in self.protected if is_within(path, self.workspace / p)), None)
 
     def to_codex(self) -> dict[str, Any]:
         """The Codex ``sandboxPolicy`` tagged union, for the protocol surface and the record."""
@@ -213,6 +226,14 @@ def bubblewrap_argv(
     out += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
     out += ["--chdir", str(cwd), "--", *argv]
     return out
+
+
+def protected_paths(config: Config) -> tuple[str, ...]:
+    """What no node may write, whatever its ``fs:write`` grants: :data:`PROTECTED` and every
+    workspace file a hook or command worker of ``config`` runs (absent ones too: creating
+    one would change what runs)."""
+    files = [path for pins in config.pinned.values() for path in pins]
+    return tuple(dict.fromkeys([*PROTECTED, *sorted(files)]))
 
 
 def wrap_command(

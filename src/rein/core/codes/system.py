@@ -59,6 +59,9 @@ CODES = (
     _c(CONFIG, "CFG015", "refused", "a tier's provider is defined in a project rein.toml that "
        "is not trusted", "review and trust the project file, or define the provider in your "
        "user rein.toml"),
+    _c(CONFIG, "CFG016", "usage", "a hook or command worker cannot be trusted: which workspace "
+       "files its command runs cannot be told from its line", "write the command as a list, "
+       "name its scripts from the workspace root, and list what they source in files"),
     _c(CONFIG, "CONFIG_STORE", "usage", "[store] url is not a string",
        'write url = "postgresql://user@host/db" under [store]', legacy=True),
     _c(CONFIG, "PERM001", "usage", "a permission string cannot be parsed",
