@@ -205,6 +205,7 @@ class CommandWorker:
                     max_output_bytes=self.template.max_output_bytes,
                     scratch=private,
                     writes=PermissionSet.parse(request.permissions),
+                    trusted_argv=True,
                 )
             except (ToolFailure, ConfigError) as exc:
                 yield AttemptResult(usage=usage, routed=routed,

@@ -156,6 +156,9 @@ CODES = (
        "search it, or read part of it with a shell command"),
     _c(TOOLS, "TOOL030", "tool", "the policy requires a sandbox boundary and none is available",
        "install bubblewrap, or relax require_boundary"),
+    _c(TOOLS, "TOOL032", "tool", "an fs:read deny pattern with a wildcard would need too long "
+       "a walk of the workspace to hide what it covers from a command", "deny literal paths "
+       "(secrets/**), or narrow the fs:read grants"),
     _c(TOOLS, "TOOL031", "tool", "the editor (an ACP client) could not read, write or run "
        "what rein allowed", "read the editor's message; the call may be retried"),
     _c(TOOLS, "TOOL040", "tool", "the URL is not an absolute http(s) URL", "pass an http(s) "
