@@ -155,11 +155,12 @@ def test_a_hook_whose_files_cannot_be_told_is_never_trusted(
     ms.file("hooks/log.sh", LOG)
     ms.toml(f'[hooks.log]\ncommand = {json.dumps(command)}\nevents = ["PreToolUse"]\n')
     code, out = ms.rein("config", "trust", "--json")
-    assert code == 4, out  # shown, never recorded
-    code, out = ms.rein("config", "trust", "--digest", json.loads(out)["digest"], "--json")
     error = json.loads(out)["error"]
     assert code == 64 and error["code"] == "CFG016" and why in error["message"]
     assert "write the command as a list" in error["hint"]
+    # A notice says why the hook is ignored; nothing was recorded.
+    code, out = ms.rein("config", "show")
+    assert "hooks.log cannot be trusted" in ms.capsys.readouterr().err + out
 
 
 def test_the_project_directory_variables_name_the_workspace(tmp_path: Path) -> None:

@@ -169,7 +169,8 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
         emit_json(data)
         return code
     for server in data["servers"]:
-        click.echo(f"{server['name']} ({server['transport']}): {server['status']}")
+        reason = f": {server['reason']}" if server.get("reason") else ""
+        click.echo(f"{server['name']} ({server['transport']}): {server['status']}{reason}")
         for tool in server.get("tools", []):
             click.echo(f"  {tool['name']}  {tool['decision']}  {tool['description']}")
         for hidden in server.get("hidden", []):
