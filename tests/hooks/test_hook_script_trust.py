@@ -178,3 +178,19 @@ def test_a_matcher_of_star_selects_every_tool(ms: ModelScenario) -> None:
     assert code == 0, out
     hook = Hook(name="every", command="true", events=("PreToolUse",), matcher="*")
     assert hook.selects("PreToolUse", "shell") and hook.selects("PreToolUse", "mcp__t__x")
+
+
+def test_a_workspace_that_holds_the_user_configuration_protects_it(ms: ModelScenario) -> None:
+    """Run in a home folder, the workspace holds the user rein.toml and the trust records,
+    which need no trust: a node writing them would run what it likes next time."""
+    user = ".home/.config/rein/rein.toml"
+    setup(ms, [call("file_write", path=user, content='[hooks.x]\ncommand = "touch pwned"\n'),
+               call("file_write", path=".home/.config/rein/trusted-projects.json",
+                    content="{}"),
+               call("submit_outputs", summary="done")])
+    code, out = run(ms)
+    assert code == 0, out
+    results = ms.items("tool_result")
+    assert [r["refused"] for r in results[:2]] == [True, True]
+    assert f"{user} is protected" in results[0]["content"]
+    assert not (ms.root / user).exists()

@@ -27,6 +27,7 @@ only (:mod:`rein.config.approver`).
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -230,8 +231,6 @@ def _pinned(merged: Mapping[str, Any], trust: ProjectTrust | None, workspace: Pa
                for n, t in (commands.items() if isinstance(commands, Mapping) else ())]
     if not tables:
         return {}
-    import os
-
     from rein.config.trust import bound_files
 
     trusted = {i.key: i for i in trust.items} if trust is not None and trust.honoured else {}
@@ -309,8 +308,6 @@ def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> di
 def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
                     workspace: Path, user_config: Path) -> tuple[dict[str, Any], ProjectTrust]:
     """The project file's data as far as it is in force, and the trust verdict on the rest."""
-    import os
-
     from rein.config.trust import read_records, split_project, trust_file, verdict
 
     safe, items = split_project(data, merged, workspace,

@@ -20,11 +20,12 @@ file's path and the digest of its withheld tables in the user's trust file
 digest no longer matches and the tables stay withheld, with a notice naming the command that
 re-trusts them. A hook's or command worker's digest covers the bytes of the workspace files
 its command runs (:mod:`rein.config.command_files`), so a rewritten script withholds it too;
-a command whose files cannot be told from its line is never trusted (CFG016). Offline providers (a new provider of kind ``scripted``, or one answering
-from ``options.replay`` files) and a SQLite store inside the workspace neither run nor send
-anything, so they need no trust: every tool call such a provider scripts goes through the
-model worker's gate like a real model's. The scripted *worker* does need trust: it answers
-for every node it names in place of the user's workers. ``[policy] project_trust = false`` in a managed or user file
+a command whose files cannot be told from its line is never trusted (CFG016). Offline
+providers (a new provider of kind ``scripted``, or one answering from ``options.replay``
+files) and a SQLite store inside the workspace neither run nor send anything, so they need
+no trust: every tool call such a provider scripts goes through the model worker's gate like
+a real model's. The scripted *worker* does need trust: it answers for every node it names in
+place of the user's workers. ``[policy] project_trust = false`` in a managed or user file
 forbids project trust altogether.
 """
 

@@ -69,18 +69,19 @@ def workers_from_config(workspace: Path, config: Config,
     workers.extend(model_workers)
     unrouted = [t for name, t in commands.items() if name not in routed_commands]
     if unrouted:
-        workers.extend(_command_worker(template, config, ()) for template in unrouted)
+        workers.extend(_command_worker(template, config, (), workspace)
+                       for template in unrouted)
     return tuple(workers)
 
 
-def _command_worker(template: CommandTemplate, config: Config, tiers: tuple[Tier, ...]
-                    ) -> Worker:
+def _command_worker(template: CommandTemplate, config: Config, tiers: tuple[Tier, ...],
+                    workspace: Path) -> Worker:
     """A command worker that writes none of what rein runs, and runs its argv's files only
     as they were trusted (``Config.pinned``)."""
     from rein.tools.sandbox import protected_paths
     from rein.workers.command import CommandWorker
 
-    return CommandWorker(template, tiers=tiers, protected=protected_paths(config),
+    return CommandWorker(template, tiers=tiers, protected=protected_paths(config, workspace),
                          files=config.pinned.get(f"workers.command.{template.name}"))
 
 
@@ -107,7 +108,7 @@ def scripted_worker(workspace: Path, section: Mapping[str, Any],
     policy = Policy.from_config(config) if config is not None else None
     return ScriptedWorker.from_file(
         path if path.is_absolute() else workspace / path, policy=policy,
-        protected=protected_paths(config) if config is not None else ())
+        protected=protected_paths(config, workspace, env) if config is not None else ())
 
 
 def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:
@@ -173,14 +174,14 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
 
     build = model_worker_builder(providers, create, policy=Policy.from_config(config),
                                  hooks=configured_hooks(config),
-                                 protected=protected_paths(config))
+                                 protected=protected_paths(config, workspace))
     out: list[Worker] = []
     for route in tier_routes(config.get("tiers")):
         name = route.provider
         if name in commands:
             routed_commands.add(name)
             template = dataclasses.replace(commands[name], model=route.model)
-            out.append(_command_worker(template, config, (route.tier,)))
+            out.append(_command_worker(template, config, (route.tier,), workspace))
             continue
         if name not in providers:
             _refuse_if_withheld(config, route.tier, name)

@@ -6,7 +6,8 @@ Four modes (``research/protocols.md`` §1.6):
 - ``workspace-write``: the workspace (or the part of it that ``workspace_binds`` names, see
   :mod:`rein.tools.writeguard`) and the extra ``writable_roots`` are writable, except the
   protected paths: ``.git`` and ``.rein`` (workers never commit and never touch rein's
-  state), ``rein.toml``, and every workspace file a configured hook or command worker runs
+  state), ``rein.toml`` (and the user's, with the trust records, when the workspace holds
+  them), and every workspace file a configured hook or command worker runs
   (:func:`protected_paths`): no node writes what rein itself runs or trusts.
 - ``danger-full-access``: no restriction at all, and no sandbox process.
 - ``external-sandbox``: the caller already sandboxes rein; rein enforces nothing more than the
@@ -372,11 +373,24 @@ def _outermost(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
-def protected_paths(config: Config) -> tuple[str, ...]:
-    """What no node may write, whatever its ``fs:write`` grants: :data:`PROTECTED` and every
-    workspace file a hook or command worker of ``config`` runs (absent ones too: creating
-    one would change what runs)."""
+def protected_paths(config: Config, workspace: Path,
+                    env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """What no node may write in ``workspace``, whatever its ``fs:write`` grants:
+    :data:`PROTECTED`, every workspace file a hook or command worker of ``config`` runs
+    (absent ones too: creating one would change what runs), and the managed and user
+    ``rein.toml`` and the trust records when they lie in the workspace (a workspace that is
+    a home folder holds ``.config/rein``)."""
+    from rein.config.files import config_paths
+    from rein.config.trust import trust_file
+
     files = [path for pins in config.pinned.values() for path in pins]
+    root = workspace.resolve()
+    paths = config_paths(workspace, env)
+    own = [p for _, p in paths] + [trust_file(paths[1][1])]
+    for path in own:
+        resolved = path.resolve()
+        if resolved != root and is_within(resolved, root):
+            files.append(resolved.relative_to(root).as_posix())
     return tuple(dict.fromkeys([*PROTECTED, *sorted(files)]))
 
 

@@ -259,7 +259,7 @@ def protected_in(workspace: str | Path) -> tuple[str, ...]:
     from rein.tools.sandbox import PROTECTED, protected_paths
 
     try:
-        return protected_paths(load_config(Path(workspace)))
+        return protected_paths(load_config(Path(workspace)), Path(workspace))
     except ReinError:
         return PROTECTED
 
