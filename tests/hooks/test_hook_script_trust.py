@@ -192,5 +192,5 @@ def test_a_workspace_that_holds_the_user_configuration_protects_it(ms: ModelScen
     assert code == 0, out
     results = ms.items("tool_result")
     assert [r["refused"] for r in results[:2]] == [True, True]
-    assert f"{user} is protected" in results[0]["content"]
+    assert ".home/.config/rein is protected" in results[0]["content"]
     assert not (ms.root / user).exists()

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rein.config.command_files import CommandFiles, command_files, pin
 from rein.errors import ConfigError, Location
 from rein.formats.canonical import canonical_json
 
@@ -189,6 +188,8 @@ def digest_of(items: tuple[Withheld, ...]) -> str | None:
 def bound_files(spec: Any, kind: str, workspace: Path, search_path: str | None
                 ) -> dict[str, Any]:
     """``files`` (path → digest) and ``unsure`` of a hook or command worker table."""
+    from rein.config.command_files import CommandFiles, command_files, pin
+
     if not isinstance(spec, Mapping):
         return {}
     if kind == "hook":
@@ -211,6 +212,8 @@ def worker_argv(argv: Any, workspace: Path) -> Any:
     """A command worker's ``argv`` as it runs from ``workspace``: ``{workspace}`` is the
     workspace, the prompt and outputs placeholders are files rein writes outside it, and an
     argument that depends on the node (``{node}``, ``{attempt}``) cannot be told."""
+    from rein.config.command_files import CommandFiles
+
     if not isinstance(argv, list) or not all(isinstance(w, str) for w in argv):
         return argv
     out = []

@@ -126,7 +126,8 @@ class ToolPolicy:
             why = {".git": "rein records and commits the work itself",
                    ".rein": "rein keeps its state there",
                    "rein.toml": "it is rein's configuration"}.get(
-                protecting, "rein runs it for a configured hook or command worker")
+                protecting, "rein runs or trusts it: a configured hook's or command worker's "
+                "file, or rein's own configuration")
             return (
                 f"refused {request}: {protecting} is protected ({why}); no node writes it, "
                 "whatever its fs:write grants"

@@ -373,25 +373,30 @@ def _outermost(paths: Sequence[Path]) -> list[Path]:
     return out
 
 
-def protected_paths(config: Config, workspace: Path,
+def protected_paths(config: Config | None, workspace: Path,
                     env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """What no node may write in ``workspace``, whatever its ``fs:write`` grants:
     :data:`PROTECTED`, every workspace file a hook or command worker of ``config`` runs
-    (absent ones too: creating one would change what runs), and the managed and user
-    ``rein.toml`` and the trust records when they lie in the workspace (a workspace that is
-    a home folder holds ``.config/rein``)."""
-    from rein.config.files import config_paths
-    from rein.config.trust import trust_file
+    (absent ones too: creating one would change what runs), and the managed ``rein.toml``
+    and the user's folder of them (its ``rein.toml``, the trust records) when they lie in
+    the workspace (a workspace that is a home folder holds ``.config/rein``)."""
+    files = [path for pins in (config.pinned.values() if config else ()) for path in pins]
+    return tuple(dict.fromkeys([*PROTECTED, *own_files(workspace, env), *sorted(files)]))
 
-    files = [path for pins in config.pinned.values() for path in pins]
+
+def own_files(workspace: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """rein's managed ``rein.toml`` and user configuration folder, as workspace-relative
+    paths, when the workspace holds them."""
+    from rein.config.files import config_paths
+
     root = workspace.resolve()
     paths = config_paths(workspace, env)
-    own = [p for _, p in paths] + [trust_file(paths[1][1])]
-    for path in own:
+    files = []
+    for path in (paths[0][1], paths[1][1].parent):
         resolved = path.resolve()
         if resolved != root and is_within(resolved, root):
             files.append(resolved.relative_to(root).as_posix())
-    return tuple(dict.fromkeys([*PROTECTED, *sorted(files)]))
+    return files
 
 
 def wrap_command(

@@ -253,15 +253,21 @@ def measure(workspace: str | Path, turn: Any, now: dt.datetime,
 
 def protected_in(workspace: str | Path) -> tuple[str, ...]:
     """What no driver may write in ``workspace``, from its configuration as it is now
-    (rein's own list alone when the configuration cannot be read)."""
-    from rein.config import load_config
+    (rein's own list alone when the configuration cannot be read). A workspace without a
+    ``rein.toml`` anywhere is answered without reading one: a driver turn stays fast."""
+    from rein.config.files import any_config
     from rein.errors import ReinError
-    from rein.tools.sandbox import PROTECTED, protected_paths
+    from rein.tools.sandbox import protected_paths
+
+    root = Path(workspace)
+    if not any_config(root):
+        return protected_paths(None, root)
+    from rein.config import load_config
 
     try:
-        return protected_paths(load_config(Path(workspace)), Path(workspace))
+        return protected_paths(load_config(root), root)
     except ReinError:
-        return PROTECTED
+        return protected_paths(None, root)
 
 
 __all__ = ["TOOL_CACHES", "TOOL_CACHE_SUFFIXES", "compare", "git_ref_path", "measure",
