@@ -313,8 +313,28 @@ def system_binds() -> tuple[str, ...]:
     return tuple(out)
 
 
+# Every sandboxed command computes its binds: the checks below compare resolved paths as
+# strings, each path resolved once, rather than resolving both sides of every comparison.
+
+
+@lru_cache(maxsize=1)
+def _system_roots() -> tuple[str, ...]:
+    return tuple(os.path.realpath(d) for d in SYSTEM_DIRS if os.path.isdir(d))
+
+
+@lru_cache(maxsize=1)
+def _homes() -> frozenset[str]:
+    return frozenset({"/root", os.path.realpath(Path.home())})
+
+
+def _under(path: str, root: str) -> bool:
+    """Whether the resolved ``path`` is the resolved ``root`` or below it."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _under_system(path: Path) -> bool:
-    return any(is_within(path, Path(d)) for d in SYSTEM_DIRS if os.path.isdir(d))
+    real = os.path.realpath(path)
+    return any(_under(real, root) for root in _system_roots())
 
 
 def tool_dirs(search_path: str | None, workspace: Path, programs: Sequence[str] = ()
@@ -326,49 +346,52 @@ def tool_dirs(search_path: str | None, workspace: Path, programs: Sequence[str] 
     the installation of each of ``programs`` (a name ``search_path`` resolves, or a path)
     and of rein's own Python, every symlink on the way followed (a venv's ``python`` is a
     link into the interpreter it was made from)."""
-    out: list[Path] = []
+    root = os.path.realpath(workspace)
+    out: list[str] = []
     for entry in (search_path or "").split(os.pathsep):
         if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
             continue
-        directory = Path(entry).resolve()
-        if _under_system(directory) or is_within(workspace, directory):
+        directory = os.path.realpath(entry)
+        if _under_system(Path(directory)) or _under(root, directory):
             continue
         out.append(directory)
-        out += _prefix(directory, workspace)
+        out += _prefix(directory, root)
     for program in (sys.executable, *programs):
-        out += _installation(program, search_path, workspace)
-    return tuple(_outermost(out))
+        out += _installation(program, search_path, root)
+    return tuple(Path(p) for p in _outermost(out))
 
 
-def _prefix(directory: Path, workspace: Path) -> list[Path]:
-    """The installation a tool directory belongs to, when it is one to bind."""
-    prefix = directory.parent
-    homes = {Path("/root"), Path.home().resolve()}
-    if (directory.name in _TOOL_DIRS and len(prefix.parts) > 2 and prefix not in homes
-            and prefix.parent != Path("/home") and not is_within(workspace, prefix)):
+def _prefix(directory: str, root: str) -> list[str]:
+    """The installation a resolved tool directory belongs to, when it is one to bind."""
+    prefix, name = os.path.split(directory)
+    if (name in _TOOL_DIRS and prefix.count("/") > 1 and prefix not in _homes()
+            and os.path.dirname(prefix) != "/home" and not _under(root, prefix)):
         return [prefix]
     return []
 
 
-def _installation(program: str, search_path: str | None, workspace: Path) -> list[Path]:
+def _installation(program: str, search_path: str | None, root: str) -> list[str]:
     found = program if "/" in program else shutil.which(program, path=search_path or "")
     if not found:
         return []
-    out: list[Path] = []
-    current = Path(os.path.abspath(found))
-    for _ in range(40):  # a symlink chain, as the kernel follows it
-        if not (_under_system(current) or is_within(current, workspace)):
-            out += _prefix(current.parent, workspace) or [current]
-        if not current.is_symlink():
+    out: list[str] = []
+    current = os.path.abspath(found)
+    for _ in range(40):  # a symlink chain, as the kernel follows it, one link at a time
+        folder = os.path.realpath(os.path.dirname(current))  # the link itself kept
+        here = os.path.join(folder, os.path.basename(current))
+        if not (_under_system(Path(folder)) or _under(here, root)):
+            out += _prefix(folder, root) or [here]
+        if not os.path.islink(current):
             break
-        current = Path(os.path.normpath(current.parent / os.readlink(current)))
-    return [p for p in out if p.exists()]
+        current = os.path.normpath(os.path.join(os.path.dirname(current),
+                                                os.readlink(current)))
+    return [p for p in out if os.path.exists(p)]
 
 
-def _outermost(paths: Sequence[Path]) -> list[Path]:
-    out: list[Path] = []
-    for path in sorted(set(paths), key=lambda p: len(p.parts)):
-        if not any(is_within(path, o) for o in out):
+def _outermost(paths: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for path in sorted(set(paths), key=lambda p: p.count("/")):
+        if not any(_under(path, o) for o in out):
             out.append(path)
     return out
 
