@@ -23,13 +23,6 @@ workspace before the run starts: a large tree, which every turn's snapshot walks
 ``--before SRC`` times, turn for turn with this rein, another one's source (put first on
 ``PYTHONPATH``): a before/after comparison under the same load.
 
-The rows without a prefix are cold turns (``REIN_WARM=off``): a fresh interpreter imports
-everything the command needs. The ``warm:`` rows are the same turns, interleaved with them,
-handed to a warm server (cli/warm_server.py) that an untimed first turn started, in a
-runtime folder of the benchmark's own; their CPU column adds the client's CPU time and the
-forked turn's (the server's reaped children, in clock ticks: 10 ms steps). ``--no-warm``
-leaves the warm rows out.
-
 ``--instructions`` also counts, once per command, the CPU instructions of the rein process
 itself under valgrind's callgrind (the checks' own processes are not traced, so for
 ``rein submit`` the count is rein's own work): a figure the load of the machine does not
@@ -52,8 +45,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from warm_probe import WarmServer
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "driver-demo.agraph.yaml"
@@ -172,32 +163,20 @@ def count_instructions(env: dict[str, str], label: str) -> None:
         shutil.rmtree(root)
 
 
-WARM = "warm: "
-SERVER: list[WarmServer] = []  # the warm rows' server, once it runs
-
-
 def turn(env: dict[str, str], timing: bool, files: int, label: str = "") -> None:
     """One driver turn in a fresh workspace: next, the work, submit; its times go to the
     rows named ``label`` + ROWS."""
-    root = workspace({**env, "REIN_WARM": "off"}, files)
+    root = workspace(env, files)
     names = tuple(label + n for n in ROWS) if timing else ("warm-up",) * 6
-    server = SERVER[0] if label == WARM else None
     try:
-        if server is None:  # the same for both
-            timed([sys.executable, "-c", "pass"], root, env, names[0])
-            helped = timed([REIN, "--help"], root, env, names[1])
-            assert helped.returncode == 0, helped.stderr
-        served = server.ticks() if server else 0
+        timed([sys.executable, "-c", "pass"], root, env, names[0])
+        helped = timed([REIN, "--help"], root, env, names[1])
+        assert helped.returncode == 0, helped.stderr
         done = timed([REIN, "next", "--json"], root, env, names[2])
-        if server:
-            CPU[names[2]][-1] += server.turn_cpu_ms(served)
         assert done.returncode == 3 and '"instruction"' in done.stdout, done.stderr
         (root / "greet.py").write_text(RIGHT)
         (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
-        served = server.ticks() if server else 0
         done = timed([REIN, "submit"], root, env, names[3])
-        if server:
-            CPU[names[3]][-1] += server.turn_cpu_ms(served)
         assert done.returncode == 3 and "review waiting" in done.stderr, done.stderr  # the gate
         if timing:
             checks = checks_ms(root)
@@ -217,8 +196,6 @@ def main() -> None:
                              "branch): its turns are timed too, interleaved with these")
     parser.add_argument("--instructions", action="store_true",
                         help="also count each command's CPU instructions (needs valgrind)")
-    parser.add_argument("--no-warm", action="store_true",
-                        help="time cold turns only (no warm server)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
@@ -226,7 +203,6 @@ def main() -> None:
     if not args.no_bytecode_cache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
-    env["REIN_WARM"] = "off"
     load_before = os.getloadavg()[0]
     labels = [""]
     envs = {"": env}
@@ -234,24 +210,12 @@ def main() -> None:
         envs["before: "] = {**env, "PYTHONPATH": os.pathsep.join(
             [str(Path(args.before).resolve()), *filter(None, [env.get("PYTHONPATH")])])}
         labels = ["before: ", ""]
-    if not args.no_warm:
-        SERVER.append(WarmServer(env))
-        envs[WARM] = SERVER[0].env
-        labels.append(WARM)
-    try:
-        for label in labels:  # writes the bytecode cache; not counted
-            if label == WARM:
-                SERVER[0].start(Path(SERVER[0].env["XDG_RUNTIME_DIR"]))
-            turn(envs[label], timing=False, files=0, label="" if label == WARM else label)
-        for _ in range(args.repeat):
-            for label in labels:  # interleaved: all see the same load
-                turn(envs[label], timing=True, files=args.files, label=label)
-    finally:
-        for server in SERVER:
-            server.stop()
+    for label in labels:  # writes the bytecode cache; not counted
+        turn(envs[label], timing=False, files=0, label=label)
+    for _ in range(args.repeat):
+        for label in labels:  # interleaved: all see the same load
+            turn(envs[label], timing=True, files=args.files, label=label)
     for label in labels:
-        if label == WARM:
-            continue
         count_modules(envs[label], label)
         if args.instructions:
             count_instructions(envs[label], label)
@@ -261,8 +225,6 @@ def main() -> None:
           f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'':<24}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}{'cpu ms':>9}")
     for name in [label + row for row in ROWS for label in labels]:
-        if name not in WALL:  # the warm rows of the interpreter and of --help
-            continue
         values = WALL[name]
         med = statistics.median(values)
         cpu = f"{statistics.median(CPU[name]):>9.1f}" if name in CPU else ""

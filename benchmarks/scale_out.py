@@ -32,6 +32,7 @@ import asyncio
 import json
 import math
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -115,8 +116,12 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
         ws.mkdir()
         answers.write_text(json.dumps({"nodes": {"w": [{"outputs": {},
                                                         "delay_seconds": DELAY}]}}))
+        key = Path(tmp) / "queue.key"  # the fleet's queue key, shared by every process
+        key.write_text(secrets.token_hex(32))
+        key.chmod(0o600)
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("REIN_")},
-               "REIN_SCRIPTED_ANSWERS": str(answers), "HOME": tmp}
+               "REIN_SCRIPTED_ANSWERS": str(answers), "HOME": tmp,
+               "REIN_QUEUE_KEY_FILE": str(key)}
         procs = []
         for n in range(workers):
             log = open(Path(tmp) / f"w{n}.log", "w")  # noqa: SIM115 - the process owns it
@@ -136,7 +141,8 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
             store = PostgresStore(url)
             try:
                 before = _costs(procs, counts, postmaster)
-                wall = once(ws, items, store, {"REIN_EXECUTOR": "dbos"}, width)
+                wall = once(ws, items, store, {"REIN_EXECUTOR": "dbos",
+                                               "REIN_QUEUE_KEY_FILE": str(key)}, width)
                 after = _costs(procs, counts, postmaster)
             finally:
                 store.close()

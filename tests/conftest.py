@@ -14,9 +14,17 @@ from support import EXAMPLES, ROOT, SHARED, shared_path  # noqa: F401 - re-expor
 
 # No test may reach a real model API; the model layer checks this switch.
 os.environ.setdefault("REIN_ALLOW_MODEL_REQUESTS", "0")
-# No test hands a command to a warm server (or starts one) unless it turns it on itself
-# (tests/cli/test_warm.py, in a runtime folder of its own).
-os.environ["REIN_WARM"] = "off"
+
+
+@pytest.fixture(autouse=True)
+def _no_account_approvers(tmp_path_factory: pytest.TempPathFactory,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The machine's own approver files (``/etc/rein/rein.toml``, the account's
+    ``~/.config/rein/rein.toml``) never reach a test run in this process; a test that needs
+    an approver names one with ``support.account_files``."""
+    from support import account_files
+
+    account_files(monkeypatch, tmp_path_factory.getbasetemp() / "no-approvers")
 
 
 @pytest.fixture

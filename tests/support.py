@@ -15,3 +15,20 @@ def shared_path(*parts: str) -> Path | None:
     """For parametrizing at import time: the path, or None when ../shared is absent."""
     p = SHARED.joinpath(*parts)
     return p if p.exists() else None
+
+
+def account_files(monkeypatch: object, root: Path) -> tuple[Path, Path]:
+    """Stand-ins for the files that say who may approve (``/etc/rein/rein.toml`` and the
+    account's ``~/.config/rein/rein.toml``), under ``root``: ``(managed, user)``. A test
+    double of :func:`rein.config.files.authority_paths`, for tests that run rein in their
+    own process; a subprocess reads the real ones."""
+    import pytest
+
+    from rein.config import files
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    managed = root / "account" / "etc-rein.toml"
+    user = root / "account" / "home" / ".config" / "rein" / "rein.toml"
+    monkeypatch.setattr(files, "authority_paths",
+                        lambda: [("managed", managed), ("user", user)], raising=False)
+    return managed, user

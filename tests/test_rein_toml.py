@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from rein.cli import main
+from rein.config import files as config_files
 from rein.config import load_config
 from rein.config.trusting import trust_project
 from rein.errors import ConfigError
@@ -121,6 +122,9 @@ def test_every_example_of_the_configuration_page_works_as_written(
     every value it sets is shown as coming from that file."""
     for key, value in env_for(files).items():
         monkeypatch.setenv(key, value)
+    # The user file here is the account's own, as with no variable set: [approver] counts.
+    monkeypatch.setattr(config_files, "authority_paths",
+                        lambda: [("managed", files["managed"]), ("user", files["user"])])
     write(files["user"], block)
     assert main(["config", "show", "--json", "--workspace", str(files["ws"])]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from rein.core.version import VERSION
 
-# Not `typing.TYPE_CHECKING`: importing `typing` costs a warm driver turn more than the rest
-# of its hand-off (cli/warm_client.py), and mypy reads a constant of this name the same way.
+# Not `typing.TYPE_CHECKING`: importing `typing` costs a driver turn's plain forms more than
+# the rest of what they import, and mypy reads a constant of this name the same way.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rein.engine.service import Harness
@@ -27,7 +27,7 @@ _ERRORS = ("ExitCode", "Finding", "Location", "ReinError")
 def __getattr__(name: str) -> object:
     # Each is imported on first use: the Harness pulls in the whole engine, and even the
     # error tree imports `typing` and `dataclasses`, which `rein --help`, the document
-    # layer and a warm driver turn do without.
+    # layer and a driver turn's plain forms do without.
     if name == "Harness":
         from rein.engine.service import Harness
 

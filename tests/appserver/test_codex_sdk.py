@@ -134,3 +134,33 @@ def test_file_and_permission_questions_through_the_sdk(tmp_path: Path) -> None:
     assert done["mcpToolCall"].status.value == "failed"  # nothing granted: declined
     assert "turn/diff/updated" in [n.method for n in notes]
     assert notes[-1].payload.turn.status.value == "completed"
+
+
+def test_thread_run_returns_the_failure_of_a_turn_whose_run_is_refused(tmp_path: Path) -> None:
+    """The SDK's high-level ``Thread.run()`` waits for ``turn/completed``: a turn whose run
+    rein refuses (an executor it cannot use) must end with one, failed, carrying why."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from openai_codex import Codex, CodexConfig
+
+    from tests.appserver.serve import environment, server_args
+
+    root = workspace(tmp_path, [reply("never said")])
+    with (root / "rein.toml").open("a") as toml:
+        toml.write('\n[executor]\nkind = "nonesuch"\n')
+    config = CodexConfig(launch_args_override=server_args(root), cwd=str(root),
+                         env=environment(root))
+    # The client closes first: a run still waiting then ends, and so does the pool.
+    with ThreadPoolExecutor(1) as pool, Codex(config) as sdk:
+        thread = sdk.thread_start()
+        for _ in range(2):  # the thread stays usable: the next turn ends the same way
+            running = pool.submit(thread.run, "hello")
+            with pytest.raises(RuntimeError) as failed:
+                running.result(timeout=60)  # bounded: a turn that never ends fails here
+            assert str(failed.value) == ("SCALE001: [executor] kind 'nonesuch' is not one "
+                                         "of in_process, dbos")
+        turns = thread.read(include_turns=True).thread.turns
+    assert [(t.status.value, t.error.message if t.error else None) for t in turns] == [
+        ("failed", str(failed.value))] * 2
+    assert turns[0].error is not None
+    assert turns[0].error.additional_details == 'kind = "dbos" or kind = "in_process"'

@@ -117,3 +117,38 @@ def test_answering_the_digest_from_the_cli_resolves_it_on_the_wire(tmp_path: Pat
         if raw.proc.poll() is None:
             raw.proc.kill()
             raw.proc.wait()
+
+
+def test_a_graph_changed_after_its_digest_was_accepted_ends_the_turn_failed(
+        tmp_path: Path) -> None:
+    root = _graph_workspace(tmp_path)
+    first = Raw(root)
+    first.send({"id": "i", "method": "initialize", "params": {"clientInfo": {
+        "name": "t", "version": "1"}}})
+    first.until("id", "i")
+    first.send({"id": "t", "method": "thread/start", "params": {}})
+    thread = first.until("id", "t")["result"]["thread"]["id"]
+    first.send({"id": "u", "method": "turn/start", "params": {"threadId": thread,
+                                                               "input": MENTION}})
+    turn = first.until("id", "u")["result"]["turn"]["id"]
+    asked = first.until("method", "item/tool/requestUserInput")
+    assert first.close() == 0  # gone while the digest question waits
+    answered = _cli(root, "approvals", "accept", asked["id"])
+    assert answered.returncode == 0, answered.stderr
+    graph = root / "gated.agraph.yaml"  # changed after the digest was accepted
+    graph.write_text(yaml.safe_dump({**yaml.safe_load(graph.read_text()),
+                                     "title": "changed after it was accepted"}))
+
+    seen = Recorded()
+    with client(root, _accept, seen) as c:  # the SDK resumes the thread: the turn's run
+        c.initialize()                      # would run a graph nobody accepted
+        c.thread_resume(thread)
+        notes = list(turn_notifications(c, turn))
+        read = c.thread_read(thread, include_turns=True).thread
+    assert seen.unknown() == [] and off_schema(seen) == [] and seen.requests == []
+    [error] = [n.payload.error for n in notes if n.method == "error"]
+    ended = notes[-1].payload.turn
+    assert ended.status.value == "failed" and ended.error == error
+    assert error.message.startswith("APPROVAL_STALE: ")
+    assert [t.status.value for t in read.turns] == ["failed"]
+    assert read.status.root.type == "idle"

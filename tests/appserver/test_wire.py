@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import queue
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ import pytest
 from rein.appserver import wire
 from rein.store.sqlite import SQLiteStore
 from tests.appserver.serve import environment, reply, server_args, shell, workspace
+
+WAIT = 60  # seconds a read waits for the server's next line: a hang fails, never stalls
 
 
 class Raw:
@@ -32,11 +36,31 @@ class Raw:
         self.proc.stdin.write(raw)
         self.proc.stdin.flush()
 
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
+    def line(self) -> bytes:
+        """The next line the server writes, as written (read on a thread, so that a
+        server that stops writing fails the test after a bounded wait)."""
+        lines: queue.Queue[bytes] | None = getattr(self, "_lines", None)
+        if lines is None:
+            lines = self._lines = queue.Queue()
+            threading.Thread(target=self._pump, args=(lines,), daemon=True).start()
+        try:
+            line = lines.get(timeout=WAIT)
+        except queue.Empty:
+            raise AssertionError(f"the server wrote nothing for {WAIT} s") from None
         assert line, "the server closed its output"
-        return dict(json.loads(line))
+        return line
+
+    def _pump(self, lines: queue.Queue[bytes]) -> None:
+        assert self.proc.stdout is not None
+        try:
+            for line in iter(self.proc.stdout.readline, b""):
+                lines.put(line)
+        except ValueError:  # closed by close()
+            pass
+        lines.put(b"")
+
+    def read(self) -> dict[str, Any]:
+        return dict(json.loads(self.line()))
 
     def until(self, key: str, value: Any) -> dict[str, Any]:
         while True:
@@ -82,7 +106,8 @@ def test_handshake_errors_unknown_methods_and_bad_lines(raw: Raw) -> None:
     assert raw.read()["error"]["code"] == -32700
     raw.send(b"[1, 2]\n")
     assert raw.read() == {"id": None, "error": {
-        "code": -32600, "message": "Invalid request: not a JSON object"}}
+        "code": -32600, "message": "Invalid request: batches are not supported; send one "
+                                   "message per line"}}
     raw.send(b'{"id": 4, "method": "thread/list", "params": {"x": "' +
              b"y" * (wire.MAX_LINE + 10) + b'"}}\n')
     assert raw.read()["error"]["message"] == f"message larger than {wire.MAX_LINE} bytes"
@@ -143,3 +168,79 @@ def test_a_full_queue_answers_overloaded_and_keeps_the_rest() -> None:
     assert answers == [{"id": i, "error": {"code": -32001,
                                            "message": "Server overloaded; retry later."}}
                        for i in (1, 2)]
+
+
+# Lines JSON-RPC 2.0 answers with an error, each followed by a request that must be answered:
+# (the line, the answer). An id the server cannot echo as JSON is answered with id null.
+DEEP = b"[" * 1000
+BAD_LINES: list[tuple[bytes, dict[str, Any]]] = [
+    (DEEP + b"\n", {"id": None, "error": {
+        "code": -32700, "message": "Parse error: nested deeper than 100 levels"}}),
+    (b'{"id": 10, "method": "thread/list", "params": {"a": ' + b"[" * 150 + b"]" * 150 +
+     b"}}\n", {"id": 10, "error": {
+         "code": -32600, "message": "Invalid request: nested deeper than 100 levels"}}),
+    (b'{"id": NaN, "method": "thread/list"}\n', {"id": None, "error": {
+        "code": -32700, "message": "Parse error: NaN is not JSON"}}),
+    (b'{"id": 1e400, "method": "thread/list"}\n', {"id": None, "error": {
+        "code": -32600, "message": "Invalid request: the id 1e400 is a number out of the "
+                                   "range rein can hold"}}),
+    (b'{"id": 11, "method": "thread/list", "params": {"limit": -Infinity}}\n', {
+        "id": None, "error": {"code": -32700, "message": "Parse error: -Infinity is not JSON"}}),
+    (b'{"id": 12, "method": "thread/list", "params": {"limit": 1' + b"0" * 5000 + b'}}\n', {
+        "id": 12, "error": {"code": -32602, "message": "Invalid params: the number 1" +
+                            "0" * 5000 + " is out of the range rein can hold"}}),
+    (b'{"id": 13, "method": "thread/list", "params": {"x": "\xff"}}\n', {
+        "id": None, "error": {"code": -32700, "message": "Parse error: not UTF-8 (byte 53)"}}),
+    (b'{"id": 14, "method": "thread/list", "params": {"x": "\xed\xa0\x80"}}\n', {
+        "id": None, "error": {"code": -32700, "message": "Parse error: not UTF-8 (byte 53)"}}),
+    (b'{"id": 15, "method": "thread/start", "params": {"cwd": "\\udc00"}}\n', {
+        "id": 15, "error": {"code": -32602, "message": "Invalid params: a string holds a lone "
+                            "surrogate (U+D800 to U+DFFF alone is not Unicode text)"}}),
+    (b'{"id": 16, "method": "thread/list", "params": [1]}\n', {"id": 16, "error": {
+        "code": -32602, "message": "Invalid params: params must be an object, not an array"}}),
+    (b'{"id": 17, "method": "thread/list", "params": "all"}\n', {"id": 17, "error": {
+        "code": -32600, "message": "Invalid request: params must be an object"}}),
+    (b'{"id": 18, "method": 5}\n', {"id": 18, "error": {
+        "code": -32600, "message": "Invalid request: method must be a string"}}),
+    (b'{"id": [1], "method": "thread/list"}\n', {"id": None, "error": {
+        "code": -32600, "message": "Invalid request: the id must be a string, a number or "
+                                   "null, not an array"}}),
+    (b'{"id": true, "method": "thread/list"}\n', {"id": None, "error": {
+        "code": -32600, "message": "Invalid request: the id must be a string, a number or "
+                                   "null, not true or false"}}),
+    (b'[{"id": 19, "method": "thread/list"}]\n', {"id": None, "error": {
+        "code": -32600, "message": "Invalid request: batches are not supported; send one "
+                                   "message per line"}}),
+    (b"[]\n", {"id": None, "error": {"code": -32600,
+                                     "message": "Invalid request: not a JSON object"}}),
+    (b'"hello"\n', {"id": None, "error": {"code": -32600,
+                                          "message": "Invalid request: not a JSON object"}}),
+    (b'{"jsonrpc": "2.0"}\n', {"id": None, "error": {
+        "code": -32600, "message": "Invalid request: no method and no id"}}),
+]
+
+
+def test_every_bad_line_is_answered_and_the_server_reads_on(raw: Raw) -> None:
+    raw.send({"id": 1, "method": "initialize", "params": {"clientInfo": {
+        "name": "t", "version": "1"}}})
+    assert raw.read()["id"] == 1
+    for n, (line, answer) in enumerate(BAD_LINES):
+        raw.send(line)
+        raw.send({"id": f"after-{n}", "method": "thread/list", "params": {}})
+        assert (raw.read(), raw.read()["id"]) == (answer, f"after-{n}"), line[:80]
+    # An id holding a lone surrogate is answered, escaped as it came; so is the next one.
+    raw.send(b'{"id": "\\ud800", "method": "thread/list", "params": {}}\n')
+    assert raw.line() == b'{"id":"\\ud800","result":{"data":[],"nextCursor":null}}\n'
+    # Two requests with one id: each is answered, in the order sent.
+    raw.send({"id": 7, "method": "thread/start", "params": {}})
+    raw.send({"id": 7, "method": "thread/list", "params": {}})
+    first, second = raw.until("id", 7), raw.until("id", 7)  # (thread/started between)
+    assert (first["id"], "thread" in first["result"]) == (7, True)
+    assert (second["id"], [t["id"] for t in second["result"]["data"]]) == (
+        7, [first["result"]["thread"]["id"]])
+    # Notifications and responses are never answered, malformed or not.
+    raw.send(b'{"method": "initialized", "params": [1]}\n')
+    raw.send(b'{"id": "apv-none", "result": {"decision": 1e400}}\n')
+    raw.send({"id": "last", "method": "thread/list", "params": {}})
+    assert raw.read()["id"] == "last"
+    assert raw.close() == 0

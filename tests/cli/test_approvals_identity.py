@@ -1,15 +1,20 @@
-"""Who answers an approval is the approver rein knows (``[approver]`` in the managed or user
-rein.toml, else the OS account), never a name typed on the command line or a project file's
-say, and an approval that names ``roles`` takes one of them."""
+"""Who answers an approval is the approver rein knows (``[approver]`` in the managed file or
+the account's own, else the OS account), never a name typed on the command line, a project
+file's say or a file the environment names, and an approval that names ``roles`` takes one
+of them. No refusal tells the reader how to become an approver."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from support import account_files
 
 from rein.config import load_config
 from rein.errors import ConfigError
@@ -131,3 +136,77 @@ def test_the_driver_is_told_a_person_answers_the_gate_not_the_agent(release: Sce
     assert (code, status["status"], status["for"]) == (3, "waiting", "approval")
     assert "a person must answer gate" in status["message"]
     assert "not the agent" in status["message"] and status["message"].endswith("and stop")
+
+
+AGENT_TOML = '[approver]\nid = "release-bot"\nroles = ["release-manager"]\n'
+
+
+@pytest.mark.parametrize("variable", ["XDG_CONFIG_HOME", "HOME", "REIN_USER_CONFIG",
+                                      "REIN_MANAGED_CONFIG"])
+def test_a_file_the_environment_names_cannot_make_an_approver(
+        release: Scenario, tmp_path: Path, variable: str) -> None:
+    """An agent writes a rein.toml that gives it the role and points a variable at it."""
+    home = tmp_path / "agent-home"
+    written = home / ".config" / "rein" / "rein.toml"
+    written.parent.mkdir(parents=True)
+    written.write_text(AGENT_TOML)
+    value = {"XDG_CONFIG_HOME": home / ".config", "HOME": home}.get(variable, written)
+    release.monkeypatch.setenv(variable, str(value))
+    if variable == "HOME":
+        release.monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+        release.monkeypatch.delenv("REIN_USER_CONFIG", raising=False)
+    if variable == "XDG_CONFIG_HOME":
+        release.monkeypatch.delenv("REIN_USER_CONFIG", raising=False)
+    config = load_config(release.root)
+    assert (config.approver.id, config.approver.roles) != ("release-bot", ("release-manager",))
+    assert any(str(written) in n and "[approver] ignored" in n for n in config.notes)
+    [pending] = release.pending()
+    error = refusal(release, "approvals", "accept", pending["approval_id"])
+    assert error["code"] == "APPROVAL_ROLE"
+    assert release.pending() != []
+
+
+def test_the_red_team_reproduction_in_its_own_process(release: Scenario,
+                                                       tmp_path: Path) -> None:
+    """As it was done: XDG_CONFIG_HOME at a rein.toml the agent wrote, then `rein approvals
+    accept` as a process of its own (which reads the real account files, not a stand-in)."""
+    config = tmp_path / "xdg"
+    (config / "rein").mkdir(parents=True)
+    (config / "rein" / "rein.toml").write_text(AGENT_TOML)
+    [pending] = release.pending()
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
+    env.pop("REIN_USER_CONFIG", None)
+    done = subprocess.run([str(Path(sys.executable).parent / "rein"), "approvals", "accept",
+                           pending["approval_id"], "--no-continue", "--json"],
+                          cwd=release.root, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == "APPROVAL_ROLE"
+    assert release.pending() != []
+
+
+def test_the_account_s_file_inside_the_workspace_is_not_read(release: Scenario) -> None:
+    """Nodes and agents write in the workspace: an account file there says nothing."""
+    _managed, user = account_files(release.monkeypatch, release.root / "home")
+    user.parent.mkdir(parents=True)
+    user.write_text('[approver]\nid = "ana"\nroles = ["release-manager"]\n')
+    config = load_config(release.root)
+    assert config.approver.roles == ()
+    assert any("inside the workspace" in n for n in config.notes)
+    [pending] = release.pending()
+    assert refusal(release, "approvals", "accept", pending["approval_id"])["code"] == \
+        "APPROVAL_ROLE"
+
+
+@pytest.mark.parametrize("verb", ["accept", "decline"])
+def test_no_refusal_teaches_how_to_become_an_approver(release: Scenario, verb: str) -> None:
+    release.approver("bo", "developer")
+    [pending] = release.pending()
+    role = refusal(release, "approvals", verb, pending["approval_id"])
+    actor = refusal(release, "approvals", verb, pending["approval_id"], "--actor", "ana")
+    for error in (role, actor):
+        text = f"{error['message']} {error.get('hint') or ''}"
+        for teaching in ("rein.toml", "[approver]", "roles =", "XDG_CONFIG_HOME", ".config",
+                         "answer_when_confined"):
+            assert teaching not in text, (teaching, text)
+    assert role["hint"] == "a person who holds release-manager answers it"

@@ -143,7 +143,7 @@ def test_a_misspelt_enumerated_value_names_the_value_meant(
 @pytest.mark.parametrize(("toml", "hint"), [
     ("[policy]\nproject_trsut = false\n", "did you mean 'project_trust'? (known keys: "),
     ("[limits]\nmax_deph = 3\n", "did you mean 'max_depth'? (known keys: "),
-    ("[approver]\nrole = [\"x\"]\n", "did you mean 'roles'? (known keys: id, roles)"),
+    ("[approver]\nrole = [\"x\"]\n", "did you mean 'roles'? (known keys: id, roles, "),
 ])
 def test_an_unknown_key_names_the_key_meant(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             toml: str, hint: str) -> None:

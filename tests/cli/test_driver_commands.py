@@ -17,7 +17,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from support import EXAMPLES
+from support import EXAMPLES, account_files
 
 from rein.cli import main
 from rein.engine.record import record_problems
@@ -103,9 +103,9 @@ def drive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any,
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "t@example.org")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "t")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@example.org")
-    approver = tmp_path.parent / f"{tmp_path.name}-user.toml"  # the demo's gate: a maintainer
+    _managed, approver = account_files(monkeypatch, tmp_path.parent / f"{tmp_path.name}-files")
+    approver.parent.mkdir(parents=True)  # the demo's gate: a maintainer
     approver.write_text('[approver]\nid = "ann"\nroles = ["maintainer"]\n')
-    monkeypatch.setenv("REIN_USER_CONFIG", str(approver))
     monkeypatch.chdir(tmp_path)
     return Drive(tmp_path, capsys, store_url)
 
@@ -436,3 +436,15 @@ def test_the_worked_example_shows_the_instruction_as_rein_prints_it(drive: Drive
     expected = [line for line in shown.splitlines() if not line.startswith(volatile)]
     actual = [line for line in printed.splitlines() if not line.startswith(volatile)]
     assert actual == expected
+
+
+def test_a_node_no_worker_serves_is_named(drive: Drive) -> None:
+    """The driver serves only the frontier tier here: the demo's first node waits for a
+    worker, and `rein next` names it (from its own node/waiting event)."""
+    drive.write("rein.toml", '[driver]\ntiers = ["frontier"]\n')
+    code, _out = drive.start()
+    assert code == 3
+    code, status = drive.next()
+    assert (code, status["status"], status["for"], status["node"]) == \
+        (3, "waiting", "worker", "write_module")
+    assert status["message"].startswith("no worker serves node write_module: ")

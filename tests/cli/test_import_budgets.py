@@ -49,11 +49,9 @@ NEXT_DENIED = ("rein.engine.runner", "rein.engine.execution", "rein.engine.sched
                "rein.cli.run", "rein.cli.app", "click", "asyncio", "yaml", "tomllib",
                "jsonschema", "jsonschema_rs", "dataclasses", "inspect", "ast", "dis",
                "tokenize", "getpass", *SDKS)
-NEXT_REIN_CEILING = 38  # 35 when written (38 before the rows were hand-written, 41 before
-# the read went loop-free; +2 for the plain forms' parser and the warm server's client,
-# which a cold turn asks first)
-NEXT_CEILING = 121  # 113 when written (135 with the dataclasses, 258 before; 119 measured
-# with the warm server's client: the plain forms' parser, the client and `_socket`)
+NEXT_REIN_CEILING = 37  # 35 when written (38 before the rows were hand-written, 41 before
+# the read went loop-free; +1 for the plain forms' parser); 37 measured
+NEXT_CEILING = 118  # 113 when written (135 with the dataclasses, 258 before); 117 measured
 
 # `rein submit`: the engine runs (the attempt is checked, the run advances to the gate),
 # but nothing that only a model worker, a profile, a child graph, an MCP server, an
@@ -104,7 +102,6 @@ def _modules(cwd: Path, *args: str) -> tuple[int, list[str], str]:
 def _probe(cwd: Path, *args: str) -> tuple[int, list[str], str, list[str]]:
     """As :func:`_modules`, and the dataclasses of rein's modules."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
-    env["REIN_WARM"] = "off"  # the cold path is what these budgets hold
     env["HOME"] = str(cwd / "home")  # no user rein.toml reaches the budget
     env["PYTHONIOENCODING"] = "utf-8"  # as a terminal's or an agent's pipe is
     env.pop("XDG_CONFIG_HOME", None)

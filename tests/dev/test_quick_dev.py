@@ -60,7 +60,7 @@ def test_a_turn_that_only_reads_imports_no_click_event_loop_dataclass_or_yaml(
     cli("dev")
     approve(cli)
     cli("dev")
-    env = {**os.environ, "REIN_WARM": "off", "PYTHONIOENCODING": "utf-8"}
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     for form in (["dev"], ["dev", "status", "--json"]):
         done = subprocess.run([sys.executable, "-c", _PROBE, *form], cwd=repo, env=env,
                               capture_output=True, text=True, check=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -87,13 +88,18 @@ class Cluster:
         git = ["git", "-C", str(self.ws), "-c", "user.email=t@example.org", "-c", "user.name=t"]
         subprocess.run([*git[:3], "init", "-q"], check=True)
         subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+        # The fleet's queue key, where every process here looks for it (XDG_CONFIG_HOME):
+        # what a deployment copies to each machine.
+        self.key = self.root / "xdg" / "rein" / "queue.key"
+        self.key.parent.mkdir(parents=True)
+        self.key.write_text(secrets.token_hex(32) + "\n")
+        self.key.chmod(0o600)
         self.answers = self.root / "answers.json"
         self.answers.write_text(json.dumps({"nodes": {"w": [
             {"outputs": {"v": "done"}, "delay_seconds": self.delay}]}}))
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
-        env["REIN_WARM"] = "off"
         env.update({"HOME": str(self.root / "home"), "XDG_CONFIG_HOME": str(self.root / "xdg"),
                     "REIN_SCRIPTED_ANSWERS": str(self.answers), **extra})
         return env

@@ -141,7 +141,7 @@ def test_the_coordinator_sends_at_most_eleven_statements_per_attempt(
         store = PostgresStore(db_url)
         worker = ScriptedWorker({"nodes": {"w": [{"outputs": {"v": "done"}}]}})
         engine = Engine(workspace=c.ws, store=store, workers=(worker,),
-                        env={"REIN_EXECUTOR": "dbos"})
+                        env={"REIN_EXECUTOR": "dbos", "REIN_QUEUE_KEY_FILE": str(c.key)})
         outcomes, sent = [], []
         for n in (4, items):  # the first run sets up the store's tables and the connections
             graph.write_text(yaml.safe_dump(map_graph(n, 8), sort_keys=False))

@@ -2,8 +2,9 @@
 attempt continues, on a worker, once a person answered: as in process.
 
 The queue between coordinator and worker is replaced by :class:`Loopback`, a named test
-double that hands the JSON payload to the worker half (``serving.run_payload``) in this
-process; both halves, the wire format and the model worker are the real ones."""
+double that hands the JSON payload to the worker half (``serving.run_job``) in this
+process, with the node as an approved graph would declare it (the store and the signature
+are left out); both halves, the wire format and the model worker are the real ones."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ from rein.workers.model import ModelWorker
 
 serving = pytest.importorskip("rein.engine.executors.serving",
                               reason="the scale extra is not installed")
+from rein.engine.executors.approved import ApprovedNode
 from rein.engine.executors.dbos import QueuedWorker
 from rein.engine.executors.tree import tree_of
-from rein.engine.executors.wire import encode_request
+from rein.engine.executors.wire import decode_request, encode_request
 
 WRITE = {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi"}}],
          "usage": {"input": 100, "output": 20}}
@@ -70,7 +72,12 @@ class Loopback:
         self.workflows.append(f"{request.node_id}#{request.attempt}{turn_suffix(turn)}")
         payload = encode_request(request, worker=worker_id(worker), turn=turn, placement={
             **tree_of(self.ws), "access": request.workspace_access})
-        return await asyncio.to_thread(serving.run_payload, payload, rerun=False)
+        node = ApprovedNode(run_id=request.run_id, key=request.node_id, node={
+            "requirements": {"permissions": list(request.permissions),
+                             "tools": list(request.tools),
+                             "workspace": request.workspace_access}})
+        return await asyncio.to_thread(serving.run_job, decode_request(payload), node,
+                                       rerun=False)
 
 
 def run(worker: QueuedWorker, request: AttemptRequest) -> AttemptResult:

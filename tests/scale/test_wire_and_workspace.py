@@ -12,6 +12,7 @@ import pytest
 
 from rein.core.failures import FailureClass
 from rein.core.usage import Budget, Usage
+from rein.engine.executors.approved import ApprovedNode
 from rein.engine.executors.wire import (
     decode_answer,
     decode_request,
@@ -39,18 +40,45 @@ def request() -> AttemptRequest:
                           failed_criteria=({"id": "c1"},)))
 
 
-def test_secret_values_never_cross_the_queue_and_the_worker_fills_its_own() -> None:
-    text = encode_request(request(), worker="scripted", placement={"access": "read_only"})
-    assert "s3cret-value" not in text and "coordinator-value" not in text
-    name, placement, got = decode_request(
-        text, {"LANG_X": "worker-value", "REIN_SECRET_TOKEN": "worker-secret"})
-    assert (name, placement) == ("scripted", {"access": "read_only"})
+def test_no_environment_crosses_the_queue_and_the_worker_fills_the_declared() -> None:
+    text = encode_request(request(), worker="scripted", placement={"access": "read_only"},
+                          digest="sha256-d")
+    for crossed in ("s3cret-value", "coordinator-value", "LANG_X", '"token"'):
+        assert crossed not in text
+    job = decode_request(text)
+    assert (job.worker, job.placement, job.digest) == ("scripted", {"access": "read_only"},
+                                                       "sha256-d")
+    assert job.request.env == {} and job.request.secret_names == frozenset()
+    # The worker gives the attempt what the approved node declares, from its environment.
+    node = ApprovedNode(run_id="run-1", key="fan[3].w", node={"requirements": {
+        "environment": ["LANG_X"], "secrets": ["token"], "permissions": ["fs:read"],
+        "tools": ["read"]}})
+    got = node.narrow(job.request, {"LANG_X": "worker-value", "OTHER": "not declared",
+                                    "REIN_SECRET_TOKEN": "worker-secret",
+                                    "REIN_SECRET_ELSE": "not declared"})
     assert got.env == {"LANG_X": "worker-value", "token": "worker-secret"}
     assert got.secret_names == frozenset({"token"})
     want = request()
     for field in ("run_id", "node_id", "attempt", "inputs", "outputs", "budget", "feedback",
                   "permissions", "tools"):
         assert getattr(got, field) == getattr(want, field), field
+
+
+def test_a_job_only_narrows_what_the_approved_node_grants() -> None:
+    job = request().replace(permissions=("fs:read", "shell:exec"), tools=("read", "shell"),
+                            workspace_access="read_write", network="full",
+                            profile="/elsewhere/agent.yaml", worker="command/other",
+                            constraints={"temperature": 2})
+    node = ApprovedNode(run_id="run-1", key="w", node={"requirements": {
+        "permissions": ["fs:read"], "tools": [{"name": "read"}], "workspace": "read_only"},
+        "x-rein-profile": "reviewer", "constraints": {"temperature": 0}})
+    got = node.narrow(job, {})
+    assert (got.permissions, got.tools) == (("fs:read",), ("read",))
+    assert (got.workspace_access, got.network) == ("read_only", "none")
+    assert (got.profile, got.worker, got.constraints) == ("reviewer", None, {"temperature": 0})
+    judge = ApprovedNode(run_id="run-1", key="w:j", node=node.node, judge={"id": "j"})
+    got = judge.narrow(job, {"REIN_SECRET_TOKEN": "s"})
+    assert (got.permissions, got.tools, got.profile, got.env) == ((), (), None, {})
 
 
 def test_an_answer_round_trips() -> None:
@@ -87,8 +115,9 @@ def test_a_worker_takes_only_the_attempts_of_its_own_tree(tmp_path: Path) -> Non
     placement = {**dbos.tree_of(a), "access": "read_only"}
     problem = dbos.workspace_problem(placement)
     assert problem is not None and "wb has workspace" in problem
-    answer = json.loads(dbos.run_payload(encode_request(
-        request(), worker="scripted", placement=placement), rerun=False))
+    job = decode_request(encode_request(request(), worker="scripted", placement=placement))
+    node = ApprovedNode(run_id="run-1", key="fan[3].w", node={})
+    answer = json.loads(dbos.run_job(job, node, rerun=False))
     assert answer["result"]["failure"] == "transient" and answer["result"]["outputs"] == {}
     assert dbos.workspace_problem({"access": "none"}) is None
 

@@ -54,13 +54,19 @@ class Scenario:
         shutil.copyfile(source, target)
         return target
 
-    def approver(self, name: str, *roles: str, managed: bool = False) -> Path:
-        """Name who answers approvals here (the user rein.toml, or the managed one)."""
-        toml = f'[approver]\nid = "{name}"\nroles = {json.dumps(list(roles))}\n'
-        path = self.root.parent / f"{self.root.name}-{'managed' if managed else 'user'}.toml"
+    def approver(self, name: str, *roles: str, managed: bool = False, extra: str = ""
+                 ) -> Path:
+        """Name who answers approvals here: the account's own rein.toml, or the managed
+        one (their stand-ins, :func:`support.account_files`); ``extra``: more TOML lines
+        of ``[approver]``."""
+        from support import account_files
+
+        toml = f'[approver]\nid = "{name}"\nroles = {json.dumps(list(roles))}\n{extra}'
+        managed_path, user_path = account_files(self.monkeypatch,
+                                                self.root.parent / f"{self.root.name}-files")
+        path = managed_path if managed else user_path
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(toml)
-        self.monkeypatch.setenv("REIN_MANAGED_CONFIG" if managed else "REIN_USER_CONFIG",
-                                str(path))
         return path
 
     def answers(self, script: Mapping[str, Any]) -> None:

@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import ROOT, account_files
 
 from rein.cli import main
 from tests.scenarios.model_env import isolate
@@ -46,7 +46,7 @@ def test_the_section_names_its_files_and_commands() -> None:
 def write_files(root: Path, monkeypatch: pytest.MonkeyPatch, **replace: str) -> None:
     isolate(root, monkeypatch)
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
-    user = root / ".home" / ".config" / "rein" / "rein.toml"  # who approves: the reader
+    _managed, user = account_files(monkeypatch, root.parent / f"{root.name}-account")  # who approves: the reader
     user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text('[approver]\nid = "reader"\n')
     monkeypatch.chdir(root)

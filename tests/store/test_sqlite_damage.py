@@ -93,12 +93,14 @@ def test_corrupted_pages_are_a_store_error(workspace: Path, capsys: Any) -> None
         store = SQLiteStore.open(workspace)
         assert store is not None
         store.events(RunId("run-0"))
-    assert info.value.code == "STORE001"
+    # SQLite's damaged page had the whole file checked: damaged, and said so.
+    assert info.value.code == "STORE003"
     assert isinstance(info.value.__cause__, sqlite3.DatabaseError)
+    assert "integrity check found" in info.value.message
     error = cli_error(capsys, "runs", "list")
-    assert error["code"] == "STORE001"
-    assert "move .rein/ aside" in error["hint"]
-    assert cli_error(capsys, "next")["code"] == "STORE001"
+    assert error["code"] == "STORE003"
+    assert "mkdir damaged && mv rein.db* damaged/" in error["hint"]
+    assert cli_error(capsys, "next")["code"] == "STORE003"
 
 
 def test_a_file_that_is_not_a_database_is_a_store_error(workspace: Path, capsys: Any) -> None:

@@ -3,8 +3,10 @@ runtime, run by the console's Steering; what the runtime refuses is refused in t
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +94,44 @@ def test_read_only_and_the_guard_refuse_a_turn(workspace: Path) -> None:
         assert r.status_code == 403
         assert c.harness.store.thread_turns(thread_id) == []
         assert c.post("/threads/thr-nope/turns", {"text": "hi"}).status_code == 404
+
+
+def test_a_turn_whose_run_is_refused_or_never_started_shows_ended(workspace: Path) -> None:
+    configure(workspace)
+    with (workspace / "rein.toml").open("a") as toml:
+        toml.write('\n[executor]\nkind = "nonesuch"\n')
+    for c in make_console(workspace):
+        c.login()
+        sessions = c.harness.sessions
+        thread_id = sessions.start_thread().thread_id
+        r = c.post(f"/threads/{thread_id}/turns", {"text": "run the command"})
+        assert r.status_code == 409 and "SCALE001" in r.text
+        [view] = transcript.turns(sessions, thread_id)
+        assert (view.status, view.run_id, view.error) == (
+            "failed", None, ("SCALE001: [executor] kind 'nonesuch' is not one of "
+                             "in_process, dbos"))
+        page = c.client.get(f"/threads/{thread_id}").text
+        assert "data-turn-status='failed'" in page and "no run</span>" in page
+        assert "<div data-compose><form" in page  # ended: the next turn can be typed
+        r = c.post(f"/threads/{thread_id}/turns", {"text": "and another"})
+        assert r.status_code == 409 and "SCALE001" in r.text  # refused again, not THREAD001
+        assert [v.status for v in transcript.turns(sessions, thread_id)] == ["failed"] * 2
+
+        lost = asyncio.run(_left_unstarted(sessions, thread_id))
+        for read_only in make_console(workspace, read_only=True):
+            read_only.login()
+            page = read_only.client.get(f"/threads/{thread_id}").text
+            assert f"data-turn='{lost}' data-turn-status='interrupted'" in page
+            assert c.harness.store.events(lost) == []  # shown so; a read-only console writes nothing
+        page = c.client.get(f"/threads/{thread_id}").text  # this one records it
+        assert f"data-turn='{lost}' data-turn-status='interrupted'" in page
+        assert f"THREAD008: turn {lost} never started its run" in page
+        assert [e.type for e in c.harness.store.events(lost)] == ["turn/ended"]
+
+
+async def _left_unstarted(sessions: Any, thread_id: str) -> str:
+    """A turn recorded, then let go by its process without starting it (as a crash does)."""
+    turn = await sessions.begin_turn(thread_id, [{"type": "text", "text": "hi"}])
+    turn.release()
+    sessions.active.pop(thread_id, None)
+    return str(turn.turn_id)

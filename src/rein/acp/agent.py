@@ -236,9 +236,12 @@ class ReinAgent:
                                                               _input(prompt))
             except ReinError as exc:
                 raise _error(exc) from exc
-            if cancelled.is_set():  # cancelled while the turn was being recorded
-                self._spawn(self._interrupt(turn))
-            status = await self._follow(session, turn)
+            try:
+                if cancelled.is_set():  # cancelled while the turn was being recorded
+                    self._spawn(self._interrupt(turn))
+                status = await self._follow(session, turn)
+            finally:
+                turn.release()  # (its drive let go already, unless it never began)
         finally:
             session.cancels.remove(cancelled)
         # ACP: once the client cancels, the prompt's answer is "cancelled", also when the
@@ -278,7 +281,7 @@ class ReinAgent:
                         session.calls[update.tool_call_id] = update
                     await self.conn.session_update(session_id=session.thread_id,
                                                    update=update)
-        except ReinError as exc:  # the run never started
+        except ReinError as exc:  # the feed cannot be read (a turn that ends says so)
             await self.conn.session_update(session_id=session.thread_id, update=(
                 acp.update_agent_message_text(f"error: {exc.code}: {exc.message}\n")))
         finally:
@@ -415,8 +418,10 @@ def _input(prompt: Sequence[Any]) -> list[dict[str, Any]]:
 
 async def serve(harness: Harness) -> None:
     """Serve one client on this process's stdin and stdout until it closes them."""
+    from rein.acp.transport import serve_stdio
+
     agent = ReinAgent(harness)
     try:
-        await acp.run_agent(agent)  # type: ignore[arg-type]  # the SDK's Agent, by names
+        await serve_stdio(agent)  # every line answered: rein.acp.transport
     finally:
         await agent.close()

@@ -31,7 +31,8 @@ class Connection(Protocol):
 
     def then(self, work: Callable[[], None]) -> None: ...
     def notify(self, notification: Notification) -> None: ...
-    def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None: ...
+    def run_turn(self, turn: TurnRun, *, replay: bool = True, drive: bool = True
+                 ) -> None: ...
     def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
 
 
@@ -192,11 +193,30 @@ async def turn_start(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]
 
 def _active(c: Connection, params: Mapping[str, Any], expected: Any) -> Any:
     thread_id = _thread_id(params)
-    turn = c.harness.sessions.active.get(thread_id)
+    sessions = c.harness.sessions
+    turn = sessions.active.get(thread_id)
+    if turn is not None and not turn.done:
+        _expected(turn, thread_id, expected)
+        return turn
+    turn = sessions.reopen(thread_id)  # a turn another process left (a crash, a kill)
+    try:
+        _expected(turn, thread_id, expected)
+        assert turn is not None
+        run_id = turn.run_id.result() if turn.run_id.done() else None
+        if run_id is not None and sessions.harness.store.run_locked(run_id):
+            raise MethodError(wire.INVALID_REQUEST, f"turn {turn.turn_id} runs in another "
+                                                    "process: interrupt it there")
+    except MethodError:
+        sessions.active.pop(thread_id, None)  # nobody here follows it
+        raise
+    c.then(lambda: c.run_turn(turn, replay=False, drive=False))  # followed to its end
+    return turn
+
+
+def _expected(turn: TurnRun | None, thread_id: str, expected: Any) -> None:
     if turn is None or turn.done or (isinstance(expected, str) and turn.turn_id != expected):
         raise MethodError(wire.INVALID_REQUEST, f"no active turn {expected or ''} on thread "
                                                 f"{thread_id}".replace("  ", " "))
-    return turn
 
 
 async def turn_interrupt(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from rein.appserver import wire
 from rein.appserver.wire import Incoming, MethodError, Wire
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import ServerRequest, TurnRun, fields
+from rein.engine.sessions.feed import Message
 from rein.errors import ConfigError, ReinError
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Connection:
     async def _request(self, incoming: Incoming, methods: Mapping[str, Any]) -> None:
         method = incoming.method
         assert method is not None
+        self._after = None  # only the work of a request that succeeds follows its result
         try:
             if method == "initialize":
                 result = self._initialize(incoming.params)
@@ -153,26 +155,29 @@ class Connection:
 
     # -- turns ---------------------------------------------------------------------------
 
-    def run_turn(self, turn: TurnRun, *, replay: bool = True) -> None:
-        """Drive ``turn`` and pump its feed to the client."""
-        drive = self.spawn(self._drive(turn))
-        self.drives[drive] = turn
-        drive.add_done_callback(lambda done: self.drives.pop(done, None))
-        pump = self.spawn(self._pump(turn, replay=replay))
+    def run_turn(self, turn: TurnRun, *, replay: bool = True, drive: bool = True) -> None:
+        """Drive ``turn`` (unless only following it) and pump its feed to the client."""
+        if drive:
+            driving = self.spawn(self._drive(turn))
+            self.drives[driving] = turn
+            driving.add_done_callback(lambda done: self.drives.pop(done, None))
+        # The feed is asked for now: what is stored before this request's work (an
+        # interrupt) runs is what a client that only follows has seen already.
+        pump = self.spawn(self._pump(turn, turn.stream(replay=replay)))
         self.pumps.add(pump)
         pump.add_done_callback(self.pumps.discard)
 
     async def _drive(self, turn: TurnRun) -> None:
         try:
             await turn.drive()
-        except ReinError as exc:
+        except ReinError as exc:  # its run goes on or waits (a refused resume): said here
             self.notify(Notification(method="error", params={
                 "threadId": turn.thread.thread_id, "turnId": turn.turn_id, "willRetry": False,
                 "error": {"message": f"{exc.code}: {exc.message}"}}))
 
-    async def _pump(self, turn: TurnRun, *, replay: bool) -> None:
+    async def _pump(self, turn: TurnRun, feed: AsyncIterator[Message]) -> None:
         try:
-            async for message in turn.stream(replay=replay):
+            async for message in feed:
                 if isinstance(message, ServerRequest):
                     self.questions[message.id] = turn
                     self.wire.send(message.to_json())
@@ -180,12 +185,10 @@ class Connection:
                     if message.method == "serverRequest/resolved":
                         self.questions.pop(str(message.params.get("requestId")), None)
                     self.notify(message)
-        except ReinError as exc:  # the run never started: the turn fails, visibly
-            self.notify(Notification(method="turn/completed", params={
-                "threadId": turn.thread.thread_id, "turn": {
-                    "id": turn.turn_id, "items": [], "status": "failed",
-                    "error": {"message": f"{exc.code}: {exc.message}"}}}))
-            turn.done = True
+        except ReinError as exc:  # the feed cannot be read: said; the turn's record holds
+            self.notify(Notification(method="error", params={
+                "threadId": turn.thread.thread_id, "turnId": turn.turn_id, "willRetry": False,
+                "error": {"message": f"{exc.code}: {exc.message}"}}))
 
     def notify(self, notification: Notification) -> None:
         if notification.method not in self.opted_out:

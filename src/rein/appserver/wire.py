@@ -2,30 +2,39 @@
 
 One JSON object per line, without the ``"jsonrpc"`` member (the official client neither
 sends nor needs it). A line longer than :data:`MAX_LINE` bytes is dropped whole and
-answered with an error; so is a line that is not a JSON object. Reading happens on a thread
-of its own, so that a turn running on the event loop never stops the server from hearing
-an answer; when the queue of unread messages is full the reader itself answers ``-32001``
-(the client retries), the way Codex sheds load.
+answered with an error; every other line is read strictly (:mod:`rein.appserver.lines`):
+one that is not JSON, not a JSON-RPC message or not params rein can take is answered with
+the error JSON-RPC 2.0 names, and the server reads on. Reading happens on a thread of its
+own, so that a turn running on the event loop never stops the server from hearing an
+answer; when the queue of unread messages is full the reader itself answers ``-32001`` (the
+client retries), the way Codex sheds load.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
+from rein.appserver import lines
+from rein.appserver.lines import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+)
+
 MAX_LINE = 4 * 1024 * 1024  # bytes of one message; a longer line is refused, not buffered
 QUEUE = 256  # messages read and not yet handled before the server answers -32001
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 OVERLOADED = -32001
+
+__all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "MAX_LINE",
+           "METHOD_NOT_FOUND", "OVERLOADED", "PARSE_ERROR", "QUEUE", "Incoming",
+           "MethodError", "Wire"]
 
 
 class MethodError(Exception):
@@ -69,12 +78,20 @@ class Wire:
 
     def send(self, message: Mapping[str, Any]) -> None:
         """Write one message (from any thread); a vanished client is not an error."""
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        try:
+            line = lines.encode(message)
+        except ValueError as exc:  # a number JSON cannot say: never written as not-JSON
+            print(f"rein app-server: a message JSON cannot carry: {exc}", file=sys.stderr)
+            if "id" not in message or "method" in message:
+                return
+            line = lines.encode({"id": message["id"], "error": {
+                "code": INTERNAL_ERROR, "message": "internal error: a result JSON cannot "
+                                                   "carry"}})
         with self._lock:
             if self.closed:
                 return
             try:
-                self._writer.write(line.encode("utf-8"))
+                self._writer.write(line)
                 self._writer.flush()
             except (BrokenPipeError, OSError, ValueError):
                 self.closed = True  # the client went away; turns go on, recorded
@@ -93,23 +110,41 @@ class Wire:
         return thread
 
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        while True:
+        try:
+            while self._read_one(loop):
+                pass
+        finally:  # however reading stops, the server hears that it did
+            try:
+                loop.call_soon_threadsafe(self._put_end)
+            except RuntimeError:  # the loop has closed: the server is stopping
+                pass
+
+    def _read_one(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Read and hand on one line; False at the end of input."""
+        try:
             line = self._reader.readline(MAX_LINE + 1)
-            if not line:
-                break
-            if len(line) > MAX_LINE and not line.endswith(b"\n"):
-                self._skip_rest()
-                self.error(None, INVALID_REQUEST, f"message larger than {MAX_LINE} bytes")
-                continue
-            if not line.strip():
-                continue
-            incoming = self._parse(line)
-            if incoming is None:
-                continue
+        except (OSError, ValueError):
+            return False
+        if not line:
+            return False
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            self._skip_rest()
+            self.error(None, INVALID_REQUEST, f"message larger than {MAX_LINE} bytes")
+            return True
+        try:
+            parsed = lines.parse(line)
+        except Exception as exc:  # noqa: BLE001 - one bad line never stops the server
+            print(f"rein app-server: a line: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.error(None, INTERNAL_ERROR, "internal error reading a line")
+            return True
+        if isinstance(parsed, lines.Refusal):
+            self.send(parsed.to_json())
+        elif parsed is not None:
+            incoming = Incoming(parsed)
             shed = not self._offer(loop, incoming)
             if shed and incoming.method is not None and incoming.id is not None:
                 self.error(incoming.id, OVERLOADED, "Server overloaded; retry later.")
-        loop.call_soon_threadsafe(self._put_end)
+        return True
 
     def _put_end(self) -> None:
         # The end of input must arrive even when the queue is full: it waits behind the rest.
@@ -123,20 +158,6 @@ class Wire:
             rest = self._reader.readline(MAX_LINE)
             if not rest or rest.endswith(b"\n"):
                 return
-
-    def _parse(self, line: bytes) -> Incoming | None:
-        try:
-            message = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            self.error(None, PARSE_ERROR, f"Parse error: {exc}")
-            return None
-        if not isinstance(message, dict):
-            self.error(None, INVALID_REQUEST, "Invalid request: not a JSON object")
-            return None
-        if "method" not in message and "id" not in message:
-            self.error(None, INVALID_REQUEST, "Invalid request: no method and no id")
-            return None
-        return Incoming(message)
 
     def _offer(self, loop: asyncio.AbstractEventLoop, incoming: Incoming) -> bool:
         """Queue ``incoming`` on the loop; False when the queue is full. Responses to the

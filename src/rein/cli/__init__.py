@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-# Not `typing.TYPE_CHECKING`: a warm driver turn imports this module and the client alone
-# (cli/warm_client.py), and `typing` would cost it more than the rest; mypy reads a
-# constant of this name the same way.
+# Not `typing.TYPE_CHECKING`: a driver turn's plain forms import little more than this
+# module, and `typing` would cost them more than the rest; mypy reads a constant of this
+# name the same way.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -17,17 +17,6 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rein command and return its exit code. Bad input never shows a traceback."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] in (["next"], ["submit"], ["dev"]):
-        from rein.cli.plain import plain
-
-        if plain(args):
-            # A driver's every turn: a warm server that has imported the command already
-            # runs it on this process's streams (cli/warm_client.py); else it runs cold.
-            from rein.cli.warm_client import hand_off
-
-            warm = hand_off(args)
-            if warm is not None:
-                return warm
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
         from rein.cli.quick import quick_next
 

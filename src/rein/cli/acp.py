@@ -35,6 +35,6 @@ def acp(workspace: Path | None) -> int:
         raise click.UsageError(f"rein acp needs the ACP SDK ({exc.name} is missing): "
                                "pip install 'rein[acp]'") from exc
 
-    with open_harness(resolve_workspace(workspace)) as harness:
+    with open_harness(resolve_workspace(workspace), surface="acp") as harness:
         run_sync(serve(harness))
     return 0

@@ -38,7 +38,7 @@ def app_server(ctx: click.Context, listen: str, workspace: Path | None) -> int |
         raise click.UsageError(f"--listen {listen}: only stdio:// is supported")
     from rein.appserver.server import serve
 
-    with open_harness(resolve_workspace(workspace)) as harness:
+    with open_harness(resolve_workspace(workspace), surface="app-server") as harness:
         run_sync(serve(harness, sys.stdin.buffer, sys.stdout.buffer))
     return 0
 

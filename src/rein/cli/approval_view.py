@@ -20,6 +20,33 @@ from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 
+def how_given(answer: Mapping[str, Any] | None) -> str:
+    """How an answer was given, in one line: the surface, the identity and how it was
+    established, confined or not, a terminal or not, and the driver turn it followed."""
+    how = (answer or {}).get("given")
+    if not isinstance(how, Mapping):
+        actor = (answer or {}).get("actor")
+        return "given by rein itself" if actor == "rein" else "how it was given is not recorded"
+    identity = how.get("identity") if isinstance(how.get("identity"), Mapping) else {}
+    assert isinstance(identity, Mapping)
+    method = str(identity.get("method") or "unknown")
+    detail = {"ssh-signature": f" {identity.get('fingerprint')}",
+              "web-session": f" {identity.get('session')}"}.get(method, "")
+    parts = [f"via {how.get('surface')}",
+             f"{method}{detail} (account {identity.get('account')})",
+             "confined" if how.get("confined") else "not confined",
+             "a terminal" if how.get("terminal") else "no terminal"]
+    if how.get("standing"):
+        parts.append(f"by standing instruction {how['standing']}")
+    turn = how.get("after_driver_turn")
+    if isinstance(turn, Mapping):
+        seconds = turn.get("seconds_after")
+        when = f"{seconds:g} s after" if isinstance(seconds, int | float) else "after"
+        parts.append(f"{when} the driver's turn on {turn.get('node')} "
+                     f"(attempt {turn.get('attempt')})")
+    return ", ".join(parts)
+
+
 def owner_of(row: Any) -> str:
     """Whose entry it is: ``run``, ``turn`` (a thread's graph turn asking for its plan's
     digest before its run exists: the entry is kept under the turn's id, see
@@ -135,9 +162,10 @@ def _lines(row: Any, run: Any) -> list[str]:
         note = f' "{answer["note"]}"' if answer.get("note") else ""
         out.append(f"answer   {row.status.value} by {answer.get('actor') or 'someone'} at "
                    f"{row.answered_at}{note}")
+        out.append(f"given    {how_given(answer)}")
     else:
         out.append(f"answer   rein approvals accept|decline|cancel {row.approval_id}")
     return out
 
 
-__all__ = ["owner_of", "show_approval"]
+__all__ = ["how_given", "owner_of", "show_approval"]

@@ -3,9 +3,11 @@
 Accept approves the asked action (with values for input gates and takeovers), decline
 refuses this one action (the run goes on and handles the refusal), cancel stops the whole
 run. Answers are idempotent and bound to the digest of what was shown, file contents
-included. Who answers is the approver the managed or user rein.toml names (``[approver]``),
-never a name typed on the command line, and an approval that names ``roles`` takes one of
-them. After an answer the run continues in the same process unless --no-continue.
+included. Who answers is the approver the account's own files name (``[approver]``, see
+:mod:`rein.config.approver`), never a name typed on the command line, and an approval that
+names ``roles`` takes one of them. A confined process (an agent's sandbox) answers nothing
+(APPROVAL003); where answers are signed, the approver's key signs each one here. After an
+answer the run continues in the same process unless --no-continue.
 """
 
 from __future__ import annotations
@@ -59,8 +61,14 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     """
     with open_harness(resolve_workspace(workspace), create=False) as harness:
         try:
-            # No background timer: a due timeout is applied whenever the queue is looked at.
-            expired = run_sync(harness.expire_due())
+            # No background timer: a due timeout is applied whenever the queue is looked at,
+            # where the store can be written (read-only, it is listed as it is).
+            try:
+                expired = run_sync(harness.expire_due())
+            except ReinError as exc:
+                if exc.code != "STORE_READONLY":
+                    raise
+                expired = []
             rows = harness.approvals(run_id=run_id, pending_only=not show_all)
         except ReinError as exc:
             if exc.code != "STORE404":
@@ -120,13 +128,15 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
     progress = progress_for(as_json, False)
     with open_harness(resolve_workspace(workspace), create=False,
                       listeners=[progress] if go_on else []) as harness, progress:
-        harness.check_actor(actor)  # APPROVAL_ACTOR before anything else
+        # APPROVAL_ACTOR and APPROVAL003 (a confined process) before anything else.
+        harness.check_answerer(f"approval {approval_id}", actor)
+        signature = _signature(harness, approval_id, status, note=note, values=values)
         announce(harness)
         if go_on:
             _prime(harness, progress, approval_id)
         answered = run_sync(harness.answer(approval_id, status, actor=actor, note=note,
                                            values=values, digest=digest, go_on=go_on,
-                                           recorded=recorded))
+                                           recorded=recorded, signature=signature))
         progress.close()
         if answered.outcome is None:
             if as_json:
@@ -135,6 +145,29 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                            "actor": answered.actor})
             return int(ExitCode.OK)
         return render_outcome(answered.outcome, as_json, harness)
+
+
+def _signature(harness: Any, approval_id: str, status: Any, *, note: str | None,
+               values: dict[str, Any]) -> str | None:
+    """Where answers are signed ([approver] allowed_signers), the approver's signature of
+    this answer, made by ssh-keygen with their key (it asks for a passphrase or a touch on
+    the terminal); None where they are not."""
+    message = harness.signing_message(approval_id, status, note=note, values=values)
+    if message is None:
+        return None
+    from rein.config.signing import sign
+    from rein.errors import Refused
+
+    key = harness.approver.signing_key
+    if key is None:
+        raise Refused(f"approval {approval_id} was not answered: answers here are signed, and "
+                      "no signing key is set for this account; nothing was recorded",
+                      code="APPROVAL004",
+                      hint="the approver answers from their own account, where their signing "
+                           "key is set")
+    click.echo(f"signing the answer with {key} (ssh-keygen may ask for the key's passphrase "
+               "or a touch)", err=True)
+    return sign(key, message)
 
 
 def _prime(harness: Any, progress: Any, approval_id: str) -> None:
@@ -148,11 +181,15 @@ def _prime(harness: Any, progress: Any, approval_id: str) -> None:
     progress.prime(run_id, stored_events(harness, run_id))
 
 
-def approver_for(workspace: Path, actor: str | None) -> Any:
-    """The approver rein knows here; APPROVAL_ACTOR when ``--actor`` names someone else."""
+def approver_for(workspace: Path, actor: str | None, *, approving: str | None = None) -> Any:
+    """The approver rein knows here; APPROVAL_ACTOR when ``--actor`` names someone else,
+    and with ``approving`` (what is approved) APPROVAL003 when this process is confined."""
     from rein.engine.service import Harness
 
-    return Harness.open(workspace).check_actor(actor)
+    harness = Harness.open(workspace, surface="cli")
+    if approving is None:
+        return harness.check_actor(actor)
+    return harness.check_answerer(approving, actor)
 
 
 def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
@@ -172,7 +209,7 @@ def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
 _common = [
     click.option("--note", default=None, help="A note recorded as the evidence."),
     click.option("--actor", default=None, help="Refuse unless rein knows you by this name "
-                 "([approver] id in the managed or user rein.toml; the OS account without)."),
+                 "(a check: it never changes who answers)."),
     click.option("--digest", default=None, help="Refuse unless the material has this digest."),
     click.option("--no-continue", "no_continue", is_flag=True,
                  help="Record the answer only; continue later with `rein resume`."),
@@ -254,6 +291,39 @@ def cancel(approval_id: str, note: str | None, actor: str | None, digest: str | 
     return _answer(approval_id, ApprovalStatus.CANCELLED, note=note, actor=actor, values={},
                    digest=digest, go_on=not no_continue, workspace=workspace,
                    as_json=as_json)
+
+
+@approvals.command("verify")
+@click.argument("approval_id")
+@click.option("--allowed-signers", "allowed_signers", type=click.Path(dir_okay=False),
+              default=None, help="The allowed-signers file to check against (default: "
+              "[approver] allowed_signers).")
+@workspace_option
+@json_option
+def verify(approval_id: str, allowed_signers: str | None, workspace: Path | None,
+           as_json: bool) -> int:
+    """Check a recorded answer's SSH signature against an allowed-signers file.
+
+    The message is rebuilt from the answer as stored, so an answer edited in the store, or
+    written there without rein, does not verify. Run it where the allowed-signers file is
+    one the answering account cannot write.
+
+    \b
+    Example:
+      rein approvals verify apv-20260101T120000-1a2b3c --allowed-signers /etc/rein/allowed_signers
+
+    \b
+    Exit codes: 0 the signature verifies, 1 no such approval, 4 it does not, 64 usage.
+    """
+    with open_harness(resolve_workspace(workspace), create=False) as harness:
+        checked = harness.verify_answer(approval_id, allowed_signers=allowed_signers)
+    if as_json:
+        emit_json(checked)
+    else:
+        click.echo(f"approval {approval_id}: {checked['status']}, signed by "
+                   f"{checked['principal']} with {checked['key']} key "
+                   f"{checked['fingerprint']}")
+    return int(ExitCode.OK)
 
 
 def _more() -> None:

@@ -1,4 +1,4 @@
-"""``rein next``, ``rein submit``, ``rein driver schema|warm``: an external agent drives a run.
+"""``rein next``, ``rein submit``, ``rein driver schema``: an external agent drives a run.
 
 ``next`` is a read: a few queries on the run store, no engine, no lock. ``submit`` checks
 the envelope against the pending instruction (anything else is refused, the instruction is
@@ -131,60 +131,6 @@ def schema_command(workspace: Path | None) -> int:
     from rein.workers.driver_protocol import generic_schemas
 
     emit_json(generic_schemas())
-    return int(ExitCode.OK)
-
-
-@driver.command("warm")
-@click.argument("action", type=click.Choice(["status", "stop"]), default="status")
-@json_option
-def warm_command(action: str, as_json: bool) -> int:
-    """Show or stop the warm server that runs `rein next`, `submit` and `dev` fast.
-
-    The first plain `rein next`, `submit` or `dev` starts, in the background, a server that
-    has imported what they need; later turns are forked from it and run on the caller's
-    streams, folder, environment and arguments, so they skip the imports. It serves only
-    callers of the same user, interpreter and confinement (a sandboxed caller runs cold),
-    refuses a turn once rein's code changed on disk, and exits after REIN_WARM_IDLE
-    seconds without a turn (default 900). REIN_WARM=off turns it off.
-
-    With --json: {"running": bool, "pid", "served", "ran_cold", "running_turns", ...}.
-
-    \b
-    Example:
-      rein driver warm
-      rein driver warm stop
-
-    \b
-    Exit codes: 0 ok, 64 usage error.
-    """
-    from rein.cli.echo import echo
-    from rein.cli.warm_client import STATUS, STOP, ask, is_off
-
-    status = ask(STOP if action == "stop" else STATUS)
-    if as_json:
-        shown: dict[str, Any] = {"running": status is not None and not status["stopping"],
-                                 "turned_off": is_off()}
-        if status is not None:
-            shown.update({k: status[k] for k in ("pid", "served", "ran_cold",
-                                                 "idle_seconds", "modules", "started_at")})
-            shown["running_turns"] = status["running"]
-        emit_json(shown)
-        return int(ExitCode.OK)
-    if status is None:
-        off = " (REIN_WARM=off: turns run cold)" if is_off() else \
-            "; the next plain `rein next`, `submit` or `dev` starts one"
-        echo(f"no warm server for this interpreter{off}")
-    elif action == "stop":
-        echo(f"warm server {status['pid']} stops once its {status['running']} running "
-             "turn(s) end" if status["running"] else f"warm server {status['pid']} stopped")
-    else:
-        import time
-
-        up = int(time.time() - float(str(status["started_at"])))
-        echo(f"warm server {status['pid']}: up {up // 60} min {up % 60:02d} s, "
-             f"{status['served']} turn(s) served, {status['ran_cold']} sent back to run "
-             f"cold, {status['running']} running; exits after "
-             f"{float(str(status['idle_seconds'])):g} s without a turn")
     return int(ExitCode.OK)
 
 

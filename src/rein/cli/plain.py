@@ -1,11 +1,11 @@
 """The plain forms of the driver's commands, ``rein next``, ``rein submit`` and ``rein
 dev``: the ones answered without click (cli/quick.py, cli/quick_submit.py,
-cli/quick_dev.py) and handed to the warm server (cli/warm_client.py). Imported on every
-driver turn before anything else, so it imports nothing."""
+cli/quick_dev.py). Imported on every driver turn before anything else, so it imports
+nothing."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # `typing` costs a warm turn more than the rest of its hand-off
+TYPE_CHECKING = False  # `typing` costs a plain turn more than the rest of what it imports
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -43,10 +43,3 @@ def plain_dev(args: Sequence[str]) -> tuple[bool, bool] | None:
         return status, bool(rest)
     return None
 
-
-def plain(args: Sequence[str]) -> bool:
-    """Whether ``rein ARGS`` is a plain form of a driver command."""
-    if args[:1] == ["dev"]:
-        return plain_dev(args[1:]) is not None
-    return args[:1] in (["next"], ["submit"]) and \
-        plain_options(args[1:], takes_source=args[0] == "submit") is not None

@@ -17,12 +17,13 @@ from rein.cli.profile_args import CONTEXT, now, resolve, workspace_option
 from rein.errors import ExitCode, Finding
 
 
-def _actor(actor: str | None, workspace: str) -> str:
+def _actor(actor: str | None, workspace: str, *, approving: str | None = None) -> str:
     """Who approves: the approver rein knows (``[approver]``, else the OS account); ``--actor``
-    only checks it, because a typed name is a claim anyone can make."""
+    only checks it, because a typed name is a claim anyone can make. ``approving``: what is
+    approved, which a confined process (an agent's sandbox) is refused (APPROVAL003)."""
     from rein.cli.approvals import approver_for
 
-    return str(approver_for(Path(workspace).resolve(), actor).id)
+    return str(approver_for(Path(workspace).resolve(), actor, approving=approving).id)
 
 
 def _print_findings(findings: tuple[Finding, ...] | list[Finding]) -> None:
@@ -262,7 +263,7 @@ def prompt(profile_ref: str, task: str | None, workspace: str, as_json: bool) ->
                    "without operations).")
 @click.option("--dry-run", is_flag=True, help="Print the updated profile; write nothing.")
 @click.option("--actor", default=None,
-              help="Refuse unless rein knows you by this name ([approver] id).")
+              help="Refuse unless rein knows you by this name (a check, not a claim).")
 @workspace_option
 @json_option
 def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, actor: str | None,
@@ -281,7 +282,9 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
 
     try:
         outcome = apply_file(Path(profile_path), Path(delta_path), workspace=Path(workspace),
-                             approve=approve, dry_run=dry_run, actor=_actor(actor, workspace),
+                             approve=approve, dry_run=dry_run,
+                             actor=_actor(actor, workspace, approving="the profile delta"
+                                          if approve and not dry_run else None),
                              now=now(), cap=_writeback_cap(workspace))
     except ProfileError as exc:
         if as_json:
@@ -394,7 +397,7 @@ def proposals_list(show_all: bool, workspace: str, as_json: bool) -> int:
                           "64 usage error (unknown id).")
 @click.argument("item_id", metavar="ID")
 @click.option("--actor", default=None,
-              help="Refuse unless rein knows you by this name ([approver] id).")
+              help="Refuse unless rein knows you by this name (a check, not a claim).")
 @workspace_option
 @json_option
 def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: bool) -> int:
@@ -407,7 +410,9 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
     """
     from rein.profiles.apply import accept
 
-    result = accept(Path(workspace), item_id, actor=_actor(actor, workspace), now=now(),
+    result = accept(Path(workspace), item_id,
+                    actor=_actor(actor, workspace, approving=f"profile proposal {item_id}"),
+                    now=now(),
                     cap=_writeback_cap(workspace))
     if as_json:
         emit_json({"id": item_id, "status": "accepted", **result})
@@ -423,7 +428,7 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
 @click.argument("item_id", metavar="ID")
 @click.option("--reason", default=None, help="Why, for the record.")
 @click.option("--actor", default=None,
-              help="Refuse unless rein knows you by this name ([approver] id).")
+              help="Refuse unless rein knows you by this name (a check, not a claim).")
 @workspace_option
 @json_option
 def proposals_decline(item_id: str, reason: str | None, actor: str | None, workspace: str,
@@ -436,7 +441,9 @@ def proposals_decline(item_id: str, reason: str | None, actor: str | None, works
     """
     from rein.profiles.apply import decline
 
-    item = decline(Path(workspace), item_id, actor=_actor(actor, workspace), now=now(),
+    item = decline(Path(workspace), item_id,
+                   actor=_actor(actor, workspace, approving=f"profile proposal {item_id}"),
+                   now=now(),
                    reason=reason)
     if as_json:
         emit_json({"id": item_id, "status": item["status"]})

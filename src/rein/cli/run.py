@@ -71,7 +71,7 @@ def open_placed(workspace: Path, executor: str | None, *, create: bool = True,
     if executor is not None:
         env["REIN_EXECUTOR"] = executor
     harness = Harness.open(workspace, store_url=given_store(), create=create,
-                           listeners=listeners, env=env)
+                           listeners=listeners, env=env, surface="cli")
     harness.check_executor()
     return harness
 

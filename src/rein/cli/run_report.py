@@ -1,7 +1,8 @@
 """``rein runs show RUN`` for a person: everything asked after a run, from the store.
 
 What ran and how long it took, every attempt that failed with its reason and the evidence
-of its failed criteria, who approved what and when, and why a cancelled run stopped (who
+of its failed criteria, who approved what, when and how (the surface, the identity and how
+it was established, confined or not, a terminal or not, the driver turn before), and why a cancelled run stopped (who
 asked, and their note). A node the store still has in flight in a run that has ended is
 shown as stopped with the run, never as ``running``. ``--json`` keeps its shape
 (:func:`rein.cli.runs.show_run`); this module is only the text.
@@ -14,6 +15,7 @@ from typing import Any
 
 import click
 
+from rein.cli.approval_view import how_given
 from rein.cli.live_state import MARKS, duration, seconds_between
 from rein.cli.output import shown
 
@@ -51,7 +53,9 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
     pending = [a for a in approvals if a.status.value == "pending"]
     if answered:
         out.append("approvals")
-        out.extend(f"  {_answer_line(a)}" for a in answered)
+        for a in answered:
+            out.append(f"  {_answer_line(a)}")
+            out.append(f"      {how_given(a.answer if isinstance(a.answer, Mapping) else None)}")
     for a in pending:
         if run.status.terminal:  # nobody needs to answer it any more
             out.append(f"  approval {a.approval_id} ({a.kind.value}) was still open when the "

@@ -24,8 +24,11 @@ from rein.cli.run import open_harness, resolve_workspace, workspace_option
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Attempts this machine runs at once (default: [executor] "
                    "worker_concurrency, else 4).")
+@click.option("--new-key", is_flag=True,
+              help="Write a new queue key file where this machine looks for it (mode 0600; "
+                   "kept if one is there), print its path and id, and exit.")
 def worker(workspace: Path | None, queue: str | None, name: str | None,
-           concurrency: int | None) -> None:
+           concurrency: int | None, new_key: bool) -> None:
     """Take node attempts from the queues of a PostgreSQL store until stopped.
 
     Start one or more on each machine, each with the shared workspace (same path, same git
@@ -35,15 +38,28 @@ def worker(workspace: Path | None, queue: str | None, name: str | None,
     machine lost) has its attempts resumed by another. Give every worker the same
     rein.toml: its [executor] settings (concurrency, rate_limits) are the queues'.
 
+    Every coordinator and worker holds the same queue key, a file outside the database
+    (~/.config/rein/queue.key, REIN_QUEUE_KEY_FILE, or [executor] key_file in the user
+    rein.toml): jobs and answers are signed with it, and a worker runs only jobs that
+    verify and belong to a run a person approved. `--new-key` writes one; copy that file
+    to every machine.
+
     \b
     Example:
+      rein worker --new-key
       rein worker --store postgresql://rein@db/rein --workspace /srv/checkout
 
     Exit codes: 0 stopped (SIGTERM or Ctrl-C), 1 the store or its queues are not
-    reachable, 64 usage error (no PostgreSQL store, the scale extra not installed).
+    reachable, 64 usage error (no PostgreSQL store, no usable queue key, the scale extra
+    not installed).
     """
     ws = resolve_workspace(workspace)
     harness = open_harness(ws)
+    if new_key:
+        path, key_id, written = harness.new_queue_key()
+        click.echo(f"{'wrote' if written else 'kept'} queue key {key_id} at {path}; copy this "
+                   "file (mode 0600) to every machine that runs a coordinator or a worker")
+        return
     stop = threading.Event()
 
     def stopping(_sig: int, _frame: Any) -> None:

@@ -43,12 +43,13 @@ def resolve_workspace(workspace: Path | None) -> Path:
 
 
 def open_harness(workspace: Path, *, create: bool = True,
-                 listeners: Iterable[Any] = ()) -> Harness:
-    """The Harness of this command: its workspace, its ``--store``, these listeners."""
+                 listeners: Iterable[Any] = (), surface: str = "cli") -> Harness:
+    """The Harness of this command: its workspace, its ``--store``, these listeners;
+    answers given through it are recorded as taken by ``surface``."""
     from rein.engine.service import Harness
 
     return Harness.open(workspace, store_url=given_store(), create=create,
-                        listeners=listeners)
+                        listeners=listeners, surface=surface)
 
 
 __all__ = ["given_store", "open_harness", "resolve_workspace", "workspace_option"]

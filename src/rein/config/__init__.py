@@ -18,8 +18,10 @@ exact content by digest (:mod:`rein.config.trust`). Sections rein does not narro
 (``[routing]``, ``[tiers.*]``, ``[driver]``, ``[store]``, anything unknown) are kept as data and
 merged key by key, the lower file winning.
 
-``[approver]`` (who answers approvals, and their roles) is read from the managed and user files
-only (:mod:`rein.config.approver`).
+``[approver]`` (who answers approvals, their roles, signatures) and ``[dev] plan_roles`` are read
+only from the managed file at its fixed path and the account's own file in its home as the
+password database gives it, never from a file the environment names or the project's
+(:mod:`rein.config.approver`, :func:`rein.config.files.authority_paths`).
 
 :attr:`Config.sources` records, for every merged key, which file(s) produced its value.
 """
@@ -34,8 +36,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from rein.config.approver import Approver, approver_of, check_approver, merge_approver
-from rein.config.approver import without_approver as _without_approver
+from rein.config import files as _files
+from rein.config.approver import (
+    Approver,
+    approver_of,
+    authority_of,
+    check_approver,
+    merge_authority,
+    without_authority,
+)
 from rein.config.files import config_paths
 from rein.config.hooks import check_hooks
 from rein.core.frozen import Frozen, set_field
@@ -198,6 +207,8 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     notes: list[str] = []
     trust: ProjectTrust | None = None
     paths = config_paths(workspace, env)
+    authority = _authority_files(Path(workspace), notes)
+    own = {_same(path) for _scope, path in _files.authority_paths()}
     for scope, path in paths:
         if not path.exists():  # a pipe or folder is read, and refused, rather than skipped
             continue
@@ -205,15 +216,18 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
         _check(data, path)
         notes.extend(_unknown_sections(data, path))
         files.append((scope, str(path)))
+        # Who may approve comes from the account's own files alone, read apart below.
+        data = without_authority(data, notes, path, quiet=_same(path) in own,
+                                 project=scope == "project")
         if scope == "project":
             data = _without_mcp_trust(data, notes, path)
-            data = _without_approver(data, notes, path)
             data, trust = _assess_project(data, merged, path, Path(workspace), paths[1][1])
             from rein.config.trust import notice as trust_notice
 
             if (text := trust_notice(trust)) is not None:
                 notes.append(text)
         _merge_file(merged, sources, notes, data, scope, str(path))
+    _merge_authority(merged, sources, notes, files, authority)
     frozen = MappingProxyType(merged)
     return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
                   notes=tuple(notes), project_trust=trust,
@@ -245,6 +259,44 @@ def _pinned(merged: Mapping[str, Any], trust: ProjectTrust | None, workspace: Pa
         if files:
             out[key] = files
     return out
+
+
+def _same(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compared as written
+        return path
+
+
+def _authority_files(workspace: Path, notes: list[str]) -> list[tuple[str, Path]]:
+    """The account's own files that exist, except one inside the workspace: nodes and the
+    agent write there, and no file they can write says who may approve."""
+    out = []
+    root = _same(workspace)
+    for scope, path in _files.authority_paths():
+        if not path.exists():
+            continue
+        real = _same(path)
+        if real == root or root in real.parents:
+            notes.append(f"{path}: [approver] and [dev] plan_roles ignored (the file is inside "
+                         "the workspace, where nodes and agents write)")
+            continue
+        out.append((scope, path))
+    return out
+
+
+def _merge_authority(merged: dict[str, Any], sources: dict[str, tuple[str, ...]],
+                     notes: list[str], files: list[tuple[str, str]],
+                     authority: list[tuple[str, Path]]) -> None:
+    """``[approver]`` and ``[dev] plan_roles`` from the account's own files, most trusted
+    first; a file read above is not listed twice."""
+    read = {_same(Path(p)) for _scope, p in files}
+    for _scope, path in authority:
+        data = _read(path)
+        check_approver(data, path, _bad)
+        if _same(path) not in read:
+            files.append(("approvers", str(path)))
+        merge_authority(merged, sources, notes, authority_of(data), str(path))
 
 
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
@@ -473,8 +525,6 @@ def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], not
                 _set_min(target, sources, f"limits.{key}", key, v, path)
         elif section == "hooks":
             _merge_hooks(merged, sources, notes, value, scope, path)
-        elif section == "approver":
-            merge_approver(merged.setdefault("approver", {}), sources, notes, value, path)
         elif isinstance(value, dict):
             _merge_data(merged.setdefault(section, {}), sources, value, section, path)
         else:

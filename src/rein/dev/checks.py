@@ -8,17 +8,22 @@ failure's evidence is the feedback of the next attempt, so it names the specific
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
 import shlex
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rein.dev import git as g
+from rein.dev import locks
 from rein.dev.graphs import feature_graph, settings_from, write_feature_graph
 from rein.dev.plan_check import check_plan
-from rein.engine.criteria.model import CheckRequest, CheckResult
+from rein.engine.criteria.model import CheckRequest, CheckResult, HarnessFault
 from rein.tools.process import run_process
 
 MAX_PLAN_BYTES = 1_000_000
@@ -50,7 +55,10 @@ def plan(request: CheckRequest) -> CheckResult:
             f"- {p}" for p in checked.problems))
     graph = feature_graph(checked.features, verify=checked.verify, settings=settings,
                           plan_id=str(params["plan_id"]))
-    out = write_feature_graph(root, graph)
+    try:
+        out = write_feature_graph(root, graph)
+    except OSError as exc:
+        raise own_failure(f"rein could not write the feature graph: {exc}") from exc
     from rein.formats.ags import validate_path
 
     report = validate_path(out)
@@ -69,13 +77,18 @@ async def verify(request: CheckRequest) -> CheckResult:
     p = request.params
     root = request.workspace
     target = root / str(p["target"])
-    with g.private_hooks() as hooks:
-        done = g.committed(root, hooks, str(p["plan_id"]), str(p["feature"]))
-        if done is None and not g.changed_paths(root, hooks):
-            return CheckResult(passed=False, evidence="the change is empty: nothing outside "
-                               f"{', '.join(g.NOT_WORK)} differs from the last commit, so "
-                               "there is nothing to verify for this feature; implement it")
-        tree = g.tree_of_worktree(root, hooks)
+    try:
+        with _repository(root) as repo:
+            done = repo.committed(str(p["plan_id"]), str(p["feature"]))
+            snap = repo.snapshot()
+            if done is None and not snap.changed(repo.tree_entries(repo.head())):
+                return CheckResult(passed=False, evidence="the change is empty: nothing "
+                                   f"outside {', '.join(g.NOT_WORK)} differs from the last "
+                                   "commit, so there is nothing to verify for this feature; "
+                                   "implement it")
+            tree = repo.write_tree(snap)
+    except g.NotCommittable as exc:
+        return CheckResult(passed=False, evidence=str(exc))
     for label, argv in (("smoke", p.get("smoke")), ("verify", p["verify"])):
         if not argv:
             continue
@@ -83,8 +96,11 @@ async def verify(request: CheckRequest) -> CheckResult:
         if result is not None:
             return CheckResult(passed=False, evidence=f"{label} failed: {result}")
     marker = root / VERIFIED / f"{p['feature']}.json"
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"attempt": request.attempt, "tree": tree}))
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"attempt": request.attempt, "tree": tree}))
+    except OSError as exc:
+        raise own_failure(f"rein could not record the verified tree: {exc}") from exc
     return CheckResult(passed=True, evidence=f"`{shlex.join(p['verify'])}` passed")
 
 
@@ -94,48 +110,99 @@ def handoff(request: CheckRequest) -> CheckResult:
     p = request.params
     root = request.workspace
     plan_id, feature = str(p["plan_id"]), str(p["feature"])
-    with g.private_hooks() as hooks:
-        try:
-            return _handoff(root, hooks, p, plan_id, feature, request.attempt)
-        except (g.GitFailed, OSError) as exc:
-            return CheckResult(passed=False, evidence=f"handoff failed: {exc}")
+    try:
+        with _repository(root) as repo:
+            return _handoff(repo, p, plan_id, feature, request.attempt)
+    except g.NotCommittable as exc:
+        return CheckResult(passed=False, evidence=f"nothing was committed: {exc}")
 
 
-def _handoff(root: Path, hooks: str, p: Any, plan_id: str, feature: str,
+@contextlib.contextmanager
+def _repository(root: Path) -> Iterator[g.Repo]:
+    """The repository under rein's lock; rein's own failures (git, a lock, the disk)
+    become :class:`HarnessFault`, which costs the feature no attempt."""
+    try:
+        with locks.held(root):
+            yield g.Repo(root)
+    except (g.GitFailed, locks.Busy) as exc:
+        raise own_failure(str(exc)) from exc
+    except OSError as exc:
+        raise own_failure(f"{type(exc).__name__}: {exc}") from exc
+
+
+def own_failure(what: str) -> HarnessFault:
+    return HarnessFault(f"rein's own git work failed, not the agent's: {what}",
+                        code="DEV009",
+                        hint="the attempt is not counted; fix the cause (a git process "
+                             "still running in the repository, a full disk, permissions), "
+                             "then run `rein dev`, which runs the same attempt again")
+
+
+def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
              attempt: int) -> CheckResult:
-    already = g.committed(root, hooks, plan_id, feature)
+    already = repo.committed(plan_id, feature)
     if already is not None:  # a resumed attempt whose commit landed before rein died
+        head = repo.head()
+        if head is not None and not repo.snapshot().changed(repo.tree_entries(head),
+                                                            exclude=(".rein",)):
+            repo.sync_index(head)  # rein may have died before it set the index
         return CheckResult(passed=True, evidence=f"feature {feature} is committed as "
                            f"{already}")
+    root = repo.root
     marker = root / VERIFIED / f"{feature}.json"
     try:
         verified = json.loads(marker.read_text())
     except (OSError, ValueError):
         verified = {}
-    if verified.get("attempt") != attempt or verified.get("tree") != g.tree_of_worktree(
-            root, hooks):
+    snap = repo.snapshot()
+    if verified.get("attempt") != attempt or verified.get("tree") != repo.write_tree(snap):
         return CheckResult(passed=False, evidence="the tree is not the one this attempt "
                            "verified; nothing was committed")
-    target = root / str(p["target"])
-    summary = g.changed_paths(root, hooks)
+    summary = snap.changed(repo.tree_entries(repo.head()))
     line = (f"Feature {feature} - {p['title']}: {len(summary)} path(s) changed "
             f"({', '.join(summary[:6])}{', ...' if len(summary) > 6 else ''}). "
             f"Verified with: {shlex.join(p['verify'])}. Result: PASS (run by rein)\n")
-    progress = target / "progress.txt"
-    with progress.open("a", encoding="utf-8") as fh:
-        fh.write(line)
-    who = g.identity_args(root, hooks)
-    g.git(root, "add", "-A", "--", ".", ":(exclude).rein", hooks=hooks)
+    progress = Path(str(p["target"])) / "progress.txt"
+    refused = _append(root, progress.as_posix().removeprefix("./"), line)
+    if refused is not None:
+        return CheckResult(passed=False, evidence=f"nothing was committed: {refused}")
+    # The verified snapshot and the line rein appended, nothing read since (progress.txt
+    # only where git would record it: tracked, or not ignored).
+    rel = progress.as_posix().removeprefix("./")
+    recorded = rel in snap.entries or not repo.ignored(rel)
+    tree = repo.write_tree(repo.with_file(snap, rel) if recorded else snap)
     message = (f"feat(dev): feature {feature} - {str(p['title'])[:72]}\n\n"
                f"Verified with: {shlex.join(p['verify'])}\n\n"
                f"Rein-Dev-Feature: {plan_id}/{feature}\n")
-    g.git(root, *who, "commit", "-q", "--no-verify", "-m", message, hooks=hooks)
-    left = g.changed_paths(root, hooks, exclude=(".rein",))
-    sha = g.git(root, "rev-parse", "--short", "HEAD", hooks=hooks).strip()
+    sha = repo.short(repo.commit(tree, message))
+    left = repo.snapshot().changed(repo.tree_entries(tree), exclude=(".rein",))
     if left:
         return CheckResult(passed=False, evidence=f"committed {sha}, but the tree is not "
                            f"clean afterwards: {', '.join(left[:10])}")
     return CheckResult(passed=True, evidence=f"committed feature {feature} as {sha}")
+
+
+def _append(root: Path, relative: str, line: str) -> str | None:
+    """Append ``line`` to ``relative`` (progress.txt), never through a symlink, and once: an
+    attempt run again after rein's own failure finds it there already. Why not, or None."""
+    path = root / relative
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENOTDIR, errno.ENXIO):
+            return f"{relative} is not a regular file rein can append to ({exc.strerror})"
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"{relative} is not a regular file"
+        data = line.encode("utf-8")
+        if info.st_size < len(data) or os.pread(fd, len(data), info.st_size - len(data)) != data:
+            os.write(fd, data)
+    finally:
+        os.close(fd)
+    return None
 
 
 async def _run(argv: list[str], cwd: Path, timeout: float) -> str | None:

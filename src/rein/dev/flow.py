@@ -112,15 +112,12 @@ def status_read(harness: Harness, env: Mapping[str, str] | None = None) -> dict[
 
 async def _start(harness: Harness, settings: DevSettings, notices: list[str]
                  ) -> dict[str, Any]:
-    from rein.dev import git as g
     from rein.dev import graphs
     from rein.dev.briefs import read_import
     from rein.dev.plan_check import check_plan
 
     ws = harness.workspace
-    with g.private_hooks() as hooks:
-        head = g.has_head(ws, hooks)
-        dirty = g.changed_paths(ws, hooks)
+    head, dirty = _work_tree(ws)
     if head and dirty:
         raise Refused("the repository has uncommitted changes outside .rein/, specs/ and "
                       f"progress.txt: {', '.join(dirty[:8])}", code="DEV002",
@@ -169,6 +166,23 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
     return flow
 
 
+def _work_tree(ws: Path) -> tuple[bool, list[str]]:
+    """Whether the repository has a commit, and what differs from it (outside NOT_WORK)."""
+    from rein.dev import git as g
+    from rein.dev import locks
+
+    try:
+        with locks.held(ws):
+            repo = g.Repo(ws)
+            head = repo.head()
+            return head is not None, repo.snapshot().changed(repo.tree_entries(head))
+    except (g.GitFailed, g.NotCommittable, locks.Busy, OSError) as exc:
+        raise ReinError(f"rein could not read the repository's work tree: {exc}",
+                        code="DEV009", hint="fix the cause git names (a git process still "
+                        "running here, permissions, a full disk), then run `rein dev` "
+                        "again") from exc
+
+
 async def _abandon(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
     """`start --new`: the earlier flow's unfinished runs are cancelled, and said so."""
     out = []
@@ -180,9 +194,18 @@ async def _abandon(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
             run = harness.run(run_id)
         except ReinError:
             continue
-        if not run.status.terminal:
+        if run.status.terminal:
+            continue
+        try:
             await harness.cancel(run_id, note="rein dev start --new")
-            out.append(f"cancelled the earlier flow's run {run_id}")
+        except Refused as exc:
+            if exc.code != "RUN010":
+                raise
+            # A copied workspace's flow names the original's runs: they are not its own.
+            out.append(f"left the earlier flow's run {run_id} to the workspace it belongs "
+                       "to")
+            continue
+        out.append(f"cancelled the earlier flow's run {run_id}")
     return out
 
 
@@ -261,6 +284,13 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
     if not rows:
         raise Refused("the feature graph has no accepted approval", code="DEV008",
                       hint="see `rein approvals list`")
+    wanted = load_settings(harness.config.get("dev")).plan_roles
+    held = (rows[-1].answer or {}).get("roles") or []
+    if wanted and not set(wanted) & set(held):  # a planning run without the roles' gate
+        raise Refused(f"the feature graph was not approved by a holder of "
+                      f"{' or '.join(wanted)}", code="DEV008",
+                      hint="start again with `rein dev start --new`; a person holding the "
+                           "role approves the plan")
     stale = stale_files(ws, rows[-1])
     if stale:
         raise Refused(f"{', '.join(stale)} changed after it was approved", code="DEV008",

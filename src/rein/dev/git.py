@@ -1,117 +1,395 @@
-"""Git as the development flow uses it: read the tree, commit a feature, never run a hook.
+"""Git as the development flow uses it: read the work tree, commit a feature, run nothing.
 
-Every call disables hooks by pointing ``core.hooksPath`` at a fresh, empty directory that
-only this process can write (``mkdtemp``: mode 0700, a name nobody can guess), removed
-afterwards; a fixed shared directory would let anyone on the machine, or the supervised
-agent, plant a hook there. Credential helpers, pagers, signing and the system
-configuration are off too: the flow's git calls never prompt, sign or reach a network.
+A feature node may write anywhere in the repository, ``.git/config`` included, so rein's
+git calls must not run anything that configuration names: clean and smudge filters, hooks
+(files or ``hook.*`` entries), fsmonitor, diff, textconv and merge drivers, pagers, editors,
+signing programs, credential helpers, ssh commands, automatic gc. Porcelain commands
+(``add``, ``status``, ``commit``) run some of these whatever ``-c`` says, so rein uses none:
+
+* the work tree is read by rein itself (:meth:`Repo.snapshot`): each file's bytes, its
+  executable bit, a symlink's target; blob ids are computed here, and the blobs git does not
+  have yet are written with ``hash-object --no-filters``, whose ids must be the ones rein
+  computed (an object is named by its content, so the blob committed holds exactly the
+  bytes rein read);
+* trees are built in a throwaway index (``update-index --index-info``, ``write-tree``), the
+  commit with ``commit-tree --no-gpg-sign`` and ``update-ref``, and the repository's index
+  is set to the new tree with ``read-tree``: plumbing that converts nothing and runs no hook
+  except ``reference-transaction``, which ``core.hooksPath=/dev/null`` and ``hook.<name>.
+  enabled=false`` turn off.
+
+Every call also gets ``--no-pager``, the work tree named explicitly (``core.worktree`` is
+not followed), no system or global configuration, no lazy fetch, no replace refs, no
+transport (``protocol.allow=never``), and an environment of ``PATH``, ``HOME``, ``TZ`` and
+git's own switches only: no ``REIN_SECRET_*`` reaches git or anything it might start.
+
+A lock file another git left behind (``index.lock``, a ref's ``.lock``) is removed only when
+its writer is gone (:mod:`rein.dev.locks`); rein's own calls take rein's lock of the
+repository first, so one rein never takes a lock from another.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
-import shutil
+import re
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from rein.dev import locks
 
 # Paths of the repository that are not the driver's work: rein's state, the briefs, and the
 # file rein appends to itself. A feature whose change is only these is an empty change.
 NOT_WORK = (".rein", "specs", "progress.txt")
-_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+RUN_SECONDS = 60.0  # one git call; a hung one is rein's own failure
+_KEEP_ENV = ("PATH", "HOME", "XDG_CONFIG_HOME", "TZ", "SYSTEMROOT")
+_CONFIG = ("core.hooksPath=" + os.devnull, "core.fsmonitor=false", "core.untrackedCache=false",
+           "core.splitIndex=false", "credential.helper=", "protocol.allow=never",
+           "commit.gpgSign=false", "log.showSignature=false", "gc.auto=0",
+           "maintenance.auto=false", "index.threads=1")
+_LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+_EMPTY_TREE = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+               "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
+GITLINK, SYMLINK, EXECUTABLE, REGULAR = "160000", "120000", "100755", "100644"
 
 
 class GitFailed(Exception):
-    """A git command failed; the message holds its output."""
+    """rein's own git work failed (git's message, a lock, the disk): not the agent's doing."""
 
 
-@contextlib.contextmanager
-def private_hooks() -> Iterator[str]:
-    """An empty hooks directory of this process alone, for the length of the block."""
-    path = tempfile.mkdtemp(prefix="rein-dev-nohooks-")
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+class NotCommittable(Exception):
+    """The work tree holds something rein does not commit as it is (an embedded repository,
+    a file that changed while rein read it): the agent's to fix."""
 
 
-def git(repo: Path, *args: str, hooks: str, env: Mapping[str, str] | None = None,
-        check: bool = True) -> str:
-    """Run one git command in ``repo`` with hooks, helpers and prompts off; its stdout."""
-    child = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    child.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
-                  "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
-    child.update(env or {})
-    argv = ["git", "-c", f"core.hooksPath={hooks}", "-c", "credential.helper=",
-            "-c", "core.pager=cat", "-c", "commit.gpgsign=false", "-c", "core.fsmonitor=false",
-            *args]
-    done = subprocess.run(argv, cwd=repo, env=child, capture_output=True, text=True,
-                          timeout=60, check=False)
-    if check and done.returncode != 0:
-        raise GitFailed(f"git {' '.join(args)} failed ({done.returncode}): "
-                        f"{(done.stderr or done.stdout).strip()[:800]}")
-    return done.stdout
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The work tree as rein read it: ``path → (mode, blob id)``, and where each blob that
+    may be new comes from (a path to hash again, or the bytes of a symlink's target)."""
+
+    entries: Mapping[str, tuple[str, str]]
+    sources: Mapping[str, str | bytes] = field(default_factory=dict)
+
+    def changed(self, base: Mapping[str, tuple[str, str]],
+                exclude: Sequence[str] = NOT_WORK) -> list[str]:
+        """Paths whose content or mode differs from ``base``, outside ``exclude``."""
+        paths = set(self.entries) | set(base)
+        return sorted(p for p in paths if not excluded(p, exclude)
+                      and self.entries.get(p) != base.get(p))
 
 
-def toplevel(path: Path) -> Path | None:
-    """The root of the git repository holding ``path``, or None outside one."""
-    with private_hooks() as hooks:
-        try:
-            return Path(git(path, "rev-parse", "--show-toplevel", hooks=hooks).strip())
-        except (GitFailed, OSError):
+def excluded(path: str, prefixes: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+class Repo:
+    """One repository's work tree (its root is the flow's workspace) and rein's git calls."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        top = self._git(["rev-parse", "--absolute-git-dir", "--show-object-format"],
+                        git_dir=False).decode().split()
+        if len(top) < 1:
+            raise GitFailed(f"{self.root} is not a git repository")
+        self.git_dir = Path(top[0])
+        self.algorithm = top[1] if len(top) > 1 and top[1] in _EMPTY_TREE else "sha1"
+
+    # -- calls -------------------------------------------------------------------------
+
+    def _git(self, args: Sequence[str], *, data: bytes | None = None,
+             env: Mapping[str, str] | None = None, git_dir: bool = True,
+             config: Sequence[str] = (), global_config: bool = False,
+             check: bool = True, literal: bool = True) -> bytes:
+        """git's stdout; a failure raises :class:`GitFailed` (with ``check=False``, a
+        failure that is not a lock gives ``b""``). ``literal``: paths are never patterns
+        (``check-ignore`` takes only plain paths, and refuses the switch)."""
+        argv = ["git", "--no-pager", f"--work-tree={self.root}"]
+        if literal:
+            argv.append("--literal-pathspecs")
+        if git_dir:
+            argv.append(f"--git-dir={self.git_dir}")
+        for item in (*_CONFIG, *config):
+            argv += ["-c", item]
+        child = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
+        child.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+                      "GIT_OPTIONAL_LOCKS": "0", "GIT_NO_LAZY_FETCH": "1",
+                      "GIT_NO_REPLACE_OBJECTS": "1", "GIT_ATTR_NOSYSTEM": "1", "LC_ALL": "C"})
+        if not global_config:
+            child["GIT_CONFIG_GLOBAL"] = os.devnull
+        child.update(env or {})
+        for _ in range(locks.MAX_RECOVERIES + 1):
+            try:
+                done = subprocess.run([*argv, *args], cwd=self.root, env=child, input=data,
+                                      capture_output=True, timeout=RUN_SECONDS, check=False)
+            except subprocess.TimeoutExpired as exc:
+                raise GitFailed(f"git {args[0]} took longer than {RUN_SECONDS:g} s") from exc
+            except OSError as exc:
+                raise GitFailed(f"git could not be started: {exc}") from exc
+            if done.returncode == 0:
+                return done.stdout
+            said = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
+            held = _LOCKED.search(said)
+            if held is None and not check:
+                return b""
+            if held is None or not locks.clear_stale(Path(held.group(1)), self.git_dir,
+                                                      (self.root, self.git_dir)):
+                break
+        raise GitFailed(f"git {' '.join(args[:2])} failed ({done.returncode}): {said[:800]}")
+
+    # -- reading -----------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        """The commit HEAD names, or None in a repository without commits."""
+        out = self._git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], check=False)
+        return out.decode().strip() or None
+
+    def tree_entries(self, treeish: str | None) -> dict[str, tuple[str, str]]:
+        """``path → (mode, id)`` of every blob and gitlink of a commit or tree."""
+        if treeish is None:
+            return {}
+        out = self._git(["ls-tree", "-r", "-z", "--full-tree", treeish])
+        entries = {}
+        for record in out.split(b"\0"):
+            if record:
+                meta, _, path = record.partition(b"\t")
+                mode, _kind, oid = meta.decode().split()
+                entries[os.fsdecode(path)] = (mode, oid)
+        return entries
+
+    def empty_tree(self) -> str:
+        return _EMPTY_TREE[self.algorithm]
+
+    def snapshot(self, exclude: Sequence[str] = (".rein",)) -> Snapshot:
+        """Every file git would see in the work tree (tracked, or untracked and not
+        ignored), read by rein: no filter, attribute or fsmonitor is consulted."""
+        head = self.tree_entries(self.head())
+        index: dict[str, tuple[str, str]] = {}
+        for record in self._git(["ls-files", "-z", "-s"]).split(b"\0"):
+            if record:
+                meta, _, name = record.partition(b"\t")
+                mode, oid, _stage = meta.decode().split()
+                index[os.fsdecode(name)] = (mode, oid)
+        untracked = [os.fsdecode(p) for p in self._git(
+            ["ls-files", "-z", "--others", "--exclude-standard"]).split(b"\0") if p]
+        nested = [p for p in untracked if p.endswith("/")]
+        if nested:
+            raise NotCommittable(f"{', '.join(nested[:5])} holds its own git repository: rein "
+                                 "commits files, not embedded repositories; remove its .git, "
+                                 "or make it a submodule")
+        entries: dict[str, tuple[str, str]] = {}
+        sources: dict[str, str | bytes] = {}
+        reader = _Reader(self.root, self.algorithm)
+        for rel in sorted(set(head) | set(index) | set(untracked)):
+            if excluded(rel, exclude):
+                continue
+            link = index.get(rel) or head.get(rel)
+            if link is not None and link[0] == GITLINK:
+                if reader.directory(rel):  # a submodule: its pointer as it is recorded
+                    entries[rel] = link
+                continue
+            found = reader.entry(rel)
+            if found is not None:
+                entries[rel], sources[rel] = (found[0], found[1]), found[2]
+        return Snapshot(entries=entries, sources=sources)
+
+    def with_file(self, snap: Snapshot, rel: str) -> Snapshot:
+        """``snap`` with ``rel`` read again (the file rein itself just wrote)."""
+        entries, sources = dict(snap.entries), dict(snap.sources)
+        found = _Reader(self.root, self.algorithm).entry(rel)
+        entries.pop(rel, None)
+        sources.pop(rel, None)
+        if found is not None:
+            entries[rel], sources[rel] = (found[0], found[1]), found[2]
+        return Snapshot(entries=entries, sources=sources)
+
+    def ignored(self, rel: str) -> bool:
+        """Whether ``rel`` is an untracked path the ignore files leave out."""
+        return self._git(["check-ignore", "--", rel], check=False,
+                         literal=False).strip() != b""
+
+    def committed(self, plan_id: str, feature: str) -> str | None:
+        """The commit that completed ``feature`` of plan ``plan_id``, if one exists."""
+        if self.head() is None:
             return None
-
-
-def has_head(repo: Path, hooks: str) -> bool:
-    return git(repo, "rev-parse", "--verify", "-q", "HEAD", hooks=hooks, check=False) != ""
-
-
-def changed_paths(repo: Path, hooks: str, exclude: Sequence[str] = NOT_WORK) -> list[str]:
-    """Paths that differ from HEAD (or exist, without a commit), outside ``exclude``."""
-    spec = [".", *(f":(exclude){p}" for p in exclude)]
-    out = git(repo, "status", "--porcelain", "--untracked-files=all", "--", *spec,
-              hooks=hooks)
-    return [line[3:] for line in out.splitlines() if line.strip()]
-
-
-def tree_of_worktree(repo: Path, hooks: str) -> str:
-    """The git tree id of the working tree as it is (untracked files included, ``.rein``
-    left out), through a throwaway index: a fingerprint of exactly what was verified."""
-    with tempfile.TemporaryDirectory(prefix="rein-dev-index-") as tmp:
-        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        git(repo, "add", "-A", "--", ".", ":(exclude).rein", hooks=hooks, env=env)
-        return git(repo, "write-tree", hooks=hooks, env=env).strip()
-
-
-def head_tree(repo: Path, hooks: str) -> str:
-    if not has_head(repo, hooks):
-        return _EMPTY_TREE
-    return git(repo, "rev-parse", "HEAD^{tree}", hooks=hooks).strip()
-
-
-def committed(repo: Path, hooks: str, plan_id: str, feature: str) -> str | None:
-    """The commit that completed ``feature`` of plan ``plan_id``, if one exists."""
-    if not has_head(repo, hooks):
+        out = self._git(["log", "--no-show-signature", "--no-color", "--format=%h%x09%B%x00",
+                         "HEAD"]).decode("utf-8", "replace")
+        mark = f"Rein-Dev-Feature: {plan_id}/{feature}"
+        for entry in out.split("\0"):
+            sha, _, body = entry.strip().partition("\t")
+            if mark in body.splitlines():
+                return sha
         return None
-    out = git(repo, "log", "--format=%h%x09%B%x00", hooks=hooks)
-    mark = f"Rein-Dev-Feature: {plan_id}/{feature}"
-    for entry in out.split("\0"):
-        sha, _, body = entry.strip().partition("\t")
-        if mark in body.splitlines():
-            return sha
-    return None
+
+    # -- writing -----------------------------------------------------------------------
+
+    def write_tree(self, snap: Snapshot) -> str:
+        """The tree of ``snap``, its new blobs written first (byte for byte as read)."""
+        self._write_blobs(snap)
+        with tempfile.TemporaryDirectory(prefix="rein-dev-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            records = b"".join(b"%s %s\t%s\0" % (mode.encode(), oid.encode(), os.fsencode(p))
+                               for p, (mode, oid) in sorted(snap.entries.items()))
+            self._git(["update-index", "-z", "--index-info"], data=records, env=env)
+            return self._git(["write-tree"], env=env).decode().strip()
+
+    def _write_blobs(self, snap: Snapshot) -> None:
+        wanted = {oid: path for path, (mode, oid) in snap.entries.items() if mode != GITLINK}
+        if not wanted:
+            return
+        report = self._git(["cat-file", "--batch-check"],
+                           data="".join(f"{oid}\n" for oid in wanted).encode())
+        missing = [line.split()[0] for line in report.decode().splitlines()
+                   if line.endswith(" missing")]
+        files = [(oid, wanted[oid]) for oid in missing
+                 if isinstance(snap.sources.get(wanted[oid]), str)]
+        if files:
+            names = b"".join(_quoted(os.fsencode(p)) + b"\n" for _oid, p in files)
+            written = self._git(["hash-object", "-w", "--no-filters", "--stdin-paths"],
+                                data=names).decode().split()
+            changed = [p for (oid, p), got in zip(files, written, strict=False) if got != oid]
+            if changed or len(written) != len(files):
+                raise NotCommittable(f"{', '.join(changed[:5]) or 'a file'} changed while "
+                                     "rein read it; nothing was committed")
+        for oid in missing:
+            target = snap.sources.get(wanted[oid])
+            if isinstance(target, bytes):  # a symlink: the blob is its target's name
+                self._git(["hash-object", "-w", "--no-filters", "--stdin"], data=target)
+
+    def commit(self, tree: str, message: str) -> str:
+        """Set the index to ``tree``, then commit it on HEAD (no hook, no signing). The
+        index goes first, as `git add` before `git commit`: a lock that stops it stops the
+        commit before anything is recorded."""
+        parent = self.head()
+        self.sync_index(tree)
+        args = ["commit-tree", tree, "--no-gpg-sign"] + (["-p", parent] if parent else [])
+        sha = self._git(args, data=message.encode(), env=self.identity()).decode().strip()
+        zero = "0" * len(self.empty_tree())
+        subject = message.splitlines()[0]
+        self._git(["update-ref", "-m", f"rein dev: {subject}", "HEAD", sha, parent or zero],
+                  config=self._config_hooks_off())
+        return sha
+
+    def sync_index(self, tree: str) -> None:
+        """The repository's index holds ``tree`` (stat data kept where the blob is the
+        same), so that `git status` agrees with the commit."""
+        self._git(["read-tree", "--reset", tree])
+
+    def short(self, sha: str) -> str:
+        return self._git(["rev-parse", "--short", sha]).decode().strip()
+
+    def identity(self) -> dict[str, str]:
+        """Author and committer: the configured identity (the person's global one included,
+        read, never run), or ``rein dev`` in a repository that has none."""
+        out = {}
+        for key, variable, fallback in (("user.name", "NAME", "rein dev"),
+                                        ("user.email", "EMAIL", "rein-dev@localhost")):
+            value = self._git(["config", "--get", key], global_config=True,
+                              check=False).decode().strip()
+            for role in ("AUTHOR", "COMMITTER"):
+                out[f"GIT_{role}_{variable}"] = value or fallback
+        return out
+
+    def _config_hooks_off(self) -> list[str]:
+        """``hook.<name>.enabled=false`` for every hook the configuration defines (git ≥
+        2.54 runs them besides the hooks directory), and for the one event rein causes."""
+        out = self._git(["config", "--name-only", "-z", "--get-regexp", r"^hook\."],
+                        check=False)  # none defined: git says so by failing
+        names = {key.decode().split(".")[1] for key in out.split(b"\0") if key.count(b".") >= 2}
+        return [f"hook.{n}.enabled=false" for n in sorted(names | {"reference-transaction"})]
 
 
-def identity_args(repo: Path, hooks: str) -> list[str]:
-    """``-c user.*`` for a repository without an identity, so that a fresh ``git init``
-    works; a configured identity is kept."""
-    name = git(repo, "config", "user.name", hooks=hooks, check=False).strip()
-    email = git(repo, "config", "user.email", hooks=hooks, check=False).strip()
-    out: list[str] = []
-    if not name:
-        out += ["-c", "user.name=rein dev"]
-    if not email:
-        out += ["-c", "user.email=rein-dev@localhost"]
-    return out
+def _quoted(path: bytes) -> bytes:
+    """A path as git reads one per line: C-quoted when it holds a quote, a backslash, a
+    control character or a leading double quote."""
+    if not any(b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in path):
+        return path
+    out = bytearray(b'"')
+    for b in path:
+        if b in (0x22, 0x5C):
+            out += b"\\" + bytes([b])
+        elif b < 0x20 or b == 0x7F:
+            out += b"\\%03o" % b
+        else:
+            out.append(b)
+    return bytes(out + b'"')
+
+
+class _Reader:
+    """Reads work-tree entries as git would record them, never following a symlink."""
+
+    def __init__(self, root: Path, algorithm: str) -> None:
+        self.root = root
+        self.algorithm = algorithm
+        self.dirs: dict[str, bool] = {"": True}
+
+    def directory(self, rel: str) -> bool:
+        """Whether ``rel`` is a real directory reached through real directories."""
+        if rel in self.dirs:
+            return self.dirs[rel]
+        parent = rel.rpartition("/")[0]
+        ok = self.directory(parent)
+        if ok:
+            try:
+                ok = stat.S_ISDIR(os.lstat(self.root / rel).st_mode)
+            except OSError:
+                ok = False
+        self.dirs[rel] = ok
+        return ok
+
+    def entry(self, rel: str) -> tuple[str, str, str | bytes] | None:
+        """``(mode, blob id, source)`` of a file or symlink; None when it is gone, beyond a
+        symlink, or neither (git records no FIFO or device)."""
+        if not self.directory(rel.rpartition("/")[0]):
+            return None
+        full = self.root / rel
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(full, flags)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                target = os.readlink(os.fsencode(full))
+                return SYMLINK, self._oid(target, len(target)), target
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENXIO):
+                return None
+            raise GitFailed(f"rein could not read {rel}: {exc}") from exc
+        with contextlib.closing(_File(fd)) as fh:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            oid = self._oid_of(fh, info.st_size, rel)
+        mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR
+        return mode, oid, rel
+
+    def _oid(self, data: bytes, size: int) -> str:
+        digest = hashlib.new(self.algorithm, b"blob %d\0" % size)
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _oid_of(self, fh: _File, size: int, rel: str) -> str:
+        digest = hashlib.new(self.algorithm, b"blob %d\0" % size)
+        total = 0
+        for chunk in fh.chunks():
+            total += len(chunk)
+            if total > size:
+                break
+            digest.update(chunk)
+        if total != size:
+            raise NotCommittable(f"{rel} changed while rein read it; nothing was committed")
+        return digest.hexdigest()
+
+
+class _File:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def chunks(self) -> Iterator[bytes]:
+        while chunk := os.read(self.fd, 1 << 20):
+            yield chunk
+
+    def close(self) -> None:
+        os.close(self.fd)

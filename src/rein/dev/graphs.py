@@ -88,6 +88,8 @@ def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
                            "`rein dev` to start them.",
                  "present": [repr(FEATURES_PATH)], "on_reject": "fail"},
     }
+    if settings.plan_roles:  # [dev] plan_roles of the account's own rein.toml
+        gate["gate"]["roles"] = list(settings.plan_roles)
     if not imported:  # an imported plan was checked by `rein dev` before this graph exists
         gate["depends_on"] = ["plan"]
     nodes["approve"] = gate
@@ -212,7 +214,7 @@ def settings_params(settings: DevSettings) -> dict[str, Any]:
 
 def settings_from(params: Mapping[str, Any]) -> DevSettings:
     values = dict(params)
-    for key in ("verify", "smoke"):
+    for key in ("verify", "smoke", "plan_roles"):
         if values.get(key) is not None:
             values[key] = tuple(values[key])
     return DevSettings(**values)

@@ -1,7 +1,9 @@
 """The development flow's control plane: what a person set, never what the agent proposed.
 
 Precedence, highest first: the environment (``REIN_DEV_TARGET``, ``REIN_DEV_VERIFY``), then
-``[dev]`` in ``rein.toml``, then the plan the agent wrote. A verify command is an argument
+``[dev]`` in ``rein.toml``, then the plan the agent wrote. ``[dev] plan_roles``, the roles the
+plan approval asks for, says who may approve, so it comes only from the account's own files
+(:mod:`rein.config.approver`): never the environment, the project or the agent. A verify command is an argument
 list run without a shell, so anything that only means something to a shell, a placeholder
 left unexpanded (``$VERIFY_CMD``) or a verifier that checks nothing (``true``, ``echo``) is
 refused with the reason: a verify that always passes would turn every claim into a "pass".
@@ -38,6 +40,7 @@ class DevSettings(Frozen):
         "max_steps",
         "max_wall_clock_seconds",
         "plan_attempts",
+        "plan_roles",
         "smoke",
         "steps_per_feature",
         "target",
@@ -62,6 +65,7 @@ class DevSettings(Frozen):
     # never: not even at the threshold. A repair of the same feature never resets.
     context_policy: str
     smoke: tuple[str, ...] | None  # run before each feature; a failure is a stop
+    plan_roles: tuple[str, ...]  # the plan approval is answered by a holder of one of them
 
     def __init__(self, *, target: str = ".", verify: tuple[str, ...] | None = None,
                  verify_source: str | None = None, steps_per_feature: int = 5,
@@ -69,7 +73,8 @@ class DevSettings(Frozen):
                  max_cost_usd: float | None = None, verify_timeout_seconds: int = 300,
                  max_features: int = 20, max_brief_bytes: int = 40_000,
                  plan_attempts: int = 3, context_policy: str = "threshold",
-                 smoke: tuple[str, ...] | None = None) -> None:
+                 smoke: tuple[str, ...] | None = None,
+                 plan_roles: tuple[str, ...] = ()) -> None:
         set_field(self, "target", target)
         set_field(self, "verify", verify)
         set_field(self, "verify_source", verify_source)
@@ -83,6 +88,7 @@ class DevSettings(Frozen):
         set_field(self, "plan_attempts", plan_attempts)
         set_field(self, "context_policy", context_policy)
         set_field(self, "smoke", smoke)
+        set_field(self, "plan_roles", plan_roles)
 
 
 def load_settings(dev: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
@@ -110,6 +116,11 @@ def load_settings(dev: Mapping[str, Any] | None, env: Mapping[str, str] | None =
         values["verify_source"] = "[dev] verify"
     if table.get("smoke"):
         values["smoke"] = check_verify(table["smoke"], "[dev] smoke in rein.toml")
+    if table.get("plan_roles"):
+        roles = table["plan_roles"]
+        if not (isinstance(roles, list) and all(isinstance(r, str) and r for r in roles)):
+            raise _bad("plan_roles", "a list of role names")
+        values["plan_roles"] = tuple(roles)
     return DevSettings(**values)
 
 

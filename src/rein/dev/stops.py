@@ -80,8 +80,8 @@ def stop_of(pending: Mapping[str, Any], *, stage: str, features: list[dict[str, 
         if pending.get("for") == "approval":
             return _stop("waiting", "waiting for a person to approve the feature graph"
                          if stage == "planning" else str(pending.get("message", "")),
-                         "a person reviews it and runs the `rein approvals accept` command "
-                         "below; then run `rein dev`")
+                         "stop: a person reviews it and answers the approval (the agent "
+                         "does not, and cannot from its sandbox); then run `rein dev`")
         return _stop("waiting", str(pending.get("message", "")),
                      str(pending.get("hint") or "run `rein dev` again"))
     if state == "done":

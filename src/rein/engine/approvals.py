@@ -12,10 +12,12 @@ material (a gate's ``present``, the outputs under review) adds the digest of its
 the request (``files``), so a file edited after it was shown makes a new entry and the old
 answer does not apply to it; :func:`stale_files` lets an answering surface refuse first.
 
-A person's answer goes through :func:`answer`, whatever surface took it: it names the approver
-rein knows (``[approver]`` in the managed or user ``rein.toml``, see
-:mod:`rein.config.approver`), refuses one who holds none of the entry's ``roles``, and refuses
-material that changed since it was shown, before anything is recorded.
+A person's answer goes through :func:`answer`, whatever surface took it: it refuses a
+confined process (an agent's sandbox), names the approver rein knows (``[approver]`` in the
+account's own files, see :mod:`rein.config.approver`), refuses one who holds none of the
+entry's ``roles``, refuses material that changed since it was shown and, where answers are
+signed, a signature that does not verify, before anything is recorded; the answer records how
+it was given (:mod:`rein.engine.answering`).
 
 Timeouts need no background timer: a pending entry whose ``timeout_seconds`` has passed is
 resolved by its ``on_timeout`` (``hold`` keeps waiting) whenever something looks at it: the
@@ -29,9 +31,9 @@ import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rein.config.approver import OS_ACCOUNT, Approver
+from rein.config.approver import Approver
 from rein.core.hashing import file_sha256
 from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
@@ -42,6 +44,9 @@ from rein.engine.signals import Paused, RunCancelled
 from rein.errors import Refused
 from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Store, Transition
+
+if TYPE_CHECKING:
+    from rein.engine.answering import Via
 
 
 def material_digest(material: Mapping[str, Any]) -> str:
@@ -86,25 +91,37 @@ def stale_files(workspace: Path, row: ApprovalRow) -> list[str]:
 
 def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
            approver: Approver, now: str, note: str | None = None,
-           values: Mapping[str, Any] | None = None) -> tuple[ApprovalRow, bool]:
+           values: Mapping[str, Any] | None = None, via: Via | None = None,
+           signature: str | None = None) -> tuple[ApprovalRow, bool]:
     """Record ``approver``'s answer to ``row``: (the row as stored, whether this changed it).
+    ``via``: the surface that took it (``api`` when not said); ``signature``: the
+    approver's SSH signature over :func:`rein.engine.answering.message`.
 
-    Refused before recording: APPROVAL_ROLE when the entry names ``roles`` and the approver
-    holds none of them; APPROVAL_STALE when a file it shows changed since it was shown.
+    Refused before recording: APPROVAL003 when this process is confined; APPROVAL_ROLE when
+    the entry names ``roles`` and the approver holds none of them; APPROVAL_STALE when a
+    file it shows changed since it was shown; APPROVAL004 when answers here are signed and
+    this one's signature is missing or does not verify.
     """
+    # Only an answer needs these: a driver's turn (`rein submit`) imports this module too.
+    from rein.engine.answering import (
+        Via,
+        after_turn,
+        check_signature,
+        check_unconfined,
+        given,
+    )
+
+    via = via or Via(surface="api")
+    state = check_unconfined(approver, f"approval {row.approval_id}")
     wanted = [str(r) for r in row.request.get("roles") or []]
     held = [r for r in approver.roles if r in wanted]
     if wanted and not held:
-        where = (f"named by {approver.source}" if approver.source != OS_ACCOUNT
-                 else "the OS account: no rein.toml names an approver")
+        # Says who may answer, never how to become one: the reader may be the agent.
         raise Refused(
-            f"approval {row.approval_id} is for {' or '.join(wanted)}; {approver.id} "
-            f"({where}) holds {', '.join(approver.roles) or 'no roles'}; nothing was recorded",
+            f"approval {row.approval_id} is for {' or '.join(wanted)}; {approver.id} holds "
+            f"{', '.join(approver.roles) or 'no roles'}; nothing was recorded",
             code="APPROVAL_ROLE",
-            hint=f"a person holding the role answers it: in your user rein.toml "
-                 f"($XDG_CONFIG_HOME/rein/rein.toml, else ~/.config/rein/rein.toml; never the "
-                 f"project's) set [approver] id = \"{approver.id}\" and roles = "
-                 f"[\"{wanted[0]}\"]")
+            hint=f"a person who holds {' or '.join(wanted)} answers it")
     if values:
         _check_value_names(row, values)
     if status is ApprovalStatus.ACCEPTED and row.kind is ApprovalKind.GATE and \
@@ -122,7 +139,14 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
                       "since it was presented; nothing was recorded", code="APPROVAL_STALE",
                       hint=f"review the files again; `rein resume {row.run_id}` presents the "
                            "current content as a new approval")
-    payload: dict[str, Any] = {"actor": approver.id, "identity": approver.source}
+    signed = check_signature(approver, row, status, via, note=note, values=values,
+                             signature=signature)
+    payload: dict[str, Any] = {"actor": approver.id, "identity": approver.source,
+                               "given": given(approver=approver, via=via, state=state,
+                                              signed=signed,
+                                              after=after_turn(store, row, now))}
+    if signed is not None:
+        payload["signature"] = signed["signature"]
     if held:
         payload["roles"] = held
     if note:
@@ -323,4 +347,6 @@ def human_event(row: ApprovalRow, *, stage: str, mode: str, outcome: str | None 
     if row.answered_at:
         out["at"] = row.answered_at
     out["x-rein-approval"] = row.approval_id
+    if isinstance(answer.get("given"), Mapping):
+        out["x-rein-given"] = dict(answer["given"])
     return out

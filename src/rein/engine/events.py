@@ -71,6 +71,7 @@ class EventType(enum.StrEnum):
     HOOK_STARTED = "hook/started"  # a lifecycle hook of an attempt's session began
     HOOK_COMPLETED = "hook/completed"  # it ended: completed, failed or blocked, with duration
     INPUT_STEERED = "input/steered"  # a person added input to a turn in progress (turn/steer)
+    TURN_ENDED = "turn/ended"  # a thread's turn ended without its run finishing (in its log)
 
 
 class RunStarted(TypedDict, total=False):

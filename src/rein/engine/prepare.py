@@ -2,8 +2,9 @@
 
 :func:`prepare` loads and validates the document, plans it, binds parameters
 (AG301/AG302), pins the digests of every referenced child document, checks tier routing
-(RT011), required secrets, the conformance level and that every failure ladder can run as
-written (LADDER001). ``--dry-run`` is exactly this and writes nothing.
+(RT011), required secrets, the conformance level, that every failure ladder can run as
+written (LADDER001) and that every criterion's regular expression is one rein runs
+(CRIT001, CRIT008). ``--dry-run`` is exactly this and writes nothing.
 :func:`current_binding` is what an approval of the files would bind today: a run is held
 to it on every continuation (RT053).
 """
@@ -91,6 +92,7 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
     """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`.
     ``key_variables``: the provider key variables rein.toml names (flagged in the plan)."""
     from rein.formats.ags import validate_path
+    from rein.formats.ags.criterion_patterns import pattern_problems
     from rein.formats.ags.ladder import ladder_problems
     from rein.formats.ags.plan import build_plan
 
@@ -119,7 +121,7 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
         findings.append(exc.to_finding())
     findings.extend(Finding(code=p.code, severity="error", message=p.message, hint=p.hint,
                             location=report.document.locate(p.pointer))
-                    for p in ladder_problems(data))
+                    for p in (*ladder_problems(data), *pattern_problems(data)))
     if router is not None and router.configured:
         findings.extend(_routing_findings(router, data, str(path)))
     have = secrets_from_env(env)

@@ -16,7 +16,7 @@ from importlib.resources import files
 from typing import Any
 
 from rein.core.ids import RunId
-from rein.core.states import RunStatus
+from rein.core.states import ApprovalKind, RunStatus
 from rein.store.base import Store
 
 FEATURES = (
@@ -143,6 +143,11 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
             meta[name] = binding[name]
     if summary.get("human_events"):
         meta["x-rein-graph-human-events"] = summary["human_events"]
+    # How the graph itself was approved (a gate's answer is in its node's human_events).
+    for row in store.approvals(run_id=run.run_id):
+        if row.kind is ApprovalKind.GRAPH and isinstance((row.answer or {}).get("given"),
+                                                         Mapping):
+            meta["x-rein-approved-given"] = dict((row.answer or {})["given"])
     if meta:
         record["metadata"] = meta
     return record

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.config import Config
     from rein.config.approver import Approver
     from rein.core.states import ApprovalStatus
+    from rein.engine.answering import Via
     from rein.engine.outcome import RunOutcome
     from rein.engine.prepare import Prepared
     from rein.engine.prune import Pruned
@@ -74,9 +75,11 @@ class Harness(Reads):
                  clock: Clock | None = None, ids: IdGenerator | None = None,
                  env: Mapping[str, str] | None = None, workers: tuple[Any, ...] | None = None,
                  checkers: Mapping[str, Any] | None = None,
-                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+                 sleep: Callable[[float], Awaitable[None]] | None = None,
+                 surface: str = "api") -> None:
         self.workspace = workspace
         self.config = config
+        self.surface = surface  # who takes answers here: cli, web, app-server, acp, api
         self._router: Router | None = None
         self.clock: Clock = clock or SystemClock()
         self.listeners = list(listeners)
@@ -93,19 +96,21 @@ class Harness(Reads):
              listeners: Iterable[Listener] = (), clock: Clock | None = None,
              ids: IdGenerator | None = None, env: Mapping[str, str] | None = None,
              workers: tuple[Any, ...] | None = None,
-             checkers: Mapping[str, Any] | None = None) -> Harness:
+             checkers: Mapping[str, Any] | None = None, surface: str = "api") -> Harness:
         """The Harness of ``workspace``. ``settings``: the merged ``rein.toml`` (read here
         when not given); ``store_url``: another store than ``[store] url`` or the embedded
         one; ``create``: whether a missing embedded store may be created (else STORE404 at
         first use); ``workers``: replaces the configured ones (the default driver is always
         added last); ``checkers``: external checkers by name (``None``: the ``rein.checkers``
-        entry points of the installed packages)."""
+        entry points of the installed packages); ``surface``: the surface answers given
+        through this Harness are recorded as taken by (``cli``, ``web``, ``app-server``,
+        ``acp``; ``api`` for a program)."""
         from rein.config import load_config
 
         ws = Path(workspace).resolve()
         return cls(workspace=ws, config=settings if settings is not None else load_config(ws),
                    store_url=store_url, create=create, listeners=listeners, clock=clock,
-                   ids=ids, env=env, workers=workers, checkers=checkers)
+                   ids=ids, env=env, workers=workers, checkers=checkers, surface=surface)
 
     # -- composition ---------------------------------------------------------------------
 
@@ -147,7 +152,8 @@ class Harness(Reads):
 
     def check_executor(self) -> None:
         """Refuse, before anything is written, the executor this command cannot use: dbos
-        needs a PostgreSQL store (SCALE002) and the scale extra (SCALE005)."""
+        needs a PostgreSQL store (SCALE002), the scale extra (SCALE005) and the queue key
+        (SCALE009)."""
         import importlib.util
 
         from rein.engine.executors import executor_settings, load_dbos
@@ -165,14 +171,19 @@ class Harness(Reads):
                                    "url), or run with --executor in-process")
         if importlib.util.find_spec("dbos") is None:  # SCALE005 now, not mid-run
             load_dbos()
+        from rein.engine.executors.queue_key import load_key
+
+        load_key(self.config, env)  # SCALE009: no coordinator without the queue key
 
     def serve_attempts(self, *, queue: str | None, name: str, stop: Any,
                        say: Callable[[str], None], concurrency: int | None = None) -> None:
         """Take node attempts from the DBOS queues of this store until ``stop`` (a
         ``threading.Event``) is set: ``rein worker``. Blocks; imports DBOS."""
         from rein.engine.executors import executor_settings, load_dbos
+        from rein.engine.executors.approved import ApprovedRuns
+        from rein.engine.executors.queue_key import load_key
         from rein.formats.redaction import known_secrets
-        from rein.store.open import key_variables_of, store_url
+        from rein.store.open import key_variables_of, open_store, store_url
 
         url = store_url(self.workspace, self._store_url, config=self.config)
         if not url or not url.startswith(("postgresql://", "postgres://")):
@@ -182,10 +193,24 @@ class Harness(Reads):
         settings = executor_settings(self.config, env)
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
+        key = load_key(self.config, env)  # SCALE009: no worker without the queue key
+        runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config))
         load_dbos("serving").serve(
             url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
             workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
-            say=say, secrets=known_secrets(env, key_variables_of(self.config)))
+            say=say, key=key, runs=runs,
+            secrets=known_secrets(env, key_variables_of(self.config)))
+
+    def new_queue_key(self) -> tuple[str, str, bool]:
+        """Write this machine's queue key file when there is none (``rein worker
+        --new-key``): ``(path, key id, whether it was written now)``. SCALE009 when the file
+        there is not usable."""
+        from rein.engine.executors.queue_key import key_path, load_key, new_key_file
+
+        env = self._env if self._env is not None else os.environ
+        written = new_key_file(key_path(self.config, env))
+        key = load_key(self.config, env)
+        return key.path, key.id, written
 
     @property
     def engine(self) -> Engine:
@@ -247,13 +272,22 @@ class Harness(Reads):
         return prepare(path, given=given, raw=raw, router=self.router, env=env,
                        key_variables=self.key_variables())
 
-    async def start(self, prepared: Prepared, *, approved: str) -> RunOutcome:
+    async def start(self, prepared: Prepared, *, approved: str,
+                    via: Via | None = None) -> RunOutcome:
         """Run an approved graph to its end or first wait, recorded as approved by the
-        approver rein knows. APPROVAL_STALE before the store is touched."""
+        approver rein knows, with how (``via``: the surface, the Harness's own when not
+        given). APPROVAL_STALE before the store is touched."""
+        from rein.core.confinement import confinement
+        from rein.engine.answering import Via, given
         from rein.engine.prepare import check_approved
 
         check_approved(prepared, approved)  # before the store exists: nothing is written
-        return await self.engine.start(prepared, approved=approved, actor=self.approver.id)
+        # Starting is the starter's approval of the graph: a confined starter (an agent)
+        # may start what it wrote, and the record says so; its gates wait for a person.
+        how = given(approver=self.approver, via=via or Via(surface=self.surface),
+                    state=confinement())
+        return await self.engine.start(prepared, approved=approved, actor=self.approver.id,
+                                       given=how)
 
     async def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:
         """Continue a waiting or interrupted run (RT053 unless ``force``; recorded)."""
@@ -273,26 +307,70 @@ class Harness(Reads):
         approver = self.approver
         if actor is not None and actor != approver.id:
             raise Refused(f"--actor {actor} is not who answers here: rein knows you as "
-                          f"{approver.id} ({approver.source})", code="APPROVAL_ACTOR",
-                          hint="[approver] id in the managed or user rein.toml names who "
-                               "answers; --actor only checks it")
+                          f"{approver.id}; nothing was recorded", code="APPROVAL_ACTOR",
+                          hint=f"--actor only checks who answers: {actor} answers it "
+                               "themselves")
         return approver
+
+    def check_answerer(self, what: str, actor: str | None = None) -> Approver:
+        """The approver rein knows here, when this process may answer ``what`` ("approval
+        apv-…", "the profile delta") at all: APPROVAL003 when it is confined (an agent's
+        sandbox), APPROVAL_ACTOR for another ``actor``."""
+        from rein.engine.answering import check_unconfined
+
+        approver = self.check_actor(actor)
+        check_unconfined(approver, what)
+        return approver
+
+    def signing_message(self, approval_id: str, status: ApprovalStatus, *,
+                        note: str | None = None,
+                        values: Mapping[str, Any] | None = None) -> bytes | None:
+        """What the approver signs to give this answer, or None when answers here are not
+        signed (or this one needs no signature). APPROVAL404 for an unknown approval."""
+        from rein.engine.answering import Via, message, needs_signature
+
+        if not needs_signature(self.approver, status, Via(surface=self.surface)):
+            return None
+        row = self.store.get_approval(approval_id)
+        if row is None:
+            raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
+                            hint=self._approval_hint(approval_id))
+        return message(row, status, note=note, values=values)
+
+    def verify_answer(self, approval_id: str, *,
+                      allowed_signers: str | None = None) -> dict[str, Any]:
+        """Check the signature of an answer already recorded, over the answer as stored,
+        against ``allowed_signers`` (the account's ``[approver] allowed_signers`` when not
+        given): who signed, with which key. APPROVAL004 when it does not verify."""
+        from rein.engine.answering import verify_recorded
+
+        row = self.approval(approval_id)
+        signers = allowed_signers or self.approver.allowed_signers
+        if signers is None:
+            raise Refused("no allowed-signers file to check the signature against",
+                          code="APPROVAL004", hint="name one with --allowed-signers FILE")
+        return verify_recorded(row, signers)
 
     async def answer(self, approval_id: str, status: ApprovalStatus, *,
                      actor: str | None = None, note: str | None = None,
                      values: Mapping[str, Any] | None = None, digest: str | None = None,
-                     go_on: bool = True, recorded: Notify | None = None) -> Answered:
+                     go_on: bool = True, recorded: Notify | None = None,
+                     via: Via | None = None, signature: str | None = None) -> Answered:
         """Answer an approval, then (``go_on``) continue its top-level run.
 
-        Refused before anything is recorded: APPROVAL_ACTOR, APPROVAL404, APPROVAL_STALE
-        (``digest`` is not what was shown, or a shown file changed), APPROVAL_ROLE, and
-        RT053 when the run would continue under files that changed since its approval.
-        ``recorded`` hears of the answer before the run advances.
+        Refused before anything is recorded: APPROVAL003 (this process is confined),
+        APPROVAL_ACTOR, APPROVAL404, APPROVAL_STALE (``digest`` is not what was shown, or a
+        shown file changed), APPROVAL_ROLE, APPROVAL004 (answers here are signed and
+        ``signature`` is missing or wrong), and RT053 when the run would continue under
+        files that changed since its approval. ``via``: the surface and what it knows of
+        the person (the Harness's own ``surface`` when not given). ``recorded`` hears of
+        the answer before the run advances.
         """
         from rein.engine import approvals
+        from rein.engine.answering import Via
         from rein.store.lineage import top_run
 
-        approver = self.check_actor(actor)
+        approver = self.check_answerer(f"approval {approval_id}", actor)
         engine = self.engine
         row = self.store.get_approval(approval_id)
         if row is None:
@@ -305,11 +383,13 @@ class Harness(Reads):
         top = top_run(self.store, row.run_id)
         if go_on and top is not None:
             self._held_to_binding(top, approval_id)
+            self._held_to_workspace(top, approval_id)
         # The answer is one transaction of its own; advancing takes the run lock. When
         # another process holds it, that process picks the answer up before it pauses.
-        updated, changed = approvals.answer(self.store, self.workspace, row, status,
-                                            approver=approver, now=engine.now(), note=note,
-                                            values=values or {})
+        updated, changed = approvals.answer(
+            self.store, self.workspace, row, status, approver=approver, now=engine.now(),
+            note=note, values=values or {}, via=via or Via(surface=self.surface),
+            signature=signature)
         if recorded is not None:
             word = "recorded" if changed else "already recorded"
             recorded(f"approval {approval_id}: {updated.status.value} ({word}, as "
@@ -351,6 +431,18 @@ class Harness(Reads):
                                f"the answer with --no-continue, then `rein resume "
                                f"{run.run_id} --force` (the override is recorded)") from exc
 
+    def _held_to_workspace(self, run: Any, approval_id: str) -> None:
+        """RUN010 before the answer is recorded: an answer that continues a run continues
+        it here, and another workspace's run must not run its checks here."""
+        from rein.store.workspace_id import refuse_elsewhere
+
+        try:
+            refuse_elsewhere(run, self.workspace, doing="continue it")
+        except Refused as exc:
+            raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
+                          code=exc.code, hint=f"{exc.hint}; or record the answer here with "
+                                              "--no-continue and resume the run there") from exc
+
     async def expire_due(self, now: dt.datetime | None = None) -> list[ApprovalRow]:
         """Apply every approval timeout due at ``now`` (the Harness clock's time when not
         given): there is no background timer, a surface calls this when it looks at the
@@ -373,8 +465,9 @@ class Harness(Reads):
         the current instruction; the same envelope twice is applied once. ``consumed``
         hears what was applied before the run advances."""
         from rein.engine.driver_turns import advisory_failures, consume, driver_settings
+        from rein.store.workspace_id import refuse_elsewhere
         from rein.workers.driver_protocol import EnvelopeRefused
-        from rein.workers.driver_status import pick_run, status_of
+        from rein.workers.driver_status import answer_untaken, pick_run, status_of
         from rein.workers.driver_store import get_turn
 
         engine, store = self.engine, self.store
@@ -382,7 +475,10 @@ class Harness(Reads):
         turn = get_turn(store, token) if isinstance(token, str) else None
         root = turn.root_run_id if turn is not None else \
             pick_run(store, run_id, self.workspace).run_id
-        if run_id is not None and pick_run(store, run_id).run_id != root:
+        if (found := store.get_run(root)) is not None:  # before anything is consumed
+            refuse_elsewhere(found, self.workspace, doing="take an answer for it",
+                             refusal=EnvelopeRefused)
+        if run_id is not None and pick_run(store, run_id, self.workspace).run_id != root:
             raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
                                   f"of run {run_id}", code="DRIVER_WRONG_RUN",
                                   hint="send it without --run, or answer the run's own "
@@ -394,9 +490,11 @@ class Harness(Reads):
             if consumed is not None:  # before the progress of the advance it causes
                 consumed(note)
             run = store.get_run(root)
-            # Advance after a new answer, or to continue a run a dead submit left running.
+            # Advance after a new answer, or to continue what a dead submit left: a run
+            # left running, or a paused run holding an answer it has not taken up.
             if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"):
+                    note.startswith("accepted") or run.status.value == "running"
+                    or answer_untaken(store, root)):
                 await engine.proceed(root)
         status = status_of(store, self.workspace, root)
         if turn is not None and note.startswith("accepted"):

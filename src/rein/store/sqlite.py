@@ -18,7 +18,7 @@ import contextlib
 import fcntl
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,10 @@ from rein.store import sqlite_checkpoint as checkpoint
 from rein.store.sql import SQLStore, dump
 from rein.store.sqlite_checkpoint import Checkpointer
 from rein.store.sqlite_errors import (
+    DAMAGE_SUFFIX,
     Rows,
+    cannot_write,
+    corrupt,
     os_store_error,
     refuse_empty,
     store_error,
@@ -158,6 +161,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, seq)
         )""",
     ),
+    (
+        # The workspace each top-level run belongs to (rein.store.workspace_id): its id,
+        # which decides, and its path and machine when the run started, to show. Runs
+        # stored before have none.
+        "ALTER TABLE runs ADD COLUMN workspace_id TEXT",
+        "ALTER TABLE runs ADD COLUMN workspace_path TEXT",
+        "ALTER TABLE runs ADD COLUMN workspace_host TEXT",
+        "CREATE INDEX runs_workspace ON runs (workspace_id, created)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -189,29 +201,55 @@ def db_path(workspace: str | Path) -> Path:
 class SQLiteStore(SQLStore):
     """The SQLite implementation of :class:`rein.store.base.Store`."""
 
+    readonly = False  # opened to be read only: rein may not write the store (see _connect)
+
     def __init__(self, path: str | Path) -> None:
         super().__init__()
         self.path = Path(path)
         self.url = str(self.path.resolve())
-        with translated(self.path):
+        with self._translated():
             if not self.path.exists():
                 _create(self.path)
             refuse_empty(self.path)
-            self._connect()
+            if os.path.exists(f"{self.path}{DAMAGE_SUFFIX}"):  # the one cost when there is none
+                from rein.store.sqlite_damage import refuse_if_damaged
 
-    def _connect(self) -> None:
-        self._db = sqlite3.connect(
-            str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0
-        )
+                refuse_if_damaged(self.path)
+            try:
+                self._connect()
+            except sqlite3.Error as exc:
+                # SQLite cannot create the WAL's index (-shm) where rein may not write: on
+                # a read-only mount, or in a folder rein has no write permission on.
+                from rein.store import sqlite_readonly as read_only
+
+                if not (cannot_write(exc) and read_only.unwritable(self.path)):
+                    raise
+                self._connect(readonly=True)
+
+    def _connect(self, *, readonly: bool = False) -> None:
+        if readonly:
+            from rein.store import sqlite_readonly as read_only
+
+            self._db = sqlite3.connect(read_only.uri(self.path), uri=True,
+                                       isolation_level=None, check_same_thread=False,
+                                       timeout=30.0)
+            self.readonly = True
+        else:
+            self._db = sqlite3.connect(str(self.path), isolation_level=None,
+                                       check_same_thread=False, timeout=30.0)
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            if not readonly:
+                self._db.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a power loss may lose the last commits, a crash loses none.
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             # Checkpoints run on a thread of their own, not inside a commit (see
             # rein.store.sqlite_checkpoint).
             self._db.execute("PRAGMA wal_autocheckpoint=0")
+            # A WAL that a burst grew past this is cut back to it once rewound.
+            self._db.execute(f"PRAGMA journal_size_limit={checkpoint.SIZE_LIMIT}")
             self._commits = 0
+            self._folded = 0  # the commit count at this connection's last checkpoint
             self._checkpointer = Checkpointer(self.path)
             self._migrate()
         except BaseException:
@@ -241,15 +279,42 @@ class SQLiteStore(SQLStore):
     # -- backend hooks --------------------------------------------------------------------
 
     def _execute(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
-        # What translated() does, inline: this runs for every statement.
+        # What _translated() does, inline: this runs for every statement.
         try:
             return Rows(self._db.execute(sql, params).fetchall())
         except sqlite3.Error as exc:
-            raise store_error(exc, self.path) from exc
+            raise self._error(exc) from exc
         except OSError as exc:
             raise os_store_error(exc, self.path) from exc
 
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Re-raise SQLite's and the file system's errors as :class:`StoreError`."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        except OSError as exc:
+            raise os_store_error(exc, self.path) from exc
+
+    _damage: StoreError | None = None  # what the full check found, once it found damage
+
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        """What ``exc`` means; a damaged page has the whole file checked first (once)."""
+        if corrupt(exc):
+            if self._damage is None:
+                from rein.store.sqlite_damage import examine
+
+                self._damage = examine(self.path)
+            if self._damage is not None:
+                return self._damage
+        return store_error(exc, self.path)
+
     def _begin(self) -> None:
+        if self.readonly:
+            from rein.store.sqlite_readonly import refused
+
+            raise refused(self.path)
         self._x("BEGIN IMMEDIATE")
 
     def _end(self, commit: bool) -> None:
@@ -269,20 +334,39 @@ class SQLiteStore(SQLStore):
             self._x("ROLLBACK")
 
     def _committed(self) -> None:
-        """Ask for a checkpoint every few commits; do it here if the thread fell behind."""
+        """Ask for a checkpoint every few commits, and finish each one here.
+
+        SQLite rewinds the WAL only when a write begins while every frame of it is in the
+        database file. The thread copies the frames committed before its checkpoint began
+        while this connection goes on committing, so it always leaves some behind: once it
+        has served a request, this connection copies those (a few commits' pages) between
+        two transactions, and its next write starts the WAL again from its first frame.
+        Past BEHIND commits without that, it waits for the thread to finish the checkpoint
+        it may be running, and checkpoints itself.
+        """
         self._commits += 1
+        if self._commits - self._folded > checkpoint.BEHIND:
+            self._checkpointer.idle()  # its checkpoint would make this one a no-op
+            self._fold()
+        elif self._checkpointer.served > self._folded:
+            self._fold()
         if self._commits % checkpoint.EVERY == 0:
             self._checkpointer.request(self._commits)
-        if self._commits - self._checkpointer.served > checkpoint.BEHIND:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-            self._checkpointer.served = self._commits
+
+    def _fold(self) -> None:
+        """Checkpoint what is left of the WAL on this connection (no transaction is open)."""
+        try:
+            busy = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()[0]
+        except sqlite3.Error:
+            return  # a full disk, say: the next commit tries again
+        if not busy:  # busy: another checkpoint runs; the next commit tries again
+            self._folded = self._commits
 
     def data_version(self) -> int:
         """A number that changes whenever another connection (any process) commits to the
         database; this connection's own commits leave it alone. Costs microseconds, so a
         watcher can ask it often and read the events only when it moved."""
-        with translated(self.path):
+        with self._translated():
             return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     # -- schema ---------------------------------------------------------------------------
@@ -290,7 +374,7 @@ class SQLiteStore(SQLStore):
     def schema_version(self) -> int:
         """The schema version the database is at (0: a new database). One query: every
         command that opens the store asks it."""
-        with translated(self.path):
+        with self._translated():
             try:
                 got = self._db.execute("SELECT MAX(version) FROM schema_version").fetchone()
             except sqlite3.OperationalError as exc:
@@ -301,24 +385,35 @@ class SQLiteStore(SQLStore):
 
     def _migrate(self) -> None:
         # Up to date: a plain read, no write lock (``rein next`` opens the store each turn).
-        if self.schema_version() == SCHEMA_VERSION:
+        found = self.schema_version()
+        if found == SCHEMA_VERSION:
             return
+        if found > SCHEMA_VERSION:
+            raise self._newer(found)
+        if self.readonly:
+            raise StoreError(
+                f"the run store {self.path} has schema version {found}, older than this "
+                f"rein's ({SCHEMA_VERSION}): upgrading it writes it, and rein may not write "
+                "it here", code="STORE_READONLY",
+                hint="open it once with this rein where .rein/ is writable, or read it here "
+                     "with the rein that wrote it")
         with self._tx():
             self._x(
                 "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
-            current = self.schema_version()
+            current = self.schema_version()  # again: another process may have upgraded it
             if current > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the run store {self.path} has schema version {current}, newer than "
-                    f"this rein understands ({SCHEMA_VERSION})",
-                    hint="upgrade rein, or use a different workspace",
-                )
+                raise self._newer(current)
             for version in range(current, SCHEMA_VERSION):
                 for statement in MIGRATIONS[version]:
                     self._x(statement)
                 self._x("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
+
+    def _newer(self, version: int) -> StoreError:
+        return StoreError(f"the run store {self.path} has schema version {version}, newer "
+                          f"than this rein understands ({SCHEMA_VERSION})",
+                          hint="upgrade rein, or use a different workspace")
 
     # -- the run lock ---------------------------------------------------------------------
 
@@ -379,3 +474,7 @@ class SQLiteStore(SQLStore):
         finally:
             self._checkpointer.stop()  # so that this connection is the last, and folds the WAL
             self._db.close()
+            if self._damage is not None:
+                from rein.store.sqlite_damage import rebind
+
+                rebind(self.path)

@@ -1,4 +1,4 @@
-"""WAL checkpoints off the commit path.
+"""WAL checkpoints off the commit path, and a WAL that stays bounded however long the run.
 
 SQLite's automatic checkpoint runs inside the ``COMMIT`` that crosses its threshold: it
 copies the WAL into the database file and syncs both, on the connection that committed,
@@ -8,10 +8,21 @@ connection of its own, for a ``PASSIVE`` checkpoint every :data:`EVERY` commits.
 checkpoint never takes the write lock and never waits for readers; the sqlite3 module
 releases the GIL while it runs, so the loop goes on committing meanwhile.
 
-Durability is unchanged: a commit is in the WAL when ``COMMIT`` returns, as before; the
-checkpoint only moves committed pages into the main file. The WAL stays bounded: should
-the thread fall :data:`BEHIND` commits behind (stopped, or starved), the committing
-connection checkpoints inline, as SQLite would have. The thread starts on the first
+Copying the WAL is not enough to bound it: SQLite starts the WAL again from its first
+frame only when a write begins while *every* frame is in the database file, and the
+commits made while the thread copies are not. So once the thread has served a request,
+the committing connection checkpoints what is left, a few commits' pages, between two
+transactions, and its next write rewinds the WAL (``SQLiteStore._committed``). Should
+the thread fall :data:`BEHIND` commits behind (stopped, starved, or still copying a huge
+commit), the committing connection waits for a checkpoint of the thread that is running,
+if one is, and checkpoints everything inline, as SQLite would have. The WAL therefore
+holds the frames of at most :data:`BEHIND` commits and one more, whatever the length of
+the run (unless another process holds a read of an old snapshot, or checkpoints the same
+file, at the very moment), and a WAL that a burst (one huge commit) grew past
+:data:`SIZE_LIMIT` is cut back to it when rewound.
+
+Durability is unchanged: a commit is in the WAL when ``COMMIT`` returns, as before; a
+checkpoint only moves committed pages into the main file. The thread starts on the first
 request, so a short command that commits a few times never starts one; closing the store
 stops it first, so that the store's own connection, the last to close, folds the WAL into
 the file as before.
@@ -26,8 +37,11 @@ from pathlib import Path
 
 #: Commits between two requests (SQLite's own default is 1,000 pages, a few commits each).
 EVERY = 128
-#: Commits without a served checkpoint after which the committing connection does it.
-BEHIND = 8 * EVERY
+#: Commits since the WAL was last wholly checkpointed after which the committing
+#: connection does it, waiting first for a checkpoint of the thread that is still running.
+BEHIND = 2 * EVERY
+#: Bytes a rewound WAL file is cut back to (``PRAGMA journal_size_limit``).
+SIZE_LIMIT = 16 * 1024 * 1024
 
 
 class Checkpointer:
@@ -38,6 +52,8 @@ class Checkpointer:
         self.served = 0  # the commit count of the newest request a checkpoint served
         self.runs = 0  # checkpoints this thread ran (tests count them)
         self._wanted = 0
+        self._idle = threading.Event()  # set while no checkpoint of this thread runs
+        self._idle.set()
         self._wake = threading.Event()
         self._stop = False
         self._thread: threading.Thread | None = None
@@ -69,10 +85,14 @@ class Checkpointer:
                     handled = wanted
                     # An error (a busy or full disk) leaves the WAL to the next request, or
                     # to the inline fallback: a checkpoint is never worth failing a run for.
-                    with contextlib.suppress(sqlite3.Error):
-                        db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                        self.runs += 1
-                        self.served = wanted
+                    self._idle.clear()
+                    try:
+                        with contextlib.suppress(sqlite3.Error):
+                            db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                            self.runs += 1
+                            self.served = wanted
+                    finally:
+                        self._idle.set()
                     continue
                 if self._stop:
                     return
@@ -80,6 +100,10 @@ class Checkpointer:
                 self._wake.clear()
         finally:
             db.close()
+
+    def idle(self) -> None:
+        """Return once no checkpoint of this thread is running (at once when none is)."""
+        self._idle.wait()
 
     def stop(self) -> None:
         """End the thread once every request made is served."""
@@ -90,4 +114,4 @@ class Checkpointer:
             self._thread = None
 
 
-__all__ = ["BEHIND", "EVERY", "Checkpointer"]
+__all__ = ["BEHIND", "EVERY", "SIZE_LIMIT", "Checkpointer"]

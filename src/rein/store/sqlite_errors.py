@@ -24,8 +24,16 @@ from rein.errors import StoreError
 _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT = 5, 6, 8, 10, 11
 _FULL, _CANTOPEN, _CONSTRAINT, _NOTADB = 13, 14, 19, 26
 
+#: Beside the store, the verdict of a full check that found it damaged
+#: (rein.store.sqlite_damage): its name is all that opening the store needs to know.
+DAMAGE_SUFFIX = ".damage"
+
 DAMAGED_HINT = ("the file is damaged or not rein's: restore .rein/rein.db from a backup, or "
                 "move .rein/ aside to start afresh (its runs are then lost)")
+READONLY_HINT = ("reading commands (runs list, show, record, events; approvals list) work; "
+                 "to run this one, make .rein/ writable (mount it read-write, or give this "
+                 "user write permission on the folder and its files), or work in a writable "
+                 "copy of the workspace")
 FULL_HINT = ("free some space on the disk and run the command again: the change that did "
              "not fit was rolled back, and everything committed before it is intact")
 
@@ -45,7 +53,7 @@ def store_error(exc: sqlite3.Error, path: Path) -> StoreError:
                           hint="another rein process is writing it; retry in a moment")
     if primary == _READONLY:
         return StoreError(f"the run store {path} is read-only: {exc}", code="STORE_READONLY",
-                          hint="check that rein may write .rein/ in the workspace")
+                          hint=READONLY_HINT)
     if primary == _CANTOPEN:
         return StoreError(f"cannot open the run store {path}: {exc}", code="STORE_OPEN",
                           hint="check that the workspace exists and is writable")
@@ -68,6 +76,19 @@ def store_error(exc: sqlite3.Error, path: Path) -> StoreError:
 _NEARLY_FULL = 1024 * 1024
 
 
+def corrupt(exc: sqlite3.Error) -> bool:
+    """Whether SQLite found a damaged page (``SQLITE_CORRUPT``): a full check is due."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == _CORRUPT
+
+
+def cannot_write(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite unable to write the file or create one beside it (the
+    WAL's index, on opening), as on a read-only mount."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (_READONLY, _CANTOPEN)
+
+
 def disk_full(path: Path) -> bool:
     """Whether the file system holding ``path`` has (almost) no space left for rein."""
     try:
@@ -84,8 +105,7 @@ def os_store_error(exc: OSError, path: Path) -> StoreError:
                           code="STORE_FULL", hint=FULL_HINT)
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return StoreError(f"the run store {path} is read-only: {exc.strerror}",
-                          code="STORE_READONLY",
-                          hint="check that rein may write .rein/ in the workspace")
+                          code="STORE_READONLY", hint=READONLY_HINT)
     return StoreError(f"the run store {path} could not be read or written: {exc.strerror}",
                       code="STORE_IO", hint="check the disk and the file system")
 

@@ -211,7 +211,8 @@ class Console:
             await self.steering.answer(approval_id, ANSWERS[action], digest=form.get("digest", ""),
                                        note=form.get("note"), values=values,
                                        run_id=None if row is None else
-                                       top_run_id(self.h.store, row.run_id))
+                                       top_run_id(self.h.store, row.run_id),
+                                       session=request.state.sid)
         except ReinError as exc:
             return await self.approvals(request, error=(exc.code, exc.message, exc.hint))
         target = f"/runs/{row.run_id}" if row is not None else "/approvals"
@@ -262,7 +263,8 @@ class Console:
         given = _params(form)
         try:
             run_id = await self.steering.start(path, digest=form.get("digest", ""),
-                                               given=given, raw=frozenset(given))
+                                               given=given, raw=frozenset(given),
+                                               session=request.state.sid)
         except ReinError as exc:
             found = getattr(exc, "findings", None) or ()
             errors = [(f.code, f.message, f.hint) for f in found] or [

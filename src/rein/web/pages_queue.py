@@ -85,6 +85,34 @@ def _owner(row: ApprovalRow) -> str:
     return f"run <a href='/runs/{e(row.run_id)}'><code>{e(row.run_id)}</code></a>"
 
 
+def given_html(row: ApprovalRow) -> str:
+    """Who answered and how (the surface, the identity and how it was established, confined
+    or not, a terminal or not, the driver turn it followed), for an answered entry."""
+    answer = row.answer if isinstance(row.answer, Mapping) else {}
+    who = f"{e(row.status.value)} by <b>{e(answer.get('actor') or 'someone')}</b>" + (
+        f" at {e(str(row.answered_at)[:19])}" if row.answered_at else "")
+    how = answer.get("given")
+    if not isinstance(how, Mapping):
+        return f"<div class='given muted' data-given>{who}</div>"
+    identity = how.get("identity") if isinstance(how.get("identity"), Mapping) else {}
+    assert isinstance(identity, Mapping)
+    method = str(identity.get("method") or "unknown")
+    proof = identity.get("fingerprint") or identity.get("session")
+    facts = [f"via <b>{e(how.get('surface'))}</b>",
+             f"{e(method)}" + (f" <code>{e(proof)}</code>" if proof else "")
+             + f" (account {e(identity.get('account'))})",
+             "<b>confined</b>" if how.get("confined") else "not confined",
+             "a terminal" if how.get("terminal") else "no terminal"]
+    if how.get("standing"):
+        facts.append(f"by standing instruction {e(how['standing'])}")
+    turn = how.get("after_driver_turn")
+    if isinstance(turn, Mapping):
+        seconds = turn.get("seconds_after")
+        when = f"{seconds:g} s after" if isinstance(seconds, int | float) else "after"
+        facts.append(f"{e(when)} the driver's turn on <code>{e(turn.get('node'))}</code>")
+    return f"<div class='given muted' data-given>{who} · {' · '.join(facts)}</div>"
+
+
 def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
     req = dict(row.request)
     shown = {k: v for k, v in req.items() if k not in ("prompt",)}
@@ -94,7 +122,9 @@ def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
             f"<p>{e(req.get('prompt') or req.get('node') or row.key)}</p>"
             f"<div class='muted'>digest of what is shown: <code data-digest>{e(row.digest)}"
             f"</code></div><details><summary>what is shown</summary>{pretty(shown)}</details>")
-    if read_only or row.status.value != "pending":
+    if row.status.value != "pending":
+        return head + given_html(row) + "</div>"
+    if read_only:
         return head + "</div>"
     buttons = ("<button class='accept' name='action' value='accept'>Accept</button> "
                "<button class='decline' name='action' value='decline'>Decline</button> "
@@ -209,5 +239,5 @@ def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csr
     return page(f"Plan {path}", body, read_only=read_only)
 
 
-__all__ = ["answer_values", "approval_card", "approvals_page", "graph_files", "input_fields",
+__all__ = ["answer_values", "approval_card", "approvals_page", "given_html", "graph_files", "input_fields",
            "param_fields", "plan_page", "plans_page"]

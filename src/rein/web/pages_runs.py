@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rein.engine.service import Harness
-from rein.store.base import Event, NodeRow, RunRow
-from rein.web import views
+from rein.store.base import ApprovalRow, Event, NodeRow, RunRow
+from rein.web import pages_queue, views
 from rein.web.html import e, error_box, form, page, pretty, status, table
 
 STATUSES = ("running", "waiting", "awaiting_human", "succeeded", "partial", "failed",
@@ -22,9 +22,19 @@ def run_rows(h: Harness, runs: Sequence[RunRow], now: dt.datetime) -> list[list[
     for run in runs:
         used = views.usage(h, run)
         rows.append([f'<a href="/runs/{e(run.run_id)}"><code>{e(run.run_id)}</code></a>',
-                     status(run.status.value), e(run.graph_id), e(run.started_at[:19]),
-                     e(views.duration(run, now)), f"${used.get('cost_usd', 0.0):.4f}"])
+                     status(run.status.value), e(run.graph_id), _workspace(run),
+                     e(run.started_at[:19]), e(views.duration(run, now)),
+                     f"${used.get('cost_usd', 0.0):.4f}"])
     return rows
+
+
+def _workspace(run: RunRow) -> str:
+    """Where the run belongs: a store may be shared by several workspaces and machines."""
+    if run.workspace is None:  # a child run (its top run's), or one stored before version 6
+        return '<span class="muted">—</span>'
+    ref = run.workspace
+    return (f'<code title="{e(ref.id)}">{e(ref.path)}</code> '
+            f'<span class="muted">{e(ref.host)}</span>')
 
 
 def filtered(h: Harness, *, state: str = "", text: str = "") -> list[RunRow]:
@@ -45,7 +55,7 @@ def runs_page(h: Harness, *, state: str, text: str, now: dt.datetime, read_only:
         '<form method="get" action="/" class="card">Status <select name="state">'
         f'{options}</select> Graph or run <input type="text" name="q" value="{e(text)}">'
         ' <button>Filter</button></form>'
-        + table(("Run", "Status", "Graph", "Started", "Duration", "Cost"),
+        + table(("Run", "Status", "Graph", "Workspace", "Started", "Duration", "Cost"),
                 run_rows(h, filtered(h, state=state, text=text), now), body_id="runs")
         + '<p class="muted">Live: this list follows the store. Start a run from '
           '<a href="/plans">Plans</a>.</p>')
@@ -129,6 +139,8 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
     used = views.usage(h, run)
     last = events[-1].seq if events else 0
     pending = h.approvals(run_id=run.run_id)
+    answered = [a for a in h.approvals(run_id=run.run_id, include_children=False,
+                                       pending_only=False) if a.status.value != "pending"]
     crumbs = ""
     if run.parent_run_id:
         crumbs += f'<a href="/runs/{e(run.parent_run_id)}">parent run</a> · '
@@ -155,10 +167,21 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         + "<div class='split'><div><div class='dagwrap'>" + pic.svg + "</div>"
         + "<h2>Budgets</h2>" + _budgets(views.budgets(h, run, used))
         + "<h2>Nodes</h2><div data-nodes>" + _nodes(h.nodes(run.run_id)) + "</div>"
+        + _answered(answered)
         + "</div><div><h2>Events</h2><ol class='log'>" + log_items(events) + "</ol></div></div>")
     return page(run.run_id, body, read_only=read_only, attrs={
         "data-stream": f"/runs/{run.run_id}/events?after={last}", "data-scope": scope,
         "data-last-seq": str(last)})
+
+
+def _answered(rows: Sequence[ApprovalRow]) -> str:
+    """The run's answered approvals: what, who, and how each answer was given."""
+    if not rows:
+        return ""
+    items = "".join(f"<li data-approval='{e(a.approval_id)}'><code>{e(a.approval_id)}</code> "
+                    f"{e(a.kind.value)} {e(a.request.get('node') or 'the graph')}"
+                    f"{pages_queue.given_html(a)}</li>" for a in rows)
+    return f"<h2>Approvals</h2><ul class='answered' data-answered>{items}</ul>"
 
 
 MAX_FRAGMENT_KEYS = 200  # node rows one fragment request may ask for

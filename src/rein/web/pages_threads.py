@@ -39,15 +39,20 @@ ANSWERS = ("accept", "acceptForSession", "decline", "cancel")
 
 
 def _last_run(c: Console, row: ThreadRow) -> Any:
+    """The last turn's run, how many turns, and whether the last turn ended without its
+    run finishing (refused, or never started: its end is recorded, not its run's)."""
     turns = c.h.store.thread_turns(row.thread_id)
     if not turns:
-        return None, 0
+        return None, 0, False
+    ended = c.h.sessions.end_of(turns[-1], write=not c.read_only) is not None
     run_id = transcript.run_of(c.h.sessions, turns[-1])
-    return (c.h.store.get_run(run_id) if run_id else None), len(turns)
+    return (c.h.store.get_run(run_id) if run_id else None), len(turns), ended
 
 
-def thread_status(run: Any, turns: int) -> str:
+def thread_status(run: Any, turns: int, ended: bool = False) -> str:
     """How a thread reads in the list: new, active, waiting (on a person) or idle."""
+    if ended:
+        return "idle"
     if run is None:
         return "active" if turns else "new"
     if run.status.value in ("awaiting_human", "waiting"):
@@ -74,12 +79,12 @@ def _sandbox(data: Mapping[str, Any]) -> str:
 def thread_rows(c: Console, rows: Sequence[ThreadRow]) -> list[list[str]]:
     out = []
     for row in rows:
-        run, turns = _last_run(c, row)
+        run, turns, ended = _last_run(c, row)
         d = row.data
         name = d.get("name") or d.get("preview") or row.thread_id
         out.append([(f"<a href='/threads/{e(row.thread_id)}'>{e(str(name)[:80])}</a>"
                     f"<div class='muted'><code>{e(row.thread_id)}</code></div>"),
-                    status(thread_status(run, turns)), f"<code>{e(d.get('cwd'))}</code>",
+                    status(thread_status(run, turns, ended)), f"<code>{e(d.get('cwd'))}</code>",
                     e(d.get("profile") or "default"), e(_sandbox(d)),
                     e(d.get("approvalPolicy")), str(turns), e(_activity(row, run))])
     return out
@@ -134,15 +139,17 @@ def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool,
                  store: Store | None = None) -> str:
     """One turn: its head (kind, status, run), its items in order, its open questions
     (``store``: where their queue entries are read, for a gate's fields)."""
+    never = "no run yet" if view.status == "inProgress" else "no run"
     run = (f" · run <a href='/runs/{e(view.run_id)}'><code>{e(view.run_id)}</code></a>"
-           if view.run_id else " · <span class='muted'>no run yet</span>")
+           if view.run_id else f" · <span class='muted'>{never}</span>")
     graph = (f" · graph <code>{e(view.graph)}</code>"
              if view.kind == "graph" and view.graph else "")
     used = (f" · {view.usage.get('totalTokens', 0)} tokens" if view.usage else "")
     steps = "".join(f"<li><code>{e(s.get('step'))}</code> {status(s.get('status'))}</li>"
                     for s in view.plan)
-    error = (f"<div class='error'>{e(view.error)}</div>"
-             if view.error and view.status == "failed" else "")
+    # A failed turn says why; so does one interrupted before it had a run (THREAD008).
+    said = view.status == "failed" or (view.status == "interrupted" and not view.run_id)
+    error = f"<div class='error'>{e(view.error)}</div>" if view.error and said else ""
     asks = "".join(thread_items.question(
         thread_id, q, csrf=csrf, read_only=read_only,
         entry=store.get_approval(q.id) if store is not None else None) for q in view.pending)
@@ -168,7 +175,7 @@ def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: 
                 error: tuple[str, str, str | None] | None = None) -> str:
     d = row.data
     last = views[-1] if views else None
-    run, _ = _last_run(c, row)
+    run, _, ended = _last_run(c, row)
     facts = [f"workspace <code>{e(d.get('cwd'))}</code>",
              f"profile {e(d.get('profile') or 'default')}", f"sandbox {e(_sandbox(d))}",
              f"approval policy {e(d.get('approvalPolicy'))}",
@@ -182,10 +189,12 @@ def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: 
                                  store=c.h.store) for v in views) or "<p class='muted'>No turn yet.</p>"
     body = ((error_box(*error) if error else "")
             + f"<h1>{e(d.get('name') or d.get('preview') or row.thread_id)} "
-            f"<span data-thread-status>{status(thread_status(run, len(views)))}</span></h1>"
+            f"<span data-thread-status>{status(thread_status(run, len(views), ended))}"
+            "</span></h1>"
             f"<div class='card'><code>{e(row.thread_id)}</code> · {' · '.join(facts)}</div>"
             f"<div class='conversation'>{turns}</div>"
-            + _composer(c, row, run is not None and not run.status.terminal, csrf))
+            + _composer(c, row, not ended and run is not None and not run.status.terminal,
+                        csrf))
     attrs = {"data-thread": row.thread_id, "data-watch": f"/threads/{row.thread_id}/watch",
              "data-watch-key": watch_key(c, row.thread_id)}
     # Followed while either says it goes on: a run that ended after the turn was read
@@ -205,7 +214,7 @@ async def thread(c: Console, request: Request,
     row = _thread(c, request)
     if isinstance(row, Response):
         return row
-    views = transcript.turns(c.h.sessions, row.thread_id)
+    views = transcript.turns(c.h.sessions, row.thread_id, write=not c.read_only)
     return HTMLResponse(thread_page(c, row, views, csrf=c.csrf(request), error=error),
                         status_code=409 if error else 200)
 
@@ -214,7 +223,7 @@ async def turn(c: Console, request: Request) -> Response:
     """One turn's section alone: what the page swaps in as its run's events arrive."""
     try:
         view = transcript.turn(c.h.sessions, request.path_params["thread_id"],
-                               request.path_params["turn_id"])
+                               request.path_params["turn_id"], write=not c.read_only)
     except ReinError as exc:
         return not_found(c, exc)
     return HTMLResponse(turn_section(request.path_params["thread_id"], view,
@@ -260,7 +269,8 @@ async def answer(c: Console, request: Request) -> Response:
     try:
         await c.steering.answer(approval_id, DECISIONS[action], digest=form.get("digest", ""),
                                 note=form.get("note"),
-                                values=pages_queue.answer_values(form, entry.request))
+                                values=pages_queue.answer_values(form, entry.request),
+                                session=request.state.sid)
         if action == "acceptForSession":  # after the answer held: remembered on the thread
             c.h.sessions.accept_for_session(row.thread_id,
                                             str(entry.request["action_digest"]))
@@ -272,7 +282,7 @@ async def answer(c: Console, request: Request) -> Response:
 def _for_session(c: Console, row: ThreadRow, entry: ApprovalRow) -> bool:
     """Whether the pending question ``entry`` is one the protocol lets a person accept for
     the session (a command or a file change, with its exact action's digest)."""
-    for view in transcript.turns(c.h.sessions, row.thread_id):
+    for view in transcript.turns(c.h.sessions, row.thread_id, write=not c.read_only):
         for request in view.pending:
             if request.id == entry.approval_id:
                 return thread_items.for_session(request, entry)
@@ -304,11 +314,20 @@ async def start_turn(c: Console, request: Request) -> Response:
         # This process only records the turn; the Steering runs it. Left here, the record
         # would count the turn as in progress in this process forever.
         sessions.active.pop(row.thread_id, None)
-        path = str(turn_run.row.input["graph"])
-        digest = validate_path(path).digest
-        assert c.steering is not None
-        run_id = await c.steering.start(path, digest=str(digest), given={})
-        c.h.store.set_turn_run(turn_run.turn_id, run_id)  # as a client's stream records it
+        try:
+            c.h.check_executor()  # refused before a run exists, as `rein run` does
+            path = str(turn_run.row.input["graph"])
+            digest = validate_path(path).digest
+            assert c.steering is not None
+            run_id = await c.steering.start(path, digest=str(digest), given={},
+                                            session=request.state.sid)
+        except ReinError as exc:
+            turn_run.fail(exc)  # the turn ends failed, recorded, and says why
+            raise
+        except BaseException:
+            turn_run.release()  # never started: the next look ends it interrupted
+            raise
+        turn_run.started(run_id)  # recorded on the turn, as a client's stream records it
     except ReinError as exc:
         return await thread(c, request, error=(exc.code, exc.message, exc.hint))
     return RedirectResponse(f"/threads/{row.thread_id}", status_code=303)

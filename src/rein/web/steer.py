@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from rein.core.states import ApprovalStatus
+from rein.engine.answering import Via, session_tag
 from rein.engine.service import Harness
 from rein.store.base import Event
 
@@ -142,12 +143,13 @@ class Steering:
         future.add_done_callback(done)
 
     async def start(self, path: str, *, digest: str, given: Mapping[str, Any],
-                    raw: frozenset[str] = frozenset()) -> str:
+                    raw: frozenset[str] = frozenset(), session: str | None = None) -> str:
         """Prepare and start ``path`` with the parameters ``given`` (those in ``raw`` are
         text to coerce, as ``rein run --param`` gives them), approved as ``digest``; the
         new run's id as soon as it exists (the run goes on here). PrepareFailed (AG301,
         AG302, ...) or APPROVAL_STALE, with nothing written, when the file or the
-        parameters are not what can run."""
+        parameters are not what can run. ``session``: the console session that approved
+        it (its id: the record keeps only a digest of it)."""
         named: concurrent.futures.Future[str] = concurrent.futures.Future()
         lane = self._lane_for(None)
 
@@ -155,7 +157,7 @@ class Steering:
             prepared = await h.prepare(path, given=given, raw=raw)
             lane.naming = named
             try:
-                return await h.start(prepared, approved=digest)
+                return await h.start(prepared, approved=digest, via=_via(session))
             finally:
                 lane.naming = None
                 run_id = self.named.pop(named, None)
@@ -169,14 +171,16 @@ class Steering:
 
     async def answer(self, approval_id: str, status: ApprovalStatus, *, digest: str,
                      note: str | None, values: Mapping[str, Any],
-                     run_id: str | None = None) -> str:
-        """Record an answer bound to ``digest``; the run (``run_id``, its top-level run)
-        continues here afterwards. What was recorded, in words, once it is recorded."""
+                     run_id: str | None = None, session: str | None = None) -> str:
+        """Record an answer bound to ``digest``, given in the console ``session``; the run
+        (``run_id``, its top-level run) continues here afterwards. What was recorded, in
+        words, once it is recorded."""
         recorded: concurrent.futures.Future[str] = concurrent.futures.Future()
 
         async def job(h: Harness) -> Any:
             return await h.answer(approval_id, status, digest=digest, note=note or None,
-                                  values=values, recorded=recorded.set_result)
+                                  values=values, recorded=recorded.set_result,
+                                  via=_via(session))
 
         running = self._submit(job, run_id=run_id)
         self._background(running, recorded)
@@ -219,3 +223,8 @@ async def _first(value: concurrent.futures.Future[T],
 
 
 __all__ = ["Steering"]
+
+
+def _via(session: str | None) -> Via:
+    """An answer or a start taken by the console, in ``session`` (None: not in a session)."""
+    return Via(surface="web", session=None if session is None else session_tag(session))

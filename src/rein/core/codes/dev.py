@@ -31,6 +31,9 @@ CODES = (
     _c("DEV008", "refused", "the feature graph is not approved, or changed after it was "
        "approved", "approve it with `rein approvals accept`, or plan again with `rein dev "
        "start --new`"),
+    _c("DEV009", "error", "rein's own git work failed (git's message, a lock a live git "
+       "holds, the disk), not the agent's: the feature's attempt is not counted",
+       "fix the cause named, then run `rein dev`: it runs the same attempt again"),
     _c("DEV404", "error", "there is no development flow in this workspace",
        "start one with `rein dev`"),
 )

@@ -73,6 +73,10 @@ RUN_CODES = (
          "iteration, map items, a compensation, or an escalation target (warning)",
          "read the diagnostic's message and the node's failure feedback", aliases=("RT000",)),
     _own(RUN, "RUN404", "error", "no run has that id", "see `rein runs list`"),
+    _own(RUN, "RUN010", "refused", "the run belongs to another workspace: advancing it, "
+         "answering its driver or handing out its instructions here would run its checks "
+         "in the wrong directory", "run the command in the run's own workspace (`rein runs "
+         "list` says which); reading it works anywhere"),
     _own(RUN, "RUN_CANCELLED", "diagnostic", "the run was cancelled", "start or resume it again",
          severity="info", legacy=True),
     _own(RUN, "RUN_CHILD", "refused", "the run is a subgraph's child run; it is controlled "
@@ -99,14 +103,21 @@ APPROVAL_CODES = (
     _own(APPROVAL, "APPROVAL002", "refused", "an input gate is accepted without a value it "
          "requires, or with one of the wrong type", "give each value with --value NAME=VALUE "
          "(or the fields of its card)"),
-    _own(APPROVAL, "APPROVAL_ACTOR", "refused", "the approver is not allowed to answer this "
-         "approval", "[approver] id in the managed or user rein.toml names who answers", legacy=True),
+    _own(APPROVAL, "APPROVAL003", "refused", "the answering process is confined the way an "
+         "agent's sandbox confines (no-new-privileges): approvals are a person's to answer",
+         "a person answers it outside any agent's sandbox"),
+    _own(APPROVAL, "APPROVAL004", "refused", "answers here are signed with the approver's SSH "
+         "key, and this one's signature is missing, or does not verify for this answer",
+         "the approver answers it in their own terminal, where their key signs it"),
+    _own(APPROVAL, "APPROVAL_ACTOR", "refused", "--actor names someone other than the approver "
+         "rein knows here", "--actor only checks who answers: leave it out, or let the "
+         "person it names answer", legacy=True),
     _own(APPROVAL, "APPROVAL_ANSWERED", "refused", "the approval was already answered",
          "an answer cannot be changed; start a new run to decide differently", legacy=True),
     _own(APPROVAL, "APPROVAL_MISSING", "refused", "the graph was not approved before the run",
          "review the plan, then run with --approve DIGEST", legacy=True),
     _own(APPROVAL, "APPROVAL_ROLE", "refused", "the approver lacks the role the approval asks "
-         "for", "answer as someone holding the role", legacy=True),
+         "for", "a person who holds the role answers it", legacy=True),
     _own(APPROVAL, "APPROVAL_STALE", "refused", "what was approved changed since it was "
          "presented (the digest no longer matches)", "look at the approval again with `rein approvals "
          "list --json`", legacy=True),
@@ -178,6 +189,13 @@ CRIT_CODES = (
          "fix the checker, or the judge worker's answer"),
     _own(CRIT, "CRIT006", "diagnostic", "the criterion timed out",
          "raise its timeout, or make the check faster"),
+    _own(CRIT, "CRIT008", "diagnostic", "a criterion's regular expression needs "
+         "backtracking (a backreference, lookaround, an atomic group, a possessive "
+         "quantifier, a conditional) or is too large: rein matches in linear time only",
+         "rewrite the pattern without those constructs (RE2 syntax)"),
+    _own(CRIT, "CRIT007", "error", "an external checker could not run for a reason of "
+         "rein's own, not the work's: the attempt stays in flight, uncounted",
+         "fix the cause named, then continue the run (`rein resume`)"),
 )
 
 CODES = (*SPEC_CODES, *RUN_CODES, *APPROVAL_CODES, *DRIVER_CODES, *PLAN_CODES, *CRIT_CODES)

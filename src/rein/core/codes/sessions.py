@@ -31,6 +31,9 @@ CODES = (
     _c("THREAD007", "usage", "a request field rein cannot honour (on turn/start a model no "
        "tier serves, a reasoning effort, an output schema, ...; an ephemeral thread)",
        "leave the field out, or configure a [tiers] route that serves that model"),
+    _c("THREAD008", "error", "a turn never started its run: the process serving it stopped "
+       "between recording the turn and starting its run; the turn ends interrupted",
+       "start the turn again (turn/start)"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
 )

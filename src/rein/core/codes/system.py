@@ -72,8 +72,16 @@ CODES = (
        "or written by a newer rein", "restore it from a backup, or use the rein that wrote it"),
     _c(STORE, "STORE002", "error", "a run's parent links loop back on themselves",
        "the store is damaged: restore .rein/ from a backup, or start a new run"),
+    _c(STORE, "STORE003", "error", "the run store failed SQLite's integrity check: it is "
+       "damaged, and rein neither reads nor writes it", "keep the file aside and restore it "
+       "from a backup or rebuild it with sqlite3's .recover, as the hint and "
+       "docs/durability.md say"),
     _c(STORE, "STORE404", "error", "the workspace has no runs (no .rein/ store yet)",
        "start a run with `rein run`, or pass --workspace DIR"),
+    _c(STORE, "WORKSPACE001", "error", "the workspace's identity (.rein/workspace.json) "
+       "cannot be read, or cannot be written", "restore it from a backup (deleting it makes "
+       "this a new workspace, whose runs are then another workspace's), or make .rein/ "
+       "writable"),
     _c(STORE, "STORE_BUSY", "error", "the store is busy, locked or timed out",
        "retry when the other process is done", legacy=True),
     _c(STORE, "STORE_CONFLICT", "error", "the store refused a write (a constraint)",
@@ -91,7 +99,8 @@ CODES = (
     _c(STORE, "STORE_OPEN", "error", "the store cannot be opened (or is not a regular file)",
        "check the path and its permissions", legacy=True),
     _c(STORE, "STORE_READONLY", "error", "the store is read-only, or the role may not write",
-       "check that rein may write .rein/ (or that the database role may)", legacy=True),
+       "reading commands still work; to write, make .rein/ writable (or let the database "
+       "role write)", legacy=True),
     _c(PROVIDERS, "PROVCFG001", "usage", "a [providers] or [tiers] table is malformed",
        "see docs/providers.md for the table"),
     _c(PROVIDERS, "PROVCFG002", "usage", "an api_key is written in rein.toml",
@@ -200,6 +209,21 @@ CODES = (
        "rate limits) differ from those of the workers already serving the queue; it follows "
        "the queue's", "give every worker the same [executor] settings; new shared settings "
        "apply once every worker of the queue has stopped"),
+    _c(STORE, "SCALE009", "usage", "a coordinator or a worker of the dbos executor has no "
+       "usable queue key: the file is missing, open to others, too short, or named by a "
+       "project's rein.toml", "create one with `rein worker --new-key` and copy that same "
+       "file, mode 0600, to every machine that runs a coordinator or a worker"),
+    _c(STORE, "SCALE010", "error", "a job or an answer on the queue is not signed with this "
+       "process's queue key (written by someone without it, altered, or signed with another "
+       "key): it was not run or not used", "give every coordinator and worker the same key "
+       "file; their ids are printed at start"),
+    _c(STORE, "SCALE011", "error", "a queue row holds a Python pickle: it was never decoded "
+       "and nothing of it ran", "rein writes JSON only; find what else writes to the "
+       "database"),
+    _c(STORE, "SCALE012", "error", "a signed job does not belong to an approved run: no such "
+       "run, the run has ended, its graph changed since it was approved, or the node or "
+       "criterion is not in the graph; it was not run", "give the workers the run's graph "
+       "files at the coordinator's paths, unchanged"),
 )
 
 __all__ = ["CODES"]

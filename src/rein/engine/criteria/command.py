@@ -17,18 +17,21 @@ the parent shell stays there).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.engine.criteria.base import CriterionProblem, Verdict, confined
 from rein.engine.criteria.evidence import clean
+from rein.engine.criteria.matching import regex_of
 from rein.engine.criteria.model import CriterionContext
 from rein.tools.paths import ToolFailure
 from rein.tools.process import ProcessResult, run_process
 from rein.tools.sandbox import SandboxPolicy
 from rein.tools.shell import CommandOutcome, run_sandboxed
+
+if TYPE_CHECKING:
+    from rein.formats.agx.patterns import Pattern
 
 # Host variables a command needs to find and run programs; never credentials.
 BASELINE_ENV: tuple[str, ...] = (
@@ -156,13 +159,7 @@ async def _run(
     )
 
 
-def _compile(pattern: Any) -> re.Pattern[str] | None:
+def _compile(pattern: Any) -> Pattern | None:
     if pattern is None:
         return None
-    try:
-        return re.compile(str(pattern))
-    except re.error as exc:
-        raise CriterionProblem(
-            f"expect_stdout_matches is not a valid regular expression: {exc}",
-            hint="check the pattern with Python's re module",
-        ) from exc
+    return regex_of(str(pattern), what="expect_stdout_matches")

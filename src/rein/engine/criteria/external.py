@@ -4,7 +4,9 @@ Checkers come from ``ctx.checkers`` when the engine gives a mapping, otherwise f
 ``rein.checkers`` entry-point group of the installed packages. An unknown name fails the
 criterion with the list of known names: AGS says never skip it. A checker may be a plain or
 an async callable and returns a :class:`CheckResult` or a ``bool``; a checker that raises
-fails the criterion with the error, since its author's bug must not stop the run.
+fails the criterion with the error, since its author's bug must not stop the run; a
+checker that raises :class:`HarnessFault` (rein's own failure, not the work's) stops the
+advance instead, and the attempt runs again when the run is continued.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from rein.engine.criteria.base import CriterionProblem, Verdict
-from rein.engine.criteria.model import Checker, CheckRequest, CheckResult, CriterionContext
+from rein.engine.criteria.model import (
+    Checker,
+    CheckRequest,
+    CheckResult,
+    CriterionContext,
+    HarnessFault,
+)
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -77,6 +85,8 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
         answer = checker(request)
         if inspect.isawaitable(answer):
             answer = await asyncio.wait_for(answer, timeout)
+    except HarnessFault:
+        raise  # not a verdict on the work: the attempt stays in flight
     except TimeoutError:
         return Verdict(
             passed=False,

@@ -5,8 +5,9 @@
 on the network). Evidence is the first schema error.
 
 ``regex`` searches (unanchored, as AGX ``matches`` does) the ``target`` expression's value,
-or the named output's value; non-string values are matched as compact JSON. ``flags`` maps
-``i m s x`` to Python's flags; ``negate`` inverts the result.
+or the named output's value; non-string values are matched as compact JSON. ``flags`` are
+any of ``i m s x``; ``negate`` inverts the result. The search takes time linear in the text
+(:mod:`rein.formats.agx.patterns`): a pattern that needs backtracking is CRIT008.
 
 ``expression`` must evaluate to boolean ``true``. A non-boolean result, or any evaluation
 error, is reported as an error result (with the AGX code), never as a quiet failure.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.engine.criteria.base import (
     CriterionProblem,
@@ -31,12 +32,8 @@ from rein.engine.outputs import SchemaInvalid, first_schema_error
 from rein.errors import LoadError
 from rein.formats.loader import load_path
 
-_FLAGS: Mapping[str, re.RegexFlag] = {
-    "i": re.IGNORECASE,
-    "m": re.MULTILINE,
-    "s": re.DOTALL,
-    "x": re.VERBOSE,
-}
+if TYPE_CHECKING:
+    from rein.formats.agx.patterns import Pattern
 
 
 async def check_json_schema(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
@@ -82,15 +79,7 @@ async def check_regex(criterion: Mapping[str, Any], ctx: CriterionContext) -> Ve
     pattern = criterion.get("pattern")
     if not isinstance(pattern, str):
         raise CriterionProblem("regex criterion needs a 'pattern' string")
-    flags = 0
-    for letter in str(criterion.get("flags", "")):
-        if letter not in _FLAGS:
-            raise CriterionProblem(f"unknown regex flag {letter!r}; use any of 'imsx'")
-        flags |= _FLAGS[letter]
-    try:
-        compiled = re.compile(pattern, flags)
-    except re.error as exc:
-        raise CriterionProblem(f"pattern {pattern!r} is not a valid regular expression: {exc}")
+    compiled = regex_of(pattern, str(criterion.get("flags", "")))
 
     if criterion.get("target") is not None:
         value = evaluate_expression(str(criterion["target"]), ctx, where="target")
@@ -108,7 +97,7 @@ async def check_regex(criterion: Mapping[str, Any], ctx: CriterionContext) -> Ve
     match = compiled.search(text)
     negate = bool(criterion.get("negate", False))
     if match is not None:
-        found = f"/{pattern}/ matched {match.group(0)!r} at offset {match.start()} of {subject}"
+        found = f"/{pattern}/ matched {match.text!r} at offset {match.start} of {subject}"
         return Verdict(passed=not negate, evidence=found)
     missed = f"/{pattern}/ found no match in {subject}: {_preview(text)}"
     if _is_file_path(value, ctx):
@@ -116,6 +105,24 @@ async def check_regex(criterion: Mapping[str, Any], ctx: CriterionContext) -> Ve
         missed += (" (a file output's value is its path, not its content; check the "
                    "content with a command criterion)")
     return Verdict(passed=negate, evidence=missed)
+
+
+def regex_of(pattern: str, flags: str = "", *, what: str = "pattern") -> Pattern:
+    """``pattern`` compiled for a linear-time search; CRIT001 when it is invalid, CRIT008
+    when it needs a construct rein does not run (a backreference, lookaround)."""
+    from rein.formats.agx.patterns import PatternError, compile_pattern, shown
+
+    try:
+        return compile_pattern(pattern, flags)
+    except PatternError as exc:
+        if exc.detail is exc.reason:  # not about the pattern itself (an unknown flag)
+            raise CriterionProblem(exc.reason) from None
+        if exc.refused or exc.detail.startswith(("is ", "uses ")):
+            said = f"{what} {shown(pattern)} {exc.detail}"
+        else:
+            said = f"{what} {shown(pattern)} is not a valid regular expression: {exc.detail}"
+        raise CriterionProblem(said, code="CRIT008" if exc.refused else "CRIT001",
+                               hint=exc.hint) from None
 
 
 def _is_file_path(value: Any, ctx: CriterionContext) -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from rein.core.frozen import Frozen, set_field
+from rein.errors import RunError
 
 Severity = Literal["required", "advisory"]
 FailureClassName = Literal["criteria_failed", "timeout"]
@@ -170,6 +171,19 @@ class CheckResult:
     passed: bool
     evidence: str | dict[str, Any] | None = None
     score: float | None = None
+
+
+class HarnessFault(RunError):
+    """Raised by a checker that cannot do its check for a reason of rein's own (its git,
+    its disk, a lock), not of the work under check: the work is not judged.
+
+    It is not a failed criterion, so it costs the node no attempt: it stops the advance
+    with the attempt still in flight, the run is left as a killed rein leaves it, and the
+    next continuation (``rein resume``, ``rein dev``) runs that same attempt again under
+    its number. The message says what failed and the hint how to fix it.
+    """
+
+    default_code = "CRIT007"
 
 
 class Checker(Protocol):

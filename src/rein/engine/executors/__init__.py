@@ -5,7 +5,9 @@ budgets and the record are decided here whatever the executor. What an executor 
 only where a worker call happens. :func:`executor_for` reads ``[executor]`` of the merged
 ``rein.toml`` (or ``REIN_EXECUTOR``); the in-process executor hands the run's workers back
 unchanged, and the DBOS one (:mod:`rein.engine.executors.dbos`, imported only when chosen)
-wraps each so its attempts cross a durable queue as JSON.
+wraps each so its attempts cross a durable queue as JSON, signed with the queue key
+(:mod:`rein.engine.executors.queue_key`) that coordinators and workers hold outside the
+database.
 """
 
 from __future__ import annotations
@@ -65,8 +67,11 @@ def executor_for(config: Any, env: Mapping[str, str], store: Any
         raise ConfigError("the dbos executor needs a PostgreSQL store",
                           code="SCALE002",
                           hint="run with --store postgresql://... or set [store] url")
-    executor: AttemptExecutor = load_dbos().DbosExecutor(url=url, settings=settings,
-                                                                store=store)
+    from rein.engine.executors.queue_key import load_key
+
+    key = load_key(config, env)  # SCALE009 before DBOS is imported
+    executor: AttemptExecutor = load_dbos().DbosExecutor(url=url, settings=settings, key=key,
+                                                         store=store)
     return executor
 
 

@@ -16,6 +16,11 @@ attempt (:meth:`DbosExecutor.check`), since it reads the tree that worker wrote.
 HEAD); ``workspace: none`` attempts to ``<queue>``, which every worker serves. An attempt whose
 provider ``[executor.rate_limits]`` names goes to the ``~<provider>`` twin of that queue,
 which DBOS's limiter holds to that provider's rate across all workers.
+
+**Authentication.** Every job goes on the queue signed with the queue key
+(:mod:`rein.engine.executors.queue_key`) and names the digest its run was started under;
+every answer is opened with the same key before anything of it is used (``SCALE010``), and
+nothing is ever unpickled (:mod:`rein.engine.executors.serialization`).
 """
 
 from __future__ import annotations
@@ -35,11 +40,14 @@ from rein.engine.executors.names import (
     APP_VERSION,
     CHECK_WORKFLOW,
     WORKFLOW,
+    answer_label,
     provider_queue,
     rate_limits,
     system_url,
 )
+from rein.engine.executors.queue_key import QueueKey
 from rein.engine.executors.remote_session import settle, turn_of, turn_suffix
+from rein.engine.executors.serialization import json_only
 from rein.engine.executors.tree import tree_of, tree_queue
 from rein.engine.executors.wire import decode_answer, encode_request
 from rein.engine.routing import worker_id
@@ -55,12 +63,16 @@ SUPERVISE_SECONDS = 1.0
 class DbosExecutor:
     """Places attempts on DBOS queues and waits for their answers."""
 
-    def __init__(self, *, url: str, settings: Mapping[str, Any], store: Any = None) -> None:
+    def __init__(self, *, url: str, settings: Mapping[str, Any], key: QueueKey,
+                 store: Any = None) -> None:
         self.url = system_url(url)
+        self.key = key
+        self.store = store
+        self._digests: dict[str, str] = {}  # run id -> the digest it was started under
         self.queue = str(settings.get("queue") or "rein")
         self.limits = rate_limits(settings)
         self._client: DBOSClient | None = None
-        self._waiting: dict[str, asyncio.Future[str]] = {}
+        self._waiting: dict[str, asyncio.Future[Any]] = {}
         self._poller: asyncio.Task[None] | None = None
         self._tree: dict[str, str] | None = None
         self._hb: Any = None
@@ -88,7 +100,8 @@ class DbosExecutor:
         if self._client is None:
             try:
                 self._client = DBOSClient(system_database_engine=_engine(self.url),
-                                          application_name=APP_NAME)
+                                          application_name=APP_NAME,
+                                          serializer=json_only())
                 self._client.list_workflows(limit=1, load_input=False, load_output=False)
             except Exception as exc:
                 self._client = None
@@ -129,8 +142,22 @@ class DbosExecutor:
         workflow_id = (f"{request.run_id}/{request.node_id}#{request.attempt}"
                        f"{turn_suffix(turn)}")
         payload = encode_request(request, worker=worker_id(worker), placement=placement,
-                                 turn=turn)
+                                 digest=self.digest_of(request.run_id), turn=turn)
         return await self._wait(client, WORKFLOW, queue, workflow_id, payload)
+
+    def digest_of(self, run_id: str) -> str:
+        """The graph digest run ``run_id`` was started under, as its row holds it (it never
+        changes, so it is read once): the worker holds the job to it."""
+        digest = self._digests.get(run_id)
+        if digest is None:
+            if self.store is None:
+                return ""
+            flush = getattr(self.store, "flush", None)
+            if callable(flush):
+                flush()  # a run (a child run) created this turn is seen by the workers
+            run = self.store.get_run(run_id)
+            digest = self._digests[run_id] = "" if run is None else str(run.graph_digest)
+        return digest
 
     async def check(self, workflow_id: str, queue: str, payload: str) -> str:
         """Run a command criterion's workflow on ``queue`` and wait for its answer."""
@@ -140,7 +167,7 @@ class DbosExecutor:
     async def _wait(self, client: DBOSClient, name: str, queue: str, workflow_id: str,
                     payload: str) -> str:
         # Waiting before the enqueue: the end of a quick attempt finds its waiter.
-        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[workflow_id] = future
         if self._poller is None or self._poller.done():
             self._wake = asyncio.Event()
@@ -149,12 +176,13 @@ class DbosExecutor:
                 self._listener = heartbeat.Listener(self.url, heartbeat.DONE_CHANNEL,
                                                     self._heard)
             self._poller = asyncio.create_task(self._poll(client))
+        signed = self.key.sign(name, workflow_id, payload)
         try:
-            await asyncio.to_thread(_enqueue, client, name, queue, workflow_id, payload)
+            await asyncio.to_thread(_enqueue, client, name, queue, workflow_id, signed)
         except BaseException:
             self._waiting.pop(workflow_id, None)
             raise
-        return await future
+        return self.key.open(answer_label(name), workflow_id, await future)
 
     def _heard(self, workflow_id: str | None) -> None:
         """The listener's thread: ``workflow_id`` ended (``None``: any may have)."""
@@ -197,7 +225,7 @@ class DbosExecutor:
                 if future is None or future.done():
                     continue
                 if row.status == "SUCCESS":
-                    future.set_result(str(row.output))
+                    future.set_result(row.output)
                 else:
                     future.set_exception(ReinError(
                         f"workflow {row.workflow_id} ended {row.status}: {row.error}",

@@ -15,12 +15,18 @@ from rein.errors import ConfigError
 APP_NAME = "rein"
 # The workflows' contract: coordinators and workers of one version only see each other's.
 # 2: an attempt is one workflow with no step; command criteria are workflows of their own.
-APP_VERSION = "rein-attempt-2"
+# 3: jobs and answers are JSON text signed with the queue key.
+APP_VERSION = "rein-attempt-3"
 WORKFLOW = "rein_attempt"
 CHECK_WORKFLOW = "rein_check"
 # How often a worker's queue threads wake (DBOS's default is 1 s): a wake costs no
 # statement unless the queue may hold work (rein.engine.executors.polling).
 POLL_SECONDS = 0.02
+
+
+def answer_label(workflow: str) -> str:
+    """What the answer to a job of ``workflow`` is signed as (never as a job)."""
+    return f"{workflow}/answer"
 
 
 def system_url(url: str) -> str:
@@ -60,4 +66,4 @@ def rate_limits(settings: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 
 
 __all__ = ["APP_NAME", "APP_VERSION", "CHECK_WORKFLOW", "POLL_SECONDS", "WORKFLOW",
-           "provider_queue", "rate_limits", "system_url"]
+           "answer_label", "provider_queue", "rate_limits", "system_url"]

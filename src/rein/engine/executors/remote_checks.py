@@ -7,29 +7,33 @@ records the result exactly as on one machine; only the command itself crosses. I
 workflow ``rein_check`` on that worker's own queue ``<queue>#<worker>``; if the worker has
 died meanwhile, supervision moves it to the tree's queue, where any worker with the same tree
 takes it; so does the command of an attempt that ran with ``workspace: none`` (anywhere),
-since a command criterion always runs in the workspace, as on one machine. The worker checks its tree first, as for an attempt, and never runs the
-command against another one.
+since a command criterion always runs in the workspace, as on one machine. The worker checks
+its tree first, as for an attempt, and never runs the command against another one.
 
-Like an attempt's request, the payload carries the names of the node's environment variables
-and secrets, never their values: the worker fills them from its own environment.
+Only the criterion's id crosses, with the run, the node, the attempt and the digest the run
+was started under, signed with the queue key like every job. The worker takes the command
+line from the approved graph (:mod:`rein.engine.executors.approved`), never from the job,
+and runs it with the environment the engine gives it in process: the host baseline
+(:data:`~rein.engine.criteria.command.BASELINE_ENV`) and the variables and secrets the node
+declares, filled from the worker's own environment. Nothing else of the worker's
+environment reaches it.
 
 No DBOS import here: the coordinator's half (:func:`remote_commands`) and the worker's
-(:func:`run_check_payload`) only build and read JSON.
+(:func:`run_check`) only build and read JSON.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from rein.engine.criteria import command
 from rein.engine.criteria.base import CriterionProblem, Verdict
 from rein.engine.criteria.model import CriterionContext
+from rein.engine.executors.approved import ApprovedNode
 from rein.engine.executors.tree import tree_problem
-from rein.engine.prepare import secrets_from_env
 from rein.formats.redaction import Secrets
 
 RemoteCommand = Callable[[Mapping[str, Any], CriterionContext], Awaitable[Verdict]]
@@ -54,43 +58,59 @@ def remote_commands(executor: Any, placement: Mapping[str, Any] | None
         queue = executor.tree_queue()
 
     async def run(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
-        secret_values = ctx.secret_values
+        workflow = str(placement["workflow"])
+        run_id = workflow.partition("/")[0]
         payload = json.dumps({
-            "criterion": dict(criterion), "node": ctx.node_id, "attempt": ctx.attempt,
+            "run": run_id, "digest": executor.digest_of(run_id), "node": ctx.node_id,
+            "attempt": ctx.attempt, "criterion": str(criterion.get("id")),
             "placement": {**tree, "access": "read_only"},
-            "env_names": sorted(k for k, v in ctx.env.items() if v not in secret_values),
-            "secret_names": sorted(k for k, v in ctx.env.items() if v in secret_values),
             "timeout": ctx.default_timeout_seconds}, default=str)
-        workflow_id = f"{placement['workflow']}/check:{criterion.get('id')}"
+        workflow_id = f"{workflow}/check:{criterion.get('id')}"
         return decode_verdict(await executor.check(workflow_id, queue, payload))
 
     return run
 
 
-def run_check_payload(payload: str, serving: Any) -> str:
-    """The worker's half: check the tree, fill the environment, run the command here."""
-    doc = json.loads(payload)
+def check_target(text: str) -> tuple[dict[str, Any], str, str, str]:
+    """A check job's ``(doc, run id, digest, node key)``, read once its MAC verified; a
+    field missing or of the wrong type raises here, before anything else."""
+    doc = json.loads(text)
+    doc = {**doc, "attempt": int(doc["attempt"]), "timeout": float(doc["timeout"]),
+           "criterion": str(doc["criterion"]), "placement": dict(doc["placement"])}
+    return doc, str(doc["run"]), str(doc["digest"]), str(doc["node"])
+
+
+def run_check(doc: Mapping[str, Any], node: ApprovedNode, serving: Any,
+              env: Mapping[str, str]) -> str:
+    """The worker's half: check the tree, then run the approved graph's command for the
+    criterion the job names, with the node's environment filled from ``env``."""
     problem = tree_problem(serving.workspace, serving.executor_id, doc["placement"])
     if problem is not None:
         return encode_verdict(Verdict(passed=False, error=f"not run: {problem}",
                                       error_code="SCALE007"))
-    env = {k: os.environ[k] for k in doc["env_names"] if k in os.environ}
-    secrets = secrets_from_env(os.environ)
-    filled = {k: secrets[k] for k in doc["secret_names"] if k in secrets}
+    criterion = node.command_criterion(str(doc["criterion"]))
+    declared, secret_names = node.environment(env)
     known: Secrets = serving.secrets or Secrets()
     ctx = CriterionContext(
-        workspace=serving.workspace, node_id=str(doc["node"]), attempt=int(doc["attempt"]),
-        outputs={}, output_specs={}, scope=None, env={**env, **filled},
-        secret_values=known.values | frozenset(filled.values()),
+        workspace=serving.workspace, node_id=node.key, attempt=int(doc["attempt"]),
+        outputs={}, output_specs={}, scope=None, env=check_env(declared, env),
+        secret_values=known.values | frozenset(declared[n] for n in secret_names),
         default_timeout_seconds=float(doc["timeout"]))
     loop = asyncio.new_event_loop()  # a workflow's thread has no loop of its own
     try:
-        verdict = loop.run_until_complete(command.check(doc["criterion"], ctx))
+        verdict = loop.run_until_complete(command.check(criterion, ctx))
     except CriterionProblem as exc:
         verdict = Verdict(passed=False, error=exc.text(), error_code=exc.code)
     finally:
         loop.close()
     return known.text(encode_verdict(verdict))
+
+
+def check_env(declared: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
+    """A command criterion's environment as the engine builds it in process
+    (``criterion_context``): ``PATH``, then what the node declares; the command runner adds
+    the host baseline."""
+    return {**({"PATH": env["PATH"]} if "PATH" in env else {}), **declared}
 
 
 def encode_verdict(verdict: Verdict) -> str:
@@ -109,5 +129,5 @@ def decode_verdict(text: str) -> Verdict:
                    failure_class=doc["failure_class"], extra=doc["extra"])
 
 
-__all__ = ["decode_verdict", "encode_verdict", "private_queue", "remote_commands",
-           "run_check_payload"]
+__all__ = ["check_env", "check_target", "decode_verdict", "encode_verdict", "private_queue",
+           "remote_commands", "run_check"]

@@ -11,40 +11,55 @@ attempt and save nothing, since an attempt interrupted mid-call runs again from 
 anyway. Whether a run is a re-run is counted in rein's own table
 (:func:`~rein.engine.executors.heartbeat.mark_run`, one statement), so a worker that
 resumes a dead worker's attempt marks its answer ``rerun``.
+
+**Nothing runs that nobody approved.** Before a job runs, and before anything of it is
+decoded but its text, the worker opens it with the queue key (``SCALE010``: not signed by a
+holder of the key) and checks it against the store and the graph files (``SCALE012``: not a
+node of a live, approved run; :mod:`rein.engine.executors.approved`). A rejected job is
+logged, ends ``ERROR`` and runs nothing; rows DBOS would unpickle are refused before that
+(``SCALE011``, :mod:`rein.engine.executors.serialization`). The attempt then gets only what
+the approved node declares: its environment variables and secrets from this worker's
+environment, its permissions and tools (a job can only narrow them), and a command
+criterion's command line.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
+import logging
 import os
 import queue
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dbos import DBOS
 
 from rein.core.failures import FailureClass
 from rein.engine.executors import heartbeat, polling, queue_settings
+from rein.engine.executors.approved import ApprovedNode, ApprovedRuns, rejected
 from rein.engine.executors.names import (
     APP_NAME,
     APP_VERSION,
     CHECK_WORKFLOW,
     POLL_SECONDS,
     WORKFLOW,
+    answer_label,
     provider_queue,
     rate_limits,
     system_url,
 )
 from rein.engine.executors.polling import QuietPolls
-from rein.engine.executors.remote_checks import private_queue, run_check_payload
+from rein.engine.executors.queue_key import QueueKey
+from rein.engine.executors.remote_checks import check_target, private_queue, run_check
 from rein.engine.executors.remote_session import RemoteSession
+from rein.engine.executors.serialization import json_only
 from rein.engine.executors.tree import tree_of, tree_problem, tree_queue
-from rein.engine.executors.wire import decode_request, encode_answer
+from rein.engine.executors.wire import Job, attempt_target, decode_request, encode_answer
 from rein.engine.routing import worker_id
+from rein.errors import ReinError
 from rein.workers.base import AttemptRequest, AttemptResult, Item, Worker, WorkerPaused
 
 
@@ -58,9 +73,13 @@ class _Serving:
     tree: Mapping[str, str] = dataclasses.field(default_factory=dict)
     secrets: Any = None
     url: str = ""
+    key: QueueKey | None = None  # None: not serving, every job is refused
+    runs: ApprovedRuns | None = None
+    say: Callable[[str], None] = print
 
 
 SERVING = _Serving()
+_T = TypeVar("_T")
 # Connections for mark_run, at most one per slot (it runs inside one): DBOS's own pool and
 # every worker share the server's connection limit.
 _CONNS: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -86,33 +105,105 @@ def _mark_run(workflow_id: str) -> bool:
 def attempt_workflow(payload: str) -> str:
     workflow_id = str(DBOS.workflow_id)
     with _SLOTS:
+        job, node = admit_attempt(workflow_id, payload)
         rerun = _mark_run(workflow_id)
-        return run_payload(payload, rerun=rerun, workflow_id=workflow_id)
+        answer = run_job(job, node, rerun=rerun, workflow_id=workflow_id)
+    return _signed(WORKFLOW, workflow_id, answer)
 
 
 @DBOS.workflow(name=CHECK_WORKFLOW)
 def check_workflow(payload: str) -> str:
-    return run_check_payload(payload, SERVING)
+    workflow_id = str(DBOS.workflow_id)
+    text = _opened(CHECK_WORKFLOW, workflow_id, payload)
+    doc, run_id, digest, key = _read(workflow_id, check_target, text)
+    node = _approved(workflow_id, run_id, digest, key)
+    return _signed(CHECK_WORKFLOW, workflow_id, run_check(doc, node, SERVING, os.environ))
 
 
-def run_payload(payload: str, *, rerun: bool, workflow_id: str = "") -> str:
-    """Run one attempt here and answer with its items and result."""
-    name, placement, request = decode_request(payload, os.environ)
-    turn = json.loads(payload).get("turn")
-    session = None if turn is None else RemoteSession(turn)
+def admit_attempt(workflow_id: str, payload: str) -> tuple[Job, ApprovedNode]:
+    """The attempt job ``payload`` and the approved node it runs, or the error that
+    rejects it (logged; the workflow then ends ``ERROR`` and nothing runs)."""
+    text = _opened(WORKFLOW, workflow_id, payload)
+    run_id, digest, key = _read(workflow_id, attempt_target, text)
+    node = _approved(workflow_id, run_id, digest, key)
+    if node.attempt_kind is None:
+        raise _refused(workflow_id, rejected(f"node {key} of run {run_id} is a "
+                                             f"{node.node.get('type')} node: it runs no "
+                                             "attempts"))
+    return _read(workflow_id, decode_request, text), node
+
+
+def _read(workflow_id: str, read: Callable[[str], _T], text: str) -> _T:
+    """``read(text)``, a job that does not parse as one refused (SCALE012)."""
+    try:
+        return read(text)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _refused(workflow_id, rejected(f"the job is malformed ({type(exc).__name__}: "
+                                             f"{str(exc)[:200]})")) from None
+
+
+def _opened(name: str, workflow_id: str, payload: str) -> str:
+    if SERVING.key is None:
+        raise _refused(workflow_id, ReinError("this process serves no queue",
+                                              code="SCALE010"))
+    try:
+        return SERVING.key.open(name, workflow_id, payload)
+    except ReinError as exc:
+        raise _refused(workflow_id, exc) from None
+
+
+def _approved(workflow_id: str, run_id: str, digest: str, key: str) -> ApprovedNode:
+    if SERVING.runs is None:
+        raise _refused(workflow_id, ReinError("this process serves no queue",
+                                              code="SCALE012"))
+    try:
+        return SERVING.runs.node(run_id, digest, key)
+    except ReinError as exc:
+        raise _refused(workflow_id, exc) from None
+
+
+def _refused(workflow_id: str, exc: ReinError) -> ReinError:
+    SERVING.say(f"refused job {workflow_id}: {exc.code}: {exc.message}")
+    return exc
+
+
+REFUSALS = ("SCALE010", "SCALE011", "SCALE012")
+
+
+class QuietRefusals(logging.Filter):
+    """DBOS logs a refused job again, with a traceback; the worker has said why already."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ReinError) and exc.code in REFUSALS:
+            return False
+        text = record.getMessage()
+        return not any(f"{code}:" in text for code in REFUSALS)
+
+
+def _signed(name: str, workflow_id: str, answer: str) -> str:
+    assert SERVING.key is not None
+    return SERVING.key.sign(answer_label(name), workflow_id, answer)
+
+
+def run_job(job: Job, node: ApprovedNode, *, rerun: bool, workflow_id: str = "") -> str:
+    """Run one admitted attempt here and answer with its items and result."""
+    session = None if job.turn is None else RemoteSession(job.turn)
+    placement = job.placement
     about = {"worker": SERVING.executor_id, "queue": placement.get("queue"), "rerun": rerun,
              "workflow": workflow_id}
     problem = workspace_problem(placement)
     if problem is not None:  # the tree moved under this worker since it began to listen
         return encode_answer([], AttemptResult(failure=FailureClass.TRANSIENT,
                                                message=problem), **about)
-    request = request.replace(workspace=str(SERVING.workspace), session=session)
+    request = node.narrow(job.request, os.environ).replace(
+        workspace=str(SERVING.workspace), session=session)
     chosen = next((w for w in SERVING.workers
-                   if worker_id(w) == name and w.can_serve(request)), None)
+                   if worker_id(w) == job.worker and w.can_serve(request)), None)
     if chosen is None:
         return encode_answer([], AttemptResult(
             failure=FailureClass.TRANSIENT,
-            message=f"worker {SERVING.executor_id} has no worker {name!r} configured "
+            message=f"worker {SERVING.executor_id} has no worker {job.worker!r} configured "
                     "that serves this attempt"), **about)
     # A workflow runs in a thread of its own with no event loop: the attempt gets a fresh
     # one, closed when it ends.
@@ -175,13 +266,17 @@ def listening_queues(base: str, workspace: Path, providers: tuple[str, ...] = ()
 
 def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
           workers: tuple[Worker, ...], settings: Mapping[str, Any], stop: threading.Event,
-          say: Callable[[str], None], secrets: Any = None) -> None:
-    """Take attempts until ``stop`` is set; beat and supervise meanwhile."""
+          say: Callable[[str], None], key: QueueKey, runs: ApprovedRuns,
+          secrets: Any = None) -> None:
+    """Take attempts until ``stop`` is set; beat and supervise meanwhile. ``key``: the queue
+    key jobs are opened with; ``runs``: the store's runs, which every job must belong to."""
+    serializer = json_only(say)  # before DBOS reads a row
     limits = rate_limits(settings)
     queues, note = listening_queues(queue, workspace, tuple(limits), executor_id)
     url = system_url(url)
     SERVING.executor_id, SERVING.workspace, SERVING.workers = executor_id, workspace, workers
     SERVING.tree, SERVING.secrets, SERVING.url = tree_of(workspace), secrets, url
+    SERVING.key, SERVING.runs, SERVING.say = key, runs, say
     conn = heartbeat.connect(url)
     heartbeat.beat(conn, executor_id, queues)
     global _SLOTS
@@ -193,6 +288,7 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
     dbos = DBOS(config={"name": APP_NAME, "system_database_url": url,
                         "executor_id": executor_id, "application_version": APP_VERSION,
                         "log_level": "WARNING", "run_admin_server": False,
+                        "serializer": serializer,
                         # No ping before each checkout (one round trip fewer per
                         # transaction); DBOS retries a transaction whose connection was
                         # lost. Sized for the running attempts and the claims: prefetched
@@ -202,6 +298,8 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
                                              "pool_size": taken + len(queues) + 4,
                                              "max_overflow": 0, "pool_timeout": 60},
                         })  # type: ignore[typeddict-unknown-key]
+    quiet = QuietRefusals()
+    logging.getLogger("dbos").addFilter(quiet)
     # Only the queues of this worker's tree: DBOS otherwise listens on every queue it finds.
     DBOS.listen_queues(queues)
     DBOS.launch()
@@ -228,7 +326,8 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
                 conn, executor_id, name, worker_concurrency=taken,
                 global_concurrency=settings.get("global_concurrency"), limiter=limit,
                 polling_interval_sec=poll, register_queue=DBOS.register_queue, say=say))
-        say(f"worker {executor_id} ready on {', '.join(queues)}; {note}")
+        say(f"worker {executor_id} ready on {', '.join(queues)}; {note}; queue key "
+            f"{key.id}")
         while not stop.wait(heartbeat.BEAT_SECONDS):
             heartbeat.beat(conn, executor_id, queues)
             resumed = heartbeat.supervise(conn, _pending_of, _resume)
@@ -238,6 +337,9 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
         listener.close()
         heartbeat.leave(conn, executor_id)
         DBOS.destroy()
+        logging.getLogger("dbos").removeFilter(quiet)
+        runs.close()
+        SERVING.key = SERVING.runs = None
 
 
 def _pending_of(executor_id: str) -> list[tuple[str, str | None]]:
@@ -248,4 +350,5 @@ def _resume(workflow_id: str, queue: str | None) -> None:
     DBOS.resume_workflow(workflow_id, queue_name=queue)
 
 
-__all__ = ["SERVING", "listening_queues", "run_payload", "serve", "workspace_problem"]
+__all__ = ["REFUSALS", "SERVING", "QuietRefusals", "admit_attempt", "listening_queues", "run_job", "serve",
+           "workspace_problem"]

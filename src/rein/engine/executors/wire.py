@@ -1,20 +1,22 @@
 """An attempt as JSON on the queue, and its answer back.
 
-Only what the worker needs crosses: the request without its session, and the *names* of the
-environment variables and secrets the node declares, never their values. The worker process
-fills them from its own environment, so no secret is ever written to the queue's tables.
+Only what the worker needs crosses: the request without its session, its environment or
+the names in it, and the digest the run was started under. No secret is ever written to the
+queue's tables: the worker gives the attempt the variables and secrets the node declares in
+the approved graph (:mod:`rein.engine.executors.approved`), from its own environment. The
+text is signed on the queue (:mod:`rein.engine.executors.queue_key`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.frozen import Frozen
 from rein.core.usage import Budget, Usage
-from rein.engine.prepare import secrets_from_env
 from rein.workers.base import (
     AttemptRequest,
     AttemptResult,
@@ -36,10 +38,22 @@ def _declared(cls: type) -> list[str]:
     return [name for name in cls.__annotations__ if name != "__slots__"]
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Job:
+    """An attempt as a worker reads it from the queue."""
+
+    worker: str  # the id of the configured worker that serves it
+    placement: Mapping[str, Any]  # the workspace it needs (path, HEAD, access, queue)
+    request: AttemptRequest  # with no environment yet: the approved node gives it
+    digest: str  # the digest of the graph the run was started under
+    turn: Mapping[str, Any] | None  # a paused attempt's state and answers (remote_session)
+
+
 def encode_request(request: AttemptRequest, *, worker: str, placement: Mapping[str, Any],
-                   turn: Mapping[str, Any] | None = None) -> str:
+                   digest: str = "", turn: Mapping[str, Any] | None = None) -> str:
     """The request as the queue carries it (``placement``: the workspace it needs;
-    ``turn``: the state and answers of a paused attempt, see ``remote_session``)."""
+    ``digest``: the graph digest its run was started under; ``turn``: the state and answers
+    of a paused attempt, see ``remote_session``)."""
     data = {name: getattr(request, name) for name in _declared(AttemptRequest)
             if name not in ("session", "env", "secret_names")}
     data["outputs"] = [_fields(o) for o in request.outputs]
@@ -49,24 +63,23 @@ def encode_request(request: AttemptRequest, *, worker: str, placement: Mapping[s
         "summary": request.feedback.summary,
         "failed_criteria": [dict(c) for c in request.feedback.failed_criteria]}
     data["routed"] = None if request.routed is None else _fields(request.routed)
-    data["env_names"] = sorted(k for k in request.env if k not in request.secret_names)
-    data["secret_names"] = sorted(request.secret_names)
-    doc = {"worker": worker, "placement": dict(placement), "request": data}
+    doc = {"worker": worker, "placement": dict(placement), "digest": digest, "request": data}
     if turn is not None:
         doc["turn"] = dict(turn)
     return json.dumps(doc, default=list)
 
 
-def decode_request(text: str, env: Mapping[str, str]) -> tuple[str, dict[str, Any],
-                                                               AttemptRequest]:
-    """``(worker name, placement, request)``, the environment filled from ``env``."""
+def attempt_target(text: str) -> tuple[str, str, str]:
+    """``(run id, digest, node key)`` of an attempt job: what the worker checks first."""
+    doc = json.loads(text)
+    request = doc["request"]
+    return str(request["run_id"]), str(doc["digest"]), str(request["node_id"])
+
+
+def decode_request(text: str) -> Job:
+    """The job ``text`` holds, its request with an empty environment."""
     doc = json.loads(text)
     data = dict(doc["request"])
-    names = data.pop("env_names")
-    secret_names = data.pop("secret_names")
-    secrets = secrets_from_env(env)
-    filled = {k: env[k] for k in names if k in env}
-    filled.update({k: secrets[k] for k in secret_names if k in secrets})
     feedback = data.get("feedback")
     request = AttemptRequest(**{
         **data,
@@ -79,8 +92,9 @@ def decode_request(text: str, env: Mapping[str, str]) -> tuple[str, dict[str, An
             summary=feedback["summary"],
             failed_criteria=tuple(feedback["failed_criteria"])),
         "routed": None if data.get("routed") is None else Routed(**data["routed"]),
-        "env": filled, "secret_names": frozenset(k for k in secret_names if k in filled)})
-    return str(doc["worker"]), dict(doc.get("placement") or {}), request
+        "env": {}, "secret_names": frozenset()})
+    return Job(worker=str(doc["worker"]), placement=dict(doc.get("placement") or {}),
+               request=request, digest=str(doc.get("digest") or ""), turn=doc.get("turn"))
 
 
 def encode_answer(items: list[Item], result: AttemptResult, **about: Any) -> str:
@@ -108,4 +122,4 @@ def decode_answer(text: str) -> tuple[list[Item], AttemptResult, dict[str, Any]]
     return items, result, doc
 
 
-__all__ = ["decode_answer", "decode_request", "encode_answer", "encode_request"]
+__all__ = ["Job", "attempt_target", "decode_answer", "decode_request", "encode_answer", "encode_request"]

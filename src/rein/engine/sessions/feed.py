@@ -18,7 +18,11 @@ What the engine records maps onto Codex items like this:
 - a tool call in ``ask`` is ``item/commandExecution/requestApproval`` (or the fileChange or
   permissions request), whose request id is the approval's id; a gate or a ``human``
   criterion is ``item/tool/requestUserInput``;
-- a graph turn's nodes are the steps of ``turn/plan/updated``.
+- a graph turn's nodes are the steps of ``turn/plan/updated``;
+- a turn that ended without its run finishing (``turn/ended``, in the turn's own log,
+  :mod:`rein.engine.sessions.ends`) sends ``error`` and ``turn/completed`` with that error.
+
+A turn completes once: whichever end the fold meets first holds.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ class Feed:
     started_at: str | None = None
     status: str = "inProgress"
     error: str | None = None
+    details: str | None = None  # how to go on from the error that ended the turn
+    _explained: bool = False  # the turn's end recorded its error (any status shows it)
     completed_at: str | None = None
     items: list[dict[str, Any]] = field(default_factory=list)  # completed, in order
     pending: dict[str, ServerRequest] = field(default_factory=dict)  # by approval id
@@ -124,6 +130,8 @@ class Feed:
                 return self._reply(event, p["outputs"])
             case "run/finished" if not event.payload.get("parent_run_id"):
                 return self._finished(event)
+            case "turn/ended":
+                return self._ended(event)
         return []
 
     def _started(self, event: Event) -> list[Message]:
@@ -168,6 +176,8 @@ class Feed:
 
     def not_run(self, at: str, decision: str) -> list[Message]:
         """A graph turn whose digest was declined or cancelled: nothing ran."""
+        if self.status != "inProgress":
+            return []
         out: list[Message] = []
         item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "phase": "final_answer",
                 "text": f"the graph was not approved ({decision}); nothing ran"}
@@ -391,25 +401,57 @@ class Feed:
                                                        "message": message})]
 
     def _finished(self, event: Event) -> list[Message]:
+        if self.status != "inProgress":  # the turn ended already (turn/ended)
+            return []
         status = _TURN_STATUS.get(str(event.payload.get("status")), "failed")
-        out: list[Message] = []
-        for item in list(self._open.values()):  # a call the run's end cut short
-            item["status"] = "declined" if status == "interrupted" else "failed"
-            out += self._complete(item, event.at)
-        self._open.clear()
-        for approval in list(self.pending):  # nobody answers these any more
-            out += self._resolved(approval)
+        out = self._cut_short(status, event.at)
         if self.graph is not None:
             item = {"type": "agentMessage", "id": f"{self.turn_id}:reply",
                     "phase": "final_answer",
                     "text": f"run {event.run_id} {event.payload.get('status')}"}
             out += self._whole(item, event.at, delta="item/agentMessage/delta")
-        self.status, self.completed_at = status, event.at
         if status == "failed" and self.error is None:
             self.error = f"the run ended {event.payload.get('status')}"
-        out.append(self._n("turn/completed", turn=self.turn(items=False)))
-        out.append(self._status({"type": "idle"}))
+        return out + self._complete_turn(status, event.at)
+
+    def _ended(self, event: Event) -> list[Message]:
+        """The turn ended without its run finishing: refused before it could start, or
+        never started (:mod:`rein.engine.sessions.ends`). It opens first if nothing ran."""
+        if self.status != "inProgress":
+            return []
+        p = event.payload
+        error = p.get("error") if isinstance(p.get("error"), Mapping) else {}
+        assert isinstance(error, Mapping)
+        status = "interrupted" if p.get("status") == "interrupted" else "failed"
+        out = self.opening(event.at) if self.started_at is None else []
+        self.error = f"{error.get('code') or 'REIN000'}: {error.get('message') or ''}"
+        self.details = str(error.get("hint") or "") or None
+        self._explained = True
+        out.append(self._n("error", error=self._error(), willRetry=False))
+        out += self._cut_short(status, event.at)
+        return out + self._complete_turn(status, event.at)
+
+    def _cut_short(self, status: str, at: str) -> list[Message]:
+        """The calls still open, ended by the turn's end, and its questions, resolved."""
+        out: list[Message] = []
+        for item in list(self._open.values()):
+            item["status"] = "declined" if status == "interrupted" else "failed"
+            out += self._complete(item, at)
+        self._open.clear()
+        for approval in list(self.pending):  # nobody answers these any more
+            out += self._resolved(approval)
         return out
+
+    def _complete_turn(self, status: str, at: str) -> list[Message]:
+        self.status, self.completed_at = status, at
+        return [self._n("turn/completed", turn=self.turn(items=False)),
+                self._status({"type": "idle"})]
+
+    def _error(self) -> dict[str, str]:
+        error = {"message": str(self.error)}
+        if self.details:
+            error["additionalDetails"] = self.details
+        return error
 
     # -- graph turns: node states as plan steps ------------------------------------------
 
@@ -441,8 +483,9 @@ class Feed:
         out: dict[str, Any] = {"id": self.turn_id,
                                "items": [calls.public(i) for i in self.items] if items else [],
                                "status": self.status, "error": None}
-        if self.error is not None and self.status == "failed":
-            out["error"] = {"message": self.error}
+        # A failed turn says why; an interrupted one when its end recorded why (ends.py).
+        if self.error is not None and (self.status == "failed" or self._explained):
+            out["error"] = self._error()
         if self.started_at is not None:
             out["startedAt"] = ms(self.started_at) // 1000
         if self.completed_at is not None and self.started_at is not None:

@@ -15,11 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.engine import events
 from rein.engine.clock import RandomIds
-from rein.engine.sessions import conversation, digest, graph_turns, threads
+from rein.engine.sessions import conversation, digest, ends, graph_turns, threads
 from rein.engine.sessions.feed import Feed, Message, ServerRequest
 from rein.engine.sessions.turn import DECISIONS, WORDS, TurnRun
 from rein.errors import ConfigError, Refused
@@ -112,14 +111,23 @@ class Sessions:
         for turn in self.harness.store.thread_turns(thread_id):
             feed = self._feed(row, turn)
             messages: list[Message] = []
+            ended = self.end_of(turn)
             run_id = turn.run_id or self._run_of(turn)
             if feed.graph is not None:
                 messages += self._before_run(feed, turn, ran=run_id is not None)
             if run_id is not None:
                 for event in self.harness.store.events(run_id):  # type: ignore[arg-type]
                     messages += feed.apply(event)
+            if ended is not None:  # after what its run recorded, if it began
+                messages += feed.apply(ended)
             out.append((feed, messages))
         return out
+
+    def end_of(self, turn: ThreadTurnRow, *, write: bool = True) -> Event | None:
+        """The turn's recorded end when it ended without its run finishing; a turn whose
+        run never began and never will is recorded ``interrupted`` first (:mod:`ends`;
+        ``write`` false: only shown so, for a reader that writes nothing)."""
+        return ends.settle(self.harness.store, turn, self._run_of, self._now(), write=write)
 
     def _before_run(self, feed: Feed, turn: ThreadTurnRow, *, ran: bool) -> list[Message]:
         """A graph turn before its run: the opening, its digest question (and the answer),
@@ -130,8 +138,9 @@ class Sessions:
             # No question of its own (forked before it was answered, or older than the
             # queued question): nothing ran in this thread, and nothing will.
             return out + feed.not_run(turn.created_at, "cancel")
-        for event in store.events(RunId(turn.input.get("forkedFrom") or turn.turn_id)):
-            out += feed.apply(event)
+        for event in store.events(ends.log_of(turn)):
+            if event.type != ends.TYPE:  # the turn's end comes after its run's events
+                out += feed.apply(event)
         answered = digest.answer_of(store, turn)
         if answered not in (None, ApprovalStatus.ACCEPTED):
             row = store.get_approval(str(digest.of(turn)))
@@ -153,11 +162,13 @@ class Sessions:
         if running is not None and not running.done:
             return running.turn_id
         turns = self.harness.store.thread_turns(thread_id)
-        if not turns:
+        if not turns or self.end_of(turns[-1]) is not None:
             return None
         last = turns[-1]
         run_id = last.run_id or self._run_of(last)
-        if run_id is None:  # a graph turn whose digest question waits
+        if run_id is None:  # a graph turn whose digest question waits, or a turn starting
+            if last.input.get("kind") != "graph":
+                return last.turn_id  # (its process holds its start lock: ends.settle)
             return last.turn_id if digest.waiting(self.harness.store, last) else None
         run = self.harness.store.get_run(run_id)
         return last.turn_id if run is not None and not run.status.terminal else None
@@ -212,15 +223,22 @@ class Sessions:
             record.update(kind="conversation", graph=str(path))
         turn = ThreadTurnRow(thread_id=thread_id, seq=len(earlier) + 1, turn_id=turn_id,
                              input=record, created_at=self._now())
-        with store.atomic():  # a graph turn never exists without its question
-            store.add_thread_turn(turn)
-            if named is not None:
-                digest.ask(store, approval_id=record["digestApproval"], thread_id=thread_id,
-                           turn_id=turn_id, graph=str(named), plan=record["plan"],
-                           now=turn.created_at)
-        self.update(thread_id, preview=row.data.get("preview") or (text or str(named))[:120],
-                    **changed)
-        run = TurnRun(self, row, turn)
+        # Taken before the turn exists, so that no process ever sees it without a run and
+        # without a live process about to start one (ends.settle); TurnRun lets go.
+        lock = ends.StartLock(store, turn_id)
+        try:
+            with store.atomic():  # a graph turn never exists without its question
+                store.add_thread_turn(turn)
+                if named is not None:
+                    digest.ask(store, approval_id=record["digestApproval"],
+                               thread_id=thread_id, turn_id=turn_id, graph=str(named),
+                               plan=record["plan"], now=turn.created_at)
+            self.update(thread_id, preview=row.data.get("preview") or
+                        (text or str(named))[:120], **changed)
+        except BaseException:
+            lock.release()  # a turn recorded all the same ends interrupted, never started
+            raise
+        run = TurnRun(self, row, turn, start_lock=lock)
         self.active[thread_id] = run
         return run
 
@@ -248,7 +266,9 @@ class Sessions:
         run_id = turn.run_id or self._run_of(turn)
         if run_id is None and running is not None and running.turn_id == busy:
             run_id = await running.run_id  # turn/start answered; its run is being created
-        assert run_id is not None  # a turn in progress has a run (see _in_progress)
+        if run_id is None:  # another process recorded it and is starting its run
+            raise Refused(f"turn {busy} on thread {thread_id} has not started its run yet",
+                          code="THREAD005", hint="steer it once it runs (turn/started)")
         events.append(self.harness.store, run_id,  # type: ignore[arg-type]
                       events.EventType.INPUT_STEERED,
                       {"node": conversation.NODE, "turn": busy, "text": text,
@@ -259,7 +279,7 @@ class Sessions:
         """The thread's last turn when it has not ended (after a crash, or elsewhere)."""
         row = self.thread(thread_id)
         turns = self.harness.store.thread_turns(thread_id)
-        if not turns:
+        if not turns or self.end_of(turns[-1]) is not None:
             return None
         last = turns[-1]
         run_id = last.run_id or self._run_of(last)

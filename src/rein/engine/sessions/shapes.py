@@ -118,6 +118,7 @@ ThreadItem = (UserMessageItem | AgentMessageItem | ReasoningItem | PlanItem
 
 class TurnError(TypedDict):
     message: str
+    additionalDetails: NotRequired[str]  # how to go on (the hint of rein's coded error)
 
 
 class Turn(TypedDict):

@@ -46,18 +46,22 @@ class TurnView:
     last_seq: int  # the last event of the run read (0: none yet)
 
 
-def turns(sessions: Sessions, thread_id: str) -> list[TurnView]:
-    """Every turn of the thread, in order (THREAD404 for an unknown thread)."""
+def turns(sessions: Sessions, thread_id: str, *, write: bool = True) -> list[TurnView]:
+    """Every turn of the thread, in order (THREAD404 for an unknown thread). ``write``
+    false: a turn that will never start is shown ended, not recorded so
+    (:meth:`Sessions.end_of`)."""
     row = sessions.thread(thread_id)
-    return [_view(sessions, row, t) for t in sessions.harness.store.thread_turns(thread_id)]
+    return [_view(sessions, row, t, write=write)
+            for t in sessions.harness.store.thread_turns(thread_id)]
 
 
-def turn(sessions: Sessions, thread_id: str, turn_id: str) -> TurnView:
+def turn(sessions: Sessions, thread_id: str, turn_id: str, *, write: bool = True
+         ) -> TurnView:
     """One turn of the thread (THREAD404 for an unknown thread or turn)."""
     row = sessions.thread(thread_id)
     for t in sessions.harness.store.thread_turns(thread_id):
         if t.turn_id == turn_id:
-            return _view(sessions, row, t)
+            return _view(sessions, row, t, write=write)
     raise ReinError(f"no turn {turn_id!r} in thread {thread_id}", code="THREAD404",
                     hint="open the thread's page for its turns")
 
@@ -67,7 +71,8 @@ def run_of(sessions: Sessions, row: ThreadTurnRow) -> str | None:
     return row.run_id or sessions._run_of(row)
 
 
-def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow) -> TurnView:
+def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow, *, write: bool
+          ) -> TurnView:
     feed = sessions._feed(thread, row)
     entries: dict[str, Mapping[str, Any]] = {}
     plan: list[Mapping[str, str]] = []
@@ -90,6 +95,7 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow) -> TurnView
 
     if feed.graph is not None:
         heard(feed.opening(row.created_at))
+    ended = sessions.end_of(row, write=write)  # it ended without its run finishing
     run_id = run_of(sessions, row)
     last = 0
     if run_id is not None:
@@ -106,6 +112,8 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow) -> TurnView
                     item = dict(n.params["item"])
                     entries[str(item["id"])] = item
             last = event.seq
+    if ended is not None:
+        heard(feed.apply(ended))
     return TurnView(turn_id=row.turn_id, seq=row.seq,
                     kind=str(row.input.get("kind") or "conversation"),
                     graph=str(row.input["graph"]) if row.input.get("graph") else None,

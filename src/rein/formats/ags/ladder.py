@@ -35,7 +35,7 @@ def ladder_problems(data: Mapping[str, Any]) -> list[LadderProblem]:
     """Every node, at every depth, whose ladder asks to escalate with nothing to escalate to."""
     out = []
     policy = mapping_of(data.get("policy"))
-    for base, fragment in _fragments(data, ""):
+    for base, fragment in fragments(data, ""):
         defaults = fragment.get("defaults")
         for nid, raw in (fragment.get("nodes") or {}).items():
             if not isinstance(raw, Mapping):
@@ -68,7 +68,7 @@ def ladder_problems(data: Mapping[str, Any]) -> list[LadderProblem]:
     return out
 
 
-def _fragments(fragment: Mapping[str, Any], base: str
+def fragments(fragment: Mapping[str, Any], base: str
                ) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Each scope of the document with the JSON Pointer it hangs from."""
     yield base, fragment
@@ -80,14 +80,14 @@ def _fragments(fragment: Mapping[str, Any], base: str
             body = (node.get(kind) or {}).get("body") if isinstance(node.get(kind), Mapping) \
                 else None
             if isinstance(body, Mapping):
-                yield from _fragments(body, f"{here}/{kind}/body")
+                yield from fragments(body, f"{here}/{kind}/body")
         sub = node.get("subgraph")
         inline = sub.get("inline") if isinstance(sub, Mapping) else None
         if isinstance(inline, Mapping):
-            yield from _fragments(inline, f"{here}/subgraph/inline")
+            yield from fragments(inline, f"{here}/subgraph/inline")
     for name, named in (fragment.get("subgraphs") or {}).items():
         if isinstance(named, Mapping):
-            yield from _fragments(named, f"{base}/subgraphs/{_escape(str(name))}")
+            yield from fragments(named, f"{base}/subgraphs/{_escape(str(name))}")
 
 
 def _escape(token: str) -> str:

@@ -99,12 +99,19 @@ def _string_one(name: str, op: Callable[[str], str]) -> Impl:
 
 
 def _matches(s: str, pattern: str) -> bool:
+    """An unanchored search, in time linear in ``s`` (:mod:`rein.formats.agx.patterns`)."""
+    from rein.formats.agx.patterns import PatternError, compile_pattern
+
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
-        raise Fault(f"matches() got an invalid regular expression {pattern!r}: {exc}",
-                    kind="pattern") from None
+        compiled = compile_pattern(pattern)
+    except PatternError as exc:
+        raise Fault(f"matches() got {_said(exc)}", kind="pattern", hint=exc.hint) from None
     return compiled.search(s) is not None
+
+
+def _said(exc: Any) -> str:
+    """``an invalid regular expression '(': ...`` or ``a regular expression ... that uses``"""
+    return f"an {exc.reason}" if exc.reason.startswith("invalid") else f"a {exc.reason}"
 
 
 def _split(s: str, sep: str) -> list[str]:

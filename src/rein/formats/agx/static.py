@@ -8,8 +8,6 @@ starts instead of in the middle of one. Computed arguments are left to run time.
 
 from __future__ import annotations
 
-import re
-
 from rein.formats.agx.tree import ArrayLit, Literal, Node
 
 _STRING = frozenset({"string"})
@@ -80,12 +78,14 @@ def check_call(name: str, args: tuple[Node, ...]) -> tuple[int, str, str] | None
                         f"{_article(kind)} in it"),
                         "put conditions in the array, e.g. [x > 0, y == 1]")
     if name == "matches" and len(args) == 2 and literal_kind(args[1]) == "string":
+        # Imported here: most expressions call no matches(), and validating them stays lean.
+        from rein.formats.agx.patterns import PatternError, compile_pattern
+
         pattern = args[1].value  # type: ignore[union-attr]
         try:
-            re.compile(pattern)
-        except re.error as exc:
-            return (args[1].offset, f"invalid regular expression {pattern!r}: {exc}",
-                    "fix the pattern (Python regular expression syntax)")
+            compile_pattern(pattern)
+        except PatternError as exc:
+            return args[1].offset, exc.reason, exc.hint
     return None
 
 

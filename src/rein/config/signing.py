@@ -1,0 +1,110 @@
+"""Signed approvals: an answer signed with its person's SSH key, as git signs commits.
+
+``ssh-keygen -Y sign`` signs the answer's message under the namespace ``rein-approval``
+(so a signature made for anything else never counts); ``ssh-keygen -Y verify`` checks it
+against the allowed-signers file ``[approver] allowed_signers`` names, for the principal
+``[approver] id``, before anything is recorded. The key's passphrase, or the touch a FIDO
+key (``ed25519-sk``) asks for, is what an agent cannot give: ssh-keygen reads the
+passphrase from the terminal, never from rein. An answer signed for one approval, digest or
+decision does not verify for another: the message names them all.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from rein.core.frozen import Frozen, set_field
+from rein.errors import Refused
+
+NAMESPACE = "rein-approval"
+CODE = "APPROVAL004"
+_GOOD = re.compile(r'^Good "[^"]*" signature for (?P<who>.+) with (?P<type>\S+) key '
+                   r"(?P<fingerprint>\S+)", re.MULTILINE)
+_MAX_SIGNATURE = 16 * 1024  # an armored SSH signature is well under 2 KB
+
+
+class Verified(Frozen):
+    """A signature that verified: who signed, with which key."""
+
+    __slots__ = ("fingerprint", "key_type", "principal")
+    principal: str
+    fingerprint: str  # SHA256:... of the public key
+    key_type: str  # ED25519, ED25519-SK, ECDSA-SK, RSA...
+
+    def __init__(self, *, principal: str, fingerprint: str, key_type: str) -> None:
+        set_field(self, "principal", principal)
+        set_field(self, "fingerprint", fingerprint)
+        set_field(self, "key_type", key_type)
+
+
+def _ssh_keygen() -> str:
+    found = shutil.which("ssh-keygen")
+    if found is None:
+        raise Refused("signed approvals need ssh-keygen (OpenSSH 8.2 or later), which is not "
+                      "installed here; nothing was recorded", code=CODE,
+                      hint="install OpenSSH's client tools")
+    return found
+
+
+def sign(key: str, message: bytes) -> str:
+    """The armored signature of ``message`` by ``key`` (a private key file, or a public one
+    whose private half ssh-agent holds). ssh-keygen asks on the terminal for what the key
+    needs (a passphrase, a touch); without one it fails and nothing is signed."""
+    try:
+        done = subprocess.run([_ssh_keygen(), "-Y", "sign", "-f", key, "-n", NAMESPACE],
+                              input=message, capture_output=True, check=False)
+    except OSError as exc:
+        raise Refused(f"the answer could not be signed with {key}: {exc}; nothing was "
+                      "recorded", code=CODE, hint="check the signing key's path") from exc
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    if done.returncode != 0 or b"BEGIN SSH SIGNATURE" not in done.stdout:
+        why = said[-1] if said else f"ssh-keygen exited {done.returncode}"
+        raise Refused(f"the answer could not be signed with {key}: {why}; nothing was "
+                      "recorded", code=CODE,
+                      hint="the key's owner signs from their own terminal, where ssh-keygen "
+                           "can ask for the passphrase or the key's touch")
+    return done.stdout.decode("ascii", "replace")
+
+
+def verify(allowed_signers: str, principal: str, message: bytes, signature: str) -> Verified:
+    """``signature`` checked against ``allowed_signers`` for ``principal``; APPROVAL004
+    (nothing recorded) when it does not verify."""
+    if len(signature) > _MAX_SIGNATURE or "BEGIN SSH SIGNATURE" not in signature:
+        raise _bad("what was given is not an SSH signature")
+    if not Path(allowed_signers).is_file():
+        raise _bad(f"the allowed-signers file {allowed_signers} cannot be read")
+    with tempfile.TemporaryDirectory(prefix="rein-sig-") as folder:
+        sig = Path(folder) / "answer.sig"
+        sig.write_text(signature, encoding="ascii", errors="replace")
+        try:
+            done = subprocess.run(
+                [_ssh_keygen(), "-Y", "verify", "-f", allowed_signers, "-I", principal,
+                 "-n", NAMESPACE, "-s", str(sig)], input=message, capture_output=True,
+                check=False, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _bad(f"ssh-keygen could not check it ({exc})") from exc
+    said = done.stdout.decode("utf-8", "replace")
+    good = _GOOD.search(said)
+    if done.returncode != 0 or good is None:
+        return _refuse(principal, done.stderr.decode("utf-8", "replace"))
+    return Verified(principal=good["who"].strip(), fingerprint=good["fingerprint"],
+                    key_type=good["type"])
+
+
+def _refuse(principal: str, stderr: str) -> Verified:
+    last = [line for line in stderr.strip().splitlines() if line.strip()]
+    why = last[-1] if last else "it does not verify"
+    raise _bad(f"it is not a signature of this answer by a key the allowed signers give "
+               f"{principal} ({why})")
+
+
+def _bad(why: str) -> Refused:
+    return Refused(f"the answer's signature was refused: {why}; nothing was recorded",
+                   code=CODE, hint="the approver signs this very answer with their own key")
+
+
+__all__ = ["NAMESPACE", "Verified", "sign", "verify"]

@@ -1,0 +1,107 @@
+"""rein's git runs nothing the repository's configuration names, and commits what it verified.
+
+A feature node may write anywhere in the repository, `.git/` included. Here it plants, in
+the middle of the flow, every way git has of running a program: a clean filter (which would
+also change the bytes committed), hooks in `.git/hooks` and in `core.hooksPath`, an
+fsmonitor hook, diff, textconv and merge drivers, a pager, editors, signing, a credential
+helper, an ssh command, automatic gc, config-defined hooks, attributes from
+`.git/info/attributes` and `core.attributesFile`, and an `include.path` that brings in more
+of the same, and a `core.worktree` that names another directory. Every planted program
+appends its name and the secret it can see to one file.
+"""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from devflow_support import Cli, approve, drive
+from scripted import ScriptedDriver, git
+
+SECRET = "s3cret-token-value"
+EVIL = """#!/bin/sh
+echo "$0 $* secret=$REIN_SECRET_TOKEN" >> {marker}
+exec sed s/212/999/
+"""
+HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "pre-auto-gc",
+         "post-checkout", "post-index-change", "reference-transaction", "post-rewrite",
+         "fsmonitor-watchman")
+
+
+def plant(repo: Path, tmp: Path) -> Path:
+    """Everything a hostile node can put in `.git/` that git would run; the marker file."""
+    marker = tmp / "ran.log"
+    evil = tmp / "evil.sh"
+    evil.write_text(EVIL.format(marker=marker))
+    evil.chmod(0o755)
+    hooks = tmp / "hooks"
+    for folder in (hooks, repo / ".git" / "hooks"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in HOOKS:
+            (folder / name).write_text(EVIL.format(marker=marker))
+            (folder / name).chmod(stat.S_IRWXU)
+    attributes = "* filter=evil diff=evil merge=evil\n"
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text(attributes)
+    (tmp / "attributes").write_text(attributes)
+    elsewhere = tmp / "elsewhere"  # core.worktree: a work tree rein must not read
+    elsewhere.mkdir()
+    (elsewhere / "planted.txt").write_text("not the verified tree\n")
+    included = tmp / "included.cfg"
+    included.write_text(f'[filter "evil2"]\n\tclean = {evil} included-clean\n'
+                        f'[core]\n\tpager = {evil} included-pager\n')
+    config = {
+        "filter.evil.clean": f"{evil} clean", "filter.evil.smudge": f"{evil} smudge",
+        "filter.evil.required": "true",
+        "diff.evil.textconv": f"{evil} textconv", "diff.evil.command": f"{evil} diff-driver",
+        "merge.evil.driver": f"{evil} merge-driver", "diff.external": f"{evil} external",
+        "core.hooksPath": str(hooks), "core.fsmonitor": f"{evil}",
+        "core.attributesFile": str(tmp / "attributes"), "core.pager": f"{evil} pager",
+        "pager.log": f"{evil} pager-log", "core.editor": f"{evil} editor",
+        "sequence.editor": f"{evil} sequence-editor", "gpg.program": f"{evil} gpg",
+        "commit.gpgSign": "true", "log.showSignature": "true", "core.sshCommand": f"{evil} ssh",
+        "credential.helper": f"!{evil} credential", "core.askPass": f"{evil} askpass",
+        "gc.auto": "1", "gc.autoDetach": "false", "hook.evil.command": f"{evil} config-hook",
+        "hook.evil.event": "reference-transaction", "include.path": str(included),
+        "core.worktree": str(elsewhere),
+    }
+    for key, value in config.items():
+        git(repo, "config", key, value)
+    return marker
+
+
+def plumbing(repo: Path, *args: str) -> bytes:
+    """What a git command that runs nothing prints (``cat-file``, ``ls-tree``)."""
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, check=True).stdout
+
+
+def blob(repo: Path, path: str) -> bytes:
+    """The committed bytes of ``path`` at HEAD."""
+    return plumbing(repo, "cat-file", "blob", f"HEAD:{path}")
+
+
+def test_rein_runs_nothing_the_repository_configures_and_commits_the_verified_bytes(
+        repo: Path, driver: ScriptedDriver, cli: Cli, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REIN_SECRET_TOKEN", SECRET)
+    driver.bad_plan_first = False
+    _code, where = driver.dev()
+    _code, pending = driver.submit(driver.work(where["instruction"]))
+    assert pending.get("for") == "approval", pending
+    approve(cli)
+    # The feature node's work starts here: it plants the configuration, then the flow goes on.
+    marker = plant(repo, tmp_path)
+    code, where = drive(driver, cli)
+    assert (code, where["reason"]) == (0, "done"), where
+    assert not marker.exists(), marker.read_text()
+    # Each file is committed byte for byte as rein verified it (the clean filter would have
+    # turned 212 into 999), and the tree is clean for rein afterwards.
+    for path in ("tempconv/__init__.py", "tests/test_c_to_f.py", "tests/test_table.py"):
+        assert blob(repo, path) == (repo / path).read_bytes()
+    assert b"212" in blob(repo, "tests/test_c_to_f.py")
+    listed = plumbing(repo, "ls-tree", "-r", "--name-only", "HEAD").decode().split()
+    assert "planted.txt" not in listed and "tempconv/table.py" in listed
+    subjects = [i["node"] for i in driver.seen]
+    assert subjects.count("feature_c_to_f") == 2  # the wrong first try and its repair only
