@@ -23,7 +23,6 @@ from rein.core.shellsplit import split_commands
 from rein.tools.catalog import ToolResult
 from rein.tools.paths import ToolFailure, is_within
 from rein.tools.permissions import PermissionSet
-from rein.tools.readguard import TooManyToMask, hidden_paths, read_binds
 from rein.tools.sandbox import Backend, SandboxMode, SandboxPolicy, backend_for, wrap_command
 from rein.tools.writeguard import (
     changed_paths,
@@ -216,6 +215,9 @@ def _reads(workspace: Path, permissions: PermissionSet, writable: Sequence[Path]
            ) -> dict[str, Any]:
     """``readable`` and ``hidden`` of the sandbox for ``permissions``' ``fs:read`` grants
     and deny patterns (ToolFailure TOOL032 when the masking walk would be too long)."""
+    # Imported here: a driver turn imports this module for its criteria and never needs it.
+    from rein.tools.readguard import TooManyToMask, hidden_paths, read_binds
+
     readable = read_binds(workspace, permissions)
     try:
         hidden = hidden_paths(workspace, permissions, (*readable, *writable))
