@@ -64,22 +64,27 @@ def settle_under(ctx: RunContext, under: Callable[[str], bool], reason: str) -> 
 
 def settle_run(ctx: RunContext, status: RunStatus) -> None:
     """A run that ends leaves nothing in flight: every node of the run and of its child
-    runs that had not ended ends ``cancelled``, each question still open is closed (an
-    answer to it is refused), and each child run that had not ended ends ``cancelled``.
+    runs that had not ended ends ``cancelled``, each child run that had not ended ends
+    ``cancelled``, and, when the run was cancelled, each question still open is closed (an
+    answer to it is refused).
     Without this the record, ``runs show --json`` and the queue would say a stopped run
     still runs or waits. (The run's own end is the caller's to write.)"""
-    why = ("the run was cancelled" if status is RunStatus.CANCELLED
-           else f"the run ended {status.value}")
-    _settle_family(ctx.store, ctx.run_id, why, ctx.now(), itself=False)
+    cancelled = status is RunStatus.CANCELLED
+    why = "the run was cancelled" if cancelled else f"the run ended {status.value}"
+    # A run that ended otherwise keeps its questions that were never awaited (a
+    # checkpoint that is not required stays surfaced); nothing else can be open then.
+    _settle_family(ctx.store, ctx.run_id, why, ctx.now(), itself=False, questions=cancelled)
 
 
-def _settle_family(store: Store, run_id: RunId, why: str, at: str, *, itself: bool) -> None:
+def _settle_family(store: Store, run_id: RunId, why: str, at: str, *, itself: bool,
+                   questions: bool = True) -> None:
     """``run_id`` and its child runs: unfinished nodes cancelled, questions closed, and
     each run that had not ended ends ``cancelled`` (``run_id`` too when ``itself``)."""
     for member in family(store, run_id):
         for node in store.nodes(member.run_id):
             _cancel_row(store, node, why, at)
-        _close_questions(store, member.run_id, lambda _: True, why, at)
+        if questions:
+            _close_questions(store, member.run_id, lambda _: True, why, at)
         if (itself or member.run_id != run_id) and not member.status.terminal:
             append(store, member.run_id, EventType.RUN_FINISHED,
                    {"status": RunStatus.CANCELLED.value}, at,
