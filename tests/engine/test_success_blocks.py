@@ -1,10 +1,13 @@
-"""A decision node with ``evaluator: expression`` still evaluates its ``success`` block
-(AGS §17.7): the label is chosen, then the harness checks it like any other outcome."""
+"""Every node evaluates its ``success`` block (AGS §17.7 step 9). A decision chosen by an
+expression still does: the label is chosen, then the harness checks it like any other
+outcome. So do gates, loops, maps and subgraphs once they reach their end."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from rein.core.states import RunStatus
 from tests.scenarios.build import Run, graph, task
@@ -77,3 +80,28 @@ def test_on_exhausted_skip_absorbs_a_failed_decision(tmp_path: Path) -> None:
     assert run.start().status is RunStatus.SUCCEEDED
     assert run.node("pick")["status"] == "skipped"
     assert run.node("after")["status"] == "skipped"
+
+
+BODY = {"entrypoints": ["w"], "nodes": {"w": task("w")}}
+OTHER_KINDS = {
+    "gate": {"type": "gate", "gate": {"mode": "notify", "prompt": "Done."}},
+    "loop": {"type": "loop", "loop": {"mode": "repeat", "max_iterations": 1, "body": BODY}},
+    "map": {"type": "map", "map": {"over": "[1, 2]", "as": "it", "max_items": 5,
+                                   "body": BODY}},
+    "subgraph": {"type": "subgraph", "subgraph": {"inline": BODY}},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OTHER_KINDS))
+@pytest.mark.parametrize("passes", [True, False])
+def test_every_kind_evaluates_its_success_block(tmp_path: Path, kind: str,
+                                                passes: bool) -> None:
+    node = {"title": kind, "description": f"A {kind}.", **OTHER_KINDS[kind],
+            "success": {"criteria": [_expr("true" if passes else "false")]}}
+    data = graph({"x": node, "after": task("after", depends_on=["x"])}, ["x"])
+    run = Run(tmp_path, data, {"w": [{"outputs": {}}], "after": [{"outputs": {}}]})
+    assert run.start().status is (RunStatus.SUCCEEDED if passes else RunStatus.FAILED)
+    x = run.node("x")
+    assert x["status"] == ("succeeded" if passes else "failed")
+    assert [r["passed"] for r in x["x-rein-success"]["results"]] == [passes]
+    assert run.node("after")["status"] == ("succeeded" if passes else "skipped")
