@@ -24,7 +24,6 @@ from rein.engine.graph import scope_model
 from rein.engine.runtime import ChildSpec, Final, RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler
 from rein.engine.signals import Paused, RunCancelled
-from rein.engine.stops import settle_run
 from rein.errors import ReinError
 from rein.store.base import RunRow, Store, Transition
 
@@ -63,7 +62,11 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         summary["graph_success"] = dict(final.graph_success)
     if final.human_events:
         summary["human_events"] = [dict(e) for e in final.human_events]
-    if ctx.parent is None:
+    if ctx.parent is None and final.status is not RunStatus.SUCCEEDED:
+        # What a halt, a budget stop, an error or a cancel left in flight ends with the
+        # run. (A run succeeds only once every node has ended: nothing to settle.)
+        from rein.engine.stops import settle_run
+
         settle_run(ctx, final.status)
     ctx.emit("run/finished", {"status": final.status.value},
              Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
@@ -94,10 +97,13 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
     if existing:
         run = existing[-1]
     else:
+        from rein.engine.record_order import LAYOUT, layout
+
         run = RunRow(run_id=RunId(ctx.ids.new("run")), graph_id=spec.graph_id,
                      graph_path=spec.path, graph_digest=spec.digest, status=RunStatus.RUNNING,
                      started_at=ctx.now(), parent_run_id=ctx.run_id, parent_node_key=key,
-                     binding={"params": dict(spec.params)})
+                     binding={"params": dict(spec.params),
+                              LAYOUT: layout(spec.fragment, spec.document)})
         ctx.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
             "graph_id": spec.graph_id, "parent_run_id": ctx.run_id, "node": key})
     constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \

@@ -22,7 +22,6 @@ from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Paused
-from rein.engine.stops import stop_node
 from rein.engine.transitions import transition
 from rein.errors import BudgetExceeded
 
@@ -110,6 +109,8 @@ class Scheduler:
                     await asyncio.gather(*running, return_exceptions=True)
                     # Stopped on purpose: recorded here, once they have wound down (a
                     # cancelled task records nothing itself: rein.engine.stops).
+                    from rein.engine.stops import stop_node
+
                     for nid in sorted(running.values(), key=self.model.rank.__getitem__):
                         stop_node(self.ctx, self.inst, nid, "halted after a failure")
                     running.clear()

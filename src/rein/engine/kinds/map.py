@@ -30,7 +30,6 @@ from rein.engine.outcome import NodeOutcome, succeeded
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.scheduler import Scheduler, ScopeResult
 from rein.engine.signals import Paused
-from rein.engine.stops import stop_scope
 from rein.formats.ags.spec import NodeSpec
 
 
@@ -84,6 +83,8 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
             results[i] = res = await Scheduler(ctx, it).run()
         except asyncio.CancelledError:
             if stop.is_set():  # fail_fast stopped this item: a cancel, recorded as one
+                from rein.engine.stops import stop_scope
+
                 stop_scope(ctx, it.path, "fail_fast: another item failed")
             raise  # otherwise an interrupt: the item stays in flight, to run again
         if res.failed and policy == "fail_fast":
