@@ -128,7 +128,7 @@ def normalized(value: Any) -> Any:
                 if k not in VOLATILE and k not in RERUN_MARKS and not k.startswith("apv-")}
     if isinstance(value, list):
         return [normalized(v) for v in value]
-    if isinstance(value, str) and value.startswith(("run-", "apv-")):
+    if isinstance(value, str) and value.startswith(("run-", "apv-", "drv-")):
         return "<id>"
     return value
 
