@@ -254,7 +254,7 @@ class Serve(Surface):
     def clean(self, ws: Workspace) -> None:
         proc = self.begin(ws)
         for _ in range(LOOKS):
-            if ws.rein("runs", "list", "--json").stdout.count('"succeeded"'):
+            if [r for r in runs(ws.root) if r["status"] == "succeeded"]:
                 break
             _pause()
         proc.send_signal(signal.SIGINT)
