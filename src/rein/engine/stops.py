@@ -40,7 +40,8 @@ def stop_node(ctx: RunContext, inst: ScopeInstance, nid: str, reason: str) -> No
         state.record["finished_at"] = ctx.now()
         state.record[REASON] = reason
         ctx.save_node(inst, nid, "node/cancelled", {"reason": reason})
-    settle_under(ctx, lambda k: k.startswith((f"{key}[", f"{key}~")), reason)
+    # The node's own open question too (it may have been waiting for a person).
+    settle_under(ctx, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)
 
 
 def stop_scope(ctx: RunContext, path: str, reason: str) -> None:
