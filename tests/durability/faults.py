@@ -18,8 +18,6 @@ import select
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -261,116 +259,89 @@ class Serve(Surface):
         _close(proc)
 
 
-class _JsonLines(Surface):
-    """A stdio JSON-RPC server: started, opened, a turn that mentions or links the graph,
-    every question it asks accepted (the digest first) by a thread reading its output."""
+class _Stdio(Surface):
+    """A stdio JSON-RPC server: a thread talks to it as a client would (open, start a turn
+    that names the graph, accept every question, the digest first) and sets ``ended`` once
+    the turn is over, or the process is gone."""
 
     args: tuple[str, ...] = ()
 
-    def opening(self, ws: Workspace) -> list[dict[str, Any]]:
-        raise NotImplementedError
-
-    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def done(self, message: dict[str, Any]) -> bool:
-        raise NotImplementedError
-
     def begin(self, ws: Workspace) -> subprocess.Popen[str]:
         proc = ws.start(*self.args, "--workspace", str(ws.root))
-        proc.ended = threading.Event()  # type: ignore[attr-defined]
-        reader = threading.Thread(target=self._serve, args=(ws, proc), daemon=True)
-        reader.start()
+        ended = threading.Event()
+        proc.ended = ended  # type: ignore[attr-defined]
+
+        def talk() -> None:
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                self.talk(ws, proc.stdin, proc.stdout)
+            except (OSError, ValueError, KeyError):
+                pass  # the process was signalled: its pipes closed mid-way
+            ended.set()
+
+        threading.Thread(target=talk, daemon=True).start()
         return proc
 
-    def _serve(self, ws: Workspace, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
-        pending = self.opening(ws)
-        try:
-            _send(proc.stdin, pending.pop(0))
-            for line in proc.stdout:
-                message = json.loads(line)
-                if "method" in message and "id" in message:
-                    _send(proc.stdin, {"id": message["id"], **self.answer(message)})
-                elif "id" in message and pending:
-                    _send(proc.stdin, pending.pop(0))
-                if self.done(message):
-                    proc.ended.set()  # type: ignore[attr-defined]
-        except (OSError, ValueError):
-            pass  # the process was signalled: its pipes close
-        proc.ended.set()  # type: ignore[attr-defined]
+    def talk(self, ws: Workspace, send: IO[str], read: IO[str]) -> None:
+        raise NotImplementedError
 
     def clean(self, ws: Workspace) -> None:
         proc = self.begin(ws)
-        assert proc.ended.wait(120)  # type: ignore[attr-defined]
+        assert proc.ended.wait(120), ws.log()  # type: ignore[attr-defined]
         _close(proc)
 
 
-class AppServer(_JsonLines):
+class AppServer(_Stdio):
+    """``rein app-server``: a turn whose input mentions the graph (Codex's JSON lines)."""
+
     name = "app-server"
     args = ("app-server",)
 
-    def opening(self, ws: Workspace) -> list[dict[str, Any]]:
-        mention = {"type": "mention", "name": "g", "path": "g.agraph.yaml"}
-        return [{"id": 1, "method": "initialize",
-                 "params": {"clientInfo": {"name": "faults", "version": "1"}}},
-                {"method": "initialized"} | {"id": 2, "method": "thread/start", "params": {}},
-                {"id": 3, "method": "turn/start", "params": {"threadId": "", "input": [
-                    mention]}}]
-
-    def _serve(self, ws: Workspace, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            _send(proc.stdin, self.opening(ws)[0])
-            _read_reply(proc.stdout, 1)
-            _send(proc.stdin, {"method": "initialized"})
-            _send(proc.stdin, {"id": 2, "method": "thread/start", "params": {}})
-            thread = _read_reply(proc.stdout, 2)["result"]["thread"]["id"]
-            _send(proc.stdin, {"id": 3, "method": "turn/start", "params": {
-                "threadId": thread, "input": [{"type": "mention", "name": "g",
-                                               "path": "g.agraph.yaml"}]}})
-            for line in proc.stdout:
-                message = json.loads(line)
-                if "method" in message and "id" in message:
-                    questions = message["params"].get("questions") or []
-                    _send(proc.stdin, {"id": message["id"], "result": {"answers": {
-                        q["id"]: {"answers": ["accept"]} for q in questions}}})
-                elif message.get("method") == "turn/completed":
-                    proc.ended.set()  # type: ignore[attr-defined]
-        except (OSError, ValueError, KeyError):
-            pass
-        proc.ended.set()  # type: ignore[attr-defined]
+    def talk(self, ws: Workspace, send: IO[str], read: IO[str]) -> None:
+        _send(send, {"id": 1, "method": "initialize",
+                     "params": {"clientInfo": {"name": "faults", "version": "1"}}})
+        _read_reply(read, 1)
+        _send(send, {"method": "initialized"})
+        _send(send, {"id": 2, "method": "thread/start", "params": {}})
+        thread = _read_reply(read, 2)["result"]["thread"]["id"]
+        _send(send, {"id": 3, "method": "turn/start", "params": {"threadId": thread, "input": [
+            {"type": "mention", "name": "g", "path": "g.agraph.yaml"}]}})
+        for line in read:
+            message = json.loads(line)
+            if "method" in message and "id" in message:  # a question: accept it
+                questions = message["params"].get("questions") or []
+                _send(send, {"id": message["id"], "result": {"answers": {
+                    q["id"]: {"answers": ["accept"]} for q in questions}}})
+            elif message.get("method") == "turn/completed":
+                return
 
 
-class Acp(_JsonLines):
+class Acp(_Stdio):
+    """``rein acp``: a prompt that links the graph (JSON-RPC 2.0, as ACP clients speak it)."""
+
     name = "acp"
     args = ("acp",)
 
-    def _serve(self, ws: Workspace, proc: subprocess.Popen[str]) -> None:
-        assert proc.stdin is not None and proc.stdout is not None
+    def talk(self, ws: Workspace, send: IO[str], read: IO[str]) -> None:
         rpc = {"jsonrpc": "2.0"}
-        try:
-            _send(proc.stdin, {**rpc, "id": 1, "method": "initialize", "params": {
-                "protocolVersion": 1, "clientCapabilities": {}}})
-            _read_reply(proc.stdout, 1)
-            _send(proc.stdin, {**rpc, "id": 2, "method": "session/new", "params": {
-                "cwd": str(ws.root), "mcpServers": []}})
-            session = _read_reply(proc.stdout, 2)["result"]["sessionId"]
-            _send(proc.stdin, {**rpc, "id": 3, "method": "session/prompt", "params": {
-                "sessionId": session, "prompt": [
-                    {"type": "text", "text": "run it"},
-                    {"type": "resource_link", "name": "g",
-                     "uri": f"file://{ws.root}/g.agraph.yaml"}]}})
-            for line in proc.stdout:
-                message = json.loads(line)
-                if message.get("method") == "session/request_permission":
-                    _send(proc.stdin, {**rpc, "id": message["id"], "result": {"outcome": {
-                        "outcome": "selected", "optionId": "allow_once"}}})
-                elif message.get("id") == 3:
-                    proc.ended.set()  # type: ignore[attr-defined]
-        except (OSError, ValueError, KeyError):
-            pass
-        proc.ended.set()  # type: ignore[attr-defined]
+        _send(send, {**rpc, "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 1, "clientCapabilities": {}}})
+        _read_reply(read, 1)
+        _send(send, {**rpc, "id": 2, "method": "session/new", "params": {
+            "cwd": str(ws.root), "mcpServers": []}})
+        session = _read_reply(read, 2)["result"]["sessionId"]
+        _send(send, {**rpc, "id": 3, "method": "session/prompt", "params": {
+            "sessionId": session, "prompt": [
+                {"type": "text", "text": "run it"},
+                {"type": "resource_link", "name": "g",
+                 "uri": f"file://{ws.root}/g.agraph.yaml"}]}})
+        for line in read:
+            message = json.loads(line)
+            if message.get("method") == "session/request_permission":
+                _send(send, {**rpc, "id": message["id"], "result": {"outcome": {
+                    "outcome": "selected", "optionId": "allow_once"}}})
+            elif message.get("id") == 3:  # the prompt's answer: the turn is over
+                return
 
 
 SURFACES: tuple[Surface, ...] = (Run(), Resume(), Accept(), Submit(), Serve(), AppServer(),
@@ -402,14 +373,13 @@ def _close(proc: subprocess.Popen[str]) -> None:
 
 
 def _pause() -> None:
-    """One look's wait: a bounded read of nothing (no fixed sleep on the test's account)."""
+    """The interval between two looks at another process's progress."""
     select.select([], [], [], 0.01)
 
 
-@contextmanager
-def signalled(proc: subprocess.Popen[str], ws: Workspace, point: str, sig: signal.Signals
-              ) -> Iterator[bool]:
-    """Wait for ``point`` of the work, send ``sig``; yields whether it landed mid-work."""
+def signal_at(proc: subprocess.Popen[str], ws: Workspace, point: str,
+              sig: signal.Signals) -> bool:
+    """Wait for ``point`` of the work and send ``sig``; whether it landed mid-work."""
     for _ in range(LOOKS):
         if ws.reached(point) or proc.poll() is not None:
             break
@@ -417,7 +387,7 @@ def signalled(proc: subprocess.Popen[str], ws: Workspace, point: str, sig: signa
     landed = proc.poll() is None and ws.reached(point)
     if landed:
         proc.send_signal(sig)
-    yield landed
+    return landed
 
 
 def finish(ws: Workspace, run_id: str) -> str:
@@ -430,4 +400,4 @@ def finish(ws: Workspace, run_id: str) -> str:
 
 
 __all__ = ["LOOKS", "POINTS", "SIGNALS", "SURFACES", "Surface", "Workspace", "finish",
-           "graph", "signalled"]
+           "graph", "signal_at"]
