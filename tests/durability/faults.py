@@ -62,7 +62,7 @@ def graph(variant: str) -> dict[str, Any]:
         "map": {"over": "['a', 'b', 'c']", "as": "it", "max_items": 5, "max_parallel": 2,
                 "collect": {"got": "nodes.work.outputs.v"},
                 "body": {"entrypoints": ["work"], "nodes": {"work": _checked(
-                    "work", "fan", "0.4", outputs={"v": {"type": "string",
+                    "work", "fan", "0.25", outputs={"v": {"type": "string",
                                                          "description": "v"}})}}},
         "outputs": {"got": {"type": "array", "description": "what the items made"}}}
     nodes["side"] = {
@@ -72,8 +72,8 @@ def graph(variant: str) -> dict[str, Any]:
     nodes["child"] = {
         "type": "subgraph", "title": "child", "description": "A child run.", **after,
         "subgraph": {"inline": {"entrypoints": ["inner"], "nodes": {
-            "inner": _checked("inner", "child", "0.4")}}}}
-    nodes["last"] = _checked("last", "last", "0.4", depends_on=["fan", "side", "child"])
+            "inner": _checked("inner", "child", "0.25")}}}}
+    nodes["last"] = _checked("last", "last", "0.25", depends_on=["fan", "side", "child"])
     return {
         "ags_version": "1.0", "kind": "AgenticGraph", "id": f"tests/faults-{variant}",
         "title": "fault matrix", "objective": "resume to the uninterrupted record",
