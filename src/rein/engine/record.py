@@ -13,12 +13,14 @@ import json
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalKind, RunStatus
-from rein.engine.record_order import RecordOrder, in_order, order_of
 from rein.store.base import Store
+
+if TYPE_CHECKING:
+    from rein.engine.record_order import RecordOrder
 
 FEATURES = (
     "task", "decision", "gate", "loop", "map", "subgraph", "subgraph.ref",
@@ -131,6 +133,8 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
                                 if p.get(k) is not None})
     # Listed in the graph's order, not the order parallel work happened to end in
     # (rein.engine.record_order); a run recorded before the order was kept: as stored.
+    from rein.engine.record_order import in_order, order_of  # a record's, not every turn's
+
     order = order_of(binding)
     if edges:
         record["edges_taken"] = _edges_in_order(list(edges.values()), order)
