@@ -16,9 +16,10 @@ RANK = {
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
     "engine": 5,
-    # Surfaces over the engine's one runtime: the development flow, the app-server, the web
-    # console and the ACP agent. They translate; the CLI may launch them.
-    "dev": 6, "appserver": 6, "web": 6, "acp": 6,
+    # Surfaces over the engine's one runtime: the development flow, the evaluation flow,
+    # the app-server, the web console and the ACP agent. They translate; the CLI may launch
+    # them.
+    "dev": 6, "eval": 6, "appserver": 6, "web": 6, "acp": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,
 }

@@ -16,7 +16,8 @@ import yaml
 RERUN_MARKS = ("x-rein-rerun", "x-rein-interrupted")
 # Values that differ between two runs of the same graph by design.
 VOLATILE = ("run_id", "started_at", "finished_at", "at", "evaluated_at", "duration_seconds",
-            "x-rein-duration-seconds", "wall_clock_seconds", "x-rein-approval")
+            "x-rein-duration-seconds", "wall_clock_seconds", "x-rein-approval",
+            "session")  # a web session's id, in how an approval was given
 
 
 def rein_argv(*args: str) -> list[str]:
@@ -128,7 +129,7 @@ def normalized(value: Any) -> Any:
                 if k not in VOLATILE and k not in RERUN_MARKS and not k.startswith("apv-")}
     if isinstance(value, list):
         return [normalized(v) for v in value]
-    if isinstance(value, str) and value.startswith(("run-", "apv-")):
+    if isinstance(value, str) and value.startswith(("run-", "apv-", "drv-")):
         return "<id>"
     return value
 

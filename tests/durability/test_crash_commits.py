@@ -245,3 +245,36 @@ def test_a_map_crashed_at_any_commit_never_lost_an_end_it_went_on_from(tmp_path:
         assert _resume(ws, row["run_id"], given=mapped()) == "succeeded", f"crash at commit {k}"
         assert normalized(record(ws, row["run_id"])) == expected, f"crash at commit {k}"
         assert finished_counts(ws, row["run_id"]) == {**items, "fan": 1}, f"crash at {k}"
+
+
+def fail_fast() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A fail_fast map: item 0 fails at once while item 1 still works, so the map stops
+    item 1 (a cancel, recorded) and fails; its ladder skips it, and the run goes on."""
+    graph, answers = mapped()
+    fan = graph["nodes"]["fan"]
+    fan["map"]["on_item_failure"] = "fail_fast"
+    fan["map"]["collect"] = {"done": "nodes.w.status"}
+    fan["failure"] = {"on_exhausted": "skip"}
+    answers["nodes"] = {"fan[0].w": [{"failure": "tool_error", "delay_seconds": 0.01}],
+                        "w": [{"outputs": {}, "delay_seconds": 0.05}]}
+    return graph, answers
+
+
+@pytest.mark.timeout(300)
+def test_a_fail_fast_map_crashed_at_any_commit_resumes_to_the_uninterrupted_record(
+        tmp_path: Path) -> None:
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    total = _start(clean, die_at=0, given=fail_fast())
+    [row] = runs(clean)
+    expected = normalized(record(clean, row["run_id"]))
+    statuses = {n["scope_path"]: n["status"] for n in expected["nodes"] if "scope_path" in n}
+    assert statuses == {"fan[0].w": "failed", "fan[1].w": "cancelled"}  # stopped mid-work
+    for k in range(2, total + 1):
+        ws = tmp_path / f"crash{k}"
+        ws.mkdir()
+        with pytest.raises(Crash):
+            _start(ws, die_at=k, given=fail_fast())
+        [row] = runs(ws)
+        assert _resume(ws, row["run_id"], given=fail_fast()) == "succeeded", f"crash at {k}"
+        assert normalized(record(ws, row["run_id"])) == expected, f"crash at commit {k}"

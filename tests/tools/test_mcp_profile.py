@@ -97,11 +97,54 @@ def test_calls_through_the_cli_ask_first(ws: Path) -> None:
     assert code == 4 and data["call"]["decision"] == "deny" and data["call"]["refused"]
 
 
-def test_reins_policy_narrows_what_is_listed(ws: Path) -> None:
+def test_reins_policy_narrows_what_is_listed_and_says_which_rule(ws: Path) -> None:
+    (ws / "rein.toml").write_text('[policy]\ndeny_tools = ["mcp/time/convert_time"]\n')
+    code, data = rein("profile", "mcp", "clock-keeper", "--yes", "--workspace", str(ws),
+                      "--json")
+    assert code == 0
+    (server,) = data["servers"]
+    assert server["status"] == "running" and server["tools"] == []
+    assert server["hidden"] == [
+        "mcp/time/get_current_time: excluded by the server's tools allow/deny",
+        "mcp/time/convert_time: denied by rein's policy deny_tools 'mcp/time/convert_time'"]
+
+
+def test_a_server_whose_every_tool_is_denied_is_not_launched(ws: Path) -> None:
+    """The launch runs a command from the profile: when no tool of it could be used, rein
+    does not start it (a wrapper marks whether it ever ran)."""
+    marker = ws / "launched"
+    line = f"touch {marker} && exec {sys.executable} -m mcp_server_time --local-timezone UTC"
+    profile = ws / ".agents" / "clock-keeper.agent.yaml"
+    profile.write_text(profile.read_text().replace(
+        f"command: {json.dumps(sys.executable)}\n"
+        '        args: ["-m", "mcp_server_time", "--local-timezone", "UTC"]',
+        f"command: sh\n        args: [\"-c\", {json.dumps(line)}]"))
     (ws / "rein.toml").write_text('[policy]\ndeny_tools = ["mcp/time/**"]\n')
     code, data = rein("profile", "mcp", "clock-keeper", "--yes", "--workspace", str(ws),
                       "--json")
     assert code == 0
-    assert data["servers"][0]["tools"] == []
-    assert "mcp/time/convert_time: not granted by the effective profile" in \
-        data["servers"][0]["hidden"]
+    (server,) = data["servers"]
+    assert server["status"] == "skipped" and server["tools"] == []
+    assert server["reason"] == ("not launched: no tool of it may be used (rein's policy "
+                                "deny_tools denies 'mcp/time/**')")
+    assert not marker.exists()
+    # The same profile with the policy lifted does launch it: the wrapper works.
+    (ws / "rein.toml").write_text("")
+    code, data = rein("profile", "mcp", "clock-keeper", "--yes", "--workspace", str(ws),
+                      "--json")
+    assert code == 0 and data["servers"][0]["status"] == "running" and marker.exists()
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    ("tools:\n          allow: []", "its tools.allow is empty"),
+    ("tools:\n          deny: ['*']", "its tools.deny '*' matches every tool"),
+])
+def test_a_server_that_filters_out_all_its_tools_is_not_launched(
+        ws: Path, change: str, reason: str) -> None:
+    profile = ws / ".agents" / "clock-keeper.agent.yaml"
+    profile.write_text(profile.read_text().replace(
+        "tools:\n          deny: [get_current_time]", change))
+    code, data = rein("profile", "mcp", "clock-keeper", "--workspace", str(ws), "--json")
+    assert code == 0  # nothing to confirm: nothing would launch
+    assert data["servers"][0]["status"] == "skipped"
+    assert data["servers"][0]["reason"] == f"not launched: no tool of it may be used ({reason})"

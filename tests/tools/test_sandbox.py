@@ -88,10 +88,12 @@ def test_bubblewrap_command_line(tmp_path: Path) -> None:
     policy = SandboxPolicy(mode=SandboxMode.WORKSPACE_WRITE, workspace=tmp_path)
     argv = bubblewrap_argv(policy, ["sh", "-c", "true"], cwd=tmp_path)
     ws = str(tmp_path.resolve())
-    assert argv[:8] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    assert argv.index("--bind") < argv.index("--ro-bind", 2)  # .git re-bound read-only on top
-    assert ["--bind", ws, ws] == argv[argv.index("--bind") : argv.index("--bind") + 3]
-    assert f"{ws}/.git" in argv
+    pairs = list(zip(argv, argv[1:], argv[2:], strict=False))
+    assert ("--ro-bind", "/", "/") not in pairs  # the machine's root is not shown
+    assert ("--ro-bind", "/usr", "/usr") in pairs and ("--tmpfs", "/tmp", "--dev") not in pairs
+    assert argv[argv.index("--tmpfs") + 1] == "/tmp"
+    read, write = pairs.index(("--ro-bind", ws, ws)), pairs.index(("--bind", ws, ws))
+    assert read < write < pairs.index(("--ro-bind", f"{ws}/.git", f"{ws}/.git"))  # on top
     for flag in ("--unshare-net", "--die-with-parent", "--new-session"):
         assert flag in argv
     assert argv[-4:] == ["--", "sh", "-c", "true"]
@@ -203,3 +205,59 @@ def test_command_sandbox_plugs_into_run_process(tmp_path: Path) -> None:
     )
     assert result.exit_code != 0 and "Read-only file system" in result.stderr
     assert not (ws / "made.txt").exists()
+
+
+# -- fs:read limits what a command can read -----------------------------------------------
+
+
+def stdout(result) -> str:  # type: ignore[no-untyped-def]
+    return str(result.content).split("--- stdout ---\n")[1].split("\n--- stderr")[0]
+
+
+@needs_bwrap
+def test_a_command_cannot_read_outside_the_workspace(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s3cret\n")
+    _, result = shell(ws, f"cat {outside}/secret.txt", grants=("shell:exec", "fs:read:**"))
+    assert not result.ok and "s3cret" not in result.content
+    assert "No such file or directory" in result.content
+    # The machine's own secrets are not there either: rein runs as a user who could read it.
+    assert Path("/etc/shadow").exists()
+    _, result = shell(ws, "cat /etc/shadow", grants=("shell:exec", "fs:read:**"))
+    assert not result.ok and "No such file or directory" in result.content
+    _, result = shell(ws, f"ls {Path.home()}/.ssh /var/lib /srv 2>&1 | grep -c 'No such'",
+                      grants=("shell:exec", "fs:read:**"))
+    assert stdout(result) == "3\n"
+
+
+@needs_bwrap
+def test_a_command_reads_only_what_fs_read_grants(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.txt").write_text("a\n")
+    (tmp_path / "notes.txt").write_text("private\n")
+    (tmp_path / ".env").write_text("TOKEN=1\n")
+    grants = ("shell:exec", "fs:read:src/**")
+    _, result = shell(tmp_path, "cat src/a.txt", grants=grants)
+    assert result.ok and stdout(result) == "a\n"
+    _, result = shell(tmp_path, "cat notes.txt", grants=grants)
+    assert not result.ok and "private" not in result.content
+    # A deny pattern is masked inside what is bound: the file cannot be read.
+    policy = ToolPolicy.build(("shell:exec", "fs:read:**"), denied=("fs:read:.env",),
+                              sandbox=SandboxPolicy(mode=SandboxMode.READ_ONLY,
+                                                    workspace=tmp_path))
+    box = Toolbox(tools=("shell_exec",), policy=policy, shell_timeout=30)
+    _, result = asyncio.run(box.run(ToolCall(id="1", name="shell_exec", arguments={
+        "command": "cat notes.txt; cat .env"})))
+    assert not result.ok and stdout(result) == "private\n" and "TOKEN" not in result.content
+
+
+@needs_bwrap
+def test_common_tools_still_work_with_reads_confined(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "a.py").write_text("print(6 * 7)\n")
+    _, result = shell(tmp_path, "python3 a.py && git status --short a.py && sh -c 'echo sh'",
+                      grants=("shell:exec", "fs:read:**", "fs:write:**"))
+    assert result.ok, result.content
+    assert stdout(result) == "42\n?? a.py\nsh\n"

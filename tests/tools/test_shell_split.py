@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from rein.core.shellsplit import split_commands
 from rein.tools.permissions import Permission, PermissionSet, shell_commands
-from rein.tools.shellsplit import split_commands
 
 SHIMS = ("ok", "touch", "evil", "rm")  # programs the shells find only on the shim PATH
 GRANTED = {"ok"}  # with the builtin echo, what shell:exec:echo* + shell:exec:ok * cover
@@ -181,3 +181,21 @@ def test_fuzz_the_splitter_never_misses_a_command(oracle, line: str) -> None:  #
         if not programs & RUNNERS:
             assert set(started) <= programs, (shell, line, started, programs)
 
+
+
+def test_each_word_says_its_kind_and_whether_the_shell_computes_it() -> None:
+    [command] = split_commands('X=1 sh "$HOME"/a.sh < in.txt 2>&1') or ()
+    assert command.words == ("X=1", "sh", "$HOME/a.sh", "<in.txt", "2>&1")
+    assert command.kinds == ("assign", "word", "word", "redirect", "redirect")
+    assert command.computed == (False, False, True, False, False)
+
+
+def test_a_known_variable_is_its_value_and_computes_nothing() -> None:
+    known = {"REIN_PROJECT_DIR": "/ws"}
+    [command] = split_commands('"$REIN_PROJECT_DIR"/hooks/x.sh ${REIN_PROJECT_DIR}',
+                               known=known) or ()
+    assert command.program == "/ws/hooks/x.sh" and command.words[1] == "/ws"
+    assert command.computed == (False, False)
+    # Unquoted, a value with a space would be split by the shell: not certain.
+    assert split_commands("sh $REIN_PROJECT_DIR/x.sh", known={"REIN_PROJECT_DIR": "/a b"}) \
+        is None

@@ -54,7 +54,7 @@ def shell(ws: Path, command: str, *grants: str, denied: tuple[str, ...] = (),
 
 
 def test_the_issue_write_outside_fs_write_is_refused(ws: Path, backend: str) -> None:
-    box, result = shell(ws, "echo hi > src/app.py", "fs:write:docs/**")
+    box, result = shell(ws, "echo hi > src/app.py", "fs:write:docs/**", "fs:read:**")
     assert not result.ok
     assert box.written_outside == (["src/app.py"] if backend == "process" else [])
     if backend == "bubblewrap":

@@ -437,7 +437,8 @@ def test_a_shell_write_outside_fs_write_fails_the_attempt(
         submit(summary="x"),
     )
     items, result = drive(worker, attempt(
-        tmp_path, tools=("shell_exec",), permissions=("shell:exec", "fs:write:docs/**")))
+        tmp_path, tools=("shell_exec",),
+        permissions=("shell:exec", "fs:read:**", "fs:write:docs/**")))
     notes = [i.data for i in items if i.kind is ItemKind.NOTICE and "fs_write" in i.data]
     assert len(notes) == 1 and notes[0]["sandbox"] == backend
     if backend == "process":

@@ -60,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.USAGE)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):  # click's wording of Ctrl-C
+            return _failed(exc.__cause__, args)
         click.echo("aborted", err=True)
         return int(ExitCode.FAILURE)
     except click.exceptions.ClickException as exc:

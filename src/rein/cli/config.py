@@ -99,7 +99,8 @@ def _all_hooks(cfg: Config) -> dict[str, object]:
 @config.command("trust", context_settings=_CONTEXT,
                 epilog="Exit codes: 0 trusted (or nothing needs trust), 4 refused (not confirmed, "
                        "the file changed since --digest was read, or a managed file forbids "
-                       "project trust), 64 a rein.toml is invalid.")
+                       "project trust), 64 a rein.toml is invalid (or runs files rein cannot "
+                       "tell from its command line, CFG016).")
 @click.option("--workspace", type=click.Path(file_okay=False), default=".", show_default=True,
               help="The workspace whose rein.toml to trust.")
 @click.option("--digest", "expected", metavar="DIGEST", default=None,
@@ -127,8 +128,9 @@ def trust(workspace: str, expected: str | None, as_json: bool) -> int:
     cfg = load_config(ws)
     _check_definitions(cfg)
     current = cfg.project_trust
-    if expected is None and current is not None and current.state not in (
-            TrustState.NOTHING, TrustState.FORBIDDEN):
+    # A command whose files cannot be told is refused at once: there is nothing to confirm.
+    if expected is None and current is not None and not current.unsure and current.state \
+            not in (TrustState.NOTHING, TrustState.FORBIDDEN):
         if as_json or not _interactive():
             refused = Refused(f"{current.path}: not trusted yet (no confirmation)",
                               code="CFG014", hint=f"after reviewing, run: rein config trust "
@@ -202,6 +204,10 @@ def _describe(trust: ProjectTrust) -> None:
     click.echo(f"{trust.path} ({trust.state.value}) would add:")
     for item in trust.items:
         click.echo(f"  {item.kind:15} {item.key}: {item.detail}")
+        for path, digest in item.files.items():  # the workspace files it runs, bound too
+            click.echo(f"  {'':15}   runs {path} ({digest[:19]})")
+        if item.unsure is not None:
+            click.echo(f"  {'':15}   cannot be trusted: {item.unsure}")
     if trust.trusted_digest:
         click.echo(f"previously trusted: {trust.trusted_digest}")
     click.echo(f"digest: {trust.digest}")

@@ -124,6 +124,7 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
     from rein.profiles.effective import effective_profile
     from rein.profiles.policy import Policy
     from rein.tools.mcp import LaunchRequest, McpHub, servers_from_profile
+    from rein.workers.profile_mcp import grant_checks
 
     resolved, config = resolve(profile_ref, workspace)
     eff = effective_profile(resolved, Policy.from_config(config))
@@ -144,7 +145,8 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
     async def session() -> tuple[dict[str, Any], int]:
         hub = McpHub(servers_from_profile(resolved.mcp_servers), gate=eff.decide,
                      profile=resolved.name, trust=resolved.trust, workspace=Path(workspace),
-                     assume_yes=assume_yes, confirm=confirm if interactive else None)
+                     assume_yes=assume_yes, confirm=confirm if interactive else None,
+                     **grant_checks(eff))
         async with hub:
             listing = hub.to_json()
             if call is None:
@@ -168,7 +170,8 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
         emit_json(data)
         return code
     for server in data["servers"]:
-        click.echo(f"{server['name']} ({server['transport']}): {server['status']}")
+        reason = f": {server['reason']}" if server.get("reason") else ""
+        click.echo(f"{server['name']} ({server['transport']}): {server['status']}{reason}")
         for tool in server.get("tools", []):
             click.echo(f"  {tool['name']}  {tool['decision']}  {tool['description']}")
         for hidden in server.get("hidden", []):

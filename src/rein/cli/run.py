@@ -215,9 +215,37 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
         announce(harness)
     # APPROVAL_STALE before the store exists; recorded as approved by the approver rein
     # knows, not a typed name.
-    outcome = run_sync(harness.start(prepared, approved=approve))
+    seen = _FirstRun()
+    harness.listeners.append(seen)
+    try:
+        outcome = run_sync(harness.start(prepared, approved=approve))
+    except KeyboardInterrupt:
+        progress.close()
+        return interrupted(seen.run_id)
     progress.close()  # the last view stays above the outcome
     return render_outcome(outcome, as_json, harness)
+
+
+class _FirstRun:
+    """The id of the run this command started, from the first event it commits."""
+
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        if self.run_id is None:
+            self.run_id = str(event.run_id)
+
+
+def interrupted(run_id: str | None) -> int:
+    """Ctrl-C while a run advanced: the work in flight is left as a kill leaves it (not
+    cancelled), so the run continues where it stopped. Exit 130, as for SIGINT."""
+    if run_id is None:
+        click.echo("interrupted before the run began", err=True)
+    else:
+        click.echo(f"interrupted: run {run_id} stopped where it was; `rein resume {run_id}` "
+                   "continues it (the work in flight runs again)", err=True)
+    return 130
 
 
 def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) -> int:
@@ -277,7 +305,11 @@ def resume_command(run_id: str, force: bool, quiet: bool, executor: str | None,
         progress.prime(harness.run(run_id).run_id, stored_events(harness, run_id))
         # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
         # (RT053) and records a --force override.
-        outcome = run_sync(harness.resume(run_id, force=force))
+        try:
+            outcome = run_sync(harness.resume(run_id, force=force))
+        except KeyboardInterrupt:
+            progress.close()
+            return interrupted(harness.run(run_id).run_id)
         progress.close()
         return render_outcome(outcome, as_json, harness)
 

@@ -29,6 +29,7 @@ password database gives it, never from a file the environment names or the proje
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -100,8 +101,8 @@ DEFAULT_POLICY: Mapping[str, Any] = MappingProxyType({
 class HookSpec(Frozen):
     """A named hook: a command that speaks the Claude Code hook wire format."""
 
-    __slots__ = ("command", "events", "fail_closed", "matcher", "name", "shell", "source",
-                 "timeout_seconds")
+    __slots__ = ("command", "events", "fail_closed", "files", "matcher", "name", "shell",
+                 "source", "timeout_seconds")
     name: str
     command: tuple[str, ...]
     timeout_seconds: float
@@ -110,10 +111,15 @@ class HookSpec(Frozen):
     matcher: str | None  # tool events: which tools (see rein.config.hooks)
     shell: bool  # the command was one string: it runs through /bin/sh -c
     fail_closed: bool  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
+    # The workspace files it runs, and their digests when the configuration was read (or
+    # trusted): a hook whose files changed since is not run (rein.config.command_files).
+    files: Mapping[str, str]
 
     def __init__(self, *, name: str, command: tuple[str, ...], timeout_seconds: float = 30.0,
                  events: tuple[str, ...] = (), source: str = "", matcher: str | None = None,
-                 shell: bool = False, fail_closed: bool = False) -> None:
+                 shell: bool = False, fail_closed: bool = False,
+                 files: Mapping[str, str] | None = None) -> None:
+        set_field(self, "files", MappingProxyType(dict(files or {})))
         set_field(self, "name", name)
         set_field(self, "command", command)
         set_field(self, "timeout_seconds", timeout_seconds)
@@ -127,7 +133,7 @@ class HookSpec(Frozen):
 class Config(Frozen):
     """The merged configuration. ``data`` is plain TOML data; use :meth:`get` to read it."""
 
-    __slots__ = ("data", "files", "notes", "project_trust", "sources")
+    __slots__ = ("data", "files", "notes", "pinned", "project_trust", "sources")
     data: Mapping[str, Any]
     sources: Mapping[str, tuple[str, ...]]  # "policy.shell" → ("/etc/rein/rein.toml", ...)
     files: tuple[tuple[str, str], ...]  # (scope, path) of every file that was read
@@ -135,15 +141,20 @@ class Config(Frozen):
     #: The verdict on the project file's tables that run commands or send data (None when
     #: there is no project file). See :mod:`rein.config.trust`.
     project_trust: ProjectTrust | None
+    #: ``"hooks.NAME"`` / ``"workers.command.NAME"`` → the workspace files its command runs
+    #: and their digests, as trusted (a project table) or as read (the others).
+    pinned: Mapping[str, Mapping[str, str]]
 
     def __init__(self, *, data: Mapping[str, Any], sources: Mapping[str, tuple[str, ...]],
                  files: tuple[tuple[str, str], ...] = (), notes: tuple[str, ...] = (),
-                 project_trust: ProjectTrust | None = None) -> None:
+                 project_trust: ProjectTrust | None = None,
+                 pinned: Mapping[str, Mapping[str, str]] | None = None) -> None:
         set_field(self, "data", data)
         set_field(self, "sources", sources)
         set_field(self, "files", files)
         set_field(self, "notes", notes)
         set_field(self, "project_trust", project_trust)
+        set_field(self, "pinned", MappingProxyType(dict(pinned or {})))
 
     def get(self, section: str, default: Any = None) -> Any:
         """A top-level section (``"policy"``, ``"hooks"``, ``"tiers"``...), or ``default``."""
@@ -170,6 +181,7 @@ class Config(Frozen):
                 matcher=spec.get("matcher"),
                 shell=isinstance(command, str),
                 fail_closed=bool(spec.get("fail_closed", False)),
+                files=self.pinned.get(f"hooks.{name}"),
             )
         return out
 
@@ -218,7 +230,35 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
     _merge_authority(merged, sources, notes, files, authority)
     frozen = MappingProxyType(merged)
     return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
-                  notes=tuple(notes), project_trust=trust)
+                  notes=tuple(notes), project_trust=trust,
+                  pinned=_pinned(merged, trust, Path(workspace)))
+
+
+def _pinned(merged: Mapping[str, Any], trust: ProjectTrust | None, workspace: Path
+            ) -> dict[str, dict[str, str]]:
+    """The files each hook and command worker in force runs, with their digests: a trusted
+    project table's as trusted, the others' as they are now."""
+    workers = merged.get("workers")
+    commands = workers.get("command") if isinstance(workers, Mapping) else None
+    tables = [(f"hooks.{n}", "hook", t) for n, t in (merged.get("hooks") or {}).items()]
+    tables += [(f"workers.command.{n}", "command worker", t)
+               for n, t in (commands.items() if isinstance(commands, Mapping) else ())]
+    if not tables:
+        return {}
+    from rein.config.trust import bound_files
+
+    trusted = {i.key: i for i in trust.items} if trust is not None and trust.honoured else {}
+    out: dict[str, dict[str, str]] = {}
+    for key, kind, table in tables:
+        item = trusted.get(key)
+        if item is not None and item.value == table:
+            files = dict(item.files)
+        else:
+            files = bound_files(table, kind, workspace, os.environ.get("PATH", os.defpath)
+                                ).get("files") or {}
+        if files:
+            out[key] = files
+    return out
 
 
 def _same(path: Path) -> Path:
@@ -257,6 +297,25 @@ def _merge_authority(merged: dict[str, Any], sources: dict[str, tuple[str, ...]]
         if _same(path) not in read:
             files.append(("approvers", str(path)))
         merge_authority(merged, sources, notes, authority_of(data), str(path))
+
+
+def with_layer(config: Config, data: Mapping[str, Any], *, path: str) -> Config:
+    """``config`` with one more file's tables merged under it, by the rules a project file
+    follows: it narrows the policy, its hooks count as a project's, it says nothing of who
+    may approve and pre-approves no MCP launch. ``rein eval`` lays a configuration over the
+    person's own ``rein.toml`` this way. CFG004 for a bad table."""
+    import copy
+
+    raw = copy.deepcopy(dict(data))
+    _check(raw, Path(path))
+    sources, notes = dict(config.sources), list(config.notes)
+    raw = without_authority(raw, notes, Path(path), project=True)
+    raw = _without_mcp_trust(raw, notes, Path(path))
+    merged = copy.deepcopy(dict(config.data))
+    _merge_file(merged, sources, notes, raw, "project", path)
+    return Config(data=MappingProxyType(merged), sources=MappingProxyType(sources),
+                  files=(*config.files, ("evaluation", path)), notes=tuple(notes),
+                  project_trust=config.project_trust)
 
 
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
@@ -322,7 +381,8 @@ def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
     """The project file's data as far as it is in force, and the trust verdict on the rest."""
     from rein.config.trust import read_records, split_project, trust_file, verdict
 
-    safe, items = split_project(data, merged, workspace)
+    safe, items = split_project(data, merged, workspace,
+                                search_path=os.environ.get("PATH", os.defpath))
     allowed = {**DEFAULT_POLICY, **merged.get("policy", {})}["project_trust"]
     # The trust file is read only when there is something to trust, so a project that only
     # narrows never depends on it.

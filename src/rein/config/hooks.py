@@ -5,14 +5,18 @@
     [hooks.guard-env]
     command = "hooks/guard-env.sh"       # a string runs through /bin/sh -c; a list is an argv
     events = ["PreToolUse"]              # SessionStart PreToolUse PostToolUse PreCompact SessionEnd
-    matcher = "file_write|edit"          # tool events: exact names with |, or a regex
+    matcher = "file_write|edit"          # tool events: "*" (every tool), names with |, a regex
     timeout_seconds = 10                 # then its process group is killed (default 30)
     fail_closed = true                   # a crash or timeout blocks the call (default: fail open)
+    files = ["hooks/lib"]                # more workspace files it runs (see below)
 
 A hook with ``events`` runs for every model-worker session; one without runs only where an
 OAP profile binds it by name (``lifecycle.on_start`` is ``SessionStart``, ``on_end`` is
 ``SessionEnd``). A hook is code execution: from a project ``rein.toml`` it is withheld until
-the user trusts that file (:mod:`rein.config.trust`). :func:`check_hooks` refuses a malformed
+the user trusts that file (:mod:`rein.config.trust`), and trust binds the bytes of the
+workspace files it runs: those its command line names, and those ``files`` adds (a script
+it sources, a folder its script imports from; :mod:`rein.config.command_files`).
+:func:`check_hooks` refuses a malformed
 table (CFG004, with the line); :func:`hook_warnings` names the hooks that spawn a process on
 every tool call, for ``rein config show``.
 """
@@ -27,7 +31,9 @@ from typing import Any
 #: The five lifecycle events a hook may hear, in the order a session meets them.
 HOOK_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
-_KEYS = ("command", "events", "fail_closed", "matcher", "timeout_seconds")
+_KEYS = ("command", "events", "fail_closed", "files", "matcher", "timeout_seconds")
+#: Matchers that select every tool, as in Claude Code (not regular expressions).
+EVERY_TOOL = ("", "*")
 
 Bad = Callable[[Path, str, str, str, str | None], Exception]
 
@@ -59,10 +65,15 @@ def check_hooks(data: Mapping[str, Any], path: Path, bad: Bad) -> None:
                 raise bad(path, where, "matcher", "must be a string",
                           'for example: matcher = "shell" or "mcp__time__.*"')
             try:
-                re.compile(matcher)
+                if matcher not in EVERY_TOOL:
+                    re.compile(matcher)
             except re.error as exc:
                 raise bad(path, where, "matcher", f"is not a regular expression: {exc}",
                           'exact names joined with |, or a regex such as "file_.*"') from None
+        files = spec.get("files", [])
+        if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+            raise bad(path, where, "files", "must be a list of workspace paths",
+                      'for example: files = ["hooks/lib.sh", "hooks/pylib"]')
         if not isinstance(spec.get("fail_closed", False), bool):
             raise bad(path, where, "fail_closed", "must be true or false",
                       "true: a hook that crashes or times out blocks what it guards")
@@ -79,7 +90,7 @@ def hook_warnings(hooks: Mapping[str, Any]) -> list[str]:
         if not isinstance(spec, Mapping):
             continue
         events = [e for e in spec.get("events") or () if e in TOOL_EVENTS]
-        if events and spec.get("matcher") in (None, "", "*"):
+        if events and spec.get("matcher") in (None, *EVERY_TOOL):
             out.append(f"hook {name!r} has no matcher: it starts a process on every tool call "
                        f"({', '.join(events)}), file reads included; add matcher = "
                        '"shell|file_write" (the tools it is for)')

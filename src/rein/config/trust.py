@@ -18,11 +18,14 @@ From the managed and user files these are honoured as written. From the project 
 file's path and the digest of its withheld tables in the user's trust file
 (``trusted-projects.json`` beside the user ``rein.toml``). If the project file changes, the
 digest no longer matches and the tables stay withheld, with a notice naming the command that
-re-trusts them. Offline providers (a new provider of kind ``scripted``, or one answering
-from ``options.replay`` files) and a SQLite store inside the workspace neither run nor send
-anything, so they need no trust: every tool call such a provider scripts goes through the
-model worker's gate like a real model's. The scripted *worker* does need trust: it answers
-for every node it names in place of the user's workers. ``[policy] project_trust = false`` in a managed or user file
+re-trusts them. A hook's or command worker's digest covers the bytes of the workspace files
+its command runs (:mod:`rein.config.command_files`), so a rewritten script withholds it too;
+a command whose files cannot be told from its line is never trusted (CFG016). Offline
+providers (a new provider of kind ``scripted``, or one answering from ``options.replay``
+files) and a SQLite store inside the workspace neither run nor send anything, so they need
+no trust: every tool call such a provider scripts goes through the model worker's gate like
+a real model's. The scripted *worker* does need trust: it answers for every node it names in
+place of the user's workers. ``[policy] project_trust = false`` in a managed or user file
 forbids project trust altogether.
 """
 
@@ -35,7 +38,7 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -64,10 +67,25 @@ class Withheld:
     kind: str  # "command worker" | "hook" | "provider" | "store"
     detail: str  # the command line or URL a person reviews
     value: Any  # the table (or value) as written
+    # A command's workspace files and their digests (rein.config.command_files.pin)...
+    files: Mapping[str, str] = field(default_factory=dict)
+    unsure: str | None = None  # ...or why they cannot be told: then it is never trusted
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "kind": self.kind, "detail": self.detail,
-                "value": _plain(self.value)}
+        out = {"key": self.key, "kind": self.kind, "detail": self.detail,
+               "value": _plain(self.value)}
+        if self.files:
+            out["files"] = [{"path": p, "digest": d} for p, d in self.files.items()]
+        if self.unsure is not None:
+            out["unsure"] = self.unsure
+        return out
+
+    def bound(self) -> Any:
+        """What the digest covers: the table, and the files its command runs."""
+        if not self.files and self.unsure is None:
+            return _plain(self.value)  # as before files were bound: old records still match
+        return {"table": _plain(self.value), "files": dict(self.files),
+                **({"unsure": self.unsure} if self.unsure is not None else {})}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -79,6 +97,12 @@ class ProjectTrust:
     digest: str | None  # of the withheld tables; None when there are none
     items: tuple[Withheld, ...] = ()
     trusted_digest: str | None = None  # what the user's record holds, if anything
+    changed_files: tuple[str, ...] = ()  # bound files whose bytes differ from the record's
+
+    @property
+    def unsure(self) -> tuple[Withheld, ...]:
+        """The items whose files cannot be told: they can never be trusted."""
+        return tuple(item for item in self.items if item.unsure is not None)
 
     @property
     def honoured(self) -> bool:
@@ -86,28 +110,35 @@ class ProjectTrust:
         return self.state in (TrustState.TRUSTED, TrustState.NOTHING)
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "state": self.state.value, "digest": self.digest,
-                "trusted_digest": self.trusted_digest,
-                "sections": [item.to_json() for item in self.items]}
+        out: dict[str, Any] = {
+            "path": self.path, "state": self.state.value, "digest": self.digest,
+            "trusted_digest": self.trusted_digest,
+            "sections": [item.to_json() for item in self.items]}
+        if self.changed_files:
+            out["changed_files"] = list(self.changed_files)
+        return out
 
 
 # ---------------------------------------------------------------------------- splitting
 
 
 def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
-                  workspace: Path) -> tuple[dict[str, Any], tuple[Withheld, ...]]:
+                  workspace: Path, *, search_path: str | None = None
+                  ) -> tuple[dict[str, Any], tuple[Withheld, ...]]:
     """The project file's data without the tables that need trust, and those tables.
 
     ``higher`` is what the managed and user files already merged: a project table that
     changes a provider they define is withheld even when it looks harmless, because the
-    merge is key by key and the user's key would travel with it.
+    merge is key by key and the user's key would travel with it. Hooks and command workers
+    carry the workspace files their commands run, looked up on ``search_path`` (``PATH``).
     """
     safe = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in data.items()}
     items: list[Withheld] = []
     hooks = safe.pop("hooks", None)
     if isinstance(hooks, Mapping):
         items += [Withheld(key=f"hooks.{name}", kind="hook", detail=_command(spec, "command"),
-                           value=spec) for name, spec in hooks.items()]
+                           value=spec, **bound_files(spec, "hook", workspace, search_path))
+                  for name, spec in hooks.items()]
     elif hooks is not None:
         items.append(Withheld(key="hooks", kind="hook", detail=repr(hooks), value=hooks))
     workers = safe.get("workers")
@@ -115,7 +146,8 @@ def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
         commands = workers.pop("command")
         if isinstance(commands, Mapping):
             items += [Withheld(key=f"workers.command.{name}", kind="command worker",
-                               detail=_command(spec, "argv"), value=spec)
+                               detail=_command(spec, "argv"), value=spec,
+                               **bound_files(spec, "command worker", workspace, search_path))
                       for name, spec in commands.items()]
         else:
             items.append(Withheld(key="workers.command", kind="command worker",
@@ -145,11 +177,53 @@ def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
 
 
 def digest_of(items: tuple[Withheld, ...]) -> str | None:
-    """``sha256:`` + hex over the canonical JSON of ``{key: value}`` (None when empty)."""
+    """``sha256:`` + hex over the canonical JSON of ``{key: bound}`` (None when empty):
+    ``bound`` is the table as written, with the digests of the files it runs if any."""
     if not items:
         return None
-    body = canonical_json({item.key: _plain(item.value) for item in items})
+    body = canonical_json({item.key: item.bound() for item in items})
     return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def bound_files(spec: Any, kind: str, workspace: Path, search_path: str | None
+                ) -> dict[str, Any]:
+    """``files`` (path → digest) and ``unsure`` of a hook or command worker table."""
+    from rein.config.command_files import CommandFiles, command_files, pin
+
+    if not isinstance(spec, Mapping):
+        return {}
+    if kind == "hook":
+        command, extra = spec.get("command"), spec.get("files") or []
+    else:
+        command, extra = worker_argv(spec.get("argv"), workspace), []
+    if isinstance(command, CommandFiles):  # a command worker's placeholder it cannot tell
+        return {"unsure": command.unsure}
+    if not (isinstance(command, str) or (isinstance(command, list)
+                                         and all(isinstance(w, str) for w in command))):
+        return {}  # malformed: check_hooks and the worker setup refuse it with its line
+    found = command_files(command, workspace, search_path=search_path,
+                          extra=[str(e) for e in extra] if isinstance(extra, list) else [])
+    if found.unsure is not None:
+        return {"unsure": found.unsure}
+    return {"files": pin(workspace, found.paths)} if found.paths else {}
+
+
+def worker_argv(argv: Any, workspace: Path) -> Any:
+    """A command worker's ``argv`` as it runs from ``workspace``: ``{workspace}`` is the
+    workspace, the prompt and outputs placeholders are files rein writes outside it, and an
+    argument that depends on the node (``{node}``, ``{attempt}``) cannot be told."""
+    from rein.config.command_files import CommandFiles
+
+    if not isinstance(argv, list) or not all(isinstance(w, str) for w in argv):
+        return argv
+    out = []
+    for word in argv:
+        if "{node}" in word or "{attempt}" in word:
+            return CommandFiles(unsure=f"{word!r} depends on the node it runs for")
+        if word in ("{prompt}", "{prompt_file}", "{outputs_file}"):
+            continue
+        out.append(word.replace("{workspace}", str(workspace)))
+    return out
 
 
 def _offline(name: str, spec: Any) -> bool:
@@ -272,18 +346,24 @@ def verdict(project: Path, items: tuple[Withheld, ...], records: Mapping[str, An
     digest = digest_of(items)
     record = records.get(project_key(project)) or {}
     recorded = record.get("digest") if isinstance(record.get("digest"), str) else None
+    unsure = any(item.unsure is not None for item in items)
     if digest is None:
         state = TrustState.NOTHING
     elif not allowed:
         state = TrustState.FORBIDDEN
-    elif recorded == digest:
+    elif recorded == digest and not unsure:
         state = TrustState.TRUSTED
     elif recorded is not None:
         state = TrustState.CHANGED
     else:
         state = TrustState.UNTRUSTED
+    given = record.get("files")
+    was: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    now = {p: d for item in items for p, d in item.files.items()}
+    moved = tuple(sorted(p for p in set(was) & set(now) if was[p] != now[p]))
     return ProjectTrust(path=str(project), state=state, digest=digest, items=items,
-                        trusted_digest=recorded)
+                        trusted_digest=recorded,
+                        changed_files=moved if state is TrustState.CHANGED else ())
 
 
 def project_key(project: Path) -> str:
@@ -298,10 +378,17 @@ def notice(trust: ProjectTrust | None) -> str | None:
     keys = ", ".join(item.key for item in trust.items)
     workspace = str(Path(trust.path).parent)
     again = f"review and trust it with: rein config trust --workspace {workspace}"
+    unsure = "; ".join(f"{item.key} cannot be trusted: {item.unsure}" for item in trust.unsure)
+    if unsure and trust.state is not TrustState.FORBIDDEN:
+        return (f"{trust.path}: ignoring {keys}: {unsure}; write such a command as a list, "
+                "or name its files from the workspace root")
     match trust.state:
         case TrustState.CHANGED:
-            return (f"{trust.path} changed since you trusted it (trusted {trust.trusted_digest}, "
-                    f"now {trust.digest}); ignoring {keys} until you trust it again; {again}")
+            files = (f"{', '.join(trust.changed_files)} changed; " if trust.changed_files
+                     else "")
+            return (f"{trust.path} changed since you trusted it ({files}trusted "
+                    f"{trust.trusted_digest}, now {trust.digest}); ignoring {keys} until you "
+                    f"trust it again; {again}")
         case TrustState.FORBIDDEN:
             return (f"{trust.path}: ignoring {keys}: a managed or user rein.toml sets "
                     "policy.project_trust = false; define them in your user rein.toml instead")

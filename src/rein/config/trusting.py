@@ -7,8 +7,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from rein.config import load_config
+from rein.config.command_files import UNSURE_CODE
 from rein.config.files import config_paths
 from rein.config.trust import (
     ProjectTrust,
@@ -29,7 +31,8 @@ def trust_project(workspace: Path, *, expected_digest: str | None = None,
 
     ``expected_digest`` binds the trust to what the user reviewed: if the file changed in
     between, nothing is recorded (:class:`Refused` CFG011). A managed or user
-    ``policy.project_trust = false`` refuses (CFG010). A project file that defines nothing
+    ``policy.project_trust = false`` refuses (CFG010), and so does a command whose workspace
+    files cannot be told from its line (CFG016). A project file that defines nothing
     needing trust records nothing.
     """
     config = load_config(workspace, env=env)
@@ -46,6 +49,14 @@ def trust_project(workspace: Path, *, expected_digest: str | None = None,
                       location=Location(file=trust.path),
                       hint="ask whoever manages that file, or copy the definitions you need "
                            "into your user rein.toml")
+    if trust.unsure:
+        item = trust.unsure[0]
+        raise ConfigError(f"{trust.path}: {item.key} cannot be trusted: {item.unsure}",
+                          code=UNSURE_CODE, location=Location(file=trust.path),
+                          hint="rein trusts the workspace files a command runs, so it must "
+                               "tell them from the line: write the command as a list (no "
+                               "shell), name scripts from the workspace root, and list what "
+                               "they source or import in the hook's files")
     if expected_digest is not None and expected_digest != trust.digest:
         raise Refused(f"{trust.path} changed since it was reviewed: expected "
                       f"{expected_digest}, now {trust.digest}", code="CFG011",
@@ -55,9 +66,12 @@ def trust_project(workspace: Path, *, expected_digest: str | None = None,
     store = trust_file(user_config)
     records = read_records(store)
     moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
-    records[project_key(Path(trust.path))] = {
-        "digest": trust.digest, "trusted_at": moment.isoformat().replace("+00:00", "Z"),
-        "sections": [item.key for item in trust.items]}
+    record: dict[str, Any] = {"digest": trust.digest, "trusted_at": moment.isoformat().replace("+00:00", "Z"),
+              "sections": [item.key for item in trust.items]}
+    files = {p: d for item in trust.items for p, d in item.files.items()}
+    if files:  # kept to name, later, which of them changed
+        record["files"] = files
+    records[project_key(Path(trust.path))] = record
     write_records(store, records)
     return verdict(Path(trust.path), trust.items, records, allowed=True)
 

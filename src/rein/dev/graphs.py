@@ -154,6 +154,13 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
               "timeout_seconds": settings.verify_timeout_seconds,
               "smoke": list(settings.smoke) if settings.smoke else None}
     write = "fs:write:**" if target == "." else f"fs:write:{target}/**"
+    requirements: dict[str, Any] = {
+        "permissions": ["fs:read:**", write, f"fs:create:{write[9:]}", f"fs:delete:{write[9:]}"],
+        "workspace": "read_write"}
+    if settings.tools:  # a model worker serves the features: rein's tools, as [dev] grants
+        requirements["tools"] = list(settings.tools)
+        if {"shell", "shell_exec"} & set(settings.tools):
+            requirements["permissions"].append("shell:exec")
     return {
         "type": "task", "title": f"Feature {feature.id}: {feature.title}",
         "description": feature.description or feature.title,
@@ -161,9 +168,7 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
                                        clean=clean == "always"),
         "outputs": {"summary": {"type": "string",
                                 "description": "One line: what changed for this feature."}},
-        "requirements": {"permissions": ["fs:read:**", write, f"fs:create:{write[9:]}",
-                                         f"fs:delete:{write[9:]}"],
-                         "workspace": "read_write"},
+        "requirements": requirements,
         # A repair is answered in the context that holds the work its feedback is about;
         # the first attempt's reset follows the context policy.
         "constraints": {"x-rein-keep-context-on-retry": True,
@@ -214,7 +219,7 @@ def settings_params(settings: DevSettings) -> dict[str, Any]:
 
 def settings_from(params: Mapping[str, Any]) -> DevSettings:
     values = dict(params)
-    for key in ("verify", "smoke", "plan_roles"):
+    for key in ("verify", "smoke", "plan_roles", "tools"):
         if values.get(key) is not None:
             values[key] = tuple(values[key])
     return DevSettings(**values)

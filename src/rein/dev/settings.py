@@ -44,6 +44,7 @@ class DevSettings(Frozen):
         "smoke",
         "steps_per_feature",
         "target",
+        "tools",
         "verify",
         "verify_source",
         "verify_timeout_seconds",
@@ -66,6 +67,9 @@ class DevSettings(Frozen):
     context_policy: str
     smoke: tuple[str, ...] | None  # run before each feature; a failure is a stop
     plan_roles: tuple[str, ...]  # the plan approval is answered by a holder of one of them
+    # rein's tools offered to a model worker serving a feature (None: none, as for a driver,
+    # which uses its own)
+    tools: tuple[str, ...] | None
 
     def __init__(self, *, target: str = ".", verify: tuple[str, ...] | None = None,
                  verify_source: str | None = None, steps_per_feature: int = 5,
@@ -74,7 +78,8 @@ class DevSettings(Frozen):
                  max_features: int = 20, max_brief_bytes: int = 40_000,
                  plan_attempts: int = 3, context_policy: str = "threshold",
                  smoke: tuple[str, ...] | None = None,
-                 plan_roles: tuple[str, ...] = ()) -> None:
+                 plan_roles: tuple[str, ...] = (),
+                 tools: tuple[str, ...] | None = None) -> None:
         set_field(self, "target", target)
         set_field(self, "verify", verify)
         set_field(self, "verify_source", verify_source)
@@ -89,6 +94,7 @@ class DevSettings(Frozen):
         set_field(self, "context_policy", context_policy)
         set_field(self, "smoke", smoke)
         set_field(self, "plan_roles", plan_roles)
+        set_field(self, "tools", tools)
 
 
 def load_settings(dev: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
@@ -121,6 +127,8 @@ def load_settings(dev: Mapping[str, Any] | None, env: Mapping[str, str] | None =
         if not (isinstance(roles, list) and all(isinstance(r, str) and r for r in roles)):
             raise _bad("plan_roles", "a list of role names")
         values["plan_roles"] = tuple(roles)
+    if "tools" in table:
+        values["tools"] = _tools(table["tools"])
     return DevSettings(**values)
 
 
@@ -182,6 +190,15 @@ def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise _bad(name, "a number of at least 0")
     return float(value)
+
+
+def _tools(value: Any) -> tuple[str, ...]:
+    from rein.tools.catalog import kind_of
+
+    if not isinstance(value, list) or not all(isinstance(v, str) and kind_of(v) for v in value):
+        raise _bad("tools", "a list of rein's tool names (file_read, file_write, edit, "
+                   "file_search, shell, http_fetch)")
+    return tuple(value)
 
 
 def _policy(value: Any) -> str:

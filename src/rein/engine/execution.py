@@ -62,8 +62,12 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         summary["graph_success"] = dict(final.graph_success)
     if final.human_events:
         summary["human_events"] = [dict(e) for e in final.human_events]
-    if final.status is RunStatus.CANCELLED and ctx.parent is None:
-        _settle_cancelled(ctx)
+    if ctx.parent is None and final.status is not RunStatus.SUCCEEDED:
+        # What a halt, a budget stop, an error or a cancel left in flight ends with the
+        # run. (A run succeeds only once every node has ended: nothing to settle.)
+        from rein.engine.stops import settle_run
+
+        settle_run(ctx, final.status)
     ctx.emit("run/finished", {"status": final.status.value},
              Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
     return final.status
@@ -77,38 +81,6 @@ def _raise_if_cancel_requested(ctx: RunContext) -> None:
     request = (run.summary if run is not None else {}).get(CANCEL_KEY)
     if request:
         raise RunCancelled(by=str(request.get("actor") or "an operator"))
-
-
-def _settle_cancelled(ctx: RunContext) -> None:
-    """A cancelled run leaves nothing in flight: every node of the run and of its child
-    runs that had not ended ends ``cancelled``, each question still open in the approval
-    queue is closed (an answer to it is refused), and each child run that had not ended
-    ends ``cancelled`` too. Without this the record, ``runs show --json`` and the queue
-    would say a stopped run still runs or waits."""
-    from rein.core.states import ApprovalStatus, NodeStatus
-    from rein.engine.events import append
-    from rein.store.lineage import family
-
-    at = ctx.now()
-    why = "the run was cancelled"
-    for member in family(ctx.store, ctx.run_id):
-        for node in ctx.store.nodes(member.run_id):
-            if node.status.terminal:
-                continue
-            record = {**node.record, "status": NodeStatus.CANCELLED.value, "finished_at": at,
-                      "x-rein-cancel-reason": why}
-            row = node.replace(status=NodeStatus.CANCELLED, record=record)
-            append(ctx.store, member.run_id, EventType.NODE_CANCELLED,
-                   {"node": node.node_key, "status": NodeStatus.CANCELLED.value,
-                    "reason": why, "was": node.status.value}, at, Transition(node=row))
-        for asked in ctx.store.approvals(run_id=member.run_id,
-                                         status=ApprovalStatus.PENDING):
-            approvals.record_answer(ctx.store, asked, ApprovalStatus.CANCELLED,
-                                    {"actor": "rein", "note": why}, at)
-        if member.run_id != ctx.run_id and not member.status.terminal:
-            append(ctx.store, member.run_id, EventType.RUN_FINISHED,
-                   {"status": RunStatus.CANCELLED.value}, at,
-                   Transition(run_status=RunStatus.CANCELLED, finished_at=at))
 
 
 def _pause(ctx: RunContext, reason: str) -> RunStatus:
@@ -125,10 +97,13 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
     if existing:
         run = existing[-1]
     else:
+        from rein.engine.record_order import LAYOUT, layout
+
         run = RunRow(run_id=RunId(ctx.ids.new("run")), graph_id=spec.graph_id,
                      graph_path=spec.path, graph_digest=spec.digest, status=RunStatus.RUNNING,
                      started_at=ctx.now(), parent_run_id=ctx.run_id, parent_node_key=key,
-                     binding={"params": dict(spec.params)})
+                     binding={"params": dict(spec.params),
+                              LAYOUT: layout(spec.fragment, spec.document)})
         ctx.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
             "graph_id": spec.graph_id, "parent_run_id": ctx.run_id, "node": key})
     constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \

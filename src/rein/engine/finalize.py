@@ -21,6 +21,7 @@ from rein.engine.evaluation import diagnostic, value
 from rein.engine.runtime import Final, RunContext, ScopeInstance
 from rein.engine.scheduler import ScopeResult
 from rein.engine.signals import Paused
+from rein.errors import StoreError
 
 
 async def finalize(ctx: RunContext, inst: ScopeInstance, result: ScopeResult,
@@ -104,6 +105,8 @@ async def compensate(ctx: RunContext) -> None:
             await ctx.execute_node(ctx, view, str(target))
         except Paused:
             raise  # an undo waiting for a person or a worker is waited for, not an error
+        except StoreError:
+            raise  # the store failed: the run is interrupted, not an undo that went wrong
         except Exception as exc:  # noqa: BLE001 - one failed undo must not stop the others
             diagnostic(ctx, "RUN000", "error", f"compensation {target} for {nid} could not "
                        f"run: {exc}", node=inst.key(nid))

@@ -7,7 +7,6 @@ re-run) and the final transition written with its event. The steps a kind takes 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,18 +45,17 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     # simply had not started.
     ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")},
                   hold=True, at=at)
+    # Nothing is written when the node's task is cancelled or an exception passes through:
+    # that is an interrupt (Ctrl-C, a server shutting down, a store error in a sibling),
+    # and the node stays in flight in the store, exactly as after a kill, so that resuming
+    # runs it again. A cancel the engine means (a halt, fail_fast, an operator) is recorded
+    # by whoever decided it (rein.engine.stops).
     try:
         outcome = await kinds.run(ctx, inst, nid, inst.model.specs[nid])
     except Paused as pause:
         transition(state, NodeStatus.AWAITING_HUMAN if pause.reason == "human"
                    else NodeStatus.RUNNING, node=key)
         ctx.save_node(inst, nid, "node/waiting", {"reason": pause.reason, **pause.detail})
-        raise
-    except asyncio.CancelledError:
-        if not state.status.terminal:  # a node that ended before the cancel keeps its end
-            transition(state, NodeStatus.CANCELLED, node=key)
-            state.record["finished_at"] = ctx.now()
-            ctx.save_node(inst, nid, "node/cancelled", {"reason": "cancelled"})
         raise
     _apply(state, outcome, node=key)
     state.duration = round(ctx.clock.monotonic() - started, 6)

@@ -13,11 +13,14 @@ import json
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalKind, RunStatus
 from rein.store.base import Store
+
+if TYPE_CHECKING:
+    from rein.engine.record_order import RecordOrder
 
 FEATURES = (
     "task", "decision", "gate", "loop", "map", "subgraph", "subgraph.ref",
@@ -128,11 +131,17 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
             seen_diag.add(seen)
             diagnostics.append({k: p[k] for k in ("code", "severity", "message", "node_id", "at")
                                 if p.get(k) is not None})
+    # Listed in the graph's order, not the order parallel work happened to end in
+    # (rein.engine.record_order); a run recorded before the order was kept: as stored.
+    from rein.engine.record_order import in_order, order_of  # a record's, not every turn's
+
+    order = order_of(binding)
     if edges:
-        record["edges_taken"] = list(edges.values())
+        record["edges_taken"] = _edges_in_order(list(edges.values()), order)
     if diagnostics:
-        record["diagnostics"] = diagnostics
-    record["nodes"] = [dict(row.record) for row in store.nodes(run.run_id)]
+        record["diagnostics"] = _diagnostics_in_order(diagnostics, order)
+    rows = in_order(store.nodes(run.run_id), lambda row: row.node_key, order)
+    record["nodes"] = [dict(row.record) for row in rows]
     meta: dict[str, Any] = {}
     if binding.get("approved_digest"):
         meta["x-rein-approved-digest"] = binding["approved_digest"]
@@ -151,6 +160,35 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
     if meta:
         record["metadata"] = meta
     return record
+
+
+_KINDS = ("sequence", "conditional", "on_failure")
+
+
+def _edges_in_order(edges: list[dict[str, Any]], order: RecordOrder | None
+                    ) -> list[dict[str, Any]]:
+    """By scope instance, then source and target in the scope's order."""
+    if order is None:
+        return edges
+
+    def key(edge: Mapping[str, Any]) -> tuple[Any, ...]:
+        scope = str(edge.get("x-rein-scope") or "")
+        kind = str(edge["kind"])
+        return (order.of(scope), order.rank(scope, str(edge["from"])),
+                order.rank(scope, str(edge["to"])),
+                _KINDS.index(kind) if kind in _KINDS else len(_KINDS))
+
+    return sorted(edges, key=key)
+
+
+def _diagnostics_in_order(found: list[dict[str, Any]], order: RecordOrder | None
+                          ) -> list[dict[str, Any]]:
+    """A node's in the order of its node (each node's in the order it raised them), then
+    those of the run as a whole."""
+    if order is None:
+        return found
+    return sorted(found, key=lambda d: (0, order.of(str(d["node_id"])), "") if d.get(
+        "node_id") else (1, (), str(d.get("message", ""))))
 
 
 @lru_cache(maxsize=1)

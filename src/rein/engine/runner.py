@@ -117,7 +117,10 @@ class Engine:
         self._attach_telemetry()  # before the first event, so the run's span starts with it
         run_id = RunId(self.ids.new("run"))
         now = iso(self.clock.now())
-        binding = {**prepared.binding(), "approved_digest": approved, "approved_by": actor}
+        from rein.engine.record_order import LAYOUT, layout
+
+        binding = {**prepared.binding(), "approved_digest": approved, "approved_by": actor,
+                   LAYOUT: layout(data)}  # not approved: the order the record lists nodes in
         run = RunRow(run_id=run_id, graph_id=str(prepared.data.get("id")),
                      graph_path=str(Path(prepared.path).resolve()),
                      graph_digest=prepared.digest, status=RunStatus.RUNNING, started_at=now,

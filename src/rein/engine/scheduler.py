@@ -34,6 +34,7 @@ class ScopeResult:
     failed: bool = False  # some node ended with an unabsorbed failure
     halted: bool = False  # policy.on_node_failure: halt stopped it
     degraded: bool = False  # some node succeeded degraded (RT042)
+    stopped: bool = False  # some node was cancelled (a halt, fail_fast, a budget stop)
 
 
 class Scheduler:
@@ -107,6 +108,12 @@ class Scheduler:
                     for task in running:
                         task.cancel()
                     await asyncio.gather(*running, return_exceptions=True)
+                    # Stopped on purpose: recorded here, once they have wound down (a
+                    # cancelled task records nothing itself: rein.engine.stops).
+                    from rein.engine.stops import stop_node
+
+                    for nid in sorted(running.values(), key=self.model.rank.__getitem__):
+                        stop_node(self.ctx, self.inst, nid, "halted after a failure")
                     running.clear()
                     with self.ctx.store.batch():
                         self._update_readiness()
@@ -126,6 +133,7 @@ class Scheduler:
             failed=any(s.unabsorbed for s in states.values()),
             halted=self.halted,
             degraded=any(s.degraded for s in states.values()),
+            stopped=any(s.status is NodeStatus.CANCELLED for s in states.values()),
         )
 
     def _start_ready(self, running: dict[asyncio.Task[None], str]) -> str | None:

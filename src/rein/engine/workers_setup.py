@@ -48,6 +48,7 @@ from rein.errors import ConfigError, Refused
 # scripted, model and profile workers are imported only when a table asks for one.
 if TYPE_CHECKING:
     from rein.config import Config
+    from rein.core.tiers import Tier
     from rein.workers.base import Worker
     from rein.workers.command import CommandTemplate
 
@@ -68,10 +69,20 @@ def workers_from_config(workspace: Path, config: Config,
     workers.extend(model_workers)
     unrouted = [t for name, t in commands.items() if name not in routed_commands]
     if unrouted:
-        from rein.workers.command import CommandWorker
-
-        workers.extend(CommandWorker(template, tiers=()) for template in unrouted)
+        workers.extend(_command_worker(template, config, (), workspace)
+                       for template in unrouted)
     return tuple(workers)
+
+
+def _command_worker(template: CommandTemplate, config: Config, tiers: tuple[Tier, ...],
+                    workspace: Path) -> Worker:
+    """A command worker that writes none of what rein runs, and runs its argv's files only
+    as they were trusted (``Config.pinned``)."""
+    from rein.tools.sandbox import protected_paths
+    from rein.workers.command import CommandWorker
+
+    return CommandWorker(template, tiers=tiers, protected=protected_paths(config, workspace),
+                         files=config.pinned.get(f"workers.command.{template.name}"))
 
 
 def scripted_worker(workspace: Path, section: Mapping[str, Any],
@@ -90,12 +101,14 @@ def scripted_worker(workspace: Path, section: Mapping[str, Any],
         raise ConfigError("workers.scripted.answers must be a path", code="WORKERCFG002",
                           hint='for example answers = "answers.yaml"')
     from rein.profiles.policy import Policy
+    from rein.tools.sandbox import protected_paths
     from rein.workers.scripted import ScriptedWorker
 
     path = Path(answers)
     policy = Policy.from_config(config) if config is not None else None
-    return ScriptedWorker.from_file(path if path.is_absolute() else workspace / path,
-                                    policy=policy)
+    return ScriptedWorker.from_file(
+        path if path.is_absolute() else workspace / path, policy=policy,
+        protected=protected_paths(config, workspace, env) if config is not None else ())
 
 
 def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:
@@ -147,7 +160,6 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
         return []
     from rein.profiles.policy import Policy
     from rein.providers.base import default_registry
-    from rein.workers.command import CommandWorker
     from rein.workers.model_setup import model_worker_builder, tier_routes
     from rein.workers.profile import ProfileWorker
 
@@ -158,16 +170,18 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
         return registry.create(cfg, http_client=client)
 
     from rein.tools.hooks import configured_hooks
+    from rein.tools.sandbox import protected_paths
 
     build = model_worker_builder(providers, create, policy=Policy.from_config(config),
-                                 hooks=configured_hooks(config))
+                                 hooks=configured_hooks(config),
+                                 protected=protected_paths(config, workspace))
     out: list[Worker] = []
     for route in tier_routes(config.get("tiers")):
         name = route.provider
         if name in commands:
             routed_commands.add(name)
             template = dataclasses.replace(commands[name], model=route.model)
-            out.append(CommandWorker(template, tiers=(route.tier,)))
+            out.append(_command_worker(template, config, (route.tier,), workspace))
             continue
         if name not in providers:
             _refuse_if_withheld(config, route.tier, name)

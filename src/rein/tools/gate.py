@@ -7,7 +7,7 @@ approval queue. The order is fixed and only narrows:
 1. a deny pattern or a missing grant → deny (the grants are the node's effective permissions,
    already the intersection of node, profile and harness policy);
 2. a write the sandbox does not allow (read-only, outside the writable roots, a protected
-   path) → deny; network use while the sandbox has no network → deny;
+   path: ``.git``, ``.rein``, ``rein.toml``, a file a hook runs) → deny; network use while the sandbox has no network → deny;
 3. an ``ask`` pattern covering the request → ask;
 4. otherwise → allow.
 """
@@ -121,11 +121,16 @@ class ToolPolicy:
         return Decision(verdict=Verdict.ALLOW, permission=text)
 
     def _sandbox_refusal(self, request: Permission, path: Path) -> str:
-        if self.sandbox.is_protected(path):
-            names = ", ".join(self.sandbox.protected)
+        protecting = self.sandbox.protecting(path)
+        if protecting is not None:
+            why = {".git": "rein records and commits the work itself",
+                   ".rein": "rein keeps its state there",
+                   "rein.toml": "it is rein's configuration"}.get(
+                protecting, "rein runs or trusts it: a configured hook's or command worker's "
+                "file, or rein's own configuration")
             return (
-                f"refused {request}: {names} are protected; workers never write there "
-                "(rein records and commits the work itself)"
+                f"refused {request}: {protecting} is protected ({why}); no node writes it, "
+                "whatever its fs:write grants"
             )
         if self.sandbox.mode is SandboxMode.READ_ONLY:
             return (

@@ -20,7 +20,9 @@ The chain semantics, one event at a time, hooks in the order they are configured
 - ``ask`` from any hook sends the call to the approval queue (it never skips one: ``allow``
   does not bypass rein's permission check);
 - a **skip** (``skipResult``) means: do not run the tool, and give the model this result
-  instead. It is explicit, recorded as the hook's outcome, and loses to a block.
+  instead. It is explicit, recorded as the hook's outcome, and loses to a block;
+- a hook whose workspace files (its script) changed since the configuration was read and
+  trusted is **not run**: its run is a block that stops the session, naming the files.
 
 The sink hears ``started`` and ``completed`` for every run, live, with redacted data: a
 secret the hook was handed never reaches a record. With no hooks configured, :meth:`run`
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rein.config import Config, HookSpec
+from rein.config.command_files import changed
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.catalog import ALIASES, kind_of
 from rein.tools.hook_wire import HOOK_EVENTS, TOOL_EVENTS, HookAnswer, interpret, matches
@@ -66,6 +69,9 @@ class Hook:
     source: str = ""  # the rein.toml that defines it, or the profile that binds it
     params: Mapping[str, str] = field(default_factory=dict)  # a profile's ``with``
     fail_closed: bool = False  # a failed run (crash, timeout) blocks instead of passing
+    # The workspace files the command runs, with their digests as trusted (or read): a hook
+    # whose files differ is never run (rein.config.command_files).
+    files: Mapping[str, str] = field(default_factory=dict)
 
     def selects(self, event: str, tool: str | None) -> bool:
         """Whether this hook runs for ``event`` on ``tool``. A built-in tool answers to each
@@ -142,7 +148,7 @@ def from_spec(spec: HookSpec, events: Sequence[str] | None = None, *,
     return Hook(name=spec.name, command=command,
                 events=tuple(spec.events if events is None else events), matcher=spec.matcher,
                 timeout_seconds=spec.timeout_seconds, source=source or spec.source,
-                params=params or {}, fail_closed=spec.fail_closed)
+                params=params or {}, fail_closed=spec.fail_closed, files=spec.files)
 
 
 def configured_hooks(config: Config) -> tuple[Hook, ...]:
@@ -224,6 +230,14 @@ class HookRunner:
             base["tool"] = tool
         if self.sink is not None:
             self.sink("started", {**base, "status": "running", "input": self.redact(wire)})
+        stale = changed(self.cwd, hook.files)
+        if stale:
+            answer = _changed(hook, stale)
+            run = HookRun(id=run_id, hook=hook.name, event=event, status=answer.status,
+                          duration_ms=0.0, message=answer.message, tool=tool,
+                          outcome=_outcome(answer))
+            self._completed(base, run, "")
+            return answer, run
         env = hook_env(os.environ if self._env is None else self._env, self.cwd)
         command = hook.command if isinstance(hook.command, str) else list(hook.command)
         try:
@@ -299,6 +313,15 @@ class _Chain:
         return ChainOutcome(ask=self.ask, tool_input=rewritten, tool_output=self.output,
                             skip=self.skip, skipped_by=self.skipped_by,
                             context=tuple(self.context), runs=runs)
+
+
+def _changed(hook: Hook, paths: Sequence[str]) -> HookAnswer:
+    """A hook whose files changed since they were trusted is not run, and the session stops:
+    running it would run code nobody approved, and skipping it would drop a guard."""
+    why = (f"hook {hook.name} was not run: {', '.join(paths)} changed since rein read and "
+           "trusted its configuration; review the change, then run `rein config trust` "
+           "again (for a project rein.toml) and start the run again")
+    return HookAnswer(status="blocked", message=why, stop_reason=why)
 
 
 def _outcome(answer: HookAnswer) -> str | None:

@@ -23,6 +23,11 @@ streamable HTTP transport) for one session, and their tools are offered as
    ``ask`` runs only when the caller says the call was approved.
 4. **Servers stop with the session.** Leaving the ``async with`` closes every connection;
    the SDK closes a stdio server's stdin, waits, then terminates its process tree.
+5. **Nothing starts that cannot be used.** A server whose every tool is denied (its own
+   ``tools.allow`` is empty or its ``tools.deny`` matches everything; or ``unusable``, the
+   caller's reading of its grants, names a rule that denies them all) is neither asked
+   about nor launched: its status is ``skipped``, with that rule as the reason. A tool
+   hidden at listing says which rule hid it (``explain``).
 """
 
 from __future__ import annotations
@@ -84,6 +89,13 @@ class McpServer:
                    allow=tuple(tools["allow"]) if "allow" in tools else None,
                    deny=tuple(tools.get("deny") or ()))
 
+    def unusable(self) -> str | None:
+        """Why the server's own ``tools`` filter lets no tool through, if it lets none."""
+        if self.allow is not None and not self.allow:
+            return "its tools.allow is empty"
+        every = next((p for p in self.deny if set(p) <= {"*"}), None)
+        return f"its tools.deny {every!r} matches every tool" if every else None
+
     def filters(self, tool: str) -> bool:
         """Whether the server's own allow/deny lets ``tool`` (a bare name) through."""
         def hit(patterns: Iterable[str]) -> bool:
@@ -126,6 +138,9 @@ class LaunchRequest:
 
 
 Confirm = Callable[[LaunchRequest], Awaitable[str]]
+# Why no tool of a server can be granted (None: some might be), and why one tool is not.
+Unusable = Callable[[str], str | None]
+Explain = Callable[[str], str]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -145,7 +160,7 @@ class McpTool:
 class _Connection:
     server: McpServer
     request: LaunchRequest
-    status: str = "pending"  # pending | running | declined | failed
+    status: str = "pending"  # pending | running | declined | failed | skipped
     reason: str | None = None
     client: Any = None
     tools: dict[str, McpTool] = field(default_factory=dict)
@@ -170,10 +185,12 @@ class McpHub:
                  trust: str, workspace: Path, confirm: Confirm | None = None,
                  assume_yes: bool = False, environ: Mapping[str, str] | None = None,
                  startup_timeout: float = STARTUP_TIMEOUT,
-                 call_timeout: float = CALL_TIMEOUT) -> None:
+                 call_timeout: float = CALL_TIMEOUT, unusable: Unusable | None = None,
+                 explain: Explain | None = None) -> None:
         import os
 
         self.gate = gate
+        self.explain = explain
         self.confirm = confirm
         self.assume_yes = assume_yes
         self.workspace = Path(workspace)
@@ -187,16 +204,25 @@ class McpHub:
                 variables=tuple(sorted({_variable(v) for v in (*s.env.values(),
                                                                 *s.headers.values())}))))
             for s in servers]
+        for connection in self._connections:
+            server = connection.server
+            why = server.unusable() or (unusable(server.name) if unusable else None)
+            if why is not None:
+                connection.status = "skipped"
+                connection.reason = f"not launched: no tool of it may be used ({why})"
         self._stack: AsyncExitStack | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> Self:
-        answers = [await self._ask(c) for c in self._connections]
+        answers = [await self._ask(c) if c.status != "skipped" else "skipped"
+                   for c in self._connections]
         self._stack = AsyncExitStack()
         await self._stack.__aenter__()
         try:
             for connection, answer in zip(self._connections, answers, strict=True):
+                if answer == "skipped":
+                    continue
                 if answer == "accept":
                     await self._start(connection)
                 else:
@@ -294,7 +320,8 @@ class McpHub:
                 continue
             decision = self.gate(name)
             if decision == "deny":
-                connection.hidden.append(f"{name}: not granted by the effective profile")
+                why = self.explain(name) if self.explain else "not granted by the effective profile"
+                connection.hidden.append(f"{name}: {why}")
                 continue
             wire = _WIRE.sub("_", f"mcp__{server.name}__{tool.name}")[:64]
             if wire in used:

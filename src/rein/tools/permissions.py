@@ -9,7 +9,7 @@ covers every target of that scope and action. Targets are matched per scope:
 - ``shell``: the command line; ``*`` matches any text. A line made of several commands
   (``a && b``, ``a; b``, ``a | b``, one per line) must have every command granted, and a
   line that does not split with certainty (command substitution, subshells, here-documents,
-  a computed program name: :mod:`rein.tools.shellsplit`) needs a grant without a target. A
+  a computed program name: :mod:`rein.core.shellsplit`) needs a grant without a target. A
   pattern that names a program (``echo*``) does not cover a program path (``echo/x``).
 - ``net``: origins (``https://api.example.com``, optionally ``:port``); ``*`` in the host
   matches one or more labels, and a target of ``*`` matches any URL.
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from rein.core.shellsplit import ShellCommand, split_commands
 from rein.errors import ConfigError
-from rein.tools.shellsplit import ShellCommand, split_commands
 
 SCOPES = frozenset({"fs", "net", "shell", "git", "process", "secret", "mcp", "human", "custom"})
 _PERMISSION = re.compile(
@@ -160,7 +160,7 @@ def shell_commands(command: str) -> tuple[str, ...] | None:
     """Split a command line into the simple commands it runs, or None when it cannot tell.
 
     None means the line hides or defines commands, or does not split with certainty (see
-    :mod:`rein.tools.shellsplit`); such a line is granted only by a ``shell:exec`` grant
+    :mod:`rein.core.shellsplit`); such a line is granted only by a ``shell:exec`` grant
     without a target.
     """
     commands = split_commands(command)

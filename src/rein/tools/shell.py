@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.shellsplit import split_commands
 from rein.tools.catalog import ToolResult
-from rein.tools.paths import ToolFailure
+from rein.tools.paths import ToolFailure, is_within
 from rein.tools.permissions import PermissionSet
-from rein.tools.sandbox import Backend, SandboxMode, SandboxPolicy, wrap_command
+from rein.tools.sandbox import Backend, SandboxMode, SandboxPolicy, backend_for, wrap_command
 from rein.tools.writeguard import (
     changed_paths,
     directories,
@@ -110,6 +111,7 @@ async def run_sandboxed(
     scratch: Path | None = None,
     writes: PermissionSet | None = None,
     runner: Runner | None = None,
+    trusted_argv: bool = False,
 ) -> CommandOutcome:
     """Run ``argv`` under ``policy``; raise ToolFailure (TOOL030) if a boundary is required.
 
@@ -117,13 +119,20 @@ async def run_sandboxed(
     HOME point there); by default a fresh one is made and removed afterwards. A caller that
     passes its own keeps it (the command worker reads its outputs file from there).
 
-    ``writes``, when given, are the grants whose ``fs:write`` targets bound what the command
-    may change in the workspace: only their directories are writable under bubblewrap, and
-    the workspace is compared before and after; ``written_outside`` lists what no grant
-    covers (the caller fails the command for it).
+    ``writes``, when given, are the node's grants: their ``fs:write`` targets bound what the
+    command may change in the workspace (only their directories are writable under
+    bubblewrap, and the workspace is compared before and after; ``written_outside`` lists
+    what no grant covers, and the caller fails the command for it), and their ``fs:read``
+    targets what it may see of it (:mod:`rein.tools.readguard`). Without them, the whole
+    workspace is readable.
 
     ``runner`` runs the wrapped command instead of rein's process-group runner (an editor's
     terminal): the sandbox and the write check stay the same.
+
+    ``trusted_argv``: ``argv`` comes from the user's configuration (a command worker), so
+    the files it names outside the workspace (the agent's script) are bound read-only under
+    bubblewrap. A model's command line never is: only the programs it names that ``PATH``
+    resolves bring their installations in.
     """
     from rein.tools.process import run_process  # the process-group runner
 
@@ -134,11 +143,18 @@ async def run_sandboxed(
     allowed = writes if writes is not None and policy.mode is SandboxMode.WORKSPACE_WRITE \
         else PermissionSet()
     workspace = policy.workspace.resolve()
-    if guarded:
-        binds = write_binds(workspace, allowed) if allowed.grants else ()
-        policy = dataclasses.replace(policy, workspace_binds=binds)
+    command_env = base_env(env, scratch=scratch)
     try:
-        wrapped, backend = wrap_command(policy, argv, cwd=cwd, scratch=scratch)
+        if guarded:
+            assert writes is not None
+            binds = write_binds(workspace, allowed) if allowed.grants else ()
+            policy = dataclasses.replace(policy, workspace_binds=binds)
+            if backend_for(policy).name == "bubblewrap":  # reads are confined there only
+                policy = dataclasses.replace(policy, **_reads(workspace, writes, binds))
+        programs, files = _named(argv, workspace, trusted=trusted_argv)
+        wrapped, backend = wrap_command(policy, argv, cwd=cwd, scratch=scratch,
+                                        search_path=command_env.get("PATH"),
+                                        programs=programs, files=files)
         if policy.require_boundary and not backend.is_boundary:
             raise ToolFailure(
                 f"refused: this policy requires a sandbox boundary, and {backend.note}",
@@ -152,7 +168,7 @@ async def run_sandboxed(
         result = await runner(
             wrapped,
             cwd=cwd,
-            env=base_env(env, scratch=scratch),
+            env=command_env,
             timeout=timeout,
             max_output_bytes=max_output_bytes,
         )
@@ -179,6 +195,38 @@ async def run_sandboxed(
         written_outside=outside,
         write_check=write_check_text(backend) if guarded else None,
     )
+
+
+def _named(argv: Sequence[str], workspace: Path, *, trusted: bool
+           ) -> tuple[list[str], list[Path]]:
+    """The programs ``argv`` runs whose installations the sandbox shows, and the files
+    outside the workspace it binds read-only (a trusted argv's only)."""
+    if not trusted:
+        if list(argv[:2]) == ["/bin/sh", "-c"] and len(argv) == 3:
+            commands = split_commands(argv[2]) or ()
+            return [c.program for c in commands if c.program and "/" not in c.program], []
+        return [], []
+    files = [Path(a) for a in argv[1:] if os.path.isabs(a) and os.path.exists(a)
+             and not is_within(Path(a), workspace)]
+    return list(argv[:1]), files
+
+
+def _reads(workspace: Path, permissions: PermissionSet, writable: Sequence[Path]
+           ) -> dict[str, Any]:
+    """``readable`` and ``hidden`` of the sandbox for ``permissions``' ``fs:read`` grants
+    and deny patterns (ToolFailure TOOL032 when the masking walk would be too long)."""
+    # Imported here: a driver turn imports this module for its criteria and never needs it.
+    from rein.tools.readguard import TooManyToMask, hidden_paths, read_binds
+
+    readable = read_binds(workspace, permissions)
+    try:
+        hidden = hidden_paths(workspace, permissions, (*readable, *writable))
+    except TooManyToMask as exc:
+        raise ToolFailure(f"refused: an fs:read deny pattern with a wildcard would need {exc} "
+                          "to hide what it covers from the command", code="TOOL032",
+                          hint="deny literal paths (secrets/**) rather than patterns "
+                               "(**/.env), or narrow the fs:read grants") from None
+    return {"readable": readable, "hidden": hidden}
 
 
 async def shell_tool(

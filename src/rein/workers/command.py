@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.config.command_files import changed
 from rein.core.failures import FailureClass
 from rein.core.tiers import TIERS, Tier
 from rein.core.usage import Usage
@@ -144,6 +145,8 @@ class CommandWorker:
         tiers: Iterable[Tier] = TIERS,
         require_boundary: bool = False,
         environ: Mapping[str, str] | None = None,
+        protected: Iterable[str] = (),
+        files: Mapping[str, str] | None = None,
     ) -> None:
         if not template.argv:
             raise ValueError("a command template needs at least the program")
@@ -151,6 +154,10 @@ class CommandWorker:
         self.tiers = frozenset(tiers)
         self.require_boundary = require_boundary
         self._environ = environ if environ is not None else os.environ
+        # Paths no node writes whatever its grants (rein.tools.sandbox.protected_paths), and
+        # the workspace files this agent's argv runs, as trusted: changed, it is not run.
+        self.protected = tuple(protected)
+        self.files = dict(files or {})
 
     @property
     def id(self) -> str:
@@ -171,12 +178,21 @@ class CommandWorker:
         its report to the node's outputs; the scratch directory goes however it ends."""
         routed = request.served_by(self.template.name, self.template.model)
         usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
+        stale = changed(Path(request.workspace), self.files)
+        if stale:
+            yield AttemptResult(usage=usage, routed=routed,
+                                failure=FailureClass.PERMISSION_DENIED, message=(
+                                    f"command worker {self.template.name} was not run: "
+                                    f"{', '.join(stale)} changed since rein read and trusted "
+                                    "its configuration; review the change, then run `rein "
+                                    "config trust` again (for a project rein.toml)"))
+            return
         private = Path(tempfile.mkdtemp(prefix="rein-command-"))
         try:
             launch = self._launch(request, private)
             policy = SandboxPolicy.for_attempt(
                 request.workspace, request.workspace_access, request.network,
-                require_boundary=self.require_boundary,
+                require_boundary=self.require_boundary, protected=self.protected,
             )
             before = git_refs(request.workspace)
             try:
@@ -189,6 +205,7 @@ class CommandWorker:
                     max_output_bytes=self.template.max_output_bytes,
                     scratch=private,
                     writes=PermissionSet.parse(request.permissions),
+                    trusted_argv=True,
                 )
             except (ToolFailure, ConfigError) as exc:
                 yield AttemptResult(usage=usage, routed=routed,

@@ -15,8 +15,12 @@ set back by a program, so a rewrite always shows), and a file modified within
 snapshot is compared with the first (:func:`written_paths`), and what changed is sorted:
 tool caches (:data:`TOOL_CACHES`) are reported but not the driver's work; git's own
 bookkeeping (objects, index, logs) is skipped; refs and ``HEAD`` moving need ``git:commit``;
-everything else, ``.git/config``, hooks and ``info/exclude`` included, is checked against
-the node's ``fs:write`` grants (:func:`writes_outside`). rein's ``.rein/`` is never counted.
+everything else is checked against the node's ``fs:write`` grants (:func:`writes_outside`),
+except what no grant covers: the rest of ``.git`` (``config``, ``hooks``, ``info/exclude``:
+what git runs), ``rein.toml`` and every workspace file a configured hook or command worker
+runs (``rein.tools.sandbox.protected_paths``). rein's ``.rein/`` is never counted: rein's
+own processes write there while the driver works, and the answer files (``inbox.json``)
+are the driver's to write.
 
 An agent's own sandbox may put things in the workspace that the agent did not write, seen
 only inside its commands: the Codex CLI mounts empty read-only directories (``.agents``,
@@ -170,7 +174,10 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
                     mounts.add(rel)
     return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,
             "entries": entries, "refs": git_refs(root), "partial": partial,
-            "mounts": sorted(m for m in mounts if m in entries)}
+            "mounts": sorted(m for m in mounts if m in entries),
+            # As configured when it was taken: a driver that rewrites rein.toml to drop a
+            # hook does not free the hook's script by it.
+            "protected": list(protected_in(root))}
 
 
 def sandbox_mounts(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
@@ -242,25 +249,32 @@ def write_grants(permissions: Iterable[str]) -> list[str]:
     return out
 
 
-def writes_outside(paths: Sequence[str], permissions: Iterable[str]) -> list[str]:
-    """The paths of ``paths`` that no ``fs:write`` grant of ``permissions`` covers."""
+def writes_outside(paths: Sequence[str], permissions: Iterable[str],
+                   protected: Iterable[str] = ()) -> list[str]:
+    """The paths of ``paths`` that no ``fs:write`` grant of ``permissions`` covers; a path
+    in ``.git`` or in ``protected`` is never covered."""
     from rein.tools.permissions import target_matches
 
     grants = write_grants(permissions)
-    return [p for p in paths if not any(target_matches("fs", g, p) for g in grants)]
+    guarded = (".git", *protected)
+    return [p for p in paths
+            if any(p == g or p.startswith(g + "/") for g in guarded)
+            or not any(target_matches("fs", g, p) for g in grants)]
 
 
 def compare(before: Mapping[str, Any], after: Mapping[str, Any],
-            permissions: Sequence[str]) -> dict[str, Any]:
-    """The write checks of one submit: what was written, what of it no grant covers,
-    tool caches set aside, and refs that moved."""
+            permissions: Sequence[str], protected: Iterable[str] = ()) -> dict[str, Any]:
+    """The write checks of one submit: what was written, what of it no grant covers (or
+    is protected: ``protected``, or so in either snapshot), tool caches set aside, and refs
+    that moved."""
+    protected = [*protected, *(before.get("protected") or ()), *(after.get("protected") or ())]
     written = written_paths(before, after)
     ignored = [p for p in written if tool_cache(p)]
     # git's account of the refs, and the ref files themselves (named as git names them).
     refs = sorted(set(moved_refs(before, after))
                   | {p.removeprefix(".git/") for p in written if git_ref_path(p)})
     work = [p for p in written if not tool_cache(p) and not git_ref_path(p)]
-    outside = writes_outside(work, permissions)
+    outside = writes_outside(work, permissions, protected)
     out: dict[str, Any] = {
         "written": work[:200], "writes_outside": outside[:200],
         "head_moved": bool(refs), "refs_moved": refs[:50],
@@ -306,6 +320,25 @@ def measure(workspace: str | Path, turn: Any, now: dt.datetime,
     return out, after
 
 
+def protected_in(workspace: str | Path) -> tuple[str, ...]:
+    """What no driver may write in ``workspace``, from its configuration as it is now
+    (rein's own list alone when the configuration cannot be read). A workspace without a
+    ``rein.toml`` anywhere is answered without reading one: a driver turn stays fast."""
+    from rein.config.files import any_config
+    from rein.errors import ReinError
+    from rein.tools.sandbox import protected_paths
+
+    root = Path(workspace)
+    if not any_config(root):
+        return protected_paths(None, root)
+    from rein.config import load_config
+
+    try:
+        return protected_paths(load_config(root), root)
+    except ReinError:
+        return protected_paths(None, root)
+
+
 __all__ = ["TOOL_CACHES", "TOOL_CACHE_SUFFIXES", "compare", "git_ref_path", "measure",
-           "moved_refs", "sandbox_mounts", "snapshot", "tool_cache", "write_grants",
-           "writes_outside", "written_paths"]
+           "moved_refs", "protected_in", "sandbox_mounts", "snapshot", "tool_cache",
+           "write_grants", "writes_outside", "written_paths"]

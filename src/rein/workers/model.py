@@ -98,6 +98,7 @@ class ModelWorker:
         max_steps: int = DEFAULT_MAX_STEPS,
         hooks: Sequence[Hook] = (),
         context_tokens: int | None = None,
+        protected: Sequence[str] = (),
     ) -> None:
         self.provider = provider
         self.model = model
@@ -113,6 +114,8 @@ class ModelWorker:
         self.max_steps = max_steps
         self.hooks = tuple(hooks)  # rein.toml's lifecycle hooks for every session
         self.context_tokens = context_tokens  # the window compaction keeps the conversation in
+        # Paths no node writes whatever its grants: what rein runs (see sandbox.protected_paths).
+        self.protected = tuple(protected)
 
     def with_model(self, model: str) -> ModelWorker:
         """This worker, everything kept, serving ``model`` of the same provider."""
@@ -121,7 +124,7 @@ class ModelWorker:
             ask=self.ask, denied=self.denied, policy=self.policy, tiers=self.tiers,
             require_boundary=self.require_boundary, http_client=self.http_client,
             clock=self.clock, max_steps=self.max_steps, hooks=self.hooks,
-            context_tokens=self.context_tokens,
+            context_tokens=self.context_tokens, protected=self.protected,
         )
 
     @property
@@ -151,7 +154,7 @@ class ModelWorker:
         grants = grants or self.grants(request)
         sandbox = SandboxPolicy.for_attempt(
             request.workspace, request.workspace_access, request.network,
-            require_boundary=self.require_boundary,
+            require_boundary=self.require_boundary, protected=self.protected,
         )
         policy = ToolPolicy.build(
             grants.grants, sandbox=sandbox, denied=grants.denied, ask=grants.ask

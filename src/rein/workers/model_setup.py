@@ -51,10 +51,12 @@ def tier_routes(tiers: Mapping[str, Any] | None, *, default_provider: str = ""
 def model_worker_builder(providers: Mapping[str, ProviderConfig],
                          create: Callable[[ProviderConfig], Provider], *,
                          approver: Approver | None = None, policy: Policy | None = None,
-                         hooks: Sequence[Hook] = ()) -> Callable[[TierRoute], ModelWorker]:
+                         hooks: Sequence[Hook] = (), protected: Sequence[str] = ()
+                         ) -> Callable[[TierRoute], ModelWorker]:
     """A function building the model worker of a route whose provider is in ``providers``;
     each provider is created once (``create``) and shared by the tiers routed to it.
-    ``hooks`` are the lifecycle hooks every session of these workers runs."""
+    ``hooks`` are the lifecycle hooks every session of these workers runs; ``protected``
+    the paths none of their nodes may write (``rein.tools.sandbox.protected_paths``)."""
     from rein.workers.model import ModelWorker
 
     built: dict[str, Provider] = {}
@@ -66,7 +68,7 @@ def model_worker_builder(providers: Mapping[str, ProviderConfig],
         return ModelWorker(provider=built[route.provider], model=route.model,
                            tiers=(route.tier,), stream=bool(cfg.options.get("stream", False)),
                            approver=approver, policy=policy, hooks=hooks,
-                           context_tokens=route.context_tokens)
+                           context_tokens=route.context_tokens, protected=protected)
 
     return build
 

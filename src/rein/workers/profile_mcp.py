@@ -4,9 +4,10 @@ A server runs a command (or reaches a URL) from the profile, so nothing starts b
 answered (:func:`launch_answers`): a command line trusted by ``[mcp] trusted`` in a managed or
 user ``rein.toml`` starts without asking; otherwise a person answers an ``mcp_launch``
 approval naming the exact command line, and the session pauses until they do. Outside a run
-there is nobody to ask, so the server is not launched. Only servers the effective profile may
-use a tool of are offered at all (:func:`session_hub`). :class:`HubHost` starts and stops them
-from one task, however the session ends.
+there is nobody to ask, so the server is not launched. A server the effective profile may use
+no tool of is neither asked about nor launched, and the notice names the rule that denies
+them all (:func:`unusable`); a tool hidden at listing names its rule too (:func:`explain`).
+:class:`HubHost` starts and stops them from one task, however the session ends.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.config import Config
-from rein.formats.globs import match_any
+from rein.formats.globs import covers, match, match_any
 from rein.profiles.effective import EffectiveProfile
 from rein.profiles.resolve import ResolvedProfile
 from rein.tools.mcp import PREFIX, LaunchRequest, McpHub, servers_from_profile
@@ -27,20 +28,123 @@ from rein.workers.base import AttemptRequest, WorkerPaused
 
 def session_hub(resolved: ResolvedProfile, effective: EffectiveProfile, *, workspace: Path,
                 environ: Mapping[str, str] | None) -> McpHub | None:
-    """The session's MCP servers: those the effective profile may use a tool of."""
-    servers = [s for s in servers_from_profile(resolved.mcp_servers)
-               if may_use(effective, s.name)]
+    """The session's MCP servers; those it may use no tool of are there as ``skipped``."""
+    servers = servers_from_profile(resolved.mcp_servers)
     if not servers:
         return None
     return McpHub(servers, gate=effective.decide, profile=resolved.name, trust=resolved.trust,
-                  workspace=workspace, confirm=None, environ=environ)
+                  workspace=workspace, confirm=None, environ=environ,
+                  **grant_checks(effective))
 
 
-def may_use(effective: EffectiveProfile, server: str) -> bool:
-    """Whether every tool allow set (profile, policy, node) can match a tool of ``server``."""
-    probe = f"{PREFIX}{server}/x"
-    return all(any(p.startswith(f"{PREFIX}{server}/") or match_any([p], probe) for p in s)
-               for s in effective.tools.allow_sets)
+def grant_checks(effective: EffectiveProfile) -> dict[str, Any]:
+    """``unusable`` and ``explain`` of an :class:`McpHub` under ``effective``."""
+    return {"unusable": lambda server: unusable(effective, server),
+            "explain": lambda tool: explain(effective, tool)}
+
+
+def unusable(effective: EffectiveProfile, server: str) -> str | None:
+    """The rule that denies every tool of ``server``, said for a person; None when some
+    tool of it may be granted. Conservative: None whenever it cannot be sure."""
+    whole, prefix = f"{PREFIX}{server}/**", f"{PREFIX}{server}/"
+    for pattern in effective.tools.deny:
+        if covers(pattern, whole):
+            return f"{_deny_source(effective, pattern)} denies {pattern!r}"
+    for label, patterns in _allow_sets(effective):
+        if not any(could_match(p, prefix) for p in patterns):
+            return f"{label} ({', '.join(patterns) or 'nothing'}) grants none of its tools"
+    if _ceiling(effective) == "deny":
+        return "permissions.default is deny"
+    for number, rule in _tool_rules(effective):
+        pattern = str(rule.get("tool", "*"))
+        if covers(pattern, whole):
+            return (f"profile rule {number} ({pattern!r}) denies them"
+                    if rule.get("decision") == "deny" else None)
+        if could_match(pattern, prefix) and rule.get("decision") != "deny":
+            return None
+    return None
+
+
+def explain(effective: EffectiveProfile, tool: str) -> str:
+    """Which rule denies ``tool`` (``mcp/<server>/<tool>``), said for a person."""
+    for pattern in effective.tools.deny:
+        if match(pattern, tool):
+            return f"denied by {_deny_source(effective, pattern)} {pattern!r}"
+    for label, patterns in _allow_sets(effective):
+        if not match_any(patterns, tool):
+            return f"not in {label} ({', '.join(patterns) or 'nothing'})"
+    if not effective.tools.permits(tool):
+        return "excluded by the server's tools allow/deny"
+    if _ceiling(effective) == "deny":
+        return "permissions.default is deny"
+    for number, rule in _tool_rules(effective):
+        if match(str(rule.get("tool", "*")), tool):
+            return f"denied by profile rule {number} ({rule.get('tool', '*')!r})"
+    return "not granted by the effective profile"
+
+
+def _allow_sets(effective: EffectiveProfile) -> list[tuple[str, tuple[str, ...]]]:
+    labels = ("the profile's tools.allow", "rein's policy tools", "the node's requirements.tools")
+    return list(zip(labels, effective.tools.allow_sets, strict=False))
+
+
+def _deny_source(effective: EffectiveProfile, pattern: str) -> str:
+    spec = effective.resolved.spec.get("tools") or {}
+    if pattern in (spec.get("deny") or ()):
+        return "the profile's tools.deny"
+    if pattern in (f"{PREFIX}{s}/**" for s in effective.resolved.dropped_mcp_servers):
+        return "the profile resolution (a server it drops)"
+    return "rein's policy deny_tools"
+
+
+def _ceiling(effective: EffectiveProfile) -> str:
+    # An MCP tool has no permission category of its own: ``default`` is its ceiling.
+    return str(effective.permissions.get("default", "ask"))
+
+
+def _tool_rules(effective: EffectiveProfile) -> list[tuple[int, Mapping[str, Any]]]:
+    """The rules that apply to a call as the hub's gate asks (any action, any target)."""
+    return [(n, r) for n, r in enumerate(effective.rules, 1)
+            if match_any([str(r.get("action", "*"))], "*")
+            and match_any([str(r.get("target", "*"))], "*")]
+
+
+def could_match(pattern: str, prefix: str) -> bool:
+    """Whether some name that starts with ``prefix`` matches the glob ``pattern`` (the
+    dialect of :mod:`rein.formats.globs`: ``*`` and ``?`` stay within a ``/`` segment,
+    ``**`` crosses them). Run as a small automaton over the pattern, the prefix consumed
+    one character at a time: any state left alive can still be completed."""
+    tokens: list[str] = []
+    i = 0
+    while i < len(pattern):
+        token = "**" if pattern.startswith("**", i) else pattern[i]
+        tokens.append(token)
+        i += len(token)
+
+    def closure(states: set[int]) -> set[int]:
+        todo, out = list(states), set(states)
+        while todo:
+            state = todo.pop()
+            if state < len(tokens) and tokens[state] in ("*", "**") and state + 1 not in out:
+                out.add(state + 1)
+                todo.append(state + 1)
+        return out
+
+    states = closure({0})
+    for char in prefix:
+        step: set[int] = set()
+        for state in states:
+            if state >= len(tokens):
+                continue
+            token = tokens[state]
+            if token == "**" or (token == "*" and char != "/"):
+                step.add(state)
+            elif (token == "?" and char != "/") or token == char:
+                step.add(state + 1)
+        states = closure(step)
+        if not states:
+            return False
+    return True
 
 
 def trusted_launches(config: Config) -> dict[str, str]:
@@ -73,6 +177,10 @@ async def launch_answers(request: AttemptRequest, hub: McpHub, config: Config
         launch = server["launch"]
         line = " ".join(launch["command"]) if launch["command"] else str(launch["url"])
         name = server["name"]
+        if server["status"] == "skipped":  # nobody is asked about what could not be used
+            notes.append({"text": f"MCP server {name!r} {server['reason']}",
+                          "mcp_server": name})
+            continue
         if line in trusted:
             answers[name] = "accept"
             notes.append({"text": f"MCP server {name!r} launched without asking: "

@@ -39,7 +39,7 @@ only once the user trusts the file (:mod:`rein.config.trust`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,8 @@ class ScriptedWorker:
     name = "scripted"
     deterministic = True  # the same file gives the same answers: determinism: strict is met
 
-    def __init__(self, script: Mapping[str, Any], *, policy: Policy | None = None) -> None:
+    def __init__(self, script: Mapping[str, Any], *, policy: Policy | None = None,
+                 protected: Iterable[str] = ()) -> None:
         nodes = script.get("nodes") or {}
         judges = script.get("judges") or {}
         if not isinstance(nodes, Mapping) or not isinstance(judges, Mapping):
@@ -72,15 +73,17 @@ class ScriptedWorker:
         self.nodes = dict(nodes)
         self.judges = dict(judges)
         self.policy = policy  # rein.toml [policy]: a ceiling on the node's grants, as for models
+        self.protected = tuple(protected)  # paths no node writes (sandbox.protected_paths)
         self.calls: list[tuple[str, int]] = []  # (node key, attempt), for tests
 
     @classmethod
-    def from_file(cls, path: str | Path, *, policy: Policy | None = None) -> ScriptedWorker:
+    def from_file(cls, path: str | Path, *, policy: Policy | None = None,
+                  protected: Iterable[str] = ()) -> ScriptedWorker:
         doc = load_path(path)
         if not isinstance(doc.data, Mapping):
             raise ConfigError(f"{path}: a scripted answers file holds one mapping",
                               code="SCRIPT001")
-        return cls(doc.data, policy=policy)
+        return cls(doc.data, policy=policy, protected=protected)
 
     def _answers(self, request: AttemptRequest) -> Any:
         if request.kind == "judge":
@@ -137,7 +140,7 @@ class ScriptedWorker:
         ceilings = (("rein.toml", self.policy),) if self.policy is not None else ()
         grants = attempt_grants(("write",), request.permissions, ceilings)
         sandbox = SandboxPolicy.for_attempt(request.workspace, request.workspace_access,
-                                            request.network)
+                                            request.network, protected=self.protected)
         policy = ToolPolicy.build(grants.grants, sandbox=sandbox, denied=grants.denied,
                                   ask=grants.ask)
         return Toolbox(tools=("write",), policy=policy)

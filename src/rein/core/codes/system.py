@@ -59,6 +59,9 @@ CODES = (
     _c(CONFIG, "CFG015", "refused", "a tier's provider is defined in a project rein.toml that "
        "is not trusted", "review and trust the project file, or define the provider in your "
        "user rein.toml"),
+    _c(CONFIG, "CFG016", "usage", "a hook or command worker cannot be trusted: which workspace "
+       "files its command runs cannot be told from its line", "write the command as a list, "
+       "name its scripts from the workspace root, and list what they source in files"),
     _c(CONFIG, "CONFIG_STORE", "usage", "[store] url is not a string",
        'write url = "postgresql://user@host/db" under [store]', legacy=True),
     _c(CONFIG, "PERM001", "usage", "a permission string cannot be parsed",
@@ -162,6 +165,9 @@ CODES = (
        "search it, or read part of it with a shell command"),
     _c(TOOLS, "TOOL030", "tool", "the policy requires a sandbox boundary and none is available",
        "install bubblewrap, or relax require_boundary"),
+    _c(TOOLS, "TOOL032", "tool", "an fs:read deny pattern with a wildcard would need too long "
+       "a walk of the workspace to hide what it covers from a command", "deny literal paths "
+       "(secrets/**), or narrow the fs:read grants"),
     _c(TOOLS, "TOOL031", "tool", "the editor (an ACP client) could not read, write or run "
        "what rein allowed", "read the editor's message; the call may be retried"),
     _c(TOOLS, "TOOL040", "tool", "the URL is not an absolute http(s) URL", "pass an http(s) "

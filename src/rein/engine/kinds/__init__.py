@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from rein.core.failures import FailureClass
+from rein.core.states import NodeStatus
+from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.evaluation import diagnostic
 from rein.engine.kinds import ladder
+from rein.engine.kinds.attempt import AttemptOutcome, status_for
+from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.gate import run_gate
 from rein.engine.kinds.loop import run_loop
 from rein.engine.kinds.map import run_map
@@ -47,7 +51,31 @@ async def run(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
         refused = await _refused(ctx, inst, nid, spec)
         if refused is not None:
             return refused
-    return await runner(ctx, inst, nid, spec)
+    outcome = await runner(ctx, inst, nid, spec)
+    if spec.type in _GUARDED or outcome.status is not NodeStatus.SUCCEEDED or \
+            not isinstance(spec.raw.get("success"), Mapping):
+        return outcome
+    return await _checked(ctx, inst, nid, spec, outcome)
+
+
+async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+                   outcome: NodeOutcome) -> NodeOutcome:
+    """A gate, loop, map or subgraph node that reached its end evaluates its ``success``
+    block on what it produced (§17.7 step 9; tasks and decisions do it per attempt). A
+    failed check is ``criteria_failed`` and goes to the ladder; the whole node is not run
+    again (there is no attempt to retry), and its results are kept as ``x-rein-success``."""
+    outputs = dict(outcome.outputs or {})
+    success = await evaluate_success(spec.raw["success"], criterion_context(
+        ctx, inst, nid, spec.raw, 1, outputs))
+    shown = {"x-rein-success": success.to_record()} if success.results else {}
+    if success.passed:
+        return outcome.noting(**shown)
+    failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
+    last = AttemptOutcome(status=status_for(failure), failure=failure, outputs=outputs,
+                          success=success, message="success criteria failed")
+    ended = await ladder.exhausted(ctx, inst, nid, spec, last, failure=failure,
+                                   produced=outputs)
+    return ended.noting(**shown)
 
 
 async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec

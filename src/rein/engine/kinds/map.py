@@ -80,7 +80,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
                       extra={as_name: item, index_name: i})
         instances[i] = it
         results[i] = res = await Scheduler(ctx, it).run()
-        if res.failed and policy == "fail_fast":
+        if (res.failed or res.stopped) and policy == "fail_fast":
             stop.set()
 
     async def runner() -> None:
@@ -95,14 +95,26 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     try:
         await _gather_fail_fast(tasks, stop if policy == "fail_fast" else None)
     except BaseException:
+        # An interrupt (or an error of the store): the items stay in flight, to run again.
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+    if stop.is_set():
+        # fail_fast stopped the items that had not ended: a cancel, recorded as one, with
+        # what an earlier process left in flight of them (a replay that adopts the failure
+        # at once may not start them again).
+        from rein.engine.stops import stop_scope
+
+        for i, res in enumerate(results):
+            if res is None:
+                stop_scope(ctx, f"{key}[{i}]", "fail_fast: another item failed")
     paused = [r.paused for r in results if r is not None and r.paused]
     if paused:
         raise Paused("human" if "human" in paused else paused[0], {"node": key})
-    ok = [r is not None and not r.failed for r in results]
+    # An item with a node stopped (fail_fast of its own, a halt) did not complete, also
+    # when a replay adopts it.
+    ok = [r is not None and not r.failed and not r.stopped for r in results]
     collect: Mapping[str, str] = block.get("collect") or {}
     gathered: dict[str, list[Any]] = {name: [] for name in collect}
     for i, it in enumerate(instances):

@@ -18,10 +18,13 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import AttemptStatus
+from rein.engine import recovery
+from rein.engine.criteria.evaluate import evaluate_success
+from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import AttemptOutcome, run_attempt
+from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria, run_attempt, status_for
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
     adopted,
@@ -68,30 +71,82 @@ async def run_decision(ctx: RunContext, inst: ScopeInstance, nid: str, spec: Nod
 
 async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
                                spec: NodeSpec, block: Mapping[str, Any]) -> NodeOutcome:
-    """First branch whose ``when`` is true in declared order, else the default (§7.2)."""
+    """First branch whose ``when`` is true in declared order, else the default (§7.2);
+    then, as for any attempt, the harness evaluates ``success`` (§17.7: the expression
+    replaces the agent, not the check), and a failed check goes through retries and the
+    ladder."""
     state = inst.states[nid]
-    ctx.root().budget.start_execution(ctx.clock.now())
-    state.attempts = 1
+    retry = spec.failure.retry
     try:
         state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
     except InputsMissing:
+        ctx.root().budget.start_execution(ctx.clock.now())
+        state.attempts = 1
         return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
-    scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
+    last: AttemptOutcome | None = None
+    for n in range(1, retry.max_attempts + 1):
+        state.attempts = n
+        last = adopted(state, spec, n)  # a run paused after it: taken as it ended
+        if last is None:
+            if n > 1:
+                await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
+            last = await _decide(ctx, inst, nid, spec, block, n)
+        if last.status is AttemptStatus.SUCCEEDED:
+            return succeeded(last.outputs, decision=last.decision)
+        if last.decision is None:
+            break  # no branch matched: choosing again gives the same answer
+        if await _stop_after(ctx, inst, nid, spec.raw, n, last) or \
+                not should_retry(retry, last, n):
+            break
+    assert last is not None
+    return await ladder.exhausted(ctx, inst, nid, spec, last, failure=last.failure)
+
+
+async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+                  block: Mapping[str, Any], n: int) -> AttemptOutcome:
+    """Attempt ``n`` of an expression decision: the label, then ``success`` on it."""
+    state = inst.states[nid]
+    ctx.root().budget.start_execution(ctx.clock.now())
+    rec: dict[str, Any] = {"attempt": n, "started_at": ctx.now()}
+    if recovery.was_interrupted(ctx, inst.key(nid), n):
+        rec[recovery.RERUN] = True
+    attempts = state.record.setdefault("attempts", [])
+    attempts[:] = [a for a in attempts if a.get("attempt") != n]
+    attempts.append(rec)
+    scope = inst.scope().with_self({"id": nid, "attempt": n, "inputs": state.inputs})
     chosen = None
     for branch in block.get("branches") or []:
         if condition(ctx, scope, str(branch.get("when", "false")), f"node {nid} branch"):
             chosen = str(branch["label"])
             break
     chosen = chosen or block.get("default_branch")
-    rec = {"attempt": 1, "started_at": ctx.now(), "finished_at": ctx.now()}
-    state.record["attempts"] = [rec]
     if chosen is None:
-        rec.update(status="failed", error="no branch matched and there is no default_branch")
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
-                                      failure=FailureClass.CRITERIA_FAILED)
-    rec["status"] = "succeeded"
-    return succeeded({"decision": chosen}, decision=chosen)
+        error = "no branch matched and there is no default_branch"
+        rec.update(status="failed", finished_at=ctx.now(),
+                   error=f"{FailureClass.CRITERIA_FAILED.value}: {error}",
+                   **{"x-rein-failure-class": FailureClass.CRITERIA_FAILED.value})
+        return AttemptOutcome(status=AttemptStatus.FAILED,
+                              failure=FailureClass.CRITERIA_FAILED, message=error)
+    outputs = {"decision": chosen}
+    check = spec.raw.get("success")
+    success = SuccessOutcome(passed=True) if check is None else await evaluate_success(
+        check, criterion_context(ctx, inst, nid, spec.raw, n, outputs))
+    rec["finished_at"] = ctx.now()
+    if success.results:
+        rec["success"] = success.to_record()
+    if success.passed:
+        rec["status"] = AttemptStatus.SUCCEEDED.value
+        return AttemptOutcome(status=AttemptStatus.SUCCEEDED, outputs=outputs,
+                              success=success, decision=chosen)
+    failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
+    status = status_for(failure)
+    rec.update(status=status.value, error=f"{failure.value}: success criteria failed",
+               **{"x-rein-failure-class": failure.value, "x-rein-outputs": outputs})
+    return AttemptOutcome(
+        status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
+        message="success criteria failed",
+        feedback=failed_criteria(success.to_record()["results"], spec.success))
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,

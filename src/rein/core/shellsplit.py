@@ -1,9 +1,11 @@
 """Splitting a shell line into the simple commands it runs, or refusing to guess.
 
 A ``shell:exec`` grant with a target (``shell:exec:pytest*``) must cover every command the
-line runs, so the line is split the way ``sh`` and ``bash`` split it: at ``;``, ``&``,
-``&&``, ``||``, ``|``, ``|&`` and at newlines; a ``#`` that starts a word comments out the
-rest of the line only, up to the newline; a backslash before a newline joins the lines.
+line runs, and trusting a hook binds the workspace files its command line names
+(:mod:`rein.config.command_files`); both need the line split the way ``sh`` and ``bash``
+split it: at ``;``, ``&``, ``&&``, ``||``, ``|``, ``|&`` and at newlines; a ``#`` that starts
+a word comments out the rest of the line only, up to the newline; a backslash before a
+newline joins the lines.
 
 The splitter is deliberately smaller than the shell: whatever it cannot split with
 certainty makes :func:`split_commands` return ``None``, and such a line is granted only by a
@@ -18,6 +20,7 @@ command name that is computed (``$X``, a glob, a brace expansion) or climbs out 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # Words the shells treat as syntax, not as a program, when they stand in command position.
@@ -43,6 +46,10 @@ class ShellCommand:
 
     words: tuple[str, ...]  # assignments, program, arguments; redirections as "2>&1", ">out"
     program: str | None  # None for a line of assignments and redirections only
+    # Per word: "assign", "word" or "redirect"; and whether the shell computes it (an
+    # expansion, or an unquoted pattern character): its value is known only when it runs.
+    kinds: tuple[str, ...] = ()
+    computed: tuple[bool, ...] = ()
 
     @property
     def text(self) -> str:
@@ -58,19 +65,25 @@ class _Word:
     quoted_from: int | None = None  # where its first quoted character is, if any
 
 
-def split_commands(line: str) -> tuple[ShellCommand, ...] | None:
-    """The simple commands ``line`` runs, in order, or ``None`` when it cannot tell."""
+def split_commands(line: str, *, known: Mapping[str, str] | None = None
+                   ) -> tuple[ShellCommand, ...] | None:
+    """The simple commands ``line`` runs, in order, or ``None`` when it cannot tell.
+
+    ``known`` holds variables whose value is certain when the line runs (a hook's
+    ``$REIN_PROJECT_DIR``): ``$NAME`` and ``${NAME}`` of those are replaced by their value,
+    as text the shell does not split or expand further, and compute nothing."""
     try:
-        return _Splitter(line).run()
+        return _Splitter(line, known or {}).run()
     except Unsure:
         return None
 
 
 class _Splitter:
-    def __init__(self, line: str) -> None:
+    def __init__(self, line: str, known: Mapping[str, str]) -> None:
         if "\x00" in line:
             raise Unsure("NUL byte")
         self.s = line
+        self.known = known
         self.i = 0
         self.commands: list[ShellCommand] = []
         self.words: list[tuple[str, str, bool]] = []  # (text, kind, computed)
@@ -186,6 +199,13 @@ class _Splitter:
             self.i += 1
 
     def _expansion(self, text: str, quoted: bool) -> None:
+        name = text.strip("${}")
+        if name in self.known:
+            value = self.known[name]
+            if not quoted and set(value) & (set(" \t\n") | _COMPUTED):
+                raise Unsure(f"${name} unquoted: the shell splits or expands its value")
+            self._add(value, quoted=True)
+            return
         # Kept as written, so a grant sees "$HOME", and always marks the word as computed:
         # quoted or not, its value is only known when the shell runs.
         self._add(text, quoted=quoted)
@@ -261,7 +281,9 @@ class _Splitter:
                 raise Unsure("a program name with whitespace")
         self.commands.append(
             ShellCommand(words=tuple(t for t, _, _ in words),
-                         program=program[0] if program else None)
+                         program=program[0] if program else None,
+                         kinds=tuple(k for _, k, _ in words),
+                         computed=tuple(c for _, _, c in words))
         )
 
 

@@ -1,0 +1,137 @@
+"""``rein eval``: one scenario suite under several harness configurations, and which is
+better. Parses, calls :mod:`rein.eval.evaluate`, prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rein.cli.output import emit_json, json_option
+
+
+@click.command("eval")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, exists=True))
+@click.option("--config", "names", multiple=True, metavar="NAME",
+              help="A configuration to run (repeat it; built in: oracle, nop). The first "
+                   "declared one is the baseline the others are compared with.")
+@click.option("--trials", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Trials per scenario and configuration.")
+@click.option("--lanes", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Trials run at once (threads; each trial has its own workspace).")
+@click.option("--configs", "configs_file", type=click.Path(path_type=Path, exists=True,
+                                                           dir_okay=False),
+              help="The configurations file (default: eval.toml beside the suite).")
+@click.option("--host", is_flag=True, help="This host satisfies the tasks' container images: "
+              "run Harbor tasks here instead of reporting them unsupported.")
+@click.option("--timeout", type=click.FloatRange(1, None), default=900, show_default=True,
+              help="Seconds one trial may take; past it, the trial fails.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="Significance level of the comparisons.")
+@click.option("--baseline", metavar="RESULT", help="A result.json (or a finished evaluation's "
+              "id) to compare with: exit 1 on a significant regression or any scenario "
+              "newly broken.")
+@click.option("--resume", "resume_id", metavar="ID", help="Continue an evaluation a killed "
+              "process left unfinished: finished trials are kept, none runs twice.")
+@click.option("--show", "show_id", metavar="ID", help="Print a finished evaluation's "
+              "results (no trial runs).")
+@click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Also write a self-contained HTML report with a chart.")
+@click.option("--atif", "atif_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Also export every trial's trajectory as ATIF "
+                   "(DIR/<trial>/agent/trajectory.json) for Harbor's tools.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
+              help="Where evaluations are kept (.rein/evals/); default: the current folder.")
+@json_option
+def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: int,
+          configs_file: Path | None, host: bool, timeout: float, alpha: float,
+          baseline: str | None, resume_id: str | None, show_id: str | None,
+          html_file: Path | None, atif_dir: Path | None, quiet: bool,
+          workspace: Path | None, as_json: bool) -> int:
+    """Run a scenario suite under several harness configurations and say which is better.
+
+    A PATH is a scenario (a folder with scenario.toml, or a Harbor task with task.toml) or
+    a folder of scenarios. Each configuration is an overlay on your rein.toml, declared in
+    eval.toml beside the suite; oracle (runs each reference solution, must solve all) and
+    nop (does nothing, must solve none) are built in and validate the suite.
+
+    \b
+    Example:
+      rein eval examples/eval --config oracle --config nop
+      rein eval examples/eval --config scripted --config scripted-no-shell --trials 3
+      rein eval examples/eval --config scripted --json > result.json
+      rein eval examples/eval --config scripted --baseline result.json   # gate a change
+      rein eval --resume eval-20261207T101500-a1b2c3
+    \b
+    Exit codes: 0 done, 1 the suite is invalid (oracle missed a scenario, nop solved one)
+    or the baseline gate failed, 4 refused (the evaluation runs elsewhere), 64 usage error.
+    """
+    from rein.errors import ConfigError
+
+    root = (workspace or Path.cwd()).resolve()
+    modes = sum(x is not None for x in (resume_id, show_id)) + bool(paths)
+    if modes != 1:
+        raise ConfigError("give PATHs to evaluate, or --resume ID, or --show ID (one of them)",
+                          code="EVAL012", hint="rein eval examples/eval --config oracle")
+    if paths and not names:
+        raise ConfigError("name the configurations to run with --config", code="EVAL012",
+                          hint="for example --config oracle --config nop")
+    if show_id is not None:
+        from rein.eval.evaluate import read_result
+
+        result = read_result(root, show_id)
+    else:
+        result = _run(root, paths, names, trials=trials, lanes=lanes,
+                      configs_file=configs_file, host=host, timeout=timeout, alpha=alpha,
+                      baseline=baseline, resume_id=resume_id, quiet=quiet)
+    return _show(result, as_json=as_json, html_file=html_file, atif_dir=atif_dir)
+
+
+def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials: int,
+         lanes: int, configs_file: Path | None, host: bool, timeout: float, alpha: float,
+         baseline: str | None, resume_id: str | None, quiet: bool) -> dict[str, Any]:
+    import os
+
+    from rein.config import load_config
+    from rein.eval.evaluate import evaluate, read_result
+    from rein.eval.runner import Options
+
+    base = load_config(root)
+    against = read_result(root, baseline) if baseline is not None else None
+
+    def say(text: str) -> None:
+        if not quiet:
+            click.echo(text, err=True)
+
+    return evaluate(root, list(paths), list(names), configs_file=configs_file,
+                    options=Options(trials=trials, lanes=lanes, host=host, timeout=timeout,
+                                    alpha=alpha),
+                    base=base, env=dict(os.environ), say=say, resume_id=resume_id,
+                    baseline=against)
+
+
+def _show(result: dict[str, Any], *, as_json: bool, html_file: Path | None,
+          atif_dir: Path | None) -> int:
+    from rein.eval.evaluate import failed
+
+    if html_file is not None:
+        from rein.eval.report_html import html_report
+
+        html_file.write_text(html_report(result), encoding="utf-8")
+    if atif_dir is not None:
+        from rein.eval.export import export_atif
+
+        exported = export_atif(result, atif_dir)
+        if not as_json:
+            click.echo(f"exported {exported} trajectory file(s) to {atif_dir}", err=True)
+    if as_json:
+        emit_json(result)
+    else:
+        from rein.eval.render import render
+
+        click.echo(render(result), nl=False)
+        if html_file is not None:
+            click.echo(f"report: {html_file}")
+    return 1 if failed(result) else 0

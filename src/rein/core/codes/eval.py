@@ -1,0 +1,50 @@
+"""Codes of the evaluation flow (`rein eval`)."""
+
+from __future__ import annotations
+
+from rein.core.codes.model import Code, Kind
+
+EVAL = "Evaluation"
+
+
+def _c(code: str, kind: Kind, meaning: str, hint: str) -> Code:
+    return Code(code=code, area=EVAL, severity="error", kind=kind, meaning=meaning, hint=hint)
+
+
+CODES = (
+    _c("EVAL001", "usage", "a PATH given to rein eval is neither a scenario nor a folder of "
+       "scenarios", "a scenario folder holds scenario.toml or a Harbor task.toml"),
+    _c("EVAL002", "usage", "a scenario.toml cannot be read or has a wrong section, key, type "
+       "or path", "fix the value the message names (docs/eval.md, \"Scenarios\")"),
+    _c("EVAL003", "usage", "a Harbor task cannot be read: its task.toml is malformed, a "
+       "required file (instruction.md, tests/test.sh) is missing, or a ${VAR} it uses is "
+       "unset", "fix the task, or set the variable"),
+    _c("EVAL004", "usage", "--config names a configuration no configurations file declares "
+       "(or names one twice)", "declare it in eval.toml, or use a built-in one: oracle, nop"),
+    _c("EVAL005", "usage", "a configurations file is malformed: an unknown key, a section a "
+       "configuration may not set, an extends loop, or one name declared two ways",
+       "fix the value the message names (docs/eval.md, \"Configurations\")"),
+    _c("EVAL006", "usage", "a configuration routes no tier to a worker, so its trials would "
+       "wait for a driver", "give it [configurations.NAME.rein.tiers.standard] with a "
+       "provider and a model"),
+    _c("EVAL007", "usage", "two scenarios of one evaluation have the same name",
+       "rename one of them"),
+    _c("EVAL008", "refused", "the evaluation exists already or another process is running it",
+       "wait for that process, or resume the evaluation once it has stopped"),
+    _c("EVAL009", "usage", "the baseline result cannot be read, or is not a result of rein "
+       "eval", "give a result.json written by rein eval, or the id of a finished evaluation"),
+    _c("EVAL010", "usage", "a scenario or a configuration changed since the evaluation being "
+       "resumed began", "restore it, or start a new evaluation"),
+    _c("EVAL011", "usage", "the baseline has no configuration to compare with the ones run "
+       "now", "run the same configuration names, or one configuration against a baseline "
+       "of one"),
+    _c("EVAL012", "usage", "rein eval needs PATHs with --config, or --resume ID, or --show ID",
+       "rein eval examples/eval --config oracle --config nop"),
+    _c("EVAL013", "error", "the evaluation was written in a format this rein does not read",
+       "resume it with the rein that started it"),
+    _c("EVAL020", "refused", "a scenario's declared gate answer was to be applied outside one "
+       "of its evaluation's own trials", "declared gate answers apply only inside an "
+       "evaluation"),
+    _c("EVAL404", "error", "there is no evaluation with that id in this workspace",
+       "list them in .rein/evals/, or start one with rein eval PATH --config NAME"),
+)

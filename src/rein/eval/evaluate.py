@@ -1,0 +1,76 @@
+"""An evaluation from start (or resume) to its results: what ``rein eval`` calls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rein.errors import ConfigError
+from rein.eval import results as results_mod
+from rein.eval.ledger import EVALS
+from rein.eval.runner import Options, Say, resume, run, start
+
+if TYPE_CHECKING:
+    from rein.config import Config
+
+
+def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
+             configs_file: Path | None, options: Options, base: Config,
+             env: Mapping[str, str], say: Say, resume_id: str | None = None,
+             baseline: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run (or resume) an evaluation and return its results (also written to its folder
+    as ``result.json``)."""
+    if resume_id is not None:
+        ledger, (scenarios, configs), options = resume(workspace, resume_id)
+    else:
+        ledger, (scenarios, configs) = start(workspace, paths, names,
+                                             configs_file=configs_file, options=options,
+                                             base=base)
+    ledger.acquire()
+    try:
+        say(f"evaluation {ledger.id} (resume it with `rein eval --resume {ledger.id}`)")
+        trials = run(ledger, scenarios, configs, options=options, base=base, env=env, say=say)
+        result = results_mod.build(ledger.plan, trials, scenarios, configs,
+                                   alpha=options.alpha)
+        result["folder"] = str(ledger.folder)
+        if baseline is not None:
+            result["baseline"] = results_mod.against_baseline(result, baseline,
+                                                              alpha=options.alpha)
+        ledger.finish(result)
+        return result
+    finally:
+        ledger.release()
+
+
+def read_result(workspace: Path, given: str) -> dict[str, Any]:
+    """A result to compare with: a ``result.json`` file, or an evaluation of this workspace
+    by id (EVAL009 when it cannot be read)."""
+    path = Path(given)
+    if not path.is_file():
+        path = workspace / EVALS / given / "result.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the baseline {given}: {exc}", code="EVAL009",
+                          hint="give a result.json written by `rein eval` (or `rein eval "
+                               "--json > result.json`), or the id of a finished evaluation "
+                               "here") from None
+    if not isinstance(data, dict) or not isinstance(data.get("configurations"), list) \
+            or not isinstance(data.get("scenarios"), list):
+        raise ConfigError(f"{given} is not a result of `rein eval`", code="EVAL009",
+                          hint="it needs \"configurations\" and \"scenarios\"")
+    return data
+
+
+def failed(result: Mapping[str, Any]) -> bool:
+    """Whether the evaluation should fail a CI job: the suite is invalid (the oracle
+    missed a scenario, nop solved one) or the baseline gate failed."""
+    if not (result.get("validation") or {}).get("ok", True):
+        return True
+    baseline = result.get("baseline")
+    return baseline is not None and not baseline["passed"]
+
+
+__all__ = ["evaluate", "failed", "read_result"]

@@ -1,0 +1,264 @@
+"""Harbor task directories, read the way Harbor reads them (Terminal-Bench's format).
+
+A task is a directory holding ``task.toml``, ``instruction.md``, ``tests/test.sh`` (which
+writes a reward to ``/logs/verifier``), usually ``environment/`` (a ``Dockerfile`` and its
+build context) and optionally ``solution/solve.sh``. Every ``task.toml`` section is optional
+and unknown keys are ignored, as in Harbor. What a trial needs is kept here:
+
+* the working directory (``[environment] workdir``, ``/app`` when unset: the template's and
+  Terminal-Bench's ``WORKDIR``), the network mode, the environment variables of each phase
+  (``${VAR}`` and ``${VAR:-default}`` filled in from the host), the time limits;
+* whether the task needs a container (a ``Dockerfile``, a compose file or a
+  ``docker_image``), and what rein does not run at all (several steps, Windows, a separate
+  verifier environment), said as the reason the task is unsupported;
+* the reward: ``reward.json`` (a flat map of finite numbers) first, else ``reward.txt``
+  (one number); the test script's exit status is ignored, as in Harbor. A trial is solved
+  when its primary reward (``reward``, or the only key) is exactly 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rein.errors import ConfigError, Location
+
+DEFAULT_WORKDIR = "/app"
+DEFAULT_VERIFIER_TIMEOUT = 600.0
+CONTAINER_FILES = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
+_CANARY = re.compile(r"^\s*(<!--.*-->|#.*)\s*$")
+PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HarborTask:
+    """What rein reads of one task directory."""
+
+    path: Path
+    name: str
+    instruction: str
+    workdir: str
+    network: bool  # False: network_mode "no-network" (or allow_internet = false)
+    agent_timeout: float | None
+    verifier_timeout: float
+    environment_env: Mapping[str, str] = field(default_factory=dict)
+    verifier_env: Mapping[str, str] = field(default_factory=dict)
+    solution_env: Mapping[str, str] = field(default_factory=dict)
+    docker_image: str | None = None
+    container_file: str | None = None  # environment/Dockerfile or the compose file, if any
+    unsupported: str | None = None  # why rein cannot run this task at all
+
+    @property
+    def needs_container(self) -> bool:
+        return self.docker_image is not None or self.container_file is not None
+
+    @property
+    def solution(self) -> Path | None:
+        script = self.path / "solution" / "solve.sh"
+        return script if script.is_file() else None
+
+    @property
+    def environment(self) -> Path:
+        return self.path / "environment"
+
+
+def is_task(path: Path) -> bool:
+    return (path / "task.toml").is_file()
+
+
+def read_task(path: Path, env: Mapping[str, str] | None = None) -> HarborTask:
+    """The task at ``path`` (EVAL003 when it cannot be read or lacks a required file)."""
+    import tomllib
+
+    env = os.environ if env is None else env
+    where = path / "task.toml"
+    try:
+        data = tomllib.loads(where.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise _bad(where, f"cannot read task.toml: {exc}",
+                   "a task.toml is TOML; every section is optional") from None
+    for required in ("instruction.md", "tests/test.sh"):
+        if not (path / required).is_file():
+            raise _bad(path / required, f"the task has no {required}",
+                       "a Harbor task holds instruction.md and tests/test.sh (which writes "
+                       "/logs/verifier/reward.txt)")
+    task = _table(data, "task", where)
+    environment = _table(data, "environment", where)
+    agent = _table(data, "agent", where)
+    verifier = _table(data, "verifier", where)
+    solution = _table(data, "solution", where)
+    given = task.get("name")
+    name = given.rstrip("/").rsplit("/", 1)[-1] if isinstance(given, str) else None
+    if name is not None and not PLAIN_NAME.match(name):
+        name = None  # a name that cannot name a folder: the task's own folder names it
+    container_file = next((f"environment/{n}" for n in CONTAINER_FILES
+                           if (path / "environment" / n).is_file()), None)
+    return HarborTask(
+        path=path, name=name or path.name,
+        instruction=instruction_text((path / "instruction.md").read_text(encoding="utf-8")),
+        workdir=_workdir(environment.get("workdir"), where),
+        network=_network(environment),
+        agent_timeout=_seconds(agent.get("timeout_sec"), None, where, "agent.timeout_sec"),
+        verifier_timeout=_seconds(verifier.get("timeout_sec"), DEFAULT_VERIFIER_TIMEOUT, where,
+                                  "verifier.timeout_sec") or DEFAULT_VERIFIER_TIMEOUT,
+        environment_env=_env(environment.get("env"), env, where, "environment.env"),
+        verifier_env=_env(verifier.get("env"), env, where, "verifier.env"),
+        solution_env=_env(solution.get("env"), env, where, "solution.env"),
+        docker_image=environment.get("docker_image") or None,
+        container_file=container_file,
+        unsupported=_unsupported(data, environment, verifier))
+
+
+def instruction_text(text: str) -> str:
+    """The instruction as Harbor gives it: leading comment lines that mention a canary, and
+    the blank lines right after them, removed."""
+    lines = text.splitlines()
+    start = 0
+    while start < len(lines) and _CANARY.match(lines[start]) and \
+            "canary" in lines[start].lower():
+        start += 1
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+    return "\n".join(lines[start:]).strip() + "\n"
+
+
+def _unsupported(data: Mapping[str, Any], environment: Mapping[str, Any],
+                 verifier: Mapping[str, Any]) -> str | None:
+    if data.get("steps"):
+        return "the task has several steps ([[steps]]); rein runs single-step tasks"
+    if str(environment.get("os", "linux")).lower() != "linux":
+        return f"the task runs on {environment.get('os')}; rein runs Linux tasks"
+    if verifier.get("environment") or verifier.get("environment_mode") == "separate":
+        return "the task verifies in a separate environment; rein verifies in the task's own"
+    return None
+
+
+def _table(data: Mapping[str, Any], name: str, where: Path) -> Mapping[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, Mapping):
+        raise _bad(where, f"[{name}] must be a table", f"write [{name}] with its keys")
+    return value
+
+
+def _workdir(value: Any, where: Path) -> str:
+    if value is None:
+        return DEFAULT_WORKDIR
+    if not isinstance(value, str) or not value.startswith("/") or ".." in value.split("/") \
+            or value.rstrip("/") == "":
+        raise _bad(where, f"environment.workdir {value!r} is not an absolute directory",
+                   'for example workdir = "/app"')
+    return value.rstrip("/")
+
+
+def _network(environment: Mapping[str, Any]) -> bool:
+    mode = environment.get("network_mode")
+    if mode is None and environment.get("allow_internet") is not None:
+        return bool(environment["allow_internet"])
+    return mode != "no-network"
+
+
+def _seconds(value: Any, default: float | None, where: Path, key: str) -> float | None:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 \
+            or not math.isfinite(value):
+        raise _bad(where, f"{key} must be a positive number of seconds, not {value!r}",
+                   f"for example {key.split('.')[-1]} = 600")
+    return float(value)
+
+
+def _env(value: Any, host: Mapping[str, str], where: Path, key: str) -> dict[str, str]:
+    """An ``env`` table with ``${VAR}`` and ``${VAR:-default}`` filled in from the host."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _bad(where, f"{key} must be a table of strings", f"[{key}] NAME = \"value\"")
+    out = {}
+    for name, raw in value.items():
+        text = str(raw)
+
+        def fill(match: re.Match[str], name: str = name) -> str:
+            variable, default = match.group(1), match.group(2)
+            if variable in host:
+                return host[variable]
+            if default is not None:
+                return default
+            raise _bad(where, f"{key}.{name} uses ${{{variable}}}, which is not set",
+                       f"set {variable} in the environment, or write ${{{variable}:-default}}")
+
+        out[str(name)] = _VARIABLE.sub(fill, text)
+    return out
+
+
+def _bad(path: Path, message: str, hint: str) -> ConfigError:
+    return ConfigError(f"{path}: {message}", code="EVAL003", hint=hint,
+                       location=Location(file=str(path)))
+
+
+# -- the reward -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Reward:
+    """What the verifier wrote: the rewards, or why there are none."""
+
+    rewards: Mapping[str, float] | None
+    problem: str | None = None  # no reward: the file is missing, empty or not a number
+
+    @property
+    def primary(self) -> float | None:
+        """``reward``, or the only value; None when there is none to read."""
+        if not self.rewards:
+            return None
+        if "reward" in self.rewards:
+            return self.rewards["reward"]
+        return next(iter(self.rewards.values())) if len(self.rewards) == 1 else None
+
+    @property
+    def solved(self) -> bool:
+        return self.primary == 1.0
+
+
+def read_reward(verifier_dir: Path) -> Reward:
+    """The reward in ``verifier_dir``: ``reward.json`` first, then ``reward.txt``."""
+    as_json, as_text = verifier_dir / "reward.json", verifier_dir / "reward.txt"
+    if as_json.is_file():
+        text = as_json.read_text(encoding="utf-8", errors="replace").strip()
+        if not text:
+            return Reward(rewards=None, problem="reward.json is empty")
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            return Reward(rewards=None, problem=f"reward.json is not JSON: {exc}")
+        if not isinstance(data, dict) or not data:
+            return Reward(rewards=None, problem="reward.json is not a map of names to numbers")
+        rewards: dict[str, float] = {}
+        for key, value in data.items():
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                return Reward(rewards=None, problem=f"reward.json: {key} is {value!r}, not a "
+                                                    "finite number")
+            rewards[str(key)] = float(value)
+        return Reward(rewards=rewards)
+    if as_text.is_file():
+        text = as_text.read_text(encoding="utf-8", errors="replace").strip()
+        if not text:
+            return Reward(rewards=None, problem="reward.txt is empty")
+        try:
+            value = float(text)
+        except ValueError:
+            return Reward(rewards=None, problem=f"reward.txt holds {text[:40]!r}, not a number")
+        if not math.isfinite(value):
+            return Reward(rewards=None, problem=f"reward.txt holds {text}, not a finite number")
+        return Reward(rewards={"reward": value})
+    return Reward(rewards=None, problem="the tests wrote no reward (reward.txt or reward.json "
+                                        "in /logs/verifier)")
+
+
+__all__ = ["HarborTask", "Reward", "instruction_text", "is_task", "read_reward", "read_task"]

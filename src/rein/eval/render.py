@@ -1,0 +1,98 @@
+"""The results as text, for a person at a terminal (``rein eval`` without ``--json``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def render(result: Mapping[str, Any]) -> str:
+    lines = [(f"EVALUATION {result['evaluation']} · {len(result['scenarios'])} scenario(s) · "
+              f"{result['trials_per_scenario']} trial(s) each"), ""]
+    lines.append(f"{'configuration':<24} {'solved':>9} {'rate':>6} {'95% CI':>15} "
+                 f"{'tokens':>9} {'cost $':>8} {'turns':>6} {'wall s':>8}")
+    for c in result["configurations"]:
+        cost = "-" if c["cost_usd"] is None else f"{c['cost_usd']:.4f}"
+        tokens = "-" if c["tokens"] is None else str(c["tokens"])
+        lines.append(f"{_name(c):<24} {c['solved']:>4}/{c['trials']:<4} "
+                     f"{c['solve_rate']:>6.0%} {_ci(c):>15} {tokens:>9} {cost:>8} "
+                     f"{c['turns']:>6} {c['wall_seconds']:>8.1f}")
+        for status, trials in sorted(c["not_graded"].items()):
+            lines.append(f"    not graded ({status}): {len(trials)} trial(s)")
+    doubles = [c["name"] for c in result["configurations"] if c.get("test_double")]
+    if doubles:
+        lines.append(f"  ({', '.join(doubles)}: the scripted provider, a test double)")
+    lines += ["", "scenarios:"]
+    names = [c["name"] for c in result["configurations"]]
+    for s in result["scenarios"]:
+        cells = []
+        for name in names:
+            r = s["results"][name]
+            cells.append(f"{name} {r['solved']}/{r['trials']}" if r["trials"]
+                         else f"{name} {'/'.join(r.get('not_graded', ['-']))}")
+        lines.append(f"  {s['name']:<28} " + "  ".join(cells))
+    for comp in result["comparisons"]:
+        lines += ["", _comparison(comp)]
+    validation = result.get("validation") or {}
+    if "oracle" in validation or "nop" in validation:
+        lines += ["", "validation:"]
+        if "oracle" in validation:
+            v = validation["oracle"]
+            lines.append("  oracle " + ("solves every scenario with a solution" if v["ok"]
+                                        else f"does NOT solve {', '.join(v['not_solved'])}"))
+            if v["no_solution"]:
+                lines.append(f"    no reference solution: {', '.join(v['no_solution'])}")
+            if v["unsupported"]:
+                lines.append(f"    unsupported here: {', '.join(v['unsupported'])}")
+        if "nop" in validation:
+            v = validation["nop"]
+            lines.append("  nop " + ("solves nothing" if v["ok"] else
+                                     f"SOLVES {', '.join(v['solved'])}: those scenarios check "
+                                     "nothing an agent must do"))
+    risk = result.get("risk") or {}
+    flags, changes = risk.get("hooks") or [], risk.get("changes") or []
+    if flags or changes:
+        lines += ["", "risk of each change:"]
+        for c in changes:
+            lines.append(f"  {c['change']} ({', '.join(c['areas']) or 'no change'}): fixed "
+                         f"{len(c['fixed'])}, broke {len(c['broken'])}"
+                         + (f", flaky {len(c['flaky'])}" if c["flaky"] else ""))
+        lines += [f"  flag: {f['message']}" for f in flags]
+    shown = [c for c in result["configurations"] if c["failures"]]
+    if shown:
+        lines += ["", "failures, by failing criterion:"]
+        for c in shown:
+            lines.append(f"  {c['name']}:")
+            for f in c["failures"][:8]:
+                where = f" at {', '.join(f['nodes'])}" if f.get("nodes") else ""
+                lines.append(f"    {f['criterion']}{where}: {f['trials']} trial(s) in "
+                             f"{', '.join(f['scenarios'])}")
+                if f["evidence"]:
+                    lines.append("      " + f["evidence"][0].strip().splitlines()[0][:140]
+                                 if f["evidence"][0].strip() else "")
+    baseline = result.get("baseline")
+    if baseline:
+        lines += ["", f"baseline {baseline.get('evaluation')}: "
+                  + ("passed" if baseline["passed"] else "FAILED")]
+        lines += ["  " + _comparison(c) for c in baseline["comparisons"]]
+    return "\n".join(lines) + "\n"
+
+
+def _name(c: Mapping[str, Any]) -> str:
+    name = str(c["name"])
+    return name if len(name) <= 24 else name[:23] + "…"
+
+
+def _ci(c: Mapping[str, Any]) -> str:
+    return f"[{c['ci_low']:.0%}, {c['ci_high']:.0%}]" if c["trials"] else "-"
+
+
+def _comparison(comp: Mapping[str, Any]) -> str:
+    head = (f"{comp['candidate']} vs {comp['baseline']}: {comp['verdict']} "
+            f"(p = {comp['p_value']:.4g}, mean difference {comp['difference']:+.2f}, "
+            f"{comp['discordant']} discordant scenario(s))")
+    parts = [f"{k} {', '.join(comp[k])}" for k in ("fixed", "broken", "flaky") if comp[k]]
+    return head + ("\n    " + "; ".join(parts) if parts else "")
+
+
+__all__ = ["render"]

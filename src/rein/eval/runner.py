@@ -1,0 +1,277 @@
+"""An evaluation, run: the plan, the lanes, each trial once.
+
+:func:`start` checks everything that costs nothing (the scenarios, the configurations, the
+overlays against the person's ``rein.toml``) before the evaluation's folder exists, then
+writes the plan. :func:`resume` reopens an evaluation and refuses one whose scenarios or
+configurations changed since it began. :func:`run` runs the trials the journal does not
+hold yet in ``lanes`` threads, each trial on its own event loop and in its own workspace and
+store, and records each one's start and end in the journal (:mod:`rein.eval.ledger`).
+
+Trials are ordered round by round (trial 1 of every scenario under every configuration, then
+trial 2...), so an evaluation stopped early still compares every configuration on the same
+scenarios.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rein.errors import ConfigError, ReinError
+from rein.eval.configs import (
+    CONFIGS_FILE,
+    Configuration,
+    builtin,
+    load_configurations,
+    select,
+)
+from rein.eval.ledger import MAX_ATTEMPTS, Entry, Ledger, new_id
+from rein.eval.scenarios import Scenario, find_scenarios
+from rein.eval.trial import Trial, TrialSpec, blank
+
+if TYPE_CHECKING:
+    from rein.config import Config
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Options:
+    trials: int = 1
+    lanes: int = 1
+    host: bool = False
+    timeout: float = 900.0  # seconds per trial
+    alpha: float = 0.05
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Planned:
+    trial_id: str
+    index: int
+    scenario: Scenario
+    configuration: Configuration
+
+
+def configurations_for(paths: Sequence[Path], configs_file: Path | None
+                       ) -> dict[str, Configuration]:
+    """The configurations declared beside the suites (``eval.toml`` in a PATH folder or in
+    a scenario's parent folder), or in ``configs_file``."""
+    files = [configs_file] if configs_file is not None else []
+    if configs_file is None:
+        for path in paths:
+            for candidate in (path / CONFIGS_FILE, path.parent / CONFIGS_FILE):
+                if candidate.is_file() and candidate.resolve() not in files:
+                    files.append(candidate.resolve())
+                    break
+    out: dict[str, Configuration] = {}
+    for file in files:
+        for name, config in load_configurations(file).items():
+            if name in out and out[name].digest != config.digest:
+                raise ConfigError(f"configuration {name!r} is declared differently in "
+                                  f"{out[name].source} and {file}", code="EVAL005",
+                                  hint="name them apart, or pass one file with --configs")
+            out[name] = config
+    return out
+
+
+def check_configuration(config: Configuration, base: Config, scenario: Path) -> None:
+    """Refuse, before anything runs, a configuration whose overlay rein would refuse in a
+    run (a bad table) or that routes no tier (its trials would all wait for a driver).
+    ``scenario``: a scenario folder to fill ``{scenario}`` with."""
+    if config.builtin:
+        return
+    from rein.config import with_layer
+    from rein.engine.workers_setup import workers_from_config
+    from rein.errors import LoadError
+
+    layered = with_layer(base, config.for_scenario(scenario),
+                         path=f"{config.source}#configurations.{config.name}")
+    if not (config.overlay.get("tiers") or base.get("tiers")):
+        raise ConfigError(f"configuration {config.name!r} routes no tier to a worker: its "
+                          "trials would wait for a driver", code="EVAL006",
+                          hint="give it [configurations.NAME.rein.tiers.standard] with a "
+                               "provider and a model")
+    try:
+        workers_from_config(scenario, layered, env={})
+    except LoadError:
+        if "{scenario}" in str(config.overlay):
+            return  # a file named per scenario is read when each trial starts (or fails it)
+        raise
+
+
+def plan_trials(scenarios: Sequence[Scenario], configs: Sequence[Configuration], n: int
+                ) -> list[Planned]:
+    return [Planned(trial_id=f"{s.name}__{c.name}__{i}", index=i, scenario=s, configuration=c)
+            for i in range(1, n + 1) for s in scenarios for c in configs]
+
+
+def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
+          configs_file: Path | None, options: Options, base: Config) -> tuple[Ledger, Any]:
+    scenarios = find_scenarios(paths)
+    configs = select(names, configurations_for(paths, configs_file))
+    for config in configs:
+        check_configuration(config, base, scenarios[0].path)
+    evaluation = new_id()
+    plan = {"evaluation": evaluation,
+            "created_at": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
+            "paths": [str(p.resolve()) for p in paths],
+            "configs_file": str(configs_file.resolve()) if configs_file else None,
+            "scenarios": [s.summary() for s in scenarios],
+            "configurations": [{**c.summary(), "definition": c.definition} for c in configs],
+            "options": {"trials": options.trials, "lanes": options.lanes, "host": options.host,
+                        "timeout": options.timeout, "alpha": options.alpha}}
+    return Ledger.create(workspace, plan), (scenarios, configs)
+
+
+def resume(workspace: Path, evaluation: str) -> tuple[Ledger, Any, Options]:
+    ledger = Ledger.open(workspace, evaluation)
+    plan = ledger.plan
+    paths = [Path(p) for p in plan["paths"]]
+    configs_file = Path(plan["configs_file"]) if plan.get("configs_file") else None
+    scenarios = find_scenarios(paths)
+    recorded = {s["name"]: s["digest"] for s in plan["scenarios"]}
+    now = {s.name: s for s in scenarios}
+    for name, digest in recorded.items():
+        if name not in now or now[name].digest != digest:
+            raise ConfigError(f"scenario {name!r} changed since evaluation {evaluation} began",
+                              code="EVAL010", hint="restore it, or start a new evaluation")
+    declared = configurations_for(paths, configs_file)
+    configs = []
+    for entry in plan["configurations"]:
+        config = builtin(entry["name"]) if entry["source"] == "built in" \
+            else declared.get(entry["name"])
+        if config is None or config.digest != entry["digest"]:
+            raise ConfigError(f"configuration {entry['name']!r} changed since evaluation "
+                              f"{evaluation} began", code="EVAL010",
+                              hint="restore it, or start a new evaluation")
+        configs.append(config)
+    options = Options(**plan["options"])
+    return ledger, ([now[n] for n in recorded], configs), options
+
+
+def run(ledger: Ledger, scenarios: Sequence[Scenario], configs: Sequence[Configuration], *,
+        options: Options, base: Config, env: Mapping[str, str], say: Say) -> list[Trial]:
+    """Every planned trial's result: adopted from the journal, or run now."""
+    entries = ledger.entries()
+    planned = plan_trials(scenarios, configs, options.trials)
+    results: dict[str, Trial] = {}
+    todo: list[tuple[Planned, int]] = []
+    for p in planned:
+        entry = entries.get(p.trial_id, Entry())
+        if entry.result is not None:
+            results[p.trial_id] = entry.result
+        elif entry.started >= MAX_ATTEMPTS:
+            lost = _interrupted(p, entry)
+            ledger.finished(lost)
+            results[p.trial_id] = lost
+            say(f"{p.trial_id}: interrupted twice; reported, not run again")
+        else:
+            todo.append((p, entry.started + 1))
+    if todo:
+        say(f"evaluation {ledger.id}: {len(todo)} trial(s) to run"
+            + (f", {len(results)} already recorded" if results else "")
+            + f" in {min(options.lanes, len(todo))} lane(s)")
+    lock = threading.Lock()
+
+    def one(item: tuple[Planned, int]) -> Trial:
+        p, attempt = item
+        root = ledger.trials_root / p.trial_id / f"a{attempt}"
+        spec = TrialSpec(evaluation=ledger.id, trial_id=p.trial_id, index=p.index,
+                         attempt=attempt, scenario=p.scenario, configuration=p.configuration,
+                         root=root, trials_root=ledger.trials_root, base_config=base,
+                         host=options.host, timeout=options.timeout, env=env)
+        ledger.started(p.trial_id, attempt, root)
+        root.mkdir(parents=True)
+        trial = asyncio.run(execute(spec))
+        ledger.finished(trial)
+        with lock:
+            say(_line(trial))
+        return trial
+
+    with ThreadPoolExecutor(max_workers=max(1, options.lanes),
+                            thread_name_prefix="rein-eval-lane") as pool:
+        for trial in pool.map(one, todo):
+            results[trial.trial] = trial
+    return [results[p.trial_id] for p in planned]
+
+
+async def execute(spec: TrialSpec) -> Trial:
+    """One trial to its record; whatever happens inside stays inside: a crash or a timeout
+    is this trial's result, never the end of the evaluation."""
+    from rein.eval.atif import script_trajectory
+
+    began = time.monotonic()
+    if spec.configuration.worker == "oracle" and spec.scenario.solution is None:
+        return blank(spec, "no_solution", "the scenario declares no reference solution")
+    try:
+        trial = await asyncio.wait_for(_dispatch(spec), spec.timeout)
+    except TimeoutError:
+        trial = blank(spec, "failed", f"the trial ran past its {spec.timeout:g} s (--timeout)")
+        trial.failures = [{"node": None, "criterion": "time", "kind": "budget",
+                           "description": "the trial ends within --timeout",
+                           "evidence": trial.reason}]
+    except ReinError as exc:
+        trial = blank(spec, "error", f"{exc.code}: {exc.message}")
+    except Exception as exc:  # noqa: BLE001 - one broken trial must not end the evaluation
+        (spec.root / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        trial = blank(spec, "error", f"rein failed in this trial: {type(exc).__name__}: {exc} "
+                                     f"(traceback in {spec.root / 'error.txt'})")
+    # Rounded as the journal keeps it, so a result rebuilt from the journal is the same.
+    trial.wall_seconds = round(time.monotonic() - began, 3)
+    trajectory = spec.root / "agent" / "trajectory.json"
+    if not trajectory.exists() and trial.graded:
+        import json
+
+        text = spec.scenario.task.instruction if spec.scenario.task else \
+            spec.scenario.description or spec.scenario.name
+        oracle = spec.root / "logs" / "agent" / "oracle.txt"
+        output = oracle.read_text(errors="replace")[-4000:] if oracle.is_file() else ""
+        trajectory.parent.mkdir(parents=True, exist_ok=True)
+        trajectory.write_text(json.dumps(script_trajectory(
+            trial=spec.trial_id, configuration=spec.configuration.name, instruction=text,
+            output=output), indent=2), encoding="utf-8")
+    return trial
+
+
+async def _dispatch(spec: TrialSpec) -> Trial:
+    match spec.scenario.kind:
+        case "graph":
+            from rein.eval.trial_runs import graph_trial
+
+            return await graph_trial(spec)
+        case "brief":
+            from rein.eval.trial_runs import brief_trial
+
+            return await brief_trial(spec)
+        case "harbor":
+            from rein.eval.trial_harbor import harbor_trial
+
+            return await harbor_trial(spec)
+
+
+def _interrupted(p: Planned, entry: Entry) -> Trial:
+    return Trial(trial=p.trial_id, scenario=p.scenario.name,
+                 configuration=p.configuration.name, index=p.index, attempt=entry.started,
+                 status="interrupted", reason=f"interrupted in each of its {entry.started} "
+                 "attempts (the evaluation was killed while it ran); not run again",
+                 folder=entry.folders[-1] if entry.folders else None)
+
+
+def _line(trial: Trial) -> str:
+    mark = {"solved": "solved", "failed": "FAILED", "error": "ERROR"}.get(trial.status,
+                                                                         trial.status)
+    rerun = " (rerun)" if trial.attempt > 1 else ""
+    why = f": {trial.reason.splitlines()[0][:120]}" if trial.reason and not trial.solved else ""
+    return f"{trial.trial}{rerun}: {mark} in {trial.wall_seconds:.1f}s{why}"
+
+
+__all__ = ["Options", "Planned", "check_configuration", "configurations_for", "execute",
+           "plan_trials", "resume", "run", "start"]

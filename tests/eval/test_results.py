@@ -1,0 +1,100 @@
+"""The results: rates and intervals, what is left out of a rate and why, failures grouped
+by criterion, hook flags, and the text and HTML reports."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from rein.eval.configs import Configuration, builtin
+from rein.eval.render import render
+from rein.eval.report_html import html_report
+from rein.eval.results import build, hook_flags
+from rein.eval.scenarios import Scenario
+from rein.eval.trial import Trial
+
+
+def config(name: str, hooks: dict[str, Any] | None = None) -> Configuration:
+    definition = {"instructions": None, "profile": None,
+                  "rein": {"hooks": hooks} if hooks else {}}
+    return Configuration(name=name, description="", source="eval.toml",
+                         definition=definition, digest=f"sha256:{name}", suite=None)
+
+
+def trial(scenario: str, configuration: str, status: str, index: int = 1,
+          **extra: Any) -> Trial:
+    return Trial(trial=f"{scenario}__{configuration}__{index}", scenario=scenario,
+                 configuration=configuration, index=index, status=status,  # type: ignore[arg-type]
+                 **extra)
+
+
+def scenarios(*names: str) -> list[Scenario]:
+    return [Scenario(name=n, kind="graph", path=Path("/s") / n, digest="sha256:x")
+            for n in names]
+
+
+PLAN = {"evaluation": "eval-x", "created_at": "now", "options": {"trials": 2}}
+
+
+def test_rates_leave_out_what_could_not_be_graded() -> None:
+    trials = [
+        trial("s1", "h", "solved", input_tokens=10, output_tokens=5, cost_usd=0.5),
+        trial("s1", "h", "failed", 2, input_tokens=10, output_tokens=5, cost_usd=None,
+              failures=[{"criterion": "tests", "node": "n", "evidence": "E assert 1 == 2"}]),
+        trial("s2", "h", "error", reason="rein failed"),
+        trial("s2", "h", "unsupported", 2, reason="no runtime"),
+        trial("s1", "oracle", "no_solution"), trial("s2", "oracle", "solved"),
+    ]
+    result = build(PLAN, trials, scenarios("s1", "s2"), [config("h"), builtin("oracle")],
+                   alpha=0.05)
+    h, oracle = result["configurations"]
+    assert (h["solved"], h["trials"], h["errors"]) == (1, 3, 1)
+    assert h["solve_rate"] == 1 / 3 and h["ci_low"] < 1 / 3 < h["ci_high"]
+    assert h["not_graded"] == {"unsupported": ["s2__h__2"]}
+    assert h["cost_usd"] == 0.5 and h["cost_complete"] is False and h["tokens"] == 30
+    assert [(f["criterion"], f["trials"], f["evidence"]) for f in h["failures"]] == [
+        ("error", 1, ["rein failed"]), ("tests", 1, ["E assert 1 == 2"])]
+    assert result["validation"]["oracle"] == {"ok": True, "not_solved": [],
+                                              "no_solution": ["s1"], "unsupported": []}
+    assert (oracle["solved"], oracle["trials"]) == (1, 1)
+
+
+def test_a_hook_on_a_busy_tool_is_flagged_and_one_on_a_rare_tool_is_not() -> None:
+    busy = config("busy", {"guard": {"command": ["true"], "events": ["PreToolUse"],
+                                     "matcher": "shell|bash"}})
+    rare = config("rare", {"fetch": {"command": ["true"], "events": ["PreToolUse"],
+                                     "matcher": "http_fetch"}})
+    start = config("start", {"hello": {"command": ["true"], "events": ["SessionStart"]}})
+    trials = [trial("s", "x", "solved", tool_calls={"shell": 6, "file_read": 3,
+                                                    "http_fetch": 1})]
+    flags = hook_flags([busy, rare, start], trials, share=0.2)
+    assert [(f["configuration"], f["hook"], f["tools"]) for f in flags] == [
+        ("busy", "guard", {"shell": 0.6})]
+    # the file_write spelling of a built-in tool is caught by its other name too
+    alias = config("alias", {"w": {"command": ["true"], "events": ["PreToolUse"],
+                                   "matcher": "write"}})
+    writes = [trial("s", "x", "solved", tool_calls={"file_write": 5, "file_read": 5})]
+    assert [f["tools"] for f in hook_flags([alias], writes, share=0.2)] == [
+        {"file_write": 0.5}]
+
+
+def _result() -> dict[str, Any]:
+    trials = [trial("s<1>", "a", "solved"), trial("s<1>", "b&c", "failed",
+                                                  failures=[{"criterion": "x<y>",
+                                                             "evidence": "<script>"}])]
+    return build(PLAN, trials, scenarios("s<1>"), [config("a"), config("b&c")], alpha=0.05)
+
+
+def test_the_html_report_is_self_contained_and_escapes_everything() -> None:
+    page = html_report(_result())
+    assert page.startswith("<!doctype html>") and "<svg" in page
+    assert "<script" not in page and not re.search(r"(src|href)=", page)
+    assert "s&lt;1&gt;" in page and "b&amp;c" in page and "&lt;script&gt;" in page
+    assert page.count("<rect") == 2  # one bar per configuration
+
+
+def test_the_text_report_names_the_comparison() -> None:
+    text = render(_result())
+    assert "b&c vs a: no significant difference (p = 1" in text
+    assert "broken s<1>" in text

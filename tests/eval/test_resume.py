@@ -1,0 +1,183 @@
+"""An evaluation is a durable run: killed with SIGKILL while a trial runs, it resumes with
+no finished trial run again; the interrupted one runs again exactly once, as attempt 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from eval_support import run_eval
+
+from rein.eval.ledger import Ledger
+from rein.eval.trial import Trial
+
+GRAPH = """
+ags_version: "1.0"
+kind: AgenticGraph
+id: rein/tests/{name}
+title: {name}
+version: 1.0.0
+requires_conformance: 1
+objective: DONE exists.
+entrypoints: [work]
+nodes:
+  work:
+    type: task
+    title: Work
+    description: Make DONE.
+    intelligence: {{ tier: standard }}
+    outputs:
+      summary: {{ type: string, description: done }}
+    requirements:
+      permissions: ["fs:write:**"]
+      workspace: read_write
+    success:
+      criteria:
+        - {{ id: done, kind: file_exists, description: DONE exists., path: DONE }}
+"""
+# The barrier scenario's solution says it runs, then waits for the test's go.
+BARRIER = """#!/bin/bash
+touch RUNNING
+while [ ! -e {flag} ]; do sleep 0.05; done
+touch DONE
+echo '{{"summary": "done"}}'
+"""
+
+
+def suite(root: Path, flag: Path) -> Path:
+    for name in ("a", "b", "barrier", "c"):
+        folder = root / "suite" / name
+        (folder / "solution").mkdir(parents=True)
+        (folder / "scenario.toml").write_text('[scenario]\nkind = "graph"\n')
+        (folder / "graph.agraph.yaml").write_text(textwrap.dedent(GRAPH.format(name=name)))
+        solve = BARRIER.format(flag=flag) if name == "barrier" else \
+            "#!/bin/bash\ntouch DONE\necho '{\"summary\": \"done\"}'\n"
+        (folder / "solution" / "solve.sh").write_text(solve)
+    return root / "suite"
+
+
+def test_a_kill_mid_evaluation_resumes_with_no_trial_run_twice(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    flag = tmp_path / "go"
+    path = suite(tmp_path, flag)
+    rein = Path(sys.executable).parent / "rein"
+    process = subprocess.Popen([str(rein), "eval", str(path), "--config", "oracle",
+                                "--lanes", "1", "--json"], cwd=ws, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        running = None
+        for _ in range(1200):  # bounded: the barrier trial announces itself once it runs
+            found = list(ws.glob(".rein/evals/*/trials/barrier__oracle__1/a1/workspace/RUNNING"))
+            if found:
+                running = found[0]
+                break
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert running is not None, process.communicate()
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    evaluation = running.parents[4].name
+    ledger = Ledger.open(ws, evaluation)
+    before = ledger.entries()
+    assert {k: (e.started, e.result is not None) for k, e in before.items()} == {
+        "a__oracle__1": (1, True), "b__oracle__1": (1, True),
+        "barrier__oracle__1": (1, False)}
+    assert not (ledger.folder / "result.json").exists()
+
+    flag.touch()
+    code, result = run_eval(capsys, "--resume", evaluation)
+    assert code == 0
+    after = ledger.entries()
+    assert {k: (e.started, e.result.attempt if e.result else None)
+            for k, e in after.items()} == {
+        "a__oracle__1": (1, 1), "b__oracle__1": (1, 1), "barrier__oracle__1": (2, 2),
+        "c__oracle__1": (1, 1)}
+    # Each trial's folders: one per attempt actually run; the finished ones untouched.
+    folders = {p.parent.name: sorted(x.name for x in p.parent.iterdir())
+               for p in ledger.trials_root.glob("*/a1")}
+    assert folders == {"a__oracle__1": ["a1"], "b__oracle__1": ["a1"],
+                       "barrier__oracle__1": ["a1", "a2"], "c__oracle__1": ["a1"]}
+    finished = [json.loads(line)["trial"] for line in
+                (ledger.folder / "journal.jsonl").read_text().splitlines()
+                if json.loads(line)["event"] == "finished"]
+    assert sorted(finished) == ["a__oracle__1", "b__oracle__1", "barrier__oracle__1",
+                                "c__oracle__1"]
+    [oracle] = result["configurations"]
+    assert (oracle["solved"], oracle["trials"]) == (4, 4)
+    # A finished evaluation resumed again runs nothing.
+    code, again = run_eval(capsys, "--resume", evaluation)
+    assert code == 0 and len(ledger.entries()) == 4
+    assert again["configurations"] == result["configurations"]
+    assert (ledger.folder / "journal.jsonl").read_text().count('"finished"') == 4
+
+
+def _ledger(ws: Path, tmp_path: Path) -> Ledger:
+    plan = {"evaluation": "eval-test", "paths": [], "scenarios": [], "configurations": [],
+            "options": {"trials": 1}}
+    return Ledger.create(ws, plan)
+
+
+def test_a_trial_interrupted_twice_is_reported_and_not_run_again(ws: Path,
+                                                                 tmp_path: Path) -> None:
+    from rein.eval.configs import builtin
+    from rein.eval.runner import Options, run
+    from rein.eval.scenarios import find_scenarios
+
+    path = suite(tmp_path, tmp_path / "go")
+    scenarios = [s for s in find_scenarios([path]) if s.name == "a"]
+    ledger = _ledger(ws, tmp_path)
+    for attempt in (1, 2):
+        ledger.started("a__oracle__1", attempt, ledger.trials_root / "a__oracle__1" /
+                       f"a{attempt}")
+    said: list[str] = []
+    from rein.config import Config
+
+    [trial] = run(ledger, scenarios, [builtin("oracle")], options=Options(),
+                  base=Config(data={}, sources={}), env={}, say=said.append)
+    assert trial.status == "interrupted" and not trial.graded
+    assert "interrupted twice" in said[0]
+    assert not (ledger.trials_root / "a__oracle__1").exists()  # nothing ran
+
+
+def test_a_line_cut_short_by_a_kill_is_not_read(ws: Path, tmp_path: Path) -> None:
+    ledger = _ledger(ws, tmp_path)
+    ledger.started("t", 1, tmp_path)
+    done = Trial(trial="t", scenario="s", configuration="c", index=1, status="solved")
+    ledger.finished(done)
+    journal = ledger.folder / "journal.jsonl"
+    text = journal.read_text()
+    journal.write_text(text + text.splitlines()[-1][:40])  # a torn second "finished"
+    entries = ledger.entries()
+    assert entries["t"].started == 1 and entries["t"].result == done
+
+
+def test_one_evaluation_runs_in_one_process(ws: Path, tmp_path: Path) -> None:
+    from rein.errors import Refused
+
+    ledger = _ledger(ws, tmp_path)
+    ledger.acquire()
+    try:
+        other = Ledger.open(ws, "eval-test")
+        with pytest.raises(Refused) as caught:
+            other.acquire()
+        assert caught.value.code == "EVAL008"
+    finally:
+        ledger.release()
+
+
+def test_an_unknown_evaluation_is_named(ws: Path, capsys: Any) -> None:
+    code, out = run_eval(capsys, "--resume", "eval-nope")
+    assert code == 1 and out["error"]["code"] == "EVAL404"

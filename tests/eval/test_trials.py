@@ -1,0 +1,110 @@
+"""Whatever happens inside a trial stays inside it: a broken scenario is that trial's
+error, a trial past its time fails for it, and the evaluation goes on."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from eval_support import SUITE, run_eval
+
+
+def test_a_broken_scenario_is_an_error_and_the_others_run(ws: Path, tmp_path: Path,
+                                                          capsys: Any) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(SUITE / "eval.toml", suite / "eval.toml")
+    shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
+    shutil.copytree(SUITE / "count-lines", suite / "count-lines")
+    (suite / "count-lines" / "model.json").unlink()  # the test double has nothing to play
+    broken = suite / "fix-greeting" / "graph.agraph.yaml"
+    shutil.copytree(suite / "fix-greeting", suite / "bad-graph")
+    (suite / "bad-graph" / "graph.agraph.yaml").write_text(
+        broken.read_text().replace("entrypoints: [fix]", "entrypoints: [nowhere]"))
+    code, result = run_eval(capsys, str(suite), "--config", "scripted")
+    assert code == 0
+    trials = {t["scenario"]: t for t in result["trials"]}
+    assert trials["fix-greeting"]["status"] == "solved"
+    assert trials["count-lines"]["status"] == "error"
+    assert "model.json" in trials["count-lines"]["reason"]
+    assert trials["bad-graph"]["status"] == "error"
+    assert "cannot start" in trials["bad-graph"]["reason"]
+    [config] = result["configurations"]
+    assert (config["solved"], config["trials"], config["errors"]) == (1, 3, 2)
+
+
+def test_a_trial_past_its_time_fails_for_it(ws: Path, tmp_path: Path, capsys: Any) -> None:
+    folder = tmp_path / "suite" / "slow"
+    shutil.copytree(SUITE / "fix-greeting", folder)
+    (folder / "solution" / "solve.sh").write_text(textwrap.dedent("""\
+        #!/bin/bash
+        while true; do sleep 1; done
+        """))
+    code, result = run_eval(capsys, str(folder.parent), "--config", "oracle",
+                            "--timeout", "2")
+    [trial] = result["trials"]
+    assert code == 1 and trial["status"] == "failed"
+    assert trial["failures"][0]["criterion"] == "time"
+    assert "ran past its 2 s" in trial["reason"]
+
+
+def test_trials_keep_their_own_store_whatever_the_persons_rein_toml_says(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """A user rein.toml naming a shared store and the DBOS executor: each trial still keeps
+    its runs in its own workspace and runs its attempts in process."""
+    user = tmp_path / "home" / ".config" / "rein" / "rein.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[store]\nurl = "postgresql://nobody@127.0.0.1:9/none"\n\n'
+                    '[executor]\nkind = "dbos"\n')
+    code, result = run_eval(capsys, str(SUITE / "fix-greeting"), "--config", "oracle",
+                            "--config", "scripted")
+    assert code == 0
+    assert [t["status"] for t in result["trials"]] == ["solved", "solved"]
+    for trial in result["trials"]:
+        assert (Path(trial["folder"]) / "workspace" / ".rein").is_dir()
+
+
+COMMAND_CONFIG = """
+[configurations.cli-agent]
+description = "a command worker running an agent CLI (a script here)"
+[configurations.cli-agent.rein.workers.command.agent]
+argv = ["bash", "{suite}/agent.sh", "{prompt_file}"]
+[configurations.cli-agent.rein.tiers.standard]
+provider = "agent"
+model = "agent-cli"
+"""
+AGENT = """#!/bin/bash
+# Stands in for an agent CLI: reads its prompt, does the greeting's fix, reports.
+grep -q "hello.txt" "$1" || exit 9
+printf 'hello\\n' > hello.txt
+echo '{"summary": "fixed by the agent CLI"}'
+"""
+
+
+def test_a_command_worker_configuration(ws: Path, tmp_path: Path, capsys: Any) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
+    (suite / "eval.toml").write_text(COMMAND_CONFIG)
+    (suite / "agent.sh").write_text(AGENT)
+    code, result = run_eval(capsys, str(suite), "--config", "cli-agent")
+    assert code == 0
+    [config] = result["configurations"]
+    assert config["worker"] == "command" and "test_double" not in config
+    assert (config["solved"], config["trials"]) == (1, 1)
+    assert config["tokens"] is None and config["cost_usd"] is None  # the CLI reported none
+
+
+def test_a_brief_runs_whatever_plan_roles_the_person_requires(
+        ws: Path, tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """[dev] plan_roles guards a person's real plans; a trial's plan gate is its scenario's
+    declared answer, in a repository made for the trial."""
+    from support import account_files
+
+    _managed, user = account_files(monkeypatch, tmp_path)
+    user.parent.mkdir(parents=True)
+    user.write_text('[approver]\nid = "bo"\n[dev]\nplan_roles = ["tech-lead"]\n')
+    code, result = run_eval(capsys, str(SUITE / "tempconv"), "--config", "oracle")
+    [trial] = result["trials"]
+    assert code == 0 and trial["status"] == "solved", trial["reason"]
