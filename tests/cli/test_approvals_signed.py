@@ -27,11 +27,21 @@ pytestmark = pytest.mark.skipif(SSH_KEYGEN is None, reason="ssh-keygen (OpenSSH)
 @pytest.fixture
 def waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
             ) -> tuple[Scenario, str]:
+    """A run waiting at its gate, started (and so signed) by ana, whose key is
+    :func:`ana_key`; each test then sets up the account as it needs."""
+    key = keypair(tmp_path / "keys", "ana")
+    signed_account(monkeypatch, tmp_path, key=key, signer=key)
     return gated_waiting(tmp_path, monkeypatch, capsys)
+
+
+def ana_key(tmp_path: Path) -> Path:
+    """The key the allowed signers give ana, which signed the run's approval."""
+    return tmp_path / "keys" / "ana"
 
 
 def keypair(folder: Path, name: str, passphrase: str = "") -> Path:
     assert SSH_KEYGEN is not None
+    folder.mkdir(parents=True, exist_ok=True)
     key = folder / name
     subprocess.run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", passphrase, "-C", name, "-f",
                     str(key)], check=True, capture_output=True)
@@ -45,13 +55,13 @@ def fingerprint(key: Path) -> str:
     return out.split()[1]
 
 
-def signed_account(scenario: Scenario, folder: Path, *, key: Path | None,
+def signed_account(monkeypatch: pytest.MonkeyPatch, folder: Path, *, key: Path | None,
                    signer: Path) -> tuple[Path, Path]:
     """Answers here signed: ana's key (``signer``) is the allowed signer; ``key`` is the one
     ``rein approvals`` signs with (None: no signing key set). (managed, user) stand-ins."""
     allowed = folder / "allowed_signers"
     allowed.write_text(f"ana {Path(f'{signer}.pub').read_text().strip()}\n")
-    managed, user = account_files(scenario.monkeypatch, folder / "files")
+    managed, user = account_files(monkeypatch, folder / "files")
     user.parent.mkdir(parents=True, exist_ok=True)
     lines = ['[approver]', 'id = "ana"', f'allowed_signers = "{allowed}"']
     if key is not None:
@@ -69,8 +79,7 @@ def refusal(scenario: Scenario, *args: str) -> dict[str, Any]:
 def test_a_signed_accept_is_recorded_with_the_key_and_verifies(
         waiting: tuple[Scenario, str], tmp_path: Path) -> None:
     scenario, approval_id = waiting
-    key = keypair(tmp_path, "ana")
-    signed_account(scenario, tmp_path, key=key, signer=key)
+    key = ana_key(tmp_path)
     code, out = scenario.rein("approvals", "accept", approval_id, "--note", "read it",
                               "--no-continue", "--json")
     assert code == 0, out
@@ -98,7 +107,7 @@ def test_a_signed_accept_is_recorded_with_the_key_and_verifies(
 def test_without_a_signing_key_nothing_is_recorded(waiting: tuple[Scenario, str],
                                                    tmp_path: Path) -> None:
     scenario, approval_id = waiting
-    signed_account(scenario, tmp_path, key=None, signer=keypair(tmp_path, "ana"))
+    signed_account(scenario.monkeypatch, tmp_path, key=None, signer=ana_key(tmp_path))
     for verb in ("accept", "decline"):
         assert refusal(scenario, "approvals", verb, approval_id)["code"] == "APPROVAL004"
     nothing_recorded(scenario, approval_id)
@@ -108,8 +117,8 @@ def test_a_key_the_allowed_signers_do_not_give_ana_is_refused(
         waiting: tuple[Scenario, str], tmp_path: Path) -> None:
     """The agent signs with a key of its own: it is not ana's."""
     scenario, approval_id = waiting
-    signed_account(scenario, tmp_path, key=keypair(tmp_path, "agent"),
-                   signer=keypair(tmp_path, "ana"))
+    signed_account(scenario.monkeypatch, tmp_path, key=keypair(tmp_path, "agent"),
+                   signer=ana_key(tmp_path))
     error = refusal(scenario, "approvals", "accept", approval_id)
     assert error["code"] == "APPROVAL004" and "nothing was recorded" in error["message"]
     nothing_recorded(scenario, approval_id)
@@ -124,8 +133,7 @@ def test_a_signature_of_another_answer_does_not_verify(waiting: tuple[Scenario, 
     from rein.errors import Refused
 
     scenario, approval_id = waiting
-    key = keypair(tmp_path, "ana")
-    signed_account(scenario, tmp_path, key=key, signer=key)
+    key = ana_key(tmp_path)
     with Harness.open(scenario.root, surface="cli") as harness:
         message = harness.signing_message(approval_id, ApprovalStatus.ACCEPTED)
         assert message is not None
@@ -148,7 +156,7 @@ def asyncio_run(awaitable: Any) -> Any:
 def test_a_cancel_needs_no_signature(waiting: tuple[Scenario, str], tmp_path: Path) -> None:
     """Stopping the run runs nothing, as `rein runs cancel` does unsigned."""
     scenario, approval_id = waiting
-    signed_account(scenario, tmp_path, key=None, signer=keypair(tmp_path, "ana"))
+    signed_account(scenario.monkeypatch, tmp_path, key=None, signer=ana_key(tmp_path))
     code, out = scenario.rein("approvals", "cancel", approval_id, "--no-continue", "--json")
     assert code == 0 and json.loads(out)["status"] == "cancelled", out
 
@@ -160,7 +168,8 @@ def test_a_passphrase_no_one_types_signs_nothing(waiting: tuple[Scenario, str],
     account's files through the same stand-in as the tests in this process."""
     scenario, approval_id = waiting
     key = keypair(tmp_path, "ana", passphrase="correct horse battery staple")
-    managed, user = signed_account(scenario, tmp_path, key=key, signer=key)
+    managed, user = signed_account(scenario.monkeypatch, tmp_path, key=key,
+                                   signer=ana_key(tmp_path))
     stand_in = ("import sys; from pathlib import Path; import rein.config.files as f; "
                 f"f.authority_paths = lambda: [('managed', Path({str(managed)!r})), "
                 f"('user', Path({str(user)!r}))]; from rein.cli import run; sys.exit(run())")
@@ -182,8 +191,7 @@ def test_a_recorded_answer_verifies_and_an_edited_one_does_not(
     import sqlite3
 
     scenario, approval_id = waiting
-    key = keypair(tmp_path, "ana")
-    signed_account(scenario, tmp_path, key=key, signer=key)
+    key = ana_key(tmp_path)
     code, out = scenario.rein("approvals", "decline", approval_id, "--note", "not yet",
                               "--no-continue", "--json")
     assert code == 0, out
