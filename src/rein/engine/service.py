@@ -250,6 +250,34 @@ class Harness(Reads):
         """Who answers here: the approver the managed or user ``rein.toml`` names."""
         return self.config.approver
 
+    def store_in_workspace(self) -> bool:
+        """Whether the run store is a file inside the workspace (the embedded default, or
+        a SQLite path there), where node work and an agent's sandbox can write."""
+        from rein.store.open import PG_SCHEMES, store_url
+
+        url = store_url(self.workspace, self._store_url, config=self.config)
+        if url is None:
+            return True
+        if url.startswith(PG_SCHEMES):
+            return False
+        real = (self.workspace / url.removeprefix("sqlite://")).resolve()  # as _open reads it
+        return self.workspace in real.parents
+
+    def run_approval_problem(self, run_id: str) -> str | None:
+        """Where approvals are signed, why the approval of ``run_id``'s top run does not
+        verify as its binding holds it (None: it does, or approvals are not signed). A
+        read: what every continuation checks (APPROVAL005), without continuing."""
+        from rein.engine.signed import run_problem, signers_of
+        from rein.store.lineage import top_run
+
+        signers = signers_of(self.config.data)
+        if signers is None:
+            return None
+        run = self.run(run_id)
+        top = top_run(self.store, run.run_id) or run
+        return run_problem(self.store, top, signers, workspace=self.workspace,
+                           now=self.clock.now())
+
     def trust_notice(self) -> str | None:
         """Why the project file's commands or URLs are withheld, when they are."""
         if self.config.project_trust is None:  # no project file: nothing is withheld
