@@ -205,3 +205,52 @@ def test_a_recorded_answer_verifies_and_an_edited_one_does_not(
                    (approval_id,))
     error = refusal(scenario, "approvals", "verify", approval_id)
     assert error["code"] == "APPROVAL004"
+
+
+def test_a_run_started_unsigned_continues_once_a_person_signs_it_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """A run started before answers were signed here carries no signature: it is refused
+    (APPROVAL005) until a person's `rein resume --force` signs its approval as the files are
+    now; a forced resume without a key to sign with records nothing."""
+    import sqlite3
+
+    scenario, approval_id = gated_waiting(tmp_path, monkeypatch, capsys)
+    run_id = scenario.last_run()
+    key = keypair(tmp_path / "keys", "ana")
+    signed_account(monkeypatch, tmp_path, key=None, signer=key)
+    error = refusal(scenario, "resume", run_id)
+    assert error["code"] == "APPROVAL005" and "no person's signature" in error["message"]
+    assert f"rein resume {run_id} --force" in error["hint"]
+    assert refusal(scenario, "resume", run_id, "--force")["code"] == "APPROVAL004"
+    signed_account(monkeypatch, tmp_path, key=key, signer=key)
+    error = refusal(scenario, "approvals", "accept", approval_id)
+    assert error["code"] == "APPROVAL005" and "was not recorded" in error["message"]
+    code, out = scenario.rein("resume", run_id, "--force", "--json")
+    assert code == 3, out
+    with sqlite3.connect(scenario.root / ".rein" / "rein.db") as db:
+        binding = json.loads(db.execute("SELECT binding FROM runs WHERE run_id = ?",
+                                        (run_id,)).fetchone()[0])
+    assert (binding["x-rein-signature"]["run_id"],
+            binding["x-rein-signature"]["principal"]) == (run_id, "ana")
+    assert binding["x-rein-signature"]["fingerprint"] == fingerprint(key)
+    code, out = scenario.rein("approvals", "accept", approval_id, "--json")
+    assert code == 0, out
+
+
+def test_a_surface_that_cannot_sign_starts_no_run(waiting: tuple[Scenario, str],
+                                                  tmp_path: Path) -> None:
+    """The web console, the app-server and ACP have no key to sign a run's approval with:
+    where approvals are signed they start nothing (APPROVAL004), and nothing is written."""
+    from rein.engine.service import Harness
+    from rein.errors import Refused
+
+    scenario, _approval_id = waiting
+    runs = json.loads(scenario.rein("runs", "list", "--json")[1])["runs"]
+    for surface in ("web", "app-server", "acp", "api"):
+        with Harness.open(scenario.root, surface=surface) as harness:
+            prepared = asyncio_run(harness.prepare(scenario.root / "g.agraph.yaml", given={}))
+            with pytest.raises(Refused) as caught:
+                asyncio_run(harness.start(prepared, approved=prepared.digest))
+        assert caught.value.code == "APPROVAL004"
+        assert f"the {surface} surface cannot sign" in caught.value.message
+    assert json.loads(scenario.rein("runs", "list", "--json")[1])["runs"] == runs
