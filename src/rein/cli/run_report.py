@@ -68,8 +68,8 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
             continue
         out.append(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
                    f"{a.request.get('prompt', '')}".rstrip())
-        if (refused := refused_of(a)) is not None:
-            out.append(f"           {refused_line(refused)}")
+        if (why := refused_of(a)) is not None:
+            out.append(f"           {refused_line(why)}")
         out.append(f"           look with `rein approvals show {a.approval_id}`")
     for c in children:
         out.append(f"child    {c.run_id} ({c.status.value}) for {c.parent_node_key}")
