@@ -373,3 +373,19 @@ def test_without_signed_approvals_the_forged_accept_is_acted_on(
     f.answer_instruction("notes")
     assert f.json("submit")[0] == 3
     assert f.instructed()[-1] == "ship"
+
+
+def test_where_approvals_are_not_signed_init_and_the_queue_say_so(
+        forged: Forged, tmp_path: Path, capsys: Any) -> None:
+    """`rein init --agent` and `rein approvals list` recommend signed approvals in one line
+    where the run store is in the workspace and answers are not signed; nothing where they
+    are."""
+    f = forged
+    for signed in (True, False):
+        code, out = f.rein("init", "--agent", "codex")
+        assert code == 0 and ("not signed" in out) is not signed, out
+        _code, listed = f.json("init", "--agent", "codex")
+        assert bool(listed["notices"]) is not signed
+        _code, out = f.rein("approvals", "list")
+        assert ("note: approvals here are not signed" in out) is not signed, out
+        f.files[1].write_text('[approver]\nid = "ana"\n')

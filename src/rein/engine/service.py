@@ -202,7 +202,10 @@ class Harness(Reads):
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
         key = load_key(self.config, env)  # SCALE009: no worker without the queue key
-        runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config))
+        from rein.engine.signed import signers_of
+
+        runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config),
+                            signers=signers_of(self.config.data), workspace=self.workspace)
         load_dbos("serving").serve(
             url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
             workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
