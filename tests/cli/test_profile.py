@@ -196,8 +196,6 @@ def test_where_approvals_are_signed_a_profile_change_is_signed_and_checked_first
     is kept with the decision, verified by ssh-keygen itself."""
     from support import account_files
 
-    from rein.profiles.proposals import content_of, decision_message
-
     profile = Path(shutil.copy(DATA / "scribe.agent.yaml", tmp_path))
     ws = ("--workspace", str(tmp_path))
     assert run(capsys, "profile", "apply", *ws, str(profile), str(DATA / "scribe.delta.yaml"))[0] \
@@ -229,6 +227,8 @@ def test_where_approvals_are_signed_a_profile_change_is_signed_and_checked_first
     [decided] = json.loads(queue.read_text())["items"]
     signature = decided["signature"]
     assert (decided["status"], signature["principal"]) == ("accepted", "ana")
+    from rein.profiles.proposals import content_of, decision_message
+
     sig = account / "decision.sig"
     sig.write_text(signature["signature"])
     check = subprocess.run(["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", "ana",
