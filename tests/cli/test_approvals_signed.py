@@ -254,3 +254,22 @@ def test_a_surface_that_cannot_sign_starts_no_run(waiting: tuple[Scenario, str],
         assert caught.value.code == "APPROVAL004"
         assert f"the {surface} surface cannot sign" in caught.value.message
     assert json.loads(scenario.rein("runs", "list", "--json")[1])["runs"] == runs
+
+
+def test_an_allowed_signers_file_in_the_workspace_verifies_nothing(
+        waiting: tuple[Scenario, str], tmp_path: Path) -> None:
+    """Node work and an agent's sandbox write the workspace, so an allowed-signers file
+    there could hold the agent's own key: nothing is checked against it, neither an answer
+    nor a run's approval."""
+    scenario, approval_id = waiting
+    agent = keypair(tmp_path / "agent-keys", "agent")
+    inside = scenario.root / ".rein" / "allowed_signers"
+    inside.write_text(f"ana {Path(f'{agent}.pub').read_text().strip()}\n")
+    _managed, user = account_files(scenario.monkeypatch, tmp_path / "files")
+    user.write_text(f'[approver]\nid = "ana"\nallowed_signers = "{inside}"\n'
+                    f'signing_key = "{agent}"\n')
+    error = refusal(scenario, "approvals", "accept", approval_id, "--no-continue")
+    assert error["code"] == "APPROVAL004" and "lies in the workspace" in error["message"]
+    nothing_recorded(scenario, approval_id)
+    error = refusal(scenario, "resume", scenario.last_run())
+    assert error["code"] == "APPROVAL005" and "lies in the workspace" in error["message"]

@@ -151,7 +151,7 @@ async def _decided(conn: Any, harness: Harness, session_id: str, row: ApprovalRo
     """The answer the launch acts on. Where answers are signed, one that does not verify
     (written into the store without rein) is refused and the question asked again; after
     :data:`_ASKED_AGAIN` such answers the server is not launched."""
-    signers = signers_of(harness.config.data)
+    signers = signers_of(harness.config.data, harness.workspace)
     status = launches.usable(harness.store, row.approval_id, signers, harness.clock.now())
     for _ in range(_ASKED_AGAIN):
         if status is not ApprovalStatus.PENDING:

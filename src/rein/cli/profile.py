@@ -49,7 +49,8 @@ def _signer(workspace: str) -> Any:
         click.echo(f"signing the decision with {approver.signing_key} (ssh-keygen may ask for "
                    "the key's passphrase or a touch)", err=True)
         signature = ssh_sign(approver.signing_key, message, what="the decision")
-        checked = verify(approver.allowed_signers, approver.id, message, signature)
+        checked = verify(approver.allowed_signers, approver.id, message, signature,
+                         workspace=Path(workspace).resolve())
         return {"principal": checked.principal, "fingerprint": checked.fingerprint,
                 "key": checked.key_type, "signature": signature}
 

@@ -79,9 +79,16 @@ class Unverified(Exception):
         self.why = why
 
 
-def check(allowed_signers: str, principal: str, message: bytes, signature: str) -> Verified:
+def check(allowed_signers: str, principal: str, message: bytes, signature: str, *,
+          workspace: Path | None = None) -> Verified:
     """``signature`` checked against ``allowed_signers`` for ``principal``: who signed with
-    which key; :class:`Unverified` (with why) when it does not verify."""
+    which key; :class:`Unverified` (with why) when it does not verify. ``workspace``: an
+    allowed-signers file inside it verifies nothing (node work and an agent's sandbox write
+    there, and could add a key of their own)."""
+    if workspace is not None and in_workspace(allowed_signers, workspace):
+        raise Unverified(f"the allowed-signers file {allowed_signers} lies in the workspace, "
+                         "where node work and agents write: no signature is checked against "
+                         "it")
     if len(signature) > _MAX_SIGNATURE or "BEGIN SSH SIGNATURE" not in signature:
         raise Unverified("what was given is not an SSH signature")
     if not Path(allowed_signers).is_file():
@@ -107,15 +114,25 @@ def check(allowed_signers: str, principal: str, message: bytes, signature: str) 
                     key_type=good["type"])
 
 
-def verify(allowed_signers: str, principal: str, message: bytes, signature: str) -> Verified:
-    """``signature`` checked against ``allowed_signers`` for ``principal``; APPROVAL004
-    (nothing recorded) when it does not verify."""
+def in_workspace(path: str, workspace: Path) -> bool:
+    """Whether ``path`` (resolved) lies inside ``workspace``."""
     try:
-        return check(allowed_signers, principal, message, signature)
+        real, root = Path(path).resolve(), Path(workspace).resolve()
+    except (OSError, RuntimeError):
+        return True  # a path that cannot be resolved is not trusted either
+    return real == root or root in real.parents
+
+
+def verify(allowed_signers: str, principal: str, message: bytes, signature: str, *,
+           workspace: Path | None = None) -> Verified:
+    """``signature`` checked against ``allowed_signers`` for ``principal``; APPROVAL004
+    (nothing recorded) when it does not verify (``workspace``: see :func:`check`)."""
+    try:
+        return check(allowed_signers, principal, message, signature, workspace=workspace)
     except Unverified as exc:
         raise Refused(f"the answer's signature was refused: {exc.why}; nothing was recorded",
                       code=CODE, hint="the approver signs this very answer with their own "
                                       "key") from None
 
 
-__all__ = ["NAMESPACE", "Unverified", "Verified", "check", "sign", "verify"]
+__all__ = ["NAMESPACE", "Unverified", "Verified", "check", "in_workspace", "sign", "verify"]

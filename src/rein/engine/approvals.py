@@ -97,9 +97,9 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
                       hint=f"review the files again; `rein resume {row.run_id}` presents the "
                            "current content as a new approval")
     signed = check_signature(approver, row, status, via, note=note, values=values,
-                             signature=signature)
+                             signature=signature, workspace=workspace)
     if row.status is not ApprovalStatus.PENDING and approver.allowed_signers is not None:
-        row = _forged_reopened(store, row, approver.allowed_signers, now)
+        row = _forged_reopened(store, row, approver.allowed_signers, now, workspace)
     payload: dict[str, Any] = {"actor": approver.id, "identity": approver.source,
                                "given": given(approver=approver, via=via, state=state,
                                               signed=signed,
@@ -115,14 +115,15 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
     return record_answer(store, row, status, payload, now)
 
 
-def _forged_reopened(store: Store, row: ApprovalRow, allowed_signers: str, now: str
-                     ) -> ApprovalRow:
+def _forged_reopened(store: Store, row: ApprovalRow, allowed_signers: str, now: str,
+                     workspace: Path) -> ApprovalRow:
     """An entry answered in the store with an answer that does not verify (written there
     without rein) waits for a person again, so that the person's signed answer replaces it
     rather than being taken for the same answer given twice."""
     from rein.engine.signed import Signers, answer_problem, reopen
 
-    why = answer_problem(row, Signers(allowed_signers), now=dt.datetime.fromisoformat(now))
+    why = answer_problem(row, Signers(allowed_signers, workspace),
+                         now=dt.datetime.fromisoformat(now))
     return row if why is None else reopen(store, row, why, now=now)
 
 

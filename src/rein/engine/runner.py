@@ -106,7 +106,7 @@ class Engine:
                 "allowed_signers"):
             from rein.engine.signed import signers_of
 
-            self.signers = signers_of(self.config.data)
+            self.signers = signers_of(self.config.data, self.workspace)
 
     async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli",
                     given: Mapping[str, Any] | None = None, run_id: RunId | None = None,

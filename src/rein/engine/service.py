@@ -205,7 +205,8 @@ class Harness(Reads):
         from rein.engine.signed import signers_of
 
         runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config),
-                            signers=signers_of(self.config.data), workspace=self.workspace)
+                            signers=signers_of(self.config.data, self.workspace),
+                            workspace=self.workspace)
         load_dbos("serving").serve(
             url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
             workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
@@ -273,7 +274,7 @@ class Harness(Reads):
         from rein.engine.signed import run_problem, signers_of
         from rein.store.lineage import top_run
 
-        signers = signers_of(self.config.data)
+        signers = signers_of(self.config.data, self.workspace)
         if signers is None:
             return None
         run = self.run(run_id)
@@ -369,7 +370,8 @@ class Harness(Reads):
             "a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
             "`rein dev`), where their key signs its approval"))
         try:
-            verified = Signers(approver.allowed_signers).check(approver.id, message, signature)
+            verified = Signers(approver.allowed_signers, self.workspace).check(
+                approver.id, message, signature)
         except Unverified as exc:
             raise Refused(f"the approval of run {run_id} was refused: {exc.why}; nothing was "
                           "recorded", code="APPROVAL004",

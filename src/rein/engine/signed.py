@@ -57,8 +57,9 @@ class Signers:
     """The allowed-signers file a signature is checked against, and the signatures this
     process has already seen verify."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, workspace: Path | None = None) -> None:
         self.path = path
+        self.workspace = workspace  # an allowed-signers file inside it verifies nothing
         self._good: dict[str, Verified] = {}
 
     def check(self, principal: str, message: bytes, signature: str) -> Verified:
@@ -69,7 +70,8 @@ class Signers:
         seen = self._seen(principal, message, signature)
         found = self._good.get(seen)
         if found is None:
-            found = check(self.path, principal, message, signature)
+            found = check(self.path, principal, message, signature,
+                          workspace=self.workspace)
             self._good[seen] = found
         return found
 
@@ -99,12 +101,13 @@ class Signers:
         return h.hexdigest()
 
 
-def signers_of(data: Mapping[str, Any]) -> Signers | None:
+def signers_of(data: Mapping[str, Any], workspace: Path | None) -> Signers | None:
     """The signers of a merged configuration's data (``[approver] allowed_signers``, read
-    from the account's own files only), or None where approvals are not signed."""
+    from the account's own files only), or None where approvals are not signed; none of
+    them verifies when the file lies in ``workspace``."""
     section = data.get("approver")
     path = section.get("allowed_signers") if isinstance(section, Mapping) else None
-    return Signers(str(path)) if path else None
+    return Signers(str(path), workspace) if path else None
 
 
 # -- answers -----------------------------------------------------------------------------
