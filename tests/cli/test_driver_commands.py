@@ -436,3 +436,15 @@ def test_the_worked_example_shows_the_instruction_as_rein_prints_it(drive: Drive
     expected = [line for line in shown.splitlines() if not line.startswith(volatile)]
     actual = [line for line in printed.splitlines() if not line.startswith(volatile)]
     assert actual == expected
+
+
+def test_a_node_no_worker_serves_is_named(drive: Drive) -> None:
+    """The driver serves only the frontier tier here: the demo's first node waits for a
+    worker, and `rein next` names it (from its own node/waiting event)."""
+    drive.write("rein.toml", '[driver]\ntiers = ["frontier"]\n')
+    code, _out = drive.start()
+    assert code == 3
+    code, status = drive.next()
+    assert (code, status["status"], status["for"], status["node"]) == \
+        (3, "waiting", "worker", "write_module")
+    assert status["message"].startswith("no worker serves node write_module: ")

@@ -59,3 +59,27 @@ def test_the_planning_instruction_can_be_followed_as_written(repo: Path, cli: Cl
     code, status = cli.json("next")
     [check] = status["checks"]
     assert check["params"]["params"]["settings"]["max_features"] == 20
+
+
+def test_a_copied_workspace_starts_its_own_flow_and_leaves_the_originals_runs(
+        repo: Path, driver: ScriptedDriver, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy's .rein/ names the original's runs: `rein dev` there is refused (RUN010,
+    never run in the copy's directory), and `start --new` leaves them to the original."""
+    import shutil
+
+    code, where = driver.dev()
+    assert code == 3 and where["stage"] == "planning"
+    planning = where["planning_run"]
+    copy = repo.parent / "copy"
+    shutil.copytree(repo, copy, symlinks=True)
+    monkeypatch.chdir(copy)
+    code, out = cli("dev", "--json")
+    assert code == 4 and json.loads(out)["error"]["code"] == "RUN010"
+    code, out = cli("dev", "start", "--new", "--json")
+    fresh = json.loads(out)
+    assert code == 3 and fresh["planning_run"] != planning, fresh
+    assert any("left the earlier flow's run" in n for n in fresh["notices"])
+    monkeypatch.chdir(repo)
+    code, out = cli("dev", "--json")
+    assert (code, json.loads(out)["planning_run"]) == (3, planning)  # the original goes on

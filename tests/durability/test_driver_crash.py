@@ -1,10 +1,12 @@
-"""A ``rein submit`` killed with SIGKILL while it evaluates a command criterion.
+"""A ``rein submit`` killed with SIGKILL after its envelope was recorded.
 
-The envelope was consumed (committed with its event) before the criterion started; the
-kill leaves the run ``running`` with the criterion's process group alive. What must hold,
-on every store: ``rein next`` says the run is resumable; resubmitting the same envelope (or
-``rein resume``) kills the leftover group, re-runs the interrupted attempt under its own
-number, and applies the envelope exactly once.
+The envelope is consumed (committed with its event) before the run advances. Killed while
+a command criterion runs, the submit leaves the run ``running`` with the criterion's
+process group alive; killed at any commit after the answer (the answer itself, the
+attempt taken up again, the node's end, the next instruction), it leaves the run wherever
+that commit left it. What must hold, on every store: ``rein next`` says what to do (never
+"no worker serves node ?"); resubmitting the same envelope (or ``rein resume``) kills any
+leftover group, finishes the answered attempt once, and the run goes on.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,47 @@ GRAPH: dict[str, Any] = {
 }
 
 
+# `rein submit` that kills itself with SIGKILL just after the commit that writes the
+# `nth` event of type `kill_after` (a hook on the store's public on_commit): a real kill, at
+# an exact point.
+KILLER = """
+import os, signal, sys
+from rein.store import open as opening
+
+kill_after, nth = sys.argv[1], int(sys.argv[2])
+seen = [0]
+real = opening.open_store
+
+def open_store(*args, **kwargs):
+    store = real(*args, **kwargs)
+    def hook(events):
+        seen[0] += sum(1 for e in events if e.type == kill_after)
+        if seen[0] >= nth:
+            os.kill(os.getpid(), signal.SIGKILL)
+    if store is not None:
+        store.on_commit(hook)
+    return store
+
+opening.open_store = open_store
+from rein.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+# t is checked by a command, then u follows: the commits of one submit, in order.
+CHAIN: dict[str, Any] = {
+    "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/driver-chain",
+    "title": "driver chain", "objective": "a killed submit loses nothing",
+    "requires_conformance": 3, "entrypoints": ["t"],
+    "nodes": {
+        "t": {"type": "task", "title": "t", "description": "Do t.",
+              "requirements": {"workspace": "read_write"},
+              "success": {"criteria": [{"id": "check", "kind": "command",
+                                        "description": "the check passes", "run": "true",
+                                        "timeout_seconds": 30}]}},
+        "u": {"type": "task", "title": "u", "description": "Do u.", "depends_on": ["t"]},
+    },
+}
+
+
 class Cli:
     """rein as separate processes (so one can be killed), all on one store."""
 
@@ -63,6 +107,12 @@ class Cli:
     def start(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(self.argv(*args), cwd=self.root, env=self.env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+
+    def killed_after(self, event: str, nth: int, *args: str) -> int:
+        """Run ``rein ARGS`` until just after the ``nth`` commit of an ``event``: its exit."""
+        argv = [sys.executable, "-c", KILLER, event, str(nth), *args, "--store", self.store]
+        return subprocess.run(argv, cwd=self.root, env=self.env, capture_output=True,
+                              text=True, timeout=60, check=False).returncode
 
     def json(self, *args: str) -> dict[str, Any]:
         done = self(*args, "--json")
@@ -142,3 +192,93 @@ def test_a_submit_killed_mid_criterion_resumes_and_applies_once(
     [attempt] = node["attempts"]
     assert attempt["attempt"] == 1 and attempt["x-rein-rerun"] is True
     assert attempt["routed"]["provider"] == "driver"
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(("point", "finish"), [
+    ("driver/answered", "resubmit"),  # recorded; the run still says waiting
+    ("driver/answered", "resume"),
+    ("attempt/started", "resubmit"),  # the run took the answer up; no criterion started yet
+    ("node/finished", "resubmit"),  # the attempt and its node ended; nothing after them
+    ("driver/instructed", "resubmit"),  # the next node's instruction issued; not paused
+])
+def test_a_submit_killed_after_its_answer_is_recorded_finishes_the_attempt_once(
+        tmp_path: Path, store_url: str, point: str, finish: str) -> None:  # noqa: F811
+    cli = Cli(tmp_path, store_url)
+    (tmp_path / "g.agraph.yaml").write_text(yaml.safe_dump(CHAIN, sort_keys=False))
+    started = cli("run", "g.agraph.yaml", "--approve", ags_digest(CHAIN))
+    assert started.returncode == 3, started.stderr
+    instruction = cli.json("next")
+    run_id = instruction["run_id"]
+    (tmp_path / ".rein" / "inbox.json").write_text(json.dumps(instruction["example"]))
+    assert cli.killed_after(point, 1, "submit") == -signal.SIGKILL
+    assert [e["type"] for e in cli.events(run_id)].count("driver/answered") == 1
+
+    shown = cli.json("next")
+    assert "node ?" not in shown.get("message", "")
+    if point == "driver/instructed":  # u's instruction is already out: it is what comes next
+        assert (shown["status"], shown["node"]) == ("instruction", "u")
+    else:
+        assert (shown["status"], shown["for"]) == ("waiting", "resume"), shown
+        assert f"rein resume {run_id}" in shown["message"]
+    if point == "driver/answered":
+        assert shown["node"] == "t" and "`rein submit` the same envelope" in shown["message"]
+        # While a process holds the run (a live submit between its answer and the advance),
+        # the answer is not said to be left behind.
+        store = open_store(tmp_path, url=store_url)
+        try:
+            with store.lock_run(run_id):
+                assert cli.json("next")["for"] == "run"
+        finally:
+            store.close()
+
+    if finish == "resubmit":
+        again = cli("submit", "--json")
+        assert again.returncode == 3, again.stderr
+        body = json.loads(again.stdout)
+        assert "already applied" in body["submitted"]
+    else:
+        assert cli("resume", run_id).returncode == 3
+        body = cli.json("next")
+    assert (body["status"], body["node"]) == ("instruction", "u"), body
+    (tmp_path / ".rein" / "inbox.json").write_text(json.dumps(body["example"]))
+    done = cli("submit", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "done"
+
+    events = cli.events(run_id)
+    answered = [e["payload"]["node"] for e in events if e["type"] == "driver/answered"]
+    assert answered == ["t", "u"]  # each envelope applied exactly once
+    instructed = [e["payload"]["node"] for e in events if e["type"] == "driver/instructed"]
+    assert instructed == ["t", "u"]  # no attempt was asked of the driver twice
+    finished = [e["payload"]["node"] for e in events if e["type"] == "node/finished"]
+    assert finished == ["t", "u"]
+    record = json.loads(cli("runs", "record", run_id).stdout)
+    assert {n["node_id"]: (n["status"], [a["attempt"] for a in n["attempts"]])
+            for n in record["nodes"]} == {"t": ("succeeded", [1]), "u": ("succeeded", [1])}
+
+
+@pytest.mark.timeout(120)
+def test_an_approval_answer_killed_before_the_run_took_it_up_is_named_and_resumed(
+        tmp_path: Path, store_url: str) -> None:  # noqa: F811
+    """The same gap on the approval side: `rein approvals accept` records the answer in a
+    transaction of its own, then advances the run; killed in between, the run is paused
+    with nothing pending, and `rein next` says what continues it."""
+    gated: dict[str, Any] = {
+        "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/gated", "title": "gated",
+        "objective": "a person approves", "entrypoints": ["review"],
+        "nodes": {"review": {"type": "gate", "title": "review", "description": "Approve.",
+                             "gate": {"mode": "approve", "prompt": "Go?"}}}}
+    cli = Cli(tmp_path, store_url)
+    (tmp_path / "g.agraph.yaml").write_text(yaml.safe_dump(gated, sort_keys=False))
+    assert cli("run", "g.agraph.yaml", "--approve", ags_digest(gated)).returncode == 3
+    waiting = cli.json("next")
+    [approval] = waiting["approvals"]
+    assert cli.killed_after("approval/answered", 1, "approvals", "accept",
+                            approval["approval_id"]) == -signal.SIGKILL
+
+    shown = cli.json("next")
+    assert (shown["status"], shown["for"], shown["node"]) == ("waiting", "resume", "review")
+    assert approval["approval_id"] in shown["message"] and "node ?" not in shown["message"]
+    assert cli("resume", waiting["run_id"]).returncode == 0
+    assert (cli.json("next")["status"]) == "done"

@@ -12,7 +12,7 @@ import pytest
 from rein.core.ids import ApprovalId, NodeKey, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.errors import Refused, StoreError
-from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
+from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition, WorkspaceRef
 from rein.store.sql import ProcessRow
 from rein.store.sqlite import SCHEMA_VERSION
 
@@ -76,6 +76,24 @@ def test_runs_newest_first_children_apart(any_store: Any) -> None:
     assert [r.run_id for r in any_store.list_runs(include_children=True)] == ["c1", "r2", "r1"]
     assert [r.run_id for r in any_store.child_runs(RunId("r1"))] == ["c1"]
     assert any_store.get_run("nope") is None
+
+
+def test_runs_keep_their_workspace_and_are_listed_by_it(any_store: Any) -> None:
+    a = WorkspaceRef(id="ws-a", path="/srv/a", host="one")
+    b = WorkspaceRef(id="ws-b", path="/srv/a", host="two")  # the same path, another machine
+    for run_id, where in (("r1", a), ("r2", b), ("r3", None), ("r4", a)):
+        any_store.create_run(_run(run_id).replace(workspace=where), event_type="run/started",
+                             payload={})
+    assert any_store.get_run("r2").workspace == b
+    assert any_store.get_run("r3").workspace is None
+
+    def listed(*ids: str | None) -> list[str]:
+        return [r.run_id for r in any_store.list_runs(workspaces=list(ids))]
+
+    assert listed("ws-a") == ["r4", "r1"]
+    assert listed("ws-b", None) == ["r3", "r2"]
+    assert listed() == [] and listed("ws-none") == []
+    assert [r.run_id for r in any_store.list_runs()] == ["r4", "r3", "r2", "r1"]
 
 
 def test_answers_are_idempotent_and_final(any_store: Any) -> None:

@@ -16,7 +16,7 @@ import pytest
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, NodeStatus, RunStatus, TurnStatus
 from rein.engine.record import build_record, record_problems
-from rein.store.base import DriverTurn
+from rein.store.base import DriverTurn, WorkspaceRef
 from rein.store.sqlite import SCHEMA_VERSION, SQLiteStore
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -82,6 +82,32 @@ def test_driver_turns_read_back_in_the_order_they_were_issued(version: int, tmp_
         types = [e.type for e in store.events(RunId("run-fixture-3"))]
         assert types == ["run/started", "driver/instructed", "driver/answered",
                          "driver/instructed"]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_runs_keep_their_workspace_and_older_runs_have_none(version: int, tmp_path: Path
+                                                            ) -> None:
+    """Version 6 records the workspace a run belongs to; runs stored before have none, and
+    a query for them by workspace finds them as such."""
+    copy = tmp_path / "rein.db"
+    shutil.copy(FIXTURES / f"v{version}.db", copy)
+    store = SQLiteStore(copy)
+    try:
+        top = [r.run_id for r in store.list_runs()]
+        unscoped = [r.run_id for r in store.list_runs(workspaces=[None])]
+        scoped = [r.run_id for r in store.list_runs(workspaces=["ws-fixture"])]
+        if version >= 6:
+            driver_run = store.get_run("run-fixture-3")
+            assert driver_run is not None
+            assert driver_run.workspace == WorkspaceRef(
+                id="ws-fixture", path="/fixture/workspace", host="fixture-host")
+            assert (scoped, unscoped) == (["run-fixture-3"], ["run-fixture-2", "run-fixture-1"])
+        else:
+            assert all(r.workspace is None for r in store.list_runs(include_children=True))
+            assert (scoped, unscoped) == ([], top)
+        assert store.list_runs(workspaces=[]) == []
     finally:
         store.close()
 

@@ -8,6 +8,7 @@ test once a walk has read far more runs than the store holds.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,12 +48,12 @@ class LoopingStore:
         return list(self.rows.values())
 
 
-def test_a_parent_loop_ends_the_walk_up_with_a_diagnostic() -> None:
+def test_a_parent_loop_ends_the_walk_up_with_a_diagnostic(tmp_path: Path) -> None:
     from rein.workers.driver_status import pick_run
 
     store = LoopingStore({"run-a": "run-b", "run-b": "run-c", "run-c": "run-a"})
     with pytest.raises(StoreError) as info:
-        pick_run(store, "run-a")  # type: ignore[arg-type]
+        pick_run(store, "run-a", tmp_path)  # type: ignore[arg-type]
     assert info.value.code == "STORE002"
     assert "run-a" in info.value.message and info.value.hint
 

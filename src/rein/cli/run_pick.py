@@ -1,7 +1,9 @@
 """Which run a ``rein runs`` command reads: the one named, or the newest of the workspace.
 
 ``rein next`` picks the newest run when none is named; ``runs show|watch|events|record``
-do the same, so that the common case needs no id to be copied.
+do the same, so that the common case needs no id to be copied. The newest run of *this*
+workspace: a store may be shared by several (:mod:`rein.store.workspace_id`), and a run
+named by its id is read wherever it belongs.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ def reads(workspace: Path | None) -> Any:
 
 
 def pick_run(harness: Any, run_id: str | None) -> Any:
-    """The run ``run_id`` names, or the newest top-level run; RUN404 when there is none."""
+    """The run ``run_id`` names, or the newest top-level run of the workspace; RUN404 when
+    there is none."""
     try:
         if run_id is not None:
             return harness.run(run_id)
-        newest = harness.runs()
+        newest = harness.runs_here()
     except ReinError as exc:
         if exc.code != "STORE404":
             raise

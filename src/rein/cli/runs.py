@@ -41,7 +41,9 @@ def runs() -> None:
 @workspace_option
 @json_option
 def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> int:
-    """Runs in this workspace, newest first (top-level runs unless --all).
+    """Runs in the store, newest first (top-level runs unless --all), with the workspace
+    each belongs to: a store may be shared by several workspaces and machines, and a run
+    of another workspace is marked as such.
 
     \b
     Example:
@@ -53,20 +55,26 @@ def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> 
     with _reads(workspace) as harness:
         try:
             rows = harness.runs(include_children=include_children)
+            here = {r.run_id for r in harness.runs_here()}
         except ReinError as exc:
             if exc.code != "STORE404":
                 raise
-            rows = []  # no store yet: no runs
+            rows, here = [], set()  # no store yet: no runs
     if as_json:
         emit_json({"runs": [{"run_id": r.run_id, "graph_id": r.graph_id,
                              "status": r.status.value, "parent_run_id": r.parent_run_id,
-                             "started_at": r.started_at} for r in rows]})
+                             "started_at": r.started_at,
+                             "workspace": None if r.workspace is None else r.workspace.to_json(),
+                             "this_workspace": r.run_id in here} for r in rows]})
     elif not rows:
         click.echo("no runs")
     else:
         for r in rows:
             parent = f"  (child of {r.parent_run_id})" if r.parent_run_id else ""
-            click.echo(f"{r.run_id}  {r.status.value:<15} {r.started_at}  {r.graph_id}{parent}")
+            where = "" if r.workspace is None or r.run_id in here else \
+                f"  [workspace {r.workspace.path} on {r.workspace.host}]"
+            click.echo(f"{r.run_id}  {r.status.value:<15} {r.started_at}  {r.graph_id}{parent}"
+                       f"{where}")
     return int(ExitCode.OK)
 
 

@@ -194,9 +194,18 @@ async def _abandon(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
             run = harness.run(run_id)
         except ReinError:
             continue
-        if not run.status.terminal:
+        if run.status.terminal:
+            continue
+        try:
             await harness.cancel(run_id, note="rein dev start --new")
-            out.append(f"cancelled the earlier flow's run {run_id}")
+        except Refused as exc:
+            if exc.code != "RUN010":
+                raise
+            # A copied workspace's flow names the original's runs: they are not its own.
+            out.append(f"left the earlier flow's run {run_id} to the workspace it belongs "
+                       "to")
+            continue
+        out.append(f"cancelled the earlier flow's run {run_id}")
     return out
 
 

@@ -41,6 +41,13 @@ class Reads:
         """Runs, newest first (top-level runs unless ``include_children``)."""
         return self.store.list_runs(include_children=include_children)
 
+    def runs_here(self) -> list[RunRow]:
+        """The top-level runs of this workspace, newest first: a store may be shared by
+        several workspaces (:mod:`rein.store.workspace_id`)."""
+        from rein.store.workspace_id import runs_here
+
+        return runs_here(self.store, self.workspace)
+
     def top_run_id(self, run_id: str) -> str:
         """The top-level run ``run_id`` belongs to (itself when it has no parent)."""
         return top_run_id(self.store, self.run(run_id).run_id)

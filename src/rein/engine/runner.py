@@ -52,6 +52,7 @@ from rein.engine.routing import Router
 from rein.engine.runtime import Listener, RunContext, ScopeInstance
 from rein.errors import Location, Refused, ReinError, RunError
 from rein.profiles.policy import Policy
+from rein.store import workspace_id
 from rein.store.base import ApprovalRow, RunRow, Store, Transition
 from rein.store.lineage import family, top_run
 from rein.tools.process import GROUP_WATCH
@@ -139,7 +140,7 @@ class Engine:
         run = RunRow(run_id=run_id, graph_id=str(prepared.data.get("id")),
                      graph_path=str(Path(prepared.path).resolve()),
                      graph_digest=prepared.digest, status=RunStatus.RUNNING, started_at=now,
-                     binding=binding)
+                     binding=binding, workspace=workspace_id.here(self.workspace, create=True))
         if self.signers is not None:  # a person's signature approves it, or nothing starts
             from rein.engine.signed import refused_run, run_problem
 
@@ -240,6 +241,8 @@ class Engine:
         if run.parent_run_id is not None:
             raise Refused(f"{run_id} is a subgraph's child run", code="RUN_CHILD",
                           hint=f"cancel its top-level run ({run.parent_run_id} or above)")
+        # Compensation is node work: it runs in the run's own workspace, never another.
+        workspace_id.refuse_elsewhere(run, self.workspace, doing="cancel it")
         with self.store.lock_run(run.run_id):
             run = self.store.get_run(run.run_id) or run
             if run.status.terminal:
@@ -276,6 +279,8 @@ class Engine:
             raise RunError(f"no run {run_id!r}", code="RUN404",
                            hint="list runs with `rein runs list`")
         run = top_run(self.store, run.run_id) or run  # a child continues through its top run
+        # Its checks run in this workspace: never another workspace's run (RUN010).
+        workspace_id.refuse_elsewhere(run, self.workspace, doing="advance it")
         self._attach_telemetry()
         with self.store.lock_run(run.run_id):
             token = GROUP_WATCH.set(recovery.GroupRecorder(self.store, run.run_id, self.now))
@@ -371,7 +376,7 @@ class Engine:
         binding = {**run.binding, "x-rein-restart-of": run.run_id}
         fresh = RunRow(run_id=new_id, graph_id=run.graph_id, graph_path=run.graph_path,
                        graph_digest=run.graph_digest, status=RunStatus.RUNNING,
-                       started_at=now, binding=binding)
+                       started_at=now, binding=binding, workspace=run.workspace)
         with self.store.atomic():
             append(self.store, run.run_id, EventType.RUN_RESTARTED,
                    {"new_run_id": new_id, "policy": "restart"}, now,

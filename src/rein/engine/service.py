@@ -513,6 +513,7 @@ class Harness(Reads):
         top = top_run(self.store, row.run_id)
         if go_on and top is not None:
             self._held_to_binding(top, approval_id)
+            self._held_to_workspace(top, approval_id)
         # The answer is one transaction of its own; advancing takes the run lock. When
         # another process holds it, that process picks the answer up before it pauses.
         updated, changed = approvals.answer(
@@ -561,6 +562,18 @@ class Harness(Reads):
             raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
                           code=exc.code, location=exc.location, hint=hint) from exc
 
+    def _held_to_workspace(self, run: Any, approval_id: str) -> None:
+        """RUN010 before the answer is recorded: an answer that continues a run continues
+        it here, and another workspace's run must not run its checks here."""
+        from rein.store.workspace_id import refuse_elsewhere
+
+        try:
+            refuse_elsewhere(run, self.workspace, doing="continue it")
+        except Refused as exc:
+            raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
+                          code=exc.code, hint=f"{exc.hint}; or record the answer here with "
+                                              "--no-continue and resume the run there") from exc
+
     async def expire_due(self, now: dt.datetime | None = None) -> list[ApprovalRow]:
         """Apply every approval timeout due at ``now`` (the Harness clock's time when not
         given): there is no background timer, a surface calls this when it looks at the
@@ -583,8 +596,9 @@ class Harness(Reads):
         the current instruction; the same envelope twice is applied once. ``consumed``
         hears what was applied before the run advances."""
         from rein.engine.driver_turns import advisory_failures, consume, driver_settings
+        from rein.store.workspace_id import refuse_elsewhere
         from rein.workers.driver_protocol import EnvelopeRefused
-        from rein.workers.driver_status import pick_run, status_of
+        from rein.workers.driver_status import answer_untaken, pick_run, status_of
         from rein.workers.driver_store import get_turn
 
         engine, store = self.engine, self.store
@@ -592,7 +606,10 @@ class Harness(Reads):
         turn = get_turn(store, token) if isinstance(token, str) else None
         root = turn.root_run_id if turn is not None else \
             pick_run(store, run_id, self.workspace).run_id
-        if run_id is not None and pick_run(store, run_id).run_id != root:
+        if (found := store.get_run(root)) is not None:  # before anything is consumed
+            refuse_elsewhere(found, self.workspace, doing="take an answer for it",
+                             refusal=EnvelopeRefused)
+        if run_id is not None and pick_run(store, run_id, self.workspace).run_id != root:
             raise EnvelopeRefused(f"the envelope answers an instruction of run {root}, not "
                                   f"of run {run_id}", code="DRIVER_WRONG_RUN",
                                   hint="send it without --run, or answer the run's own "
@@ -604,9 +621,11 @@ class Harness(Reads):
             if consumed is not None:  # before the progress of the advance it causes
                 consumed(note)
             run = store.get_run(root)
-            # Advance after a new answer, or to continue a run a dead submit left running.
+            # Advance after a new answer, or to continue what a dead submit left: a run
+            # left running, or a paused run holding an answer it has not taken up.
             if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"):
+                    note.startswith("accepted") or run.status.value == "running"
+                    or answer_untaken(store, root)):
                 await engine.proceed(root)
         status = status_of(store, self.workspace, root)
         if turn is not None and note.startswith("accepted"):

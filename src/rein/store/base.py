@@ -24,6 +24,23 @@ if TYPE_CHECKING:
     from rein.formats.redaction import Secrets
 
 
+class WorkspaceRef(Frozen):
+    """The workspace a run belongs to (:mod:`rein.store.workspace_id`)."""
+
+    __slots__ = ("host", "id", "path")
+    id: str  # made once per workspace, kept in its .rein/workspace.json: what decides
+    path: str  # the workspace's real path when the run started: to show, and to say where
+    host: str  # the machine it was on then
+
+    def __init__(self, *, id: str, path: str, host: str) -> None:
+        set_field(self, "id", id)
+        set_field(self, "path", path)
+        set_field(self, "host", host)
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.id, "path": self.path, "host": self.host}
+
+
 class RunRow(Frozen):
     """One run (top-level or a subgraph's child run)."""
 
@@ -39,6 +56,7 @@ class RunRow(Frozen):
         "started_at",
         "status",
         "summary",
+        "workspace",
     )
     run_id: RunId
     graph_id: str
@@ -53,13 +71,17 @@ class RunRow(Frozen):
     binding: Mapping[str, Any]
     # Run-level parts of the record: outputs, usage, graph_success, diagnostics, ...
     summary: Mapping[str, Any]
+    # The workspace a top-level run belongs to; None for a child run (it belongs to its
+    # top-level run's) and for a run stored before runs recorded one (schema version 6).
+    workspace: WorkspaceRef | None
 
     def __init__(self, *, run_id: RunId, graph_id: str, graph_path: str, graph_digest: str,
                  status: RunStatus, started_at: str, finished_at: str | None = None,
                  parent_run_id: RunId | None = None,
                  parent_node_key: NodeKey | None = None,
                  binding: Mapping[str, Any] | None = None,
-                 summary: Mapping[str, Any] | None = None) -> None:
+                 summary: Mapping[str, Any] | None = None,
+                 workspace: WorkspaceRef | None = None) -> None:
         set_field(self, "run_id", run_id)
         set_field(self, "graph_id", graph_id)
         set_field(self, "graph_path", graph_path)
@@ -71,6 +93,7 @@ class RunRow(Frozen):
         set_field(self, "parent_node_key", parent_node_key)
         set_field(self, "binding", {} if binding is None else binding)
         set_field(self, "summary", {} if summary is None else summary)
+        set_field(self, "workspace", workspace)
 
 
 class NodeRow(Frozen):
@@ -377,8 +400,10 @@ class Store(Protocol):
         """The run, or ``None``."""
         ...
 
-    def list_runs(self, *, include_children: bool = False) -> list[RunRow]:
-        """Runs, newest first."""
+    def list_runs(self, *, include_children: bool = False,
+                  workspaces: Sequence[str | None] | None = None) -> list[RunRow]:
+        """Runs, newest first; ``workspaces``: only the runs of these workspace ids (``None``
+        among them: the runs stored without one, before schema version 6)."""
         ...
 
     def child_runs(self, parent_run_id: RunId) -> list[RunRow]:

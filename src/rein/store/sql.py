@@ -36,6 +36,7 @@ from rein.store.base import (
     ThreadRow,
     ThreadTurnRow,
     Transition,
+    WorkspaceRef,
 )
 from rein.store.lazy_json import LazyObject
 
@@ -325,13 +326,16 @@ class SQLStore:
         with self._tx():
             self._serialize_once("")  # ``created`` is a store-wide order
             created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
+            where = run.workspace
             self._x(
                 "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
-                " graph_digest, status, started_at, finished_at, binding, summary, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " graph_digest, status, started_at, finished_at, binding, summary, created,"
+                " workspace_id, workspace_path, workspace_host)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run.run_id, run.parent_run_id, run.parent_node_key, run.graph_id,
                  run.graph_path, run.graph_digest, run.status.value, run.started_at,
-                 run.finished_at, dump(binding), dump(summary), created),
+                 run.finished_at, dump(binding), dump(summary), created,
+                 *((None, None, None) if where is None else (where.id, where.path, where.host))),
             )
             return self._append(run.run_id, event_type, payload, run.started_at)
 
@@ -577,7 +581,8 @@ class SQLStore:
     # -- reads ----------------------------------------------------------------------------
 
     _RUN_COLUMNS = ("run_id, parent_run_id, parent_node_key, graph_id, graph_path, graph_digest,"
-                    " status, started_at, finished_at, binding, summary")
+                    " status, started_at, finished_at, binding, summary, workspace_id,"
+                    " workspace_path, workspace_host")
 
     @staticmethod
     def _run(row: tuple[Any, ...]) -> RunRow:
@@ -586,17 +591,29 @@ class SQLStore:
             parent_node_key=None if row[2] is None else NodeKey(row[2]), graph_id=row[3],
             graph_path=row[4], graph_digest=row[5], status=RunStatus(row[6]),
             started_at=row[7], finished_at=row[8], binding=json.loads(row[9]),
-            summary=json.loads(row[10]))
+            summary=json.loads(row[10]),
+            workspace=None if row[11] is None else WorkspaceRef(
+                id=row[11], path=row[12] or "", host=row[13] or ""))
 
     def get_run(self, run_id: str) -> RunRow | None:
         row = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs WHERE run_id = ?",
                       (run_id,)).fetchone()
         return None if row is None else self._run(row)
 
-    def list_runs(self, *, include_children: bool = False) -> list[RunRow]:
-        where = "" if include_children else " WHERE parent_run_id IS NULL"
-        rows = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs{where} ORDER BY created DESC"
-                       ).fetchall()
+    def list_runs(self, *, include_children: bool = False,
+                  workspaces: Sequence[str | None] | None = None) -> list[RunRow]:
+        clauses = [] if include_children else ["parent_run_id IS NULL"]
+        values: list[Any] = []
+        if workspaces is not None:
+            ids = [w for w in workspaces if w is not None]
+            either = [f"workspace_id IN ({', '.join('?' * len(ids))})"] if ids else []
+            if None in workspaces:
+                either.append("workspace_id IS NULL")
+            clauses.append(f"({' OR '.join(either)})" if either else "1 = 0")
+            values.extend(ids)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs{where} ORDER BY created DESC",
+                       values).fetchall()
         return [self._run(r) for r in rows]
 
     def child_runs(self, parent_run_id: RunId) -> list[RunRow]:

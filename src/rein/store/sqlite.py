@@ -161,6 +161,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, seq)
         )""",
     ),
+    (
+        # The workspace each top-level run belongs to (rein.store.workspace_id): its id,
+        # which decides, and its path and machine when the run started, to show. Runs
+        # stored before have none.
+        "ALTER TABLE runs ADD COLUMN workspace_id TEXT",
+        "ALTER TABLE runs ADD COLUMN workspace_path TEXT",
+        "ALTER TABLE runs ADD COLUMN workspace_host TEXT",
+        "CREATE INDEX runs_workspace ON runs (workspace_id, created)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,9 +22,19 @@ def run_rows(h: Harness, runs: Sequence[RunRow], now: dt.datetime) -> list[list[
     for run in runs:
         used = views.usage(h, run)
         rows.append([f'<a href="/runs/{e(run.run_id)}"><code>{e(run.run_id)}</code></a>',
-                     status(run.status.value), e(run.graph_id), e(run.started_at[:19]),
-                     e(views.duration(run, now)), f"${used.get('cost_usd', 0.0):.4f}"])
+                     status(run.status.value), e(run.graph_id), _workspace(run),
+                     e(run.started_at[:19]), e(views.duration(run, now)),
+                     f"${used.get('cost_usd', 0.0):.4f}"])
     return rows
+
+
+def _workspace(run: RunRow) -> str:
+    """Where the run belongs: a store may be shared by several workspaces and machines."""
+    if run.workspace is None:  # a child run (its top run's), or one stored before version 6
+        return '<span class="muted">—</span>'
+    ref = run.workspace
+    return (f'<code title="{e(ref.id)}">{e(ref.path)}</code> '
+            f'<span class="muted">{e(ref.host)}</span>')
 
 
 def filtered(h: Harness, *, state: str = "", text: str = "") -> list[RunRow]:
@@ -45,7 +55,7 @@ def runs_page(h: Harness, *, state: str, text: str, now: dt.datetime, read_only:
         '<form method="get" action="/" class="card">Status <select name="state">'
         f'{options}</select> Graph or run <input type="text" name="q" value="{e(text)}">'
         ' <button>Filter</button></form>'
-        + table(("Run", "Status", "Graph", "Started", "Duration", "Cost"),
+        + table(("Run", "Status", "Graph", "Workspace", "Started", "Duration", "Cost"),
                 run_rows(h, filtered(h, state=state, text=text), now), body_id="runs")
         + '<p class="muted">Live: this list follows the store. Start a run from '
           '<a href="/plans">Plans</a>.</p>')

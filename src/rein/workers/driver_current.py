@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.core.states import RunStatus
-from rein.workers.driver_store import TurnStatus, turns
+from rein.core.states import RunStatus, TurnStatus
+from rein.store.workspace_id import runs_here
 
 if TYPE_CHECKING:
-    from rein.store.base import Store
-    from rein.workers.driver_store import Turn
+    from rein.store.base import DriverTurn as Turn
+    from rein.store.base import RunRow, Store
 
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
@@ -33,44 +33,43 @@ def waiting_turns(store: Store, root: str) -> list[Turn]:
     """Pending turns of one run family whose node still waits (a node another worker
     finished is skipped), oldest first."""
     out = []
-    for turn in turns(store, root, status=TurnStatus.PENDING):
+    for turn in store.driver_turns(root, status=TurnStatus.PENDING):
         node = store.node(turn.run_id, turn.node_key)
         if node is None or not node.status.terminal:
             out.append(turn)
     return out
 
 
-def _same_workspace(turn: Turn, workspace: Path | None) -> bool:
-    root = (turn.baseline or {}).get("root")
-    return workspace is None or root is None or root == str(workspace.resolve())
-
-
-def workspace_turns(store: Store, workspace: Path | None = None) -> list[Turn]:
-    """Every waiting turn of the unfinished runs in ``workspace``, current first."""
+def workspace_turns(store: Store, workspace: Path, runs: list[RunRow] | None = None
+                    ) -> list[Turn]:
+    """Every waiting turn of the unfinished runs of ``workspace``
+    (:func:`rein.store.workspace_id.runs_here`, unless ``runs`` gives them), current
+    first. Another workspace's instructions are not this one's to hand out: its driver
+    works in another directory."""
     out: list[Turn] = []
-    for run in store.list_runs():
+    for run in runs_here(store, workspace) if runs is None else runs:
         if run.status in _UNFINISHED:
-            out += [t for t in waiting_turns(store, run.run_id) if _same_workspace(t, workspace)]
+            out += waiting_turns(store, run.run_id)
     return sorted(out, key=lambda t: (t.created_at, t.token))
 
 
-def current_turn(store: Store, workspace: Path | None = None) -> Turn | None:
+def current_turn(store: Store, workspace: Path) -> Turn | None:
     """The one instruction of ``workspace`` a driver may work on now, or ``None``."""
     pending = workspace_turns(store, workspace)
     return pending[0] if pending else None
 
 
-def baseline_for(store: Store, turn: Turn, workspace: Path | None = None) -> Mapping[str, Any]:
-    """The snapshot ``turn``'s writes are measured from (see the module docstring)."""
+def baseline_for(store: Store, turn: Turn, workspace: Path) -> Mapping[str, Any]:
+    """The snapshot ``turn``'s writes are measured from (see the module docstring): the
+    answers of ``workspace``'s runs count, another workspace's files are not these."""
     best: Mapping[str, Any] = turn.baseline
     issued = _moment(turn.created_at)
-    for run in store.list_runs():
+    for run in runs_here(store, workspace):
         if run.finished_at is not None and _moment(run.finished_at) < issued:
             continue  # ended before this instruction: nothing it answered can be newer
-        for other in turns(store, run.run_id, status=TurnStatus.ANSWERED):
+        for other in store.driver_turns(run.run_id, status=TurnStatus.ANSWERED):
             after = (other.answer or {}).get("after")
             if (isinstance(after, Mapping) and other.token != turn.token
-                    and _same_workspace(other, workspace)
                     and int(after.get("taken_ns") or 0) > int(best.get("taken_ns") or 0)):
                 best = after
     return best
@@ -84,7 +83,7 @@ def _moment(text: str) -> dt.datetime:
 def latest_snapshot(store: Store, root: str) -> Mapping[str, Any] | None:
     """The newest snapshot stored for a run family (to reuse its hashes), or ``None``."""
     found: Mapping[str, Any] | None = None
-    for turn in turns(store, root):
+    for turn in store.driver_turns(root):
         for snap in (turn.baseline, (turn.answer or {}).get("after")):
             if isinstance(snap, Mapping) and int(snap.get("taken_ns") or 0) > int(
                     (found or {}).get("taken_ns") or 0):

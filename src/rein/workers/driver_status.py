@@ -33,11 +33,14 @@ if TYPE_CHECKING:
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
 
 
-def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
-             queue: list[Turn] | None = None) -> RunRow:
-    """The run ``run_id`` (its top-level run); else the run of the workspace's current
-    driver instruction (the head of ``queue`` when given); else the newest unfinished
-    top-level run, else the newest one."""
+def pick_run(store: Store, run_id: str | None, workspace: Path,
+             queue: list[Turn] | None = None, runs: list[RunRow] | None = None) -> RunRow:
+    """The run ``run_id`` (its top-level run), refused when it belongs to another
+    workspace (RUN010); else, among ``workspace``'s runs (``runs`` when given), the run
+    of the workspace's current driver instruction (the head of ``queue`` when given), else
+    the newest unfinished one, else the newest one."""
+    from rein.store.workspace_id import refuse_elsewhere, runs_here
+
     if run_id is not None:
         row = store.get_run(run_id)
         if row is None:
@@ -45,18 +48,35 @@ def pick_run(store: Store, run_id: str | None, workspace: Path | None = None,
                              hint="list runs with `rein runs list`")
         from rein.store.lineage import top_run
 
-        return top_run(store, row.run_id) or row
-    rows = store.list_runs()
+        top = top_run(store, row.run_id) or row
+        refuse_elsewhere(top, workspace, doing="hand out its instructions")
+        return top
+    rows = runs_here(store, workspace) if runs is None else runs
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
-                         hint="start one with `rein run GRAPH --approve DIGEST`")
+                         hint="start one with `rein run GRAPH --approve DIGEST`"
+                              + _elsewhere(store))
     current = (queue[0] if queue else None) if queue is not None \
         else current_turn(store, workspace)
     if current is not None:  # `next` and `submit` agree: the instruction handed out first
-        found = store.get_run(current.root_run_id)
+        found = next((r for r in rows if r.run_id == current.root_run_id), None)
         if found is not None:
             return found
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
+
+
+def _elsewhere(store: Store) -> str:
+    """Where the store's runs are, when none is this workspace's (for the hint)."""
+    others = store.list_runs()
+    unscoped = sum(1 for r in others if r.workspace is None)
+    out = ""
+    if len(others) > unscoped:
+        out += (f"; {len(others) - unscoped} run(s) in this store belong to other workspaces "
+                "(`rein runs list` says which)")
+    if unscoped:
+        out += (f"; {unscoped} run(s) were stored before runs recorded their workspace: "
+                "name one with --run RUN")
+    return out
 
 
 def family(store: Store, root: str) -> list[RunId]:
@@ -76,8 +96,11 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
 
     ``workspace`` is where the instruction's files live; the state is read from ``store``.
     """
-    queue = workspace_turns(store, workspace)
-    run = pick_run(store, run_id, workspace, queue)
+    from rein.store.workspace_id import runs_here
+
+    mine = runs_here(store, workspace)
+    queue = workspace_turns(store, workspace, mine)
+    run = pick_run(store, run_id, workspace, queue, mine)
     root, status = run.run_id, run.status.value
     base: dict[str, Any] = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
@@ -145,21 +168,77 @@ def _approvals(base: dict[str, Any], approvals: list[ApprovalRow]) -> dict[str, 
 
 def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str, Any]:
     """Nothing for the driver or a person: another process advances the run, the run was
-    interrupted, or no worker serves one of its nodes."""
+    interrupted, an answer is recorded that the run has not taken up, or no worker serves
+    one of its nodes."""
     root = base["run_id"]
+    # Held: a process is at work on it (a submit between recording its answer and taking
+    # it up holds the lock throughout).
+    if store.run_locked(root):
+        return {"status": "waiting", **base, "for": "run",
+                "message": "another rein process is advancing this run; ask again in a "
+                           "moment", "exit_code": _WAITING}
     if base["run_status"] == "running":
-        if store.run_locked(root):
-            return {"status": "waiting", **base, "for": "run",
-                    "message": "another rein process is advancing this run; ask again in a "
-                               "moment", "exit_code": _WAITING}
         return {"status": "waiting", **base, "for": "resume",
                 "message": f"the run was interrupted; continue it with `rein resume {root}`",
                 "exit_code": _WAITING}
-    node = _unserved(store, runs)
+    waits = node_waits(store, runs)
+    for wait in waits:
+        if not answered(store, wait):
+            continue
+        node, how = wait.get("node"), f"`rein resume {root}`"
+        if wait.get("token"):
+            what = f"the answer to {node} attempt {wait.get('attempt')} ({wait['token']})"
+            how = f"`rein submit` the same envelope again, or {how}"
+        else:
+            what = f"the answer to approval {wait.get('approval_id')} ({node})"
+        return {"status": "waiting", **base, "for": "resume", "node": node,
+                "message": f"{what} is recorded, but the rein process that recorded it "
+                           f"stopped before the run took it up: {how} continues the run",
+                "exit_code": _WAITING}
+    node = next((str(w["node"]) for w in waits if w.get("reason") == "worker"
+                 and not w.get("token") and w.get("node")), None) or _unserved(store, runs)
+    if node is None:  # nothing names what it waits for: resuming finds out
+        return {"status": "waiting", **base, "for": "resume",
+                "message": f"the run is {base['run_status']} and nothing in it is pending: "
+                           f"continue it with `rein resume {root}`", "exit_code": _WAITING}
     return {"status": "waiting", **base, "for": "worker", "node": node,
-            "message": f"no worker serves node {node or '?'}: enable the driver for its tier "
+            "message": f"no worker serves node {node}: enable the driver for its tier "
                        "([driver] tiers in rein.toml) or configure a model, then "
                        f"`rein resume {root}`", "exit_code": _WAITING}
+
+
+def node_waits(store: Store, runs: list[RunId]) -> list[dict[str, Any]]:
+    """What each node of the run family that has not ended waits for: the payload of its
+    latest ``node/waiting`` event (a driver ``token``, an ``approval_id``, a ``reason``)."""
+    out = []
+    for run in runs:
+        latest: dict[str, Mapping[str, Any]] = {}
+        for event in store.events(run, types=["node/waiting"]):
+            latest[str(event.payload.get("node"))] = event.payload
+        for key, payload in latest.items():
+            node = store.node(run, key)
+            if node is not None and not node.status.terminal:
+                out.append({**payload, "run_id": run})
+    return out
+
+
+def answered(store: Store, wait: Mapping[str, Any]) -> bool:
+    """Whether what a node waits for (an entry of :func:`node_waits`) has been given: its
+    driver instruction is answered, or its approval is."""
+    if isinstance(wait.get("token"), str):
+        turn = store.driver_turn(wait["token"])
+        return turn is not None and turn.status.value == "answered"
+    if isinstance(wait.get("approval_id"), str):
+        row = store.get_approval(wait["approval_id"])
+        return row is not None and row.status is not ApprovalStatus.PENDING
+    return False
+
+
+def answer_untaken(store: Store, root: str) -> bool:
+    """Whether the paused run ``root`` holds an answer it has not taken up: a process that
+    recorded it (``rein submit``, ``rein approvals accept``) stopped before it advanced
+    the run, which the next advance does."""
+    return any(answered(store, wait) for wait in node_waits(store, family(store, root)))
 
 
 def _unserved(store: Store, runs: list[RunId]) -> str | None:
@@ -169,7 +248,8 @@ def _unserved(store: Store, runs: list[RunId]) -> str | None:
     if not events:
         return None
     latest = max(events, key=lambda e: (e.at, e.seq))
-    return latest.payload.get("node")
+    node = latest.payload.get("node")
+    return str(node) if node else None
 
 
 def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
@@ -220,4 +300,5 @@ def _attempt_failure(attempt: Mapping[str, Any]) -> str:
     return text
 
 
-__all__ = ["current_turns", "family", "pick_run", "render", "status_of", "stop_reason"]
+__all__ = ["answer_untaken", "answered", "current_turns", "family", "node_waits", "pick_run",
+           "render", "status_of", "stop_reason"]

@@ -73,6 +73,10 @@ RUN_CODES = (
          "iteration, map items, a compensation, or an escalation target (warning)",
          "read the diagnostic's message and the node's failure feedback", aliases=("RT000",)),
     _own(RUN, "RUN404", "error", "no run has that id", "see `rein runs list`"),
+    _own(RUN, "RUN010", "refused", "the run belongs to another workspace: advancing it, "
+         "answering its driver or handing out its instructions here would run its checks "
+         "in the wrong directory", "run the command in the run's own workspace (`rein runs "
+         "list` says which); reading it works anywhere"),
     _own(RUN, "RUN_CANCELLED", "diagnostic", "the run was cancelled", "start or resume it again",
          severity="info", legacy=True),
     _own(RUN, "RUN_CHILD", "refused", "the run is a subgraph's child run; it is controlled "

@@ -75,6 +75,10 @@ CODES = (
        "docs/durability.md say"),
     _c(STORE, "STORE404", "error", "the workspace has no runs (no .rein/ store yet)",
        "start a run with `rein run`, or pass --workspace DIR"),
+    _c(STORE, "WORKSPACE001", "error", "the workspace's identity (.rein/workspace.json) "
+       "cannot be read, or cannot be written", "restore it from a backup (deleting it makes "
+       "this a new workspace, whose runs are then another workspace's), or make .rein/ "
+       "writable"),
     _c(STORE, "STORE_BUSY", "error", "the store is busy, locked or timed out",
        "retry when the other process is done", legacy=True),
     _c(STORE, "STORE_CONFLICT", "error", "the store refused a write (a constraint)",
