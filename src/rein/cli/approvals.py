@@ -106,8 +106,8 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
                        + (f" · for: {' or '.join(roles)}" if roles else ""))
             if (why := refused_of(r)) is not None:
                 click.echo(f"    {refused_line(why)}")
-    if notice is not None:
-        click.echo(notice)
+    if notice is not None:  # to stderr: the listing stays the listing
+        click.echo(notice, err=True)
     return int(ExitCode.OK)
 
 

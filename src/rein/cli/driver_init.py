@@ -143,7 +143,7 @@ def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool)
             click.echo(f"{item['path']}: {item['action']} (rein driver section for "
                        f"{item['agent']})")
         for line in notices:
-            click.echo(line)
+            click.echo(line, err=True)
     return int(ExitCode.OK)
 
 
