@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.store.base import ApprovalRow, Event, Store
 
 Notify = Callable[[str], None]
+START_HINT = ("a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
+              "`rein dev`), where their key signs its approval")
 #: Signs with the person's key where approvals are signed: ``(key, message) -> signature``
 #: (the command line's asks ssh-keygen, which may ask the terminal for a passphrase).
 Signer = Callable[[str, bytes], str]
@@ -342,11 +344,17 @@ class Harness(Reads):
         approval: dict[str, Any] = {}
         signed: dict[str, Any] | None = None
         if approver.allowed_signers is not None:
+            from rein.engine import signed as signing
+
             run_id = RunId(self.ids.new("run"))
             if under is not None:
-                approval, signed = self._under(prepared, under), None
+                approval = signing.started_under(prepared.path, under, self.workspace)
             else:
-                approval, signed = self._signed_start(prepared, run_id, approver)
+                approval, signed = signing.started_signed(
+                    run_id, prepared.binding(), approver.id,
+                    signing.Signers(approver.allowed_signers, self.workspace),
+                    lambda message: self._sign(message, what=f"the approval of run {run_id}",
+                                               hint=START_HINT))
         # Starting is the starter's approval of the graph: a confined starter (an agent)
         # may start what it wrote where approvals are not signed, and the record says so;
         # its gates wait for a person.
@@ -356,44 +364,6 @@ class Harness(Reads):
             how["under_approval"] = under.approval_id
         return await self.engine.start(prepared, approved=approved, actor=approver.id,
                                        given=how, run_id=run_id, approval=approval)
-
-    def _signed_start(self, prepared: Prepared, run_id: str, approver: Approver
-                      ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The person's signature over the approval of run ``run_id`` of ``prepared``,
-        verified: what its binding keeps, and the identity for ``given``."""
-        from rein.config.signing import Unverified
-        from rein.engine.signed import SIGNATURE, Signers, run_message, signature_record
-
-        assert approver.allowed_signers is not None
-        message = run_message(run_id, prepared.binding())
-        signature = self._sign(message, what=f"the approval of run {run_id}", hint=(
-            "a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
-            "`rein dev`), where their key signs its approval"))
-        try:
-            verified = Signers(approver.allowed_signers, self.workspace).check(
-                approver.id, message, signature)
-        except Unverified as exc:
-            raise Refused(f"the approval of run {run_id} was refused: {exc.why}; nothing was "
-                          "recorded", code="APPROVAL004",
-                          hint="the approver signs with the key the allowed signers give "
-                               "them") from None
-        return ({SIGNATURE: signature_record(run_id, verified, signature)},
-                {"principal": verified.principal, "fingerprint": verified.fingerprint,
-                 "key": verified.key_type})
-
-    def _under(self, prepared: Prepared, under: ApprovalRow) -> dict[str, Any]:
-        """What a run started under ``under`` keeps of it: the approval and the graph file
-        (as the approval named it) it showed."""
-        from rein.engine.signed import UNDER
-
-        path = Path(prepared.path).resolve()
-        name = next((str(n) for n in (under.request.get("files") or {})
-                     if (self.workspace / str(n)).resolve() == path), None)
-        if name is None:
-            raise Refused(f"approval {under.approval_id} did not show {prepared.path}; "
-                          "nothing was started", code="APPROVAL005",
-                          hint="a person approves the graph file itself")
-        return {UNDER: {"approval_id": under.approval_id, "file": name}}
 
     def _sign(self, message: bytes, *, what: str, hint: str) -> str:
         """``message`` signed by the approver's key through this surface's signer;

@@ -277,6 +277,43 @@ def _under_problem(store: Store, run: RunRow, under: Mapping[str, Any], signers:
     return None
 
 
+def started_signed(run_id: str, binding: Mapping[str, Any], principal: str,
+                   signers: Signers, sign: Callable[[bytes], str]
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A new run's approval signed by ``principal`` (``sign``: with their key) and verified:
+    what its binding keeps, and the identity its ``given`` records. APPROVAL004 (nothing
+    recorded) when it does not verify."""
+    from rein.config.signing import Unverified
+
+    message = run_message(run_id, binding)
+    signature = sign(message)
+    try:
+        verified = signers.check(principal, message, signature)
+    except Unverified as exc:
+        raise Refused(f"the approval of run {run_id} was refused: {exc.why}; nothing was "
+                      "recorded", code="APPROVAL004",
+                      hint="the approver signs with the key the allowed signers give "
+                           "them") from None
+    return ({SIGNATURE: signature_record(run_id, verified, signature)},
+            {"principal": verified.principal, "fingerprint": verified.fingerprint,
+             "key": verified.key_type})
+
+
+def started_under(graph: str, under: ApprovalRow, workspace: Path) -> dict[str, Any]:
+    """What a run of ``graph`` started under the signed approval ``under`` keeps of it: the
+    approval, and the graph file as the approval named it when it showed it (APPROVAL005
+    when it did not show it). The approval itself is checked by :func:`run_problem` as the
+    run starts and every time it continues."""
+    path = Path(graph).resolve()
+    root = Path(workspace).resolve()
+    name = next((str(n) for n in (under.request.get("files") or {})
+                 if (root / str(n)).resolve() == path), None)
+    if name is None:
+        raise Refused(f"approval {under.approval_id} did not show {graph}; nothing was "
+                      "started", code=CODE, hint="a person approves the graph file itself")
+    return {UNDER: {"approval_id": under.approval_id, "file": name}}
+
+
 def refused_run(run: RunRow, why: str) -> Refused:
     """APPROVAL005 for a run whose approval does not verify: nothing of it runs."""
     return Refused(f"run {run.run_id} is not continued: {why}; nothing ran", code=CODE,
@@ -321,4 +358,4 @@ def held(store: Store, run: RunRow, override: dict[str, Any] | None, signers: Si
 
 __all__ = ["CODE", "RESTART_OF", "SIGNATURE", "UNDER", "Signers", "answer_problem", "held",
            "refusal", "refused_run", "reopen", "run_message", "run_problem",
-           "signature_record", "signers_of"]
+           "signature_record", "signers_of", "started_signed", "started_under"]
