@@ -184,3 +184,55 @@ def test_the_policy_writeback_holds_profile_apply(capsys: pytest.CaptureFixture[
     code, _, err = run(capsys, "profile", "proposals", "accept", *ws, operations)
     assert code == 4 and "OAP244" in err
     assert profile.read_bytes() == before
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is missing")
+def test_where_approvals_are_signed_a_profile_change_is_signed_and_checked_first(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The queue file lies in the workspace: an item whose value the agent changed there
+    (its id kept) is refused (OAP266) and writes nothing; an accept is signed by the
+    approver's key before anything is written (APPROVAL004 without one), and the signature
+    is kept with the decision, verified by ssh-keygen itself."""
+    from support import account_files
+
+    profile = Path(shutil.copy(DATA / "scribe.agent.yaml", tmp_path))
+    ws = ("--workspace", str(tmp_path))
+    assert run(capsys, "profile", "apply", *ws, str(profile), str(DATA / "scribe.delta.yaml"))[0] \
+        == 0
+    queue = tmp_path / ".rein" / "profiles" / "proposals.json"
+    [item] = json.loads(queue.read_text())["items"]
+    account = tmp_path_factory.mktemp("account")  # outside the workspace
+    key = account / "ana"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                   check=True, capture_output=True)
+    allowed = account / "allowed_signers"
+    allowed.write_text(f"ana {Path(f'{key}.pub').read_text().strip()}\n")
+    _managed, user = account_files(monkeypatch, account)
+    user.parent.mkdir(parents=True)
+    user.write_text(f'[approver]\nid = "ana"\nallowed_signers = "{allowed}"\n')
+    before = profile.read_bytes()
+    code, _, err = run(capsys, "profile", "proposals", "accept", *ws, item["id"])
+    assert code == 4 and "APPROVAL004" in err and profile.read_bytes() == before
+    original = queue.read_text()
+    data = json.loads(original)
+    data["items"][0]["value"] = ["shell", "file_write", "fetch"]
+    queue.write_text(json.dumps(data))
+    user.write_text(user.read_text() + f'signing_key = "{key}"\n')
+    code, _, err = run(capsys, "profile", "proposals", "accept", *ws, item["id"])
+    assert code == 4 and "OAP266" in err and profile.read_bytes() == before
+    queue.write_text(original)
+    code, out, _ = run(capsys, "profile", "proposals", "accept", *ws, item["id"])
+    assert code == 0 and "revision 5" in out
+    [decided] = json.loads(queue.read_text())["items"]
+    signature = decided["signature"]
+    assert (decided["status"], signature["principal"]) == ("accepted", "ana")
+    from rein.profiles.proposals import content_of, decision_message
+
+    sig = account / "decision.sig"
+    sig.write_text(signature["signature"])
+    check = subprocess.run(["ssh-keygen", "-Y", "verify", "-f", str(allowed), "-I", "ana",
+                            "-n", "rein-approval", "-s", str(sig)],
+                           input=decision_message(item["id"], content_of(item), "accepted"),
+                           capture_output=True, check=False)
+    assert check.returncode == 0, check.stderr

@@ -9,6 +9,7 @@ with extra fields asking for more of the worker's environment and another comman
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -261,3 +262,48 @@ def test_child_runs_judges_and_forced_resumes_are_checked_against_their_document
     runs.runs["top"] = row("top", top_path, d_top, binding=rebound,
                            status=RunStatus.SUCCEEDED)
     assert "has ended" in refused("inline", d_inline, "c")  # the run above it ended
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is missing")
+def test_where_approvals_are_signed_a_run_row_written_into_the_database_approves_nothing(
+        tmp_path: Path) -> None:
+    """The worker's own allowed signers: a run whose approval is signed by the person runs;
+    the same row with the graph swapped for one nobody signed, or copied under another id,
+    or with no signature at all, is refused before anything runs."""
+    from rein.config.signing import sign
+    from rein.engine.signed import SIGNATURE, Signers, run_message, signature_record
+
+    key = tmp_path / "ana"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                   check=True, capture_output=True)
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f"ana {Path(f'{key}.pub').read_text().strip()}\n")
+    signers = Signers(str(allowed))
+    graph, mine = tmp_path / "g.agraph.yaml", tmp_path / "mine.agraph.yaml"
+    graph.write_text(yaml.safe_dump(GRAPH, sort_keys=False))
+    other = {**GRAPH, "nodes": {"w": {**GRAPH["nodes"]["w"], "description": "mine"}}}
+    mine.write_text(yaml.safe_dump(other, sort_keys=False))
+    d_graph, d_mine = ags_digest(GRAPH), ags_digest(other)
+    core = {"graph_digest": d_graph, "params": {}, "children": {}}
+    message = run_message("run-a", core)
+    signature = sign(str(key), message)
+    signed = {**core, "approved_digest": d_graph, SIGNATURE: signature_record(
+        "run-a", signers.check("ana", message, signature), signature)}
+    swapped = {**signed, "graph_digest": d_mine, "approved_digest": d_mine}
+    runs = RowsOnly(row("run-a", graph, d_graph, binding=signed),
+                    row("run-b", graph, d_graph, binding=signed),
+                    row("run-d", graph, d_graph, binding={**core, "approved_digest": d_graph}))
+    approved = ApprovedRuns(lambda: runs, signers=signers, workspace=tmp_path)
+    assert approved.node("run-a", d_graph, "w").node["description"] == "one item"
+    assert ApprovedRuns(lambda: runs).node("run-d", d_graph, "w").node  # unsigned: as before
+
+    def refused(run_id: str, digest: str) -> str:
+        with pytest.raises(ReinError) as caught:
+            approved.node(run_id, digest, "w")
+        assert caught.value.code == "SCALE012"
+        return caught.value.message
+
+    assert "signed for run run-a, not this one" in refused("run-b", d_graph)
+    assert "no person's signature approves it" in refused("run-d", d_graph)
+    runs.runs["run-a"] = row("run-a", mine, d_mine, binding=swapped)
+    assert "is not a signature of this very content" in refused("run-a", d_mine)

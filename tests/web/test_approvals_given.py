@@ -57,21 +57,32 @@ def test_an_answer_in_the_console_records_the_session_and_shows_on_the_run(
     assert f"web-session <code>{_session_tag(console)}</code>" in shown.group(0)
 
 
-def test_where_answers_are_signed_the_console_answers_nothing(
-        workspace: Path, monkeypatch: pytest.MonkeyPatch,
+def test_where_answers_are_signed_the_console_starts_and_answers_nothing(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any,
         tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The console cannot sign: it starts no run (a run's approval is signed) and answers
+    nothing but a cancel. A run the person started from their terminal waits for them."""
     from rein.config.approver import os_account
 
     outside = tmp_path_factory.mktemp("account")
+    key = outside / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                   check=True, capture_output=True)
     _managed, user = account_files(monkeypatch, outside)
     user.parent.mkdir(parents=True)
     allowed = outside / "allowed_signers"
-    allowed.write_text(f"{os_account()} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGr1cbeuMOm5pmmg0D"
-                       "WyhbLr2nNPJo5k9b2cSsV1gxWY\n")
-    user.write_text(f'[approver]\nallowed_signers = "{allowed}"\n')
+    allowed.write_text(f"{os_account()} {Path(f'{key}.pub').read_text().strip()}\n")
+    user.write_text(f'[approver]\nallowed_signers = "{allowed}"\nsigning_key = "{key}"\n')
+    assert main(["run", "g.agraph.yaml", "--approve", _digest(workspace), "--json"]) == 3
+    capsys.readouterr()
     for console in make_console(workspace):
         console.login()
-        console.start("g.agraph.yaml")
+        runs = len(console.harness.runs())
+        r = console.post("/plan/run", {"path": "g.agraph.yaml",
+                                       "digest": console.digest("g.agraph.yaml")})
+        assert r.status_code == 409 and "APPROVAL004" in r.text
+        assert "rein run" in r.text  # a person starts it from their own terminal
+        assert len(console.harness.runs()) == runs
         [row] = console.pending()
         r = console.post(f"/approvals/{row.approval_id}", {"action": "accept",
                                                            "digest": row.digest})

@@ -40,9 +40,11 @@ from acp import schema
 
 from rein.acp import updates
 from rein.config import Config
+from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.engine.clock import RandomIds
 from rein.engine.sessions import launches
+from rein.engine.signed import signers_of
 from rein.errors import ReinError
 from rein.formats.globs import match_any
 from rein.profiles.policy import Policy
@@ -126,9 +128,7 @@ async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
     try:
         for row in rows:
             queued[str(row.request["server"])] = row.approval_id
-            status = launches.status(harness.store, row.approval_id)
-            if status is ApprovalStatus.PENDING:  # not answered in the queue yet: ask both
-                status = await _answered(conn, harness, session_id, row)
+            status = await _decided(conn, harness, session_id, row)
             answers[row.digest] = "accept" if status is ApprovalStatus.ACCEPTED else "decline"
             print(f"rein acp: MCP server {row.request['server']!r} ({row.digest}, "
                   f"{row.approval_id}): "
@@ -141,6 +141,26 @@ async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
     host = _Host(hub, answers)
     await host.__aenter__()
     return host, queued
+
+
+_ASKED_AGAIN = 3  # answers that do not verify, each refused, before the launch is given up
+
+
+async def _decided(conn: Any, harness: Harness, session_id: str, row: ApprovalRow
+                   ) -> ApprovalStatus:
+    """The answer the launch acts on. Where answers are signed, one that does not verify
+    (written into the store without rein) is refused and the question asked again; after
+    :data:`_ASKED_AGAIN` such answers the server is not launched."""
+    signers = signers_of(harness.config.data, harness.workspace)
+    status = launches.usable(harness.store, row.approval_id, signers, harness.clock.now())
+    for _ in range(_ASKED_AGAIN):
+        if status is not ApprovalStatus.PENDING:
+            return status
+        await _answered(conn, harness, session_id, row)  # the editor's or the queue's
+        status = launches.usable(harness.store, row.approval_id, signers, harness.clock.now())
+    print(f"rein acp: MCP launch {row.approval_id}: no answer that verifies; not launched",
+          file=sys.stderr)
+    return ApprovalStatus.PENDING
 
 
 async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalRow
@@ -158,7 +178,9 @@ async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalR
     asked = asyncio.ensure_future(conn.request_permission(
         session_id=session_id, tool_call=call,
         options=updates.options(updates.QUESTION_OPTIONS)))
-    queue = asyncio.ensure_future(launches.wait(harness.store, row))
+    logged = harness.store.events(RunId(row.run_id))
+    queue = asyncio.ensure_future(launches.wait(harness.store, row,
+                                                logged[-1].seq if logged else 0))
     try:
         await asyncio.wait({asked, queue}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -47,6 +47,31 @@ def how_given(answer: Mapping[str, Any] | None) -> str:
     return ", ".join(parts)
 
 
+def refused_of(row: Any) -> Mapping[str, Any] | None:
+    """The refusal kept on an entry that waits again because the answer found for it in
+    the store did not verify (where approvals are signed), if any."""
+    found = (row.answer or {}).get("refused") if row.status.value == "pending" else None
+    return found if isinstance(found, Mapping) else None
+
+
+def refused_line(refused: Mapping[str, Any]) -> str:
+    """That refusal, in one line."""
+    found = refused.get("found") if isinstance(refused.get("found"), Mapping) else {}
+    assert isinstance(found, Mapping)
+    return (f"refused an answer found in the store ({refused.get('code')}: "
+            f"{refused.get('why')}); it was {found.get('status')}, and was not acted on")
+
+
+def unsigned_notice(harness: Any) -> str | None:
+    """Where approvals are not signed and the run store lies in the workspace, the one line
+    that says so (what signing adds is in docs/security.md)."""
+    if harness.approver.allowed_signers is not None or not harness.store_in_workspace():
+        return None
+    return ("note: approvals here are not signed; signed approvals make every answer "
+            "checked as the person's own before it is acted on (docs/security.md, \"Signed "
+            "approvals\")")
+
+
 def owner_of(row: Any) -> str:
     """Whose entry it is: ``run``, ``turn`` (a thread's graph turn asking for its plan's
     digest before its run exists: the entry is kept under the turn's id, see
@@ -157,15 +182,18 @@ def _lines(row: Any, run: Any) -> list[str]:
         out.append(f"timeout  {request['timeout_seconds']}s, then {request.get('on_timeout')}")
     out.append(f"digest   {row.digest} (what an answer binds; `--digest` checks it)")
     out.append(f"asked    {row.created_at}")
-    if row.answer:
+    if row.answer and row.status.value != "pending":
         answer: Mapping[str, Any] = row.answer
         note = f' "{answer["note"]}"' if answer.get("note") else ""
         out.append(f"answer   {row.status.value} by {answer.get('actor') or 'someone'} at "
                    f"{row.answered_at}{note}")
         out.append(f"given    {how_given(answer)}")
     else:
+        if (refused := refused_of(row)) is not None:
+            out.append(f"refused  {refused_line(refused)}")
         out.append(f"answer   rein approvals accept|decline|cancel {row.approval_id}")
     return out
 
 
-__all__ = ["how_given", "owner_of", "show_approval"]
+__all__ = ["how_given", "owner_of", "refused_line", "refused_of", "show_approval",
+           "unsigned_notice"]

@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from rein.cli.approval_view import owner_of
+from rein.cli.approval_view import owner_of, refused_line, refused_of, unsigned_notice
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import announce, progress_for, render_outcome
 from rein.cli.sync import run_sync
@@ -74,11 +74,14 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
             if exc.code != "STORE404":
                 raise
             expired, rows = [], []  # no store yet: an empty queue
+        notice = unsigned_notice(harness)
     if as_json:
         emit_json({"approvals": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "kind": r.kind.value, "status": r.status.value,
                                   "digest": r.digest, "request": dict(r.request),
-                                  "created_at": r.created_at, "owner": owner_of(r)}
+                                  "created_at": r.created_at, "owner": owner_of(r),
+                                  **({"refused": dict(why)} if (why := refused_of(r))
+                                     else {})}
                                  for r in rows],
                    "timed_out": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "status": r.status.value,
@@ -101,6 +104,10 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
             click.echo(f"    {_owner_line(r)}"
                        + (f" · shows: {', '.join(shown)}" if shown else "")
                        + (f" · for: {' or '.join(roles)}" if roles else ""))
+            if (why := refused_of(r)) is not None:
+                click.echo(f"    {refused_line(why)}")
+    if notice is not None:  # to stderr: the listing stays the listing
+        click.echo(notice, err=True)
     return int(ExitCode.OK)
 
 

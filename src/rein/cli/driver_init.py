@@ -240,15 +240,33 @@ def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool)
                      "action": write_section(path, section(agent))})
     command = {"path": SHIM, "action": write_shim(root), "runs": sys.executable,
                "checked_with": check_shim(root)}
+    notices = _notices(root)
     if as_json:
-        emit_json({"files": done, "command": command})
+        emit_json({"files": done, "command": command, "notices": notices})
     else:
         for item in done:
             click.echo(f"{item['path']}: {item['action']} (rein driver section for "
                        f"{item['agent']})")
         click.echo(f"{SHIM}: {command['action']} (runs {command['runs']} -P -m rein; answers "
                    f"in `{command['checked_with']}`)")
+        for line in notices:
+            click.echo(line, err=True)
     return int(ExitCode.OK)
+
+
+def _notices(root: Path) -> list[str]:
+    """What the person setting an agent up here should know: that approvals are not signed
+    where the run store lies in the workspace the agent works in."""
+    from rein.cli.approval_view import unsigned_notice
+    from rein.cli.workspace import open_harness
+    from rein.errors import ReinError
+
+    try:
+        with open_harness(root, create=False) as harness:
+            notice = unsigned_notice(harness)
+    except ReinError:  # a rein.toml rein cannot read: the commands that use it say so
+        return []
+    return [notice] if notice else []
 
 
 init = init_command

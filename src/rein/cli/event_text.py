@@ -88,6 +88,9 @@ class EventText:
                     f"{p.get('prompt') or ''}".rstrip(": ")
             case "approval/answered":
                 return f"approval {p.get('approval_id')} ({p.get('kind')}) {p.get('status')}"
+            case "approval/refused":
+                return f"approval {p.get('approval_id')}: its answer ({p.get('status')}) " \
+                    f"was refused ({p.get('code')}: {p.get('why')}); it waits again"
             case "edge/resolved":
                 state = "active" if p.get("active") else "inactive"
                 return f"edge {p.get('from')} → {p.get('to')} ({p.get('kind')}) {state}"

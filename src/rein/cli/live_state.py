@@ -28,7 +28,8 @@ HISTORY_TYPES = frozenset({
     "run/started", "run/paused", "run/resumed", "run/cancel_requested", "run/finished",
     "node/started", "node/waiting", "node/finished", "node/skipped", "node/cancelled",
     "attempt/started", "attempt/finished", "attempt/interrupted", "approval/requested",
-    "approval/answered", "driver/answered", "worker/unavailable", "diagnostic"})
+    "approval/answered", "approval/refused", "driver/answered", "worker/unavailable",
+    "diagnostic"})
 MARKS = {"succeeded": "✓", "failed": "✗", "skipped": "-", "cancelled": "✗", "blocked": "✗",
          "running": "…", "waiting": "⏸", "awaiting_human": "⏸", "pending": "·",
          "stopped": "✗", "not_run": "·"}
@@ -202,6 +203,13 @@ class RunView:
                 return [f"  ? {self.waits[f'approval:{approval}']}"]
             case "approval/answered":
                 self.waits.pop(f"approval:{p.get('approval_id')}", None)
+            case "approval/refused":
+                approval = str(p.get("approval_id"))
+                self.waits[f"approval:{approval}"] = f"approval {approval} (its answer was " \
+                    f"refused: {p.get('code')})"
+                return [(f"  ✗ approval {approval}: its {p.get('status')} answer was "
+                         f"refused ({p.get('code')}: {p.get('why')}); it waits for a person "
+                         "again")]
             case "driver/answered":
                 self.waits.pop(f"driver:{key}", None)
             case "worker/unavailable":

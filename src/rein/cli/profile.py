@@ -26,6 +26,37 @@ def _actor(actor: str | None, workspace: str, *, approving: str | None = None) -
     return str(approver_for(Path(workspace).resolve(), actor, approving=approving).id)
 
 
+def _signer(workspace: str) -> Any:
+    """Where approvals are signed ([approver] allowed_signers), what signs a decision on a
+    profile change with the approver's key and verifies it before anything is written
+    (APPROVAL004 when it cannot be signed, or does not verify); None where they are not."""
+    from rein.cli.approvals import approver_for
+
+    approver = approver_for(Path(workspace).resolve(), None)
+    if approver.allowed_signers is None:
+        return None
+
+    def sign(message: bytes) -> dict[str, Any]:
+        from rein.config.signing import sign as ssh_sign
+        from rein.config.signing import verify
+        from rein.errors import Refused
+
+        if approver.signing_key is None:
+            raise Refused("the profile change was not made: approvals here are signed, and no "
+                          "signing key is set for this account; nothing was written",
+                          code="APPROVAL004", hint="the approver decides it from their own "
+                          "account, where their signing key is set")
+        click.echo(f"signing the decision with {approver.signing_key} (ssh-keygen may ask for "
+                   "the key's passphrase or a touch)", err=True)
+        signature = ssh_sign(approver.signing_key, message, what="the decision")
+        checked = verify(approver.allowed_signers, approver.id, message, signature,
+                         workspace=Path(workspace).resolve())
+        return {"principal": checked.principal, "fingerprint": checked.fingerprint,
+                "key": checked.key_type, "signature": signature}
+
+    return sign
+
+
 def _print_findings(findings: tuple[Finding, ...] | list[Finding]) -> None:
     for finding in findings:
         click.echo(finding.render(), err=True)
@@ -285,7 +316,8 @@ def apply(profile_path: str, delta_path: str, approve: bool, dry_run: bool, acto
                              approve=approve, dry_run=dry_run,
                              actor=_actor(actor, workspace, approving="the profile delta"
                                           if approve and not dry_run else None),
-                             now=now(), cap=_writeback_cap(workspace))
+                             now=now(), cap=_writeback_cap(workspace),
+                             sign=_signer(workspace) if approve and not dry_run else None)
     except ProfileError as exc:
         if as_json:
             emit_json({"error": exc.to_json(), "findings": [f.to_json() for f in exc.findings]})
@@ -412,8 +444,7 @@ def proposals_accept(item_id: str, actor: str | None, workspace: str, as_json: b
 
     result = accept(Path(workspace), item_id,
                     actor=_actor(actor, workspace, approving=f"profile proposal {item_id}"),
-                    now=now(),
-                    cap=_writeback_cap(workspace))
+                    now=now(), cap=_writeback_cap(workspace), sign=_signer(workspace))
     if as_json:
         emit_json({"id": item_id, "status": "accepted", **result})
     else:

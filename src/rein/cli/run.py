@@ -65,13 +65,13 @@ def open_placed(workspace: Path, executor: str | None, *, create: bool = True,
     ``[executor]``), checked before anything is written."""
     import os
 
-    from rein.cli.workspace import given_store
+    from rein.cli.workspace import given_store, sign_here
 
     env = dict(os.environ)
     if executor is not None:
         env["REIN_EXECUTOR"] = executor
     harness = Harness.open(workspace, store_url=given_store(), create=create,
-                           listeners=listeners, env=env, surface="cli")
+                           listeners=listeners, env=env, surface="cli", signer=sign_here)
     harness.check_executor()
     return harness
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from rein.cli.approval_view import how_given
+from rein.cli.approval_view import how_given, refused_line, refused_of
 from rein.cli.live_state import MARKS, duration, seconds_between
 from rein.cli.output import shown
 
@@ -24,16 +24,18 @@ _EVIDENCE = 240  # characters of a criterion's evidence shown; the record has al
 
 def print_report(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
                  children: Sequence[Any], usage: Mapping[str, Any],
-                 cancel: Mapping[str, Any] | None) -> None:
+                 cancel: Mapping[str, Any] | None, refused: str | None = None) -> None:
     """The text of ``rein runs show`` for a stored run; ``cancel`` is the operator's
-    request to stop it (its ``run/cancel_requested`` event), if any."""
-    for line in report_lines(run, nodes, approvals, children, usage, cancel):
+    request to stop it (its ``run/cancel_requested`` event), if any; ``refused``: why its
+    approval does not verify, where approvals are signed."""
+    for line in report_lines(run, nodes, approvals, children, usage, cancel, refused):
         click.echo(shown(line))
 
 
 def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
                  children: Sequence[Any], usage: Mapping[str, Any],
-                 cancel: Mapping[str, Any] | None = None) -> list[str]:
+                 cancel: Mapping[str, Any] | None = None,
+                 refused: str | None = None) -> list[str]:
     status = run.status.value
     took = duration(seconds_between(run.started_at, run.finished_at))
     out = [f"run      {run.run_id} ({status})" + (f"  {took}" if took else "")]
@@ -46,6 +48,9 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
     if isinstance(cancel, Mapping):
         note = f": {cancel['note']}" if cancel.get("note") else " (no note given)"
         out.append(f"stopped  cancelled by {cancel.get('actor') or 'an operator'}{note}")
+    if refused is not None:
+        out.append(f"refused  its approval does not verify (APPROVAL005: {refused}): nothing "
+                   "of it runs")
     out.append("nodes")
     for n in nodes:
         out.extend(_node_lines(n, status, run.status.terminal))
@@ -63,6 +68,8 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
             continue
         out.append(f"  waiting: approval {a.approval_id} ({a.kind.value}) "
                    f"{a.request.get('prompt', '')}".rstrip())
+        if (why := refused_of(a)) is not None:
+            out.append(f"           {refused_line(why)}")
         out.append(f"           look with `rein approvals show {a.approval_id}`")
     for c in children:
         out.append(f"child    {c.run_id} ({c.status.value}) for {c.parent_node_key}")

@@ -129,6 +129,7 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
         # The operator's request to stop, as its event recorded it (who and why).
         asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
         cancel = asked_to_stop[-1].payload if asked_to_stop else None
+        refused = None if run.status.terminal else harness.run_approval_problem(run.run_id)
     if as_json:
         emit_json({"run_id": run.run_id, "graph_id": run.graph_id, "status": run.status.value,
                    "digest": run.graph_digest, "parent_run_id": run.parent_run_id,
@@ -141,9 +142,10 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                                   "actor": (a.answer or {}).get("actor"),
                                   "given": (a.answer or {}).get("given")}
                                  for a in asked if a.status.value != "pending"],
-                   "children": [c.run_id for c in children]})
+                   "children": [c.run_id for c in children],
+                   **({"approval_refused": refused} if refused is not None else {})})
         return int(ExitCode.OK)
-    print_report(run, nodes, asked, children, usage, cancel)
+    print_report(run, nodes, asked, children, usage, cancel, refused)
     return int(ExitCode.OK)
 
 

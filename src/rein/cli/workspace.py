@@ -49,7 +49,20 @@ def open_harness(workspace: Path, *, create: bool = True,
     from rein.engine.service import Harness
 
     return Harness.open(workspace, store_url=given_store(), create=create,
-                        listeners=listeners, surface=surface)
+                        listeners=listeners, surface=surface,
+                        signer=sign_here if surface == "cli" else None)
 
 
-__all__ = ["given_store", "open_harness", "resolve_workspace", "workspace_option"]
+def sign_here(key: str, message: bytes) -> str:
+    """Where approvals are signed, the person's key signs a run's approval here: through
+    ssh-keygen, which asks this terminal for the key's passphrase or touch (a process with
+    no terminal, an agent's, signs nothing with a key that needs one)."""
+    from rein.config.signing import sign
+
+    click.echo(f"signing the run's approval with {key} (ssh-keygen may ask for the key's "
+               "passphrase or a touch)", err=True)
+    return sign(key, message, what="the run's approval")
+
+
+__all__ = ["given_store", "open_harness", "resolve_workspace", "sign_here",
+           "workspace_option"]

@@ -305,8 +305,10 @@ def _look(harness: Harness, flow: Mapping[str, Any], notices: list[str], *, go_o
 
 
 async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
-    """Start the approved feature graph: only the exact content the person approved."""
-    from rein.engine.approvals import stale_files
+    """Start the approved feature graph: only the exact content the person approved (and,
+    where approvals are signed, only under a plan approval whose signature verifies:
+    APPROVAL005 otherwise)."""
+    from rein.engine.material import stale_files
 
     ws = harness.workspace
     rows = [r for r in harness.store.approvals(run_id=flow["planning_run"])
@@ -327,7 +329,9 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
                       hint="start again with `rein dev start --new` (a changed plan is "
                            "approved again)")
     prepared = await harness.prepare(ws / FEATURES_PATH, given={})
-    outcome = await harness.start(prepared, approved=prepared.digest)
+    # Where approvals are signed, the run is approved by the plan approval itself: its
+    # signature is checked now and every time the run continues, with the file it showed.
+    outcome = await harness.start(prepared, approved=prepared.digest, under=rows[-1])
     return str(outcome.run_id)
 
 

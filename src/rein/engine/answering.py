@@ -103,9 +103,11 @@ def needs_signature(approver: Approver, status: ApprovalStatus, via: Via) -> boo
 
 def check_signature(approver: Approver, row: ApprovalRow, status: ApprovalStatus, via: Via,
                     *, note: str | None, values: Mapping[str, Any] | None,
-                    signature: str | None) -> dict[str, Any] | None:
+                    signature: str | None, workspace: Path | None = None
+                    ) -> dict[str, Any] | None:
     """The verified signature as recorded, or None when none is needed; APPROVAL004 when
-    one is needed and missing or wrong."""
+    one is needed and missing or wrong (or the allowed-signers file lies in
+    ``workspace``)."""
     if not needs_signature(approver, status, via):
         return None
     if not signature:
@@ -119,7 +121,8 @@ def check_signature(approver: Approver, row: ApprovalRow, status: ApprovalStatus
 
     assert approver.allowed_signers is not None
     checked = verify(approver.allowed_signers, approver.id,
-                     message(row, status, note=note, values=values), signature)
+                     message(row, status, note=note, values=values), signature,
+                     workspace=workspace)
     return {"principal": checked.principal, "fingerprint": checked.fingerprint,
             "key": checked.key_type, "signature": signature}
 

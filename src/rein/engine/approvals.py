@@ -27,66 +27,23 @@ run being scheduled again, or ``rein approvals list`` (:func:`expire_due`).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.config.approver import Approver
-from rein.core.hashing import file_sha256
 from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.core.time import iso
 from rein.engine.events import EventType, approval_answered
+from rein.engine.material import material_digest, shown_files, stale_files
 from rein.engine.runtime import RunContext
 from rein.engine.signals import Paused, RunCancelled
 from rein.errors import Refused
-from rein.formats.canonical import canonical_json
 from rein.store.base import ApprovalRow, Store, Transition
 
 if TYPE_CHECKING:
     from rein.engine.answering import Via
-
-
-def material_digest(material: Mapping[str, Any]) -> str:
-    """``sha256:`` + hex over the canonical JSON of what is shown to the person."""
-    return "sha256:" + hashlib.sha256(canonical_json(material)).hexdigest()
-
-
-# rein's own state and version-control metadata change on their own; they are not material.
-_NOT_MATERIAL = frozenset({".rein", ".git"})
-_MAX_NAME = 4096  # longer strings are text, not paths
-
-
-def shown_files(workspace: Path, shown: Any) -> dict[str, str]:
-    """Each workspace file or directory named by a string in ``shown`` → its content digest.
-
-    Names are read as outputs name files: relative to the workspace, never outside it.
-    A directory's digest covers every file under it (names and content).
-    """
-    root = Path(workspace).resolve()
-    out: dict[str, str] = {}
-    for name in _strings(shown):
-        if name in out or not name or len(name) > _MAX_NAME or "\0" in name:
-            continue
-        try:
-            path = (root / name).resolve()
-        except (OSError, ValueError):
-            continue
-        if path != root and root not in path.parents:
-            continue
-        digest = _content_digest(path, root)
-        if digest is not None:
-            out[name] = digest
-    return out
-
-
-def stale_files(workspace: Path, row: ApprovalRow) -> list[str]:
-    """The files of ``row``'s material whose content changed since it was shown."""
-    bound = row.request.get("files") or {}
-    now = shown_files(workspace, list(bound))
-    return sorted(name for name, digest in bound.items() if now.get(name) != digest)
 
 
 def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
@@ -140,7 +97,9 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
                       hint=f"review the files again; `rein resume {row.run_id}` presents the "
                            "current content as a new approval")
     signed = check_signature(approver, row, status, via, note=note, values=values,
-                             signature=signature)
+                             signature=signature, workspace=workspace)
+    if row.status is not ApprovalStatus.PENDING and approver.allowed_signers is not None:
+        row = _forged_reopened(store, row, approver.allowed_signers, now, workspace)
     payload: dict[str, Any] = {"actor": approver.id, "identity": approver.source,
                                "given": given(approver=approver, via=via, state=state,
                                               signed=signed,
@@ -154,6 +113,18 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
     if values:
         payload["values"] = dict(values)
     return record_answer(store, row, status, payload, now)
+
+
+def _forged_reopened(store: Store, row: ApprovalRow, allowed_signers: str, now: str,
+                     workspace: Path) -> ApprovalRow:
+    """An entry answered in the store with an answer that does not verify (written there
+    without rein) waits for a person again, so that the person's signed answer replaces it
+    rather than being taken for the same answer given twice."""
+    from rein.engine.signed import Signers, answer_problem, reopen
+
+    why = answer_problem(row, Signers(allowed_signers, workspace),
+                         now=dt.datetime.fromisoformat(now))
+    return row if why is None else reopen(store, row, why, now=now)
 
 
 def input_problems(values: Mapping[str, Any], collect: Mapping[str, Any]) -> list[str]:
@@ -202,34 +173,6 @@ def record_answer(store: Store, row: ApprovalRow, status: ApprovalStatus,
         payload=approval_answered(row.approval_id, row.key, status.value))
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, (list, tuple)):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _content_digest(path: Path, root: Path) -> str | None:
-    try:
-        if path.is_file():
-            return "sha256:" + file_sha256(path)
-        if not path.is_dir():
-            return None
-        listing: dict[str, str] = {}
-        for folder, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if d not in _NOT_MATERIAL)
-            for file in sorted(files):
-                full = Path(folder) / file
-                if full.is_file() and not full.is_symlink():
-                    listing[full.relative_to(path).as_posix()] = file_sha256(full)
-        return "sha256:" + hashlib.sha256(canonical_json(listing)).hexdigest()
-    except OSError:
-        return None  # unreadable: nothing to bind, the name alone is what was shown
-
-
 async def ask(
     ctx: RunContext,
     *,
@@ -270,8 +213,10 @@ async def ask(
             Transition(approval=row),
         )
         ctx.approvals[full_key] = row
+    if row.status is not ApprovalStatus.PENDING and ctx.signers is not None:
+        row = _held_to_signature(ctx, row, request, digest)
     if row.status is ApprovalStatus.PENDING:
-        row = _timed_out(ctx, row)
+        row = _timed_out(ctx, row, request)
     if row.status is ApprovalStatus.CANCELLED:
         raise RunCancelled(row.approval_id)
     if row.status is ApprovalStatus.PENDING and block:
@@ -279,9 +224,27 @@ async def ask(
     return row
 
 
-def _timed_out(ctx: RunContext, row: ApprovalRow) -> ApprovalRow:
-    answered = resolve_timeout(ctx.store, row, ctx.clock.now())
-    if answered is not row:
+def _held_to_signature(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any],
+                       digest: str) -> ApprovalRow:
+    """Where answers are signed, an answer is acted on only if it verifies now, for exactly
+    what the engine asks (the store is in the workspace, where an agent can write it): one
+    that does not is refused and the entry waits for a person again
+    (:mod:`rein.engine.signed`)."""
+    from rein.engine.signed import answer_problem, reopen
+
+    why = answer_problem(row, ctx.signers, now=ctx.clock.now(), digest=digest,
+                         request=request)
+    if why is None:
+        return row
+    waiting = reopen(ctx.store, row, why, now=ctx.now(), request=request, digest=digest)
+    ctx.approvals[row.key] = waiting
+    return waiting
+
+
+def _timed_out(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any]) -> ApprovalRow:
+    # The timeout is the one the engine asks with, not whatever the stored entry says.
+    answered = resolve_timeout(ctx.store, row.replace(request=dict(request)), ctx.clock.now())
+    if answered.status is not row.status:
         ctx.approvals[row.key] = answered
     return answered
 

@@ -61,6 +61,7 @@ class EventType(enum.StrEnum):
     EDGE_RESOLVED = "edge/resolved"  # an edge was found active or inactive
     APPROVAL_REQUESTED = "approval/requested"  # a question entered the approval queue
     APPROVAL_ANSWERED = "approval/answered"  # it was accepted, declined, cancelled or timed out
+    APPROVAL_REFUSED = "approval/refused"  # its answer did not verify: not acted on, it waits
     HUMAN_NOTIFIED = "human/notified"  # a person was told something (a notify node)
     DRIVER_INSTRUCTED = "driver/instructed"  # an instruction was handed out to the driver
     DRIVER_ANSWERED = "driver/answered"  # the driver's envelope for it was consumed

@@ -18,7 +18,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.config import Config
 from rein.core.ids import ApprovalId, RunId
@@ -58,6 +58,12 @@ from rein.store.lineage import family, top_run
 from rein.tools.process import GROUP_WATCH
 from rein.workers.base import Worker
 
+if TYPE_CHECKING:
+    from rein.engine.signed import Signers
+
+#: Signs a run's approval: the message in, the armored signature out (the person's key).
+Sign = Callable[[bytes], str]
+
 #: The settings of an engine built without any: the built-in defaults, as with no
 #: ``rein.toml`` at all (the strictest policy), never a file read behind the caller's back.
 NO_CONFIG = Config(data={}, sources={})
@@ -83,6 +89,9 @@ class Engine:
     config: Config = NO_CONFIG
     policy: Policy | None = None  # overrides config's [policy] (tests narrow it directly)
     placed: tuple[Worker, ...] | None = None  # the workers as [executor] places them
+    # Where approvals are signed ([approver] allowed_signers): every answer and every run's
+    # approval is checked against them before it is acted on (rein.engine.signed).
+    signers: Signers | None = None
 
     def __post_init__(self) -> None:
         # The store redacts on every write: teach it this engine's environment (which tests
@@ -94,11 +103,20 @@ class Engine:
         # Every event this store commits reaches the listeners once, after its commit: the
         # engine's own, and those a worker or an approval writes through the same store.
         EventLog.of(self.store).listen(self._publish)
+        if self.signers is None and (self.config.data.get("approver") or {}).get(
+                "allowed_signers"):
+            from rein.engine.signed import signers_of
+
+            self.signers = signers_of(self.config.data, self.workspace)
 
     async def start(self, prepared: Prepared, *, approved: str, actor: str = "cli",
-                    given: Mapping[str, Any] | None = None) -> RunOutcome:
+                    given: Mapping[str, Any] | None = None, run_id: RunId | None = None,
+                    approval: Mapping[str, Any] | None = None) -> RunOutcome:
         """Create a run of an approved graph and advance it to its end or first wait
-        (``given``: how the approval was given, kept with it)."""
+        (``given``: how the approval was given, kept with it). Where approvals are signed,
+        ``approval`` is what the binding keeps of the person's approval (the signature over
+        the binding of ``run_id``, or the signed approval it was started under), checked
+        before anything is written (APPROVAL005)."""
         from rein.engine.graph_cache import load_graph
 
         check_approved(prepared, approved)
@@ -115,16 +133,24 @@ class Engine:
                           "approved", code="RT053", location=Location(file=prepared.path),
                           hint="review the plan again and approve the digest rein prints")
         self._attach_telemetry()  # before the first event, so the run's span starts with it
-        run_id = RunId(self.ids.new("run"))
+        run_id = run_id or RunId(self.ids.new("run"))
         now = iso(self.clock.now())
         from rein.engine.record_order import LAYOUT, layout
 
         binding = {**prepared.binding(), "approved_digest": approved, "approved_by": actor,
+                   **(approval or {}),
                    LAYOUT: layout(data)}  # not approved: the order the record lists nodes in
         run = RunRow(run_id=run_id, graph_id=str(prepared.data.get("id")),
                      graph_path=str(Path(prepared.path).resolve()),
                      graph_digest=prepared.digest, status=RunStatus.RUNNING, started_at=now,
                      binding=binding, workspace=workspace_id.here(self.workspace, create=True))
+        if self.signers is not None:  # a person's signature approves it, or nothing starts
+            from rein.engine.signed import refused_run, run_problem
+
+            why = run_problem(self.store, run, self.signers, workspace=self.workspace,
+                              now=self.clock.now(), data=data)
+            if why is not None:
+                raise refused_run(run, why)
         row = ApprovalRow(approval_id=ApprovalId(self.ids.new("apv")), run_id=run_id,
                           key=f"graph:{prepared.digest}", kind=ApprovalKind.GRAPH,
                           status=ApprovalStatus.ACCEPTED, digest=prepared.digest,
@@ -176,8 +202,11 @@ class Engine:
                 flush()
 
     def check_binding(self, run: RunRow, *, force: bool,
-                      data: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-        """RT053: the graph, params or child documents changed since the approval.
+                      data: Mapping[str, Any] | None = None,
+                      sign: Sign | None = None) -> dict[str, Any] | None:
+        """RT053: the graph, params or child documents changed since the approval; and,
+        where approvals are signed, APPROVAL005 when the run's approval does not verify
+        (:func:`rein.engine.signed.held`: with ``force``, ``sign`` signs it anew).
 
         The one check every continuation goes through (:meth:`proceed` calls it under
         the run lock; surfaces may call it first to refuse before recording anything).
@@ -192,7 +221,14 @@ class Engine:
             with contextlib.suppress(ReinError):  # a file that no longer loads: said below
                 data = load_graph(run.graph_path, self.workspace,
                                   approved=run.binding.get("graph_digest"))
-        return binding_override(run, force=force, data=data, now=self.now)
+        override = binding_override(run, force=force, data=data, now=self.now)
+        if self.signers is None:
+            return override
+        from rein.engine.signed import held
+
+        return held(self.store, run, override, self.signers, workspace=self.workspace,
+                    now=self.clock.now(), data=data, force=force, sign=sign,
+                    actor=self.config.approver.id)
 
     async def cancel(self, run_id: str, *, actor: str, note: str | None = None,
                      force: bool = False) -> RunOutcome:
@@ -221,14 +257,17 @@ class Engine:
                    Transition(summary={**run.summary, CANCEL_KEY: request}))
             return await self.proceed(run.run_id, force=force)
 
-    async def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:
+    async def resume(self, run_id: str, *, force: bool = False,
+                     sign: Sign | None = None) -> RunOutcome:
         """``rein resume``: continue a paused or interrupted run, or reopen a failed one when
-        its ``policy.resume`` is ``resume_failed`` or ``restart``."""
-        return await self.proceed(run_id, reopen=True, force=force)
+        its ``policy.resume`` is ``resume_failed`` or ``restart`` (``sign``: signs a forced
+        continuation's approval where approvals are signed)."""
+        return await self.proceed(run_id, reopen=True, force=force, sign=sign)
 
     async def proceed(self, run_id: str, *, fresh: bool = False,
                       reopen: bool = False, force: bool = False,
-                      checked: Mapping[str, Any] | None = None) -> RunOutcome:
+                      checked: Mapping[str, Any] | None = None,
+                      sign: Sign | None = None) -> RunOutcome:
         """Advance a run while holding its lock (``RUN_LOCKED`` when another process does).
 
         ``fresh``: the run was just created here. Otherwise a run found ``running`` was
@@ -250,13 +289,15 @@ class Engine:
             token = GROUP_WATCH.set(recovery.GroupRecorder(self.store, run.run_id, self.now))
             try:
                 return await self._advance(run.run_id, fresh=fresh, reopen=reopen,
-                                           force=force, checked=checked if fresh else None)
+                                           force=force, checked=checked if fresh else None,
+                                           sign=sign)
             finally:
                 GROUP_WATCH.reset(token)
                 self._flush_listeners()
 
     async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool,
-                       force: bool, checked: Mapping[str, Any] | None = None) -> RunOutcome:
+                       force: bool, checked: Mapping[str, Any] | None = None,
+                       sign: Sign | None = None) -> RunOutcome:
         from rein.engine.graph_cache import load_graph
 
         run = self.store.get_run(run_id)  # again: it may have moved before the lock was ours
@@ -269,7 +310,7 @@ class Engine:
             data = load_graph(run.graph_path, self.workspace,
                               approved=run.binding.get("graph_digest"))
             # The document checked is the one that runs, with no window in between.
-            run = self._hold_to_binding(run, data, force=force)
+            run = self._hold_to_binding(run, data, force=force, sign=sign)
         policy = recovery.resume_policy(data)
         adopt = "resume_incomplete"
         if run.status is RunStatus.RUNNING and not fresh:
@@ -317,14 +358,17 @@ class Engine:
             adopt = "resume_incomplete"
         return RunOutcome(run_id=run.run_id, status=status, digest=run.graph_digest)
 
-    def _hold_to_binding(self, run: RunRow, data: Mapping[str, Any], *, force: bool
-                         ) -> RunRow:
-        """RT053 unless the run's files are the approved ones; a forced override is recorded
+    def _hold_to_binding(self, run: RunRow, data: Mapping[str, Any], *, force: bool,
+                         sign: Sign | None = None) -> RunRow:
+        """RT053 unless the run's files are the approved ones (and APPROVAL005 unless its
+        approval verifies, where approvals are signed); a forced override is recorded
         (event ``run/forced``) and the run is bound to the files as they are now."""
-        override = self.check_binding(run, force=force, data=data)
+        override = self.check_binding(run, force=force, data=data, sign=sign)
         if override is None:
             return run
-        append(self.store, run.run_id, EventType.RUN_FORCED, override["x-rein-forced-resume"],
+        forced = override.get("x-rein-forced-resume") or {
+            "changed": [], "at": self.now(), "approved_digest": run.binding.get("graph_digest")}
+        append(self.store, run.run_id, EventType.RUN_FORCED, forced,
                self.now(), Transition(binding={**run.binding, **override}))
         return self.store.get_run(run.run_id) or run
 
@@ -358,8 +402,8 @@ class Engine:
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
             secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
-            approved_children=_pinned(run.binding), execute_node=execute_node,
-            run_child=run_child,
+            approved_children=_pinned(run.binding), signers=self.signers,
+            execute_node=execute_node, run_child=run_child,
         )
         load_memory(ctx)
         return ctx

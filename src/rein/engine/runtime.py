@@ -215,6 +215,9 @@ class RunContext:
     # Referenced child document path → the digest the run was approved with (None: a run
     # recorded before children were pinned). A child that no longer matches does not run.
     approved_children: Mapping[str, str] | None = None
+    # Where approvals are signed: the allowed signers every answer is checked against before
+    # the run acts on it (rein.engine.signed.Signers); None where they are not.
+    signers: Any = None
     execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
     run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
 
@@ -323,8 +326,8 @@ class RunContext:
 
 # What a child run takes from its parent unchanged: everything else is the child's own.
 INHERITED = ("store", "workspace", "clock", "ids", "workers", "router", "budget", "max_depth",
-             "secrets", "env", "sleep", "checkers", "harness_policy", "execute_node",
-             "run_child")
+             "secrets", "env", "sleep", "checkers", "harness_policy", "signers",
+             "execute_node", "run_child")
 
 
 def _unredacted(values: Mapping[str, Any], specs: Any) -> dict[str, Any]:

@@ -36,6 +36,11 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.store.base import ApprovalRow, Event, Store
 
 Notify = Callable[[str], None]
+START_HINT = ("a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
+              "`rein dev`), where their key signs its approval")
+#: Signs with the person's key where approvals are signed: ``(key, message) -> signature``
+#: (the command line's asks ssh-keygen, which may ask the terminal for a passphrase).
+Signer = Callable[[str, bytes], str]
 
 
 class Answered(Frozen):
@@ -76,10 +81,11 @@ class Harness(Reads):
                  env: Mapping[str, str] | None = None, workers: tuple[Any, ...] | None = None,
                  checkers: Mapping[str, Any] | None = None,
                  sleep: Callable[[float], Awaitable[None]] | None = None,
-                 surface: str = "api") -> None:
+                 surface: str = "api", signer: Signer | None = None) -> None:
         self.workspace = workspace
         self.config = config
         self.surface = surface  # who takes answers here: cli, web, app-server, acp, api
+        self.signer = signer  # signs a run's approval where approvals are signed (cli only)
         self._router: Router | None = None
         self.clock: Clock = clock or SystemClock()
         self.listeners = list(listeners)
@@ -96,7 +102,8 @@ class Harness(Reads):
              listeners: Iterable[Listener] = (), clock: Clock | None = None,
              ids: IdGenerator | None = None, env: Mapping[str, str] | None = None,
              workers: tuple[Any, ...] | None = None,
-             checkers: Mapping[str, Any] | None = None, surface: str = "api") -> Harness:
+             checkers: Mapping[str, Any] | None = None, surface: str = "api",
+             signer: Signer | None = None) -> Harness:
         """The Harness of ``workspace``. ``settings``: the merged ``rein.toml`` (read here
         when not given); ``store_url``: another store than ``[store] url`` or the embedded
         one; ``create``: whether a missing embedded store may be created (else STORE404 at
@@ -104,13 +111,16 @@ class Harness(Reads):
         added last); ``checkers``: external checkers by name (``None``: the ``rein.checkers``
         entry points of the installed packages); ``surface``: the surface answers given
         through this Harness are recorded as taken by (``cli``, ``web``, ``app-server``,
-        ``acp``; ``api`` for a program)."""
+        ``acp``; ``api`` for a program); ``signer``: how this surface signs a run's approval
+        with the person's key where approvals are signed (without one, such a surface starts
+        no run there)."""
         from rein.config import load_config
 
         ws = Path(workspace).resolve()
         return cls(workspace=ws, config=settings if settings is not None else load_config(ws),
                    store_url=store_url, create=create, listeners=listeners, clock=clock,
-                   ids=ids, env=env, workers=workers, checkers=checkers, surface=surface)
+                   ids=ids, env=env, workers=workers, checkers=checkers, surface=surface,
+                   signer=signer)
 
     # -- composition ---------------------------------------------------------------------
 
@@ -194,7 +204,11 @@ class Harness(Reads):
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
         key = load_key(self.config, env)  # SCALE009: no worker without the queue key
-        runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config))
+        from rein.engine.signed import signers_of
+
+        runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config),
+                            signers=signers_of(self.config.data, self.workspace),
+                            workspace=self.workspace)
         load_dbos("serving").serve(
             url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
             workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
@@ -224,15 +238,51 @@ class Harness(Reads):
             extra: dict[str, Any] = {} if self._sleep is None else {"sleep": self._sleep}
             self._engine = Engine(
                 workspace=self.workspace, store=store, config=self.config, workers=workers,
-                router=self.router, clock=self.clock, ids=self._ids or RandomIds(),
+                router=self.router, clock=self.clock, ids=self.ids,
                 env=dict(os.environ if self._env is None else self._env),
                 listeners=self.listeners, checkers=self._checkers, **extra)
         return self._engine
 
     @property
+    def ids(self) -> IdGenerator:
+        """The id generator runs and approvals are named by (one, without opening the
+        store)."""
+        if self._ids is None:
+            self._ids = RandomIds()
+        return self._ids
+
+    @property
     def approver(self) -> Approver:
         """Who answers here: the approver the managed or user ``rein.toml`` names."""
         return self.config.approver
+
+    def store_in_workspace(self) -> bool:
+        """Whether the run store is a file inside the workspace (the embedded default, or
+        a SQLite path there), where node work and an agent's sandbox can write."""
+        from rein.store.open import PG_SCHEMES, store_url
+
+        url = store_url(self.workspace, self._store_url, config=self.config)
+        if url is None:
+            return True
+        if url.startswith(PG_SCHEMES):
+            return False
+        real = (self.workspace / url.removeprefix("sqlite://")).resolve()  # as _open reads it
+        return self.workspace in real.parents
+
+    def run_approval_problem(self, run_id: str) -> str | None:
+        """Where approvals are signed, why the approval of ``run_id``'s top run does not
+        verify as its binding holds it (None: it does, or approvals are not signed). A
+        read: what every continuation checks (APPROVAL005), without continuing."""
+        from rein.engine.signed import run_problem, signers_of
+        from rein.store.lineage import top_run
+
+        signers = signers_of(self.config.data, self.workspace)
+        if signers is None:
+            return None
+        run = self.run(run_id)
+        top = top_run(self.store, run.run_id) or run
+        return run_problem(self.store, top, signers, workspace=self.workspace,
+                           now=self.clock.now())
 
     def trust_notice(self) -> str | None:
         """Why the project file's commands or URLs are withheld, when they are."""
@@ -273,26 +323,76 @@ class Harness(Reads):
                        key_variables=self.key_variables())
 
     async def start(self, prepared: Prepared, *, approved: str,
-                    via: Via | None = None) -> RunOutcome:
+                    via: Via | None = None, under: ApprovalRow | None = None) -> RunOutcome:
         """Run an approved graph to its end or first wait, recorded as approved by the
         approver rein knows, with how (``via``: the surface, the Harness's own when not
-        given). APPROVAL_STALE before the store is touched."""
+        given). APPROVAL_STALE before the store is touched.
+
+        Where approvals are signed, the person's key signs the run's approval (its id,
+        graph, parameters and children) before anything is written: APPROVAL004 when this
+        surface cannot sign. ``under``: instead, the signed approval that showed the graph
+        file (the development flow's plan approval), checked as the run starts and every
+        time it continues (APPROVAL005)."""
         from rein.core.confinement import confinement
+        from rein.core.ids import RunId
         from rein.engine.answering import Via, given
         from rein.engine.prepare import check_approved
 
         check_approved(prepared, approved)  # before the store exists: nothing is written
+        approver = self.approver
+        run_id: RunId | None = None
+        approval: dict[str, Any] = {}
+        signed: dict[str, Any] | None = None
+        if approver.allowed_signers is not None:
+            from rein.engine import signed as signing
+
+            run_id = RunId(self.ids.new("run"))
+            if under is not None:
+                approval = signing.started_under(prepared.path, under, self.workspace)
+            else:
+                approval, signed = signing.started_signed(
+                    run_id, prepared.binding(), approver.id,
+                    signing.Signers(approver.allowed_signers, self.workspace),
+                    lambda message: self._sign(message, what=f"the approval of run {run_id}",
+                                               hint=START_HINT))
         # Starting is the starter's approval of the graph: a confined starter (an agent)
-        # may start what it wrote, and the record says so; its gates wait for a person.
-        how = given(approver=self.approver, via=via or Via(surface=self.surface),
-                    state=confinement())
-        return await self.engine.start(prepared, approved=approved, actor=self.approver.id,
-                                       given=how)
+        # may start what it wrote where approvals are not signed, and the record says so;
+        # its gates wait for a person.
+        how = given(approver=approver, via=via or Via(surface=self.surface),
+                    state=confinement(), signed=signed)
+        if under is not None and approval:
+            how["under_approval"] = under.approval_id
+        return await self.engine.start(prepared, approved=approved, actor=approver.id,
+                                       given=how, run_id=run_id, approval=approval)
+
+    def _sign(self, message: bytes, *, what: str, hint: str) -> str:
+        """``message`` signed by the approver's key through this surface's signer;
+        APPROVAL004 when there is none, or no key."""
+        if self.signer is None:
+            raise Refused(f"{what} was not signed: approvals here are signed with the "
+                          f"approver's SSH key, and the {self.surface} surface cannot sign; "
+                          "nothing was recorded", code="APPROVAL004", hint=hint)
+        key = self.approver.signing_key
+        if key is None:
+            raise Refused(f"{what} was not signed: approvals here are signed, and no signing "
+                          "key is set for this account; nothing was recorded",
+                          code="APPROVAL004", hint="the approver does it from their own "
+                          "account, where their signing key is set")
+        return self.signer(key, message)
 
     async def resume(self, run_id: str, *, force: bool = False) -> RunOutcome:
-        """Continue a waiting or interrupted run (RT053 unless ``force``; recorded)."""
+        """Continue a waiting or interrupted run (RT053 unless ``force``; recorded). Where
+        approvals are signed, APPROVAL005 unless the run's approval verifies; ``force``
+        approves the files as they are now, signed by the person's key (APPROVAL004 when
+        this surface cannot sign)."""
         run = self.run(run_id)
-        return await self.engine.resume(run.run_id, force=force)
+
+        def sign(message: bytes) -> str:
+            return self._sign(message, what=f"the approval of run {run.run_id}", hint=(
+                f"a person runs `rein resume {run.run_id} --force` in their own terminal, "
+                "where their key signs it"))
+
+        return await self.engine.resume(run.run_id, force=force, sign=sign if force else None)
 
     async def cancel(self, run_id: str, *, actor: str | None = None,
                      note: str | None = None) -> RunOutcome:
@@ -425,11 +525,12 @@ class Harness(Reads):
         try:
             self.engine.check_binding(run, force=False)
         except Refused as exc:
+            hint = exc.hint if exc.code != "RT053" else (
+                f"restore the approved files or start a new run; or record the answer with "
+                f"--no-continue, then `rein resume {run.run_id} --force` (the override is "
+                "recorded)")
             raise Refused(f"{exc.message}; the answer to {approval_id} was not recorded",
-                          code=exc.code, location=exc.location,
-                          hint=f"restore the approved files or start a new run; or record "
-                               f"the answer with --no-continue, then `rein resume "
-                               f"{run.run_id} --force` (the override is recorded)") from exc
+                          code=exc.code, location=exc.location, hint=hint) from exc
 
     def _held_to_workspace(self, run: Any, approval_id: str) -> None:
         """RUN010 before the answer is recorded: an answer that continues a run continues

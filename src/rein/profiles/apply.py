@@ -7,16 +7,27 @@ proposals queue. Each write holds the profile's lock from the read to the rename
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+#: Where approvals are signed: signs a decision's message with the approver's key and
+#: verifies it (APPROVAL004 otherwise), before anything is written; what the record keeps.
+Sign = Callable[[bytes], Mapping[str, Any]]
+
 from rein.errors import DocumentError, Refused
 from rein.formats.oap.digest import profile_digest, spec_digest
 from rein.formats.oap.document import OapDocument
 from rein.formats.oap.validate import validate_file
-from rein.profiles.proposals import Queue, delta_item, proposal_items
+from rein.profiles.proposals import (
+    Queue,
+    check_content,
+    decision_message,
+    delta_item,
+    proposal_items,
+)
 from rein.profiles.records import ProfileError
 from rein.profiles.retention import format_time, trim_history
 from rein.profiles.store import atomic_write, checked_text, profile_lock
@@ -61,13 +72,18 @@ def _load(path: Path, what: str) -> OapDocument:
 
 
 def apply_file(profile_path: Path, delta_path: Path, *, workspace: Path, approve: bool,
-               dry_run: bool, actor: str, now: datetime, cap: str = "auto") -> ApplyOutcome:
+               dry_run: bool, actor: str, now: datetime, cap: str = "auto",
+               sign: Sign | None = None) -> ApplyOutcome:
     """Validate both files, apply the delta, re-validate, write atomically, queue proposals.
 
     ``cap`` is rein's ``[policy] writeback``: it narrows the profile's own mode. Under
-    ``propose`` without ``approve`` the delta is queued whole and nothing is written."""
+    ``propose`` without ``approve`` the delta is queued whole and nothing is written.
+    ``sign``: where approvals are signed, the approver signs the approved delta first."""
     profile_path, queue = Path(profile_path), Queue.for_workspace(workspace)
     delta = _load(Path(delta_path), "delta").data
+    if approve and not dry_run and sign is not None:
+        sign(decision_message("apply", {"profile": str(profile_path), "delta": delta},
+                              "accepted"))
     with profile_lock(profile_path):
         doc = _load(profile_path, "profile")
         as_loaded = profile_digest(doc.data)
@@ -136,20 +152,25 @@ def _set_pointer(doc: dict[str, Any], path: str, op: str, value: Any) -> None:
 
 
 def accept(workspace: Path, item_id: str, *, actor: str, now: datetime,
-           cap: str = "auto") -> dict[str, Any]:
+           cap: str = "auto", sign: Sign | None = None) -> dict[str, Any]:
     """Apply one queued item with ``actor``'s approval; refused if the profile moved on (or,
-    for state operations, if ``cap`` — rein's ``[policy] writeback`` — is now ``off``)."""
+    for state operations, if ``cap`` — rein's ``[policy] writeback`` — is now ``off``), or
+    if the item was changed in the queue (OAP266). ``sign``: where approvals are signed,
+    the approver signs this very item's content first, and the signature is recorded."""
     queue = Queue.for_workspace(workspace)
     item = queue.get(item_id)
     if item["status"] != "pending":
         raise Refused(f"proposal {item_id} is already {item['status']}", code="OAP263",
                       hint="see rein profile proposals list --all")
+    content = check_content(item)
+    signature = None if sign is None else sign(decision_message(item_id, content,
+                                                                "accepted"))
     path = Path(item["profile"])
     if item["kind"] == "operations":
         outcome = apply_file_data(path, item["delta"], actor=actor, now=now, cap=cap)
     else:
         outcome = _accept_proposal(path, item, actor=actor, now=now)
-    queue.decide(item_id, "accepted", by=actor, now=now)
+    queue.decide(item_id, "accepted", by=actor, now=now, signature=signature)
     return outcome
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -88,8 +88,10 @@ class Queue:
         return [i["id"] for i in items]
 
     def decide(self, item_id: str, status: str, *, by: str, now: datetime,
-               note: str | None = None) -> dict[str, Any]:
-        """Mark a pending item accepted or declined (once: a decided item is not reopened)."""
+               note: str | None = None,
+               signature: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Mark a pending item accepted or declined (once: a decided item is not reopened);
+        ``signature``: the approver's, where approvals are signed."""
         with self._locked() as data:
             for item in data["items"]:
                 if item["id"] == item_id:
@@ -102,6 +104,8 @@ class Queue:
                     item.update(status=status, decided_by=by, decided_at=format_time(now))
                     if note:
                         item["note"] = note
+                    if signature is not None:
+                        item["signature"] = dict(signature)
                     return dict(item)
         raise ConfigError(f"no proposal {item_id!r} in {self.path}", code="OAP262",
                           hint="see rein profile proposals list")
@@ -109,6 +113,34 @@ class Queue:
 
 def _item_id(prefix: str, content: Any) -> str:
     return prefix + hashlib.sha256(canonical_json(content)).hexdigest()[:12]
+
+
+def content_of(item: Mapping[str, Any]) -> dict[str, Any]:
+    """What a queued item proposes, as its id was computed from it."""
+    if item.get("kind") == "operations":
+        return {"profile": item.get("profile"), "delta": item.get("delta")}
+    return {"profile": item.get("profile"), "spec_digest": item.get("spec_digest"),
+            "path": item.get("path"), "op": item.get("op", "replace"),
+            "value": item.get("value")}
+
+
+def check_content(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The item's content, OAP266 when it no longer gives the item's id: the queue file lies
+    in the workspace, and an item changed there since it was queued is not applied."""
+    content = content_of(item)
+    prefix = "d-" if item.get("kind") == "operations" else "p-"
+    if _item_id(prefix, content) != item.get("id"):
+        raise Refused(f"proposal {item.get('id')} was changed in the queue since it was "
+                      "queued (its content no longer gives its id); nothing was written",
+                      code="OAP266", hint="decline it; a fresh proposal is queued anew")
+    return content
+
+
+def decision_message(item_id: str, content: Mapping[str, Any], decision: str) -> bytes:
+    """The bytes a signed decision on a profile change signs: the item, its content and
+    the decision (``rein profile apply --approve`` signs its delta as item ``apply``)."""
+    return canonical_json({"rein": "profile-decision/1", "id": item_id,
+                           "decision": decision, "content": dict(content)})
 
 
 def proposal_items(proposals: tuple[dict[str, Any], ...], *, profile_path: Path,

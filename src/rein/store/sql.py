@@ -422,7 +422,8 @@ class SQLStore:
                 "INSERT INTO approvals (approval_id, run_id, key, kind, status, digest, request,"
                 " answer, created_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
-                " answer = excluded.answer, answered_at = excluded.answered_at",
+                " answer = excluded.answer, answered_at = excluded.answered_at,"
+                " digest = excluded.digest, request = excluded.request",
                 (a.approval_id, a.run_id, a.key, a.kind.value, a.status.value, a.digest,
                  dump(self.redact(dict(a.request))),
                  None if a.answer is None else dump(self.redact(dict(a.answer))),

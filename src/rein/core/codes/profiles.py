@@ -136,6 +136,9 @@ CODES = (
        "decline it and ask for a fresh proposal"),
     _u("OAP265", "error", "the proposal cannot be applied at its path",
        "decline it, or fix the profile so the path exists"),
+    _u("OAP266", "refused", "the proposal was changed in the queue since it was queued (its "
+       "content no longer gives its id); nothing was written",
+       "decline it; a fresh proposal is queued anew"),
     _u("OAP270", "error", "the generated delta would be invalid",
        "shorten or correct the finding named by the pointer"),
     _u("OAP271", "error", "a thread has a status OAP does not define",

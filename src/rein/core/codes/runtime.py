@@ -109,6 +109,12 @@ APPROVAL_CODES = (
     _own(APPROVAL, "APPROVAL004", "refused", "answers here are signed with the approver's SSH "
          "key, and this one's signature is missing, or does not verify for this answer",
          "the approver answers it in their own terminal, where their key signs it"),
+    _own(APPROVAL, "APPROVAL005", "refused", "where approvals are signed, an answer or a run's "
+         "approval found in the store does not verify (no signature, another key, another "
+         "answer's signature, or edited since it was signed): it is not acted on, and the "
+         "approval waits for a person again", "the approver answers it in their own "
+         "terminal, where their key signs it; a run's approval is signed again with `rein "
+         "resume RUN --force`"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "--actor names someone other than the approver "
          "rein knows here", "--actor only checks who answers: leave it out, or let the "
          "person it names answer", legacy=True),

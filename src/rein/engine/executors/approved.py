@@ -13,7 +13,9 @@ contains. Before anything runs, :meth:`ApprovedRuns.node` reads the store and th
   RT053 check), or a forced resume recorded the change; a child run's document is the top
   run's or a referenced one whose digest the approval pinned, and holds a fragment with the
   child run's digest;
-- the node key names a node of that fragment (map and loop items, stand-ins, judges).
+- the node key names a node of that fragment (map and loop items, stand-ins, judges);
+- where approvals are signed (the worker's own ``[approver] allowed_signers``), the top
+  run's approval verifies, as the engine checks it on every continuation.
 
 What the job then runs is taken from that node, not from the job: the environment variables
 and secrets it declares, its profile, worker choice and constraints, its permissions and
@@ -27,6 +29,7 @@ import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from rein.core.reading import read_small_file
@@ -162,8 +165,12 @@ def _fragments(data: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
 class ApprovedRuns:
     """The runs of one store, as a worker checks its jobs against them (thread-safe)."""
 
-    def __init__(self, open_store: Callable[[], Any]) -> None:
+    def __init__(self, open_store: Callable[[], Any], *, signers: Any = None,
+                 workspace: Path | None = None) -> None:
         self._open = open_store
+        # Where approvals are signed (rein.engine.signed.Signers): a run's approval must
+        # verify too, so that rows written into the database approve nothing.
+        self._signers, self._workspace = signers, workspace
         self._store: Any = None
         self._lock = threading.Lock()
         self._docs: dict[str, _Doc] = {}  # SHA-256 of a file's bytes -> its data
@@ -219,6 +226,8 @@ class ApprovedRuns:
             raise rejected(f"run {top.run_id} carries no approval of its digest")
         if bound != approved and "x-rein-forced-resume" not in binding:
             raise rejected(f"run {top.run_id} is bound to {bound}, approved for {approved}")
+        if self._signers is not None:
+            self._signed(top)
         top_doc = self._doc(top.graph_path)
         if top_doc.digest != bound:
             raise rejected(f"the graph {top.graph_path} has digest {top_doc.digest}, not "
@@ -250,6 +259,20 @@ class ApprovedRuns:
                 raise rejected(f"node {node_key} of run {run_id} has no llm_judge criterion "
                                f"{judged!r}")
         return ApprovedNode(run_id=run_id, key=key, node=node, judge=judge)
+
+    def _signed(self, top: Any) -> None:
+        """Where approvals are signed, ``top``'s approval verifies (the engine's own check
+        on every continuation, :func:`rein.engine.signed.run_problem`)."""
+        import datetime as dt
+
+        from rein.engine.signed import run_problem
+
+        with self._lock:
+            why = run_problem(self._store, top, self._signers,
+                              workspace=self._workspace or Path(top.graph_path).parent,
+                              now=dt.datetime.now(dt.UTC))
+        if why is not None:
+            raise rejected(f"run {top.run_id}'s approval does not verify: {why}")
 
     def _doc(self, path: str) -> _Doc:
         raw = read_small_file(path, _MAX_BYTES)

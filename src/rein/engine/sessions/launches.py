@@ -18,11 +18,13 @@ nothing is left that would launch it.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus
+from rein.core.time import iso
 from rein.engine import events
 from rein.engine.approvals import record_answer
 from rein.errors import ReinError
@@ -56,9 +58,10 @@ def ask(store: Store, *, approval_id: str, thread_id: str, turn_id: str, server:
     return row
 
 
-async def wait(store: Store, row: ApprovalRow) -> ApprovalStatus:
-    """The answer, once it is given, here or in another process (read from the store)."""
-    async for event in events.subscribe(store, row.run_id):
+async def wait(store: Store, row: ApprovalRow, after: int = 0) -> ApprovalStatus:
+    """The answer, once it is given, here or in another process (read from the store;
+    ``after``: only an answer recorded after that event of the thread's log)."""
+    async for event in events.subscribe(store, row.run_id, after):
         if event.type == "approval/answered" and \
                 event.payload.get("approval_id") == row.approval_id:
             return ApprovalStatus(str(event.payload.get("status")))
@@ -89,3 +92,21 @@ def status(store: Store, approval_id: str) -> ApprovalStatus:
     """The entry's status as stored."""
     row = store.get_approval(approval_id)
     return row.status if row is not None else ApprovalStatus.PENDING
+
+
+def usable(store: Store, approval_id: str, signers: Any, now: dt.datetime) -> ApprovalStatus:
+    """The entry's status as a launch may act on it. Where answers are signed (``signers``,
+    :class:`rein.engine.signed.Signers`), an answer that does not verify is refused and the
+    entry waits for a person again: ``pending``."""
+    row = store.get_approval(approval_id)
+    if row is None:
+        return ApprovalStatus.PENDING
+    if signers is None or row.status is ApprovalStatus.PENDING:
+        return row.status
+    from rein.engine.signed import answer_problem, reopen
+
+    why = answer_problem(row, signers, now=now)
+    if why is None:
+        return row.status
+    reopen(store, row, why, now=iso(now))
+    return ApprovalStatus.PENDING
