@@ -7,6 +7,10 @@ command -v bwrap >/dev/null 2>&1 || want+=(bubblewrap)
 command -v dot >/dev/null 2>&1 || want+=(graphviz)  # rein graph plan --format svg
 # The web console's end-to-end tests drive Debian's Chromium through Playwright.
 [ -x /usr/bin/chromium ] || want+=(chromium)
+# Claude Code's sandbox needs socat and ripgrep beside bubblewrap (tests/agents,
+# tests/cli/test_approvals_confined.py).
+command -v socat >/dev/null 2>&1 || want+=(socat)
+command -v rg >/dev/null 2>&1 || want+=(ripgrep)
 [ ${#want[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing ${want[*]} (for the tests that use them)"

@@ -21,7 +21,7 @@ RANK = {
     # them.
     "dev": 6, "eval": 6, "appserver": 6, "web": 6, "acp": 6,
     "cli": 7,
-    "__init__": 8,
+    "__init__": 8, "__main__": 8,
 }
 
 

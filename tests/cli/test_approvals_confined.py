@@ -19,13 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import ROOT
 
 from tests.cli.approvals_env import REIN, answer_in, gated_waiting, nothing_recorded, refused
 from tests.scenarios.harness import Scenario
 
 BWRAP = shutil.which("bwrap")
 SETPRIV = shutil.which("setpriv")
-CODEX = os.environ.get("REIN_TEST_CODEX") or shutil.which("codex")
+# Installed by scripts/agent-clis.sh (make test), else from PATH.
+AGENT_BIN = ROOT / ".venv" / "agents" / "node_modules" / ".bin"
+CODEX = os.environ.get("REIN_TEST_CODEX") or (
+    str(AGENT_BIN / "codex") if (AGENT_BIN / "codex").exists() else shutil.which("codex"))
 
 
 def _works(argv: Sequence[str]) -> bool:
@@ -86,8 +90,8 @@ def test_under_setpriv_no_new_privs_an_answer_is_refused(waiting: tuple[Scenario
     nothing_recorded(scenario, approval_id)
 
 
-@pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not installed (npm install -g "
-                    "@openai/codex, or REIN_TEST_CODEX=path/to/codex)")
+@pytest.mark.skipif(CODEX is None, reason="the Codex CLI is not installed (bash "
+                    "scripts/agent-clis.sh, or REIN_TEST_CODEX=path/to/codex)")
 def test_inside_the_codex_cli_sandbox_an_answer_is_refused(
         waiting: tuple[Scenario, str], tmp_path: Path) -> None:
     scenario, approval_id = waiting
@@ -110,11 +114,12 @@ def test_inside_the_codex_cli_sandbox_an_answer_is_refused(
     nothing_recorded(scenario, approval_id)
 
 
-SRT = os.environ.get("REIN_TEST_SRT") or shutil.which("srt")
+SRT = os.environ.get("REIN_TEST_SRT") or (
+    str(AGENT_BIN / "srt") if (AGENT_BIN / "srt").exists() else shutil.which("srt"))
 
 
-@pytest.mark.skipif(SRT is None, reason="Claude Code's sandbox runtime is not installed (npm "
-                    "install -g @anthropic-ai/sandbox-runtime, or REIN_TEST_SRT=path/to/srt)")
+@pytest.mark.skipif(SRT is None, reason="Claude Code's sandbox runtime is not installed (bash "
+                    "scripts/agent-clis.sh, or REIN_TEST_SRT=path/to/srt)")
 def test_inside_claude_code_s_sandbox_an_answer_is_refused(
         waiting: tuple[Scenario, str], tmp_path: Path) -> None:
     """`srt`, the sandbox Claude Code runs commands in, with the workspace writable."""

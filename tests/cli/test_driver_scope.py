@@ -85,7 +85,7 @@ def test_a_workspace_never_takes_up_another_workspaces_run(tmp_path: Path,
     (a.root / "marker").write_text("A's file, not B's\n")
     run_id = b.start(MARKED)
     code, shown = b.json("next")
-    assert (code, shown["status"], shown["run_id"]) == (3, "instruction", run_id)
+    assert (code, shown["status"], shown["run_id"]) == (0, "instruction", run_id)
 
     # A has no run: it is not handed B's instruction, and is told where the others are.
     code, got = a.json("next")
@@ -107,7 +107,7 @@ def test_a_workspace_never_takes_up_another_workspaces_run(tmp_path: Path,
     # In B the same envelope is taken, and its check runs in B, which has no marker.
     b.inbox(shown["example"])
     code, retry = b.json("submit")
-    assert (code, retry["status"], retry["attempt"]) == (3, "instruction", 2), retry
+    assert (code, retry["status"], retry["attempt"]) == (0, "instruction", 2), retry
     assert [c["id"] for c in retry["feedback"]["failed_criteria"]] == ["marker"]
 
     # The store's runs are listed everywhere, each with the workspace it belongs to.
@@ -127,7 +127,7 @@ def test_each_workspace_is_handed_its_own_instruction(tmp_path: Path,
     in_a = a.start(MARKED)  # newer, and its instruction was handed out later
     for cli, own in ((a, in_a), (b, in_b)):
         code, shown = cli.json("next")
-        assert (code, shown["run_id"]) == (3, own)
+        assert (code, shown["run_id"]) == (0, own)
         assert "also_pending" not in shown  # the other workspace's turn is not in line here
     # A copy of B (its .rein/ included) is a workspace of its own, with no run yet.
     import shutil

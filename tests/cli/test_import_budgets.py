@@ -70,9 +70,10 @@ SUBMIT_DENIED = ("rein.providers", "rein.workers.model", "rein.workers.model_att
                  "rein.cli.workspace", *SDKS)
 SUBMIT_REIN_CEILING = 148  # 144 when written (134 at first, 191 before the engine was
 # trimmed; the hand-written value classes and the graph cache added a few small modules)
-SUBMIT_CEILING = 329  # 323 when written (340 with click, 361 with the YAML parser, 378 with
-# jsonschema_rs, 560 before; +1: what an approval shows is its own module, engine.material,
-# so that the signature checks of engine.signed can use it without an import cycle)
+SUBMIT_CEILING = 330  # 323 when written (340 with click, 361 with the YAML parser, 378 with
+# jsonschema_rs, 560 before; +1 for rein.core.loops, the loop that wakes in a sandbox; +1:
+# what an approval shows is its own module, engine.material, so that the signature checks of
+# engine.signed can use it without an import cycle)
 
 # Each dataclass built at import generates and compiles its methods: a few million
 # instructions of every submit apiece. rein's own, counted after the turn.
@@ -144,7 +145,7 @@ def test_rein_help_imports_none_of_the_layers_below_the_cli(tmp_path: Path) -> N
 
 def test_rein_next_reads_without_the_engine_the_loop_or_a_validator(waiting: Path) -> None:
     code, modules, out = _modules(waiting, "next", "--json")
-    assert code == 3 and json.loads(out)["status"] == "instruction"
+    assert code == 0 and json.loads(out)["status"] == "instruction"
     assert _loaded(modules, NEXT_DENIED) == []
     assert len(_rein(modules)) <= NEXT_REIN_CEILING, _rein(modules)
     assert len(modules) <= NEXT_CEILING, len(modules)

@@ -44,9 +44,9 @@ def test_the_quick_path_prints_what_the_click_command_prints(
         waiting: str, form: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     args = [waiting if a == "RUN" else a for a in form]
     expected = _through_click(args, capsys)
-    assert quick_next(args) == expected[0] == 3
+    assert quick_next(args) == expected[0] == 0
     assert capsys.readouterr().out == expected[1]
-    assert main(["next", *args]) == 3 and capsys.readouterr().out == expected[1]
+    assert main(["next", *args]) == 0 and capsys.readouterr().out == expected[1]
 
 
 @pytest.mark.parametrize("form", [["--help"], ["--workspace", "."], ["--store", "x.db"],
@@ -83,5 +83,5 @@ def test_text_with_terminal_escapes_goes_through_click(
 
     monkeypatch.setattr(driver_status, "render", lambda status: "\x1b[31mred\x1b[0m")
     assert quick_next([]) is None and capsys.readouterr().out == ""
-    assert quick_next(["--json"]) == 3  # JSON escapes every control character
+    assert quick_next(["--json"]) == 0  # JSON escapes every control character
     assert "instruction" in capsys.readouterr().out

@@ -44,7 +44,7 @@ def _waiting(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: Capture) -> st
     digest = capsys.readouterr().out.strip()
     assert main(["run", DEMO.name, "--approve", digest, "--json", "--quiet"]) == 3
     capsys.readouterr()
-    assert main(["next", "--json"]) == 3
+    assert main(["next", "--json"]) == 0
     instruction = json.loads(capsys.readouterr().out)
     (root / "greet.py").write_text(RIGHT)
     (root / ".rein" / "inbox.json").write_text(json.dumps(instruction["example"]))
@@ -123,7 +123,7 @@ def test_other_forms_are_left_to_click_before_anything_is_read(
     assert quick_submit(form) is None
     assert capsys.readouterr() == ("", "")  # nothing printed: click answers alone
     assert (tmp_path / "ws" / ".rein" / "inbox.json").exists()
-    assert main(["next", "--json"]) == 3  # the instruction is still pending
+    assert main(["next", "--json"]) == 0  # the instruction is still pending
     assert json.loads(capsys.readouterr().out)["status"] == "instruction"
 
 

@@ -44,10 +44,24 @@ def _imported(path: Path) -> set[str]:
 
 
 def _calls_asyncio_run(path: Path) -> bool:
+    """Whether the module runs an event loop to completion: rein's own `run` (imported
+    from rein.core.loops), or asyncio's."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "rein.core.loops" and \
+                any(a.name == "run" for a in node.names):
+            return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr == "run" and isinstance(node.func.value, ast.Name) and \
                 node.func.value.id == "asyncio":
+            return True
+    return False
+
+
+def _makes_an_asyncio_loop(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("run", "Runner",
+                                                              "new_event_loop") and \
+                isinstance(node.value, ast.Name) and node.value.id == "asyncio":
             return True
     return False
 
@@ -72,6 +86,14 @@ def test_only_the_sync_helper_runs_an_event_loop() -> None:
                if _calls_asyncio_run(p)]
     # The SDK's sync wrappers (Thread.run_sync) are for scripts with no loop of their own.
     assert running == ["cli/sync.py", "engine/sessions/sdk.py"]
+
+
+def test_every_event_loop_is_reins_own() -> None:
+    # rein.core.loops' loop wakes without send(2), which an agent's sandbox denies; a loop
+    # made by asyncio itself would hang there (tests/core/test_loops.py).
+    made = [p.relative_to(PACKAGE).as_posix() for p in sorted(PACKAGE.rglob("*.py"))
+            if _makes_an_asyncio_loop(p)]
+    assert made == ["core/loops.py"]
 
 
 def test_the_engine_reads_no_configuration_file_itself() -> None:

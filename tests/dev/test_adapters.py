@@ -18,8 +18,9 @@ def test_each_adapter_teaches_the_development_flow(agent: str, tmp_path: Path,
     code, out = cli.json("init", "--agent", agent, "--workspace", str(tmp_path))
     assert code == 0
     assert out["files"] == [{"agent": agent, "path": PATHS[agent], "action": "created"}]
-    text = (tmp_path / PATHS[agent]).read_text()
+    text = " ".join((tmp_path / PATHS[agent]).read_text().split())
     assert "## The development flow (`rein dev`)" in text
+    assert "run `.rein/bin/rein dev`" in text
     assert "only `rein dev` saying `done` ends the flow" in text
     assert "never commit" in text
     again = cli.json("init", "--agent", agent, "--workspace", str(tmp_path))[1]

@@ -33,12 +33,14 @@ class BlockedAdd:
         ready = tmp / "filter-ready"
         script = tmp / "wait.py"
         script.write_text(WAIT)
-        attributes = repo / ".git" / "info" / "attributes"
-        attributes.parent.mkdir(exist_ok=True)
+        # Outside the repository: a write to .git/info would be the agent's write outside
+        # its grants, refused before rein's git work is reached.
+        attributes = tmp / "attributes"
         attributes.write_text("* filter=block\n")
         self.attributes = attributes
         self.process = subprocess.Popen(
-            ["git", "-c", f"filter.block.clean={sys.executable} {script} {ready}", "add", "-A"],
+            ["git", "-c", f"core.attributesFile={attributes}",
+             "-c", f"filter.block.clean={sys.executable} {script} {ready}", "add", "-A"],
             cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
         for _ in range(600):  # bounded: the filter announces itself once git runs it
@@ -86,6 +88,7 @@ def test_a_lock_left_by_a_killed_git_add_is_recovered_and_costs_no_attempt(
 def test_a_live_gits_lock_is_not_taken_and_the_wait_costs_no_attempt(
         repo: Path, driver: ScriptedDriver, cli: Cli, tmp_path: Path, feature_turn: dict,
         monkeypatch: pytest.MonkeyPatch) -> None:
+    waits = locks.WAIT_SECONDS
     monkeypatch.setattr(locks, "WAIT_SECONDS", 0.5)  # how long rein waits for the live git
     blocked = BlockedAdd(repo, tmp_path)
     try:
@@ -97,8 +100,10 @@ def test_a_live_gits_lock_is_not_taken_and_the_wait_costs_no_attempt(
     assert (code, out["error"]["code"]) == (1, "DEV009"), out
     assert "not the agent's" in out["error"]["message"]
     assert git(repo, "log", "--oneline", check=False) == ""  # nothing committed meanwhile
-    # The killed git's lock is now stale: `rein dev` continues the run, and the same
-    # attempt commits the feature; the agent was never asked again.
+    # The killed git's lock is stale once unchanged for a while: `rein dev`, waiting as
+    # long as it does by default, continues the run, and the same attempt commits the
+    # feature; the agent was never asked again.
+    monkeypatch.setattr(locks, "WAIT_SECONDS", waits)
     code, where = driver.dev()
     assert any("resumed run" in n for n in where["notices"]), where
     assert (where["instruction"]["node"], where["instruction"]["attempt"]) == (

@@ -89,3 +89,24 @@ def test_an_embedded_repository_is_the_agents_to_resolve(root: Path) -> None:
     git(root / "sub", "init", "-q")
     with pytest.raises(NotCommittable, match="sub/ holds its own git repository"):
         Repo(root).snapshot()
+
+
+@pytest.mark.skipif(not Path("/usr/bin/bwrap").exists(), reason="bubblewrap is not installed")
+def test_a_device_an_agents_sandbox_binds_over_a_file_is_not_read(root: Path,
+                                                                    tmp_path: Path) -> None:
+    # Claude Code's sandbox binds /dev/null over the dotfiles it protects (.bashrc...),
+    # where opening it may be refused: rein reads the tree as git records it, without it.
+    import json
+    import sys
+
+    expected = gits_tree(root, tmp_path)
+    code = ("import json, sys; from pathlib import Path; from rein.dev.git import Repo; "
+            "r = Repo(Path(sys.argv[1])); print(json.dumps(r.write_tree(r.snapshot())))")
+    done = subprocess.run(
+        ["/usr/bin/bwrap", "--dev-bind", "/", "/", "--bind", "/dev/null",
+         str(root / ".bashrc"), "--bind", "/dev/null", str(root / ".vscode"),
+         sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=False)
+    for name in (".bashrc", ".vscode"):  # bubblewrap leaves the empty mount points behind
+        (root / name).unlink()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == expected

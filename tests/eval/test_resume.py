@@ -43,22 +43,24 @@ nodes:
       criteria:
         - {{ id: done, kind: file_exists, description: DONE exists., path: DONE }}
 """
-# The barrier scenario's solution says it runs, then waits for the test's go.
+# The barrier scenario's solution says it runs, then, in its first attempt, waits until
+# the evaluation is killed; the attempt after the resume goes straight on. (It sees only its
+# own workspace, where it runs: its sandbox binds nothing of the test's folders.)
 BARRIER = """#!/bin/bash
 touch RUNNING
-while [ ! -e {flag} ]; do sleep 0.05; done
+case "$PWD" in */a1/workspace) while true; do sleep 0.05; done ;; esac
 touch DONE
 echo '{{"summary": "done"}}'
 """
 
 
-def suite(root: Path, flag: Path) -> Path:
+def suite(root: Path) -> Path:
     for name in ("a", "b", "barrier", "c"):
         folder = root / "suite" / name
         (folder / "solution").mkdir(parents=True)
         (folder / "scenario.toml").write_text('[scenario]\nkind = "graph"\n')
         (folder / "graph.agraph.yaml").write_text(textwrap.dedent(GRAPH.format(name=name)))
-        solve = BARRIER.format(flag=flag) if name == "barrier" else \
+        solve = BARRIER.format() if name == "barrier" else \
             "#!/bin/bash\ntouch DONE\necho '{\"summary\": \"done\"}'\n"
         (folder / "solution" / "solve.sh").write_text(solve)
     return root / "suite"
@@ -66,8 +68,7 @@ def suite(root: Path, flag: Path) -> Path:
 
 def test_a_kill_mid_evaluation_resumes_with_no_trial_run_twice(
         ws: Path, tmp_path: Path, capsys: Any) -> None:
-    flag = tmp_path / "go"
-    path = suite(tmp_path, flag)
+    path = suite(tmp_path)
     rein = Path(sys.executable).parent / "rein"
     process = subprocess.Popen([str(rein), "eval", str(path), "--config", "oracle",
                                 "--lanes", "1", "--json"], cwd=ws, start_new_session=True,
@@ -97,7 +98,6 @@ def test_a_kill_mid_evaluation_resumes_with_no_trial_run_twice(
         "barrier__oracle__1": (1, False)}
     assert not (ledger.folder / "result.json").exists()
 
-    flag.touch()
     code, result = run_eval(capsys, "--resume", evaluation)
     assert code == 0
     after = ledger.entries()
@@ -136,7 +136,7 @@ def test_a_trial_interrupted_twice_is_reported_and_not_run_again(ws: Path,
     from rein.eval.runner import Options, run
     from rein.eval.scenarios import find_scenarios
 
-    path = suite(tmp_path, tmp_path / "go")
+    path = suite(tmp_path)
     scenarios = [s for s in find_scenarios([path]) if s.name == "a"]
     ledger = _ledger(ws, tmp_path)
     for attempt in (1, 2):

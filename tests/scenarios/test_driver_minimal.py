@@ -29,7 +29,7 @@ def test_minimal_runs_to_success_through_next_submit_and_approvals(scenario: Sce
     assert (code, summary(out)["status"]) == (3, "waiting")
     code, out = scenario.rein("next", "--json")
     instruction = json.loads(out)
-    assert (code, instruction["node"], instruction["attempt"]) == (3, "draft_contributing", 1)
+    assert (code, instruction["node"], instruction["attempt"]) == (0, "draft_contributing", 1)
     assert "fs:write:CONTRIBUTING.md" in instruction["permissions"]
     assert instruction["budget"]["unenforced"] == {"max_agent_steps": 20}
     scenario.file("CONTRIBUTING.md", GUIDE)  # the driver's work

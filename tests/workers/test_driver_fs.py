@@ -140,3 +140,104 @@ def test_tool_caches_are_set_aside_and_reported(repo: Path) -> None:
     checks = compare(before, snapshot(repo, previous=before), PERMS)
     assert checks["writes_outside"] == [] and checks["written"] == []
     assert checks["ignored"]["tool_caches"] == 2
+
+
+# -- what an agent's own sandbox mounts over the workspace -------------------------------
+#
+# The Codex CLI runs every command in bubblewrap with empty read-only directories mounted
+# over the workspace (.agents, .aws, .codex); they exist only inside that command. The
+# snapshot here is taken inside such a namespace, as a sandboxed `rein submit` takes it.
+
+BWRAP = "/usr/bin/bwrap"
+
+
+def _bwrap_works() -> bool:
+    if not Path(BWRAP).exists():
+        return False
+    done = subprocess.run([BWRAP, "--dev-bind", "/", "/", "true"], capture_output=True,
+                          check=False)
+    return done.returncode == 0
+
+
+needs_bwrap = pytest.mark.skipif(not _bwrap_works(),
+                                 reason="bubblewrap is missing or cannot make a namespace here")
+
+
+def _snapshot_inside(root: Path, mounts: list[str], then: str = "") -> dict:  # type: ignore[type-arg]
+    """A snapshot of ``root`` taken in a bubblewrap namespace where each of ``mounts`` is
+    an empty read-only tmpfs, after running the shell line ``then`` there."""
+    import json
+    import sys
+
+    args = [BWRAP, "--dev-bind", "/", "/"]
+    for name in mounts:
+        target = str(root / name)
+        args += ["--tmpfs", target, "--remount-ro", target]
+    code = ("import json, sys; from rein.workers.driver_fs import snapshot; "
+            "print(json.dumps(snapshot(sys.argv[1])))")
+    line = f"{then}\n" if then else ""
+    done = subprocess.run([*args, "sh", "-c", f'{line}exec "$0" -c "$1" "$2"', sys.executable,
+                           code, str(root)], capture_output=True, text=True, check=True)
+    for name in mounts:  # bubblewrap leaves the empty mount point behind: not the agent's
+        (root / name).rmdir()
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@needs_bwrap
+def test_empty_directories_the_agents_sandbox_mounts_are_not_writes(repo: Path) -> None:
+    before = snapshot(repo)
+    after = _snapshot_inside(repo, [".agents", ".aws", ".codex"])
+    checks = compare(before, after, PERMS)
+    assert checks["written"] == [] and checks["writes_outside"] == []
+    assert checks["ignored"]["sandbox_mounts"] == [".agents", ".aws", ".codex"]
+    # And the other way round: an instruction issued inside the sandbox, answered outside.
+    assert compare(after, snapshot(repo), PERMS)["writes_outside"] == []
+
+
+@needs_bwrap
+def test_what_is_written_inside_a_mount_is_still_a_write(repo: Path) -> None:
+    before = snapshot(repo)
+    # A writable mount this time, so that something can be put inside it.
+    import json
+    import sys
+
+    target = str(repo / ".codex")
+    code = ("import json, sys; from rein.workers.driver_fs import snapshot; "
+            "print(json.dumps(snapshot(sys.argv[1])))")
+    done = subprocess.run([BWRAP, "--dev-bind", "/", "/", "--tmpfs", target, "sh", "-c",
+                           f'echo x > {target}/note && exec "$0" -c "$1" "$2"',
+                           sys.executable, code, str(repo)],
+                          capture_output=True, text=True, check=True)
+    (repo / ".codex").rmdir()
+    after = json.loads(done.stdout)
+    assert compare(before, after, PERMS)["writes_outside"] == [".codex/note"]
+
+
+def test_an_empty_directory_that_is_not_a_mount_is_a_write(repo: Path) -> None:
+    before = snapshot(repo)
+    (repo / ".codex").mkdir()
+    checks = compare(before, snapshot(repo, previous=before), PERMS)
+    assert checks["writes_outside"] == [".codex"]
+    assert "sandbox_mounts" not in checks.get("ignored", {})
+
+
+@needs_bwrap
+def test_dev_null_bound_over_protected_files_is_not_a_write(repo: Path) -> None:
+    # Claude Code's sandbox binds /dev/null over dotfiles it protects, existing or not.
+    import json
+    import sys
+
+    names = [".bashrc", ".mcp.json", ".vscode", ".git/config.worktree"]
+    args = [BWRAP, "--dev-bind", "/", "/"]
+    for name in names:
+        args += ["--bind", "/dev/null", str(repo / name)]
+    code = ("import json, sys; from rein.workers.driver_fs import snapshot; "
+            "print(json.dumps(snapshot(sys.argv[1])))")
+    before = snapshot(repo)
+    done = subprocess.run([*args, sys.executable, "-c", code, str(repo)],
+                          capture_output=True, text=True, check=True)
+    for name in names:  # bubblewrap leaves the mount points behind as empty files
+        (repo / name).unlink()
+    checks = compare(before, json.loads(done.stdout), PERMS)
+    assert checks["writes_outside"] == [], checks
+    assert checks["ignored"]["sandbox_mounts"] == sorted(names)

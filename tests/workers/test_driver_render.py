@@ -8,7 +8,7 @@ from rein.workers.driver_render import render
 
 INSTRUCTION: dict[str, Any] = {
     "status": "instruction", "token": "t1", "run_id": "r", "node": "n", "attempt": 2,
-    "kind": "task", "title": "Write it", "brief": "do\n\n\n\nit", "exit_code": 3,
+    "kind": "task", "title": "Write it", "brief": "do\n\n\n\nit", "exit_code": 0,
     "advisory_failures": [{"id": "lint", "evidence": "two warnings"}],
     "feedback": {"failure_class": "criteria_failed", "summary": "1 of 1 failed",
                  "failed_criteria": [{"id": "c1", "description": "a test passes",
@@ -38,7 +38,7 @@ def test_an_instruction_has_its_sections_in_reading_order() -> None:
     assert "do\n\nit" in text and "  stdout: line 1\n    line 2" in text
     assert "- note [file, required] (the value is its path: NOTE.md): the note" in text
     assert "  run: pytest -q" in text and '- enforced: {"max_tool_calls": 5}' in text
-    assert text.endswith("exit code 3 (waiting for you)")
+    assert text.endswith("exit code 0 (an instruction for you, not an error)")
 
 
 def test_an_instruction_without_optional_parts_has_no_empty_sections() -> None:

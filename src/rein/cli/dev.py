@@ -32,14 +32,14 @@ def dev(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
     \b
     Example:
       mkdir specs && echo "A CLI that converts temperatures" > specs/brief.md
-      rein dev                     # prints the planning instruction (exit 3)
+      rein dev                     # prints the planning instruction (exit 0)
       rein submit                  # after writing .rein/inbox.json
       rein dev status
       rein dev report --json
     \b
-    Exit codes: 0 done (every feature verified and committed), 1 stopped (failed,
-    blocked, timeout, cancelled), 3 waiting (an instruction for the agent, or an approval
-    for a person), 4 refused (a budget only a person can raise, a dirty tree, not a git
+    Exit codes: 0 an instruction for the agent, or done (every feature verified and
+    committed), 1 stopped (failed, blocked, timeout, cancelled), 3 waiting for a person (an
+    approval), 4 refused (a budget only a person can raise, a dirty tree, not a git
     repository), 64 usage error.
     """
     if ctx.invoked_subcommand is not None:
@@ -61,9 +61,9 @@ def start(ctx: click.Context, new: bool, workspace: Path | None, as_json: bool) 
     Example:
       rein dev start --new
     \b
-    Exit codes: 0 done (every feature verified and committed), 1 stopped (failed,
-    blocked, timeout, cancelled), 3 waiting (an instruction for the agent, or an approval
-    for a person), 4 refused (a budget only a person can raise, a dirty tree, not a git
+    Exit codes: 0 an instruction for the agent, or done (every feature verified and
+    committed), 1 stopped (failed, blocked, timeout, cancelled), 3 waiting for a person (an
+    approval), 4 refused (a budget only a person can raise, a dirty tree, not a git
     repository), 64 usage error.
     """
     return _advance(_ws(ctx, workspace), as_json or _json(ctx), new=new)
@@ -81,9 +81,9 @@ def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
     Example:
       rein dev status --json
     \b
-    Exit codes: 0 done (every feature verified and committed), 1 stopped (failed,
-    blocked, timeout, cancelled), 3 waiting (an instruction for the agent, or an approval
-    for a person), 4 refused (a budget only a person can raise, a dirty tree, not a git
+    Exit codes: 0 an instruction for the agent, or done (every feature verified and
+    committed), 1 stopped (failed, blocked, timeout, cancelled), 3 waiting for a person (an
+    approval), 4 refused (a budget only a person can raise, a dirty tree, not a git
     repository), 64 usage error.
     """
     from rein.dev import flow

@@ -62,8 +62,10 @@ def next_command(run_id: str | None, workspace: Path | None, as_json: bool) -> i
       rein next --json --run run-20260101T120000-3f9a1c
 
     \b
-    Exit codes: 0 the run is done, 1 it stopped (reason: budget, timeout, blocked, failed,
-    cancelled), 3 waiting (for you or a person), 64 usage error.
+    Exit codes: 0 an instruction for you, or the run is done, 1 it stopped (reason: budget,
+    timeout, blocked, failed, cancelled), 3 waiting for someone else (a person's approval,
+    another process), 64 usage error. Scripts tell an instruction from the end by the JSON
+    `status`.
     """
     return _show(_read_status(_ws(workspace), run_id), as_json)
 
@@ -89,8 +91,9 @@ def submit_command(source: str | None, run_id: str | None, workspace: Path | Non
       rein submit - < answer.json
 
     \b
-    Exit codes: 0 the run is done, 1 it stopped, 3 waiting (the next instruction or a
-    person), 4 envelope refused or run locked, 64 usage error.
+    Exit codes: 0 the next instruction for you, or the run is done, 1 it stopped, 3 waiting
+    for someone else (a person's approval, another process), 4 envelope refused or run
+    locked, 64 usage error.
     """
     from rein.cli.submit_turn import submit_turn
     from rein.cli.workspace import given_store

@@ -6,16 +6,27 @@ GitHub Copilot ``.github/copilot-instructions.md``, Devin ``.devin/workflows/rei
 rein never overwrites one: it appends a section between two marker comments, and on a later
 run replaces only that section, so running ``init`` again changes nothing unless rein's text
 changed.
+
+The files name rein as ``.rein/bin/rein``, a script ``init`` writes that runs the very rein
+that wrote it. An agent's commands often run in a login shell (the Codex CLI runs each one
+with ``bash -lc``), whose profile resets ``PATH``: an activated virtual environment is lost
+and a bare ``rein`` is not found. ``init`` runs the script in a login shell once, as an
+agent would, and says so if it does not answer.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import click
 
 from rein.cli.output import emit_json, json_option
-from rein.errors import ExitCode
+from rein.core.version import VERSION
+from rein.errors import ExitCode, ReinError
 
 START = "<!-- rein:driver:start (managed by `rein init`; edits inside are replaced) -->"
 END = "<!-- rein:driver:end -->"
@@ -37,29 +48,48 @@ _CLEAN = {
     "kimi": "start a new Kimi session (or sub-agent) for it and relay its answer",
 }
 
+# The command the files name: a script in the workspace, found from its root whatever PATH
+# the agent's shell sets.
+SHIM = ".rein/bin/rein"
+
 _BODY = """\
 ## Driving rein
 
 Work in this repository runs through rein: rein decides what happens next and checks the
-work; you do the work. Loop until rein says DONE or STOPPED:
+work; you do the work. Run rein as `.rein/bin/rein`, from the repository's root: it runs
+the rein this project set up, whatever PATH your shell has. Where rein's own messages say
+`rein next`, `rein submit` or `rein dev`, run them as `.rein/bin/rein ...` too. Loop until
+rein says DONE or STOPPED:
 
-1. Run `rein next` (or `rein next --json`). It prints one instruction: the brief, the inputs,
-   the outputs to produce, your permissions, feedback from a failed attempt, and the exact
-   envelope to answer with. Asking again repeats it; it never starts new work.
+1. Run `.rein/bin/rein next` (or `.rein/bin/rein next --json`). It prints one instruction:
+   the brief, the inputs, the outputs to produce, your permissions, feedback from a failed
+   attempt, and the exact envelope to answer with. Asking again repeats it; it never
+   starts new work.
 2. Do exactly that work with your own tools. Write only where the instruction's `fs:write`
    permissions allow: rein compares the workspace after you answer and refuses the submit
    on any other write (undo it and submit again; repeated, it fails the attempt). Do not
    commit. Answer only the instruction `rein next` prints: one at a time.
 3. Write the envelope (one JSON object like the instruction's `example`, each `<placeholder>`
    replaced with the real value, valid against its `respond_with`) to `.rein/inbox.json`
-   with your file tool, never as a shell argument.
-   Use `"status": "failed"` and a `message` if you cannot do the work. Add
-   `"context_usage": {{"used_tokens": N, "window_tokens": M}}` when you know it.
-4. Run `rein submit`. rein checks the work itself and prints what comes next.
+   with your file tool, then run `.rein/bin/rein submit`. With only a shell, hand it to
+   `.rein/bin/rein submit -` on standard input, in a here-document whose delimiter is
+   quoted: every character reaches rein as it is (only a line that is exactly
+   `REIN_ENVELOPE` would end it early).
 
+       .rein/bin/rein submit - <<'REIN_ENVELOPE'
+       {{"protocol": "rein.driver/1", "token": "...", "node": "...", ...}}
+       REIN_ENVELOPE
+
+   Never put the envelope in a shell argument or an `echo`. Use `"status": "failed"` and a
+   `message` if you cannot do the work. Add
+   `"context_usage": {{"used_tokens": N, "window_tokens": M}}` when you know it.
+4. rein checks the work itself and prints what comes next.
+
+- An INSTRUCTION exits 0: it is your next piece of work, not an error.
 - REFUSED (exit 4): nothing changed. Read the reason, fix the envelope, submit again.
 - WAITING (exit 3) for an approval: a person must decide. Show them the printed
-  `rein approvals accept ...` command and stop; never answer approvals yourself.
+  `rein approvals accept ...` command and stop; never answer approvals yourself (from a
+  sandbox rein refuses it).
 - A CLEAN CONTEXT instruction (an llm_judge, or your context is nearly full): {clean}.
 - DONE (exit 0) or STOPPED (exit 1, with a reason: budget, timeout, blocked, failed,
   cancelled): stop and report rein's message as it is.
@@ -67,14 +97,15 @@ work; you do the work. Loop until rein says DONE or STOPPED:
 
 ## The development flow (`rein dev`)
 
-When asked to "use the rein development flow" (briefs in `specs/*.md`), run `rein dev`: it
-starts or continues the flow and prints the pending instruction (exit 3). Answer it with
-`rein submit` as above. Whenever `rein next` or `rein submit` says DONE or WAITING for an
-approval, run `rein dev` again: only `rein dev` saying `done` ends the flow. rein checks the
-plan you write, runs each feature's verify command itself and commits each feature itself:
-never run the verify to report a result, never commit, and put in a feature only what its
-instruction asks. A stop names its reason (`failed`, `blocked`, `budget`, `timeout`) and
-the next action: report it as it is. `rein dev status` says where the flow stands.
+When asked to "use the rein development flow" (briefs in `specs/*.md`), run
+`.rein/bin/rein dev`: it starts or continues the flow and prints the pending instruction
+(exit 0). Answer it with `.rein/bin/rein submit` as above. Whenever rein says DONE or
+WAITING for an approval, run `.rein/bin/rein dev` again: only `rein dev` saying `done`
+ends the flow. rein checks the plan you write, runs each feature's verify command itself
+and commits each feature itself: never run the verify to report a result, never commit,
+and put in a feature only what its instruction asks. A stop names its reason (`failed`,
+`blocked`, `budget`, `timeout`) and the next action: report it as it is.
+`.rein/bin/rein dev status` says where the flow stands.
 """
 
 
@@ -106,6 +137,78 @@ def write_section(path: Path, text: str) -> str:
     return "appended"
 
 
+def shim_text(python: str) -> str:
+    """The script at :data:`SHIM`: runs ``python -P -m rein`` with its arguments, and says
+    what to do when that interpreter is gone (a virtual environment moved or deleted).
+    ``-P``: the current folder is not put on the module path, so a ``rein`` package in the
+    workspace is never what runs."""
+    quoted = shlex.quote(python)
+    return (
+        "#!/bin/sh\n"
+        "# Written by `rein init`: runs the rein that wrote it, whatever PATH the shell has\n"
+        "# (a login shell resets it). `rein init --agent ...` writes it again.\n"
+        f"if [ ! -x {quoted} ]; then\n"
+        f"  echo \"rein: {_sh_double(python)} is gone: run 'rein init --agent ...' again with "
+        "the rein you use\" >&2\n"
+        "  exit 127\n"
+        "fi\n"
+        f"exec {quoted} -P -m rein \"$@\"\n")
+
+
+def _sh_double(text: str) -> str:
+    """``text`` for the inside of a double-quoted sh string."""
+    return "".join("\\" + c if c in '"\\$`' else c for c in text)
+
+
+def write_shim(root: Path) -> str:
+    """Write :data:`SHIM` for the running interpreter: ``created``, ``updated`` or
+    ``unchanged``. rein's state folder is kept out of git (``.rein/.gitignore``)."""
+    state = root / ".rein"
+    state.mkdir(exist_ok=True)
+    ignore = state / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")
+    path = root / SHIM
+    text = shim_text(sys.executable)
+    action = "created"
+    if path.exists():
+        if path.read_text(encoding="utf-8", errors="replace") == text and \
+                os.access(path, os.X_OK):
+            return "unchanged"
+        action = "updated"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".new")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.chmod(0o755)
+    temporary.replace(path)
+    return action
+
+
+def check_shim(root: Path) -> str:
+    """Run ``.rein/bin/rein --version`` in a login shell from ``root``, as an agent's
+    command runs; raise INIT001 if it does not answer with this rein's version. Returns the
+    shell it was checked with."""
+    shells = [(["bash", "-lc"], "bash -lc"), (["sh", "-c"], "sh -c")]
+    for argv, name in shells:
+        try:
+            done = subprocess.run([*argv, f"{SHIM} --version"], cwd=root,
+                                  capture_output=True, text=True, timeout=60,
+                                  stdin=subprocess.DEVNULL, check=False)
+        except FileNotFoundError:
+            continue  # no such shell here: try the next
+        except subprocess.TimeoutExpired:
+            done = None
+        if done is not None and done.returncode == 0 and VERSION in done.stdout:
+            return name
+        said = "" if done is None else (done.stderr or done.stdout).strip()[-300:]
+        raise ReinError(
+            f"`{SHIM} --version` does not answer in `{name}` from {root}: {said or 'no answer'}",
+            code="INIT001",
+            hint=f"check that {root} allows running programs (not a noexec mount) and that "
+                 f"{sys.executable} runs; then run `rein init` again")
+    return "none (no shell found to check with)"
+
+
 @click.command("init")
 @click.option("--agent", "agents", multiple=True, required=True,
               type=click.Choice(sorted(FILES)), help="The IDE agent (repeatable).")
@@ -135,13 +238,17 @@ def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool)
         path = root / FILES[agent]
         done.append({"agent": agent, "path": FILES[agent],
                      "action": write_section(path, section(agent))})
+    command = {"path": SHIM, "action": write_shim(root), "runs": sys.executable,
+               "checked_with": check_shim(root)}
     notices = _notices(root)
     if as_json:
-        emit_json({"files": done, "notices": notices})
+        emit_json({"files": done, "command": command, "notices": notices})
     else:
         for item in done:
             click.echo(f"{item['path']}: {item['action']} (rein driver section for "
                        f"{item['agent']})")
+        click.echo(f"{SHIM}: {command['action']} (runs {command['runs']} -P -m rein; answers "
+                   f"in `{command['checked_with']}`)")
         for line in notices:
             click.echo(line, err=True)
     return int(ExitCode.OK)

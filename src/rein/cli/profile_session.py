@@ -120,6 +120,7 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
     """
     import anyio
 
+    from rein.core.loops import new_loop
     from rein.profiles.effective import effective_profile
     from rein.profiles.policy import Policy
     from rein.tools.mcp import LaunchRequest, McpHub, servers_from_profile
@@ -157,7 +158,7 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
                                         **result.to_json()}}, int(code)
 
     try:
-        data, code = anyio.run(session)
+        data, code = anyio.run(session, backend_options={"loop_factory": new_loop})
     except Refused as exc:
         if as_json:
             emit_json({"error": exc.to_json()})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -11,8 +10,11 @@ T = TypeVar("T")
 
 def run_sync(call: Coroutine[Any, Any, T]) -> T:
     """Run one Harness call to completion on a fresh event loop: a command is one call, so
-    the loop lives as long as the command does (a server keeps its own and awaits)."""
-    return asyncio.run(call)
+    the loop lives as long as the command does (a server keeps its own and awaits). The
+    loop is rein's (:mod:`rein.core.loops`), which keeps waking inside an agent's sandbox."""
+    from rein.core.loops import run
+
+    return run(call)
 
 
 __all__ = ["run_sync"]

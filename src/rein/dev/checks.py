@@ -78,7 +78,7 @@ async def verify(request: CheckRequest) -> CheckResult:
     root = request.workspace
     target = root / str(p["target"])
     try:
-        with _repository(root) as repo:
+        with _repository(root, str(p["plan_id"])) as repo:
             done = repo.committed(str(p["plan_id"]), str(p["feature"]))
             snap = repo.snapshot()
             if done is None and not snap.changed(repo.tree_entries(repo.head())):
@@ -111,19 +111,22 @@ def handoff(request: CheckRequest) -> CheckResult:
     root = request.workspace
     plan_id, feature = str(p["plan_id"]), str(p["feature"])
     try:
-        with _repository(root) as repo:
+        with _repository(root, plan_id) as repo:
             return _handoff(repo, p, plan_id, feature, request.attempt)
     except g.NotCommittable as exc:
         return CheckResult(passed=False, evidence=f"nothing was committed: {exc}")
 
 
 @contextlib.contextmanager
-def _repository(root: Path) -> Iterator[g.Repo]:
-    """The repository under rein's lock; rein's own failures (git, a lock, the disk)
-    become :class:`HarnessFault`, which costs the feature no attempt."""
+def _repository(root: Path, plan_id: str) -> Iterator[g.Repo]:
+    """The repository under rein's lock, the commits an agent's sandbox kept out of
+    ``.git`` written in first where it may now be written; rein's own failures (git, a
+    lock, the disk) become :class:`HarnessFault`, which costs the feature no attempt."""
     try:
         with locks.held(root):
-            yield g.Repo(root)
+            repo = g.Repo(root)
+            repo.land(plan_id)
+            yield repo
     except (g.GitFailed, locks.Busy) as exc:
         raise own_failure(str(exc)) from exc
     except OSError as exc:

@@ -71,6 +71,8 @@ async def advance(harness: Harness, *, new: bool = False,
         flow = await _start(harness, settings, notices)
     elif (changed := _brief_changed(ws, flow, settings)) is not None:
         notices.append(changed)
+    if (ws / KEPT_BACK).exists():
+        notices += _land(ws, str(flow["plan_id"]))
     return await _where(harness, flow, settings, notices, go_on=True)
 
 
@@ -84,8 +86,8 @@ def advance_read(harness: Harness, env: Mapping[str, str] | None = None
     check_repository(ws)
     settings = load_settings(harness.config.get("dev"), env)
     flow = load_flow(ws)
-    if flow is None:
-        return None
+    if flow is None or (ws / KEPT_BACK).exists():
+        return None  # none yet, or commits to write into .git: the flow acts first
     notices = [c] if (c := _brief_changed(ws, flow, settings)) else []
     need, where = _look(harness, flow, notices, go_on=True, skip=frozenset())
     return where if need is None else None
@@ -164,6 +166,34 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
             "brief_digest": brief_digest, "imported": imported[0] if imported else None}
     save_flow(ws, flow)
     return flow
+
+
+# The last commit the agent's sandbox kept out of a read-only .git (rein.dev.git.PENDING).
+KEPT_BACK = ".rein/dev/git/HEAD"
+
+
+def _land(ws: Path, plan_id: str) -> list[str]:
+    """Write the feature commits kept back into ``.git`` where it may be written; what
+    it says about them (they stay kept back where ``.git`` is still read-only)."""
+    from rein.dev import git as g
+    from rein.dev import locks
+
+    try:
+        with locks.held(ws):
+            repo = g.Repo(ws)
+            landed = repo.land(plan_id)
+            waiting = 0 if landed else repo.kept_back()
+    except (g.GitFailed, locks.Busy, OSError) as exc:
+        raise ReinError(f"rein could not write the feature commits it kept back into .git: "
+                        f"{exc}", code="DEV009", hint="fix the cause it names, then run "
+                        "`rein dev` again; the commits stay in .rein/dev/git meanwhile") from exc
+    if landed:
+        said = (f"wrote {len(landed)} feature commit(s) into .git that the agent's sandbox "
+                f"kept out of it: {', '.join(landed)}")
+    else:
+        said = (f"{waiting} feature commit(s) wait in .rein/dev/git: .git is read-only here "
+                "(an agent's sandbox); `rein dev` run outside it writes them into .git")
+    return [said]
 
 
 def _work_tree(ws: Path) -> tuple[bool, list[str]]:

@@ -25,6 +25,16 @@ git's own switches only: no ``REIN_SECRET_*`` reaches git or anything it might s
 A lock file another git left behind (``index.lock``, a ref's ``.lock``) is removed only when
 its writer is gone (:mod:`rein.dev.locks`); rein's own calls take rein's lock of the
 repository first, so one rein never takes a lock from another.
+
+**Commits an agent's sandbox keeps out of ``.git``.** rein's checks run in the process that
+submits, inside the agent's sandbox, and the Codex CLI's default sandbox keeps ``.git``
+read-only. There rein still builds each feature's commit, with its objects in
+``.rein/dev/git/objects`` (git reading the repository's own objects beside them) and the
+branch it would be on in ``.rein/dev/git/HEAD``, the next feature's commit on top of it
+(:attr:`Repo.deferred`). The first rein that may write ``.git`` (``rein dev`` outside the
+sandbox) writes them in (:meth:`Repo.land`): each object checked against its name, each
+commit one of this flow's, the branch moved only from where it was when the first commit
+was kept back, the index set to the new tree.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ from pathlib import Path
 
 from rein.dev import locks
 
+PENDING = ".rein/dev/git"  # commits kept out of a read-only .git: objects/, HEAD
 # Paths of the repository that are not the driver's work: rein's state, the briefs, and the
 # file rein appends to itself. A feature whose change is only these is an empty change.
 NOT_WORK = (".rein", "specs", "progress.txt")
@@ -98,6 +109,11 @@ class Repo:
             raise GitFailed(f"{self.root} is not a git repository")
         self.git_dir = Path(top[0])
         self.algorithm = top[1] if len(top) > 1 and top[1] in _EMPTY_TREE else "sha1"
+        self.pending = self.root / PENDING
+        self.writable = _writable(self.git_dir / "objects") and _writable(self.git_dir)
+        # Commits wait in .rein/dev/git while .git is read-only, and keep going there until
+        # they are written in (land), so that each feature builds on the one before.
+        self.deferred = not self.writable or (self.pending / "HEAD").exists()
 
     # -- calls -------------------------------------------------------------------------
 
@@ -121,6 +137,8 @@ class Repo:
                       "GIT_NO_REPLACE_OBJECTS": "1", "GIT_ATTR_NOSYSTEM": "1", "LC_ALL": "C"})
         if not global_config:
             child["GIT_CONFIG_GLOBAL"] = os.devnull
+        if getattr(self, "deferred", False):
+            child.update(self._pending_env())
         child.update(env or {})
         for _ in range(locks.MAX_RECOVERIES + 1):
             try:
@@ -144,9 +162,46 @@ class Repo:
     # -- reading -----------------------------------------------------------------------
 
     def head(self) -> str | None:
-        """The commit HEAD names, or None in a repository without commits."""
+        """The commit HEAD names (the last one kept back, while commits wait to be written
+        into ``.git``), or None in a repository without commits."""
+        if self.deferred:
+            kept = self._kept()
+            if kept is not None:
+                return kept[0]
+        return self.real_head()
+
+    def real_head(self) -> str | None:
+        """The commit HEAD names in ``.git`` itself."""
         out = self._git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], check=False)
         return out.decode().strip() or None
+
+    def _kept(self) -> tuple[str, str | None] | None:
+        """``(the last commit kept back, the HEAD it was kept back from)``, or None."""
+        try:
+            words = (self.pending / "HEAD").read_text(encoding="ascii").split()
+        except (OSError, UnicodeDecodeError):
+            return None
+        hexes = [w for w in words if re.fullmatch(r"[0-9a-f]{40}([0-9a-f]{24})?", w)]
+        if len(words) != 2 or len(hexes) != (2 if words[1] != "none" else 1):
+            raise GitFailed(f"{PENDING}/HEAD is not as rein wrote it: {' '.join(words)[:200]}")
+        return words[0], None if words[1] == "none" else words[1]
+
+    def _pending_env(self) -> dict[str, str]:
+        objects = self.pending / "objects"
+        try:  # git refuses an object directory that does not exist
+            objects.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return {}  # nothing can be kept back here either: git reads .git alone
+        return {"GIT_OBJECT_DIRECTORY": str(objects),
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.git_dir / "objects")}
+
+    def kept_back(self) -> int:
+        """How many commits wait in :data:`PENDING` to be written into ``.git``."""
+        kept = self._kept() if (self.pending / "HEAD").exists() else None
+        if kept is None:
+            return 0
+        span = kept[0] if kept[1] is None else f"{kept[1]}..{kept[0]}"
+        return len(self._git(["rev-list", span]).split())
 
     def tree_entries(self, treeish: str | None) -> dict[str, tuple[str, str]]:
         """``path → (mode, id)`` of every blob and gitlink of a commit or tree."""
@@ -217,7 +272,7 @@ class Repo:
         if self.head() is None:
             return None
         out = self._git(["log", "--no-show-signature", "--no-color", "--format=%h%x09%B%x00",
-                         "HEAD"]).decode("utf-8", "replace")
+                         str(self.head())]).decode("utf-8", "replace")
         mark = f"Rein-Dev-Feature: {plan_id}/{feature}"
         for entry in out.split("\0"):
             sha, _, body = entry.strip().partition("\t")
@@ -268,6 +323,11 @@ class Repo:
         self.sync_index(tree)
         args = ["commit-tree", tree, "--no-gpg-sign"] + (["-p", parent] if parent else [])
         sha = self._git(args, data=message.encode(), env=self.identity()).decode().strip()
+        if self.deferred:  # .git is read-only here: the branch moves when it is written in
+            kept = self._kept()
+            base = kept[1] if kept is not None else self.real_head()
+            _write_atomically(self.pending / "HEAD", f"{sha} {base or 'none'}\n")
+            return sha
         zero = "0" * len(self.empty_tree())
         subject = message.splitlines()[0]
         self._git(["update-ref", "-m", f"rein dev: {subject}", "HEAD", sha, parent or zero],
@@ -276,8 +336,52 @@ class Repo:
 
     def sync_index(self, tree: str) -> None:
         """The repository's index holds ``tree`` (stat data kept where the blob is the
-        same), so that `git status` agrees with the commit."""
+        same), so that `git status` agrees with the commit (once it is in ``.git``: a
+        read-only index is set when the commits kept back are written in)."""
+        if self.deferred:
+            return
         self._git(["read-tree", "--reset", tree])
+
+    def land(self, plan_id: str | None = None) -> list[str]:
+        """Write the commits kept back into ``.git`` (a no-op without any, or while
+        ``.git`` is read-only); their short ids, oldest first. Each object is checked
+        against its name, each commit must be one of flow ``plan_id``'s (its
+        ``Rein-Dev-Feature`` line), and the branch moves only from the HEAD the first one
+        was kept back from (else :class:`GitFailed`: nothing is written)."""
+        kept = self._kept() if (self.pending / "HEAD").exists() else None
+        if kept is None or not self.writable:
+            return []
+        tip, base = kept
+        if self.real_head() != base:
+            raise GitFailed(f"HEAD moved since rein kept feature commits out of the read-only "
+                            f".git (it was {base or 'unborn'}, it is {self.real_head()}); "
+                            f"they are in {PENDING} (the last is {tip})")
+        objects = self.pending / "objects"
+        found = _loose_objects(objects, self.algorithm)  # checks each against its name
+        span = tip if base is None else f"{base}..{tip}"
+        commits = self._git(["rev-list", "--reverse", span]).decode().split()
+        mark = re.compile(rf"^Rein-Dev-Feature: {re.escape(plan_id)}/\S+$" if plan_id
+                          else r"^Rein-Dev-Feature: \S+/\S+$", re.MULTILINE)
+        for sha in commits:
+            body = self._git(["cat-file", "commit", sha]).decode("utf-8", "replace")
+            if not mark.search(body):
+                raise GitFailed(f"commit {sha} in {PENDING} is not one rein made for this "
+                                "flow: nothing was written into .git")
+        for name, path in found:
+            target = self.git_dir / "objects" / name[:2] / name[2:]
+            if not target.exists():
+                target.parent.mkdir(exist_ok=True)
+                _copy_atomically(path, target)
+        zero = "0" * len(self.empty_tree())
+        self.deferred = False
+        why = f"rein dev: {len(commits)} feature commit(s) kept back by a read-only .git"
+        self._git(["update-ref", "-m", why, "HEAD", tip, base or zero],
+                  config=self._config_hooks_off())
+        self._git(["read-tree", "--reset", tip])
+        import shutil
+
+        shutil.rmtree(self.pending)
+        return [sha[:12] for sha in commits]
 
     def short(self, sha: str) -> str:
         return self._git(["rev-parse", "--short", sha]).decode().strip()
@@ -301,6 +405,57 @@ class Repo:
                         check=False)  # none defined: git says so by failing
         names = {key.decode().split(".")[1] for key in out.split(b"\0") if key.count(b".") >= 2}
         return [f"hook.{n}.enabled=false" for n in sorted(names | {"reference-transaction"})]
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may create a file in ``path`` (tried: a read-only mount, as
+    an agent's sandbox makes ``.git``, may still pass ``access``'s permission checks)."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".rein-probe-", dir=path)
+    except OSError:
+        return False
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+    return True
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".new")
+    temporary.write_text(text, encoding="ascii")
+    os.replace(temporary, path)
+
+
+def _copy_atomically(source: Path, target: Path) -> None:
+    temporary = target.with_name(f".rein-{target.name}.tmp")
+    temporary.write_bytes(source.read_bytes())
+    os.chmod(temporary, 0o444)
+    os.replace(temporary, target)
+
+
+def _loose_objects(root: Path, algorithm: str) -> list[tuple[str, Path]]:
+    """Every object file under ``root`` as ``(id, path)``, each decompressed and hashed:
+    a file whose content does not hash to its name raises :class:`GitFailed`."""
+    import zlib
+
+    out = []
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        if folder.name in ("info", "pack") and not any(folder.iterdir()):
+            continue
+        if not re.fullmatch(r"[0-9a-f]{2}", folder.name) or not folder.is_dir():
+            raise GitFailed(f"{folder} is not where rein keeps objects: nothing was written")
+        for item in sorted(folder.iterdir()):
+            name = folder.name + item.name
+            try:
+                data = zlib.decompress(item.read_bytes())
+            except (OSError, zlib.error) as exc:
+                raise GitFailed(f"object {name} in {PENDING} cannot be read: {exc}") from exc
+            if hashlib.new(algorithm, data).hexdigest() != name:
+                raise GitFailed(f"object {name} in {PENDING} does not hold what its name "
+                                "says: nothing was written into .git")
+            out.append((name, item))
+    return out
 
 
 def _quoted(path: bytes) -> bytes:
@@ -347,6 +502,14 @@ class _Reader:
         if not self.directory(rel.rpartition("/")[0]):
             return None
         full = self.root / rel
+        try:  # only a file or a symlink is opened: a device or FIFO may refuse or block
+            kind = stat.S_IFMT(os.lstat(full).st_mode)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            raise GitFailed(f"rein could not read {rel}: {exc}") from exc
+        if kind not in (stat.S_IFREG, stat.S_IFLNK):
+            return None  # git records no FIFO, socket or device (a sandbox's /dev/null)
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         try:
             fd = os.open(full, flags)

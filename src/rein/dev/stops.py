@@ -5,7 +5,8 @@ Each stop has its own reason, never one word for all of them:
 =========  ====  ============================================================
 reason     exit  next action
 =========  ====  ============================================================
-waiting    3     the instruction (`rein next`), or the approval to give
+waiting    0, 3  the instruction for the agent (`rein next`; exit 0), or the approval a
+                 person gives (exit 3)
 done       0     nothing: every feature is verified and committed
 failed     1     the feature that failed, its last feedback; `rein dev start --new`
 blocked    1     the features that cannot start, and the failed one they wait on
@@ -75,7 +76,8 @@ def stop_of(pending: Mapping[str, Any], *, stage: str, features: list[dict[str, 
         what = "the feature plan" if stage == "planning" else _feature_name(node, features)
         return _stop("waiting", f"waiting for the driver: {what} (attempt "
                      f"{pending.get('attempt')})", "do the instruction above, write the "
-                     "envelope to .rein/inbox.json and run `rein submit`")
+                     "envelope to .rein/inbox.json and run `rein submit`",
+                     exit_code=int(pending.get("exit_code", 0)))
     if state == "waiting":
         if pending.get("for") == "approval":
             return _stop("waiting", "waiting for a person to approve the feature graph"
@@ -138,4 +140,4 @@ def _feature_name(node: str, features: list[dict[str, Any]]) -> str:
 
 def _stop(reason: str, message: str, next_action: str, **extra: Any) -> dict[str, Any]:
     return {"reason": reason, "message": message, "next_action": next_action,
-            "exit_code": EXIT[reason], **extra}
+            "exit_code": EXIT[reason], **extra}  # an instruction's 0 comes in ``extra``

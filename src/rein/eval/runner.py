@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.loops import run as run_loop
 from rein.errors import ConfigError, ReinError
 from rein.eval.configs import (
     CONFIGS_FILE,
@@ -190,7 +191,7 @@ def run(ledger: Ledger, scenarios: Sequence[Scenario], configs: Sequence[Configu
                          host=options.host, timeout=options.timeout, env=env)
         ledger.started(p.trial_id, attempt, root)
         root.mkdir(parents=True)
-        trial = asyncio.run(execute(spec))
+        trial = run_loop(execute(spec))
         ledger.finished(trial)
         with lock:
             say(_line(trial))

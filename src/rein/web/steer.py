@@ -27,6 +27,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from rein.core.loops import new_loop
 from rein.core.states import ApprovalStatus
 from rein.engine.answering import Via, session_tag
 from rein.engine.service import Harness
@@ -43,7 +44,7 @@ class _Lane:
 
     def __init__(self, steering: Steering, open_harness: OpenHarness, index: int) -> None:
         self.steering = steering
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_loop()
         self.lock: asyncio.Lock | None = None
         self.pending = 0  # jobs given to this lane and not done
         self.runs: collections.Counter[str] = collections.Counter()  # their runs

@@ -21,6 +21,15 @@ what git runs), ``rein.toml`` and every workspace file a configured hook or comm
 runs (``rein.tools.sandbox.protected_paths``). rein's ``.rein/`` is never counted: rein's
 own processes write there while the driver works, and the answer files (``inbox.json``)
 are the driver's to write.
+
+An agent's own sandbox may put things in the workspace that the agent did not write, seen
+only inside its commands: the Codex CLI mounts empty read-only directories (``.agents``,
+``.aws``, ``.codex``), Claude Code an empty ``.claude`` and ``/dev/null`` over the files it
+protects (``.bashrc``, ``.gitconfig``, ``.mcp.json``, ``.git/config.worktree``...). A
+snapshot notes every mount point below the workspace, and what is a mount point in one
+snapshot and absent from the other, if it is an empty directory or a character device, is
+set aside as a sandbox mount (:func:`sandbox_mounts`), never counted as a write. Anything
+inside such a directory, and anything that is not a mount point, still is.
 """
 
 from __future__ import annotations
@@ -89,10 +98,39 @@ def _entry(path: str, info: os.stat_result, old: Sequence[Any] | None, started: 
     return ["file", digest, key, racy]
 
 
+_CHAR_DEVICE = f"mode:{stat.S_IFCHR:o}"  # the digest of a character device's entry
+_MOUNTINFO_ESCAPES = (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\"))
+
+
+def _mount_points(root: Path) -> set[str]:
+    """The mount points strictly below ``root``, relative to it, as this process sees them
+    (``/proc/self/mountinfo``; empty where it cannot be read)."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    base = str(root.resolve()).rstrip("/") + "/"
+    out: set[str] = set()
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) < 5:
+            continue
+        # The kernel escapes space, tab, newline and backslash in octal (\040...).
+        point = fields[4]
+        for code, char in _MOUNTINFO_ESCAPES:
+            point = point.replace(code, char)
+        if point.startswith(base):
+            out.add(point[len(base):])
+    return out
+
+
 def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
              ) -> dict[str, Any]:
     """The workspace as it is now: ``{"version", "root", "taken_ns", "entries", "refs",
-    "partial"}``; ``entries`` maps relative POSIX paths to ``[kind, digest, stat, racy]``.
+    "partial", "mounts"}``; ``entries`` maps relative POSIX paths to ``[kind, digest,
+    stat, racy]``, and ``mounts`` lists the directories below the workspace that are mount
+    points (another file system, as an agent's sandbox mounts them).
 
     ``previous`` (an earlier snapshot of the same workspace) lends its hashes to files whose
     stat did not change.
@@ -101,6 +139,11 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
 
     root = Path(workspace)
     started = time.time_ns()
+    mounts = _mount_points(root)
+    try:
+        device = root.stat().st_dev
+    except OSError:
+        device = -1
     old: Mapping[str, Any] = (previous or {}).get("entries") or {} \
         if (previous or {}).get("version") == VERSION else {}
     entries: dict[str, list[Any]] = {}
@@ -127,12 +170,34 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
             entries[rel] = _entry(child.path, info, old.get(rel), started)
             if stat.S_ISDIR(info.st_mode):
                 stack.append(rel)
+                if info.st_dev != device:  # another file system: a mount point
+                    mounts.add(rel)
     return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,
-            "entries": entries,
-            "refs": git_refs(root), "partial": partial,
+            "entries": entries, "refs": git_refs(root), "partial": partial,
+            "mounts": sorted(m for m in mounts if m in entries),
             # As configured when it was taken: a driver that rewrites rein.toml to drop a
             # hook does not free the hook's script by it.
             "protected": list(protected_in(root))}
+
+
+def sandbox_mounts(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """Paths present in only one of two snapshots as a mount point there that is an empty
+    directory or a character device (``/dev/null`` bound over a path): what an agent's
+    sandbox mounts over the workspace, not the agent's writes. A mount point holding
+    anything, or a path that is not one, is not among them."""
+    out: list[str] = []
+    for one, other in ((after, before), (before, after)):
+        entries: Mapping[str, Sequence[Any]] = one.get("entries") or {}
+        elsewhere: Mapping[str, Sequence[Any]] = other.get("entries") or {}
+        for path in one.get("mounts") or ():
+            entry = entries.get(path)
+            if entry is None or path in elsewhere:
+                continue
+            device = entry[0] == "other" and entry[1] == _CHAR_DEVICE
+            empty = entry[0] == "dir" and not any(p.startswith(path + "/") for p in entries)
+            if device or empty:
+                out.append(path)
+    return sorted(set(out))
 
 
 def written_paths(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
@@ -147,6 +212,7 @@ def written_paths(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
             changed.add(path)
     parents = {p.rsplit("/", i)[0] for p in changed for i in range(1, p.count("/") + 1)}
     dirs = {p for p in changed & parents if (old.get(p) or new.get(p) or ["?"])[0] == "dir"}
+    dirs |= set(sandbox_mounts(before, after))
     return sorted(p for p in changed - dirs
                   if not p.startswith(STATE_PREFIX) and p not in _GIT_VOLATILE
                   and not p.endswith(".lock"))
@@ -217,6 +283,9 @@ def compare(before: Mapping[str, Any], after: Mapping[str, Any],
         out["counts"] = {"written": len(work), "writes_outside": len(outside)}
     if ignored:
         out["ignored"] = {"tool_caches": len(ignored), "examples": ignored[:5]}
+    mounted = sandbox_mounts(before, after)
+    if mounted:  # said, so that a reader sees why an empty directory was not a write
+        out.setdefault("ignored", {})["sandbox_mounts"] = mounted[:50]
     if before.get("partial") or after.get("partial"):
         out["unchecked"] = (f"the workspace holds more than {MAX_ENTRIES} paths: only the "
                             "first were compared")
@@ -271,5 +340,5 @@ def protected_in(workspace: str | Path) -> tuple[str, ...]:
 
 
 __all__ = ["TOOL_CACHES", "TOOL_CACHE_SUFFIXES", "compare", "git_ref_path", "measure",
-           "moved_refs", "protected_in", "snapshot", "tool_cache", "write_grants",
-           "writes_outside", "written_paths"]
+           "moved_refs", "protected_in", "sandbox_mounts", "snapshot", "tool_cache",
+           "write_grants", "writes_outside", "written_paths"]

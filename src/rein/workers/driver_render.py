@@ -191,7 +191,7 @@ def _respond(status: Mapping[str, Any]) -> list[str]:
              json.dumps(status["example"], ensure_ascii=False),
              ("It must validate against respond_with (`rein next --json`). "
               "status \"failed\" with a message if you cannot do the work."),
-             f"exit code {status['exit_code']} (waiting for you)"]
+             f"exit code {status['exit_code']} (an instruction for you, not an error)"]
     later = list(status.get("also_pending") or [])
     if later:  # handed out one at a time: say so, or the agent thinks it is the last
         what = "another instruction waits" if len(later) == 1 else \

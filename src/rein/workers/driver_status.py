@@ -137,10 +137,13 @@ def _instruction(base: dict[str, Any], turn: Turn, queue: list[Turn]) -> dict[st
                            f"first (`rein next --run {first.root_run_id}`); one instruction "
                            "at a time, so that each one's writes can be told apart",
                 "exit_code": _WAITING}
+    # Exit 0: an instruction for the caller is the normal turn of the loop, not a failure
+    # (an agent shows a non-zero exit to its model as a failed command). 3 stays for a wait
+    # on someone else.
     out = {"status": "instruction", **base, **dict(turn.instruction),
            "respond": f"write the envelope (it must validate against respond_with) to "
                       f"{INBOX}, then run `rein submit`; `rein submit -` reads stdin",
-           "exit_code": _WAITING}
+           "exit_code": int(ExitCode.OK)}
     later = [t for t in queue if t.token != turn.token]
     if later:  # handed out one at a time, after this one is answered
         out["also_pending"] = [t.node_key if t.root_run_id == root

@@ -157,6 +157,9 @@ DRIVER_CODES = (
          "for example 0.7"),
     _own(DRIVER, "DRIVERCFG003", "usage", "[driver] max_write_refusals is not a whole number from 0",
          "for example 2"),
+    _own(DRIVER, "INIT001", "error", "the command `rein init` wrote for the agent "
+         "(.rein/bin/rein) does not answer in a login shell",
+         "check that the workspace allows running programs and that the interpreter runs"),
 )
 
 PLAN_CODES = (

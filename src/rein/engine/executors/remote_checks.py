@@ -24,11 +24,11 @@ No DBOS import here: the coordinator's half (:func:`remote_commands`) and the wo
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from rein.core.loops import new_loop
 from rein.engine.criteria import command
 from rein.engine.criteria.base import CriterionProblem, Verdict
 from rein.engine.criteria.model import CriterionContext
@@ -96,7 +96,7 @@ def run_check(doc: Mapping[str, Any], node: ApprovedNode, serving: Any,
         outputs={}, output_specs={}, scope=None, env=check_env(declared, env),
         secret_values=known.values | frozenset(declared[n] for n in secret_names),
         default_timeout_seconds=float(doc["timeout"]))
-    loop = asyncio.new_event_loop()  # a workflow's thread has no loop of its own
+    loop = new_loop()  # a workflow's thread has no loop of its own
     try:
         verdict = loop.run_until_complete(command.check(criterion, ctx))
     except CriterionProblem as exc:

@@ -25,7 +25,6 @@ criterion's command line.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import os
@@ -38,6 +37,7 @@ from typing import Any, TypeVar
 from dbos import DBOS
 
 from rein.core.failures import FailureClass
+from rein.core.loops import new_loop
 from rein.engine.executors import heartbeat, polling, queue_settings
 from rein.engine.executors.approved import ApprovedNode, ApprovedRuns, rejected
 from rein.engine.executors.names import (
@@ -207,7 +207,7 @@ def run_job(job: Job, node: ApprovedNode, *, rerun: bool, workflow_id: str = "")
                     "that serves this attempt"), **about)
     # A workflow runs in a thread of its own with no event loop: the attempt gets a fresh
     # one, closed when it ends.
-    loop = asyncio.new_event_loop()
+    loop = new_loop()
     try:
         items, result, pause = loop.run_until_complete(_collect(chosen, request))
     finally:

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import Any
 
+from rein.core.loops import run as run_loop
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions.feed import Message, ServerRequest
 from rein.engine.sessions.runtime import Sessions, TurnRun
@@ -64,7 +65,7 @@ class Thread:
             turn = await self.run(input, on_approval=on_approval, sandbox=sandbox)
             return await turn.wait()
 
-        return asyncio.run(whole())
+        return run_loop(whole())
 
     def turns(self) -> list[dict[str, Any]]:
         """Every turn of the thread with its items, rebuilt from the store."""
