@@ -138,7 +138,7 @@ class Forged:
     def answer_instruction(self, node: str) -> None:
         """The agent's envelope for ``node``'s pending instruction, in the inbox."""
         code, status = self.json("next")
-        assert (code, status.get("status"), status.get("node")) == (3, "instruction", node), \
+        assert (code, status.get("status"), status.get("node")) == (0, "instruction", node), \
             status
         (self.root / ".rein" / "inbox.json").write_text(json.dumps(status["example"]))
 
@@ -204,7 +204,7 @@ def forged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Forg
     f.run_id = started["run_id"]
     f.answer_instruction("draft")
     code, out = f.json("submit")
-    assert code == 3, out
+    assert code == 0, out  # the next instruction (notes); the gate waits beside it
     [gate] = [a for a in f.json("approvals", "list")[1]["approvals"]]
     f.gate = gate["approval_id"]
     f.answer_instruction("notes")  # the agent's next turn, submitted after the forging
@@ -364,14 +364,14 @@ def test_without_signed_approvals_the_forged_accept_is_acted_on(
     _code, started = f.json("run", "g.agraph.yaml", "--approve", digest.strip())
     f.run_id = started["run_id"]
     f.answer_instruction("draft")
-    assert f.json("submit")[0] == 3
+    assert f.json("submit")[0] == 0  # the next instruction (notes); the gate waits
     [gate] = f.json("approvals", "list")[1]["approvals"]
     with sqlite3.connect(root / ".rein" / "rein.db") as db:
         db.execute("UPDATE approvals SET status = 'accepted', answer = ?, "
                    "answered_at = created_at WHERE approval_id = ?",
                    (json.dumps({"actor": "ana"}), gate["approval_id"]))
     f.answer_instruction("notes")
-    assert f.json("submit")[0] == 3
+    assert f.json("submit")[0] == 0
     assert f.instructed()[-1] == "ship"
 
 
