@@ -137,11 +137,13 @@ def _answer_line(a: Any) -> str:
 
 
 def _usage(usage: Mapping[str, Any]) -> str:
+    """What the run spent; what no worker measured (a driver that reported no usage) reads
+    ``unknown``, never ``$0.00`` or 0 tokens."""
     parts = []
-    if isinstance(usage.get("cost_usd"), int | float):
-        parts.append(f"${float(usage['cost_usd']):.2f}")
-    if usage.get("total_tokens"):
-        parts.append(f"{usage['total_tokens']} tokens")
+    cost, tokens = usage.get("cost_usd"), usage.get("total_tokens")
+    parts.append("cost unknown" if cost is None else f"${float(cost):.2f}")
+    if tokens is None or tokens:
+        parts.append("tokens unknown" if tokens is None else f"{tokens} tokens")
     if usage.get("tool_calls"):
         parts.append(f"{usage['tool_calls']} tool calls")
     if usage.get("node_executions") is not None:

@@ -143,6 +143,8 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                                   "given": (a.answer or {}).get("given")}
                                  for a in asked if a.status.value != "pending"],
                    "children": [c.run_id for c in children],
+                   # null where no worker measured it (a driver that reported no usage)
+                   "usage": dict(usage),
                    **({"approval_refused": refused} if refused is not None else {})})
         return int(ExitCode.OK)
     print_report(run, nodes, asked, children, usage, cancel, refused)

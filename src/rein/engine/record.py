@@ -36,14 +36,20 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
     """Usage totals of a run: attempts summed; every attempt, gate and container counted as
     a node execution.
 
+    Unknown stays unknown: an attempt whose worker could not measure its tokens or cost
+    (a driver that reported no usage) records none, and a total that includes such an
+    attempt is ``None``, never a sum that passes for the whole. An attempt that recorded no
+    usage at all (closed before a worker ran, or still in flight) spent nothing yet.
+
     ``settled_only`` counts only the executions a continuation of the run adopts, which is
     what its budget starts from: an attempt still open (in flight when a rein died, or
     waiting for a driver) runs again under its own number and is counted when it does, and
     so is a gate or container that has not ended (replay starts it again). Tokens and cost
     are always counted: they were spent.
     """
-    totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cost_usd": 0.0,
-              "tool_calls": 0, "node_executions": 0}
+    totals: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0,
+                              "cost_usd": 0.0, "tool_calls": 0, "node_executions": 0}
+    unknown: set[str] = set()
     runs = [run_id]
     if include_children:
         stack = [run_id]
@@ -63,11 +69,25 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
             elif row.record.get("started_at") and not open_again:
                 totals["node_executions"] += 1
             for a in attempts:
-                for k, v in (a.get("usage") or {}).items():
-                    if k in totals:
+                used = a.get("usage")
+                if not isinstance(used, Mapping):
+                    continue
+                unknown.update(k for k in MEASURED if not _number(used.get(k)))
+                for k, v in used.items():
+                    if k in totals and _number(v):
                         totals[k] += v
     totals["cost_usd"] = round(totals["cost_usd"], 6)
+    for k in unknown:
+        totals[k] = None
     return totals
+
+
+# What a worker may be unable to measure: unknown in an attempt, unknown in every total.
+MEASURED = ("input_tokens", "output_tokens", "total_tokens", "cost_usd")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def build_record(store: Store, run_id: str) -> dict[str, Any]:
@@ -100,7 +120,9 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
         record["outputs"] = summary["outputs"]
     if summary.get("graph_success"):
         record["graph_success"] = summary["graph_success"]
-    usage = usage_of(store, run.run_id, include_children=True)
+    # The AGS usage fields admit no null: what is unknown is left out, never written as 0.
+    usage = {k: v for k, v in usage_of(store, run.run_id, include_children=True).items()
+             if v is not None}
     if run.finished_at:
         usage["wall_clock_seconds"] = max(0.0, (_t(run.finished_at) - _t(run.started_at))
                                           .total_seconds())
