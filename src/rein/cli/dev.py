@@ -123,15 +123,18 @@ def report_command(ctx: click.Context, agent_logs: tuple[Path, ...],
     from rein.cli.usage_report import show
 
     data = _report(_ws(ctx, workspace), agent_logs)
-    others = [_report(other, ()) for other in beside]
+    others = [_report(other, (), beside=True) for other in beside]
     return show(data, others, as_json=as_json or _json(ctx), html_file=html_file,
                 title=f"DEV REPORT (plan {data['plan_id']})")
 
 
-def _report(workspace: Path | None, agent_logs: tuple[Path, ...]) -> dict[str, Any]:
+def _report(workspace: Path | None, agent_logs: tuple[Path, ...], *, beside: bool = False
+            ) -> dict[str, Any]:
+    from rein.cli.usage_report import own_store
     from rein.dev import flow, report
 
-    harness = open_harness(resolve_workspace(workspace))
+    harness = own_store(workspace or Path.cwd()) if beside else \
+        open_harness(resolve_workspace(workspace))
     with harness:
         state = flow.load_flow(harness.workspace)
         if state is None:
@@ -139,7 +142,11 @@ def _report(workspace: Path | None, agent_logs: tuple[Path, ...]) -> dict[str, A
 
             raise ReinError(f"no development flow in {harness.workspace}", code="DEV404",
                             hint="start one with `rein dev`")
-        return report.build(harness, state, agent_logs)
+        data = report.build(harness, state, agent_logs)
+        from rein.cli.usage_report import keep_attribution
+
+        keep_attribution(harness, data)
+        return data
 
 
 def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
@@ -152,7 +159,7 @@ def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
 
 
 def _show(where: dict[str, Any], as_json: bool, *, instruction: bool) -> int:
-    from rein.cli import note
+    from rein.cli.calls import note
 
     note(where)
     if as_json:

@@ -303,10 +303,10 @@ class RunView:
             if all(n.ended for n in self.nodes.values()
                    if n.key.startswith(f"{match['owner']}[{index}].")):
                 owner.instances_done.add(index)
-        took = duration(node.seconds())
+        took = duration(node.seconds())  # wall: from its first start to its end
         tried = len(node.attempts)
         extra = [f"{tried} attempts"] if tried > 1 else []
-        extra += [x for x in (node.counts(), took) if x]
+        extra += [x for x in (node.counts(), f"wall {took}" if took else "") if x]
         detail = f" ({node.reason})" if node.reason else ""
         return [f"  {MARKS.get(status, '·')} {key} {status}{detail}"
                 + (f"  [{', '.join(extra)}]" if extra else "")]

@@ -35,7 +35,7 @@ def quick_next(args: Sequence[str]) -> int | None:
     text = _text(status, as_json)
     if text is None:
         return None
-    from rein.cli import note
+    from rein.cli.calls import note
     from rein.cli.safe_output import guarded
 
     note(status)

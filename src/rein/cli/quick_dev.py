@@ -45,7 +45,7 @@ def quick_dev(args: Sequence[str]) -> int | None:
     text = _text(where, as_json, instruction=not status)
     if text is None:
         return None
-    from rein.cli import note
+    from rein.cli.calls import note
     from rein.cli.safe_output import guarded
 
     note(where)

@@ -119,6 +119,8 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
         with _reads(workspace) as harness:
             click.echo(run_picture(harness, _run(harness, run_id), fmt), nl=False)
         return int(ExitCode.OK)
+    from rein.engine.record import usage_sources
+
     with _reads(workspace) as harness:
         run = _run(harness, run_id)
         nodes = harness.nodes(run.run_id)
@@ -126,7 +128,9 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                                   pending_only=False)
         pending = [a for a in asked if a.status.value == "pending"]
         children = harness.child_runs(run.run_id)
-        usage = harness.usage(run.run_id)
+        # where each figure comes from: measured, attributed, self-reported or unknown
+        usage = {**harness.usage(run.run_id),
+                 "sources": usage_sources(harness.store, run.run_id)}
         # The operator's request to stop, as its event recorded it (who and why).
         asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
         cancel = asked_to_stop[-1].payload if asked_to_stop else None
@@ -178,15 +182,16 @@ def report_runs(run_ids: tuple[str, ...], agent_logs: tuple[Path, ...],
     \b
     Exit codes: 0 printed, 1 no such run, 64 usage error.
     """
-    from rein.cli.usage_report import show
+    from rein.cli.usage_report import keep_attribution, own_store, show
     from rein.engine.usage_report import for_runs
 
     with _reads(workspace) as harness:
         ids = list(run_ids) or [_run(harness, None).run_id]
         data = for_runs(harness, [_run(harness, r).run_id for r in ids], agent_logs)
+        keep_attribution(harness, data)
     others = []
     for other in beside:
-        with _reads(other) as harness:
+        with own_store(other) as harness:
             others.append(for_runs(harness, [_run(harness, None).run_id]))
     return show(data, others, as_json=as_json, html_file=html_file, title="RUN REPORT")
 

@@ -23,9 +23,8 @@ __all__ = ["read_status", "show", "submit_turn"]
 def submit_turn(ws: Path, source: str | None, run_id: str | None, as_json: bool, *,
                 store: str | None) -> int:
     """The exit code of ``rein submit [SOURCE] [--run RUN] [--json]`` in ``ws``."""
+    from rein.cli.calls import note
     from rein.workers.driver_protocol import EnvelopeRefused, parse_envelope
-
-    from rein.cli import note
 
     try:
         envelope = parse_envelope(_source_text(ws, source))
@@ -58,7 +57,7 @@ def read_status(ws: Path, run_id: str | None, store: str | None) -> dict[str, An
 
 def show(status: dict[str, Any], as_json: bool) -> int:
     """Print ``status``; its exit code stands even when nobody reads the output."""
-    from rein.cli import note
+    from rein.cli.calls import note
     from rein.workers.driver_status import render
 
     note(status)
@@ -159,7 +158,7 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool,
     # A refusal quotes the envelope it refuses: what it quotes is redacted like the store.
     problems, message, error = _redact(ws, [problems, str(exc), exc.to_json()])
     if pending is not None:
-        from rein.cli import note
+        from rein.cli.calls import note
 
         note(pending, status="refused")
     say = guarded(echo)

@@ -53,4 +53,28 @@ def show(report: Mapping[str, Any], beside: Sequence[Mapping[str, Any]], *, as_j
     return 0
 
 
-__all__ = ["report_options", "show"]
+def own_store(workspace: Path) -> Any:
+    """The Harness of a workspace named by ``--beside``, for reading, over that workspace's
+    own store (its rein.toml's ``[store] url``, else its ``.rein/rein.db``): the ``--store``
+    of the command names this workspace's."""
+    from rein.cli.workspace import resolve_workspace
+    from rein.engine.service import Harness
+
+    return Harness.open(resolve_workspace(workspace), store_url=None, create=False,
+                        surface="cli")
+
+
+def keep_attribution(harness: Any, report: Mapping[str, Any]) -> None:
+    """Record what the report attributed (budgets count it from then on); a store this
+    process may not write is left as it is, and the report still printed."""
+    from rein.core.time import iso
+    from rein.engine.usage_report import record_attribution
+    from rein.errors import ReinError
+
+    try:
+        record_attribution(harness.store, report, iso(harness.clock.now()))
+    except ReinError:
+        pass
+
+
+__all__ = ["keep_attribution", "own_store", "report_options", "show"]

@@ -32,6 +32,14 @@ def seconds(value: Any) -> str:
         f"{minutes // 60} h {minutes % 60:02d} min"
 
 
+TIME_WIDTH = 11  # "59 min 59 s": a table's time column keeps its width whatever it shows
+
+
+def cell_seconds(value: Any) -> str:
+    """A time in a table's cell, at the width every time there takes."""
+    return seconds(value).rjust(TIME_WIDTH)
+
+
 def _usage_cells(usage: Mapping[str, Any] | None) -> list[str]:
     if usage is None:
         return [UNKNOWN] * 4
@@ -54,7 +62,7 @@ def gf_table(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     head = ("driver", "steps", "protocol errors", "rein errors", "duration (wall)",
             "total tokens", "cost", "cost per command", "usage")
     return _table(head, [[str(r["driver"]), str(r["steps"]), str(r["protocol_errors"]),
-                          str(r["rein_errors"]), seconds(r["duration_seconds"]),
+                          str(r["rein_errors"]), cell_seconds(r["duration_seconds"]),
                           tokens(r["total_tokens"]), cost(r["cost_usd"]),
                           cost(r["cost_per_command_usd"]), str(r["usage_source"])]
                          for r in rows])
@@ -65,12 +73,12 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
            "runs: " + ", ".join(f"{s['name']} {s['run']} ({s['status']})"
                                 for s in report["stages"]), ""]
     out += gf_table([report["summary"]])
-    out += ["", "commands (steps: every invocation rein recorded; tokens and cost: the model "
-            "calls that followed its output, from the agent's records)"]
+    out += ["", ("commands (steps: every invocation rein recorded; tokens and cost: the model "
+            "calls that followed its output, from the agent's records)")]
     out += _table(("command", "steps", "by agent", "agent errors", "rein errors", "rein time",
                    "model calls", "input", "output", "total", "cost"),
                   [[c["command"], str(c["invocations"]), str(c["by_agent"]),
-                    str(c["protocol_errors"]), str(c["rein_errors"]), seconds(c["seconds"]),
+                    str(c["protocol_errors"]), str(c["rein_errors"]), cell_seconds(c["seconds"]),
                     UNKNOWN if c["usage"] is None else str(c["usage"]["model_calls"]),
                     *_usage_cells(c["usage"])] for c in report["commands"]])
     if report["stages"]:
@@ -78,22 +86,22 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
         out += _table(("stage", "run", "steps", "agent errors", "wall", "total tokens", "cost",
                        "usage"),
                       [[s["name"], s["run"], str(s["steps"]), str(s["protocol_errors"]),
-                        seconds(s["wall_seconds"]), *_usage_cells(s["usage"])[2:],
+                        cell_seconds(s["wall_seconds"]), *_usage_cells(s["usage"])[2:],
                         s["usage_source"]] for s in report["stages"]], left=2)
     if report["features"]:
         out += ["", "features (steps: the calls about its turns; attempts: rein's)"]
         out += _table(("feature", "status", "attempts", "steps", "agent errors", "agent",
                        "verification", "total tokens", "cost", "usage"),
                       [[f"{f['id']}", str(f["status"]), str(f["attempts"]), str(f["steps"]),
-                        str(f["protocol_errors"]), seconds(f["agent_seconds"]),
-                        seconds(f["verification_seconds"]), *_usage_cells(f["usage"])[2:],
+                        str(f["protocol_errors"]), cell_seconds(f["agent_seconds"]),
+                        cell_seconds(f["verification_seconds"]), *_usage_cells(f["usage"])[2:],
                         f["usage_source"]] for f in report["features"]], left=2)
     if report["turns"]:
         out += ["", "turns"]
         out += _table(("turn", "node", "attempt", "agent", "verification", "total tokens",
                        "cost", "usage"),
-                      [[t["token"], t["node"], str(t["attempt"]), seconds(t["agent_seconds"]),
-                        seconds(t["verification_seconds"]), *_usage_cells(t["usage"])[2:],
+                      [[t["token"], t["node"], str(t["attempt"]), cell_seconds(t["agent_seconds"]),
+                        cell_seconds(t["verification_seconds"]), *_usage_cells(t["usage"])[2:],
                         t["usage_source"]] for t in report["turns"]], left=2)
     if report["models"]:
         out += ["", "models"]
@@ -127,10 +135,10 @@ def _errors_line(errors: Mapping[str, Any]) -> str:
 def _totals_lines(report: Mapping[str, Any]) -> list[str]:
     t = report["totals"]
     usage = t["usage"]
-    out = [f"total: {t['steps']} steps ({t['steps_by_agent']} by the agent), "
+    out = [(f"total: {t['steps']} steps ({t['steps_by_agent']} by the agent), "
            f"{t['turns']} turns, {tokens(None if usage is None else usage['total_tokens'])} "
            f"tokens, {cost(None if usage is None else usage.get('cost_usd'))} "
-           f"({t['usage_source']})"]
+           f"({t['usage_source']})")]
     if report.get("unattributed") is not None:
         u = report["unattributed"]
         out.append(f"unattributed (before the agent received any turn of these runs): "
@@ -147,8 +155,8 @@ def _totals_lines(report: Mapping[str, Any]) -> list[str]:
 def _sources_lines(report: Mapping[str, Any]) -> list[str]:
     logs = report["agent_logs"]
     if not logs:
-        return ["agent records: none found holding these runs' turns; tokens and cost are "
-                "what the agent reported (self-reported) or unknown (pass --agent-logs PATH)"]
+        return [("agent records: none found holding these runs' turns; tokens and cost are "
+                "what the agent reported (self-reported) or unknown (pass --agent-logs PATH)")]
     return ["agent records read:"] + [f"  {s['agent']} session {s['session']}: "
                                       f"{s['model_calls']} model calls, {s['turns_seen']} "
                                       f"turns seen ({s['file']})" for s in logs]

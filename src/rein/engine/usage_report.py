@@ -124,7 +124,7 @@ def _in_scope(call: Mapping[str, Any], tokens: set[str], runs: set[str], start: 
 
 def _t(stamp: str) -> dt.datetime:
     try:
-        moment = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        moment = dt.datetime.fromisoformat(stamp)
     except ValueError:
         return dt.datetime.min.replace(tzinfo=dt.UTC)
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
@@ -396,8 +396,39 @@ def summary(report: Mapping[str, Any]) -> dict[str, Any]:
             else round(cost / steps, 6)}
 
 
-def configured(config: Mapping[str, Any]) -> tuple[list[Path], Mapping[str, Any] | None]:
-    """``[usage] agent_logs`` (more places to read) and ``[usage] prices`` of rein.toml."""
+def record_attribution(store: Store, report: Mapping[str, Any], at: str) -> int:
+    """Put on each turn's run what the agent's records say the turn cost (a
+    ``usage/attributed`` event), where it is new or changed: a run's budgets and totals
+    count it from then on, over what the agent reported of itself. How many were put."""
+    from rein.core.ids import RunId
+    from rein.engine.events import EventType, append
+    from rein.engine.record import attributed_usage
+
+    known: dict[str, dict[str, dict[str, Any]]] = {}
+    put = 0
+    for turn in report["turns"]:
+        attributed = turn.get("attributed")
+        if attributed is None:
+            continue
+        usage = {k: attributed.get(k) for k in ("input_tokens", "cached_input_tokens",
+                                                 "cache_write_tokens", "output_tokens",
+                                                 "total_tokens", "cost_usd", "model_calls")}
+        run = str(turn["run"])
+        if run not in known:
+            known[run] = attributed_usage(store, run)
+        before = known[run].get(str(turn["token"]))
+        if before is not None and all(before.get(k) == v for k, v in usage.items()):
+            continue
+        append(store, RunId(run), EventType.USAGE_ATTRIBUTED,
+               {"token": turn["token"], "node": turn["node"], "attempt": turn["attempt"],
+                "usage": usage, "prices": report["prices"]["version"]}, at)
+        put += 1
+    return put
+
+
+def configured(config: Any) -> tuple[list[Path], Mapping[str, Any] | None]:
+    """``[usage] agent_logs`` (more places to read) and ``[usage] prices`` of rein.toml
+    (``config``: the merged configuration, or anything with its ``get``)."""
     usage = config.get("usage")
     section: Mapping[str, Any] = usage if isinstance(usage, Mapping) else {}
     places = [Path(str(p)).expanduser() for p in section.get("agent_logs") or ()]
@@ -423,4 +454,4 @@ def side_by_side(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 __all__ = ["BEFORE", "DEFINITIONS", "REPORT", "build", "configured", "for_runs",
-           "side_by_side", "summary"]
+           "record_attribution", "side_by_side", "summary"]

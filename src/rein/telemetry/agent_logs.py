@@ -160,7 +160,7 @@ class _Walk:
              state: tuple[str | None, str | None]) -> ModelCall:
         return ModelCall(agent=self.agent, session=self.session, file=self.file, index=index,
                          at=at if isinstance(at, str) else None, model=model or self.model,
-                         turn=state[0], command=state[1], **usage)  # type: ignore[arg-type]
+                         turn=state[0], command=state[1], **usage)
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

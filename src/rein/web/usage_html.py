@@ -70,9 +70,9 @@ def body(report: Mapping[str, Any]) -> str:
                  f"{_e(s['name'])} <code>{_e(s['run'])}</code> ({_e(s['status'])})"
                  for s in report["stages"]) + f". Prices: {_e(report['prices']['version'])}.</p>",
              gf_table([report["summary"]]),
-             "<h2>Commands</h2><p class='muted'>Steps: every invocation rein recorded. Tokens "
+             ("<h2>Commands</h2><p class='muted'>Steps: every invocation rein recorded. Tokens "
              "and cost: the model calls that followed the command's output, from the agent's "
-             "own records.</p>",
+             "own records.</p>"),
              _table(("Command", "Steps", "By the agent", "Agent errors", "rein errors",
                      "Model calls", "Total tokens", "Cost"),
                     [[_e(c["command"]), _e(c["invocations"]), _e(c["by_agent"]),

@@ -256,8 +256,8 @@ def usage_problems(usage: Any, where: str = "usage") -> list[str]:
     :data:`USAGE_SCHEMA`, and the one the schema cannot say: the cached part of the input
     is not larger than the input."""
     if not isinstance(usage, Mapping):
-        return [f"{where}: must be an object with input_tokens, output_tokens, "
-                "cached_input_tokens and model"]
+        return [(f"{where}: must be an object with input_tokens, output_tokens, "
+                "cached_input_tokens and model")]
     problems = [f"{where}: unexpected field {k!r}" for k in usage
                 if k not in USAGE_SCHEMA["properties"]]
     for name in USAGE_SCHEMA["required"]:
@@ -627,8 +627,24 @@ def _plain(error: Any) -> str:
             return str(error.message)
 
 
-__all__ = ["INBOX", "MAX_ENVELOPE_BYTES", "PROTOCOL", "SELF_REPORTED", "USAGE_ENV",
-           "USAGE_SCHEMA", "EnvelopeRefused", "Limits", "build_instruction",
-           "environment_usage", "envelope_problems", "envelope_schema", "example_envelope",
-           "generic_schemas", "parse_envelope", "placeholder", "reported_usage", "token_for",
-           "usage_problems"]
+__all__ = [
+    "INBOX",
+    "MAX_ENVELOPE_BYTES",
+    "PROTOCOL",
+    "SELF_REPORTED",
+    "USAGE_ENV",
+    "USAGE_SCHEMA",
+    "EnvelopeRefused",
+    "Limits",
+    "build_instruction",
+    "envelope_problems",
+    "envelope_schema",
+    "environment_usage",
+    "example_envelope",
+    "generic_schemas",
+    "parse_envelope",
+    "placeholder",
+    "reported_usage",
+    "token_for",
+    "usage_problems",
+]
