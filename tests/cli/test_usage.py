@@ -102,7 +102,7 @@ def test_usage_in_the_envelope_is_recorded_as_self_reported(drive: Drive) -> Non
             shown["usage"]["total_tokens"], shown["usage"]["cost_usd"]) == (1200, 300, 1500,
                                                                           0.0125)
     assert shown["usage"]["sources"] == ["self-reported"]
-    code, text = drive.rein("runs", "show", drive.run_id())
+    _code, text = drive.rein("runs", "show", drive.run_id())
     assert "$0.01 · 1500 tokens · 2 node executions (self-reported by the agent)" in text
     record = drive.record()
     assert record_problems(record) == []

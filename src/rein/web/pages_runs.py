@@ -164,7 +164,8 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         f"<div class='card'>graph <code>{e(run.graph_id)}</code> · file "
         f"<code>{e(shown_path(h, run.graph_path))}</code> · started {e(run.started_at[:19])} · "
         f"{e(views.duration(run, now))} · cost {e(views.cost(used))} · "
-        f"<a href='/runs/{e(run.run_id)}/record' download>download the run record</a> "
+        f"<a href='/runs/{e(run.run_id)}/record' download>download the run record</a> · "
+        f"<a href='/runs/{e(run.run_id)}/report'>what the agent spent</a> "
         f"{actions}</div>{queue}"
         + (f"<div class='notice'>{e(pic.notice)}</div>" if pic.notice else "")
         + "<div class='split'><div><div class='dagwrap'>" + pic.svg + "</div>"
