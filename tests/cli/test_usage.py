@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from support import EXAMPLES, account_files
 
+from rein.cli import main
 from rein.engine.record import record_problems
 from tests.cli.test_driver_commands import RIGHT, WRONG, Drive
 
@@ -323,3 +324,24 @@ def test_the_agents_own_record_wins_over_what_it_reported_and_budgets_count_it(
     assert "global budget reached (RT061)" in shown, shown
     assert "8100 tokens · 1 node executions (attributed from the agent's own records)" in shown
     assert show_json(drive)["status"] == "failed"
+
+
+# -- durations: one definition, said where shown -------------------------------------------
+
+
+def test_a_nodes_time_is_its_wall_time_and_says_so_wherever_shown(drive: Drive) -> None:
+    drive.start()
+    drive.write("greet.py", WRONG)
+    drive.submit(drive.envelope())
+    drive.write("greet.py", RIGHT)
+    (drive.root / ".rein" / "inbox.json").write_text(json.dumps(drive.envelope()))
+    drive.capsys.readouterr()
+    assert main(["submit", "--store", drive.store]) == 3
+    live = drive.capsys.readouterr().err.splitlines()[1]
+    said = re.fullmatch(r"  ✓ write_module succeeded  \[2 attempts, wall (\S+)\]", live)
+    assert said, live
+    _code, text = drive.rein("runs", "show", drive.run_id())
+    shown = re.search(r"write_module \(task\)  wall (\S+), 2 attempts", text)
+    assert shown, text
+    # The same node, the same time: from its first start to its end, waits included.
+    assert shown.group(1) == said.group(1)

@@ -158,8 +158,12 @@ def _sources_lines(report: Mapping[str, Any]) -> list[str]:
         return [("agent records: none found holding these runs' turns; tokens and cost are "
                 "what the agent reported (self-reported) or unknown (pass --agent-logs PATH)")]
     return ["agent records read:"] + [f"  {s['agent']} session {s['session']}: "
-                                      f"{s['model_calls']} model calls, {s['turns_seen']} "
-                                      f"turns seen ({s['file']})" for s in logs]
+                                      f"{_count(s['model_calls'], 'model call')}, "
+                                      f"{_count(s['turns_seen'], 'turn')} seen ({s['file']})" for s in logs]
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def render_compared(compared: Mapping[str, Any]) -> str:

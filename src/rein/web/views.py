@@ -143,14 +143,17 @@ def _time(text: str | None) -> dt.datetime | None:
 
 
 def duration(run: RunRow, now: dt.datetime) -> str:
+    """The run's wall time (its start to its end, or now), said as such: the one definition
+    the commands use too."""
     start, end = _time(run.started_at), _time(run.finished_at)
     if start is None:
         return ""
     seconds = max(0.0, ((end or now) - start).total_seconds())
     if seconds < 60:
-        return f"{seconds:.1f} s"
+        return f"wall {seconds:.1f} s"
     minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+    return f"wall {minutes} min {secs:02d} s" if minutes < 60 else \
+        f"wall {minutes // 60} h {minutes % 60} min"
 
 
 def usage(h: Harness, run: RunRow) -> dict[str, Any]:
