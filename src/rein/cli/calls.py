@@ -38,12 +38,6 @@ def note(printed: object = None, /, **fields: object) -> None:
     _CALL.update({k: v for k, v in fields.items() if v is not None})
 
 
-def driver_facing(args: Sequence[str]) -> bool:
-    if not args or args[0] not in ("next", "submit", "dev"):
-        return False
-    return not (args[0] == "dev" and "report" in args[1:2])
-
-
 def _agent_of(env: dict[str, str]) -> dict[str, str] | None:
     """The agent session that runs this command, as the agent's environment says it."""
     if env.get("CODEX_THREAD_ID"):
@@ -94,4 +88,4 @@ def record_call(args: Sequence[str], code: int, started: float) -> None:
         pass  # a read-only or full workspace: the turn's own work stands without it
 
 
-__all__ = ["CALLS_FILE", "driver_facing", "note", "record_call", "start"]
+__all__ = ["CALLS_FILE", "note", "record_call", "start"]

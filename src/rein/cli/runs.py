@@ -21,7 +21,7 @@ from rein.errors import ExitCode, ReinError
 
 @click.group("runs")
 def runs() -> None:
-    """Inspect runs: list, show, report, watch, events, record, trace, cancel, prune.
+    """Inspect runs: list, show, report, cancel, watch, events, record, trace, prune.
 
     Without a RUN, show, watch, events and record take the newest run of the workspace.
 
@@ -119,8 +119,6 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
         with _reads(workspace) as harness:
             click.echo(run_picture(harness, _run(harness, run_id), fmt), nl=False)
         return int(ExitCode.OK)
-    from rein.engine.record import usage_sources
-
     with _reads(workspace) as harness:
         run = _run(harness, run_id)
         nodes = harness.nodes(run.run_id)
@@ -130,7 +128,7 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
         children = harness.child_runs(run.run_id)
         # where each figure comes from: measured, attributed, self-reported or unknown
         usage = {**harness.usage(run.run_id),
-                 "sources": usage_sources(harness.store, run.run_id)}
+                 "sources": harness.usage_sources(run.run_id)}
         # The operator's request to stop, as its event recorded it (who and why).
         asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
         cancel = asked_to_stop[-1].payload if asked_to_stop else None
@@ -183,16 +181,15 @@ def report_runs(run_ids: tuple[str, ...], agent_logs: tuple[Path, ...],
     Exit codes: 0 printed, 1 no such run, 64 usage error.
     """
     from rein.cli.usage_report import keep_attribution, own_store, show
-    from rein.engine.usage_report import for_runs
 
     with _reads(workspace) as harness:
         ids = list(run_ids) or [_run(harness, None).run_id]
-        data = for_runs(harness, [_run(harness, r).run_id for r in ids], agent_logs)
+        data = harness.usage_report([_run(harness, r).run_id for r in ids], agent_logs)
         keep_attribution(harness, data)
     others = []
     for other in beside:
         with own_store(other) as harness:
-            others.append(for_runs(harness, [_run(harness, None).run_id]))
+            others.append(harness.usage_report([_run(harness, None).run_id]))
     return show(data, others, as_json=as_json, html_file=html_file, title="RUN REPORT")
 
 

@@ -36,8 +36,6 @@ def show(report: Mapping[str, Any], beside: Sequence[Mapping[str, Any]], *, as_j
 
     shown: Mapping[str, Any] = report
     if beside:
-        from rein.engine.usage_report import side_by_side
-
         shown = side_by_side([report, *beside])
     if html_file is not None:
         from rein.web.usage_html import html_report
@@ -67,14 +65,19 @@ def own_store(workspace: Path) -> Any:
 def keep_attribution(harness: Any, report: Mapping[str, Any]) -> None:
     """Record what the report attributed (budgets count it from then on); a store this
     process may not write is left as it is, and the report still printed."""
-    from rein.core.time import iso
-    from rein.engine.usage_report import record_attribution
     from rein.errors import ReinError
 
     try:
-        record_attribution(harness.store, report, iso(harness.clock.now()))
+        harness.record_usage(report)
     except ReinError:
         pass
 
 
-__all__ = ["keep_attribution", "own_store", "report_options", "show"]
+def side_by_side(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Several reports' GF-V2 rows, one per driver (two drivers on one brief)."""
+    return {"report": reports[0]["report"], "compared": [
+        {"workspace": r.get("workspace"), "stages": [s["run"] for s in r["stages"]],
+         **r["summary"]} for r in reports]}
+
+
+__all__ = ["keep_attribution", "own_store", "report_options", "show", "side_by_side"]

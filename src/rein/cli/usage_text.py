@@ -75,9 +75,9 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
     out += gf_table([report["summary"]])
     out += ["", ("commands (steps: every invocation rein recorded; tokens and cost: the model "
             "calls that followed its output, from the agent's records)")]
-    out += _table(("command", "steps", "by agent", "agent errors", "rein errors", "rein time",
-                   "model calls", "input", "output", "total", "cost"),
-                  [[c["command"], str(c["invocations"]), str(c["by_agent"]),
+    out += _table(("command", "steps", "by agent", "agent errors", "rein errors",
+                   "rein time", "model calls", "input", "output", "total", "cost"),
+                  [[_verb(c["command"]), str(c["invocations"]), str(c["by_agent"]),
                     str(c["protocol_errors"]), str(c["rein_errors"]), cell_seconds(c["seconds"]),
                     UNKNOWN if c["usage"] is None else str(c["usage"]["model_calls"]),
                     *_usage_cells(c["usage"])] for c in report["commands"]])
@@ -122,6 +122,11 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
     out += _totals_lines(report)
     out += _sources_lines(report)
     return "\n".join(out) + "\n"
+
+
+def _verb(command: str) -> str:
+    """``rein submit`` as ``submit``: the table's column says which rein command."""
+    return command.removeprefix("rein ")
 
 
 def _errors_line(errors: Mapping[str, Any]) -> str:

@@ -446,12 +446,5 @@ def for_runs(harness: Any, run_ids: Sequence[str], places: Iterable[Path] = ()
                  prices=prices)
 
 
-def side_by_side(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Several reports' GF-V2 rows, one per driver (two drivers on one brief)."""
-    return {"report": REPORT, "compared": [
-        {"workspace": r.get("workspace"), "stages": [s["run"] for s in r["stages"]],
-         **r["summary"]} for r in reports]}
-
-
 __all__ = ["BEFORE", "DEFINITIONS", "REPORT", "build", "configured", "for_runs",
-           "record_attribution", "side_by_side", "summary"]
+           "record_attribution", "summary"]

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 
 def run_report(c: Console, request: Request) -> Response:
-    from rein.engine.usage_report import for_runs
     from rein.errors import ReinError
     from rein.web.pages_runs import not_found
 
@@ -33,7 +32,7 @@ def run_report(c: Console, request: Request) -> Response:
     except ReinError as exc:
         return HTMLResponse(not_found(exc.code, exc.message, exc.hint or "",
                                       read_only=c.read_only), status_code=404)
-    report = for_runs(c.h, [run.run_id])
+    report = c.h.usage_report([run.run_id])
     back = f"<p><a href='/runs/{e(run.run_id)}'>back to the run</a></p>"
     return HTMLResponse(page(f"report {run.run_id}", back + body(report),
                              read_only=c.read_only))
