@@ -77,6 +77,9 @@ def test_a_runs_report_page_and_the_link_to_it(console: Console, repo: Path) -> 
     run_id = json.loads(cli("runs", "list", "--json")[1])["runs"][0]["run_id"]
     run_page = console.client.get(f"/runs/{run_id}").text
     assert f"href='/runs/{run_id}/report'" in run_page
+    # No usage told, no records read: unknown, never $0.0000 (the page, and the list).
+    assert "cost unknown" in run_page and "$0.0000" not in run_page
+    assert "$0.0000" not in console.client.get("/").text
     page = console.client.get(f"/runs/{run_id}/report")
     assert page.status_code == 200 and "data-gf-table" in page.text
     assert console.client.get("/runs/run-20260101T000000-abcdef/report").status_code == 404
