@@ -10,6 +10,7 @@ Claude Code's transcript format itself (a test double; tests/agents reads the re
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -58,6 +59,11 @@ def finish(drive: Drive, usage: dict[str, Any] | None) -> None:
     assert code == 0
     code, done = drive.next()
     assert done["reason"] == "done", done
+
+
+def stamp(text: str | None) -> dt.datetime:
+    assert text is not None
+    return dt.datetime.fromisoformat(text)
 
 
 def show_json(drive: Drive) -> dict[str, Any]:
@@ -177,7 +183,14 @@ def test_the_report_counts_every_call_and_every_refusal_by_whose(drive: Drive) -
     assert set(report["definitions"]) == {"wall", "agent", "person", "verification", "other"}
     parts = time["agent_seconds"] + time["person_seconds"] + time["verification_seconds"]
     assert parts <= time["wall_seconds"] + 0.01
-    assert time["person_seconds"] > 0  # the approval waited for its answer
+    # A person's time: each approval, from asked to answered, as the store has them.
+    from rein.engine.service import Harness
+
+    with Harness.open(drive.root, store_url=drive.store, create=False) as harness:
+        asked = harness.approvals(run_id=drive.run_id(), pending_only=False)
+        waited = sum((stamp(a.answered_at) - stamp(a.created_at)).total_seconds()
+                     for a in asked)
+    assert len(asked) == 2 and time["person_seconds"] == pytest.approx(waited, abs=0.002)
     assert [t["attempt"] for t in report["turns"]] == [1, 2]
     code, text = drive.rein("runs", "report")
     assert "protocol errors: the agent's 2 (DRIVER_ENVELOPE ×2); rein's own 0 (none)" in text
