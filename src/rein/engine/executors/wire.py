@@ -29,7 +29,7 @@ from rein.workers.base import (
 
 
 def _fields(value: Frozen) -> dict[str, Any]:
-    """A hand-written value class's fields in their declared order, as the queue carries
+    """A value class's fields in their declared order, as the queue carries
     them (the text is the one the dataclasses gave: JSON writes the mappings inside)."""
     return {name: getattr(value, name) for name in _declared(type(value))}
 
