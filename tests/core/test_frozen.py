@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import builtins
 import copy
+import importlib
 import json
 import pickle
+import pkgutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -15,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+import rein
 from rein.core.frozen import Frozen, field, set_field
 
 
@@ -136,6 +139,10 @@ def test_a_class_of_its_own_init_or_slots_or_a_misplaced_default_is_refused() ->
             a: int
 
             def __init__(self, a: int) -> None: ...
+    with pytest.raises(TypeError, match="no __slots__ of its own"):
+        class OwnSlots(Frozen):
+            __slots__ = ("a",)
+            a: int
     with pytest.raises(TypeError, match="'b' without a default follows 'a'"):
         class Misplaced(Frozen, kw_only=False):
             a: int = 0
@@ -167,3 +174,40 @@ def test_the_module_imports_none_of_the_code_generating_machinery() -> None:
                           text=True)
     loaded = set(json.loads(done.stdout))
     assert loaded.isdisjoint({"dataclasses", "inspect", "ast", "dis"}), loaded
+
+
+# Every value class of the package is one: its fields are its annotations, all in slots.
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+def _all_modules() -> None:
+    for info in pkgutil.walk_packages(rein.__path__, "rein."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed (dbos, the web stack)
+            continue
+
+
+_all_modules()
+CLASSES = sorted({c for c in _subclasses(Frozen) if c.__module__.startswith("rein.")},
+                 key=lambda c: f"{c.__module__}.{c.__qualname__}")
+
+
+def test_the_package_has_its_value_classes_on_the_one_base() -> None:
+    assert len(CLASSES) >= 80
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_every_value_class_stores_its_annotated_fields_in_slots(cls: type) -> None:
+    annotated = [name for klass in reversed(cls.__mro__)
+                 for name, hint in vars(klass).get("__annotations__", {}).items()
+                 if klass not in (Frozen, object) and not str(hint).startswith("ClassVar")]
+    assert list(dict.fromkeys(annotated)) == list(cls.__fields__)  # type: ignore[attr-defined]
+    slots = [name for klass in cls.__mro__ for name in vars(klass).get("__slots__", ())]
+    assert sorted(slots) == sorted(cls.__fields__)  # type: ignore[attr-defined]
+    assert all("__dict__" not in vars(klass) for klass in cls.__mro__ if klass is not object)

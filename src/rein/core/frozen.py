@@ -33,7 +33,7 @@ from itertools import pairwise
 from operator import attrgetter
 from typing import Any, ClassVar, Self, TypeVar, dataclass_transform, overload
 
-__all__ = ["MISSING", "Frozen", "field", "set_field"]
+__all__ = ["MISSING", "Frozen", "Record", "field", "required", "set_field"]
 
 _T = TypeVar("_T")
 
@@ -71,6 +71,12 @@ def field(*, default: Any = MISSING, default_factory: Any = MISSING) -> Any:
     return _Field(default, default_factory)
 
 
+def required(cls: type) -> tuple[str, ...]:
+    """The fields of a value class that have no default: what its ``__init__`` must be given."""
+    spec: _Spec = vars(cls)["_spec"]
+    return tuple(name for name in spec.names if name not in spec.defaults)
+
+
 def _is_classvar(annotation: Any) -> bool:
     text = annotation if isinstance(annotation, str) else repr(annotation)
     return text.startswith(("ClassVar", "typing.ClassVar", "t.ClassVar"))
@@ -96,23 +102,20 @@ class _Spec:
 
 
 class _FrozenMeta(type):
-    """Builds a :class:`Frozen` subclass's slots and methods from its annotations."""
+    """Builds a value class's slots and methods from its annotations."""
 
     def __new__(mcls, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
-                *, kw_only: bool = True, **kwargs: Any) -> _FrozenMeta:
-        base_specs = [b.__dict__["_spec"] for b in bases if "_spec" in b.__dict__]
-        if not base_specs:  # Frozen itself
+                *, kw_only: bool = True, eq: bool = True, **kwargs: Any) -> _FrozenMeta:
+        if "_spec" in namespace:  # a root: Frozen, Record and what they share
             return super().__new__(mcls, name, bases, namespace, **kwargs)
-        if "__slots__" in namespace:  # LEGACY: written out by hand (until converted)
-            cls: Any = super().__new__(mcls, name, bases, namespace, **kwargs)
-            cls._spec = _Spec(tuple(namespace["__slots__"]), {}, ())
-            cls.__fields__ = cls._spec.names
-            cls._get = staticmethod(_getter(cls.__fields__))
-            return cls  # type: ignore[no-any-return]
+        base_specs = [vars(b)["_spec"] for b in bases if isinstance(b, _FrozenMeta)]
         for own in ("__init__", "__slots__"):
             if own in namespace:
-                raise TypeError(f"{name}: a Frozen class has no {own} of its own; annotate "
+                raise TypeError(f"{name}: a value class has no {own} of its own; annotate "
                                 "its fields (and normalise one in __post_init__)")
+        if not eq:  # compared and hashed as the object it is, as dataclass(eq=False)
+            namespace.setdefault("__eq__", object.__eq__)
+            namespace.setdefault("__hash__", object.__hash__)
         inherited = base_specs[0]
         names = list(inherited.names)
         defaults = dict(inherited.defaults)
@@ -137,7 +140,7 @@ class _FrozenMeta(type):
         namespace["__slots__"] = tuple(own_fields)
         namespace["__match_args__"] = tuple(positional)
         namespace["_get"] = staticmethod(_getter(tuple(names)))
-        cls = super().__new__(mcls, name, bases, namespace, **kwargs)
+        cls: Any = super().__new__(mcls, name, bases, namespace, **kwargs)
         spec = _Spec(tuple(names), defaults, tuple(positional))
         cls._spec = spec
         cls.__fields__ = spec.names
@@ -145,7 +148,7 @@ class _FrozenMeta(type):
         return cls  # type: ignore[no-any-return]
 
     def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
-                 *, kw_only: bool = True, **kwargs: Any) -> None:
+                 *, kw_only: bool = True, eq: bool = True, **kwargs: Any) -> None:
         super().__init__(name, bases, namespace, **kwargs)
 
 
@@ -216,9 +219,8 @@ def _missing(qualname: str, plan: tuple[Any, ...], first: str,
                      f"{listed}")
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
-class Frozen(metaclass=_FrozenMeta):
-    """An immutable value compared, hashed and shown by its fields, as a frozen dataclass."""
+class _Fields(metaclass=_FrozenMeta):
+    """What :class:`Frozen` and :class:`Record` share: fields compared and shown in order."""
 
     __slots__ = ()
     __fields__: ClassVar[tuple[str, ...]] = ()  # every field, in order
@@ -241,13 +243,24 @@ class Frozen(metaclass=_FrozenMeta):
             return NotImplemented
         return self._get(self) == self._get(other)
 
-    def __hash__(self) -> int:
-        return hash(self._get(self))
-
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={value!r}"
                           for name, value in zip(self.__fields__, self._get(self), strict=True))
         return f"{type(self).__qualname__}({shown})"
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle through __init__
+        return (_rebuild, (type(self), self.as_dict()))
+
+
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(field,))
+class Frozen(_Fields):
+    """An immutable value compared, hashed and shown by its fields, as a frozen dataclass."""
+
+    __slots__ = ()
+    _spec: ClassVar[_Spec] = _Spec((), {}, ())
+
+    def __hash__(self) -> int:
+        return hash(self._get(self))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
@@ -255,8 +268,17 @@ class Frozen(metaclass=_FrozenMeta):
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
 
-    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle without __setattr__
-        return (_rebuild, (type(self), self.as_dict()))
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(field,))
+class Record(_Fields):
+    """State that changes in place (a run's node states, a tracker), built as :class:`Frozen`
+    is; compared by its fields and so not hashable, as a dataclass (``eq=False``: by
+    identity, and hashable)."""
+
+    __slots__ = ()
+    _spec: ClassVar[_Spec] = _Spec((), {}, ())
+    __hash__ = None  # type: ignore[assignment]
 
 
 def _rebuild(cls: type[Any], fields: dict[str, Any]) -> Any:
