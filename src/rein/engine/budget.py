@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from rein.core.frozen import Frozen
+from rein.core.frozen import Frozen, Record, field
 from rein.core.usage import Budget, Usage
 from rein.errors import BudgetExceeded
 
@@ -52,8 +51,7 @@ class Limits(Frozen):
         )
 
 
-@dataclass(kw_only=True)
-class Spent:
+class Spent(Record):
     """What a run (or a node) has used so far. Mutable, owned by one run."""
 
     input_tokens: int = 0
@@ -89,8 +87,7 @@ class Spent:
         return out
 
 
-@dataclass(kw_only=True)
-class BudgetTracker:
+class BudgetTracker(Record):
     """The run's global limits and spending; a child run shares its parent's tracker."""
 
     limits: Limits

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -92,8 +91,7 @@ class JudgeVerdict(Frozen):
     instance: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckRequest:
+class CheckRequest(Frozen):
     """What an ``external`` checker receives."""
 
     name: str
@@ -104,8 +102,7 @@ class CheckRequest:
     outputs: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckResult:
+class CheckResult(Frozen):
     """What an ``external`` checker returns (a plain ``bool`` is accepted too)."""
 
     passed: bool

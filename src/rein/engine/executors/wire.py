@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -38,8 +37,7 @@ def _declared(cls: type) -> list[str]:
     return [name for name in cls.__annotations__ if name != "__slots__"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Job:
+class Job(Frozen):
     """An attempt as a worker reads it from the queue."""
 
     worker: str  # the id of the configured worker that serves it
