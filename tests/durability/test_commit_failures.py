@@ -49,12 +49,15 @@ class FullOnce(SQLiteStore):
             self.failed_on_loop = True
 
 
-def _start(workspace: Path, fail_at: int) -> tuple[int, bool]:
+def _start(workspace: Path, fail_at: int, seen: list[FullOnce] | None = None
+           ) -> tuple[int, bool]:
     graph, answers = fan()
     path = workspace / "g.agraph.yaml"
     path.write_text(yaml.safe_dump(graph, sort_keys=False))
     db_path(workspace).parent.mkdir(parents=True, exist_ok=True)
     store = FullOnce(db_path(workspace), fail_at)
+    if seen is not None:
+        seen.append(store)
     prepared = prepare(path, given={}, env={})
     try:
         asyncio.run(_engine(workspace, store, answers).start(prepared,
@@ -77,17 +80,11 @@ def test_a_commit_failing_on_the_loops_turn_stops_the_run_and_resumes_clean(
     for k in range(2, total + 1):
         ws = tmp_path / f"full{k}"
         ws.mkdir()
-        store_failed: list[bool] = []
-
-        def run(ws: Path = ws, k: int = k) -> None:
-            _commits, failed = _start(ws, fail_at=k)
-            store_failed.append(failed)
-
+        seen: list[FullOnce] = []
         with pytest.raises(StoreError) as raised:
-            run()
+            _start(ws, fail_at=k, seen=seen)
         assert raised.value.code == "STORE_FULL", f"commit {k}"
-        on_loop += bool(store_failed and store_failed[0]) or "earlier commit" in str(
-            raised.value)
+        on_loop += seen[0].failed_on_loop
         [row] = runs(ws)
         assert row["status"] == "running", f"commit {k}"
         assert _resume(ws, row["run_id"]) == "succeeded", f"commit {k}"
