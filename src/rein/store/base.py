@@ -223,6 +223,11 @@ class Store(Protocol):
         """Commit a held write now; nothing when none is held."""
         ...
 
+    def flush_on_loop(self) -> None:
+        """:meth:`flush` from the event loop's turn: a failure is kept, and raised by the
+        next write or by closing the store."""
+        ...
+
     def get_run(self, run_id: str) -> RunRow | None:
         """The run, or ``None``."""
         ...
