@@ -61,7 +61,7 @@ class Hub:
                  fallback: float = FALLBACK) -> None:
         self.store = store
         self._watches: dict[str, _Watch] = {}
-        version: Callable[[], int] | None = getattr(store, "data_version", None)
+        version: Callable[[], int] | None = getattr(store, "changes", None)
         self._version = version
         self._seen = version() if version is not None else None
         self._period = interval if version is not None else fallback
