@@ -26,9 +26,9 @@ instead of pretending the call was free.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 _MILLION = 1_000_000
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Price:
+class Price(Frozen):
     """USD per million tokens: input not served from a cache, output, input read from a
     prompt cache (``cached_input``; the input price when not set) and input written to one
     (``cache_write``; the input price when not set: OpenAI charges no write)."""
@@ -72,8 +71,7 @@ class Price:
                 "cache_write": self.input if self.cache_write is None else self.cache_write}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PriceTable:
+class PriceTable(Frozen):
     """Prices by model id; ``version`` says where they come from."""
 
     prices: Mapping[str, Price] = field(default_factory=dict)

@@ -46,9 +46,10 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from rein.core.frozen import Frozen, Record, field
 
 TOKEN = re.compile(r"drv-[0-9a-f]{20}")
 _TEXT_INSTRUCTION = re.compile(r"INSTRUCTION (drv-[0-9a-f]{20})")
@@ -60,8 +61,7 @@ _COMMAND = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?rein(?:\.exe)?\s+(next|submit|de
 MAX_LOG_BYTES = 512 * 1024 * 1024  # a record larger than this is not read
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelCall:
+class ModelCall(Frozen):
     """One model call of an agent session, attributed."""
 
     agent: str  # codex, claude-code
@@ -83,8 +83,7 @@ class ModelCall:
         return self.input_tokens + self.output_tokens
 
 
-@dataclass(kw_only=True, slots=True)
-class Session:
+class Session(Record):
     """One agent record read, and the calls found in it."""
 
     agent: str

@@ -20,7 +20,7 @@ from rein.web.html import e, page
 from rein.web.usage_html import body
 
 if TYPE_CHECKING:
-    from rein.web.app import Console
+    from rein.web.console import Console
 
 
 def run_report(c: Console, request: Request) -> Response:
