@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import SUITE, run_eval
+from eval_support import SUITE, run_approved, run_eval
 
 from rein.eval.scenarios import find_scenarios
 
@@ -57,9 +57,9 @@ def test_oracle_solves_everything_and_nop_nothing(ws: Path, capsys: Any) -> None
 
 def test_a_known_difference_is_significant_and_no_difference_is_not(
         ws: Path, capsys: Any) -> None:
-    code, result = run_eval(capsys, str(SUITE), "--config", "scripted",
-                            "--config", "scripted-no-shell", "--config", "scripted-reworded",
-                            "--lanes", "2")
+    code, result = run_approved(capsys, str(SUITE), "--config", "scripted",
+                                "--config", "scripted-no-shell", "--config",
+                                "scripted-reworded", "--lanes", "2")
     assert code == 0
     rates = {c["name"]: (c["solved"], c["trials"]) for c in result["configurations"]}
     assert rates == {"scripted": (8, 8), "scripted-no-shell": (2, 8),

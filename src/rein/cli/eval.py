@@ -32,6 +32,10 @@ from rein.cli.output import emit_json, json_option
 @click.option("--baseline", metavar="RESULT", help="A result.json (or a finished evaluation's "
               "id) to compare with: exit 1 on a significant regression or any scenario "
               "newly broken.")
+@click.option("--approve", "approve", metavar="DIGEST", help="Approve what the "
+              "configurations run (hooks, command workers, providers of the suite's "
+              "choosing): the digest rein printed when it refused. Recorded: the same "
+              "content needs no approval again.")
 @click.option("--resume", "resume_id", metavar="ID", help="Continue an evaluation a killed "
               "process left unfinished: finished trials are kept, none runs twice.")
 @click.option("--show", "show_id", metavar="ID", help="Print a finished evaluation's "
@@ -47,8 +51,8 @@ from rein.cli.output import emit_json, json_option
 @json_option
 def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: int,
           configs_file: Path | None, host: bool, timeout: float, alpha: float,
-          baseline: str | None, resume_id: str | None, show_id: str | None,
-          html_file: Path | None, atif_dir: Path | None, quiet: bool,
+          baseline: str | None, approve: str | None, resume_id: str | None,
+          show_id: str | None, html_file: Path | None, atif_dir: Path | None, quiet: bool,
           workspace: Path | None, as_json: bool) -> int:
     """Run a scenario suite under several harness configurations and say which is better.
 
@@ -57,16 +61,22 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
     eval.toml beside the suite; oracle (runs each reference solution, must solve all) and
     nop (does nothing, must solve none) are built in and validate the suite.
 
+    A configuration whose hooks, command workers or providers run code or reach services
+    of the suite's choosing runs nothing until you approve it: rein shows what it runs and
+    asks on a terminal, or refuses (exit 4) with the digest to pass to --approve.
+
     \b
     Example:
       rein eval examples/eval --config oracle --config nop
       rein eval examples/eval --config scripted --config scripted-no-shell --trials 3
       rein eval examples/eval --config scripted --json > result.json
       rein eval examples/eval --config scripted --baseline result.json   # gate a change
+      rein eval examples/eval --config scripted-no-shell --approve sha256:...
       rein eval --resume eval-20261207T101500-a1b2c3
     \b
     Exit codes: 0 done, 1 the suite is invalid (oracle missed a scenario, nop solved one)
-    or the baseline gate failed, 4 refused (the evaluation runs elsewhere), 64 usage error.
+    or the baseline gate failed, 4 refused (not approved, or the evaluation runs
+    elsewhere), 64 usage error.
     """
     from rein.errors import ConfigError
 
@@ -85,13 +95,15 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
     else:
         result = _run(root, paths, names, trials=trials, lanes=lanes,
                       configs_file=configs_file, host=host, timeout=timeout, alpha=alpha,
-                      baseline=baseline, resume_id=resume_id, quiet=quiet)
+                      baseline=baseline, resume_id=resume_id, quiet=quiet, approve=approve,
+                      interactive=not as_json and _interactive())
     return _show(result, as_json=as_json, html_file=html_file, atif_dir=atif_dir)
 
 
 def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials: int,
          lanes: int, configs_file: Path | None, host: bool, timeout: float, alpha: float,
-         baseline: str | None, resume_id: str | None, quiet: bool) -> dict[str, Any]:
+         baseline: str | None, resume_id: str | None, quiet: bool, approve: str | None,
+         interactive: bool) -> dict[str, Any]:
     import os
 
     from rein.config import load_config
@@ -109,7 +121,22 @@ def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials:
                     options=Options(trials=trials, lanes=lanes, host=host, timeout=timeout,
                                     alpha=alpha),
                     base=base, env=dict(os.environ), say=say, resume_id=resume_id,
-                    baseline=against)
+                    baseline=against, approve=approve, ask=_ask if interactive else None)
+
+
+def _ask(found: Any) -> bool:
+    """Show what the configurations run and ask the person at the terminal."""
+    from rein.cli.prompt import approved
+
+    for line in found.describe():
+        click.echo(line, err=True)
+    return approved("Approve these and run the evaluation?", err=True)
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _show(result: dict[str, Any], *, as_json: bool, html_file: Path | None,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
 from rein.eval import results as results_mod
+from rein.eval.approval import Ask
 from rein.eval.ledger import EVALS
 from rein.eval.runner import Options, Say, resume, run, start
 
@@ -19,20 +20,21 @@ if TYPE_CHECKING:
 def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
              configs_file: Path | None, options: Options, base: Config,
              env: Mapping[str, str], say: Say, resume_id: str | None = None,
-             baseline: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             baseline: Mapping[str, Any] | None = None, approve: str | None = None,
+             ask: Ask | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation and return its results (also written to its folder
-    as ``result.json``)."""
+    as ``result.json``). What the configurations run needs a person's approval first:
+    recorded earlier, ``approve`` (the digest ``--approve`` names) or ``ask`` (a terminal)."""
     if resume_id is not None:
-        ledger, (scenarios, configs), options = resume(workspace, resume_id)
+        ledger, loaded, options = resume(workspace, resume_id, base, approve=approve, ask=ask)
     else:
-        ledger, (scenarios, configs) = start(workspace, paths, names,
-                                             configs_file=configs_file, options=options,
-                                             base=base)
+        ledger, loaded = start(workspace, paths, names, configs_file=configs_file,
+                               options=options, base=base, approve=approve, ask=ask)
     ledger.acquire()
     try:
         say(f"evaluation {ledger.id} (resume it with `rein eval --resume {ledger.id}`)")
-        trials = run(ledger, scenarios, configs, options=options, base=base, env=env, say=say)
-        result = results_mod.build(ledger.plan, trials, scenarios, configs,
+        trials = run(ledger, loaded, options=options, base=base, env=env, say=say)
+        result = results_mod.build(ledger.plan, trials, loaded.scenarios, loaded.configs,
                                    alpha=options.alpha)
         result["folder"] = str(ledger.folder)
         if baseline is not None:

@@ -36,6 +36,7 @@ def build(plan: Mapping[str, Any], trials: Sequence[Trial], scenarios: Sequence[
     out: dict[str, Any] = {
         "evaluation": plan["evaluation"], "created_at": plan.get("created_at"),
         "trials_per_scenario": plan["options"]["trials"], "alpha": alpha,
+        "approval": _approval(plan.get("approval")),
         "configurations": [_configuration(c, [t for t in trials if t.configuration == c.name])
                            for c in configs],
         "scenarios": [_scenario(s, configs, by) for s in scenarios],
@@ -48,6 +49,14 @@ def build(plan: Mapping[str, Any], trials: Sequence[Trial], scenarios: Sequence[
                    "hooks": hook_flags(compared, trials, share=hook_share)}
     out["trials"] = [t.to_json() for t in trials]
     return out
+
+
+def _approval(approved: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Who approved what the configurations run (None: they run nothing that needs it)."""
+    if not approved:
+        return None
+    return {k: approved.get(k) for k in ("digest", "approver", "approved_at",
+                                         "configurations")}
 
 
 def _configuration(config: Configuration, trials: Sequence[Trial]) -> dict[str, Any]:

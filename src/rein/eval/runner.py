@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from rein.core.loops import run as run_loop
 from rein.errors import ConfigError, ReinError
+from rein.eval.approval import Ask, Review, check_unchanged, require, review
 from rein.eval.configs import (
     CONFIGS_FILE,
     Configuration,
@@ -114,12 +115,26 @@ def plan_trials(scenarios: Sequence[Scenario], configs: Sequence[Configuration],
             for i in range(1, n + 1) for s in scenarios for c in configs]
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Loaded:
+    """What an evaluation runs: its scenarios and configurations, and the review of the code
+    those configurations run (approved before any trial runs it)."""
+
+    scenarios: list[Scenario]
+    configs: list[Configuration]
+    review: Review
+
+
 def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
-          configs_file: Path | None, options: Options, base: Config) -> tuple[Ledger, Any]:
+          configs_file: Path | None, options: Options, base: Config,
+          approve: str | None = None, ask: Ask | None = None) -> tuple[Ledger, Loaded]:
+    """Check everything, have what the configurations run approved, then write the plan."""
     scenarios = find_scenarios(paths)
     configs = select(names, configurations_for(paths, configs_file))
     for config in configs:
         check_configuration(config, base, scenarios[0].path)
+    found = review(configs, scenarios, base)
+    approved = require(found, base, given=approve, ask=ask)
     evaluation = new_id()
     plan = {"evaluation": evaluation,
             "created_at": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
@@ -127,14 +142,16 @@ def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
             "configs_file": str(configs_file.resolve()) if configs_file else None,
             "scenarios": [s.summary() for s in scenarios],
             "configurations": [{**c.summary(), "definition": c.definition} for c in configs],
+            "approval": approved,
             "options": {"trials": options.trials, "lanes": options.lanes, "host": options.host,
                         "timeout": options.timeout, "alpha": options.alpha}}
-    return Ledger.create(workspace, plan), (scenarios, configs)
+    return Ledger.create(workspace, plan), Loaded(scenarios=scenarios, configs=configs,
+                                                  review=found)
 
 
-def resume(workspace: Path, evaluation: str) -> tuple[Ledger, Any, Options]:
-    ledger = Ledger.open(workspace, evaluation)
-    plan = ledger.plan
+def reload(plan: Mapping[str, Any], evaluation: str, base: Config) -> Loaded:
+    """The scenarios and configurations of a plan as they are now, refused (EVAL010) when
+    any of them, or what they run, changed since the evaluation began."""
     paths = [Path(p) for p in plan["paths"]]
     configs_file = Path(plan["configs_file"]) if plan.get("configs_file") else None
     scenarios = find_scenarios(paths)
@@ -154,15 +171,26 @@ def resume(workspace: Path, evaluation: str) -> tuple[Ledger, Any, Options]:
                               f"{evaluation} began", code="EVAL010",
                               hint="restore it, or start a new evaluation")
         configs.append(config)
-    options = Options(**plan["options"])
-    return ledger, ([now[n] for n in recorded], configs), options
+    kept = [now[n] for n in recorded]
+    found = review(configs, kept, base)
+    check_unchanged(found, plan.get("approval"), evaluation)
+    return Loaded(scenarios=kept, configs=configs, review=found)
 
 
-def run(ledger: Ledger, scenarios: Sequence[Scenario], configs: Sequence[Configuration], *,
-        options: Options, base: Config, env: Mapping[str, str], say: Say) -> list[Trial]:
+def resume(workspace: Path, evaluation: str, base: Config, *, approve: str | None = None,
+           ask: Ask | None = None) -> tuple[Ledger, Loaded, Options]:
+    """Reopen an evaluation; what its configurations run must still be approved."""
+    ledger = Ledger.open(workspace, evaluation)
+    loaded = reload(ledger.plan, evaluation, base)
+    require(loaded.review, base, given=approve, ask=ask)
+    return ledger, loaded, Options(**ledger.plan["options"])
+
+
+def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
+        env: Mapping[str, str], say: Say) -> list[Trial]:
     """Every planned trial's result: adopted from the journal, or run now."""
     entries = ledger.entries()
-    planned = plan_trials(scenarios, configs, options.trials)
+    planned = plan_trials(loaded.scenarios, loaded.configs, options.trials)
     results: dict[str, Trial] = {}
     todo: list[tuple[Planned, int]] = []
     for p in planned:
@@ -188,7 +216,8 @@ def run(ledger: Ledger, scenarios: Sequence[Scenario], configs: Sequence[Configu
         spec = TrialSpec(evaluation=ledger.id, trial_id=p.trial_id, index=p.index,
                          attempt=attempt, scenario=p.scenario, configuration=p.configuration,
                          root=root, trials_root=ledger.trials_root, base_config=base,
-                         host=options.host, timeout=options.timeout, env=env)
+                         host=options.host, timeout=options.timeout, env=env,
+                         pins=loaded.review.pins.get(p.configuration.name, {}))
         ledger.started(p.trial_id, attempt, root)
         root.mkdir(parents=True)
         trial = run_loop(execute(spec))
@@ -274,5 +303,5 @@ def _line(trial: Trial) -> str:
     return f"{trial.trial}{rerun}: {mark} in {trial.wall_seconds:.1f}s{why}"
 
 
-__all__ = ["Options", "Planned", "check_configuration", "configurations_for", "execute",
-           "plan_trials", "resume", "run", "start"]
+__all__ = ["Loaded", "Options", "Planned", "check_configuration", "configurations_for",
+           "execute", "plan_trials", "reload", "resume", "run", "start"]

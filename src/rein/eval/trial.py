@@ -55,6 +55,9 @@ class TrialSpec:
     host: bool = False  # --host: the host satisfies the tasks' images
     timeout: float = 900.0
     env: Mapping[str, str] = field(default_factory=dict)
+    # "hooks.NAME" / "workers.command.NAME" -> {suite file: digest} as approved: a hook or
+    # command worker whose files changed since is not run (rein.eval.approval).
+    pins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def clean_env(self) -> dict[str, str]:
         source = self.env or os.environ
@@ -141,7 +144,8 @@ _EVALUATION_OWNS_DEV = frozenset({"plan_roles"})
 
 def trial_config(spec: TrialSpec) -> Config:
     """The person's ``rein.toml`` with the configuration's overlay laid over it, less its
-    store, its executor and its plan roles."""
+    store, its executor and its plan roles; its hooks and command workers run their suite
+    files only as they were approved (``spec.pins``)."""
     from types import MappingProxyType
 
     from rein.config import Config, with_layer
@@ -156,7 +160,8 @@ def trial_config(spec: TrialSpec) -> Config:
         data["dev"] = {k: v for k, v in data["dev"].items() if k not in _EVALUATION_OWNS_DEV}
     return Config(data=MappingProxyType(data),
                   sources=config.sources, files=config.files, notes=config.notes,
-                  project_trust=config.project_trust)
+                  project_trust=config.project_trust,
+                  pinned={**config.pinned, **spec.pins})
 
 
 def copy_fixture(source: Path | None, target: Path, *, skip: Iterable[str] = ()) -> Path:

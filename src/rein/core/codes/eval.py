@@ -45,6 +45,17 @@ CODES = (
     _c("EVAL020", "refused", "a scenario's declared gate answer was to be applied outside one "
        "of its evaluation's own trials", "declared gate answers apply only inside an "
        "evaluation"),
+    _c("EVAL021", "refused", "a configuration runs code or reaches a service of the suite's "
+       "choosing (a hook, a command worker, a provider) and nobody approved it",
+       "review what it runs, then pass the digest rein names to --approve"),
+    _c("EVAL022", "refused", "--approve names a digest other than what the configurations run "
+       "now (or they run nothing that needs approval)",
+       "review them again and pass the digest rein names now"),
+    _c("EVAL023", "usage", "a configuration's hook or command worker runs files rein cannot "
+       "tell from its command line, so it cannot be approved",
+       "write the command as a list and name suite files through {suite}/"),
+    _c("EVAL024", "usage", "the file of approved evaluations beside the account's rein.toml "
+       "is damaged", "delete it and approve the configurations again"),
     _c("EVAL404", "error", "there is no evaluation with that id in this workspace",
        "list them in .rein/evals/, or start one with rein eval PATH --config NAME"),
 )
