@@ -75,11 +75,17 @@ def test_a_known_difference_is_significant_and_no_difference_is_not(
     assert blocked["verdict"] == "worse" and blocked["broken"] == SHELL_USERS
     assert reworded["p_value"] == 1.0 and not reworded["significant"]
     assert reworded["verdict"] == "no significant difference"
-    assert {d["key"] for d in reworded["diff"]} == {"instructions"}
+    assert {d["key"] for d in reworded["diff"]} == {"instructions", "system",
+                                                    "tools.shell.description"}
+    # Its words reached every model call; the shell's description every call offering it.
+    words = next(c for c in result["configurations"] if c["name"] == "scripted-reworded")
+    assert words["overlays"]["calls"] == words["overlays"]["system"] == scripted["turns"]
+    assert 0 < words["overlays"]["tools"]["shell"] < scripted["turns"]
+    assert words["overlays"]["never_offered"] == []
     # What each change touched, fixed and broke; the broad hook on the busiest tool flagged.
     changes = result["risk"]["changes"]
     assert changes[0]["areas"] == ["hooks"] and changes[0]["broken"] == SHELL_USERS
-    assert changes[1]["areas"] == ["prompt"] and changes[1]["broken"] == []
+    assert changes[1]["areas"] == ["prompt", "tools"] and changes[1]["broken"] == []
     [flag] = result["risk"]["hooks"]
     assert (flag["configuration"], flag["hook"], list(flag["tools"])) == (
         "scripted-no-shell", "no-shell", ["shell"])

@@ -19,6 +19,10 @@ def render(result: Mapping[str, Any]) -> str:
                      f"{c['turns']:>6} {c['wall_seconds']:>8.1f}")
         for status, trials in sorted(c["not_graded"].items()):
             lines.append(f"    not graded ({status}): {len(trials)} trial(s)")
+        unused = (c.get("overlays") or {}).get("never_offered")
+        if unused:
+            lines.append(f"    tool description(s) never shown: {', '.join(unused)} (no "
+                         "model call of its trials offered them)")
     doubles = [c["name"] for c in result["configurations"] if c.get("test_double")]
     if doubles:
         lines.append(f"  ({', '.join(doubles)}: the scripted provider, a test double)")

@@ -82,7 +82,28 @@ def _configuration(config: Configuration, trials: Sequence[Trial]) -> dict[str, 
             "output_tokens": sum(t.output_tokens or 0 for t in graded),
             "turns": sum(t.turns for t in graded),
             "wall_seconds": round(sum(t.wall_seconds for t in trials), 3),
+            "overlays": overlays(trials),
             "failures": failures(graded)}
+
+
+def overlays(trials: Sequence[Trial]) -> dict[str, Any] | None:
+    """What a configuration's prompt overlay changed over its trials: the model calls each
+    overlay changed, and the described tools no call of any trial offered (None: the
+    configuration overlays nothing)."""
+    seen = [t.overlays for t in trials if t.overlays]
+    if not seen:
+        return None
+    out: dict[str, Any] = {"calls": sum(int(o.get("calls") or 0) for o in seen)}
+    if any("system" in o for o in seen):
+        out["system"] = sum(int(o.get("system") or 0) for o in seen)
+    tools: dict[str, int] = {}
+    for o in seen:
+        for name, n in (o.get("tools") or {}).items():
+            tools[name] = tools.get(name, 0) + int(n)
+    if tools:
+        out["tools"] = dict(sorted(tools.items()))
+        out["never_offered"] = sorted(n for n, c in tools.items() if c == 0)
+    return out
 
 
 def failures(trials: Sequence[Trial]) -> list[dict[str, Any]]:

@@ -90,6 +90,11 @@ def check_configuration(config: Configuration, base: Config, scenario: Path) -> 
     ``scenario``: a scenario folder to fill ``{scenario}`` with."""
     if config.builtin:
         return
+    if config.worker == "command" and ({"system", "tools"} & set(config.definition)):
+        raise ConfigError(f"configuration {config.name!r} overlays the system prompt or tool "
+                          "descriptions, which its command worker's agent never reads",
+                          code="EVAL005", hint="an agent CLI has its own prompts: change them "
+                          "through its argv or its files, or route the tiers to a provider")
     from rein.config import with_layer
     from rein.engine.workers_setup import workers_from_config
     from rein.errors import LoadError

@@ -86,6 +86,8 @@ class Trial:
     gates: list[dict[str, Any]] = field(default_factory=list)
     reward: Mapping[str, float] | None = None
     folder: str | None = None
+    # What the configuration's prompt overlay changed (rein.eval.overlays.Applied.to_json).
+    overlays: Mapping[str, Any] | None = None
 
     @property
     def solved(self) -> bool:
@@ -111,7 +113,7 @@ class Trial:
                 "tool_calls": dict(sorted(self.tool_calls.items())),
                 "wall_seconds": round(self.wall_seconds, 3), "run_id": self.run_id,
                 "gates": self.gates, "reward": dict(self.reward) if self.reward else None,
-                "folder": self.folder}
+                "folder": self.folder, "overlays": self.overlays}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trial:
@@ -125,7 +127,8 @@ class Trial:
                    tool_calls=dict(data.get("tool_calls") or {}),
                    wall_seconds=float(data.get("wall_seconds") or 0.0),
                    run_id=data.get("run_id"), gates=list(data.get("gates") or []),
-                   reward=data.get("reward"), folder=data.get("folder"))
+                   reward=data.get("reward"), folder=data.get("folder"),
+                   overlays=data.get("overlays"))
 
 
 def blank(spec: TrialSpec, status: Status, reason: str | None = None) -> Trial:

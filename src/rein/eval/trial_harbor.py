@@ -122,17 +122,19 @@ async def agent_phase(spec: TrialSpec, task: HarborTask, workdir: Path,
     working directory; its trajectory goes to ``/logs/agent/trajectory.json``."""
     import yaml
 
-    from rein.eval.trial_runs import grade, open_trial_harness, settle
+    from rein.eval.trial_runs import applied_for, grade, open_trial_harness, settle
 
     graph = task_graph(task, spec.configuration.definition.get("instructions"),
                        spec.configuration.definition.get("profile"))
     path = spec.root / "task.agraph.yaml"
     path.write_text(yaml.safe_dump(graph, sort_keys=False), encoding="utf-8")
-    with open_trial_harness(spec, workdir) as harness:
+    applied = applied_for(spec)
+    with open_trial_harness(spec, workdir, applied) as harness:
         prepared = await harness.prepare(path, given={})
         outcome = await harness.start(prepared, approved=prepared.digest)
         gates, waiting = await settle(harness, spec, outcome.run_id, workdir)
-        trial = grade(harness, spec, outcome.run_id, gates, waiting, graph=graph)
+        trial = grade(harness, spec, outcome.run_id, gates, waiting, graph=graph,
+                      applied=applied)
     # Harbor reads the trajectory at /logs/agent before the verifier runs.
     shutil.copyfile(spec.root / "agent" / "trajectory.json", agent_logs / "trajectory.json")
     return trial
