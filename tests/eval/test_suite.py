@@ -104,6 +104,8 @@ def test_several_trials_add_up(ws: Path, capsys: Any, trials: int) -> None:
     assert code == 0
     [config] = result["configurations"]
     assert (config["solved"], config["trials"]) == (2 * trials, 2 * trials)
+    assert config["pass_at_k"] == config["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    assert config["pass_k_scenarios"] == {"1": 2, "2": 2}
     assert config["tokens"] == trials * (220 + 30 + 260 + 15 + 240 + 25 + 290 + 12)
     assert config["turns"] == 4 * trials
     assert [t["trial"] for t in result["trials"]] == [

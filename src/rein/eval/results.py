@@ -23,7 +23,16 @@ from typing import Any
 
 from rein.eval.configs import Configuration, area, diff
 from rein.eval.scenarios import Scenario
-from rein.eval.stats import Pair, change, paired_test, state, wilson
+from rein.eval.stats import (
+    Pair,
+    change,
+    ks,
+    paired_test,
+    pass_at_k,
+    pass_hat_k,
+    state,
+    wilson,
+)
 from rein.eval.trial import Trial
 
 
@@ -82,8 +91,29 @@ def _configuration(config: Configuration, trials: Sequence[Trial]) -> dict[str, 
             "output_tokens": sum(t.output_tokens or 0 for t in graded),
             "turns": sum(t.turns for t in graded),
             "wall_seconds": round(sum(t.wall_seconds for t in trials), 3),
+            **passes(graded),
             "overlays": overlays(trials),
             "failures": failures(graded)}
+
+
+def passes(graded: Sequence[Trial]) -> dict[str, Any]:
+    """pass@k and pass^k of a configuration: per scenario from its graded trials (the
+    unbiased estimators), averaged over the scenarios with at least k graded trials; keyed
+    by k as a string (JSON), with how many scenarios each average is over."""
+    by: dict[str, list[Trial]] = {}
+    for t in graded:
+        by.setdefault(t.scenario, []).append(t)
+    counts = [(len(ts), sum(t.solved for t in ts)) for ts in by.values()]
+    most = max((n for n, _ in counts), default=0)
+    at: dict[str, float] = {}
+    hat: dict[str, float] = {}
+    over: dict[str, int] = {}
+    for k in ks(most):
+        used = [(n, c) for n, c in counts if n >= k]
+        at[str(k)] = float(sum(pass_at_k(n, c, k) for n, c in used) / len(used))
+        hat[str(k)] = float(sum(pass_hat_k(n, c, k) for n, c in used) / len(used))
+        over[str(k)] = len(used)
+    return {"pass_at_k": at, "pass_hat_k": hat, "pass_k_scenarios": over}
 
 
 def overlays(trials: Sequence[Trial]) -> dict[str, Any] | None:
