@@ -191,7 +191,6 @@ def test_an_agent_past_its_time_is_stopped_and_the_tests_still_decide(
     assert silent["status"] == "failed"
     assert [f["criterion"] for f in silent["failures"]] == ["agent_timeout", "reward"]
     assert "agent.timeout_sec (2 s)" in silent["failures"][0]["evidence"]
-    assert all(t["wall_seconds"] < 120 for t in trials.values())  # not the trial's limit
 
 
 
