@@ -45,6 +45,16 @@ from rein.cli.output import emit_json, json_option
 @click.option("--atif", "atif_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Also export every trial's trajectory as ATIF "
                    "(DIR/<trial>/agent/trajectory.json) for Harbor's tools.")
+@click.option("--executor", type=click.Choice(["inprocess", "dbos"]), default="inprocess",
+              show_default=True, help="Where the trials run: in this process's lanes, or "
+              "on DBOS lanes served by `rein eval --serve` processes (the scale extra).")
+@click.option("--store", "store_url", metavar="URL", help="The PostgreSQL database of the "
+              "DBOS lanes' queues (default: [store] url).")
+@click.option("--serve", is_flag=True, help="Serve DBOS lanes: run the trials evaluations "
+              "started with --executor dbos put on the queue, until stopped (--lanes at "
+              "once).")
+@click.option("--name", "worker_name", metavar="ID", help="With --serve: this worker's name "
+              "(default: HOST-PID); a worker restarted under its name recovers its trials.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
               help="Where evaluations are kept (.rein/evals/); default: the current folder.")
@@ -52,8 +62,9 @@ from rein.cli.output import emit_json, json_option
 def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: int,
           configs_file: Path | None, host: bool, timeout: float, alpha: float,
           baseline: str | None, approve: str | None, resume_id: str | None,
-          show_id: str | None, html_file: Path | None, atif_dir: Path | None, quiet: bool,
-          workspace: Path | None, as_json: bool) -> int:
+          show_id: str | None, html_file: Path | None, atif_dir: Path | None,
+          executor: str, store_url: str | None, serve: bool, worker_name: str | None,
+          quiet: bool, workspace: Path | None, as_json: bool) -> int:
     """Run a scenario suite under several harness configurations and say which is better.
 
     A PATH is a scenario (a folder with scenario.toml, or a Harbor task with task.toml) or
@@ -73,14 +84,19 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
       rein eval examples/eval --config scripted --baseline result.json   # gate a change
       rein eval examples/eval --config scripted-no-shell --approve sha256:...
       rein eval --resume eval-20261207T101500-a1b2c3
+      rein eval --serve --store postgresql://rein@db/rein --lanes 4   # a DBOS lane worker
+      rein eval examples/eval --config oracle --executor dbos --store postgresql://...
     \b
     Exit codes: 0 done, 1 the suite is invalid (oracle missed a scenario, nop solved one)
     or the baseline gate failed, 4 refused (not approved, or the evaluation runs
-    elsewhere), 64 usage error.
+    elsewhere), 64 usage error (a DBOS lane without a PostgreSQL URL, the scale extra or a
+    queue key).
     """
     from rein.errors import ConfigError
 
     root = (workspace or Path.cwd()).resolve()
+    if serve:
+        return _serve(root, store_url=store_url, lanes=lanes, name=worker_name, quiet=quiet)
     modes = sum(x is not None for x in (resume_id, show_id)) + bool(paths)
     if modes != 1:
         raise ConfigError("give PATHs to evaluate, or --resume ID, or --show ID (one of them)",
@@ -96,14 +112,15 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
         result = _run(root, paths, names, trials=trials, lanes=lanes,
                       configs_file=configs_file, host=host, timeout=timeout, alpha=alpha,
                       baseline=baseline, resume_id=resume_id, quiet=quiet, approve=approve,
-                      interactive=not as_json and _interactive())
+                      interactive=not as_json and _interactive(), executor=executor,
+                      store_url=store_url)
     return _show(result, as_json=as_json, html_file=html_file, atif_dir=atif_dir)
 
 
 def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials: int,
          lanes: int, configs_file: Path | None, host: bool, timeout: float, alpha: float,
          baseline: str | None, resume_id: str | None, quiet: bool, approve: str | None,
-         interactive: bool) -> dict[str, Any]:
+         interactive: bool, executor: str, store_url: str | None) -> dict[str, Any]:
     import os
 
     from rein.config import load_config
@@ -119,9 +136,45 @@ def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials:
 
     return evaluate(root, list(paths), list(names), configs_file=configs_file,
                     options=Options(trials=trials, lanes=lanes, host=host, timeout=timeout,
-                                    alpha=alpha),
+                                    alpha=alpha, executor=executor),
                     base=base, env=dict(os.environ), say=say, resume_id=resume_id,
-                    baseline=against, approve=approve, ask=_ask if interactive else None)
+                    baseline=against, approve=approve, ask=_ask if interactive else None,
+                    store_url=store_url)
+
+
+def _serve(root: Path, *, store_url: str | None, lanes: int, name: str | None,
+           quiet: bool) -> int:
+    """Serve DBOS lanes until SIGTERM or Ctrl-C."""
+    import os
+    import signal
+    import socket
+    import threading
+    from importlib.util import find_spec
+
+    from rein.config import load_config
+    from rein.errors import ConfigError
+
+    if find_spec("dbos") is None:
+        raise ConfigError("serving DBOS lanes needs the scale extra", code="SCALE005",
+                          hint="pip install 'rein[scale]'")
+    from rein.engine.executors.queue_key import load_key
+    from rein.eval.lanes import postgres_url, serve
+
+    base = load_config(root)
+    env = dict(os.environ)
+    url, key = postgres_url(store_url, base), load_key(base, env)
+    stop = threading.Event()
+
+    def stopping(_sig: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
+    serve(workspace=root, base=base, url=url, key=key,
+          name=name or f"{socket.gethostname()}-{os.getpid()}", concurrency=lanes, env=env,
+          stop=stop, say=lambda text: None if quiet else click.echo(f"rein eval: {text}",
+                                                                   err=True))
+    return 0
 
 
 def _ask(found: Any) -> bool:

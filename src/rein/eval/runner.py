@@ -52,6 +52,7 @@ class Options:
     host: bool = False
     timeout: float = 900.0  # seconds per trial
     alpha: float = 0.05
+    executor: str = "inprocess"  # where trials run: "inprocess" or "dbos" (rein.eval.lanes)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -149,7 +150,8 @@ def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
             "configurations": [{**c.summary(), "definition": c.definition} for c in configs],
             "approval": approved,
             "options": {"trials": options.trials, "lanes": options.lanes, "host": options.host,
-                        "timeout": options.timeout, "alpha": options.alpha}}
+                        "timeout": options.timeout, "alpha": options.alpha,
+                        "executor": options.executor}}
     return Ledger.create(workspace, plan), Loaded(scenarios=scenarios, configs=configs,
                                                   review=found)
 
@@ -191,9 +193,25 @@ def resume(workspace: Path, evaluation: str, base: Config, *, approve: str | Non
     return ledger, loaded, Options(**ledger.plan["options"])
 
 
+# Runs one trial elsewhere (rein.eval.lanes.DbosLanes.run): its record.
+Remote = Callable[[TrialSpec], Trial]
+
+
+def spec_for(ledger: Ledger, loaded: Loaded, p: Planned, attempt: int, *, options: Options,
+             base: Config, env: Mapping[str, str]) -> TrialSpec:
+    """What one attempt of a planned trial runs with, wherever it runs."""
+    return TrialSpec(evaluation=ledger.id, trial_id=p.trial_id, index=p.index,
+                     attempt=attempt, scenario=p.scenario, configuration=p.configuration,
+                     root=ledger.trials_root / p.trial_id / f"a{attempt}",
+                     trials_root=ledger.trials_root, base_config=base, host=options.host,
+                     timeout=options.timeout, env=env,
+                     pins=loaded.review.pins.get(p.configuration.name, {}))
+
+
 def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
-        env: Mapping[str, str], say: Say) -> list[Trial]:
-    """Every planned trial's result: adopted from the journal, or run now."""
+        env: Mapping[str, str], say: Say, remote: Remote | None = None) -> list[Trial]:
+    """Every planned trial's result: adopted from the journal, or run now (in this
+    process, or by ``remote``: on a DBOS lane)."""
     entries = ledger.entries()
     planned = plan_trials(loaded.scenarios, loaded.configs, options.trials)
     results: dict[str, Trial] = {}
@@ -217,15 +235,13 @@ def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
 
     def one(item: tuple[Planned, int]) -> Trial:
         p, attempt = item
-        root = ledger.trials_root / p.trial_id / f"a{attempt}"
-        spec = TrialSpec(evaluation=ledger.id, trial_id=p.trial_id, index=p.index,
-                         attempt=attempt, scenario=p.scenario, configuration=p.configuration,
-                         root=root, trials_root=ledger.trials_root, base_config=base,
-                         host=options.host, timeout=options.timeout, env=env,
-                         pins=loaded.review.pins.get(p.configuration.name, {}))
-        ledger.started(p.trial_id, attempt, root)
-        root.mkdir(parents=True)
-        trial = run_loop(execute(spec))
+        spec = spec_for(ledger, loaded, p, attempt, options=options, base=base, env=env)
+        ledger.started(p.trial_id, attempt, spec.root)
+        if remote is not None:
+            trial = remote(spec)  # the worker makes the trial's folder
+        else:
+            spec.root.mkdir(parents=True)
+            trial = run_loop(execute(spec))
         ledger.finished(trial)
         with lock:
             say(_line(trial))
@@ -308,5 +324,6 @@ def _line(trial: Trial) -> str:
     return f"{trial.trial}{rerun}: {mark} in {trial.wall_seconds:.1f}s{why}"
 
 
-__all__ = ["Loaded", "Options", "Planned", "check_configuration", "configurations_for",
-           "execute", "plan_trials", "reload", "resume", "run", "start"]
+__all__ = ["Loaded", "Options", "Planned", "Remote", "check_configuration",
+           "configurations_for", "execute", "plan_trials", "reload", "resume", "run",
+           "spec_for", "start"]

@@ -88,6 +88,7 @@ class Trial:
     folder: str | None = None
     # What the configuration's prompt overlay changed (rein.eval.overlays.Applied.to_json).
     overlays: Mapping[str, Any] | None = None
+    lane: str | None = None  # where it ran: None in process, "dbos:<worker>" on a DBOS lane
 
     @property
     def solved(self) -> bool:
@@ -113,7 +114,7 @@ class Trial:
                 "tool_calls": dict(sorted(self.tool_calls.items())),
                 "wall_seconds": round(self.wall_seconds, 3), "run_id": self.run_id,
                 "gates": self.gates, "reward": dict(self.reward) if self.reward else None,
-                "folder": self.folder, "overlays": self.overlays}
+                "folder": self.folder, "overlays": self.overlays, "lane": self.lane}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trial:
@@ -128,7 +129,7 @@ class Trial:
                    wall_seconds=float(data.get("wall_seconds") or 0.0),
                    run_id=data.get("run_id"), gates=list(data.get("gates") or []),
                    reward=data.get("reward"), folder=data.get("folder"),
-                   overlays=data.get("overlays"))
+                   overlays=data.get("overlays"), lane=data.get("lane"))
 
 
 def blank(spec: TrialSpec, status: Status, reason: str | None = None) -> Trial:

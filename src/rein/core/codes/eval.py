@@ -56,6 +56,16 @@ CODES = (
        "write the command as a list and name suite files through {suite}/"),
     _c("EVAL024", "usage", "the file of approved evaluations beside the account's rein.toml "
        "is damaged", "delete it and approve the configurations again"),
+    _c("EVAL025", "refused", "a DBOS lane's job names a plan or an approval other than the "
+       "evaluation's here (its plan or what its configurations run changed)",
+       "give every worker the workspace and the suite's files as approved; start a new "
+       "evaluation"),
+    _c("EVAL026", "usage", "trials on DBOS lanes need a PostgreSQL database for their queues "
+       "(no --store or [store] url names one)",
+       "pass --store postgresql://USER@HOST/DB to rein eval and to every rein eval --serve"),
+    _c("EVAL027", "error", "the DBOS lanes' queues are not reachable (no worker created them "
+       "yet, or the database is down), or the evaluation stopped while a trial was on a lane",
+       "start rein eval --serve --store URL, then resume the evaluation"),
     _c("EVAL404", "error", "there is no evaluation with that id in this workspace",
        "list them in .rein/evals/, or start one with rein eval PATH --config NAME"),
 )
