@@ -149,20 +149,9 @@ def _serve(root: Path, *, store_url: str | None, lanes: int, name: str | None,
     import signal
     import socket
     import threading
-    from importlib.util import find_spec
 
-    from rein.config import load_config
-    from rein.errors import ConfigError
+    from rein.eval.evaluate import serve_lanes
 
-    if find_spec("dbos") is None:
-        raise ConfigError("serving DBOS lanes needs the scale extra", code="SCALE005",
-                          hint="pip install 'rein[scale]'")
-    from rein.engine.executors.queue_key import load_key
-    from rein.eval.lanes import postgres_url, serve
-
-    base = load_config(root)
-    env = dict(os.environ)
-    url, key = postgres_url(store_url, base), load_key(base, env)
     stop = threading.Event()
 
     def stopping(_sig: int, _frame: Any) -> None:
@@ -170,10 +159,10 @@ def _serve(root: Path, *, store_url: str | None, lanes: int, name: str | None,
 
     signal.signal(signal.SIGTERM, stopping)
     signal.signal(signal.SIGINT, stopping)
-    serve(workspace=root, base=base, url=url, key=key,
-          name=name or f"{socket.gethostname()}-{os.getpid()}", concurrency=lanes, env=env,
-          stop=stop, say=lambda text: None if quiet else click.echo(f"rein eval: {text}",
-                                                                   err=True))
+    serve_lanes(root, store_url=store_url, lanes=lanes,
+                name=name or f"{socket.gethostname()}-{os.getpid()}", env=dict(os.environ),
+                stop=stop, say=lambda text: None if quiet else click.echo(f"rein eval: {text}",
+                                                                         err=True))
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,17 +65,37 @@ def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
         ledger.release()
 
 
+def serve_lanes(workspace: Path, *, store_url: str | None, lanes: int, name: str,
+                env: Mapping[str, str], stop: threading.Event, say: Say) -> None:
+    """Serve DBOS lanes for the evaluations of ``workspace`` until ``stop`` is set
+    (``rein eval --serve``): the queues' database, the queue key and the extra are checked
+    first (EVAL026, SCALE009, SCALE005)."""
+    from rein.config import load_config
+
+    _need_dbos()
+    from rein.engine.executors.queue_key import load_key
+    from rein.eval.lanes import postgres_url, serve
+
+    base = load_config(workspace)
+    serve(workspace=workspace, base=base, url=postgres_url(store_url, base),
+          key=load_key(base, env), name=name, concurrency=lanes, env=env, stop=stop, say=say)
+
+
+def _need_dbos() -> None:
+    from importlib.util import find_spec
+
+    if find_spec("dbos") is None:
+        raise ConfigError("trials on DBOS lanes need the scale extra", code="SCALE005",
+                          hint="pip install 'rein[scale]'")
+
+
 def _lanes(options: Options, base: Config, env: Mapping[str, str], store_url: str | None
            ) -> DbosLanes | None:
     """The DBOS lanes of an evaluation that runs its trials there, checked before anything
     runs: the queues' database and the queue key (EVAL026, SCALE009, SCALE005)."""
     if options.executor != "dbos":
         return None
-    from importlib.util import find_spec
-
-    if find_spec("dbos") is None:
-        raise ConfigError("trials on DBOS lanes need the scale extra", code="SCALE005",
-                          hint="pip install 'rein[scale]'")
+    _need_dbos()
     from rein.engine.executors.queue_key import load_key
     from rein.eval.lanes import DbosLanes, postgres_url
 
@@ -110,4 +131,4 @@ def failed(result: Mapping[str, Any]) -> bool:
     return baseline is not None and not baseline["passed"]
 
 
-__all__ = ["evaluate", "failed", "read_result"]
+__all__ = ["evaluate", "failed", "read_result", "serve_lanes"]
