@@ -178,3 +178,14 @@ def test_a_resumed_coordinator_adopts_the_trial_its_worker_ran(
     assert sorted(p.name for p in (ledger.trials_root / planned.trial_id).iterdir()) == ["a1"]
     entries = Ledger.open(ws, ledger.id).entries()
     assert entries[planned.trial_id].result is not None
+
+
+def test_an_evaluation_in_process_imports_no_dbos(ws: Path) -> None:
+    """Scale-out costs nothing when off: `rein eval` in process never imports dbos."""
+    script = ("import sys; from rein.cli import main; code = main(['eval', "
+              f"{str(SUITE / 'fix-greeting')!r}, '--config', 'oracle', '-q']); "
+              "print('dbos' in sys.modules); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ws, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"
