@@ -21,10 +21,10 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen
 from rein.core.loops import run as run_loop
 from rein.errors import ConfigError, ReinError
 from rein.eval.approval import Ask, Review, check_unchanged, require, review
@@ -45,8 +45,7 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Options:
+class Options(Frozen):
     trials: int = 1
     lanes: int = 1
     host: bool = False
@@ -55,8 +54,7 @@ class Options:
     executor: str = "inprocess"  # where trials run: "inprocess" or "dbos" (rein.eval.lanes)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Planned:
+class Planned(Frozen):
     trial_id: str
     index: int
     scenario: Scenario
