@@ -34,10 +34,10 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError, Refused
 from rein.eval.configs import Configuration
 from rein.eval.scenarios import Scenario
@@ -50,8 +50,7 @@ APPROVALS_FILE = "approved-evaluations.json"
 FORMAT = 1  # the version of the approvals file
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Needs:
+class Needs(Frozen):
     """One configuration's tables that run or send something, as a person reviews them."""
 
     configuration: str
@@ -63,8 +62,7 @@ class Needs:
                 "runs": [item.to_json() for item in self.items]}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Review:
+class Review(Frozen):
     """What an evaluation's configurations run, and the digest a person approves."""
 
     digest: str | None  # None: nothing needs approval

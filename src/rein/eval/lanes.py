@@ -38,12 +38,12 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dbos import DBOS, DBOSClient
 
+from rein.core.frozen import Record, field
 from rein.engine.executors.names import APP_NAME, answer_label, system_url
 from rein.engine.executors.queue_key import QueueKey
 from rein.engine.executors.serialization import json_only
@@ -160,8 +160,7 @@ class DbosLanes:
 # -- the worker ----------------------------------------------------------------------------
 
 
-@dataclass(kw_only=True)
-class _Serving:
+class _Serving(Record):
     workspace: Path | None = None
     base: Config | None = None
     key: QueueKey | None = None

@@ -24,11 +24,11 @@ silently.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from rein.core.frozen import Frozen, field
 
 if TYPE_CHECKING:
     from rein.providers.base import Provider
@@ -38,8 +38,7 @@ if TYPE_CHECKING:
 PROMPT_KEYS = ("system", "tools")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PromptOverlay:
+class PromptOverlay(Frozen):
     """A configuration's system-prompt text and tool descriptions."""
 
     system: str | None = None
@@ -62,11 +61,11 @@ class PromptOverlay:
             changes["system"] = ((request.system or "").rstrip() + "\n\n" + self.system).lstrip()
         if self.tools and any(t.name in self.tools for t in request.tools):
             changes["tools"] = tuple(
-                dataclasses.replace(t, description=self.tools[t.name]) if t.name in self.tools
+                t.replace(description=self.tools[t.name]) if t.name in self.tools
                 else t for t in request.tools)
         applied.count(system=self.system is not None,
                       tools=[t.name for t in request.tools if t.name in self.tools])
-        return dataclasses.replace(request, **changes) if changes else request
+        return request.replace(**changes) if changes else request
 
 
 class Applied:

@@ -119,8 +119,7 @@ def plan_trials(scenarios: Sequence[Scenario], configs: Sequence[Configuration],
             for i in range(1, n + 1) for s in scenarios for c in configs]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Loaded:
+class Loaded(Frozen):
     """What an evaluation runs: its scenarios and configurations, and the review of the code
     those configurations run (approved before any trial runs it)."""
 
