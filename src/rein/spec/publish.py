@@ -1,0 +1,99 @@
+"""READY: the accepted bundle becomes ``specs/active/40-development-plan.json``, the plan
+`rein dev` imports instead of planning again.
+
+Each slice of the readiness review becomes one feature: its dependencies, the requirement
+ids it serves, and a bounded implementation context composed by rein from the bundle (the
+requirements it serves with their fit criteria, the decisions with their reasons, the
+constraints, the files, and the acceptance checks traced to those requirements). The plan
+is checked with `rein dev`'s own plan check before it is written, so what is published is
+what `rein dev` accepts; and it records the digests of the brief and the documents it was
+made from (:mod:`rein.spec.provenance`), so that a later change is noticed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rein.spec.paths import PLAN_FORMAT, PLAN_PATH
+
+
+def compose(bundle: Mapping[str, Any], *, max_features: int = 20
+            ) -> tuple[dict[str, Any], list[str]]:
+    """The development plan of ``bundle`` (documents by name, all of them present), and
+    what `rein dev`'s plan check says of it (no problem: accepted)."""
+    from rein.dev.plan_check import check_plan
+
+    reqs = {r["id"]: r for r in _list(bundle["requirements"], "requirements")}
+    decisions = {d["id"]: d for d in _list(bundle["design"], "decisions")}
+    constraints = {c["id"]: c for c in _list(bundle["charter"], "constraints")}
+    checks = _list(bundle["acceptance"], "checks")
+    readiness = bundle["readiness"]
+    features = []
+    for item in _list(readiness, "slices"):
+        serves = [r for r in item.get("serves") or [] if r in reqs]
+        # A decision or a constraint reaches a slice when the slice names it, or when one
+        # of the requirements it serves does.
+        dids = _union(item.get("decisions"), [d for d, v in decisions.items()
+                                              if set(v.get("requirements") or []) & set(serves)])
+        cids = _union(item.get("constraints"), [c for r in serves
+                                                for c in reqs[r].get("constraints") or []])
+        context = {
+            "requirements": [f"{r}: {reqs[r]['statement']} (met when: "
+                             f"{reqs[r]['fit_criterion']})" for r in serves],
+            "decisions": [f"{d}: {decisions[d]['decision']} (because: "
+                          f"{decisions[d]['reason']})" for d in dids if d in decisions],
+            "constraints": [f"{c}: {constraints[c]['text']}" for c in cids
+                            if c in constraints],
+            "files": [str(f) for f in item.get("files") or []],
+            "acceptance": [f"{a['id']}: {a['check']}" for a in checks
+                           if set(a.get("requirements") or []) & set(serves)],
+        }
+        feature: dict[str, Any] = {
+            "id": item.get("id"), "title": item.get("title"),
+            "description": item.get("description", ""),
+            "priority": item.get("priority", 1),
+            "depends_on": list(item.get("depends_on") or []), "serves": serves,
+            "context": {k: v for k, v in context.items() if v}}
+        if item.get("verify") is not None:
+            feature["verify"] = item["verify"]
+        features.append(feature)
+    plan: dict[str, Any] = {"format": PLAN_FORMAT, "features": features}
+    if readiness.get("verify") is not None:
+        plan["verify"] = readiness["verify"]
+    checked = check_plan(plan, max_features=max_features)
+    problems = [f"the development plan of the slices is refused: {p}"
+                for p in checked.problems]
+    return plan, problems
+
+
+def write_plan(workspace: Path, plan: Mapping[str, Any], *, spec_id: str) -> dict[str, Any]:
+    """Write the plan with its provenance (the sources' digests as they are now)."""
+    from rein.spec.provenance import sources
+
+    out = {**plan, "spec": {"spec_id": spec_id,
+                            "published_at": dt.datetime.now(dt.UTC).isoformat(
+                                timespec="seconds"),
+                            "sources": sources(workspace)}}
+    path = workspace / PLAN_PATH
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return out
+
+
+def _list(data: Any, key: str) -> list[Mapping[str, Any]]:
+    items = data.get(key) if isinstance(data, Mapping) else None
+    return [i for i in items or [] if isinstance(i, Mapping) and isinstance(i.get("id"), str)]
+
+
+def _union(first: Any, more: list[str]) -> list[str]:
+    out: list[str] = []
+    for value in [*(first or []), *more]:
+        if isinstance(value, str) and value not in out:
+            out.append(value)
+    return out
