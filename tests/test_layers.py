@@ -19,7 +19,7 @@ RANK = {
     # Surfaces over the engine's one runtime: the development flow, the evaluation flow,
     # the app-server, the web console and the ACP agent. They translate; the CLI may launch
     # them.
-    "dev": 6, "eval": 6, "appserver": 6, "web": 6, "acp": 6,
+    "dev": 6, "spec": 6, "eval": 6, "appserver": 6, "web": 6, "acp": 6,
     "cli": 7,
     "__init__": 8, "__main__": 8,
 }
