@@ -29,7 +29,10 @@ from rein.spec.paths import APPROVED, FLOW_FILE, NAMES, PATHS, PLAN_PATH, TITLES
 from rein.spec.provenance import brief_files, sources
 
 # Each stop's exit code: the same stops as `rein dev`, READY being its `done`.
-EXIT = {"waiting": 3, "ready": 0, "failed": 1, "timeout": 1, "budget": 4, "cancelled": 1}
+# ``changed``: READY, but the brief or an approved document changed since (`rein spec
+# status` says so; `rein spec` reopens what depends on it).
+EXIT = {"waiting": 3, "ready": 0, "changed": 0, "failed": 1, "timeout": 1, "budget": 4,
+        "cancelled": 1}
 
 
 def load_flow(workspace: Path) -> dict[str, Any] | None:
@@ -98,12 +101,19 @@ def status(harness: Harness) -> dict[str, Any]:
         raise ReinError(f"no specification flow in {harness.workspace}", code="SPEC404",
                         hint="start one with `rein spec`")
     notices = []
+    reopen = None
     if harness.run(str(flow["run"])).status.value == "succeeded":
         reopen = _changed(harness.workspace, flow, harness)
         if reopen is not None:
             notices += [f"{PATHS[n]} will be reopened by `rein spec`: {why}"
                         for n, why in reopen[1].items()]
-    return _where(harness, flow, notices)
+    where = _where(harness, flow, notices)
+    if reopen is not None:
+        where.update(_stop("changed", f"the specification changed since it was "
+                           f"{'published' if where['reason'] == 'ready' else 'approved'}; "
+                           f"{PLAN_PATH} is out of date", "run `rein spec`: it reopens the "
+                           "documents that depend on the change"))
+    return where
 
 
 async def _start(harness: Harness, flow: dict[str, Any], settings: Mapping[str, Any], *,
@@ -296,8 +306,8 @@ def stop_of(pending: Mapping[str, Any], *, flow: Mapping[str, Any],
                      str(pending.get("hint") or "run `rein spec` again"))
     if state == "done":
         if (flow.get("published") or {}).get("run") == flow["run"]:
-            return _stop("ready", f"READY: the bundle is approved and published as "
-                         f"{PLAN_PATH}", "run `rein dev`: it builds the published plan "
+            return _stop("ready", f"the bundle is approved and published as {PLAN_PATH}",
+                         "run `rein dev`: it builds the published plan "
                          "without planning again")
         return _stop("waiting", "the bundle is approved", "run `rein spec` to publish it")
     reason = str(pending.get("reason") or "failed")

@@ -87,10 +87,10 @@ def _write_node(name: str, *, brief: str, settings: Mapping[str, Any], spec_id: 
         description += ("\n\nRead the brief (specs/*.md, specs/*.txt) and the documents "
                         f"before this one: {', '.join(earlier)}.")
     instructions = (f"Write the {TITLES[name]} as JSON to {path} (a real file), of this "
-                    f"shape:\n{SHAPES[name]}\nrein checks it (structure, unique and stable "
-                    "ids, references that exist, traces); a refused document comes back "
-                    "with every reason. No TBD or TODO: an open point is an open question "
-                    "of the readiness review, with the assumption made meanwhile.")
+                    f"shape:\n{SHAPES[name]}\nOn submit, rein checks it (structure, unique "
+                    "and stable ids, references that exist, traces); a refused document "
+                    "comes back with every reason. No TBD or TODO: an open point is an open "
+                    "question of the readiness review, with the assumption made meanwhile.")
     if name == "readiness":
         instructions += (f"\nOnce the bundle is approved, rein publishes the slices as "
                          f"{PLAN_PATH}, which `rein dev` builds.")

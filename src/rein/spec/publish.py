@@ -37,8 +37,9 @@ def compose(bundle: Mapping[str, Any], *, max_features: int = 20
         serves = [r for r in item.get("serves") or [] if r in reqs]
         # A decision or a constraint reaches a slice when the slice names it, or when one
         # of the requirements it serves does.
-        dids = _union(item.get("decisions"), [d for d, v in decisions.items()
-                                              if set(v.get("requirements") or []) & set(serves)])
+        tied = [d for d, v in decisions.items()
+                if set(v.get("requirements") or []) & set(serves)]
+        dids = _union(item.get("decisions"), tied)
         cids = _union(item.get("constraints"), [c for r in serves
                                                 for c in reqs[r].get("constraints") or []])
         context = {
