@@ -69,6 +69,6 @@ def document(request: CheckRequest) -> CheckResult:
     problems = check(name, data, earlier, approved=approved_copy(request.workspace, name),
                      max_features=int(request.params.get("max_features", 20)))
     if problems:
-        return CheckResult(passed=False, evidence=f"the {TITLES[name]} ({path}) is refused:\n"
+        return CheckResult(passed=False, evidence=f"{path} is refused:\n"
                            + "\n".join(f"- {p}" for p in problems))
     return CheckResult(passed=True, evidence=f"the {TITLES[name]} ({path}) is accepted")

@@ -257,7 +257,8 @@ def _where(harness: Harness, flow: Mapping[str, Any], notices: list[str]) -> dic
 def documents_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each document with its state: ``approved`` (kept from before a reopening, or
     approved in this run), ``accepted`` (checked by rein, a person's approval to come),
-    ``writing``, ``failed`` or ``planned``."""
+    ``writing``, ``failed``, ``cancelled``, ``not run`` (one before it failed) or
+    ``planned``."""
     start = int(flow.get("start", 0))
     rows = {n.node_id: n for n in harness.store.nodes(flow["run"])}
     bundle_gate = rows.get("approve_bundle")
@@ -273,13 +274,26 @@ def documents_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, An
             state = "accepted"
         elif write.status.value in ("failed", "cancelled"):
             state = write.status.value
+        elif write.status.value in ("skipped", "blocked"):
+            state = "not run"  # a document before it failed
         elif write.status.value == "pending":
             state = "planned"
         else:
             state = "writing"
-        out.append({"document": name, "path": PATHS[name], "title": TITLES[name],
-                    "status": state, "attempts": attempts})
+        item = {"document": name, "path": PATHS[name], "title": TITLES[name],
+                "status": state, "attempts": attempts}
+        if state == "failed" and write is not None and attempts:
+            item["last_failure"] = _evidence((write.record.get("attempts") or [])[-1])
+        out.append(item)
     return out
+
+
+def _evidence(attempt: Mapping[str, Any]) -> str:
+    """What the last attempt of a failed document was told: its check's evidence."""
+    results = (attempt.get("success") or {}).get("results") or []
+    said = [str(r.get("evidence") or r.get("error") or "failed") for r in results
+            if isinstance(r, Mapping) and not r.get("passed")]
+    return "\n".join(said) or str(attempt.get("error") or attempt.get("status") or "")
 
 
 def stop_of(pending: Mapping[str, Any], *, flow: Mapping[str, Any],
@@ -314,7 +328,8 @@ def stop_of(pending: Mapping[str, Any], *, flow: Mapping[str, Any],
     failed = [d for d in documents if d["status"] == "failed"]
     if reason == "failed" and failed:
         return _stop("failed", f"the {failed[0]['title']} ({failed[0]['path']}) was refused "
-                     f"{failed[0]['attempts']} time(s): {pending.get('message', '')}",
+                     f"{failed[0]['attempts']} time(s); the last time: "
+                     f"{failed[0].get('last_failure') or pending.get('message', '')}",
                      "make the brief clearer (or answer what the refusal names in it), "
                      "then `rein spec start --new`")
     return _stop(reason if reason in EXIT else "failed", str(pending.get("message", "")),
