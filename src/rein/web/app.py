@@ -28,7 +28,15 @@ from rein.core.states import ApprovalStatus
 from rein.engine.service import Harness
 from rein.errors import ReinError
 from rein.store.lineage import top_run_id
-from rein.web import pages_dev, pages_eval, pages_queue, pages_runs, pages_threads, streams
+from rein.web import (
+    pages_dev,
+    pages_eval,
+    pages_queue,
+    pages_runs,
+    pages_spec,
+    pages_threads,
+    streams,
+)
 from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
 from rein.web.html import error_box, page
 from rein.web.hub import Hub
@@ -321,6 +329,7 @@ def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Sta
         Route("/static/{name}", c.static),  # the package's own files: no session needed
         *pages_threads.routes(c),
         *pages_dev.routes(c),
+        *pages_spec.routes(c),
         *pages_eval.routes(c),
     ]
     app = Starlette(routes=routes)
