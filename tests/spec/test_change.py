@@ -63,6 +63,8 @@ def test_an_edited_brief_reopens_the_bundle_and_rein_dev_refuses_the_old_plan(
     assert code == 3 and "waiting for a person to approve the feature graph" in out, out
     assert protocol_errors(cli, json.loads((repo / ".rein/spec/flow.json").read_text())[
         "runs"]) == 0
+    _code, report = cli.json("spec", "report")  # every run: each document was written twice
+    assert [(d["runs"], d["steps"]) for d in report["documents"]] == [(2, 2)] * 5
 
 
 def test_an_edited_approved_document_reopens_it_and_what_depends_on_it(

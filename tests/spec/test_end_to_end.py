@@ -39,6 +39,14 @@ def test_a_brief_becomes_a_published_plan_that_rein_dev_builds(
     gates = [a for a in queue["approvals"] if a["kind"] == "gate"]
     assert [a["status"] for a in gates] == ["accepted"] * 5
 
+    # The report counts each document's turns and the envelopes refused (none).
+    _code, report = cli.json("spec", "report")
+    assert [(d["document"], d["steps"]) for d in report["documents"]] == [
+        ("charter", 1), ("requirements", 2), ("design", 1), ("acceptance", 1),
+        ("readiness", 1)]
+    assert (report["totals"]["steps"], report["totals"]["protocol_errors"]) == (6, 0)
+    assert report["totals"]["tokens"] is None  # unreported, never zero
+
     plan = json.loads((repo / PLAN_PATH).read_text())
     assert [(f["id"], f["depends_on"], f["serves"]) for f in plan["features"]] == [
         ("c_to_f", [], ["FR-1"]), ("table", ["c_to_f", "f_to_c"], ["FR-3"]),

@@ -93,6 +93,40 @@ def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
     return _show(where, as_json or _json(ctx), instruction=False)
 
 
+@spec.command("report")
+@workspace_option
+@json_option
+@click.pass_context
+def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
+    """Per document: steps, protocol errors, wall time, and tokens and cost where the driver
+    reported usage; read from the flow's runs (a reopened document counts in each).
+
+    \b
+    Example:
+      rein spec report
+      rein spec report --json | jq .totals
+
+    \b
+    Exit codes: 0 printed, 1 no flow here, 64 usage error.
+    """
+    from rein.spec import flow, report
+
+    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
+    with harness:
+        state = flow.load_flow(harness.workspace)
+        if state is None:
+            from rein.errors import ReinError
+
+            raise ReinError(f"no specification flow in {harness.workspace}", code="SPEC404",
+                            hint="start one with `rein spec`")
+        data = report.build(harness, state)
+    if as_json or _json(ctx):
+        emit_json(data)
+    else:
+        click.echo(report.render(data), nl=False)
+    return 0
+
+
 def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
     from rein.spec import flow
 
