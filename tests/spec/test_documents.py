@@ -113,7 +113,9 @@ def test_every_requirement_is_served_by_a_slice_and_the_plan_is_devs() -> None:
         slices[2]["serves"] = ["FR-1"]
         slices[0]["depends_on"] = ["table"]
     assert problems("readiness", change) == [
-        "requirement(s) FR-2 are served by no slice: name each in a slice's \"serves\""]
+        "requirement(s) FR-2 are served by no slice: name each in a slice's \"serves\"",
+        ("the development plan of the slices is refused: the dependencies form a cycle "
+        "through c_to_f, table")]
 
     def cycle(b: dict[str, Any]) -> None:
         b["readiness"]["slices"][0]["depends_on"] = ["table"]
@@ -141,3 +143,40 @@ def test_published_ids_stay_or_are_retired_and_never_reused() -> None:
     assert problems("requirements", reuse, approved=published) == [
         ("FR-3 is retired and used again: a retired id is never reused; give the "
         "requirement a new id")]
+
+
+def test_slices_of_the_wrong_types_are_refused_with_reasons_not_a_crash() -> None:
+    def change(b: dict[str, Any]) -> None:
+        slices = b["readiness"]["slices"]
+        slices[0]["serves"] = 5
+        slices[0]["decisions"] = "D-1"
+        slices[1]["depends_on"] = "c_to_f"
+        slices[2]["files"] = {"a": 1}
+        slices[2]["id"] = "Not An Id"
+    assert problems("readiness", change) == [
+        "the readiness review, slices[0] (c_to_f): \"serves\" must be a list of ids",
+        "the readiness review, slices[0] (c_to_f): \"decisions\" must be a list of ids",
+        "the readiness review, slices[2] (Not An Id): files must be a list of paths",
+        "requirement(s) FR-1 are served by no slice: name each in a slice's \"serves\"",
+        ("the development plan of the slices is refused: feature 'table': depends_on must "
+        "be a list of feature ids"),
+        ("the development plan of the slices is refused: feature #3 needs an id of "
+        "lowercase letters, digits, - or _ (at most 40), not 'Not An Id'")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_list_of_the_wrong_type_is_a_reason_not_a_crash(name: str) -> None:
+    bundle = good()
+    doc = {key: 5 for key in bundle[name]}
+    before = {n: bundle[n] for n in NAMES[:NAMES.index(name)]}
+    found = check(name, doc, before)
+    assert found and all(isinstance(p, str) for p in found)
+
+
+def test_the_readiness_check_reads_earlier_documents_edited_into_any_shape() -> None:
+    bundle = good()
+    before = {n: bundle[n] for n in NAMES[:-1]}
+    before["requirements"]["requirements"][0] = {"id": "FR-1", "constraints": 7}
+    before["design"]["decisions"][0] = {"id": "D-1", "requirements": "FR-1"}
+    before["acceptance"]["checks"][0] = {"id": "AC-1", "requirements": 3}
+    assert check("readiness", bundle["readiness"], before) == []  # not re-checked: no crash

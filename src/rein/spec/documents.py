@@ -110,17 +110,19 @@ def check(name: str, data: Any, bundle: Mapping[str, Any], *, approved: Any = No
     problems += _unresolved(name, data)
     problems += _duplicates(name, data)
     problems += _stable(name, data, approved)
-    if name == "readiness" and not problems:
+    if name == "readiness":  # the slices as `rein dev` will read them
         from rein.spec.publish import compose
 
-        problems += compose({**bundle, "readiness": data}, max_features=max_features)[1]
+        problems += [p for p in compose({**bundle, "readiness": data},
+                                        max_features=max_features)[1] if p not in problems]
     return problems
 
 
 def ids(data: Any, kind_of: str) -> list[str]:
     """The ids of one list of ``data`` (``kind_of``: the list's key)."""
     items = data.get(kind_of) if isinstance(data, Mapping) else None
-    return [str(i["id"]) for i in items or [] if isinstance(i, Mapping) and "id" in i]
+    return [str(i["id"]) for i in items if isinstance(i, Mapping) and "id" in i] \
+        if isinstance(items, list) else []
 
 
 # -- one check per document -------------------------------------------------------------------
@@ -197,8 +199,7 @@ def _design(data: Mapping[str, Any], bundle: Mapping[str, Any], known: set[str],
               "change can weigh it")
         _refs(item, "requirements", where, known, problems,
               kinds=("functional", "non-functional"), required=False)
-    allocated = {r for c in data.get("components") or [] if isinstance(c, Mapping)
-                 for r in c.get("requirements") or [] if isinstance(r, str)}
+    allocated = _named(data, "components", "requirements")
     loose = [r for r in ids(bundle["requirements"], "requirements")
              if r.startswith("FR-") and r not in allocated]
     if loose:
@@ -213,8 +214,7 @@ def _acceptance(data: Mapping[str, Any], bundle: Mapping[str, Any], known: set[s
         _text(item, "check", where, problems)
         _refs(item, "requirements", where, known, problems,
               kinds=("functional", "non-functional"))
-    traced = {r for c in data.get("checks") or [] if isinstance(c, Mapping)
-              for r in c.get("requirements") or [] if isinstance(r, str)}
+    traced = _named(data, "checks", "requirements")
     untraced = [r for r in ids(bundle["requirements"], "requirements") if r not in traced]
     if untraced:
         problems.append(f"requirement(s) {', '.join(untraced)} are traced to no acceptance "
@@ -245,8 +245,7 @@ def _readiness(data: Mapping[str, Any], bundle: Mapping[str, Any], known: set[st
         files = item.get("files", [])
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             problems.append(f"{where}: files must be a list of paths")
-    served = {r for s in data.get("slices") or [] if isinstance(s, Mapping)
-              for r in s.get("serves") or [] if isinstance(r, str)}
+    served = _named(data, "slices", "serves")
     unserved = [r for r in ids(bundle["requirements"], "requirements") if r not in served]
     if unserved:
         problems.append(f"requirement(s) {', '.join(unserved)} are served by no slice: "
@@ -327,6 +326,14 @@ def _refs(item: Mapping[str, Any], key: str, where: str, known: set[str],
                             "reference)")
 
 
+def _named(data: Mapping[str, Any], key: str, refs: str) -> set[str]:
+    """Every id the items of ``data[key]`` name in their ``refs`` list (lists only)."""
+    items = data.get(key)
+    return {r for item in items if isinstance(item, Mapping)
+            and isinstance(item.get(refs), list)
+            for r in item[refs] if isinstance(r, str)} if isinstance(items, list) else set()
+
+
 def _ids_of(bundle: Mapping[str, Any]) -> set[str]:
     return {i for name, data in bundle.items() for key in ID_LISTS.get(name, ())
             for i in ids(data, key)}
@@ -342,7 +349,7 @@ def _duplicates(name: str, data: Mapping[str, Any]) -> list[str]:
     out = [f"id {i} is used {n} times in {PATHS[name]}; ids are unique" for i, n in
            seen.items() if n > 1]
     if name == "readiness":
-        slices = [str(s.get("id")) for s in data.get("slices") or [] if isinstance(s, Mapping)]
+        slices = ids(data, "slices")
         out += [f"slice id {s!r} is used {slices.count(s)} times; ids are unique"
                 for s in sorted(set(slices)) if slices.count(s) > 1]
     return out

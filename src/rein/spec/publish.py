@@ -34,30 +34,31 @@ def compose(bundle: Mapping[str, Any], *, max_features: int = 20
     readiness = bundle["readiness"]
     features = []
     for item in _list(readiness, "slices"):
-        serves = [r for r in item.get("serves") or [] if r in reqs]
+        serves = [r for r in _strings(item.get("serves")) if r in reqs]
         # A decision or a constraint reaches a slice when the slice names it, or when one
         # of the requirements it serves does.
         tied = [d for d, v in decisions.items()
-                if set(v.get("requirements") or []) & set(serves)]
+                if set(_strings(v.get("requirements"))) & set(serves)]
         dids = _union(item.get("decisions"), tied)
         cids = _union(item.get("constraints"), [c for r in serves
-                                                for c in reqs[r].get("constraints") or []])
+                                                for c in _strings(reqs[r].get("constraints"))])
         context = {
-            "requirements": [f"{r}: {reqs[r]['statement']} (met when: "
-                             f"{reqs[r]['fit_criterion']})" for r in serves],
-            "decisions": [f"{d}: {decisions[d]['decision']} (because: "
-                          f"{decisions[d]['reason']})" for d in dids if d in decisions],
-            "constraints": [f"{c}: {constraints[c]['text']}" for c in cids
+            "requirements": [f"{r}: {reqs[r].get('statement')} (met when: "
+                             f"{reqs[r].get('fit_criterion')})" for r in serves],
+            "decisions": [f"{d}: {decisions[d].get('decision')} (because: "
+                          f"{decisions[d].get('reason')})" for d in dids if d in decisions],
+            "constraints": [f"{c}: {constraints[c].get('text')}" for c in cids
                             if c in constraints],
-            "files": [str(f) for f in item.get("files") or []],
-            "acceptance": [f"{a['id']}: {a['check']}" for a in checks
-                           if set(a.get("requirements") or []) & set(serves)],
+            "files": _strings(item.get("files")),
+            "acceptance": [f"{a['id']}: {a.get('check')}" for a in checks
+                           if set(_strings(a.get("requirements"))) & set(serves)],
         }
         feature: dict[str, Any] = {
             "id": item.get("id"), "title": item.get("title"),
             "description": item.get("description", ""),
             "priority": item.get("priority", 1),
-            "depends_on": list(item.get("depends_on") or []), "serves": serves,
+            # As written: `rein dev`'s plan check names a depends_on that is not a list.
+            "depends_on": item.get("depends_on") or [], "serves": serves,
             "context": {k: v for k, v in context.items() if v}}
         if item.get("verify") is not None:
             feature["verify"] = item["verify"]
@@ -89,12 +90,17 @@ def write_plan(workspace: Path, plan: Mapping[str, Any], *, spec_id: str) -> dic
 
 def _list(data: Any, key: str) -> list[Mapping[str, Any]]:
     items = data.get(key) if isinstance(data, Mapping) else None
-    return [i for i in items or [] if isinstance(i, Mapping) and isinstance(i.get("id"), str)]
+    return [i for i in items if isinstance(i, Mapping) and isinstance(i.get("id"), str)] \
+        if isinstance(items, list) else []
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _union(first: Any, more: list[str]) -> list[str]:
     out: list[str] = []
-    for value in [*(first or []), *more]:
-        if isinstance(value, str) and value not in out:
+    for value in [*_strings(first), *more]:
+        if value not in out:
             out.append(value)
     return out
