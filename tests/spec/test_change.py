@@ -102,3 +102,27 @@ def test_an_edited_approved_document_reopens_it_and_what_depends_on_it(
     plan = json.loads((repo / PLAN_PATH).read_text())
     assert "D-1: floats in, floats out (because: callers asked for exact values)" in \
         plan["features"][0]["context"]["decisions"]
+
+
+def test_a_declined_document_is_written_again_with_the_person_s_note(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    driver = SpecDriver(repo, cli)
+    _code, where = driver.flow("spec")
+    _code, pending = driver.submit(driver.work(where["instruction"]))  # the charter
+    person(where["run_id"])
+    _code, where = driver.flow("spec")
+    _code, pending = driver.submit(driver.work(where["instruction"]))  # the requirements
+    _code, queue = cli.json("approvals", "list")
+    [row] = queue["approvals"]
+    code, out = cli("approvals", "decline", row["approval_id"], "--note",
+                    "FR-3 is not needed yet")
+    assert code == 1, out  # the run ended: the person said no
+    code, where = driver.flow("spec")
+    assert code == 0, where
+    assert where["notices"][0] == ("reopened specs/active/20-requirements.json: a person "
+                                   "declined it: FR-3 is not needed yet")
+    assert [d["status"] for d in where["documents"]] == [
+        "approved", "writing", "planned", "planned", "planned"]
+    assert "a person declined it: FR-3 is not needed yet" in where["instruction"]["brief"]
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where

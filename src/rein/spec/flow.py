@@ -80,7 +80,14 @@ async def advance(harness: Harness, *, new: bool = False) -> dict[str, Any]:
             notices.append(f"resumed run {run_id}, which a stopped rein process left running")
             resumed = True
             continue
-        if harness.run(run_id).status.value != "succeeded":
+        state = harness.run(run_id).status.value
+        declined = _declined(flow, harness) if state == "failed" else None
+        if declined is not None:  # a person's "no" is the feedback of a new version
+            start, reopened = declined
+            notices += [f"reopened {PATHS[n]}: {why}" for n, why in reopened.items()]
+            await _start(harness, flow, settings, start=start, reopened=reopened)
+            continue
+        if state != "succeeded":
             break
         reopen = _changed(ws, flow, harness)
         if reopen is not None:
@@ -172,6 +179,25 @@ def _changed(ws: Path, flow: Mapping[str, Any], harness: Harness
     reopened = {NAMES[start]: why}
     for name in NAMES[start + 1:]:
         reopened[name] = f"{PATHS[NAMES[start]]}, which it depends on, is open again"
+    return start, reopened
+
+
+def _declined(flow: Mapping[str, Any], harness: Harness
+              ) -> tuple[int, dict[str, str]] | None:
+    """When a person declined a document (or the bundle) of the current run: the first
+    document shown to write again, and why each is reopened (the person's note)."""
+    rows = [r for r in harness.store.approvals(run_id=flow["run"])
+            if r.kind.value == "gate" and r.status.value == "declined"]
+    if not rows:
+        return None
+    shown = [n for n in NAMES if PATHS[n] in (rows[-1].request.get("files") or {})]
+    if not shown:
+        return None
+    note = str((rows[-1].answer or {}).get("note") or "").strip() or "no reason given"
+    start = NAMES.index(shown[0])
+    reopened = {n: f"a person declined it: {note}" for n in shown}
+    for name in NAMES[start + 1:]:
+        reopened.setdefault(name, f"{PATHS[shown[0]]}, which it depends on, is open again")
     return start, reopened
 
 
