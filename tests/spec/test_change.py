@@ -108,10 +108,10 @@ def test_a_declined_document_is_written_again_with_the_person_s_note(
         repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
     driver = SpecDriver(repo, cli)
     _code, where = driver.flow("spec")
-    _code, pending = driver.submit(driver.work(where["instruction"]))  # the charter
+    _code, _pending = driver.submit(driver.work(where["instruction"]))  # the charter
     person(where["run_id"])
     _code, where = driver.flow("spec")
-    _code, pending = driver.submit(driver.work(where["instruction"]))  # the requirements
+    _code, _pending = driver.submit(driver.work(where["instruction"]))  # the requirements
     _code, queue = cli.json("approvals", "list")
     [row] = queue["approvals"]
     code, out = cli("approvals", "decline", row["approval_id"], "--note",
