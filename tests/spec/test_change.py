@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from devflow_support import BRIEF, Cli
+from spec_bundle import good
 from spec_driver import SpecDriver, drive, protocol_errors
 
 from rein.spec.paths import PATHS, PLAN_PATH
@@ -95,8 +96,10 @@ def test_an_edited_approved_document_reopens_it_and_what_depends_on_it(
     evidence = pending["feedback"]["failed_criteria"][0]["evidence"]
     assert ("id(s) IF-1 were published in specs/active/25-design.json and are gone: keep "
             "them (ids are never renumbered or reused)") in evidence
-    driver.bundle["design"] = design | {"interfaces": json.loads(
-        (repo / ".rein/spec/approved/25-design.json").read_text())["interfaces"]}
+    # The published plan records the ids each document published.
+    assert json.loads((repo / PLAN_PATH).read_text())["spec"]["ids"]["design"] == [
+        "CMP-1", "CMP-2", "D-1", "IF-1"]
+    driver.bundle["design"] = design | {"interfaces": good()["design"]["interfaces"]}
     code, where = drive(driver, person)
     assert (code, where["reason"]) == (0, "ready"), where
     plan = json.loads((repo / PLAN_PATH).read_text())
@@ -126,3 +129,19 @@ def test_a_declined_document_is_written_again_with_the_person_s_note(
     assert "a person declined it: FR-3 is not needed yet" in where["instruction"]["brief"]
     code, where = drive(driver, person)
     assert (code, where["reason"]) == (0, "ready"), where
+
+
+def test_a_writing_node_cannot_rewrite_the_published_plan(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert code == 0, where
+    (repo / PATHS["design"]).write_text(json.dumps(good()["design"] | {"data": []}, indent=1))
+    _code, where = driver.flow("spec")  # the design is reopened
+    envelope = driver.work(where["instruction"])
+    plan = json.loads((repo / PLAN_PATH).read_text())
+    plan["spec"]["ids"]["design"] = []  # the published ids dropped: stability escaped
+    (repo / PLAN_PATH).write_text(json.dumps(plan))
+    code, answer = driver.submit(envelope)
+    assert code == 4 and answer["status"] == "refused", answer
+    assert PLAN_PATH in json.dumps(answer["error"]), answer

@@ -1,8 +1,9 @@
 """`rein submit` killed with SIGKILL while rein checks a document, then `rein spec`.
 
-The check reads the document as last published (``.rein/spec/approved/``); the test puts a
-named pipe there, so rein's check blocks reading it, deterministically, while the test kills
-the process; then the pipe is removed (nothing was published yet). The answered attempt
+The check reads the published plan for the ids that must stay stable; the test puts a named
+pipe at its path (before the instruction, so the pipe is part of the workspace the driver
+was given), so rein's check blocks reading it, deterministically, while the test kills the
+process; then the pipe is removed (nothing was published yet). The answered attempt
 is replayed from its stored envelope (the driver is not asked again), the check runs again,
 and the flow goes on to READY.
 """
@@ -23,7 +24,7 @@ import pytest
 from devflow_support import Cli
 from spec_driver import SpecDriver, drive, protocol_errors
 
-from rein.spec.paths import PATHS
+from rein.spec.paths import PLAN_PATH
 
 
 def test_sigkill_mid_check_then_resume(repo: Path, cli: Cli,
@@ -32,14 +33,13 @@ def test_sigkill_mid_check_then_resume(repo: Path, cli: Cli,
     _code, where = driver.flow("spec")
     _code, pending = driver.submit(driver.work(where["instruction"]))
     assert pending.get("for") == "approval", pending
+    document = repo / PLAN_PATH
+    os.mkfifo(document)
     person(where["run_id"])
     _code, where = driver.flow("spec")
     instruction = where["instruction"]
     assert instruction["node"] == "write_requirements"
     envelope = driver.work(instruction)
-    document = repo / ".rein/spec/approved" / Path(PATHS["requirements"]).name
-    document.parent.mkdir(parents=True)
-    os.mkfifo(document)
     (repo / ".rein/inbox.json").write_text(json.dumps(envelope))
 
     rein = Path(sys.executable).parent / "rein"

@@ -16,7 +16,7 @@ from typing import Any
 
 from rein.engine.criteria.model import CheckRequest, CheckResult
 from rein.spec.documents import check
-from rein.spec.paths import APPROVED, NAMES, PATHS, TITLES
+from rein.spec.paths import NAMES, PATHS, PLAN_PATH, TITLES
 
 MAX_DOCUMENT_BYTES = 1_000_000
 
@@ -48,10 +48,13 @@ def bundle_of(root: Path, names: tuple[str, ...] = NAMES) -> dict[str, Any]:
     return out
 
 
-def approved_copy(root: Path, name: str) -> Any:
-    """The document as last published (its ids stay stable from it), or ``None``."""
-    data, _why = read(root, f"{APPROVED}/{Path(PATHS[name]).name}")
-    return data
+def published_ids(root: Path, name: str) -> list[str] | None:
+    """The ids document ``name`` had when the plan was last published (they stay stable),
+    read from the plan: in the repository, where no writing node may write."""
+    plan, _why = read(root, PLAN_PATH)
+    spec = plan.get("spec") if isinstance(plan, dict) else None
+    found = (spec.get("ids") or {}).get(name) if isinstance(spec, dict) else None
+    return [i for i in found if isinstance(i, str)] if isinstance(found, list) else None
 
 
 def document(request: CheckRequest) -> CheckResult:
@@ -66,7 +69,7 @@ def document(request: CheckRequest) -> CheckResult:
     if why is not None:
         return CheckResult(passed=False, evidence=why)
     earlier = bundle_of(request.workspace, NAMES[:NAMES.index(name)])
-    problems = check(name, data, earlier, approved=approved_copy(request.workspace, name),
+    problems = check(name, data, earlier, published=published_ids(request.workspace, name),
                      max_features=int(request.params.get("max_features", 20)))
     if problems:
         return CheckResult(passed=False, evidence=f"{path} is refused:\n"

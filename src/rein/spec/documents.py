@@ -7,8 +7,8 @@ found (none: accepted):
 
 * **structure**: the keys and types of the document's shape, non-empty texts;
 * **ids**: unique in the bundle, of the document's pattern (``FR-1``, ``D-2``, ``AC-3``),
-  and **stable**: an id published once stays, or is listed in ``retired``, and a retired id
-  is never used again;
+  and **stable**: an id published once (the published plan records them) stays, or is
+  listed in ``retired``, and a retired id is never used again;
 * **traceability**: every requirement is traced to at least one acceptance check, every
   functional requirement is allocated to a component, and every requirement is served by
   a slice of the plan;
@@ -93,10 +93,10 @@ is missing (a slice's own "verify" replaces the top-level one).""",
 }
 
 
-def check(name: str, data: Any, bundle: Mapping[str, Any], *, approved: Any = None,
-          max_features: int = 20) -> list[str]:
+def check(name: str, data: Any, bundle: Mapping[str, Any], *,
+          published: Sequence[str] | None = None, max_features: int = 20) -> list[str]:
     """The problems of document ``name`` (``data``, parsed JSON), read with the documents
-    before it (``bundle``, by name); ``approved``: the same document as last published."""
+    before it (``bundle``, by name); ``published``: its ids as last published."""
     if not isinstance(data, Mapping):
         return [f"{PATHS[name]} must be a JSON object (see the shape in the instruction)"]
     problems: list[str] = []
@@ -109,7 +109,7 @@ def check(name: str, data: Any, bundle: Mapping[str, Any], *, approved: Any = No
     _CHECKS[name](data, bundle, known, problems)
     problems += _unresolved(name, data)
     problems += _duplicates(name, data)
-    problems += _stable(name, data, approved)
+    problems += _stable(name, data, published)
     if name == "readiness":  # the slices as `rein dev` will read them
         from rein.spec.publish import compose
 
@@ -355,14 +355,21 @@ def _duplicates(name: str, data: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _stable(name: str, data: Mapping[str, Any], approved: Any) -> list[str]:
+def declared(name: str, data: Any) -> list[str]:
+    """The ids document ``name`` declares, in order."""
+    return [i for key in ID_LISTS[name] for i in ids(data, key)]
+
+
+def _stable(name: str, data: Mapping[str, Any], published: Sequence[str] | None
+            ) -> list[str]:
     """Ids published once stay: each is kept, or (requirements) listed in ``retired``."""
-    if not isinstance(approved, Mapping):
+    if not published:
         return []
-    now = {i for key in ID_LISTS[name] for i in ids(data, key)}
-    retired = set(data.get("retired") or []) if name == "requirements" else set()
-    gone = [i for key in ID_LISTS[name] for i in ids(approved, key)
-            if i not in now and i not in retired]
+    now = set(declared(name, data))
+    retired = data.get("retired") if name == "requirements" else None
+    retired = {r for r in retired if isinstance(r, str)} if isinstance(retired, list) \
+        else set()
+    gone = [i for i in published if isinstance(i, str) and i not in now and i not in retired]
     if not gone:
         return []
     how = ("keep them, or list them in \"retired\"" if name == "requirements"

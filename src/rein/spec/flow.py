@@ -18,14 +18,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import secrets
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rein.engine.service import Harness
 from rein.errors import Refused, ReinError
-from rein.spec.paths import APPROVED, FLOW_FILE, NAMES, PATHS, PLAN_PATH, TITLES
+from rein.spec.paths import FLOW_FILE, NAMES, PATHS, PLAN_PATH, TITLES
 from rein.spec.provenance import brief_files, sources
 
 # Each stop's exit code: the same stops as `rein dev`, READY being its `done`.
@@ -213,8 +212,8 @@ def approved_digests(flow: Mapping[str, Any], harness: Harness) -> dict[str, str
 
 def _publish(harness: Harness, flow: dict[str, Any], settings: Mapping[str, Any]) -> str:
     """READY: the approved bundle, checked whole once more, becomes the development plan."""
-    from rein.spec.checks import approved_copy, bundle_of
-    from rein.spec.documents import check
+    from rein.spec.checks import bundle_of, published_ids
+    from rein.spec.documents import check, declared
     from rein.spec.publish import compose, write_plan
 
     ws = harness.workspace
@@ -230,7 +229,7 @@ def _publish(harness: Harness, flow: dict[str, Any], settings: Mapping[str, Any]
     bundle = bundle_of(ws)
     for name in NAMES:
         problems = check(name, bundle.get(name), bundle,
-                         approved=approved_copy(ws, name),
+                         published=published_ids(ws, name),
                          max_features=int(settings["max_features"]))
         if problems:
             raise ReinError(f"the approved bundle does not hold together: {PATHS[name]}: "
@@ -238,11 +237,10 @@ def _publish(harness: Harness, flow: dict[str, Any], settings: Mapping[str, Any]
                             hint="edit the document it names (`rein spec` then reopens it "
                                  "and the ones after it), or `rein spec start --new`")
     plan, _problems = compose(bundle, max_features=int(settings["max_features"]))
-    written = write_plan(ws, plan, spec_id=str(flow["spec_id"]))
-    copies = ws / APPROVED
-    copies.mkdir(parents=True, exist_ok=True)
-    for name in NAMES:
-        shutil.copyfile(ws / PATHS[name], copies / Path(PATHS[name]).name)
+    # Every id published stays: a retired requirement id too (it is never used again).
+    published = {name: sorted({*(published_ids(ws, name) or []),
+                               *declared(name, bundle[name])}) for name in NAMES}
+    written = write_plan(ws, plan, spec_id=str(flow["spec_id"]), ids=published)
     flow["approved"] = approved_digests(flow, harness)
     flow["published"] = {"run": flow["run"], "at": written["spec"]["published_at"],
                          "sources": written["spec"]["sources"]}

@@ -17,5 +17,4 @@ PLAN_PATH = f"{ACTIVE}/40-development-plan.json"  # what READY publishes; `rein 
 GRAPH_PATH = ".rein/spec/spec.agraph.yaml"
 GRAPH_ID = "rein/spec/bundle"
 FLOW_FILE = ".rein/spec/flow.json"
-APPROVED = ".rein/spec/approved"  # the documents as last published: ids stay stable from them
 PLAN_FORMAT = "rein.spec.plan/1"

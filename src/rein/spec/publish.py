@@ -72,14 +72,16 @@ def compose(bundle: Mapping[str, Any], *, max_features: int = 20
     return plan, problems
 
 
-def write_plan(workspace: Path, plan: Mapping[str, Any], *, spec_id: str) -> dict[str, Any]:
-    """Write the plan with its provenance (the sources' digests as they are now)."""
+def write_plan(workspace: Path, plan: Mapping[str, Any], *, spec_id: str,
+               ids: Mapping[str, list[str]]) -> dict[str, Any]:
+    """Write the plan with its provenance (the sources' digests as they are now) and the
+    ids each document has published (they stay stable from now on)."""
     from rein.spec.provenance import sources
 
     out = {**plan, "spec": {"spec_id": spec_id,
                             "published_at": dt.datetime.now(dt.UTC).isoformat(
                                 timespec="seconds"),
-                            "sources": sources(workspace)}}
+                            "sources": sources(workspace), "ids": dict(ids)}}
     path = workspace / PLAN_PATH
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
