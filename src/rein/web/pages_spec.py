@@ -21,7 +21,7 @@ from rein.web.html import e, page, status, table
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
-    from rein.web.app import Console
+    from rein.web.console import Console
 
 EVIDENCE_SHOWN = 1200  # characters of a refusal's evidence drawn into the page
 
@@ -82,7 +82,7 @@ async def spec(c: Console, request: Request) -> Response:
 
 
 async def spec_stream(c: Console, request: Request) -> Response:
-    seen = c.hub.version
+    seen = c.h.changes_seen
 
     def render() -> tuple[Any, str]:
         html = section(read(c.h))
@@ -90,7 +90,7 @@ async def spec_stream(c: Console, request: Request) -> Response:
 
     async def wait() -> None:  # until something is committed (here or in another process)
         nonlocal seen
-        seen = await c.hub.next_change(seen, streams.RUNS_REFRESH_SECONDS)
+        seen = await c.h.next_change(seen, streams.RUNS_REFRESH_SECONDS)
 
     return StreamingResponse(streams.runs_stream(render, wait=wait),
                              media_type="text/event-stream",
