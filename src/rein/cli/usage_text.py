@@ -96,6 +96,10 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
                         str(f["protocol_errors"]), cell_seconds(f["agent_seconds"]),
                         cell_seconds(f["verification_seconds"]), *_usage_cells(f["usage"])[2:],
                         f["usage_source"]] for f in report["features"]], left=2)
+        served = [f"  {f['id']}: {', '.join(f['serves'])}" for f in report["features"]
+                  if f.get("serves")]
+        if served:  # a plan `rein spec` published: each feature links back to its requirements
+            out += ["", "requirements served:", *served]
     if report["turns"]:
         out += ["", "turns"]
         out += _table(("turn", "node", "attempt", "agent", "verification", "total tokens",

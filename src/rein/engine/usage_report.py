@@ -304,6 +304,8 @@ def _feature(feature: Mapping[str, Any], turns: Sequence[Mapping[str, Any]],
     theirs = _calls_of(calls, {str(t["token"]) for t in mine})
     errors = _error_counts(theirs)
     return {"id": feature.get("id"), "title": feature.get("title"), "node": feature["node"],
+            # a plan `rein spec` published: the requirements the feature serves
+            "serves": list(feature.get("serves") or ()),
             "status": feature.get("status"), "attempts": feature.get("attempts", len(mine)),
             "steps": len(theirs), "protocol_errors": sum(errors["agent"].values()),
             "rein_errors": sum(errors["rein"].values()),
