@@ -170,7 +170,7 @@ def test_the_fetch_tool_without_its_http_library_is_tool044(
 
 def test_every_install_hint_in_the_catalogue_comes_from_the_constant() -> None:
     # No hint spells the distribution by hand: each names it through install_hint().
-    spelled = re.compile(r"pip install ['\"]?rein\[")
+    spelled = re.compile(rf"pip install ['\"]?{re.escape(DISTRIBUTION)}\[")
     constant = ROOT / "src" / "rein" / "core" / "extras.py"
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "src" / "rein").rglob("*.py")
                  if p != constant and spelled.search(p.read_text())]
