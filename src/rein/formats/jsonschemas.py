@@ -13,6 +13,8 @@ rein's own code uses one validator, ``jsonschema_rs`` (the spec documents' schem
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
@@ -57,12 +59,73 @@ def compiled(schema: Any, *, formats: bool = False) -> Any:
         raise BadSchema(str(exc).splitlines()[0]) from None
 
 
+class NotText:
+    """A violation the validator cannot report: a string (or a property name) holding a lone
+    surrogate, which JSON's ``\\ud800`` escape allows and Unicode text does not. It has the
+    fields rein reads of the validator's own violations."""
+
+    __slots__ = ("instance", "instance_path", "message")
+    kind: Any = None
+    schema_path: tuple[str | int, ...] = ()
+
+    def __init__(self, path: list[str | int], text: str) -> None:
+        self.instance_path = path
+        self.instance = _escaped(text)
+        self.message = (f"{self.instance} is not Unicode text: it holds a lone surrogate "
+                        "(U+D800 to U+DFFF alone)")
+
+
 def errors(validator: Any, instance: Any) -> list[Any]:
     """Every violation of ``instance``, ordered by where it is (then as the validator found
-    them): each has ``instance_path``, ``message`` and ``kind``."""
-    found = list(validator.iter_errors(instance))
+    them): each has ``instance_path``, ``message`` and ``kind``.
+
+    A string or property name holding a lone surrogate is a violation of its own
+    (:class:`NotText`), whatever the schema says, as the document loader refuses one; the
+    rest of the instance is checked with each such string's surrogates read as U+FFFD."""
+    lone = list(_not_text(instance, []))
+    checked = _as_text(instance) if lone else instance
+    found = [*lone, *validator.iter_errors(checked)]
     found.sort(key=lambda e: tuple(_token_key(t) for t in e.instance_path))
     return found
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a string or property name in ``value`` holds a lone surrogate."""
+    return next(iter(_not_text(value, [])), None) is not None
+
+
+def _escaped(text: str) -> str:
+    """``text`` as a JSON string, its lone surrogates escaped (printable anywhere)."""
+    return json.dumps(text)
+
+
+def _not_text(value: Any, path: list[str | int]) -> Iterable[NotText]:
+    if isinstance(value, str):
+        if _LONE.search(value):
+            yield NotText(path, value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            key_path = [*path, _escaped(key)[1:-1] if _LONE.search(key) else key]
+            if _LONE.search(key):
+                yield NotText(key_path, key)
+            yield from _not_text(item, key_path)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _not_text(item, [*path, index])
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _as_text(value: Any) -> Any:
+    """``value`` with every lone surrogate replaced by U+FFFD, which the validator can take."""
+    if isinstance(value, str):
+        return _LONE.sub("\ufffd", value)
+    if isinstance(value, Mapping):
+        return {_as_text(k): _as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_text(v) for v in value]
+    return value
 
 
 def _token_key(token: str | int) -> tuple[int, int, str]:
@@ -81,4 +144,4 @@ def where(error: Any, *, root: str = "/") -> str:
     return pointer(*error.instance_path) or root
 
 
-__all__ = ["BadSchema", "compiled", "errors", "most_relevant", "where"]
+__all__ = ["BadSchema", "NotText", "compiled", "errors", "has_lone_surrogate", "most_relevant", "where"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -379,12 +380,17 @@ def _finite(literal: str) -> float:
     return value
 
 
+# A \uD800-\uDFFF escape: the loader judges whether it is half of a pair.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _plain_json(body: str) -> Any | None:
     """The envelope as the loader would read it, when it is plain JSON far inside the
-    loader's limits (unique keys, finite numbers, short integers, shallow, no NUL, a
-    quarter of the size limit); ``None`` for anything else, which the loader then reads
-    (importing it, and the YAML parser with it, only when an envelope needs it)."""
-    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body:
+    loader's limits (unique keys, finite numbers, short integers, shallow, no NUL, no
+    surrogate escape, a quarter of the size limit); ``None`` for anything else, which the
+    loader then reads (importing it, and the YAML parser with it, only when an envelope
+    needs it): it refuses a lone surrogate, which is not Unicode text."""
+    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body or _SURROGATE_ESCAPE.search(body):
         return None
     try:
         value = json.loads(body, object_pairs_hook=_unique, parse_constant=_refuse,
