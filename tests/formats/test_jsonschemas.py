@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rein.formats.jsonschemas import BadSchema, NotText, compiled, errors, most_relevant, where
+from rein.formats.jsonschemas import BadSchema, NotJSON, compiled, errors, most_relevant, where
 
 
 def messages(schema: object, value: object) -> list[str]:
@@ -60,7 +60,22 @@ def test_a_lone_surrogate_is_a_violation_not_a_crash() -> None:
     # JSON's "\ud800" escape parses to a string the validator cannot take.
     schema = {"type": "object", "properties": {"b": {"type": "string"}}}
     found = errors(compiled(schema), {"b": "a\ud800", "c": ["ok", "\udc00"]})
-    assert all(isinstance(e, NotText) for e in found)
+    assert all(isinstance(e, NotJSON) for e in found)
     assert [where(e) for e in found] == ["/b", "/c/1"]
     assert found[0].message.startswith('"a\\ud800" is not Unicode text')
     assert found[0].message.encode("utf-8")  # printable: the surrogate is escaped
+
+
+def test_a_nan_or_infinite_number_is_not_read_as_null() -> None:
+    # The validator alone says "null is not of type "number"" of both.
+    schema = {"type": "object", "required": ["z"],
+              "properties": {"a": {"type": "number"}, "b": {"type": ["number", "null"]}}}
+    found = messages(schema, {"a": float("nan"), "b": float("inf")})
+    assert found == ['/: "z" is a required property',
+                     "/a: nan is not a JSON number (JSON has no NaN or Infinity)",
+                     "/b: inf is not a JSON number (JSON has no NaN or Infinity)"]
+
+
+def test_a_lone_surrogate_in_a_name_is_shown_printable() -> None:
+    [error] = errors(compiled({"type": "object"}), {"k\udc00": 1})
+    assert where(error) == "/k\ufffd" and error.message.startswith('"k\\udc00"')

@@ -9,11 +9,15 @@ rein's own code uses one validator, ``jsonschema_rs`` (the spec documents' schem
   draft is a broken schema, not a reason to guess one.
 * A ``$ref`` to anything outside the schema is never fetched: it is a broken schema.
 * ``format`` is asserted only where asked (``formats=True``), as the run record schema is.
+* A value JSON cannot hold (a lone surrogate, a NaN or infinite number) is a violation of its
+  own, with a message that says so: the validator would crash on the one and read the other
+  as null.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
@@ -59,59 +63,65 @@ def compiled(schema: Any, *, formats: bool = False) -> Any:
         raise BadSchema(str(exc).splitlines()[0]) from None
 
 
-class NotText:
-    """A violation the validator cannot report: a string (or a property name) holding a lone
-    surrogate, which JSON's ``\\ud800`` escape allows and Unicode text does not. It has the
-    fields rein reads of the validator's own violations."""
+class NotJSON:
+    """A violation the validator cannot report rightly: a string (or a property name) holding
+    a lone surrogate, which JSON's ``\\ud800`` escape allows and Unicode text does not (the
+    validator cannot take it), or a NaN or infinite number, which JSON has no literal for
+    (the validator reads it as null). It has the fields rein reads of the validator's own
+    violations."""
 
     __slots__ = ("instance", "instance_path", "message")
     kind: Any = None
     schema_path: tuple[str | int, ...] = ()
 
-    def __init__(self, path: list[str | int], text: str) -> None:
+    def __init__(self, path: list[str | int], value: str | float) -> None:
         self.instance_path = path
-        self.instance = _escaped(text)
-        self.message = (f"{self.instance} is not Unicode text: it holds a lone surrogate "
-                        "(U+D800 to U+DFFF alone)")
+        if isinstance(value, str):
+            self.instance: str = json.dumps(value)  # its lone surrogates escaped: printable
+            self.message = (f"{self.instance} is not Unicode text: it holds a lone surrogate "
+                            "(U+D800 to U+DFFF alone)")
+        else:
+            self.instance = repr(value)
+            self.message = f"{self.instance} is not a JSON number (JSON has no NaN or Infinity)"
 
 
 def errors(validator: Any, instance: Any) -> list[Any]:
     """Every violation of ``instance``, ordered by where it is (then as the validator found
     them): each has ``instance_path``, ``message`` and ``kind``.
 
-    A string or property name holding a lone surrogate is a violation of its own
-    (:class:`NotText`), whatever the schema says, as the document loader refuses one; the
-    rest of the instance is checked with each such string's surrogates read as U+FFFD."""
-    lone = list(_not_text(instance, []))
-    checked = _as_text(instance) if lone else instance
-    found = [*lone, *validator.iter_errors(checked)]
+    A value JSON cannot hold (a lone surrogate, as the document loader refuses one, or a NaN
+    or infinite number) is a violation of its own (:class:`NotJSON`) whatever the schema
+    says; the validator checks the rest, a lone surrogate read as U+FFFD, and what it finds
+    at or below such a value is left out."""
+    odd = list(_not_json(instance, []))
+    if not odd:
+        found = list(validator.iter_errors(instance))
+    else:
+        flagged = [tuple(e.instance_path) for e in odd]
+        found = [*odd, *(e for e in validator.iter_errors(_as_text(instance))
+                         if not any(tuple(e.instance_path[:len(f)]) == f for f in flagged))]
     found.sort(key=lambda e: tuple(_token_key(t) for t in e.instance_path))
     return found
 
 
-def has_lone_surrogate(value: Any) -> bool:
-    """Whether a string or property name in ``value`` holds a lone surrogate."""
-    return next(iter(_not_text(value, [])), None) is not None
-
-
-def _escaped(text: str) -> str:
-    """``text`` as a JSON string, its lone surrogates escaped (printable anywhere)."""
-    return json.dumps(text)
-
-
-def _not_text(value: Any, path: list[str | int]) -> Iterable[NotText]:
+def _not_json(value: Any, path: list[str | int]) -> Iterable[NotJSON]:
     if isinstance(value, str):
         if _LONE.search(value):
-            yield NotText(path, value)
+            yield NotJSON(path, value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            yield NotJSON(path, value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            key_path = [*path, _escaped(key)[1:-1] if _LONE.search(key) else key]
             if _LONE.search(key):
-                yield NotText(key_path, key)
-            yield from _not_text(item, key_path)
+                shown = _as_text(key)
+                yield NotJSON([*path, shown], key)
+                yield from _not_json(item, [*path, shown])
+            else:
+                yield from _not_json(item, [*path, key])
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            yield from _not_text(item, [*path, index])
+            yield from _not_json(item, [*path, index])
 
 
 _LONE = re.compile("[\ud800-\udfff]")
@@ -144,4 +154,4 @@ def where(error: Any, *, root: str = "/") -> str:
     return pointer(*error.instance_path) or root
 
 
-__all__ = ["BadSchema", "NotText", "compiled", "errors", "has_lone_surrogate", "most_relevant", "where"]
+__all__ = ["BadSchema", "NotJSON", "compiled", "errors", "most_relevant", "where"]
