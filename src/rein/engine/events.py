@@ -137,7 +137,7 @@ def append(store: Store, run_id: RunId, event_type: EventType, payload: Mapping[
                              hold=hold)
     if hold:
         try:
-            asyncio.get_running_loop().call_soon(store.flush)
+            asyncio.get_running_loop().call_soon(store.flush_on_loop)
         except RuntimeError:  # no loop to come back to: commit it now
             store.flush()
     return event

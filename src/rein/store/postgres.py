@@ -211,6 +211,7 @@ class PostgresStore(SQLStore):
         try:
             if not self._conn.closed:
                 self.flush()
+            self._raise_untold()
         finally:
             self._conn.close()
             if self._listener is not None:

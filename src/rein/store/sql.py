@@ -23,7 +23,7 @@ from typing import Any
 
 from rein.core.ids import ApprovalId, NodeKey, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
-from rein.errors import Refused, StoreError
+from rein.errors import Refused, ReinError, StoreError
 from rein.formats.redaction import Secrets, known_secrets, redact
 from rein.store.base import (
     ApprovalRow,
@@ -105,6 +105,13 @@ class SQLStore:
         self._hooks: list[CommitHook] = []
         self._grouped = False  # every write holds its commit until the loop's next turn
         self._flush_due = False  # a flush is scheduled on the running loop
+        # A commit that failed (a held write's among it, perhaps, on the loop's turn where no
+        # one hears it): every later write, and close(), raises it (see _lost).
+        self._failed: ReinError | None = None
+        # The open transaction holds a write whose call already returned (held): if it does
+        # not commit, its writer was told otherwise.
+        self._carrying = False
+        self._failed_told = False  # raised to a caller already: close() need not again
 
     # -- publication ----------------------------------------------------------------------
 
@@ -160,8 +167,19 @@ class SQLStore:
 
     # -- transactions ---------------------------------------------------------------------
 
+    def _check_failed(self) -> None:
+        """Raise the commit failure a held write met on the loop's turn, if any."""
+        if self._failed is not None:
+            failed = self._failed
+            self._failed_told = True
+            raise StoreError(f"an earlier commit failed ({failed.code}: {failed.message}); "
+                             "nothing written after it was kept", code=failed.code,
+                             hint="the run stopped where it was: once the cause is fixed "
+                                  "(see the code), `rein resume RUN` continues it")
+
     @contextlib.contextmanager
     def _tx(self) -> Iterator[None]:
+        self._check_failed()
         if self._depth:  # nested in atomic() or batch(): the outer transaction commits
             if self._broken:
                 raise StoreError("a write of this transaction failed earlier; it is being "
@@ -195,6 +213,7 @@ class SQLStore:
             raise
         if self._hold or (self._grouped and self._flush_soon()):
             self._hold, self._held, self._depth = False, True, 0
+            self._carrying = True
             return
         self._close(commit=True)
 
@@ -228,7 +247,7 @@ class SQLStore:
         import asyncio
 
         try:
-            asyncio.get_running_loop().call_soon(self.flush)
+            asyncio.get_running_loop().call_soon(self.flush_on_loop)
         except RuntimeError:
             return False
         self._flush_due = True
@@ -241,10 +260,25 @@ class SQLStore:
             self._held = False
             self._close(commit=True)
 
+    def _raise_untold(self) -> None:
+        """At close: a failure no write has raised yet is raised now."""
+        if self._failed is not None and not self._failed_told:
+            self._check_failed()
+
+    def flush_on_loop(self) -> None:
+        """:meth:`flush`, as the event loop calls it on its next turn: a failure there has no
+        caller to raise to, so it is kept and raised by the next write (or :meth:`close`),
+        which stops whoever would go on as if the held write had committed."""
+        try:
+            self.flush()
+        except ReinError:
+            self._failed_told = False  # no one heard it: the next write, or close(), says it
+
     def _close(self, *, commit: bool) -> None:
         """End the outermost transaction; publish its events when it committed."""
-        begun = self._begun
+        begun, carrying = self._begun, self._carrying
         self._depth, self._begun, self._broken = 0, False, False
+        self._carrying = False
         self._seq.clear()
         self._serialized.clear()
         if not (begun and commit):
@@ -255,19 +289,33 @@ class SQLStore:
             return
         try:
             self._write_due()
-        except BaseException:
+        except BaseException as exc:
             self._appended, self._events_due, self._node_rows = [], [], {}
             self._end(commit=False)
+            if carrying:
+                self._lost(exc)
             raise
         try:
             self._end(commit=True)
-        except BaseException:
+        except BaseException as exc:
             self._appended = []
+            if carrying:
+                self._lost(exc)
             raise
         self._published()
 
+    def _lost(self, exc: BaseException) -> None:
+        """A transaction that held a write whose writer was told it was written (a held
+        write) did not commit: the store writes nothing more (every later write, and
+        close(), raises this), so no one goes on from a state the file does not hold. A new
+        store object, opened by whoever resumes the run, starts over. A transaction of one
+        caller's writes alone that fails is that caller's to hear, and the store goes on."""
+        if isinstance(exc, ReinError) and self._failed is None:
+            self._failed, self._failed_told = exc, True  # raised to this caller now
+
     def atomic(self) -> contextlib.AbstractContextManager[None]:
         """Group several writes into one transaction (all of them, or none)."""
+        self._check_failed()
         self.flush()  # a held write is not part of the group: rolling it back must not undo it
         return self._tx()
 
@@ -292,6 +340,7 @@ class SQLStore:
             finally:
                 self._depth -= 1
             return
+        self._check_failed()
         if self._held and self._grouped:  # grouped: the held writes and these commit as one
             self._held = False
             self._begun, self._broken, self._depth = True, False, 1
@@ -308,6 +357,7 @@ class SQLStore:
             return
         if self._begun and self._grouped and self._flush_soon():
             self._held, self._depth = True, 0
+            self._carrying = True
             return
         self._close(commit=True)
 
@@ -316,6 +366,7 @@ class SQLStore:
         if not self._carried:
             return False
         self._carried, self._held, self._depth, self._broken = False, True, 0, False
+        self._carrying = True
         self._begun = True  # the held write's transaction is still open
         return True
 

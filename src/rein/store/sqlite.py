@@ -468,9 +468,11 @@ class SQLiteStore(SQLStore):
         return removed
 
     def close(self) -> None:
-        """Commit a held write, then release the connection."""
+        """Commit a held write, then release the connection (raising a commit failure of
+        a held write that no write has reported yet)."""
         try:
             self.flush()
+            self._raise_untold()
         finally:
             self._checkpointer.stop()  # so that this connection is the last, and folds the WAL
             self._db.close()

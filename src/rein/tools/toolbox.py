@@ -16,10 +16,10 @@ list of tools that are available.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rein.core.frozen import Frozen
 from rein.formats.redaction import Secrets, known_secrets
 from rein.tools.backend import ToolBackend
 from rein.tools.catalog import (
@@ -50,8 +50,7 @@ if TYPE_CHECKING:
     import httpx2 as httpx
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Plan:
+class Plan(Frozen):
     """What a call needs before it may run."""
 
     call: ToolCall
