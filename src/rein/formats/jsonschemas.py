@@ -20,8 +20,9 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
+from rein.core.frozen import Frozen
 from rein.formats.pointers import pointer
 
 # The drafts a ``$schema`` may name, without scheme and fragment. Any other is refused
@@ -63,26 +64,27 @@ def compiled(schema: Any, *, formats: bool = False) -> Any:
         raise BadSchema(str(exc).splitlines()[0]) from None
 
 
-class NotJSON:
+class NotJSON(Frozen):
     """A violation the validator cannot report rightly: a string (or a property name) holding
     a lone surrogate, which JSON's ``\\ud800`` escape allows and Unicode text does not (the
     validator cannot take it), or a NaN or infinite number, which JSON has no literal for
     (the validator reads it as null). It has the fields rein reads of the validator's own
     violations."""
 
-    __slots__ = ("instance", "instance_path", "message")
-    kind: Any = None
-    schema_path: tuple[str | int, ...] = ()
+    instance_path: tuple[str | int, ...]
+    instance: str  # the value as JSON would write it, lone surrogates escaped: printable
+    message: str
+    kind: ClassVar[Any] = None
+    schema_path: ClassVar[tuple[str | int, ...]] = ()
 
-    def __init__(self, path: list[str | int], value: str | float) -> None:
-        self.instance_path = path
-        if isinstance(value, str):
-            self.instance: str = json.dumps(value)  # its lone surrogates escaped: printable
-            self.message = (f"{self.instance} is not Unicode text: it holds a lone surrogate "
-                            "(U+D800 to U+DFFF alone)")
-        else:
-            self.instance = repr(value)
-            self.message = f"{self.instance} is not a JSON number (JSON has no NaN or Infinity)"
+
+def _not_json_at(path: list[str | int], value: str | float) -> NotJSON:
+    if isinstance(value, str):
+        shown = json.dumps(value)
+        why = "is not Unicode text: it holds a lone surrogate (U+D800 to U+DFFF alone)"
+    else:
+        shown, why = repr(value), "is not a JSON number (JSON has no NaN or Infinity)"
+    return NotJSON(instance_path=tuple(path), instance=shown, message=f"{shown} {why}")
 
 
 def errors(validator: Any, instance: Any) -> list[Any]:
@@ -107,15 +109,15 @@ def errors(validator: Any, instance: Any) -> list[Any]:
 def _not_json(value: Any, path: list[str | int]) -> Iterable[NotJSON]:
     if isinstance(value, str):
         if _LONE.search(value):
-            yield NotJSON(path, value)
+            yield _not_json_at(path, value)
     elif isinstance(value, float):
         if not math.isfinite(value):
-            yield NotJSON(path, value)
+            yield _not_json_at(path, value)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             if _LONE.search(key):
                 shown = _as_text(key)
-                yield NotJSON([*path, shown], key)
+                yield _not_json_at([*path, shown], key)
                 yield from _not_json(item, [*path, shown])
             else:
                 yield from _not_json(item, [*path, key])
