@@ -101,8 +101,8 @@ DEFAULT_POLICY: Mapping[str, Any] = MappingProxyType({
 class HookSpec(Frozen):
     """A named hook: a command that speaks the Claude Code hook wire format."""
 
-    __slots__ = ("command", "events", "fail_closed", "files", "matcher", "name", "shell",
-                 "source", "timeout_seconds")
+    __slots__ = ("command", "events", "fail_closed", "files", "format", "matcher", "name",
+                 "shell", "source", "timeout_seconds")
     name: str
     command: tuple[str, ...]
     timeout_seconds: float
@@ -114,11 +114,12 @@ class HookSpec(Frozen):
     # The workspace files it runs, and their digests when the configuration was read (or
     # trusted): a hook whose files changed since is not run (rein.config.command_files).
     files: Mapping[str, str]
+    format: str | None  # "claude" | "rein": the tool names and inputs it is shown
 
     def __init__(self, *, name: str, command: tuple[str, ...], timeout_seconds: float = 30.0,
                  events: tuple[str, ...] = (), source: str = "", matcher: str | None = None,
                  shell: bool = False, fail_closed: bool = False,
-                 files: Mapping[str, str] | None = None) -> None:
+                 files: Mapping[str, str] | None = None, format: str | None = None) -> None:
         set_field(self, "files", MappingProxyType(dict(files or {})))
         set_field(self, "name", name)
         set_field(self, "command", command)
@@ -128,6 +129,7 @@ class HookSpec(Frozen):
         set_field(self, "matcher", matcher)
         set_field(self, "shell", shell)
         set_field(self, "fail_closed", fail_closed)
+        set_field(self, "format", format)
 
 
 class Config(Frozen):
@@ -182,6 +184,7 @@ class Config(Frozen):
                 shell=isinstance(command, str),
                 fail_closed=bool(spec.get("fail_closed", False)),
                 files=self.pinned.get(f"hooks.{name}"),
+                format=spec.get("format"),
             )
         return out
 
