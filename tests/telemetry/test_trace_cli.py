@@ -53,11 +53,14 @@ def test_trace_json_lists_every_span_with_ids_parents_and_times(
     doc = json.loads(out)
     assert doc["run_id"] == run_id and doc["exported"] is None
     spans = doc["spans"]
-    assert [s["name"] for s in spans] == ["run tests/trace-cli", "node a", "attempt a #1",
-                                          "node b", "attempt b #1"]
-    assert set(spans[0]) == {"name", "kind", "trace_id", "span_id", "parent_span_id",
-                             "start", "end", "attributes", "status", "status_message"}
-    by_name = {s["name"]: s for s in spans}
+    assert [s["label"] for s in spans] == ["run tests/trace-cli", "node a", "attempt a #1",
+                                           "node b", "attempt b #1"]
+    # Stable names; the ids are attributes (and in the label, for people).
+    assert [s["name"] for s in spans] == ["run", "node", "attempt", "node", "attempt"]
+    assert set(spans[0]) == {"name", "label", "kind", "trace_id", "span_id",
+                             "parent_span_id", "start", "end", "attributes", "status",
+                             "status_message", "events", "links"}
+    by_name = {s["label"]: s for s in spans}
     assert {s["trace_id"] for s in spans} == {doc["trace_id"]}
     assert by_name["run tests/trace-cli"]["parent_span_id"] is None
     assert by_name["node b"]["parent_span_id"] == by_name["run tests/trace-cli"]["span_id"]
@@ -96,7 +99,7 @@ def test_export_to_the_console_sends_every_span(
     assert code == 0
     doc = json.loads(out)  # stdout stays one JSON object: the console exporter uses stderr
     assert doc["exported"] == 5
-    printed = err.count('"name": "')
+    printed = err.count('"kind": "SpanKind.')
     assert printed == 5 and doc["spans"][0]["span_id"] in err
 
 

@@ -20,7 +20,7 @@ from rein.errors import ConfigError
 from rein.store.base import Event, Store
 from rein.store.lineage import top_run_id
 from rein.telemetry import otel
-from rein.telemetry.spans import RunTrace, trace_id
+from rein.telemetry.spans import RunTrace, conversation, trace_id
 
 FLUSH_MILLIS = 5_000
 
@@ -42,7 +42,7 @@ class LiveExport:
             try:
                 self.processor.on_end(otel.readable(span, res=self._resource))
             except Exception as exc:  # noqa: BLE001 - a trace exporter must not stop the run
-                self.failures.append(f"{span.name}: {exc}")
+                self.failures.append(f"{span.label or span.name}: {exc}")
             else:
                 self.sent += 1
 
@@ -68,7 +68,7 @@ class LiveExport:
                     str(run.parent_node_key))
             trace = RunTrace(run_id=run.run_id, graph_id=run.graph_id,
                              trace_id=trace_id(top_run_id(self.store, run.run_id)),
-                             parent_span_id=parent)
+                             parent_span_id=parent, conversation=conversation(self.store, run))
             # What happened before this process saw the run: spans ended then were sent
             # by the process that ended them; the open ones continue here.
             for earlier in self.store.events(run.run_id):

@@ -92,23 +92,27 @@ def exporter_from_env(env: Mapping[str, str]) -> Any:
 
 
 def resource() -> Any:
-    """``service.name = rein`` merged with ``OTEL_RESOURCE_ATTRIBUTES`` / ``OTEL_SERVICE_NAME``."""
-    from opentelemetry.sdk.resources import Resource
+    """The resource of rein's spans: ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
+    as the SDK reads them, and ``service.name = rein`` when neither names the service."""
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
-    return Resource.create({"service.name": "rein"})
+    made = Resource.create()
+    if str(made.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        made = made.merge(Resource({SERVICE_NAME: "rein"}))
+    return made
 
 
 def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> Any:
     """``span`` as the SDK's ``ReadableSpan`` (ids as given; ``end`` for an open span)."""
-    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace import Event, ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-    from opentelemetry.trace import SpanContext, TraceFlags
+    from opentelemetry.trace import Link, SpanContext, TraceFlags
     from opentelemetry.trace.status import Status, StatusCode
 
     from rein.core.version import VERSION
 
-    def context(sid: str) -> SpanContext:
-        return SpanContext(trace_id=int(span.trace_id, 16), span_id=int(sid, 16),
+    def context(sid: str, trace: str | None = None) -> SpanContext:
+        return SpanContext(trace_id=int(trace or span.trace_id, 16), span_id=int(sid, 16),
                            is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
     code = {"ok": StatusCode.OK, "error": StatusCode.ERROR}.get(span.status, StatusCode.UNSET)
@@ -122,6 +126,8 @@ def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> An
         resource=res if res is not None else resource(), attributes=attributes,
         status=Status(code, span.status_message if code is StatusCode.ERROR else None),
         start_time=nanos(span.start), end_time=nanos(finish),
+        events=[Event(e.name, dict(e.attributes), nanos(e.at)) for e in span.events],
+        links=[Link(context(sid, trace)) for trace, sid in span.links],
         instrumentation_scope=InstrumentationScope("rein", VERSION))
 
 
