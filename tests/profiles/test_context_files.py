@@ -1,5 +1,5 @@
 """``spec.context.files`` (OAP §3.6): ``mode: always`` is injected at boot, ``on_demand`` is
-named for the agent to fetch, an unreadable ``always`` file fails the profile (OAP224), and
+named for the agent to fetch, an unreadable ``always`` file is said (OAP224), and
 a file outside what the session may read is withheld."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from rein.config import load_config
 from rein.profiles.effective import effective_profile
 from rein.profiles.policy import Policy
 from rein.profiles.prompt import assemble_prompt
-from rein.profiles.records import ProfileError
 from rein.profiles.resolve import resolve_profile
 
 pytestmark = pytest.mark.usefixtures("isolated_env")
@@ -63,14 +62,17 @@ def test_an_always_file_is_cut_at_max_bytes_and_cannot_close_its_block(ws: Path)
     assert block.endswith("[cut at 40 bytes]")
 
 
-def test_an_always_file_that_is_missing_fails_the_profile_with_oap224(ws: Path) -> None:
+def test_an_always_file_that_is_missing_is_said_not_silently_dropped(ws: Path) -> None:
     path = profile(ws, [{"path": "GONE.md", "mode": "always"}])
-    with pytest.raises(ProfileError) as refused:
-        resolve_profile(path, workspace=ws, config=load_config(ws))
-    assert refused.value.code == "OAP224"
-    assert "context file 'GONE.md' (mode: always) cannot be read" in refused.value.message
+    resolved = resolve_profile(path, workspace=ws, config=load_config(ws))
+    assert resolved.warnings == (
+        "OAP224: context file 'GONE.md' (mode: always) cannot be read: No such file or "
+        "directory; the session starts without it",)
+    text = assemble_prompt(effective_profile(resolved, Policy.from_mapping({})))
+    assert ("- GONE.md: meant to be loaded here, but it could not be read at the start of "
+            "the session (No such file or directory)") in text
     on_demand = profile(ws, [{"path": "GONE.md"}])  # named only: nothing to read at boot
-    assert resolve_profile(on_demand, workspace=ws, config=load_config(ws)).context_files
+    assert resolve_profile(on_demand, workspace=ws, config=load_config(ws)).warnings == ()
 
 
 def test_a_file_the_session_may_not_read_is_withheld(ws: Path) -> None:

@@ -8,17 +8,19 @@ on_demand`` (the default) advertises the path, with its description, for the age
 with its file tool. ``max_bytes`` bounds what is read (:data:`DEFAULT_MAX_BYTES` when
 absent); a longer file is cut at a character boundary and the prompt says so.
 
-An ``always`` file that cannot be read (missing, a directory, not UTF-8 text) fails the
-profile's instantiation (``OAP224``): a session without the material its profile says it
-always has is not the agent the profile describes. A path outside the workspace is refused
-before, with every other profile path (``OAP008``). A file the session may not read (outside
+An ``always`` file that cannot be read (missing, a directory, not UTF-8 text) is said
+where it would have been, and in the profile's warnings (``OAP224``): the session starts
+without it, and neither the agent nor the person is left to believe it was loaded (OAP
+gives files no ``required`` flag, and published profiles name files a workspace may not
+have). A path outside the workspace is refused before, with every other profile path
+(``OAP008``). A file the session may not read (outside
 its read roots, or under its ``deny_paths``, ``.git`` and ``.rein`` included) is not put in
 the prompt: the prompt says it was withheld, so no profile reads around rein's file policy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from rein.formats.globs import path_within
 
 DEFAULT_MAX_BYTES = 100_000
 TAG = "context-file"
+UNREADABLE = "OAP224"  # an always file that could not be read at the session's start
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,15 +41,22 @@ class ContextFile:
     description: str = ""
     text: str | None = None  # always: what was read (None for on_demand)
     cut_at: int | None = None  # always: the file was longer than max_bytes
+    problem: str | None = None  # always: why it could not be read
+
+    @property
+    def warning(self) -> str | None:
+        """The profile's warning about this file, if it could not be loaded."""
+        if self.problem is None:
+            return None
+        return (f"{UNREADABLE}: context file {self.path!r} (mode: always) cannot be read: "
+                f"{self.problem}; the session starts without it")
 
 
-def load(data: Mapping[str, Any], workspace: Path,
-         fail: Callable[[str, str, str], None]) -> tuple[ContextFile, ...]:
-    """The entries of ``spec.context.files``, the ``always`` ones read; ``fail(code,
-    pointer, message)`` for one that cannot be."""
+def load(data: Mapping[str, Any], workspace: Path) -> tuple[ContextFile, ...]:
+    """The entries of ``spec.context.files``, the ``always`` ones read (or why not)."""
     context = (data.get("spec") or {}).get("context") or {}
     out = []
-    for i, entry in enumerate(context.get("files") or []):
+    for entry in context.get("files") or []:
         path, mode = str(entry["path"]), str(entry.get("mode") or "on_demand")
         description = str(entry.get("description") or "")
         if mode != "always":
@@ -61,8 +71,8 @@ def load(data: Mapping[str, Any], workspace: Path,
         except (OSError, UnicodeDecodeError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else \
                 "it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc)
-            fail("OAP224", f"/spec/context/files/{i}/path",
-                 f"context file {path!r} (mode: always) cannot be read: {why}")
+            out.append(ContextFile(path=path, mode=mode, description=description,
+                                   problem=why))
             continue
         out.append(ContextFile(path=path, mode=mode, description=description, text=text,
                                cut_at=limit if len(raw) > limit else None))
@@ -84,6 +94,9 @@ def render(files: Sequence[ContextFile], *, read_roots: Sequence[str],
         about = f" ({f.description})" if f.description else ""
         if not readable(f.path):
             named.append(f"- {f.path}{about}: withheld, outside what this session may read")
+        elif f.problem is not None:
+            named.append(f"- {f.path}{about}: meant to be loaded here, but it could not be "
+                         f"read at the start of the session ({f.problem})")
         elif f.text is None:
             named.append(f"- {f.path}{about}")
         else:

@@ -145,10 +145,8 @@ def resolve_profile(path_or_name: str | Path, *, workspace: Path, config: Config
     hooks = _hooks(data, doc, work)
     stores = _memory(data, work)
     _real_paths(data, doc, work)
-    files = () if work.findings else context_files.load(
-        data, work.workspace, lambda code, pointer, message: work.fail(
-            code, message, doc.locate(pointer),
-            hint="create the file, correct the path, or make it mode: on_demand"))
+    files = () if work.findings else context_files.load(data, work.workspace)
+    work.warnings.extend(f.warning for f in files if f.warning is not None)
     if work.findings:
         first = work.findings[0]
         raise ProfileError(f"profile {metadata.get('name')!r} cannot be instantiated: "
