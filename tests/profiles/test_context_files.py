@@ -65,9 +65,9 @@ def test_an_always_file_is_cut_at_max_bytes_and_cannot_close_its_block(ws: Path)
 def test_an_always_file_that_is_missing_is_said_not_silently_dropped(ws: Path) -> None:
     path = profile(ws, [{"path": "GONE.md", "mode": "always"}])
     resolved = resolve_profile(path, workspace=ws, config=load_config(ws))
-    assert resolved.warnings == (
-        "OAP224: context file 'GONE.md' (mode: always) cannot be read: No such file or "
-        "directory; the session starts without it",)
+    warning = ("OAP224: context file 'GONE.md' (mode: always) cannot be read: No such file "
+               "or directory; the session starts without it")
+    assert resolved.warnings == (warning,)
     text = assemble_prompt(effective_profile(resolved, Policy.from_mapping({})))
     assert ("- GONE.md: meant to be loaded here, but it could not be read at the start of "
             "the session (No such file or directory)") in text
