@@ -209,3 +209,24 @@ def test_rein_toml_format_reaches_the_hook_and_a_bad_one_is_refused(tmp_path: Pa
     with pytest.raises(ConfigError) as bad:
         load_config(tmp_path, env=env)
     assert bad.value.code == "CFG004" and "format" in bad.value.message
+
+
+def test_an_mcp_tool_keeps_its_name_and_arguments_in_either_format(tmp_path: Path) -> None:
+    import asyncio
+
+    from rein.tools.hooks import HookRunner
+
+    log = tmp_path / "log.jsonl"
+    rewrite = answer({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                             "updatedInput": {"timezone": "UTC"}}})
+    hooks = [logger(log, events=("PreToolUse",), matcher="mcp__time__.*", format="claude"),
+             Hook(name="utc", command=rewrite, events=("PreToolUse",),
+                  matcher="mcp__time__get_current_time")]
+    runner = HookRunner(hooks, cwd=tmp_path, session_id="s")
+    call = {"tool_name": "mcp__time__get_current_time",
+            "tool_input": {"timezone": "Europe/Paris"}}
+    chain = asyncio.run(runner.run("PreToolUse", call, tool="mcp__time__get_current_time"))
+    [seen] = inputs(log)
+    assert (seen["tool_name"], seen["tool_input"]) == (
+        "mcp__time__get_current_time", {"timezone": "Europe/Paris"})
+    assert chain.tool_input == {"timezone": "UTC"}
