@@ -21,6 +21,7 @@ the names the model called them by.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -84,10 +85,15 @@ def writer(path: Path, messages: Callable[[], Sequence[Message]], *, session_id:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".transcript.", suffix=".tmp")
+        except OSError:
+            return None
+        try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write("".join(line + "\n" for line in lines))
             os.replace(tmp, path)
         except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
             return None
         return str(path)
 
