@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
-from rein.store.base import Event, Store
-from rein.store.lineage import top_run_id
 from rein.telemetry import otel
-from rein.telemetry.spans import RunTrace, conversation, trace_id
+
+if TYPE_CHECKING:
+    from rein.store.base import Event, Store
+    from rein.telemetry.spans import RunTrace
 
 FLUSH_MILLIS = 5_000
 
@@ -58,6 +59,9 @@ class LiveExport:
         known = self.traces.get(run_id)
         if known is not None:
             return known
+        from rein.store.lineage import top_run_id
+        from rein.telemetry.spans import RunTrace, conversation, trace_id
+
         run = self.store.get_run(run_id)
         if run is None:  # cannot happen for a published event; keep the stream going
             trace = RunTrace(run_id=run_id, graph_id="", trace_id=trace_id(run_id))

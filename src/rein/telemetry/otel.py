@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
-from rein.store.base import Store
-from rein.telemetry.spans import SpanRecord, build_spans
+
+if TYPE_CHECKING:
+    from rein.store.base import Store
+    from rein.telemetry.spans import SpanRecord
 
 ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
@@ -165,4 +167,6 @@ def export_run(store: Store, run_id: str, *, exporter: Any = None, processor: An
     """
     if not have_sdk():
         raise sdk_missing()
+    from rein.telemetry.spans import build_spans
+
     return send(build_spans(store, run_id), exporter=exporter, processor=processor)
