@@ -20,5 +20,5 @@ def test_the_harness_holds_threads() -> None:
         "run", "run_sync", "turns", "fork"]
     assert [m for m in ("stream", "answer", "interrupt", "wait", "result")
             if hasattr(Turn, m)] == ["stream", "answer", "interrupt", "wait", "result"]
-    assert list(TurnResult.__dataclass_fields__) == ["turn_id", "status", "final_response",
-                                                      "items", "error"]
+    assert list(TurnResult.__fields__) == ["turn_id", "status", "final_response", "items",
+                                           "error"]

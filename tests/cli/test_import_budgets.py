@@ -41,7 +41,7 @@ HELP_CEILING = 130  # 120 when written
 # `rein next`: a read of the store and the driver's status; no event loop, no engine
 # execution, no document parser, no schema validator, and (its plain forms) not even click.
 # No dataclass either: `dataclasses` brings `inspect`, `ast` and `dis`, and every class it
-# builds is code generated and compiled at import (the rows are hand-written instead).
+# builds is code generated and compiled at import (the rows are rein.core.frozen values).
 NEXT_DENIED = ("rein.engine.runner", "rein.engine.execution", "rein.engine.scheduler",
                "rein.engine.kinds", "rein.engine.prepare", "rein.engine.criteria",
                "rein.engine.events", "rein.formats.ags", "rein.formats.agx",
@@ -65,22 +65,27 @@ SUBMIT_DENIED = ("rein.providers", "rein.workers.model", "rein.workers.model_att
                  "rein.formats.ags.validate", "rein.tools.mcp", "importlib.metadata",
                  "jsonschema", "jsonschema_rs", "rein.config.trust", "yaml",
                  "rein.formats.loader_yaml", "rein.formats.locations",
+                 # every value and record is a rein.core.frozen class (asyncio still
+                 # brings inspect, ast and dis)
+                 "dataclasses",
                  # its plain forms are answered without click (cli/quick_submit.py)
                  "click", "rein.cli.app", "rein.cli.driver", "rein.cli.run",
                  "rein.cli.workspace", *SDKS)
 SUBMIT_REIN_CEILING = 149  # 144 when written (134 at first, 191 before the engine was
 # trimmed; the hand-written value classes and the graph cache added a few small modules;
-# then rein.core.loops and rein.engine.material, 149 measured)
+# then rein.core.loops and rein.engine.material, 149 measured; 148 without the re-export
+# rein.formats.frozen)
 SUBMIT_CEILING = 330  # 323 when written (340 with click, 361 with the YAML parser, 378 with
 # jsonschema_rs, 560 before; +1 for rein.core.loops, the loop that wakes in a sandbox; +1:
 # what an approval shows is its own module, engine.material, so that the signature checks of
-# engine.signed can use it without an import cycle)
+# engine.signed can use it without an import cycle; 327 measured without dataclasses)
 
 # Each dataclass built at import generates and compiles its methods: a few million
 # instructions of every submit apiece. rein's own, counted after the turn.
-SUBMIT_DATACLASSES = 32  # 32 when written (45 before the plan and node-spec classes were
-# hand-written, 58 before the worker boundary's records, usage,
-# budget and the node and run outcomes were hand-written, 101 before the store's rows were)
+SUBMIT_DATACLASSES = 0  # 0 since every value and record is a rein.core.frozen class (32
+# before, 45 before the plan and node-spec classes were hand-written, 58 before the worker
+# boundary's records, usage, budget and the node and run outcomes were, 101 before the
+# store's rows were)
 
 _PROBE = """
 import json, sys

@@ -19,6 +19,7 @@ def test_an_escalation_without_a_channel_is_rt015_and_the_node_fails(
     run = Run(tmp_path, data, {"a": [{"failure": "tool_error", "message": "no"}]})
     assert run.start().status is RunStatus.FAILED
     found = [(d["code"], d["severity"], d["message"]) for d in run.record()["diagnostics"]]
-    assert ("RT015", "warning", f"node a: escalation to {to!r} cannot be presented: rein has "
-            "no such channel; the node goes on down its failure ladder") in found
+    message = (f"node a: escalation to {to!r} cannot be presented: rein has no such "
+               "channel; the node goes on down its failure ladder")
+    assert ("RT015", "warning", message) in found
     assert "RUN000" not in [code for code, _, _ in found]

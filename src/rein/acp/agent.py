@@ -24,7 +24,6 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import acp
@@ -33,6 +32,7 @@ from acp import schema
 from rein.acp import mcp_servers as client_mcp
 from rein.acp import options, updates
 from rein.acp.client_tools import ClientTools
+from rein.core.frozen import Record, field
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import ServerRequest, TurnRun
 from rein.errors import ConfigError, ReinError
@@ -49,8 +49,7 @@ _ASKED_KIND: dict[str, Any] = {"item/commandExecution/requestApproval": "execute
 _GRAPHS = (".agraph.yaml", ".agraph.yml", ".agraph.json")
 
 
-@dataclass
-class _Session:
+class _Session(Record, kw_only=False):
     thread_id: str
     cwd: str
     rejected: set[str] = field(default_factory=set)  # action digests rejected for good

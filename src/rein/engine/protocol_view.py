@@ -24,20 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.store.base import Event
 
 
 class Notification(Frozen):
     """One server → client notification: a method name and its params."""
 
-    __slots__ = ("method", "params")
     method: str
     params: Mapping[str, Any]
-
-    def __init__(self, *, method: str, params: Mapping[str, Any]) -> None:
-        set_field(self, "method", method)
-        set_field(self, "params", params)
 
     def to_json(self) -> dict[str, Any]:
         return {"method": self.method, "params": dict(self.params)}

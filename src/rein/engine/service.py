@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.queries import Reads
 from rein.errors import ConfigError, Refused, ReinError, StoreError
@@ -46,30 +46,17 @@ Signer = Callable[[str, bytes], str]
 class Answered(Frozen):
     """An answer recorded in the approval queue."""
 
-    __slots__ = ("actor", "approval", "changed", "outcome")
     approval: ApprovalRow  # as stored
     changed: bool  # False: the same answer was already recorded
     actor: str  # who answered: the approver rein knows, never a typed name
     outcome: RunOutcome | None  # where the run stands after it continued (None: not asked)
 
-    def __init__(self, *, approval: ApprovalRow, changed: bool, actor: str,
-                 outcome: RunOutcome | None) -> None:
-        set_field(self, "approval", approval)
-        set_field(self, "changed", changed)
-        set_field(self, "actor", actor)
-        set_field(self, "outcome", outcome)
-
 
 class Submitted(Frozen):
     """A driver envelope applied (or recognised as applied) and the run advanced."""
 
-    __slots__ = ("note", "status")
     note: str  # what happened, in words ("accepted for ...", "already applied ...")
     status: dict[str, Any]  # what comes next, as :meth:`Harness.next` reports it
-
-    def __init__(self, *, note: str, status: dict[str, Any]) -> None:
-        set_field(self, "note", note)
-        set_field(self, "status", status)
 
 
 class Harness(Reads):

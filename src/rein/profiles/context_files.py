@@ -21,10 +21,10 @@ the prompt: the prompt says it was withheld, so no profile reads around rein's f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.formats.globs import path_within
 
 DEFAULT_MAX_BYTES = 100_000
@@ -32,8 +32,7 @@ TAG = "context-file"
 UNREADABLE = "OAP224"  # an always file that could not be read at the session's start
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ContextFile:
+class ContextFile(Frozen):
     """One ``context.files`` entry as the session sees it."""
 
     path: str  # workspace-relative, as the profile names it

@@ -28,13 +28,13 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
+from rein.core.frozen import Frozen
 from rein.errors import Refused, StoreError
 from rein.formats.globs import match
 from rein.formats.oap.validate import secret_shape
@@ -84,8 +84,7 @@ def store_problem(store: Mapping[str, Any], workspace: Path,
     return store_path(store, workspace, env)[1]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryRecord:
+class MemoryRecord(Frozen):
     """One remembered item."""
 
     id: str
@@ -95,8 +94,7 @@ class MemoryRecord:
     at: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class MemoryStore:
+class MemoryStore(Frozen):
     """One ``rein-file`` store as a session of an effective profile may use it."""
 
     name: str
@@ -163,7 +161,7 @@ class MemoryStore:
                               at=format_time(now))
         with self._locked() as records:
             records[:] = [r for r in records if r["id"] != record.id]  # same text: refreshed
-            records.append(asdict(record))
+            records.append(record.as_dict())
         return record
 
     def forget(self, record_id: str) -> bool:

@@ -32,10 +32,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from rein.core.frozen import Frozen, Record, field
 from rein.store.base import Event, RunRow, Store
 from rein.store.lineage import top_run_id
 from rein.telemetry import genai
@@ -67,8 +67,7 @@ def _digest(*parts: Any, size: int) -> str:
     return value if value.strip("0") else "1".rjust(size, "0")  # all zeros is invalid
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SpanEvent:
+class SpanEvent(Frozen):
     """Something that happened during a span (an approval asked or answered)."""
 
     name: str
@@ -79,8 +78,7 @@ class SpanEvent:
         return {"name": self.name, "at": self.at, "attributes": dict(self.attributes)}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SpanRecord:
+class SpanRecord(Frozen):
     """One span: what ``rein runs trace --json`` prints and the exporters send."""
 
     name: str  # stable: "run", "node", "attempt", "chat <model>", "execute_tool <tool>"...
@@ -107,8 +105,7 @@ class SpanRecord:
                 "links": [{"trace_id": t, "span_id": s} for t, s in self.links]}
 
 
-@dataclass(kw_only=True)
-class _Open:
+class _Open(Record):
     """A span whose end is not seen yet."""
 
     name: str
@@ -122,16 +119,14 @@ class _Open:
     links: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Conversation:
+class Conversation(Frozen):
     """What a conversation turn's run adds to its run span."""
 
     attributes: Mapping[str, Any]
     links: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass(kw_only=True)
-class RunTrace:
+class RunTrace(Record):
     """The spans of one run (not its children), fed its events one at a time, in order."""
 
     run_id: str

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from rein.config.hooks import HOOK_EVENTS, TOOL_EVENTS
+from rein.core.frozen import Frozen
 
 __all__ = ["APPROVE_REFUSED", "HOOK_EVENTS", "TOOL_EVENTS", "HookAnswer", "interpret",
            "matches"]
@@ -39,8 +39,7 @@ _PERMISSIONS = ("allow", "deny", "ask", "defer")
 APPROVE_REFUSED = "HOOK001"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookAnswer:
+class HookAnswer(Frozen):
     """What one hook run said, read from its exit code, stdout and stderr."""
 
     status: Status

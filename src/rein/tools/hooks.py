@@ -41,12 +41,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from rein.config import Config, HookSpec
 from rein.config.command_files import changed
+from rein.core.frozen import Frozen, Record, field
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.catalog import ALIASES, kind_of
 from rein.tools.claude_tools import claude_name, from_claude, to_claude
@@ -67,8 +67,7 @@ _RECORDED_OUTPUT = 4000
 _KEY_VARIABLES = frozenset(DEFAULT_KEY_VARIABLES.values())
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Hook:
+class Hook(Frozen):
     """One configured hook: a command, the events it hears, and which tools it matches."""
 
     name: str
@@ -107,8 +106,7 @@ class Hook:
             matches(self.matcher, name) for name in ours)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookRun:
+class HookRun(Frozen):
     """The record of one hook run, as the trace and the run record keep it."""
 
     id: str
@@ -134,8 +132,7 @@ class HookRun:
         return out
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ChainOutcome:
+class ChainOutcome(Frozen):
     """What the chain of one event decided, for the caller to apply."""
 
     blocked: str | None = None  # the reason the model reads; None: not blocked
@@ -247,7 +244,7 @@ class HookRunner:
             shown = self._as_claude(fields, tool) if claude and tool is not None else fields
             answer, run = await self._one(hook, event, shown, tool)
             if claude and tool is not None and answer.updated_input is not None:
-                answer = replace(answer, updated_input=from_claude(
+                answer = answer.replace(updated_input=from_claude(
                     tool, answer.updated_input, self._root()))
             state.add(hook, answer)
             if answer.updated_input is not None:
@@ -326,8 +323,7 @@ class HookRunner:
         self.sink("completed", data)
 
 
-@dataclass(kw_only=True)
-class _Chain:
+class _Chain(Record):
     """The chain's answer so far."""
 
     blocked: str | None = None

@@ -30,9 +30,9 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Record, field
 from rein.core.ids import RunId
 from rein.errors import ReinError
 from rein.store.base import Event, Store
@@ -42,14 +42,12 @@ FALLBACK = 0.1  # seconds between two reads of each watched run, for a store wit
 END = None  # what a subscriber's queue holds after the run's last event
 
 
-@dataclass(eq=False)
-class _Subscriber:
+class _Subscriber(Record, kw_only=False, eq=False):
     pos: int  # the last seq this subscriber has been handed
     queue: asyncio.Queue[Event | None] = field(default_factory=asyncio.Queue)
 
 
-@dataclass(eq=False)
-class _Watch:
+class _Watch(Record, kw_only=False, eq=False):
     run_id: str
     subscribers: list[_Subscriber] = field(default_factory=list)
 

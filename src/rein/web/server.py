@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.errors import ConfigError, Refused
 from rein.web.auth import MIN_TOKEN, Guard, is_loopback, new_token
 
@@ -29,8 +29,7 @@ def require() -> None:
                           "uvicorn), then run `rein serve` again") from exc
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Bind:
+class Bind(Frozen):
     host: str
     port: int
     token: str

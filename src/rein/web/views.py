@@ -13,10 +13,10 @@ import datetime as dt
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.engine.service import Harness
 from rein.store.base import Event, NodeRow, RunRow
 from rein.web import svg
@@ -24,8 +24,7 @@ from rein.web import svg
 _INSTANCE = re.compile(r"\[(\d+)\]")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Picture:
+class Picture(Frozen):
     svg: str
     notice: str | None  # why the picture may not be the run's graph
     scope: str  # "" for the run's top level, "count_down" for a body

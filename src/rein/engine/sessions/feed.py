@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen, Record, field
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions import items as calls
 from rein.store.base import Event
@@ -45,8 +45,7 @@ _OPTIONS = [{"label": "accept", "description": "approve and go on"},
 _TURN_STATUS = {"succeeded": "completed", "cancelled": "interrupted"}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ServerRequest:
+class ServerRequest(Frozen):
     """A question for the client: a JSON-RPC request the server sends and waits on.
 
     ``id`` is the approval's id, so that an answer from anywhere (the wire, the CLI) is one
@@ -69,8 +68,7 @@ def ms(at: str) -> int:
     return int(dt.datetime.fromisoformat(at).timestamp() * 1000)
 
 
-@dataclass(kw_only=True)
-class Feed:
+class Feed(Record):
     """The fold of one turn's run events (feed :meth:`apply` each event in ``seq`` order)."""
 
     thread_id: str

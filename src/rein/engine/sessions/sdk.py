@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.core.loops import run as run_loop
 from rein.engine.protocol_view import Notification
 from rein.engine.sessions.feed import Message, ServerRequest
@@ -32,8 +32,7 @@ OnApproval = Callable[[ServerRequest], str | Awaitable[str]]
 Input = str | Sequence[Mapping[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TurnResult:
+class TurnResult(Frozen):
     """How a turn ended: its status, the final answer, and its items (Codex shapes)."""
 
     turn_id: str

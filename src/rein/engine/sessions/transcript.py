@@ -12,9 +12,9 @@ A surface that shows a conversation (the web console) renders this and decides n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen
 from rein.engine import protocol_view
 from rein.engine.sessions.feed import ServerRequest
 from rein.errors import ReinError
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 _EXTRA_ITEMS = frozenset({"contextCompaction", "hookPrompt"})
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TurnView:
+class TurnView(Frozen):
     """One turn: its input, its items in order, and where it stands."""
 
     turn_id: str
