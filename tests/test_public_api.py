@@ -13,7 +13,7 @@ def test_exported_members() -> None:
 
 def test_the_harness_holds_threads() -> None:
     """The SDK's front: threads from the one service, not a second one."""
-    from rein.engine.sessions import Thread, Turn, TurnResult
+    from rein.protocol.sdk import Thread, Turn, TurnResult
 
     assert {"start_thread", "thread", "sessions"} <= set(dir(rein.Harness))
     assert [m for m in ("run", "run_sync", "turns", "fork") if hasattr(Thread, m)] == [

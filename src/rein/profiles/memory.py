@@ -27,10 +27,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from filelock import FileLock
 
@@ -42,8 +42,22 @@ from rein.formats.redaction import known_secrets
 from rein.profiles.policy import MEMORY_MODES, narrowest
 from rein.profiles.retention import format_time
 
-if TYPE_CHECKING:
-    from rein.profiles.effective import EffectiveProfile
+
+class _Stores(Protocol):
+    @property
+    def memory_stores(self) -> Sequence[Mapping[str, Any]]: ...
+
+
+class _Session(Protocol):
+    """What opening the stores reads of an effective profile
+    (:class:`rein.profiles.effective.EffectiveProfile`, which imports this module)."""
+
+    @property
+    def resolved(self) -> _Stores: ...
+    @property
+    def memory_mode(self) -> str: ...
+    @property
+    def memory_scopes(self) -> tuple[str, ...]: ...
 
 KIND = "rein-file"
 SUPPORTED_KINDS = ("oap-state", KIND)
@@ -191,7 +205,7 @@ class MemoryStore(Frozen):
         return locked()
 
 
-def open_stores(effective: EffectiveProfile, workspace: Path,
+def open_stores(effective: _Session, workspace: Path,
                 env: Mapping[str, str] | None = None) -> dict[str, MemoryStore]:
     """The ``rein-file`` stores a session of ``effective`` may use, by name."""
     out = {}

@@ -96,7 +96,7 @@ async def serve(workspace: Path, bind: Bind, *, store_url: str | None,
     sock = listen(bind.host, bind.port)
     port = sock.getsockname()[1]
     harness = Harness.open(workspace, store_url=store_url, surface="web")
-    harness.store  # noqa: B018 - STORE404 now, before a URL is printed
+    harness.check_store()  # STORE404 now, before a URL is printed
     steering = None if bind.read_only else Steering(
         lambda listeners: Harness.open(workspace, store_url=store_url, listeners=listeners,
                                        surface="web"))

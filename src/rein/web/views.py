@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.frozen import Frozen
-from rein.engine.service import Harness
-from rein.store.base import Event, NodeRow, RunRow
+from rein.engine.service import Event, Harness, NodeRow, RunRow
 from rein.web import svg
 
 _INSTANCE = re.compile(r"\[(\d+)\]")
@@ -153,9 +152,7 @@ def duration(run: RunRow, now: dt.datetime) -> str:
 
 
 def usage(h: Harness, run: RunRow) -> dict[str, Any]:
-    from rein.engine.record import usage_of
-
-    return usage_of(h.store, run.run_id, include_children=True)
+    return h.usage(run.run_id)
 
 
 def summary(event: Event) -> str:

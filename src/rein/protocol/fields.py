@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rein.engine.sessions.feed import ServerRequest
+from rein.protocol.messages import ServerRequest
 from rein.store.base import ApprovalRow
 
 PREFIX = "value:"
