@@ -192,6 +192,10 @@ CODES = (
     _c(TOOLS, "MCP010", "refused", "launching an MCP server needs confirmation and nobody can "
        "give it", "read the command line, then pass --yes (or answer the "
        "approval request)"),
+    _c(TOOLS, "HOOK001", "diagnostic", "a hook answered the legacy decision \"approve\", which "
+       "would grant the call in Claude Code: refused, and the hook's run is recorded as failed "
+       "(blocked when it is fail_closed)", "answer nothing to let rein's permission check "
+       "decide, or permissionDecision \"deny\" or \"ask\""),
     _c(TOOLS, "MCP011", "refused", "launching an MCP server was cancelled",
        "confirm the launch to use the server"),
     _c(GENERAL, "DRAW001", "refused", "an SVG picture needs Graphviz's `dot`, which is not "
