@@ -55,8 +55,8 @@ def test_the_methods_an_integrator_meets_first(tmp_path: Path) -> None:
     assert off_codex(seen) == []
     assert [(m.model, m.is_default) for m in models.data] == [("scripted-1", True)]
     assert account.account is None and account.requires_openai_auth is False
-    assert loaded.data == [thread] and after.data == []
-    assert gone.status.value == "unsubscribed" and again.status.value == "notLoaded"
+    assert loaded.data == [thread] and after.data == [thread]  # loaded, as in Codex
+    assert gone.status.value == "unsubscribed" and again.status.value == "notSubscribed"
     texts = [[i.root.text for i in t.items if i.root.type == "agentMessage"]
              for t in (*page.data, *rest.data)]
     assert texts == [["two"], ["one"]] and rest.next_cursor is None

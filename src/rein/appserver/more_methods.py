@@ -71,13 +71,16 @@ async def thread_loaded_list(c: Connection, params: Mapping[str, Any]) -> dict[s
 
 
 async def thread_unsubscribe(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Stop telling this connection about a thread: ``unsubscribed``, or ``notLoaded``.
-    Its turns run on, recorded; ``thread/resume`` follows it again."""
+    """Stop telling this connection about a thread: ``unsubscribed`` (then
+    ``notSubscribed``), or ``notLoaded`` for one it never loaded. As in Codex the thread
+    stays loaded (``thread/loaded/list``); its turns run on, recorded, and
+    ``thread/resume`` follows it again."""
     thread_id = _thread_id(params)
     c.harness.sessions.thread(thread_id)  # THREAD404 for an unknown thread
     if thread_id not in c.loaded:
         return {"status": "notLoaded"}
-    c.loaded.pop(thread_id)
+    if thread_id in c.unsubscribed:
+        return {"status": "notSubscribed"}
     c.unsubscribed.add(thread_id)
     return {"status": "unsubscribed"}
 

@@ -274,7 +274,7 @@ class ThreadLoadedListResponse(TypedDict):
 
 
 class ThreadUnsubscribeResponse(TypedDict):
-    status: Literal["notLoaded", "unsubscribed"]
+    status: Literal["notLoaded", "notSubscribed", "unsubscribed"]
 
 
 class ThreadTurnsListParams(TypedDict):
