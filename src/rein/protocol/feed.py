@@ -483,6 +483,13 @@ class Feed(Record):
             out["durationMs"] = ms(self.completed_at) - ms(self.started_at)
         return out
 
+    def usage(self) -> dict[str, int]:
+        """The turn's tokens so far, summed over its model calls (Codex's
+        ``TokenUsageBreakdown`` names: inputTokens, outputTokens, totalTokens, ...)."""
+        keys = ("inputTokens", "cachedInputTokens", "outputTokens", "reasoningOutputTokens",
+                "totalTokens")
+        return {key: int(self._total.get(key, 0)) for key in keys}
+
     def _next_id(self, kind: str) -> str:
         self._count += 1
         return f"{self.turn_id}:{kind}-{self._count}"
