@@ -36,7 +36,9 @@ def test_load_after_sigkill_replays_the_updates_and_finishes_the_turn(tmp_path: 
             return session
 
     session = asyncio.run(crash())
-    assert [u["sessionUpdate"] for u in first.updates] == ["usage_update", "tool_call"]
+    # the call, then held pending while its permission is asked (when the agent died)
+    assert [u["sessionUpdate"] for u in first.updates] == ["usage_update", "tool_call",
+                                                           "tool_call_update"]
 
     second = Recorder(lambda call, options: "allow_once")
     finished = asyncio.Event()
