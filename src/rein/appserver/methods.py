@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.appserver import wire
+from rein.appserver.more_methods import METHODS as MORE
 from rein.appserver.wire import MethodError
 from rein.errors import ConfigError
 from rein.protocol import threads
@@ -29,6 +30,8 @@ class Connection(Protocol):
 
     harness: Harness
     questions: dict[str, TurnFeed]
+    loaded: dict[str, None]  # the threads this connection follows, in the order loaded
+    unsubscribed: set[str]  # threads whose notifications this connection no longer gets
 
     def then(self, work: Callable[[], None]) -> None: ...
     def notify(self, notification: Notification) -> None: ...
@@ -47,8 +50,14 @@ def _thread_id(params: Mapping[str, Any]) -> str:
     return value
 
 
+def _load(c: Connection, thread_id: str) -> None:
+    c.loaded[thread_id] = None
+    c.unsubscribed.discard(thread_id)
+
+
 def _session(c: Connection, row: ThreadRow) -> dict[str, Any]:
     """The result of thread/start, thread/resume and thread/fork."""
+    _load(c, row.thread_id)
     d = row.data
     return {"thread": threads.to_json(c.harness, row, include_turns=True),
             "model": d.get("model") or "", "modelProvider": d.get("modelProvider") or "rein",
@@ -99,6 +108,7 @@ async def thread_fork(c: Connection, params: Mapping[str, Any]) -> dict[str, Any
 
 async def thread_read(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
     row = c.harness.sessions.thread(_thread_id(params))
+    _load(c, row.thread_id)
     return {"thread": threads.to_json(c.harness, row,
                                       include_turns=bool(params.get("includeTurns")))}
 
@@ -245,4 +255,5 @@ METHODS: dict[str, Handler] = {
     "thread/archive": thread_archive, "thread/unarchive": thread_unarchive,
     "thread/name/set": thread_name_set, "turn/start": turn_start,
     "turn/interrupt": turn_interrupt, "turn/steer": turn_steer,
+    **MORE,
 }
