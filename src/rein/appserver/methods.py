@@ -8,36 +8,20 @@ names it (:mod:`rein.appserver.server`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from rein.appserver import wire
+from rein.appserver.handling import Connection
 from rein.appserver.more_methods import METHODS as MORE
 from rein.appserver.wire import MethodError
 from rein.errors import ConfigError
 from rein.protocol import threads
 from rein.protocol.messages import Notification
-from rein.protocol.turns import TurnFeed
 
 if TYPE_CHECKING:
-    from rein.engine.service import Harness, ThreadRow
+    from rein.engine.service import ThreadRow
     from rein.protocol.turns import TurnRun
-
-
-class Connection(Protocol):
-    """What a handler uses of the connection (:class:`rein.appserver.server.Connection`)."""
-
-    harness: Harness
-    questions: dict[str, TurnFeed]
-    loaded: dict[str, None]  # the threads this connection follows, in the order loaded
-    unsubscribed: set[str]  # threads whose notifications this connection no longer gets
-
-    def then(self, work: Callable[[], None]) -> None: ...
-    def notify(self, notification: Notification) -> None: ...
-    def run_turn(self, turn: TurnRun, *, replay: bool = True, drive: bool = True
-                 ) -> None: ...
-    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
 
 
 Handler = Callable[[Connection, Mapping[str, Any]], Awaitable[Any]]

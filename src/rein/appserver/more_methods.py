@@ -20,7 +20,7 @@ from rein.appserver.wire import MethodError
 from rein.protocol import threads
 
 if TYPE_CHECKING:
-    from rein.appserver.methods import Connection
+    from rein.appserver.handling import Connection
 
 _FUZZY_LIMIT = 50  # results at most, best first
 _FUZZY_FILES = 20_000  # names looked at, at most, per search
