@@ -13,7 +13,7 @@ COMMANDS: dict[str, str] = {
     "profile": "rein.cli.profile:profile",
     "config": "rein.cli.config:config",
     "run": "rein.cli.run:run",
-    "resume": "rein.cli.run:resume",
+    "resume": "rein.cli.resume:resume",
     "runs": "rein.cli.runs:runs",
     "approvals": "rein.cli.approvals:approvals",
     "next": "rein.cli.driver:next_",

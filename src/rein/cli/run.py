@@ -1,4 +1,4 @@
-"""``rein run`` and ``rein resume``: start an approved graph, continue a waiting one.
+"""``rein run``: start an approved graph (``rein resume`` continues one: :mod:`rein.cli.resume`).
 
 The Harness decides; this module parses the command, asks for approval of the exact graph
 digest, calls the Harness and prints the plan and the progress.
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from rein.cli.live import Progress, stored_events
+from rein.cli.live import Progress
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.sync import run_sync
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
@@ -272,52 +272,9 @@ def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) 
     return exit_for(outcome.status)
 
 
-@click.command("resume")
-@click.argument("run_id")
-@click.option("--force", is_flag=True, help="Resume although the graph, params or children "
-              "changed since approval (recorded).")
-@quiet_option
-@executor_option
-@workspace_option
-@json_option
-def resume_command(run_id: str, force: bool, quiet: bool, executor: str | None,
-                   workspace: Path | None, as_json: bool) -> int:
-    """Continue a run that is waiting or was interrupted.
-
-    Refuses (RT053, exit 4) when the graph, its parameters or a referenced child document
-    changed since the run was approved, unless --force; the override is recorded.
-
-    \b
-    Example:
-      rein resume run-20260101T120000-3f9a1c
-      rein resume run-20260101T120000-3f9a1c --executor dbos --store postgresql://rein@db/rein
-
-    \b
-    Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error
-    (--executor dbos without a PostgreSQL store: SCALE002).
-    """
-    progress = progress_for(as_json, quiet)
-    with open_placed(resolve_workspace(workspace), executor, create=False,
-                     listeners=[progress]) as harness, progress:
-        announce(harness)
-        progress.limits = harness.limits(run_id)
-        progress.seeds = harness.top_nodes(run_id)
-        progress.prime(harness.run(run_id).run_id, stored_events(harness, run_id))
-        # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
-        # (RT053) and records a --force override.
-        try:
-            outcome = run_sync(harness.resume(run_id, force=force))
-        except KeyboardInterrupt:
-            progress.close()
-            return interrupted(harness.run(run_id).run_id)
-        progress.close()
-        return render_outcome(outcome, as_json, harness)
-
-
 run = run_command
-resume = resume_command
 
 # Progress is re-exported: `rein submit` shows its plain lines through this module.
 __all__ = ["Progress", "announce", "exit_for", "open_harness", "print_plan",
-           "progress_for", "quiet_option", "render_outcome", "resolve_workspace", "resume",
-           "run", "workspace_option"]
+           "progress_for", "quiet_option", "render_outcome", "resolve_workspace", "run",
+           "workspace_option"]
