@@ -129,7 +129,7 @@ def resume_command(run_id: str | None, force: bool, dry_run: bool, quiet: bool,
             progress.close()
             return interrupted(harness.run(run_id).run_id)
         progress.close()
-        return render_outcome(outcome, as_json, harness)
+        return render_outcome(outcome, as_json, harness, progress)
 
 
 resume = resume_command

@@ -223,7 +223,7 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
         progress.close()
         return interrupted(seen.run_id)
     progress.close()  # the last view stays above the outcome
-    return render_outcome(outcome, as_json, harness)
+    return render_outcome(outcome, as_json, harness, progress)
 
 
 class _FirstRun:
@@ -248,9 +248,12 @@ def interrupted(run_id: str | None) -> int:
     return 130
 
 
-def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) -> int:
+def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None,
+                   progress: Progress | None = None) -> int:
     """The run's outcome line, and for a paused run what to type next, naming the real
-    approval ids (``harness`` given: the queue is read for them)."""
+    approval ids (``harness`` given: the queue is read for them). An approval the redrawn
+    view above (``progress``) already names is not named again; each command is on a line
+    of its own, so that a terminal never breaks one inside an id."""
     if as_json:
         emit_json_line(outcome.to_json())
         return exit_for(outcome.status)
@@ -261,14 +264,16 @@ def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) 
     elif outcome.status.value == "awaiting_human":
         pending = [] if harness is None else harness.approvals(run_id=outcome.run_id)
         for a in pending:
+            if progress is not None and progress.drew(f"approval:{a.approval_id}"):
+                continue
             node = a.request.get("node") or "graph"
             click.echo(f"  waiting for approval {a.approval_id} ({a.kind.value}) {node}: "
                        f"{a.request.get('prompt') or ''}".rstrip(": "))
         ids = [str(a.approval_id) for a in pending] or ["ID"]
+        click.echo(f"  look:    rein approvals show {ids[0]}")
+        click.echo(f"  answer:  rein approvals accept {ids[0]}  (the run goes on)")
         # accept continues the run itself; resume is only for an answer recorded alone.
-        click.echo(f"  look with `rein approvals show {ids[0]}`, answer with "
-                   f"`rein approvals accept {ids[0]}` (the run continues; after "
-                   f"`--no-continue`, `rein resume {outcome.run_id}`)")
+        click.echo(f"  resume:  rein resume {outcome.run_id}  (after --no-continue)")
     return exit_for(outcome.status)
 
 

@@ -21,6 +21,7 @@ from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
+from rein.engine.criteria.reason import criteria_reason
 from rein.engine.evaluation import diagnostic
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
@@ -222,7 +223,7 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=status_for(failure), failure=failure, outputs=outputs, success=success,
-            decision=decision, message="success criteria failed", feedback=told), success)
+            decision=decision, message=criteria_reason(told), feedback=told), success)
     return close(ctx, inst, nid, rec, AttemptOutcome(
         status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
         success)

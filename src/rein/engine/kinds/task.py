@@ -21,6 +21,7 @@ from rein.core.states import AttemptStatus
 from rein.engine import recovery
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
+from rein.engine.criteria.reason import criteria_reason
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
@@ -141,12 +142,12 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
                               success=success, decision=chosen)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
-    rec.update(status=status.value, error=f"{failure.value}: success criteria failed",
+    told = failed_criteria(success.to_record()["results"], spec.success)
+    rec.update(status=status.value, error=f"{failure.value}: {criteria_reason(told)}",
                **{"x-rein-failure-class": failure.value, "x-rein-outputs": outputs})
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
-        message="success criteria failed",
-        feedback=failed_criteria(success.to_record()["results"], spec.success))
+        message=criteria_reason(told), feedback=told)
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
