@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "submit": "rein.cli.driver:submit",
     "driver": "rein.cli.driver:driver",
     "init": "rein.cli.driver_init:init",
+    "doctor": "rein.cli.doctor:doctor",
     "app-server": "rein.cli.app_server:app_server",
     "dev": "rein.cli.dev:dev",
     "eval": "rein.cli.eval:eval_",
@@ -66,7 +67,8 @@ SHORT_HELP: dict[str, str] = {
     "next": "Print the instruction a run waits for (you are its driver), or why it waits.",
     "submit": "Answer the pending instruction with a JSON envelope; advance the run.",
     "driver": "The driver protocol: instruction and envelope JSON Schemas.",
-    "init": "Write the instruction file an IDE agent needs to drive rein.",
+    "init": "Set a workspace up: an IDE agent's instructions, a first graph or brief, examples.",
+    "doctor": "Check this machine's setup (store, sandbox, Graphviz, providers, approver).",
     "dev": "The development flow: briefs in specs/ to verified, committed features.",
     "eval": "Run a scenario suite under several harness configurations: which is better.",
     "app-server": "Serve threads and turns to a Codex client over stdio (app-server v2).",
@@ -92,7 +94,8 @@ def cli() -> None:
 
     \b
     Example:
-      rein graph validate examples/
-      rein graph plan examples/no-worker.agraph.yaml
-      rein run examples/no-worker.agraph.yaml --dry-run
+      rein init --example no-worker      # a graph shipped with rein, copied here
+      rein graph plan no-worker.agraph.yaml
+      rein run no-worker.agraph.yaml --dry-run
+      rein doctor                        # what this machine has, and how to fix what it lacks
     """
