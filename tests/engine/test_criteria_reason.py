@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rein.engine.criteria.reason import GENERIC, criteria_reason, evidence_line
+from rein.engine.kinds.attempt import GENERIC, criteria_reason, evidence_line
 
 
 def test_a_command_says_its_exit_code_and_the_last_line_it_printed() -> None:

@@ -12,10 +12,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus
 from rein.engine.criteria.evaluate import evaluate_success
-from rein.engine.criteria.reason import criteria_reason
 from rein.engine.evaluation import diagnostic
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria, status_for
+from rein.engine.kinds.attempt import (
+    AttemptOutcome,
+    criteria_reason,
+    failed_criteria,
+    status_for,
+)
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.gate import run_gate
 from rein.engine.kinds.loop import run_loop

@@ -13,8 +13,7 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.core.states import AttemptStatus
-from rein.engine.criteria.reason import GENERIC
-from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria
+from rein.engine.kinds.attempt import GENERIC, AttemptOutcome, failed_criteria
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec, RetrySpec
 from rein.workers.base import Feedback
 

@@ -21,11 +21,16 @@ from rein.core.states import AttemptStatus
 from rein.engine import recovery
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
-from rein.engine.criteria.reason import criteria_reason
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria, run_attempt, status_for
+from rein.engine.kinds.attempt import (
+    AttemptOutcome,
+    criteria_reason,
+    failed_criteria,
+    run_attempt,
+    status_for,
+)
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
     adopted,
