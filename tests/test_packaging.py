@@ -31,7 +31,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             "-w", str(out), str(ROOT)], capture_output=True, text=True,
                            timeout=300, check=False)
     assert built.returncode == 0, built.stderr
-    (found,) = out.glob("rein-*.whl")
+    (found,) = out.glob("rein_ags-*.whl")
     return found
 
 
@@ -57,7 +57,7 @@ def test_the_wheel_carries_every_module_and_data_file(wheel: Path) -> None:
                if p.is_file() and "__pycache__" not in p.parts}
     assert shipped - names == set()
     assert "rein/py.typed" in names  # type information for library users
-    assert wheel.name == f"rein-{VERSION}-py3-none-any.whl"
+    assert wheel.name == f"rein_ags-{VERSION}-py3-none-any.whl"  # the name on the index
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "rein = rein.cli:run" in zipfile.ZipFile(wheel).read(entry_points).decode()
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from rein.core.version import VERSION
+
 # name → "module:attribute"; the module is imported only when the command runs or is listed.
 COMMANDS: dict[str, str] = {
     "graph": "rein.cli.graph:graph",
@@ -85,7 +87,7 @@ SHORT_HELP: dict[str, str] = {
     epilog="Exit codes: 0 ok, 1 failure, 2 warnings under --strict, 3 waiting, "
     "4 refused, 64 usage error.",
 )
-@click.version_option(package_name="rein", prog_name="rein", message="%(prog)s %(version)s")
+@click.version_option(VERSION, prog_name="rein", message="%(prog)s %(version)s")
 def cli() -> None:
     """rein: a deterministic harness for AI agents.
 

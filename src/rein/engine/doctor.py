@@ -298,4 +298,4 @@ def _install(distribution: str) -> str:
 
 
 def _install_extra(extra: str) -> str:
-    return f"pip install 'rein[{extra}]'"
+    return f"pip install 'rein-ags[{extra}]'"
