@@ -61,6 +61,10 @@ def test_dry_run_says_a_changed_graph_would_be_refused(waiting: Scenario) -> Non
     assert "graph    changed since the approval: graph_digest\n" in out
     assert out.endswith(f"dry run: nothing was changed. To continue: rein resume {run_id} "
                         "--force\n")
+    code, out = waiting.rein("resume", "--dry-run", "--force")
+    assert code == 0
+    assert "will     continue under the files as they are now (--force: the override is " \
+        "recorded)\n" in out
 
 
 def test_resume_shows_its_plan_before_the_run_advances(waiting: Scenario) -> None:

@@ -46,11 +46,12 @@ _WHY = {"irreversible": "the node is marked irreversible",
         "before_side_effects": "if it had passed its before_side_effects checkpoint"}
 
 
-def show_plan(plan: Any) -> None:
+def show_plan(plan: Any, *, force: bool = False) -> None:
     """The plan of a resume, for a person (stdout, as `rein run` prints its plan)."""
     click.echo(f"run      {plan.run_id} ({plan.status.value})")
-    click.echo("will     " + _SAYS[plan.action].format(policy=plan.policy,
-                                                      status=plan.status.value))
+    says = "continue under the files as they are now (--force: the override is recorded)" \
+        if force and plan.action == "refused" else _SAYS[plan.action]
+    click.echo("will     " + says.format(policy=plan.policy, status=plan.status.value))
     done = ", ".join(f"{node} {status}" for node, status in plan.completed)
     click.echo(f"done     {len(plan.completed)} node(s) kept as they are"
                + (f": {done}" if done else ""))
@@ -111,12 +112,12 @@ def resume_command(run_id: str | None, force: bool, dry_run: bool, quiet: bool,
             if as_json:
                 emit_json(plan.to_json())
             else:
-                show_plan(plan)
+                show_plan(plan, force=force)
                 click.echo(f"dry run: nothing was changed. To continue: rein resume {run_id}"
-                           + (" --force" if plan.action == "refused" else ""))
+                           + (" --force" if plan.action == "refused" or force else ""))
             return int(ExitCode.OK)
         if not as_json and not quiet:
-            show_plan(harness.resume_plan(run_id))
+            show_plan(harness.resume_plan(run_id), force=force)
         announce(harness)
         progress.limits = harness.limits(run_id)
         progress.seeds = harness.top_nodes(run_id)
