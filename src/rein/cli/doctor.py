@@ -35,9 +35,9 @@ def doctor_command(workspace: Path | None, as_json: bool) -> int:
     Exit codes: 0 nothing required is missing, 1 something required is missing, 64 usage
     error.
     """
-    from rein.engine.doctor import checks
+    from rein.engine.service import Harness
 
-    found = checks(resolve_workspace(workspace), store=given_store())
+    found = Harness.check_setup(resolve_workspace(workspace), store_url=given_store())
     failing = [c.name for c in found if c.failing]
     if as_json:
         emit_json({"ok": not failing, "missing": failing,

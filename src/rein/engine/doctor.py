@@ -55,22 +55,19 @@ class Check(Frozen):
                 "required": self.required, "detail": self.detail, "fix": self.fix}
 
 
-def checks(workspace: Path, *, store: str | None = None,
+def checks(workspace: Path, config: Any, *, store: str | None = None,
            env: Mapping[str, str] | None = None) -> list[Check]:
-    """Every check, in the order a person reads them (``store``: a ``--store`` URL)."""
+    """Every check, in the order a person reads them. ``config``: the merged ``rein.toml``,
+    or the :class:`ReinError` reading it raised; ``store``: a ``--store`` URL."""
     from rein.core.version import VERSION
 
     env = dict(os.environ if env is None else env)
     out = [Check(name="rein", title="rein", status="ok",
                  detail=f"rein {VERSION} on Python {sys.version.split()[0]} "
                         f"({sys.executable})")]
-    try:
-        from rein.config import load_config
-
-        config: Any = load_config(workspace, env=env)
-    except ReinError as exc:
+    if isinstance(config, ReinError):
         out.append(Check(name="config", title="rein.toml", status="missing", required=True,
-                         detail=f"{exc.code}: {exc.message}", fix=exc.hint or ""))
+                         detail=f"{config.code}: {config.message}", fix=config.hint or ""))
         return out  # what follows reads the configuration
     out.append(Check(name="config", title="rein.toml", status="ok",
                      detail=_config_detail(config)))
