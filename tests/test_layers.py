@@ -16,12 +16,16 @@ RANK = {
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
     "engine": 5,
-    # Surfaces over the engine's one runtime: the development flow, the evaluation flow,
-    # the app-server, the web console and the ACP agent. They translate; the CLI may launch
-    # them.
-    "dev": 6, "eval": 6, "appserver": 6, "web": 6, "acp": 6,
-    "cli": 7,
-    "__init__": 8, "__main__": 8,
+    # Flows built on the engine's one runtime: the development flow, the evaluation flow.
+    "dev": 6, "eval": 6,
+    # One projection of the event log into threads, turns and items (the Codex and ACP
+    # vocabulary), between the engine and the surfaces that speak it.
+    "protocol": 7,
+    # Surfaces: the app-server, the web console and the ACP agent. They translate; the CLI
+    # may launch them.
+    "appserver": 8, "web": 8, "acp": 8,
+    "cli": 9,
+    "__init__": 10, "__main__": 10,
 }
 
 
@@ -57,9 +61,10 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
 
 # -- no cycle inside a layer --------------------------------------------------------------
 #
-# Every import counts, function-level ones included: a lazy import only moves a cycle from
-# import time to call time. Imports under ``if TYPE_CHECKING:`` are left out, since they never
-# run; they let an annotation name a type without a runtime dependency.
+# Every import counts: function-level ones (a lazy import only moves a cycle from import
+# time to call time) and type-only ones under ``if TYPE_CHECKING:`` (an annotation that names
+# a module which imports this one is the same knot, only hidden from the interpreter: a
+# module that needs the other's type takes a Protocol of its own, or the type moves down).
 #
 # A cycle accepted for a while would be named here; the test fails when a listed one is gone
 # or an unlisted one appears. There are none: keep it that way.
@@ -71,22 +76,9 @@ def _module_name(package: Path, path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement, at any depth, except those under ``if TYPE_CHECKING:``."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found.append(node)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
+def _every_import(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, at any depth: in functions and under ``if TYPE_CHECKING:``."""
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
 def module_graph(package: Path) -> dict[str, set[str]]:
@@ -97,7 +89,7 @@ def module_graph(package: Path) -> dict[str, set[str]]:
     for name, path in paths.items():
         is_package = path.name == "__init__.py"
         deps: set[str] = set()
-        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _every_import(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name in paths}
                 continue
@@ -171,6 +163,58 @@ def test_the_cycle_check_sees_a_lazy_cycle(tmp_path: Path) -> None:
     (package / "kinds" / "task.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import runner\n"
         "def f():\n    from ..runner import go\n")
-    (package / "typed.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.runner import x\n")
     assert cycles(module_graph(package)) == {frozenset({"pkg.runner", "pkg.kinds.task"})}
+
+
+def test_the_cycle_check_sees_a_type_only_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "app.py").write_text("from pkg import pages\n")
+    (package / "pages.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.app import Console\n")
+    (package / "alone.py").write_text("from pkg import pages\n")
+    assert cycles(module_graph(package)) == {frozenset({"pkg.app", "pkg.pages"})}
+
+
+# -- the surfaces reach the engine through the Harness ------------------------------------
+#
+# As the command line does (tests/cli/test_uses_the_service.py): the app-server, the ACP
+# agent and the web console import no store module and, of the engine, only the Harness's
+# module (``rein.engine.service``, which also names the rows it hands out), and never read
+# a Harness's ``store``. Their protocol vocabulary is the protocol layer's (``rein.protocol``).
+SURFACES = ("appserver", "acp", "web")
+
+
+def _reaches_past_the_harness(path: Path) -> list[str]:
+    wrong = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] if node.module not in ("rein", "rein.engine") else \
+                [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            if name.startswith(("rein.store", "rein.engine")) and name != "rein.engine.service":
+                wrong.append(f"imports {name}")
+        if isinstance(node, ast.Attribute) and node.attr == "store":
+            wrong.append(f"reads .store (line {node.lineno})")
+    return wrong
+
+
+def test_the_surfaces_reach_the_engine_only_through_the_harness() -> None:
+    package = ROOT / "src" / "rein"
+    wrong = [f"{path.relative_to(package)} {what}" for surface in SURFACES
+             for path in sorted((package / surface).rglob("*.py"))
+             for what in _reaches_past_the_harness(path)]
+    assert wrong == []
+
+
+def test_the_surface_check_sees_a_store_read(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from rein.engine.service import Harness\nfrom rein.engine import events\n"
+                      "def f(h):\n    from rein.store.base import Event\n"
+                      "    return h.store.events('r')\n")
+    assert _reaches_past_the_harness(module) == [
+        "imports rein.engine.events", "imports rein.store.base", "reads .store (line 5)"]

@@ -13,12 +13,12 @@ def test_exported_members() -> None:
 
 def test_the_harness_holds_threads() -> None:
     """The SDK's front: threads from the one service, not a second one."""
-    from rein.engine.sessions import Thread, Turn, TurnResult
+    from rein.protocol.sdk import Thread, Turn, TurnResult
 
     assert {"start_thread", "thread", "sessions"} <= set(dir(rein.Harness))
     assert [m for m in ("run", "run_sync", "turns", "fork") if hasattr(Thread, m)] == [
         "run", "run_sync", "turns", "fork"]
     assert [m for m in ("stream", "answer", "interrupt", "wait", "result")
             if hasattr(Turn, m)] == ["stream", "answer", "interrupt", "wait", "result"]
-    assert list(TurnResult.__dataclass_fields__) == ["turn_id", "status", "final_response",
-                                                      "items", "error"]
+    assert list(TurnResult.__fields__) == ["turn_id", "status", "final_response", "items",
+                                           "error"]

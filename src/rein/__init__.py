@@ -14,8 +14,8 @@ from rein.core.version import VERSION
 # the rest of what they import, and mypy reads a constant of this name the same way.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from rein.engine.service import Harness
     from rein.errors import ExitCode, Finding, Location, ReinError
+    from rein.protocol.sdk import Harness
 
 __version__ = VERSION
 
@@ -27,9 +27,10 @@ _ERRORS = ("ExitCode", "Finding", "Location", "ReinError")
 def __getattr__(name: str) -> object:
     # Each is imported on first use: the Harness pulls in the whole engine, and even the
     # error tree imports `typing` and `dataclasses`, which `rein --help`, the document
-    # layer and a driver turn's plain forms do without.
+    # layer and a driver turn's plain forms do without. The Harness a program opens is
+    # the engine's, with the SDK's threads (rein.protocol.sdk).
     if name == "Harness":
-        from rein.engine.service import Harness
+        from rein.protocol.sdk import Harness
 
         return Harness
     if name in _ERRORS:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Literal
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 
 Severity = Literal["error", "warning", "info"]
 
@@ -40,18 +40,10 @@ class ExitCode(enum.IntEnum):
 class Location(Frozen):
     """Where something is: a file, a line and column (1-based), and a JSON Pointer."""
 
-    __slots__ = ("column", "file", "line", "pointer")
-    file: str | None
-    line: int | None
-    column: int | None
-    pointer: str | None
-
-    def __init__(self, *, file: str | None = None, line: int | None = None,
-                 column: int | None = None, pointer: str | None = None) -> None:
-        set_field(self, "file", file)
-        set_field(self, "line", line)
-        set_field(self, "column", column)
-        set_field(self, "pointer", pointer)
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    pointer: str | None = None
 
     def __str__(self) -> str:
         parts = [self.file or "<input>"]
@@ -76,20 +68,11 @@ class Location(Frozen):
 class Finding(Frozen):
     """One diagnostic about a document: a stable code, what is wrong, where, and the fix."""
 
-    __slots__ = ("code", "hint", "location", "message", "severity")
     code: str
     severity: Severity
     message: str
-    location: Location
-    hint: str | None
-
-    def __init__(self, *, code: str, severity: Severity, message: str,
-                 location: Location | None = None, hint: str | None = None) -> None:
-        set_field(self, "code", code)
-        set_field(self, "severity", severity)
-        set_field(self, "message", message)
-        set_field(self, "location", Location() if location is None else location)
-        set_field(self, "hint", hint)
+    location: Location = field(default_factory=Location)
+    hint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -82,10 +82,11 @@ def test_the_cli_reaches_state_and_the_engine_only_through_the_service() -> None
 
 def test_only_the_sync_helper_runs_an_event_loop() -> None:
     running = [p.relative_to(PACKAGE).as_posix() for p in [*_modules("cli"),
-                                                           *_modules("engine")]
+                                                           *_modules("engine"),
+                                                           *_modules("protocol")]
                if _calls_asyncio_run(p)]
     # The SDK's sync wrappers (Thread.run_sync) are for scripts with no loop of their own.
-    assert running == ["cli/sync.py", "engine/sessions/sdk.py"]
+    assert running == ["cli/sync.py", "protocol/sdk.py"]
 
 
 def test_every_event_loop_is_reins_own() -> None:

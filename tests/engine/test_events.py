@@ -1,5 +1,5 @@
 """The event log: one append, publication after commit, the catalogue, subscribe (replay,
-then tail, in-process and across processes) and the thread / turn / item mapping."""
+then tail, in-process and across processes)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 
 from rein.core.ids import RunId
 from rein.core.states import RunStatus
-from rein.engine.events import EventLog, EventType, append, notifications, subscribe
+from rein.engine.events import EventLog, EventType, append, subscribe
+from rein.protocol.feed import Feed
 from rein.store.base import Event, RunRow, Store, Transition
 from rein.store.sqlite import SQLiteStore
 
@@ -83,22 +84,83 @@ def test_listeners_get_each_event_once_after_it_commits(store: Store, tmp_path: 
     assert seen == [(2, True), (3, True)]
 
 
-def test_subscribe_replays_then_tails_in_process_without_polling(store: Store,
-                                                                  tmp_path: Path) -> None:
+def test_subscribe_replays_then_tails_another_connection_at_its_change_number(
+        store: Store, tmp_path: Path) -> None:
     append(store, R1, EventType.NODE_STARTED, {"node": "a"}, T)
     writer = SQLiteStore.open(tmp_path)  # another store object on the same database
     assert writer is not None
-    EventLog.of(writer)  # the engine's log: what publishes its commits in this process
+    EventLog.of(writer)  # the engine's log: it publishes its commits, wakes its own readers
 
     def write() -> None:
         append(writer, R1, EventType.NODE_FINISHED, {"node": "a"}, T)
 
-    # A poll interval far beyond the bound: only the in-process wake-up can deliver seq 3.
+    # A read period far beyond the bound: only the store's change number (SQLite's
+    # data_version, which another connection's commit moves) can deliver seq 3.
     got = _take(store, 3, poll_seconds=10 * BOUND, write=write)
     writer.close()
     assert [(e.seq, e.type) for e in got] == [
         (1, "run/started"), (2, "node/started"), (3, "node/finished")]
     assert [e.seq for e in _take(store, 1, after=2, poll_seconds=10 * BOUND)] == [3]
+
+
+class _Counting:
+    """The real store, counting its reads of the log; ``signal`` false: a store that cannot
+    tell another connection's commits (no change number)."""
+
+    def __init__(self, store: Store, *, signal: bool = True) -> None:
+        self._store, self._signal = store, signal
+        self.reads = 0
+
+    def events(self, *args: Any, **kwargs: Any) -> list[Event]:
+        self.reads += 1
+        return self._store.events(*args, **kwargs)
+
+    def changes(self) -> int | None:
+        return self._store.changes() if self._signal else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_a_commit_through_the_store_wakes_its_readers_without_a_look(store: Store) -> None:
+    counting = _Counting(store, signal=False)
+    reader: Any = counting
+
+    def write() -> None:  # through the very store object the reader follows
+        append(store, R1, EventType.NODE_STARTED, {"node": "a"}, T)
+
+    # No change number and a read period far beyond the bound: only the wake-up of the
+    # store's own event log can deliver seq 2.
+    got = _take(reader, 2, poll_seconds=10 * BOUND, write=write)
+    assert [(e.seq, e.type) for e in got] == [(1, "run/started"), (2, "node/started")]
+
+
+def test_many_readers_of_a_log_cost_one_read_per_change(store: Store, tmp_path: Path) -> None:
+    """Every surface follows the log through one follower per store: five readers of a run
+    cost one read of its events per commit, and none while nothing is committed."""
+    counting = _Counting(store)
+    writer = SQLiteStore.open(tmp_path)  # another connection, as another process's would be
+    assert writer is not None
+
+    async def main() -> list[list[int]]:
+        reader: Any = counting
+        streams = [subscribe(reader, R1, poll_seconds=10 * BOUND) for _ in range(5)]
+        got = [[(await anext(s)).seq] for s in streams]  # each has joined: seq 1 replayed
+        joined = counting.reads
+        EventLog.of(reader).follower.tick()  # a look with nothing committed: no read
+        assert counting.reads == joined
+        append(writer, R1, EventType.NODE_STARTED, {"node": "a"}, T)
+        for s, seen in zip(streams, got, strict=True):
+            seen.append((await anext(s)).seq)
+            await s.aclose()
+        assert counting.reads == joined + 1
+        return got
+
+    try:
+        got = asyncio.run(asyncio.wait_for(main(), BOUND))
+    finally:
+        writer.close()
+    assert got == [[1, 2]] * 5
 
 
 def test_subscribe_tails_another_process(store: Store, tmp_path: Path) -> None:
@@ -123,39 +185,6 @@ def test_subscribe_until_the_run_ends(store: Store) -> None:
            Transition(run_status=RunStatus.SUCCEEDED, finished_at=T))
     got = asyncio.run(asyncio.wait_for(main(), BOUND))
     assert [e.type for e in got] == ["run/started", "run/finished"]
-
-
-def _event(seq: int, type_: str, **payload: Any) -> Event:
-    return Event(run_id=R1, seq=seq, type=type_, payload=payload, at=T)
-
-
-def test_runs_nodes_and_attempts_read_as_threads_turns_and_items() -> None:
-    trace = [
-        _event(1, "run/started", graph_id="g"),
-        _event(2, "node/started", node="a", status="running"),
-        _event(3, "attempt/started", node="a", status="running", attempt=1),
-        _event(4, "item", node="a", attempt=1, kind="message", data={"text": "hi"}),
-        _event(5, "attempt/finished", node="a", status="running", attempt=1,
-               result="succeeded"),
-        _event(6, "edge/resolved", scope="", **{"from": "a", "to": "b"}),
-        _event(7, "node/finished", node="a", status="succeeded"),
-        _event(8, "approval/answered", approval_id="apv-1", key="gate:b", status="accepted"),
-        _event(9, "run/finished", status="succeeded"),
-    ]
-    out = [n.to_json() for e in trace for n in notifications(e)]
-    assert [n["method"] for n in out] == [
-        "thread/started", "turn/started", "item/started", "item/agentMessage/delta",
-        "item/completed", "turn/completed", "serverRequest/resolved",
-        "thread/status/changed", "thread/closed"]
-    started, delta, completed = out[2], out[3], out[4]
-    assert started["params"]["item"]["id"] == delta["params"]["itemId"] == \
-        completed["params"]["item"]["id"] == "r1/a#1"
-    assert (started["params"]["turnId"], completed["params"]["item"]["status"]) == (
-        "r1/a", "completed")
-    assert delta["params"]["delta"] == "hi"
-    assert out[5]["params"]["turn"] == {"id": "r1/a", "status": "completed", "completedAt": T}
-    assert out[6]["params"] == {"threadId": "r1", "requestId": "apv-1"}
-    assert notifications(trace[3]) == notifications(trace[3])  # pure
 
 
 def test_every_event_type_the_engine_writes_is_in_the_catalogue() -> None:
@@ -189,7 +218,8 @@ def test_stores_of_every_released_version_replay_and_take_answers(version: int,
             return [e async for e in subscribe(old, run, until_ended=True)]
 
         assert asyncio.run(asyncio.wait_for(replay(), BOUND)) == old.events(run)
-        assert all(isinstance(notifications(e), tuple) for e in old.events(run))
+        fold = Feed(thread_id=run, turn_id="turn-1", cwd=str(tmp_path), input=[])
+        assert all(isinstance(fold.apply(e), list) for e in old.events(run))
         seen: list[Event] = []
         EventLog.of(old).listen(seen.append)
         [pending] = old.approvals(status=ApprovalStatus.PENDING)

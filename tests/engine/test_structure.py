@@ -4,11 +4,11 @@ context."""
 from __future__ import annotations
 
 import ast
-import dataclasses
 from typing import Any
 
 from support import ROOT
 
+from rein.core.frozen import required
 from rein.core.ids import RunId
 from rein.engine import signals
 from rein.engine.runtime import INHERITED, RunContext
@@ -34,9 +34,7 @@ def test_every_control_flow_exception_is_a_signal() -> None:
 
 
 def _context(**overrides: Any) -> RunContext:
-    values: dict[str, Any] = {f.name: object() for f in dataclasses.fields(RunContext)
-                              if f.default is dataclasses.MISSING
-                              and f.default_factory is dataclasses.MISSING}
+    values: dict[str, Any] = {name: object() for name in required(RunContext)}
     values.update(run_id=RunId("run-1"), graph={}, policy={}, max_parallel_nodes=2)
     values.update(overrides)
     return RunContext(**values)
@@ -59,9 +57,7 @@ def test_a_child_shares_what_the_run_shares_and_starts_its_own_state() -> None:
 def test_every_context_field_is_either_shared_or_the_run_s_own() -> None:
     own = {"run_id", "graph", "graph_path", "digest", "policy", "max_parallel_nodes",
            "depth", "parent"}
-    defaulted = {f.name for f in dataclasses.fields(RunContext)
-                 if f.default is not dataclasses.MISSING
-                 or f.default_factory is not dataclasses.MISSING}
-    names = {f.name for f in dataclasses.fields(RunContext)}
+    names = set(RunContext.__fields__)
+    defaulted = names - set(required(RunContext))
     assert names - set(INHERITED) - own - defaulted == set()
     assert set(INHERITED) <= names

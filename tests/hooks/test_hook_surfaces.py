@@ -1,5 +1,5 @@
 """What people and protocol clients see of hook runs: `rein run`'s progress lines, and the
-protocol view of hook and compaction events."""
+protocol's feed of hook events."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from rein.cli import main
-from rein.engine.protocol_view import notifications
+from rein.protocol.feed import Feed
 from rein.store.base import Event
 from tests.scenarios.model_env import ModelScenario, call, graph, ms_fixture, task
 
@@ -40,33 +40,33 @@ def test_rein_run_tells_the_person_about_a_block_and_a_system_message(
 
 
 def event(type_: str, payload: dict[str, Any]) -> Event:
-    return Event(run_id="r1", seq=1, type=type_, at="2030-01-01T00:00:00Z", payload=payload)
+    return Event(run_id="r1", seq=1, type=type_, at="2030-01-01T00:00:00+00:00",
+                 payload=payload)
+
+
+def feed() -> Feed:
+    return Feed(thread_id="thr-1", turn_id="turn-1", cwd="/w", input=[])
 
 
 def test_hook_runs_read_as_codex_hook_run_summaries() -> None:
     run = {"id": "r1/n#1/hook-1", "hook": "guard", "eventName": "PreToolUse",
            "status": "blocked", "message": "no", "durationMs": 3.5, "source": "rein.toml",
            "systemMessage": "told you"}
-    [note] = notifications(event("hook/completed", {"node": "n", "attempt": 1, "run": run}))
-    assert note.method == "hook/completed" and note.params["turnId"] == "r1/n"
+    [note] = feed().apply(event("hook/completed", {"node": "n", "attempt": 1, "run": run}))
+    assert note.method == "hook/completed" and note.params["turnId"] == "turn-1"
     assert note.params["run"] == {
         "id": "r1/n#1/hook-1", "eventName": "preToolUse", "handlerType": "command",
-        "executionMode": "sync", "scope": "turn", "source": "rein.toml", "hook": "guard",
-        "status": "blocked", "statusMessage": "no", "durationMs": 3.5,
+        "executionMode": "sync", "scope": "turn", "source": "unknown",
+        "sourcePath": "/w/rein.toml", "displayOrder": 1, "startedAt": 1893456000,
+        "status": "blocked", "statusMessage": "no", "durationMs": 4,
+        "completedAt": 1893456000,
         "entries": [{"kind": "stop", "text": "no"}, {"kind": "warning", "text": "told you"}]}
 
 
 def test_session_start_context_is_a_hook_prompt_item() -> None:
-    started, completed = notifications(event("item", {
+    started, completed = feed().apply(event("item", {
         "node": "n", "attempt": 1, "kind": "hook_prompt", "data": {"text": "House rules"}}))
     assert (started.method, completed.method) == ("item/started", "item/completed")
-    assert completed.params["item"] == {"id": "r1/n#1/hook-prompt", "type": "hookPrompt",
-                                        "text": "House rules"}
-
-
-def test_a_compaction_is_a_context_compaction_item() -> None:
-    data = {"index": 1, "summary": "s", "replaced": []}
-    started, completed = notifications(event("item", {
-        "node": "n", "attempt": 2, "kind": "context_compaction", "data": data}))
-    assert (started.method, completed.method) == ("item/started", "item/completed")
-    assert started.params["item"] == {"id": "r1/n#2/compaction-1", "type": "contextCompaction"}
+    assert completed.params["item"] == {"type": "hookPrompt", "id": "turn-1:hook-prompt-1",
+                                        "fragments": [{"hookRunId": "",
+                                                       "text": "House rules"}]}

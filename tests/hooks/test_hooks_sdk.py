@@ -14,7 +14,7 @@ import yaml
 
 from rein import Harness
 from rein.core.states import ApprovalStatus, RunStatus
-from rein.engine.protocol_view import notifications
+from rein.protocol.feed import Feed
 from tests.scenarios.model_env import call, graph, isolate, task
 
 LOGGER = '{ cat; echo; } >> "$REIN_PROJECT_DIR/hook-log.jsonl"\n'
@@ -92,14 +92,14 @@ def test_a_hook_that_asks_pauses_the_run_and_a_resume_does_not_hook_the_call_twi
         ("ask", "PreToolUse", "asked"), ("log", "PostToolUse", None),
         ("log", "SessionEnd", None)]
 
-    # protocol surfaces see the Codex hook-run summary
-    note = next(n for e in events if e.type == "hook/completed"
-                for n in notifications(e) if n.params["run"]["hook"] == "ask")
-    assert note.method == "hook/completed"
+    # protocol surfaces see the Codex hook-run summary (the third hook run: `ask`)
+    fold = Feed(thread_id=run_id, turn_id="turn-1", cwd=str(ws), input=[])
+    notes = [n for e in events for n in fold.apply(e) if n.method == "hook/completed"]
+    note = notes[2]
     assert note.params["run"]["eventName"] == "preToolUse"
     assert note.params["run"]["handlerType"] == "command"
     assert note.params["run"]["status"] == "completed"
-    assert note.params["turnId"] == f"{run_id}/write"
+    assert note.params["turnId"] == "turn-1"
 
 
 def test_a_hook_block_through_the_sdk_reaches_the_model_and_the_record(ws: Path) -> None:

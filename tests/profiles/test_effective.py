@@ -111,8 +111,7 @@ def test_mcp_names_globs_and_server_filters() -> None:
                                                          "command": "gh",
                                                          "tools": {"allow": ["read_*",
                                                                              "delete"]}}]}})
-    resolved = ResolvedProfile(**{**resolved.__dict__, "mcp_servers": tuple(
-        resolved.data["spec"]["tools"]["mcp_servers"])})
+    resolved = resolved.replace(mcp_servers=tuple(resolved.data["spec"]["tools"]["mcp_servers"]))
     eff = effective_profile(resolved, policy())
     assert eff.tools.permits("mcp/gh/read_issue")
     assert not eff.tools.permits("mcp/gh/delete")  # profile deny

@@ -12,8 +12,7 @@ import pytest
 from rein.core.ids import ApprovalId, NodeKey, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
 from rein.errors import Refused, StoreError
-from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition, WorkspaceRef
-from rein.store.sql import ProcessRow
+from rein.store.base import ApprovalRow, NodeRow, ProcessRow, RunRow, Transition, WorkspaceRef
 from rein.store.sqlite import SCHEMA_VERSION
 
 # The event an answer is written with: the caller names it (the engine: approvals).

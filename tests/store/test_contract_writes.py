@@ -189,9 +189,12 @@ def test_the_shared_suite_calls_every_method_of_the_protocol() -> None:
     text = "".join(p.read_text(encoding="utf-8") for p in (
         here / "test_contract.py", here / "test_contract_writes.py", here / "conftest.py",
         here / "test_contract_delete.py"))
-    methods = sorted(name for name, value in vars(Store).items()
-                     if callable(value) and not name.startswith("_"))
-    assert len(methods) > 20
+    # Every role's methods (Store is their union).
+    roles = [c for c in Store.__mro__ if c.__module__ == "rein.store.base"]
+    assert len(roles) == 8  # Store and its seven roles
+    methods = sorted({name for role in roles for name, value in vars(role).items()
+                      if callable(value) and not name.startswith("_")})
+    assert len(methods) > 30
     called = {m for m in methods if f"any_store.{m}(" in text or f"store.{m}()" in text}
     assert sorted(set(methods) - called) == []
 
@@ -311,3 +314,26 @@ def test_a_held_write_goes_through_an_empty_batch_and_commits_alone_before_a_ful
         assert [[e.type for e in events] for events in seen][-1] == ["node/finished"]
     finally:
         other.close()
+
+
+def test_another_connections_commit_changes_the_signal(any_store: Any, store_url: str,
+                                                       tmp_path: Any) -> None:
+    """What a follower of the event log waits on: a commit made through another connection
+    (another process, or another store object) changes :meth:`changes`, and reading it
+    touches no table."""
+    import time
+
+    from rein.store.open import open_store
+
+    before = any_store.changes()
+    assert isinstance(before, int)
+    other = open_store(tmp_path, url=store_url)
+    try:
+        other.create_run(_run("r2"), event_type="run/started", payload={})
+    finally:
+        other.close()
+    for _ in range(500):  # PostgreSQL delivers the notification after the commit
+        if any_store.changes() != before:
+            break
+        time.sleep(0.01)
+    assert any_store.changes() != before

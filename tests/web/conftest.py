@@ -97,9 +97,11 @@ def make_console(root: Path, *, read_only: bool = False,
     pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx")
 
 
-    harness = Harness.open(root, store_url=store_url)
+    # As `rein serve` opens them: answers and starts are recorded as given on the web.
+    harness = Harness.open(root, store_url=store_url, surface="web")
     steering = None if read_only else Steering(
-        lambda listeners: Harness.open(root, store_url=store_url, listeners=listeners))
+        lambda listeners: Harness.open(root, store_url=store_url, listeners=listeners,
+                                       surface="web"))
     guard = Guard(token=TOKEN, hosts=frozenset({"testserver"}), read_only=read_only)
     app = create_app(harness, guard, steering)
     with TestClient(app) as client:

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.states import ApprovalStatus
+from rein.engine.follow import Follower as Hub
 from rein.engine.service import Harness
 from rein.store.base import Event
-from rein.web.hub import Hub
 from tests.store.conftest import pg_url  # noqa: F401  (the fixture)
 
 
@@ -179,7 +179,7 @@ def test_a_failed_read_is_said_once_and_read_again(workspace: Path,
 
     asyncio.run(scenario())
     err = capsys.readouterr().err
-    assert err.count("rein serve: STORE001: the store is away") == 1
+    assert err.count("rein: STORE001: the store is away") == 1
 
 
 def test_the_runs_list_waits_for_the_next_change_instead_of_polling(workspace: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import rein
-from rein.engine.sessions import ServerRequest, transcript
+from rein.protocol import ServerRequest, transcript
 from tests.web.conftest import Console, make_console
 
 
@@ -45,7 +45,7 @@ def test_a_graph_turn_shows_its_plan_links_its_run_and_answers_its_gate(
 
 def _check(c: Console, thread_id: str, gate: str) -> None:
     c.login()
-    [view] = transcript.turns(c.harness.sessions, thread_id)
+    [view] = transcript.turns(c.harness, thread_id)
     assert view.kind == "graph" and view.run_id is not None
     page = c.client.get(f"/threads/{thread_id}").text
     assert "data-type='plan'" in page and "Plan: gated" in page  # `rein graph plan`'s text
@@ -62,7 +62,7 @@ def _check(c: Console, thread_id: str, gate: str) -> None:
     assert c.steering is not None and c.steering.idle(60)
     answered: Any = c.harness.store.get_approval(gate)
     assert answered.status.value == "accepted"
-    [view] = transcript.turns(c.harness.sessions, thread_id)
+    [view] = transcript.turns(c.harness, thread_id)
     assert gate not in {q.id for q in view.pending}
     assert c.harness.run(view.run_id).status.value == "awaiting_human"  # the next gate
 

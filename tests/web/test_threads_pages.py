@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rein.engine.sessions import transcript
+from rein.protocol import transcript
 from rein.web import pages_threads
 from tests.web.conftest import Console, make_console
 from tests.web.threads_env import COMMAND, configure, waiting_thread
@@ -62,7 +62,7 @@ def test_the_thread_page_is_the_feed_with_its_question(console: Console,
     console.login()
     r = console.client.get(f"/threads/{thread_id}")
     assert r.status_code == 200
-    [view] = transcript.turns(console.harness.sessions, thread_id)
+    [view] = transcript.turns(console.harness, thread_id)
     # Every item the feed has is drawn, in its order, and the open question with the
     # digest the feed carries (the approval entry's).
     positions = [r.text.index(f"data-item='{i['id']}'") for i in view.items]
@@ -92,7 +92,7 @@ def test_answering_in_the_page_runs_the_command_and_completes_the_turn(
                      {"action": "accept", "digest": entry.digest})
     assert r.status_code == 303 and r.headers["location"] == f"/threads/{thread_id}"
     assert console.steering is not None and console.steering.idle(60)
-    [view] = transcript.turns(console.harness.sessions, thread_id)
+    [view] = transcript.turns(console.harness, thread_id)
     assert view.status == "completed" and view.pending == ()
     page = console.client.get(f"/threads/{thread_id}").text
     command = page.split("data-type='commandExecution'", 1)[1].split("data-type=", 1)[0]
@@ -120,7 +120,7 @@ def test_the_turn_section_and_the_watch_stream(console: Console,
                                                threaded: tuple[Path, str, str]) -> None:
     thread_id, _ = _ids(threaded)
     console.login()
-    [view] = transcript.turns(console.harness.sessions, thread_id)
+    [view] = transcript.turns(console.harness, thread_id)
     r = console.client.get(f"/threads/{thread_id}/turns/{view.turn_id}")
     assert r.status_code == 200 and r.text.startswith(f"<section class='turn' data-turn="
                                                       f"'{view.turn_id}'")
@@ -210,7 +210,7 @@ def test_the_list_stream_and_the_watch_stream_send_what_the_pages_drew(
     rows = _first_frame(console, pages_threads.threads_stream)["html"]
     assert f"/threads/{thread_id}" in rows and "waiting" in rows
     key = _first_frame(console, pages_threads.watch, thread_id=thread_id)["html"]
-    [view] = transcript.turns(console.harness.sessions, thread_id)
+    [view] = transcript.turns(console.harness, thread_id)
     assert key == f"{view.turn_id}={view.run_id}"
     page = console.client.get(f"/threads/{thread_id}").text
     assert f'data-watch-key="{key}"' in page

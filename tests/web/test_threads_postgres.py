@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rein.engine.sessions import transcript
+from rein.protocol import transcript
 from tests.store.conftest import pg_url  # noqa: F401  (the fixture)
 from tests.web.conftest import make_console
 from tests.web.threads_env import configure, waiting_thread
@@ -26,6 +26,6 @@ def test_a_thread_is_drawn_and_answered_on_postgresql(workspace: Path,
                    {"action": "accept", "digest": entry.digest})
         assert r.status_code == 303
         assert c.steering is not None and c.steering.idle(60)
-        [view] = transcript.turns(c.harness.sessions, thread_id)
+        [view] = transcript.turns(c.harness, thread_id)
         assert view.status == "completed"
         assert "web-console-was-here" in c.client.get(f"/threads/{thread_id}").text

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rein.engine.sessions import transcript
+from rein.protocol import transcript
 from tests.web.conftest import Console, make_console
 from tests.web.threads_env import configure
 
@@ -31,7 +31,7 @@ def test_a_message_typed_in_the_page_runs_a_turn_answered_in_the_page(
                      {"text": "run the command, then write notes.txt"})
     assert r.status_code == 303 and r.headers["location"] == f"/threads/{thread_id}"
     assert console.steering is not None and console.steering.idle(60)
-    [view] = transcript.turns(console.harness.sessions, thread_id)
+    [view] = transcript.turns(console.harness, thread_id)
     assert view.kind == "conversation" and view.run_id is not None
     [turn_row] = console.harness.store.thread_turns(thread_id)
     assert turn_row.run_id == view.run_id  # recorded, as a client's stream records it
@@ -43,7 +43,7 @@ def test_a_message_typed_in_the_page_runs_a_turn_answered_in_the_page(
     r = console.post(f"/threads/{thread_id}/approvals/{asked.id}",
                      {"action": "accept", "digest": asked.digest})
     assert r.status_code == 303 and console.steering.idle(60)
-    [view] = transcript.turns(console.harness.sessions, thread_id)
+    [view] = transcript.turns(console.harness, thread_id)
     assert view.status == "completed"
     assert "<div data-compose><form" in console.client.get(f"/threads/{thread_id}").text
 
@@ -106,7 +106,7 @@ def test_a_turn_whose_run_is_refused_or_never_started_shows_ended(workspace: Pat
         thread_id = sessions.start_thread().thread_id
         r = c.post(f"/threads/{thread_id}/turns", {"text": "run the command"})
         assert r.status_code == 409 and "SCALE001" in r.text
-        [view] = transcript.turns(sessions, thread_id)
+        [view] = transcript.turns(c.harness, thread_id)
         assert (view.status, view.run_id, view.error) == (
             "failed", None, ("SCALE001: [executor] kind 'nonesuch' is not one of "
                              "in_process, dbos"))
@@ -115,7 +115,7 @@ def test_a_turn_whose_run_is_refused_or_never_started_shows_ended(workspace: Pat
         assert "<div data-compose><form" in page  # ended: the next turn can be typed
         r = c.post(f"/threads/{thread_id}/turns", {"text": "and another"})
         assert r.status_code == 409 and "SCALE001" in r.text  # refused again, not THREAD001
-        assert [v.status for v in transcript.turns(sessions, thread_id)] == ["failed"] * 2
+        assert [v.status for v in transcript.turns(c.harness, thread_id)] == ["failed"] * 2
 
         lost = asyncio.run(_left_unstarted(sessions, thread_id))
         for read_only in make_console(workspace, read_only=True):

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -102,7 +100,7 @@ def test_an_attempt_is_a_stream_of_typed_steps_ending_with_finished(tmp_path: Pa
     last = stream[-1]
     assert isinstance(last, Finished) and last.result.outputs == {"summary": "done"}
     assert (last.result.usage.agent_steps, last.result.usage.tool_calls) == (2, 1)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError, match="is frozen"):
         setattr(first, "text", "changed")  # noqa: B010 - the assignment a frozen record refuses
 
 
@@ -155,8 +153,7 @@ def test_secrets_are_redacted_in_every_step_record(tmp_path: Path) -> None:
     request = request_for(tmp_path, tools=("file_read",), permissions=("fs:read:**",),
                           env={"TOKEN": "hunter2-secret"}, secret_names=frozenset({"TOKEN"}))
     _, stream = collect(worker(read, said), request)
-    dumped = json.dumps([dataclasses.asdict(s) for s in stream if not isinstance(s, Finished)],
-                        default=str)
+    dumped = "\n".join(repr(s) for s in stream if not isinstance(s, Finished))  # every field
     assert "hunter2-secret" not in dumped and "[secret:TOKEN]" in dumped
     kinds = [i.kind for s in stream for i in s.items()]
     assert ItemKind.MESSAGE in kinds

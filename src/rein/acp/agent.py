@@ -24,7 +24,6 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import acp
@@ -33,9 +32,11 @@ from acp import schema
 from rein.acp import mcp_servers as client_mcp
 from rein.acp import options, updates
 from rein.acp.client_tools import ClientTools
-from rein.engine.protocol_view import Notification
-from rein.engine.sessions import ServerRequest, TurnRun
+from rein.core.frozen import Record, field
 from rein.errors import ConfigError, ReinError
+from rein.protocol import threads
+from rein.protocol.messages import Notification, ServerRequest
+from rein.protocol.turns import TurnFeed, TurnRun
 from rein.tools.backend import SessionBinding, bound
 
 if TYPE_CHECKING:
@@ -49,8 +50,7 @@ _ASKED_KIND: dict[str, Any] = {"item/commandExecution/requestApproval": "execute
 _GRAPHS = (".agraph.yaml", ".agraph.yml", ".agraph.json")
 
 
-@dataclass
-class _Session:
+class _Session(Record, kw_only=False):
     thread_id: str
     cwd: str
     rejected: set[str] = field(default_factory=set)  # action digests rejected for good
@@ -154,7 +154,7 @@ class ReinAgent:
         sessions = self.harness.sessions
         try:
             row = sessions.thread(session_id)
-            history = sessions.replay(session_id)
+            history = threads.replay(self.harness, session_id)
         except ReinError as exc:
             raise _error(exc) from exc
         where = str(row.data.get("cwd") or cwd)
@@ -210,8 +210,6 @@ class ReinAgent:
     def _set(self, session: _Session, option: str, value: Any) -> Any:
         """Change the thread's mode or model for its next turns (invalid params for an
         option or value rein does not offer)."""
-        from rein.engine.sessions.policy import sandbox_policy
-
         allowed = options.allowed_values(option, self.harness.config.data)
         if allowed is None:
             raise _invalid(f"unknown config option {option!r}: mode or model")
@@ -221,7 +219,7 @@ class ReinAgent:
             return self.harness.sessions.update(session.thread_id, tier=value)
         # The thread's sandbox is what every later turn asks for; the engine grants it
         # only as far as rein.toml and the profile allow.
-        return self.harness.sessions.update(session.thread_id, sandbox=sandbox_policy(value))
+        return self.harness.sessions.update(session.thread_id, sandbox=value)
 
     # -- prompts -------------------------------------------------------------------------
 
@@ -266,11 +264,12 @@ class ReinAgent:
         with bound(session.binding()):  # the turn's tasks inherit it (tools/backend.py)
             driving = asyncio.ensure_future(turn.drive())
         status = "failed"
+        feed = TurnFeed(self.harness, turn)
         try:
-            async for message in turn.stream(replay=replay):
+            async for message in feed.stream(replay=replay):
                 if isinstance(message, ServerRequest):
                     with bound(session.binding()):  # an answer continues the run
-                        task = asyncio.ensure_future(self._ask(session, turn, message))
+                        task = asyncio.ensure_future(self._ask(session, feed, message))
                     session.asking.add(task)
                     task.add_done_callback(session.asking.discard)
                     continue
@@ -324,9 +323,9 @@ class ReinAgent:
         for session in self.sessions.values():
             await session.close()
 
-    async def _ask(self, session: _Session, turn: TurnRun, request: ServerRequest) -> None:
+    async def _ask(self, session: _Session, turn: TurnFeed, request: ServerRequest) -> None:
         """One question as ``session/request_permission``, and its answer to the turn."""
-        action = _action(self.harness, request.id)
+        action = turn.turn.action_digest(request.id)
         if action is not None and action in session.rejected:
             await _answer(turn, request.id, "decline")
             return
@@ -381,17 +380,11 @@ class ReinAgent:
         return None
 
 
-async def _answer(turn: TurnRun, request_id: str, decision: str) -> None:
+async def _answer(turn: TurnFeed, request_id: str, decision: str) -> None:
     try:
         await turn.answer(request_id, decision)
     except ReinError as exc:  # answered elsewhere first, or the run ended meanwhile
         print(f"rein acp: {exc.code}: {exc.message}", file=sys.stderr)
-
-
-def _action(harness: Harness, approval_id: str) -> str | None:
-    row = harness.store.get_approval(approval_id)
-    value = row.request.get("action_digest") if row is not None else None
-    return str(value) if value else None
 
 
 def _input(prompt: Sequence[Any]) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ A server the editor names in ``session/new`` or ``session/load`` is a command re
 run on the user's machine, so it is code execution and is treated as such:
 
 - each launch is an entry of rein's approval queue (kind ``mcp_launch``, kept under the
-  thread: :mod:`rein.engine.sessions.launches`) and, at the same time, a
+  thread: :mod:`rein.engine.sessions.launches`, through ``harness.sessions``) and, at the
+  same time, a
   ``session/request_permission`` showing the exact command, its arguments and the *names*
   of the variables it gets (never their values), with the digest of exactly that in its
   title. The first answer holds: ``allow_once``/``reject_once`` on the wire is recorded
@@ -40,11 +41,7 @@ from acp import schema
 
 from rein.acp import updates
 from rein.config import Config
-from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
-from rein.engine.clock import RandomIds
-from rein.engine.sessions import launches
-from rein.engine.signed import signers_of
 from rein.errors import ReinError
 from rein.formats.globs import match_any
 from rein.profiles.policy import Policy
@@ -52,8 +49,7 @@ from rein.tools.mcp import Gate, LaunchRequest, McpHub, McpServer
 from rein.workers.profile_mcp import HubHost
 
 if TYPE_CHECKING:
-    from rein.engine.service import Harness
-    from rein.store.base import ApprovalRow
+    from rein.engine.service import ApprovalRow, Harness
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _VARIABLE = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")  # what rein's MCP client passes on
@@ -119,11 +115,10 @@ async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
     queued: dict[str, str] = {}
     # Every launch is queued before the editor is asked about the first, so the queue shows
     # them all at once and may answer them in any order.
-    now = harness.clock.now().isoformat()
-    launches.withdraw_stale(harness.store, session_id, now=now)
-    rows = [launches.ask(harness.store, approval_id=RandomIds().new("apv"),
-                         thread_id=session_id, turn_id=turn_id, server=str(server["name"]),
-                         launch=server["launch"], origin=ORIGIN, now=now)
+    sessions = harness.sessions
+    sessions.withdraw_stale_launches(session_id)
+    rows = [sessions.ask_launch(session_id, turn_id, str(server["name"]), server["launch"],
+                                origin=ORIGIN)
             for server in hub.to_json()["servers"]]
     try:
         for row in rows:
@@ -136,8 +131,7 @@ async def launch(conn: Any, harness: Harness, session_id: str, turn_id: str,
                   file=sys.stderr)
     finally:  # the session ended (or failed) before every launch was answered
         for row in rows:
-            launches.withdraw(harness.store, row, note="the ACP session ended unanswered",
-                              now=harness.clock.now().isoformat())
+            sessions.withdraw_launch(row, note="the ACP session ended unanswered")
     host = _Host(hub, answers)
     await host.__aenter__()
     return host, queued
@@ -151,13 +145,13 @@ async def _decided(conn: Any, harness: Harness, session_id: str, row: ApprovalRo
     """The answer the launch acts on. Where answers are signed, one that does not verify
     (written into the store without rein) is refused and the question asked again; after
     :data:`_ASKED_AGAIN` such answers the server is not launched."""
-    signers = signers_of(harness.config.data, harness.workspace)
-    status = launches.usable(harness.store, row.approval_id, signers, harness.clock.now())
+    sessions = harness.sessions
+    status = sessions.launch_status(row.approval_id, usable=True)
     for _ in range(_ASKED_AGAIN):
         if status is not ApprovalStatus.PENDING:
             return status
         await _answered(conn, harness, session_id, row)  # the editor's or the queue's
-        status = launches.usable(harness.store, row.approval_id, signers, harness.clock.now())
+        status = sessions.launch_status(row.approval_id, usable=True)
     print(f"rein acp: MCP launch {row.approval_id}: no answer that verifies; not launched",
           file=sys.stderr)
     return ApprovalStatus.PENDING
@@ -178,16 +172,15 @@ async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalR
     asked = asyncio.ensure_future(conn.request_permission(
         session_id=session_id, tool_call=call,
         options=updates.options(updates.QUESTION_OPTIONS)))
-    logged = harness.store.events(RunId(row.run_id))
-    queue = asyncio.ensure_future(launches.wait(harness.store, row,
-                                                logged[-1].seq if logged else 0))
+    sessions = harness.sessions
+    queue = asyncio.ensure_future(sessions.launch_answered(row))
     try:
         await asyncio.wait({asked, queue}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         queue.cancel()
     if not asked.done():  # answered in the queue: the editor's question is moot
         asked.cancel()
-        status = launches.status(harness.store, row.approval_id)
+        status = sessions.launch_status(row.approval_id)
         word = "accepted" if status is ApprovalStatus.ACCEPTED else status.value
         await conn.session_update(session_id=session_id, update=acp.update_tool_call(
             call.tool_call_id,
@@ -198,9 +191,8 @@ async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalR
         picked = getattr(asked.result().outcome, "option_id", None)
     except Exception as exc:  # noqa: BLE001 - no answer (the editor failed, or went away)
         print(f"rein acp: MCP launch {row.approval_id}: no answer ({exc})", file=sys.stderr)
-        launches.withdraw(harness.store, row, note="the ACP client gave no answer",
-                          now=harness.clock.now().isoformat())
-        return launches.status(harness.store, row.approval_id)
+        sessions.withdraw_launch(row, note="the ACP client gave no answer")
+        return sessions.launch_status(row.approval_id)
     # A withdrawn question (the prompt cancelled) is a cancel, not a decline.
     answer = {"allow_once": ApprovalStatus.ACCEPTED,
               "reject_once": ApprovalStatus.DECLINED}.get(str(picked),
@@ -211,7 +203,7 @@ async def _answered(conn: Any, harness: Harness, session_id: str, row: ApprovalR
     except ReinError as exc:  # answered in the queue a moment before: that answer holds
         if exc.code != "APPROVAL_ANSWERED":
             raise
-    return launches.status(harness.store, row.approval_id)
+    return sessions.launch_status(row.approval_id)
 
 
 class _Host(HubHost):

@@ -1,8 +1,8 @@
 """A turn's feed, said in ACP's words: ``session/update`` payloads and permission options.
 
-The session runtime folds a turn's stored events into the Codex vocabulary
-(:mod:`rein.engine.sessions.feed`); this module is a second, pure translation of the same
-messages, so that a live prompt and a ``session/load`` replay give the same updates:
+The protocol layer folds a turn's stored events into the Codex vocabulary
+(:mod:`rein.protocol.feed`); this module says the same messages in ACP's words, purely, so
+that a live prompt and a ``session/load`` replay give the same updates:
 
 - an agent message's delta is an ``agent_message_chunk``, reasoning an
   ``agent_thought_chunk``, a graph turn's plan text a thought too;
@@ -24,7 +24,7 @@ from typing import Any
 import acp
 from acp import schema
 
-from rein.engine.protocol_view import Notification
+from rein.protocol.messages import Notification
 
 Update = Any  # one of the SDK's session update models
 

@@ -18,8 +18,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from rein.core.frozen import Frozen
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -32,8 +33,7 @@ MAX_DEPTH = 100  # arrays and objects inside each other: rein's messages need a 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-@dataclass(frozen=True, slots=True)
-class Refusal:
+class Refusal(Frozen, kw_only=False):
     """A line answered with an error instead of being handled."""
 
     id: Any  # the request's id, or None when it has none that can be echoed

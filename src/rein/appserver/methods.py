@@ -14,20 +14,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.appserver import wire
 from rein.appserver.wire import MethodError
-from rein.engine.protocol_view import Notification
-from rein.engine.sessions import TurnRun
 from rein.errors import ConfigError
-from rein.store.base import ThreadRow
+from rein.protocol import threads
+from rein.protocol.messages import Notification
+from rein.protocol.turns import TurnFeed
 
 if TYPE_CHECKING:
-    from rein.engine.service import Harness
+    from rein.engine.service import Harness, ThreadRow
+    from rein.protocol.turns import TurnRun
 
 
 class Connection(Protocol):
     """What a handler uses of the connection (:class:`rein.appserver.server.Connection`)."""
 
     harness: Harness
-    questions: dict[str, TurnRun]
+    questions: dict[str, TurnFeed]
 
     def then(self, work: Callable[[], None]) -> None: ...
     def notify(self, notification: Notification) -> None: ...
@@ -49,14 +50,14 @@ def _thread_id(params: Mapping[str, Any]) -> str:
 def _session(c: Connection, row: ThreadRow) -> dict[str, Any]:
     """The result of thread/start, thread/resume and thread/fork."""
     d = row.data
-    return {"thread": c.harness.sessions.to_json(row, include_turns=True),
+    return {"thread": threads.to_json(c.harness, row, include_turns=True),
             "model": d.get("model") or "", "modelProvider": d.get("modelProvider") or "rein",
             "cwd": d["cwd"], "approvalPolicy": d["approvalPolicy"],
             "approvalsReviewer": "user", "sandbox": d["sandbox"]}
 
 
 def _started(c: Connection, row: ThreadRow) -> None:
-    thread = c.harness.sessions.to_json(row)
+    thread = threads.to_json(c.harness, row)
     c.then(lambda: c.notify(Notification(method="thread/started", params={"thread": thread})))
 
 
@@ -84,7 +85,7 @@ async def thread_resume(c: Connection, params: Mapping[str, Any]) -> dict[str, A
     row = sessions.thread(_thread_id(params))
     result = _session(c, row)
     turn = sessions.reopen(row.thread_id)
-    if turn is not None and not any(t is turn for t in c.questions.values()):
+    if turn is not None and not any(t.turn is turn for t in c.questions.values()):
         c.then(lambda: c.run_turn(turn, replay=False))
     return result
 
@@ -98,8 +99,8 @@ async def thread_fork(c: Connection, params: Mapping[str, Any]) -> dict[str, Any
 
 async def thread_read(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
     row = c.harness.sessions.thread(_thread_id(params))
-    return {"thread": c.harness.sessions.to_json(
-        row, include_turns=bool(params.get("includeTurns")))}
+    return {"thread": threads.to_json(c.harness, row,
+                                      include_turns=bool(params.get("includeTurns")))}
 
 
 async def thread_list(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,7 +118,7 @@ async def thread_list(c: Connection, params: Mapping[str, Any]) -> dict[str, Any
     limit = given if isinstance(given, int) else 50
     page = rows[start:start + max(1, limit)]
     more = start + len(page) < len(rows)
-    return {"data": [sessions.to_json(r) for r in page],
+    return {"data": [threads.to_json(c.harness, r) for r in page],
             "nextCursor": str(start + len(page)) if more else None}
 
 
@@ -132,7 +133,7 @@ async def thread_unarchive(c: Connection, params: Mapping[str, Any]) -> dict[str
     row = c.harness.sessions.update(_thread_id(params), archived=False)
     c.then(lambda: c.notify(Notification(method="thread/unarchived",
                                          params={"threadId": row.thread_id})))
-    return {"thread": c.harness.sessions.to_json(row)}
+    return {"thread": threads.to_json(c.harness, row)}
 
 
 async def thread_name_set(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,7 +204,7 @@ def _active(c: Connection, params: Mapping[str, Any], expected: Any) -> Any:
         _expected(turn, thread_id, expected)
         assert turn is not None
         run_id = turn.run_id.result() if turn.run_id.done() else None
-        if run_id is not None and sessions.harness.store.run_locked(run_id):
+        if run_id is not None and c.harness.advancing(run_id):
             raise MethodError(wire.INVALID_REQUEST, f"turn {turn.turn_id} runs in another "
                                                     "process: interrupt it there")
     except MethodError:

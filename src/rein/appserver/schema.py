@@ -1,6 +1,6 @@
 """``rein app-server generate-json-schema``: JSON Schema (draft-07) of what rein speaks.
 
-Written from the wire types of :mod:`rein.engine.sessions.shapes` and ``.requests``, the same ones the
+Written from the wire types of :mod:`rein.protocol.shapes` and ``.requests``, the same ones the
 feed's shapes are checked against: one file per params, result and notification type,
 plus ``ServerNotification.json``, ``ServerRequest.json`` and ``ClientRequest.json`` (the
 unions by method), each self-contained (its ``definitions`` inline). Deterministic, so the
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NotRequired, Union, get_args, get_origin, get_type_hints
 
-from rein.engine.sessions import requests, shapes
+from rein.protocol import requests, shapes
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 

@@ -8,7 +8,8 @@ the server's questions (approvals, gates) are JSON-RPC requests whose id is the 
 id, so that the client's answer — or one given with ``rein approvals`` — resolves them.
 
 Nothing here decides a state change: the handlers in :mod:`rein.appserver.methods` call the
-session runtime (``harness.sessions``), and the feed comes folded from the stored events.
+session runtime (``harness.sessions``), and each turn's feed comes from the protocol layer
+(:class:`rein.protocol.turns.TurnFeed`), folded from the stored events.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rein.appserver import wire
 from rein.appserver.wire import Incoming, MethodError, Wire
-from rein.engine.protocol_view import Notification
-from rein.engine.sessions import ServerRequest, TurnRun, fields
-from rein.engine.sessions.feed import Message
 from rein.errors import ConfigError, ReinError
+from rein.protocol import fields
+from rein.protocol.messages import Message, Notification, ServerRequest
+from rein.protocol.turns import TurnFeed
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
+    from rein.protocol.turns import TurnRun
 
 class Connection:
     """One client over one pair of streams."""
@@ -36,7 +38,7 @@ class Connection:
         self.initialized = False
         self.opted_out: frozenset[str] = frozenset()
         self.experimental = False
-        self.questions: dict[str, TurnRun] = {}  # server request id → the turn asking
+        self.questions: dict[str, TurnFeed] = {}  # server request id → the turn asking
         self.tasks: set[asyncio.Future[Any]] = set()
         self.pumps: set[asyncio.Future[Any]] = set()
         self.drives: dict[asyncio.Future[Any], TurnRun] = {}
@@ -145,13 +147,13 @@ class Connection:
         values = fields.values_of(answers) if isinstance(answers, Mapping) else {}
         self.spawn(self._answer(turn, request_id, decision, values))
 
-    async def _answer(self, turn: TurnRun, request_id: str, decision: str,
+    async def _answer(self, turn: TurnFeed, request_id: str, decision: str,
                       values: Mapping[str, Any]) -> None:
         try:
             await turn.answer(request_id, decision, values=values or None)
         except ReinError as exc:
             self.notify(Notification(method="warning", params={
-                "threadId": turn.thread.thread_id, "message": f"{exc.code}: {exc.message}"}))
+                "threadId": turn.thread_id, "message": f"{exc.code}: {exc.message}"}))
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -163,7 +165,8 @@ class Connection:
             driving.add_done_callback(lambda done: self.drives.pop(done, None))
         # The feed is asked for now: what is stored before this request's work (an
         # interrupt) runs is what a client that only follows has seen already.
-        pump = self.spawn(self._pump(turn, turn.stream(replay=replay)))
+        feed = TurnFeed(self.harness, turn)
+        pump = self.spawn(self._pump(feed, feed.stream(replay=replay)))
         self.pumps.add(pump)
         pump.add_done_callback(self.pumps.discard)
 
@@ -175,7 +178,7 @@ class Connection:
                 "threadId": turn.thread.thread_id, "turnId": turn.turn_id, "willRetry": False,
                 "error": {"message": f"{exc.code}: {exc.message}"}}))
 
-    async def _pump(self, turn: TurnRun, feed: AsyncIterator[Message]) -> None:
+    async def _pump(self, turn: TurnFeed, feed: AsyncIterator[Message]) -> None:
         try:
             async for message in feed:
                 if isinstance(message, ServerRequest):
@@ -187,7 +190,7 @@ class Connection:
                     self.notify(message)
         except ReinError as exc:  # the feed cannot be read: said; the turn's record holds
             self.notify(Notification(method="error", params={
-                "threadId": turn.thread.thread_id, "turnId": turn.turn_id, "willRetry": False,
+                "threadId": turn.thread_id, "turnId": turn.turn_id, "willRetry": False,
                 "error": {"message": f"{exc.code}: {exc.message}"}}))
 
     def notify(self, notification: Notification) -> None:

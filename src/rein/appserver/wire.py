@@ -16,7 +16,6 @@ import asyncio
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import IO, Any
 
 from rein.appserver import lines
@@ -27,6 +26,7 @@ from rein.appserver.lines import (
     METHOD_NOT_FOUND,
     PARSE_ERROR,
 )
+from rein.core.frozen import Frozen
 
 MAX_LINE = 4 * 1024 * 1024  # bytes of one message; a longer line is refused, not buffered
 QUEUE = 256  # messages read and not yet handled before the server answers -32001
@@ -45,8 +45,7 @@ class MethodError(Exception):
         self.code, self.message = code, message
 
 
-@dataclass(frozen=True, slots=True)
-class Incoming:
+class Incoming(Frozen, kw_only=False):
     """One message read: a request (``id`` and ``method``), a notification (``method``
     only) or a response to a server request (``id`` with ``result`` or ``error``)."""
 

@@ -249,30 +249,39 @@ async def follow(harness: Any, run_id: str, progress: Progress, *, interval: flo
     """Feed ``progress`` the events of ``run_id`` and its child runs, stored ones first, then
     new ones as any process commits them, until the run ends or pauses, or ``timeout``
     seconds pass, or the run is found ``running`` with no process advancing it (it was
-    interrupted) on three looks in a row. The run's status when it returns."""
+    interrupted) on three looks in a row. The run's status when it returns.
+
+    The run's log is followed through the Harness (:meth:`Harness.subscribe`, one read per
+    change); its status and its child runs are read again only when the follower of the
+    log saw a change. Every ``interval`` seconds the run's lock is looked at: a process
+    that died commits nothing."""
     import asyncio
 
     after: dict[str, int] = {}
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     orphaned = 0
+    seen: int | None = None
+    status: Any = None
     while True:
-        # The status before the events: every event of a run that had stopped is stored.
-        status = harness.run(run_id).status
-        for member in [run_id, *_children(harness, run_id)]:
-            async for event in harness.subscribe(member, after.get(member, 0)):
-                after[member] = event.seq
-                progress(event)
-        if status.value != "running":
-            return str(status.value)
+        if seen != harness.changes_seen:
+            seen = harness.changes_seen
+            # The status before the events: every event of a run that had stopped is stored.
+            status = harness.run(run_id).status
+            for member in [run_id, *_children(harness, run_id)]:
+                async for event in harness.subscribe(member, after.get(member, 0)):
+                    after[member] = event.seq
+                    progress(event)
+            if status.value != "running":
+                return str(status.value)
         # Three looks, not one: a run is created a moment before its lock is taken.
         orphaned = 0 if harness.advancing(run_id) else orphaned + 1
         if orphaned >= 3:
-            return str(status.value)
+            return str(harness.run(run_id).status.value)
         left = None if deadline is None else deadline - loop.time()
         if left is not None and left <= 0:
             return str(status.value)
-        # Woken at once by a commit in this process, by a look at the store otherwise.
+        # Woken at once by a commit in this process, at the store's change number otherwise.
         wait = interval if left is None else min(interval, left)
         async for event in harness.subscribe(run_id, after.get(run_id, 0), follow=True,
                                              interval=interval, timeout=wait):

@@ -14,8 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from rein.core.frozen import Record, field
 
 # A node in a loop iteration or a map item: `count_down[2].tick` → ("count_down", 2).
 _INSTANCE = re.compile(r"^(?P<owner>.+?)\[(?P<index>\d+)\]\.")
@@ -61,8 +62,7 @@ def duration(seconds: float | None) -> str:
     return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
 
 
-@dataclass(kw_only=True, slots=True)
-class AttemptView:
+class AttemptView(Record):
     number: int
     started_at: str
     worker: str = ""
@@ -80,8 +80,7 @@ class AttemptView:
         return self.result not in (None, "succeeded")
 
 
-@dataclass(kw_only=True, slots=True)
-class NodeView:
+class NodeView(Record):
     key: str  # as shown: a child run's nodes carry the subgraph node's key first
     type: str = ""
     title: str = ""
@@ -116,8 +115,7 @@ class NodeView:
         return ""
 
 
-@dataclass(kw_only=True, slots=True)
-class RunView:
+class RunView(Record):
     """The state of one run (and its child runs) as its events describe it."""
 
     run_id: str

@@ -47,7 +47,7 @@ from rein.config.approver import (
 )
 from rein.config.files import config_paths
 from rein.config.hooks import check_hooks
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field, set_field
 from rein.errors import ConfigError, LoadError, Location
 
 # Every command reads the configuration, most of them with no file to read: the TOML
@@ -101,60 +101,40 @@ DEFAULT_POLICY: Mapping[str, Any] = MappingProxyType({
 class HookSpec(Frozen):
     """A named hook: a command that speaks the Claude Code hook wire format."""
 
-    __slots__ = ("command", "events", "fail_closed", "files", "matcher", "name", "shell",
-                 "source", "timeout_seconds")
     name: str
     command: tuple[str, ...]
-    timeout_seconds: float
-    events: tuple[str, ...]
-    source: str
-    matcher: str | None  # tool events: which tools (see rein.config.hooks)
-    shell: bool  # the command was one string: it runs through /bin/sh -c
-    fail_closed: bool  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
+    timeout_seconds: float = 30.0
+    events: tuple[str, ...] = ()
+    source: str = ""
+    matcher: str | None = None  # tool events: which tools (see rein.config.hooks)
+    shell: bool = False  # the command was one string: it runs through /bin/sh -c
+    fail_closed: bool = False  # a failed run blocks (PreToolUse, PostToolUse, PreCompact)
     # The workspace files it runs, and their digests when the configuration was read (or
     # trusted): a hook whose files changed since is not run (rein.config.command_files).
-    files: Mapping[str, str]
+    # Kept as a read-only copy.
+    files: Mapping[str, str] = field(default_factory=dict)
 
-    def __init__(self, *, name: str, command: tuple[str, ...], timeout_seconds: float = 30.0,
-                 events: tuple[str, ...] = (), source: str = "", matcher: str | None = None,
-                 shell: bool = False, fail_closed: bool = False,
-                 files: Mapping[str, str] | None = None) -> None:
-        set_field(self, "files", MappingProxyType(dict(files or {})))
-        set_field(self, "name", name)
-        set_field(self, "command", command)
-        set_field(self, "timeout_seconds", timeout_seconds)
-        set_field(self, "events", events)
-        set_field(self, "source", source)
-        set_field(self, "matcher", matcher)
-        set_field(self, "shell", shell)
-        set_field(self, "fail_closed", fail_closed)
+    def __post_init__(self) -> None:
+        set_field(self, "files", MappingProxyType(dict(self.files)))
 
 
 class Config(Frozen):
     """The merged configuration. ``data`` is plain TOML data; use :meth:`get` to read it."""
 
-    __slots__ = ("data", "files", "notes", "pinned", "project_trust", "sources")
     data: Mapping[str, Any]
     sources: Mapping[str, tuple[str, ...]]  # "policy.shell" → ("/etc/rein/rein.toml", ...)
-    files: tuple[tuple[str, str], ...]  # (scope, path) of every file that was read
-    notes: tuple[str, ...]  # what the merge dropped or narrowed, and why
+    files: tuple[tuple[str, str], ...] = ()  # (scope, path) of every file that was read
+    notes: tuple[str, ...] = ()  # what the merge dropped or narrowed, and why
     #: The verdict on the project file's tables that run commands or send data (None when
     #: there is no project file). See :mod:`rein.config.trust`.
-    project_trust: ProjectTrust | None
+    project_trust: ProjectTrust | None = None
     #: ``"hooks.NAME"`` / ``"workers.command.NAME"`` → the workspace files its command runs
-    #: and their digests, as trusted (a project table) or as read (the others).
-    pinned: Mapping[str, Mapping[str, str]]
+    #: and their digests, as trusted (a project table) or as read (the others); kept as a
+    #: read-only copy.
+    pinned: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
-    def __init__(self, *, data: Mapping[str, Any], sources: Mapping[str, tuple[str, ...]],
-                 files: tuple[tuple[str, str], ...] = (), notes: tuple[str, ...] = (),
-                 project_trust: ProjectTrust | None = None,
-                 pinned: Mapping[str, Mapping[str, str]] | None = None) -> None:
-        set_field(self, "data", data)
-        set_field(self, "sources", sources)
-        set_field(self, "files", files)
-        set_field(self, "notes", notes)
-        set_field(self, "project_trust", project_trust)
-        set_field(self, "pinned", MappingProxyType(dict(pinned or {})))
+    def __post_init__(self) -> None:
+        set_field(self, "pinned", MappingProxyType(dict(self.pinned)))
 
     def get(self, section: str, default: Any = None) -> Any:
         """A top-level section (``"policy"``, ``"hooks"``, ``"tiers"``...), or ``default``."""
@@ -181,7 +161,7 @@ class Config(Frozen):
                 matcher=spec.get("matcher"),
                 shell=isinstance(command, str),
                 fail_closed=bool(spec.get("fail_closed", False)),
-                files=self.pinned.get(f"hooks.{name}"),
+                files=self.pinned.get(f"hooks.{name}", {}),
             )
         return out
 

@@ -44,29 +44,19 @@ _PATH_KEYS = ("allowed_signers", "signing_key")
 class Approver(Frozen):
     """Who answers approvals here, the gate ``roles`` they hold, and what binds an answer."""
 
-    __slots__ = ("account", "allowed_signers", "confined_ok", "confined_ok_files", "id",
-                 "roles", "signing_key", "source")
     id: str
-    roles: tuple[str, ...]
-    source: str  # the rein.toml that named them, or "the OS account" when none did
-    account: str  # the OS account of the process's real user id
-    confined_ok: bool  # answer_when_confined: a confined process may answer
-    confined_ok_files: tuple[str, ...]  # the files that say so (a confined writer voids it)
-    allowed_signers: str | None  # set: every accept or decline is signed by ``id``'s key
-    signing_key: str | None  # the key ``rein approvals`` signs with
+    roles: tuple[str, ...] = ()
+    source: str = ""  # the rein.toml that named them, or "the OS account" when none did
+    account: str = ""  # the OS account of the process's real user id ("": ``id``)
+    confined_ok: bool = False  # answer_when_confined: a confined process may answer
+    # the files that say so (a confined writer voids it)
+    confined_ok_files: tuple[str, ...] = ()
+    allowed_signers: str | None = None  # set: every accept or decline is signed by ``id``'s key
+    signing_key: str | None = None  # the key ``rein approvals`` signs with
 
-    def __init__(self, *, id: str, roles: tuple[str, ...] = (), source: str = "",
-                 account: str = "", confined_ok: bool = False,
-                 confined_ok_files: tuple[str, ...] = (),
-                 allowed_signers: str | None = None, signing_key: str | None = None) -> None:
-        set_field(self, "id", id)
-        set_field(self, "roles", roles)
-        set_field(self, "source", source)
-        set_field(self, "account", account or id)
-        set_field(self, "confined_ok", confined_ok)
-        set_field(self, "confined_ok_files", confined_ok_files)
-        set_field(self, "allowed_signers", allowed_signers)
-        set_field(self, "signing_key", signing_key)
+    def __post_init__(self) -> None:
+        if not self.account:
+            set_field(self, "account", self.id)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "roles": list(self.roles), "source": self.source,

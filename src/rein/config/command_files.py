@@ -41,9 +41,9 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from rein.core.frozen import Frozen
 from rein.core.shellsplit import ShellCommand, split_commands
 
 #: The code of a command whose files cannot be told (it is never trusted).
@@ -58,8 +58,7 @@ _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _CHUNK = 1 << 20
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CommandFiles:
+class CommandFiles(Frozen):
     """The workspace files one command runs (workspace-relative POSIX paths, sorted), or
     why they cannot be told."""
 

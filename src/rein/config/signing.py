@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import Refused
 
 NAMESPACE = "rein-approval"
@@ -30,15 +30,9 @@ _MAX_SIGNATURE = 16 * 1024  # an armored SSH signature is well under 2 KB
 class Verified(Frozen):
     """A signature that verified: who signed, with which key."""
 
-    __slots__ = ("fingerprint", "key_type", "principal")
     principal: str
     fingerprint: str  # SHA256:... of the public key
     key_type: str  # ED25519, ED25519-SK, ECDSA-SK, RSA...
-
-    def __init__(self, *, principal: str, fingerprint: str, key_type: str) -> None:
-        set_field(self, "principal", principal)
-        set_field(self, "fingerprint", fingerprint)
-        set_field(self, "key_type", key_type)
 
 
 def _ssh_keygen() -> str:

@@ -38,10 +38,10 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError, Location
 from rein.formats.canonical import canonical_json
 
@@ -59,8 +59,7 @@ class TrustState(enum.Enum):
     FORBIDDEN = "forbidden"  # policy.project_trust = false: withheld whatever the record says
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Withheld:
+class Withheld(Frozen):
     """One project table that needs trust: what it is and what it would run or reach."""
 
     key: str  # dotted: "workers.command.fake", "hooks.lint", "providers.openai", "store.url"
@@ -88,8 +87,7 @@ class Withheld:
                 **({"unsure": self.unsure} if self.unsure is not None else {})}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ProjectTrust:
+class ProjectTrust(Frozen):
     """The trust verdict on one project ``rein.toml``."""
 
     path: str

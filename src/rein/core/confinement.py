@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 
 STATUS = Path("/proc/self/status")
 
@@ -21,13 +21,8 @@ STATUS = Path("/proc/self/status")
 class Confinement(Frozen):
     """What the kernel says of this process: no-new-privileges and its seccomp mode."""
 
-    __slots__ = ("no_new_privs", "seccomp")
     no_new_privs: bool | None  # None: the kernel does not say (not Linux)
-    seccomp: int | None  # 0 none, 1 strict, 2 filter; None: not said
-
-    def __init__(self, *, no_new_privs: bool | None, seccomp: int | None = None) -> None:
-        set_field(self, "no_new_privs", no_new_privs)
-        set_field(self, "seccomp", seccomp)
+    seccomp: int | None = None  # 0 none, 1 strict, 2 filter; None: not said
 
     @property
     def confined(self) -> bool:

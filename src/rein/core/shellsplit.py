@@ -21,7 +21,8 @@ command name that is computed (``$X``, a glob, a brace expansion) or climbs out 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from rein.core.frozen import Frozen, Record
 
 # Words the shells treat as syntax, not as a program, when they stand in command position.
 RESERVED = frozenset({
@@ -40,8 +41,7 @@ class Unsure(Exception):
     """The line uses something the splitter does not split with certainty."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ShellCommand:
+class ShellCommand(Frozen):
     """One simple command: its words after quote removal, and the program it runs."""
 
     words: tuple[str, ...]  # assignments, program, arguments; redirections as "2>&1", ">out"
@@ -57,8 +57,7 @@ class ShellCommand:
         return " ".join(self.words)
 
 
-@dataclass(slots=True)
-class _Word:
+class _Word(Record, kw_only=False):
     text: str = ""
     started: bool = False  # a word may be empty ('' is a word)
     computed: bool = False  # holds an expansion or an unquoted pattern character

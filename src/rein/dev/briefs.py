@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import ReinError
 
 SPECS = "specs"
@@ -20,18 +20,12 @@ IMPORTS = ("feature_list.json", "specs/active/40-development-plan.json")
 
 
 class Briefs(Frozen):
-    """The briefs as the driver reads them. Hand-written (no dataclass): `rein dev` reads
-    them on every turn to notice a change."""
+    """The briefs as the driver reads them: `rein dev` reads them on every turn to notice a
+    change."""
 
-    __slots__ = ("digest", "notices", "text")
     text: str
     digest: str  # of the files as read (all of them, capped or not): a change is noticed
     notices: tuple[str, ...]
-
-    def __init__(self, *, text: str, digest: str, notices: tuple[str, ...]) -> None:
-        set_field(self, "text", text)
-        set_field(self, "digest", digest)
-        set_field(self, "notices", notices)
 
 
 def read_briefs(workspace: Path, cap: int) -> Briefs:

@@ -48,9 +48,9 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from rein.core.frozen import Frozen, field
 from rein.dev import locks
 
 PENDING = ".rein/dev/git"  # commits kept out of a read-only .git: objects/, HEAD
@@ -78,8 +78,7 @@ class NotCommittable(Exception):
     a file that changed while rein read it): the agent's to fix."""
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(Frozen, kw_only=False):
     """The work tree as rein read it: ``path → (mode, blob id)``, and where each blob that
     may be new comes from (a path to hash again, or the bytes of a symlink's target)."""
 

@@ -213,8 +213,8 @@ def implement_text(feature: Feature, *, command: Sequence[str], target: str,
 
 
 def settings_params(settings: DevSettings) -> dict[str, Any]:
-    out = settings.as_dict()
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+    out = settings.as_dict()  # by name, as the graphs of earlier releases list them
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(out.items())}
 
 
 def settings_from(params: Mapping[str, Any]) -> DevSettings:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.dev.settings import check_verify
 from rein.errors import ConfigError
 
@@ -23,8 +23,7 @@ MAX_CONTEXT = 4000  # characters of one feature's implementation context, all ke
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Feature:
+class Feature(Frozen):
     """One feature of an accepted plan: what the driver is told, and how it is verified."""
 
     id: str
@@ -40,8 +39,7 @@ class Feature:
         return "feature_" + self.id.replace("-", "_")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Checked:
+class Checked(Frozen):
     features: tuple[Feature, ...]  # in the order they will be built
     verify: tuple[str, ...] | None
     problems: tuple[str, ...]  # empty: the plan is accepted

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import ConfigError, Location
 
 # Programs that succeed whatever the code does: a verifier made of one of them checks nothing.
@@ -29,72 +29,29 @@ _PLACEHOLDER = re.compile(r"\$[A-Z_{]|<[a-z_ -]+>|\{\{")
 
 
 class DevSettings(Frozen):
-    """Limits and overrides of one flow; ``None`` means unlimited or not set. Hand-written
-    (no dataclass): `rein dev` reads them on every turn."""
+    """Limits and overrides of one flow; ``None`` means unlimited or not set."""
 
-    __slots__ = (
-        "context_policy",
-        "max_brief_bytes",
-        "max_cost_usd",
-        "max_features",
-        "max_steps",
-        "max_wall_clock_seconds",
-        "plan_attempts",
-        "plan_roles",
-        "smoke",
-        "steps_per_feature",
-        "target",
-        "tools",
-        "verify",
-        "verify_source",
-        "verify_timeout_seconds",
-    )
-    target: str  # where features are built, relative to the repository root
-    verify: tuple[str, ...] | None  # the override of every feature's verify command
-    verify_source: str | None  # where the override came from, for messages
-    steps_per_feature: int  # attempts of one feature (its first try and its repairs)
-    max_steps: int  # node executions of the whole feature run
-    max_wall_clock_seconds: int | None  # of the whole feature run
-    max_cost_usd: float | None  # of the whole feature run, where usage is reported
-    verify_timeout_seconds: int  # one verify; its process group is killed after it
-    max_features: int
-    max_brief_bytes: int
-    plan_attempts: int  # answers to the plan instruction before the planning fails
+    target: str = "."  # where features are built, relative to the repository root
+    verify: tuple[str, ...] | None = None  # the override of every feature's verify command
+    verify_source: str | None = None  # where the override came from, for messages
+    steps_per_feature: int = 5  # attempts of one feature (its first try and its repairs)
+    max_steps: int = 88  # node executions of the whole feature run
+    max_wall_clock_seconds: int | None = None  # of the whole feature run
+    max_cost_usd: float | None = None  # of the whole feature run, where usage is reported
+    verify_timeout_seconds: int = 300  # one verify; its process group is killed after it
+    max_features: int = 20
+    max_brief_bytes: int = 40_000
+    plan_attempts: int = 3  # answers to the plan instruction before the planning fails
     # threshold: a clean context when the last reported usage reaches [driver]
     # clean_context_at (70% by default); per-feature: at the start of every feature too;
     # every-N: at the start of every Nth feature, for a driver that reports no usage;
     # never: not even at the threshold. A repair of the same feature never resets.
-    context_policy: str
-    smoke: tuple[str, ...] | None  # run before each feature; a failure is a stop
-    plan_roles: tuple[str, ...]  # the plan approval is answered by a holder of one of them
+    context_policy: str = "threshold"
+    smoke: tuple[str, ...] | None = None  # run before each feature; a failure is a stop
+    plan_roles: tuple[str, ...] = ()  # the plan approval is answered by a holder of one of them
     # rein's tools offered to a model worker serving a feature (None: none, as for a driver,
     # which uses its own)
-    tools: tuple[str, ...] | None
-
-    def __init__(self, *, target: str = ".", verify: tuple[str, ...] | None = None,
-                 verify_source: str | None = None, steps_per_feature: int = 5,
-                 max_steps: int = 88, max_wall_clock_seconds: int | None = None,
-                 max_cost_usd: float | None = None, verify_timeout_seconds: int = 300,
-                 max_features: int = 20, max_brief_bytes: int = 40_000,
-                 plan_attempts: int = 3, context_policy: str = "threshold",
-                 smoke: tuple[str, ...] | None = None,
-                 plan_roles: tuple[str, ...] = (),
-                 tools: tuple[str, ...] | None = None) -> None:
-        set_field(self, "target", target)
-        set_field(self, "verify", verify)
-        set_field(self, "verify_source", verify_source)
-        set_field(self, "steps_per_feature", steps_per_feature)
-        set_field(self, "max_steps", max_steps)
-        set_field(self, "max_wall_clock_seconds", max_wall_clock_seconds)
-        set_field(self, "max_cost_usd", max_cost_usd)
-        set_field(self, "verify_timeout_seconds", verify_timeout_seconds)
-        set_field(self, "max_features", max_features)
-        set_field(self, "max_brief_bytes", max_brief_bytes)
-        set_field(self, "plan_attempts", plan_attempts)
-        set_field(self, "context_policy", context_policy)
-        set_field(self, "smoke", smoke)
-        set_field(self, "plan_roles", plan_roles)
-        set_field(self, "tools", tools)
+    tools: tuple[str, ...] | None = None
 
 
 def load_settings(dev: Mapping[str, Any] | None, env: Mapping[str, str] | None = None

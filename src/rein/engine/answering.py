@@ -27,7 +27,7 @@ from typing import Any
 
 from rein.config.approver import OS_ACCOUNT, Approver
 from rein.core.confinement import Confinement, confinement, has_terminal
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.core.states import ApprovalStatus
 from rein.errors import Refused
 from rein.formats.canonical import canonical_json
@@ -40,18 +40,11 @@ SURFACES = ("cli", "web", "app-server", "acp", "api")
 class Via(Frozen):
     """Where an answer comes from: the surface that took it, and what it knows of who."""
 
-    __slots__ = ("session", "standing", "surface")
     surface: str  # one of SURFACES
-    session: str | None  # the web console's session (a digest of its id, never the id)
+    session: str | None = None  # the web console's session (a digest of its id, never the id)
     # Given by rein under a standing instruction of a person, not asked of one:
     # "accept-for-session", "approval-policy-never", "turn-interrupt".
-    standing: str | None
-
-    def __init__(self, *, surface: str, session: str | None = None,
-                 standing: str | None = None) -> None:
-        set_field(self, "surface", surface)
-        set_field(self, "session", session)
-        set_field(self, "standing", standing)
+    standing: str | None = None
 
 
 def session_tag(session_id: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import approvals
 from rein.engine.runtime import RunContext
@@ -31,18 +31,10 @@ STEER_EVENT = "input/steered"
 class EngineSession(Frozen):
     """The :class:`rein.workers.base.AttemptSession` of one attempt of one node."""
 
-    __slots__ = ("attempt", "ctx", "node_key", "worker")
     ctx: RunContext
     node_key: str
     attempt: int
     worker: str
-
-    def __init__(self, *, ctx: RunContext, node_key: str, attempt: int,
-                 worker: str) -> None:
-        set_field(self, "ctx", ctx)
-        set_field(self, "node_key", node_key)
-        set_field(self, "attempt", attempt)
-        set_field(self, "worker", worker)
 
     def load_state(self) -> Mapping[str, Any] | None:
         """The latest state saved for this node key and attempt, or ``None``."""

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, Record, field
 from rein.core.usage import Budget, Usage
 from rein.errors import BudgetExceeded
 
@@ -27,18 +26,11 @@ from rein.errors import BudgetExceeded
 class Limits(Frozen):
     """Optional limits; ``None`` means unlimited."""
 
-    __slots__ = (
-        "deadline",
-        "max_cost_usd",
-        "max_node_executions",
-        "max_total_tokens",
-        "max_wall_clock_seconds",
-    )
-    max_total_tokens: int | None
-    max_cost_usd: float | None
-    max_wall_clock_seconds: float | None
-    max_node_executions: int | None
-    deadline: dt.datetime | None
+    max_total_tokens: int | None = None
+    max_cost_usd: float | None = None
+    max_wall_clock_seconds: float | None = None
+    max_node_executions: int | None = None
+    deadline: dt.datetime | None = None
 
     @classmethod
     def from_constraints(cls, constraints: Mapping[str, Any] | None) -> Limits:
@@ -58,20 +50,8 @@ class Limits(Frozen):
             deadline=when,
         )
 
-    def __init__(self, *, max_total_tokens: int | None = None,
-                 max_cost_usd: float | None = None,
-                 max_wall_clock_seconds: float | None = None,
-                 max_node_executions: int | None = None,
-                 deadline: dt.datetime | None = None) -> None:
-        set_field(self, "max_total_tokens", max_total_tokens)
-        set_field(self, "max_cost_usd", max_cost_usd)
-        set_field(self, "max_wall_clock_seconds", max_wall_clock_seconds)
-        set_field(self, "max_node_executions", max_node_executions)
-        set_field(self, "deadline", deadline)
 
-
-@dataclass(kw_only=True)
-class Spent:
+class Spent(Record):
     """What a run (or a node) has used so far. Mutable, owned by one run."""
 
     input_tokens: int = 0
@@ -107,8 +87,7 @@ class Spent:
         return out
 
 
-@dataclass(kw_only=True)
-class BudgetTracker:
+class BudgetTracker(Record):
     """The run's global limits and spending; a child run shares its parent's tracker."""
 
     limits: Limits

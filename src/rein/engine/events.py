@@ -5,14 +5,16 @@ Every state change of a run is one event, written in the transaction that makes 
 event, each handed its type and payload by the caller). The store redacts each payload once,
 as it writes it, and after the commit hands the events it appended to its commit hooks:
 :class:`EventLog` is that hook. It publishes every committed event exactly once, in commit
-order, to its listeners (CLI progress, live telemetry) and wakes the subscribers of the
-same database in this process. A rolled-back transaction publishes nothing.
+order, to its listeners (CLI progress, live telemetry) and wakes the store's follower. A
+rolled-back transaction publishes nothing.
 
-:func:`subscribe` is how every surface reads the log: it replays a run's events from the
-store, then tails new ones, woken at once by an in-process commit and by a short poll for
-commits made by other processes. :func:`notifications` maps one stored event onto the
-protocol vocabulary (thread / turn / item): a run is a thread, a node is a turn, an attempt
-is an item (``item/started`` → deltas → ``item/completed``).
+:func:`subscribe` is how every surface reads the log (the app-server, ACP, the SDK, ``rein
+runs watch``, the web console): it replays a log's events from the store, then tails new
+ones through the store's one :class:`~rein.engine.follow.Follower`, which reads each log
+once per change (woken by this store's commits, and by the store's change number for any
+other connection's) and never on a timer while its store can tell. What the events are in
+the protocol vocabulary (thread / turn / item) is the protocol layer's
+(:mod:`rein.protocol.feed`).
 
 The ``--json`` line of an event (``run_id``, ``seq``, ``type``, ``at``, ``payload``) is
 :meth:`rein.store.base.Event.to_json`; its shape is :data:`SCHEMA_VERSION`.
@@ -27,7 +29,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from rein.core.ids import RunId
-from rein.engine.protocol_view import Notification, notifications
+from rein.engine.follow import Follower
 from rein.store.base import Event, Store, Transition
 
 SCHEMA_VERSION = 1  # of the event line and the payloads below; bump on an incompatible change
@@ -144,7 +146,7 @@ def append(store: Store, run_id: RunId, event_type: EventType, payload: Mapping[
 
 
 class EventLog:
-    """Publishes what one store object commits: to listeners, then to subscribers.
+    """Publishes what one store object commits: to its follower, then to listeners.
 
     One per store object (:meth:`of`); listeners added later (live telemetry attaches after
     the engine is built) see every event committed from then on.
@@ -153,9 +155,19 @@ class EventLog:
     def __init__(self, store: Store) -> None:
         # No strong reference back to the store: the store holds the log (its hook), and a
         # store nobody uses any more goes away with its log.
-        self._database = _database(store)
+        self._store = weakref.ref(store)
+        self._follower: Follower | None = None
         self.listeners: list[Listener] = []
         store.on_commit(self._committed)
+
+    @property
+    def follower(self) -> Follower:
+        """The store's one follower (:mod:`rein.engine.follow`), made on first use."""
+        if self._follower is None:
+            store = self._store()
+            assert store is not None, "the log of a store that is gone"
+            self._follower = Follower(weakref.proxy(store))
+        return self._follower
 
     @classmethod
     def of(cls, store: Store) -> EventLog:
@@ -177,12 +189,10 @@ class EventLog:
         return remove
 
     def _committed(self, events: Sequence[Event]) -> None:
-        # Subscribers first: waking one cannot fail, and a listener that raises must not
-        # keep them waiting for the next poll.
-        wakers = _WAKERS.get(self._database)
-        if wakers:
-            for wake in list(wakers):
-                wake()
+        # The follower first: waking it cannot fail, and a listener that raises must not
+        # keep its readers waiting for the next look.
+        if self._follower is not None:
+            self._follower.wake()
         if self.listeners:  # most commits of a run nobody watches: nothing to do
             for event in events:
                 for listener in list(self.listeners):
@@ -190,68 +200,26 @@ class EventLog:
 
 
 _LOGS: weakref.WeakKeyDictionary[Store, EventLog] = weakref.WeakKeyDictionary()
-# Database → the wake-ups of the subscribers in this process; keyed by where the events
-# live, so a commit through one store object wakes a subscriber reading through another.
-_WAKERS: dict[str, list[Callable[[], None]]] = {}
 
 
-def _database(store: Store) -> str:
-    return store.url or f"object:{id(store)}"
-
-
-def _ended(store: Store, run_id: str) -> bool:
-    run = store.get_run(run_id)
-    return run is None or run.status.terminal
-
-
-POLL_SECONDS = 0.25  # how long a subscriber waits for another process's commits at most
-
-
-async def subscribe(store: Store, run_id: str, after: int = 0, *,
-                    until_ended: bool = False,
-                    poll_seconds: float = POLL_SECONDS) -> AsyncGenerator[Event, None]:
-    """The events of ``run_id`` with ``seq > after``, stored ones first, then new ones as
-    they commit, each exactly once and in ``seq`` order. With ``until_ended`` the iterator
-    ends after the event that ended the run (at once for a run that had ended, or does not
-    exist); otherwise stop iterating (``break``, or ``aclose()``) when done.
+def subscribe(store: Store, run_id: str, after: int = 0, *, until_ended: bool = False,
+              poll_seconds: float | None = None) -> AsyncGenerator[Event, None]:
+    """The events of ``run_id`` (a run's log, or a thread's or turn's own) with
+    ``seq > after``, stored ones first, then new ones as they commit, each exactly once and
+    in ``seq`` order. With ``until_ended`` the iterator ends after the event that ended the
+    run (at once for a run that had ended, or does not exist); otherwise stop iterating
+    (``break``, or ``aclose()``) when done.
 
     Every event comes from the store, so a replay and a tail agree and nothing uncommitted
-    is seen. A commit in this process (through any store object on the same database, with
-    an :class:`EventLog`) wakes the iterator at once; commits of other processes are found
-    by reading the store again every ``poll_seconds``.
+    is seen. The store's one :class:`~rein.engine.follow.Follower` reads the log once per
+    change for all its readers: woken at once by a commit through ``store``, told of any
+    other connection's (another process's) by the store's change number. ``poll_seconds``:
+    how often a store without a change number is read, at most.
     """
-    loop = asyncio.get_running_loop()
-    woken = asyncio.Event()
-
-    def wake() -> None:
-        try:
-            loop.call_soon_threadsafe(woken.set)
-        except RuntimeError:  # the subscriber's loop has closed
-            pass
-
-    wakers = _WAKERS.setdefault(_database(store), [])
-    wakers.append(wake)
-    try:
-        while True:
-            woken.clear()
-            # The status before the events: a run that had ended has all its events stored
-            # (its last one is in the transaction that ended it).
-            ended = until_ended and _ended(store, run_id)
-            for event in store.events(RunId(run_id), after=after):
-                after = event.seq
-                yield event
-            if ended:
-                return
-            try:
-                await asyncio.wait_for(woken.wait(), poll_seconds)
-            except TimeoutError:
-                pass
-    finally:
-        wakers.remove(wake)
-        if not wakers:
-            _WAKERS.pop(_database(store), None)
+    return EventLog.of(store).follower.follow(run_id, after, until_ended=until_ended,
+                                              period=poll_seconds)
 
 
 __all__ = ["SCHEMA_VERSION", "ApprovalAnswered", "DriverAnswered", "DriverInstructed",
-           "EventLog", "EventType", "Listener", "NodeChanged", "Notification", "RunFinished",
-           "RunStarted", "append", "approval_answered", "notifications", "subscribe"]
+           "EventLog", "EventType", "Follower", "Listener", "NodeChanged", "RunFinished",
+           "RunStarted", "append", "approval_answered", "subscribe"]

@@ -13,10 +13,10 @@ yields ``false`` and an RT062 warning is recorded by the caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from rein.core.frozen import Record, field
 from rein.errors import RunError
 
 
@@ -40,8 +40,7 @@ def _parsed_template(text: str) -> Any:
     return agx.parse_template(text)
 
 
-@dataclass(kw_only=True)
-class EvalScope:
+class EvalScope(Record):
     """One place where expressions are evaluated. Cheap to build; values are looked up lazily."""
 
     roots: Mapping[str, Any]  # fixed roots: graph, params, context, attachments, loop, ...

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS
 from rein.formats.ags.plan import effective_edges, effective_node, topological_order
 from rein.formats.ags.plan_model import EdgePlan
@@ -20,7 +20,6 @@ from rein.formats.ags.spec import NodeSpec, node_spec
 class Edge(Frozen):
     """One member of the effective edge set, numbered within its scope."""
 
-    __slots__ = ("index", "kind", "label", "source", "target", "when")
     index: int
     source: str
     target: str
@@ -28,29 +27,10 @@ class Edge(Frozen):
     when: str | None
     label: str | None
 
-    def __init__(self, *, index: int, source: str, target: str, kind: str,
-                 when: str | None, label: str | None) -> None:
-        set_field(self, "index", index)
-        set_field(self, "source", source)
-        set_field(self, "target", target)
-        set_field(self, "kind", kind)
-        set_field(self, "when", when)
-        set_field(self, "label", label)
-
 
 class ScopeModel(Frozen):
     """A scope ready to schedule."""
 
-    __slots__ = (
-        "edges",
-        "entrypoints",
-        "fragment",
-        "incoming",
-        "nodes",
-        "outgoing",
-        "rank",
-        "specs",
-    )
     fragment: Mapping[str, Any]  # the raw graph or fragment
     nodes: Mapping[str, Mapping[str, Any]]  # node id → node with defaults merged (§6.3)
     specs: Mapping[str, NodeSpec]  # node id → its typed spec, AGS defaults applied
@@ -59,20 +39,6 @@ class ScopeModel(Frozen):
     outgoing: Mapping[str, tuple[Edge, ...]]
     rank: Mapping[str, int]  # canonical topological position (ties by declaration order)
     entrypoints: tuple[str, ...]
-
-    def __init__(self, *, fragment: Mapping[str, Any],
-                 nodes: Mapping[str, Mapping[str, Any]], specs: Mapping[str, NodeSpec],
-                 edges: tuple[Edge, ...], incoming: Mapping[str, tuple[Edge, ...]],
-                 outgoing: Mapping[str, tuple[Edge, ...]], rank: Mapping[str, int],
-                 entrypoints: tuple[str, ...]) -> None:
-        set_field(self, "fragment", fragment)
-        set_field(self, "nodes", nodes)
-        set_field(self, "specs", specs)
-        set_field(self, "edges", edges)
-        set_field(self, "incoming", incoming)
-        set_field(self, "outgoing", outgoing)
-        set_field(self, "rank", rank)
-        set_field(self, "entrypoints", entrypoints)
 
     def node_type(self, node_id: str) -> str:
         return self.specs[node_id].type

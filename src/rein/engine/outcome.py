@@ -13,36 +13,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.core.ids import RunId
 from rein.core.states import NodeStatus, RunStatus
 
 
 class NodeOutcome(Frozen):
-    """A node's terminal status, what it produced, and the record fields its end adds.
+    """A node's terminal status, what it produced, and the record fields its end adds."""
 
-    Written out by hand (:mod:`rein.core.frozen`): every ``rein submit`` imports this module,
-    and a dataclass is code generated and compiled at import."""
-
-    __slots__ = ("decision", "degraded", "outputs", "record", "status", "unabsorbed")
     status: NodeStatus
-    outputs: Mapping[str, Any] | None  # None: the node keeps what it has (nothing)
-    decision: str | None
-    degraded: bool  # succeeded through succeed_degraded, or a partial child run
-    unabsorbed: bool  # failed (or blocked) and the ladder did not absorb it
-    record: Mapping[str, Any]  # node_run fields to set
+    outputs: Mapping[str, Any] | None = None  # None: the node keeps what it has (nothing)
+    decision: str | None = None
+    degraded: bool = False  # succeeded through succeed_degraded, or a partial child run
+    unabsorbed: bool = False  # failed (or blocked) and the ladder did not absorb it
+    record: Mapping[str, Any] = field(default_factory=dict)  # node_run fields to set
 
-    def __init__(self, *, status: NodeStatus, outputs: Mapping[str, Any] | None = None,
-                 decision: str | None = None, degraded: bool = False,
-                 unabsorbed: bool = False, record: Mapping[str, Any] | None = None) -> None:
-        if not status.terminal:
-            raise ValueError(f"a node outcome ends the node, not {status.value}")
-        set_field(self, "status", status)
-        set_field(self, "outputs", outputs)
-        set_field(self, "decision", decision)
-        set_field(self, "degraded", degraded)
-        set_field(self, "unabsorbed", unabsorbed)
-        set_field(self, "record", {} if record is None else record)
+    def __post_init__(self) -> None:
+        if not self.status.terminal:
+            raise ValueError(f"a node outcome ends the node, not {self.status.value}")
 
     def noting(self, **fields: Any) -> NodeOutcome:
         """This outcome with more record fields; the ones given first win (the ladder's own
@@ -70,15 +58,9 @@ def failed(**record: Any) -> NodeOutcome:
 class RunOutcome(Frozen):
     """Where a run stands when control returns to the caller (a Harness result type)."""
 
-    __slots__ = ("digest", "run_id", "status")
     run_id: RunId
     status: RunStatus
     digest: str
-
-    def __init__(self, *, run_id: RunId, status: RunStatus, digest: str) -> None:
-        set_field(self, "run_id", run_id)
-        set_field(self, "status", status)
-        set_field(self, "digest", digest)
 
     def to_json(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "status": self.status.value, "digest": self.digest}

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 
 OutputCode = Literal["RT031", "RT032", "RT033"]
 
@@ -32,15 +32,9 @@ _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:\S+$")
 class OutputProblem(Frozen):
     """One output that does not meet its declaration."""
 
-    __slots__ = ("code", "message", "output")
     code: OutputCode  # RT031 type, RT032 schema, RT033 missing required
     output: str
     message: str
-
-    def __init__(self, *, code: OutputCode, output: str, message: str) -> None:
-        set_field(self, "code", code)
-        set_field(self, "output", output)
-        set_field(self, "message", message)
 
     def to_json(self) -> dict[str, str]:
         """``{"code", "output", "message"}``."""

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import ConfigError
 from rein.formats.ags.spec import NodeSpec
 from rein.formats.globs import covers, match_any, path_within
@@ -37,13 +37,8 @@ _EDIT_ACTIONS = {"fs": ("write", "delete", "create"), "git": ("commit", "push")}
 class Refusal(Frozen):
     """Why a node cannot start: a stable code and a message naming what is missing."""
 
-    __slots__ = ("code", "message")
     code: str
     message: str
-
-    def __init__(self, *, code: str, message: str) -> None:
-        set_field(self, "code", code)
-        set_field(self, "message", message)
 
 
 def check_requirements(spec: NodeSpec, policy: Policy, workers: Iterable[Any]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.engine.graph import scope_model
 from rein.engine.params import bind_params
 from rein.engine.routing import Router
@@ -43,27 +43,14 @@ class PrepareFailed(ReinError):
 class Prepared(Frozen):
     """A graph that passed every check that costs nothing."""
 
-    __slots__ = ("children", "data", "digest", "notices", "params", "path", "plan", "warnings")
     path: str
     data: Mapping[str, Any]
     digest: str
     params: Mapping[str, Any]
     children: Mapping[str, str]  # referenced document path → digest (the approval binds it)
     plan: Any  # rein.formats.ags.plan_model.Plan
-    warnings: tuple[Finding, ...]
-    notices: tuple[str, ...]
-
-    def __init__(self, *, path: str, data: Mapping[str, Any], digest: str,
-                 params: Mapping[str, Any], children: Mapping[str, str], plan: Any,
-                 warnings: tuple[Finding, ...] = (), notices: tuple[str, ...] = ()) -> None:
-        set_field(self, "path", path)
-        set_field(self, "data", data)
-        set_field(self, "digest", digest)
-        set_field(self, "params", params)
-        set_field(self, "children", children)
-        set_field(self, "plan", plan)
-        set_field(self, "warnings", warnings)
-        set_field(self, "notices", notices)
+    warnings: tuple[Finding, ...] = ()
+    notices: tuple[str, ...] = ()
 
     def binding(self) -> dict[str, Any]:
         """What an approval of this graph binds: digest, params, child digests."""

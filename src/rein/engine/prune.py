@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection
-from dataclasses import dataclass, replace
 
+from rein.core.frozen import Frozen
 from rein.errors import Refused
 from rein.store.base import RunRow, Store
 from rein.store.lineage import family
@@ -22,8 +22,7 @@ from rein.store.lineage import family
 _RESTART_KEY = "x-rein-restart-of"  # in a restarted run's binding: the run it replaced
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Pruned:
+class Pruned(Frozen):
     """One top-level run and what happened to it (or would, in a dry run)."""
 
     run_id: str
@@ -80,7 +79,7 @@ def prune(store: Store, *, now: dt.datetime, older_than: dt.timedelta | None,
             except Refused as exc:  # a lock taken since the check: keep it, say why
                 if exc.code != "RUN_LOCKED":
                     raise
-                entry = replace(entry, kept="another rein process holds it")
+                entry = entry.replace(kept="another rein process holds it")
         out.append(entry)
     return out
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.errors import ReinError
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store
@@ -65,6 +66,11 @@ class Reads:
         """The top-level run ``run_id`` belongs to (itself when it has no parent)."""
         return top_run_id(self.store, self.run(run_id).run_id)
 
+    def owner(self, log_id: str) -> str:
+        """The top-level run a log belongs to: a run's top-level run, or the log's own id
+        for a thread's or a turn's log (a question asked before any run exists)."""
+        return top_run_id(self.store, log_id)
+
     def advancing(self, run_id: str) -> bool:
         """Whether some rein process holds the run's lock now (advances it). A run found
         ``running`` that nobody advances was interrupted: ``rein resume`` continues it."""
@@ -72,6 +78,10 @@ class Reads:
 
     def nodes(self, run_id: str) -> list[NodeRow]:
         return self.store.nodes(self.run(run_id).run_id)
+
+    def node(self, run_id: str, node_key: str) -> NodeRow | None:
+        """One node row of a run, or None."""
+        return self.store.node(RunId(run_id), node_key)
 
     def child_runs(self, run_id: str) -> list[RunRow]:
         return self.store.child_runs(self.run(run_id).run_id)
@@ -127,6 +137,21 @@ class Reads:
             raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
                             hint="list them with `rein approvals list --all`")
         return row
+
+    def find_run(self, run_id: str) -> RunRow | None:
+        """The run ``run_id``, or None (a surface that shows what it may not find)."""
+        return self.store.get_run(run_id)
+
+    def find_approval(self, approval_id: str) -> ApprovalRow | None:
+        """One entry of the approval queue, or None."""
+        return self.store.get_approval(approval_id)
+
+    def log(self, log_id: str, *, after: int = 0,
+            types: Sequence[str] | None = None) -> list[Event]:
+        """The stored events of a log after ``after``: a run's, or the log a thread or a
+        turn keeps for what happens before any run (a digest question, an editor's MCP
+        launch, a turn's end)."""
+        return self.store.events(RunId(log_id), after=after, types=types)
 
     def events(self, run_id: str, *, after: int = 0,
                types: Sequence[str] | None = None) -> list[Event]:

@@ -10,10 +10,10 @@ location (file, line, JSON Pointer), never as a traceback.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import Finding, LoadError, Location
 from rein.formats.loader import load_path
 
@@ -22,8 +22,7 @@ _HINT = ("give a run record (agentic-graph-run-1.0, e.g. from `rein runs record 
          "run id")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RecordFile:
+class RecordFile(Frozen):
     """A run record read from ``path``: its data, or the findings that stop it."""
 
     path: str

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS, Tier
 from rein.errors import RoutingError
 from rein.workers.base import AttemptRequest, Routed, Worker
@@ -32,9 +32,8 @@ from rein.workers.model_setup import TierRoute, tier_routes
 class Router(Frozen):
     """The routing profile: which model serves which tier."""
 
-    __slots__ = ("allow_route_up", "routes")
     routes: Mapping[Tier, TierRoute]
-    allow_route_up: bool
+    allow_route_up: bool = True
 
     @classmethod
     def from_config(cls, tiers: Mapping[str, Any] | None, routing: Mapping[str, Any] | None
@@ -47,11 +46,6 @@ class Router(Frozen):
     @property
     def configured(self) -> bool:
         return bool(self.routes)
-
-    def __init__(self, *, routes: Mapping[Tier, TierRoute],
-                 allow_route_up: bool = True) -> None:
-        set_field(self, "routes", routes)
-        set_field(self, "allow_route_up", allow_route_up)
 
     def route(self, tier: str, intelligence: Mapping[str, Any] | None, *, node: str
               ) -> Routed | None:

@@ -16,11 +16,11 @@ import asyncio
 import contextlib
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.config import Config
+from rein.core.frozen import Record, field
 from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, RunStatus
 from rein.core.time import iso
@@ -70,8 +70,7 @@ NO_CONFIG = Config(data={}, sources={})
 
 
 
-@dataclass(kw_only=True)
-class Engine:
+class Engine(Record):
     """Starts and continues runs in one workspace."""
 
     workspace: Path

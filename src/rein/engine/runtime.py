@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, Record, field
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
 from rein.core.time import iso
@@ -48,25 +47,15 @@ ChildRunner = Callable[["RunContext", NodeKey, "ChildSpec"],
 class Final(Frozen):
     """The end of a run (or of a child run)."""
 
-    __slots__ = ("graph_success", "human_events", "outputs", "status")
     status: RunStatus
-    outputs: Mapping[str, Any]
-    graph_success: Mapping[str, Any] | None
-    human_events: tuple[Mapping[str, Any], ...]
-
-    def __init__(self, *, status: RunStatus, outputs: Mapping[str, Any] | None = None,
-                 graph_success: Mapping[str, Any] | None = None,
-                 human_events: tuple[Mapping[str, Any], ...] = ()) -> None:
-        set_field(self, "status", status)
-        set_field(self, "outputs", {} if outputs is None else outputs)
-        set_field(self, "graph_success", graph_success)
-        set_field(self, "human_events", human_events)
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    graph_success: Mapping[str, Any] | None = None
+    human_events: tuple[Mapping[str, Any], ...] = ()
 
 
 class ChildSpec(Frozen):
     """What a subgraph node hands to the child runner."""
 
-    __slots__ = ("context", "digest", "document", "fragment", "graph_id", "params", "path")
     document: Mapping[str, Any]  # the document the fragment lives in (for ``use`` lookups)
     fragment: Mapping[str, Any]  # what runs: a whole document or a fragment of one
     path: str
@@ -75,20 +64,8 @@ class ChildSpec(Frozen):
     params: Mapping[str, Any]
     context: Mapping[str, Any]
 
-    def __init__(self, *, document: Mapping[str, Any], fragment: Mapping[str, Any],
-                 path: str, digest: str, graph_id: str, params: Mapping[str, Any],
-                 context: Mapping[str, Any]) -> None:
-        set_field(self, "document", document)
-        set_field(self, "fragment", fragment)
-        set_field(self, "path", path)
-        set_field(self, "digest", digest)
-        set_field(self, "graph_id", graph_id)
-        set_field(self, "params", params)
-        set_field(self, "context", context)
 
-
-@dataclass(kw_only=True)
-class NodeState:
+class NodeState(Record):
     """One node's state in one scope instance. Mutable; persisted through ``emit``."""
 
     status: NodeStatus = NodeStatus.PENDING
@@ -132,8 +109,7 @@ class _NodeViews(Mapping[str, Any]):
         return len(self._states)
 
 
-@dataclass(kw_only=True)
-class ScopeInstance:
+class ScopeInstance(Record):
     """One instance of a scope: the root graph, a loop iteration, a map item, a child run."""
 
     model: ScopeModel
@@ -174,8 +150,7 @@ class ScopeInstance:
                          extra=self.extra)
 
 
-@dataclass(kw_only=True)
-class RunContext:
+class RunContext(Record):
     """Everything one run needs. A child run (subgraph) gets its own, sharing the budget."""
 
     store: Store

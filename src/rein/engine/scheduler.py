@@ -15,9 +15,9 @@ from __future__ import annotations
 import asyncio
 import heapq
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
 from rein.engine.runtime import RunContext, ScopeInstance
@@ -26,8 +26,7 @@ from rein.engine.transitions import transition
 from rein.errors import BudgetExceeded
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ScopeResult:
+class ScopeResult(Frozen):
     """How a scope instance ended."""
 
     paused: str | None = None  # "human" / "worker" when some node waits

@@ -16,10 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.engine.queries import Reads
 from rein.errors import ConfigError, Refused, ReinError, StoreError
+
+# The rows the Harness hands out, for a surface's annotations (surfaces import no store).
+from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, ThreadRow, ThreadTurnRow
 
 if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein next` stays light
     from rein.config import Config
@@ -32,8 +35,8 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.engine.routing import Router
     from rein.engine.runner import Engine
     from rein.engine.runtime import Listener
-    from rein.engine.sessions import Sessions, Thread
-    from rein.store.base import ApprovalRow, Event, Store
+    from rein.engine.sessions import Sessions
+    from rein.store.base import Store
 
 Notify = Callable[[str], None]
 START_HINT = ("a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
@@ -46,30 +49,17 @@ Signer = Callable[[str, bytes], str]
 class Answered(Frozen):
     """An answer recorded in the approval queue."""
 
-    __slots__ = ("actor", "approval", "changed", "outcome")
     approval: ApprovalRow  # as stored
     changed: bool  # False: the same answer was already recorded
     actor: str  # who answered: the approver rein knows, never a typed name
     outcome: RunOutcome | None  # where the run stands after it continued (None: not asked)
 
-    def __init__(self, *, approval: ApprovalRow, changed: bool, actor: str,
-                 outcome: RunOutcome | None) -> None:
-        set_field(self, "approval", approval)
-        set_field(self, "changed", changed)
-        set_field(self, "actor", actor)
-        set_field(self, "outcome", outcome)
-
 
 class Submitted(Frozen):
     """A driver envelope applied (or recognised as applied) and the run advanced."""
 
-    __slots__ = ("note", "status")
     note: str  # what happened, in words ("accepted for ...", "already applied ...")
     status: dict[str, Any]  # what comes next, as :meth:`Harness.next` reports it
-
-    def __init__(self, *, note: str, status: dict[str, Any]) -> None:
-        set_field(self, "note", note)
-        set_field(self, "status", status)
 
 
 class Harness(Reads):
@@ -152,6 +142,11 @@ class Harness(Reads):
                                  code="STORE404", hint="start one with `rein run GRAPH`")
             self._store = store
         return self._store
+
+    def check_store(self) -> None:
+        """Open the store now: STORE404 when there is none, before a surface says where it
+        serves."""
+        self.store  # noqa: B018 - opened for its check
 
     @property
     def router(self) -> Router:
@@ -266,6 +261,15 @@ class Harness(Reads):
             self._ids = RandomIds()
         return self._ids
 
+    def via(self, *, session: str | None = None, standing: str | None = None) -> Via:
+        """How an answer or a start taken here is recorded: this Harness's surface, the web
+        console's ``session`` it was given in (kept as a digest of its id, never the id),
+        and the person's standing instruction rein answered by, if any."""
+        from rein.engine.answering import Via, session_tag
+
+        return Via(surface=self.surface, standing=standing,
+                   session=None if session is None else session_tag(session))
+
     @property
     def approver(self) -> Approver:
         """Who answers here: the approver the managed or user ``rein.toml`` names."""
@@ -316,7 +320,7 @@ class Harness(Reads):
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
-            self._store, self._engine = None, None
+            self._store, self._engine, self._sessions = None, None, None
 
     def __enter__(self) -> Self:
         return self
@@ -623,31 +627,23 @@ class Harness(Reads):
 
     @property
     def sessions(self) -> Sessions:
-        """Threads, turns and their feeds (:mod:`rein.engine.sessions`): what the SDK and
-        the app-server are built on."""
+        """Threads and turns (:mod:`rein.engine.sessions`): the use cases the app-server,
+        ACP, the web console and the SDK reach through the Harness. The runtime is handed
+        the store, the clock and the run use cases it calls, never the Harness."""
         if self._sessions is None:
-            from rein.engine.sessions import Sessions
+            from rein.engine.sessions import RunCalls, Sessions
+            from rein.engine.signed import signers_of
 
-            self._sessions = Sessions(self)
+            calls = RunCalls(
+                prepare=self.prepare, start=self.start, resume=self.resume,
+                cancel=self.cancel, answer=self.answer, check_executor=self.check_executor,
+                via=lambda standing: self.via(standing=standing),
+                signers=lambda: signers_of(self.config.data, self.workspace))
+            self._sessions = Sessions(self.store, workspace=self.workspace,
+                                      tiers=self.config.get("tiers") or {}, clock=self.clock,
+                                      calls=calls, listen=self.listeners.append)
         return self._sessions
 
-    def start_thread(self, *, cwd: str | None = None, profile: str | None = None,
-                     sandbox: Any = None, approval_policy: Any = None,
-                     name: str | None = None) -> Thread:
-        """A new durable thread: ``sandbox`` a Codex sandbox mode or policy object,
-        ``approval_policy`` ``on-request`` (default), ``untrusted`` or ``never``."""
-        from rein.engine.sessions import Thread
-
-        row = self.sessions.start_thread(cwd=cwd, profile=profile, sandbox=sandbox,
-                                         approval_policy=approval_policy, name=name)
-        return Thread(self.sessions, row.thread_id)
-
-    def thread(self, thread_id: str) -> Thread:
-        """A thread started earlier, in this process or another (THREAD404)."""
-        from rein.engine.sessions import Thread
-
-        self.sessions.thread(thread_id)
-        return Thread(self.sessions, thread_id)
     # -- housekeeping --------------------------------------------------------------------
 
     async def prune(self, *, older_than: dt.timedelta | None = None,
@@ -663,13 +659,46 @@ class Harness(Reads):
 
     # -- events --------------------------------------------------------------------------
 
+    def follow(self, log_id: str, after: int = 0, *, until_ended: bool = False
+               ) -> AsyncIterator[Event]:
+        """The events of a log (a run's, or a thread's or turn's own) after ``after``, then
+        new ones as they commit (:func:`rein.engine.events.subscribe`, the one way every
+        surface follows the log: one read per change for all its readers); with
+        ``until_ended``, until the run ends."""
+        from rein.engine import events
+
+        return events.subscribe(self.store, log_id, after, until_ended=until_ended)
+
+    @property
+    def changes_seen(self) -> int:
+        """How many changes to the store the follower of its event log has seen (any
+        process's commits): what :meth:`next_change` waits past."""
+        from rein.engine.events import EventLog
+
+        return EventLog.of(self.store).follower.version
+
+    async def next_change(self, seen: int, timeout: float) -> int:
+        """:attr:`changes_seen` once it is past ``seen`` (something was committed, here or
+        in another process), or after ``timeout`` seconds: a page that shows many runs
+        waits on this instead of reading the store on a timer."""
+        from rein.engine.events import EventLog
+
+        return await EventLog.of(self.store).follower.next_change(seen, timeout)
+
+    def wake(self, *_: object) -> None:
+        """Another connection of this process committed (a web console's lanes): the
+        follower of the event log looks now rather than at its next look."""
+        from rein.engine.events import EventLog
+
+        EventLog.of(self.store).follower.wake()
+
     async def subscribe(self, run_id: str, after: int = 0, *, follow: bool = False,
                         interval: float = 0.2, timeout: float | None = None
                         ) -> AsyncIterator[Event]:
         """The run's events after ``after``, in order; with ``follow``, new ones as they
-        commit (:func:`rein.engine.events.subscribe`: at once in this process, by reading
-        the store every ``interval`` seconds for others), until the run ends or ``timeout``
-        seconds pass."""
+        commit (:func:`rein.engine.events.subscribe`: at once for this store's commits, at
+        the store's change number for others'; a store without one is read every
+        ``interval`` seconds), until the run ends or ``timeout`` seconds pass."""
         import asyncio
 
         from rein.engine import events
@@ -691,4 +720,5 @@ class Harness(Reads):
             await stream.aclose()
 
 
-__all__ = ["Answered", "Harness", "Submitted"]
+__all__ = ["Answered", "ApprovalRow", "Event", "Harness", "NodeRow", "RunRow", "Submitted",
+           "ThreadRow", "ThreadTurnRow"]

@@ -36,7 +36,6 @@ response bodies in order through the real SDK (see ``docs/providers.md``). Relat
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -180,7 +179,7 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
         name = route.provider
         if name in commands:
             routed_commands.add(name)
-            template = dataclasses.replace(commands[name], model=route.model)
+            template = commands[name].replace(model=route.model)
             out.append(_command_worker(template, config, (route.tier,), workspace))
             continue
         if name not in providers:
@@ -247,4 +246,4 @@ def _with_workspace_paths(cfg: Any, workspace: Path) -> tuple[Any, Any]:
             raise ConfigError(f"providers.{cfg.name}.options.replay: no file {missing[0]!r}",
                               code="PROVCFG004", hint="paths are relative to the workspace")
         client = WireReplay.from_files([here(r) for r in replay]).client()
-    return dataclasses.replace(cfg, options=options), client
+    return cfg.replace(options=options), client

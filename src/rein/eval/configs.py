@@ -41,10 +41,10 @@ import copy
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen
 from rein.errors import ConfigError, Location
 
 BUILTIN = ("oracle", "nop")
@@ -60,8 +60,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 WorkerKind = Literal["oracle", "nop", "model", "command", "scripted"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Configuration:
+class Configuration(Frozen):
     """One harness configuration, resolved (``extends`` applied)."""
 
     name: str

@@ -14,16 +14,15 @@ machine without an engine.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
+from rein.core.frozen import Frozen
 from rein.eval.harbor import HarborTask, read_reward
 from rein.eval.placement import Placement
 from rein.eval.trial import Trial, TrialSpec, blank
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Commands:
+class Commands(Frozen):
     """The container commands of one trial, in the order they run."""
 
     build: list[str] | None  # None: the task names a prebuilt image

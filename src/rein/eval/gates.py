@@ -19,10 +19,10 @@ is recorded, and it is reachable only from a trial of an evaluation:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.engine.service import Harness
 from rein.errors import Refused
 from rein.eval.scenarios import GateAnswer
@@ -31,8 +31,7 @@ ORIGIN_SURFACE = "evaluation"
 STANDING = "declared-by-scenario"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrialSeal:
+class TrialSeal(Frozen):
     """What allows a trial's gates to be answered: one evaluation, one trial, one workspace."""
 
     evaluation: str
@@ -56,8 +55,7 @@ class TrialSeal:
                 f"(trial {self.trial})")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Unanswered:
+class Unanswered(Frozen):
     """An approval a trial met and no declared answer covers."""
 
     approval_id: str

@@ -23,10 +23,10 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError, Location
 
 DEFAULT_WORKDIR = "/app"
@@ -37,8 +37,7 @@ PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HarborTask:
+class HarborTask(Frozen):
     """What rein reads of one task directory."""
 
     path: Path
@@ -205,8 +204,7 @@ def _bad(path: Path, message: str, hint: str) -> ConfigError:
 # -- the reward -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Reward:
+class Reward(Frozen):
     """What the verifier wrote: the rewards, or why there are none."""
 
     rewards: Mapping[str, float] | None

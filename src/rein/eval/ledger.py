@@ -29,10 +29,10 @@ import os
 import secrets
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Record, field
 from rein.errors import Refused, ReinError
 from rein.eval.trial import Trial
 
@@ -46,8 +46,7 @@ def new_id(now: dt.datetime | None = None) -> str:
     return f"eval-{stamp}-{secrets.token_hex(3)}"
 
 
-@dataclass(kw_only=True, slots=True)
-class Entry:
+class Entry(Record):
     """What the journal says of one trial."""
 
     started: int = 0  # attempts begun

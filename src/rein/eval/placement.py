@@ -20,19 +20,18 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from rein.core.frozen import Frozen
 from rein.eval.harbor import HarborTask
 
 Where = Literal["host", "container", "unsupported"]
 CONTAINER_CLIENTS = ("docker", "podman")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Placement:
+class Placement(Frozen):
     """Where a trial runs, and why; ``reason`` says what is missing when unsupported."""
 
     where: Where
@@ -92,8 +91,7 @@ def place(task: HarborTask, *, host: bool, runtime: str | None, bubblewrap: bool
                      "machine satisfies it")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TaskSandbox:
+class TaskSandbox(Frozen):
     """A :class:`rein.tools.process.ProcessSandbox` that binds a trial's folders at the
     absolute paths a task's scripts assume (``binds``: path inside → folder on the host)."""
 

@@ -21,10 +21,10 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen
 from rein.core.loops import run as run_loop
 from rein.errors import ConfigError, ReinError
 from rein.eval.configs import (
@@ -44,8 +44,7 @@ if TYPE_CHECKING:
 Say = Callable[[str], None]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Options:
+class Options(Frozen):
     trials: int = 1
     lanes: int = 1
     host: bool = False
@@ -53,8 +52,7 @@ class Options:
     alpha: float = 0.05
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Planned:
+class Planned(Frozen):
     trial_id: str
     index: int
     scenario: Scenario

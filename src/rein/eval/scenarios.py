@@ -36,10 +36,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError, Location
 from rein.eval.harbor import PLAIN_NAME, HarborTask, is_task, read_task
 
@@ -50,8 +50,7 @@ _SCENARIO_KEYS = frozenset({"kind", "name", "description", "workspace", "solutio
                             "params"})
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GateAnswer:
+class GateAnswer(Frozen):
     """How a scenario answers one gate: accept or decline, with the values an input gate
     collects. Used only inside an evaluation (:mod:`rein.eval.gates`)."""
 
@@ -59,8 +58,7 @@ class GateAnswer:
     values: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Scenario:
+class Scenario(Frozen):
     """One scenario, as read from its directory."""
 
     name: str

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
+
+from rein.core.frozen import Frozen
 
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
 
@@ -45,8 +46,7 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     return low, high
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Pair:
+class Pair(Frozen):
     """One scenario under two configurations: solved trials out of trials, each side."""
 
     scenario: str
@@ -63,8 +63,7 @@ class Pair:
         return Fraction(self.solved_b, self.trials_b) - Fraction(self.solved_a, self.trials_a)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PairedTest:
+class PairedTest(Frozen):
     """The exact paired test of B against A."""
 
     p_value: float

@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from rein.core.frozen import Frozen, Record, field
 from rein.eval.configs import Configuration
 from rein.eval.scenarios import Scenario
 
@@ -39,8 +39,7 @@ _SCRUBBED_ENV = ("REIN_SCRIPTED_ANSWERS", "REIN_DEV_TARGET", "REIN_DEV_VERIFY",
                  "REIN_CONTEXT_USAGE_JSON", "REIN_EXECUTOR")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrialSpec:
+class TrialSpec(Frozen):
     """Everything one trial needs; made by the evaluation, never from user input alone."""
 
     evaluation: str
@@ -61,8 +60,7 @@ class TrialSpec:
         return {k: v for k, v in source.items() if k not in _SCRUBBED_ENV}
 
 
-@dataclass(kw_only=True, slots=True)
-class Trial:
+class Trial(Record):
     """How a trial ended (what the ledger records and the results read)."""
 
     trial: str

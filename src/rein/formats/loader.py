@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import LoadError, Location
 from rein.formats.numbers import (
     BadNumber,
@@ -41,16 +41,9 @@ _MIB = 1024 * 1024
 class LoadLimits(Frozen):
     """Bounds on what a document may cost to read. Raise them in ``rein.toml`` ([limits])."""
 
-    __slots__ = ("max_alias_nodes", "max_bytes", "max_depth")
-    max_bytes: int  # a 10,000-node graph is about 6 MB
-    max_depth: int  # containers nested in containers
-    max_alias_nodes: int  # values that aliases may add, in all
-
-    def __init__(self, *, max_bytes: int = 32 * _MIB, max_depth: int = 128,
-                 max_alias_nodes: int = 100_000) -> None:
-        set_field(self, "max_bytes", max_bytes)
-        set_field(self, "max_depth", max_depth)
-        set_field(self, "max_alias_nodes", max_alias_nodes)
+    max_bytes: int = 32 * _MIB  # a 10,000-node graph is about 6 MB
+    max_depth: int = 128  # containers nested in containers
+    max_alias_nodes: int = 100_000  # values that aliases may add, in all
 
 
 DEFAULT_LIMITS = LoadLimits()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from yaml import YAMLError as _YAMLError
 from yaml.events import (
@@ -35,8 +35,16 @@ from rein.formats.numbers import (
     too_long,
 )
 
-if TYPE_CHECKING:
-    from rein.formats.loader import LoadLimits
+
+class Limits(Protocol):
+    """The bounds this reader keeps (:class:`rein.formats.loader.LoadLimits`, whose module
+    imports this one for YAML text)."""
+
+    @property
+    def max_depth(self) -> int: ...
+    @property
+    def max_alias_nodes(self) -> int: ...
+
 
 __all__ = ["load_yaml"]
 
@@ -132,7 +140,7 @@ def _bad_tag(tag: str | None, mark: Any) -> _Bad:
                 "documents are plain JSON data: remove the tag")
 
 
-def load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int) -> Any:
+def load_yaml(text: str, source: str, limits: Limits, line_offset: int) -> Any:
     """The data of a YAML document, read under ``limits``; a problem is a LoadError."""
     try:
         return _read_events(text, limits)
@@ -164,7 +172,7 @@ def _clone(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _read_events(text: str, limits: LoadLimits) -> Any:
+def _read_events(text: str, limits: Limits) -> Any:
     parser = EventParser(text)
     get = parser.get_event
     anchors: dict[str, tuple[Any, int]] = {}

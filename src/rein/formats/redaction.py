@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 
 SECRET_PREFIX = "REIN_SECRET_"
 #: The variable each built-in provider kind reads its key from when ``api_key_env`` is unset.
@@ -32,15 +32,11 @@ def marker(name: str | None) -> str:
     return f"[secret:{name}]" if name else "[secret]"
 
 
-class Secrets(Frozen):
+class Secrets(Frozen, kw_only=False):
     """Known secret values, each with the name it is shown as; longest value first, so a
     secret that contains another is replaced whole."""
 
-    __slots__ = ("pairs",)
-    pairs: tuple[tuple[str, str | None], ...]  # (value, name)
-
-    def __init__(self, pairs: tuple[tuple[str, str | None], ...] = ()) -> None:
-        set_field(self, "pairs", pairs)
+    pairs: tuple[tuple[str, str | None], ...] = ()  # (value, name)
 
     @classmethod
     def of(cls, named: Mapping[str, str] | None = None,

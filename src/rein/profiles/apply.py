@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from rein.core.frozen import Frozen, field
 
 #: Where approvals are signed: signs a decision's message with the approver's key and
 #: verifies it (APPROVAL004 otherwise), before anything is written; what the record keeps.
@@ -34,8 +35,7 @@ from rein.profiles.store import atomic_write, checked_text, profile_lock
 from rein.profiles.writeback import ApplyResult, apply_delta, writeback_mode
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApplyOutcome:
+class ApplyOutcome(Frozen):
     """What ``rein profile apply`` did."""
 
     status: str  # written | dry_run | queued

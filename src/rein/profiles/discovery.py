@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from rein.config import Config
+from rein.core.frozen import Frozen, field
 from rein.errors import LoadError
 from rein.formats.oap.document import PROFILE_SUFFIXES, load_oap
 
@@ -29,8 +29,7 @@ Trust = Literal["managed", "user", "project", "imported"]
 ROOT_ORDER = ("managed", "user", "project", "plugin")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Root:
+class Root(Frozen):
     """One discovery directory."""
 
     scope: str  # managed | user | project | plugin
@@ -39,8 +38,7 @@ class Root:
     native: bool = False  # the harness's own directory (wins over the universal one)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Candidate:
+class Candidate(Frozen):
     """A profile file found in a root."""
 
     name: str
@@ -48,8 +46,7 @@ class Candidate:
     root: Root
 
 
-@dataclass(frozen=True, kw_only=True)
-class Catalog:
+class Catalog(Frozen):
     """Every profile discovered, the winner per name, and what the search reported."""
 
     roots: tuple[Root, ...]

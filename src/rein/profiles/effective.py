@@ -10,9 +10,9 @@ Every difference between what was requested and what was granted is an :class:`A
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import Refused
 from rein.formats.globs import covers, match_any, path_within
 from rein.profiles.model import ModelChoice, resolve_model
@@ -32,8 +32,7 @@ from rein.profiles.records import Adjustment
 from rein.profiles.resolve import ResolvedProfile
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolGrant:
+class ToolGrant(Frozen):
     """Which tools may be called. A name is granted when every allow set matches it and no
     deny pattern does; ``granted`` lists the patterns for display."""
 
@@ -55,8 +54,7 @@ class ToolGrant:
         return True
 
 
-@dataclass(frozen=True, kw_only=True)
-class EffectiveProfile:
+class EffectiveProfile(Frozen):
     """What a session of this profile may do, fixed for the session (L1-I10)."""
 
     resolved: ResolvedProfile

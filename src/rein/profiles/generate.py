@@ -26,10 +26,10 @@ import copy
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen, Record, field
 from rein.errors import Refused
 from rein.formats.oap.document import load_oap_text
 from rein.formats.oap.risk import proposal_risk
@@ -52,8 +52,7 @@ _SOURCE_LENGTH = 500
 _REASON_LENGTH = 1000
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Evidence:
+class Evidence(Frozen):
     """Where a learned item came from: a kind and a reference a person can follow."""
 
     kind: EvidenceKind
@@ -64,8 +63,7 @@ class Evidence:
         return f"{self.kind.replace('_', ' ')}: {self.ref}"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Learned:
+class Learned(Frozen):
     """A fact or preference the session learned."""
 
     text: str
@@ -77,8 +75,7 @@ class Learned:
     scope: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ThreadUpdate:
+class ThreadUpdate(Frozen):
     """An open thread opened, updated or closed by the session."""
 
     title: str
@@ -89,8 +86,7 @@ class ThreadUpdate:
     refs: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Forget:
+class Forget(Frozen):
     """An entry the session found to be wrong or obsolete."""
 
     collection: str  # facts | preferences | open_threads
@@ -98,8 +94,7 @@ class Forget:
     evidence: tuple[Evidence, ...]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Proposal:
+class Proposal(Frozen):
     """A change to the contract (``/metadata`` or ``/spec``): only ever proposed."""
 
     path: str
@@ -108,8 +103,7 @@ class Proposal:
     op: Literal["add", "replace", "remove"] = "replace"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SessionInfo:
+class SessionInfo(Frozen):
     """What the harness measured about the session (never what the model claims)."""
 
     id: str
@@ -136,8 +130,7 @@ class SessionInfo:
         return out
 
 
-@dataclass(frozen=True, kw_only=True)
-class DeltaDraft:
+class DeltaDraft(Frozen):
     """A generated delta and what was left out of it, and why."""
 
     delta: dict[str, Any]
@@ -145,8 +138,7 @@ class DeltaDraft:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(kw_only=True)
-class _Build:
+class _Build(Record):
     state: Mapping[str, Any]
     redact: Any
     stamp: str

@@ -27,14 +27,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from filelock import FileLock
 
+from rein.core.frozen import Frozen
 from rein.errors import Refused, StoreError
 from rein.formats.globs import match
 from rein.formats.oap.validate import secret_shape
@@ -42,8 +42,22 @@ from rein.formats.redaction import known_secrets
 from rein.profiles.policy import MEMORY_MODES, narrowest
 from rein.profiles.retention import format_time
 
-if TYPE_CHECKING:
-    from rein.profiles.effective import EffectiveProfile
+
+class _Stores(Protocol):
+    @property
+    def memory_stores(self) -> Sequence[Mapping[str, Any]]: ...
+
+
+class _Session(Protocol):
+    """What opening the stores reads of an effective profile
+    (:class:`rein.profiles.effective.EffectiveProfile`, which imports this module)."""
+
+    @property
+    def resolved(self) -> _Stores: ...
+    @property
+    def memory_mode(self) -> str: ...
+    @property
+    def memory_scopes(self) -> tuple[str, ...]: ...
 
 KIND = "rein-file"
 SUPPORTED_KINDS = ("oap-state", KIND)
@@ -84,8 +98,7 @@ def store_problem(store: Mapping[str, Any], workspace: Path,
     return store_path(store, workspace, env)[1]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryRecord:
+class MemoryRecord(Frozen):
     """One remembered item."""
 
     id: str
@@ -95,8 +108,7 @@ class MemoryRecord:
     at: str
 
 
-@dataclass(frozen=True, kw_only=True)
-class MemoryStore:
+class MemoryStore(Frozen):
     """One ``rein-file`` store as a session of an effective profile may use it."""
 
     name: str
@@ -163,7 +175,7 @@ class MemoryStore:
                               at=format_time(now))
         with self._locked() as records:
             records[:] = [r for r in records if r["id"] != record.id]  # same text: refreshed
-            records.append(asdict(record))
+            records.append(record.as_dict())
         return record
 
     def forget(self, record_id: str) -> bool:
@@ -193,7 +205,7 @@ class MemoryStore:
         return locked()
 
 
-def open_stores(effective: EffectiveProfile, workspace: Path,
+def open_stores(effective: _Session, workspace: Path,
                 env: Mapping[str, str] | None = None) -> dict[str, MemoryStore]:
     """The ``rein-file`` stores a session of ``effective`` may use, by name."""
     out = {}

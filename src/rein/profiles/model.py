@@ -9,15 +9,14 @@ Parameters are advisory: kept here, dropped by the provider layer with a warning
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.formats.globs import match_any
 from rein.profiles.policy import Policy
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelChoice:
+class ModelChoice(Frozen):
     """The model a session uses, or the tier to route, and the rule that chose it."""
 
     rule: str  # exact | fallback | tier | default

@@ -8,10 +8,10 @@ same narrowing code.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from rein.config import DECISIONS, DEFAULT_POLICY, Config
+from rein.core.frozen import Frozen
 
 Decision = Literal["deny", "ask", "allow"]
 PERMISSION_KEYS = ("default", "shell", "edit", "network")
@@ -38,8 +38,7 @@ def budget_min(*values: float | None) -> Any:
     return min(present) if present else None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Policy:
+class Policy(Frozen):
     """What rein (or a delegating parent) is willing to grant."""
 
     permissions: Mapping[str, Decision]  # default, shell, edit, network
@@ -92,8 +91,7 @@ _NODE_SCOPES = {
 }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class NodeRequirements:
+class NodeRequirements(Frozen):
     """What an AGS node declares it needs. Everything here only narrows.
 
     ``None`` means the node says nothing (no narrowing); an empty tuple means "none".

@@ -14,13 +14,13 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
+from rein.core.frozen import Frozen
 from rein.errors import ConfigError, Refused, StoreError
 from rein.formats.canonical import canonical_json
 from rein.formats.oap.risk import proposal_risk
@@ -29,8 +29,7 @@ from rein.profiles.retention import format_time
 QUEUE_VERSION = 1
 
 
-@dataclass(frozen=True, kw_only=True)
-class Queue:
+class Queue(Frozen):
     """The queue file of one workspace."""
 
     path: Path

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.errors import DocumentError, Finding
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Adjustment:
+class Adjustment(Frozen):
     """One field rein dropped, narrowed or substituted, and why (L1-I9, T5)."""
 
     field: str  # a JSON Pointer into the profile, or a name like "tools"

@@ -22,11 +22,11 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rein.config import Config
+from rein.core.frozen import Frozen, Record, field
 from rein.errors import Finding, Location
 from rein.formats.canonical import oap_digest
 from rein.formats.oap.digest import profile_digest, spec_digest
@@ -40,8 +40,7 @@ from rein.profiles.records import Adjustment, ProfileError
 MAX_EXTENDS_DEPTH = 8
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookBinding:
+class HookBinding(Frozen):
     """A lifecycle hook the profile names, bound to the command ``rein.toml`` registers."""
 
     event: str  # on_start | on_end
@@ -51,8 +50,7 @@ class HookBinding:
     command: tuple[str, ...]
 
 
-@dataclass(frozen=True, kw_only=True)
-class ResolvedProfile:
+class ResolvedProfile(Frozen):
     """A profile after resolution: merged, trusted by root, substituted, checked.
 
     ``data`` is the resolved document; ``digest`` and ``spec_digest`` are those of the file
@@ -99,8 +97,7 @@ class ResolvedProfile:
                 "adjustments": [a.to_json() for a in self.adjustments]}
 
 
-@dataclass(kw_only=True)
-class _Work:
+class _Work(Record):
     workspace: Path
     config: Config
     env: Mapping[str, str]

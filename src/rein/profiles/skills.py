@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.errors import LoadError
 from rein.formats.canonical import oap_digest
 from rein.formats.loader import read_limited
@@ -39,8 +39,7 @@ class SkillProblem(ProfileError):
     default_code = "OAP223"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class LoadedSkill:
+class LoadedSkill(Frozen):
     """A skill's instructions as read, with the digest of the directory they came from."""
 
     name: str

@@ -15,10 +15,10 @@ instead of duplicating it; ``state.updated_at`` is set on every write.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.errors import DocumentError, Refused
 from rein.formats.oap.digest import profile_digest
 from rein.profiles.policy import WRITEBACK_MODES, narrowest
@@ -34,8 +34,7 @@ class OperationError(DocumentError):
     default_code = "OAP240"
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApplyResult:
+class ApplyResult(Frozen):
     """The updated document and what happened on the way."""
 
     document: dict[str, Any]

@@ -10,11 +10,11 @@ apart from ``input_tokens`` and are added back here so usage means the same for 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import anthropic
 
+from rein.core.frozen import Record, field
 from rein.providers.sdk import SdkProvider, assistant_response
 from rein.providers.types import (
     Capabilities,
@@ -142,8 +142,7 @@ def _usage(raw: Any) -> TokenUsage:
     )
 
 
-@dataclass(kw_only=True)
-class _Accumulator:
+class _Accumulator(Record):
     """Builds the final message from raw stream events."""
 
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)

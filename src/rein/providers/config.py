@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES
 from rein.providers.pricing import PriceTable
@@ -46,8 +46,7 @@ _KNOWN = {
 }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ProviderConfig:
+class ProviderConfig(Frozen):
     """One ``[providers.NAME]`` table, validated. Holds the key's variable name, never the key."""
 
     name: str

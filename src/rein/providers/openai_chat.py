@@ -8,11 +8,11 @@ The SDK's own retries are off; :mod:`rein.providers.retry` is the only retry lay
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import openai
 
+from rein.core.frozen import Record, field
 from rein.providers.errors import ProviderResponseError
 from rein.providers.sdk import SdkProvider, assistant_response
 from rein.providers.types import (
@@ -146,8 +146,7 @@ def _usage(raw: Any) -> TokenUsage:
     )
 
 
-@dataclass(kw_only=True)
-class _Accumulator:
+class _Accumulator(Record):
     """Builds the final response from streamed chunks (the deltas are also passed on)."""
 
     text: list[str] = field(default_factory=list)

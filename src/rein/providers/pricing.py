@@ -16,17 +16,16 @@ as unenforced instead of pretending the call was free.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError
 from rein.providers.types import TokenUsage
 
 _MILLION = 1_000_000
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Price:
+class Price(Frozen):
     """USD per million tokens."""
 
     input: float
@@ -44,8 +43,7 @@ class Price:
         return total / _MILLION
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PriceTable:
+class PriceTable(Frozen):
     """Prices by model id."""
 
     prices: Mapping[str, Price] = field(default_factory=dict)

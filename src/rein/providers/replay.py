@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 
+from rein.core.frozen import Frozen, field
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Recorded:
+
+class Recorded(Frozen):
     """One response to serve."""
 
     body: bytes

@@ -9,17 +9,16 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
+from rein.core.frozen import Frozen
 from rein.providers.errors import is_transient
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(Frozen):
     """How often and how patiently to retry a transient failure."""
 
     max_attempts: int = 3  # total, including the first

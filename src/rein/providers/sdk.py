@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import replace
 from typing import Any, ClassVar, Protocol, Self
 
 from rein.providers.base import ensure_allowed
@@ -188,7 +187,7 @@ class SdkProvider:
                     yield out
         response = acc.finish_response(request.model)
         cost = self.config.prices.cost(response.model, response.usage)
-        yield Completed(response=replace(response, cost_usd=cost))
+        yield Completed(response=response.replace(cost_usd=cost))
 
     def _priced_response(self, *, text: str, calls: Iterable[ModelToolCall], usage: TokenUsage,
                          vendor_stop: str | None, model: str) -> ModelResponse:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from rein.core.frozen import Frozen, field
 
 Role = Literal["user", "assistant", "tool"]
 ToolChoice = Literal["auto", "required", "none"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolSpec:
+class ToolSpec(Frozen):
     """A tool offered to the model: name, description, JSON Schema of the arguments."""
 
     name: str
@@ -26,8 +26,7 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelToolCall:
+class ModelToolCall(Frozen):
     """A tool call the model made. ``arguments`` is parsed; ``raw_arguments`` is as sent."""
 
     id: str
@@ -54,8 +53,7 @@ class ModelToolCall:
         return cls(id=id, name=name, arguments=value, raw_arguments=text)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Message:
+class Message(Frozen):
     """One turn of the conversation."""
 
     role: Role
@@ -65,8 +63,7 @@ class Message:
     is_error: bool = False  # tool turns: the call failed or was refused
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelRequest:
+class ModelRequest(Frozen):
     """One call to a model."""
 
     model: str
@@ -80,8 +77,7 @@ class ModelRequest:
     seed: int | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TokenUsage:
+class TokenUsage(Frozen):
     """Tokens one call used, as the vendor reported them."""
 
     input_tokens: int = 0
@@ -99,8 +95,7 @@ class TokenUsage:
 StopReason = Literal["end", "tool_calls", "max_tokens", "refused", "other"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelResponse:
+class ModelResponse(Frozen):
     """What a call returned. ``cost_usd`` is None when the model has no price in the table."""
 
     message: Message
@@ -112,15 +107,13 @@ class ModelResponse:
     reasoning: str = ""  # a summary of the model's reasoning, when the vendor gives one
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TextDelta:
+class TextDelta(Frozen):
     """A piece of assistant text, as it streams."""
 
     text: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCallDelta:
+class ToolCallDelta(Frozen):
     """A piece of a tool call, as it streams (``index`` orders parallel calls)."""
 
     index: int
@@ -129,8 +122,7 @@ class ToolCallDelta:
     arguments: str = ""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Completed:
+class Completed(Frozen):
     """The end of a stream: the whole response, authoritative over the deltas."""
 
     response: ModelResponse
@@ -139,8 +131,7 @@ class Completed:
 StreamEvent = TextDelta | ToolCallDelta | Completed
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Capabilities:
+class Capabilities(Frozen):
     """What a provider can do. Callers test flags, never ``isinstance``."""
 
     streaming: bool = True

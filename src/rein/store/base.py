@@ -1,13 +1,25 @@
-"""The store protocol: what the engine persists, and the rows it reads back.
+"""The store's interface, cut by roles, over one connection and one transaction.
 
-Every state transition is one call to :meth:`Store.transition`, which writes the event that
+Every state transition is one call to :meth:`Events.transition`, which writes the event that
 describes it together with the node row, run fields or approval it changes, in one
 transaction. A crash therefore never leaves a state change without its event or an event
-without its state. The protocol is small and its SQL portable so that a PostgreSQL backend
-can implement it behind the same shared test suite.
+without its state. The SQL is portable so that the SQLite and PostgreSQL backends implement
+every role behind the same shared test suite (``tests/store``).
 
-The rows are hand-written value classes (:mod:`rein.core.frozen`), not dataclasses: every
-command that reads a run imports them, and a driver turn is a fresh process each time.
+A role is what one kind of caller needs, so a caller can say which it uses:
+
+- :class:`Transactions` — the connection: grouping writes, redaction, closing;
+- :class:`Events` — the event log's rows: append (with the change it describes), read,
+  publish after commit, and the signal that another connection committed;
+- :class:`Runs` — runs, their node rows, their removal and their lock;
+- :class:`ApprovalQueue` — the questions asked of a person and their answers;
+- :class:`DriverTurns` — instructions handed to an external agent and its envelopes;
+- :class:`Threads` — the session runtime's threads and their turns;
+- :class:`Processes` — process groups started for a run, until they are gone.
+
+(The scale-out queue's rows are PostgreSQL's alone: :mod:`rein.store.queue_rows`, removed
+with their runs.) :class:`Store` is every role at once: what one backend object provides.
+The rows themselves are plain values (:mod:`rein.store.rows`), re-exported here.
 """
 
 from __future__ import annotations
@@ -16,355 +28,34 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from rein.core.frozen import Frozen, set_field
-from rein.core.ids import ApprovalId, NodeKey, RunId
-from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
+from rein.core.ids import RunId
+from rein.core.states import ApprovalStatus, TurnStatus
+from rein.store.rows import (
+    ApprovalRow,
+    CommitHook,
+    DriverTurn,
+    Event,
+    NodeRow,
+    ProcessRow,
+    RunRow,
+    ThreadRow,
+    ThreadTurnRow,
+    Transition,
+    WorkspaceRef,
+    run_ids,
+)
 
 if TYPE_CHECKING:
     from rein.formats.redaction import Secrets
 
 
-class WorkspaceRef(Frozen):
-    """The workspace a run belongs to (:mod:`rein.store.workspace_id`)."""
-
-    __slots__ = ("host", "id", "path")
-    id: str  # made once per workspace, kept in its .rein/workspace.json: what decides
-    path: str  # the workspace's real path when the run started: to show, and to say where
-    host: str  # the machine it was on then
-
-    def __init__(self, *, id: str, path: str, host: str) -> None:
-        set_field(self, "id", id)
-        set_field(self, "path", path)
-        set_field(self, "host", host)
-
-    def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "path": self.path, "host": self.host}
-
-
-class RunRow(Frozen):
-    """One run (top-level or a subgraph's child run)."""
-
-    __slots__ = (
-        "binding",
-        "finished_at",
-        "graph_digest",
-        "graph_id",
-        "graph_path",
-        "parent_node_key",
-        "parent_run_id",
-        "run_id",
-        "started_at",
-        "status",
-        "summary",
-        "workspace",
-    )
-    run_id: RunId
-    graph_id: str
-    graph_path: str  # the document as given on the command line (or the ref it came from)
-    graph_digest: str
-    status: RunStatus
-    started_at: str
-    finished_at: str | None
-    parent_run_id: RunId | None
-    parent_node_key: NodeKey | None  # the subgraph node in the parent run
-    # What the approval bound: params, child digests, the approved digest, overrides.
-    binding: Mapping[str, Any]
-    # Run-level parts of the record: outputs, usage, graph_success, diagnostics, ...
-    summary: Mapping[str, Any]
-    # The workspace a top-level run belongs to; None for a child run (it belongs to its
-    # top-level run's) and for a run stored before runs recorded one (schema version 6).
-    workspace: WorkspaceRef | None
-
-    def __init__(self, *, run_id: RunId, graph_id: str, graph_path: str, graph_digest: str,
-                 status: RunStatus, started_at: str, finished_at: str | None = None,
-                 parent_run_id: RunId | None = None,
-                 parent_node_key: NodeKey | None = None,
-                 binding: Mapping[str, Any] | None = None,
-                 summary: Mapping[str, Any] | None = None,
-                 workspace: WorkspaceRef | None = None) -> None:
-        set_field(self, "run_id", run_id)
-        set_field(self, "graph_id", graph_id)
-        set_field(self, "graph_path", graph_path)
-        set_field(self, "graph_digest", graph_digest)
-        set_field(self, "status", status)
-        set_field(self, "started_at", started_at)
-        set_field(self, "finished_at", finished_at)
-        set_field(self, "parent_run_id", parent_run_id)
-        set_field(self, "parent_node_key", parent_node_key)
-        set_field(self, "binding", {} if binding is None else binding)
-        set_field(self, "summary", {} if summary is None else summary)
-        set_field(self, "workspace", workspace)
-
-
-class NodeRow(Frozen):
-    """The persisted state of one node in one scope instance."""
-
-    __slots__ = (
-        "node_id",
-        "node_key",
-        "record",
-        "run_id",
-        "scope_path",
-        "seq",
-        "status",
-        "type",
-    )
-    run_id: RunId
-    node_key: NodeKey
-    node_id: str
-    scope_path: str  # "" at the top level, e.g. "repair_loop[1]" inside a loop body
-    type: str
-    status: NodeStatus
-    seq: int  # order of first appearance in the run (stable record order)
-    record: Mapping[str, Any]  # the node_run object, redacted
-
-    def __init__(self, *, run_id: RunId, node_key: NodeKey, node_id: str, scope_path: str,
-                 type: str, status: NodeStatus, seq: int = 0,
-                 record: Mapping[str, Any] | None = None) -> None:
-        set_field(self, "run_id", run_id)
-        set_field(self, "node_key", node_key)
-        set_field(self, "node_id", node_id)
-        set_field(self, "scope_path", scope_path)
-        set_field(self, "type", type)
-        set_field(self, "status", status)
-        set_field(self, "seq", seq)
-        set_field(self, "record", {} if record is None else record)
-
-
-class ApprovalRow(Frozen):
-    """One entry of the approval queue, bound to the digest of what was shown."""
-
-    __slots__ = (
-        "answer",
-        "answered_at",
-        "approval_id",
-        "created_at",
-        "digest",
-        "key",
-        "kind",
-        "request",
-        "run_id",
-        "status",
-    )
-    approval_id: ApprovalId
-    run_id: RunId
-    key: str  # unique per run: what is being asked, e.g. "gate:publish_approval"
-    kind: ApprovalKind
-    status: ApprovalStatus
-    digest: str  # the digest of the material presented; an answer must name the same
-    request: Mapping[str, Any]  # prompt, node, stage, mode, roles, presented material
-    created_at: str
-    answer: Mapping[str, Any] | None  # actor, note, values, edits
-    answered_at: str | None
-
-    def __init__(self, *, approval_id: ApprovalId, run_id: RunId, key: str,
-                 kind: ApprovalKind, status: ApprovalStatus, digest: str,
-                 request: Mapping[str, Any], created_at: str,
-                 answer: Mapping[str, Any] | None = None,
-                 answered_at: str | None = None) -> None:
-        set_field(self, "approval_id", approval_id)
-        set_field(self, "run_id", run_id)
-        set_field(self, "key", key)
-        set_field(self, "kind", kind)
-        set_field(self, "status", status)
-        set_field(self, "digest", digest)
-        set_field(self, "request", request)
-        set_field(self, "created_at", created_at)
-        set_field(self, "answer", answer)
-        set_field(self, "answered_at", answered_at)
-
-
-class DriverTurn(Frozen):
-    """One instruction handed to an external agent (the driver) and, once answered, the
-    envelope with what rein measured on submit (:mod:`rein.workers.driver`)."""
-
-    __slots__ = (
-        "answer",
-        "answered_at",
-        "attempt",
-        "baseline",
-        "created_at",
-        "instruction",
-        "kind",
-        "node_key",
-        "root_run_id",
-        "run_id",
-        "status",
-        "token",
-    )
-    token: str  # derived from (run, node, attempt, kind): asking again finds the same row
-    run_id: RunId  # the run the node lives in (a subgraph's child run, or the top-level run)
-    root_run_id: RunId  # the top-level run: what ``rein next`` and ``rein submit`` address
-    node_key: str
-    attempt: int
-    kind: str  # task, decision or judge
-    status: TurnStatus
-    instruction: Mapping[str, Any]
-    baseline: Mapping[str, Any]  # the workspace snapshot taken when the instruction was issued
-    created_at: str
-    answer: Mapping[str, Any] | None  # {"envelope": ..., "checks": ...}
-    answered_at: str | None
-
-    def __init__(self, *, token: str, run_id: RunId, root_run_id: RunId, node_key: str,
-                 attempt: int, kind: str, status: TurnStatus,
-                 instruction: Mapping[str, Any], baseline: Mapping[str, Any],
-                 created_at: str, answer: Mapping[str, Any] | None = None,
-                 answered_at: str | None = None) -> None:
-        set_field(self, "token", token)
-        set_field(self, "run_id", run_id)
-        set_field(self, "root_run_id", root_run_id)
-        set_field(self, "node_key", node_key)
-        set_field(self, "attempt", attempt)
-        set_field(self, "kind", kind)
-        set_field(self, "status", status)
-        set_field(self, "instruction", instruction)
-        set_field(self, "baseline", baseline)
-        set_field(self, "created_at", created_at)
-        set_field(self, "answer", answer)
-        set_field(self, "answered_at", answered_at)
-
-
-class Event(Frozen):
-    """One entry of the trace. ``seq`` is dense and increasing within a run."""
-
-    __slots__ = ("at", "payload", "run_id", "seq", "type")
-    run_id: RunId
-    seq: int
-    type: str
-    payload: Mapping[str, Any]
-    at: str
-
-    def __init__(self, *, run_id: RunId, seq: int, type: str, payload: Mapping[str, Any],
-                 at: str) -> None:
-        set_field(self, "run_id", run_id)
-        set_field(self, "seq", seq)
-        set_field(self, "type", type)
-        set_field(self, "payload", payload)
-        set_field(self, "at", at)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "seq": self.seq,
-            "type": self.type,
-            "at": self.at,
-            "payload": dict(self.payload),
-        }
-
-
-class ThreadRow(Frozen):
-    """A thread of the session runtime: its settings (``data``) and whether it is archived."""
-
-    __slots__ = ("archived", "created_at", "data", "thread_id", "updated_at")
-    thread_id: str
-    data: Mapping[str, Any]  # workspace, profile, sandbox, approval policy, name, ...
-    archived: bool
-    created_at: str
-    updated_at: str
-
-    def __init__(self, *, thread_id: str, data: Mapping[str, Any], archived: bool,
-                 created_at: str, updated_at: str) -> None:
-        set_field(self, "thread_id", thread_id)
-        set_field(self, "data", data)
-        set_field(self, "archived", archived)
-        set_field(self, "created_at", created_at)
-        set_field(self, "updated_at", updated_at)
-
-
-class ThreadTurnRow(Frozen):
-    """One turn of a thread, in order; ``run_id`` is the run it started (None until then)."""
-
-    __slots__ = ("created_at", "input", "run_id", "seq", "thread_id", "turn_id")
-    thread_id: str
-    seq: int
-    turn_id: str
-    input: Mapping[str, Any]  # what the client sent, and the turn's kind
-    created_at: str
-    run_id: str | None
-
-    def __init__(self, *, thread_id: str, seq: int, turn_id: str, input: Mapping[str, Any],
-                 created_at: str, run_id: str | None = None) -> None:
-        set_field(self, "thread_id", thread_id)
-        set_field(self, "seq", seq)
-        set_field(self, "turn_id", turn_id)
-        set_field(self, "input", input)
-        set_field(self, "created_at", created_at)
-        set_field(self, "run_id", run_id)
-
-
-class ProcessRow(Frozen):
-    """A process group started for a run (a command criterion, a command worker).
-
-    Recorded when the group starts and forgotten when it is gone, so a row that is still
-    here after its rein died names a group that may have outlived it. ``ident`` is the
-    leader's start time as the kernel reports it: a recycled process id does not match.
-    """
-
-    __slots__ = ("host", "ident", "node_key", "owner_pid", "pgid", "run_id", "started_at")
-    run_id: RunId
-    pgid: int
-    ident: str
-    host: str
-    owner_pid: int  # the rein process that started it
-    started_at: str
-    node_key: str | None
-
-    def __init__(self, *, run_id: RunId, pgid: int, ident: str, host: str, owner_pid: int,
-                 started_at: str, node_key: str | None = None) -> None:
-        set_field(self, "run_id", run_id)
-        set_field(self, "pgid", pgid)
-        set_field(self, "ident", ident)
-        set_field(self, "host", host)
-        set_field(self, "owner_pid", owner_pid)
-        set_field(self, "started_at", started_at)
-        set_field(self, "node_key", node_key)
-
-
-# Called once per committed transaction with the events it appended, in order.
-CommitHook = Callable[[Sequence[Event]], None]
-
-
-class Transition(Frozen):
-    """What one transaction changes besides appending its event."""
-
-    __slots__ = ("approval", "binding", "finished_at", "node", "run_status", "summary")
-    node: NodeRow | None
-    run_status: RunStatus | None
-    finished_at: str | None
-    summary: Mapping[str, Any] | None  # replaces the run's summary when given
-    binding: Mapping[str, Any] | None  # replaces the run's binding when given
-    approval: ApprovalRow | None  # inserted, or updated when the id exists
-
-    def __init__(self, *, node: NodeRow | None = None, run_status: RunStatus | None = None,
-                 finished_at: str | None = None, summary: Mapping[str, Any] | None = None,
-                 binding: Mapping[str, Any] | None = None,
-                 approval: ApprovalRow | None = None) -> None:
-        set_field(self, "node", node)
-        set_field(self, "run_status", run_status)
-        set_field(self, "finished_at", finished_at)
-        set_field(self, "summary", summary)
-        set_field(self, "binding", binding)
-        set_field(self, "approval", approval)
-
-
-class Store(Protocol):
-    """Where run state lives. One instance per process; not shared across threads.
-
-    Every write redacts the secrets the store knows (:mod:`rein.formats.redaction`) from
-    everything it stores, and returns what it stored. The store never makes up an event: a
-    write that appends one is handed its type and payload by the caller
-    (:mod:`rein.engine.events` names them all), and after the transaction commits the store
-    hands the events it appended to every :meth:`on_commit` hook, so nothing written is
-    left unpublished and nothing rolled back is published.
-    """
+class Transactions(Protocol):
+    """The connection every role shares. One instance per process; not shared across
+    threads. Every write redacts the secrets the store knows (:mod:`rein.formats.redaction`)
+    from everything it stores, and returns what it stored."""
 
     url: str  # where it lives (a database file or a server URL): two objects, one database
     secrets: Secrets  # what every write redacts (:meth:`know` adds to it)
-
-    def on_commit(self, hook: CommitHook) -> Callable[[], None]:
-        """Call ``hook`` with the events of every transaction this store object commits
-        from now on; returns the function that removes it."""
-        ...
 
     def know(self, secrets: Secrets) -> None:
         """Redact ``secrets`` too from everything written from now on."""
@@ -374,9 +65,27 @@ class Store(Protocol):
         """``value`` as this store would write it (secrets replaced)."""
         ...
 
-    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
-        """Insert a run and its first event in one transaction."""
+    def atomic(self) -> AbstractContextManager[None]:
+        """Group several writes into one transaction (all of them, or none)."""
         ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Let several complete writes share one transaction (fewer commits). Code raising
+        between them commits those before it; a write failing part-way rolls all back. The
+        block must not await."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+class Events(Protocol):
+    """The event log's rows. The store never makes up an event: a write that appends one is
+    handed its type and payload by the caller (:mod:`rein.engine.events` names them all),
+    and after the transaction commits the store hands the events it appended to every
+    :meth:`on_commit` hook, so nothing written is left unpublished and nothing rolled back
+    is published."""
 
     def transition(
         self,
@@ -401,6 +110,32 @@ class Store(Protocol):
         next write or by closing the store."""
         ...
 
+    def events(self, run_id: RunId, *, after: int = 0,
+               types: Sequence[str] | None = None) -> list[Event]:
+        """Events with ``seq > after`` (only of ``types`` when given), in order."""
+        ...
+
+    def on_commit(self, hook: CommitHook) -> Callable[[], None]:
+        """Call ``hook`` with the events of every transaction this store object commits
+        from now on; returns the function that removes it."""
+        ...
+
+    def changes(self) -> int | None:
+        """A number that changes when another connection (in any process) has committed
+        since the last call, read without touching a table; None when the backend has no
+        such signal (then a follower reads the log on a timer). This object's own commits
+        reach :meth:`on_commit` instead."""
+        ...
+
+
+class Runs(Protocol):
+    """Runs and their node rows; a run's removal; the lock that lets one process advance
+    it."""
+
+    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        """Insert a run and its first event in one transaction."""
+        ...
+
     def get_run(self, run_id: str) -> RunRow | None:
         """The run, or ``None``."""
         ...
@@ -419,14 +154,29 @@ class Store(Protocol):
         """Every node row of a run, in order of first appearance."""
         ...
 
-    def events(self, run_id: RunId, *, after: int = 0,
-               types: Sequence[str] | None = None) -> list[Event]:
-        """Events with ``seq > after`` (only of ``types`` when given), in order."""
-        ...
-
     def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
         """One node row, or ``None``."""
         ...
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """Remove these runs and every row stored for them (events, nodes, approvals,
+        driver turns, process groups) in one transaction; the number of runs removed. The
+        caller names whole run families and holds their locks."""
+        ...
+
+    def lock_run(self, run_id: str) -> AbstractContextManager[None]:
+        """Hold the right to advance a run; raises ``Refused`` (``RUN_LOCKED``) when another
+        process holds it. Released when the holder exits, however it exits."""
+        ...
+
+    def run_locked(self, run_id: str) -> bool:
+        """Whether some process (this one included) holds the run lock of ``run_id`` now."""
+        ...
+
+
+class ApprovalQueue(Protocol):
+    """The questions asked of a person, each bound to the digest of what was shown. An
+    entry is written with its ``approval/requested`` event (:meth:`Events.transition`)."""
 
     def approvals(
         self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
@@ -437,6 +187,19 @@ class Store(Protocol):
     def get_approval(self, approval_id: str) -> ApprovalRow | None:
         """One approval, or ``None``."""
         ...
+
+    def answer_approval(self, approval_id: str, status: ApprovalStatus,
+                        answer: Mapping[str, Any], at: str, *, event_type: str,
+                        payload: Mapping[str, Any]) -> tuple[ApprovalRow, bool]:
+        """Answer a pending approval with its event, atomically: ``(row, changed)``. The
+        same status again changes nothing and appends nothing; a different answer to an
+        answered approval raises ``Refused`` (``APPROVAL_ANSWERED``); an unknown id raises
+        ``StoreError`` (``APPROVAL404``)."""
+        ...
+
+
+class DriverTurns(Protocol):
+    """The instructions handed to an external agent (the driver) and its envelopes."""
 
     def add_driver_turn(self, turn: DriverTurn, *, event_type: str,
                         payload: Mapping[str, Any]) -> tuple[DriverTurn, bool]:
@@ -452,15 +215,6 @@ class Store(Protocol):
         an answered turn raises ``Refused`` (``DRIVER_ANSWERED``)."""
         ...
 
-    def answer_approval(self, approval_id: str, status: ApprovalStatus,
-                        answer: Mapping[str, Any], at: str, *, event_type: str,
-                        payload: Mapping[str, Any]) -> tuple[ApprovalRow, bool]:
-        """Answer a pending approval with its event, atomically: ``(row, changed)``. The
-        same status again changes nothing and appends nothing; a different answer to an
-        answered approval raises ``Refused`` (``APPROVAL_ANSWERED``); an unknown id raises
-        ``StoreError`` (``APPROVAL404``)."""
-        ...
-
     def driver_turn(self, token: str) -> DriverTurn | None:
         """The turn with ``token``, or ``None``."""
         ...
@@ -470,18 +224,9 @@ class Store(Protocol):
         """The turns of one run family, oldest first (only those in ``status`` if given)."""
         ...
 
-    def record_process(self, row: ProcessRow) -> None:
-        """Remember a process group started for a run (before it can outlive us); the same
-        ``(run_id, pgid)`` again replaces the row."""
-        ...
 
-    def forget_process(self, run_id: str, pgid: int) -> None:
-        """The group is gone: drop its row (nothing happens when there is none)."""
-        ...
-
-    def processes(self, run_id: str) -> list[ProcessRow]:
-        """Process groups recorded for a run and not yet forgotten, oldest first."""
-        ...
+class Threads(Protocol):
+    """The session runtime's threads and their turns, in order."""
 
     def save_thread(self, row: ThreadRow) -> None:
         """Create or replace a thread row."""
@@ -507,36 +252,30 @@ class Store(Protocol):
         """A thread's turns, in order."""
         ...
 
-    def delete_runs(self, run_ids: Sequence[str]) -> int:
-        """Remove these runs and every row stored for them (events, nodes, approvals,
-        driver turns, process groups) in one transaction; the number of runs removed. The
-        caller names whole run families and holds their locks."""
+
+class Processes(Protocol):
+    """Process groups started for a run (a command criterion, a command worker)."""
+
+    def record_process(self, row: ProcessRow) -> None:
+        """Remember a process group started for a run (before it can outlive us); the same
+        ``(run_id, pgid)`` again replaces the row."""
         ...
 
-    def atomic(self) -> AbstractContextManager[None]:
-        """Group several writes into one transaction (all of them, or none)."""
+    def forget_process(self, run_id: str, pgid: int) -> None:
+        """The group is gone: drop its row (nothing happens when there is none)."""
         ...
 
-    def batch(self) -> AbstractContextManager[None]:
-        """Let several complete writes share one transaction (fewer commits). Code raising
-        between them commits those before it; a write failing part-way rolls all back. The
-        block must not await."""
-        ...
-
-    def lock_run(self, run_id: str) -> AbstractContextManager[None]:
-        """Hold the right to advance a run; raises ``Refused`` (``RUN_LOCKED``) when another
-        process holds it. Released when the holder exits, however it exits."""
-        ...
-
-    def run_locked(self, run_id: str) -> bool:
-        """Whether some process (this one included) holds the run lock of ``run_id`` now."""
-        ...
-
-    def close(self) -> None:
-        """Release the connection."""
+    def processes(self, run_id: str) -> list[ProcessRow]:
+        """Process groups recorded for a run and not yet forgotten, oldest first."""
         ...
 
 
-def run_ids(rows: Sequence[RunRow]) -> list[str]:
-    """The ids of ``rows``, for messages."""
-    return [r.run_id for r in rows]
+class Store(Transactions, Events, Runs, ApprovalQueue, DriverTurns, Threads, Processes,
+            Protocol):
+    """Where run state lives: every role, over one connection and one transaction."""
+
+
+__all__ = ["ApprovalQueue", "ApprovalRow", "CommitHook", "DriverTurn", "DriverTurns", "Event",
+           "Events", "NodeRow", "ProcessRow", "Processes", "RunRow", "Runs", "Store",
+           "ThreadRow", "ThreadTurnRow", "Threads", "Transactions", "Transition",
+           "WorkspaceRef", "run_ids"]

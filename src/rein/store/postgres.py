@@ -20,7 +20,7 @@ from rein.errors import StoreError
 from rein.store.sql import SQLStore
 from rein.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
-CHANNEL = "rein_events"  # notified by every commit that appended events (see data_version)
+CHANNEL = "rein_events"  # notified by every commit that appended events (see changes)
 
 # Extra statements per version (index = version - 1), after the shared ones of that version.
 PG_EXTRA: dict[int, tuple[str, ...]] = {
@@ -111,7 +111,7 @@ class PostgresStore(SQLStore):
                              hint="check the URL, that the server runs, and the credentials"
                              ) from exc
         self._psycopg = psycopg
-        self._listener: Any = None  # data_version's LISTEN connection, opened on first use
+        self._listener: Any = None  # changes()'s LISTEN connection, opened on first use
         self._heard = 0
         self._migrate()
 
@@ -140,7 +140,7 @@ class PostgresStore(SQLStore):
             return
         self._x("COMMIT" if commit else "ROLLBACK")
 
-    def data_version(self) -> int:
+    def changes(self) -> int:
         """A number that changes whenever a transaction that appended events commits (any
         process, this one included): the notifications heard on a LISTEN connection of its
         own, opened on first use. Each call reads what the socket holds, never waits."""

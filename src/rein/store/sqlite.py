@@ -362,10 +362,11 @@ class SQLiteStore(SQLStore):
         if not busy:  # busy: another checkpoint runs; the next commit tries again
             self._folded = self._commits
 
-    def data_version(self) -> int:
-        """A number that changes whenever another connection (any process) commits to the
-        database; this connection's own commits leave it alone. Costs microseconds, so a
-        watcher can ask it often and read the events only when it moved."""
+    def changes(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes whenever another connection (any
+        process) commits to the database; this connection's own commits leave it alone.
+        Costs microseconds, so a follower of the event log can ask it often and read the
+        events only when it moved."""
         with self._translated():
             return int(self._db.execute("PRAGMA data_version").fetchone()[0])
 

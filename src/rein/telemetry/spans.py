@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Frozen, Record, field
 from rein.store.base import Event, Store
 from rein.store.lineage import top_run_id
 
@@ -49,8 +49,7 @@ def _digest(*parts: Any, size: int) -> str:
     return value if value.strip("0") else "1".rjust(size, "0")  # all zeros is invalid
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SpanRecord:
+class SpanRecord(Frozen):
     """One span: what ``rein runs trace --json`` prints and the exporters send."""
 
     name: str
@@ -71,8 +70,7 @@ class SpanRecord:
                 "status": self.status, "status_message": self.status_message}
 
 
-@dataclass(kw_only=True)
-class _Open:
+class _Open(Record):
     """A span whose end is not seen yet."""
 
     name: str
@@ -83,8 +81,7 @@ class _Open:
     attributes: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
-class RunTrace:
+class RunTrace(Record):
     """The spans of one run (not its children), fed its events one at a time, in order."""
 
     run_id: str

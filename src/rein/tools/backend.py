@@ -18,9 +18,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from rein.core.frozen import Frozen
 
 if TYPE_CHECKING:
     from rein.tools.process import ProcessResult
@@ -51,8 +52,7 @@ class ToolBackend(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SessionBinding:
+class SessionBinding(Frozen):
     """What a surface's session adds to the turns it drives."""
 
     backend: ToolBackend | None = None

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from rein.core.frozen import Frozen
 
 
 class ToolKind(enum.StrEnum):
@@ -123,8 +124,7 @@ _SCHEMAS: Mapping[ToolKind, Mapping[str, Any]] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolDefinition:
+class ToolDefinition(Frozen):
     """What the model is offered: a name, a description, and the arguments' JSON Schema."""
 
     name: str
@@ -159,8 +159,7 @@ def definitions_for(names: Iterable[str]) -> tuple[ToolDefinition, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolCall:
+class ToolCall(Frozen):
     """A model's request to run a tool. ``id`` is the provider's call id."""
 
     id: str
@@ -168,8 +167,7 @@ class ToolCall:
     arguments: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolResult:
+class ToolResult(Frozen):
     """What a tool returned, or why it did not run. ``content`` is what the model reads."""
 
     ok: bool

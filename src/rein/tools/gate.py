@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen, field
 from rein.tools.permissions import Permission, PermissionSet
 from rein.tools.sandbox import SandboxMode, SandboxPolicy
 
@@ -32,8 +32,7 @@ class Verdict(enum.StrEnum):
     ASK = "ask"  # a person decides; the caller pauses for approval
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Decision:
+class Decision(Frozen):
     """The outcome of checking one tool call."""
 
     verdict: Verdict
@@ -50,8 +49,7 @@ class Decision:
         return out
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolPolicy:
+class ToolPolicy(Frozen):
     """Effective permissions, the sandbox policy, and which requests need a person's approval."""
 
     permissions: PermissionSet = field(default_factory=PermissionSet)

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from rein.config.hooks import HOOK_EVENTS, TOOL_EVENTS
+from rein.core.frozen import Frozen
 
 __all__ = ["HOOK_EVENTS", "TOOL_EVENTS", "HookAnswer", "interpret", "matches"]
 
@@ -32,8 +32,7 @@ Status = Literal["completed", "failed", "blocked"]
 Permission = Literal["allow", "deny", "ask"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookAnswer:
+class HookAnswer(Frozen):
     """What one hook run said, read from its exit code, stdout and stderr."""
 
     status: Status

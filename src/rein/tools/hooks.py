@@ -34,12 +34,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from rein.config import Config, HookSpec
 from rein.config.command_files import changed
+from rein.core.frozen import Frozen, Record, field
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.catalog import ALIASES, kind_of
 from rein.tools.hook_wire import HOOK_EVENTS, TOOL_EVENTS, HookAnswer, interpret, matches
@@ -57,8 +57,7 @@ _RECORDED_OUTPUT = 4000
 _KEY_VARIABLES = frozenset(DEFAULT_KEY_VARIABLES.values())
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Hook:
+class Hook(Frozen):
     """One configured hook: a command, the events it hears, and which tools it matches."""
 
     name: str
@@ -84,8 +83,7 @@ class Hook:
         return any(matches(self.matcher, name) for name in spellings(tool))
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookRun:
+class HookRun(Frozen):
     """The record of one hook run, as the trace and the run record keep it."""
 
     id: str
@@ -110,8 +108,7 @@ class HookRun:
         return out
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ChainOutcome:
+class ChainOutcome(Frozen):
     """What the chain of one event decided, for the caller to apply."""
 
     blocked: str | None = None  # the reason the model reads; None: not blocked
@@ -277,8 +274,7 @@ class HookRunner:
         self.sink("completed", data)
 
 
-@dataclass(kw_only=True)
-class _Chain:
+class _Chain(Record):
     """The chain's answer so far."""
 
     blocked: str | None = None

@@ -38,12 +38,12 @@ import hashlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Self
 
 import anyio
 
+from rein.core.frozen import Frozen, Record, field
 from rein.errors import ConfigError, Refused
 from rein.formats.canonical import canonical_json
 from rein.tools.catalog import MCP_PREFIX, ToolResult
@@ -57,8 +57,7 @@ _REF = re.compile(r"^(Bearer )?\$\{([A-Z][A-Z0-9_]{0,63})\}$")
 _WIRE = re.compile(r"[^A-Za-z0-9_-]")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class McpServer:
+class McpServer(Frozen):
     """One ``mcp_servers`` entry of a profile, as rein launches it."""
 
     name: str
@@ -109,8 +108,7 @@ def servers_from_profile(entries: Iterable[Mapping[str, Any]]) -> tuple[McpServe
     return tuple(McpServer.from_profile(e) for e in entries)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class LaunchRequest:
+class LaunchRequest(Frozen):
     """What a person sees before a server is launched, and the digest an answer binds to."""
 
     server: str
@@ -143,8 +141,7 @@ Unusable = Callable[[str], str | None]
 Explain = Callable[[str], str]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class McpTool:
+class McpTool(Frozen):
     """A server tool as offered to a model."""
 
     name: str  # mcp/<server>/<tool>
@@ -156,8 +153,7 @@ class McpTool:
     decision: str  # allow | ask (denied tools are never listed)
 
 
-@dataclass(kw_only=True)
-class _Connection:
+class _Connection(Record):
     server: McpServer
     request: LaunchRequest
     status: str = "pending"  # pending | running | declined | failed | skipped

@@ -10,9 +10,9 @@ patterns are matched against, so ``src/link -> ../secrets`` is checked as ``secr
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from rein.core.frozen import Frozen
 from rein.errors import ReinError
 
 
@@ -28,8 +28,7 @@ class PathOutsideWorkspace(ToolFailure):
     default_code = "TOOL010"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class WorkspacePath:
+class WorkspacePath(Frozen):
     """A path inside the workspace: absolute (resolved) and workspace-relative (POSIX)."""
 
     absolute: Path

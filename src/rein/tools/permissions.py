@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
+from rein.core.frozen import Frozen
 from rein.core.shellsplit import ShellCommand, split_commands
 from rein.errors import ConfigError
 
@@ -37,8 +37,7 @@ _PERMISSION = re.compile(
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Permission:
+class Permission(Frozen):
     """One parsed permission string."""
 
     scope: str
@@ -177,8 +176,7 @@ def _covers_program(grant: Permission, command: ShellCommand) -> bool:
     return literal == "" or "/" in literal
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PermissionSet:
+class PermissionSet(Frozen):
     """Effective grants plus deny patterns; ``allows`` is the only question it answers."""
 
     grants: tuple[Permission, ...] = ()

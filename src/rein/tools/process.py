@@ -26,9 +26,10 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from rein.core.frozen import Frozen
 
 DEFAULT_GRACE_SECONDS = 2.0
 # Once the child is gone and its group killed, the pipes close at once; this bounds the wait
@@ -38,8 +39,7 @@ _DRAIN_SECONDS = 2.0
 _CONFIRM_SECONDS = 5.0
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ProcessResult:
+class ProcessResult(Frozen):
     """What a finished (or killed) child did.
 
     ``exit_code`` is the child's exit status; a child killed by a signal reports ``-signum``

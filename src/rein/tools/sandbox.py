@@ -42,11 +42,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError
 from rein.tools.paths import is_within
 
@@ -85,8 +85,7 @@ class SandboxMode(enum.StrEnum):
     EXTERNAL = "external-sandbox"  # the caller sandboxes; rein only checks permissions
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SandboxPolicy:
+class SandboxPolicy(Frozen):
     """What a command or file tool may touch, independent of the permission grants."""
 
     mode: SandboxMode = SandboxMode.READ_ONLY
@@ -185,8 +184,7 @@ class SandboxPolicy:
                 }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Backend:
+class Backend(Frozen):
     """How a command will actually be run."""
 
     name: Literal["bubblewrap", "process", "none"]  # "none": danger-full-access / external
@@ -439,8 +437,7 @@ def wrap_command(
     return list(argv), backend
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CommandSandbox:
+class CommandSandbox(Frozen):
     """A ``ProcessSandbox`` for :func:`rein.tools.process.run_process` (``prepare``).
 
     For callers that run their own commands under a node's isolation, such as ``command``

@@ -10,15 +10,14 @@ provider keys live).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen
 from rein.core.shellsplit import split_commands
 from rein.tools.catalog import ToolResult
 from rein.tools.paths import ToolFailure, is_within
@@ -43,8 +42,7 @@ MAX_OUTPUT_BYTES = 64 * 1024
 _BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CommandOutcome:
+class CommandOutcome(Frozen):
     """A finished command: the process result plus the backend it ran under."""
 
     exit_code: int | None
@@ -148,9 +146,9 @@ async def run_sandboxed(
         if guarded:
             assert writes is not None
             binds = write_binds(workspace, allowed) if allowed.grants else ()
-            policy = dataclasses.replace(policy, workspace_binds=binds)
+            policy = policy.replace(workspace_binds=binds)
             if backend_for(policy).name == "bubblewrap":  # reads are confined there only
-                policy = dataclasses.replace(policy, **_reads(workspace, writes, binds))
+                policy = policy.replace(**_reads(workspace, writes, binds))
         programs, files = _named(argv, workspace, trusted=trusted_argv)
         wrapped, backend = wrap_command(policy, argv, cwd=cwd, scratch=scratch,
                                         search_path=command_env.get("PATH"),

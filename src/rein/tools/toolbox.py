@@ -16,11 +16,11 @@ list of tools that are available.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2 as httpx
 
+from rein.core.frozen import Frozen
 from rein.formats.redaction import Secrets, known_secrets
 from rein.tools.backend import ToolBackend
 from rein.tools.catalog import (
@@ -48,8 +48,7 @@ from rein.tools.permissions import Permission
 from rein.tools.shell import DEFAULT_TIMEOUT, shell_tool
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Plan:
+class Plan(Frozen):
     """What a call needs before it may run."""
 
     call: ToolCall

@@ -19,8 +19,9 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
+
+from rein.core.frozen import Record, field
 
 COOKIE = "rein_session"
 MAX_BODY = 64 * 1024  # a form of answers and a note; anything larger is not a person typing
@@ -45,8 +46,7 @@ def is_loopback(host: str) -> bool:
     return host in LOOPBACK or host.startswith("127.")
 
 
-@dataclass(kw_only=True)
-class Guard:
+class Guard(Record):
     """The rules of one server: its token, its sessions, the hosts it answers to."""
 
     token: str

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from rein.core.frozen import Frozen
 
 NODE_W = 168
 NODE_H = 44
@@ -21,8 +22,7 @@ MARGIN = 16
 SWEEPS = 4  # barycentre passes each way; more rarely changes an order of this size
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Placed:
+class Placed(Frozen):
     """A node's box: its top-left corner, and its column and row."""
 
     x: float
@@ -31,8 +31,7 @@ class Placed:
     row: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Route:
+class Route(Frozen):
     """An edge as the points it passes through, source box to target box."""
 
     source: str
@@ -40,8 +39,7 @@ class Route:
     points: tuple[tuple[float, float], ...]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Layout:
+class Layout(Frozen):
     nodes: dict[str, Placed]
     routes: tuple[Route, ...]
     width: float

@@ -5,8 +5,9 @@ page and the command agree. The flow advances in whatever process drives it (`re
 `rein submit`); the page follows the store the way the runs list does
 (:func:`rein.web.streams.runs_stream`: the section is sent again whenever it changed), which
 also catches the flow moving from its planning run to its feature run. The stream reads the
-flow again only when the console's watcher of the store (:class:`rein.web.hub.Hub`) sees a
-commit, or every ``RUNS_REFRESH_SECONDS`` at the latest, never on a timer of its own.
+flow again only when the follower of the event log sees a commit
+(:meth:`rein.engine.service.Harness.next_change`), or every ``RUNS_REFRESH_SECONDS`` at the
+latest, never on a timer of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rein.web.html import e, page, status, table
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
-    from rein.web.app import Console
+    from rein.web.console import Console
 
 EVIDENCE_SHOWN = 1200  # characters of one check's evidence drawn into the page
 
@@ -108,7 +109,7 @@ async def dev(c: Console, request: Request) -> Response:
 
 
 async def dev_stream(c: Console, request: Request) -> Response:
-    seen = c.hub.version
+    seen = c.h.changes_seen
 
     def render() -> tuple[Any, str]:
         html = section(read(c.h))
@@ -116,7 +117,7 @@ async def dev_stream(c: Console, request: Request) -> Response:
 
     async def wait() -> None:  # until something is committed (here or in another process)
         nonlocal seen
-        seen = await c.hub.next_change(seen, streams.RUNS_REFRESH_SECONDS)
+        seen = await c.h.next_change(seen, streams.RUNS_REFRESH_SECONDS)
 
     return StreamingResponse(streams.runs_stream(render, wait=wait),
                              media_type="text/event-stream",

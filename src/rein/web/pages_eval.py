@@ -21,7 +21,7 @@ from rein.eval.report_html import body
 from rein.web.html import e, page, table
 
 if TYPE_CHECKING:
-    from rein.web.app import Console
+    from rein.web.console import Console
 
 _ID = re.compile(r"^eval-[0-9T]+-[0-9a-f]+$")
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rein.store.base import ApprovalRow
+from rein.engine.service import ApprovalRow
 from rein.web import views
 from rein.web.html import e, error_box, form, hidden, page, pretty, status, table
 

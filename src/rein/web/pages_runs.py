@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rein.engine.service import Harness
-from rein.store.base import ApprovalRow, Event, NodeRow, RunRow
+from rein.engine.service import ApprovalRow, Event, Harness, NodeRow, RunRow
 from rein.web import pages_queue, views
 from rein.web.html import e, error_box, form, page, pretty, status, table
 
@@ -194,10 +193,10 @@ def fragment(h: Harness, run: RunRow, *, scope: str, keys: Sequence[str], pictur
     with ``picture`` the DAG drawn again (a subgraph box gains its child run's link).
     ``last``: the last event the fragment reflects, read first, so that the page applies
     again only the events after it (``after``: the last one the page has applied)."""
-    events = h.events(run.run_id) if picture else h.store.events(run.run_id, after=after)
+    events = h.events(run.run_id) if picture else h.log(run.run_id, after=after)
     last = events[-1].seq if events else after
     rows = [row for key in dict.fromkeys(keys[:MAX_FRAGMENT_KEYS])
-            if (row := h.store.node(run.run_id, key)) is not None]
+            if (row := h.node(run.run_id, key)) is not None]
     rows.sort(key=lambda r: r.seq)
     out: dict[str, Any] = {"last": last, "nodes": {
         (f"{r.scope_path}.{r.node_id}" if r.scope_path else r.node_id): _nodes([r])

@@ -1,7 +1,7 @@
 """Threads of the session runtime: the list, and a thread's conversation, live.
 
-A thread's page is its turns as the feed gives them (:mod:`rein.engine.sessions.transcript`,
-the fold the app-server serves). It follows the last turn's run over the run page's own
+A thread's page is its turns as the feed gives them (:mod:`rein.protocol.transcript`, the
+fold the app-server serves). It follows the last turn's run over the run page's own
 event stream (``/runs/RUN/events``, ``Last-Event-ID`` resume): on each event the page asks
 for that turn's section again, rendered here from the store, so a live page and a reloaded
 one draw the same conversation. A second, slow stream (``/threads/THREAD/watch``) says when
@@ -21,16 +21,17 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from rein.engine.sessions import DECISIONS, transcript
-from rein.engine.sessions.transcript import TurnView
 from rein.errors import ReinError
-from rein.store.base import ApprovalRow, Store, ThreadRow
+from rein.protocol import transcript
+from rein.protocol.transcript import TurnView
+from rein.protocol.turns import DECISIONS
 from rein.web import pages_queue, streams, thread_items
 from rein.web.auth import Denied
 from rein.web.html import e, error_box, form, page, status, table
 
 if TYPE_CHECKING:
-    from rein.web.app import Console
+    from rein.engine.service import ApprovalRow, ThreadRow
+    from rein.web.console import Console
 
 ANSWERS = ("accept", "acceptForSession", "decline", "cancel")
 
@@ -41,12 +42,12 @@ ANSWERS = ("accept", "acceptForSession", "decline", "cancel")
 def _last_run(c: Console, row: ThreadRow) -> Any:
     """The last turn's run, how many turns, and whether the last turn ended without its
     run finishing (refused, or never started: its end is recorded, not its run's)."""
-    turns = c.h.store.thread_turns(row.thread_id)
+    turns = c.h.sessions.turns(row.thread_id)
     if not turns:
         return None, 0, False
     ended = c.h.sessions.end_of(turns[-1], write=not c.read_only) is not None
-    run_id = transcript.run_of(c.h.sessions, turns[-1])
-    return (c.h.store.get_run(run_id) if run_id else None), len(turns), ended
+    run_id = c.h.sessions.run_of(turns[-1])
+    return (c.h.find_run(run_id) if run_id else None), len(turns), ended
 
 
 def thread_status(run: Any, turns: int, ended: bool = False) -> str:
@@ -136,9 +137,9 @@ def not_found(c: Console, exc: ReinError) -> Response:
 
 
 def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool,
-                 store: Store | None = None) -> str:
+                 entry: Callable[[str], ApprovalRow | None] | None = None) -> str:
     """One turn: its head (kind, status, run), its items in order, its open questions
-    (``store``: where their queue entries are read, for a gate's fields)."""
+    (``entry``: reads a question's queue entry, for a gate's fields)."""
     never = "no run yet" if view.status == "inProgress" else "no run"
     run = (f" · run <a href='/runs/{e(view.run_id)}'><code>{e(view.run_id)}</code></a>"
            if view.run_id else f" · <span class='muted'>{never}</span>")
@@ -152,7 +153,7 @@ def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool,
     error = f"<div class='error'>{e(view.error)}</div>" if view.error and said else ""
     asks = "".join(thread_items.question(
         thread_id, q, csrf=csrf, read_only=read_only,
-        entry=store.get_approval(q.id) if store is not None else None) for q in view.pending)
+        entry=entry(q.id) if entry is not None else None) for q in view.pending)
     # How the thread reads while this is its last turn (the page's title badge follows it).
     state = "waiting" if view.pending else "active" if view.status == "inProgress" else "idle"
     return (f"<section class='turn' data-turn='{e(view.turn_id)}' "
@@ -167,8 +168,8 @@ def turn_section(thread_id: str, view: TurnView, *, csrf: str, read_only: bool,
 
 def watch_key(c: Console, thread_id: str) -> str:
     """What the page was drawn for: each turn and its run (a new one means reload)."""
-    turns = c.h.store.thread_turns(thread_id)
-    return " ".join(f"{t.turn_id}={transcript.run_of(c.h.sessions, t) or ''}" for t in turns)
+    turns = c.h.sessions.turns(thread_id)
+    return " ".join(f"{t.turn_id}={c.h.sessions.run_of(t) or ''}" for t in turns)
 
 
 def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: str,
@@ -186,7 +187,8 @@ def thread_page(c: Console, row: ThreadRow, views: Sequence[TurnView], *, csrf: 
     if row.archived:
         facts.append("<b>archived</b>")
     turns = "".join(turn_section(row.thread_id, v, csrf=csrf, read_only=c.read_only,
-                                 store=c.h.store) for v in views) or "<p class='muted'>No turn yet.</p>"
+                                 entry=c.h.find_approval) for v in views) \
+        or "<p class='muted'>No turn yet.</p>"
     body = ((error_box(*error) if error else "")
             + f"<h1>{e(d.get('name') or d.get('preview') or row.thread_id)} "
             f"<span data-thread-status>{status(thread_status(run, len(views), ended))}"
@@ -214,7 +216,7 @@ async def thread(c: Console, request: Request,
     row = _thread(c, request)
     if isinstance(row, Response):
         return row
-    views = transcript.turns(c.h.sessions, row.thread_id, write=not c.read_only)
+    views = transcript.turns(c.h, row.thread_id, write=not c.read_only)
     return HTMLResponse(thread_page(c, row, views, csrf=c.csrf(request), error=error),
                         status_code=409 if error else 200)
 
@@ -222,13 +224,13 @@ async def thread(c: Console, request: Request,
 async def turn(c: Console, request: Request) -> Response:
     """One turn's section alone: what the page swaps in as its run's events arrive."""
     try:
-        view = transcript.turn(c.h.sessions, request.path_params["thread_id"],
+        view = transcript.turn(c.h, request.path_params["thread_id"],
                                request.path_params["turn_id"], write=not c.read_only)
     except ReinError as exc:
         return not_found(c, exc)
     return HTMLResponse(turn_section(request.path_params["thread_id"], view,
                                      csrf=c.csrf(request), read_only=c.read_only,
-                                     store=c.h.store),
+                                     entry=c.h.find_approval),
                         headers={"Cache-Control": "no-store"})
 
 
@@ -256,8 +258,8 @@ async def answer(c: Console, request: Request) -> Response:
     if action not in ANSWERS:
         return c.denied(Denied(400, "WEB400", f"no answer {action!r}",
                                "answer with accept, acceptForSession, decline or cancel"))
-    runs = {transcript.run_of(c.h.sessions, t) for t in c.h.store.thread_turns(row.thread_id)}
-    entry = c.h.store.get_approval(approval_id)
+    runs = {c.h.sessions.run_of(t) for t in c.h.sessions.turns(row.thread_id)}
+    entry = c.h.find_approval(approval_id)
     if entry is None or entry.run_id not in runs:
         return c.denied(Denied(404, "WEB430", f"no question {approval_id[:80]!r} in thread "
                                f"{row.thread_id}", "answer it from the thread's page"))
@@ -282,7 +284,7 @@ async def answer(c: Console, request: Request) -> Response:
 def _for_session(c: Console, row: ThreadRow, entry: ApprovalRow) -> bool:
     """Whether the pending question ``entry`` is one the protocol lets a person accept for
     the session (a command or a file change, with its exact action's digest)."""
-    for view in transcript.turns(c.h.sessions, row.thread_id, write=not c.read_only):
+    for view in transcript.turns(c.h, row.thread_id, write=not c.read_only):
         for request in view.pending:
             if request.id == entry.approval_id:
                 return thread_items.for_session(request, entry)

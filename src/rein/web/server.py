@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.errors import ConfigError, Refused
 from rein.web.auth import MIN_TOKEN, Guard, is_loopback, new_token
 
@@ -29,8 +29,7 @@ def require() -> None:
                           "uvicorn), then run `rein serve` again") from exc
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Bind:
+class Bind(Frozen):
     host: str
     port: int
     token: str
@@ -97,7 +96,7 @@ async def serve(workspace: Path, bind: Bind, *, store_url: str | None,
     sock = listen(bind.host, bind.port)
     port = sock.getsockname()[1]
     harness = Harness.open(workspace, store_url=store_url, surface="web")
-    harness.store  # noqa: B018 - STORE404 now, before a URL is printed
+    harness.check_store()  # STORE404 now, before a URL is printed
     steering = None if bind.read_only else Steering(
         lambda listeners: Harness.open(workspace, store_url=store_url, listeners=listeners,
                                        surface="web"))

@@ -29,9 +29,7 @@ from typing import Any, TypeVar
 
 from rein.core.loops import new_loop
 from rein.core.states import ApprovalStatus
-from rein.engine.answering import Via, session_tag
-from rein.engine.service import Harness
-from rein.store.base import Event
+from rein.engine.service import Event, Harness
 
 T = TypeVar("T")
 OpenHarness = Callable[[list[Callable[[Event], None]]], Harness]
@@ -158,7 +156,7 @@ class Steering:
             prepared = await h.prepare(path, given=given, raw=raw)
             lane.naming = named
             try:
-                return await h.start(prepared, approved=digest, via=_via(session))
+                return await h.start(prepared, approved=digest, via=h.via(session=session))
             finally:
                 lane.naming = None
                 run_id = self.named.pop(named, None)
@@ -181,7 +179,7 @@ class Steering:
         async def job(h: Harness) -> Any:
             return await h.answer(approval_id, status, digest=digest, note=note or None,
                                   values=values, recorded=recorded.set_result,
-                                  via=_via(session))
+                                  via=h.via(session=session))
 
         running = self._submit(job, run_id=run_id)
         self._background(running, recorded)
@@ -225,7 +223,3 @@ async def _first(value: concurrent.futures.Future[T],
 
 __all__ = ["Steering"]
 
-
-def _via(session: str | None) -> Via:
-    """An answer or a start taken by the console, in ``session`` (None: not in a session)."""
-    return Via(surface="web", session=None if session is None else session_tag(session))

@@ -1,8 +1,9 @@
 """Server-Sent Events: a run's events from the one event log, and the runs list.
 
-A run's stream is the console's :class:`rein.web.hub.Hub` feed of that run (one watcher of
-the store for every tab) written as SSE: each event's ``id`` is its ``seq``, so a reconnecting EventSource sends ``Last-Event-ID`` and gets exactly
-the events after it, from the store; a stream for a run that ended sends an ``end`` event
+A run's stream is the run's log as the Harness follows it (:meth:`Harness.follow`: one
+follower of the store for every tab, :mod:`rein.engine.follow`) written as SSE: each
+event's ``id`` is its ``seq``, so a reconnecting EventSource sends ``Last-Event-ID`` and
+gets exactly the events after it, from the store; a stream for a run that ended sends an ``end`` event
 and closes. A client that goes away only ends its own generator.
 """
 
@@ -14,9 +15,8 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from rein.store.base import Event
+from rein.engine.service import Event, Harness
 from rein.web import views
-from rein.web.hub import Hub
 
 KEEPALIVE_SECONDS = 15.0  # a comment line this often keeps proxies from closing the stream
 RUNS_POLL_SECONDS = 1.0  # how often a runs list with no watcher looks for changes
@@ -38,7 +38,7 @@ def frame(event: Event) -> str:
     return f"id: {event.seq}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-async def run_stream(hub: Hub, run_id: str, after: int) -> AsyncIterator[str]:
+async def run_stream(h: Harness, run_id: str, after: int) -> AsyncIterator[str]:
     yield "retry: 1000\n\n"
     # A pump task reads the feed into a queue: waiting on the queue with a timeout (for the
     # keep-alive) never cancels the feed itself mid-read.
@@ -46,7 +46,7 @@ async def run_stream(hub: Hub, run_id: str, after: int) -> AsyncIterator[str]:
 
     async def pump() -> None:
         try:
-            async for event in hub.follow(run_id, after):
+            async for event in h.follow(run_id, after, until_ended=True):
                 await queue.put(event)
         finally:
             await queue.put(None)

@@ -8,16 +8,15 @@ the picture a reloaded page draws and the one a live page has patched are the sa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html import escape
 
+from rein.core.frozen import Frozen
 from rein.web.layout import NODE_H, NODE_W, layout
 
 TITLE_CHARS = 22  # what fits in a box at the default font size
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Box:
+class Box(Frozen):
     id: str
     title: str
     type: str
@@ -26,8 +25,7 @@ class Box:
     href: str | None = None  # a subgraph's child run, or a body's detail
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Arrow:
+class Arrow(Frozen):
     source: str
     target: str
     kind: str = "sequence"  # sequence | conditional | on_failure

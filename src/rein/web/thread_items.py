@@ -1,6 +1,6 @@
 """A conversation's items as HTML: one renderer per Codex item type, and the open questions.
 
-The items are the feed's (:mod:`rein.engine.sessions.transcript`); this module only draws
+The items are the feed's (:mod:`rein.protocol.transcript`); this module only draws
 them. Each item is a ``div.item`` carrying ``data-item`` (its id), ``data-type`` and
 ``data-status``, so a test or a script can find it; every value goes through ``e``.
 """
@@ -8,12 +8,14 @@ them. Each item is a ``div.item`` carrying ``data-item`` (its id), ``data-type``
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rein.engine.sessions.feed import ServerRequest
-from rein.store.base import ApprovalRow
+from rein.protocol.messages import ServerRequest
 from rein.web.html import e, form, hidden, pretty
 from rein.web.pages_queue import input_fields
+
+if TYPE_CHECKING:
+    from rein.engine.service import ApprovalRow
 
 OUTPUT_SHOWN = 20_000  # characters of a command's output or a diff drawn into the page
 
@@ -108,7 +110,7 @@ def _hook(item: Mapping[str, Any]) -> str:
     entries = "".join(f"<li>{e(x.get('kind'))}: {e(x.get('text'))}</li>"
                       for x in run.get("entries") or () if isinstance(x, Mapping))
     took = f" · {e(run.get('durationMs'))} ms" if run.get("durationMs") is not None else ""
-    body = (f"<div class='muted'><code>{e(run.get('source') or run.get('hook'))}</code>"
+    body = (f"<div class='muted'><code>{e(run.get('sourcePath'))}</code>"
             f"{took}</div>" + (f"<ul>{entries}</ul>" if entries else ""))
     return _frame({**item, "status": run.get("status")},
                   f"Hook <code>{e(run.get('eventName'))}</code>", body)
@@ -116,7 +118,8 @@ def _hook(item: Mapping[str, Any]) -> str:
 
 def _other(item: Mapping[str, Any]) -> str:
     names = {"contextCompaction": "Context compacted", "hookPrompt": "Hook prompt"}
-    text = item.get("text")
+    text = item.get("text") or "".join(str(f.get("text") or "") for f in item.get("fragments")
+                                       or () if isinstance(f, Mapping))
     inner = f"<p>{e(text)}</p>" if text else ""
     return _frame(item, e(names.get(str(item.get("type")), item.get("type"))), inner)
 

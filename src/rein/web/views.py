@@ -13,19 +13,17 @@ import datetime as dt
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rein.engine.service import Harness
-from rein.store.base import Event, NodeRow, RunRow
+from rein.core.frozen import Frozen
+from rein.engine.service import Event, Harness, NodeRow, RunRow
 from rein.web import svg
 
 _INSTANCE = re.compile(r"\[(\d+)\]")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Picture:
+class Picture(Frozen):
     svg: str
     notice: str | None  # why the picture may not be the run's graph
     scope: str  # "" for the run's top level, "count_down" for a body
@@ -154,9 +152,7 @@ def duration(run: RunRow, now: dt.datetime) -> str:
 
 
 def usage(h: Harness, run: RunRow) -> dict[str, Any]:
-    from rein.engine.record import usage_of
-
-    return usage_of(h.store, run.run_id, include_children=True)
+    return h.usage(run.run_id)
 
 
 def summary(event: Event) -> str:

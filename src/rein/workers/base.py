@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rein.core.failures import FailureClass
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.core.tiers import Tier
 from rein.core.usage import Budget, Usage
 
@@ -32,90 +32,36 @@ from rein.core.usage import Budget, Usage
 class Routed(Frozen):
     """How a tier request was served (recorded per attempt, AGS §11.4)."""
 
-    __slots__ = ("downgraded", "effective_tier", "model", "provider", "reason", "requested_tier")
     requested_tier: Tier
     effective_tier: Tier
     provider: str
     model: str
-    downgraded: bool
-    reason: str | None
-
-    def __init__(self, *, requested_tier: Tier, effective_tier: Tier, provider: str, model: str,
-                 downgraded: bool = False, reason: str | None = None) -> None:
-        set_field(self, "requested_tier", requested_tier)
-        set_field(self, "effective_tier", effective_tier)
-        set_field(self, "provider", provider)
-        set_field(self, "model", model)
-        set_field(self, "downgraded", downgraded)
-        set_field(self, "reason", reason)
+    downgraded: bool = False
+    reason: str | None = None
 
 
 class OutputSpec(Frozen):
     """A declared node output, as the worker needs to know it."""
 
-    __slots__ = ("description", "name", "path_hint", "required", "schema", "type")
     name: str
     type: str
     description: str
-    required: bool
-    path_hint: str | None
-    schema: Mapping[str, Any] | None
-
-    def __init__(self, *, name: str, type: str, description: str, required: bool = True,
-                 path_hint: str | None = None, schema: Mapping[str, Any] | None = None) -> None:
-        set_field(self, "name", name)
-        set_field(self, "type", type)
-        set_field(self, "description", description)
-        set_field(self, "required", required)
-        set_field(self, "path_hint", path_hint)
-        set_field(self, "schema", schema)
+    required: bool = True
+    path_hint: str | None = None
+    schema: Mapping[str, Any] | None = None
 
 
 class Feedback(Frozen):
     """Why the previous attempt failed: each failed criterion's description and evidence."""
 
-    __slots__ = ("failed_criteria", "failure_class", "summary")
     failure_class: FailureClass
     summary: str
-    failed_criteria: tuple[Mapping[str, Any], ...]
-
-    def __init__(self, *, failure_class: FailureClass, summary: str,
-                 failed_criteria: tuple[Mapping[str, Any], ...] = ()) -> None:
-        set_field(self, "failure_class", failure_class)
-        set_field(self, "summary", summary)
-        set_field(self, "failed_criteria", failed_criteria)
+    failed_criteria: tuple[Mapping[str, Any], ...] = ()
 
 
 class AttemptRequest(Frozen):
     """Everything a worker may know about one attempt of one node."""
 
-    __slots__ = (
-        "attempt",
-        "branches",
-        "brief",
-        "budget",
-        "checks",
-        "constraints",
-        "env",
-        "feedback",
-        "inputs",
-        "kind",
-        "network",
-        "node_id",
-        "outputs",
-        "permissions",
-        "profile",
-        "routed",
-        "run_id",
-        "secret_names",
-        "session",
-        "tier",
-        "title",
-        "tools",
-        "worker",
-        "workspace",
-        "workspace_access",
-    )
     run_id: str
     node_id: str  # scoped id, e.g. "fix_loop/iter-2/edit" for nested scopes
     attempt: int  # 1-based
@@ -127,61 +73,22 @@ class AttemptRequest(Frozen):
     permissions: tuple[str, ...]  # effective AGS permission strings, already narrowed
     tools: tuple[str, ...]  # effective tool names, already narrowed
     workspace: str  # absolute path of the workspace (or the attempt's worktree)
-    workspace_access: Literal["none", "read_only", "read_write"]
-    network: Literal["none", "restricted", "full"]
-    env: Mapping[str, str]  # declared environment + secrets
-    secret_names: frozenset[str]  # values in ``env`` that must never be recorded
-    tier: Tier
-    budget: Budget
-    feedback: Feedback | None
+    workspace_access: Literal["none", "read_only", "read_write"] = "read_only"
+    network: Literal["none", "restricted", "full"] = "none"
+    env: Mapping[str, str] = field(default_factory=dict)  # declared environment + secrets
+    secret_names: frozenset[str] = frozenset()  # values in ``env`` that must never be recorded
+    tier: Tier = "standard"
+    budget: Budget = field(default_factory=Budget)
+    feedback: Feedback | None = None
     # What the harness will check after the attempt ({id, kind, description, severity}).
     # For the worker's information only: the harness, never the worker, decides success.
-    checks: tuple[Mapping[str, Any], ...]
-    branches: tuple[Mapping[str, str], ...]  # decision nodes: [{label, description}]
-    constraints: Mapping[str, Any]  # temperature, seed, ...
-    profile: str | None  # an OAP profile name or path serving this node, if any
-    worker: str | None  # an explicit worker choice (``x-rein-worker``), if any
-    routed: Routed | None  # how the router served ``tier``, when a routing profile is set
-    session: AttemptSession | None  # saved state and approvals, offered by the engine
-
-    def __init__(self, *, run_id: str, node_id: str, attempt: int,
-                 kind: Literal["task", "decision", "judge"], title: str, brief: str,
-                 inputs: Mapping[str, Any], outputs: tuple[OutputSpec, ...],
-                 permissions: tuple[str, ...], tools: tuple[str, ...], workspace: str,
-                 workspace_access: Literal["none", "read_only", "read_write"] = "read_only",
-                 network: Literal["none", "restricted", "full"] = "none",
-                 env: Mapping[str, str] | None = None, secret_names: frozenset[str] = frozenset(),
-                 tier: Tier = "standard", budget: Budget | None = None,
-                 feedback: Feedback | None = None, checks: tuple[Mapping[str, Any], ...] = (),
-                 branches: tuple[Mapping[str, str], ...] = (),
-                 constraints: Mapping[str, Any] | None = None, profile: str | None = None,
-                 worker: str | None = None, routed: Routed | None = None,
-                 session: AttemptSession | None = None) -> None:
-        set_field(self, "run_id", run_id)
-        set_field(self, "node_id", node_id)
-        set_field(self, "attempt", attempt)
-        set_field(self, "kind", kind)
-        set_field(self, "title", title)
-        set_field(self, "brief", brief)
-        set_field(self, "inputs", inputs)
-        set_field(self, "outputs", outputs)
-        set_field(self, "permissions", permissions)
-        set_field(self, "tools", tools)
-        set_field(self, "workspace", workspace)
-        set_field(self, "workspace_access", workspace_access)
-        set_field(self, "network", network)
-        set_field(self, "env", {} if env is None else env)
-        set_field(self, "secret_names", secret_names)
-        set_field(self, "tier", tier)
-        set_field(self, "budget", Budget() if budget is None else budget)
-        set_field(self, "feedback", feedback)
-        set_field(self, "checks", checks)
-        set_field(self, "branches", branches)
-        set_field(self, "constraints", {} if constraints is None else constraints)
-        set_field(self, "profile", profile)
-        set_field(self, "worker", worker)
-        set_field(self, "routed", routed)
-        set_field(self, "session", session)
+    checks: tuple[Mapping[str, Any], ...] = ()
+    branches: tuple[Mapping[str, str], ...] = ()  # decision nodes: [{label, description}]
+    constraints: Mapping[str, Any] = field(default_factory=dict)  # temperature, seed, ...
+    profile: str | None = None  # an OAP profile name or path serving this node, if any
+    worker: str | None = None  # an explicit worker choice (``x-rein-worker``), if any
+    routed: Routed | None = None  # how the router served ``tier``, when a routing profile is set
+    session: AttemptSession | None = None  # saved state and approvals, offered by the engine
 
     @property
     def serving_tier(self) -> Tier:
@@ -252,38 +159,20 @@ class ItemKind(enum.StrEnum):
 class Item(Frozen):
     """One step of an attempt, persisted as an event before it is published."""
 
-    __slots__ = ("data", "kind")
     kind: ItemKind
     data: Mapping[str, Any]
-
-    def __init__(self, *, kind: ItemKind, data: Mapping[str, Any]) -> None:
-        set_field(self, "kind", kind)
-        set_field(self, "data", data)
 
 
 class AttemptResult(Frozen):
     """How an attempt ended. ``failure`` set means the worker itself failed."""
 
-    __slots__ = ("decision", "extra", "failure", "message", "outputs", "routed", "usage")
-    outputs: Mapping[str, Any]
-    usage: Usage
-    routed: Routed | None
-    failure: FailureClass | None
-    message: str | None  # why it failed, or a closing note
-    decision: str | None  # decision nodes: the chosen label
-    extra: Mapping[str, Any]  # recorded as x- fields
-
-    def __init__(self, *, outputs: Mapping[str, Any] | None = None, usage: Usage | None = None,
-                 routed: Routed | None = None, failure: FailureClass | None = None,
-                 message: str | None = None, decision: str | None = None,
-                 extra: Mapping[str, Any] | None = None) -> None:
-        set_field(self, "outputs", {} if outputs is None else outputs)
-        set_field(self, "usage", Usage() if usage is None else usage)
-        set_field(self, "routed", routed)
-        set_field(self, "failure", failure)
-        set_field(self, "message", message)
-        set_field(self, "decision", decision)
-        set_field(self, "extra", {} if extra is None else extra)
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    routed: Routed | None = None
+    failure: FailureClass | None = None
+    message: str | None = None  # why it failed, or a closing note
+    decision: str | None = None  # decision nodes: the chosen label
+    extra: Mapping[str, Any] = field(default_factory=dict)  # recorded as x- fields
 
 
 class WorkerPaused(Exception):

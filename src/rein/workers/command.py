@@ -37,12 +37,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rein.config.command_files import changed
 from rein.core.failures import FailureClass
+from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS, Tier
 from rein.core.usage import Usage
 from rein.errors import ConfigError, LoadError
@@ -64,8 +64,7 @@ object with the outputs above (and `decision` for a decision) to the file named 
 $REIN_OUTPUTS_FILE, or print it as the very last line of your output."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CommandTemplate:
+class CommandTemplate(Frozen):
     """How to start one CLI agent."""
 
     argv: tuple[str, ...]
@@ -103,8 +102,7 @@ def _report(text: str, source: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Launch:
+class Launch(Frozen):
     """How one attempt starts the agent."""
 
     argv: tuple[str, ...]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from rein.core.frozen import Record, field
 from rein.core.usage import Usage
 from rein.providers.types import Message, ModelToolCall
 from rein.workers.base import AttemptRequest
@@ -59,8 +59,7 @@ def load_messages(data: Iterable[Mapping[str, Any]]) -> list[Message]:
             for m in data]
 
 
-@dataclass(kw_only=True)
-class LoopState:
+class LoopState(Record):
     """Where a model attempt stands between two steps of its loop."""
 
     messages: list[Message] = field(default_factory=list)

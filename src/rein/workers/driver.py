@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.core.failures import FailureClass
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.core.ids import RunId
 from rein.core.tiers import TIERS
 from rein.core.usage import Usage
@@ -40,14 +40,13 @@ PROVIDER = "driver"
 class DriverSettings(Frozen):
     """``[driver]`` in rein.toml."""
 
-    __slots__ = ("clean_context_at", "enabled", "limits", "max_write_refusals", "tiers")
-    enabled: bool
-    tiers: tuple[str, ...]  # which tiers the driver serves (default: all)
-    clean_context_at: float  # context usage ratio from which a clean context is asked
-    limits: Limits
+    enabled: bool = True
+    tiers: tuple[str, ...] = TIERS  # which tiers the driver serves (default: all)
+    clean_context_at: float = 0.7  # context usage ratio from which a clean context is asked
+    limits: Limits = field(default_factory=Limits)
     # Submits refused for writes outside fs:write (or refs moved) that an attempt may have
     # to undo them; the next such submit is accepted and fails the attempt.
-    max_write_refusals: int
+    max_write_refusals: int = 2
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any] | None) -> DriverSettings:
@@ -77,16 +76,6 @@ class DriverSettings(Frozen):
                               f"not {refusals!r}", code="DRIVERCFG003", hint="for example 2")
         return cls(enabled=bool(s.get("enabled", True)), tiers=tiers,
                    clean_context_at=ratio, limits=limits, max_write_refusals=refusals)
-
-    def __init__(self, *, enabled: bool = True, tiers: tuple[str, ...] = TIERS,
-                 clean_context_at: float = 0.7,
-                 limits: Limits | None = None,
-                 max_write_refusals: int = 2) -> None:
-        set_field(self, "enabled", enabled)
-        set_field(self, "tiers", tiers)
-        set_field(self, "clean_context_at", clean_context_at)
-        set_field(self, "limits", Limits() if limits is None else limits)
-        set_field(self, "max_write_refusals", max_write_refusals)
 
 
 def _utc_now() -> dt.datetime:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import Refused
 
 if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and must be fast
@@ -49,14 +49,8 @@ UNENFORCED_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens"
 class Limits(Frozen):
     """Size limits of one instruction."""
 
-    __slots__ = ("max_inline_input_bytes", "max_instruction_bytes")
-    max_instruction_bytes: int  # the whole JSON instruction
-    max_inline_input_bytes: int  # one input value; larger ones go to a file
-
-    def __init__(self, *, max_instruction_bytes: int = 16_000,
-                 max_inline_input_bytes: int = 2_000) -> None:
-        set_field(self, "max_instruction_bytes", max_instruction_bytes)
-        set_field(self, "max_inline_input_bytes", max_inline_input_bytes)
+    max_instruction_bytes: int = 16_000  # the whole JSON instruction
+    max_inline_input_bytes: int = 2_000  # one input value; larger ones go to a file
 
 
 class EnvelopeRefused(Refused):

@@ -24,10 +24,10 @@ The result is computed once per attempt and recorded in the run as a notice item
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from rein.core.frozen import Frozen
 from rein.formats.globs import covers, match_any, normalize_relative, path_within
 from rein.profiles.policy import Policy
 from rein.tools.catalog import ALIASES, kind_of
@@ -41,8 +41,7 @@ _SCOPES = {
 _ASK = {"edit": ("fs:write", "fs:delete"), "shell": ("shell:exec",), "network": ("net:fetch",)}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AttemptGrants:
+class AttemptGrants(Frozen):
     """What one attempt may do, after every ceiling. ``narrowed`` says what was taken away."""
 
     tools: tuple[str, ...]

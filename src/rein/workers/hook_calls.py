@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rein.config import HookSpec
+from rein.core.frozen import Frozen
 from rein.providers.types import Message, ModelToolCall
 from rein.tools.hooks import ChainOutcome, Hook, HookRunner, from_spec
 from rein.tools.toolbox import Toolbox
@@ -72,8 +72,7 @@ def session_id(request: AttemptRequest) -> str:
     return f"{request.run_id}/{request.node_id}#{request.attempt}"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class PreTool:
+class PreTool(Frozen):
     """What the ``PreToolUse`` chain decided about one call."""
 
     call: ModelToolCall  # as rewritten, or as the model made it

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from rein.core.failures import FailureClass
+from rein.core.frozen import Record, field
 from rein.core.usage import Usage
 from rein.errors import ProviderError
 from rein.providers.types import Message, ModelResponse, ModelToolCall, ToolSpec
@@ -52,8 +52,7 @@ from rein.workers.tool_calls import Approver, Waiting, run_tool
 Complete = Callable[[list[Message], tuple[ToolSpec, ...], Spend], Awaitable[ModelResponse]]
 
 
-@dataclass(kw_only=True, eq=False)
-class ModelAttempt:
+class ModelAttempt(Record, eq=False):
     """Where one attempt stands, and the steps that move it on."""
 
     request: AttemptRequest

@@ -9,9 +9,9 @@ routes with :func:`tier_routes` and builds each model worker with
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS, Tier
 from rein.errors import ConfigError
 
@@ -24,8 +24,7 @@ if TYPE_CHECKING:  # imported when workers are built: the model worker pulls in 
     from rein.workers.tool_calls import Approver
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TierRoute:
+class TierRoute(Frozen):
     """One ``[tiers.<tier>]`` table: which provider (or command worker) and model serve it."""
 
     tier: Tier

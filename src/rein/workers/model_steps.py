@@ -11,16 +11,15 @@ a record never holds a secret the node was handed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.core.usage import Usage
 from rein.workers.base import AttemptResult, Item, ItemKind
 from rein.workers.spend import usage_json
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Noted:
+class Noted(Frozen):
     """Something the attempt records for the reader of the trace (permissions, sandbox,
     an unenforceable budget, a resume)."""
 
@@ -30,8 +29,7 @@ class Noted:
         return (Item(kind=ItemKind.NOTICE, data=self.data),)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ModelTurn:
+class ModelTurn(Frozen):
     """One model call answered: what it cost and what the model said (redacted)."""
 
     usage: Usage
@@ -50,8 +48,7 @@ class ModelTurn:
         return tuple(out)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolDecided:
+class ToolDecided(Frozen):
     """The model decided to call a tool; recorded before the call is checked or run."""
 
     id: str
@@ -63,8 +60,7 @@ class ToolDecided:
         return (Item(kind=ItemKind.TOOL_CALL, data=data),)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolReturned:
+class ToolReturned(Frozen):
     """What a tool call gave the model: its content, or why it was refused."""
 
     id: str
@@ -83,8 +79,7 @@ class ToolReturned:
         return (Item(kind=ItemKind.TOOL_RESULT, data=data),)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookRan:
+class HookRan(Frozen):
     """A lifecycle hook started or ended (:mod:`rein.tools.hooks`); its data is redacted."""
 
     started: bool
@@ -95,8 +90,7 @@ class HookRan:
         return (Item(kind=kind, data=self.data),)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookPrompt:
+class HookPrompt(Frozen):
     """Text ``SessionStart`` hooks added to the brief (redacted): the trace shows what the
     model was told beyond the graph (tool-event context is in the tool result itself)."""
 
@@ -106,8 +100,7 @@ class HookPrompt:
         return (Item(kind=ItemKind.HOOK_PROMPT, data={"text": self.text}),)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Compacted:
+class Compacted(Frozen):
     """The conversation neared the context window and was replaced by the model's summary;
     the messages it replaced are kept in the record (redacted)."""
 
@@ -117,8 +110,7 @@ class Compacted:
         return (Item(kind=ItemKind.CONTEXT_COMPACTION, data=self.data),)
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Paused:
+class Paused(Frozen):
     """A tool call waits for a person's answer; the conversation is saved in the store."""
 
     approval_id: str
@@ -128,8 +120,7 @@ class Paused:
         return ()
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Finished:
+class Finished(Frozen):
     """The attempt ended, with its outputs or its failure."""
 
     result: AttemptResult

@@ -24,10 +24,10 @@ resumed in another process rebuilds its notes from the saved messages (:meth:`re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen, Record, field
 from rein.errors import ReinError
 from rein.profiles.generate import Evidence, Learned, Proposal, ThreadUpdate
 from rein.profiles.memory import MemoryStore, render_memory
@@ -42,8 +42,7 @@ _EVIDENCE = ("user_statement", "decision", "thread_status", "file", "tool_result
 Verdict = Literal["allow", "ask", "deny"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ToolOutcome:
+class ToolOutcome(Frozen):
     """What the model is told about one call."""
 
     content: str
@@ -51,8 +50,7 @@ class ToolOutcome:
     refused: bool = False
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Learning:
+class Learning(Frozen):
     """What the session noted, ready for ``propose_delta``, and what was left out."""
 
     learned: tuple[Learned, ...] = ()
@@ -90,8 +88,7 @@ NOTE_SCHEMA: Mapping[str, Any] = {
 }
 
 
-@dataclass(kw_only=True)
-class SessionTools:
+class SessionTools(Record):
     """The extra tools of one profile session. ``hub`` is a running ``McpHub`` or None."""
 
     hub: Any = None

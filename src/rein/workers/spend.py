@@ -8,16 +8,15 @@ missing from the price table makes ``max_cost_usd`` unenforceable, and the loop 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from rein.core.failures import FailureClass
+from rein.core.frozen import Record, field
 from rein.core.usage import Usage
 from rein.workers.base import AttemptRequest
 
 
-@dataclass(kw_only=True)
-class Spend:
+class Spend(Record):
     """What this attempt has used so far."""
 
     usage: Usage = field(default_factory=Usage)

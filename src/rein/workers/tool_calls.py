@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen
 from rein.formats.canonical import canonical_json
 from rein.providers.types import ModelToolCall
 from rein.tools.catalog import ToolCall
@@ -24,8 +24,7 @@ from rein.workers.base import Answer, AttemptRequest
 from rein.workers.session_tools import SessionTools
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ApprovalAsk:
+class ApprovalAsk(Frozen):
     """A tool call waiting for a person. ``action_digest`` binds the answer to the exact call."""
 
     run_id: str
@@ -41,15 +40,13 @@ class ApprovalAsk:
 Approver = Callable[[ApprovalAsk], Awaitable[Answer]]
 
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
+class Waiting(Frozen, kw_only=False):
     """A tool call's approval is queued and unanswered: the attempt must pause."""
 
     approval_id: str
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Asked:
+class _Asked(Frozen):
     """A session tool's ``ask``, shaped like a toolbox decision for :func:`_answer`."""
 
     permission: str

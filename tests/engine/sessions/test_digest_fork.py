@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import rein
-from rein.engine.sessions import ServerRequest
+from rein.protocol import ServerRequest
 from tests.scenarios.model_env import isolate
 
 GRAPH = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "rein/tests/one",

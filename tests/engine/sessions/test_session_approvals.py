@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import rein
-from rein.engine.sessions import ServerRequest
 from rein.errors import Refused
+from rein.protocol import ServerRequest
 from tests.scenarios.model_env import isolate
 
 # One script per conversation: every turn (a fresh conversation) asks for the same command.

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 import rein
-from rein.engine.sessions import ServerRequest, policy
+from rein.engine.sessions import policy
 from rein.errors import ConfigError
+from rein.protocol import ServerRequest, threads
 from tests.scenarios.model_env import isolate
 
 TOML = ('[providers.script]\nkind = "scripted"\noptions = { script = "turns.json" }\n\n'
@@ -158,7 +159,7 @@ def test_interrupt_ends_a_waiting_turn_interrupted(root: Path) -> None:
                 if isinstance(message, ServerRequest):
                     await turn.interrupt()
             run = harness.store.get_run(harness.store.thread_turns(
-                turn._run.thread.thread_id)[0].run_id)
+                turn._feed.thread_id)[0].run_id)
             assert run is not None and run.status.value == "cancelled"
             return turn.result().status, seen
 
@@ -213,7 +214,7 @@ def test_one_turn_at_a_time_even_across_processes(root: Path) -> None:
             turn = await harness.start_thread().run("run it")
             async for message in turn.stream():
                 if isinstance(message, ServerRequest):
-                    return turn._run.thread.thread_id  # leaves the turn waiting
+                    return turn._feed.thread_id  # leaves the turn waiting
         raise AssertionError("no question was asked")
 
     thread_id = asyncio.run(paused())
@@ -223,7 +224,7 @@ def test_one_turn_at_a_time_even_across_processes(root: Path) -> None:
             with pytest.raises(rein.ReinError) as err:
                 await other.thread(thread_id).run("and another")
             assert err.value.code == "THREAD001"
-            assert other.sessions.to_json(other.sessions.thread(thread_id))["status"] == {
+            assert threads.to_json(other, other.sessions.thread(thread_id))["status"] == {
                 "type": "active", "activeFlags": []}
 
     asyncio.run(second())
@@ -237,10 +238,8 @@ def test_a_replay_of_the_stored_events_is_the_live_feed(root: Path) -> None:
             thread = harness.start_thread()
             turn = await thread.run("run it", on_approval=lambda r: "accept")
             live = [(m.method, dict(m.params)) async for m in turn.stream()]
-            sessions = harness.sessions
-            row = sessions.thread(thread.id)
             [stored] = harness.store.thread_turns(thread.id)
-            feed = sessions._feed(row, stored)
+            feed = threads.feed_of(harness, stored)
             replayed = [(m.method, dict(m.params)) for e in harness.store.events(stored.run_id)
                         for m in feed.apply(e)]
             return live, replayed

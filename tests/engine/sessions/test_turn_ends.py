@@ -18,6 +18,7 @@ import pytest
 import rein
 from rein.engine.runner import Engine
 from rein.errors import ConfigError
+from rein.protocol import threads
 from tests.scenarios.model_env import isolate
 from tests.store.conftest import pg_url, store_url  # noqa: F401  (the fixtures)
 
@@ -93,9 +94,9 @@ def test_a_turn_ends_interrupted_once_when_its_process_dies_before_its_run(
     async def look() -> tuple[str, list[dict[str, Any]], list[str]]:
         with rein.Harness.open(root, store_url=store_url) as harness:
             sessions = harness.sessions
-            busy = sessions.to_json(sessions.thread(thread_id))["status"]["type"]
+            busy = threads.to_json(harness, sessions.thread(thread_id))["status"]["type"]
             logged = [e.type for e in harness.store.events(turn_id)]  # type: ignore[arg-type]
-            return busy, [f.turn() for f in sessions.feeds(thread_id)], logged
+            return busy, [f.turn() for f in threads.feeds(harness, thread_id)], logged
 
     try:
         thread_id, turn_id = recorder.stdout.readline().split()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
+from rein.core.frozen import Frozen
 from rein.errors import Severity
 
 # How a code reaches the user; the exit status follows from it (DESIGN.md, "Contracts").
@@ -26,8 +26,7 @@ Source = Literal["rein", "AGS 1.0 §18.1", "AGS 1.0 §18.2"]
 STYLE = re.compile(r"[A-Z]{2,10}[0-9]{3}")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Code:
+class Code(Frozen):
     """A stable diagnostic code: what it means, how it reaches the user, and the fix."""
 
     code: str

@@ -14,45 +14,21 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.engine.criteria.model import CriterionContext, FailureClassName
 
 
 class Verdict(Frozen):
     """One kind's answer before hygiene (redaction, truncation) and timing are applied."""
 
-    __slots__ = (
-        "error",
-        "error_code",
-        "evidence",
-        "evidence_truncated",
-        "extra",
-        "failure_class",
-        "passed",
-        "score",
-    )
     passed: bool
-    evidence: str | dict[str, Any] | None
-    evidence_truncated: bool
-    score: float | None
-    error: str | None
-    error_code: str | None
-    failure_class: FailureClassName
-    extra: Mapping[str, Any]
-
-    def __init__(self, *, passed: bool, evidence: str | dict[str, Any] | None = None,
-                 evidence_truncated: bool = False, score: float | None = None,
-                 error: str | None = None, error_code: str | None = None,
-                 failure_class: FailureClassName = "criteria_failed",
-                 extra: Mapping[str, Any] | None = None) -> None:
-        set_field(self, "passed", passed)
-        set_field(self, "evidence", evidence)
-        set_field(self, "evidence_truncated", evidence_truncated)
-        set_field(self, "score", score)
-        set_field(self, "error", error)
-        set_field(self, "error_code", error_code)
-        set_field(self, "failure_class", failure_class)
-        set_field(self, "extra", {} if extra is None else extra)
+    evidence: str | dict[str, Any] | None = None
+    evidence_truncated: bool = False
+    score: float | None = None
+    error: str | None = None
+    error_code: str | None = None
+    failure_class: FailureClassName = "criteria_failed"
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 class CriterionProblem(Exception):

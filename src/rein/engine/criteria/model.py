@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.errors import RunError
 
 Severity = Literal["required", "advisory"]
@@ -48,47 +47,21 @@ class HumanRequest(Frozen):
     review (canonical JSON, see :func:`rein.engine.criteria.human.request_digest`).
     """
 
-    __slots__ = (
-        "attempt",
-        "criterion_id",
-        "description",
-        "digest",
-        "node_id",
-        "prompt",
-        "roles",
-    )
     node_id: str
     criterion_id: str
     attempt: int
     prompt: str
     description: str
-    roles: tuple[str, ...]
+    roles: tuple[str, ...] = ()
     digest: str
-
-    def __init__(self, *, node_id: str, criterion_id: str, attempt: int, prompt: str,
-                 description: str, roles: tuple[str, ...] = (), digest: str) -> None:
-        set_field(self, "node_id", node_id)
-        set_field(self, "criterion_id", criterion_id)
-        set_field(self, "attempt", attempt)
-        set_field(self, "prompt", prompt)
-        set_field(self, "description", description)
-        set_field(self, "roles", roles)
-        set_field(self, "digest", digest)
 
 
 class HumanAnswer(Frozen):
     """A reviewer's answer: ``approved`` passes the criterion; ``note`` is the evidence."""
 
-    __slots__ = ("approved", "note", "reviewer")
     approved: bool
-    note: str | None
-    reviewer: str | None
-
-    def __init__(self, *, approved: bool, note: str | None = None,
-                 reviewer: str | None = None) -> None:
-        set_field(self, "approved", approved)
-        set_field(self, "note", note)
-        set_field(self, "reviewer", reviewer)
+    note: str | None = None
+    reviewer: str | None = None
 
 
 class JudgeRequest(Frozen):
@@ -98,18 +71,6 @@ class JudgeRequest(Frozen):
     ``judge_intelligence`` is the criterion's block, or ``None`` (route at the node's tier).
     """
 
-    __slots__ = (
-        "attempt",
-        "criterion_id",
-        "description",
-        "inputs",
-        "judge_intelligence",
-        "node_id",
-        "producer_instance",
-        "rubric",
-        "sample",
-        "samples",
-    )
     node_id: str
     criterion_id: str
     attempt: int
@@ -118,42 +79,19 @@ class JudgeRequest(Frozen):
     description: str
     sample: int
     samples: int
-    judge_intelligence: Mapping[str, Any] | None
-    producer_instance: str | None
-
-    def __init__(self, *, node_id: str, criterion_id: str, attempt: int, rubric: str,
-                 inputs: tuple[Any, ...], description: str, sample: int, samples: int,
-                 judge_intelligence: Mapping[str, Any] | None = None,
-                 producer_instance: str | None = None) -> None:
-        set_field(self, "node_id", node_id)
-        set_field(self, "criterion_id", criterion_id)
-        set_field(self, "attempt", attempt)
-        set_field(self, "rubric", rubric)
-        set_field(self, "inputs", inputs)
-        set_field(self, "description", description)
-        set_field(self, "sample", sample)
-        set_field(self, "samples", samples)
-        set_field(self, "judge_intelligence", judge_intelligence)
-        set_field(self, "producer_instance", producer_instance)
+    judge_intelligence: Mapping[str, Any] | None = None
+    producer_instance: str | None = None
 
 
 class JudgeVerdict(Frozen):
     """A judge's answer: a score in [0, 1], its reasoning, and which model instance judged."""
 
-    __slots__ = ("instance", "reasoning", "score")
     score: float
     reasoning: str
-    instance: str | None
-
-    def __init__(self, *, score: float, reasoning: str,
-                 instance: str | None = None) -> None:
-        set_field(self, "score", score)
-        set_field(self, "reasoning", reasoning)
-        set_field(self, "instance", instance)
+    instance: str | None = None
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckRequest:
+class CheckRequest(Frozen):
     """What an ``external`` checker receives."""
 
     name: str
@@ -164,8 +102,7 @@ class CheckRequest:
     outputs: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CheckResult:
+class CheckResult(Frozen):
     """What an ``external`` checker returns (a plain ``bool`` is accepted too)."""
 
     passed: bool
@@ -201,79 +138,29 @@ class Checker(Protocol):
 class CriterionContext(Frozen):
     """Everything a criterion may look at, for one attempt of one node."""
 
-    __slots__ = (
-        "ask_human",
-        "attempt",
-        "checkers",
-        "clock",
-        "commands",
-        "default_timeout_seconds",
-        "env",
-        "judge",
-        "node_id",
-        "output_specs",
-        "outputs",
-        "permissions",
-        "producer_instance",
-        "sandbox",
-        "scope",
-        "secret_values",
-        "workspace",
-    )
     workspace: Path
     node_id: str
     attempt: int
     outputs: Mapping[str, Any]  # what the attempt produced
     output_specs: Mapping[str, Mapping[str, Any]]  # the node's declared outputs (raw output_spec)
     scope: Any  # an AGX Scope in which self.outputs is visible
-    permissions: tuple[str, ...]  # effective AGS permission strings
-    env: Mapping[str, str]  # declared env + secrets, for commands
-    secret_values: frozenset[str]  # redacted from every piece of evidence
+    permissions: tuple[str, ...] = ()  # effective AGS permission strings
+    env: Mapping[str, str] = field(default_factory=dict)  # declared env + secrets, for commands
+    secret_values: frozenset[str] = frozenset()  # redacted from every piece of evidence
     # The engine's approval queue. It may raise the engine's pause signal, so nothing here
     # wraps it in a broad ``except``.
-    ask_human: Callable[[HumanRequest], Awaitable[HumanAnswer]] | None
-    judge: Callable[[JudgeRequest], Awaitable[JudgeVerdict]] | None
-    checkers: Mapping[str, Checker] | None  # None: discover the "rein.checkers" group
-    default_timeout_seconds: float
-    producer_instance: str | None  # the model instance that produced the outputs
+    ask_human: Callable[[HumanRequest], Awaitable[HumanAnswer]] | None = None
+    judge: Callable[[JudgeRequest], Awaitable[JudgeVerdict]] | None = None
+    checkers: Mapping[str, Checker] | None = None  # None: discover the "rein.checkers" group
+    default_timeout_seconds: float = 600.0
+    producer_instance: str | None = None  # the model instance that produced the outputs
     # Injected wall clock: gives ``evaluated_at`` and durations that tests can pin down.
     # Without it, durations come from the monotonic clock and ``evaluated_at`` is left out.
-    clock: Callable[[], datetime] | None
-    sandbox: Any  # handed to rein.tools.process.run_process for command criteria
+    clock: Callable[[], datetime] | None = None
+    sandbox: Any = None  # handed to rein.tools.process.run_process for command criteria
     # Where a ``command`` criterion's command runs when not here: the worker that ran the
     # attempt on another machine (the DBOS executor). ``None``: in this process.
-    commands: Callable[[Mapping[str, Any], CriterionContext], Awaitable[Any]] | None
-
-    def __init__(self, *, workspace: Path, node_id: str, attempt: int,
-                 outputs: Mapping[str, Any], output_specs: Mapping[str, Mapping[str, Any]],
-                 scope: Any, permissions: tuple[str, ...] = (),
-                 env: Mapping[str, str] | None = None,
-                 secret_values: frozenset[str] = frozenset(),
-                 ask_human: Callable[[HumanRequest], Awaitable[HumanAnswer]] | None = None,
-                 judge: Callable[[JudgeRequest], Awaitable[JudgeVerdict]] | None = None,
-                 checkers: Mapping[str, Checker] | None = None,
-                 default_timeout_seconds: float = 600.0,
-                 producer_instance: str | None = None,
-                 clock: Callable[[], datetime] | None = None, sandbox: Any = None,
-                 commands: Callable[[Mapping[str, Any], CriterionContext], Awaitable[Any]]
-                 | None = None) -> None:
-        set_field(self, "workspace", workspace)
-        set_field(self, "node_id", node_id)
-        set_field(self, "attempt", attempt)
-        set_field(self, "outputs", outputs)
-        set_field(self, "output_specs", output_specs)
-        set_field(self, "scope", scope)
-        set_field(self, "permissions", permissions)
-        set_field(self, "env", {} if env is None else env)
-        set_field(self, "secret_values", secret_values)
-        set_field(self, "ask_human", ask_human)
-        set_field(self, "judge", judge)
-        set_field(self, "checkers", checkers)
-        set_field(self, "default_timeout_seconds", default_timeout_seconds)
-        set_field(self, "producer_instance", producer_instance)
-        set_field(self, "clock", clock)
-        set_field(self, "sandbox", sandbox)
-        set_field(self, "commands", commands)
+    commands: Callable[[Mapping[str, Any], CriterionContext], Awaitable[Any]] | None = None
 
 
 class CriterionResult(Frozen):
@@ -285,62 +172,21 @@ class CriterionResult(Frozen):
     judge configured); such a criterion never passes.
     """
 
-    __slots__ = (
-        "description",
-        "duration_seconds",
-        "error",
-        "error_code",
-        "evaluated_at",
-        "evidence",
-        "evidence_truncated",
-        "extra",
-        "failure_class",
-        "id",
-        "kind",
-        "passed",
-        "record_evidence",
-        "score",
-        "severity",
-    )
     id: str
     kind: str
     severity: Severity
     passed: bool
-    description: str
-    evidence: str | dict[str, Any] | None
-    evidence_truncated: bool
-    score: float | None
-    error: str | None
-    error_code: str | None
-    failure_class: FailureClassName
-    duration_seconds: float
-    evaluated_at: str | None
-    record_evidence: bool
-    extra: Mapping[str, Any]  # x- fields for the run record
-
-    def __init__(self, *, id: str, kind: str, severity: Severity, passed: bool,
-                 description: str = "", evidence: str | dict[str, Any] | None = None,
-                 evidence_truncated: bool = False, score: float | None = None,
-                 error: str | None = None, error_code: str | None = None,
-                 failure_class: FailureClassName = "criteria_failed",
-                 duration_seconds: float = 0.0, evaluated_at: str | None = None,
-                 record_evidence: bool = True,
-                 extra: Mapping[str, Any] | None = None) -> None:
-        set_field(self, "id", id)
-        set_field(self, "kind", kind)
-        set_field(self, "severity", severity)
-        set_field(self, "passed", passed)
-        set_field(self, "description", description)
-        set_field(self, "evidence", evidence)
-        set_field(self, "evidence_truncated", evidence_truncated)
-        set_field(self, "score", score)
-        set_field(self, "error", error)
-        set_field(self, "error_code", error_code)
-        set_field(self, "failure_class", failure_class)
-        set_field(self, "duration_seconds", duration_seconds)
-        set_field(self, "evaluated_at", evaluated_at)
-        set_field(self, "record_evidence", record_evidence)
-        set_field(self, "extra", {} if extra is None else extra)
+    description: str = ""
+    evidence: str | dict[str, Any] | None = None
+    evidence_truncated: bool = False
+    score: float | None = None
+    error: str | None = None
+    error_code: str | None = None
+    failure_class: FailureClassName = "criteria_failed"
+    duration_seconds: float = 0.0
+    evaluated_at: str | None = None
+    record_evidence: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)  # x- fields for the run record
 
     def evidence_text(self) -> str | None:
         """The evidence as one string (structured evidence as compact JSON)."""
@@ -399,27 +245,16 @@ class SuccessOutcome(Frozen):
     decided. ``failed_required`` are the failed criteria that counted towards the mode.
     """
 
-    __slots__ = ("failed_required", "mode", "passed", "results", "short_circuited")
     passed: bool
-    mode: Literal["all", "any", "n_of"]
-    results: tuple[CriterionResult, ...]
-    failed_required: tuple[CriterionResult, ...]
-    short_circuited: tuple[str, ...]
+    mode: Literal["all", "any", "n_of"] = "all"
+    results: tuple[CriterionResult, ...] = ()
+    failed_required: tuple[CriterionResult, ...] = ()
+    short_circuited: tuple[str, ...] = ()
 
     @property
     def timed_out(self) -> bool:
         """Whether a required failure was a timeout (the attempt's class is then ``timeout``)."""
         return any(r.failure_class == "timeout" for r in self.failed_required)
-
-    def __init__(self, *, passed: bool, mode: Literal["all", "any", "n_of"] = "all",
-                 results: tuple[CriterionResult, ...] = (),
-                 failed_required: tuple[CriterionResult, ...] = (),
-                 short_circuited: tuple[str, ...] = ()) -> None:
-        set_field(self, "passed", passed)
-        set_field(self, "mode", mode)
-        set_field(self, "results", results)
-        set_field(self, "failed_required", failed_required)
-        set_field(self, "short_circuited", short_circuited)
 
     def feedback(self) -> tuple[dict[str, Any], ...]:
         """Each failed criterion's id, description and evidence, required ones first."""

@@ -25,7 +25,6 @@ criterion's command line.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import queue
@@ -37,6 +36,7 @@ from typing import Any, TypeVar
 from dbos import DBOS
 
 from rein.core.failures import FailureClass
+from rein.core.frozen import Record, field
 from rein.core.loops import new_loop
 from rein.engine.executors import heartbeat, polling, queue_settings
 from rein.engine.executors.approved import ApprovedNode, ApprovedRuns, rejected
@@ -63,14 +63,13 @@ from rein.errors import ReinError
 from rein.workers.base import AttemptRequest, AttemptResult, Item, Worker, WorkerPaused
 
 
-@dataclasses.dataclass
-class _Serving:
+class _Serving(Record, kw_only=False):
     """What this worker process serves with: set by :func:`serve`."""
 
     executor_id: str = ""
     workspace: Path = Path(".")
     workers: tuple[Worker, ...] = ()
-    tree: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    tree: Mapping[str, str] = field(default_factory=dict)
     secrets: Any = None
     url: str = ""
     key: QueueKey | None = None  # None: not serving, every job is refused

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -29,7 +28,7 @@ from rein.workers.base import (
 
 
 def _fields(value: Frozen) -> dict[str, Any]:
-    """A hand-written value class's fields in their declared order, as the queue carries
+    """A value class's fields in their declared order, as the queue carries
     them (the text is the one the dataclasses gave: JSON writes the mappings inside)."""
     return {name: getattr(value, name) for name in _declared(type(value))}
 
@@ -38,8 +37,7 @@ def _declared(cls: type) -> list[str]:
     return [name for name in cls.__annotations__ if name != "__slots__"]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Job:
+class Job(Frozen):
     """An attempt as a worker reads it from the queue."""
 
     worker: str  # the id of the configured worker that serves it

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.core.states import AttemptStatus
 from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
@@ -42,27 +42,13 @@ from rein.workers.base import AttemptRequest, AttemptResult, Feedback, Routed, W
 class AttemptOutcome(Frozen):
     """How one attempt ended."""
 
-    __slots__ = ("decision", "failure", "feedback", "message", "outputs", "status", "success")
     status: AttemptStatus
-    failure: FailureClass | None
-    outputs: Mapping[str, Any]
-    success: SuccessOutcome | None
-    decision: str | None
-    message: str | None
-    feedback: tuple[Mapping[str, Any], ...]  # failed criteria, as the next try hears
-
-    def __init__(self, *, status: AttemptStatus, failure: FailureClass | None = None,
-                 outputs: Mapping[str, Any] | None = None,
-                 success: SuccessOutcome | None = None, decision: str | None = None,
-                 message: str | None = None,
-                 feedback: tuple[Mapping[str, Any], ...] = ()) -> None:
-        set_field(self, "status", status)
-        set_field(self, "failure", failure)
-        set_field(self, "outputs", {} if outputs is None else outputs)
-        set_field(self, "success", success)
-        set_field(self, "decision", decision)
-        set_field(self, "message", message)
-        set_field(self, "feedback", feedback)
+    failure: FailureClass | None = None
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+    success: SuccessOutcome | None = None
+    decision: str | None = None
+    message: str | None = None
+    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria, as the next try hears
 
 
 def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec

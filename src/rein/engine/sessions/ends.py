@@ -5,7 +5,7 @@ A turn is recorded before its run exists (its id answers ``turn/start``), so som
 say what became of a turn whose run never came, or its record reads ``inProgress`` for
 good. That is a ``turn/ended`` event in the turn's own log (the id its digest question uses,
 :mod:`rein.engine.sessions.digest`), with the status and the coded error; the feed folds it
-into the turn's one ``turn/completed`` (:mod:`rein.engine.sessions.feed`).
+into the turn's one ``turn/completed`` (:mod:`rein.protocol.feed`).
 
 Whether a turn without a run may still get one is told by its start lock, a store lock
 named by the turn (:meth:`rein.store.base.Store.lock_run`): the process that records a turn

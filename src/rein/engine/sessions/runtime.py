@@ -1,51 +1,65 @@
-"""The session runtime: threads, turns and their feeds, behind :class:`rein.Harness`.
+"""The session runtime: threads and turns, the use cases behind :class:`rein.Harness`.
 
-Every surface that speaks threads (the app-server, the SDK, later ACP and the web console)
-goes through :class:`Sessions` (``harness.sessions``); none decides a state change. A turn
-is one run of the engine (:mod:`rein.engine.sessions.conversation` for a conversation turn,
-the named graph for a graph turn), so it is durable, resumable from another process, and
-its approvals are entries of the one approval queue: answering one from the CLI resolves
-the server request on the wire too, since every feed is folded from the stored events.
+Every surface that speaks threads (the app-server, ACP, the web console, the SDK) reaches
+:class:`Sessions` through the Harness (``harness.sessions``) and decides no state change. A
+turn is one run of the engine (:mod:`.conversation` for a conversation turn, the named
+graph for a graph turn), so it is durable, resumable from another process, and its
+approvals are entries of the one approval queue. How a turn reads as protocol messages is
+the protocol layer's (:mod:`rein.protocol`), folded from the same stored events.
+
+:class:`Sessions` is given what it uses, not the Harness that owns it: the store (its
+threads, event log and approval queue), the clock, and the run use cases it calls
+(:class:`RunCalls`: prepare, start, resume, cancel, answer, the executor check).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rein.core.states import ApprovalStatus
 from rein.engine import events
-from rein.engine.clock import RandomIds
-from rein.engine.sessions import conversation, digest, ends, graph_turns, threads
-from rein.engine.sessions.feed import Feed, Message, ServerRequest
-from rein.engine.sessions.turn import DECISIONS, WORDS, TurnRun
+from rein.engine.clock import Clock, RandomIds
+from rein.engine.sessions import (
+    conversation,
+    digest,
+    ends,
+    graph_turns,
+    launches,
+    policy,
+    replies,
+)
+from rein.engine.sessions import threads as rows
+from rein.engine.sessions.turn import RunCalls, TurnRun
 from rein.errors import ConfigError, Refused
-from rein.store.base import Event, ThreadRow, ThreadTurnRow
+from rein.store.base import ApprovalRow, Event, Store, ThreadRow, ThreadTurnRow
 
-if TYPE_CHECKING:
-    from rein.engine.service import Harness
 
 class Sessions:
-    """Threads and turns over one :class:`Harness` (``harness.sessions``)."""
+    """Threads and turns over one store (``harness.sessions``)."""
 
-    def __init__(self, harness: Harness) -> None:
-        self.harness = harness
+    def __init__(self, store: Store, *, workspace: Path, tiers: Mapping[str, Any],
+                 clock: Clock, calls: RunCalls,
+                 listen: Callable[[Callable[[Event], None]], Any]) -> None:
+        self.store, self.workspace, self.tiers = store, workspace, tiers
+        self.clock, self.calls = clock, calls
         self._ids = RandomIds()
-        self._runs: dict[str, asyncio.Future[str]] = {}  # graph id → the run it started
+        self.runs: dict[str, asyncio.Future[str]] = {}  # graph id → the run it started
         self.active: dict[str, TurnRun] = {}  # thread → its turn in progress here
-        harness.listeners.append(self._heard)
+        listen(self._heard)
 
     def _heard(self, event: Event) -> None:
         # The engine creates the run inside `start`; a turn learns its run id from here.
         if event.type == "run/started" and not event.payload.get("parent_run_id"):
-            waiting = self._runs.get(str(event.payload.get("graph_id")))
+            waiting = self.runs.get(str(event.payload.get("graph_id")))
             if waiting is not None and not waiting.done():
                 waiting.set_result(str(event.run_id))
 
-    def _now(self) -> str:
-        return self.harness.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    def now(self) -> str:
+        """The clock's time as turns and threads record it."""
+        return self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     # -- threads -------------------------------------------------------------------------
 
@@ -53,28 +67,33 @@ class Sessions:
                      sandbox: Any = None, approval_policy: Any = None,
                      name: str | None = None, ephemeral: bool = False) -> ThreadRow:
         """A new thread (THREAD002 for a sandbox or approval policy rein does not know)."""
-        tier = (self.harness.config.get("tiers") or {}).get("standard") or {}
-        row = threads.new_thread(self._ids.new("thr"), workspace=self.harness.workspace,
-                                 now=self._now(), cwd=cwd, profile=profile, sandbox=sandbox,
-                                 approval_policy=approval_policy, name=name,
-                                 ephemeral=ephemeral, model=str(tier.get("model") or ""),
-                                 provider=str(tier.get("provider") or "rein"))
-        self.harness.store.save_thread(row)
+        tier = self.tiers.get("standard") or {}
+        row = rows.new_thread(self._ids.new("thr"), workspace=self.workspace,
+                              now=self.now(), cwd=cwd, profile=profile, sandbox=sandbox,
+                              approval_policy=approval_policy, name=name,
+                              ephemeral=ephemeral, model=str(tier.get("model") or ""),
+                              provider=str(tier.get("provider") or "rein"))
+        self.store.save_thread(row)
         return row
 
     def thread(self, thread_id: str) -> ThreadRow:
-        return threads.get(self.harness.store, thread_id)
+        """The thread (THREAD404)."""
+        return rows.get(self.store, thread_id)
 
     def threads(self, *, archived: bool = False) -> list[ThreadRow]:
         """The threads (archived ones only with ``archived``), newest first."""
-        rows = [r for r in self.harness.store.list_threads() if r.archived == archived]
-        return sorted(rows, key=lambda r: r.created_at, reverse=True)
+        found = [r for r in self.store.list_threads() if r.archived == archived]
+        return sorted(found, key=lambda r: r.created_at, reverse=True)
 
     def update(self, thread_id: str, *, archived: bool | None = None, **data: Any
                ) -> ThreadRow:
-        """Rename, archive or unarchive a thread (recorded; its turns are untouched)."""
-        row = threads.changed(self.thread(thread_id), self._now(), archived=archived, **data)
-        self.harness.store.save_thread(row)
+        """Rename, archive or unarchive a thread, or change its settings for its next turns
+        (a sandbox given as a mode or a policy is kept in its object form, THREAD002 for
+        one rein does not know); recorded, and its turns are untouched."""
+        if "sandbox" in data:
+            data["sandbox"] = policy.sandbox_policy(data["sandbox"])
+        row = rows.changed(self.thread(thread_id), self.now(), archived=archived, **data)
+        self.store.save_thread(row)
         return row
 
     def accepted_for_session(self, thread_id: str) -> frozenset[str]:
@@ -91,86 +110,83 @@ class Sessions:
 
     def fork(self, thread_id: str) -> ThreadRow:
         """A new thread with the same history and settings; the original is untouched."""
-        store = self.harness.store
-        return threads.fork(store, self.thread(thread_id), self._ids.new("thr"), self._now(),
-                            lambda: self._ids.new("turn"), self._run_of)
+        return rows.fork(self.store, self.thread(thread_id), self._ids.new("thr"), self.now(),
+                         lambda: self._ids.new("turn"), self.run_of)
 
-    def feeds(self, thread_id: str) -> list[Feed]:
-        """Each turn of the thread folded from the store: the same in every process."""
-        return [feed for feed, _ in self._folded(thread_id)]
+    # -- a thread's turns, as stored -----------------------------------------------------
 
-    def replay(self, thread_id: str) -> list[Message]:
-        """Every notification the thread's turns gave, in order, folded again from the
-        store (an ACP ``session/load`` replays them); questions are not asked again."""
-        return [m for _, messages in self._folded(thread_id) for m in messages
-                if not isinstance(m, ServerRequest)]
+    def turns(self, thread_id: str) -> list[ThreadTurnRow]:
+        """The thread's turns, in order (THREAD404 for an unknown thread)."""
+        self.thread(thread_id)
+        return self.store.thread_turns(thread_id)
 
-    def _folded(self, thread_id: str) -> list[tuple[Feed, list[Message]]]:
-        row = self.thread(thread_id)
-        out = []
-        for turn in self.harness.store.thread_turns(thread_id):
-            feed = self._feed(row, turn)
-            messages: list[Message] = []
-            ended = self.end_of(turn)
-            run_id = turn.run_id or self._run_of(turn)
-            if feed.graph is not None:
-                messages += self._before_run(feed, turn, ran=run_id is not None)
-            if run_id is not None:
-                for event in self.harness.store.events(run_id):  # type: ignore[arg-type]
-                    messages += feed.apply(event)
-            if ended is not None:  # after what its run recorded, if it began
-                messages += feed.apply(ended)
-            out.append((feed, messages))
-        return out
+    def run_of(self, turn: ThreadTurnRow) -> str | None:
+        """The run a turn started: the one its row names, else (its process died right
+        after it started) the run found by the graph id the turn's graph carries (a graph
+        turn's: by the digest it was accepted under, :func:`digest.run_of`)."""
+        if turn.run_id is not None:
+            return turn.run_id
+        if turn.input.get("kind") == "graph":
+            return digest.run_of(self.store, turn)
+        graph_id = f"rein/threads/{turn.input.get('forkedFrom') or turn.turn_id}"
+        for run in self.store.list_runs():
+            if run.graph_id == graph_id:
+                return run.run_id
+        return None
 
     def end_of(self, turn: ThreadTurnRow, *, write: bool = True) -> Event | None:
         """The turn's recorded end when it ended without its run finishing; a turn whose
         run never began and never will is recorded ``interrupted`` first (:mod:`ends`;
         ``write`` false: only shown so, for a reader that writes nothing)."""
-        return ends.settle(self.harness.store, turn, self._run_of, self._now(), write=write)
+        return ends.settle(self.store, turn, self.run_of, self.now(), write=write)
 
-    def _before_run(self, feed: Feed, turn: ThreadTurnRow, *, ran: bool) -> list[Message]:
-        """A graph turn before its run: the opening, its digest question (and the answer),
-        and, when it was not accepted, the end of a turn where nothing ran."""
-        store = self.harness.store
-        out = feed.opening(turn.created_at)
-        if digest.of(turn) is None and not ran:
-            # No question of its own (forked before it was answered, or older than the
-            # queued question): nothing ran in this thread, and nothing will.
-            return out + feed.not_run(turn.created_at, "cancel")
-        for event in store.events(ends.log_of(turn)):
-            if event.type != ends.TYPE:  # the turn's end comes after its run's events
-                out += feed.apply(event)
-        answered = digest.answer_of(store, turn)
-        if answered not in (None, ApprovalStatus.ACCEPTED):
-            row = store.get_approval(str(digest.of(turn)))
-            assert row is not None and row.answered_at is not None
-            out += feed.not_run(row.answered_at, WORDS[answered])
+    def question(self, turn: ThreadTurnRow) -> ApprovalRow | None:
+        """A graph turn's digest question, as the queue holds it (None: it has none)."""
+        approval_id = digest.of(turn)
+        return self.store.get_approval(approval_id) if approval_id else None
+
+    def log_of(self, turn: ThreadTurnRow) -> str:
+        """The id of the turn's own log: its digest question and answer, and its end."""
+        return str(ends.log_of(turn))
+
+    def history(self, thread_id: str) -> list[tuple[str, str]]:
+        """(what the person sent, the reply) of each turn of the thread, oldest first: what
+        a new conversation turn is told was said before (:mod:`.replies`)."""
+        out = []
+        for turn in self.turns(thread_id):
+            self.end_of(turn)  # a turn that will never start is recorded so
+            run_id = self.run_of(turn)
+            told = self.store.events(run_id, types=("input/steered", "node/finished",  # type: ignore[arg-type]
+                                                    "run/finished")) if run_id else []
+            graph = turn.input.get("kind") == "graph"
+            refused = None
+            if graph:
+                answer = self.question(turn)
+                if answer is None and run_id is None:
+                    refused = "cancel"  # no question of its own: nothing ran, nor will
+                elif answer is not None and answer.status not in (
+                        ApprovalStatus.PENDING, ApprovalStatus.ACCEPTED):
+                    refused = replies.WORDS[answer.status]
+            items = turn.input.get("items") or []
+            out.append((replies.said(items, told),
+                        replies.reply(graph=graph, run_events=told, refused=refused)))
         return out
 
-    def to_json(self, row: ThreadRow, *, include_turns: bool = False) -> dict[str, Any]:
-        """The thread as Codex's ``Thread`` (its turns folded only with ``include_turns``:
-        a listing reads one run row per thread, not every event)."""
-        busy = self._in_progress(row.thread_id) is not None
-        status = {"type": "active", "activeFlags": []} if busy else {"type": "idle"}
-        turns = [f.turn() for f in self.feeds(row.thread_id)] if include_turns else []
-        return threads.to_json(row, status=status, turns=turns)
-
-    def _in_progress(self, thread_id: str) -> str | None:
+    def in_progress(self, thread_id: str) -> str | None:
         """The thread's last turn when it has not ended, here or in another process."""
         running = self.active.get(thread_id)
         if running is not None and not running.done:
             return running.turn_id
-        turns = self.harness.store.thread_turns(thread_id)
+        turns = self.store.thread_turns(thread_id)
         if not turns or self.end_of(turns[-1]) is not None:
             return None
         last = turns[-1]
-        run_id = last.run_id or self._run_of(last)
+        run_id = self.run_of(last)
         if run_id is None:  # a graph turn whose digest question waits, or a turn starting
             if last.input.get("kind") != "graph":
                 return last.turn_id  # (its process holds its start lock: ends.settle)
-            return last.turn_id if digest.waiting(self.harness.store, last) else None
-        run = self.harness.store.get_run(run_id)
+            return last.turn_id if digest.waiting(self.store, last) else None
+        run = self.store.get_run(run_id)
         return last.turn_id if run is not None and not run.status.terminal else None
 
     # -- turns ---------------------------------------------------------------------------
@@ -187,42 +203,39 @@ class Sessions:
         if row.archived:
             raise Refused(f"thread {thread_id} is archived", code="THREAD003",
                           hint="unarchive it first (thread/unarchive)")
-        busy = self._in_progress(thread_id)
+        busy = self.in_progress(thread_id)
         if busy is not None:
             raise Refused(f"turn {busy} is in progress on thread {thread_id}",
                           code="THREAD001", hint="wait for turn/completed, or interrupt it "
                           "(after a crash: thread/resume continues it)")
-        changed = threads.overrides(row, workspace=self.harness.workspace,
-                                    tiers=self.harness.config.get("tiers") or {}, cwd=cwd,
-                                    sandbox=sandbox, approval_policy=approval_policy,
-                                    model=model)
-        row = threads.changed(row, row.updated_at, **changed)
+        changed = rows.overrides(row, workspace=self.workspace, tiers=self.tiers, cwd=cwd,
+                                 sandbox=sandbox, approval_policy=approval_policy,
+                                 model=model)
+        row = rows.changed(row, row.updated_at, **changed)
         text = conversation.text_of(items)
         named = graph_turns.named_graph(items, Path(row.data["cwd"]))
         if not text and named is None:
             raise ConfigError("the turn's input has no text", code="THREAD004",
                               hint="send at least one item of type text")
         box, asks = row.data["sandbox"], row.data["approvalPolicy"]
-        store = self.harness.store
+        store = self.store
         earlier = store.thread_turns(thread_id)
         turn_id = self._ids.new("turn")
         record: dict[str, Any] = {"items": [dict(i) for i in items], "sandbox": box,
                                   "approvalPolicy": asks}
         if named is not None:
-            prepared = await self.harness.prepare(named, given={})
+            prepared = await self.calls.prepare(named, given={})
             record.update(kind="graph", graph=str(named),
                           plan=graph_turns.summary(prepared),
                           digestApproval=self._ids.new("apv"))
         else:
-            history = [("\n\n".join([conversation.text_of(f.input), *f.steered]), _reply(f))
-                       for f in self.feeds(thread_id)]
             data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
-                                      text=text, history=history, sandbox=box,
+                                      text=text, history=self.history(thread_id), sandbox=box,
                                       approval_policy=asks)
-            path = conversation.write(self.harness.workspace, thread_id, turn_id, data)
+            path = conversation.write(self.workspace, thread_id, turn_id, data)
             record.update(kind="conversation", graph=str(path))
         turn = ThreadTurnRow(thread_id=thread_id, seq=len(earlier) + 1, turn_id=turn_id,
-                             input=record, created_at=self._now())
+                             input=record, created_at=self.now())
         # Taken before the turn exists, so that no process ever sees it without a run and
         # without a live process about to start one (ends.settle); TurnRun lets go.
         lock = ends.StartLock(store, turn_id)
@@ -247,13 +260,13 @@ class Sessions:
         """Add ``items`` to the thread's turn in progress (``turn/steer``): recorded in the
         turn's run, so the model reads them before its next step, in whichever process
         runs it. THREAD005 (no such active turn), THREAD006 (a graph turn), THREAD004."""
-        busy = self._in_progress(thread_id)
+        busy = self.in_progress(thread_id)
         if busy is None or busy != expected_turn_id:
             now = f"turn {busy} is" if busy else "no turn is"
             raise Refused(f"turn {expected_turn_id} is not in progress on thread {thread_id} "
                           f"({now} active)", code="THREAD005",
                           hint="pass the active turn's id as expectedTurnId, or start a turn")
-        turn = self.harness.store.thread_turns(thread_id)[-1]
+        turn = self.store.thread_turns(thread_id)[-1]
         if turn.input.get("kind") == "graph":
             raise Refused(f"turn {busy} is a graph turn: it runs the graph approved by its "
                           "digest, and new input would change it unseen", code="THREAD006",
@@ -263,29 +276,29 @@ class Sessions:
             raise ConfigError("the steering input has no text", code="THREAD004",
                               hint="send at least one item of type text")
         running = self.active.get(thread_id)
-        run_id = turn.run_id or self._run_of(turn)
+        run_id = self.run_of(turn)
         if run_id is None and running is not None and running.turn_id == busy:
             run_id = await running.run_id  # turn/start answered; its run is being created
         if run_id is None:  # another process recorded it and is starting its run
             raise Refused(f"turn {busy} on thread {thread_id} has not started its run yet",
                           code="THREAD005", hint="steer it once it runs (turn/started)")
-        events.append(self.harness.store, run_id,  # type: ignore[arg-type]
+        events.append(self.store, run_id,  # type: ignore[arg-type]
                       events.EventType.INPUT_STEERED,
                       {"node": conversation.NODE, "turn": busy, "text": text,
-                       "input": [dict(i) for i in items]}, self._now())
+                       "input": [dict(i) for i in items]}, self.now())
         return busy
 
     def reopen(self, thread_id: str) -> TurnRun | None:
         """The thread's last turn when it has not ended (after a crash, or elsewhere)."""
         row = self.thread(thread_id)
-        turns = self.harness.store.thread_turns(thread_id)
+        turns = self.store.thread_turns(thread_id)
         if not turns or self.end_of(turns[-1]) is not None:
             return None
         last = turns[-1]
-        run_id = last.run_id or self._run_of(last)
-        run = self.harness.store.get_run(run_id) if run_id else None
+        run_id = self.run_of(last)
+        run = self.store.get_run(run_id) if run_id else None
         if run is None:  # a graph turn asks its digest question again, or starts its run
-            if not digest.waiting(self.harness.store, last):
+            if not digest.waiting(self.store, last):
                 return None
             turn = TurnRun(self, row, last)
             self.active[thread_id] = turn
@@ -298,31 +311,36 @@ class Sessions:
         self.active[thread_id] = turn
         return turn
 
-    def _feed(self, row: ThreadRow, turn: ThreadTurnRow) -> Feed:
-        items = turn.input.get("items") or []
-        plan = turn.input.get("plan") if turn.input.get("kind") == "graph" else None
-        # Items show where commands run: the workspace, whatever directory the thread is in
-        # (the thread's names the graphs its mentions find).
-        return Feed(thread_id=row.thread_id, turn_id=turn.turn_id,
-                    cwd=str(self.harness.workspace), input=list(items),
-                    graph=plan if isinstance(plan, Mapping) else None)
+    # -- an editor's MCP server launches (ACP) ------------------------------------------
 
-    def _run_of(self, turn: ThreadTurnRow) -> str | None:
-        """The run of a turn whose id was not recorded (the process died right after it
-        started): found by the graph id the turn's graph carries (a graph turn's: by the
-        digest it was accepted under, :func:`digest.run_of`)."""
-        if turn.input.get("kind") == "graph":
-            return digest.run_of(self.harness.store, turn)
-        graph_id = f"rein/threads/{turn.input.get('forkedFrom') or turn.turn_id}"
-        for run in self.harness.store.list_runs():
-            if run.graph_id == graph_id:
-                return run.run_id
-        return None
+    def ask_launch(self, thread_id: str, turn_id: str, server: str,
+                   launch: Mapping[str, Any], *, origin: str) -> ApprovalRow:
+        """Queue the launch of ``server`` as shown (:mod:`.launches`)."""
+        return launches.ask(self.store, approval_id=self._ids.new("apv"), thread_id=thread_id,
+                            turn_id=turn_id, server=server, launch=launch, origin=origin,
+                            now=self.now())
+
+    def withdraw_launch(self, row: ApprovalRow, *, note: str) -> None:
+        """Cancel a launch that still waits: nothing is left to launch it."""
+        launches.withdraw(self.store, row, note=note, now=self.now())
+
+    def withdraw_stale_launches(self, thread_id: str) -> None:
+        """Cancel the launches still waiting from an earlier serving of the session."""
+        launches.withdraw_stale(self.store, thread_id, now=self.now())
+
+    def launch_status(self, approval_id: str, *, usable: bool = False) -> ApprovalStatus:
+        """A launch's status as stored; ``usable``: as a launch may act on it (an answer
+        that does not verify where answers are signed is refused, and it waits again)."""
+        if not usable:
+            return launches.status(self.store, approval_id)
+        return launches.usable(self.store, approval_id, self.calls.signers(),
+                               self.clock.now())
+
+    def launch_answered(self, row: ApprovalRow) -> Awaitable[ApprovalStatus]:
+        """The launch's answer once it is given after now (the thread's log is read at
+        this call, not when the wait begins), here or in another process."""
+        logged = self.store.events(row.run_id)
+        return launches.wait(self.store, row, logged[-1].seq if logged else 0)
 
 
-def _reply(feed: Feed) -> str:
-    finals = [i["text"] for i in feed.items if i.get("phase") == "final_answer"]
-    return finals[-1] if finals else ""
-
-
-__all__ = ["DECISIONS", "Sessions", "TurnRun"]  # TurnRun and DECISIONS live in .turn
+__all__ = ["RunCalls", "Sessions", "TurnRun"]  # RunCalls and TurnRun live in .turn

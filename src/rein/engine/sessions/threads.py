@@ -1,9 +1,10 @@
-"""Threads: durable conversations in the store, and their Codex ``Thread`` shape.
+"""Threads: durable conversations in the store.
 
 A thread holds its workspace directory, OAP profile, sandbox policy and approval policy
 (:mod:`rein.engine.sessions.policy`), a name and a preview; its turns are rows of
 ``thread_turns``, each naming the run it started. Forking copies the turn rows (the runs
-are shared and never changed), so the original thread is untouched.
+are shared and never changed), so the original thread is untouched. Its Codex ``Thread``
+shape is the protocol layer's (:mod:`rein.protocol.threads`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.core.version import VERSION
 from rein.engine.sessions import policy
-from rein.engine.sessions.feed import ms
 from rein.errors import ConfigError, ReinError
 from rein.store.base import Store, ThreadRow, ThreadTurnRow
 
@@ -104,15 +103,3 @@ def fork(store: Store, source: ThreadRow, new_id: str, now: str, turn_id: Any,
                 thread_id=new_id, seq=turn.seq, turn_id=turn_id(), run_id=run_id,
                 input=copied, created_at=turn.created_at))
     return row
-
-
-def to_json(row: ThreadRow, *, status: Mapping[str, Any], turns: list[dict[str, Any]]
-            ) -> dict[str, Any]:
-    """The thread as Codex's ``Thread`` (every field the official client requires)."""
-    d = row.data
-    return {"id": row.thread_id, "sessionId": row.thread_id, "preview": d.get("preview") or "",
-            "ephemeral": bool(d.get("ephemeral")), "modelProvider": d.get("modelProvider") or
-            "rein", "createdAt": ms(row.created_at) // 1000,
-            "updatedAt": ms(row.updated_at) // 1000, "status": dict(status), "path": None,
-            "cwd": d["cwd"], "cliVersion": VERSION, "source": "appServer",
-            "name": d.get("name"), "forkedFromId": d.get("forkedFromId"), "turns": turns}

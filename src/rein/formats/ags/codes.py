@@ -17,26 +17,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from rein.core.frozen import Frozen
 from rein.errors import Severity
-from rein.formats.frozen import Frozen, set_field
 
 
 class CodeInfo(Frozen):
     """One catalogue entry: what the rule says and how to fix a violation."""
 
-    __slots__ = ("code", "hint", "layer", "rule", "severity")
     code: str
     severity: Severity
     rule: str  # one line, what must hold
     hint: str  # one line, how to fix a document that breaks the rule
     layer: str  # "structural", "referential", "semantic", "binding" or "advisory"
-
-    def __init__(self, *, code: str, severity: Severity, rule: str, hint: str, layer: str) -> None:
-        set_field(self, "code", code)
-        set_field(self, "severity", severity)
-        set_field(self, "rule", rule)
-        set_field(self, "hint", hint)
-        set_field(self, "layer", layer)
 
 
 def _entries() -> list[CodeInfo]:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rein.core.frozen import Frozen
 from rein.formats.agx.extract import calls, references
 from rein.formats.agx.parser import parse
 from rein.formats.agx.template import parse_template
-from rein.formats.frozen import Frozen, set_field
 
 KEYWORDS = frozenset({"true", "false", "null", "and", "or", "not", "in"})
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -33,17 +33,8 @@ class Reads(Frozen):
     """The reference chains of an expression or template, and its calls as
     ``(name, args)``: literal arguments as values, others as ``agx.NOT_LITERAL``."""
 
-    __slots__ = ("calls", "refs")
     refs: tuple[Path, ...]
-    calls: tuple[tuple[str, tuple[object, ...]], ...]
-
-    def __init__(
-        self, *,
-        refs: tuple[Path, ...],
-        calls: tuple[tuple[str, tuple[object, ...]], ...] = (),
-    ) -> None:
-        set_field(self, "refs", refs)
-        set_field(self, "calls", calls)
+    calls: tuple[tuple[str, tuple[object, ...]], ...] = ()
 
 
 

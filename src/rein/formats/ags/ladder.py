@@ -12,17 +12,16 @@ assigns no code, so rein refuses the graph with its own code rather than let the
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.formats.ags.plan_order import effective_node
 from rein.formats.shapes import mapping_of
 
 NO_ESCALATION = "LADDER001"  # a disposition says escalate, and no escalation is declared
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class LadderProblem:
+class LadderProblem(Frozen):
     """A ladder that cannot run as written."""
 
     code: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import Finding, Location
 from rein.formats.ags.codes import CODES
 from rein.formats.loader import Document
@@ -14,20 +14,11 @@ from rein.formats.loader import Document
 class Report(Frozen):
     """Findings about one document, sorted by location, with its digest when it loaded."""
 
-    __slots__ = ("digest", "document", "findings", "kind", "path")
     path: str
     kind: str  # "AgenticGraph", or "unknown" when the document could not be read
     digest: str | None  # ags_digest of the document as loaded; None when it did not load
     findings: tuple[Finding, ...]
     document: Document | None
-
-    def __init__(self, *, path: str, kind: str, digest: str | None,
-                 findings: tuple[Finding, ...], document: Document | None) -> None:
-        set_field(self, "path", path)
-        set_field(self, "kind", kind)
-        set_field(self, "digest", digest)
-        set_field(self, "findings", findings)
-        set_field(self, "document", document)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

@@ -25,12 +25,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.formats.ags.expressions import Reads, expression_reads, template_reads
 from rein.formats.ags.report import Collector, near
 from rein.formats.ags.scopes import Model, Scope, declared_outputs, dict_of, list_of, node_type
 from rein.formats.ags.topology import Topology
 from rein.formats.agx.errors import AgxSyntaxError
-from rein.formats.frozen import Frozen, set_field
 from rein.formats.pointers import escape
 
 GRAPH_FIELDS = frozenset({"id", "title", "objective", "version", "description"})
@@ -51,29 +51,12 @@ Tokens = tuple[str | int, ...]
 class Position(Frozen):
     """What an expression may see, and the pointer that its tokens hang from."""
 
-    __slots__ = ("base", "child_outputs", "graph_level", "loop_ok", "node", "scope")
     scope: Scope
     node: str | None  # the node whose expression it is (None: graph or fragment level)
     base: str  # JSON Pointer of the node (or scope)
-    loop_ok: bool  # a loop's condition and collect see ``loop``
-    child_outputs: bool  # subgraph.outputs_from reads the child's outputs
-    graph_level: bool  # graph/fragment outputs and success read ``outputs``
-
-    def __init__(
-        self, *,
-        scope: Scope,
-        node: str | None,
-        base: str,
-        loop_ok: bool = False,
-        child_outputs: bool = False,
-        graph_level: bool = False,
-    ) -> None:
-        set_field(self, "scope", scope)
-        set_field(self, "node", node)
-        set_field(self, "base", base)
-        set_field(self, "loop_ok", loop_ok)
-        set_field(self, "child_outputs", child_outputs)
-        set_field(self, "graph_level", graph_level)
+    loop_ok: bool = False  # a loop's condition and collect see ``loop``
+    child_outputs: bool = False  # subgraph.outputs_from reads the child's outputs
+    graph_level: bool = False  # graph/fragment outputs and success read ``outputs``
 
     def pointer(self, tokens: Tokens) -> str:
         return self.base + "".join("/" + escape(str(t)) for t in tokens)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 
 # AGS App. A defaults. Values a spec cannot type more narrowly stay plain strings: the
 # validator has checked them against the schema's enums.
@@ -29,39 +29,14 @@ def _block(value: Any) -> Mapping[str, Any]:
 class RetrySpec(Frozen):
     """``failure.retry``: how many attempts, after which failures, told what, how far apart."""
 
-    __slots__ = (
-        "backoff",
-        "escalate_intelligence",
-        "feedback",
-        "initial_delay_seconds",
-        "jitter",
-        "max_attempts",
-        "max_delay_seconds",
-        "retry_on",
-    )
-
-    max_attempts: int  # total, the first included
-    retry_on: frozenset[str]  # failure classes; "any" = all
-    feedback: str  # none | failure_summary | failed_criteria | ...
-    backoff: str  # none | fixed | linear | exponential
-    initial_delay_seconds: float
-    max_delay_seconds: float
-    jitter: bool
-    escalate_intelligence: bool
-
-    def __init__(self, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-                 retry_on: frozenset[str] = frozenset(DEFAULT_RETRY_ON),
-                 feedback: str = "failed_criteria", backoff: str = "exponential",
-                 initial_delay_seconds: float = 2.0, max_delay_seconds: float = 60.0,
-                 jitter: bool = True, escalate_intelligence: bool = False) -> None:
-        set_field(self, "max_attempts", max_attempts)
-        set_field(self, "retry_on", retry_on)
-        set_field(self, "feedback", feedback)
-        set_field(self, "backoff", backoff)
-        set_field(self, "initial_delay_seconds", initial_delay_seconds)
-        set_field(self, "max_delay_seconds", max_delay_seconds)
-        set_field(self, "jitter", jitter)
-        set_field(self, "escalate_intelligence", escalate_intelligence)
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS  # total, the first included
+    retry_on: frozenset[str] = frozenset(DEFAULT_RETRY_ON)  # failure classes; "any" = all
+    feedback: str = "failed_criteria"  # none | failure_summary | failed_criteria | ...
+    backoff: str = "exponential"  # none | fixed | linear | exponential
+    initial_delay_seconds: float = 2.0
+    max_delay_seconds: float = 60.0
+    jitter: bool = True
+    escalate_intelligence: bool = False
 
     @classmethod
     def of(cls, block: Any) -> RetrySpec:
@@ -86,24 +61,11 @@ class RetrySpec(Frozen):
 class FailureSpec(Frozen):
     """``failure``: the ladder after the last attempt (AGS §14)."""
 
-    __slots__ = ("compensation", "escalation", "fallback", "on_exhausted", "retry")
-
-    retry: RetrySpec
-    fallback: tuple[Mapping[str, Any], ...]  # ordered steps, each with a ``strategy``
-    escalation: Mapping[str, Any] | None
-    on_exhausted: str  # fail | skip | escalate | succeed_degraded
-    compensation: str | None  # node id of the undo
-
-    def __init__(self, *, retry: RetrySpec | None = None,
-                 fallback: tuple[Mapping[str, Any], ...] = (),
-                 escalation: Mapping[str, Any] | None = None,
-                 on_exhausted: str = DEFAULT_ON_EXHAUSTED,
-                 compensation: str | None = None) -> None:
-        set_field(self, "retry", RetrySpec() if retry is None else retry)
-        set_field(self, "fallback", fallback)
-        set_field(self, "escalation", escalation)
-        set_field(self, "on_exhausted", on_exhausted)
-        set_field(self, "compensation", compensation)
+    retry: RetrySpec = field(default_factory=RetrySpec)
+    fallback: tuple[Mapping[str, Any], ...] = ()  # ordered steps, each with a ``strategy``
+    escalation: Mapping[str, Any] | None = None
+    on_exhausted: str = DEFAULT_ON_EXHAUSTED  # fail | skip | escalate | succeed_degraded
+    compensation: str | None = None  # node id of the undo
 
     @classmethod
     def of(cls, block: Any) -> FailureSpec:
@@ -126,17 +88,9 @@ class FailureSpec(Frozen):
 class SuccessSpec(Frozen):
     """``success``: the criteria the harness checks and how many must pass."""
 
-    __slots__ = ("count", "criteria", "mode")
-
-    mode: str  # all | any | n_of
-    count: int  # for n_of
-    criteria: tuple[Mapping[str, Any], ...]
-
-    def __init__(self, *, mode: str = "all", count: int = 1,
-                 criteria: tuple[Mapping[str, Any], ...] = ()) -> None:
-        set_field(self, "mode", mode)
-        set_field(self, "count", count)
-        set_field(self, "criteria", criteria)
+    mode: str = "all"  # all | any | n_of
+    count: int = 1  # for n_of
+    criteria: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def of(cls, block: Any) -> SuccessSpec:
@@ -152,22 +106,11 @@ class SuccessSpec(Frozen):
 class RequirementsSpec(Frozen):
     """``requirements``: what the node needs granted before it may start."""
 
-    __slots__ = ("mcp_servers", "network", "permissions", "tools", "workspace")
-
-    tools: tuple[Any, ...]
-    permissions: tuple[str, ...]
-    network: str  # none | restricted | full
-    workspace: str  # read_only | read_write
-    mcp_servers: tuple[str, ...]
-
-    def __init__(self, *, tools: tuple[Any, ...] = (), permissions: tuple[str, ...] = (),
-                 network: str = "none", workspace: str = "read_only",
-                 mcp_servers: tuple[str, ...] = ()) -> None:
-        set_field(self, "tools", tools)
-        set_field(self, "permissions", permissions)
-        set_field(self, "network", network)
-        set_field(self, "workspace", workspace)
-        set_field(self, "mcp_servers", mcp_servers)
+    tools: tuple[Any, ...] = ()
+    permissions: tuple[str, ...] = ()
+    network: str = "none"  # none | restricted | full
+    workspace: str = "read_only"  # read_only | read_write
+    mcp_servers: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, block: Any) -> RequirementsSpec:
@@ -183,28 +126,13 @@ class NodeSpec(Frozen):
     """One node as the plan and the engine see it: ``defaults`` merged (§6.3), defaults of
     the typed blocks applied. ``raw`` is the merged mapping, for blocks not typed here."""
 
-    __slots__ = ("failure", "id", "raw", "requirements", "success", "title", "type")
-
     id: str
-    type: str
-    title: str
-    failure: FailureSpec
-    success: SuccessSpec
-    requirements: RequirementsSpec
-    raw: Mapping[str, Any]
-
-    def __init__(self, *, id: str, type: str = "task", title: str = "",
-                 failure: FailureSpec | None = None, success: SuccessSpec | None = None,
-                 requirements: RequirementsSpec | None = None,
-                 raw: Mapping[str, Any] | None = None) -> None:
-        set_field(self, "id", id)
-        set_field(self, "type", type)
-        set_field(self, "title", title)
-        set_field(self, "failure", FailureSpec() if failure is None else failure)
-        set_field(self, "success", SuccessSpec() if success is None else success)
-        set_field(self, "requirements",
-                  RequirementsSpec() if requirements is None else requirements)
-        set_field(self, "raw", {} if raw is None else raw)
+    type: str = "task"
+    title: str = ""
+    failure: FailureSpec = field(default_factory=FailureSpec)
+    success: SuccessSpec = field(default_factory=SuccessSpec)
+    requirements: RequirementsSpec = field(default_factory=RequirementsSpec)
+    raw: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def attempts(self) -> int:

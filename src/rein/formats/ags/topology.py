@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import heapq
 
+from rein.core.frozen import Frozen
 from rein.formats.ags.report import Collector, near
 from rein.formats.ags.scopes import Scope, list_of
-from rein.formats.frozen import Frozen, set_field
 
 Edge = tuple[str, str, str, str | None]  # from, to, kind, when
 
@@ -24,29 +24,12 @@ Edge = tuple[str, str, str, str | None]  # from, to, kind, when
 class Topology(Frozen):
     """The effective edge set of one scope and its derived facts."""
 
-    __slots__ = ("edges", "incoming", "index", "order", "preds", "reachable")
     edges: tuple[Edge, ...]
     index: dict[str, int]  # node id → declaration index (its bit in ``preds``)
     order: tuple[str, ...]  # topological order, ties by declaration order (empty if cyclic)
     preds: tuple[int, ...] | None  # transitive predecessors as bitsets; None when cyclic
     incoming: tuple[int, ...]  # effective incoming edge count per node
     reachable: frozenset[str]  # nodes reachable from the entrypoints
-
-    def __init__(
-        self, *,
-        edges: tuple[Edge, ...],
-        index: dict[str, int],
-        order: tuple[str, ...],
-        preds: tuple[int, ...] | None,
-        incoming: tuple[int, ...],
-        reachable: frozenset[str],
-    ) -> None:
-        set_field(self, "edges", edges)
-        set_field(self, "index", index)
-        set_field(self, "order", order)
-        set_field(self, "preds", preds)
-        set_field(self, "incoming", incoming)
-        set_field(self, "reachable", reachable)
 
     def is_predecessor(self, target: str, node: str) -> bool:
         """Whether ``target`` runs before ``node`` on every path (transitively)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen, field
 from rein.formats.agx.errors import AgxEvalError, Fault
 from rein.formats.agx.functions import IMPLEMENTATIONS, contains
 from rein.formats.agx.scope import Scope
@@ -42,21 +42,15 @@ from rein.formats.agx.values import (
 )
 
 
-class MappingScope(Frozen):
+class MappingScope(Frozen, kw_only=False):
     """A scope over plain data: ``roots`` maps root names to values.
 
     Node statuses come from ``statuses`` when given, else from ``nodes.<id>.status`` in the
     roots, so a scope built from a run's node table works without extra bookkeeping.
     """
 
-    __slots__ = ("roots", "statuses")
-    roots: Mapping[str, Any]
-    statuses: Mapping[str, str] | None
-
-    def __init__(self, roots: Mapping[str, Any] | None = None,
-                 statuses: Mapping[str, str] | None = None) -> None:
-        set_field(self, "roots", {} if roots is None else roots)
-        set_field(self, "statuses", statuses)
+    roots: Mapping[str, Any] = field(default_factory=dict)
+    statuses: Mapping[str, str] | None = None
 
     def lookup(self, root: str) -> Any:
         return self.roots[root]

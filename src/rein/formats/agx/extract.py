@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final, final
 
+from rein.core.frozen import Frozen
 from rein.formats.agx.tree import Expr, FunctionCall, Literal, Reference, Template, walk
-from rein.formats.frozen import Frozen, set_field
 
 
 @final  # one instance, never subclassed
@@ -43,13 +43,8 @@ class Ref(Frozen):
     """One reference chain, e.g. ``nodes.build.outputs.report`` →
     ``("nodes", "build", "outputs", "report")``; ``offset`` is where its first name starts."""
 
-    __slots__ = ("offset", "path")
     path: tuple[str, ...]
     offset: int
-
-    def __init__(self, *, path: tuple[str, ...], offset: int) -> None:
-        set_field(self, "path", path)
-        set_field(self, "offset", offset)
 
     @property
     def root(self) -> str:
@@ -64,15 +59,9 @@ class Call(Frozen):
     """One function call. ``args`` holds each argument's value when it is a string, number,
     boolean or null literal (``-1`` included), else :data:`NOT_LITERAL`."""
 
-    __slots__ = ("args", "name", "offset")
     name: str
     args: tuple[object, ...]
     offset: int
-
-    def __init__(self, *, name: str, args: tuple[object, ...], offset: int) -> None:
-        set_field(self, "name", name)
-        set_field(self, "args", args)
-        set_field(self, "offset", offset)
 
 
 def references(source: Expr | Template) -> list[Ref]:

@@ -9,87 +9,53 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-from rein.formats.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 
 
 class Literal(Frozen):
     """A number, string, ``true``, ``false`` or ``null`` written in the source."""
 
-    __slots__ = ("value", "offset")  # noqa: RUF023 - in field order
     value: Any
     offset: int
-
-    def __init__(self, *, value: Any, offset: int) -> None:
-        set_field(self, "value", value)
-        set_field(self, "offset", offset)
 
 
 class ArrayLit(Frozen):
     """``[a, b, c]``: an array built from expressions."""
 
-    __slots__ = ("items", "offset")
     items: tuple[Node, ...]
     offset: int
-
-    def __init__(self, *, items: tuple[Node, ...], offset: int) -> None:
-        set_field(self, "items", items)
-        set_field(self, "offset", offset)
 
 
 class Reference(Frozen):
     """A dotted name such as ``nodes.build.outputs.report``: a root name, then members."""
 
-    __slots__ = ("path", "offset")  # noqa: RUF023 - in field order
     path: tuple[str, ...]
     offset: int
-
-    def __init__(self, *, path: tuple[str, ...], offset: int) -> None:
-        set_field(self, "path", path)
-        set_field(self, "offset", offset)
 
 
 class FunctionCall(Frozen):
     """``name(arg, ...)``; the parser has already checked the name and the arity."""
 
-    __slots__ = ("name", "args", "offset")  # noqa: RUF023 - in field order
     name: str
     args: tuple[Node, ...]
     offset: int
-
-    def __init__(self, *, name: str, args: tuple[Node, ...], offset: int) -> None:
-        set_field(self, "name", name)
-        set_field(self, "args", args)
-        set_field(self, "offset", offset)
 
 
 class Unary(Frozen):
     """``-x`` or ``!x`` (``not x`` is spelled ``!`` here)."""
 
-    __slots__ = ("op", "operand", "offset")  # noqa: RUF023 - in field order
     op: str
     operand: Node
     offset: int
-
-    def __init__(self, *, op: str, operand: Node, offset: int) -> None:
-        set_field(self, "op", op)
-        set_field(self, "operand", operand)
-        set_field(self, "offset", offset)
 
 
 class Binary(Frozen):
     """An infix operator. ``and``/``or`` are stored as ``&&``/``||``; ``in`` as ``in``."""
 
-    __slots__ = ("op", "left", "right", "offset")  # noqa: RUF023 - in field order
     op: str
     left: Node
     right: Node
     offset: int
-
-    def __init__(self, *, op: str, left: Node, right: Node, offset: int) -> None:
-        set_field(self, "op", op)
-        set_field(self, "left", left)
-        set_field(self, "right", right)
-        set_field(self, "offset", offset)
 
 
 Node: TypeAlias = Literal | ArrayLit | Reference | FunctionCall | Unary | Binary
@@ -138,13 +104,8 @@ def depth(node: Node) -> int:
 class Expr(Frozen):
     """A parsed expression: ``source`` is the text as written, ``body`` the root of its tree."""
 
-    __slots__ = ("source", "body")  # noqa: RUF023 - in field order
     source: str
     body: Node
-
-    def __init__(self, *, source: str, body: Node) -> None:
-        set_field(self, "source", source)
-        set_field(self, "body", body)
 
     def __str__(self) -> str:
         return self.source
@@ -157,25 +118,15 @@ class Interpolation(Frozen):
     the expression add to it to give a position in the template.
     """
 
-    __slots__ = ("expr", "offset")
     expr: Expr
     offset: int
-
-    def __init__(self, *, expr: Expr, offset: int) -> None:
-        set_field(self, "expr", expr)
-        set_field(self, "offset", offset)
 
 
 class Template(Frozen):
     """Literal text with ``${{ expr }}`` interpolations, split into its parts in order."""
 
-    __slots__ = ("source", "parts")  # noqa: RUF023 - in field order
     source: str
     parts: tuple[str | Interpolation, ...]
-
-    def __init__(self, *, source: str, parts: tuple[str | Interpolation, ...]) -> None:
-        set_field(self, "source", source)
-        set_field(self, "parts", parts)
 
     @property
     def interpolations(self) -> tuple[Interpolation, ...]:

@@ -10,10 +10,10 @@ with a line offset so locations point into the real file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.core.frozen import Frozen
 from rein.errors import LoadError, Location
 from rein.formats.loader import (
     DEFAULT_LIMITS,
@@ -30,8 +30,7 @@ PROFILE_SUFFIXES = (".agent.yaml", ".agent.yml", ".agent.json", ".agent.md")
 DELTA_SUFFIXES = (".delta.yaml", ".delta.yml", ".delta.json")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class OapDocument:
+class OapDocument(Frozen):
     """One loaded OAP document: data as plain JSON values, its encoding, and source positions.
 
     ``data`` is the document *as loaded* (digests are computed over it, before trust is

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import jsonschema_rs
 
+from rein.core.frozen import Frozen
 from rein.errors import DocumentError
 
 SCHEMA_FILES = {
@@ -23,8 +23,7 @@ SCHEMA_FILES = {
 }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class SchemaError:
+class SchemaError(Frozen):
     """One schema violation: where (JSON Pointer) and what."""
 
     pointer: str

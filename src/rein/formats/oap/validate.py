@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen, Record, field
 from rein.errors import DocumentError, Finding, LoadError, Location, Severity
 from rein.formats.loader import DEFAULT_LIMITS, LoadLimits
 from rein.formats.oap.digest import profile_digest, spec_digest
@@ -62,8 +62,7 @@ VAR_REF = re.compile(r"\$\{\{\s*vars\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class OapReport:
+class OapReport(Frozen):
     """What validating one file found. ``document`` is None when it could not be read."""
 
     path: str
@@ -86,8 +85,7 @@ class OapReport:
         }
 
 
-@dataclass(kw_only=True)
-class _Out:
+class _Out(Record):
     doc: OapDocument
     findings: list[Finding] = field(default_factory=list)
 

@@ -1,34 +1,29 @@
 """A thread's turns as a reader sees them: each turn's items in order, read from the feed.
 
 This is not a fold of its own. Each turn's run events go through the turn's
-:class:`~rein.engine.sessions.feed.Feed` (the fold the app-server serves), and what the
-feed says is collected: an item as ``item/started`` announced it, replaced by its
-``item/completed`` (authoritative), the plan steps, the token usage, the questions still
-open. Lifecycle hook runs, which a turn's feed does not carry, are the
-:mod:`rein.engine.protocol_view` translation of the same events, placed where they happened.
-A surface that shows a conversation (the web console) renders this and decides nothing.
+:class:`~rein.protocol.feed.Feed` (the fold the app-server serves), and what the feed says
+is collected: an item as ``item/started`` announced it, replaced by its ``item/completed``
+(authoritative), each lifecycle hook's run where it completed, the plan steps, the token
+usage, the questions still open. A surface that shows a conversation (the web console)
+renders this and decides nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rein.engine import protocol_view
-from rein.engine.sessions.feed import ServerRequest
+from rein.core.frozen import Frozen
 from rein.errors import ReinError
-from rein.store.base import ThreadRow, ThreadTurnRow
+from rein.protocol.messages import ServerRequest
+from rein.protocol.threads import feed_of
+from rein.store.base import ThreadTurnRow
 
 if TYPE_CHECKING:
-    from rein.engine.sessions.runtime import Sessions
-
-# Whole items protocol_view translates from a worker's stream that a turn's feed leaves out.
-_EXTRA_ITEMS = frozenset({"contextCompaction", "hookPrompt"})
+    from rein.engine.service import Harness
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TurnView:
+class TurnView(Frozen):
     """One turn: its input, its items in order, and where it stands."""
 
     turn_id: str
@@ -46,41 +41,33 @@ class TurnView:
     last_seq: int  # the last event of the run read (0: none yet)
 
 
-def turns(sessions: Sessions, thread_id: str, *, write: bool = True) -> list[TurnView]:
+def turns(harness: Harness, thread_id: str, *, write: bool = True) -> list[TurnView]:
     """Every turn of the thread, in order (THREAD404 for an unknown thread). ``write``
     false: a turn that will never start is shown ended, not recorded so
-    (:meth:`Sessions.end_of`)."""
-    row = sessions.thread(thread_id)
-    return [_view(sessions, row, t, write=write)
-            for t in sessions.harness.store.thread_turns(thread_id)]
+    (:meth:`rein.engine.sessions.Sessions.end_of`)."""
+    return [_view(harness, t, write=write) for t in harness.sessions.turns(thread_id)]
 
 
-def turn(sessions: Sessions, thread_id: str, turn_id: str, *, write: bool = True
+def turn(harness: Harness, thread_id: str, turn_id: str, *, write: bool = True
          ) -> TurnView:
     """One turn of the thread (THREAD404 for an unknown thread or turn)."""
-    row = sessions.thread(thread_id)
-    for t in sessions.harness.store.thread_turns(thread_id):
+    for t in harness.sessions.turns(thread_id):
         if t.turn_id == turn_id:
-            return _view(sessions, row, t, write=write)
+            return _view(harness, t, write=write)
     raise ReinError(f"no turn {turn_id!r} in thread {thread_id}", code="THREAD404",
                     hint="open the thread's page for its turns")
 
 
-def run_of(sessions: Sessions, row: ThreadTurnRow) -> str | None:
-    """The run a turn started (found by its graph id when the id was not recorded)."""
-    return row.run_id or sessions._run_of(row)
-
-
-def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow, *, write: bool
-          ) -> TurnView:
-    feed = sessions._feed(thread, row)
+def _view(harness: Harness, row: ThreadTurnRow, *, write: bool) -> TurnView:
+    sessions = harness.sessions
+    feed = feed_of(harness, row)
     entries: dict[str, Mapping[str, Any]] = {}
     plan: list[Mapping[str, str]] = []
     usage: dict[str, int] = {}
     hooks = 0
 
     def heard(messages: list[Any]) -> None:
-        nonlocal plan, usage
+        nonlocal plan, usage, hooks
         for m in messages:
             if isinstance(m, ServerRequest):
                 continue
@@ -88,6 +75,10 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow, *, write: b
             if m.method in ("item/started", "item/completed"):
                 item = params["item"]
                 entries[str(item["id"])] = dict(item)
+            elif m.method == "hook/completed":
+                hooks += 1
+                entries[f"{row.turn_id}:hook-{hooks}"] = {
+                    "type": "hookRun", "id": f"{row.turn_id}:hook-{hooks}", "run": params["run"]}
             elif m.method == "turn/plan/updated":
                 plan = [dict(s) for s in params.get("plan") or ()]
             elif m.method == "thread/tokenUsage/updated":
@@ -96,21 +87,11 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow, *, write: b
     if feed.graph is not None:
         heard(feed.opening(row.created_at))
     ended = sessions.end_of(row, write=write)  # it ended without its run finishing
-    run_id = run_of(sessions, row)
+    run_id = sessions.run_of(row)
     last = 0
     if run_id is not None:
-        for event in sessions.harness.store.events(run_id):  # type: ignore[arg-type]
+        for event in harness.log(run_id):
             heard(feed.apply(event))
-            for n in protocol_view.notifications(event):
-                if n.method == "hook/completed":
-                    hooks += 1
-                    entries[f"{row.turn_id}:hook-{hooks}"] = {
-                        "type": "hookRun", "id": f"{row.turn_id}:hook-{hooks}",
-                        "run": n.params["run"]}
-                elif n.method == "item/completed" and \
-                        n.params["item"].get("type") in _EXTRA_ITEMS:
-                    item = dict(n.params["item"])
-                    entries[str(item["id"])] = item
             last = event.seq
     if ended is not None:
         heard(feed.apply(ended))
@@ -122,4 +103,4 @@ def _view(sessions: Sessions, thread: ThreadRow, row: ThreadTurnRow, *, write: b
                     usage=usage, pending=tuple(feed.pending.values()), last_seq=last)
 
 
-__all__ = ["TurnView", "run_of", "turn", "turns"]
+__all__ = ["TurnView", "turn", "turns"]

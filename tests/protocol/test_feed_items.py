@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rein.engine.sessions.feed import Feed
+from rein.protocol.feed import Feed
 from rein.store.base import Event
 
 

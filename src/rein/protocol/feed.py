@@ -27,15 +27,15 @@ A turn completes once: whichever end the fold meets first holds.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rein.engine.protocol_view import Notification
-from rein.engine.sessions import items as calls
-from rein.store.base import Event
+from rein.core.frozen import Record, field
+from rein.engine.sessions import replies
+from rein.protocol import items as calls
+from rein.protocol.messages import Message, Notification, ServerRequest, ms
+from rein.store.base import Event, ThreadTurnRow
 
 _HIDDEN = frozenset({"submit_outputs"})  # the answer, shown as the final agent message
 _OPTIONS = [{"label": "accept", "description": "approve and go on"},
@@ -45,32 +45,7 @@ _OPTIONS = [{"label": "accept", "description": "approve and go on"},
 _TURN_STATUS = {"succeeded": "completed", "cancelled": "interrupted"}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ServerRequest:
-    """A question for the client: a JSON-RPC request the server sends and waits on.
-
-    ``id`` is the approval's id, so that an answer from anywhere (the wire, the CLI) is one
-    answer; ``digest`` is the digest of what was shown, which the answer is bound to."""
-
-    id: str
-    method: str
-    params: Mapping[str, Any]
-    digest: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "method": self.method, "params": dict(self.params)}
-
-
-Message = Notification | ServerRequest
-
-
-def ms(at: str) -> int:
-    """Milliseconds since the epoch of a stored ISO timestamp."""
-    return int(dt.datetime.fromisoformat(at).timestamp() * 1000)
-
-
-@dataclass(kw_only=True)
-class Feed:
+class Feed(Record):
     """The fold of one turn's run events (feed :meth:`apply` each event in ``seq`` order)."""
 
     thread_id: str
@@ -96,6 +71,16 @@ class Feed:
     steered: list[str] = field(default_factory=list)  # texts added mid-turn (turn/steer)
     _hooks: dict[str, int] = field(default_factory=dict)  # hook run id → display order
     _session_hook: str = ""  # the last SessionStart hook run
+
+    @classmethod
+    def of(cls, turn: ThreadTurnRow, *, cwd: str) -> Feed:
+        """The empty fold of ``turn`` (a graph turn's plan as its input recorded it).
+        ``cwd``: where its commands run, the workspace, whatever directory the thread is
+        in (the thread's names the graphs its mentions find)."""
+        items = turn.input.get("items") or []
+        plan = turn.input.get("plan") if turn.input.get("kind") == "graph" else None
+        return cls(thread_id=turn.thread_id, turn_id=turn.turn_id, cwd=cwd,
+                   input=list(items), graph=plan if isinstance(plan, Mapping) else None)
 
     # -- the fold ------------------------------------------------------------------------
 
@@ -180,7 +165,7 @@ class Feed:
             return []
         out: list[Message] = []
         item = {"type": "agentMessage", "id": f"{self.turn_id}:reply", "phase": "final_answer",
-                "text": f"the graph was not approved ({decision}); nothing ran"}
+                "text": replies.not_run(decision)}
         out += self._whole(item, at, delta="item/agentMessage/delta")
         self.status, self.completed_at = ("interrupted" if decision == "cancel"
                                           else "completed"), at
@@ -408,7 +393,7 @@ class Feed:
         if self.graph is not None:
             item = {"type": "agentMessage", "id": f"{self.turn_id}:reply",
                     "phase": "final_answer",
-                    "text": f"run {event.run_id} {event.payload.get('status')}"}
+                    "text": replies.run_ended(event.run_id, event.payload.get("status"))}
             out += self._whole(item, event.at, delta="item/agentMessage/delta")
         if status == "failed" and self.error is None:
             self.error = f"the run ended {event.payload.get('status')}"
@@ -528,3 +513,5 @@ class Feed:
         return self._n("thread/tokenUsage/updated",
                        tokenUsage={"total": dict(self._total), "last": last})
 
+
+__all__ = ["Feed", "Message", "Notification", "ServerRequest", "ms"]

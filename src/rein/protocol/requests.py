@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from rein.engine.sessions.shapes import (
+from rein.protocol.shapes import (
     ApprovalPolicy,
     SandboxPolicy,
     Thread,

@@ -11,12 +11,11 @@ becomes a free-text question ``value:<name>``. An answer left empty keeps what w
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from rein.engine.sessions.feed import ServerRequest
+from rein.protocol.messages import ServerRequest
 from rein.store.base import ApprovalRow
 
 PREFIX = "value:"
@@ -40,7 +39,7 @@ def with_fields(request: ServerRequest, approval: ApprovalRow | None) -> ServerR
     else:
         return request
     params = {**request.params, "questions": [*request.params["questions"], *questions]}
-    return dataclasses.replace(request, params=params)
+    return request.replace(params=params)
 
 
 def values_of(answers: Mapping[str, Any]) -> dict[str, Any]:

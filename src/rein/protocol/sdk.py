@@ -1,6 +1,8 @@
 """The Python SDK's threads: ``harness.start_thread()``, ``thread.run()``, ``turn.stream()``.
 
-A thin layer over :class:`~rein.engine.sessions.runtime.Sessions` for programs::
+A thin layer for programs over the session runtime (``harness.sessions``) and a turn's
+feed (:class:`~rein.protocol.turns.TurnFeed`). :class:`Harness` is ``rein.Harness``: the
+engine's Harness, whose threads are this module's::
 
     harness = rein.Harness.open(".")
     thread = harness.start_thread(sandbox="workspace-write")
@@ -20,20 +22,20 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.core.loops import run as run_loop
-from rein.engine.protocol_view import Notification
-from rein.engine.sessions.feed import Message, ServerRequest
-from rein.engine.sessions.runtime import Sessions, TurnRun
+from rein.engine import service
+from rein.protocol import threads
+from rein.protocol.messages import Message, Notification, ServerRequest
+from rein.protocol.turns import TurnFeed
 
 OnApproval = Callable[[ServerRequest], str | Awaitable[str]]
 Input = str | Sequence[Mapping[str, Any]]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TurnResult:
+class TurnResult(Frozen):
     """How a turn ended: its status, the final answer, and its items (Codex shapes)."""
 
     turn_id: str
@@ -43,19 +45,38 @@ class TurnResult:
     error: str | None
 
 
+class Harness(service.Harness):
+    """``rein.Harness``: the engine's Harness (:class:`rein.engine.service.Harness`), whose
+    threads are the SDK's :class:`Thread`."""
+
+    def start_thread(self, *, cwd: str | None = None, profile: str | None = None,
+                     sandbox: Any = None, approval_policy: Any = None,
+                     name: str | None = None) -> Thread:
+        """A new durable thread: ``sandbox`` a Codex sandbox mode or policy object,
+        ``approval_policy`` ``on-request`` (default), ``untrusted`` or ``never``."""
+        row = self.sessions.start_thread(cwd=cwd, profile=profile, sandbox=sandbox,
+                                         approval_policy=approval_policy, name=name)
+        return Thread(self, row.thread_id)
+
+    def thread(self, thread_id: str) -> Thread:
+        """A thread started earlier, in this process or another (THREAD404)."""
+        self.sessions.thread(thread_id)
+        return Thread(self, thread_id)
+
+
 class Thread:
     """A durable conversation (``harness.start_thread()`` or ``harness.thread(id)``)."""
 
-    def __init__(self, sessions: Sessions, thread_id: str) -> None:
-        self._sessions, self.id = sessions, thread_id
+    def __init__(self, harness: service.Harness, thread_id: str) -> None:
+        self._harness, self.id = harness, thread_id
 
     async def run(self, input: Input, *, on_approval: OnApproval | None = None,
                   sandbox: Any = None) -> Turn:
         """Start a turn with ``input`` (text, or Codex input items); consume it with
         :meth:`Turn.stream` or :meth:`Turn.wait`."""
         items = [{"type": "text", "text": input}] if isinstance(input, str) else list(input)
-        turn = await self._sessions.begin_turn(self.id, items, sandbox=sandbox)
-        return Turn(turn, on_approval)
+        turn = await self._harness.sessions.begin_turn(self.id, items, sandbox=sandbox)
+        return Turn(TurnFeed(self._harness, turn), on_approval)
 
     def run_sync(self, input: Input, *, on_approval: OnApproval | None = None,
                  sandbox: Any = None) -> TurnResult:
@@ -69,27 +90,27 @@ class Thread:
 
     def turns(self) -> list[dict[str, Any]]:
         """Every turn of the thread with its items, rebuilt from the store."""
-        return [feed.turn() for feed in self._sessions.feeds(self.id)]
+        return [feed.turn() for feed in threads.feeds(self._harness, self.id)]
 
     def fork(self) -> Thread:
         """A new thread with this one's history; this one is untouched."""
-        return Thread(self._sessions, self._sessions.fork(self.id).thread_id)
+        return Thread(self._harness, self._harness.sessions.fork(self.id).thread_id)
 
 
 class Turn:
     """One turn in progress: its feed, its questions, and its result."""
 
-    def __init__(self, run: TurnRun, on_approval: OnApproval | None) -> None:
-        self._run, self._on_approval = run, on_approval
-        self.id = run.turn_id
+    def __init__(self, feed: TurnFeed, on_approval: OnApproval | None) -> None:
+        self._feed, self._on_approval = feed, on_approval
+        self.id = feed.turn_id
         self._driving: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def stream(self) -> AsyncIterator[Message]:
         """Every notification and question of the turn, in order, until it completes."""
         if self._driving is None:
-            self._driving = asyncio.ensure_future(self._run.drive())
-        async for message in self._run.stream():
+            self._driving = asyncio.ensure_future(self._feed.turn.drive())
+        async for message in self._feed.stream():
             yield message
             if isinstance(message, ServerRequest) and self._on_approval is not None:
                 decided = self._on_approval(message)
@@ -102,18 +123,18 @@ class Turn:
     async def answer(self, request_id: str, decision: str, *,
                      values: Mapping[str, Any] | None = None) -> None:
         """Answer a question: accept, acceptForSession, decline or cancel."""
-        await self._run.answer(request_id, decision, values=values)
+        await self._feed.answer(request_id, decision, values=values)
 
     async def steer(self, input: Input) -> None:
         """Add ``input`` to this turn while it runs; the model reads it before its next
         step (THREAD005 once the turn has ended, THREAD006 for a graph turn)."""
         items = [{"type": "text", "text": input}] if isinstance(input, str) else list(input)
-        await self._run.sessions.steer(self._run.thread.thread_id, items,
-                                       expected_turn_id=self.id)
+        await self._feed.harness.sessions.steer(self._feed.thread_id, items,
+                                                expected_turn_id=self.id)
 
     async def interrupt(self) -> None:
         """Stop the turn; it completes ``interrupted``."""
-        await self._run.interrupt()
+        await self._feed.turn.interrupt()
 
     async def wait(self) -> TurnResult:
         """Consume the feed and give the result (questions need ``on_approval``)."""
@@ -122,7 +143,7 @@ class Turn:
         return self.result()
 
     def result(self) -> TurnResult:
-        feed = self._run.feed
+        feed = self._feed.feed
         finals = [i["text"] for i in feed.items if i.get("phase") == "final_answer"]
         turn = feed.turn()
         return TurnResult(turn_id=self.id, status=feed.status,
@@ -135,4 +156,5 @@ class Turn:
         task.add_done_callback(self._tasks.discard)
 
 
-__all__ = ["Notification", "OnApproval", "ServerRequest", "Thread", "Turn", "TurnResult"]
+__all__ = ["Harness", "Notification", "OnApproval", "ServerRequest", "Thread", "Turn",
+           "TurnResult"]

@@ -1,0 +1,507 @@
+"""The one connection and transaction every role of a SQL store shares.
+
+A backend provides the connection, the transaction brackets, the migrations and the run
+lock's handle; :class:`SQLConnection` does the rest: transactions (one per write, or grouped
+by ``atomic()`` and ``batch()``), the write path of the event log (every event and the node
+row it changes are held back and written at commit, in one statement each), publication
+after commit, redaction, and the run lock. The roles (:mod:`rein.store.sql`) are its
+subclasses, each with the portable SQL of its tables written with ``?`` placeholders
+(rewritten to ``%s`` for PostgreSQL).
+
+Every value written goes through :func:`rein.formats.redaction.redact` first, with the
+secrets this store knows (``secrets``: those of the process environment from the start, and
+whatever the composition root adds with :meth:`SQLConnection.know`), so no event, node record,
+run summary, approval or driver turn holds a secret, whoever built the value. What a write
+returns is what was stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from rein.core.ids import RunId
+from rein.errors import Refused, ReinError, StoreError
+from rein.formats.redaction import Secrets, known_secrets, redact
+from rein.store.rows import CommitHook, Event, Transition
+
+# Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
+# on purpose: the lock excludes other processes, and a process may open the store twice.
+_HELD: dict[tuple[str, str], list[Any]] = {}
+
+
+# One encoder for every write (several per node): json.dumps with options builds a new one
+# on each call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+
+
+def dump(value: Any) -> str:
+    """Stored JSON: compact, sorted, UTF-8 kept as is."""
+    return _ENCODE(value)
+
+
+def dump_ordered(value: Any) -> str:
+    """Stored JSON that keeps key order: a driver instruction is shown as it was built."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def host_name() -> str:
+    """This machine's name, to tell whose processes a row describes."""
+    import socket  # only a writer records its host: a read does not import the network
+
+    return socket.gethostname()
+
+
+ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
+
+
+def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
+
+
+class SQLConnection:
+    """The connection and transaction under every role of a SQL store."""
+
+    placeholder = "?"
+    approval_order = "rowid"  # insertion order of the approval queue
+    url: str = ""
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._begun = False  # the open transaction has sent its BEGIN (batch() defers it)
+        self._broken = False  # a write inside it failed part-way: it must not commit
+        self._held = False  # the last write's commit waits for the next write (hold=True)
+        self._carried = False  # a held write inside a batch() that has not written yet
+        # Inside the open transaction only: the last event seq appended per run, and the
+        # runs whose writers are already kept out. Both hold until commit, because this
+        # transaction excludes every other writer of the run until then.
+        self._seq: dict[str, int] = {}
+        self._serialized: set[str] = set()
+        self.secrets: Secrets = known_secrets(os.environ)
+        self._appended: list[Event] = []  # by the open transaction: published on commit
+        # The open transaction's last node row, not yet written: the next write of the same
+        # node replaces it (a node's start and its first attempt's, an attempt's end and
+        # the node's, commit together), anything else writes it first (see _x).
+        # The open transaction's events and node rows, not yet written: a later row of the
+        # same node replaces its earlier one, and all are written in one statement each
+        # before any other statement or the commit (see _x).
+        self._events_due: list[tuple[Any, ...]] = []
+        self._node_rows: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._hooks: list[CommitHook] = []
+        self._grouped = False  # every write holds its commit until the loop's next turn
+        self._flush_due = False  # a flush is scheduled on the running loop
+        # A commit that failed (a held write's among it, perhaps, on the loop's turn where no
+        # one hears it): every later write, and close(), raises it (see _lost).
+        self._failed: ReinError | None = None
+        # The open transaction holds a write whose call already returned (held): if it does
+        # not commit, its writer was told otherwise.
+        self._carrying = False
+        self._failed_told = False  # raised to a caller already: close() need not again
+
+    # -- publication ----------------------------------------------------------------------
+
+    def on_commit(self, hook: CommitHook) -> Callable[[], None]:
+        """Call ``hook`` with the events of every transaction committed from now on."""
+        self._hooks.append(hook)
+
+        def remove() -> None:
+            if hook in self._hooks:
+                self._hooks.remove(hook)
+
+        return remove
+
+    def _published(self) -> None:
+        # After the commit, never before: a hook sees only what a reader of the store sees.
+        events, self._appended = self._appended, []
+        if events and self._hooks:
+            published = tuple(events)
+            for hook in list(self._hooks):
+                hook(published)
+
+    # -- redaction ------------------------------------------------------------------------
+
+    def know(self, secrets: Secrets) -> None:
+        """Redact ``secrets`` too from everything written from now on."""
+        self.secrets = self.secrets | secrets
+
+    def redact(self, value: Any) -> Any:
+        """``value`` as this store would write it."""
+        return redact(value, self.secrets)
+
+    # -- backend hooks --------------------------------------------------------------------
+
+    def _execute(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        """Execute one statement; returns a cursor."""
+        raise NotImplementedError
+
+    def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        """Execute one statement, once the node row held back (see :meth:`_apply`) is
+        written: no statement but an event's own ever runs before it."""
+        if self._events_due or self._node_rows:
+            self._write_due()
+        return self._execute(sql, params)
+
+    def _begin(self) -> None:
+        raise NotImplementedError
+
+    def _end(self, commit: bool) -> None:
+        raise NotImplementedError
+
+    def _serialize_run(self, run_id: str) -> None:
+        """Inside a write transaction: keep other writers of this run out until commit."""
+
+    # -- transactions ---------------------------------------------------------------------
+
+    def _check_failed(self) -> None:
+        """Raise the commit failure a held write met on the loop's turn, if any."""
+        if self._failed is not None:
+            failed = self._failed
+            self._failed_told = True
+            raise StoreError(f"an earlier commit failed ({failed.code}: {failed.message}); "
+                             "nothing written after it was kept", code=failed.code,
+                             hint="the run stopped where it was: once the cause is fixed "
+                                  "(see the code), `rein resume RUN` continues it")
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[None]:
+        self._check_failed()
+        if self._depth:  # nested in atomic() or batch(): the outer transaction commits
+            if self._broken:
+                raise StoreError("a write of this transaction failed earlier; it is being "
+                                 "rolled back", code="STORE_FAILED",
+                                 hint="run the command again")
+            if not self._begun:
+                if self._carried:  # a batch's first write: the held write commits first
+                    self._commit_carried()
+                self._begin()
+                self._begun = True
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                # A write (or a group of them) stopped part-way: what it wrote so far must
+                # not commit with the writes around it.
+                self._broken = True
+                raise
+            finally:
+                self._depth -= 1
+            return
+        if self._held:  # the held write commits with this one
+            self._held = False
+        else:
+            self._begin()
+        self._begun, self._broken, self._depth = True, False, 1
+        try:
+            yield
+        except BaseException:
+            self._close(commit=False)
+            raise
+        if self._hold or (self._grouped and self._flush_soon()):
+            self._hold, self._held, self._depth = False, True, 0
+            self._carrying = True
+            return
+        self._close(commit=True)
+
+    _hold = False  # set by a write asked to hold its commit, read as its transaction ends
+
+    def _commit_carried(self) -> None:
+        """Commit the held write a batch carried, on its own, before the batch begins."""
+        depth, self._carried = self._depth, False
+        self._begun = True  # the held write's transaction
+        try:
+            self._close(commit=True)
+        finally:
+            self._depth = depth
+
+    def group_commits(self) -> None:
+        """From now on, hold every write's commit until the running event loop's next turn,
+        so the writes that tasks woken together make (attempts that ended together) share
+        one transaction: what :meth:`transition`'s ``hold`` does for one write, for all.
+
+        Nothing is done between a write and that turn but other synchronous writes: any wait
+        on the outside world (a thread, a socket) lets the loop turn and commits first. So a
+        crash loses at most the writes of one turn, each of which the run redoes when
+        resumed. For the executors whose attempts' answers are durable elsewhere (DBOS).
+        """
+        self._grouped = True
+
+    def _flush_soon(self) -> bool:
+        """Schedule a flush on the running loop (once); ``False`` when no loop runs here."""
+        if self._flush_due:
+            return True
+        import asyncio
+
+        try:
+            asyncio.get_running_loop().call_soon(self.flush_on_loop)
+        except RuntimeError:
+            return False
+        self._flush_due = True
+        return True
+
+    def flush(self) -> None:
+        """Commit a held write now (see :meth:`transition`); nothing when none is held."""
+        self._flush_due = False
+        if self._held and not self._depth:
+            self._held = False
+            self._close(commit=True)
+
+    def _raise_untold(self) -> None:
+        """At close: a failure no write has raised yet is raised now."""
+        if self._failed is not None and not self._failed_told:
+            self._check_failed()
+
+    def flush_on_loop(self) -> None:
+        """:meth:`flush`, as the event loop calls it on its next turn: a failure there has no
+        caller to raise to, so it is kept and raised by the next write (or :meth:`close`),
+        which stops whoever would go on as if the held write had committed."""
+        try:
+            self.flush()
+        except ReinError:
+            self._failed_told = False  # no one heard it: the next write, or close(), says it
+
+    def _close(self, *, commit: bool) -> None:
+        """End the outermost transaction; publish its events when it committed."""
+        begun, carrying = self._begun, self._carrying
+        self._depth, self._begun, self._broken = 0, False, False
+        self._carrying = False
+        self._seq.clear()
+        self._serialized.clear()
+        if not (begun and commit):
+            self._appended = []  # rolled back (or nothing written): never published
+            self._events_due, self._node_rows = [], {}
+            if begun:
+                self._end(commit=False)
+            return
+        try:
+            self._write_due()
+        except BaseException as exc:
+            self._appended, self._events_due, self._node_rows = [], [], {}
+            self._end(commit=False)
+            if carrying:
+                self._lost(exc)
+            raise
+        try:
+            self._end(commit=True)
+        except BaseException as exc:
+            self._appended = []
+            if carrying:
+                self._lost(exc)
+            raise
+        self._published()
+
+    def _lost(self, exc: BaseException) -> None:
+        """A transaction that held a write whose writer was told it was written (a held
+        write) did not commit: the store writes nothing more (every later write, and
+        close(), raises this), so no one goes on from a state the file does not hold. A new
+        store object, opened by whoever resumes the run, starts over. A transaction of one
+        caller's writes alone that fails is that caller's to hear, and the store goes on."""
+        if isinstance(exc, ReinError) and self._failed is None:
+            self._failed, self._failed_told = exc, True  # raised to this caller now
+
+    def atomic(self) -> contextlib.AbstractContextManager[None]:
+        """Group several writes into one transaction (all of them, or none)."""
+        self._check_failed()
+        self.flush()  # a held write is not part of the group: rolling it back must not undo it
+        return self._tx()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Let the writes made inside share one transaction, for throughput.
+
+        Unlike :meth:`atomic`, each write stays a complete change of its own: when the code
+        between writes raises, the writes made before it commit (as they would have one by
+        one) and the exception goes on; only a write that itself failed part-way rolls the
+        batch back. ``BEGIN`` waits for the first write, so a batch that writes nothing
+        costs nothing. The block must not await: another task's writes would join it.
+
+        A held write (:meth:`transition`) goes through a batch that writes nothing still
+        held, and is committed on its own at the batch's first write, before its ``BEGIN``:
+        never part of the batch, so a batch rolled back cannot undo it.
+        """
+        if self._depth:  # inside atomic() or another batch: the outer one decides
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._check_failed()
+        if self._held and self._grouped:  # grouped: the held writes and these commit as one
+            self._held = False
+            self._begun, self._broken, self._depth = True, False, 1
+        else:
+            self._carried, self._held = self._held, False
+            self._begun, self._broken, self._depth = False, False, 1
+        try:
+            yield
+        except BaseException:
+            if not self._carry_on():
+                self._close(commit=not self._broken)
+            raise
+        if self._carry_on():
+            return
+        if self._begun and self._grouped and self._flush_soon():
+            self._held, self._depth = True, 0
+            self._carrying = True
+            return
+        self._close(commit=True)
+
+    def _carry_on(self) -> bool:
+        """At the end of a batch that wrote nothing: the held write it carried stays held."""
+        if not self._carried:
+            return False
+        self._carried, self._held, self._depth, self._broken = False, True, 0, False
+        self._carrying = True
+        self._begun = True  # the held write's transaction is still open
+        return True
+
+    # -- the event log's write path --------------------------------------------------------
+
+    def _serialize_once(self, run_id: str) -> None:
+        if run_id not in self._serialized:
+            self._serialize_run(run_id)
+            self._serialized.add(run_id)
+
+    def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
+        self._serialize_once(run_id)
+        last = self._seq.get(run_id)
+        if last is None:
+            # Read inside the transaction: another process (an approval answer) may have
+            # appended before it began; after that, nobody else can until it commits.
+            # Neither statement reads the nodes table: a node row held back may wait.
+            row = self._execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
+                                (run_id,)).fetchone()
+            last = int(row[0])
+        seq = last + 1
+        payload = self.redact(dict(payload))
+        self._events_due.append((run_id, seq, event_type, dump(payload), at))
+        self._seq[run_id] = seq
+        event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
+        self._appended.append(event)
+        return event
+
+    def _apply(self, run_id: str, change: Transition) -> None:
+        if change.node is not None:
+            n = change.node
+            # Held back until another statement or the commit: replaced by a later row of
+            # the same node, it is never written (the row that commits is the same).
+            self._node_rows[(run_id, n.node_key)] = (
+                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
+                dump(self.redact(dict(n.record))))
+        sets: list[str] = []
+        values: list[Any] = []
+        for column, value in (
+            ("status", None if change.run_status is None else change.run_status.value),
+            ("finished_at", change.finished_at),
+            ("summary", None if change.summary is None
+             else dump(self.redact(dict(change.summary)))),
+            ("binding", None if change.binding is None
+             else dump(self.redact(dict(change.binding)))),
+        ):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                values.append(value)
+        if sets:
+            self._x(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", (*values, run_id))
+        if change.approval is not None:
+            a = change.approval
+            self._x(
+                "INSERT INTO approvals (approval_id, run_id, key, kind, status, digest, request,"
+                " answer, created_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
+                " answer = excluded.answer, answered_at = excluded.answered_at,"
+                " digest = excluded.digest, request = excluded.request",
+                (a.approval_id, a.run_id, a.key, a.kind.value, a.status.value, a.digest,
+                 dump(self.redact(dict(a.request))),
+                 None if a.answer is None else dump(self.redact(dict(a.answer))),
+                 a.created_at, a.answered_at),
+            )
+
+    def _write_due(self) -> None:
+        """Write the events and node rows held back, one statement for each kind (per
+        :data:`ROWS_PER_STATEMENT`). A new node row takes the next ``seq`` of its run, in the
+        order the rows were first held; rows that exist keep theirs."""
+        events, self._events_due = self._events_due, []
+        rows, self._node_rows = list(self._node_rows.values()), {}
+        for part in _parts(events):
+            self._execute("INSERT INTO events (run_id, seq, type, payload, at) VALUES "
+                          + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),
+                          [v for row in part for v in row])
+        for part in _parts(rows):
+            values: list[str] = []
+            params: list[Any] = []
+            for i, r in enumerate(part):
+                values.append("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
+                              " WHERE run_id = ?), ?)")
+                params.extend((*r[:6], i + 1, r[0], r[6]))
+            self._execute(
+                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
+                " record) VALUES " + ", ".join(values) +
+                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
+                " record = excluded.record", params)
+
+    # -- the run lock ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock_run(self, run_id: str) -> Iterator[None]:
+        """Hold the right to advance ``run_id``; refuse at once if another process has it.
+
+        Re-entrant within a process (a command may hold it around a step that advances the
+        run through another store object). The lock dies with its holder: a killed process
+        cannot leave a run locked (see the backends for how).
+        """
+        key = (self.url, run_id)
+        held = _HELD.get(key)
+        if held is not None:
+            held[0] += 1
+            try:
+                yield
+            finally:
+                held[0] -= 1
+            return
+        handle = self._acquire(run_id)
+        if handle is None:
+            raise Refused(f"run {run_id} is being advanced by another rein process",
+                          code="RUN_LOCKED",
+                          hint="wait for it to finish or pause (watch it with "
+                               f"`rein runs events {run_id} --follow`), then retry")
+        _HELD[key] = [1, handle]
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            try:
+                self.flush()  # whoever advances the run next finds every write of ours
+            finally:
+                self._release(run_id, handle)
+
+    def held_here(self, run_id: str) -> bool:
+        """Whether this process holds the run lock of ``run_id`` (through any store object)."""
+        return (self.url, run_id) in _HELD
+
+    def run_locked(self, run_id: str) -> bool:
+        """Whether some process (this one included) holds the run lock of ``run_id`` now."""
+        if self.held_here(run_id):
+            return True
+        handle = self._acquire(run_id)
+        if handle is None:
+            return True
+        self._release(run_id, handle)
+        return False
+
+    def _acquire(self, run_id: str) -> Any:
+        """A handle when the lock was taken, ``None`` when someone else holds it."""
+        raise NotImplementedError
+
+    def _release(self, run_id: str, handle: Any) -> None:
+        raise NotImplementedError
+
+    # -- the change signal ----------------------------------------------------------------
+
+    def changes(self) -> int | None:
+        """Whether another connection committed: a backend that can tell says how
+        (:meth:`rein.store.base.Events.changes`); None here."""
+        return None

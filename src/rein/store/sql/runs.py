@@ -1,0 +1,121 @@
+"""Runs and their node rows, and the removal of whole runs (:class:`rein.store.base.Runs`).
+
+The run lock every backend holds its own way is the connection's
+(:meth:`rein.store.sql.connection.SQLConnection.lock_run`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rein.core.ids import NodeKey, RunId
+from rein.core.states import NodeStatus, RunStatus
+from rein.store.rows import Event, NodeRow, RunRow, WorkspaceRef
+from rein.store.sql.connection import SQLConnection, dump
+
+
+class RunsSQL(SQLConnection):
+    """Runs and their node rows, and the removal of whole runs."""
+
+    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        binding, summary = self.redact(dict(run.binding)), self.redact(dict(run.summary))
+        with self._tx():
+            self._serialize_once("")  # ``created`` is a store-wide order
+            created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
+            where = run.workspace
+            self._x(
+                "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
+                " graph_digest, status, started_at, finished_at, binding, summary, created,"
+                " workspace_id, workspace_path, workspace_host)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.run_id, run.parent_run_id, run.parent_node_key, run.graph_id,
+                 run.graph_path, run.graph_digest, run.status.value, run.started_at,
+                 run.finished_at, dump(binding), dump(summary), created,
+                 *((None, None, None) if where is None else (where.id, where.path, where.host))),
+            )
+            return self._append(run.run_id, event_type, payload, run.started_at)
+
+
+    # -- removal --------------------------------------------------------------------------
+
+    # Every table that holds rows of a run, and the column that names the run.
+    _RUN_TABLES = (("events", "run_id"), ("nodes", "run_id"), ("approvals", "run_id"),
+                   ("driver_turns", "run_id"), ("processes", "run_id"), ("runs", "run_id"))
+
+    def delete_runs(self, run_ids: Sequence[str]) -> int:
+        """Remove these runs and everything stored for them, in one transaction; the number
+        of runs removed. The caller names whole families (a run with its child runs) and
+        holds their locks: nothing here decides what may go."""
+        ids = list(dict.fromkeys(run_ids))
+        if not ids:
+            return 0
+        removed = 0
+        with self._tx():
+            for start in range(0, len(ids), 500):  # below every backend's parameter limit
+                chunk = ids[start:start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                removed += int(self._x(f"SELECT COUNT(*) FROM runs WHERE run_id IN ({marks})",
+                                       chunk).fetchone()[0])
+                for table, column in self._RUN_TABLES:
+                    self._x(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
+        return removed
+
+    # -- reads ----------------------------------------------------------------------------
+
+    _RUN_COLUMNS = ("run_id, parent_run_id, parent_node_key, graph_id, graph_path, graph_digest,"
+                    " status, started_at, finished_at, binding, summary, workspace_id,"
+                    " workspace_path, workspace_host")
+
+    @staticmethod
+    def _run(row: tuple[Any, ...]) -> RunRow:
+        return RunRow(
+            run_id=RunId(row[0]), parent_run_id=None if row[1] is None else RunId(row[1]),
+            parent_node_key=None if row[2] is None else NodeKey(row[2]), graph_id=row[3],
+            graph_path=row[4], graph_digest=row[5], status=RunStatus(row[6]),
+            started_at=row[7], finished_at=row[8], binding=json.loads(row[9]),
+            summary=json.loads(row[10]),
+            workspace=None if row[11] is None else WorkspaceRef(
+                id=row[11], path=row[12] or "", host=row[13] or ""))
+
+    def get_run(self, run_id: str) -> RunRow | None:
+        row = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs WHERE run_id = ?",
+                      (run_id,)).fetchone()
+        return None if row is None else self._run(row)
+
+    def list_runs(self, *, include_children: bool = False,
+                  workspaces: Sequence[str | None] | None = None) -> list[RunRow]:
+        clauses = [] if include_children else ["parent_run_id IS NULL"]
+        values: list[Any] = []
+        if workspaces is not None:
+            ids = [w for w in workspaces if w is not None]
+            either = [f"workspace_id IN ({', '.join('?' * len(ids))})"] if ids else []
+            if None in workspaces:
+                either.append("workspace_id IS NULL")
+            clauses.append(f"({' OR '.join(either)})" if either else "1 = 0")
+            values.extend(ids)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs{where} ORDER BY created DESC",
+                       values).fetchall()
+        return [self._run(r) for r in rows]
+
+    def child_runs(self, parent_run_id: RunId) -> list[RunRow]:
+        rows = self._x(f"SELECT {self._RUN_COLUMNS} FROM runs WHERE parent_run_id = ?"
+                       " ORDER BY created", (parent_run_id,)).fetchall()
+        return [self._run(r) for r in rows]
+
+    def nodes(self, run_id: RunId) -> list[NodeRow]:
+        rows = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"
+                       " FROM nodes WHERE run_id = ? ORDER BY seq", (run_id,)).fetchall()
+        return [NodeRow(run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1], scope_path=r[2],
+                        type=r[3], status=NodeStatus(r[4]), seq=r[5], record=json.loads(r[6]))
+                for r in rows]
+
+    def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
+        r = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"
+                    " FROM nodes WHERE run_id = ? AND node_key = ?", (run_id, node_key)
+                    ).fetchone()
+        return None if r is None else NodeRow(
+            run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1], scope_path=r[2], type=r[3],
+            status=NodeStatus(r[4]), seq=r[5], record=json.loads(r[6]))
