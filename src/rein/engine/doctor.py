@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.errors import ReinError
 
 Status = Literal["ok", "missing", "warning", "info"]
@@ -29,22 +29,12 @@ __all__ = ["Check", "checks"]
 class Check(Frozen):
     """The verdict of one check."""
 
-    __slots__ = ("detail", "fix", "name", "required", "status", "title")
     name: str  # stable: store, sandbox, graphviz, chromium, provider:NAME, extra:NAME, ...
     title: str
     status: Status
-    required: bool  # a missing one makes `rein doctor` exit 1
-    detail: str
-    fix: str  # how to close the gap ("" when there is none)
-
-    def __init__(self, *, name: str, title: str, status: Status, required: bool = False,
-                 detail: str = "", fix: str = "") -> None:
-        set_field(self, "name", name)
-        set_field(self, "title", title)
-        set_field(self, "status", status)
-        set_field(self, "required", required)
-        set_field(self, "detail", detail)
-        set_field(self, "fix", fix)
+    required: bool = False  # a missing one makes `rein doctor` exit 1
+    detail: str = ""
+    fix: str = ""  # how to close the gap ("" when there is none)
 
     @property
     def failing(self) -> bool:

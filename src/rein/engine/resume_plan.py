@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from rein.core.frozen import Frozen, set_field
+from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus, RunStatus
 from rein.errors import ReinError
 from rein.store.base import RunRow, Store
@@ -23,38 +23,23 @@ __all__ = ["Gate", "InFlight", "ResumePlan", "resume_plan"]
 class InFlight(Frozen):
     """An attempt that was running when its rein stopped: its effects are uncertain."""
 
-    __slots__ = ("attempt", "confirm", "node")
     node: str
     attempt: int
     confirm: str | None  # why a person confirms the re-run first, or None: it runs again
-
-    def __init__(self, *, node: str, attempt: int, confirm: str | None) -> None:
-        set_field(self, "node", node)
-        set_field(self, "attempt", attempt)
-        set_field(self, "confirm", confirm)
 
 
 class Gate(Frozen):
     """A question of the approval queue the run still waits for."""
 
-    __slots__ = ("approval_id", "kind", "node", "prompt")
     approval_id: str
     kind: str
     node: str
     prompt: str
 
-    def __init__(self, *, approval_id: str, kind: str, node: str, prompt: str) -> None:
-        set_field(self, "approval_id", approval_id)
-        set_field(self, "kind", kind)
-        set_field(self, "node", node)
-        set_field(self, "prompt", prompt)
-
 
 class ResumePlan(Frozen):
     """What a resume of one run would do, and what it would meet."""
 
-    __slots__ = ("action", "advancing", "changed", "completed", "gates", "in_flight",
-                 "policy", "refusal", "rerun", "run_id", "status")
     run_id: str
     status: RunStatus
     policy: str  # the graph's policy.resume
@@ -66,17 +51,6 @@ class ResumePlan(Frozen):
     changed: tuple[str, ...]  # graph, params, children: what differs from the approval
     refusal: str | None  # why the resume is refused without --force (RT053), else None
     advancing: bool  # another rein process holds the run now (RUN_LOCKED)
-
-    def __init__(self, *, run_id: str, status: RunStatus, policy: str, action: str,
-                 completed: tuple[tuple[str, str], ...], rerun: tuple[str, ...],
-                 in_flight: tuple[InFlight, ...], gates: tuple[Gate, ...],
-                 changed: tuple[str, ...], refusal: str | None, advancing: bool) -> None:
-        for name, value in (("run_id", run_id), ("status", status), ("policy", policy),
-                            ("action", action), ("completed", completed), ("rerun", rerun),
-                            ("in_flight", in_flight), ("gates", gates),
-                            ("changed", changed), ("refusal", refusal),
-                            ("advancing", advancing)):
-            set_field(self, name, value)
 
     def to_json(self) -> dict[str, Any]:
         return {
