@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from rein.core.extras import EXTRAS, install_hint
 from rein.core.frozen import Frozen
 from rein.errors import ReinError
 
@@ -67,7 +68,7 @@ def checks(workspace: Path, config: Any, *, store: str | None = None,
     out.append(_sandbox())
     out.append(_graphviz())
     out.append(_chromium(env))
-    out.extend(_extras(config, store))
+    out.extend(_extras(workspace, config, store))
     return out
 
 
@@ -178,11 +179,11 @@ def _providers(config: Any, env: Mapping[str, str]) -> Iterator[Check]:
         entry = entry if isinstance(entry, Mapping) else {}
         kind = str(entry.get("kind") or name)
         title = f"provider {name} ({kind})"
-        sdk = {"openai": "openai", "anthropic": "anthropic"}.get(kind)
-        if sdk is not None and importlib.util.find_spec(sdk) is None:
+        absent = _absent(kind) if kind in ("openai", "anthropic") else None
+        if absent is not None:
             yield Check(name=f"provider:{name}", title=title, status="missing", required=True,
-                        detail=f"the {sdk} package is not installed",
-                        fix=_install(sdk))
+                        detail=f"{absent} is not installed (the {kind} extra)",
+                        fix=install_hint(kind))
             continue
         key = entry.get("api_key_env") or DEFAULT_KEY_VARIABLES.get(kind)
         local = _loopback(str(entry.get("base_url") or ""))
@@ -248,20 +249,33 @@ def _chromium(env: Mapping[str, str]) -> Check:
     return Check(name="chromium", title=title, status="ok", detail=str(found[-1]))
 
 
-# The optional features and the modules they import (pyproject.toml's extras).
-_EXTRAS: Mapping[str, tuple[str, tuple[str, ...]]] = {
-    "web": ("the web console (rein serve)", ("starlette", "uvicorn")),
-    "acp": ("the ACP agent (rein acp)", ("acp",)),
-    "otel": ("OpenTelemetry export", ("opentelemetry.sdk",)),
-    "scale": ("scale-out (--executor dbos, rein worker)", ("dbos",)),
+# What each extra of rein.core.extras serves, as a person reads it.
+_SERVES: Mapping[str, str] = {
+    "openai": "the openai provider kind", "anthropic": "the anthropic provider kind",
+    "mcp": "a profile's MCP servers", "postgres": "a postgresql:// store",
+    "web": "the web console (rein serve)", "acp": "the ACP agent (rein acp)",
+    "otel": "OpenTelemetry export", "scale": "scale-out (--executor dbos, rein worker)",
 }
 
 
-def _extras(config: Any, store: str | None) -> Iterator[Check]:
+def _extras(workspace: Path, config: Any, store: str | None) -> Iterator[Check]:
+    """Each extra: installed, or what installs it; required when this workspace uses what
+    it serves (a provider of its kind, a PostgreSQL store, the dbos executor)."""
+    from rein.store.open import store_url
+
     executor = config.get("executor") or {}
-    uses = {"scale": isinstance(executor, Mapping) and executor.get("kind") == "dbos"}
-    for extra, (what, modules) in _EXTRAS.items():
-        absent = next((m for m in modules if not _importable(m)), None)
+    kinds = {str((e if isinstance(e, Mapping) else {}).get("kind") or n)
+             for n, e in (config.get("providers") or {}).items()}
+    try:
+        url = store_url(workspace, store, config=config) or ""
+    except ReinError:
+        url = ""  # said by the store's own check
+    uses = {"openai": "openai" in kinds, "anthropic": "anthropic" in kinds,
+            "postgres": url.startswith(("postgresql://", "postgres://")),
+            "scale": isinstance(executor, Mapping) and executor.get("kind") == "dbos"}
+    for extra in EXTRAS:
+        what = _SERVES.get(extra, f"the {extra} extra")
+        absent = _absent(extra)
         if absent is None:
             yield Check(name=f"extra:{extra}", title=what, status="ok",
                         detail=f"the {extra} extra is installed")
@@ -270,19 +284,15 @@ def _extras(config: Any, store: str | None) -> Iterator[Check]:
                     status="missing" if uses.get(extra) else "info",
                     required=bool(uses.get(extra)),
                     detail=f"{absent} is not installed (the {extra} extra)",
-                    fix=_install_extra(extra))
+                    fix=install_hint(extra))
 
 
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a parent package is missing
-        return False
-
-
-def _install(distribution: str) -> str:
-    return f"pip install {distribution}"
-
-
-def _install_extra(extra: str) -> str:
-    return f"pip install 'rein-ags[{extra}]'"
+def _absent(extra: str) -> str | None:
+    """The first module of ``extra`` that is not installed (looked up, not imported)."""
+    for module in EXTRAS[extra]:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except ModuleNotFoundError:  # a parent package is missing
+            return module
+    return None

@@ -113,10 +113,12 @@ def attach(engine: Any, *, processor: Any = None) -> LiveExport | None:
         if not otel.have_sdk():
             if otel.wanted(env):
                 return None
+            from rein.core.extras import install_hint
+
             raise ConfigError(
                 "rein.toml asks for OpenTelemetry export ([telemetry] otel = true), but the "
                 "opentelemetry-sdk package is not installed", code="OTEL_MISSING",
-                hint="pip install 'rein[otel]', or remove [telemetry] otel")
+                hint=f"{install_hint('otel')}, or remove [telemetry] otel")
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         processor = BatchSpanProcessor(otel.exporter_from_env(env))

@@ -33,8 +33,10 @@ ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPO
 
 def sdk_missing() -> ConfigError:
     """The error for an export asked for without the SDK installed."""
+    from rein.core.extras import install_hint
+
     return ConfigError("OpenTelemetry export needs the opentelemetry-sdk package",
-                       code="OTEL_MISSING", hint="pip install 'rein[otel]'")
+                       code="OTEL_MISSING", hint=install_hint("otel"))
 
 
 def have_sdk() -> bool:

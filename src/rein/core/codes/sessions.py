@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rein.core.codes.model import Code, Kind
+from rein.core.extras import install_hint
 
 THREADS = "Threads, turns and the app-server"
 
@@ -36,6 +37,8 @@ CODES = (
        "start the turn again (turn/start)"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
+    _c("ACP001", "usage", "rein acp needs the ACP SDK (agent-client-protocol), which is not "
+       "installed (the acp extra)", install_hint("acp")),
 )
 
 __all__ = ["CODES"]
