@@ -177,8 +177,8 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
     header = Text.assemble(("run ", "bold"), (view.run_id, "bold"), f"  {view.graph_id}  ",
                            (view.status.ljust(widths[2]), _STYLE.get(view.status, "")))
     took = duration(_run_seconds(view, moment))
-    if took:
-        header.append(f"  {took}", style="dim")
+    if took:  # wall, as everywhere a run's or a node's time is shown
+        header.append(f"  wall {took}", style="dim")
     table = Table.grid(padding=(0, 1))
     # Each column as wide as the widest value it can hold, not the widest it holds now: a
     # status that changes, an attempt that fails, a duration that grows moves nothing.
@@ -208,7 +208,7 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
             notes.append(node.reason)
         table.add_row(Text(MARKS.get(node.status, "·"), style=style), Text(node.key),
                       Text(node.status, style=style), Text(node.type, style="dim"),
-                      Text(duration(node.seconds(None if node.ended else moment))),
+                      Text(_wall(node.seconds(None if node.ended else moment))),
                       Text(" ".join(f"({n})" for n in notes)))
         for attempt in node.attempts:
             if attempt.failed:
@@ -232,12 +232,17 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
 def _widths(view: RunView) -> tuple[int, int, int, int, int]:
     """The widths of the mark, node, status, type and duration columns: the longest key of
     every node the view knows (the plan's are seeded before the run begins), every status
-    and attempt result there is, every node type, the longest duration (``59m59s``)."""
+    and attempt result there is, every node type, the longest duration (``wall 59m59s``)."""
     from rein.core.states import AttemptStatus
 
     keys = [len(n.key) for n in view.nodes.values()] + [len("  attempt 10")]
     states = [*MARKS, *(s.value for s in AttemptStatus), "interrupted"]
-    return 1, max(keys), max(map(len, states)), len("decision"), len("59m59s")
+    return 1, max(keys), max(map(len, states)), len("decision"), len("wall 59m59s")
+
+
+def _wall(seconds: float | None) -> str:
+    took = duration(seconds)
+    return f"wall {took}" if took else ""
 
 
 def _run_seconds(view: RunView, now: str | None) -> float | None:

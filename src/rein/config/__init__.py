@@ -113,6 +113,7 @@ class HookSpec(Frozen):
     # trusted): a hook whose files changed since is not run (rein.config.command_files).
     # Kept as a read-only copy.
     files: Mapping[str, str] = field(default_factory=dict)
+    format: str | None = None  # "claude" | "rein": the tool names and inputs it is shown
 
     def __post_init__(self) -> None:
         set_field(self, "files", MappingProxyType(dict(self.files)))
@@ -162,6 +163,7 @@ class Config(Frozen):
                 shell=isinstance(command, str),
                 fail_closed=bool(spec.get("fail_closed", False)),
                 files=self.pinned.get(f"hooks.{name}", {}),
+                format=spec.get("format"),
             )
         return out
 
@@ -301,7 +303,7 @@ def with_layer(config: Config, data: Mapping[str, Any], *, path: str) -> Config:
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
 KNOWN_SECTIONS = frozenset({
     "approver", "dev", "driver", "executor", "hooks", "limits", "mcp", "policy", "profiles",
-    "providers", "routing", "spec", "store", "telemetry", "tiers", "workers",
+    "providers", "routing", "spec", "store", "telemetry", "tiers", "usage", "workers",
 })
 
 
@@ -314,6 +316,7 @@ KNOWN_KEYS: dict[str, frozenset[str]] = {
     "telemetry": frozenset({"otel"}),
     "profiles": frozenset({"plugins"}),
     "mcp": frozenset({"trusted"}),
+    "usage": frozenset({"prices", "agent_logs"}),
 }
 
 

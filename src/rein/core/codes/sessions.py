@@ -35,6 +35,9 @@ CODES = (
     _c("THREAD008", "error", "a turn never started its run: the process serving it stopped "
        "between recording the turn and starting its run; the turn ends interrupted",
        "start the turn again (turn/start)"),
+    _c("THREAD009", "usage", "a method of Codex's app-server that rein does not implement "
+       "(answered with JSON-RPC error -32601)",
+       "see the coverage table in docs/app-server.md for the methods rein answers"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
     _c("ACP001", "usage", "rein acp needs the ACP SDK (agent-client-protocol), which is not "

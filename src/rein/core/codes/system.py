@@ -39,6 +39,9 @@ CODES = (
        "check that the path exists and rein may read and write it", legacy=True),
     _c(GENERAL, "DISK_FULL", "error", "the disk is full", "free some space and run the command "
        "again", legacy=True),
+    _c(GENERAL, "USAGE", "usage", "a command was called wrongly (an unknown command or "
+       "option, a missing or bad argument); exit 64", "see the command's `--help`",
+       legacy=True),
     _c(CONFIG, "CFG001", "usage", "rein.toml or a command-line value is wrong",
        "fix the setting the message names"),
     _c(CONFIG, "CFG002", "usage", "a rein.toml cannot be read", "check the file and its "
@@ -192,6 +195,10 @@ CODES = (
     _c(TOOLS, "MCP010", "refused", "launching an MCP server needs confirmation and nobody can "
        "give it", "read the command line, then pass --yes (or answer the "
        "approval request)"),
+    _c(TOOLS, "HOOK001", "diagnostic", "a hook answered the legacy decision \"approve\", which "
+       "would grant the call in Claude Code: refused, and the hook's run is recorded as failed "
+       "(blocked when it is fail_closed)", "answer nothing to let rein's permission check "
+       "decide, or permissionDecision \"deny\" or \"ask\""),
     _c(TOOLS, "MCP011", "refused", "launching an MCP server was cancelled",
        "confirm the launch to use the server"),
     _c(GENERAL, "DRAW001", "refused", "an SVG picture needs Graphviz's `dot`, which is not "
