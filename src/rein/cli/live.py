@@ -212,7 +212,7 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
                       Text(" ".join(f"({n})" for n in notes)))
         for attempt in node.attempts:
             if attempt.failed:
-                took = duration(seconds_between(attempt.started_at, attempt.finished_at))
+                took = _wall(seconds_between(attempt.started_at, attempt.finished_at))
                 table.add_row("", Text(f"  attempt {attempt.number}", style="red"),
                               Text(str(attempt.result), style="red"), "", Text(took),
                               Text(shown(attempt.reason), style="dim"))
