@@ -24,7 +24,13 @@ from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria, run_attempt, status_for
+from rein.engine.kinds.attempt import (
+    AttemptOutcome,
+    criteria_reason,
+    failed_criteria,
+    run_attempt,
+    status_for,
+)
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
     adopted,
@@ -141,12 +147,12 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
                               success=success, decision=chosen)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
-    rec.update(status=status.value, error=f"{failure.value}: success criteria failed",
+    told = failed_criteria(success.to_record()["results"], spec.success)
+    rec.update(status=status.value, error=f"{failure.value}: {criteria_reason(told)}",
                **{"x-rein-failure-class": failure.value, "x-rein-outputs": outputs})
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
-        message="success criteria failed",
-        feedback=failed_criteria(success.to_record()["results"], spec.success))
+        message=criteria_reason(told), feedback=told)
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
