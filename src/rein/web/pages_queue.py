@@ -233,9 +233,9 @@ def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csr
         cls="card")
     body = (f"{top}<h1>{e(plan.title)}</h1><div class='card'>file <code>{e(path)}</code> · "
             f"graph <code>{e(plan.graph_id)}</code> · digest <code data-digest>{e(digest)}"
-            f"</code></div>{run}<div class='dagwrap'>{pic}</div>"
+            f"</code></div>{run}<div class='dagwrap' tabindex='0'>{pic}</div>"
             + (f"<h2>Findings</h2><ul>{notes}</ul>" if notes else "")
-            + f"<h2>Plan</h2><pre class='plan'>{e(render.render_text(plan))}</pre>")
+            + f"<h2>Plan</h2><pre tabindex='0' class='plan'>{e(render.render_text(plan))}</pre>")
     return page(f"Plan {path}", body, read_only=read_only)
 
 
