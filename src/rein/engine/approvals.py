@@ -207,7 +207,7 @@ async def ask(
             created_at=ctx.now(),
         )
         ctx.emit(
-            "approval/requested",
+            EventType.APPROVAL_REQUESTED,
             {"approval_id": row.approval_id, "kind": kind.value, "key": full_key,
              "node": request.get("node"), "prompt": request.get("prompt"), "digest": digest},
             Transition(approval=row),

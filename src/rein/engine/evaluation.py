@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rein.engine import expressions
+from rein.engine.events import EventType
 from rein.engine.runtime import RunContext
 
 
@@ -52,7 +53,7 @@ def diagnostic(ctx: RunContext, code: str, severity: str, message: str, *,
     if node:
         entry["node_id"] = node
     ctx.diagnostics.append(entry)
-    ctx.emit("diagnostic", entry)
+    ctx.emit(EventType.DIAGNOSTIC, entry)
 
 
 __all__ = ["condition", "diagnostic", "expression_failed", "value"]

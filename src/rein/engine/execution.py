@@ -68,7 +68,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         from rein.engine.stops import settle_run
 
         settle_run(ctx, final.status)
-    ctx.emit("run/finished", {"status": final.status.value},
+    ctx.emit(EventType.RUN_FINISHED, {"status": final.status.value},
              Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
     return final.status
 
@@ -85,7 +85,7 @@ def _raise_if_cancel_requested(ctx: RunContext) -> None:
 
 def _pause(ctx: RunContext, reason: str) -> RunStatus:
     status = RunStatus.AWAITING_HUMAN if reason == "human" else RunStatus.WAITING
-    ctx.emit("run/paused", {"status": status.value, "reason": reason},
+    ctx.emit(EventType.RUN_PAUSED, {"status": status.value, "reason": reason},
              Transition(run_status=status))
     return status
 
@@ -131,7 +131,7 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
         summary: dict[str, Any] = {"outputs": dict(final.outputs)}
         if final.graph_success is not None:
             summary["graph_success"] = dict(final.graph_success)
-        child.emit("run/finished", {"status": final.status.value},
+        child.emit(EventType.RUN_FINISHED, {"status": final.status.value},
                    Transition(run_status=final.status, finished_at=child.now(), summary=summary))
     return final, inst, run.run_id
 

@@ -18,6 +18,7 @@ from rein.engine import approvals
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import CriterionContext, HumanAnswer, HumanRequest
 from rein.engine.evaluation import diagnostic, value
+from rein.engine.events import EventType
 from rein.engine.runtime import Final, RunContext, ScopeInstance
 from rein.engine.scheduler import ScopeResult
 from rein.engine.signals import Paused
@@ -100,7 +101,7 @@ async def compensate(ctx: RunContext) -> None:
         if not target or target not in inst.model.nodes:
             continue
         view = inst.stand_in(str(target), nid)
-        ctx.emit("node/compensating", {"node": inst.key(nid), "by": str(target)})
+        ctx.emit(EventType.NODE_COMPENSATING, {"node": inst.key(nid), "by": str(target)})
         try:
             await ctx.execute_node(ctx, view, str(target))
         except Paused:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rein.core.states import NodeStatus
 from rein.engine import kinds
+from rein.engine.events import EventType
 from rein.engine.outcome import NodeOutcome
 from rein.engine.runtime import NodeState, RunContext, ScopeInstance
 from rein.engine.signals import Paused
@@ -43,7 +44,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     # Held: nothing is done on the node's account before its next write (an attempt
     # starting, a question asked, its end), which commits both; lost in a crash, the node
     # simply had not started.
-    ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")},
+    ctx.save_node(inst, nid, EventType.NODE_STARTED, {"type": kind, "title": node.get("title")},
                   hold=True, at=at)
     # Nothing is written when the node's task is cancelled or an exception passes through:
     # that is an interrupt (Ctrl-C, a server shutting down, a store error in a sibling),
@@ -55,7 +56,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     except Paused as pause:
         transition(state, NodeStatus.AWAITING_HUMAN if pause.reason == "human"
                    else NodeStatus.RUNNING, node=key)
-        ctx.save_node(inst, nid, "node/waiting", {"reason": pause.reason, **pause.detail})
+        ctx.save_node(inst, nid, EventType.NODE_WAITING, {"reason": pause.reason, **pause.detail})
         raise
     _apply(state, outcome, node=key)
     state.duration = round(ctx.clock.monotonic() - started, 6)
@@ -69,7 +70,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     # the loop's next turn at the latest (rein.engine.events.append), so no worker, person
     # or other process can learn of the end, or of what follows from it, before it is
     # committed: a crash can only take it with everything that came after it.
-    ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state),
+    ctx.save_node(inst, nid, EventType.NODE_FINISHED, _finish_payload(state.outputs, node, state),
                   hold=True, at=at)
 
 

@@ -340,7 +340,7 @@ class Engine(Record):
             inst = ScopeInstance(model=scope_model(data), path="", params=params,
                                  roots=scope_roots(ctx, data, params, context))
             if run.status is not RunStatus.RUNNING:
-                ctx.emit("run/resumed", {"from": run.status.value},
+                ctx.emit(EventType.RUN_RESUMED, {"from": run.status.value},
                          Transition(run_status=RunStatus.RUNNING))
             own = _Counter("approval/answered")
             stop_counting = EventLog.of(self.store).listen(own)

@@ -231,7 +231,7 @@ class RunContext(Record):
         """``value`` with every secret the run knows replaced, as the store writes it."""
         return redact(value, self.known_secrets())
 
-    def emit(self, event_type: str, payload: Mapping[str, Any],
+    def emit(self, event_type: EventType, payload: Mapping[str, Any],
              change: Transition | None = None, *, hold: bool = False,
              at: str | None = None) -> Event:
         """Write one event (and the state it describes) in one transaction: the event log's
@@ -240,7 +240,7 @@ class RunContext(Record):
         (only for a step whose loss in a crash equals not having taken it yet). ``at``: the
         event's time when the caller just read the clock for the state it writes (one
         reading for both); now otherwise."""
-        return append(self.store, self.run_id, EventType(event_type), payload,
+        return append(self.store, self.run_id, event_type, payload,
                       self.now() if at is None else at, change, hold=hold)
 
     def root(self) -> RunContext:
@@ -259,7 +259,7 @@ class RunContext(Record):
         if exc is not None and root.budget_stop is None:
             root.budget_stop = {"message": exc.message, **exc.to_json()}
 
-    def save_node(self, inst: ScopeInstance, node_id: str, event_type: str,
+    def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
                   payload: Mapping[str, Any] | None = None, *, hold: bool = False,
                   at: str | None = None) -> None:
         """Persist a node's current state with the event that changed it (``hold``, ``at``:

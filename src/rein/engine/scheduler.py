@@ -20,6 +20,7 @@ from typing import Any
 from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
+from rein.engine.events import EventType
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.engine.transitions import transition
@@ -205,7 +206,7 @@ class Scheduler:
                                            "active": active, "when_result": when_result}
                 if self.inst.path:
                     payload["scope"] = self.inst.path
-                self.ctx.emit("edge/resolved", payload)
+                self.ctx.emit(EventType.EDGE_RESOLVED, payload)
 
     def _condition(self, text: str, where: str) -> bool:
         return condition(self.ctx, self.inst.scope(), text, where)
@@ -309,7 +310,7 @@ class Scheduler:
         if known is not None and known.status is NodeStatus.SKIPPED:
             state.adopted = True
             return
-        self.ctx.save_node(self.inst, nid, "node/skipped", {"reason": reason})
+        self.ctx.save_node(self.inst, nid, EventType.NODE_SKIPPED, {"reason": reason})
 
     def _close_pending(self) -> None:
         """Nodes that can never start now: cancelled by a halt or a budget stop."""
@@ -320,7 +321,7 @@ class Scheduler:
             if state.status in (NodeStatus.PENDING, NodeStatus.READY) and nid not in self.paused:
                 transition(state, NodeStatus.CANCELLED)
                 state.record["x-rein-cancel-reason"] = reason
-                self.ctx.save_node(self.inst, nid, "node/cancelled", {"reason": reason})
+                self.ctx.save_node(self.inst, nid, EventType.NODE_CANCELLED, {"reason": reason})
 
     def _pause_reason(self) -> str | None:
         if not self.paused:

@@ -22,6 +22,7 @@ from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import diagnostic
+from rein.engine.events import EventType
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -123,7 +124,7 @@ def _serving_worker(ctx: RunContext, inst: ScopeInstance, nid: str, request: Att
     if worker is None or not worker.can_serve(request):
         worker = pick_worker(ctx, request)
     if worker is None:
-        ctx.emit("worker/unavailable", {"node": inst.key(nid), "attempt": request.attempt,
+        ctx.emit(EventType.WORKER_UNAVAILABLE, {"node": inst.key(nid), "attempt": request.attempt,
                                         "tier": request.tier})
         raise Paused("worker", {"node": inst.key(nid), "attempt": request.attempt})
     return worker
@@ -148,7 +149,7 @@ async def _open(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[st
     state.record.setdefault("attempts", []).append(rec)
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
-    ctx.save_node(inst, nid, "attempt/started", {"attempt": n, "tier": tier,
+    ctx.save_node(inst, nid, EventType.ATTEMPT_STARTED, {"attempt": n, "tier": tier,
                                                  "worker": worker.name}, at=at)
     return rec, declined
 
@@ -235,7 +236,7 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
     # watch`) shows a failed attempt and the budget spent from the log alone. Held: the
     # node's end (or the next attempt, or the ladder) follows and commits both; lost in a
     # crash, the attempt was in flight, and resuming runs it again.
-    ctx.save_node(inst, nid, "attempt/finished",
+    ctx.save_node(inst, nid, EventType.ATTEMPT_FINISHED,
                   {"attempt": rec["attempt"], "result": outcome.status.value,
                    "failure": outcome.failure.value if outcome.failure else None,
                    **({"error": rec["error"]} if "error" in rec else {}),
