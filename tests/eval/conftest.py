@@ -1,5 +1,6 @@
 """Fixtures: an isolated configuration (no managed or user rein.toml of this machine takes
-part) and an empty workspace as the current folder, where evaluations are kept."""
+part, nor the account's approvals of evaluations) and an empty workspace as the current
+folder, where evaluations are kept."""
 
 from __future__ import annotations
 
@@ -17,5 +18,8 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "etc" / "rein.toml"))
     monkeypatch.delenv("REIN_USER_CONFIG", raising=False)
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    from support import account_files
+
+    account_files(monkeypatch, tmp_path)
     monkeypatch.chdir(root)
     return root

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import SUITE, run_eval
+from eval_support import SUITE, run_approved, run_eval
 
 from rein.eval.results import against_baseline
 
@@ -22,8 +22,8 @@ def test_a_change_that_breaks_a_scenario_fails_the_gate(ws: Path, tmp_path: Path
     assert code == 0
     baseline = tmp_path / "baseline.json"
     baseline.write_text(json.dumps(before))
-    code, after = run_eval(capsys, *ONE_SHELL, "--config", "scripted-no-shell",
-                           "--baseline", str(baseline))
+    code, after = run_approved(capsys, *ONE_SHELL, "--config", "scripted-no-shell",
+                               "--baseline", str(baseline))
     assert code == 1
     [row] = after["baseline"]["comparisons"]
     assert (row["baseline"], row["candidate"]) == ("baseline:scripted", "scripted-no-shell")

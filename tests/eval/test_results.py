@@ -4,6 +4,7 @@ by criterion, hook flags, and the text and HTML reports."""
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,25 @@ def test_the_text_report_names_the_comparison() -> None:
     text = render(_result())
     assert "b&c vs a: no significant difference (p = 1" in text
     assert "broken s<1>" in text
+
+
+def test_pass_at_k_beside_the_solve_rate() -> None:
+    """s1 solved 1 of 3, s2 3 of 3, s3 0 of 2 (its third trial unsupported, not graded):
+    pass@k averages each scenario's estimate over those with at least k graded trials."""
+    trials = [trial("s1", "h", "solved", 1), trial("s1", "h", "failed", 2),
+              trial("s1", "h", "failed", 3),
+              *(trial("s2", "h", "solved", i) for i in (1, 2, 3)),
+              trial("s3", "h", "failed", 1), trial("s3", "h", "failed", 2),
+              trial("s3", "h", "unsupported", 3)]
+    [h] = build({**PLAN, "options": {"trials": 3}}, trials, scenarios("s1", "s2", "s3"),
+                [config("h")], alpha=0.05)["configurations"]
+    assert h["pass_k_scenarios"] == {"1": 3, "2": 3, "3": 2}
+    third = Fraction(1, 3)
+    assert h["pass_at_k"] == {"1": float((third + 1 + 0) / 3),
+                              "2": float((2 * third + 1 + 0) / 3), "3": (1 + 1) / 2}
+    assert h["pass_hat_k"] == {"1": float((third + 1 + 0) / 3), "2": float(Fraction(1, 3)),
+                               "3": (0 + 1) / 2}
+    assert h["solve_rate"] == 4 / 8
+    assert "pass@k 1:44% 2:56% 3:100%   pass^k 1:44% 2:33% 3:50%" in render(
+        build({**PLAN, "options": {"trials": 3}}, trials, scenarios("s1", "s2", "s3"),
+              [config("h")], alpha=0.05))

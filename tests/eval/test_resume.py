@@ -132,8 +132,9 @@ def _ledger(ws: Path, tmp_path: Path) -> Ledger:
 
 def test_a_trial_interrupted_twice_is_reported_and_not_run_again(ws: Path,
                                                                  tmp_path: Path) -> None:
+    from rein.eval.approval import Review
     from rein.eval.configs import builtin
-    from rein.eval.runner import Options, run
+    from rein.eval.runner import Loaded, Options, run
     from rein.eval.scenarios import find_scenarios
 
     path = suite(tmp_path)
@@ -145,8 +146,10 @@ def test_a_trial_interrupted_twice_is_reported_and_not_run_again(ws: Path,
     said: list[str] = []
     from rein.config import Config
 
-    [trial] = run(ledger, scenarios, [builtin("oracle")], options=Options(),
-                  base=Config(data={}, sources={}), env={}, say=said.append)
+    loaded = Loaded(scenarios=scenarios, configs=[builtin("oracle")],
+                    review=Review(digest=None))
+    [trial] = run(ledger, loaded, options=Options(), base=Config(data={}, sources={}), env={},
+                  say=said.append)
     assert trial.status == "interrupted" and not trial.graded
     assert "interrupted twice" in said[0]
     assert not (ledger.trials_root / "a__oracle__1").exists()  # nothing ran

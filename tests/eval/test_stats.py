@@ -11,7 +11,16 @@ from fractions import Fraction
 
 import pytest
 
-from rein.eval.stats import Pair, change, paired_test, state, wilson
+from rein.eval.stats import (
+    Pair,
+    change,
+    ks,
+    paired_test,
+    pass_at_k,
+    pass_hat_k,
+    state,
+    wilson,
+)
 
 
 @pytest.mark.parametrize(("solved", "trials", "low", "high"), [
@@ -94,3 +103,27 @@ def test_what_a_change_did_to_a_scenario(a: tuple[int, int], b: tuple[int, int],
 def test_states() -> None:
     assert [state(0, 0), state(0, 2), state(1, 2), state(2, 2)] == [
         "none", "failed", "flaky", "solved"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 7])
+def test_pass_at_k_and_pass_hat_k_are_the_shares_of_all_draws(n: int) -> None:
+    """Over every way of drawing k of the n trials: the share of draws with some solved
+    trial (pass@k) and with only solved ones (pass^k)."""
+    for c in range(n + 1):
+        outcomes = [True] * c + [False] * (n - c)
+        for k in range(1, n + 1):
+            draws = list(itertools.combinations(outcomes, k))
+            assert pass_at_k(n, c, k) == Fraction(sum(any(d) for d in draws), len(draws))
+            assert pass_hat_k(n, c, k) == Fraction(sum(all(d) for d in draws), len(draws))
+        assert pass_at_k(n, c, 1) == pass_hat_k(n, c, 1) == Fraction(c, n)
+
+
+def test_pass_at_k_refuses_what_it_cannot_estimate() -> None:
+    for n, c, k in [(3, 4, 1), (3, 1, 4), (3, 1, 0)]:
+        with pytest.raises(ValueError):
+            pass_at_k(n, c, k)
+
+
+def test_the_ks_reported() -> None:
+    assert ks(0) == [] and ks(1) == [1] and ks(4) == [1, 2, 3, 4]
+    assert ks(30) == [1, 2, 5, 10, 20, 30] and ks(100) == [1, 2, 5, 10, 20, 50, 100]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import SUITE, run_eval
+from eval_support import SUITE, run_approved, run_eval
 
 from rein.eval.scenarios import find_scenarios
 
@@ -57,9 +57,9 @@ def test_oracle_solves_everything_and_nop_nothing(ws: Path, capsys: Any) -> None
 
 def test_a_known_difference_is_significant_and_no_difference_is_not(
         ws: Path, capsys: Any) -> None:
-    code, result = run_eval(capsys, str(SUITE), "--config", "scripted",
-                            "--config", "scripted-no-shell", "--config", "scripted-reworded",
-                            "--lanes", "2")
+    code, result = run_approved(capsys, str(SUITE), "--config", "scripted",
+                                "--config", "scripted-no-shell", "--config",
+                                "scripted-reworded", "--lanes", "2")
     assert code == 0
     rates = {c["name"]: (c["solved"], c["trials"]) for c in result["configurations"]}
     assert rates == {"scripted": (8, 8), "scripted-no-shell": (2, 8),
@@ -75,11 +75,17 @@ def test_a_known_difference_is_significant_and_no_difference_is_not(
     assert blocked["verdict"] == "worse" and blocked["broken"] == SHELL_USERS
     assert reworded["p_value"] == 1.0 and not reworded["significant"]
     assert reworded["verdict"] == "no significant difference"
-    assert {d["key"] for d in reworded["diff"]} == {"instructions"}
+    assert {d["key"] for d in reworded["diff"]} == {"instructions", "system",
+                                                    "tools.shell.description"}
+    # Its words reached every model call; the shell's description every call offering it.
+    words = next(c for c in result["configurations"] if c["name"] == "scripted-reworded")
+    assert words["overlays"]["calls"] == words["overlays"]["system"] == scripted["turns"]
+    assert 0 < words["overlays"]["tools"]["shell"] < scripted["turns"]
+    assert words["overlays"]["never_offered"] == []
     # What each change touched, fixed and broke; the broad hook on the busiest tool flagged.
     changes = result["risk"]["changes"]
     assert changes[0]["areas"] == ["hooks"] and changes[0]["broken"] == SHELL_USERS
-    assert changes[1]["areas"] == ["prompt"] and changes[1]["broken"] == []
+    assert changes[1]["areas"] == ["prompt", "tools"] and changes[1]["broken"] == []
     [flag] = result["risk"]["hooks"]
     assert (flag["configuration"], flag["hook"], list(flag["tools"])) == (
         "scripted-no-shell", "no-shell", ["shell"])
@@ -98,6 +104,8 @@ def test_several_trials_add_up(ws: Path, capsys: Any, trials: int) -> None:
     assert code == 0
     [config] = result["configurations"]
     assert (config["solved"], config["trials"]) == (2 * trials, 2 * trials)
+    assert config["pass_at_k"] == config["pass_hat_k"] == {"1": 1.0, "2": 1.0}
+    assert config["pass_k_scenarios"] == {"1": 2, "2": 2}
     assert config["tokens"] == trials * (220 + 30 + 260 + 15 + 240 + 25 + 290 + 12)
     assert config["turns"] == 4 * trials
     assert [t["trial"] for t in result["trials"]] == [

@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from eval_support import SUITE, run_eval
+from eval_support import SUITE, run_approved, run_eval
 
 
 def test_a_broken_scenario_is_an_error_and_the_others_run(ws: Path, tmp_path: Path,
@@ -88,7 +88,7 @@ def test_a_command_worker_configuration(ws: Path, tmp_path: Path, capsys: Any) -
     shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
     (suite / "eval.toml").write_text(COMMAND_CONFIG)
     (suite / "agent.sh").write_text(AGENT)
-    code, result = run_eval(capsys, str(suite), "--config", "cli-agent")
+    code, result = run_approved(capsys, str(suite), "--config", "cli-agent")
     assert code == 0
     [config] = result["configurations"]
     assert config["worker"] == "command" and "test_double" not in config

@@ -32,6 +32,10 @@ from rein.cli.output import emit_json, json_option
 @click.option("--baseline", metavar="RESULT", help="A result.json (or a finished evaluation's "
               "id) to compare with: exit 1 on a significant regression or any scenario "
               "newly broken.")
+@click.option("--approve", "approve", metavar="DIGEST", help="Approve what the "
+              "configurations run (hooks, command workers, providers of the suite's "
+              "choosing): the digest rein printed when it refused. Recorded: the same "
+              "content needs no approval again.")
 @click.option("--resume", "resume_id", metavar="ID", help="Continue an evaluation a killed "
               "process left unfinished: finished trials are kept, none runs twice.")
 @click.option("--show", "show_id", metavar="ID", help="Print a finished evaluation's "
@@ -41,15 +45,26 @@ from rein.cli.output import emit_json, json_option
 @click.option("--atif", "atif_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Also export every trial's trajectory as ATIF "
                    "(DIR/<trial>/agent/trajectory.json) for Harbor's tools.")
+@click.option("--executor", type=click.Choice(["inprocess", "dbos"]), default="inprocess",
+              show_default=True, help="Where the trials run: in this process's lanes, or "
+              "on DBOS lanes served by `rein eval --serve` processes (the scale extra).")
+@click.option("--store", "store_url", metavar="URL", help="The PostgreSQL database of the "
+              "DBOS lanes' queues (default: [store] url).")
+@click.option("--serve", is_flag=True, help="Serve DBOS lanes: run the trials evaluations "
+              "started with --executor dbos put on the queue, until stopped (--lanes at "
+              "once).")
+@click.option("--name", "worker_name", metavar="ID", help="With --serve: this worker's name "
+              "(default: HOST-PID); a worker restarted under its name recovers its trials.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--workspace", type=click.Path(path_type=Path, file_okay=False),
               help="Where evaluations are kept (.rein/evals/); default: the current folder.")
 @json_option
 def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: int,
           configs_file: Path | None, host: bool, timeout: float, alpha: float,
-          baseline: str | None, resume_id: str | None, show_id: str | None,
-          html_file: Path | None, atif_dir: Path | None, quiet: bool,
-          workspace: Path | None, as_json: bool) -> int:
+          baseline: str | None, approve: str | None, resume_id: str | None,
+          show_id: str | None, html_file: Path | None, atif_dir: Path | None,
+          executor: str, store_url: str | None, serve: bool, worker_name: str | None,
+          quiet: bool, workspace: Path | None, as_json: bool) -> int:
     """Run a scenario suite under several harness configurations and say which is better.
 
     A PATH is a scenario (a folder with scenario.toml, or a Harbor task with task.toml) or
@@ -57,20 +72,31 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
     eval.toml beside the suite; oracle (runs each reference solution, must solve all) and
     nop (does nothing, must solve none) are built in and validate the suite.
 
+    A configuration whose hooks, command workers or providers run code or reach services
+    of the suite's choosing runs nothing until you approve it: rein shows what it runs and
+    asks on a terminal, or refuses (exit 4) with the digest to pass to --approve.
+
     \b
     Example:
       rein eval examples/eval --config oracle --config nop
       rein eval examples/eval --config scripted --config scripted-no-shell --trials 3
       rein eval examples/eval --config scripted --json > result.json
       rein eval examples/eval --config scripted --baseline result.json   # gate a change
+      rein eval examples/eval --config scripted-no-shell --approve sha256:...
       rein eval --resume eval-20261207T101500-a1b2c3
+      rein eval --serve --store postgresql://rein@db/rein --lanes 4   # a DBOS lane worker
+      rein eval examples/eval --config oracle --executor dbos --store postgresql://...
     \b
     Exit codes: 0 done, 1 the suite is invalid (oracle missed a scenario, nop solved one)
-    or the baseline gate failed, 4 refused (the evaluation runs elsewhere), 64 usage error.
+    or the baseline gate failed, 4 refused (not approved, or the evaluation runs
+    elsewhere), 64 usage error (a DBOS lane without a PostgreSQL URL, the scale extra or a
+    queue key).
     """
     from rein.errors import ConfigError
 
     root = (workspace or Path.cwd()).resolve()
+    if serve:
+        return _serve(root, store_url=store_url, lanes=lanes, name=worker_name, quiet=quiet)
     modes = sum(x is not None for x in (resume_id, show_id)) + bool(paths)
     if modes != 1:
         raise ConfigError("give PATHs to evaluate, or --resume ID, or --show ID (one of them)",
@@ -85,13 +111,16 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
     else:
         result = _run(root, paths, names, trials=trials, lanes=lanes,
                       configs_file=configs_file, host=host, timeout=timeout, alpha=alpha,
-                      baseline=baseline, resume_id=resume_id, quiet=quiet)
+                      baseline=baseline, resume_id=resume_id, quiet=quiet, approve=approve,
+                      interactive=not as_json and _interactive(), executor=executor,
+                      store_url=store_url)
     return _show(result, as_json=as_json, html_file=html_file, atif_dir=atif_dir)
 
 
 def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials: int,
          lanes: int, configs_file: Path | None, host: bool, timeout: float, alpha: float,
-         baseline: str | None, resume_id: str | None, quiet: bool) -> dict[str, Any]:
+         baseline: str | None, resume_id: str | None, quiet: bool, approve: str | None,
+         interactive: bool, executor: str, store_url: str | None) -> dict[str, Any]:
     import os
 
     from rein.config import load_config
@@ -107,9 +136,49 @@ def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials:
 
     return evaluate(root, list(paths), list(names), configs_file=configs_file,
                     options=Options(trials=trials, lanes=lanes, host=host, timeout=timeout,
-                                    alpha=alpha),
+                                    alpha=alpha, executor=executor),
                     base=base, env=dict(os.environ), say=say, resume_id=resume_id,
-                    baseline=against)
+                    baseline=against, approve=approve, ask=_ask if interactive else None,
+                    store_url=store_url)
+
+
+def _serve(root: Path, *, store_url: str | None, lanes: int, name: str | None,
+           quiet: bool) -> int:
+    """Serve DBOS lanes until SIGTERM or Ctrl-C."""
+    import os
+    import signal
+    import socket
+    import threading
+
+    from rein.eval.evaluate import serve_lanes
+
+    stop = threading.Event()
+
+    def stopping(_sig: int, _frame: Any) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
+    serve_lanes(root, store_url=store_url, lanes=lanes,
+                name=name or f"{socket.gethostname()}-{os.getpid()}", env=dict(os.environ),
+                stop=stop, say=lambda text: None if quiet else click.echo(f"rein eval: {text}",
+                                                                         err=True))
+    return 0
+
+
+def _ask(found: Any) -> bool:
+    """Show what the configurations run and ask the person at the terminal."""
+    from rein.cli.prompt import approved
+
+    for line in found.describe():
+        click.echo(line, err=True)
+    return approved("Approve these and run the evaluation?", err=True)
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _show(result: dict[str, Any], *, as_json: bool, html_file: Path | None,

@@ -37,7 +37,7 @@ response bodies in order through the real SDK (see ``docs/providers.md``). Relat
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,8 +53,12 @@ if TYPE_CHECKING:
 
 
 def workers_from_config(workspace: Path, config: Config,
-                        env: Mapping[str, str] | None = None) -> tuple[Worker, ...]:
-    """The configured workers of ``workspace``, in the order the engine tries them."""
+                        env: Mapping[str, str] | None = None, *,
+                        wrap_provider: Callable[[Any], Any] | None = None
+                        ) -> tuple[Worker, ...]:
+    """The configured workers of ``workspace``, in the order the engine tries them.
+    ``wrap_provider``: applied to each provider the model workers call (an evaluation's
+    overlay of what the model is shown, :mod:`rein.eval.overlays`)."""
     env = os.environ if env is None else env
     check_withheld(config)
     section = config.get("workers") or {}
@@ -64,7 +68,7 @@ def workers_from_config(workspace: Path, config: Config,
         workers.append(scripted)
     commands = command_templates(section)
     routed_commands: set[str] = set()
-    model_workers = _tier_workers(workspace, config, commands, routed_commands)
+    model_workers = _tier_workers(workspace, config, commands, routed_commands, wrap_provider)
     workers.extend(model_workers)
     unrouted = [t for name, t in commands.items() if name not in routed_commands]
     if unrouted:
@@ -148,7 +152,8 @@ def command_templates(section: Mapping[str, Any]) -> dict[str, CommandTemplate]:
 
 
 def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, CommandTemplate],
-                  routed_commands: set[str]) -> list[Worker]:
+                  routed_commands: set[str], wrap_provider: Callable[[Any], Any] | None = None
+                  ) -> list[Worker]:
     no_routes = not config.get("tiers")  # as tier_routes reads it: no table, no route
     if no_routes and not config.get("providers"):
         return []  # nothing to route to, nothing to check: no provider module is imported
@@ -166,7 +171,8 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
 
     def create(cfg: Any) -> Any:
         cfg, client = _with_workspace_paths(cfg, workspace)
-        return registry.create(cfg, http_client=client)
+        provider = registry.create(cfg, http_client=client)
+        return provider if wrap_provider is None else wrap_provider(provider)
 
     from rein.tools.hooks import configured_hooks
     from rein.tools.sandbox import protected_paths

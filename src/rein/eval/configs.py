@@ -6,6 +6,10 @@ A configurations file (``eval.toml`` beside a suite, or ``--configs FILE``)::
     description = "the model worker served by the scripted provider (a test double)"
     instructions = "Read the files you change first."   # appended to every task node
     profile = "profiles/coder.agent.yaml"              # an OAP profile serving every task node
+    system = "Prefer the smallest change."             # appended to every model call's
+                                                       # system prompt
+    [configurations.scripted.tools.shell]              # what the model reads of a tool
+    description = "Run one command; only to run the tests."
 
     [configurations.scripted.rein]                     # rein.toml tables, laid over the
     policy = { shell = "allow" }                       # person's own: they only narrow it
@@ -49,7 +53,8 @@ from rein.errors import ConfigError, Location
 
 BUILTIN = ("oracle", "nop")
 CONFIGS_FILE = "eval.toml"
-_KEYS = frozenset({"description", "extends", "instructions", "profile", "rein"})
+_KEYS = frozenset({"description", "extends", "instructions", "profile", "rein", "system",
+                   "tools"})
 # What an overlay may set. The store, the executor and who approves belong to the
 # evaluation and the person, never to a configuration under test.
 OVERLAY_SECTIONS = frozenset({"dev", "driver", "hooks", "limits", "mcp", "policy",
@@ -170,6 +175,13 @@ def _resolve(name: str, raw: Mapping[str, Mapping[str, Any]], path: Path) -> Con
                 if not isinstance(spec[key], str):
                     raise _bad(path, f"configurations.{link}.{key} must be a string")
                 definition[key] = spec[key]
+        if "system" in spec:
+            if not isinstance(spec["system"], str):
+                raise _bad(path, f"configurations.{link}.system must be a string")
+            definition["system"] = spec["system"]
+        if "tools" in spec:
+            definition["tools"] = {**definition.get("tools", {}), **_tools(spec["tools"],
+                                                                           link, path)}
         overlay = spec.get("rein", {})
         if not isinstance(overlay, Mapping):
             raise _bad(path, f"configurations.{link}.rein must be a table of rein.toml tables")
@@ -190,6 +202,22 @@ def _resolve(name: str, raw: Mapping[str, Mapping[str, Any]], path: Path) -> Con
                          definition=definition,
                          digest=_digest(definition, _named_files(definition, path.parent)),
                          suite=path.parent)
+
+
+def _tools(table: Any, link: str, path: Path) -> dict[str, dict[str, str]]:
+    """A configuration's tool descriptions: ``[configurations.NAME.tools.TOOL]`` tables
+    with a ``description`` (the name as the model is offered the tool)."""
+    if not isinstance(table, Mapping):
+        raise _bad(path, f"configurations.{link}.tools must hold one table per tool")
+    out = {}
+    for tool, spec in table.items():
+        where = f"configurations.{link}.tools.{tool}"
+        if not isinstance(spec, Mapping) or set(spec) != {"description"} or \
+                not isinstance(spec["description"], str) or not spec["description"].strip():
+            raise _bad(path, f"{where} must be a table with a description (a non-empty "
+                             "string) and nothing else")
+        out[str(tool)] = {"description": spec["description"]}
+    return out
 
 
 def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -285,8 +313,10 @@ def diff(a: Configuration, b: Configuration) -> list[dict[str, Any]]:
 
 def area(key: str) -> str:
     """What part of the harness a changed key belongs to, for the risk report."""
-    if key.startswith(("instructions", "profile")):
-        return "prompt" if key.startswith("instructions") else "profile"
+    if key.startswith(("instructions", "system")):
+        return "prompt"
+    if key.startswith(("profile", "tools")):
+        return "profile" if key.startswith("profile") else "tools"
     section = key.split(".")[1] if key.startswith("rein.") else key.split(".")[0]
     return {"hooks": "hooks", "tiers": "routing", "routing": "routing",
             "providers": "model", "policy": "policy", "driver": "driver",

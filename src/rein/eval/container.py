@@ -52,19 +52,21 @@ def commands(task: HarborTask, *, runtime: str, container: str, logs: Path, orac
         start += ["-e", f"{name}={value}"]
     start += [image, "sleep", "infinity"]
 
-    def run(script: str, env: dict[str, str]) -> list[str]:
+    def run(script: str, env: dict[str, str], user: str | None = None) -> list[str]:
         flags = [f for name, value in sorted(env.items()) for f in ("-e", f"{name}={value}")]
+        if user is not None:
+            flags += ["--user", user]
         return [runtime, "exec", "-w", task.workdir, *flags, container, "bash", "-c", script]
 
     solve: list[list[str]] = []
     if oracle and task.solution is not None:
         solve = [[runtime, "cp", f"{task.solution.parent}/.", f"{container}:/solution"],
                  run("bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1",
-                     {"DEBIAN_FRONTEND": "noninteractive", **task.solution_env})]
+                     {"DEBIAN_FRONTEND": "noninteractive", **task.solution_env}, task.agent_user)]
     verify = [run("rm -f /logs/verifier/reward.txt /logs/verifier/reward.json", {}),
               [runtime, "cp", f"{task.path / 'tests'}/.", f"{container}:/tests"],
               run("chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt "
-                  "2>&1", dict(task.verifier_env))]
+                  "2>&1", dict(task.verifier_env), task.verifier_user)]
     return Commands(build=build, start=start, solve=solve, verify=verify,
                     remove=[runtime, "rm", "-f", container])
 
@@ -86,7 +88,7 @@ async def container_trial(spec: TrialSpec, task: HarborTask, where: Placement) -
         return result.exit_code
 
     try:
-        if plan.build is not None and await step(plan.build, 1800.0) != 0:
+        if plan.build is not None and await step(plan.build, task.build_timeout) != 0:
             return blank(spec, "error", "the task's image did not build")
         if await step(plan.start, 600.0) != 0:
             return blank(spec, "error", "the task's container did not start")

@@ -3,36 +3,55 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
 from rein.eval import results as results_mod
+from rein.eval.approval import Ask
 from rein.eval.ledger import EVALS
 from rein.eval.runner import Options, Say, resume, run, start
 
 if TYPE_CHECKING:
     from rein.config import Config
+    from rein.eval.lanes import DbosLanes
+    from rein.eval.trial import Trial, TrialSpec
 
 
 def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
              configs_file: Path | None, options: Options, base: Config,
              env: Mapping[str, str], say: Say, resume_id: str | None = None,
-             baseline: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             baseline: Mapping[str, Any] | None = None, approve: str | None = None,
+             ask: Ask | None = None, store_url: str | None = None) -> dict[str, Any]:
     """Run (or resume) an evaluation and return its results (also written to its folder
-    as ``result.json``)."""
+    as ``result.json``). What the configurations run needs a person's approval first:
+    recorded earlier, ``approve`` (the digest ``--approve`` names) or ``ask`` (a terminal).
+    Its trials run in this process, or on DBOS lanes (``options.executor``; the queues'
+    database: ``store_url`` or ``[store] url``)."""
     if resume_id is not None:
-        ledger, (scenarios, configs), options = resume(workspace, resume_id)
+        ledger, loaded, options = resume(workspace, resume_id, base, approve=approve, ask=ask)
+        lanes = _lanes(options, base, env, store_url)
     else:
-        ledger, (scenarios, configs) = start(workspace, paths, names,
-                                             configs_file=configs_file, options=options,
-                                             base=base)
+        lanes = _lanes(options, base, env, store_url)  # refused before anything is written
+        ledger, loaded = start(workspace, paths, names, configs_file=configs_file,
+                               options=options, base=base, approve=approve, ask=ask)
     ledger.acquire()
     try:
         say(f"evaluation {ledger.id} (resume it with `rein eval --resume {ledger.id}`)")
-        trials = run(ledger, scenarios, configs, options=options, base=base, env=env, say=say)
-        result = results_mod.build(ledger.plan, trials, scenarios, configs,
+        remote = None
+        if lanes is not None:
+            from rein.eval.lanes import plan_digest
+
+            plan = plan_digest(ledger.plan)
+            approval = (ledger.plan.get("approval") or {}).get("digest")
+
+            def remote(spec: TrialSpec) -> Trial:
+                return lanes.run(spec, plan=plan, approval=approval)
+        trials = run(ledger, loaded, options=options, base=base, env=env, say=say,
+                     remote=remote)
+        result = results_mod.build(ledger.plan, trials, loaded.scenarios, loaded.configs,
                                    alpha=options.alpha)
         result["folder"] = str(ledger.folder)
         if baseline is not None:
@@ -41,7 +60,46 @@ def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
         ledger.finish(result)
         return result
     finally:
+        if lanes is not None:
+            lanes.close()
         ledger.release()
+
+
+def serve_lanes(workspace: Path, *, store_url: str | None, lanes: int, name: str,
+                env: Mapping[str, str], stop: threading.Event, say: Say) -> None:
+    """Serve DBOS lanes for the evaluations of ``workspace`` until ``stop`` is set
+    (``rein eval --serve``): the queues' database, the queue key and the extra are checked
+    first (EVAL026, SCALE009, SCALE005)."""
+    from rein.config import load_config
+
+    _need_dbos()
+    from rein.engine.executors.queue_key import load_key
+    from rein.eval.lanes import postgres_url, serve
+
+    base = load_config(workspace)
+    serve(workspace=workspace, base=base, url=postgres_url(store_url, base),
+          key=load_key(base, env), name=name, concurrency=lanes, env=env, stop=stop, say=say)
+
+
+def _need_dbos() -> None:
+    from importlib.util import find_spec
+
+    if find_spec("dbos") is None:
+        raise ConfigError("trials on DBOS lanes need the scale extra", code="SCALE005",
+                          hint="pip install 'rein[scale]'")
+
+
+def _lanes(options: Options, base: Config, env: Mapping[str, str], store_url: str | None
+           ) -> DbosLanes | None:
+    """The DBOS lanes of an evaluation that runs its trials there, checked before anything
+    runs: the queues' database and the queue key (EVAL026, SCALE009, SCALE005)."""
+    if options.executor != "dbos":
+        return None
+    _need_dbos()
+    from rein.engine.executors.queue_key import load_key
+    from rein.eval.lanes import DbosLanes, postgres_url
+
+    return DbosLanes(url=postgres_url(store_url, base), key=load_key(base, env))
 
 
 def read_result(workspace: Path, given: str) -> dict[str, Any]:
@@ -73,4 +131,4 @@ def failed(result: Mapping[str, Any]) -> bool:
     return baseline is not None and not baseline["passed"]
 
 
-__all__ = ["evaluate", "failed", "read_result"]
+__all__ = ["evaluate", "failed", "read_result", "serve_lanes"]

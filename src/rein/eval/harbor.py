@@ -6,11 +6,19 @@ build context) and optionally ``solution/solve.sh``. Every ``task.toml`` section
 and unknown keys are ignored, as in Harbor. What a trial needs is kept here:
 
 * the working directory (``[environment] workdir``, ``/app`` when unset: the template's and
-  Terminal-Bench's ``WORKDIR``), the network mode, the environment variables of each phase
-  (``${VAR}`` and ``${VAR:-default}`` filled in from the host), the time limits;
+  Terminal-Bench's ``WORKDIR``), the network of each phase (``[environment] network_mode``,
+  ``public`` when unset, which ``[agent]`` and ``[verifier]`` override for their phase, as
+  Harbor resolves it; the deprecated ``allow_internet`` when no mode is given), the
+  environment variables of each phase (``${VAR}`` and ``${VAR:-default}`` filled in from
+  the host), the time limits (the agent's, the verifier's, the image build's) and the user
+  each phase runs as in a container;
 * whether the task needs a container (a ``Dockerfile``, a compose file or a
-  ``docker_image``), and what rein does not run at all (several steps, Windows, a separate
-  verifier environment), said as the reason the task is unsupported;
+  ``docker_image``), and what rein does not run at all, said as the reason the task is
+  **unsupported** (never failed: what rein cannot provide is not the agent's fault): several
+  steps, an OS other than Linux, a separate verifier environment or commands it collects
+  from compose services, a network allowlist (rein gives a phase all of the network or
+  none), GPUs or TPUs; and what rein's own agents cannot be given (the task's MCP servers or
+  skills), which leaves the task to the oracle and nop;
 * the reward: ``reward.json`` (a flat map of finite numbers) first, else ``reward.txt``
   (one number); the test script's exit status is ignored, as in Harbor. A trial is solved
   when its primary reward (``reward``, or the only key) is exactly 1.
@@ -31,6 +39,8 @@ from rein.errors import ConfigError, Location
 
 DEFAULT_WORKDIR = "/app"
 DEFAULT_VERIFIER_TIMEOUT = 600.0
+DEFAULT_BUILD_TIMEOUT = 600.0
+NETWORK_MODES = ("public", "no-network", "allowlist")
 CONTAINER_FILES = ("Dockerfile", "docker-compose.yaml", "docker-compose.yml")
 _CANARY = re.compile(r"^\s*(<!--.*-->|#.*)\s*$")
 PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -44,15 +54,23 @@ class HarborTask(Frozen):
     name: str
     instruction: str
     workdir: str
-    network: bool  # False: network_mode "no-network" (or allow_internet = false)
+    network: bool  # the environment's baseline: False for network_mode "no-network"
     agent_timeout: float | None
     verifier_timeout: float
+    # Each phase's network: [agent] / [verifier] network_mode, else the baseline. The
+    # oracle's solve.sh is the agent phase.
+    agent_network: bool = True
+    verifier_network: bool = True
+    build_timeout: float = DEFAULT_BUILD_TIMEOUT
+    agent_user: str | None = None  # who a phase runs as in a container (None: the image's)
+    verifier_user: str | None = None
     environment_env: Mapping[str, str] = field(default_factory=dict)
     verifier_env: Mapping[str, str] = field(default_factory=dict)
     solution_env: Mapping[str, str] = field(default_factory=dict)
     docker_image: str | None = None
     container_file: str | None = None  # environment/Dockerfile or the compose file, if any
     unsupported: str | None = None  # why rein cannot run this task at all
+    agent_unsupported: str | None = None  # why rein's own agents cannot work it
 
     @property
     def needs_container(self) -> bool:
@@ -99,20 +117,32 @@ def read_task(path: Path, env: Mapping[str, str] | None = None) -> HarborTask:
         name = None  # a name that cannot name a folder: the task's own folder names it
     container_file = next((f"environment/{n}" for n in CONTAINER_FILES
                            if (path / "environment" / n).is_file()), None)
+    baseline = _mode(environment, where, "environment", baseline=True) or "public"
+    modes = {"environment": baseline,
+             "agent": _mode(agent, where, "agent", baseline=False) or baseline,
+             "verifier": _mode(verifier, where, "verifier", baseline=False) or baseline}
     return HarborTask(
         path=path, name=name or path.name,
         instruction=instruction_text((path / "instruction.md").read_text(encoding="utf-8")),
         workdir=_workdir(environment.get("workdir"), where),
-        network=_network(environment),
+        network=baseline != "no-network",
+        agent_network=modes["agent"] != "no-network",
+        verifier_network=modes["verifier"] != "no-network",
         agent_timeout=_seconds(agent.get("timeout_sec"), None, where, "agent.timeout_sec"),
         verifier_timeout=_seconds(verifier.get("timeout_sec"), DEFAULT_VERIFIER_TIMEOUT, where,
                                   "verifier.timeout_sec") or DEFAULT_VERIFIER_TIMEOUT,
+        build_timeout=_seconds(environment.get("build_timeout_sec"), DEFAULT_BUILD_TIMEOUT,
+                               where, "environment.build_timeout_sec")
+        or DEFAULT_BUILD_TIMEOUT,
+        agent_user=_user(agent.get("user"), where, "agent.user"),
+        verifier_user=_user(verifier.get("user"), where, "verifier.user"),
         environment_env=_env(environment.get("env"), env, where, "environment.env"),
         verifier_env=_env(verifier.get("env"), env, where, "verifier.env"),
         solution_env=_env(solution.get("env"), env, where, "solution.env"),
         docker_image=environment.get("docker_image") or None,
         container_file=container_file,
-        unsupported=_unsupported(data, environment, verifier))
+        unsupported=_unsupported(data, environment, verifier, modes),
+        agent_unsupported=_agent_unsupported(environment))
 
 
 def instruction_text(text: str) -> str:
@@ -129,14 +159,61 @@ def instruction_text(text: str) -> str:
 
 
 def _unsupported(data: Mapping[str, Any], environment: Mapping[str, Any],
-                 verifier: Mapping[str, Any]) -> str | None:
+                 verifier: Mapping[str, Any], modes: Mapping[str, str]) -> str | None:
     if data.get("steps"):
         return "the task has several steps ([[steps]]); rein runs single-step tasks"
     if str(environment.get("os", "linux")).lower() != "linux":
         return f"the task runs on {environment.get('os')}; rein runs Linux tasks"
     if verifier.get("environment") or verifier.get("environment_mode") == "separate":
         return "the task verifies in a separate environment; rein verifies in the task's own"
+    if verifier.get("collect"):
+        return ("the task's verifier collects from compose services ([[verifier.collect]]); "
+                "rein runs single-container tasks")
+    allowlisted = [phase for phase in ("agent", "verifier") if modes[phase] == "allowlist"]
+    if allowlisted:
+        return (f"the task's {allowlisted[0]} network is an allowlist of hosts; rein gives a "
+                "phase all of the network or none")
+    if environment.get("gpus") or environment.get("tpu"):
+        return "the task asks for GPUs or TPUs; rein's trials get none"
     return None
+
+
+def _agent_unsupported(environment: Mapping[str, Any]) -> str | None:
+    """What the task gives its agent that rein's own workers cannot take."""
+    if environment.get("mcp_servers"):
+        return "the task gives its agent MCP servers ([[environment.mcp_servers]]); rein's " \
+               "workers are not connected to a task's servers"
+    if environment.get("skills_dir"):
+        return "the task gives its agent skills (environment.skills_dir); rein's workers " \
+               "do not load a task's skills"
+    return None
+
+
+def _mode(table: Mapping[str, Any], where: Path, section: str, *, baseline: bool
+          ) -> str | None:
+    """A section's network mode: the environment's is ``public`` when unset (or what the
+    deprecated ``allow_internet`` says), a phase's None (the environment's applies)."""
+    mode = table.get("network_mode")
+    if mode is None:
+        if table.get("allowed_hosts") is not None:
+            raise _bad(where, f"{section}.allowed_hosts is only valid with network_mode = "
+                              '"allowlist"', 'set network_mode = "allowlist", or remove it')
+        if baseline and table.get("allow_internet") is not None:
+            return "public" if table["allow_internet"] else "no-network"
+        return "public" if baseline else None
+    if mode not in NETWORK_MODES:
+        raise _bad(where, f"{section}.network_mode {mode!r} is not a network mode",
+                   f"one of {', '.join(repr(m) for m in NETWORK_MODES)}")
+    return str(mode)
+
+
+def _user(value: Any, where: Path, key: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value) == "":
+        raise _bad(where, f"{key} must be a user name or a UID, not {value!r}",
+                   f'for example {key.split(".")[-1]} = "root"')
+    return str(value)
 
 
 def _table(data: Mapping[str, Any], name: str, where: Path) -> Mapping[str, Any]:
@@ -154,13 +231,6 @@ def _workdir(value: Any, where: Path) -> str:
         raise _bad(where, f"environment.workdir {value!r} is not an absolute directory",
                    'for example workdir = "/app"')
     return value.rstrip("/")
-
-
-def _network(environment: Mapping[str, Any]) -> bool:
-    mode = environment.get("network_mode")
-    if mode is None and environment.get("allow_internet") is not None:
-        return bool(environment["allow_internet"])
-    return mode != "no-network"
 
 
 def _seconds(value: Any, default: float | None, where: Path, key: str) -> float | None:

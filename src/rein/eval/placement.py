@@ -65,6 +65,8 @@ def place(task: HarborTask, *, host: bool, runtime: str | None, bubblewrap: bool
     (the oracle and nop can; rein's own workers act on the host)."""
     if task.unsupported:
         return Placement(where="unsupported", reason=task.unsupported)
+    if task.agent_unsupported and not agent_in_container:
+        return Placement(where="unsupported", reason=task.agent_unsupported)
     on_host = Placement(where="host", reason="the host satisfies the task (--host)" if
                         task.needs_container else "the task is plain files: no image")
     if not bubblewrap:
@@ -83,6 +85,10 @@ def place(task: HarborTask, *, host: bool, runtime: str | None, bubblewrap: bool
             return Placement(where="unsupported", reason="the task runs in a container and "
                              "this configuration's agent acts on the host; use --host if the "
                              "host satisfies the image")
+        if not task.agent_network == task.verifier_network == task.network:
+            return Placement(where="unsupported", reason="the task's phases have networks of "
+                             "their own, and rein keeps a container on one network; use "
+                             "--host if the host satisfies the image")
         return Placement(where="container", reason=f"built from {image}", runtime=runtime)
     if host:
         return on_host

@@ -17,8 +17,15 @@ def render(result: Mapping[str, Any]) -> str:
         lines.append(f"{_name(c):<24} {c['solved']:>4}/{c['trials']:<4} "
                      f"{c['solve_rate']:>6.0%} {_ci(c):>15} {tokens:>9} {cost:>8} "
                      f"{c['turns']:>6} {c['wall_seconds']:>8.1f}")
+        if len(c.get("pass_at_k") or {}) > 1:
+            lines.append("    pass@k " + _ks(c["pass_at_k"]) + "   pass^k "
+                         + _ks(c["pass_hat_k"]))
         for status, trials in sorted(c["not_graded"].items()):
             lines.append(f"    not graded ({status}): {len(trials)} trial(s)")
+        unused = (c.get("overlays") or {}).get("never_offered")
+        if unused:
+            lines.append(f"    tool description(s) never shown: {', '.join(unused)} (no "
+                         "model call of its trials offered them)")
     doubles = [c["name"] for c in result["configurations"] if c.get("test_double")]
     if doubles:
         lines.append(f"  ({', '.join(doubles)}: the scripted provider, a test double)")
@@ -81,6 +88,10 @@ def render(result: Mapping[str, Any]) -> str:
 def _name(c: Mapping[str, Any]) -> str:
     name = str(c["name"])
     return name if len(name) <= 24 else name[:23] + "…"
+
+
+def _ks(values: Mapping[str, float]) -> str:
+    return " ".join(f"{k}:{v:.0%}" for k, v in values.items())
 
 
 def _ci(c: Mapping[str, Any]) -> str:

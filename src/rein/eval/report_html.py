@@ -93,7 +93,7 @@ def chart(configs: Sequence[Mapping[str, Any]]) -> str:
 
 def _configurations(configs: Sequence[Mapping[str, Any]]) -> str:
     head = ("<table><tr><th>configuration</th><th>worker</th><th>solved</th><th>rate</th>"
-            "<th>95% CI</th><th>tokens</th><th>cost $</th><th>turns</th><th>wall s</th>"
+            "<th>95% CI</th><th>pass@k · pass^k</th><th>tokens</th><th>cost $</th><th>turns</th><th>wall s</th>"
             "<th>digest</th></tr>")
     rows = []
     for c in configs:
@@ -104,10 +104,20 @@ def _configurations(configs: Sequence[Mapping[str, Any]]) -> str:
                     f"<td class=num>{c['solved']}/{c['trials']}</td>"
                     f"<td class=num>{c['solve_rate']:.0%}</td>"
                     f"<td class=num>{c['ci_low']:.0%} – {c['ci_high']:.0%}</td>"
+                    f"<td class=num>{_passes(c)}</td>"
                     f"<td class=num>{tokens}</td><td class=num>{cost}</td>"
                     f"<td class=num>{c['turns']}</td><td class=num>{c['wall_seconds']:.1f}</td>"
                     f"<td><code>{escape(str(c['digest'])[:19])}…</code></td></tr>")
     return head + "".join(rows) + "</table>"
+
+
+def _passes(c: Mapping[str, Any]) -> str:
+    """pass@k and pass^k at the largest k (a result written before them: "-")."""
+    at, hat = c.get("pass_at_k") or {}, c.get("pass_hat_k") or {}
+    if not at:
+        return "-"
+    k = list(at)[-1]
+    return f"@{k} {at[k]:.0%} · ^{k} {hat[k]:.0%}"
 
 
 def _scenarios(scenarios: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:

@@ -23,7 +23,16 @@ from typing import Any
 
 from rein.eval.configs import Configuration, area, diff
 from rein.eval.scenarios import Scenario
-from rein.eval.stats import Pair, change, paired_test, state, wilson
+from rein.eval.stats import (
+    Pair,
+    change,
+    ks,
+    paired_test,
+    pass_at_k,
+    pass_hat_k,
+    state,
+    wilson,
+)
 from rein.eval.trial import Trial
 
 
@@ -36,6 +45,7 @@ def build(plan: Mapping[str, Any], trials: Sequence[Trial], scenarios: Sequence[
     out: dict[str, Any] = {
         "evaluation": plan["evaluation"], "created_at": plan.get("created_at"),
         "trials_per_scenario": plan["options"]["trials"], "alpha": alpha,
+        "approval": _approval(plan.get("approval")),
         "configurations": [_configuration(c, [t for t in trials if t.configuration == c.name])
                            for c in configs],
         "scenarios": [_scenario(s, configs, by) for s in scenarios],
@@ -48,6 +58,14 @@ def build(plan: Mapping[str, Any], trials: Sequence[Trial], scenarios: Sequence[
                    "hooks": hook_flags(compared, trials, share=hook_share)}
     out["trials"] = [t.to_json() for t in trials]
     return out
+
+
+def _approval(approved: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Who approved what the configurations run (None: they run nothing that needs it)."""
+    if not approved:
+        return None
+    return {k: approved.get(k) for k in ("digest", "approver", "approved_at",
+                                         "configurations")}
 
 
 def _configuration(config: Configuration, trials: Sequence[Trial]) -> dict[str, Any]:
@@ -73,7 +91,49 @@ def _configuration(config: Configuration, trials: Sequence[Trial]) -> dict[str, 
             "output_tokens": sum(t.output_tokens or 0 for t in graded),
             "turns": sum(t.turns for t in graded),
             "wall_seconds": round(sum(t.wall_seconds for t in trials), 3),
+            **passes(graded),
+            "overlays": overlays(trials),
             "failures": failures(graded)}
+
+
+def passes(graded: Sequence[Trial]) -> dict[str, Any]:
+    """pass@k and pass^k of a configuration: per scenario from its graded trials (the
+    unbiased estimators), averaged over the scenarios with at least k graded trials; keyed
+    by k as a string (JSON), with how many scenarios each average is over."""
+    by: dict[str, list[Trial]] = {}
+    for t in graded:
+        by.setdefault(t.scenario, []).append(t)
+    counts = [(len(ts), sum(t.solved for t in ts)) for ts in by.values()]
+    most = max((n for n, _ in counts), default=0)
+    at: dict[str, float] = {}
+    hat: dict[str, float] = {}
+    over: dict[str, int] = {}
+    for k in ks(most):
+        used = [(n, c) for n, c in counts if n >= k]
+        at[str(k)] = float(sum(pass_at_k(n, c, k) for n, c in used) / len(used))
+        hat[str(k)] = float(sum(pass_hat_k(n, c, k) for n, c in used) / len(used))
+        over[str(k)] = len(used)
+    return {"pass_at_k": at, "pass_hat_k": hat, "pass_k_scenarios": over}
+
+
+def overlays(trials: Sequence[Trial]) -> dict[str, Any] | None:
+    """What a configuration's prompt overlay changed over its trials: the model calls each
+    overlay changed, and the described tools no call of any trial offered (None: the
+    configuration overlays nothing)."""
+    seen = [t.overlays for t in trials if t.overlays]
+    if not seen:
+        return None
+    out: dict[str, Any] = {"calls": sum(int(o.get("calls") or 0) for o in seen)}
+    if any("system" in o for o in seen):
+        out["system"] = sum(int(o.get("system") or 0) for o in seen)
+    tools: dict[str, int] = {}
+    for o in seen:
+        for name, n in (o.get("tools") or {}).items():
+            tools[name] = tools.get(name, 0) + int(n)
+    if tools:
+        out["tools"] = dict(sorted(tools.items()))
+        out["never_offered"] = sorted(n for n, c in tools.items() if c == 0)
+    return out
 
 
 def failures(trials: Sequence[Trial]) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rein.core.frozen import Frozen
 from rein.core.loops import run as run_loop
 from rein.errors import ConfigError, ReinError
+from rein.eval.approval import Ask, Review, check_unchanged, require, review
 from rein.eval.configs import (
     CONFIGS_FILE,
     Configuration,
@@ -50,6 +51,7 @@ class Options(Frozen):
     host: bool = False
     timeout: float = 900.0  # seconds per trial
     alpha: float = 0.05
+    executor: str = "inprocess"  # where trials run: "inprocess" or "dbos" (rein.eval.lanes)
 
 
 class Planned(Frozen):
@@ -87,6 +89,11 @@ def check_configuration(config: Configuration, base: Config, scenario: Path) -> 
     ``scenario``: a scenario folder to fill ``{scenario}`` with."""
     if config.builtin:
         return
+    if config.worker == "command" and ({"system", "tools"} & set(config.definition)):
+        raise ConfigError(f"configuration {config.name!r} overlays the system prompt or tool "
+                          "descriptions, which its command worker's agent never reads",
+                          code="EVAL005", hint="an agent CLI has its own prompts: change them "
+                          "through its argv or its files, or route the tiers to a provider")
     from rein.config import with_layer
     from rein.engine.workers_setup import workers_from_config
     from rein.errors import LoadError
@@ -112,12 +119,25 @@ def plan_trials(scenarios: Sequence[Scenario], configs: Sequence[Configuration],
             for i in range(1, n + 1) for s in scenarios for c in configs]
 
 
+class Loaded(Frozen):
+    """What an evaluation runs: its scenarios and configurations, and the review of the code
+    those configurations run (approved before any trial runs it)."""
+
+    scenarios: list[Scenario]
+    configs: list[Configuration]
+    review: Review
+
+
 def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
-          configs_file: Path | None, options: Options, base: Config) -> tuple[Ledger, Any]:
+          configs_file: Path | None, options: Options, base: Config,
+          approve: str | None = None, ask: Ask | None = None) -> tuple[Ledger, Loaded]:
+    """Check everything, have what the configurations run approved, then write the plan."""
     scenarios = find_scenarios(paths)
     configs = select(names, configurations_for(paths, configs_file))
     for config in configs:
         check_configuration(config, base, scenarios[0].path)
+    found = review(configs, scenarios, base)
+    approved = require(found, base, given=approve, ask=ask)
     evaluation = new_id()
     plan = {"evaluation": evaluation,
             "created_at": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
@@ -125,14 +145,17 @@ def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
             "configs_file": str(configs_file.resolve()) if configs_file else None,
             "scenarios": [s.summary() for s in scenarios],
             "configurations": [{**c.summary(), "definition": c.definition} for c in configs],
+            "approval": approved,
             "options": {"trials": options.trials, "lanes": options.lanes, "host": options.host,
-                        "timeout": options.timeout, "alpha": options.alpha}}
-    return Ledger.create(workspace, plan), (scenarios, configs)
+                        "timeout": options.timeout, "alpha": options.alpha,
+                        "executor": options.executor}}
+    return Ledger.create(workspace, plan), Loaded(scenarios=scenarios, configs=configs,
+                                                  review=found)
 
 
-def resume(workspace: Path, evaluation: str) -> tuple[Ledger, Any, Options]:
-    ledger = Ledger.open(workspace, evaluation)
-    plan = ledger.plan
+def reload(plan: Mapping[str, Any], evaluation: str, base: Config) -> Loaded:
+    """The scenarios and configurations of a plan as they are now, refused (EVAL010) when
+    any of them, or what they run, changed since the evaluation began."""
     paths = [Path(p) for p in plan["paths"]]
     configs_file = Path(plan["configs_file"]) if plan.get("configs_file") else None
     scenarios = find_scenarios(paths)
@@ -152,15 +175,42 @@ def resume(workspace: Path, evaluation: str) -> tuple[Ledger, Any, Options]:
                               f"{evaluation} began", code="EVAL010",
                               hint="restore it, or start a new evaluation")
         configs.append(config)
-    options = Options(**plan["options"])
-    return ledger, ([now[n] for n in recorded], configs), options
+    kept = [now[n] for n in recorded]
+    found = review(configs, kept, base)
+    check_unchanged(found, plan.get("approval"), evaluation)
+    return Loaded(scenarios=kept, configs=configs, review=found)
 
 
-def run(ledger: Ledger, scenarios: Sequence[Scenario], configs: Sequence[Configuration], *,
-        options: Options, base: Config, env: Mapping[str, str], say: Say) -> list[Trial]:
-    """Every planned trial's result: adopted from the journal, or run now."""
+def resume(workspace: Path, evaluation: str, base: Config, *, approve: str | None = None,
+           ask: Ask | None = None) -> tuple[Ledger, Loaded, Options]:
+    """Reopen an evaluation; what its configurations run must still be approved."""
+    ledger = Ledger.open(workspace, evaluation)
+    loaded = reload(ledger.plan, evaluation, base)
+    require(loaded.review, base, given=approve, ask=ask)
+    return ledger, loaded, Options(**ledger.plan["options"])
+
+
+# Runs one trial elsewhere (rein.eval.lanes.DbosLanes.run): its record.
+Remote = Callable[[TrialSpec], Trial]
+
+
+def spec_for(ledger: Ledger, loaded: Loaded, p: Planned, attempt: int, *, options: Options,
+             base: Config, env: Mapping[str, str]) -> TrialSpec:
+    """What one attempt of a planned trial runs with, wherever it runs."""
+    return TrialSpec(evaluation=ledger.id, trial_id=p.trial_id, index=p.index,
+                     attempt=attempt, scenario=p.scenario, configuration=p.configuration,
+                     root=ledger.trials_root / p.trial_id / f"a{attempt}",
+                     trials_root=ledger.trials_root, base_config=base, host=options.host,
+                     timeout=options.timeout, env=env,
+                     pins=loaded.review.pins.get(p.configuration.name, {}))
+
+
+def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
+        env: Mapping[str, str], say: Say, remote: Remote | None = None) -> list[Trial]:
+    """Every planned trial's result: adopted from the journal, or run now (in this
+    process, or by ``remote``: on a DBOS lane)."""
     entries = ledger.entries()
-    planned = plan_trials(scenarios, configs, options.trials)
+    planned = plan_trials(loaded.scenarios, loaded.configs, options.trials)
     results: dict[str, Trial] = {}
     todo: list[tuple[Planned, int]] = []
     for p in planned:
@@ -182,14 +232,13 @@ def run(ledger: Ledger, scenarios: Sequence[Scenario], configs: Sequence[Configu
 
     def one(item: tuple[Planned, int]) -> Trial:
         p, attempt = item
-        root = ledger.trials_root / p.trial_id / f"a{attempt}"
-        spec = TrialSpec(evaluation=ledger.id, trial_id=p.trial_id, index=p.index,
-                         attempt=attempt, scenario=p.scenario, configuration=p.configuration,
-                         root=root, trials_root=ledger.trials_root, base_config=base,
-                         host=options.host, timeout=options.timeout, env=env)
-        ledger.started(p.trial_id, attempt, root)
-        root.mkdir(parents=True)
-        trial = run_loop(execute(spec))
+        spec = spec_for(ledger, loaded, p, attempt, options=options, base=base, env=env)
+        ledger.started(p.trial_id, attempt, spec.root)
+        if remote is not None:
+            trial = remote(spec)  # the worker makes the trial's folder
+        else:
+            spec.root.mkdir(parents=True)
+            trial = run_loop(execute(spec))
         ledger.finished(trial)
         with lock:
             say(_line(trial))
@@ -272,5 +321,6 @@ def _line(trial: Trial) -> str:
     return f"{trial.trial}{rerun}: {mark} in {trial.wall_seconds:.1f}s{why}"
 
 
-__all__ = ["Options", "Planned", "check_configuration", "configurations_for", "execute",
-           "plan_trials", "resume", "run", "start"]
+__all__ = ["Loaded", "Options", "Planned", "Remote", "check_configuration",
+           "configurations_for", "execute", "plan_trials", "reload", "resume", "run",
+           "spec_for", "start"]

@@ -10,6 +10,11 @@
   likely, and the p-value is the exact share of patterns whose total is at least as far from
   zero as the one observed. With one trial per scenario and configuration this *is*
   McNemar's exact (binomial) test on the discordant scenarios.
+* :func:`pass_at_k` and :func:`pass_hat_k` — from ``n`` trials of a scenario of which
+  ``c`` solved it, the chance that at least one (pass@k) or every one (pass^k) of ``k``
+  trials drawn without replacement solves it: the unbiased estimators, exact in rationals.
+  Averaged over scenarios, pass@k says how often a scenario is solved by some of ``k``
+  tries, pass^k how reliably all of them solve it; pass@1 = pass^1 = the solve rate.
 * :func:`compare` — per scenario, whether a change fixed it, broke it, left it flaky or
   left it unchanged.
 """
@@ -134,4 +139,32 @@ def change(pair: Pair) -> Change:
     return "unchanged"
 
 
-__all__ = ["METHOD", "Pair", "PairedTest", "change", "paired_test", "state", "wilson"]
+def pass_at_k(n: int, c: int, k: int) -> Fraction:
+    """1 - C(n-c, k) / C(n, k): the chance that some of ``k`` of the ``n`` trials solved."""
+    _check(n, c, k)
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> Fraction:
+    """C(c, k) / C(n, k): the chance that all of ``k`` of the ``n`` trials solved."""
+    _check(n, c, k)
+    return Fraction(math.comb(c, k), math.comb(n, k))
+
+
+def _check(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
+
+
+def ks(n: int) -> list[int]:
+    """The k reported for ``n`` trials per scenario: every k up to 10, then 1, 2, 5 and
+    their decades, and n itself."""
+    if n <= 10:
+        return list(range(1, n + 1))
+    out = {k for decade in (1, 10, 100, 1000) for k in (decade, 2 * decade, 5 * decade)
+           if k <= n}
+    return sorted(out | {n})
+
+
+__all__ = ["METHOD", "Pair", "PairedTest", "change", "ks", "paired_test", "pass_at_k",
+           "pass_hat_k", "state", "wilson"]

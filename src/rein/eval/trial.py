@@ -54,6 +54,9 @@ class TrialSpec(Frozen):
     host: bool = False  # --host: the host satisfies the tasks' images
     timeout: float = 900.0
     env: Mapping[str, str] = field(default_factory=dict)
+    # "hooks.NAME" / "workers.command.NAME" -> {suite file: digest} as approved: a hook or
+    # command worker whose files changed since is not run (rein.eval.approval).
+    pins: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def clean_env(self) -> dict[str, str]:
         source = self.env or os.environ
@@ -81,6 +84,9 @@ class Trial(Record):
     gates: list[dict[str, Any]] = field(default_factory=list)
     reward: Mapping[str, float] | None = None
     folder: str | None = None
+    # What the configuration's prompt overlay changed (rein.eval.overlays.Applied.to_json).
+    overlays: Mapping[str, Any] | None = None
+    lane: str | None = None  # where it ran: None in process, "dbos:<worker>" on a DBOS lane
 
     @property
     def solved(self) -> bool:
@@ -106,7 +112,7 @@ class Trial(Record):
                 "tool_calls": dict(sorted(self.tool_calls.items())),
                 "wall_seconds": round(self.wall_seconds, 3), "run_id": self.run_id,
                 "gates": self.gates, "reward": dict(self.reward) if self.reward else None,
-                "folder": self.folder}
+                "folder": self.folder, "overlays": self.overlays, "lane": self.lane}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trial:
@@ -120,7 +126,8 @@ class Trial(Record):
                    tool_calls=dict(data.get("tool_calls") or {}),
                    wall_seconds=float(data.get("wall_seconds") or 0.0),
                    run_id=data.get("run_id"), gates=list(data.get("gates") or []),
-                   reward=data.get("reward"), folder=data.get("folder"))
+                   reward=data.get("reward"), folder=data.get("folder"),
+                   overlays=data.get("overlays"), lane=data.get("lane"))
 
 
 def blank(spec: TrialSpec, status: Status, reason: str | None = None) -> Trial:
@@ -139,7 +146,8 @@ _EVALUATION_OWNS_DEV = frozenset({"plan_roles"})
 
 def trial_config(spec: TrialSpec) -> Config:
     """The person's ``rein.toml`` with the configuration's overlay laid over it, less its
-    store, its executor and its plan roles."""
+    store, its executor and its plan roles; its hooks and command workers run their suite
+    files only as they were approved (``spec.pins``)."""
     from types import MappingProxyType
 
     from rein.config import Config, with_layer
@@ -154,7 +162,8 @@ def trial_config(spec: TrialSpec) -> Config:
         data["dev"] = {k: v for k, v in data["dev"].items() if k not in _EVALUATION_OWNS_DEV}
     return Config(data=MappingProxyType(data),
                   sources=config.sources, files=config.files, notes=config.notes,
-                  project_trust=config.project_trust)
+                  project_trust=config.project_trust,
+                  pinned={**config.pinned, **spec.pins})
 
 
 def copy_fixture(source: Path | None, target: Path, *, skip: Iterable[str] = ()) -> Path:

@@ -67,11 +67,12 @@ async def harbor_trial(spec: TrialSpec) -> Trial:
             task, {**binds, "/solution": solution}, "bash /solution/solve.sh",
             output="/logs/agent/oracle.txt", env={"DEBIAN_FRONTEND": "noninteractive",
                                                   **task.solution_env},
-            timeout=min(task.agent_timeout or spec.timeout, spec.timeout))
+            timeout=min(task.agent_timeout or spec.timeout, spec.timeout),
+            network=task.agent_network)
         if result.exit_code != 0:
             (logs["agent"] / "exit-code.txt").write_text(f"{result.exit_code}\n")
     elif worker != "nop":
-        trial = await agent_phase(spec, task, workdir, logs["agent"])
+        trial = await timed_agent_phase(spec, task, workdir, logs["agent"])
     for stale in ("reward.txt", "reward.json"):
         (logs["verifier"] / stale).unlink(missing_ok=True)
     tests = root / "tests"
@@ -79,12 +80,14 @@ async def harbor_trial(spec: TrialSpec) -> Trial:
     verified = await run_script(
         task, {**binds, "/tests": tests}, "chmod +x /tests/test.sh && /tests/test.sh",
         output="/logs/verifier/test-stdout.txt", env=dict(task.verifier_env),
-        timeout=task.verifier_timeout)
+        timeout=task.verifier_timeout, network=task.verifier_network)
     reward = read_reward(logs["verifier"])
     trial.reward = reward.rewards
     trial.status = "solved" if reward.solved else "failed"
     if reward.solved:  # the tests decide a Harbor task, not how the agent's run ended
-        trial.failures, trial.reason = [], None
+        late = any(f.get("criterion") == "agent_timeout" for f in trial.failures)
+        trial.failures = []
+        trial.reason = "solved, though the agent ran past its time" if late else None
     else:
         stdout = logs["verifier"] / "test-stdout.txt"
         evidence = stdout.read_text(errors="replace")[-800:] if stdout.is_file() else ""
@@ -100,14 +103,16 @@ async def harbor_trial(spec: TrialSpec) -> Trial:
 
 
 async def run_script(task: HarborTask, binds: Mapping[str, Path], script: str, *,
-                     output: str, env: Mapping[str, str], timeout: float) -> Any:
+                     output: str, env: Mapping[str, str], timeout: float,
+                     network: bool) -> Any:
     """``script`` through ``bash -c`` in the task's sandbox, from its working directory,
-    with both output streams in ``output`` (a path inside the sandbox)."""
+    with both output streams in ``output`` (a path inside the sandbox); ``network``: the
+    phase's (Harbor's per-phase network mode)."""
     from rein.tools.process import run_process
     from rein.tools.sandbox import bubblewrap_status
 
     bwrap = bubblewrap_status()[0] or "bwrap"
-    sandbox = TaskSandbox(binds=binds, network=task.network, workdir=task.workdir, bwrap=bwrap)
+    sandbox = TaskSandbox(binds=binds, network=network, workdir=task.workdir, bwrap=bwrap)
     child = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
              "LANG": "C.UTF-8", "HOME": "/tmp", "TMPDIR": "/tmp",
              **task.environment_env, **env}
@@ -116,23 +121,46 @@ async def run_script(task: HarborTask, binds: Mapping[str, Path], script: str, *
                              sandbox=sandbox)
 
 
+async def timed_agent_phase(spec: TrialSpec, task: HarborTask, workdir: Path,
+                            agent_logs: Path) -> Trial:
+    """The agent phase within ``[agent] timeout_sec``. As in Harbor, an agent past its time
+    is stopped and the verifier still runs: the tests decide, and the trial says the agent
+    ran out of time."""
+    import asyncio
+
+    if task.agent_timeout is None or task.agent_timeout >= spec.timeout:
+        return await agent_phase(spec, task, workdir, agent_logs)
+    try:
+        return await asyncio.wait_for(agent_phase(spec, task, workdir, agent_logs),
+                                      task.agent_timeout)
+    except TimeoutError:
+        why = f"the agent ran past the task's agent.timeout_sec ({task.agent_timeout:g} s)"
+        trial = blank(spec, "failed", why)
+        trial.failures = [{"node": None, "criterion": "agent_timeout", "kind": "harbor",
+                           "description": "the agent finishes within agent.timeout_sec",
+                           "evidence": why}]
+        return trial
+
+
 async def agent_phase(spec: TrialSpec, task: HarborTask, workdir: Path,
                       agent_logs: Path) -> Trial:
     """The configuration's agent on the task's instruction: a one-node graph over the
     working directory; its trajectory goes to ``/logs/agent/trajectory.json``."""
     import yaml
 
-    from rein.eval.trial_runs import grade, open_trial_harness, settle
+    from rein.eval.trial_runs import applied_for, grade, open_trial_harness, settle
 
     graph = task_graph(task, spec.configuration.definition.get("instructions"),
                        spec.configuration.definition.get("profile"))
     path = spec.root / "task.agraph.yaml"
     path.write_text(yaml.safe_dump(graph, sort_keys=False), encoding="utf-8")
-    with open_trial_harness(spec, workdir) as harness:
+    applied = applied_for(spec)
+    with open_trial_harness(spec, workdir, applied) as harness:
         prepared = await harness.prepare(path, given={})
         outcome = await harness.start(prepared, approved=prepared.digest)
         gates, waiting = await settle(harness, spec, outcome.run_id, workdir)
-        trial = grade(harness, spec, outcome.run_id, gates, waiting, graph=graph)
+        trial = grade(harness, spec, outcome.run_id, gates, waiting, graph=graph,
+                      applied=applied)
     # Harbor reads the trajectory at /logs/agent before the verifier runs.
     shutil.copyfile(spec.root / "agent" / "trajectory.json", agent_logs / "trajectory.json")
     return trial

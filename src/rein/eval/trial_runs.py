@@ -26,6 +26,7 @@ from typing import Any
 
 from rein.engine.service import Harness
 from rein.eval.gates import TrialSeal, answer_declared
+from rein.eval.overlays import Applied, PromptOverlay
 from rein.eval.trial import (
     Trial,
     TrialSpec,
@@ -55,11 +56,30 @@ def workers_for(spec: TrialSpec) -> tuple[Any, ...] | None:
             return None
 
 
-def open_trial_harness(spec: TrialSpec, workspace: Path) -> Harness:
-    # Its graphs are started, approved, by the person running the evaluation, and the
-    # record says they were started from an evaluation.
-    return Harness.open(workspace, trial_config(spec), env=spec.clean_env(),
-                        workers=workers_for(spec), surface="evaluation")
+def open_trial_harness(spec: TrialSpec, workspace: Path,
+                       applied: Applied | None = None) -> Harness:
+    """The trial's Harness. Its graphs are started, approved, by the person running the
+    evaluation, and the record says they were started from an evaluation. With ``applied``
+    (the configuration overlays what the model is shown), every request of its model
+    workers carries the overlay, counted there."""
+    config = trial_config(spec)
+    workers = workers_for(spec)
+    if workers is None and applied is not None:
+        from rein.engine.workers_setup import workers_from_config
+        from rein.eval.overlays import OverlaidProvider
+
+        overlay = applied.overlay
+        workers = workers_from_config(
+            workspace.resolve(), config, env=spec.clean_env(),
+            wrap_provider=lambda inner: OverlaidProvider(inner, overlay, applied))
+    return Harness.open(workspace, config, env=spec.clean_env(), workers=workers,
+                        surface="evaluation")
+
+
+def applied_for(spec: TrialSpec) -> Applied | None:
+    """The tally of a configuration's prompt overlay for one trial (None: it has none)."""
+    overlay = PromptOverlay.of(spec.configuration.definition)
+    return Applied(overlay) if overlay is not None else None
 
 
 async def graph_trial(spec: TrialSpec) -> Trial:
@@ -78,7 +98,8 @@ async def graph_trial(spec: TrialSpec) -> Trial:
         graph_path = spec.root / scenario.graph.name
         graph_path.write_text(yaml.safe_dump(with_overlays(data, spec.configuration),
                                              sort_keys=False), encoding="utf-8")
-    with open_trial_harness(spec, workspace) as harness:
+    applied = applied_for(spec)
+    with open_trial_harness(spec, workspace, applied) as harness:
         try:
             prepared = await harness.prepare(graph_path, given=dict(scenario.params))
         except PrepareFailed as exc:
@@ -87,7 +108,7 @@ async def graph_trial(spec: TrialSpec) -> Trial:
         outcome = await harness.start(prepared, approved=prepared.digest)
         gates, waiting = await settle(harness, spec, outcome.run_id, workspace)
         return grade(harness, spec, outcome.run_id, gates, waiting,
-                     graph=dict(prepared.data))
+                     graph=dict(prepared.data), applied=applied)
 
 
 async def settle(harness: Harness, spec: TrialSpec, run_id: str, workspace: Path
@@ -117,11 +138,13 @@ async def settle(harness: Harness, spec: TrialSpec, run_id: str, workspace: Path
 
 
 def grade(harness: Harness, spec: TrialSpec, run_id: str, gates: list[dict[str, Any]],
-          waiting: str | None, *, graph: Mapping[str, Any]) -> Trial:
-    """The trial as the run's record tells it."""
+          waiting: str | None, *, graph: Mapping[str, Any],
+          applied: Applied | None = None) -> Trial:
+    """The trial as the run's record tells it (and what its prompt overlay changed)."""
     record = harness.record(run_id)
     trial = blank(spec, "solved" if record.get("status") == "succeeded" else "failed")
     trial.run_id, trial.gates = run_id, gates
+    trial.overlays = applied.to_json() if applied is not None else None
     if spec.configuration.worker not in ("oracle", "nop"):  # those call no model: zero
         children = [harness.record(child.run_id) for child in harness.child_runs(run_id)]
         trial.input_tokens, trial.output_tokens, trial.cost_usd = spent([record, *children])
@@ -220,24 +243,27 @@ async def brief_trial(spec: TrialSpec) -> Trial:
     (workspace / "feature_list.json").write_text(
         json.dumps({"features": [feature]}, indent=2), encoding="utf-8")
     _commit_fixture(workspace)
-    with open_trial_harness(spec, workspace) as harness:
+    applied = applied_for(spec)
+    with open_trial_harness(spec, workspace, applied) as harness:
         env = spec.clean_env()
         where = await flow.advance(harness, env=env)
         gates, waiting = await settle(harness, spec, where["planning_run"], workspace)
         if waiting is not None:
-            return grade(harness, spec, where["planning_run"], gates, waiting, graph={})
+            return grade(harness, spec, where["planning_run"], gates, waiting, graph={},
+                         applied=applied)
         where = await flow.advance(harness, env=env)
         features_run = where.get("features_run")
         if not features_run:
             return grade(harness, spec, where["planning_run"], gates,
                          f"the feature run did not start: {where.get('message', '')}",
-                         graph={})
+                         graph={}, applied=applied)
         more, waiting = await settle(harness, spec, features_run, workspace)
         from rein.formats.loader import load_path
 
         graph = load_path(workspace / "specs" / "plan.agraph.yaml").data
         return grade(harness, spec, features_run, gates + more, waiting,
-                     graph=graph if isinstance(graph, dict) else {})
+                     graph=graph if isinstance(graph, dict) else {},
+                     applied=applied)
 
 
 def _commit_fixture(workspace: Path) -> None:
@@ -254,4 +280,5 @@ def _commit_fixture(workspace: Path) -> None:
                            capture_output=True, timeout=60)
 
 
-__all__ = ["brief_trial", "failures_of", "grade", "graph_trial", "settle", "workers_for"]
+__all__ = ["applied_for", "brief_trial", "failures_of", "grade", "graph_trial", "settle",
+           "workers_for"]

@@ -45,6 +45,27 @@ CODES = (
     _c("EVAL020", "refused", "a scenario's declared gate answer was to be applied outside one "
        "of its evaluation's own trials", "declared gate answers apply only inside an "
        "evaluation"),
+    _c("EVAL021", "refused", "a configuration runs code or reaches a service of the suite's "
+       "choosing (a hook, a command worker, a provider) and nobody approved it",
+       "review what it runs, then pass the digest rein names to --approve"),
+    _c("EVAL022", "refused", "--approve names a digest other than what the configurations run "
+       "now (or they run nothing that needs approval)",
+       "review them again and pass the digest rein names now"),
+    _c("EVAL023", "usage", "a configuration's hook or command worker runs files rein cannot "
+       "tell from its command line, so it cannot be approved",
+       "write the command as a list and name suite files through {suite}/"),
+    _c("EVAL024", "usage", "the file of approved evaluations beside the account's rein.toml "
+       "is damaged", "delete it and approve the configurations again"),
+    _c("EVAL025", "refused", "a DBOS lane's job names a plan or an approval other than the "
+       "evaluation's here (its plan or what its configurations run changed)",
+       "give every worker the workspace and the suite's files as approved; start a new "
+       "evaluation"),
+    _c("EVAL026", "usage", "trials on DBOS lanes need a PostgreSQL database for their queues "
+       "(no --store or [store] url names one)",
+       "pass --store postgresql://USER@HOST/DB to rein eval and to every rein eval --serve"),
+    _c("EVAL027", "error", "the DBOS lanes' queues are not reachable (no worker created them "
+       "yet, or the database is down), or the evaluation stopped while a trial was on a lane",
+       "start rein eval --serve --store URL, then resume the evaluation"),
     _c("EVAL404", "error", "there is no evaluation with that id in this workspace",
        "list them in .rein/evals/, or start one with rein eval PATH --config NAME"),
 )
