@@ -194,7 +194,7 @@ async def ask(
         request = {**request, "files": files}
     digest = material_digest(request)
     full_key = f"{key}@{digest[7:19]}"
-    row = ctx.approvals.get(full_key)
+    row = ctx.state.approvals.get(full_key)
     if row is None:
         row = ApprovalRow(
             approval_id=ApprovalId(ctx.ids.new("apv")),
@@ -212,7 +212,7 @@ async def ask(
              "node": request.get("node"), "prompt": request.get("prompt"), "digest": digest},
             Transition(approval=row),
         )
-        ctx.approvals[full_key] = row
+        ctx.state.approvals[full_key] = row
     if row.status is not ApprovalStatus.PENDING and ctx.signers is not None:
         row = _held_to_signature(ctx, row, request, digest)
     if row.status is ApprovalStatus.PENDING:
@@ -237,7 +237,7 @@ def _held_to_signature(ctx: RunContext, row: ApprovalRow, request: Mapping[str, 
     if why is None:
         return row
     waiting = reopen(ctx.store, row, why, now=ctx.now(), request=request, digest=digest)
-    ctx.approvals[row.key] = waiting
+    ctx.state.approvals[row.key] = waiting
     return waiting
 
 
@@ -245,7 +245,7 @@ def _timed_out(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any]) ->
     # The timeout is the one the engine asks with, not whatever the stored entry says.
     answered = resolve_timeout(ctx.store, row.replace(request=dict(request)), ctx.clock.now())
     if answered.status is not row.status:
-        ctx.approvals[row.key] = answered
+        ctx.state.approvals[row.key] = answered
     return answered
 
 
@@ -287,7 +287,7 @@ def expire_due(store: Store, now: dt.datetime) -> list[ApprovalRow]:
 def load_answers(ctx: RunContext) -> None:
     """Read this run's approval entries into the context (done once when a run continues)."""
     for row in ctx.store.approvals(run_id=ctx.run_id):
-        ctx.approvals[row.key] = row
+        ctx.state.approvals[row.key] = row
 
 
 def human_event(row: ApprovalRow, *, stage: str, mode: str, outcome: str | None = None,

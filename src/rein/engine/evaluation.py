@@ -52,7 +52,7 @@ def diagnostic(ctx: RunContext, code: str, severity: str, message: str, *,
                              "at": ctx.now()}
     if node:
         entry["node_id"] = node
-    ctx.diagnostics.append(entry)
+    ctx.state.diagnostics.append(entry)
     ctx.emit(EventType.DIAGNOSTIC, entry)
 
 

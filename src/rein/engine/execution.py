@@ -54,7 +54,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
             # The run continues later: replay adopts the undos already done and
             # finalizes again, so the final status is written once, after the last undo.
             return _pause(ctx, pause.reason)
-    stop = ctx.root().budget_stop
+    stop = ctx.root().state.budget_stop
     if stop is not None and ctx.parent is None:
         diagnostic(ctx, "RT061", "error", str(stop.get("message")))
     summary: dict[str, Any] = {"outputs": dict(final.outputs)}
@@ -182,13 +182,14 @@ def load_memory(ctx: RunContext) -> None:
     """Stored node rows the replay may use: terminal ones the resume policy adopts, and
     unfinished ones (their closed attempts are kept)."""
     policy = ctx.root().resume_policy
-    ctx.memo.clear()
+    ctx.state.memo.clear()
     for row in ctx.store.nodes(ctx.run_id):
         if not row.status.terminal or recovery.adoptable(row.status, policy):
-            ctx.memo[row.node_key] = row
-    ctx.edges_seen = {(str(e.payload.get("scope") or ""), str(e.payload.get("from")),
-                       str(e.payload.get("to")), str(e.payload.get("kind")))
-                      for e in ctx.store.events(ctx.run_id) if e.type == "edge/resolved"}
+            ctx.state.memo[row.node_key] = row
+    ctx.state.edges_seen = {
+        (str(e.payload.get("scope") or ""), str(e.payload.get("from")),
+         str(e.payload.get("to")), str(e.payload.get("kind")))
+        for e in ctx.store.events(ctx.run_id) if e.type == "edge/resolved"}
     approvals.load_answers(ctx)
 
 

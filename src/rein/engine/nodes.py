@@ -23,7 +23,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     """Run node ``nid`` of ``inst`` to a terminal state (or a pause) and persist it."""
     state = inst.states[nid]
     key = inst.key(nid)
-    known = ctx.memo.get(key)
+    known = ctx.state.memo.get(key)
     if known is not None and known.status.terminal and not known.record.get("x-rein-redacted"):
         _adopt(ctx, inst, nid, known.record)
         return
@@ -63,7 +63,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     state.record["finished_at"] = at = ctx.now()
     state.record["x-rein-duration-seconds"] = state.duration
     if state.status is NodeStatus.SUCCEEDED:
-        ctx.completions.append((state.record["finished_at"], inst, nid))
+        ctx.state.completions.append((state.record["finished_at"], inst, nid))
     # Held: what the node's end sets off (the next map item or a lone successor starting,
     # the scope's edges) writes next, before anything awaits, and commits it; an empty
     # scheduling step keeps it held. A step that writes commits it first, on its own, and
@@ -113,4 +113,4 @@ def _adopt(ctx: RunContext, inst: ScopeInstance, nid: str, record: Mapping[str, 
     state.adopted = True
     state.record = dict(record)
     if state.status is NodeStatus.SUCCEEDED:
-        ctx.completions.append((str(record.get("finished_at", "")), inst, nid))
+        ctx.state.completions.append((str(record.get("finished_at", "")), inst, nid))

@@ -1,7 +1,8 @@
-"""The state one run holds while it executes, and the signals that stop a node.
+"""What one run holds while it executes: its context, its state, its scope instances.
 
-:class:`RunContext` owns everything a run needs (store, clock, ids, workers, routing,
-budgets, bound params, secrets) and the one way to change state: :meth:`RunContext.emit`,
+:class:`RunContext` is what a run runs with, fixed for the run (store, clock, ids, workers,
+routing, budgets, bound params, secrets), and its :class:`RunState`, the one part of it that
+changes as the run goes; and the one way to change what is stored: :meth:`RunContext.emit`,
 which writes the event and the state change in one transaction and then publishes the
 event. :class:`ScopeInstance` is one instance of a scope (the root graph, one loop
 iteration, one map item, a child run) with its node states and edge resolutions.
@@ -150,8 +151,31 @@ class ScopeInstance(Record):
                          extra=self.extra)
 
 
-class RunContext(Record):
-    """Everything one run needs. A child run (subgraph) gets its own, sharing the budget."""
+class RunState(Record):
+    """What one pass of a run learns and decides as it goes: all of a run's context that
+    changes. Each pass (and each child run) starts with an empty one; what it holds is read
+    from the store (the first three fields, by :func:`rein.engine.execution.load_memory` and
+    the approval queue) or written there as it changes (a diagnostic is an event, a budget
+    stop a diagnostic), except the two that only order this pass's own work."""
+
+    # Stored rows of this run's nodes, by key: what replay adopts instead of running again.
+    memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
+    # Edge resolutions already in the trace, (scope, from, to, kind): a replay writes again
+    # only those a crash lost between a node's end and its edges.
+    edges_seen: set[tuple[str, str, str, str]] = field(default_factory=set)
+    approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # the queue's, by key
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # each also an event
+    budget_stop: dict[str, Any] | None = None  # the limit that stopped the run (RT061)
+    groups_held: set[str] = field(default_factory=set)  # parallel groups that wait
+    # (finished at, scope instance, node id) of the nodes that ended here: the order in
+    # which compensations run after a failure.
+    completions: list[tuple[str, ScopeInstance, str]] = field(default_factory=list)
+
+
+class RunContext(Frozen, eq=False):
+    """What one run runs with: its documents, dependencies and limits, fixed for the run,
+    and its :class:`RunState`, the one part that changes. A child run (subgraph) gets its
+    own, sharing the budget."""
 
     store: Store
     run_id: RunId
@@ -171,18 +195,7 @@ class RunContext(Record):
     env: Mapping[str, str]  # the process environment nodes may declare names from
     depth: int = 0
     parent: RunContext | None = None
-    memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
     resume_policy: str = "resume_incomplete"  # which stored nodes replay adopts (recovery)
-    # Edge resolutions already in the trace, (scope, from, to, kind): a replay writes again
-    # only those a crash lost between a node's end and its edges.
-    edges_seen: set[tuple[str, str, str, str]] = field(default_factory=set)
-    approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # by key
-    listeners: list[Listener] = field(default_factory=list)
-    groups_held: set[str] = field(default_factory=set)
-    completions: list[tuple[str, ScopeInstance, str]] = field(default_factory=list)
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    cancelled_by: str | None = None
-    budget_stop: dict[str, Any] | None = None
     checkers: Mapping[str, Any] | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # backoff; tests inject a no-op
     # rein.toml [policy]: the ceiling a node's requirements are checked against.
@@ -195,6 +208,7 @@ class RunContext(Record):
     signers: Any = None
     execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
     run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
+    state: RunState = field(default_factory=RunState)  # the run's own, empty at its start
 
     def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
               max_parallel_nodes: int, policy: Mapping[str, Any] | None = None) -> RunContext:
@@ -256,8 +270,8 @@ class RunContext(Record):
         root = self.root()
         root.budget.spent.add(usage)
         exc = root.budget.overrun(self.clock.now())
-        if exc is not None and root.budget_stop is None:
-            root.budget_stop = {"message": exc.message, **exc.to_json()}
+        if exc is not None and root.state.budget_stop is None:
+            root.state.budget_stop = {"message": exc.message, **exc.to_json()}
 
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
                   payload: Mapping[str, Any] | None = None, *, hold: bool = False,
