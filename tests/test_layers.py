@@ -16,8 +16,9 @@ RANK = {
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
     "engine": 5,
-    # Flows built on the engine's one runtime: the development flow, the evaluation flow.
-    "dev": 6, "eval": 6,
+    # Flows built on the engine's one runtime: the development, specification and evaluation
+    # flows.
+    "dev": 6, "spec": 6, "eval": 6,
     # One projection of the event log into threads, turns and items (the Codex and ACP
     # vocabulary), between the engine and the surfaces that speak it.
     "protocol": 7,

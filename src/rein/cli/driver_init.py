@@ -2,7 +2,8 @@
 
 Each agent reads its own instruction file: Claude Code ``CLAUDE.md``, Codex ``AGENTS.md``,
 GitHub Copilot ``.github/copilot-instructions.md``, Devin ``.devin/workflows/rein.md``, Kimi
-``.kimi/agents/rein.md``. Each also says how to run the development flow (`rein dev`).
+``.kimi/agents/rein.md``. Each also says how to run the development flow (`rein dev`)
+and the specification flow (`rein spec`).
 rein never overwrites one: it appends a section between two marker comments, and on a later
 run replaces only that section, so running ``init`` again changes nothing unless rein's text
 changed.
@@ -106,6 +107,21 @@ and commits each feature itself: never run the verify to report a result, never 
 and put in a feature only what its instruction asks. A stop names its reason (`failed`,
 `blocked`, `budget`, `timeout`) and the next action: report it as it is.
 `.rein/bin/rein dev status` says where the flow stands.
+
+## The specification flow (`rein spec`)
+
+When asked to "specify" a brief first (or to "use the rein specification flow"), run
+`.rein/bin/rein spec`: it prints the instruction for one document at a time (charter,
+requirements, design, acceptance, readiness review). Write the document as the JSON file
+the instruction names, with the shape it shows, and answer with `.rein/bin/rein submit`.
+rein checks each document; a refusal lists every reason: fix exactly those and submit
+again. Never write TBD or TODO: put an open point in the readiness review's open questions,
+with the assumption you make meanwhile. Keep every id you were given (never renumber). A
+person approves each document: whenever rein says WAITING for an approval or DONE, run
+`.rein/bin/rein spec` again; only `rein spec` saying `ready` ends it. READY publishes
+`specs/active/40-development-plan.json`: then run `.rein/bin/rein dev`, which builds it
+without a planning turn. If `rein dev` refuses it (`DEV010`: the specification changed
+since it was published), run `.rein/bin/rein spec` to write the reopened documents again.
 """
 
 
@@ -220,7 +236,7 @@ def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool)
 
     claude → CLAUDE.md, codex → AGENTS.md, copilot → .github/copilot-instructions.md,
     devin → .devin/workflows/rein.md, kimi → .kimi/agents/rein.md. Each file also says how
-    to run the development flow (`rein dev`).
+    to run the development flow (`rein dev`) and the specification flow (`rein spec`).
     An existing file is never overwritten: rein appends a delimited section, and running
     init again refreshes only that section (idempotent).
 

@@ -301,7 +301,7 @@ def with_layer(config: Config, data: Mapping[str, Any], *, path: str) -> Config:
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
 KNOWN_SECTIONS = frozenset({
     "approver", "dev", "driver", "executor", "hooks", "limits", "mcp", "policy", "profiles",
-    "providers", "routing", "store", "telemetry", "tiers", "workers",
+    "providers", "routing", "spec", "store", "telemetry", "tiers", "workers",
 })
 
 

@@ -69,8 +69,10 @@ async def advance(harness: Harness, *, new: bool = False,
         flow = None
     if flow is None:
         flow = await _start(harness, settings, notices)
-    elif (changed := _brief_changed(ws, flow, settings)) is not None:
-        notices.append(changed)
+    else:
+        check_published(ws, flow)
+        if (changed := _brief_changed(ws, flow, settings)) is not None:
+            notices.append(changed)
     if (ws / KEPT_BACK).exists():
         notices += _land(ws, str(flow["plan_id"]))
     return await _where(harness, flow, settings, notices, go_on=True)
@@ -88,6 +90,7 @@ def advance_read(harness: Harness, env: Mapping[str, str] | None = None
     flow = load_flow(ws)
     if flow is None or (ws / KEPT_BACK).exists():
         return None  # none yet, or commits to write into .git: the flow acts first
+    check_published(ws, flow)
     notices = [c] if (c := _brief_changed(ws, flow, settings)) else []
     need, where = _look(harness, flow, notices, go_on=True, skip=frozenset())
     return where if need is None else None
@@ -107,6 +110,10 @@ def status_read(harness: Harness, env: Mapping[str, str] | None = None) -> dict[
                         hint="start one with `rein dev`")
     settings = load_settings(harness.config.get("dev"), env)
     notices = [c] if (c := _brief_changed(ws, flow, settings)) else []
+    try:
+        check_published(ws, flow)
+    except Refused as exc:
+        notices.append(f"{exc.message} ({exc.code}): {exc.hint}")
     _, where = _look(harness, flow, notices, go_on=False, skip=frozenset())
     assert where is not None  # a look that does not go on never asks to act
     return where
@@ -139,6 +146,8 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
     brief_digest = None
     if imported is not None:
         name, data = imported
+        if name == SPEC_PLAN:
+            _refuse_changed_spec(ws, data)
         checked = check_plan(data, max_features=settings.max_features)
         if checked.problems:
             raise ReinError(f"{name} cannot be imported:\n" + "\n".join(
@@ -164,8 +173,49 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
     outcome = await harness.start(prepared, approved=prepared.digest)
     flow = {"plan_id": plan_id, "planning_run": outcome.run_id, "features_run": None,
             "brief_digest": brief_digest, "imported": imported[0] if imported else None}
+    if imported is not None and imported[0] == SPEC_PLAN:
+        flow["imported_digest"] = _file_digest(ws / SPEC_PLAN)
     save_flow(ws, flow)
     return flow
+
+
+# The plan `rein spec` publishes; a flow built from it stops when its specification changes.
+SPEC_PLAN = "specs/active/40-development-plan.json"
+
+
+def check_published(ws: Path, flow: Mapping[str, Any]) -> None:
+    """A flow built from the plan `rein spec` published goes on only while that plan is
+    the one it imported and its specification is unchanged (DEV010 otherwise)."""
+    if flow.get("imported") != SPEC_PLAN:
+        return
+    path = ws / SPEC_PLAN
+    if _file_digest(path) != flow.get("imported_digest"):
+        raise Refused(f"{SPEC_PLAN} was published again (or removed) since this flow "
+                      "imported it", code="DEV010", hint="run `rein dev start --new` to "
+                      "build the plan as it is now published")
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        data = None
+    _refuse_changed_spec(ws, data)
+
+
+def _refuse_changed_spec(ws: Path, plan: Any) -> None:
+    from rein.spec.provenance import changes
+
+    changed = changes(ws, plan)
+    if changed:
+        raise Refused(f"the specification of {SPEC_PLAN} changed since it was published: "
+                      f"{'; '.join(changed[:8])}", code="DEV010",
+                      hint="run `rein spec`: it reopens what changed, a person approves it, "
+                           "and it publishes the plan again; then `rein dev start --new`")
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 # The last commit the agent's sandbox kept out of a read-only .git (rein.dev.git.PENDING).

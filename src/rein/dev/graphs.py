@@ -190,7 +190,8 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
                  "params": params},
             ]},
         "x-rein-dev": {"feature": feature.id, "priority": feature.priority,
-                       "depends_on": list(feature.depends_on)},
+                       "depends_on": list(feature.depends_on),
+                       **({"serves": list(feature.serves)} if feature.serves else {})},
     }
 
 
@@ -209,6 +210,8 @@ def implement_text(feature: Feature, *, command: Sequence[str], target: str,
         lines += [f"  - {v}" for v in values]
     if feature.depends_on:
         lines.append("builds on: " + ", ".join(feature.depends_on) + " (already committed)")
+    if feature.serves:
+        lines.append("serves the requirements: " + ", ".join(feature.serves))
     return "\n".join(lines)
 
 
@@ -243,7 +246,7 @@ def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
     path = write_graph(root, FEATURES_PATH, data)
     index = [{"node": node_id, "title": str(node.get("title", "")).split(": ", 1)[-1],
               **{k: (node.get("x-rein-dev") or {}).get(k)
-                 for k in ("feature", "priority", "depends_on")}}
+                 for k in ("feature", "priority", "depends_on", "serves")}}
              for node_id, node in (data.get("nodes") or {}).items()]
     out = root / FEATURES_INDEX
     out.parent.mkdir(parents=True, exist_ok=True)

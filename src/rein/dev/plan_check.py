@@ -33,6 +33,7 @@ class Feature(Frozen):
     depends_on: tuple[str, ...]
     context: Mapping[str, tuple[str, ...]]
     verify: tuple[str, ...] | None  # None: the plan's or the control plane's command
+    serves: tuple[str, ...] = ()  # the requirement ids it serves (a plan `rein spec` published)
 
     @property
     def node_id(self) -> str:
@@ -152,9 +153,13 @@ def _feature(item: Any, index: int, problems: list[str]) -> Feature | None:
     verify = None
     if item.get("verify") is not None:
         verify = _verify(item["verify"], f"{where}'s verify", problems)
+    serves = item.get("serves") or []
+    if not isinstance(serves, list) or not all(isinstance(s, str) and s for s in serves):
+        problems.append(f"{where}: serves must be a list of requirement ids")
+        serves = []
     return Feature(id=fid, title=title.strip(), description=description.strip(),
                    priority=priority, depends_on=tuple(str(d) for d in deps),
-                   context=context, verify=verify)
+                   context=context, verify=verify, serves=tuple(serves))
 
 
 def _context(raw: Any, where: str, problems: list[str]) -> Mapping[str, tuple[str, ...]]:

@@ -53,7 +53,8 @@ def build(harness: Harness, flow: Mapping[str, Any]) -> dict[str, Any]:
     for node_id, item in rows.items():
         f = by_node.get(node_id)
         if f is not None:
-            out_features.append({"id": f["id"], "title": f["title"], **item})
+            out_features.append({"id": f["id"], "title": f["title"],
+                                 "serves": f["serves"], **item})
     totals = _row("all", "all")
     for s in stages:
         for key in ("steps", "protocol_errors"):
@@ -79,6 +80,10 @@ def render(data: Mapping[str, Any]) -> str:
     lines.append("")
     for f in data["features"]:
         lines.append(line(f"feature {f['id']}", f))
+    served = [f"  {f['id']}: {', '.join(f['serves'])}" for f in data["features"]
+              if f.get("serves")]
+    if served:  # a plan `rein spec` published: each feature links back to its requirements
+        lines += ["", "requirements served:", *served]
     lines += ["", line("total", data["totals"]),
               "", "tokens and cost: '-' where the driver reported no usage"]
     return "\n".join(lines) + "\n"

@@ -51,6 +51,7 @@ def features_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any
         out.append({"id": meta.get("feature"), "node": node_id, "title": meta["title"],
                     "priority": meta.get("priority"),
                     "depends_on": meta.get("depends_on") or [],
+                    "serves": meta.get("serves") or [],
                     "status": row.status.value if row is not None else "planned",
                     "attempts": len(attempts),
                     **({"last_failure": _failure(attempts[-1])}

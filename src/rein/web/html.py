@@ -39,7 +39,8 @@ def page(title: str, body: str, *, read_only: bool = False,
         f"<body{extra}><header class=\"top\"><a class=\"brand\" href=\"/\">rein</a>"
         "<a href=\"/\">Runs</a><a href=\"/approvals\">Approvals</a>"
         "<a href=\"/plans\">Plans</a><a href=\"/threads\">Threads</a>"
-        "<a href=\"/dev\">Dev flow</a><a href=\"/evals\">Evals</a>"
+        "<a href=\"/spec\">Spec flow</a><a href=\"/dev\">Dev flow</a>"
+        "<a href=\"/evals\">Evals</a>"
         f"{badge}<span class=\"muted\">{e(VERSION)}</span></header>"
         f"<main>{body}</main><script src=\"/static/console.js\"></script></body></html>")
 

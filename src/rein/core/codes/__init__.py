@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from rein.core.codes import dev, eval, profiles, runtime, sessions, system, web
+from rein.core.codes import dev, eval, profiles, runtime, sessions, spec, system, web
 from rein.core.codes.model import STYLE, Code, Kind, Source
 
 
@@ -36,7 +36,7 @@ def _index(entries: tuple[Code, ...]) -> Mapping[str, Code]:
 
 
 CODES: Mapping[str, Code] = _index((*runtime.CODES, *system.CODES, *profiles.CODES,
-                                     *sessions.CODES, *dev.CODES, *eval.CODES,
+                                     *sessions.CODES, *dev.CODES, *spec.CODES, *eval.CODES,
                                      *web.CODES))
 """Every code rein reports except the AG codes, by code."""
 

@@ -34,6 +34,10 @@ CODES = (
     _c("DEV009", "error", "rein's own git work failed (git's message, a lock a live git "
        "holds, the disk), not the agent's: the feature's attempt is not counted",
        "fix the cause named, then run `rein dev`: it runs the same attempt again"),
+    _c("DEV010", "refused", "the plan rein spec published (specs/active/40-development-plan.json) "
+       "is out of date: its brief or a document changed since it was published, or it was "
+       "published again after this flow imported it", "run `rein spec` (it reopens what "
+       "changed, a person approves, and it publishes again), then `rein dev start --new`"),
     _c("DEV404", "error", "there is no development flow in this workspace",
        "start one with `rein dev`"),
 )

@@ -1,0 +1,110 @@
+"""The specification flow's page: its documents, their states, the published plan, and why
+it stopped.
+
+What is shown is :func:`rein.spec.flow.status`, the reading `rein spec status` makes (it
+changes nothing), so the page and the command agree. The section is sent again whenever it
+changed, as on the development flow's page (the same stream and script).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from rein.errors import ReinError
+from rein.web import streams
+from rein.web.html import e, page, status, table
+
+if TYPE_CHECKING:
+    from rein.engine.service import Harness
+    from rein.web.console import Console
+
+EVIDENCE_SHOWN = 1200  # characters of a refusal's evidence drawn into the page
+
+_STOPS = {"waiting": "waiting", "ready": "succeeded", "changed": "waiting",
+          "failed": "failed", "timeout": "failed", "budget": "failed",
+          "cancelled": "cancelled"}
+
+
+def read(h: Harness) -> dict[str, Any] | None:
+    from rein.spec.flow import load_flow, status
+
+    if load_flow(h.workspace) is None:
+        return None
+    try:
+        return status(h)
+    except ReinError:
+        return None
+
+
+def section(snap: Mapping[str, Any] | None) -> str:
+    """Everything below the title: the part the live stream sends again."""
+    if snap is None:
+        return ("<p>This workspace has no specification flow. Start one with "
+                "<code>rein spec</code> beside a brief in <code>specs/</code> (see the "
+                "specification flow's documentation); this page follows it from then on.</p>")
+    reason = str(snap["reason"])
+    rows = [[f"<code>{e(d['path'])}</code>", e(d["title"]),
+             (f"<span data-document='{e(d['document'])}' class='status {e(d['status'])}'>"
+             f"{e(d['status'])}</span>"), str(d["attempts"])]
+            for d in snap["documents"]]
+    failures = "".join(
+        f"<details data-document-detail='{e(d['document'])}' open><summary><code>"
+        f"{e(d['path'])}</code> {status('failed')}</summary><pre class='evidence'>"
+        f"{e(str(d['last_failure'])[:EVIDENCE_SHOWN])}</pre></details>"
+        for d in snap["documents"] if d.get("last_failure"))
+    published = snap.get("published") or {}
+    plan = (f"<div class='card' data-published='{e(snap['plan'])}'>published <code>"
+            f"{e(snap['plan'])}</code> at {e(published.get('at'))}: `rein dev` builds it</div>"
+            if published else "")
+    notices = "".join(f"<li>{e(n)}</li>" for n in snap.get("notices") or [])
+    return (
+        f"<div class='card stop' data-stop='{e(reason)}'><b>Stopped: "
+        f"<span class='status {e(_STOPS.get(reason, reason))}'>{e(reason)}</span></b> "
+        f"{e(snap['message'])}<div class='muted'>next: {e(snap['next_action'])}</div></div>"
+        f"<div class='card'>specification <code>{e(snap['spec_id'])}</code> · run <a "
+        f"href='/runs/{e(snap['run_id'])}'><code>{e(snap['run_id'])}</code></a></div>"
+        + (f"<ul class='notices'>{notices}</ul>" if notices else "") + plan
+        + "<h2>Documents</h2>" + table(("File", "Document", "State", "Attempts"), rows)
+        + failures)
+
+
+async def spec(c: Console, request: Request) -> Response:
+    # The development flow's page script follows any section marked as its is.
+    body = ("<h1>Specification flow</h1>"
+            f"<div id='dev-flow'>{section(read(c.h))}</div>")
+    return HTMLResponse(page("Specification flow", body, read_only=c.read_only,
+                             attrs={"data-dev-stream": "/spec.stream"}))
+
+
+async def spec_stream(c: Console, request: Request) -> Response:
+    seen = c.h.changes_seen
+
+    def render() -> tuple[Any, str]:
+        html = section(read(c.h))
+        return html, html
+
+    async def wait() -> None:  # until something is committed (here or in another process)
+        nonlocal seen
+        seen = await c.h.next_change(seen, streams.RUNS_REFRESH_SECONDS)
+
+    return StreamingResponse(streams.runs_stream(render, wait=wait),
+                             media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store"})
+
+
+def routes(c: Console) -> list[Route]:
+    async def page_(request: Request) -> Response:
+        return await spec(c, request)
+
+    async def stream_(request: Request) -> Response:
+        return await spec_stream(c, request)
+
+    return [Route("/spec", c.guarded(page_)), Route("/spec.stream", c.guarded(stream_))]
+
+
+__all__ = ["routes", "section"]

@@ -1,0 +1,147 @@
+"""A change after READY: editing the brief or an approved document reopens the documents
+that depend on it, and `rein dev` refuses the published plan until it is published again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from devflow_support import BRIEF, Cli
+from spec_bundle import good
+from spec_driver import SpecDriver, drive, protocol_errors
+
+from rein.spec.paths import PATHS, PLAN_PATH
+
+
+def test_an_edited_brief_reopens_the_bundle_and_rein_dev_refuses_the_old_plan(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    first = json.loads((repo / PLAN_PATH).read_text())
+    code, where = driver.flow("dev")
+    assert code == 3 and where["instruction"].get("for") == "approval", where
+
+    (repo / "specs" / "brief.md").write_text(BRIEF + "\nAlso Kelvin.\n")
+    code, refused = cli.json("dev")
+    assert code == 4, refused
+    assert refused["error"]["code"] == "DEV010"
+    assert refused["error"]["message"] == (
+        "the specification of specs/active/40-development-plan.json changed since it was "
+        "published: specs/brief.md changed")
+    assert refused["error"]["hint"].startswith("run `rein spec`: it reopens what changed")
+    code, out = cli("dev", "status")  # status changes nothing and refuses nothing: it says so
+    assert "DEV010" in out
+
+    driver.seen.clear()
+    code, where = driver.flow("spec")
+    assert code == 0, where
+    assert where["notices"][0] == ("reopened specs/active/10-charter.json: the brief changed "
+                                  "(specs/brief.md)")
+    assert where["notices"][1:] == [
+        f"reopened {PATHS[n]}: specs/active/10-charter.json, which it depends on, is open "
+        "again" for n in ("requirements", "design", "acceptance", "readiness")]
+    assert [d["status"] for d in where["documents"]] == ["writing"] + ["planned"] * 4
+    assert "is open again: the brief changed" in where["instruction"]["brief"]
+    assert "Also Kelvin." in where["instruction"]["brief"]
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    assert [i["node"] for i in driver.seen] == [
+        "write_charter", "write_requirements", "write_design", "write_acceptance",
+        "write_readiness"]
+    second = json.loads((repo / PLAN_PATH).read_text())
+    assert second["spec"]["sources"]["specs/brief.md"] != first["spec"]["sources"][
+        "specs/brief.md"]
+
+    # Published again: the running dev flow built from the old plan still stops...
+    code, refused = cli.json("dev")
+    assert (code, refused["error"]["code"]) == (4, "DEV010")
+    assert "was published again" in refused["error"]["message"]
+    assert "rein dev start --new" in refused["error"]["hint"]
+    # ...and a new one builds the new plan.
+    code, out = cli("dev", "start", "--new")
+    assert code == 3 and "waiting for a person to approve the feature graph" in out, out
+    assert protocol_errors(cli, json.loads((repo / ".rein/spec/flow.json").read_text())[
+        "runs"]) == 0
+    _code, report = cli.json("spec", "report")  # every run: each document was written twice
+    assert [(d["runs"], d["steps"]) for d in report["documents"]] == [(2, 2)] * 5
+
+
+def test_an_edited_approved_document_reopens_it_and_what_depends_on_it(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert code == 0, where
+    path = repo / PATHS["design"]
+    design = json.loads(path.read_text())
+    design["decisions"][0]["reason"] = "callers asked for exact values"
+    path.write_text(json.dumps(design))
+
+    driver.seen.clear()
+    code, where = driver.flow("spec")
+    assert where["notices"] == [
+        "reopened specs/active/25-design.json: it was edited after it was approved",
+        ("reopened specs/active/30-acceptance.json: specs/active/25-design.json, which it "
+        "depends on, is open again"),
+        ("reopened specs/active/35-readiness.json: specs/active/25-design.json, which it "
+        "depends on, is open again")]
+    assert [d["status"] for d in where["documents"]] == [
+        "approved", "approved", "writing", "planned", "planned"]
+    # The reopened design may not drop a published id: stable ids, refused with the reason.
+    driver.bundle["design"] = design
+    del driver.bundle["design"]["interfaces"][0]
+    driver.refuse_first = {}
+    _code, pending = driver.submit(driver.work(where["instruction"]))
+    evidence = pending["feedback"]["failed_criteria"][0]["evidence"]
+    assert ("id(s) IF-1 were published in specs/active/25-design.json and are gone: keep "
+            "them (ids are never renumbered or reused)") in evidence
+    # The published plan records the ids each document published.
+    assert json.loads((repo / PLAN_PATH).read_text())["spec"]["ids"]["design"] == [
+        "CMP-1", "CMP-2", "D-1", "IF-1"]
+    driver.bundle["design"] = design | {"interfaces": good()["design"]["interfaces"]}
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    plan = json.loads((repo / PLAN_PATH).read_text())
+    assert "D-1: floats in, floats out (because: callers asked for exact values)" in \
+        plan["features"][0]["context"]["decisions"]
+
+
+def test_a_declined_document_is_written_again_with_the_person_s_note(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    driver = SpecDriver(repo, cli)
+    _code, where = driver.flow("spec")
+    _code, _pending = driver.submit(driver.work(where["instruction"]))  # the charter
+    person(where["run_id"])
+    _code, where = driver.flow("spec")
+    _code, _pending = driver.submit(driver.work(where["instruction"]))  # the requirements
+    _code, queue = cli.json("approvals", "list")
+    [row] = queue["approvals"]
+    code, out = cli("approvals", "decline", row["approval_id"], "--note",
+                    "FR-3 is not needed yet")
+    assert code == 1, out  # the run ended: the person said no
+    code, where = driver.flow("spec")
+    assert code == 0, where
+    assert where["notices"][0] == ("reopened specs/active/20-requirements.json: a person "
+                                   "declined it: FR-3 is not needed yet")
+    assert [d["status"] for d in where["documents"]] == [
+        "approved", "writing", "planned", "planned", "planned"]
+    assert "a person declined it: FR-3 is not needed yet" in where["instruction"]["brief"]
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+
+
+def test_a_writing_node_cannot_rewrite_the_published_plan(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert code == 0, where
+    (repo / PATHS["design"]).write_text(json.dumps(good()["design"] | {"data": []}, indent=1))
+    _code, where = driver.flow("spec")  # the design is reopened
+    envelope = driver.work(where["instruction"])
+    plan = json.loads((repo / PLAN_PATH).read_text())
+    plan["spec"]["ids"]["design"] = []  # the published ids dropped: stability escaped
+    (repo / PLAN_PATH).write_text(json.dumps(plan))
+    code, answer = driver.submit(envelope)
+    assert code == 4 and answer["status"] == "refused", answer
+    assert PLAN_PATH in json.dumps(answer["error"]), answer
