@@ -103,14 +103,6 @@ def _adopt(ctx: RunContext, inst: ScopeInstance, nid: str, record: Mapping[str, 
     """Take a node's terminal state from the store instead of running it again."""
     state = inst.states[nid]
     restore(state, NodeStatus(record["status"]), node=inst.key(nid))
-    state.outputs = dict(record.get("outputs") or {})
-    state.decision = record.get("decision")
-    state.attempts = len(record.get("attempts") or [])
-    state.inputs = record.get("inputs")
-    state.duration = record.get("x-rein-duration-seconds")
-    state.unabsorbed = bool(record.get("x-rein-unabsorbed"))
-    state.degraded = bool(record.get("x-rein-degraded"))
-    state.adopted = True
-    state.record = dict(record)
+    state.adopt(record)
     if state.status is NodeStatus.SUCCEEDED:
         ctx.state.completions.append((str(record.get("finished_at", "")), inst, nid))

@@ -81,6 +81,47 @@ class NodeState(Record):
     spent: Spent = field(default_factory=Spent)
     record: dict[str, Any] = field(default_factory=dict)  # the node_run object, redacted
 
+    def to_record(self, model: ScopeModel, node_id: str, key: NodeKey) -> dict[str, Any]:
+        """The node_run object of the run record, redacted values left out: :attr:`record`
+        (what the node's steps wrote: its times, attempts, human events) with this state's
+        fields written into it, in place, so that a field keeps the place it was first
+        written in; ``key``: where the node ran (its scope path, or a stand-in's key)."""
+        node = model.nodes[node_id]
+        rec = self.record
+        rec["node_id"] = node_id
+        rec["type"] = model.node_type(node_id)
+        rec["status"] = self.status.value
+        if key != node_id:  # nested scopes and stand-ins (alternate, escalation, compensation)
+            rec["scope_path"] = key
+        if self.inputs is not None:
+            rec["inputs"] = _unredacted(self.inputs, node.get("inputs"))
+        if self.outputs:
+            rec["outputs"] = _unredacted(self.outputs, node.get("outputs"))
+            hidden = sorted(set(self.outputs) - set(rec["outputs"]))
+            if hidden:
+                rec["x-rein-redacted"] = hidden
+        if self.decision is not None:
+            rec["decision"] = self.decision
+        if self.unabsorbed:
+            rec["x-rein-unabsorbed"] = True
+        if self.degraded:
+            rec["x-rein-degraded"] = True
+        return rec
+
+    def adopt(self, record: Mapping[str, Any]) -> None:
+        """Take this state's fields from ``record``, the node_run object a node that ended
+        in an earlier process left in the store (:meth:`to_record`'s inverse but for the
+        status, which :func:`rein.engine.transitions.restore` takes, checked)."""
+        self.outputs = dict(record.get("outputs") or {})
+        self.decision = record.get("decision")
+        self.attempts = len(record.get("attempts") or [])
+        self.inputs = record.get("inputs")
+        self.duration = record.get("x-rein-duration-seconds")
+        self.unabsorbed = bool(record.get("x-rein-unabsorbed"))
+        self.degraded = bool(record.get("x-rein-degraded"))
+        self.adopted = True
+        self.record = dict(record)
+
     def view(self) -> dict[str, Any]:
         """``nodes.<id>`` as expressions see it."""
         out: dict[str, Any] = {
@@ -279,38 +320,12 @@ class RunContext(Frozen, eq=False):
         """Persist a node's current state with the event that changed it (``hold``, ``at``:
         see :meth:`emit`)."""
         state = inst.states[node_id]
-        record = self.node_record(inst, node_id)
+        record = state.to_record(inst.model, node_id, inst.key(node_id))
         row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
                       scope_path=inst.path, type=inst.model.node_type(node_id),
                       status=state.status, record=record)
         body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
         self.emit(event_type, body, Transition(node=row), hold=hold, at=at)
-
-    def node_record(self, inst: ScopeInstance, node_id: str) -> dict[str, Any]:
-        """The node_run object of the run record, with redacted values left out."""
-        state = inst.states[node_id]
-        node = inst.model.nodes[node_id]
-        rec = state.record
-        rec["node_id"] = node_id
-        rec["type"] = inst.model.node_type(node_id)
-        rec["status"] = state.status.value
-        key = inst.key(node_id)
-        if key != node_id:  # nested scopes and stand-ins (alternate, escalation, compensation)
-            rec["scope_path"] = key
-        if state.inputs is not None:
-            rec["inputs"] = _unredacted(state.inputs, node.get("inputs"))
-        if state.outputs:
-            rec["outputs"] = _unredacted(state.outputs, node.get("outputs"))
-            hidden = sorted(set(state.outputs) - set(rec["outputs"]))
-            if hidden:
-                rec["x-rein-redacted"] = hidden
-        if state.decision is not None:
-            rec["decision"] = state.decision
-        if state.unabsorbed:
-            rec["x-rein-unabsorbed"] = True
-        if state.degraded:
-            rec["x-rein-degraded"] = True
-        return rec
 
 
 # What a child run takes from its parent unchanged: everything else is the child's own.
