@@ -284,12 +284,6 @@ def expire_due(store: Store, now: dt.datetime) -> list[ApprovalRow]:
     return changed
 
 
-def load_answers(ctx: RunContext) -> None:
-    """Read this run's approval entries into the context (done once when a run continues)."""
-    for row in ctx.store.approvals(run_id=ctx.run_id):
-        ctx.state.approvals[row.key] = row
-
-
 def human_event(row: ApprovalRow, *, stage: str, mode: str, outcome: str | None = None,
                 checkpoint_id: str | None = None) -> dict[str, Any]:
     """The run record's ``human_events`` entry for an answered approval."""

@@ -31,7 +31,7 @@ from rein.engine.events import EventLog, EventType, append
 from rein.engine.execution import (
     CANCEL_KEY,
     execute,
-    load_memory,
+    read_state,
     restore_spending,
     run_child,
     scope_roots,
@@ -401,11 +401,11 @@ class Engine(Record):
             max_parallel_nodes=int(constraints.get("max_parallel_nodes", 1)),
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
             secrets=secrets_from_env(self.env), env=self.env, resume_policy=resume_policy,
+            state=read_state(self.store, run.run_id, resume_policy),
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
             approved_children=_pinned(run.binding), signers=self.signers,
             execute_node=execute_node, run_child=run_child,
         )
-        load_memory(ctx)
         return ctx
 
 

@@ -195,8 +195,8 @@ class ScopeInstance(Record):
 class RunState(Record):
     """What one pass of a run learns and decides as it goes: all of a run's context that
     changes. Each pass (and each child run) starts with an empty one; what it holds is read
-    from the store (the first three fields, by :func:`rein.engine.execution.load_memory` and
-    the approval queue) or written there as it changes (a diagnostic is an event, a budget
+    from the store (the first three fields, by :func:`rein.engine.execution.read_state`) or
+    written there as it changes (a diagnostic is an event, a budget
     stop a diagnostic), except the two that only order this pass's own work."""
 
     # Stored rows of this run's nodes, by key: what replay adopts instead of running again.
@@ -252,16 +252,18 @@ class RunContext(Frozen, eq=False):
     state: RunState = field(default_factory=RunState)  # the run's own, empty at its start
 
     def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
-              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None) -> RunContext:
+              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None,
+              state: RunState | None = None) -> RunContext:
         """The context of a child run: what the run shares (store, workers, budget, secrets,
-        the executors) is inherited as it is; the state of one run starts empty. Its own
-        document's ``policy`` replaces the parent's."""
+        the executors) is inherited as it is; the child's own ``state`` (as the store holds
+        it), empty when not given. Its own document's ``policy`` replaces the parent's."""
         if policy is None:
             policy = dict(graph.get("policy") or self.policy)
         shared = {name: getattr(self, name) for name in INHERITED}
         return RunContext(**shared, run_id=run_id, graph=graph, graph_path=graph_path,
                           digest=digest, policy=policy, max_parallel_nodes=max_parallel_nodes,
-                          depth=self.depth + 1, parent=self)
+                          depth=self.depth + 1, parent=self,
+                          state=RunState() if state is None else state)
 
     # -- time ----------------------------------------------------------------------------
 
