@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Regenerate the Codex app-server JSON Schema fixture the app-server tests validate rein's
-# server requests and their responses against. Needs the `codex` binary of the pinned
-# version (the 142 MB `openai-codex-cli-bin` wheel); CI never runs this, it reads the
-# committed copy.
+# Regenerate the Codex app-server JSON Schema fixture the app-server tests validate every
+# message rein sends against: the whole bundle `codex app-server generate-json-schema`
+# writes (codex_app_server_protocol.schemas.json), byte for byte. Needs the `codex` binary
+# of the pinned version (the `openai-codex-cli-bin` wheel); where that is installed,
+# tests/appserver/test_codex_schema_fixture.py regenerates it and compares.
 #
 #   scripts/codex-schema.sh [path/to/codex]
 set -euo pipefail
@@ -21,11 +22,6 @@ trap 'rm -rf "$WORK"' EXIT
 CODEX_HOME="$WORK/home" HOME="$WORK/home" "$CODEX" app-server generate-json-schema \
   --out "$WORK/schema" 2>/dev/null
 mkdir -p "$OUT"
-for name in ServerRequest CommandExecutionRequestApprovalParams \
-    CommandExecutionRequestApprovalResponse FileChangeRequestApprovalParams \
-    FileChangeRequestApprovalResponse PermissionsRequestApprovalParams \
-    PermissionsRequestApprovalResponse ToolRequestUserInputParams \
-    ToolRequestUserInputResponse; do
-  cp "$WORK/schema/$name.json" "$OUT/$name.json"
-done
+cp "$WORK/schema/codex_app_server_protocol.schemas.json" "$OUT/"
+echo "$VERSION" > "$OUT/VERSION"
 echo "wrote $OUT"

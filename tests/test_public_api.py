@@ -21,4 +21,4 @@ def test_the_harness_holds_threads() -> None:
     assert [m for m in ("stream", "answer", "interrupt", "wait", "result")
             if hasattr(Turn, m)] == ["stream", "answer", "interrupt", "wait", "result"]
     assert list(TurnResult.__fields__) == ["turn_id", "status", "final_response", "items",
-                                           "error"]
+                                           "error", "usage"]

@@ -43,7 +43,10 @@ class Recorder:
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
                                  **kwargs: Any) -> schema.RequestPermissionResponse:
         picked = self.decide(tool_call, options)
+        shown = next((c.get("status") for c in self.calls()
+                      if c["toolCallId"] == tool_call.tool_call_id), None)
         self.asked.append({"title": tool_call.title, "toolCallId": tool_call.tool_call_id,
+                           "statusShown": shown,  # the call's status the editor shows now
                            "kind": tool_call.kind, "rawInput": tool_call.raw_input,
                            "options": [o.kind for o in options], "picked": picked})
         if picked is None:

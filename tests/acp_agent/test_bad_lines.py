@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def test_every_bad_line_is_answered_and_the_agent_reads_on(tmp_path: Path) -> No
             assert (read(), read()["id"]) == (answer, f"after-{n}"), line[:80]
         send({"id": "new", "method": "session/new", "params": {"cwd": str(root),
                                                                 "mcpServers": []}})
-        assert read()["result"]["sessionId"].startswith("thr-")
+        assert uuid.UUID(read()["result"]["sessionId"]).version == 7
     finally:
         proc.stdin.close()
         code = proc.wait(timeout=120)

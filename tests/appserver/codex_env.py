@@ -22,7 +22,7 @@ from openai_codex.models import UnknownNotification
 
 from tests.appserver.serve import environment, server_args
 
-__all__ = ["Recorded", "client", "codex", "off_schema", "turn_notifications"]
+__all__ = ["Recorded", "client", "codex", "off_codex", "off_schema", "turn_notifications"]
 
 
 class Recorded:
@@ -32,6 +32,8 @@ class Recorded:
         self.notifications: list[Any] = []
         self.raw: list[dict[str, Any]] = []  # each notification as it came off the wire
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.sent: dict[Any, str] = {}  # the client's request ids → their methods
+        self.wire: list[dict[str, Any]] = []  # every message the server sent, in order
 
     def unknown(self) -> list[str]:
         return [n.method for n in self.notifications
@@ -60,7 +62,36 @@ def client(root: Path, decide: Callable[[str, dict[str, Any]], dict[str, Any]],
         return notification
 
     c._coerce_notification = recording  # type: ignore[method-assign]
+    read, write = c._read_message, c._write_message
+
+    def reading() -> dict[str, Any]:
+        message = read()
+        seen.wire.append(message)
+        return message
+
+    def writing(payload: dict[str, Any]) -> None:
+        if "method" in payload and "id" in payload:
+            seen.sent[payload["id"]] = str(payload["method"])
+        write(payload)
+
+    c._read_message = reading  # type: ignore[method-assign]
+    c._write_message = writing  # type: ignore[method-assign]
     return c
+
+
+def off_codex(seen: Recorded) -> list[str]:
+    """The messages rein sent that Codex's own schema refuses (every notification, server
+    request and response, :mod:`tests.appserver.codex_schema`)."""
+    from tests.appserver import codex_schema
+
+    wrong: list[str] = []
+    for message in seen.wire:
+        answering = None if "method" in message else seen.sent.get(message.get("id"))
+        if "method" not in message and answering is None:
+            wrong.append(f"a response to no request: {message}")
+            continue
+        wrong += codex_schema.errors(message, answering=answering)
+    return wrong
 
 
 def turn_notifications(c: CodexClient, turn_id: str) -> Iterator[Any]:
@@ -75,7 +106,8 @@ def turn_notifications(c: CodexClient, turn_id: str) -> Iterator[Any]:
 
 def off_schema(seen: Recorded) -> list[str]:
     """The messages that do not match the schema rein itself publishes
-    (``rein app-server generate-json-schema``): notifications and server requests."""
+    (``rein app-server generate-json-schema``: notifications and server requests), then
+    those Codex's own schema refuses (:func:`off_codex`: every message)."""
     import jsonschema
 
     from rein.appserver.schema import files
@@ -97,4 +129,4 @@ def off_schema(seen: Recorded) -> list[str]:
         message = {"id": "x", "method": method, "params": params}
         wrong += [f"{method}: {e.message}" for e in jsonschema.Draft7Validator(
             schemas["ServerRequest.json"]).iter_errors(message)][:1]
-    return wrong
+    return wrong + off_codex(seen)

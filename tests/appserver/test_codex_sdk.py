@@ -3,35 +3,20 @@ command needs approval, answered accept, decline and cancel, over one thread."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
+from tests.appserver import codex_schema
 from tests.appserver.codex_env import Recorded, client, off_schema, turn_notifications
 from tests.appserver.serve import reply, shell, workspace
-
-SCHEMAS = Path(__file__).parent / "fixtures" / "codex-0.163.0"
-REQUEST_SCHEMA = {
-    "item/commandExecution/requestApproval": "CommandExecutionRequestApproval",
-    "item/fileChange/requestApproval": "FileChangeRequestApproval",
-    "item/permissions/requestApproval": "PermissionsRequestApproval",
-    "item/tool/requestUserInput": "ToolRequestUserInput",
-}
-
-
-def schema(name: str) -> dict[str, Any]:
-    return json.loads((SCHEMAS / f"{name}.json").read_text())
 
 
 def check_request(method: str, params: dict[str, Any], answer: dict[str, Any]) -> None:
     """Validate a server request and the client's response against Codex's own schema."""
-    jsonschema.validate({"id": "x", "method": method, "params": params},
-                        schema("ServerRequest"))
-    jsonschema.validate(params, schema(REQUEST_SCHEMA[method] + "Params"))
-    jsonschema.validate(answer, schema(REQUEST_SCHEMA[method] + "Response"))
+    assert codex_schema.errors({"id": "x", "method": method, "params": params}) == []
+    assert codex_schema.answer_errors(method, answer) == []
 
 
 @pytest.fixture(name="served")

@@ -101,7 +101,9 @@ def test_handshake_errors_unknown_methods_and_bad_lines(raw: Raw) -> None:
     assert raw.read()["error"]["message"] == "Already initialized"
     raw.send({"id": 3, "method": "review/start", "params": {}})
     assert raw.read() == {"id": 3, "error": {
-        "code": -32601, "message": "method not implemented by rein app-server: review/start"}}
+        "code": -32601, "message": "method not implemented by rein app-server: review/start",
+        "data": {"code": "THREAD009",
+                 "hint": "docs/app-server.md lists the methods rein answers"}}}
     raw.send(b"{not json\n")
     assert raw.read()["error"]["code"] == -32700
     raw.send(b"[1, 2]\n")

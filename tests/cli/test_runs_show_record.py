@@ -103,7 +103,7 @@ def test_a_file_that_is_not_a_run_record_is_refused_with_where(scenario: Scenari
     path = scenario.file("broken.json", json.dumps(broken, indent=2))
     code, out, text = err(scenario, "runs", "show", str(path))
     assert code == 1 and out == ""
-    assert "RECORD001" in text and "/nodes/2/status" in text and "'exploded'" in text
+    assert "RECORD001" in text and "/nodes/2/status" in text and '"exploded"' in text
     assert "hint: give a run record" in text and "Traceback" not in text
     code, out, _ = err(scenario, "runs", "show", str(path), "--json")
     [finding] = json.loads(out)["findings"]

@@ -119,7 +119,8 @@ def test_schema_mismatch_is_rt032_with_the_first_error():
         OutputProblem(
             code="RT032",
             output="summary",
-            message="output 'summary' does not match its schema: at /: 'passed' is a required property",
+            message="output 'summary' does not match its schema: at /: \"passed\" is a "
+                    "required property",
         )
     ]
 
@@ -145,9 +146,23 @@ def test_remote_refs_are_not_fetched():
         first_schema_error(1, {"$ref": "https://example.invalid/schema.json"})
 
 
+def test_an_unknown_dollar_schema_is_a_broken_schema_and_nothing_is_fetched():
+    from rein.engine.outputs import SchemaInvalid
+
+    with pytest.raises(SchemaInvalid, match="names no JSON Schema draft"):
+        first_schema_error(1, {"$schema": "https://example.invalid/meta", "type": "string"})
+
+
+def test_the_shallowest_violation_is_the_one_reported():
+    schema = {"type": "object", "required": ["name"],
+              "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}
+    assert first_schema_error({"tags": [1, 2]}, schema) == \
+        'at /: "name" is a required property'
+
+
 def test_schema_draft_follows_dollar_schema():
     draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]}
-    assert first_schema_error([1], draft7) == "at /0: 1 is not of type 'string'"
+    assert first_schema_error([1], draft7) == 'at /0: 1 is not of type "string"'
 
 
 def test_file_outputs_must_exist_inside_the_workspace(tmp_path):

@@ -251,6 +251,29 @@ def test_a_held_lock_refuses_the_write(ws: Path, data: Path) -> None:
     assert not os.path.exists(ws / "d.delta.json")
 
 
+def test_a_write_leaves_no_lock_file_beside_the_profile(ws: Path, data: Path) -> None:
+    path = copy_in(ws, data / "scribe.agent.yaml")
+    before = sorted(p.name for p in ws.iterdir())
+    d = delta("scribe", 3, [{"op": "add", "path": "/state/facts/-", "value": fact("new")}])
+    apply_file(path, write_delta(ws, d), workspace=ws, approve=True, dry_run=False,
+               actor="ann", now=NOW)
+    assert load_oap(path).data["metadata"]["revision"] == 4
+    assert sorted(p.name for p in ws.iterdir()) == sorted([*before, "d.delta.json"])
+
+
+def test_the_lock_excludes_while_held_and_is_gone_after(ws: Path, data: Path) -> None:
+    path = copy_in(ws, data / "notes.agent.md")
+    lock = ws / f".{path.name}.lock"
+    with store.profile_lock(path):
+        assert lock.exists()
+        with pytest.raises(Refused) as held, store.profile_lock(path, timeout=0.01):
+            pass
+    assert held.value.code == "OAP253" and not lock.exists()
+    with store.profile_lock(path, timeout=0.01):  # free again, on a new file
+        assert lock.exists()
+    assert not lock.exists()
+
+
 def test_annotations_round_trip_through_a_write(ws: Path, data: Path) -> None:
     path = copy_in(ws, data / "scribe.agent.yaml")
     apply_file(path, data / "scribe.delta.yaml", workspace=ws, approve=False, dry_run=False,

@@ -23,6 +23,7 @@ from rein.telemetry import LiveExport, attach, build_spans
 from rein.workers.scripted import ScriptedWorker
 from tests.durability.test_resume_budget import Crash, CrashingOnce
 from tests.engine.helpers import make_engine
+from tests.telemetry.labels import label
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
@@ -54,7 +55,7 @@ def _engine(tmp_path: Path, worker: Any, *, after: Any = None) -> tuple[Any, Any
 
 
 def _ids(spans: Any) -> list[tuple[str, str, str | None]]:
-    return sorted((format(s.context.span_id, "016x"), s.name,
+    return sorted((format(s.context.span_id, "016x"), label(s),
                    None if s.parent is None else format(s.parent.span_id, "016x"))
                   for s in spans)
 
@@ -70,7 +71,7 @@ def test_a_paused_run_continued_elsewhere_continues_one_trace(tmp_path: Path) ->
     paused = asyncio.run(first.start(prepared, approved=prepared.digest))
     assert paused.status is RunStatus.AWAITING_HUMAN
     early = sent_first.get_finished_spans()
-    assert sorted(s.name for s in early) == ["attempt a #1", "node a"]  # what has ended
+    assert sorted(label(s) for s in early) == ["attempt a #1", "node a"]  # what has ended
     [pending] = first.store.approvals(run_id=paused.run_id, status=ApprovalStatus.PENDING)
     record_answer(first.store, pending, ApprovalStatus.ACCEPTED, {"actor": "tester"},
                   first.now())
@@ -79,14 +80,14 @@ def test_a_paused_run_continued_elsewhere_continues_one_trace(tmp_path: Path) ->
     second, sent_second = _engine(tmp_path, ScriptedWorker(SCRIPT), after=first)
     assert asyncio.run(second.proceed(paused.run_id)).status is RunStatus.SUCCEEDED
     late = sent_second.get_finished_spans()
-    assert sorted(s.name for s in late) == ["attempt b #1", "node b", "node ok",
+    assert sorted(label(s) for s in late) == ["attempt b #1", "node b", "node ok",
                                             "run tests/live"]
     everything = [*early, *late]
     assert len({s.context.span_id for s in everything}) == len(everything)  # each sent once
     assert len({s.context.trace_id for s in everything}) == 1
     ids = {s.context.span_id for s in everything}
     assert all(s.parent is None or s.parent.span_id in ids for s in everything)
-    by_name = {s.name: s for s in everything}
+    by_name = {label(s): s for s in everything}
     run, gate_span = by_name["run tests/live"], by_name["node ok"]
     # Started in the first process, ended in the second: the first process's start time.
     assert run.start_time <= by_name["node a"].start_time
@@ -94,7 +95,7 @@ def test_a_paused_run_continued_elsewhere_continues_one_trace(tmp_path: Path) ->
     assert by_name["node a"].parent.span_id == run.context.span_id
     # Live export and the after-the-fact trace name the same spans.
     plain = build_spans(second.store, paused.run_id)
-    assert _ids(everything) == sorted((s.span_id, s.name, s.parent_span_id) for s in plain)
+    assert _ids(everything) == sorted((s.span_id, s.label, s.parent_span_id) for s in plain)
     assert all(s.end is not None for s in plain)
 
 
@@ -108,24 +109,24 @@ def test_an_interrupted_attempt_and_its_rerun_are_two_spans_of_one_node(tmp_path
     with pytest.raises(Crash):
         asyncio.run(first.start(prepared, approved=prepared.digest))
     first.store.close()
-    assert sorted(s.name for s in sent_first.get_finished_spans()) == ["attempt a #1",
+    assert sorted(label(s) for s in sent_first.get_finished_spans()) == ["attempt a #1",
                                                                        "node a"]
     second, sent_second = _engine(tmp_path, worker, after=first)
     [run] = second.store.list_runs()
     assert asyncio.run(second.resume(run.run_id)).status is RunStatus.SUCCEEDED
     late = sent_second.get_finished_spans()
-    attempts = [s for s in late if s.name == "attempt b #1"]
+    attempts = [s for s in late if label(s) == "attempt b #1"]
     assert len(attempts) == 2
     interrupted, rerun = sorted(attempts, key=lambda s: s.start_time)
     assert interrupted.attributes["rein.interrupted"] is True
     assert interrupted.status.status_code.name == "ERROR"
     assert rerun.attributes["rein.rerun"] is True and rerun.status.status_code.name == "OK"
     assert interrupted.context.span_id != rerun.context.span_id
-    [node_b] = [s for s in late if s.name == "node b"]
+    [node_b] = [s for s in late if label(s) == "node b"]
     assert interrupted.parent.span_id == rerun.parent.span_id == node_b.context.span_id
     everything = [*sent_first.get_finished_spans(), *late]
     plain = build_spans(second.store, run.run_id)
-    assert _ids(everything) == sorted((s.span_id, s.name, s.parent_span_id) for s in plain)
+    assert _ids(everything) == sorted((s.span_id, s.label, s.parent_span_id) for s in plain)
 
 
 def test_attach_follows_rein_toml_and_the_environment(tmp_path: Path) -> None:

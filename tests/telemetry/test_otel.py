@@ -10,6 +10,7 @@ from rein.store.sqlite import SQLiteStore
 from rein.telemetry import build_spans, export_run
 from tests.durability import graphs
 from tests.durability.support import rein, runs, write_graph
+from tests.telemetry.labels import label
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
@@ -28,7 +29,7 @@ def test_a_run_becomes_a_trace_of_run_node_and_attempt_spans(tmp_path: Path) -> 
         plain = build_spans(store, row["run_id"])
     finally:
         store.close()
-    spans = {s.name: s for s in exporter.get_finished_spans()}
+    spans = {label(s): s for s in exporter.get_finished_spans()}
     assert made == len(spans) == 1 + 4 + 5  # the run, four nodes, five attempts (c twice)
     run = spans["run tests/durable-chain"]
     assert run.parent is None and run.attributes["rein.status"] == "succeeded"
@@ -43,7 +44,7 @@ def test_a_run_becomes_a_trace_of_run_node_and_attempt_spans(tmp_path: Path) -> 
     assert first.start_time <= first.end_time <= second.start_time <= node_c.end_time
     assert node_c.end_time <= run.end_time
     # The SDK spans carry exactly the ids `rein runs trace` prints.
-    assert sorted((format(s.context.span_id, "016x"), s.name) for s in spans.values()) == \
-        sorted((s.span_id, s.name) for s in plain)
+    assert sorted((format(s.context.span_id, "016x"), label(s)) for s in spans.values()) == \
+        sorted((s.span_id, s.label) for s in plain)
     assert {format(s.context.trace_id, "032x") for s in spans.values()} == \
         {s.trace_id for s in plain}

@@ -7,6 +7,7 @@ without running the command, so no group can run unrecorded.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,13 @@ class Watch:
         self.fail = fail
         self.started_groups: list[int] = []
         self.ended_groups: list[int] = []
+        self.seen_at_gate: bool | None = None
 
     def started(self, pgid: int) -> None:
         if self.fail:
+            # Fail only once the child has settled: waiting at the gate, or (were the gate
+            # open) already through the command, so that whatever it would write is written.
+            self.seen_at_gate = _settle(pgid)
             raise RuntimeError("the store is gone")
         self.started_groups.append(pgid)
 
@@ -48,11 +53,32 @@ def test_a_recorded_group_runs_normally_with_empty_stdin(tmp_path: Path) -> None
     assert len(watch.started_groups) == 1 and watch.ended_groups == watch.started_groups
 
 
+def _settle(pid: int, looks: int = 2000) -> bool:
+    """Whether the child ``pid`` is waiting at the gate (the gate's shell, asleep: its one
+    blocking step is reading the go line); False once it is through or gone instead. Looks at
+    /proc a bounded number of times."""
+    proc = Path(f"/proc/{pid}")
+    for _ in range(looks):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().split(b"\0")
+            state = (proc / "stat").read_text().rpartition(")")[2].split()[0]
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return False  # gone (reaped)
+        if state in ("Z", "X"):
+            return False  # through whatever it ran, not reaped yet
+        if state == "S" and b"rein-gate" in cmdline:
+            return True
+        time.sleep(0.005)  # one look; the bound is the count
+    raise AssertionError(f"process {pid} neither waited at the gate nor ended")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_when_recording_fails_the_command_never_runs(tmp_path: Path) -> None:
+    watch = Watch(fail=True)
     with pytest.raises(RuntimeError, match="the store is gone"):
-        _run(Watch(fail=True), "echo ran > marker", tmp_path)
-    # Give a wrongly started command time to write; the gated child exits at once instead.
-    asyncio.run(asyncio.sleep(0.3))
+        _run(watch, "echo ran > marker", tmp_path)
+    # run_process stops the group before it raises: nothing of it can still write.
+    assert watch.seen_at_gate is True
     assert not (tmp_path / "marker").exists()
 
 

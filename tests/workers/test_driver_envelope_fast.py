@@ -1,10 +1,11 @@
-"""The compiled validator may only spare a submit the pure-Python one, never change a verdict.
+"""The fast acceptance may only spare a submit the validator's import, never change a verdict.
 
-``envelope_problems`` lets ``jsonschema_rs`` accept an envelope whose ``respond_with`` is
-made of rein's own keywords, and asks ``jsonschema`` (the reference, whose words the
-refusals quote) about everything else. Checked here: whatever the envelope, the fast
-acceptance agrees with the reference; the envelopes a driver really sends take the fast
-path; and an output with a schema of its own always goes to the reference.
+``envelope_problems`` lets rein's own check accept an envelope whose ``respond_with`` is made
+of rein's own keywords, and asks rein's validator (``jsonschema_rs``, whose words the
+refusals quote) about everything else. Checked here against ``jsonschema``, the reference
+validator, as an oracle: whatever the envelope, the fast acceptance and the final verdict
+agree with it; the envelopes a driver really sends take the fast path; and an output with a
+schema of its own always goes to the validator.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def test_the_envelopes_a_driver_sends_take_the_fast_path(tmp_path: Path, kind: s
         assert envelope_problems(envelope, ins) == []
 
 
-def test_a_wrong_envelope_is_refused_in_the_reference_validators_words(tmp_path: Path) -> None:
+def test_a_wrong_envelope_is_refused_in_the_validators_words(tmp_path: Path) -> None:
     ins = instruction(tmp_path, "task")
     envelope = {**good(ins), "context_usage": {"used_tokens": -1, "window_tokens": 100}}
     assert not _accepted_fast(envelope, ins)
@@ -133,12 +134,12 @@ def test_a_wrong_envelope_is_refused_in_the_reference_validators_words(tmp_path:
         "context_usage/used_tokens: -1 is less than the minimum of 0"]
 
 
-def test_an_output_with_its_own_schema_always_goes_to_the_reference(tmp_path: Path) -> None:
+def test_an_output_with_its_own_schema_always_goes_to_the_validator(tmp_path: Path) -> None:
     declared = (OutputSpec(name="report", type="object", description="r",
                            schema={"type": "object", "required": ["lines"]}),)
     ins = instruction(tmp_path, "task", outputs=declared)
     envelope = {**ins["example"], "outputs": {"report": {"lines": 3}}}
-    assert not _accepted_fast(envelope, ins)  # whatever the compiled validator would say
+    assert not _accepted_fast(envelope, ins)  # whatever rein's own check would say
     assert envelope_problems(envelope, ins) == []
     assert envelope_problems({**envelope, "outputs": {"report": {}}}, ins) == [
         'outputs/report: missing the required field(s) "lines"']

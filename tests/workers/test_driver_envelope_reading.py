@@ -1,8 +1,9 @@
 """An envelope reads the same with or without the document loader.
 
 ``parse_envelope`` reads plain JSON itself and hands anything unusual (a duplicate key, a
-non-finite or overlong number, deep nesting, a byte-order mark, a NUL) to the loader, which
-decides and explains; a driver's ordinary envelope then never imports the YAML parser.
+non-finite or overlong number, deep nesting, a byte-order mark, a NUL, a surrogate escape) to
+the loader, which decides and explains; a driver's ordinary envelope then never imports the
+YAML parser.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ UNUSUAL = [
     '{"x": ' + "[" * 40 + "]" * 40 + "}",  # within it, but the loader decides
     '\ufeff{"a": 1}',  # a byte-order mark
     '{"a": "\x00"}',  # a NUL
+    '{"a": "\\ud800"}', '{"\\udc00": 1}',  # a lone surrogate, not Unicode text
     '{"a": 1,}', "[1, 2]", '"text"',
 ]
 
@@ -75,6 +77,14 @@ def test_anything_unusual_is_judged_by_the_loader(text: str) -> None:
 def test_a_duplicate_key_is_refused_with_the_loaders_reason() -> None:
     with pytest.raises(EnvelopeRefused, match="duplicate"):
         parse_envelope('{"token": "a", "token": "b"}')
+
+
+def test_a_lone_surrogate_is_refused_with_the_loaders_reason() -> None:
+    # It parses in Python, but no validator or store can take it as text.
+    with pytest.raises(EnvelopeRefused, match="unpaired surrogate") as caught:
+        parse_envelope('{"token": "a", "outputs": {"summary": "x\\ud800"}}')
+    assert caught.value.code == "DRIVER_ENVELOPE"
+    assert str(caught.value).encode("utf-8")  # the reason is printable
 
 
 def test_an_ordinary_envelope_imports_no_document_loader() -> None:

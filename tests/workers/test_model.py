@@ -166,7 +166,7 @@ def test_call_outside_permissions_is_refused_and_the_model_recovers(tmp_path: Pa
 def test_bad_submission_goes_back_to_the_model(tmp_path: Path) -> None:
     provider = ScriptedProvider([submit(summary=3), submit(summary="fixed")])
     items, result = drive(ModelWorker(provider=provider, model="m"), attempt(tmp_path))
-    assert "summary: 3 is not of type 'string'" in items[2].data["content"]
+    assert 'summary: 3 is not of type "string"' in items[2].data["content"]
     assert result.outputs == {"summary": "fixed"}
 
 
@@ -183,7 +183,7 @@ def test_decision_node_returns_the_label(tmp_path: Path) -> None:
 def test_a_label_outside_the_branches_is_rejected(tmp_path: Path) -> None:
     worker = scripted(submit(decision="maybe", reason="?"), submit(decision="revise", reason="r"))
     items, result = drive(worker, check_note(tmp_path))
-    assert "'maybe' is not one of ['ship', 'revise']" in items[2].data["content"]
+    assert '"maybe" is not one of "ship" or "revise"' in items[2].data["content"]
     assert result.decision == "revise"
 
 

@@ -344,6 +344,9 @@ class ReinAgent:
             # A command's question shows the command as checked (a hook may rewrite it).
             raw_input={"command": params["command"], "cwd": params.get("cwd")}
             if "command" in params else shown.raw_input if shown is not None else None)
+        if shown is not None:  # waiting on its approval: not running (ACP's `pending`)
+            await self.conn.session_update(session_id=session.thread_id, update=acp
+                                           .update_tool_call(call_id, status="pending"))
         response = await self.conn.request_permission(
             session_id=session.thread_id, tool_call=call, options=updates.options(choices))
         outcome = response.outcome
@@ -353,6 +356,9 @@ class ReinAgent:
             decision = "cancel"  # the client withdrew the prompt: the turn is interrupted
         if picked == "reject_always" and action is not None:
             session.rejected.add(action)
+        if shown is not None and decision in ("accept", "acceptForSession"):
+            await self.conn.session_update(session_id=session.thread_id, update=acp
+                                           .update_tool_call(call_id, status="in_progress"))
         await _answer(turn, request.id, decision)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

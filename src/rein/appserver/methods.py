@@ -8,33 +8,20 @@ names it (:mod:`rein.appserver.server`).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from rein.appserver import wire
+from rein.appserver.handling import Connection
+from rein.appserver.more_methods import METHODS as MORE
 from rein.appserver.wire import MethodError
 from rein.errors import ConfigError
 from rein.protocol import threads
 from rein.protocol.messages import Notification
-from rein.protocol.turns import TurnFeed
 
 if TYPE_CHECKING:
-    from rein.engine.service import Harness, ThreadRow
+    from rein.engine.service import ThreadRow
     from rein.protocol.turns import TurnRun
-
-
-class Connection(Protocol):
-    """What a handler uses of the connection (:class:`rein.appserver.server.Connection`)."""
-
-    harness: Harness
-    questions: dict[str, TurnFeed]
-
-    def then(self, work: Callable[[], None]) -> None: ...
-    def notify(self, notification: Notification) -> None: ...
-    def run_turn(self, turn: TurnRun, *, replay: bool = True, drive: bool = True
-                 ) -> None: ...
-    def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
 
 
 Handler = Callable[[Connection, Mapping[str, Any]], Awaitable[Any]]
@@ -47,8 +34,14 @@ def _thread_id(params: Mapping[str, Any]) -> str:
     return value
 
 
+def _load(c: Connection, thread_id: str) -> None:
+    c.loaded[thread_id] = None
+    c.unsubscribed.discard(thread_id)
+
+
 def _session(c: Connection, row: ThreadRow) -> dict[str, Any]:
     """The result of thread/start, thread/resume and thread/fork."""
+    _load(c, row.thread_id)
     d = row.data
     return {"thread": threads.to_json(c.harness, row, include_turns=True),
             "model": d.get("model") or "", "modelProvider": d.get("modelProvider") or "rein",
@@ -99,6 +92,7 @@ async def thread_fork(c: Connection, params: Mapping[str, Any]) -> dict[str, Any
 
 async def thread_read(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
     row = c.harness.sessions.thread(_thread_id(params))
+    _load(c, row.thread_id)
     return {"thread": threads.to_json(c.harness, row,
                                       include_turns=bool(params.get("includeTurns")))}
 
@@ -245,4 +239,5 @@ METHODS: dict[str, Handler] = {
     "thread/archive": thread_archive, "thread/unarchive": thread_unarchive,
     "thread/name/set": thread_name_set, "turn/start": turn_start,
     "turn/interrupt": turn_interrupt, "turn/steer": turn_steer,
+    **MORE,
 }

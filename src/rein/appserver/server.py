@@ -24,6 +24,7 @@ from rein.appserver.wire import Incoming, MethodError, Wire
 from rein.errors import ConfigError, ReinError
 from rein.protocol import fields
 from rein.protocol.messages import Message, Notification, ServerRequest
+from rein.protocol.shapes import CODEX_VERSION
 from rein.protocol.turns import TurnFeed
 
 if TYPE_CHECKING:
@@ -39,6 +40,8 @@ class Connection:
         self.opted_out: frozenset[str] = frozenset()
         self.experimental = False
         self.questions: dict[str, TurnFeed] = {}  # server request id → the turn asking
+        self.loaded: dict[str, None] = {}  # threads this connection follows, in order
+        self.unsubscribed: set[str] = set()  # thread/unsubscribe: told nothing more
         self.tasks: set[asyncio.Future[Any]] = set()
         self.pumps: set[asyncio.Future[Any]] = set()
         self.drives: dict[asyncio.Future[Any], TurnRun] = {}
@@ -83,8 +86,11 @@ class Connection:
             elif not self.initialized:
                 raise MethodError(wire.INVALID_REQUEST, "Not initialized")
             elif method not in methods:
-                raise MethodError(wire.METHOD_NOT_FOUND,
-                                  f"method not implemented by rein app-server: {method}")
+                self.wire.error(incoming.id, wire.METHOD_NOT_FOUND,
+                                f"method not implemented by rein app-server: {method}",
+                                {"code": "THREAD009", "hint": "docs/app-server.md lists "
+                                 "the methods rein answers"})
+                return
             else:
                 result = await methods[method](self, incoming.params)
         except MethodError as exc:
@@ -122,8 +128,9 @@ class Connection:
         self.opted_out = frozenset(m for m in opted if isinstance(m, str))
         self.experimental = bool(caps.get("experimentalApi"))
         self.initialized = True
-        return {"userAgent": f"rein/{VERSION}", "codexHome": str(self.harness.workspace /
-                                                                 ".rein"),
+        return {"userAgent": f"rein/{VERSION}",
+                "serverInfo": {"name": "rein", "version": CODEX_VERSION},
+                "codexHome": str(self.harness.workspace / ".rein"),
                 "platformFamily": "windows" if sys.platform == "win32" else "unix",
                 "platformOs": {"darwin": "macos", "win32": "windows"}.get(sys.platform,
                                                                            "linux")}
@@ -194,6 +201,8 @@ class Connection:
                 "error": {"message": f"{exc.code}: {exc.message}"}}))
 
     def notify(self, notification: Notification) -> None:
+        if notification.params.get("threadId") in self.unsubscribed:
+            return
         if notification.method not in self.opted_out:
             self.wire.send(notification.to_json())
 

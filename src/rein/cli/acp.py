@@ -29,11 +29,10 @@ def acp(workspace: Path | None) -> int:
     \b
     Exit codes: 0 the client closed the connection, 64 usage error.
     """
-    try:
-        from rein.acp.agent import serve
-    except ModuleNotFoundError as exc:  # the optional SDK is not installed
-        raise click.UsageError(f"rein acp needs the ACP SDK ({exc.name} is missing): "
-                               "pip install 'rein[acp]'") from exc
+    from rein.core.extras import require
+
+    require("acp", "rein acp", code="ACP001")
+    from rein.acp.agent import serve
 
     with open_harness(resolve_workspace(workspace), surface="acp") as harness:
         run_sync(serve(harness))

@@ -118,9 +118,7 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
       rein profile mcp clock-keeper --yes --call mcp/time/get_current_time \\
           --args '{"timezone": "UTC"}'
     """
-    import anyio
-
-    from rein.core.loops import new_loop
+    from rein.cli.sync import run_sync
     from rein.profiles.effective import effective_profile
     from rein.profiles.policy import Policy
     from rein.tools.mcp import LaunchRequest, McpHub, servers_from_profile
@@ -158,7 +156,7 @@ def mcp(profile_ref: str, call: str | None, arguments: str, assume_yes: bool,
                                         **result.to_json()}}, int(code)
 
     try:
-        data, code = anyio.run(session, backend_options={"loop_factory": new_loop})
+        data, code = run_sync(session())
     except Refused as exc:
         if as_json:
             emit_json({"error": exc.to_json()})

@@ -252,9 +252,10 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
     """The run as trace spans: the run, its nodes, their attempts, child runs.
 
     Ids are derived from the run, so they match what a live exporter sent. --json prints
-    {"run_id", "trace_id", "spans": [{"name", "kind", "trace_id", "span_id",
-    "parent_span_id", "start", "end", "attributes", "status", "status_message"}],
-    "exported"}; "end" is null for a span still open (the run waits, or its rein died).
+    {"run_id", "trace_id", "spans": [{"name", "label", "kind", "trace_id", "span_id",
+    "parent_span_id", "start", "end", "attributes", "status", "status_message", "events",
+    "links"}], "exported"}; "end" is null for a span still open (the run waits, or its
+    rein died). Names are stable ("node"); "label" names the span for people ("node a").
     No OpenTelemetry package is needed unless --export is given; OTLP export needs
     opentelemetry-exporter-otlp as well.
 
@@ -295,7 +296,7 @@ def run_trace(run_id: str, export: bool, workspace: Path | None, as_json: bool) 
     for s in sorted(spans, key=lambda s: (s.start, depth[s.span_id])):
         end = s.end or "(open)"
         click.echo(f"{s.span_id}  {s.start} .. {end}  {s.status:<5} "
-                   f"{'  ' * depth[s.span_id]}{s.name}")
+                   f"{'  ' * depth[s.span_id]}{s.label or s.name}")
     if exported is not None:
         click.echo(f"exported {exported} spans")
     return int(ExitCode.OK)

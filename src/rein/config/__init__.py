@@ -113,6 +113,7 @@ class HookSpec(Frozen):
     # trusted): a hook whose files changed since is not run (rein.config.command_files).
     # Kept as a read-only copy.
     files: Mapping[str, str] = field(default_factory=dict)
+    format: str | None = None  # "claude" | "rein": the tool names and inputs it is shown
 
     def __post_init__(self) -> None:
         set_field(self, "files", MappingProxyType(dict(self.files)))
@@ -162,6 +163,7 @@ class Config(Frozen):
                 shell=isinstance(command, str),
                 fail_closed=bool(spec.get("fail_closed", False)),
                 files=self.pinned.get(f"hooks.{name}", {}),
+                format=spec.get("format"),
             )
         return out
 

@@ -9,6 +9,7 @@
     timeout_seconds = 10                 # then its process group is killed (default 30)
     fail_closed = true                   # a crash or timeout blocks the call (default: fail open)
     files = ["hooks/lib"]                # more workspace files it runs (see below)
+    format = "claude"                    # Claude Code's tool names and inputs (default: rein's)
 
 A hook with ``events`` runs for every model-worker session; one without runs only where an
 OAP profile binds it by name (``lifecycle.on_start`` is ``SessionStart``, ``on_end`` is
@@ -31,7 +32,9 @@ from typing import Any
 #: The five lifecycle events a hook may hear, in the order a session meets them.
 HOOK_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "SessionEnd")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
-_KEYS = ("command", "events", "fail_closed", "files", "matcher", "timeout_seconds")
+_KEYS = ("command", "events", "fail_closed", "files", "format", "matcher", "timeout_seconds")
+#: The tool names and argument shapes a hook may be shown (rein.tools.claude_tools).
+FORMATS = ("rein", "claude")
 #: Matchers that select every tool, as in Claude Code (not regular expressions).
 EVERY_TOOL = ("", "*")
 
@@ -74,6 +77,10 @@ def check_hooks(data: Mapping[str, Any], path: Path, bad: Bad) -> None:
         if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
             raise bad(path, where, "files", "must be a list of workspace paths",
                       'for example: files = ["hooks/lib.sh", "hooks/pylib"]')
+        if spec.get("format", "rein") not in FORMATS:
+            raise bad(path, where, "format", f"must be one of {', '.join(FORMATS)}",
+                      'format = "claude" shows tools as Claude Code names them (Bash, Write, '
+                      'file_path...)')
         if not isinstance(spec.get("fail_closed", False), bool):
             raise bad(path, where, "fail_closed", "must be true or false",
                       "true: a hook that crashes or times out blocks what it guards")

@@ -194,22 +194,14 @@ def first_schema_error(value: Any, schema: Any) -> str | None:
     The draft follows the schema's ``$schema`` (2020-12 when absent). Remote references are
     never fetched. Raises :class:`SchemaInvalid` when the schema itself is broken.
     """
-    # Imported here: only an output that declares a schema needs the validator, and it is
-    # the largest import of a driver's submit.
-    import jsonschema
-    from jsonschema.exceptions import SchemaError, best_match
-    from referencing.exceptions import Unresolvable
+    # Imported here: only an output that declares a schema needs the validator.
+    from rein.formats.jsonschemas import BadSchema, compiled, errors, most_relevant, where
 
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        raise SchemaInvalid(exc.message) from exc
-    try:
-        error = best_match(cls(schema).iter_errors(value))
-    except Unresolvable as exc:
-        raise SchemaInvalid(f"a $ref cannot be resolved: {exc}") from exc
+        validator = compiled(schema)
+    except BadSchema as exc:
+        raise SchemaInvalid(str(exc)) from None
+    error = most_relevant(errors(validator, value))
     if error is None:
         return None
-    where = "/" + "/".join(str(p) for p in error.absolute_path) if error.absolute_path else "/"
-    return f"at {where}: {error.message}"
+    return f"at {where(error)}: {error.message}"

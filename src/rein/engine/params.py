@@ -104,13 +104,14 @@ def check_value(value: Any, spec: Mapping[str, Any]) -> str | None:
         return f"{json.dumps(value)[:80]} is not one of {json.dumps(enum)}"
     schema = spec.get("schema")
     if isinstance(schema, Mapping):
-        import jsonschema
+        from rein.formats.jsonschemas import BadSchema, compiled, errors
 
-        errors = sorted(
-            jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: e.path
-        )
-        if errors:
-            return f"does not match its schema: {errors[0].message}"
+        try:
+            found = errors(compiled(schema), value)
+        except BadSchema as exc:
+            return f"cannot be checked: its schema is not valid JSON Schema ({exc})"
+        if found:
+            return f"does not match its schema: {found[0].message}"
     return None
 
 

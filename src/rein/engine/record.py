@@ -199,14 +199,20 @@ def run_schema() -> dict[str, Any]:
     return schema
 
 
+@lru_cache(maxsize=1)
+def run_validator() -> Any:
+    """The run record schema compiled once, its ``format`` keywords asserted."""
+    from rein.formats.jsonschemas import compiled
+
+    return compiled(run_schema(), formats=True)
+
+
 def record_problems(record: Mapping[str, Any]) -> list[str]:
     """Schema violations of ``record`` (empty when it validates)."""
-    import jsonschema
+    from rein.formats.jsonschemas import errors
 
-    validator = jsonschema.Draft202012Validator(
-        run_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-            for e in validator.iter_errors(record)]
+    return [f"{'/'.join(map(str, e.instance_path))}: {e.message}"
+            for e in errors(run_validator(), record)]
 
 
 def is_terminal(status: RunStatus) -> bool:

@@ -36,21 +36,17 @@ class RecordFile(Frozen):
 
 def read_record(path: str | Path) -> RecordFile:
     """Load ``path`` and check it against the AGS run schema."""
-    import jsonschema
-
-    from rein.engine.record import run_schema
+    from rein.engine.record import run_validator
+    from rein.formats.jsonschemas import errors
 
     source = str(path)
     try:
         doc = load_path(path)
     except LoadError as exc:
         return RecordFile(path=source, findings=(exc.to_finding(),))
-    validator = jsonschema.Draft202012Validator(
-        run_schema(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.path)))
     findings = []
-    for error in errors:
-        pointer = "".join(f"/{_escape(str(t))}" for t in error.absolute_path)
+    for error in errors(run_validator(), doc.data):
+        pointer = "".join(f"/{_escape(str(t))}" for t in error.instance_path)
         where = doc.locate(pointer)
         findings.append(Finding(
             code=NOT_A_RECORD, severity="error", hint=_HINT,

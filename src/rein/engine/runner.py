@@ -140,7 +140,8 @@ class Engine(Record):
                    **(approval or {}),
                    LAYOUT: layout(data)}  # not approved: the order the record lists nodes in
         run = RunRow(run_id=run_id, graph_id=str(prepared.data.get("id")),
-                     graph_path=str(Path(prepared.path).resolve()),
+                     # One lookup as a run starts, on the loop like the commit below it.
+                     graph_path=str(Path(prepared.path).resolve()),  # noqa: ASYNC240
                      graph_digest=prepared.digest, status=RunStatus.RUNNING, started_at=now,
                      binding=binding, workspace=workspace_id.here(self.workspace, create=True))
         if self.signers is not None:  # a person's signature approves it, or nothing starts

@@ -170,6 +170,7 @@ def _tier_workers(workspace: Path, config: Config, commands: Mapping[str, Comman
     registry = default_registry()
 
     def create(cfg: Any) -> Any:
+        registry.check(cfg)  # the kind's SDK is installed, before a replay client is built
         cfg, client = _with_workspace_paths(cfg, workspace)
         provider = registry.create(cfg, http_client=client)
         return provider if wrap_provider is None else wrap_provider(provider)

@@ -84,9 +84,11 @@ def serve_lanes(workspace: Path, *, store_url: str | None, lanes: int, name: str
 def _need_dbos() -> None:
     from importlib.util import find_spec
 
+    from rein.core.extras import install_hint
+
     if find_spec("dbos") is None:
         raise ConfigError("trials on DBOS lanes need the scale extra", code="SCALE005",
-                          hint="pip install 'rein[scale]'")
+                          hint=install_hint("scale"))
 
 
 def _lanes(options: Options, base: Config, env: Mapping[str, str], store_url: str | None

@@ -7,7 +7,8 @@
    steps is allowed, reordering is not)
 5. constraints
 6. examples, then the profile's skills (:mod:`rein.profiles.skills`: inserted material, as
-   OAP gives skills no slot)
+   OAP gives skills no slot), then its context files (:mod:`rein.profiles.context_files`:
+   ``always`` ones loaded, ``on_demand`` ones named; no slot either)
 7. learned state: one delimited block labelled untrusted, within ``max_state_tokens`` and
    ``max_state_bytes``; pinned entries first and never dropped; whole entries elided in
    eviction order, and the agent told how many
@@ -21,6 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rein.profiles import context_files
 from rein.profiles.effective import EffectiveProfile
 from rein.profiles.retention import eviction_order
 from rein.profiles.skills import load_skills, render_skills
@@ -74,6 +76,8 @@ def assemble_prompt(effective: EffectiveProfile, *, task_brief: str | None = Non
             blocks.append(block + (f"\nNote: {ex['note']}" if ex.get("note") else ""))
         parts.append("## Examples\n" + "\n\n".join(blocks))
     parts.append(render_skills(*load_skills(resolved.skills)))
+    parts.append(context_files.render(resolved.context_files, read_roots=effective.read_roots,
+                                      deny_paths=effective.deny_paths))
     state_block = render_state(effective)
     if state_block:
         parts.append(state_block)

@@ -32,6 +32,8 @@ from rein.formats.canonical import oap_digest
 from rein.formats.oap.digest import profile_digest, spec_digest
 from rein.formats.oap.document import PROFILE_SUFFIXES, OapDocument
 from rein.formats.oap.validate import VAR_REF, profile_paths, validate_file
+from rein.profiles import context_files
+from rein.profiles.context_files import ContextFile
 from rein.profiles.discovery import Catalog, Trust, discover, discovery_roots, trust_for
 from rein.profiles.memory import store_problem
 from rein.profiles.merge import merge_chain
@@ -73,6 +75,7 @@ class ResolvedProfile(Frozen):
     mcp_servers: tuple[Mapping[str, Any], ...] = ()
     dropped_mcp_servers: tuple[str, ...] = ()
     memory_stores: tuple[Mapping[str, Any], ...] = ()
+    context_files: tuple[ContextFile, ...] = ()  # spec.context.files, ``always`` ones read
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -139,6 +142,8 @@ def resolve_profile(path_or_name: str | Path, *, workspace: Path, config: Config
     hooks = _hooks(data, doc, work)
     stores = _memory(data, work)
     _real_paths(data, doc, work)
+    files = () if work.findings else context_files.load(data, work.workspace)
+    work.warnings.extend(f.warning for f in files if f.warning is not None)
     if work.findings:
         first = work.findings[0]
         raise ProfileError(f"profile {metadata.get('name')!r} cannot be instantiated: "
@@ -151,7 +156,7 @@ def resolve_profile(path_or_name: str | Path, *, workspace: Path, config: Config
         encoding=doc.encoding, data=data, adjustments=tuple(work.adjustments),
         warnings=tuple(work.warnings), extends=tuple(chain), hooks=tuple(hooks),
         skills=tuple(skills), mcp_servers=tuple(servers), dropped_mcp_servers=tuple(dropped),
-        memory_stores=tuple(stores))
+        memory_stores=tuple(stores), context_files=files)
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -14,22 +14,24 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
-from filelock import FileLock, Timeout
 
 from rein.errors import DocumentError, LoadError, Refused
 from rein.formats.oap.document import Encoding, OapDocument, load_oap_text
 from rein.formats.oap.validate import validate_document
 
 LOCK_TIMEOUT_SECONDS = 10.0
+_LOOK_SECONDS = 0.02  # how often a waiter tries the lock again
 
 
 _NUMBERISH = re.compile(r"[-+]?(?:[0-9.]|\.(?:inf|Inf|INF|nan|NaN|NAN))[0-9a-fA-FoxX._:eE+-]*\Z")
@@ -118,11 +120,58 @@ def atomic_write(path: Path, text: str) -> None:
 
 @contextlib.contextmanager
 def profile_lock(path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-    """Hold the advisory lock of one profile file."""
-    lock = FileLock(str(path.parent / f".{path.name}.lock"), timeout=timeout)
+    """Hold the advisory lock of one profile file (``.<name>.lock`` beside it, removed when
+    the lock is released: a profile folder is not left with a lock file per profile)."""
     try:
-        with lock:
+        with vanishing_lock(path.parent / f".{path.name}.lock", timeout):
             yield
-    except Timeout:
+    except LockTimeout:
         raise Refused(f"{path} is locked by another rein process", code="OAP253",
                       hint="retry when the other write has finished") from None
+
+
+class LockTimeout(Exception):
+    """Another process held the lock for longer than the caller would wait."""
+
+
+@contextlib.contextmanager
+def vanishing_lock(lock: Path, timeout: float) -> Iterator[None]:
+    """An exclusive ``flock`` on ``lock`` whose file is removed at release.
+
+    The file is unlinked while it is still held, so a process that opened it meanwhile and
+    then gets the lock sees that the name no longer refers to the file it locked, and
+    starts over on the name's new file: two holders can never lock two different files.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                     0o600)
+        try:
+            _flock(fd, lock, deadline)
+            try:
+                current = os.stat(lock, follow_symlinks=False)
+            except FileNotFoundError:
+                current = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if current is not None and os.path.samestat(os.fstat(fd), current):
+            break
+        os.close(fd)  # its holder removed it as it let go: lock the file the name has now
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)  # closing releases the lock
+
+
+def _flock(fd: int, lock: Path, deadline: float) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise LockTimeout(str(lock)) from None
+            time.sleep(_LOOK_SECONDS)

@@ -38,6 +38,9 @@ from rein.protocol.messages import Message, Notification, ServerRequest, ms
 from rein.store.base import Event, ThreadTurnRow
 
 _HIDDEN = frozenset({"submit_outputs"})  # the answer, shown as the final agent message
+# What a person may answer a command's question, in the order a client shows the buttons
+# (``acceptForSession``: the thread's standing instructions accept the same call again).
+AVAILABLE = ("accept", "acceptForSession", "decline", "cancel")
 _OPTIONS = [{"label": "accept", "description": "approve and go on"},
             {"label": "decline", "description": "refuse; the run handles it"},
             {"label": "cancel", "description": "stop the run"}]
@@ -171,7 +174,7 @@ class Feed(Record):
                                           else "completed"), at
         for step in self._plan:
             self._plan[step] = "pending"
-        out.append(self._n("turn/completed", turn=self.turn(items=False)))
+        out.append(self._n("turn/completed", turn=self.turn()))
         out.append(self._status({"type": "idle"}))
         return out
 
@@ -301,11 +304,11 @@ class Feed(Record):
             item = self._open.pop(asked) if asked is not None else None
         if item is None:
             return []
-        ok, content = calls.finish_call(item, data, ms(event.at) - ms(item["_started"]))
+        ok, _content = calls.finish_call(item, data, ms(event.at) - ms(item["_started"]))
         out: list[Message] = []
         if item["type"] == "commandExecution" and item["status"] != "declined":
             out.append(self._n("item/commandExecution/outputDelta", itemId=item["id"],
-                               delta=content))
+                               delta=item["aggregatedOutput"]))
         if item["type"] == "fileChange" and ok:
             self._diffs.extend(c["diff"] for c in item["changes"])
         out += self._complete(item, event.at)
@@ -337,7 +340,9 @@ class Feed(Record):
             if kind_of == "commandExecution":
                 assert item is not None
                 method = "item/commandExecution/requestApproval"
-                params.update(command=item["command"], cwd=self.cwd, commandActions=[])
+                params.update(command=item["command"], cwd=self.cwd, kind="command",
+                              commandActions=item["commandActions"],
+                              availableDecisions=list(AVAILABLE))
             elif kind_of == "fileChange":
                 method = "item/fileChange/requestApproval"
             else:
@@ -429,7 +434,7 @@ class Feed(Record):
 
     def _complete_turn(self, status: str, at: str) -> list[Message]:
         self.status, self.completed_at = status, at
-        return [self._n("turn/completed", turn=self.turn(items=False)),
+        return [self._n("turn/completed", turn=self.turn()),
                 self._status({"type": "idle"})]
 
     def _error(self) -> dict[str, str]:
@@ -477,6 +482,13 @@ class Feed(Record):
             out["completedAt"] = ms(self.completed_at) // 1000
             out["durationMs"] = ms(self.completed_at) - ms(self.started_at)
         return out
+
+    def usage(self) -> dict[str, int]:
+        """The turn's tokens so far, summed over its model calls (Codex's
+        ``TokenUsageBreakdown`` names: inputTokens, outputTokens, totalTokens, ...)."""
+        keys = ("inputTokens", "cachedInputTokens", "outputTokens", "reasoningOutputTokens",
+                "totalTokens")
+        return {key: int(self._total.get(key, 0)) for key in keys}
 
     def _next_id(self, kind: str) -> str:
         self._count += 1

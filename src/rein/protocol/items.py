@@ -1,7 +1,8 @@
 """A tool call as a Codex item: which item type it is, and how its result closes it.
 
 ``shell_exec`` is a ``commandExecution`` (its output and exit code parsed from the tool's
-result), a file write or edit a ``fileChange``, any other tool an ``mcpToolCall`` of server
+result: ``aggregatedOutput`` is what the command printed, stdout then stderr, without the
+report around it the model reads), a file write or edit a ``fileChange``, any other tool an ``mcpToolCall`` of server
 ``rein``. A result refused because a person declined the call closes the item
 ``declined``; another refusal or failure closes it ``failed``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +28,8 @@ def call_item(item_id: str, name: str, args: Mapping[str, Any], cwd: str) -> dic
     if name in SHELL:
         return {"type": "commandExecution", "id": item_id,
                 "command": str(args.get("command") or ""), "cwd": cwd,
-                "commandActions": [], "status": "inProgress", "source": "agent"}
+                "commandActions": command_actions(str(args.get("command") or "")),
+                "status": "inProgress", "source": "agent"}
     if name in FILES:
         text = str(args.get("content") or args.get("new") or "")
         diff = "".join(f"+{line}\n" for line in text.splitlines())
@@ -47,7 +50,7 @@ def finish_call(item: dict[str, Any], data: Mapping[str, Any], took_ms: int
     status = "declined" if declined else "completed" if ok else "failed"
     if item["type"] == "commandExecution":
         exit_code = _EXIT.search(content)
-        item.update(status=status, aggregatedOutput=content, durationMs=took_ms,
+        item.update(status=status, aggregatedOutput=output_of(content), durationMs=took_ms,
                     exitCode=int(exit_code.group(1)) if exit_code else None)
     elif item["type"] == "fileChange":
         item["status"] = status
@@ -59,6 +62,70 @@ def finish_call(item: dict[str, Any], data: Mapping[str, Any], took_ms: int
         else:
             item["error"] = {"message": content}
     return ok, content
+
+
+_READ = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat"})
+_LIST = frozenset({"ls", "tree", "find", "fd"})
+_SEARCH = frozenset({"grep", "rg", "ag", "egrep", "fgrep", "git-grep"})
+_SEPARATORS = frozenset({"&&", "||", ";"})
+
+
+def command_actions(command: str) -> list[dict[str, Any]]:
+    """What a shell command does, best effort, as Codex's ``CommandAction`` list (a UI
+    shows "read x", "search y"): each ``&&``/``||``/``;`` part that reads a file, lists a
+    directory or searches, else one ``unknown`` action for the whole command."""
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        return [{"type": "unknown", "command": command}]
+    parts: list[list[str]] = [[]]
+    for word in words:
+        if word in _SEPARATORS:
+            parts.append([])
+        elif word == "|" or word.startswith((">", "<", "$(")):
+            return [{"type": "unknown", "command": command}]
+        else:
+            parts[-1].append(word)
+    actions = [_action(part) for part in parts if part and part[0] not in ("cd", "true")]
+    if not actions or any(a is None for a in actions):
+        return [{"type": "unknown", "command": command}]
+    return [a for a in actions if a is not None]
+
+
+def _action(words: list[str]) -> dict[str, Any] | None:
+    program, operands = words[0], [w for w in words[1:] if not w.startswith("-")]
+    text = shlex.join(words)
+    if program in _READ and len(operands) == 1:
+        path = operands[0]
+        return {"type": "read", "command": text, "name": path.rsplit("/", 1)[-1],
+                "path": path}
+    if program in _LIST and len(operands) <= 1:
+        return {"type": "listFiles", "command": text,
+                "path": operands[0] if operands else None}
+    if program in _SEARCH and 1 <= len(operands) <= 2:
+        return {"type": "search", "command": text, "query": operands[0],
+                "path": operands[1] if len(operands) == 2 else None}
+    return None
+
+
+_STDOUT, _STDERR = "--- stdout ---\n", "\n--- stderr ---\n"
+_TRUNCATED = re.compile(r"\n\[output truncated at \d+ bytes\]$")
+
+
+def output_of(content: str) -> str:
+    """What the command printed (stdout, then stderr), from the shell tool's report to the
+    model (``exit code: N``, notes, ``--- stdout ---``, ``--- stderr ---``); a result of
+    another shape (a refusal) is shown as it is."""
+    head, marker, rest = content.partition(_STDOUT)
+    if not marker or not _EXIT.search(head):
+        return content
+    rest = _TRUNCATED.sub("", rest)
+    stdout, marker, stderr = rest.partition(_STDERR)
+    if not marker:
+        return content
+    if stdout and stderr and not stdout.endswith("\n"):
+        stdout += "\n"
+    return stdout + stderr
 
 
 def call_digest(name: str, arguments: Mapping[str, Any]) -> str:

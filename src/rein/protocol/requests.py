@@ -10,6 +10,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from rein.protocol.shapes import (
     ApprovalPolicy,
+    CommandAction,
     SandboxPolicy,
     Thread,
     Turn,
@@ -26,7 +27,9 @@ class CommandExecutionRequestApprovalParams(TypedDict):
     reason: str
     command: str
     cwd: str
-    commandActions: list[Any]
+    kind: Literal["command"]
+    commandActions: list[CommandAction]
+    availableDecisions: list[Literal["accept", "acceptForSession", "decline", "cancel"]]
 
 
 class FileChangeRequestApprovalParams(TypedDict):
@@ -132,8 +135,14 @@ class InitializeParams(TypedDict):
     capabilities: NotRequired[Capabilities | None]
 
 
+class ServerInfo(TypedDict):
+    name: Literal["rein"]
+    version: str  # the Codex release whose protocol rein speaks (shapes.CODEX_VERSION)
+
+
 class InitializeResponse(TypedDict):
     userAgent: str  # rein/<version>: the official client needs name/version
+    serverInfo: ServerInfo
     codexHome: str
     platformFamily: str
     platformOs: str
@@ -227,6 +236,113 @@ class TurnSteerResponse(TypedDict):
     turnId: str
 
 
+class PageParams(TypedDict, total=False):  # model/list, thread/loaded/list
+    cursor: str | None
+    limit: int | None
+    includeHidden: bool | None
+
+
+class Model(TypedDict):  # a tier's model (rein asks no reasoning effort)
+    id: str
+    model: str
+    displayName: str
+    description: str
+    hidden: bool
+    isDefault: bool
+    defaultReasoningEffort: Literal["none"]
+    supportedReasoningEfforts: list[Any]
+    inputModalities: list[Literal["text"]]
+
+
+class ModelListResponse(TypedDict):
+    data: list[Model]
+    nextCursor: str | None
+
+
+class AccountReadParams(TypedDict, total=False):
+    refreshToken: bool
+
+
+class AccountReadResponse(TypedDict):
+    account: None  # rein holds no Codex login: its providers have their own keys
+    requiresOpenaiAuth: Literal[False]
+
+
+class ThreadLoadedListResponse(TypedDict):
+    data: list[str]
+    nextCursor: str | None
+
+
+class ThreadUnsubscribeResponse(TypedDict):
+    status: Literal["notLoaded", "notSubscribed", "unsubscribed"]
+
+
+class ThreadTurnsListParams(TypedDict):
+    threadId: str
+    cursor: NotRequired[str | None]
+    limit: NotRequired[int | None]
+    sortDirection: NotRequired[Literal["asc", "desc"] | None]
+    itemsView: NotRequired[Literal["notLoaded", "summary", "full"] | None]
+
+
+class ThreadTurnsListResponse(TypedDict):
+    data: list[Turn]
+    nextCursor: str | None
+    backwardsCursor: str | None
+
+
+class ConfigReadParams(TypedDict, total=False):
+    cwd: str | None
+    includeLayers: bool
+
+
+class ReinConfig(TypedDict):  # Codex's Config: what a new thread gets
+    model: str | None
+    model_provider: str | None
+    approval_policy: ApprovalPolicy
+    sandbox_mode: Literal["workspace-write"]
+
+
+class ConfigReadResponse(TypedDict):
+    config: ReinConfig
+    origins: dict[str, Any]
+    layers: None
+
+
+class SkillsListParams(TypedDict, total=False):
+    cwds: list[str]
+    forceReload: bool
+
+
+class SkillsListEntry(TypedDict):
+    cwd: str
+    skills: list[Any]  # always empty: rein has no skills
+    errors: list[Any]
+
+
+class SkillsListResponse(TypedDict):
+    data: list[SkillsListEntry]
+
+
+class FuzzyFileSearchParams(TypedDict):
+    query: str
+    roots: list[str]  # inside the workspace
+    cancellationToken: NotRequired[str | None]
+
+
+class FuzzyFileSearchResult(TypedDict):
+    root: str
+    path: str
+    file_name: str
+    match_type: Literal["file"]
+    score: int
+    indices: list[int]
+
+
+class FuzzyFileSearchResponse(TypedDict):
+    files: list[FuzzyFileSearchResult]
+
+
 CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "initialize": (InitializeParams, InitializeResponse),
     "thread/start": (ThreadStartParams, ThreadSessionResponse),
@@ -240,5 +356,13 @@ CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "turn/start": (TurnStartParams, TurnStartResponse),
     "turn/interrupt": (TurnInterruptParams, EmptyResponse),
     "turn/steer": (TurnSteerParams, TurnSteerResponse),
+    "model/list": (PageParams, ModelListResponse),
+    "account/read": (AccountReadParams, AccountReadResponse),
+    "thread/loaded/list": (PageParams, ThreadLoadedListResponse),
+    "thread/unsubscribe": (ThreadIdParams, ThreadUnsubscribeResponse),
+    "thread/turns/list": (ThreadTurnsListParams, ThreadTurnsListResponse),
+    "config/read": (ConfigReadParams, ConfigReadResponse),
+    "skills/list": (SkillsListParams, SkillsListResponse),
+    "fuzzyFileSearch": (FuzzyFileSearchParams, FuzzyFileSearchResponse),
 }
 """Every request rein answers."""

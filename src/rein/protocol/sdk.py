@@ -36,13 +36,16 @@ Input = str | Sequence[Mapping[str, Any]]
 
 
 class TurnResult(Frozen):
-    """How a turn ended: its status, the final answer, and its items (Codex shapes)."""
+    """How a turn ended: its status, the final answer, its items (Codex shapes), and the
+    tokens its model calls used (``usage``: inputTokens, outputTokens, totalTokens, ...,
+    summed over the turn, as ``thread/tokenUsage/updated`` reports them)."""
 
     turn_id: str
     status: str  # completed | interrupted | failed
     final_response: str | None
     items: list[dict[str, Any]]
     error: str | None
+    usage: dict[str, int]
 
 
 class Harness(service.Harness):
@@ -148,7 +151,7 @@ class Turn:
         turn = feed.turn()
         return TurnResult(turn_id=self.id, status=feed.status,
                           final_response=finals[-1] if finals else None,
-                          items=turn["items"], error=feed.error)
+                          items=turn["items"], error=feed.error, usage=feed.usage())
 
     def _later(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)

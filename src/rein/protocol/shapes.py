@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
+CODEX_VERSION = "0.163.0"
+"""The Codex app-server release whose protocol rein speaks: what ``initialize`` reports as
+the server's version (``serverInfo``), by which a Codex client decides what it may send."""
+
 
 class TextInput(TypedDict):
     type: Literal["text"]
@@ -53,12 +57,40 @@ class PlanItem(TypedDict):
     text: str
 
 
+class ReadAction(TypedDict):
+    type: Literal["read"]
+    command: str
+    name: str
+    path: str
+
+
+class ListFilesAction(TypedDict):
+    type: Literal["listFiles"]
+    command: str
+    path: str | None
+
+
+class SearchAction(TypedDict):
+    type: Literal["search"]
+    command: str
+    query: str
+    path: str | None
+
+
+class UnknownAction(TypedDict):
+    type: Literal["unknown"]
+    command: str
+
+
+CommandAction = ReadAction | ListFilesAction | SearchAction | UnknownAction
+
+
 class CommandExecutionItem(TypedDict):
     type: Literal["commandExecution"]
     id: str
     command: str
     cwd: str
-    commandActions: list[Any]
+    commandActions: list[CommandAction]
     status: ItemStatus
     source: Literal["agent"]
     aggregatedOutput: NotRequired[str]
@@ -151,6 +183,7 @@ class Thread(TypedDict):
     source: Literal["appServer"]
     name: str | None
     forkedFromId: str | None
+    projectId: None  # rein assigns threads to no project
     turns: list[Turn]
 
 

@@ -104,7 +104,8 @@ def shape(row: ThreadRow, *, status: Mapping[str, Any], turns: list[dict[str, An
             "rein", "createdAt": ms(row.created_at) // 1000,
             "updatedAt": ms(row.updated_at) // 1000, "status": dict(status), "path": None,
             "cwd": d["cwd"], "cliVersion": VERSION, "source": "appServer",
-            "name": d.get("name"), "forkedFromId": d.get("forkedFromId"), "turns": turns}
+            "name": d.get("name"), "forkedFromId": d.get("forkedFromId"), "projectId": None,
+            "turns": turns}
 
 
 __all__ = ["before_run", "feed_of", "feeds", "folded", "replay", "shape", "to_json"]

@@ -4,6 +4,9 @@ A provider implements two async methods, :meth:`Provider.complete` and
 :meth:`Provider.stream`, and declares :class:`Capabilities` as flags. Built-ins register in
 :func:`default_registry` exactly the way a plugin does through the ``rein.providers``
 entry-point group: a kind name mapped to a factory ``(config, http_client) -> Provider``.
+A built-in kind whose vendor SDK is an extra names it (``extra="openai"``): creating a
+provider of that kind without the extra installed is ConfigError PROVCFG006, whose hint
+installs it.
 
 ``REIN_ALLOW_MODEL_REQUESTS=0`` (set by the test suite) blocks every real model call with
 :class:`ModelRequestsBlocked`. A provider built with an injected HTTP client (a mock
@@ -17,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from importlib import metadata
 from typing import Any, Protocol, runtime_checkable
 
+from rein.core.extras import require
 from rein.errors import ConfigError
 from rein.providers.config import ProviderConfig
 from rein.providers.errors import ModelRequestsBlocked
@@ -68,10 +72,23 @@ class ProviderRegistry:
 
     def __init__(self) -> None:
         self._factories: dict[str, ProviderFactory] = {}
+        self._extras: dict[str, str] = {}  # kind -> the extra that installs its SDK
 
-    def register(self, kind: str, factory: ProviderFactory) -> None:
-        """Add a kind; a second registration of one kind replaces the first (plugins win)."""
+    def register(self, kind: str, factory: ProviderFactory, *, extra: str | None = None
+                 ) -> None:
+        """Add a kind; a second registration of one kind replaces the first (plugins win).
+        ``extra``: the rein extra that installs what the factory imports."""
         self._factories[kind] = factory
+        if extra is None:
+            self._extras.pop(kind, None)
+        else:
+            self._extras[kind] = extra
+
+    def check(self, config: ProviderConfig) -> None:
+        """ConfigError PROVCFG006 when the extra ``config``'s kind needs is not installed."""
+        extra = self._extras.get(config.kind)
+        if extra is not None:
+            require(extra, f"providers.{config.name} (kind {config.kind!r})", code="PROVCFG006")
 
     def kinds(self) -> tuple[str, ...]:
         return tuple(sorted(self._factories))
@@ -85,6 +102,7 @@ class ProviderRegistry:
                 code="PROVCFG003",
                 hint=f"use one of: {', '.join(self.kinds())}, or install the plugin that adds it",
             )
+        self.check(config)
         return factory(config, http_client)
 
 
@@ -104,9 +122,10 @@ def _lazy(module: str, cls: str) -> ProviderFactory:
 def default_registry(*, plugins: bool = True) -> ProviderRegistry:
     """The built-in kinds (openai, anthropic, scripted) plus ``rein.providers`` plugins."""
     registry = ProviderRegistry()
-    registry.register("openai", _lazy("rein.providers.openai_chat", "OpenAIChatProvider"))
+    registry.register("openai", _lazy("rein.providers.openai_chat", "OpenAIChatProvider"),
+                      extra="openai")
     registry.register("anthropic", _lazy("rein.providers.anthropic_messages",
-                                         "AnthropicProvider"))
+                                         "AnthropicProvider"), extra="anthropic")
     registry.register("scripted", _lazy("rein.providers.scripted", "ScriptedProvider"))
     if plugins:
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):

@@ -98,11 +98,10 @@ class PostgresStore(SQLStore):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.url = url
-        try:
-            import psycopg
-        except ImportError as exc:  # pragma: no cover - psycopg is a dependency
-            raise StoreError("PostgreSQL needs the psycopg package",
-                             hint="pip install 'psycopg[binary]'") from exc
+        from rein.core.extras import require
+
+        require("postgres", "a postgresql:// store", code="STORE004")
+        import psycopg
         try:
             self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:

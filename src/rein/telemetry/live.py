@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
-from rein.store.base import Event, Store
-from rein.store.lineage import top_run_id
 from rein.telemetry import otel
-from rein.telemetry.spans import RunTrace, trace_id
+
+if TYPE_CHECKING:
+    from rein.store.base import Event, Store
+    from rein.telemetry.spans import RunTrace
 
 FLUSH_MILLIS = 5_000
 
@@ -42,7 +43,7 @@ class LiveExport:
             try:
                 self.processor.on_end(otel.readable(span, res=self._resource))
             except Exception as exc:  # noqa: BLE001 - a trace exporter must not stop the run
-                self.failures.append(f"{span.name}: {exc}")
+                self.failures.append(f"{span.label or span.name}: {exc}")
             else:
                 self.sent += 1
 
@@ -58,6 +59,9 @@ class LiveExport:
         known = self.traces.get(run_id)
         if known is not None:
             return known
+        from rein.store.lineage import top_run_id
+        from rein.telemetry.spans import RunTrace, conversation, trace_id
+
         run = self.store.get_run(run_id)
         if run is None:  # cannot happen for a published event; keep the stream going
             trace = RunTrace(run_id=run_id, graph_id="", trace_id=trace_id(run_id))
@@ -68,7 +72,7 @@ class LiveExport:
                     str(run.parent_node_key))
             trace = RunTrace(run_id=run.run_id, graph_id=run.graph_id,
                              trace_id=trace_id(top_run_id(self.store, run.run_id)),
-                             parent_span_id=parent)
+                             parent_span_id=parent, conversation=conversation(self.store, run))
             # What happened before this process saw the run: spans ended then were sent
             # by the process that ended them; the open ones continue here.
             for earlier in self.store.events(run.run_id):
@@ -113,10 +117,12 @@ def attach(engine: Any, *, processor: Any = None) -> LiveExport | None:
         if not otel.have_sdk():
             if otel.wanted(env):
                 return None
+            from rein.core.extras import install_hint
+
             raise ConfigError(
                 "rein.toml asks for OpenTelemetry export ([telemetry] otel = true), but the "
                 "opentelemetry-sdk package is not installed", code="OTEL_MISSING",
-                hint="pip install 'rein[otel]', or remove [telemetry] otel")
+                hint=f"{install_hint('otel')}, or remove [telemetry] otel")
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         processor = BatchSpanProcessor(otel.exporter_from_env(env))

@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
-from rein.store.base import Store
-from rein.telemetry.spans import SpanRecord, build_spans
+
+if TYPE_CHECKING:
+    from rein.store.base import Store
+    from rein.telemetry.spans import SpanRecord
 
 ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
 
 def sdk_missing() -> ConfigError:
     """The error for an export asked for without the SDK installed."""
+    from rein.core.extras import install_hint
+
     return ConfigError("OpenTelemetry export needs the opentelemetry-sdk package",
-                       code="OTEL_MISSING", hint="pip install 'rein[otel]'")
+                       code="OTEL_MISSING", hint=install_hint("otel"))
 
 
 def have_sdk() -> bool:
@@ -92,23 +96,27 @@ def exporter_from_env(env: Mapping[str, str]) -> Any:
 
 
 def resource() -> Any:
-    """``service.name = rein`` merged with ``OTEL_RESOURCE_ATTRIBUTES`` / ``OTEL_SERVICE_NAME``."""
-    from opentelemetry.sdk.resources import Resource
+    """The resource of rein's spans: ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
+    as the SDK reads them, and ``service.name = rein`` when neither names the service."""
+    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 
-    return Resource.create({"service.name": "rein"})
+    made = Resource.create()
+    if str(made.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        made = made.merge(Resource({SERVICE_NAME: "rein"}))
+    return made
 
 
 def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> Any:
     """``span`` as the SDK's ``ReadableSpan`` (ids as given; ``end`` for an open span)."""
-    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace import Event, ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-    from opentelemetry.trace import SpanContext, TraceFlags
+    from opentelemetry.trace import Link, SpanContext, TraceFlags
     from opentelemetry.trace.status import Status, StatusCode
 
     from rein.core.version import VERSION
 
-    def context(sid: str) -> SpanContext:
-        return SpanContext(trace_id=int(span.trace_id, 16), span_id=int(sid, 16),
+    def context(sid: str, trace: str | None = None) -> SpanContext:
+        return SpanContext(trace_id=int(trace or span.trace_id, 16), span_id=int(sid, 16),
                            is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
 
     code = {"ok": StatusCode.OK, "error": StatusCode.ERROR}.get(span.status, StatusCode.UNSET)
@@ -122,6 +130,8 @@ def readable(span: SpanRecord, *, res: Any = None, end: str | None = None) -> An
         resource=res if res is not None else resource(), attributes=attributes,
         status=Status(code, span.status_message if code is StatusCode.ERROR else None),
         start_time=nanos(span.start), end_time=nanos(finish),
+        events=[Event(e.name, dict(e.attributes), nanos(e.at)) for e in span.events],
+        links=[Link(context(sid, trace)) for trace, sid in span.links],
         instrumentation_scope=InstrumentationScope("rein", VERSION))
 
 
@@ -159,4 +169,6 @@ def export_run(store: Store, run_id: str, *, exporter: Any = None, processor: An
     """
     if not have_sdk():
         raise sdk_missing()
+    from rein.telemetry.spans import build_spans
+
     return send(build_spans(store, run_id), exporter=exporter, processor=processor)

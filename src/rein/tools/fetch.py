@@ -3,18 +3,24 @@
 Redirects are followed by hand, at most five, and each new URL goes through the same
 permission check as the first one: a granted origin cannot redirect the call to an origin
 that is not granted. The HTTP client is injectable (tests pass one with a mock transport).
+
+The client library (httpx2) comes with the provider and MCP extras, not the base install: it
+is imported when a fetch runs, and a fetch without it is TOOL044, whose hint installs it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx2 as httpx
-
+from rein.core.extras import install_hint
 from rein.tools.catalog import ToolResult
 from rein.tools.paths import ToolFailure
+
+if TYPE_CHECKING:
+    import httpx2 as httpx
 
 MAX_BODY_BYTES = 100 * 1024
 MAX_REDIRECTS = 5
@@ -35,6 +41,17 @@ def check_url(url: Any) -> str:
     return url
 
 
+def http_library() -> ModuleType:
+    """The HTTP client library, or ToolFailure TOOL044 when it is not installed."""
+    try:
+        import httpx2
+    except ImportError:
+        raise ToolFailure("the fetch tool needs httpx2, which is not installed",
+                          code="TOOL044", hint=f"{install_hint('openai')} (or any provider "
+                          "extra) installs it") from None
+    return httpx2
+
+
 async def fetch_tool(
     args: Mapping[str, Any],
     *,
@@ -43,6 +60,7 @@ async def fetch_tool(
 ) -> ToolResult:
     """GET ``args["url"]``. ``allowed(url)`` returns None, or the refusal for a redirect target."""
     url = check_url(args.get("url"))
+    http = http_library()
     for _ in range(MAX_REDIRECTS + 1):
         try:
             async with client.stream("GET", url, follow_redirects=False) as response:
@@ -56,9 +74,9 @@ async def fetch_tool(
                     continue
                 body, truncated = await _read_bounded(response)
                 return _result(url, response, body, truncated)
-        except httpx.TimeoutException:
+        except http.TimeoutException:
             raise ToolFailure(f"timed out fetching {url}", code="TOOL041") from None
-        except httpx.HTTPError as exc:
+        except http.HTTPError as exc:
             raise ToolFailure(f"could not fetch {url}: {exc}", code="TOOL042") from None
     raise ToolFailure(f"more than {MAX_REDIRECTS} redirects from {args.get('url')}", code="TOOL043")
 

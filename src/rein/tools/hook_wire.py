@@ -6,10 +6,13 @@ A hook is a command. It reads one JSON object on stdin (``session_id``, ``cwd``,
 
 - **0**: success. stdout may hold one JSON object: ``continue`` (false stops the session,
   ``stopReason`` says why), ``systemMessage`` (shown to the person), ``decision: "block"`` +
-  ``reason``, and ``hookSpecificOutput`` (``permissionDecision`` ``allow|deny|ask``,
+  ``reason``, and ``hookSpecificOutput`` (``permissionDecision`` ``allow|deny|ask|defer``,
   ``permissionDecisionReason``, ``updatedInput``, ``updatedToolOutput``,
   ``additionalContext``, and rein's explicit ``skipResult``). Plain text on stdout is context
-  for ``SessionStart`` and ignored otherwise.
+  for ``SessionStart`` and ignored otherwise. ``defer`` (Claude Code's "hold this call for
+  a decision outside the session") sends the call to rein's approval queue, as ``ask``
+  does. The legacy ``decision: "approve"`` is refused (:data:`APPROVE_REFUSED`): in Claude
+  Code it grants the call; in rein no hook can grant what the permission check refuses.
 - **2**: block, with stderr as the reason (empty stderr: the hook failed, nothing is blocked).
 - **anything else** (a crash, a timeout, a program that cannot start): the hook failed; the
   work goes on (fail-open, as in Claude Code and Codex).
@@ -26,10 +29,14 @@ from typing import Any, Literal
 from rein.config.hooks import HOOK_EVENTS, TOOL_EVENTS
 from rein.core.frozen import Frozen
 
-__all__ = ["HOOK_EVENTS", "TOOL_EVENTS", "HookAnswer", "interpret", "matches"]
+__all__ = ["APPROVE_REFUSED", "HOOK_EVENTS", "TOOL_EVENTS", "HookAnswer", "interpret",
+           "matches"]
 
 Status = Literal["completed", "failed", "blocked"]
-Permission = Literal["allow", "deny", "ask"]
+Permission = Literal["allow", "deny", "ask", "defer"]
+_PERMISSIONS = ("allow", "deny", "ask", "defer")
+#: The code of a hook run that answered the legacy ``decision: "approve"``.
+APPROVE_REFUSED = "HOOK001"
 
 
 class HookAnswer(Frozen):
@@ -44,6 +51,7 @@ class HookAnswer(Frozen):
     context: str = ""  # additionalContext (or SessionStart's plain stdout)
     system_message: str = ""  # shown to the person, never to the model
     stop_reason: str | None = None  # continue: false, and why: the session ends
+    code: str | None = None  # a coded refusal of the answer (HOOK001)
 
 
 def interpret(event: str, exit_code: int, stdout: str, stderr: str, *,
@@ -83,8 +91,15 @@ def _answer(event: str, data: Mapping[str, Any]) -> HookAnswer:
         reason = _text(data.get("stopReason")) or "a hook stopped the session"
         return HookAnswer(status="blocked", message=reason, stop_reason=reason,
                           system_message=system, context=context)
+    if data.get("decision") == "approve":
+        return HookAnswer(
+            status="failed", code=APPROVE_REFUSED, system_message=system,
+            message=f'{APPROVE_REFUSED}: the legacy decision "approve" is refused: a hook '
+                    "cannot grant a call rein's permission check would refuse; answer "
+                    'nothing to let the check decide, or hookSpecificOutput.permissionDecision '
+                    '"deny" or "ask"')
     permission = specific.get("permissionDecision")
-    if permission not in ("allow", "deny", "ask"):
+    if permission not in _PERMISSIONS:
         permission = None
     if data.get("decision") == "block" or permission == "deny":
         reason = (_text(specific.get("permissionDecisionReason")) or _text(data.get("reason"))

@@ -17,12 +17,19 @@ The chain semantics, one event at a time, hooks in the order they are configured
   ``updatedInput`` (``updatedToolOutput``) is the one used. The caller checks permissions
   *after* the rewrite, so a hook cannot widen a call;
 - ``additionalContext`` accumulates, in order;
-- ``ask`` from any hook sends the call to the approval queue (it never skips one: ``allow``
-  does not bypass rein's permission check);
+- ``ask`` (or ``defer``) from any hook sends the call to the approval queue (it never skips
+  one: ``allow`` does not bypass rein's permission check);
 - a **skip** (``skipResult``) means: do not run the tool, and give the model this result
   instead. It is explicit, recorded as the hook's outcome, and loses to a block;
 - a hook whose workspace files (its script) changed since the configuration was read and
   trusted is **not run**: its run is a block that stops the session, naming the files.
+
+A hook that speaks Claude Code (``format = "claude"``, or a matcher that selects the call by
+its Claude Code name, ``Bash`` for ``shell``) is shown the call as Claude Code shows it
+(:mod:`rein.tools.claude_tools`): ``tool_name`` ``Bash``, ``tool_input`` with
+``file_path`` and ``old_string``; its ``updatedInput`` is read back the same way. The chain
+itself carries rein's arguments. Every input names ``transcript_path``, a JSON-lines
+transcript of the session so far, when the caller keeps one.
 
 The sink hears ``started`` and ``completed`` for every run, live, with redacted data: a
 secret the hook was handed never reaches a record. With no hooks configured, :meth:`run`
@@ -42,6 +49,7 @@ from rein.config.command_files import changed
 from rein.core.frozen import Frozen, Record, field
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.catalog import ALIASES, kind_of
+from rein.tools.claude_tools import claude_name, from_claude, to_claude
 from rein.tools.hook_wire import HOOK_EVENTS, TOOL_EVENTS, HookAnswer, interpret, matches
 from rein.tools.process import run_process
 
@@ -50,6 +58,8 @@ __all__ = ["HOOK_EVENTS", "ChainOutcome", "Hook", "HookRun", "HookRunner", "Hook
 
 #: Hears each hook run as it starts and as it ends: ("started" | "completed", data).
 HookSink = Callable[[Literal["started", "completed"], Mapping[str, Any]], None]
+#: Writes the session's transcript so far and returns its path (``transcript_path``).
+Transcript = Callable[[], str | None]
 Redact = Callable[[Any], Any]
 
 # How much of a hook's stdout the record keeps: the answer is small; a chatty hook is not.
@@ -71,6 +81,9 @@ class Hook(Frozen):
     # The workspace files the command runs, with their digests as trusted (or read): a hook
     # whose files differ is never run (rein.config.command_files).
     files: Mapping[str, str] = field(default_factory=dict)
+    # "claude": Claude Code's tool names and argument shapes; "rein": rein's; None: Claude
+    # Code's for a call the matcher selects by its Claude Code name only.
+    format: str | None = None
 
     def selects(self, event: str, tool: str | None) -> bool:
         """Whether this hook runs for ``event`` on ``tool``. A built-in tool answers to each
@@ -81,6 +94,16 @@ class Hook(Frozen):
         if event not in TOOL_EVENTS or tool is None:
             return True
         return any(matches(self.matcher, name) for name in spellings(tool))
+
+    def speaks_claude(self, tool: str) -> bool:
+        """Whether this hook is shown a call to ``tool`` in Claude Code's shape."""
+        if self.format is not None:
+            return self.format == "claude"
+        if self.matcher in (None, "", "*") or claude_name(tool) == tool:
+            return False
+        ours = (name for name in spellings(tool) if name != claude_name(tool))
+        return matches(self.matcher, claude_name(tool)) and not any(
+            matches(self.matcher, name) for name in ours)
 
 
 class HookRun(Frozen):
@@ -94,15 +117,16 @@ class HookRun(Frozen):
     message: str = ""
     exit_code: int | None = None
     tool: str | None = None
-    outcome: str | None = None  # what it did: blocked, rewrote, skipped, asked, context, stopped
+    outcome: str | None = None  # blocked, rewrote, skipped, asked, deferred, context, stopped
     system_message: str = ""  # for the person, never the model
+    code: str | None = None  # a coded refusal of what the hook answered (HOOK001)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "hook": self.hook, "eventName": self.event,
                                "status": self.status, "durationMs": round(self.duration_ms, 3)}
         for key, value in (("message", self.message), ("exitCode", self.exit_code),
                            ("tool", self.tool), ("outcome", self.outcome),
-                           ("systemMessage", self.system_message)):
+                           ("systemMessage", self.system_message), ("code", self.code)):
             if value not in (None, ""):
                 out[key] = value
         return out
@@ -131,11 +155,13 @@ NOTHING = ChainOutcome()
 
 
 def spellings(tool: str) -> tuple[str, ...]:
-    """``tool`` and the other names of the same built-in tool, if it is one."""
+    """``tool`` and the other names of the same built-in tool, if it is one: rein's two
+    spellings, and Claude Code's name."""
     kind = kind_of(tool)
     if kind is None:
         return (tool,)
-    return (tool, *(name for name, k in ALIASES.items() if k is kind and name != tool))
+    return (tool, *(name for name, k in ALIASES.items() if k is kind and name != tool),
+            claude_name(tool))
 
 
 def from_spec(spec: HookSpec, events: Sequence[str] | None = None, *,
@@ -145,7 +171,8 @@ def from_spec(spec: HookSpec, events: Sequence[str] | None = None, *,
     return Hook(name=spec.name, command=command,
                 events=tuple(spec.events if events is None else events), matcher=spec.matcher,
                 timeout_seconds=spec.timeout_seconds, source=source or spec.source,
-                params=params or {}, fail_closed=spec.fail_closed, files=spec.files)
+                params=params or {}, fail_closed=spec.fail_closed, files=spec.files,
+                format=spec.format)
 
 
 def configured_hooks(config: Config) -> tuple[Hook, ...]:
@@ -177,7 +204,8 @@ class HookRunner:
     def __init__(self, hooks: Sequence[Hook], *, cwd: Path, session_id: str,
                  sink: HookSink | None = None, redact: Redact | None = None,
                  env: Mapping[str, str] | None = None,
-                 extra_input: Mapping[str, Any] | None = None) -> None:
+                 extra_input: Mapping[str, Any] | None = None,
+                 transcript: Transcript | None = None) -> None:
         self.hooks = tuple(hooks)
         self.cwd = cwd
         self.session_id = session_id
@@ -185,6 +213,7 @@ class HookRunner:
         self.redact: Redact = redact or (lambda value: value)
         self._env = env
         self.extra_input = dict(extra_input or {})  # fields every input carries (rein's ids)
+        self.transcript = transcript  # writes the transcript a hook may read
         self._count = 0
 
     def active(self, event: str, tool: str | None = None) -> tuple[Hook, ...]:
@@ -202,17 +231,37 @@ class HookRunner:
         if not chain:
             return NOTHING
         fields = dict(payload or {})
+        if self.transcript is not None:
+            path = self.transcript()
+            if path is not None:
+                fields["transcript_path"] = path
         state = _Chain()
         rewritten: Mapping[str, Any] | None = None
         for hook in chain:
             if rewritten is not None:
                 fields["tool_input"] = rewritten  # rewrites apply in order
-            answer, run = await self._one(hook, event, fields, tool)
+            claude = tool is not None and hook.speaks_claude(tool)
+            shown = self._as_claude(fields, tool) if claude and tool is not None else fields
+            answer, run = await self._one(hook, event, shown, tool)
+            if claude and tool is not None and answer.updated_input is not None:
+                answer = answer.replace(updated_input=from_claude(
+                    tool, answer.updated_input, self._root()))
             state.add(hook, answer)
             if answer.updated_input is not None:
                 rewritten = answer.updated_input
             state.runs.append(run)
         return state.outcome(rewritten=rewritten)
+
+    def _root(self) -> Path:
+        return Path(os.path.abspath(self.cwd))
+
+    def _as_claude(self, fields: Mapping[str, Any], tool: str) -> dict[str, Any]:
+        """A tool event's fields as Claude Code sends them: its tool name and input shape."""
+        shown = dict(fields)
+        shown["tool_name"] = claude_name(tool)
+        if isinstance(fields.get("tool_input"), Mapping):
+            shown["tool_input"] = to_claude(tool, fields["tool_input"], self._root())
+        return shown
 
     async def _one(self, hook: Hook, event: str, fields: Mapping[str, Any],
                    tool: str | None) -> tuple[HookAnswer, HookRun]:
@@ -256,12 +305,12 @@ class HookRunner:
                            timed_out=result.timed_out)
         if answer.status == "failed" and hook.fail_closed:
             answer = HookAnswer(status="blocked", message=f"hook {hook.name} failed "
-                                f"({answer.message}) and is fail_closed")
+                                f"({answer.message}) and is fail_closed", code=answer.code)
         run = HookRun(id=run_id, hook=hook.name, event=event, status=answer.status,
                       duration_ms=result.duration_seconds * 1000,
                       message=str(self.redact(answer.message)), exit_code=result.exit_code,
                       tool=tool, outcome=_outcome(answer),
-                      system_message=str(self.redact(answer.system_message)))
+                      system_message=str(self.redact(answer.system_message)), code=answer.code)
         self._completed(base, run, result.stdout)
         return answer, run
 
@@ -294,7 +343,7 @@ class _Chain(Record):
             self.blocked, self.blocked_by = answer.message, hook.name
         if answer.stop_reason is not None and self.stop is None:
             self.stop = answer.stop_reason
-        if answer.permission == "ask":
+        if answer.permission in ("ask", "defer"):
             self.ask = True
         if answer.updated_output is not None:
             self.output = answer.updated_output
@@ -332,6 +381,8 @@ def _outcome(answer: HookAnswer) -> str | None:
         return "rewrote"
     if answer.permission == "ask":
         return "asked"
+    if answer.permission == "defer":
+        return "deferred"
     if answer.context:
         return "context"
     return None

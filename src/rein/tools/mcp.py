@@ -28,6 +28,10 @@ streamable HTTP transport) for one session, and their tools are offered as
    caller's reading of its grants, names a rule that denies them all) is neither asked
    about nor launched: its status is ``skipped``, with that rule as the reason. A tool
    hidden at listing says which rule hid it (``explain``).
+
+The SDK is the ``mcp`` extra: a hub with a server to launch and no SDK installed is
+ConfigError MCP003 when it is built, before anyone is asked about a launch; a profile whose
+servers are all skipped needs no SDK.
 """
 
 from __future__ import annotations
@@ -41,8 +45,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Literal, Self
 
-import anyio
-
+from rein.core.extras import require
 from rein.core.frozen import Frozen, Record, field
 from rein.errors import ConfigError, Refused
 from rein.formats.canonical import canonical_json
@@ -206,6 +209,8 @@ class McpHub:
             if why is not None:
                 connection.status = "skipped"
                 connection.reason = f"not launched: no tool of it may be used ({why})"
+        if any(c.status != "skipped" for c in self._connections):
+            require("mcp", f"launching profile {profile}'s MCP servers", code="MCP003")
         self._stack: AsyncExitStack | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -234,9 +239,13 @@ class McpHub:
     async def aclose(self) -> None:
         """Stop every server (idempotent)."""
         stack, self._stack = self._stack, None
-        if stack is not None:
+        if stack is not None and any(c.status == "running" for c in self._connections):
+            import anyio
+
             with anyio.CancelScope(shield=True):
                 await stack.aclose()
+        elif stack is not None:  # nothing was started: nothing to shield, no SDK to import
+            await stack.aclose()
         for connection in self._connections:
             if connection.status == "running":
                 connection.status, connection.client = "stopped", None
@@ -256,6 +265,7 @@ class McpHub:
         return "accept" if answer == "accept" else "decline"
 
     async def _start(self, connection: _Connection) -> None:
+        import anyio
         from mcp import Client
 
         server = connection.server
@@ -366,6 +376,8 @@ class McpHub:
         tool = self.find(name)
         assert tool is not None
         connection = next(c for c in self._connections if c.server.name == tool.server)
+        import anyio
+
         try:
             with anyio.fail_after(self.call_timeout):
                 result = await connection.client.call_tool(

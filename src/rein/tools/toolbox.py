@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-
-import httpx2 as httpx
+from typing import TYPE_CHECKING
 
 from rein.core.frozen import Frozen
 from rein.formats.redaction import Secrets, known_secrets
@@ -31,7 +30,7 @@ from rein.tools.catalog import (
     definitions_for,
     kind_of,
 )
-from rein.tools.fetch import TIMEOUT_SECONDS, check_url, fetch_tool
+from rein.tools.fetch import TIMEOUT_SECONDS, check_url, fetch_tool, http_library
 from rein.tools.files import (
     edit_file,
     edited,
@@ -46,6 +45,9 @@ from rein.tools.gate import Decision, ToolPolicy, Verdict
 from rein.tools.paths import ToolFailure, WorkspacePath, resolve_in_workspace
 from rein.tools.permissions import Permission
 from rein.tools.shell import DEFAULT_TIMEOUT, shell_tool
+
+if TYPE_CHECKING:
+    import httpx2 as httpx
 
 
 class Plan(Frozen):
@@ -227,7 +229,7 @@ class Toolbox:
 
         if self._http is not None:
             return await fetch_tool(args, client=self._http, allowed=allowed)
-        async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS) as client:
+        async with http_library().AsyncClient(timeout=TIMEOUT_SECONDS) as client:
             return await fetch_tool(args, client=client, allowed=allowed)
 
     def redact(self, text: str) -> str:

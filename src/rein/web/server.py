@@ -20,13 +20,9 @@ from rein.web.auth import MIN_TOKEN, Guard, is_loopback, new_token
 
 def require() -> None:
     """WEB001 when the ``web`` extra is not installed."""
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise ConfigError(f"the web console needs {exc.name}, which is not installed",
-                          code="WEB001", hint="pip install 'rein[web]' (Starlette and "
-                          "uvicorn), then run `rein serve` again") from exc
+    from rein.core.extras import require
+
+    require("web", "the web console", code="WEB001")
 
 
 class Bind(Frozen):

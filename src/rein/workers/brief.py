@@ -13,8 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import jsonschema
-
+from rein.formats.jsonschemas import BadSchema, compiled, errors
 from rein.providers.types import ModelToolCall
 from rein.workers.base import AttemptRequest, OutputSpec
 
@@ -112,14 +111,14 @@ def submission_problem(call: ModelToolCall, schema: Mapping[str, Any]) -> str | 
     """Why a ``submit_outputs`` call is not accepted (for the model to fix), or None."""
     if call.parse_error is not None:
         return f"{SUBMIT}: the arguments are not a JSON object ({call.parse_error})"
-    errors = sorted(
-        jsonschema.Draft202012Validator(schema).iter_errors(dict(call.arguments)),
-        key=lambda e: list(e.absolute_path),
-    )
-    if not errors:
+    try:
+        found = errors(compiled(schema), dict(call.arguments))
+    except BadSchema:
+        return None  # a declared output schema is broken: the output check reports it
+    if not found:
         return None
     lines = [
-        f"- {'/'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
-        for e in errors[:10]
+        f"- {'/'.join(map(str, e.instance_path)) or '(top level)'}: {e.message}"
+        for e in found[:10]
     ]
     return f"{SUBMIT} was not accepted; fix these and call it again:\n" + "\n".join(lines)

@@ -6,8 +6,8 @@ Each instruction's ``respond_with`` is a JSON Schema that rein builds from a few
 fresh process, and loading a compiled validator costs it more than a tenth of its
 instructions; so :func:`accepts` evaluates exactly those keywords, with JSON Schema 2020-12's
 meaning, and answers ``None`` for a schema holding any other keyword (a node's declared
-output schema, say), which the validators then decide. It only ever says yes or no where
-it is exact: a refusal is explained by the reference validator in any case.
+output schema, say), which the validator then decides. It only ever says yes or no where
+it is exact: a refusal is explained by the validator in any case.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -373,12 +374,17 @@ def _finite(literal: str) -> float:
     return value
 
 
+# A \uD800-\uDFFF escape: the loader judges whether it is half of a pair.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _plain_json(body: str) -> Any | None:
     """The envelope as the loader would read it, when it is plain JSON far inside the
-    loader's limits (unique keys, finite numbers, short integers, shallow, no NUL, a
-    quarter of the size limit); ``None`` for anything else, which the loader then reads
-    (importing it, and the YAML parser with it, only when an envelope needs it)."""
-    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body:
+    loader's limits (unique keys, finite numbers, short integers, shallow, no NUL, no
+    surrogate escape, a quarter of the size limit); ``None`` for anything else, which the
+    loader then reads (importing it, and the YAML parser with it, only when an envelope
+    needs it): it refuses a lone surrogate, which is not Unicode text."""
+    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body or _SURROGATE_ESCAPE.search(body):
         return None
     try:
         value = json.loads(body, object_pairs_hook=_unique, parse_constant=_refuse,
@@ -443,39 +449,39 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
         return problems
     if _accepted_fast(envelope, instruction):
         return problems
-    import jsonschema  # the reasons of a refusal, in the reference validator's words
+    # The verdict and its reasons from the validator, imported only now: the envelopes a
+    # driver sends are accepted above without it.
+    from rein.formats.jsonschemas import BadSchema, compiled, errors
 
-    validator = jsonschema.Draft202012Validator(instruction["respond_with"])
-    for error in sorted(validator.iter_errors(envelope), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(p) for p in error.absolute_path) or "(envelope)"
-        problems.append(f"{where}: {_plain(error)}")
+    schema = instruction["respond_with"]
+    try:
+        validator = compiled(schema)
+    except BadSchema as exc:
+        return [(f"(instruction): a declared output schema is not valid JSON Schema ({exc}); "
+                 "the graph must fix it")]
+    for error in errors(validator, envelope):
+        place = "/".join(str(p) for p in error.instance_path) or "(envelope)"
+        line = f"{place}: {_plain(error, schema)}"
+        if line not in problems:  # one line per object for all its missing fields
+            problems.append(line)
     return problems
 
 
 def _accepted_fast(envelope: Mapping[str, Any], instruction: Mapping[str, Any]) -> bool:
-    """Whether the compiled validator accepts ``envelope`` against ``respond_with`` without
-    importing the pure-Python one (the largest import of a submit).
+    """Whether rein's own check accepts ``envelope`` against ``respond_with`` without
+    importing the validator (the largest import a submit would make).
 
     Only for a ``respond_with`` made of rein's own few keywords (const, enum, type,
     properties, required, if/then): an output that declares a schema of its own goes to
-    the reference validator, whatever it holds. A refusal, or anything the compiled
-    validator cannot take (an integer too large for it), is decided again by the reference
-    validator, which also gives the reasons; so this can only ever spare that import.
+    the validator, whatever it holds. A refusal, or anything the check cannot decide, is
+    decided again by the validator, which also gives the reasons; so this can only ever
+    spare that import.
     """
     if any(isinstance(o, Mapping) and o.get("schema") for o in instruction.get("outputs") or []):
         return False
     from rein.workers.driver_accept import accepts
 
-    decided = accepts(instruction["respond_with"], envelope)
-    if decided is not None:  # rein's own keywords only: exact, and no validator to load
-        return decided
-    import jsonschema_rs
-
-    try:
-        return bool(jsonschema_rs.Draft202012Validator(instruction["respond_with"])
-                    .is_valid(envelope))
-    except Exception:  # noqa: BLE001 - any doubt goes to the reference validator
-        return False
+    return accepts(instruction["respond_with"], envelope) is True
 
 
 def _json(value: Any) -> str:
@@ -491,30 +497,44 @@ def _near(given: Any, names: list[str]) -> str:
     return f"; did you mean {_json(found[0])} for {_json(given)}?" if found else ""
 
 
-def _plain(error: Any) -> str:
+def _plain(error: Any, schema: Mapping[str, Any]) -> str:
     """A schema error in the envelope's own terms (JSON values, not Python reprs): the reader
     is an agent that writes JSON."""
-    value, instance = error.validator_value, error.instance
-    match error.validator:
-        case "enum":
-            listed = f"{_json(instance)} is not one of {', '.join(_json(v) for v in value)}"
-            return listed + _near(instance, [v for v in value if isinstance(v, str)])
-        case "const":
-            return f"must be {_json(value)}, not {_json(instance)}"
-        case "required" if isinstance(instance, Mapping):
-            missing = [_json(name) for name in value if name not in instance]
+    kind, instance = error.kind, error.instance
+    match type(kind).__name__:
+        case "Enum":
+            listed = f"{_json(instance)} is not one of {', '.join(_json(v) for v in kind.options)}"
+            return listed + _near(instance, [v for v in kind.options if isinstance(v, str)])
+        case "Constant":
+            return f"must be {_json(kind.expected_value)}, not {_json(instance)}"
+        case "Required" if isinstance(instance, Mapping):
+            required = _rule(schema, error).get("required") or [kind.property]
+            missing = [_json(name) for name in required if name not in instance]
             return f"missing the required field(s) {', '.join(missing)}"
-        case "additionalProperties" if isinstance(instance, Mapping):
-            known = list(error.schema.get("properties") or {})
-            extra = [_json(name) for name in instance if name not in known]
+        case "AdditionalProperties" if isinstance(instance, Mapping):
+            known = list(_rule(schema, error).get("properties") or {})
+            extra = [_json(name) for name in kind.unexpected]
             allowed = ", ".join(_json(name) for name in known) or "none"
-            near = "".join(_near(name, known) for name in instance if name not in known)
+            near = "".join(_near(name, known) for name in kind.unexpected)
             return f"unexpected field(s) {', '.join(extra)} (allowed: {allowed}){near}"
-        case "type":
-            kinds = value if isinstance(value, list) else [value]
-            return f"{_json(instance)} is not of type {' or '.join(kinds)}"
+        case "Type":
+            kinds = kind.types if isinstance(kind.types, list) else [kind.types]
+            return f"{_json(instance)} is not of type {' or '.join(map(str, kinds))}"
         case _:
             return str(error.message)
+
+
+def _rule(schema: Mapping[str, Any], error: Any) -> Mapping[str, Any]:
+    """The schema object holding the keyword that failed (``{}`` when it cannot be found)."""
+    rule: Any = schema
+    for step in list(error.schema_path)[:-1]:
+        if isinstance(rule, Mapping):
+            rule = rule.get(step)
+        elif isinstance(rule, list) and isinstance(step, int) and step < len(rule):
+            rule = rule[step]
+        else:
+            return {}
+    return rule if isinstance(rule, Mapping) else {}
 
 
 __all__ = ["INBOX", "MAX_ENVELOPE_BYTES", "PROTOCOL", "EnvelopeRefused", "Limits",

@@ -19,7 +19,7 @@ run into a :class:`~rein.workers.model_steps.HookRan` step; the engine records t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from rein.core.frozen import Frozen
 from rein.providers.types import Message, ModelToolCall
 from rein.tools.hooks import ChainOutcome, Hook, HookRunner, from_spec
 from rein.tools.toolbox import Toolbox
+from rein.workers import hook_transcript
 from rein.workers.base import AttemptRequest
 from rein.workers.model_steps import HookRan, Step
 
@@ -48,9 +49,12 @@ def profile_hooks(bindings: Iterable[Any], specs: Mapping[str, HookSpec], profil
 
 
 def attempt_hooks(request: AttemptRequest, box: Toolbox, hooks: Sequence[Hook],
-                  steps: list[Step]) -> HookRunner | None:
+                  steps: list[Step],
+                  messages: Callable[[], Sequence[Message]] | None = None
+                  ) -> HookRunner | None:
     """The attempt's hook runner (None without hooks): each run it makes is appended to
-    ``steps`` as it starts and ends, redacted."""
+    ``steps`` as it starts and ends, redacted. ``messages`` gives the conversation so far,
+    written as the transcript every hook input names (``transcript_path``)."""
     if not hooks:
         return None
 
@@ -60,8 +64,13 @@ def attempt_hooks(request: AttemptRequest, box: Toolbox, hooks: Sequence[Hook],
     def sink(kind: str, data: Mapping[str, Any]) -> None:
         steps.append(HookRan(started=kind == "started", data=dict(data)))
 
-    return HookRunner(hooks, cwd=Path(request.workspace), session_id=session_id(request),
-                      sink=sink, redact=redact,
+    session = session_id(request)
+    transcript = None if messages is None else hook_transcript.writer(
+        hook_transcript.transcript_file(Path(request.workspace), request.run_id,
+                                        request.node_id, request.attempt),
+        messages, session_id=session, cwd=str(request.workspace), redact=box.redact)
+    return HookRunner(hooks, cwd=Path(request.workspace), session_id=session,
+                      sink=sink, redact=redact, transcript=transcript,
                       extra_input={"rein_run_id": request.run_id,
                                    "rein_node_id": request.node_id,
                                    "rein_attempt": request.attempt})

@@ -262,7 +262,8 @@ class ModelWorker:
             max_steps=self.max_steps, extra=extra, approver=self.approver,
             stored=saved is not None, context_tokens=self.context_tokens,
         )
-        attempt.hooks = attempt_hooks(request, box, (*self.hooks, *hooks), attempt.hook_steps)
+        attempt.hooks = attempt_hooks(request, box, (*self.hooks, *hooks), attempt.hook_steps,
+                                      messages=lambda: attempt.state.messages)
         return attempt, opening
 
     async def complete(

@@ -36,7 +36,7 @@ def test_json_schema_ref_reads_a_workspace_file(ctx_for):
     criterion = {"id": "s", "kind": "json_schema", "output": "report", "schema_ref": "schemas/report.yaml"}
     result = check(criterion, ctx)
     assert not result.passed
-    assert result.evidence == "at /count: 'two' is not of type 'integer'"
+    assert result.evidence == 'at /count: "two" is not of type "integer"'
 
 
 @pytest.mark.parametrize(

@@ -93,6 +93,9 @@ CODES = (
        "register the hook in rein.toml (and trust the project file)"),
     _u("OAP222", "finding", "a required memory store is unavailable [L1-I7]",
        "fix the store's path, or mark it optional"),
+    _c(USE, "OAP224", "notice", "a context file with mode: always cannot be read (missing, "
+       "not a file, not UTF-8 text): the session starts without it, and its prompt says so "
+       "[§3.6]", "create the file, correct the path, or make it mode: on_demand", "warning"),
     _u("OAP223", "error", "a skill cannot be loaded", "fix the skill file the message names"),
     _u("OAP230", "refused", "the profile may not delegate to that subagent [L3-B2]",
        "list it in spec.runtime.subagents.allow"),

@@ -31,7 +31,7 @@ SPEC_CODES = (
         "use a worker that supports seeds, or relax determinism"),
     _rt("RT014", "the isolation the node asks for cannot be provided",
         "lower requirements.isolation, or run where that isolation exists"),
-    _rt("RT015", "a required human checkpoint or criterion cannot be presented",
+    _rt("RT015", "a required human checkpoint, criterion or escalation cannot be presented",
         "run with a channel for people (an approver), or make the checkpoint optional"),
     _rt("RT021", "a loop reached max_iterations without meeting its exit condition",
         "raise max_iterations, or fix the body so the condition can hold"),
@@ -70,7 +70,7 @@ CRIT = "Success criteria"
 
 RUN_CODES = (
     _own(RUN, "RUN000", "diagnostic", "a run step failed where AGS defines no code: a loop "
-         "iteration, map items, a compensation, or an escalation target (warning)",
+         "iteration, map items, or a compensation",
          "read the diagnostic's message and the node's failure feedback", aliases=("RT000",)),
     _own(RUN, "RUN404", "error", "no run has that id", "see `rein runs list`"),
     _own(RUN, "RUN010", "refused", "the run belongs to another workspace: advancing it, "

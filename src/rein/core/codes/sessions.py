@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rein.core.codes.model import Code, Kind
+from rein.core.extras import install_hint
 
 THREADS = "Threads, turns and the app-server"
 
@@ -34,8 +35,13 @@ CODES = (
     _c("THREAD008", "error", "a turn never started its run: the process serving it stopped "
        "between recording the turn and starting its run; the turn ends interrupted",
        "start the turn again (turn/start)"),
+    _c("THREAD009", "usage", "a method of Codex's app-server that rein does not implement "
+       "(answered with JSON-RPC error -32601)",
+       "see the coverage table in docs/app-server.md for the methods rein answers"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
+    _c("ACP001", "usage", "rein acp needs the ACP SDK (agent-client-protocol), which is not "
+       "installed (the acp extra)", install_hint("acp")),
 )
 
 __all__ = ["CODES"]

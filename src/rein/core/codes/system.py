@@ -4,6 +4,7 @@ run store, providers, workers, tools and telemetry."""
 from __future__ import annotations
 
 from rein.core.codes.model import Code, Kind
+from rein.core.extras import install_hint
 
 GENERAL = "General"
 CONFIG = "Configuration and trust"
@@ -76,6 +77,8 @@ CODES = (
        "damaged, and rein neither reads nor writes it", "keep the file aside and restore it "
        "from a backup or rebuild it with sqlite3's .recover, as the hint and "
        "docs/durability.md say"),
+    _c(STORE, "STORE004", "usage", "a postgresql:// store needs the PostgreSQL driver "
+       "(psycopg), which is not installed (the postgres extra)", install_hint("postgres")),
     _c(STORE, "STORE404", "error", "the workspace has no runs (no .rein/ store yet)",
        "start a run with `rein run`, or pass --workspace DIR"),
     _c(STORE, "WORKSPACE001", "error", "the workspace's identity (.rein/workspace.json) "
@@ -111,6 +114,9 @@ CODES = (
        "point the script option at a workspace file holding a list of turns"),
     _c(PROVIDERS, "PROVCFG005", "usage", "a tier names a provider that has no table",
        "add the [providers.NAME] or [workers.command.NAME] table"),
+    _c(PROVIDERS, "PROVCFG006", "usage", "a provider's kind needs a vendor SDK that is not "
+       "installed (its extra)", f"{install_hint('openai')} or {install_hint('anthropic')}, "
+       "as the message names"),
     _c(PROVIDERS, "PRICE001", "usage", "a [pricing] entry is malformed",
        "see docs/providers.md for the pricing table"),
     _c(PROVIDERS, "PRV001", "error", "the vendor refused the credentials",
@@ -132,7 +138,7 @@ CODES = (
     _c(PROVIDERS, "SCRIPT001", "usage", "a scripted answers file is not a mapping with 'nodes' "
        "and 'judges'", "write the answers file as one mapping"),
     _c(PROVIDERS, "OTEL_MISSING", "usage", "OpenTelemetry export is asked for, but the SDK is "
-       "not installed", "pip install 'rein[otel]', or turn the export off", legacy=True),
+       "not installed", f"{install_hint('otel')}, or turn the export off", legacy=True),
     _c(PROVIDERS, "OTEL_OTLP_MISSING", "usage", "OTLP export needs an exporter package that is "
        "not installed", "install the exporter package the message names", legacy=True),
     _c(PROVIDERS, "OTEL_EXPORTER", "usage", "OTEL_TRACES_EXPORTER names an exporter rein "
@@ -175,13 +181,21 @@ CODES = (
     _c(TOOLS, "TOOL041", "tool", "fetching the URL timed out", "retry, or fetch another URL"),
     _c(TOOLS, "TOOL042", "tool", "the URL could not be fetched", "check the URL"),
     _c(TOOLS, "TOOL043", "tool", "the URL redirects too many times", "fetch the final URL"),
+    _c(TOOLS, "TOOL044", "tool", "the fetch tool's HTTP client (httpx2) is not installed",
+       f"{install_hint('openai')} (or any provider extra) installs it"),
     _c(TOOLS, "MCP001", "usage", "an MCP server's env or headers hold a literal, not a "
        "${VARIABLE} reference [L1-I6]", "reference an environment variable instead"),
     _c(TOOLS, "MCP002", "usage", "an MCP server's URL is not an http(s) URL",
        "give an http(s) URL"),
+    _c(TOOLS, "MCP003", "usage", "a profile's MCP servers need the MCP SDK, which is not "
+       "installed (the mcp extra)", install_hint("mcp")),
     _c(TOOLS, "MCP010", "refused", "launching an MCP server needs confirmation and nobody can "
        "give it", "read the command line, then pass --yes (or answer the "
        "approval request)"),
+    _c(TOOLS, "HOOK001", "diagnostic", "a hook answered the legacy decision \"approve\", which "
+       "would grant the call in Claude Code: refused, and the hook's run is recorded as failed "
+       "(blocked when it is fail_closed)", "answer nothing to let rein's permission check "
+       "decide, or permissionDecision \"deny\" or \"ask\""),
     _c(TOOLS, "MCP011", "refused", "launching an MCP server was cancelled",
        "confirm the launch to use the server"),
     _c(GENERAL, "DRAW001", "refused", "an SVG picture needs Graphviz's `dot`, which is not "
@@ -200,7 +214,7 @@ CODES = (
     _c(STORE, "SCALE004", "error", "an attempt's workflow ended without an answer",
        "read the message; rein worker's output says why"),
     _c(STORE, "SCALE005", "usage", "the dbos executor or rein worker was used without the "
-       "scale extra installed", "pip install 'rein[scale]'"),
+       "scale extra installed", install_hint("scale")),
     _c(STORE, "SCALE006", "usage", "[executor.rate_limits] is not a table of "
        "{ limit, period } per provider", "openai = { limit = 50, period = 60 }"),
     _c(STORE, "SCALE007", "error", "a command criterion was not run: the worker's tree is not "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rein.core.codes.model import Code, Kind
+from rein.core.extras import install_hint
 
 WEB = "Web console"
 
@@ -13,7 +14,7 @@ def _c(code: str, kind: Kind, meaning: str, hint: str) -> Code:
 
 CODES = (
     _c("WEB001", "usage", "the web console's packages (Starlette, uvicorn) are not installed",
-       "pip install 'rein[web]'"),
+       install_hint("web")),
     _c("WEB010", "refused", "a non-loopback --host was asked for without a chosen token",
        "bind 127.0.0.1, or pass --token-env VAR with a secret of 32+ characters"),
     _c("WEB011", "usage", "the --token-env variable is unset or its token is too short",

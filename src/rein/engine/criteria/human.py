@@ -30,7 +30,8 @@ def request_digest(ctx: CriterionContext, criterion_id: str, prompt: str) -> str
     try:
         return ags_digest(subject)
     except DocumentError as exc:
-        raise CriterionProblem(f"the outputs under review cannot be digested: {exc.message}")
+        raise CriterionProblem(
+            f"the outputs under review cannot be digested: {exc.message}") from exc
 
 
 async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:

@@ -80,11 +80,13 @@ def load_dbos(part: str = "dbos") -> Any:
     SCALE005 saying how to install it."""
     import importlib
 
+    from rein.core.extras import install_hint
+
     try:
         return importlib.import_module(f"rein.engine.executors.{part}")
     except ImportError as exc:
         raise ConfigError(f"the dbos executor needs the scale extra ({exc})", code="SCALE005",
-                          hint="pip install 'rein[scale]'") from exc
+                          hint=install_hint("scale")) from exc
 
 
 __all__ = ["IN_PROCESS", "AttemptExecutor", "InProcess", "executor_for", "executor_settings",

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rein.core.extras import install_hint
 from rein.errors import ConfigError, RunError
 
 _SAID: list[Callable[[str], None]] = []  # who hears of a refused row (the worker's log)
@@ -59,7 +60,7 @@ def json_only(say: Callable[[str], None] | None = None) -> Any:
 
 def _unshaped(why: str) -> ConfigError:
     return ConfigError(f"this dbos cannot be kept from unpickling queue rows ({why})",
-                       code="SCALE005", hint="pip install 'rein[scale]' (dbos>=3.4,<3.5)")
+                       code="SCALE005", hint=f"{install_hint('scale')} (dbos>=3.4,<3.5)")
 
 
 __all__ = ["json_only", "refuse_pickle"]

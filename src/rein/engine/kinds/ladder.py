@@ -212,6 +212,9 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
         case "node":
             return await _stand_in(ctx, inst, nid, str(esc.get("node")))
         case other:
-            diagnostic(ctx, "RUN000", "warning", f"node {nid}: escalation to {other!r} is "
-                       "recorded but no such channel is configured", node=inst.key(nid))
+            # AGS §18.2: a human interaction that cannot be presented is RT015; the spec
+            # asks for a warning and the ladder going on (§11: unknown channel).
+            diagnostic(ctx, "RT015", "warning", f"node {nid}: escalation to {other!r} cannot "
+                       "be presented: rein has no such channel; the node goes on down its "
+                       "failure ladder", node=inst.key(nid))
             return None

@@ -37,6 +37,18 @@ from rein.errors import ConfigError, Refused
 from rein.store.base import ApprovalRow, Event, Store, ThreadRow, ThreadTurnRow
 
 
+def thread_uuid() -> str:
+    """A new thread's id: a UUID (version 7, time-ordered), as Codex names its threads and
+    as its clients expect (a Codex client refuses a thread id that is not a UUID)."""
+    import secrets
+    import time
+
+    value = (time.time_ns() // 1_000_000) << 80 | secrets.randbits(80)
+    value = value & ~(0xF << 76) | 0x7 << 76  # the version
+    value = value & ~(0x3 << 62) | 0x2 << 62  # the RFC 9562 variant
+    hexed = f"{value:032x}"
+    return "-".join((hexed[:8], hexed[8:12], hexed[12:16], hexed[16:20], hexed[20:]))
+
 class Sessions:
     """Threads and turns over one store (``harness.sessions``)."""
 
@@ -68,7 +80,7 @@ class Sessions:
                      name: str | None = None, ephemeral: bool = False) -> ThreadRow:
         """A new thread (THREAD002 for a sandbox or approval policy rein does not know)."""
         tier = self.tiers.get("standard") or {}
-        row = rows.new_thread(self._ids.new("thr"), workspace=self.workspace,
+        row = rows.new_thread(thread_uuid(), workspace=self.workspace,
                               now=self.now(), cwd=cwd, profile=profile, sandbox=sandbox,
                               approval_policy=approval_policy, name=name,
                               ephemeral=ephemeral, model=str(tier.get("model") or ""),
@@ -110,7 +122,7 @@ class Sessions:
 
     def fork(self, thread_id: str) -> ThreadRow:
         """A new thread with the same history and settings; the original is untouched."""
-        return rows.fork(self.store, self.thread(thread_id), self._ids.new("thr"), self.now(),
+        return rows.fork(self.store, self.thread(thread_id), thread_uuid(), self.now(),
                          lambda: self._ids.new("turn"), self.run_of)
 
     # -- a thread's turns, as stored -----------------------------------------------------
