@@ -44,6 +44,7 @@ from rein.store.base import ApprovalRow, Store, Transition
 
 if TYPE_CHECKING:
     from rein.engine.answering import Via
+    from rein.engine.signed import Signers
 
 
 def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
@@ -214,7 +215,7 @@ async def ask(
         )
         ctx.state.approvals[full_key] = row
     if row.status is not ApprovalStatus.PENDING and ctx.signers is not None:
-        row = _held_to_signature(ctx, row, request, digest)
+        row = _held_to_signature(ctx, ctx.signers, row, request, digest)
     if row.status is ApprovalStatus.PENDING:
         row = _timed_out(ctx, row, request)
     if row.status is ApprovalStatus.CANCELLED:
@@ -224,15 +225,15 @@ async def ask(
     return row
 
 
-def _held_to_signature(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any],
-                       digest: str) -> ApprovalRow:
+def _held_to_signature(ctx: RunContext, signers: Signers, row: ApprovalRow,
+                       request: Mapping[str, Any], digest: str) -> ApprovalRow:
     """Where answers are signed, an answer is acted on only if it verifies now, for exactly
     what the engine asks (the store is in the workspace, where an agent can write it): one
     that does not is refused and the entry waits for a person again
     (:mod:`rein.engine.signed`)."""
     from rein.engine.signed import answer_problem, reopen
 
-    why = answer_problem(row, ctx.signers, now=ctx.clock.now(), digest=digest,
+    why = answer_problem(row, signers, now=ctx.clock.now(), digest=digest,
                          request=request)
     if why is None:
         return row

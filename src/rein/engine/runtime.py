@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen, Record, field
 from rein.core.ids import NodeKey, RunId
@@ -36,6 +36,9 @@ from rein.formats.redaction import Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.workers.base import Worker
+
+if TYPE_CHECKING:
+    from rein.engine.signed import Signers
 
 Listener = Callable[[Event], None]
 # How a run executes one node, and one child run: set by the engine that builds the context
@@ -246,7 +249,7 @@ class RunContext(Frozen, eq=False):
     approved_children: Mapping[str, str] | None = None
     # Where approvals are signed: the allowed signers every answer is checked against before
     # the run acts on it (rein.engine.signed.Signers); None where they are not.
-    signers: Any = None
+    signers: Signers | None = None
     execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
     run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
     state: RunState = field(default_factory=RunState)  # the run's own, empty at its start
