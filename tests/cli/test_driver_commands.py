@@ -120,6 +120,7 @@ def test_the_demo_runs_to_success_through_next_submit_and_approvals(drive: Drive
                                  "description": "The module that defines greet(name).",
                                  "path_hint": "greet.py"}]
     assert first["budget"] == {"enforced": {"max_wall_clock_seconds": 1800},
+                               "on_reported_usage": {},
                                "unenforced": {"max_agent_steps": 10}}
     drive.write("greet.py", WRONG)
     code, second = drive.submit(first["example"])

@@ -17,8 +17,8 @@ def _help(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 def test_the_runs_group_names_cancel(capsys: pytest.CaptureFixture[str]) -> None:
     text = _help(capsys, "runs")
-    assert text.splitlines()[2] == (
-        "  Inspect runs: list, show, watch, events, record, trace, cancel, prune.")
+    assert " ".join(text.split("\n\n")[1].split()) == (
+        "Inspect runs: list, show, report, cancel, watch, events, record, trace, prune.")
     assert "cancel" in SHORT_HELP["runs"]
     assert "cancel" in _help(capsys).split("runs", 2)[2].splitlines()[0]
 

@@ -153,11 +153,16 @@ def test_8_each_step_is_attributed_to_its_own_feature(repo: Path, driver: Script
     code, _where = drive(driver, cli)
     assert code == 0
     _c, report = cli.json("dev", "report")
+    assert {f["id"]: f["attempts"] for f in report["features"]} == {
+        "c_to_f": 2, "f_to_c": 1, "table": 1}
+    # Steps: the calls about a feature's turns, a submit counted for the turn it answered
+    # (not the next instruction it printed): c_to_f's are the `rein dev` that printed its
+    # first instruction and the submits of its two attempts.
     steps = {f["id"]: f["steps"] for f in report["features"]}
-    assert steps == {"c_to_f": 2, "f_to_c": 1, "table": 1}
+    assert steps == {"c_to_f": 3, "f_to_c": 1, "table": 1}
     planning = next(s for s in report["stages"] if s["name"] == "planning")
     assert planning["steps"] >= 2  # the refused plan is an attempt of its own
-    assert report["totals"]["tokens"] is None  # not reported: never shown as zero
+    assert report["totals"]["usage"] is None  # not reported: never shown as zero
     # The refused plan is recorded as a failed attempt with its reason, not an instruction.
     _c, record = cli("runs", "record", report["stages"][0]["name"] and
                      json.loads((repo / ".rein/dev/flow.json").read_text())["planning_run"])

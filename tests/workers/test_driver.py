@@ -240,4 +240,4 @@ def test_budgets_are_shown_without_float_noise(tmp_path: Path) -> None:
                                           max_cost_usd=0.30000000000000004))
     budget = build_instruction(req, token="drv-t", limits=Limits())["budget"]
     assert budget == {"enforced": {"max_wall_clock_seconds": 7199},
-                      "unenforced": {"max_cost_usd": 0.3}}
+                      "on_reported_usage": {"max_cost_usd": 0.3}, "unenforced": {}}

@@ -15,8 +15,28 @@ if TYPE_CHECKING:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one rein command and return its exit code. Bad input never shows a traceback."""
+    """Run one rein command and return its exit code. Bad input never shows a traceback.
+
+    Each driver-facing command (``next``, ``submit``, ``dev`` but its report) is put on
+    the workspace's record of calls once it has run (:mod:`rein.cli.calls`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in ("next", "submit", "dev") or args[:2] == ["dev", "report"]:
+        return _main(args)  # not a driver-facing call: nothing to record, nothing imported
+    import time
+
+    from rein.cli.calls import record_call, start
+
+    started = time.time()
+    start()
+    code = 1
+    try:
+        code = _main(args)
+    finally:
+        record_call(args, code, started)
+    return code
+
+
+def _main(args: list[str]) -> int:
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
         from rein.cli.quick import quick_next
 
@@ -54,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return int(ExitCode.OK)
     except click.exceptions.UsageError as exc:
+        _note_code("USAGE")
         exc, suggestion = _with_suggestion(exc)
         exc.show()
         _usage_json(exc, args, suggestion)
@@ -66,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("aborted", err=True)
         return int(ExitCode.FAILURE)
     except click.exceptions.ClickException as exc:
+        _note_code("USAGE")
         exc.show()
         _usage_json(exc, args)
         return int(ExitCode.USAGE)
@@ -74,6 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, int):
         return result
     return int(ExitCode.OK)
+
+
+def _note_code(code: str) -> None:
+    """Put a refusal's code on this call's record (rein.cli.calls), without importing the
+    record for a command that keeps none."""
+    calls = sys.modules.get("rein.cli.calls")
+    if calls is not None:
+        calls.note(code=code)
 
 
 def _quick(answer: Callable[[Sequence[str]], int | None], args: Sequence[str]) -> int | None:
@@ -98,6 +128,7 @@ def _failed(exc: BaseException, args: Sequence[str]) -> int:
     from rein.cli.output import report_error
 
     if isinstance(exc, ReinError):
+        _note_code(exc.code)
         report_error(exc, args)
         return int(exc.exit_code)
     assert isinstance(exc, OSError)
@@ -107,10 +138,12 @@ def _failed(exc: BaseException, args: Sequence[str]) -> int:
 
     where = f"{exc.filename}: " if exc.filename else ""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # not a path problem: say so
+        _note_code("DISK_FULL")
         report_error(ReinError(f"{where}{exc.strerror}", code="DISK_FULL",
                                hint="free some space on the disk and run the command "
                                     "again"), args)
         return int(ExitCode.FAILURE)
+    _note_code("OS_ERROR")
     report_error(ReinError(f"{where}{exc.strerror or exc}", code="OS_ERROR",
                            hint="check that the path exists and that rein may read and "
                                 "write it (choose another with --workspace DIR)"), args)

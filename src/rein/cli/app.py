@@ -62,7 +62,7 @@ SHORT_HELP: dict[str, str] = {
     "config": "Show the merged rein.toml; trust or untrust a project's commands and URLs.",
     "run": "Run an Agentic Graph after approving its digest.",
     "resume": "Continue a waiting or interrupted run.",
-    "runs": "Inspect runs: list, show, watch, events, record, trace, cancel, prune.",
+    "runs": "Inspect runs: list, show, report, cancel, watch, events, record, trace, prune.",
     "approvals": "Answer the approval queue: list, show, accept, decline, cancel.",
     "next": "Print the instruction a run waits for (you are its driver), or why it waits.",
     "submit": "Answer the pending instruction with a JSON envelope; advance the run.",

@@ -15,6 +15,7 @@ import click
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import open_harness, resolve_workspace, workspace_option
 from rein.cli.sync import run_sync
+from rein.cli.usage_report import report_options
 
 
 @click.group("dev", invoke_without_command=True)
@@ -95,24 +96,45 @@ def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
 
 
 @dev.command("report")
+@report_options
 @workspace_option
 @json_option
 @click.pass_context
-def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
-    """Per feature and per command: steps, protocol errors, wall time, and tokens and cost
-    where the driver reported usage; read from the runs' event streams.
+def report_command(ctx: click.Context, agent_logs: tuple[Path, ...],
+                   beside: tuple[Path, ...], html_file: Path | None,
+                   workspace: Path | None, as_json: bool) -> int:
+    """What the flow cost: steps per command (every invocation of `rein next`, `submit` and
+    `dev`), protocol errors (every refusal, the agent's apart from rein's own), time split
+    into the agent's, a person's and rein's verification, and tokens and cost per command,
+    feature, turn and model, read from the agent's own records (Claude Code transcripts,
+    Codex rollouts) and attributed by turn token; else what the agent reported of itself
+    (self-reported); else unknown, never zero.
 
     \b
     Example:
       rein dev report
-      rein dev report --json | jq .totals
+      rein dev report --json | jq .summary
+      rein dev report --html report.html
+      rein dev report --beside ../other-driver      # the GF-V2 table, one row per driver
 
     \b
     Exit codes: 0 printed, 1 no flow here, 64 usage error.
     """
+    from rein.cli.usage_report import show
+
+    data = _report(_ws(ctx, workspace), agent_logs)
+    others = [_report(other, (), beside=True) for other in beside]
+    return show(data, others, as_json=as_json or _json(ctx), html_file=html_file,
+                title=f"DEV REPORT (plan {data['plan_id']})")
+
+
+def _report(workspace: Path | None, agent_logs: tuple[Path, ...], *, beside: bool = False
+            ) -> dict[str, Any]:
+    from rein.cli.usage_report import own_store
     from rein.dev import flow, report
 
-    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
+    harness = own_store(workspace or Path.cwd()) if beside else \
+        open_harness(resolve_workspace(workspace))
     with harness:
         state = flow.load_flow(harness.workspace)
         if state is None:
@@ -120,12 +142,11 @@ def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
 
             raise ReinError(f"no development flow in {harness.workspace}", code="DEV404",
                             hint="start one with `rein dev`")
-        data = report.build(harness, state)
-    if as_json or _json(ctx):
-        emit_json(data)
-    else:
-        click.echo(report.render(data), nl=False)
-    return 0
+        data = report.build(harness, state, agent_logs)
+        from rein.cli.usage_report import keep_attribution
+
+        keep_attribution(harness, data)
+        return data
 
 
 def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
@@ -138,6 +159,9 @@ def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
 
 
 def _show(where: dict[str, Any], as_json: bool, *, instruction: bool) -> int:
+    from rein.cli.calls import note
+
+    note(where)
     if as_json:
         emit_json(where)
     else:

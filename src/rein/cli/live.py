@@ -171,8 +171,8 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
     header = Text.assemble(("run ", "bold"), (view.run_id, "bold"),
                            f"  {view.graph_id}  ", (view.status, _STYLE.get(view.status, "")))
     took = duration(_run_seconds(view, moment))
-    if took:
-        header.append(f"  {took}", style="dim")
+    if took:  # wall, as everywhere a run's or a node's time is shown
+        header.append(f"  wall {took}", style="dim")
     table = Table.grid(padding=(0, 1))
     for _ in range(5):
         table.add_column()
@@ -199,7 +199,7 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
             notes.append(node.reason)
         table.add_row(Text(MARKS.get(node.status, "·"), style=style), Text(node.key),
                       Text(node.status, style=style), Text(node.type, style="dim"),
-                      Text(" ".join([duration(node.seconds(None if node.ended else moment)),
+                      Text(" ".join([_wall(node.seconds(None if node.ended else moment)),
                                      *(f"({n})" for n in notes)]).strip()))
         for attempt in node.attempts:
             if attempt.failed:
@@ -218,6 +218,11 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
     for notice in view.notices[-3:]:
         parts.append(Text(f"! {shown(notice)}", style="yellow"))
     return Group(*parts)
+
+
+def _wall(seconds: float | None) -> str:
+    took = duration(seconds)
+    return f"wall {took}" if took else ""
 
 
 def _run_seconds(view: RunView, now: str | None) -> float | None:

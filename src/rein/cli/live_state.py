@@ -129,6 +129,8 @@ class RunView(Record):
     limits: Mapping[str, Any] = field(default_factory=dict)  # the graph's constraints
     cost_usd: float = 0.0
     tokens: int = 0
+    cost_unknown: bool = False  # an attempt's worker could not measure it (a driver)
+    tokens_unknown: bool = False
     node_executions: int = 0
     cancelled_by: str | None = None
     cancel_note: str | None = None
@@ -299,10 +301,10 @@ class RunView(Record):
             if all(n.ended for n in self.nodes.values()
                    if n.key.startswith(f"{match['owner']}[{index}].")):
                 owner.instances_done.add(index)
-        took = duration(node.seconds())
+        took = duration(node.seconds())  # wall: from its first start to its end
         tried = len(node.attempts)
         extra = [f"{tried} attempts"] if tried > 1 else []
-        extra += [x for x in (node.counts(), took) if x]
+        extra += [x for x in (node.counts(), f"wall {took}" if took else "") if x]
         detail = f" ({node.reason})" if node.reason else ""
         return [f"  {MARKS.get(status, '·')} {key} {status}{detail}"
                 + (f"  [{', '.join(extra)}]" if extra else "")]
@@ -326,20 +328,32 @@ class RunView(Record):
         cost = usage.get("cost_usd")
         if isinstance(cost, int | float):
             self.cost_usd += float(cost)
+        else:  # recorded without a cost: nobody measured it, which is not free
+            self.cost_unknown = True
         tokens = usage.get("total_tokens")
         if not isinstance(tokens, int):
+            if not all(isinstance(usage.get(k), int) for k in ("input_tokens",
+                                                                "output_tokens")):
+                self.tokens_unknown = True
             tokens = sum(v for k in ("input_tokens", "output_tokens")
                          if isinstance(v := usage.get(k), int))
         self.tokens += tokens
 
     def budget(self) -> list[str]:
-        """What was spent, against the graph's limits where it sets one."""
+        """What was spent, against the graph's limits where it sets one; a part of it no
+        worker measured makes the figure ``unknown`` (with what is known beside it)."""
         out = []
         cost_limit = self.limits.get("max_cost_usd")
-        out.append(f"${self.cost_usd:.2f}" + (f" of ${float(cost_limit):.2f}"
-                                             if cost_limit is not None else ""))
+        cost = f"${self.cost_usd:.2f}"
+        if self.cost_unknown:
+            cost = "cost unknown" + (f" (${self.cost_usd:.2f} measured)" if self.cost_usd
+                                     else "")
+        out.append(cost + (f" of ${float(cost_limit):.2f}" if cost_limit is not None else ""))
         token_limit = self.limits.get("max_total_tokens")
-        out.append(f"{self.tokens} tokens" + (f" of {token_limit}" if token_limit else ""))
+        tokens = f"{self.tokens} tokens"
+        if self.tokens_unknown:
+            tokens = "tokens unknown" + (f" ({self.tokens} measured)" if self.tokens else "")
+        out.append(tokens + (f" of {token_limit}" if token_limit else ""))
         runs_limit = self.limits.get("max_node_executions")
         out.append(f"{self.node_executions}" + (f" of {runs_limit}" if runs_limit else "")
                    + (" node execution" if self.node_executions == 1 and not runs_limit

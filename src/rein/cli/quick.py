@@ -35,8 +35,10 @@ def quick_next(args: Sequence[str]) -> int | None:
     text = _text(status, as_json)
     if text is None:
         return None
+    from rein.cli.calls import note
     from rein.cli.safe_output import guarded
 
+    note(status)
     guarded(sys.stdout.write)(text + "\n")
     guarded(sys.stdout.flush)()
     return int(status["exit_code"])

@@ -45,8 +45,10 @@ def quick_dev(args: Sequence[str]) -> int | None:
     text = _text(where, as_json, instruction=not status)
     if text is None:
         return None
+    from rein.cli.calls import note
     from rein.cli.safe_output import guarded
 
+    note(where)
     guarded(sys.stdout.write)(text)
     guarded(sys.stdout.flush)()
     return int(where["exit_code"])

@@ -38,7 +38,7 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
                  refused: str | None = None) -> list[str]:
     status = run.status.value
     took = duration(seconds_between(run.started_at, run.finished_at))
-    out = [f"run      {run.run_id} ({status})" + (f"  {took}" if took else "")]
+    out = [f"run      {run.run_id} ({status})" + (f"  wall {took}" if took else "")]
     out.append(f"graph    {run.graph_id}  {run.graph_path}")
     out.append(f"digest   {run.graph_digest}")
     out.append(f"started  {run.started_at}"
@@ -87,10 +87,12 @@ def _node_lines(n: Any, run_status: str, run_ended: bool) -> list[str]:
         note = f" (was {status} when the run ended {run_status})"
         status = "cancelled" if run_status == "cancelled" else "stopped"
     attempts = [a for a in record.get("attempts") or [] if isinstance(a, Mapping)]
-    seconds = record.get("x-rein-duration-seconds")
-    took = duration(float(seconds)) if isinstance(seconds, int | float) else \
-        duration(seconds_between(record.get("started_at"), record.get("finished_at")))
-    facts = [x for x in (took, f"{len(attempts)} attempts" if len(attempts) > 1 else "") if x]
+    # One definition wherever a node's time is shown (the live lines, the reports): wall,
+    # from its first start to its end, waits included; not the time the last process that
+    # took it up spent on it (x-rein-duration-seconds), which leaves out an agent's turn.
+    took = duration(seconds_between(record.get("started_at"), record.get("finished_at")))
+    facts = [x for x in (f"wall {took}" if took else "",
+                         f"{len(attempts)} attempts" if len(attempts) > 1 else "") if x]
     reason = record.get("x-rein-cancel-reason") or record.get("skip_reason")
     if reason:
         facts.append(str(reason))
@@ -137,16 +139,28 @@ def _answer_line(a: Any) -> str:
 
 
 def _usage(usage: Mapping[str, Any]) -> str:
+    """What the run spent; what no worker measured (a driver that reported no usage) reads
+    ``unknown``, never ``$0.00`` or 0 tokens."""
     parts = []
-    if isinstance(usage.get("cost_usd"), int | float):
-        parts.append(f"${float(usage['cost_usd']):.2f}")
-    if usage.get("total_tokens"):
-        parts.append(f"{usage['total_tokens']} tokens")
+    cost, tokens = usage.get("cost_usd"), usage.get("total_tokens")
+    parts.append("cost unknown" if cost is None else f"${float(cost):.2f}")
+    if tokens is None or tokens:
+        parts.append("tokens unknown" if tokens is None else f"{tokens} tokens")
     if usage.get("tool_calls"):
         parts.append(f"{usage['tool_calls']} tool calls")
     if usage.get("node_executions") is not None:
         parts.append(f"{usage['node_executions']} node executions")
-    return " · ".join(parts)
+    sources = [s for s in usage.get("sources") or () if s in _SOURCES]
+    if sources and sources != ["measured"]:  # a driver's turns are in it: say whose figure
+        parts.append("(" + "; ".join(_SOURCES[s] for s in sources) + ")")
+    return " · ".join(parts[:-1]) + " " + parts[-1] if len(parts) > 1 and \
+        parts[-1].startswith("(") else " · ".join(parts)
+
+
+_SOURCES = {"measured": "measured by rein",
+            "attributed": "attributed from the agent's own records",
+            "self-reported": "self-reported by the agent",
+            "unknown": "unknown for a driver's turn"}
 
 
 __all__ = ["print_report", "report_lines"]

@@ -14,13 +14,14 @@ from rein.cli.run_pick import pick_run as _run
 from rein.cli.run_pick import reads as _reads
 from rein.cli.run_report import print_report
 from rein.cli.sync import run_sync
+from rein.cli.usage_report import report_options
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 
 @click.group("runs")
 def runs() -> None:
-    """Inspect runs: list, show, watch, events, record, trace, cancel, prune.
+    """Inspect runs: list, show, report, cancel, watch, events, record, trace, prune.
 
     Without a RUN, show, watch, events and record take the newest run of the workspace.
 
@@ -125,7 +126,9 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                                   pending_only=False)
         pending = [a for a in asked if a.status.value == "pending"]
         children = harness.child_runs(run.run_id)
-        usage = harness.usage(run.run_id)
+        # where each figure comes from: measured, attributed, self-reported or unknown
+        usage = {**harness.usage(run.run_id),
+                 "sources": harness.usage_sources(run.run_id)}
         # The operator's request to stop, as its event recorded it (who and why).
         asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
         cancel = asked_to_stop[-1].payload if asked_to_stop else None
@@ -143,10 +146,51 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                                   "given": (a.answer or {}).get("given")}
                                  for a in asked if a.status.value != "pending"],
                    "children": [c.run_id for c in children],
+                   # null where no worker measured it (a driver that reported no usage)
+                   "usage": dict(usage),
                    **({"approval_refused": refused} if refused is not None else {})})
         return int(ExitCode.OK)
     print_report(run, nodes, asked, children, usage, cancel, refused)
     return int(ExitCode.OK)
+
+
+@runs.command("report")
+@click.argument("run_ids", metavar="[RUN_ID...]", nargs=-1)
+@report_options
+@workspace_option
+@json_option
+def report_runs(run_ids: tuple[str, ...], agent_logs: tuple[Path, ...],
+                beside: tuple[Path, ...], html_file: Path | None, workspace: Path | None,
+                as_json: bool) -> int:
+    """What the driving agent spent on a run (the newest without an argument): steps per
+    command (every invocation of `rein next`, `submit` and `dev`), protocol errors (every
+    refusal, the agent's apart from rein's own), time split into the agent's, a person's
+    and rein's verification, and tokens and cost per command, turn and model, read from the
+    agent's own records (Claude Code transcripts, Codex rollouts) and attributed by turn
+    token; else what the agent reported of itself (self-reported); else unknown.
+
+    Several runs make one report; --beside puts another workspace's newest run beside it.
+
+    \b
+    Example:
+      rein runs report
+      rein runs report run-20260101T120000-3f9a1c --json
+      rein runs report --html report.html --agent-logs ~/.codex
+
+    \b
+    Exit codes: 0 printed, 1 no such run, 64 usage error.
+    """
+    from rein.cli.usage_report import keep_attribution, own_store, show
+
+    with _reads(workspace) as harness:
+        ids = list(run_ids) or [_run(harness, None).run_id]
+        data = harness.usage_report([_run(harness, r).run_id for r in ids], agent_logs)
+        keep_attribution(harness, data)
+    others = []
+    for other in beside:
+        with own_store(other) as harness:
+            others.append(harness.usage_report([_run(harness, None).run_id]))
+    return show(data, others, as_json=as_json, html_file=html_file, title="RUN REPORT")
 
 
 @runs.command("events")

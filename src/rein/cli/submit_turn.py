@@ -23,12 +23,16 @@ __all__ = ["read_status", "show", "submit_turn"]
 def submit_turn(ws: Path, source: str | None, run_id: str | None, as_json: bool, *,
                 store: str | None) -> int:
     """The exit code of ``rein submit [SOURCE] [--run RUN] [--json]`` in ``ws``."""
+    from rein.cli.calls import note
     from rein.workers.driver_protocol import EnvelopeRefused, parse_envelope
 
     try:
         envelope = parse_envelope(_source_text(ws, source))
+        if isinstance(envelope.get("token"), str):
+            note(answered=envelope["token"])
         submitted = _submit(ws, envelope, run_id, as_json, store)
     except EnvelopeRefused as exc:
+        note(code=exc.code)
         return _refused(ws, exc, run_id, as_json, store)
     status = submitted.status
     if as_json:
@@ -53,8 +57,10 @@ def read_status(ws: Path, run_id: str | None, store: str | None) -> dict[str, An
 
 def show(status: dict[str, Any], as_json: bool) -> int:
     """Print ``status``; its exit code stands even when nobody reads the output."""
+    from rein.cli.calls import note
     from rein.workers.driver_status import render
 
+    note(status)
     if as_json:
         guarded(_emit_json)(status)
     else:
@@ -151,6 +157,10 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool,
     problems = list(exc.fields.get("problems") or []) if hasattr(exc, "fields") else []
     # A refusal quotes the envelope it refuses: what it quotes is redacted like the store.
     problems, message, error = _redact(ws, [problems, str(exc), exc.to_json()])
+    if pending is not None:
+        from rein.cli.calls import note
+
+        note(pending, status="refused")
     say = guarded(echo)
     if as_json:
         guarded(_emit_json)({"status": "refused", "error": error, "problems": problems,

@@ -303,7 +303,7 @@ def with_layer(config: Config, data: Mapping[str, Any], *, path: str) -> Config:
 # The top-level sections rein reads; anything else is kept as data (extensions: use x-...).
 KNOWN_SECTIONS = frozenset({
     "approver", "dev", "driver", "executor", "hooks", "limits", "mcp", "policy", "profiles",
-    "providers", "routing", "spec", "store", "telemetry", "tiers", "workers",
+    "providers", "routing", "spec", "store", "telemetry", "tiers", "usage", "workers",
 })
 
 
@@ -316,6 +316,7 @@ KNOWN_KEYS: dict[str, frozenset[str]] = {
     "telemetry": frozenset({"otel"}),
     "profiles": frozenset({"plugins"}),
     "mcp": frozenset({"trusted"}),
+    "usage": frozenset({"prices", "agent_logs"}),
 }
 
 

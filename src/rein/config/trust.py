@@ -11,6 +11,7 @@ A project's ``rein.toml`` arrives with ``git clone``. Most of it can only narrow
 ``[providers.NAME]``                  a ``base_url`` that receives prompts, an ``api_key_env``
                                       whose key is sent with them, prices that budgets trust
 ``[store] url``                       a database that receives every prompt and output
+``[usage] prices``                    the prices a driving agent's cost budgets are counted in
 ====================================  ==========================================================
 
 From the managed and user files these are honoured as written. From the project file they are
@@ -167,6 +168,13 @@ def split_project(data: Mapping[str, Any], higher: Mapping[str, Any],
                 continue
             items.append(Withheld(key=f"providers.{name}", kind="provider",
                                   detail=_endpoint(name, spec), value=providers.pop(name)))
+    usage = safe.get("usage")
+    if isinstance(usage, dict) and "prices" in usage:
+        # Lower prices loosen every cost budget of a driving agent: the user trusts them.
+        items.append(Withheld(key="usage.prices", kind="prices",
+                              detail=f"prices of {', '.join(sorted(map(str, usage['prices'])))}"
+                              if isinstance(usage["prices"], Mapping) else repr(usage["prices"]),
+                              value=usage.pop("prices")))
     store = safe.get("store")
     if isinstance(store, dict) and "url" in store and not _inside(store["url"], workspace):
         items.append(Withheld(key="store.url", kind="store", detail=str(store["url"]),

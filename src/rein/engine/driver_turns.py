@@ -12,12 +12,13 @@ fails the attempt as ``permission_denied``). The Harness (:meth:`Harness.submit`
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 from typing import Any
 
 from rein.core.time import iso
 from rein.engine.events import EventType, append
-from rein.workers.driver_protocol import EnvelopeRefused
+from rein.workers.driver_protocol import USAGE_ENV, EnvelopeRefused
 
 REFUSED = EventType.DRIVER_REFUSED.value  # a submit refused for writes the agent may undo
 
@@ -39,7 +40,7 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
     :class:`EnvelopeRefused` (nothing changed) for every slip the agent can still undo."""
     from rein.workers.driver_current import baseline_for, current_turn, waiting_turns
     from rein.workers.driver_fs import measure
-    from rein.workers.driver_protocol import envelope_problems
+    from rein.workers.driver_protocol import envelope_problems, reported_usage
     from rein.workers.driver_store import TurnStatus, answer_turn, get_turn
 
     store = engine.store
@@ -71,6 +72,12 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
             hint="answer the instruction `rein next` prints; the others wait their turn "
                  "so that each one's writes can be told apart")
     problems = envelope_problems(envelope, turn.instruction)
+    if not problems and "usage" not in envelope:
+        problems = _environment_usage_problems()
+        if problems:
+            raise EnvelopeRefused(f"{problems[0]}", code="DRIVER001", problems=problems,
+                                  hint=f"fix or unset {USAGE_ENV} (docs/driver.md, "
+                                       "\"Usage\"), or put usage in the envelope")
     if problems:
         raise EnvelopeRefused(f"the envelope does not answer {turn.node_key} attempt "
                               f"{turn.attempt}: {problems[0]}", problems=problems,
@@ -84,13 +91,23 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
     checks, after = measure(ws, turn, now, baseline_for(store, turn, ws))
     at = iso(now)
     _refuse_undoable(store, turn, checks, at, max_write_refusals)
-    _, changed = answer_turn(store, turn.token,
-                             {"envelope": envelope, "checks": checks, "after": after}, at)
+    answer = {"envelope": envelope, "checks": checks, "after": after}
+    reported = reported_usage(envelope, os.environ)
+    if reported is not None:  # what the agent says it spent; shown as self-reported
+        answer["usage"] = reported
+    _, changed = answer_turn(store, turn.token, answer, at)
     if not changed:
         return "this envelope was already applied; nothing was applied twice"
     outside = checks.get("writes_outside") or []
     extra = f" (writes outside fs:write: {', '.join(outside)})" if outside else ""
     return f"accepted for {turn.node_key} attempt {turn.attempt}{extra}"
+
+
+def _environment_usage_problems() -> list[str]:
+    """What is wrong with ``REIN_USAGE_JSON`` of this process (empty when unset or right)."""
+    from rein.workers.driver_protocol import environment_usage
+
+    return environment_usage(os.environ)[1]
 
 
 def _check_outputs(ws: Path, envelope: dict[str, Any], turn: Any) -> None:

@@ -68,6 +68,7 @@ class EventType(enum.StrEnum):
     DRIVER_INSTRUCTED = "driver/instructed"  # an instruction was handed out to the driver
     DRIVER_ANSWERED = "driver/answered"  # the driver's envelope for it was consumed
     DRIVER_REFUSED = "driver/refused"  # an envelope was refused; the instruction stands
+    USAGE_ATTRIBUTED = "usage/attributed"  # what the driver's own records say a turn cost
     WORKER_UNAVAILABLE = "worker/unavailable"  # no worker can serve a node's tier or kind
     PROCESS_STOPPED = "process/stopped"  # a process group left by a dead rein was stopped
     DIAGNOSTIC = "diagnostic"  # a coded finding about the run (RT0xx, RUN_CANCELLED, ...)

@@ -202,9 +202,12 @@ def restore_spending(store: Store, ctx: RunContext) -> None:
 
     spent = ctx.budget.spent
     total = usage_of(store, ctx.run_id, include_children=True, settled_only=True)
-    spent.input_tokens = int(total.get("input_tokens", 0))
-    spent.output_tokens = int(total.get("output_tokens", 0))
-    spent.cost_usd = float(total.get("cost_usd", 0.0))
+    spent.input_tokens = int(total.get("input_tokens") or 0)
+    spent.output_tokens = int(total.get("output_tokens") or 0)
+    spent.cost_usd = float(total.get("cost_usd") or 0.0)
+    # Unknown is not zero: a limit on what was not measured is said to be unenforced.
+    spent.unmeasured = any(total.get(k) is None for k in ("input_tokens", "output_tokens",
+                                                           "cost_usd"))
     spent.tool_calls = int(total.get("tool_calls", 0))
     spent.node_executions = int(total.get("node_executions", 0))
 

@@ -117,6 +117,22 @@ class Reads:
 
         return usage_of(self.store, self.run(run_id).run_id, include_children=True)
 
+    def usage_sources(self, run_id: str) -> list[str]:
+        """Where a run's usage comes from: ``measured``, ``attributed``, ``self-reported``,
+        ``unknown`` (:func:`rein.engine.record.usage_sources`)."""
+        from rein.engine.record import usage_sources
+
+        return usage_sources(self.store, self.run(run_id).run_id)
+
+    def usage_report(self, run_ids: Sequence[str], places: Sequence[Path] = ()
+                     ) -> dict[str, Any]:
+        """What the driving agent spent on some runs (:mod:`rein.engine.usage_report`),
+        reading the agents' records in ``places`` too. A read: what it attributes is not
+        recorded (the Harness's ``record_usage`` does that)."""
+        from rein.engine.usage_report import for_runs
+
+        return for_runs(self, [self.run(r).run_id for r in run_ids], places)
+
     def approval(self, approval_id: str) -> ApprovalRow:
         """One entry of the approval queue, answered or not; APPROVAL404 when unknown."""
         row = self.store.get_approval(approval_id)

@@ -36,14 +36,23 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
     """Usage totals of a run: attempts summed; every attempt, gate and container counted as
     a node execution.
 
+    Unknown stays unknown: an attempt whose worker could not measure its tokens or cost
+    (a driver that reported no usage) records none, and a total that includes such an
+    attempt is ``None``, never a sum that passes for the whole. An attempt that recorded no
+    usage at all (closed before a worker ran, or still in flight) spent nothing yet. A
+    driver's attempt whose turn rein attributed from the agent's own records
+    (``usage/attributed``, :func:`attributed_usage`) counts what they say, not what the
+    agent reported of itself.
+
     ``settled_only`` counts only the executions a continuation of the run adopts, which is
     what its budget starts from: an attempt still open (in flight when a rein died, or
     waiting for a driver) runs again under its own number and is counted when it does, and
     so is a gate or container that has not ended (replay starts it again). Tokens and cost
     are always counted: they were spent.
     """
-    totals = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "cost_usd": 0.0,
-              "tool_calls": 0, "node_executions": 0}
+    totals: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0,
+                              "cost_usd": 0.0, "tool_calls": 0, "node_executions": 0}
+    unknown: set[str] = set()
     runs = [run_id]
     if include_children:
         stack = [run_id]
@@ -52,6 +61,7 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
                 runs.append(child.run_id)
                 stack.append(child.run_id)
     for rid in runs:
+        attributed = attributed_usage(store, rid)
         for row in store.nodes(RunId(rid)):
             attempts = row.record.get("attempts") or []
             open_again = settled_only and not row.status.terminal
@@ -63,11 +73,70 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
             elif row.record.get("started_at") and not open_again:
                 totals["node_executions"] += 1
             for a in attempts:
-                for k, v in (a.get("usage") or {}).items():
-                    if k in totals:
+                used = attributed.get(str(a.get(DRIVER_TOKEN))) or a.get("usage")
+                if not isinstance(used, Mapping):
+                    continue
+                unknown.update(k for k in MEASURED if not _number(used.get(k)))
+                for k, v in used.items():
+                    if k in totals and _number(v):
                         totals[k] += v
     totals["cost_usd"] = round(totals["cost_usd"], 6)
+    for k in unknown:
+        totals[k] = None
     return totals
+
+
+# What a worker may be unable to measure: unknown in an attempt, unknown in every total.
+MEASURED = ("input_tokens", "output_tokens", "total_tokens", "cost_usd")
+DRIVER_TOKEN = "x-rein-driver-token"  # on a driver's attempt: the turn that served it
+ATTRIBUTED = "usage/attributed"
+
+
+def attributed_usage(store: Store, run_id: str) -> dict[str, dict[str, Any]]:
+    """The newest usage rein attributed to each driver turn of ``run_id`` from the agent's
+    own records, by token (``rein runs report`` and ``rein dev report`` record it)."""
+    out: dict[str, dict[str, Any]] = {}
+    for event in store.events(RunId(run_id), types=[ATTRIBUTED]):
+        usage = event.payload.get("usage")
+        if isinstance(usage, Mapping) and isinstance(event.payload.get("token"), str):
+            out[event.payload["token"]] = {**usage, "x-rein-source": "attributed"}
+    return out
+
+
+def usage_sources(store: Store, run_id: str) -> list[str]:
+    """Where the usage of a run (with its child runs) comes from, each attempt's label once:
+    ``measured`` (a worker rein ran counted it), ``attributed`` (a driver's turn, from the
+    agent's own records), ``self-reported`` (a driver's turn, as the agent said) and
+    ``unknown`` (a driver's turn nobody measured)."""
+    found: set[str] = set()
+    runs, stack = [run_id], [run_id]
+    while stack:
+        for child in store.child_runs(RunId(stack.pop())):
+            runs.append(child.run_id)
+            stack.append(child.run_id)
+    for rid in runs:
+        attributed = attributed_usage(store, rid)
+        for row in store.nodes(RunId(rid)):
+            for a in row.record.get("attempts") or []:
+                token = a.get(DRIVER_TOKEN)
+                used = a.get("usage")
+                if token is None:
+                    if isinstance(used, Mapping):
+                        found.add("measured")
+                elif str(token) in attributed:
+                    found.add("attributed")
+                elif a.get(SOURCE) == "self-reported":
+                    found.add("self-reported")
+                elif a.get("status") is not None:  # ended without a usage told
+                    found.add("unknown")
+    return sorted(found)
+
+
+SOURCE = "x-rein-usage-source"  # on a driver's attempt whose usage the agent reported
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def build_record(store: Store, run_id: str) -> dict[str, Any]:
@@ -100,7 +169,9 @@ def build_record(store: Store, run_id: str) -> dict[str, Any]:
         record["outputs"] = summary["outputs"]
     if summary.get("graph_success"):
         record["graph_success"] = summary["graph_success"]
-    usage = usage_of(store, run.run_id, include_children=True)
+    # The AGS usage fields admit no null: what is unknown is left out, never written as 0.
+    usage = {k: v for k, v in usage_of(store, run.run_id, include_children=True).items()
+             if v is not None}
     if run.finished_at:
         usage["wall_clock_seconds"] = max(0.0, (_t(run.finished_at) - _t(run.started_at))
                                           .total_seconds())

@@ -288,6 +288,15 @@ class Harness(Reads):
         return run_problem(self.store, top, signers, workspace=self.workspace,
                            now=self.clock.now())
 
+    def record_usage(self, report: Mapping[str, Any]) -> int:
+        """Record on each run what a usage report attributed from the agent's own records
+        (``usage/attributed`` events): its budgets and totals count it from then on, over
+        what the agent reported of itself. How many turns changed."""
+        from rein.core.time import iso
+        from rein.engine.usage_report import record_attribution
+
+        return record_attribution(self.store, report, iso(self.clock.now()))
+
     def trust_notice(self) -> str | None:
         """Why the project file's commands or URLs are withheld, when they are."""
         if self.config.project_trust is None:  # no project file: nothing is withheld

@@ -7,7 +7,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from rein.engine.service import Harness
-from rein.web import pages_dev, pages_eval, pages_spec, pages_threads
+from rein.web import pages_dev, pages_eval, pages_spec, pages_threads, pages_usage
 from rein.web.auth import Guard
 from rein.web.console import Console
 from rein.web.steer import Steering
@@ -33,6 +33,7 @@ def create_app(harness: Harness, guard: Guard, steering: Steering | None) -> Sta
         Route("/static/{name}", c.static),  # the package's own files: no session needed
         *pages_threads.routes(c),
         *pages_dev.routes(c),
+        *pages_usage.routes(c),
         *pages_spec.routes(c),
         *pages_eval.routes(c),
     ]

@@ -23,7 +23,7 @@ def run_rows(h: Harness, runs: Sequence[RunRow], now: dt.datetime) -> list[list[
         rows.append([f'<a href="/runs/{e(run.run_id)}"><code>{e(run.run_id)}</code></a>',
                      status(run.status.value), e(run.graph_id), _workspace(run),
                      e(run.started_at[:19]), e(views.duration(run, now)),
-                     f"${used.get('cost_usd', 0.0):.4f}"])
+                     views.cost(used)])
     return rows
 
 
@@ -107,11 +107,14 @@ def _nodes(rows: Sequence[NodeRow]) -> str:
     return "".join(parts)
 
 
-def _budgets(items: Sequence[tuple[str, float, float]]) -> str:
+def _budgets(items: Sequence[tuple[str, float | None, float]]) -> str:
     if not items:
         return '<p class="muted">The graph declares no budgets.</p>'
     rows = []
     for name, spent, limit in items:
+        if spent is None:  # no worker measured it: not enforced, and not zero
+            rows.append([e(name), "unknown", f"{limit:g}", ""])
+            continue
         share = 0.0 if limit <= 0 else min(1.0, spent / limit)
         rows.append([e(name), f"{spent:g}", f"{limit:g}",
                      f'<span class="meter"><span style="width:{share * 100:.0f}%"></span></span>'])
@@ -159,8 +162,9 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         f"{e(run.status.value)}'>{e(run.status.value)}</span></h1>"
         f"<div class='card'>graph <code>{e(run.graph_id)}</code> · file "
         f"<code>{e(shown_path(h, run.graph_path))}</code> · started {e(run.started_at[:19])} · "
-        f"{e(views.duration(run, now))} · cost ${used.get('cost_usd', 0.0):.4f} · "
-        f"<a href='/runs/{e(run.run_id)}/record' download>download the run record</a> "
+        f"{e(views.duration(run, now))} · cost {e(views.cost(used))} · "
+        f"<a href='/runs/{e(run.run_id)}/record' download>download the run record</a> · "
+        f"<a href='/runs/{e(run.run_id)}/report'>what the agent spent</a> "
         f"{actions}</div>{queue}"
         + (f"<div class='notice'>{e(pic.notice)}</div>" if pic.notice else "")
         + "<div class='split'><div><div class='dagwrap'>" + pic.svg + "</div>"

@@ -141,18 +141,28 @@ def _time(text: str | None) -> dt.datetime | None:
 
 
 def duration(run: RunRow, now: dt.datetime) -> str:
+    """The run's wall time (its start to its end, or now), said as such: the one definition
+    the commands use too."""
     start, end = _time(run.started_at), _time(run.finished_at)
     if start is None:
         return ""
     seconds = max(0.0, ((end or now) - start).total_seconds())
     if seconds < 60:
-        return f"{seconds:.1f} s"
+        return f"wall {seconds:.1f} s"
     minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes} min {secs:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+    return f"wall {minutes} min {secs:02d} s" if minutes < 60 else \
+        f"wall {minutes // 60} h {minutes % 60} min"
 
 
 def usage(h: Harness, run: RunRow) -> dict[str, Any]:
     return h.usage(run.run_id)
+
+
+def cost(used: Mapping[str, Any]) -> str:
+    """The run's cost for a cell: ``unknown`` where a worker could not measure it (a driver
+    that reported no usage), never ``$0.0000``."""
+    value = used.get("cost_usd")
+    return "unknown" if value is None else f"${float(value):.4f}"
 
 
 def summary(event: Event) -> str:
@@ -165,20 +175,22 @@ def summary(event: Event) -> str:
     return " ".join(parts)[:200]
 
 
-def budgets(h: Harness, run: RunRow, used: Mapping[str, Any]) -> list[tuple[str, float, float]]:
-    """(name, spent, limit) for each limit the run's graph declares."""
+def budgets(h: Harness, run: RunRow, used: Mapping[str, Any]
+            ) -> list[tuple[str, float | None, float]]:
+    """(name, spent, limit) for each limit the run's graph declares; spent is ``None``
+    where no worker measured it."""
     limits = (run.binding.get("constraints") if isinstance(run.binding, Mapping) else None)
     if not isinstance(limits, Mapping):
         planned = plan_of(h.workspace, run.graph_path)
         limits = planned[0].constraints if planned is not None else {}
-    spent = {"max_cost_usd": used.get("cost_usd", 0.0),
-             "max_tokens": used.get("total_tokens", 0),
+    spent = {"max_cost_usd": used.get("cost_usd"),
+             "max_tokens": used.get("total_tokens"),
              "max_node_executions": used.get("node_executions", 0),
              "max_tool_calls": used.get("tool_calls", 0),
              "max_wall_clock_seconds": used.get("wall_clock_seconds", 0.0)}
-    return [(k, float(spent[k]), float(v)) for k, v in limits.items()
-            if k in spent and isinstance(v, (int, float))]
+    return [(k, None if spent[k] is None else float(spent[k]), float(v))
+            for k, v in limits.items() if k in spent and isinstance(v, (int, float))]
 
 
-__all__ = ["Picture", "budgets", "duration", "picture", "plan_of", "run_picture", "scope_of",
+__all__ = ["Picture", "budgets", "cost", "duration", "picture", "plan_of", "run_picture", "scope_of",
            "summary", "usage"]

@@ -10,9 +10,11 @@ Resumption replays a run from the start, so :meth:`DriverWorker.run` is called a
 attempt it has already seen. It is a pure function of the stored turn: no turn yet → issue
 the instruction and pause; pending → pause again (same instruction, same token); answered →
 the result built from the envelope and from what rein measured when it was submitted
-(writes outside ``fs:write``, refs moving, wall-clock time). Nothing the driver says
-about itself is trusted: tokens and cost are unmeasured (``None``), and every budget the
-driver spends out of rein's sight is reported as unenforced.
+(writes outside ``fs:write``, refs moving, wall-clock time). What the driver says it spent
+(the envelope's ``usage``, or ``REIN_USAGE_JSON``) is the attempt's usage, labelled
+self-reported (``x-rein-usage-source``); without it, tokens and cost are unmeasured
+(``None``), never zero. Tool calls and agent steps are spent out of rein's sight and
+reported as unenforced.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from rein.core.ids import RunId
 from rein.core.tiers import TIERS
 from rein.core.usage import Usage
 from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed, WorkerPaused
-from rein.workers.driver_protocol import INBOX, Limits, build_instruction, token_for
+from rein.workers.driver_protocol import (
+    INBOX,
+    SELF_REPORTED,
+    USAGE_LIMITS,
+    Limits,
+    build_instruction,
+    token_for,
+)
 from rein.workers.driver_store import Turn, TurnStatus, get_turn, put_turn, turns
 
 if TYPE_CHECKING:
@@ -47,10 +56,15 @@ class DriverSettings(Frozen):
     # Submits refused for writes outside fs:write (or refs moved) that an attempt may have
     # to undo them; the next such submit is accepted and fails the attempt.
     max_write_refusals: int = 2
+    # ``[usage] prices`` of rein.toml, as written: what self-reported tokens are priced at
+    # over the package's table (parsed only when a report needs pricing).
+    prices: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any] | None) -> DriverSettings:
-        """Read ``[driver]``; unknown tiers and out-of-range values are configuration errors."""
+    def from_config(cls, section: Mapping[str, Any] | None,
+                    usage: Mapping[str, Any] | None = None) -> DriverSettings:
+        """Read ``[driver]`` (and ``[usage] prices``); unknown tiers and out-of-range values
+        are configuration errors."""
         from rein.errors import ConfigError
 
         s = dict(section or {})
@@ -74,8 +88,14 @@ class DriverSettings(Frozen):
         if isinstance(refusals, bool) or not isinstance(refusals, int) or refusals < 0:
             raise ConfigError(f"[driver] max_write_refusals must be a whole number from 0, "
                               f"not {refusals!r}", code="DRIVERCFG003", hint="for example 2")
+        prices = (usage or {}).get("prices") if isinstance(usage, Mapping) else None
+        if isinstance(prices, Mapping) and prices:
+            from rein.providers.pricing import PriceTable
+
+            PriceTable.parse(prices, where="usage.prices")  # PRICE001 now, not mid-run
         return cls(enabled=bool(s.get("enabled", True)), tiers=tiers,
-                   clean_context_at=ratio, limits=limits, max_write_refusals=refusals)
+                   clean_context_at=ratio, limits=limits, max_write_refusals=refusals,
+                   prices=prices if isinstance(prices, Mapping) else {})
 
 
 def _utc_now() -> dt.datetime:
@@ -130,7 +150,7 @@ class DriverWorker:
             raise WorkerPaused("driver", token, {"attempt": request.attempt})
         for item in notices(turn):
             yield item
-        yield result_of(turn, request)
+        yield result_of(turn, request, prices=self.settings.prices)
 
     def _issue(self, request: AttemptRequest, token: str) -> Turn:
         root = self._root_run(request.run_id)
@@ -218,31 +238,47 @@ def _env_usage() -> Any:
 def notices(turn: Turn) -> list[Item]:
     """What is recorded with an answered turn: unenforced budgets and the submit checks."""
     out: list[Item] = []
-    unenforced = ((turn.instruction.get("budget") or {}).get("unenforced")) or {}
+    budget = turn.instruction.get("budget") or {}
+    unenforced = dict(budget.get("unenforced") or {})
+    # An instruction from before on_reported_usage listed the usage limits as unenforced.
+    on_usage = {k: v for k, v in {**unenforced, **(budget.get("on_reported_usage") or {})}
+                .items() if k in USAGE_LIMITS}
+    unenforced = {k: v for k, v in unenforced.items() if k not in USAGE_LIMITS}
+    if on_usage and not isinstance((turn.answer or {}).get("usage"), Mapping):
+        unenforced.update(on_usage)  # nothing reported: nothing to enforce them on
     if unenforced:
         out.append(Item(kind=ItemKind.NOTICE, data={
-            "driver": "budgets not enforced", "limits": dict(unenforced),
-            "why": "the driver's own loop spends tokens, cost, steps and tool calls out of "
-                   "rein's sight"}))
+            "driver": "budgets not enforced", "limits": unenforced,
+            "why": "the driver's own loop spends steps and tool calls out of rein's sight, "
+                   "and tokens and cost unless it reports its usage"}))
     checks = dict((turn.answer or {}).get("checks") or {})
     if checks:
         out.append(Item(kind=ItemKind.NOTICE, data={"driver": "submit checks", **checks}))
     return out
 
 
-def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
-    """The attempt's result from an answered turn (a pure function of the stored row)."""
+def result_of(turn: Turn, request: AttemptRequest,
+              prices: Mapping[str, Any] | None = None) -> AttemptResult:
+    """The attempt's result from an answered turn (a pure function of the stored row and
+    the price overrides of rein.toml)."""
     answer = dict(turn.answer or {})
     envelope = dict(answer.get("envelope") or {})
     checks = dict(answer.get("checks") or {})
-    reported = envelope.get("agent")
-    agent: Mapping[str, Any] = reported if isinstance(reported, Mapping) else {}
+    named = envelope.get("agent")
+    agent: Mapping[str, Any] = named if isinstance(named, Mapping) else {}
+    spent = answer.get("usage")
+    reported: Mapping[str, Any] = spent if isinstance(spent, Mapping) else {}
+    model = agent.get("model") or reported.get("model") or agent.get("name") or "unreported"
     routed = Routed(requested_tier=request.tier, effective_tier=request.tier,
-                    provider=PROVIDER,
-                    model=str(agent.get("model") or agent.get("name") or "unreported"))
+                    provider=PROVIDER, model=str(model))
+    extra: dict[str, Any] = {"x-rein-driver-token": turn.token}
     usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None)
+    if reported:
+        usage = Usage(input_tokens=int(reported["input_tokens"]),
+                      output_tokens=int(reported["output_tokens"]),
+                      cost_usd=reported_cost(reported, prices))
+        extra["x-rein-usage-source"] = SELF_REPORTED
     outputs = dict(envelope.get("outputs") or {})
-    extra = {"x-rein-driver-token": turn.token}
 
     def failed(failure: FailureClass, message: str) -> AttemptResult:
         return AttemptResult(outputs=outputs, usage=usage, routed=routed, failure=failure,
@@ -271,6 +307,24 @@ def result_of(turn: Turn, request: AttemptRequest) -> AttemptResult:
                          extra=extra)
 
 
+def reported_cost(reported: Mapping[str, Any], prices: Mapping[str, Any] | None
+                  ) -> float | None:
+    """The cost of a self-reported turn: the one it states, else its tokens at the price of
+    its model (``None`` for a model no table knows)."""
+    stated = reported.get("cost_usd")
+    if isinstance(stated, int | float) and not isinstance(stated, bool):
+        return round(float(stated), 6)
+    from rein.providers.pricing import agent_prices  # only when a turn needs pricing
+
+    price = agent_prices(prices).price(str(reported.get("model") or ""))
+    if price is None:
+        return None
+    return round(price.cost_of(input_tokens=int(reported["input_tokens"]),
+                               output_tokens=int(reported["output_tokens"]),
+                               cached_input_tokens=int(reported.get("cached_input_tokens")
+                                                       or 0)), 6)
+
+
 def default_driver(workspace: str | Path, store: Any, config: Config | None = None
                    ) -> tuple[DriverWorker, ...]:
     """The driver worker for a workspace (``[driver] enabled = false`` gives none).
@@ -283,11 +337,11 @@ def default_driver(workspace: str | Path, store: Any, config: Config | None = No
         from rein.config import load_config
 
         config = load_config(Path(workspace))
-    settings = DriverSettings.from_config(config.get("driver"))
+    settings = DriverSettings.from_config(config.get("driver"), config.get("usage"))
     if not settings.enabled:
         return ()
     return (DriverWorker(workspace, settings=settings, store=store),)
 
 
 __all__ = ["PROVIDER", "DriverSettings", "DriverWorker", "default_driver", "notices",
-           "result_of"]
+           "reported_cost", "result_of"]

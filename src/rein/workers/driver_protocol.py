@@ -6,7 +6,8 @@ referenced by path), the outputs to produce, permissions and budgets (and which 
 rein cannot enforce on a driver), the feedback of failed criteria on a retry, whether to
 start from a clean context, and ``respond_with``: the JSON Schema of the one envelope that
 answers it. An **envelope** names the token, node and attempt it answers, says ``done`` or
-``failed``, and carries the outputs (a decision label, a judge's score).
+``failed``, and carries the outputs (a decision label, a judge's score), and may say what
+the turn cost (``usage``, self-reported).
 
 Everything here is pure: building, schemas, parsing and checking. Persisting turns is
 :mod:`rein.workers.driver_store`; the worker is :mod:`rein.workers.driver`.
@@ -42,9 +43,11 @@ _TYPE_SCHEMAS: dict[str, dict[str, Any]] = {
     "array": {"type": "array"}, "artifact": {"type": "object", "required": ["id"]},
     "file_set": {"type": "array", "items": {"type": "string"}},
 }
-# Node limits a driver's own loop spends without telling rein: reported, never enforced.
-UNENFORCED_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens",
-                     "max_cost_usd", "max_tool_calls", "max_agent_steps")
+# Limits on what a driver's own loop spends: checked against the usage it reports (or rein
+# attributes from its records), so enforced only where there is some.
+USAGE_LIMITS = ("max_input_tokens", "max_output_tokens", "max_total_tokens", "max_cost_usd")
+# Spent without telling rein, whatever it reports: asked of the driver, never enforced.
+UNENFORCED_LIMITS = ("max_tool_calls", "max_agent_steps")
 
 
 class Limits(Frozen):
@@ -112,6 +115,8 @@ def build_instruction(request: AttemptRequest, *, token: str, limits: Limits,
         enforced["max_wall_clock_seconds"] = int(budget.max_wall_clock_seconds)
     unenforced = {k: _tidy(getattr(budget, k)) for k in UNENFORCED_LIMITS
                   if getattr(budget, k) is not None}
+    on_usage = {k: _tidy(getattr(budget, k)) for k in USAGE_LIMITS
+                if getattr(budget, k) is not None}
     out: dict[str, Any] = {
         "protocol": PROTOCOL, "token": token, "run_id": request.run_id,
         "node": request.node_id, "attempt": request.attempt, "kind": request.kind,
@@ -123,7 +128,8 @@ def build_instruction(request: AttemptRequest, *, token: str, limits: Limits,
         "permissions": list(request.permissions), "tools": list(request.tools),
         "workspace_access": request.workspace_access, "network": request.network,
         "tier": request.tier,
-        "budget": {"enforced": enforced, "unenforced": unenforced},
+        "budget": {"enforced": enforced, "on_reported_usage": on_usage,
+                   "unenforced": unenforced},
         "feedback": None if request.feedback is None else {
             "failure_class": request.feedback.failure_class.value,
             "summary": request.feedback.summary,
@@ -180,6 +186,7 @@ def envelope_schema(instruction: Mapping[str, Any]) -> dict[str, Any]:
                     "additionalProperties": False},
         "message": {"type": "string", "description": "a short note; why, when failed"},
         "context_usage": _CONTEXT_USAGE,
+        "usage": USAGE_SCHEMA,
         "agent": _AGENT,
     }
     if required:
@@ -203,6 +210,100 @@ def envelope_schema(instruction: Mapping[str, Any]) -> dict[str, Any]:
         schema["if"] = {"properties": {"status": {"const": "done"}}}
         schema["then"] = then
     return schema
+
+# -- usage: what the agent says a turn cost ----------------------------------------------
+#
+# An agent (or an adapter around it: an IDE hook that reads the agent's own counters) may
+# report the model calls one turn took, from the instruction to the envelope, in the
+# envelope's ``usage`` or in ``REIN_USAGE_JSON`` of the submitting process (the envelope
+# wins). ``input_tokens`` counts every input token, those read from a prompt cache included
+# (``cached_input_tokens`` is that part); ``cost_usd`` is optional (rein prices the tokens
+# from its table without it, and a model the table does not know has an unknown cost). It
+# is stored with the answered turn and labelled *self-reported* wherever it is shown: an
+# agent can under-report, so what rein attributes from the agent's own records
+# (rein.telemetry.agent_logs) wins over it. Here rather than in a module of its own:
+# ``rein submit`` imports this module on every turn, and a module more is a cost of each.
+
+USAGE_ENV = "REIN_USAGE_JSON"
+SELF_REPORTED = "self-reported"
+
+USAGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "what the model calls of this turn cost, from the instruction to this "
+                   "envelope (recorded as self-reported)",
+    "properties": {
+        "input_tokens": {"type": "integer", "minimum": 0,
+                         "description": "every input token, cached ones included"},
+        "output_tokens": {"type": "integer", "minimum": 0},
+        "cached_input_tokens": {"type": "integer", "minimum": 0,
+                                "description": "the part of input_tokens read from a cache"},
+        "model": {"type": "string", "description": "the model id, as its vendor names it"},
+        "cost_usd": {"type": "number", "minimum": 0,
+                     "description": "optional: rein prices the tokens itself without it"},
+    },
+    "required": ["input_tokens", "output_tokens", "cached_input_tokens", "model"],
+    "additionalProperties": False,
+}
+
+
+def usage_problems(usage: Any, where: str = "usage") -> list[str]:
+    """Why ``usage`` is not a usage report (empty when it is); the same rules as
+    :data:`USAGE_SCHEMA`, and the one the schema cannot say: the cached part of the input
+    is not larger than the input."""
+    if not isinstance(usage, Mapping):
+        return [(f"{where}: must be an object with input_tokens, output_tokens, "
+                "cached_input_tokens and model")]
+    problems = [f"{where}: unexpected field {k!r}" for k in usage
+                if k not in USAGE_SCHEMA["properties"]]
+    for name in USAGE_SCHEMA["required"]:
+        if name not in usage:
+            problems.append(f"{where}: missing {name}")
+    for name in ("input_tokens", "output_tokens", "cached_input_tokens"):
+        value = usage.get(name)
+        if name in usage and (not _count(value)):
+            problems.append(f"{where}/{name}: {value!r} is not a whole number from 0")
+    if "model" in usage and (not isinstance(usage["model"], str) or not usage["model"]):
+        problems.append(f"{where}/model: must be the model's id, a non-empty string")
+    cost = usage.get("cost_usd")
+    if "cost_usd" in usage and (isinstance(cost, bool) or not isinstance(cost, int | float)
+                                or cost < 0):
+        problems.append(f"{where}/cost_usd: {cost!r} is not a number from 0")
+    if not problems and usage["cached_input_tokens"] > usage["input_tokens"]:
+        problems.append(f"{where}/cached_input_tokens: {usage['cached_input_tokens']} is more "
+                        f"than input_tokens ({usage['input_tokens']}), which counts them")
+    return problems
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def environment_usage(environ: Mapping[str, str]) -> tuple[dict[str, Any] | None, list[str]]:
+    """``REIN_USAGE_JSON`` of the submitting process: ``(report, problems)``."""
+    import json
+
+    text = environ.get(USAGE_ENV)
+    if not text:
+        return None, []
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return None, [f"{USAGE_ENV}: not JSON ({exc})"]
+    problems = usage_problems(value, USAGE_ENV)
+    return (None, problems) if problems else (dict(value), [])
+
+
+def reported_usage(envelope: Mapping[str, Any], environ: Mapping[str, str]
+                   ) -> dict[str, Any] | None:
+    """The turn's self-reported usage, with its ``source`` (``envelope`` or
+    ``environment``), or ``None``. Both were validated before (:func:`usage_problems`)."""
+    given = envelope.get("usage")
+    if isinstance(given, Mapping):
+        return {**given, "source": "envelope"}
+    found, problems = environment_usage(environ)
+    if found is None or problems:
+        return None
+    return {**found, "source": "environment"}
 
 
 _CONTEXT_USAGE: dict[str, Any] = {
@@ -260,7 +361,8 @@ def generic_schemas() -> dict[str, Any]:
             "node": {"type": "string"}, "attempt": {"type": "integer", "minimum": 1},
             "status": {"enum": ["done", "failed"]},
             "outputs": {"type": "object"}, "decision": {"type": "string"},
-            "message": {"type": "string"}, "context_usage": _CONTEXT_USAGE, "agent": _AGENT,
+            "message": {"type": "string"}, "context_usage": _CONTEXT_USAGE,
+            "usage": USAGE_SCHEMA, "agent": _AGENT,
         },
         "additionalProperties": False,
     }
@@ -297,8 +399,9 @@ def generic_schemas() -> dict[str, Any]:
             "network": {"enum": ["none", "restricted", "full"]},
             "environment": {"type": "array", "items": {"type": "string"}},
             "tier": {"type": "string"},
-            "budget": {"type": "object", "properties": {"enforced": {"type": "object"},
-                                                        "unenforced": {"type": "object"}}},
+            "budget": {"type": "object", "properties": {
+                "enforced": {"type": "object"}, "on_reported_usage": {"type": "object"},
+                "unenforced": {"type": "object"}}},
             "feedback": {"type": ["object", "null"]},
             "clean_context": {"type": "boolean"},
             "clean_context_reason": {"type": ["string", "null"]},
@@ -448,7 +551,8 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
     if problems:
         return problems
     if _accepted_fast(envelope, instruction):
-        return problems
+        # What the schema cannot say: the cached part of the input is not the larger.
+        return usage_problems(envelope["usage"]) if "usage" in envelope else problems
     # The verdict and its reasons from the validator, imported only now: the envelopes a
     # driver sends are accepted above without it.
     from rein.formats.jsonschemas import BadSchema, compiled, errors
@@ -464,6 +568,8 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
         line = f"{place}: {_plain(error, schema)}"
         if line not in problems:  # one line per object for all its missing fields
             problems.append(line)
+    if not problems and isinstance(envelope.get("usage"), Mapping):
+        problems = usage_problems(envelope["usage"])  # what the schema cannot say
     return problems
 
 
@@ -537,6 +643,24 @@ def _rule(schema: Mapping[str, Any], error: Any) -> Mapping[str, Any]:
     return rule if isinstance(rule, Mapping) else {}
 
 
-__all__ = ["INBOX", "MAX_ENVELOPE_BYTES", "PROTOCOL", "EnvelopeRefused", "Limits",
-           "build_instruction", "envelope_problems", "envelope_schema", "example_envelope",
-           "generic_schemas", "parse_envelope", "placeholder", "token_for"]
+__all__ = [
+    "INBOX",
+    "MAX_ENVELOPE_BYTES",
+    "PROTOCOL",
+    "SELF_REPORTED",
+    "USAGE_ENV",
+    "USAGE_SCHEMA",
+    "EnvelopeRefused",
+    "Limits",
+    "build_instruction",
+    "envelope_problems",
+    "envelope_schema",
+    "environment_usage",
+    "example_envelope",
+    "generic_schemas",
+    "parse_envelope",
+    "placeholder",
+    "reported_usage",
+    "token_for",
+    "usage_problems",
+]

@@ -176,6 +176,10 @@ def _rules(status: Mapping[str, Any]) -> list[str]:
     budget = status.get("budget") or {}
     if budget.get("enforced"):
         lines.append(f"- enforced: {json.dumps(budget['enforced'])}")
+    if budget.get("on_reported_usage"):
+        lines.append(f"- enforced on the usage you report (`usage` in the envelope) or rein "
+                     f"reads from your logs, not enforced without either: "
+                     f"{json.dumps(budget['on_reported_usage'])}")
     if budget.get("unenforced"):
         lines.append(f"- asked of you, not enforced: {json.dumps(budget['unenforced'])}")
     return lines

@@ -130,6 +130,9 @@ APPROVAL_CODES = (
 )
 
 DRIVER_CODES = (
+    _own(DRIVER, "DRIVER001", "refused", "REIN_USAGE_JSON, the usage an adapter reports for "
+         "the agent, is not a usage report", "fix or unset it, or put usage in the envelope "
+         "(docs/driver.md, \"Usage\")"),
     _own(DRIVER, "DRIVER404", "error", "no driver instruction has that token",
          "see `rein next` for the current instruction"),
     _own(DRIVER, "DRIVER_ANSWERED", "refused", "the instruction was already answered",

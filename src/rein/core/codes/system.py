@@ -39,6 +39,9 @@ CODES = (
        "check that the path exists and rein may read and write it", legacy=True),
     _c(GENERAL, "DISK_FULL", "error", "the disk is full", "free some space and run the command "
        "again", legacy=True),
+    _c(GENERAL, "USAGE", "usage", "a command was called wrongly (an unknown command or "
+       "option, a missing or bad argument); exit 64", "see the command's `--help`",
+       legacy=True),
     _c(CONFIG, "CFG001", "usage", "rein.toml or a command-line value is wrong",
        "fix the setting the message names"),
     _c(CONFIG, "CFG002", "usage", "a rein.toml cannot be read", "check the file and its "
