@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,18 @@ def test_a_fragment_in_use_keeps_its_one_model() -> None:
         scope_model({"entrypoints": [f"n{i}"], "nodes": {f"n{i}": {"title": "x"}}})
     assert scope_model(body) is first
     assert scope_model(dict(body)) is not first  # an equal dict is another fragment
+
+
+
+def test_threads_asking_at_once_each_get_their_fragment_s_model() -> None:
+    # The web console reads records (and so models) in one thread while its loop runs the
+    # engine in another: eviction is shared by both.
+    def ask(worker: int) -> int:
+        for i in range(4 * SCOPE_MODELS_KEPT):
+            nid = f"w{worker}n{i}"
+            model = scope_model({"entrypoints": [nid], "nodes": {nid: {"title": nid}}})
+            assert model.entrypoints == (nid,)
+        return worker
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert sorted(pool.map(ask, range(4))) == [0, 1, 2, 3]  # raises what a thread raised

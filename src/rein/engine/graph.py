@@ -10,6 +10,7 @@ long-lived process advances run after run, each from a freshly read graph, and t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,17 +53,29 @@ class ScopeModel(Frozen):
 SCOPE_MODELS_KEPT = 32
 
 # id(fragment) → (the fragment, its model), least recently used first. The fragment is held
-# so that its id is not reused while the entry lives.
+# so that its id is not reused while the entry lives. Locked: the web console reads records
+# (which read models) in one thread while its loop runs the engine in another.
 _CACHE: dict[int, tuple[Mapping[str, Any], ScopeModel]] = {}
+_LOCK = threading.Lock()
 
 
 def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
     """The model of ``fragment``; root ``defaults`` apply only where they are declared."""
     key = id(fragment)
-    hit = _CACHE.pop(key, None)
-    if hit is not None and hit[0] is fragment:
-        _CACHE[key] = hit  # now the most recently used
-        return hit[1]
+    with _LOCK:
+        hit = _CACHE.pop(key, None)
+        if hit is not None and hit[0] is fragment:
+            _CACHE[key] = hit  # now the most recently used
+            return hit[1]
+    model = _derive(fragment)
+    with _LOCK:
+        _CACHE[key] = (fragment, model)
+        while len(_CACHE) > SCOPE_MODELS_KEPT:
+            del _CACHE[next(iter(_CACHE))]
+    return model
+
+
+def _derive(fragment: Mapping[str, Any]) -> ScopeModel:
     defaults = fragment.get("defaults")
     raw_nodes: Mapping[str, Any] = fragment.get("nodes") or {}
     nodes = {nid: effective_node(n, defaults) for nid, n in raw_nodes.items()}
@@ -88,9 +101,6 @@ def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
         rank={n: i for i, n in enumerate(order)},
         entrypoints=tuple(fragment.get("entrypoints") or ()),
     )
-    _CACHE[key] = (fragment, model)
-    while len(_CACHE) > SCOPE_MODELS_KEPT:
-        del _CACHE[next(iter(_CACHE))]
     return model
 
 
