@@ -31,7 +31,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             "-w", str(out), str(ROOT)], capture_output=True, text=True,
                            timeout=300, check=False)
     assert built.returncode == 0, built.stderr
-    (found,) = out.glob("rein-*.whl")
+    (found,) = out.glob("rein_ags-*.whl")
     return found
 
 
@@ -57,7 +57,7 @@ def test_the_wheel_carries_every_module_and_data_file(wheel: Path) -> None:
                if p.is_file() and "__pycache__" not in p.parts}
     assert shipped - names == set()
     assert "rein/py.typed" in names  # type information for library users
-    assert wheel.name == f"rein-{VERSION}-py3-none-any.whl"
+    assert wheel.name == f"rein_ags-{VERSION}-py3-none-any.whl"  # the name on the index
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "rein = rein.cli:run" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
@@ -79,3 +79,29 @@ def test_the_installed_tool_runs_from_the_wheel_alone(tool: Path, tmp_path: Path
         0, "g.agraph.yaml: ok\n1 document: 0 errors, 0 warnings\n"), checked.stderr
     planned = _run(tool, "graph", "plan", "--format", "mermaid", "g.agraph.yaml", cwd=tmp_path)
     assert planned.returncode == 0 and planned.stdout.startswith("flowchart TD\n")
+
+
+def test_the_examples_ship_in_the_wheel_as_the_checkout_has_them(wheel: Path) -> None:
+    archive = zipfile.ZipFile(wheel)
+    for name in ("no-worker.agraph.yaml", "driver-demo.agraph.yaml", "log-digest.agraph.yaml",
+                 "incident-review.agraph.yaml", "release-train.agraph.yaml",
+                 "clock-keeper.agent.yaml"):
+        assert archive.read(f"rein/examples/{name}") == (EXAMPLES / name).read_bytes(), name
+    assert "rein/examples/starters/first.agraph.yaml" in archive.namelist()
+
+
+def test_the_help_example_works_outside_the_checkout(tool: Path, tmp_path: Path) -> None:
+    """`rein --help`'s example, command by command, from the wheel in an empty folder."""
+    helped = _run(tool, "--help", cwd=tmp_path)
+    steps = [line.strip().split("  #")[0].split() for line in helped.stdout.splitlines()
+             if line.strip().startswith("rein ") and "--help" not in line]
+    assert steps and steps[0][:2] == ["rein", "init"], helped.stdout
+    for argv in steps:
+        done = _run(tool, *argv[1:], cwd=tmp_path)
+        assert done.returncode == 0, (argv, done.stdout, done.stderr)
+    assert (tmp_path / "no-worker.agraph.yaml").read_bytes() == (
+        EXAMPLES / "no-worker.agraph.yaml").read_bytes()
+    started = _run(tool, "init", "--graph", cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    checked = _run(tool, "graph", "validate", "--strict", "first.agraph.yaml", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout

@@ -164,8 +164,10 @@ def test_submit_says_it_accepted_before_the_progress_it_causes(drive: Drive) -> 
     assert lines[0] == "submit: accepted for write_module attempt 1"
     # This turn's story only: the criteria's verdict, then what comes next; the node's
     # start and the answered attempt were told by the turn that began them.
-    assert lines[1:] == [("  ✗ write_module attempt 1: criteria_failed: success criteria "
-                          "failed"), "  … write_module attempt 2",
+    # The retry's reason names the criterion, its description and its evidence.
+    assert lines[1:] == [("  ✗ write_module attempt 1: criteria_failed: criterion greets "
+                          'failed (greet("rein") returns exactly "Hello, rein!".): exit 1: '
+                          "AssertionError: Hi rein"), "  … write_module attempt 2",
                          "  ⏸ write_module waiting for driver"]
     assert captured.out.startswith("INSTRUCTION ")  # the next instruction, alone on stdout
     drive.write("greet.py", RIGHT)
@@ -311,7 +313,8 @@ def test_a_stopped_run_names_the_criteria_that_failed(drive: Drive) -> None:
     code, status = drive.submit(drive.envelope())  # attempt 2, still wrong: no attempts left
     assert (code, status["status"], status["reason"]) == (1, "stopped", "failed")
     assert status["message"].startswith(
-        "node(s) write_module failed (criteria_failed: success criteria failed: greets); "
+        "node(s) write_module failed (criteria_failed: criterion greets failed "
+        '(greet("rein") returns exactly "Hello, rein!".): exit 1: AssertionError: Hi rein); '
         "the run ended failed; see `rein runs show run-")
 
 

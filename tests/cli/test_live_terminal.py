@@ -133,6 +133,12 @@ def test_a_pause_names_the_approval_to_answer(workspace: tuple[Path, dict[str, s
     assert code == 3
     pending = subprocess.run([REIN, "approvals", "list"], cwd=cwd, env=env, check=True,
                              capture_output=True, text=True).stdout.split()[0]
-    screen = "\n".join(_screen(raw))
-    assert f"waiting for approval {pending} (gate) ship: Ship the build?" in screen
-    assert f"rein approvals accept {pending}" in screen.replace("\n", "")
+    lines = _screen(raw)
+    # Named once, by the view; the outcome below it says what to type, each command on a
+    # line of its own, whole on an 80-column screen.
+    waiting = f"waiting for approval {pending} (gate) ship: Ship the build?"
+    assert sum(waiting in line for line in lines) == 1
+    assert any(line.startswith(f"  look:    rein approvals show {pending}") for line in lines)
+    assert any(line.startswith(f"  answer:  rein approvals accept {pending}")
+               for line in lines)
+    assert all(len(line) <= 80 for line in lines[lines.index(waiting) + 1:])

@@ -107,10 +107,11 @@ def test_the_waiting_hint_is_what_continues_the_run(gated: Scenario) -> None:
     run_id = gated.last_run()
     [pending] = gated.pending()
     apv = pending["approval_id"]  # the pause message names the real approval
+    # Each command on a line of its own: a terminal never breaks one inside an id.
     assert out.endswith(f"  waiting for approval {apv} (gate) ok: Ship it, ana?\n"
-                        f"  look with `rein approvals show {apv}`, answer with "
-                        f"`rein approvals accept {apv}` (the run continues; after "
-                        f"`--no-continue`, `rein resume {run_id}`)\n")
+                        f"  look:    rein approvals show {apv}\n"
+                        f"  answer:  rein approvals accept {apv}  (the run goes on)\n"
+                        f"  resume:  rein resume {run_id}  (after --no-continue)\n")
     code, out = gated.rein("approvals", "accept", pending["approval_id"])
     assert code == 0 and f"run {run_id}: succeeded" in out  # no resume needed
 

@@ -136,7 +136,7 @@ def test_watch_of_a_paused_run_shows_what_it_waits_for_and_exits_3(scenario: Sce
     assert code == 3
     assert out.startswith(f"run {run_id}  tests/gated\n")
     assert f"  ? approval {pending['approval_id']} (gate) ok: Ship it, ana?" in out
-    assert out.rstrip().endswith(f"`rein resume {run_id}`)")
+    assert out.endswith(f"  resume:  rein resume {run_id}  (after --no-continue)\n")
 
 
 def test_watch_of_an_ended_run_exits_with_its_code_and_json_ends_with_the_summary(

@@ -34,7 +34,7 @@ def postgres_base() -> str:
         pytest.skip(f"{PG_ENV} is not set: start a server with "
                     "`eval \"$(bash scripts/postgres.sh start)\"` (make test does)")
     pytest.importorskip("dbos", reason="the scale extra is not installed: "
-                        "pip install 'rein[scale]'")
+                        "pip install 'rein-ags[scale]'")
     return url
 
 

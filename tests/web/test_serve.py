@@ -113,7 +113,7 @@ def test_without_the_web_extra_serve_says_how_to_get_it(
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn → ImportError
     assert main(["serve"]) == 64
     err = capsys.readouterr().err
-    assert "WEB001" in err and "rein[web]" in err
+    assert "WEB001" in err and "rein-ags[web]" in err
 
 
 def test_two_consoles_on_one_host_keep_separate_sessions() -> None:

@@ -7,19 +7,22 @@ from typing import Any
 
 import click
 
+from rein.core.version import VERSION
+
 # name → "module:attribute"; the module is imported only when the command runs or is listed.
 COMMANDS: dict[str, str] = {
     "graph": "rein.cli.graph:graph",
     "profile": "rein.cli.profile:profile",
     "config": "rein.cli.config:config",
     "run": "rein.cli.run:run",
-    "resume": "rein.cli.run:resume",
+    "resume": "rein.cli.resume:resume",
     "runs": "rein.cli.runs:runs",
     "approvals": "rein.cli.approvals:approvals",
     "next": "rein.cli.driver:next_",
     "submit": "rein.cli.driver:submit",
     "driver": "rein.cli.driver:driver",
     "init": "rein.cli.driver_init:init",
+    "doctor": "rein.cli.doctor:doctor",
     "app-server": "rein.cli.app_server:app_server",
     "dev": "rein.cli.dev:dev",
     "spec": "rein.cli.spec:spec",
@@ -67,7 +70,8 @@ SHORT_HELP: dict[str, str] = {
     "next": "Print the instruction a run waits for (you are its driver), or why it waits.",
     "submit": "Answer the pending instruction with a JSON envelope; advance the run.",
     "driver": "The driver protocol: instruction and envelope JSON Schemas.",
-    "init": "Write the instruction file an IDE agent needs to drive rein.",
+    "init": "Set a workspace up: an IDE agent's instructions, a first graph or brief, examples.",
+    "doctor": "Check this machine's setup (store, sandbox, Graphviz, providers, approver).",
     "dev": "The development flow: briefs in specs/ to verified, committed features.",
     "spec": "The specification flow: a brief to a reviewed bundle and the plan rein dev builds.",
     "eval": "Run a scenario suite under several harness configurations: which is better.",
@@ -85,7 +89,7 @@ SHORT_HELP: dict[str, str] = {
     epilog="Exit codes: 0 ok, 1 failure, 2 warnings under --strict, 3 waiting, "
     "4 refused, 64 usage error.",
 )
-@click.version_option(package_name="rein", prog_name="rein", message="%(prog)s %(version)s")
+@click.version_option(VERSION, prog_name="rein", message="%(prog)s %(version)s")
 def cli() -> None:
     """rein: a deterministic harness for AI agents.
 
@@ -94,7 +98,8 @@ def cli() -> None:
 
     \b
     Example:
-      rein graph validate examples/
-      rein graph plan examples/no-worker.agraph.yaml
-      rein run examples/no-worker.agraph.yaml --dry-run
+      rein init --example no-worker      # a graph shipped with rein, copied here
+      rein graph plan no-worker.agraph.yaml
+      rein run no-worker.agraph.yaml --dry-run
+      rein doctor                        # what this machine has, and how to fix what it lacks
     """

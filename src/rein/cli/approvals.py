@@ -151,7 +151,7 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                            "status": answered.approval.status.value,
                            "actor": answered.actor})
             return int(ExitCode.OK)
-        return render_outcome(answered.outcome, as_json, harness)
+        return render_outcome(answered.outcome, as_json, harness, progress)
 
 
 def _signature(harness: Any, approval_id: str, status: Any, *, note: str | None,

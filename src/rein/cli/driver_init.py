@@ -25,6 +25,7 @@ from pathlib import Path
 
 import click
 
+from rein.cli import starters
 from rein.cli.output import emit_json, json_option
 from rein.core.version import VERSION
 from rein.errors import ExitCode, ReinError
@@ -226,47 +227,103 @@ def check_shim(root: Path) -> str:
 
 
 @click.command("init")
-@click.option("--agent", "agents", multiple=True, required=True,
-              type=click.Choice(sorted(FILES)), help="The IDE agent (repeatable).")
+@click.option("--agent", "agents", multiple=True, type=click.Choice(sorted(FILES)),
+              help="The IDE agent (repeatable): writes its instruction file.")
+@click.option("--graph", "graph", is_flag=True,
+              help=f"Write a first graph to start from ({starters.GRAPH}).")
+@click.option("--brief", "brief", is_flag=True,
+              help=f"Write a first brief for `rein dev` ({starters.BRIEF}).")
+@click.option("--example", "example_names", multiple=True, metavar="NAME",
+              help="Copy an example shipped with rein (repeatable); --list-examples names "
+                   "them.")
+@click.option("--list-examples", "list_examples", is_flag=True,
+              help="List the examples shipped with rein, and write nothing.")
 @click.option("--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
               default=None, help="Workspace directory (default: the current directory).")
 @json_option
-def init_command(agents: tuple[str, ...], workspace: Path | None, as_json: bool) -> int:
-    """Write the instructions an IDE agent needs to drive rein with next/submit.
+def init_command(agents: tuple[str, ...], graph: bool, brief: bool,
+                 example_names: tuple[str, ...], list_examples: bool, workspace: Path | None,
+                 as_json: bool) -> int:
+    """Set a workspace up: what an IDE agent needs to drive rein, and something to start from.
 
+    --agent writes the instructions an IDE agent needs to drive rein with next/submit:
     claude → CLAUDE.md, codex → AGENTS.md, copilot → .github/copilot-instructions.md,
     devin → .devin/workflows/rein.md, kimi → .kimi/agents/rein.md. Each file also says how
     to run the development flow (`rein dev`) and the specification flow (`rein spec`).
     An existing file is never overwritten: rein appends a delimited section, and running
     init again refreshes only that section (idempotent).
 
+    --graph writes a first graph, --brief a first brief for `rein dev`, --example a graph
+    shipped with rein (with the documents it references). A file that is already there is
+    kept as it is.
+
     \b
     Example:
-      rein init --agent claude
+      rein init --graph
+      rein init --example no-worker
+      rein init --agent claude --brief
       rein init --agent codex --agent copilot --json
 
     \b
-    Exit codes: 0 written (or already up to date), 64 usage error.
+    Exit codes: 0 written (or already there), 64 usage error (nothing asked for; an
+    example that is not shipped: INIT002).
     """
     root = (workspace or Path.cwd()).resolve()
+    if list_examples:
+        return _list_examples(as_json)
+    if not (agents or graph or brief or example_names):
+        raise click.UsageError("say what to write: --agent NAME, --graph, --brief or "
+                               "--example NAME (--list-examples names the examples)")
+    for name in example_names:  # every name checked before anything is written
+        if name not in starters.examples():
+            starters.write_example(root, name)  # raises INIT002 with the names there are
+    made = [*([starters.write_graph(root)] if graph else []),
+            *([starters.write_brief(root)] if brief else []),
+            *(f for name in dict.fromkeys(example_names)
+              for f in starters.write_example(root, name))]
     done = []
     for agent in dict.fromkeys(agents):
         path = root / FILES[agent]
         done.append({"agent": agent, "path": FILES[agent],
                      "action": write_section(path, section(agent))})
-    command = {"path": SHIM, "action": write_shim(root), "runs": sys.executable,
-               "checked_with": check_shim(root)}
-    notices = _notices(root)
+    command = None
+    if agents:
+        command = {"path": SHIM, "action": write_shim(root), "runs": sys.executable,
+                   "checked_with": check_shim(root)}
+    notices = _notices(root) if agents else []
     if as_json:
-        emit_json({"files": done, "command": command, "notices": notices})
-    else:
-        for item in done:
-            click.echo(f"{item['path']}: {item['action']} (rein driver section for "
-                       f"{item['agent']})")
+        emit_json({"files": done, "command": command, "notices": notices, "starters": made})
+        return int(ExitCode.OK)
+    for item in done:
+        click.echo(f"{item['path']}: {item['action']} (rein driver section for "
+                   f"{item['agent']})")
+    if command is not None:
         click.echo(f"{SHIM}: {command['action']} (runs {command['runs']} -P -m rein; answers "
                    f"in `{command['checked_with']}`)")
-        for line in notices:
-            click.echo(line, err=True)
+    for item in made:
+        click.echo(f"{item['path']}: {item['action']} ({item['what']}"
+                   + ("; it was there already, and is left as it is)"
+                      if item["action"] == "kept" else ")"))
+    graphs = [m["path"] for m in made if m["path"].endswith(".agraph.yaml")]
+    if graphs:
+        click.echo(f"next: rein graph plan {graphs[0]}, then rein run {graphs[0]}")
+    elif brief:
+        click.echo("next: rein dev (your IDE agent answers its instructions)")
+    for line in notices:
+        click.echo(line, err=True)
+    return int(ExitCode.OK)
+
+
+def _list_examples(as_json: bool) -> int:
+    shipped = {name: starters.describe(item) for name, item in starters.examples().items()}
+    if as_json:
+        emit_json({"examples": [{"name": n, "file": starters.examples()[n].name, "title": t}
+                                for n, t in shipped.items()]})
+        return int(ExitCode.OK)
+    width = max(map(len, shipped), default=0)
+    for name, title in shipped.items():
+        click.echo(f"{name.ljust(width)}  {title}")
+    click.echo("copy one with `rein init --example NAME`")
     return int(ExitCode.OK)
 
 

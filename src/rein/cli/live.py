@@ -149,6 +149,11 @@ class Progress:
             assert self.view is not None
             return render(self.view, now=now, max_rows=rows)
 
+    def drew(self, wait: str) -> bool:
+        """Whether the redrawn view on the screen names what the run waits for under
+        ``wait`` (``approval:ID``): the outcome below it need not say it again."""
+        return self.live and self.view is not None and wait in self.view.waits
+
     def close(self) -> None:
         """Stop redrawing; the final view stays on the screen."""
         if self._screen is not None:
@@ -168,14 +173,18 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
     from rein.cli.output import shown
 
     moment = now or view.last_at
-    header = Text.assemble(("run ", "bold"), (view.run_id, "bold"),
-                           f"  {view.graph_id}  ", (view.status, _STYLE.get(view.status, "")))
+    widths = _widths(view)
+    header = Text.assemble(("run ", "bold"), (view.run_id, "bold"), f"  {view.graph_id}  ",
+                           (view.status.ljust(widths[2]), _STYLE.get(view.status, "")))
     took = duration(_run_seconds(view, moment))
     if took:  # wall, as everywhere a run's or a node's time is shown
         header.append(f"  wall {took}", style="dim")
     table = Table.grid(padding=(0, 1))
-    for _ in range(5):
-        table.add_column()
+    # Each column as wide as the widest value it can hold, not the widest it holds now: a
+    # status that changes, an attempt that fails, a duration that grows moves nothing.
+    for width in widths:
+        table.add_column(min_width=width, no_wrap=True)
+    table.add_column()  # what the node counts, why it waits, why an attempt failed
     nodes = view.shown_nodes()
     folded = 0
     if max_rows is not None:
@@ -189,7 +198,7 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
                 rows -= 1 + sum(a.failed for a in node.attempts)
     if folded:
         table.add_row(Text("✓", style="green"), Text(f"{folded} more ended", style="dim"),
-                      "", "", Text("(`rein runs show` lists them)", style="dim"))
+                      "", "", "", Text("(`rein runs show` lists them)", style="dim"))
     for node in nodes:
         style = _STYLE.get(node.status, "")
         notes = [x for x in (node.counts(),
@@ -199,14 +208,14 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
             notes.append(node.reason)
         table.add_row(Text(MARKS.get(node.status, "·"), style=style), Text(node.key),
                       Text(node.status, style=style), Text(node.type, style="dim"),
-                      Text(" ".join([_wall(node.seconds(None if node.ended else moment)),
-                                     *(f"({n})" for n in notes)]).strip()))
+                      Text(_wall(node.seconds(None if node.ended else moment))),
+                      Text(" ".join(f"({n})" for n in notes)))
         for attempt in node.attempts:
             if attempt.failed:
-                took = duration(seconds_between(attempt.started_at, attempt.finished_at))
+                took = _wall(seconds_between(attempt.started_at, attempt.finished_at))
                 table.add_row("", Text(f"  attempt {attempt.number}", style="red"),
-                              Text(str(attempt.result), style="red"), "",
-                              Text(shown(f"{took} {attempt.reason}".strip()), style="dim"))
+                              Text(str(attempt.result), style="red"), "", Text(took),
+                              Text(shown(attempt.reason), style="dim"))
     parts: list[Any] = [header, table,
                         Text("budget  " + " · ".join(view.budget()), style="dim")]
     if view.cancelled_by or view.cancel_note:
@@ -218,6 +227,17 @@ def render(view: RunView, *, now: str | None = None, max_rows: int | None = None
     for notice in view.notices[-3:]:
         parts.append(Text(f"! {shown(notice)}", style="yellow"))
     return Group(*parts)
+
+
+def _widths(view: RunView) -> tuple[int, int, int, int, int]:
+    """The widths of the mark, node, status, type and duration columns: the longest key of
+    every node the view knows (the plan's are seeded before the run begins), every status
+    and attempt result there is, every node type, the longest duration (``wall 59m59s``)."""
+    from rein.core.states import AttemptStatus
+
+    keys = [len(n.key) for n in view.nodes.values()] + [len("  attempt 10")]
+    states = [*MARKS, *(s.value for s in AttemptStatus), "interrupted"]
+    return 1, max(keys), max(map(len, states)), len("decision"), len("wall 59m59s")
 
 
 def _wall(seconds: float | None) -> str:

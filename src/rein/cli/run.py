@@ -1,4 +1,4 @@
-"""``rein run`` and ``rein resume``: start an approved graph, continue a waiting one.
+"""``rein run``: start an approved graph (``rein resume`` continues one: :mod:`rein.cli.resume`).
 
 The Harness decides; this module parses the command, asks for approval of the exact graph
 digest, calls the Harness and prints the plan and the progress.
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from rein.cli.live import Progress, stored_events
+from rein.cli.live import Progress
 from rein.cli.output import emit_json, emit_json_line, json_option
 from rein.cli.sync import run_sync
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
@@ -223,7 +223,7 @@ def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str
         progress.close()
         return interrupted(seen.run_id)
     progress.close()  # the last view stays above the outcome
-    return render_outcome(outcome, as_json, harness)
+    return render_outcome(outcome, as_json, harness, progress)
 
 
 class _FirstRun:
@@ -248,9 +248,12 @@ def interrupted(run_id: str | None) -> int:
     return 130
 
 
-def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) -> int:
+def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None,
+                   progress: Progress | None = None) -> int:
     """The run's outcome line, and for a paused run what to type next, naming the real
-    approval ids (``harness`` given: the queue is read for them)."""
+    approval ids (``harness`` given: the queue is read for them). An approval the redrawn
+    view above (``progress``) already names is not named again; each command is on a line
+    of its own, so that a terminal never breaks one inside an id."""
     if as_json:
         emit_json_line(outcome.to_json())
         return exit_for(outcome.status)
@@ -261,63 +264,22 @@ def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None) 
     elif outcome.status.value == "awaiting_human":
         pending = [] if harness is None else harness.approvals(run_id=outcome.run_id)
         for a in pending:
+            if progress is not None and progress.drew(f"approval:{a.approval_id}"):
+                continue
             node = a.request.get("node") or "graph"
             click.echo(f"  waiting for approval {a.approval_id} ({a.kind.value}) {node}: "
                        f"{a.request.get('prompt') or ''}".rstrip(": "))
         ids = [str(a.approval_id) for a in pending] or ["ID"]
+        click.echo(f"  look:    rein approvals show {ids[0]}")
+        click.echo(f"  answer:  rein approvals accept {ids[0]}  (the run goes on)")
         # accept continues the run itself; resume is only for an answer recorded alone.
-        click.echo(f"  look with `rein approvals show {ids[0]}`, answer with "
-                   f"`rein approvals accept {ids[0]}` (the run continues; after "
-                   f"`--no-continue`, `rein resume {outcome.run_id}`)")
+        click.echo(f"  resume:  rein resume {outcome.run_id}  (after --no-continue)")
     return exit_for(outcome.status)
 
 
-@click.command("resume")
-@click.argument("run_id")
-@click.option("--force", is_flag=True, help="Resume although the graph, params or children "
-              "changed since approval (recorded).")
-@quiet_option
-@executor_option
-@workspace_option
-@json_option
-def resume_command(run_id: str, force: bool, quiet: bool, executor: str | None,
-                   workspace: Path | None, as_json: bool) -> int:
-    """Continue a run that is waiting or was interrupted.
-
-    Refuses (RT053, exit 4) when the graph, its parameters or a referenced child document
-    changed since the run was approved, unless --force; the override is recorded.
-
-    \b
-    Example:
-      rein resume run-20260101T120000-3f9a1c
-      rein resume run-20260101T120000-3f9a1c --executor dbos --store postgresql://rein@db/rein
-
-    \b
-    Exit codes: 0 succeeded, 1 failed / partial, 3 still waiting, 4 refused, 64 usage error
-    (--executor dbos without a PostgreSQL store: SCALE002).
-    """
-    progress = progress_for(as_json, quiet)
-    with open_placed(resolve_workspace(workspace), executor, create=False,
-                     listeners=[progress]) as harness, progress:
-        announce(harness)
-        progress.limits = harness.limits(run_id)
-        progress.seeds = harness.top_nodes(run_id)
-        progress.prime(harness.run(run_id).run_id, stored_events(harness, run_id))
-        # Takes the run lock (RUN_LOCKED, exit 4), then holds the run to its approval
-        # (RT053) and records a --force override.
-        try:
-            outcome = run_sync(harness.resume(run_id, force=force))
-        except KeyboardInterrupt:
-            progress.close()
-            return interrupted(harness.run(run_id).run_id)
-        progress.close()
-        return render_outcome(outcome, as_json, harness)
-
-
 run = run_command
-resume = resume_command
 
 # Progress is re-exported: `rein submit` shows its plain lines through this module.
 __all__ = ["Progress", "announce", "exit_for", "open_harness", "print_plan",
-           "progress_for", "quiet_option", "render_outcome", "resolve_workspace", "resume",
-           "run", "workspace_option"]
+           "progress_for", "quiet_option", "render_outcome", "resolve_workspace", "run",
+           "workspace_option"]

@@ -61,7 +61,7 @@ def watch_run(run_id: str | None, interval: float, timeout: float | None,
                             timeout=timeout))
         run = harness.run(run.run_id)
         stopped = RunOutcome(run_id=run.run_id, status=run.status, digest=run.graph_digest)
-        code = render_outcome(stopped, as_json, harness)
+        code = render_outcome(stopped, as_json, harness, progress)
         if run.status.value == "running" and not as_json and not harness.advancing(run.run_id):
             click.echo(f"  no rein process is advancing it (it was interrupted): "
                        f"`rein resume {run.run_id}` continues it")

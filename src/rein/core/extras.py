@@ -2,7 +2,7 @@
 
 The base install runs the driver, validates and plans graphs, and serves no model itself.
 Everything that talks to a vendor, a server or a database is an extra, installed by name
-(``pip install 'rein[openai]'``). A feature whose extra is missing stops where it is first
+(``pip install 'rein-ags[openai]'``). A feature whose extra is missing stops where it is first
 used with a coded error whose hint is :func:`install_hint`, never an ``ImportError``.
 
 Every hint is built from :data:`DISTRIBUTION`, so renaming the package on PyPI changes one
@@ -17,8 +17,9 @@ from types import MappingProxyType
 
 from rein.errors import ConfigError
 
-DISTRIBUTION = "rein"
-"""The name rein is installed by; every install hint names it."""
+DISTRIBUTION = "rein-ags"
+"""The name rein is installed by (on the package index, `rein` is another project); every
+install hint names it. The command and the import package stay ``rein``."""
 
 EXTRAS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "openai": ("openai", "httpx2"),  # the openai provider kind (and OpenAI-compatible servers)
@@ -35,7 +36,7 @@ distributions; a test holds the two lists of extras equal)."""
 
 
 def install_hint(extra: str) -> str:
-    """The command that installs ``extra``: ``pip install 'rein[postgres]'``."""
+    """The command that installs ``extra``: ``pip install 'rein-ags[postgres]'``."""
     if extra not in EXTRAS:
         raise KeyError(f"rein has no extra {extra!r}")
     return f"pip install '{DISTRIBUTION}[{extra}]'"

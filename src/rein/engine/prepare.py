@@ -147,6 +147,24 @@ def current_binding(path: str, params: Mapping[str, Any],
     return {"graph_digest": ags_digest(data), "params": bound, "children": children}
 
 
+_BOUND = ("graph_digest", "params", "children")  # what an approval binds
+
+
+def binding_changes(run: RunRow, *, data: Mapping[str, Any] | None = None
+                    ) -> tuple[list[str], dict[str, Any]]:
+    """What differs between ``run``'s approval and its files now (``graph_digest``,
+    ``params``, ``children``; ``["graph"]`` when they no longer load), and the binding the
+    files give now (``{"error": ...}`` when they do not load). Reads only."""
+    binding = dict(run.binding)
+    try:
+        now_binding = current_binding(run.graph_path, binding.get("params") or {},
+                                      data=data)
+    except ReinError as exc:
+        return ["graph"], {"error": exc.message}
+    old = {k: binding.get(k) for k in _BOUND}
+    return sorted(k for k in old if now_binding.get(k) != old[k]), now_binding
+
+
 def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None = None,
                      now: Callable[[], str]) -> dict[str, Any] | None:
     """RT053 unless ``run``'s files are still the approved ones (graph, params, children).
@@ -156,20 +174,14 @@ def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None
     are now, and what the run was approved for before, at ``now()``) is returned.
     """
     binding = dict(run.binding)
-    try:
-        now_binding = current_binding(run.graph_path, binding.get("params") or {},
-                                      data=data)
-    except ReinError as exc:
-        now_binding = {"error": exc.message}
-    old = {k: binding.get(k) for k in ("graph_digest", "params", "children")}
-    if now_binding == old:
+    changed, now_binding = binding_changes(run, data=data)
+    if not changed:
         return None
+    old = {k: binding.get(k) for k in _BOUND}
     if "error" in now_binding:
-        changed = ["graph"]
         message = (f"run {run.run_id} cannot be held to its approval: the files no longer "
                    f"load as approved ({now_binding['error']})")
     else:
-        changed = sorted(k for k in old if now_binding.get(k) != old[k])
         message = (f"run {run.run_id} was approved for a different "
                    f"{', '.join(changed)} than the files now hold")
     if not force or "error" in now_binding:
@@ -269,5 +281,6 @@ def _fragments(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return out
 
 
-__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "binding_override", "check_approved",
+__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "binding_changes", "binding_override",
+           "check_approved",
            "current_binding", "prepare", "secrets_from_env"]

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus
 from rein.errors import ReinError
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store
 from rein.store.lineage import family, top_run_id
+
+if TYPE_CHECKING:
+    from rein.engine.resume_plan import ResumePlan
 
 
 class Reads:
@@ -48,6 +51,16 @@ class Reads:
         from rein.store.workspace_id import runs_here
 
         return runs_here(self.store, self.workspace)
+
+    def resume_plan(self, run_id: str) -> ResumePlan:
+        """What ``rein resume`` would do with the top-level run of ``run_id`` now
+        (:class:`rein.engine.resume_plan.ResumePlan`): read only, nothing recorded."""
+        from rein.engine.resume_plan import resume_plan
+        from rein.store.lineage import top_run
+
+        run = top_run(self.store, self.run(run_id).run_id)
+        assert run is not None
+        return resume_plan(self.store, run, advancing=self.store.run_locked(run.run_id))
 
     def top_run_id(self, run_id: str) -> str:
         """The top-level run ``run_id`` belongs to (itself when it has no parent)."""

@@ -114,6 +114,21 @@ class Harness(Reads):
 
     # -- composition ---------------------------------------------------------------------
 
+    @staticmethod
+    def check_setup(workspace: str | Path, *, store_url: str | None = None,
+                    env: Mapping[str, str] | None = None) -> list[Any]:
+        """``rein doctor``: what this machine and workspace have for rein, and how to fix
+        each gap (:mod:`rein.engine.doctor`); reads, never writes."""
+        from rein.config import load_config
+        from rein.engine.doctor import checks
+
+        ws = Path(workspace).resolve()
+        try:
+            config: Any = load_config(ws, env=env)
+        except ReinError as exc:  # said as the first gap
+            config = exc
+        return checks(ws, config, store=store_url, env=env)
+
     @property
     def store(self) -> Store:
         """The run store, opened on first use (STORE404 when there is none to open)."""

@@ -140,10 +140,11 @@ def _bad(message: str, where: str) -> ConfigError:
     )
 
 
-# The driving agents' prices, USD per million tokens, standard tier, as published by the
-# vendors on the date below (Anthropic's model pricing page; OpenAI's model pages and the
-# per-token table GitHub publishes for the models Copilot offers). Update them with the
-# date, and say what changed: reports name the version they priced with.
+# The driving agents' prices, USD per million tokens, standard tier, on the date below:
+# Anthropic's as Claude Code 2.1.197 prices its own calls (the table inside its binary; 5-minute
+# cache writes), OpenAI's as its published per-token prices for the models the Codex CLI runs.
+# A model neither names is left out (its cost is unknown) rather than guessed. Update them
+# with the date, and say what changed: reports name the version they priced with.
 AGENT_PRICES_TAKEN = "2026-12-07"
 
 
@@ -154,15 +155,15 @@ def _p(input: float, output: float, cache_read: float, cache_write: float | None
 
 _AGENT_PRICES: dict[str, Price] = {
     # Anthropic: 5-minute cache writes (the default TTL).
+    "claude-mythos-5": _p(10.0, 50.0, 1.0, 12.5),
     "claude-fable-5": _p(10.0, 50.0, 1.0, 12.5),
-    "claude-opus-5": _p(5.0, 25.0, 0.5, 6.25),
     "claude-opus-4-8": _p(5.0, 25.0, 0.5, 6.25),
     "claude-opus-4-7": _p(5.0, 25.0, 0.5, 6.25),
     "claude-opus-4-6": _p(5.0, 25.0, 0.5, 6.25),
     "claude-opus-4-5": _p(5.0, 25.0, 0.5, 6.25),
     "claude-opus-4-1": _p(15.0, 75.0, 1.5, 18.75),
     "claude-opus-4": _p(15.0, 75.0, 1.5, 18.75),
-    "claude-sonnet-5": _p(2.0, 10.0, 0.2, 2.5),
+    "claude-sonnet-5": _p(3.0, 15.0, 0.3, 3.75),
     "claude-sonnet-4-6": _p(3.0, 15.0, 0.3, 3.75),
     "claude-sonnet-4-5": _p(3.0, 15.0, 0.3, 3.75),
     "claude-sonnet-4": _p(3.0, 15.0, 0.3, 3.75),
@@ -171,7 +172,6 @@ _AGENT_PRICES: dict[str, Price] = {
     "gpt-5.5": _p(5.0, 30.0, 0.5),
     "gpt-5.4": _p(2.5, 15.0, 0.25),
     "gpt-5.4-mini": _p(0.75, 4.5, 0.075),
-    "gpt-5.4-nano": _p(0.2, 1.25, 0.02),
     "gpt-5.3-codex": _p(1.75, 14.0, 0.175),
     "gpt-5-codex": _p(1.25, 10.0, 0.125),
     "gpt-5-mini": _p(0.25, 2.0, 0.025),

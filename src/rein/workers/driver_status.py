@@ -298,7 +298,7 @@ def _attempt_failure(attempt: Mapping[str, Any]) -> str:
     results = (attempt.get("success") or {}).get("results") or []
     missed = [str(r.get("id")) for r in results
               if not r.get("passed") and r.get("severity", "required") == "required"]
-    if missed:
+    if missed and f"criterion {missed[0]} failed" not in text:  # an older record's error
         text += f": {', '.join(missed)}"
     return text
 

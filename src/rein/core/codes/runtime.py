@@ -163,6 +163,8 @@ DRIVER_CODES = (
     _own(DRIVER, "INIT001", "error", "the command `rein init` wrote for the agent "
          "(.rein/bin/rein) does not answer in a login shell",
          "check that the workspace allows running programs and that the interpreter runs"),
+    _own(DRIVER, "INIT002", "usage", "`rein init --example` names no example shipped with rein",
+         "`rein init --list-examples` names them"),
 )
 
 PLAN_CODES = (

@@ -14,7 +14,12 @@ from rein.core.states import NodeStatus
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.evaluation import diagnostic
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import AttemptOutcome, status_for
+from rein.engine.kinds.attempt import (
+    AttemptOutcome,
+    criteria_reason,
+    failed_criteria,
+    status_for,
+)
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.gate import run_gate
 from rein.engine.kinds.loop import run_loop
@@ -71,8 +76,9 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     if success.passed:
         return outcome.noting(**shown)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
+    told = failed_criteria(success.to_record()["results"], spec.success)
     last = AttemptOutcome(status=status_for(failure), failure=failure, outputs=outputs,
-                          success=success, message="success criteria failed")
+                          success=success, message=criteria_reason(told))
     ended = await ladder.exhausted(ctx, inst, nid, spec, last, failure=failure,
                                    produced=outputs)
     return ended.noting(**shown)

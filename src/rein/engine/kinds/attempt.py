@@ -11,7 +11,8 @@ finally ``success``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -70,6 +71,72 @@ def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec
          "description": described.get(str(r.get("id")), ""),
          "evidence": r.get("evidence"), **({"error": r["error"]} if r.get("error") else {})}
         for r in failed)
+
+
+# Why the criteria failed, in one line: the reason the attempt's record, its events and
+# the live view give (``criterion tests failed (...): exit 1: 2 failed``), built from the
+# failed criteria as the next attempt is told them, so evidence a criterion does not record
+# is never named here either.
+GENERIC = "success criteria failed"  # when no failed criterion is known (none recorded)
+_EVIDENCE = 160  # characters of evidence in the line; the record keeps all of it
+
+
+def criteria_reason(failed: Sequence[Mapping[str, Any]]) -> str:
+    """The first failed criterion (required ones come first), its description and its
+    evidence; the others by id."""
+    if not failed:
+        return GENERIC
+    first = failed[0]
+    text = f"criterion {first.get('id')} failed"
+    if first.get("description"):
+        text += f" ({_one_line(str(first['description']))})"
+    evidence = evidence_line(first.get("error") or first.get("evidence"))
+    if evidence:
+        text += f": {evidence}"
+    others = [str(c.get("id")) for c in failed[1:]]
+    if others:
+        text += f"; also failed: {', '.join(others)}"
+    return text
+
+
+def evidence_line(evidence: Any) -> str:
+    """Evidence as one short line: a command's exit code and the last line it printed (its
+    summary, for a test run); a text on one line; anything else as compact JSON."""
+    if evidence is None or evidence == "":
+        return ""
+    if isinstance(evidence, str) and evidence.startswith("{"):
+        # The record keeps structured evidence as compact JSON text.
+        try:
+            parsed = json.loads(evidence)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, Mapping):
+            evidence = parsed
+    if isinstance(evidence, Mapping) and "exit_code" in evidence:
+        text = "timed out" if evidence.get("timed_out") else f"exit {evidence.get('exit_code')}"
+        if evidence.get("stdout_matched") is False:
+            text += ", stdout did not match"
+        last = _last_line(evidence.get("stdout")) or _last_line(evidence.get("stderr"))
+        return _cut(f"{text}: {last}" if last else text)
+    if isinstance(evidence, str):
+        return _cut(_one_line(evidence))
+    try:
+        return _cut(json.dumps(evidence, ensure_ascii=False, sort_keys=True, default=str))
+    except (TypeError, ValueError):
+        return _cut(_one_line(str(evidence)))
+
+
+def _last_line(value: Any) -> str:
+    lines = [line.strip() for line in str(value or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _EVIDENCE else text[:_EVIDENCE - 1] + "…"
 
 
 async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
@@ -210,7 +277,7 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=status_for(failure), failure=failure, outputs=outputs, success=success,
-            decision=decision, message="success criteria failed", feedback=told), success)
+            decision=decision, message=criteria_reason(told), feedback=told), success)
     return close(ctx, inst, nid, rec, AttemptOutcome(
         status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
         success)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from rein.core.failures import FailureClass
-from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria
+from rein.engine.kinds.attempt import GENERIC, AttemptOutcome, failed_criteria
 from rein.engine.kinds.attempt_end import AttemptEnd
 from rein.engine.runtime import NodeState
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec, RetrySpec
@@ -34,7 +34,9 @@ def feedback_for(retry: RetrySpec, last: AttemptOutcome) -> Feedback | None:
     summary = last.message or failure.value
     if retry.feedback == "failure_summary" or not last.feedback:
         return Feedback(failure_class=failure, summary=summary)
-    return Feedback(failure_class=failure, summary=summary, failed_criteria=last.feedback)
+    # Each failed criterion follows with its description and evidence: the heading does
+    # not say the first of them again.
+    return Feedback(failure_class=failure, summary=GENERIC, failed_criteria=last.feedback)
 
 
 def adopted(state: NodeState, spec: NodeSpec, n: int) -> AttemptOutcome | None:

@@ -24,7 +24,13 @@ from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import AttemptOutcome, failed_criteria, run_attempt, status_for
+from rein.engine.kinds.attempt import (
+    AttemptOutcome,
+    criteria_reason,
+    failed_criteria,
+    run_attempt,
+    status_for,
+)
 from rein.engine.kinds.attempt_end import AttemptEnd
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
@@ -144,13 +150,13 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
                               success=success, decision=chosen)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
+    told = failed_criteria(success.to_record()["results"], spec.success)
     rec.update(AttemptEnd(attempt=n, status=status, finished_at=at, failure=failure,
-                          message="success criteria failed", success=judged,
+                          message=criteria_reason(told), success=judged,
                           outputs=outputs).to_record())
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
-        message="success criteria failed",
-        feedback=failed_criteria(success.to_record()["results"], spec.success))
+        message=criteria_reason(told), feedback=told)
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
