@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from rein.providers.types import Message
+from rein.providers.types import Message, ToolSpec
 from rein.tools.hooks import HookRunner
 from rein.workers.conversation import dump_messages
 
@@ -47,9 +47,18 @@ async def pre_compact(hooks: HookRunner | None) -> tuple[str | None, str | None]
     return chain.blocked, chain.blocked_by
 
 
-def compacted(messages: list[Message], summary: str) -> list[Message]:
-    """The conversation after compaction: the brief, then the summary."""
-    return [messages[0], Message(role="user", content=SUMMARY_HEADER + summary)]
+def compacted(messages: list[Message], summary: str, brief: int = 0) -> list[Message]:
+    """The conversation after compaction: the brief (message ``brief``: the first, unless
+    a conversation's earlier turns come before it), then the summary."""
+    return [messages[brief], Message(role="user", content=SUMMARY_HEADER + summary)]
+
+
+def estimate(system: str, messages: list[Message], tools: tuple[ToolSpec, ...]) -> int:
+    """The input tokens of a request not sent yet, estimated at four characters a token:
+    what decides whether the earlier turns a conversation carries fit the window."""
+    text = json.dumps([system, dump_messages(messages),
+                       [[t.name, t.description, dict(t.parameters)] for t in tools]])
+    return len(text) // 4
 
 
 def record(index: int, replaced: list[Message], summary: str, *, last_input: int,
