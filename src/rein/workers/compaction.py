@@ -7,7 +7,10 @@ conversation as it is), the model is asked for a summary of the work so far (no 
 offered), and the conversation continues from the brief and that summary. The messages it
 replaced are recorded, redacted, in the ``contextCompaction`` item, so the store keeps the
 original conversation; the model's own tool calls of the pending answer are never cut, since
-compaction happens only between a tool result and the next model call.
+compaction happens only between a tool result and the next model call. A conversation turn
+that carries the thread's earlier turns before its brief (``AttemptRequest.transcript``) has
+no measured input before its first call: :func:`estimate` stands in for it, so turns that
+would not fit are compacted first, and the brief kept is this turn's.
 """
 
 from __future__ import annotations
