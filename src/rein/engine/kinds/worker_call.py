@@ -60,7 +60,7 @@ def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
         feedback=feedback, branches=_branches(node), checks=_checks(node),
         constraints=dict(node.get("constraints") or {}),
         profile=node.get("x-rein-profile"), worker=node.get("x-rein-worker"),
-        routed=routed,
+        routed=routed, transcript=tuple(node.get("x-rein-transcript") or ()),
     )
 
 
