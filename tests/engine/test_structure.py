@@ -6,12 +6,13 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import pytest
 from support import ROOT
 
 from rein.core.frozen import required
 from rein.core.ids import RunId
 from rein.engine import signals
-from rein.engine.runtime import INHERITED, RunContext
+from rein.engine.runtime import INHERITED, RunContext, RunState
 
 ENGINE = ROOT / "src" / "rein" / "engine"
 
@@ -42,16 +43,28 @@ def _context(**overrides: Any) -> RunContext:
 
 def test_a_child_shares_what_the_run_shares_and_starts_its_own_state() -> None:
     parent = _context()
-    parent.diagnostics.append({"code": "RT000"})
-    parent.listeners.append(print)
+    parent.state.diagnostics.append({"code": "RT000"})
+    parent.state.budget_stop = {"message": "over"}
     child = parent.child(run_id=RunId("run-2"), graph={"id": "c"}, graph_path="c.yaml",
                          digest="sha256-c", policy={"on_node_failure": "halt"},
                          max_parallel_nodes=1)
     for name in INHERITED:
         assert getattr(child, name) is getattr(parent, name), name
     assert (child.parent, child.depth, child.run_id) == (parent, 1, "run-2")
-    assert (child.diagnostics, child.listeners, child.memo) == ([], [], {})
-    assert child.approved_children is None and child.budget_stop is None
+    assert child.state == RunState() and child.state is not parent.state
+    assert child.approved_children is None
+
+
+def test_a_context_is_fixed_for_its_run_and_only_its_state_changes() -> None:
+    ctx = _context()
+    with pytest.raises(AttributeError):
+        ctx.run_id = RunId("run-9")  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        ctx.state = RunState()  # type: ignore[misc]
+    assert set(RunState.__fields__).isdisjoint(RunContext.__fields__)
+    assert ctx != _context()  # compared, and hashed, as the object it is
+    assert len({ctx, ctx.child(run_id=RunId("run-2"), graph={}, graph_path="c.yaml",
+                               digest="sha256-c", max_parallel_nodes=1)}) == 2
 
 
 def test_every_context_field_is_either_shared_or_the_run_s_own() -> None:

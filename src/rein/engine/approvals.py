@@ -44,6 +44,7 @@ from rein.store.base import ApprovalRow, Store, Transition
 
 if TYPE_CHECKING:
     from rein.engine.answering import Via
+    from rein.engine.signed import Signers
 
 
 def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStatus, *,
@@ -194,7 +195,7 @@ async def ask(
         request = {**request, "files": files}
     digest = material_digest(request)
     full_key = f"{key}@{digest[7:19]}"
-    row = ctx.approvals.get(full_key)
+    row = ctx.state.approvals.get(full_key)
     if row is None:
         row = ApprovalRow(
             approval_id=ApprovalId(ctx.ids.new("apv")),
@@ -207,14 +208,14 @@ async def ask(
             created_at=ctx.now(),
         )
         ctx.emit(
-            "approval/requested",
+            EventType.APPROVAL_REQUESTED,
             {"approval_id": row.approval_id, "kind": kind.value, "key": full_key,
              "node": request.get("node"), "prompt": request.get("prompt"), "digest": digest},
             Transition(approval=row),
         )
-        ctx.approvals[full_key] = row
+        ctx.state.approvals[full_key] = row
     if row.status is not ApprovalStatus.PENDING and ctx.signers is not None:
-        row = _held_to_signature(ctx, row, request, digest)
+        row = _held_to_signature(ctx, ctx.signers, row, request, digest)
     if row.status is ApprovalStatus.PENDING:
         row = _timed_out(ctx, row, request)
     if row.status is ApprovalStatus.CANCELLED:
@@ -224,20 +225,20 @@ async def ask(
     return row
 
 
-def _held_to_signature(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any],
-                       digest: str) -> ApprovalRow:
+def _held_to_signature(ctx: RunContext, signers: Signers, row: ApprovalRow,
+                       request: Mapping[str, Any], digest: str) -> ApprovalRow:
     """Where answers are signed, an answer is acted on only if it verifies now, for exactly
     what the engine asks (the store is in the workspace, where an agent can write it): one
     that does not is refused and the entry waits for a person again
     (:mod:`rein.engine.signed`)."""
     from rein.engine.signed import answer_problem, reopen
 
-    why = answer_problem(row, ctx.signers, now=ctx.clock.now(), digest=digest,
+    why = answer_problem(row, signers, now=ctx.clock.now(), digest=digest,
                          request=request)
     if why is None:
         return row
     waiting = reopen(ctx.store, row, why, now=ctx.now(), request=request, digest=digest)
-    ctx.approvals[row.key] = waiting
+    ctx.state.approvals[row.key] = waiting
     return waiting
 
 
@@ -245,7 +246,7 @@ def _timed_out(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any]) ->
     # The timeout is the one the engine asks with, not whatever the stored entry says.
     answered = resolve_timeout(ctx.store, row.replace(request=dict(request)), ctx.clock.now())
     if answered.status is not row.status:
-        ctx.approvals[row.key] = answered
+        ctx.state.approvals[row.key] = answered
     return answered
 
 
@@ -282,12 +283,6 @@ def expire_due(store: Store, now: dt.datetime) -> list[ApprovalRow]:
         if answered is not row:
             changed.append(answered)
     return changed
-
-
-def load_answers(ctx: RunContext) -> None:
-    """Read this run's approval entries into the context (done once when a run continues)."""
-    for row in ctx.store.approvals(run_id=ctx.run_id):
-        ctx.approvals[row.key] = row
 
 
 def human_event(row: ApprovalRow, *, stage: str, mode: str, outcome: str | None = None,

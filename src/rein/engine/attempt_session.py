@@ -21,11 +21,12 @@ from typing import Any
 from rein.core.frozen import Frozen
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import approvals
+from rein.engine.events import EventType
 from rein.engine.runtime import RunContext
 from rein.workers.base import Answer
 
-STATE_EVENT = "attempt/state"
-STEER_EVENT = "input/steered"
+STATE_EVENT = EventType.ATTEMPT_STATE
+STEER_EVENT = EventType.INPUT_STEERED
 
 
 class EngineSession(Frozen):

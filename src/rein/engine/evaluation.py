@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from rein.engine import expressions
+from rein.engine.events import EventType
 from rein.engine.runtime import RunContext
 
 
@@ -51,8 +52,8 @@ def diagnostic(ctx: RunContext, code: str, severity: str, message: str, *,
                              "at": ctx.now()}
     if node:
         entry["node_id"] = node
-    ctx.diagnostics.append(entry)
-    ctx.emit("diagnostic", entry)
+    ctx.state.diagnostics.append(entry)
+    ctx.emit(EventType.DIAGNOSTIC, entry)
 
 
 __all__ = ["condition", "diagnostic", "expression_failed", "value"]

@@ -1,10 +1,10 @@
 """Executing a run: schedule one scope, finalize it, compensate, persist the outcome.
 
 :func:`execute` runs a top-level run's scope (or continues it: terminal nodes are adopted
-from the memo :func:`load_memory` fills from the store); :func:`run_child` does the same
-for the child run of a subgraph node, sharing its parent's budget and lock. Pauses end a
-pass with the run ``waiting`` or ``awaiting_human``; the façade (:mod:`rein.engine.runner`)
-decides when to continue.
+from the memo of the state :func:`read_state` reads from the store); :func:`run_child` does
+the same for the child run of a subgraph node, sharing its parent's budget and lock. Pauses
+end a pass with the run ``waiting`` or ``awaiting_human``; the façade
+(:mod:`rein.engine.runner`) decides when to continue.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from typing import Any
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import RunStatus
-from rein.engine import approvals, recovery
+from rein.engine import recovery
 from rein.engine.evaluation import diagnostic
 from rein.engine.events import EventType
 from rein.engine.expressions import ExpressionFailed
 from rein.engine.finalize import compensate, finalize
 from rein.engine.graph import scope_model
-from rein.engine.runtime import ChildSpec, Final, RunContext, ScopeInstance
+from rein.engine.runtime import ChildSpec, Final, RunContext, RunState, ScopeInstance
 from rein.engine.scheduler import Scheduler
 from rein.engine.signals import Paused, RunCancelled
 from rein.errors import ReinError
@@ -54,7 +54,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
             # The run continues later: replay adopts the undos already done and
             # finalizes again, so the final status is written once, after the last undo.
             return _pause(ctx, pause.reason)
-    stop = ctx.root().budget_stop
+    stop = ctx.root().state.budget_stop
     if stop is not None and ctx.parent is None:
         diagnostic(ctx, "RT061", "error", str(stop.get("message")))
     summary: dict[str, Any] = {"outputs": dict(final.outputs)}
@@ -68,7 +68,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         from rein.engine.stops import settle_run
 
         settle_run(ctx, final.status)
-    ctx.emit("run/finished", {"status": final.status.value},
+    ctx.emit(EventType.RUN_FINISHED, {"status": final.status.value},
              Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
     return final.status
 
@@ -85,7 +85,7 @@ def _raise_if_cancel_requested(ctx: RunContext) -> None:
 
 def _pause(ctx: RunContext, reason: str) -> RunStatus:
     status = RunStatus.AWAITING_HUMAN if reason == "human" else RunStatus.WAITING
-    ctx.emit("run/paused", {"status": status.value, "reason": reason},
+    ctx.emit(EventType.RUN_PAUSED, {"status": status.value, "reason": reason},
              Transition(run_status=status))
     return status
 
@@ -112,8 +112,8 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
     if constraints:
         parallel = min(int(constraints.get("max_parallel_nodes", parallel)), parallel)
     child = ctx.child(run_id=run.run_id, graph=spec.document, graph_path=spec.path,
-                      digest=spec.digest, max_parallel_nodes=parallel)
-    load_memory(child)
+                      digest=spec.digest, max_parallel_nodes=parallel,
+                      state=read_state(ctx.store, run.run_id, ctx.root().resume_policy))
     # A child that already ended is adopted below through the memo: every node is terminal.
     inst = ScopeInstance(model=scope_model(spec.fragment), path="", params=dict(spec.params),
                          roots=scope_roots(child, spec.document, dict(spec.params),
@@ -131,7 +131,7 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
         summary: dict[str, Any] = {"outputs": dict(final.outputs)}
         if final.graph_success is not None:
             summary["graph_success"] = dict(final.graph_success)
-        child.emit("run/finished", {"status": final.status.value},
+        child.emit(EventType.RUN_FINISHED, {"status": final.status.value},
                    Transition(run_status=final.status, finished_at=child.now(), summary=summary))
     return final, inst, run.run_id
 
@@ -178,18 +178,22 @@ def _attachment_text(workspace: Path, path: str) -> str:
         return path
 
 
-def load_memory(ctx: RunContext) -> None:
-    """Stored node rows the replay may use: terminal ones the resume policy adopts, and
-    unfinished ones (their closed attempts are kept)."""
-    policy = ctx.root().resume_policy
-    ctx.memo.clear()
-    for row in ctx.store.nodes(ctx.run_id):
-        if not row.status.terminal or recovery.adoptable(row.status, policy):
-            ctx.memo[row.node_key] = row
-    ctx.edges_seen = {(str(e.payload.get("scope") or ""), str(e.payload.get("from")),
-                       str(e.payload.get("to")), str(e.payload.get("kind")))
-                      for e in ctx.store.events(ctx.run_id) if e.type == "edge/resolved"}
-    approvals.load_answers(ctx)
+def read_state(store: Store, run_id: RunId, resume_policy: str) -> RunState:
+    """The state a pass of run ``run_id`` begins with, as the store holds it: the node rows
+    the replay may use (terminal ones ``resume_policy`` adopts, and unfinished ones, whose
+    closed attempts are kept), the edge resolutions already in the trace, and the run's
+    entries of the approval queue by key."""
+    state = RunState()
+    for row in store.nodes(run_id):
+        if not row.status.terminal or recovery.adoptable(row.status, resume_policy):
+            state.memo[row.node_key] = row
+    state.edges_seen = {
+        (str(e.payload.get("scope") or ""), str(e.payload.get("from")),
+         str(e.payload.get("to")), str(e.payload.get("kind")))
+        for e in store.events(run_id) if e.type == EventType.EDGE_RESOLVED}
+    for asked in store.approvals(run_id=run_id):
+        state.approvals[asked.key] = asked
+    return state
 
 
 def restore_spending(store: Store, ctx: RunContext) -> None:
@@ -209,5 +213,5 @@ def restore_spending(store: Store, ctx: RunContext) -> None:
 
 
 
-__all__ = ["CANCEL_KEY", "ChildSpec", "execute", "load_memory", "restore_spending", "run_child",
+__all__ = ["CANCEL_KEY", "ChildSpec", "execute", "read_state", "restore_spending", "run_child",
            "scope_roots"]

@@ -18,6 +18,7 @@ from rein.engine import approvals
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import CriterionContext, HumanAnswer, HumanRequest
 from rein.engine.evaluation import diagnostic, value
+from rein.engine.events import EventType
 from rein.engine.runtime import Final, RunContext, ScopeInstance
 from rein.engine.scheduler import ScopeResult
 from rein.engine.signals import Paused
@@ -40,7 +41,7 @@ async def finalize(ctx: RunContext, inst: ScopeInstance, result: ScopeResult,
         outputs[name] = got
     for name in unbound:
         diagnostic(ctx, "RT041", "error", f"required graph output {name!r} is unbound")
-    if ctx.root().budget_stop is not None and ctx.parent is None:
+    if ctx.root().state.budget_stop is not None and ctx.parent is None:
         bound_required = any(n in outputs for n, s in specs.items() if s.get("required", True))
         status = RunStatus.PARTIAL if bound_required else RunStatus.FAILED
         return Final(status=status, outputs=outputs)
@@ -94,13 +95,13 @@ def _graph_context(ctx: RunContext, inst: ScopeInstance, outputs: Mapping[str, A
 
 async def compensate(ctx: RunContext) -> None:
     """Run ``failure.compensation`` nodes of succeeded nodes, newest completion first."""
-    done = sorted(ctx.completions, key=lambda c: c[0], reverse=True)
+    done = sorted(ctx.state.completions, key=lambda c: c[0], reverse=True)
     for _, inst, nid in done:
         target = inst.model.specs[nid].failure.compensation
         if not target or target not in inst.model.nodes:
             continue
         view = inst.stand_in(str(target), nid)
-        ctx.emit("node/compensating", {"node": inst.key(nid), "by": str(target)})
+        ctx.emit(EventType.NODE_COMPENSATING, {"node": inst.key(nid), "by": str(target)})
         try:
             await ctx.execute_node(ctx, view, str(target))
         except Paused:

@@ -2,11 +2,15 @@
 
 A scope is the root graph or a fragment (loop/map body, inline or named subgraph). It is
 computed once per fragment and shared by every instance of it (every loop iteration and map
-item), so a 200-item map does not re-derive its body 200 times.
+item), so a 200-item map does not re-derive its body 200 times. A process keeps the models
+of the last :data:`SCOPE_MODELS_KEPT` fragments it was asked about, and no more: a
+long-lived process advances run after run, each from a freshly read graph, and the models
+(with the fragments they hold) of runs long gone are let go.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,14 +48,34 @@ class ScopeModel(Frozen):
         return self.specs[node_id].type
 
 
+# More than the fragments one run has in use at a time (a graph, the bodies of the loops and
+# maps it runs, the subgraphs): a fragment evicted is only derived again.
+SCOPE_MODELS_KEPT = 32
+
+# id(fragment) → (the fragment, its model), least recently used first. The fragment is held
+# so that its id is not reused while the entry lives. Locked: the web console reads records
+# (which read models) in one thread while its loop runs the engine in another.
 _CACHE: dict[int, tuple[Mapping[str, Any], ScopeModel]] = {}
+_LOCK = threading.Lock()
 
 
 def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
     """The model of ``fragment``; root ``defaults`` apply only where they are declared."""
-    hit = _CACHE.get(id(fragment))
-    if hit is not None and hit[0] is fragment:
-        return hit[1]
+    key = id(fragment)
+    with _LOCK:
+        hit = _CACHE.pop(key, None)
+        if hit is not None and hit[0] is fragment:
+            _CACHE[key] = hit  # now the most recently used
+            return hit[1]
+    model = _derive(fragment)
+    with _LOCK:
+        _CACHE[key] = (fragment, model)
+        while len(_CACHE) > SCOPE_MODELS_KEPT:
+            del _CACHE[next(iter(_CACHE))]
+    return model
+
+
+def _derive(fragment: Mapping[str, Any]) -> ScopeModel:
     defaults = fragment.get("defaults")
     raw_nodes: Mapping[str, Any] = fragment.get("nodes") or {}
     nodes = {nid: effective_node(n, defaults) for nid, n in raw_nodes.items()}
@@ -77,7 +101,6 @@ def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
         rank={n: i for i, n in enumerate(order)},
         entrypoints=tuple(fragment.get("entrypoints") or ()),
     )
-    _CACHE[id(fragment)] = (fragment, model)
     return model
 
 

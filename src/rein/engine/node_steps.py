@@ -9,6 +9,7 @@ from typing import Any
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.engine import approvals
 from rein.engine.evaluation import condition, diagnostic, value
+from rein.engine.events import EventType
 from rein.engine.expressions import render
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import CheckpointRejected, InputsMissing
@@ -66,7 +67,7 @@ async def checkpoints(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
             state.record.setdefault("human_events", []).append(
                 {"checkpoint_id": cp_id, "at_stage": stage, "mode": mode, "outcome": "notified",
                  "at": ctx.now()})
-            ctx.emit("human/notified", {"node": inst.key(nid), "checkpoint": cp_id,
+            ctx.emit(EventType.HUMAN_NOTIFIED, {"node": inst.key(nid), "checkpoint": cp_id,
                                         "prompt": prompt})
             continue
         required = bool(cp.get("required", True))

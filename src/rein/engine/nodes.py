@@ -12,6 +12,7 @@ from typing import Any
 
 from rein.core.states import NodeStatus
 from rein.engine import kinds
+from rein.engine.events import EventType
 from rein.engine.outcome import NodeOutcome
 from rein.engine.runtime import NodeState, RunContext, ScopeInstance
 from rein.engine.signals import Paused
@@ -22,7 +23,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     """Run node ``nid`` of ``inst`` to a terminal state (or a pause) and persist it."""
     state = inst.states[nid]
     key = inst.key(nid)
-    known = ctx.memo.get(key)
+    known = ctx.state.memo.get(key)
     if known is not None and known.status.terminal and not known.record.get("x-rein-redacted"):
         _adopt(ctx, inst, nid, known.record)
         return
@@ -43,7 +44,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     # Held: nothing is done on the node's account before its next write (an attempt
     # starting, a question asked, its end), which commits both; lost in a crash, the node
     # simply had not started.
-    ctx.save_node(inst, nid, "node/started", {"type": kind, "title": node.get("title")},
+    ctx.save_node(inst, nid, EventType.NODE_STARTED, {"type": kind, "title": node.get("title")},
                   hold=True, at=at)
     # Nothing is written when the node's task is cancelled or an exception passes through:
     # that is an interrupt (Ctrl-C, a server shutting down, a store error in a sibling),
@@ -55,21 +56,21 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     except Paused as pause:
         transition(state, NodeStatus.AWAITING_HUMAN if pause.reason == "human"
                    else NodeStatus.RUNNING, node=key)
-        ctx.save_node(inst, nid, "node/waiting", {"reason": pause.reason, **pause.detail})
+        ctx.save_node(inst, nid, EventType.NODE_WAITING, {"reason": pause.reason, **pause.detail})
         raise
     _apply(state, outcome, node=key)
     state.duration = round(ctx.clock.monotonic() - started, 6)
     state.record["finished_at"] = at = ctx.now()
     state.record["x-rein-duration-seconds"] = state.duration
     if state.status is NodeStatus.SUCCEEDED:
-        ctx.completions.append((state.record["finished_at"], inst, nid))
+        ctx.state.completions.append((state.record["finished_at"], inst, nid))
     # Held: what the node's end sets off (the next map item or a lone successor starting,
     # the scope's edges) writes next, before anything awaits, and commits it; an empty
     # scheduling step keeps it held. A step that writes commits it first, on its own, and
     # the loop's next turn at the latest (rein.engine.events.append), so no worker, person
     # or other process can learn of the end, or of what follows from it, before it is
     # committed: a crash can only take it with everything that came after it.
-    ctx.save_node(inst, nid, "node/finished", _finish_payload(state.outputs, node, state),
+    ctx.save_node(inst, nid, EventType.NODE_FINISHED, _finish_payload(state.outputs, node, state),
                   hold=True, at=at)
 
 
@@ -102,14 +103,6 @@ def _adopt(ctx: RunContext, inst: ScopeInstance, nid: str, record: Mapping[str, 
     """Take a node's terminal state from the store instead of running it again."""
     state = inst.states[nid]
     restore(state, NodeStatus(record["status"]), node=inst.key(nid))
-    state.outputs = dict(record.get("outputs") or {})
-    state.decision = record.get("decision")
-    state.attempts = len(record.get("attempts") or [])
-    state.inputs = record.get("inputs")
-    state.duration = record.get("x-rein-duration-seconds")
-    state.unabsorbed = bool(record.get("x-rein-unabsorbed"))
-    state.degraded = bool(record.get("x-rein-degraded"))
-    state.adopted = True
-    state.record = dict(record)
+    state.adopt(record)
     if state.status is NodeStatus.SUCCEEDED:
-        ctx.completions.append((str(record.get("finished_at", "")), inst, nid))
+        ctx.state.completions.append((str(record.get("finished_at", "")), inst, nid))

@@ -155,13 +155,13 @@ def was_interrupted(ctx: Any, key: str, attempt: int) -> bool:
     Known from the mark :func:`recover` wrote, or, once the node has paused to ask about
     it, from the question in the approval queue.
     """
-    row = ctx.memo.get(key)
+    row = ctx.state.memo.get(key)
     if row is not None and not row.status.terminal:
         for rec in row.record.get("attempts") or []:
             if rec.get("attempt") == attempt and rec.get(INTERRUPTED) and not rec.get("status"):
                 return True
     prefix = f"rerun:{key}#{attempt}@"
-    return any(k.startswith(prefix) for k in ctx.approvals)
+    return any(k.startswith(prefix) for k in ctx.state.approvals)
 
 
 async def may_rerun(ctx: Any, key: str, attempt: int, node: Mapping[str, Any], *,

@@ -31,7 +31,7 @@ from rein.engine.events import EventLog, EventType, append
 from rein.engine.execution import (
     CANCEL_KEY,
     execute,
-    load_memory,
+    read_state,
     restore_spending,
     run_child,
     scope_roots,
@@ -332,16 +332,14 @@ class Engine(Record):
         status = run.status
         for _ in range(_MAX_PASSES):
             answered = _answered(self.store, run.run_id)
-            ctx = self._context(run, data)
-            ctx.resume_policy = adopt
-            load_memory(ctx)  # again, under the policy of this pass
+            ctx = self._context(run, data, resume_policy=adopt)
             restore_spending(self.store, ctx)
             params = dict(run.binding.get("params") or {})
             context = dict(data.get("context") or {})
             inst = ScopeInstance(model=scope_model(data), path="", params=params,
                                  roots=scope_roots(ctx, data, params, context))
             if run.status is not RunStatus.RUNNING:
-                ctx.emit("run/resumed", {"from": run.status.value},
+                ctx.emit(EventType.RUN_RESUMED, {"from": run.status.value},
                          Transition(run_status=RunStatus.RUNNING))
             own = _Counter("approval/answered")
             stop_counting = EventLog.of(self.store).listen(own)
@@ -389,7 +387,10 @@ class Engine(Record):
                 "params": dict(run.binding.get("params") or {}), "restart_of": run.run_id})
         return await self.proceed(new_id, fresh=True)
 
-    def _context(self, run: RunRow, data: Mapping[str, Any]) -> RunContext:
+    def _context(self, run: RunRow, data: Mapping[str, Any], *, resume_policy: str
+                 ) -> RunContext:
+        """The context of one pass of ``run``, its state read from the store under
+        ``resume_policy``."""
         constraints = data.get("constraints") or {}
         started = _parse(run.started_at)
         ctx = RunContext(
@@ -400,12 +401,12 @@ class Engine(Record):
             policy=dict(data.get("policy") or {}),
             max_parallel_nodes=int(constraints.get("max_parallel_nodes", 1)),
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
-            secrets=secrets_from_env(self.env), env=self.env, listeners=list(self.listeners),
+            secrets=secrets_from_env(self.env), env=self.env, resume_policy=resume_policy,
+            state=read_state(self.store, run.run_id, resume_policy),
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
             approved_children=_pinned(run.binding), signers=self.signers,
             execute_node=execute_node, run_child=run_child,
         )
-        load_memory(ctx)
         return ctx
 
 

@@ -1,7 +1,8 @@
-"""The state one run holds while it executes, and the signals that stop a node.
+"""What one run holds while it executes: its context, its state, its scope instances.
 
-:class:`RunContext` owns everything a run needs (store, clock, ids, workers, routing,
-budgets, bound params, secrets) and the one way to change state: :meth:`RunContext.emit`,
+:class:`RunContext` is what a run runs with, fixed for the run (store, clock, ids, workers,
+routing, budgets, bound params, secrets), and its :class:`RunState`, the one part of it that
+changes as the run goes; and the one way to change what is stored: :meth:`RunContext.emit`,
 which writes the event and the state change in one transaction and then publishes the
 event. :class:`ScopeInstance` is one instance of a scope (the root graph, one loop
 iteration, one map item, a child run) with its node states and edge resolutions.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen, Record, field
 from rein.core.ids import NodeKey, RunId
@@ -35,6 +36,9 @@ from rein.formats.redaction import Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
 from rein.workers.base import Worker
+
+if TYPE_CHECKING:
+    from rein.engine.signed import Signers
 
 Listener = Callable[[Event], None]
 # How a run executes one node, and one child run: set by the engine that builds the context
@@ -79,6 +83,47 @@ class NodeState(Record):
     adopted: bool = False  # taken from the store on replay, not executed in this process
     spent: Spent = field(default_factory=Spent)
     record: dict[str, Any] = field(default_factory=dict)  # the node_run object, redacted
+
+    def to_record(self, model: ScopeModel, node_id: str, key: NodeKey) -> dict[str, Any]:
+        """The node_run object of the run record, redacted values left out: :attr:`record`
+        (what the node's steps wrote: its times, attempts, human events) with this state's
+        fields written into it, in place, so that a field keeps the place it was first
+        written in; ``key``: where the node ran (its scope path, or a stand-in's key)."""
+        node = model.nodes[node_id]
+        rec = self.record
+        rec["node_id"] = node_id
+        rec["type"] = model.node_type(node_id)
+        rec["status"] = self.status.value
+        if key != node_id:  # nested scopes and stand-ins (alternate, escalation, compensation)
+            rec["scope_path"] = key
+        if self.inputs is not None:
+            rec["inputs"] = _unredacted(self.inputs, node.get("inputs"))
+        if self.outputs:
+            rec["outputs"] = _unredacted(self.outputs, node.get("outputs"))
+            hidden = sorted(set(self.outputs) - set(rec["outputs"]))
+            if hidden:
+                rec["x-rein-redacted"] = hidden
+        if self.decision is not None:
+            rec["decision"] = self.decision
+        if self.unabsorbed:
+            rec["x-rein-unabsorbed"] = True
+        if self.degraded:
+            rec["x-rein-degraded"] = True
+        return rec
+
+    def adopt(self, record: Mapping[str, Any]) -> None:
+        """Take this state's fields from ``record``, the node_run object a node that ended
+        in an earlier process left in the store (:meth:`to_record`'s inverse but for the
+        status, which :func:`rein.engine.transitions.restore` takes, checked)."""
+        self.outputs = dict(record.get("outputs") or {})
+        self.decision = record.get("decision")
+        self.attempts = len(record.get("attempts") or [])
+        self.inputs = record.get("inputs")
+        self.duration = record.get("x-rein-duration-seconds")
+        self.unabsorbed = bool(record.get("x-rein-unabsorbed"))
+        self.degraded = bool(record.get("x-rein-degraded"))
+        self.adopted = True
+        self.record = dict(record)
 
     def view(self) -> dict[str, Any]:
         """``nodes.<id>`` as expressions see it."""
@@ -150,8 +195,31 @@ class ScopeInstance(Record):
                          extra=self.extra)
 
 
-class RunContext(Record):
-    """Everything one run needs. A child run (subgraph) gets its own, sharing the budget."""
+class RunState(Record):
+    """What one pass of a run learns and decides as it goes: all of a run's context that
+    changes. Each pass (and each child run) starts with an empty one; what it holds is read
+    from the store (the first three fields, by :func:`rein.engine.execution.read_state`) or
+    written there as it changes (a diagnostic is an event, a budget
+    stop a diagnostic), except the two that only order this pass's own work."""
+
+    # Stored rows of this run's nodes, by key: what replay adopts instead of running again.
+    memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
+    # Edge resolutions already in the trace, (scope, from, to, kind): a replay writes again
+    # only those a crash lost between a node's end and its edges.
+    edges_seen: set[tuple[str, str, str, str]] = field(default_factory=set)
+    approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # the queue's, by key
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # each also an event
+    budget_stop: dict[str, Any] | None = None  # the limit that stopped the run (RT061)
+    groups_held: set[str] = field(default_factory=set)  # parallel groups that wait
+    # (finished at, scope instance, node id) of the nodes that ended here: the order in
+    # which compensations run after a failure.
+    completions: list[tuple[str, ScopeInstance, str]] = field(default_factory=list)
+
+
+class RunContext(Frozen, eq=False):
+    """What one run runs with: its documents, dependencies and limits, fixed for the run,
+    and its :class:`RunState`, the one part that changes. A child run (subgraph) gets its
+    own, sharing the budget."""
 
     store: Store
     run_id: RunId
@@ -171,18 +239,7 @@ class RunContext(Record):
     env: Mapping[str, str]  # the process environment nodes may declare names from
     depth: int = 0
     parent: RunContext | None = None
-    memo: dict[NodeKey, NodeRow] = field(default_factory=dict)
     resume_policy: str = "resume_incomplete"  # which stored nodes replay adopts (recovery)
-    # Edge resolutions already in the trace, (scope, from, to, kind): a replay writes again
-    # only those a crash lost between a node's end and its edges.
-    edges_seen: set[tuple[str, str, str, str]] = field(default_factory=set)
-    approvals: dict[str, ApprovalRow] = field(default_factory=dict)  # by key
-    listeners: list[Listener] = field(default_factory=list)
-    groups_held: set[str] = field(default_factory=set)
-    completions: list[tuple[str, ScopeInstance, str]] = field(default_factory=list)
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
-    cancelled_by: str | None = None
-    budget_stop: dict[str, Any] | None = None
     checkers: Mapping[str, Any] | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # backoff; tests inject a no-op
     # rein.toml [policy]: the ceiling a node's requirements are checked against.
@@ -192,21 +249,24 @@ class RunContext(Record):
     approved_children: Mapping[str, str] | None = None
     # Where approvals are signed: the allowed signers every answer is checked against before
     # the run acts on it (rein.engine.signed.Signers); None where they are not.
-    signers: Any = None
+    signers: Signers | None = None
     execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
     run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
+    state: RunState = field(default_factory=RunState)  # the run's own, empty at its start
 
     def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
-              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None) -> RunContext:
+              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None,
+              state: RunState | None = None) -> RunContext:
         """The context of a child run: what the run shares (store, workers, budget, secrets,
-        the executors) is inherited as it is; the state of one run starts empty. Its own
-        document's ``policy`` replaces the parent's."""
+        the executors) is inherited as it is; the child's own ``state`` (as the store holds
+        it), empty when not given. Its own document's ``policy`` replaces the parent's."""
         if policy is None:
             policy = dict(graph.get("policy") or self.policy)
         shared = {name: getattr(self, name) for name in INHERITED}
         return RunContext(**shared, run_id=run_id, graph=graph, graph_path=graph_path,
                           digest=digest, policy=policy, max_parallel_nodes=max_parallel_nodes,
-                          depth=self.depth + 1, parent=self)
+                          depth=self.depth + 1, parent=self,
+                          state=RunState() if state is None else state)
 
     # -- time ----------------------------------------------------------------------------
 
@@ -231,7 +291,7 @@ class RunContext(Record):
         """``value`` with every secret the run knows replaced, as the store writes it."""
         return redact(value, self.known_secrets())
 
-    def emit(self, event_type: str, payload: Mapping[str, Any],
+    def emit(self, event_type: EventType, payload: Mapping[str, Any],
              change: Transition | None = None, *, hold: bool = False,
              at: str | None = None) -> Event:
         """Write one event (and the state it describes) in one transaction: the event log's
@@ -240,7 +300,7 @@ class RunContext(Record):
         (only for a step whose loss in a crash equals not having taken it yet). ``at``: the
         event's time when the caller just read the clock for the state it writes (one
         reading for both); now otherwise."""
-        return append(self.store, self.run_id, EventType(event_type), payload,
+        return append(self.store, self.run_id, event_type, payload,
                       self.now() if at is None else at, change, hold=hold)
 
     def root(self) -> RunContext:
@@ -256,47 +316,21 @@ class RunContext(Record):
         root = self.root()
         root.budget.spent.add(usage)
         exc = root.budget.overrun(self.clock.now())
-        if exc is not None and root.budget_stop is None:
-            root.budget_stop = {"message": exc.message, **exc.to_json()}
+        if exc is not None and root.state.budget_stop is None:
+            root.state.budget_stop = {"message": exc.message, **exc.to_json()}
 
-    def save_node(self, inst: ScopeInstance, node_id: str, event_type: str,
+    def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
                   payload: Mapping[str, Any] | None = None, *, hold: bool = False,
                   at: str | None = None) -> None:
         """Persist a node's current state with the event that changed it (``hold``, ``at``:
         see :meth:`emit`)."""
         state = inst.states[node_id]
-        record = self.node_record(inst, node_id)
+        record = state.to_record(inst.model, node_id, inst.key(node_id))
         row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
                       scope_path=inst.path, type=inst.model.node_type(node_id),
                       status=state.status, record=record)
         body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
         self.emit(event_type, body, Transition(node=row), hold=hold, at=at)
-
-    def node_record(self, inst: ScopeInstance, node_id: str) -> dict[str, Any]:
-        """The node_run object of the run record, with redacted values left out."""
-        state = inst.states[node_id]
-        node = inst.model.nodes[node_id]
-        rec = state.record
-        rec["node_id"] = node_id
-        rec["type"] = inst.model.node_type(node_id)
-        rec["status"] = state.status.value
-        key = inst.key(node_id)
-        if key != node_id:  # nested scopes and stand-ins (alternate, escalation, compensation)
-            rec["scope_path"] = key
-        if state.inputs is not None:
-            rec["inputs"] = _unredacted(state.inputs, node.get("inputs"))
-        if state.outputs:
-            rec["outputs"] = _unredacted(state.outputs, node.get("outputs"))
-            hidden = sorted(set(state.outputs) - set(rec["outputs"]))
-            if hidden:
-                rec["x-rein-redacted"] = hidden
-        if state.decision is not None:
-            rec["decision"] = state.decision
-        if state.unabsorbed:
-            rec["x-rein-unabsorbed"] = True
-        if state.degraded:
-            rec["x-rein-degraded"] = True
-        return rec
 
 
 # What a child run takes from its parent unchanged: everything else is the child's own.

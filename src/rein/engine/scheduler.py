@@ -20,6 +20,7 @@ from typing import Any
 from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
+from rein.engine.events import EventType
 from rein.engine.runtime import RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.engine.transitions import transition
@@ -87,7 +88,7 @@ class Scheduler:
                     for nid, exc in ended:
                         group = self._group(nid)
                         if group:
-                            self.ctx.root().groups_held.discard(group)
+                            self.ctx.root().state.groups_held.discard(group)
                         self._finished(nid, exc)
                     if not self.halted:
                         inline = self._start_ready(running)
@@ -124,7 +125,7 @@ class Scheduler:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             raise
-        if self.halted or self.ctx.root().budget_stop is not None:
+        if self.halted or self.ctx.root().state.budget_stop is not None:
             with self.ctx.store.batch():
                 self._close_pending()
         return ScopeResult(
@@ -139,13 +140,13 @@ class Scheduler:
         """Readiness, then start what may start: the tasks run once the step yields. A node
         that would be the only one running is returned instead, to be run inline."""
         self._update_readiness()
-        if self.ctx.root().budget_stop is not None:
+        if self.ctx.root().state.budget_stop is not None:
             return None
         picked = self._pickable(len(running))
         for nid in picked:
             group = self._group(nid)
             if group:
-                self.ctx.root().groups_held.add(group)
+                self.ctx.root().state.groups_held.add(group)
             transition(self.inst.states[nid], NodeStatus.RUNNING)
             if not running and len(picked) == 1:
                 return nid
@@ -165,8 +166,8 @@ class Scheduler:
             # The node was refused before it started: a global limit (RT061) stops the run.
             # The first reason is kept: an attempt that went over it may have set it already.
             root = self.ctx.root()
-            if root.budget_stop is None:
-                root.budget_stop = {"message": exc.message, **exc.to_json()}
+            if root.state.budget_stop is None:
+                root.state.budget_stop = {"message": exc.message, **exc.to_json()}
             transition(self.inst.states[nid], NodeStatus.PENDING)
             return
         if exc is not None:
@@ -199,13 +200,13 @@ class Scheduler:
                 active = False
             self.inst.edge_active[edge.index] = active
             self.dirty.add(edge.target)
-            seen = (self.inst.path, nid, edge.target, edge.kind) in self.ctx.edges_seen
+            seen = (self.inst.path, nid, edge.target, edge.kind) in self.ctx.state.edges_seen
             if not (state.adopted and seen):
                 payload: dict[str, Any] = {"from": nid, "to": edge.target, "kind": edge.kind,
                                            "active": active, "when_result": when_result}
                 if self.inst.path:
                     payload["scope"] = self.inst.path
-                self.ctx.emit("edge/resolved", payload)
+                self.ctx.emit(EventType.EDGE_RESOLVED, payload)
 
     def _condition(self, text: str, where: str) -> bool:
         return condition(self.ctx, self.inst.scope(), text, where)
@@ -275,7 +276,7 @@ class Scheduler:
         """Ready nodes to start now, by rank; the caller starts every one returned."""
         out: list[str] = []
         kept: list[tuple[int, str]] = []  # ready, but their concurrency group is busy
-        held = set(self.ctx.root().groups_held)
+        held = set(self.ctx.root().state.groups_held)
         states = self.inst.states
         while self.ready and busy + len(out) < self.capacity:
             entry = heapq.heappop(self.ready)
@@ -305,22 +306,22 @@ class Scheduler:
         transition(state, NodeStatus.SKIPPED)
         state.record["skip_reason"] = reason
         key = self.inst.key(nid)
-        known = self.ctx.memo.get(key)
+        known = self.ctx.state.memo.get(key)
         if known is not None and known.status is NodeStatus.SKIPPED:
             state.adopted = True
             return
-        self.ctx.save_node(self.inst, nid, "node/skipped", {"reason": reason})
+        self.ctx.save_node(self.inst, nid, EventType.NODE_SKIPPED, {"reason": reason})
 
     def _close_pending(self) -> None:
         """Nodes that can never start now: cancelled by a halt or a budget stop."""
-        if not (self.halted or self.ctx.root().budget_stop is not None):
+        if not (self.halted or self.ctx.root().state.budget_stop is not None):
             return
         reason = "halted after a failure" if self.halted else "global budget reached (RT061)"
         for nid, state in self.inst.states.items():
             if state.status in (NodeStatus.PENDING, NodeStatus.READY) and nid not in self.paused:
                 transition(state, NodeStatus.CANCELLED)
                 state.record["x-rein-cancel-reason"] = reason
-                self.ctx.save_node(self.inst, nid, "node/cancelled", {"reason": reason})
+                self.ctx.save_node(self.inst, nid, EventType.NODE_CANCELLED, {"reason": reason})
 
     def _pause_reason(self) -> str | None:
         if not self.paused:

@@ -39,7 +39,7 @@ def stop_node(ctx: RunContext, inst: ScopeInstance, nid: str, reason: str) -> No
         transition(state, NodeStatus.CANCELLED, node=key)
         state.record["finished_at"] = ctx.now()
         state.record[REASON] = reason
-        ctx.save_node(inst, nid, "node/cancelled", {"reason": reason})
+        ctx.save_node(inst, nid, EventType.NODE_CANCELLED, {"reason": reason})
     # The node's own open question too (it may have been waiting for a person).
     settle_under(ctx, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)
 

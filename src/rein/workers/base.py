@@ -89,6 +89,9 @@ class AttemptRequest(Frozen):
     worker: str | None = None  # an explicit worker choice (``x-rein-worker``), if any
     routed: Routed | None = None  # how the router served ``tier``, when a routing profile is set
     session: AttemptSession | None = None  # saved state and approvals, offered by the engine
+    # What the model read before this node's brief: a conversation turn's earlier turns, as
+    # JSON messages (rein.workers.conversation.dump_messages), redacted (``x-rein-transcript``).
+    transcript: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def serving_tier(self) -> Tier:

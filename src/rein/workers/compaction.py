@@ -7,7 +7,10 @@ conversation as it is), the model is asked for a summary of the work so far (no 
 offered), and the conversation continues from the brief and that summary. The messages it
 replaced are recorded, redacted, in the ``contextCompaction`` item, so the store keeps the
 original conversation; the model's own tool calls of the pending answer are never cut, since
-compaction happens only between a tool result and the next model call.
+compaction happens only between a tool result and the next model call. A conversation turn
+that carries the thread's earlier turns before its brief (``AttemptRequest.transcript``) has
+no measured input before its first call: :func:`estimate` stands in for it, so turns that
+would not fit are compacted first, and the brief kept is this turn's.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from rein.providers.types import Message
+from rein.providers.types import Message, ToolSpec
 from rein.tools.hooks import HookRunner
 from rein.workers.conversation import dump_messages
 
@@ -47,9 +50,18 @@ async def pre_compact(hooks: HookRunner | None) -> tuple[str | None, str | None]
     return chain.blocked, chain.blocked_by
 
 
-def compacted(messages: list[Message], summary: str) -> list[Message]:
-    """The conversation after compaction: the brief, then the summary."""
-    return [messages[0], Message(role="user", content=SUMMARY_HEADER + summary)]
+def compacted(messages: list[Message], summary: str, brief: int = 0) -> list[Message]:
+    """The conversation after compaction: the brief (message ``brief``: the first, unless
+    a conversation's earlier turns come before it), then the summary."""
+    return [messages[brief], Message(role="user", content=SUMMARY_HEADER + summary)]
+
+
+def estimate(system: str, messages: list[Message], tools: tuple[ToolSpec, ...]) -> int:
+    """The input tokens of a request not sent yet, estimated at four characters a token:
+    what decides whether the earlier turns a conversation carries fit the window."""
+    text = json.dumps([system, dump_messages(messages),
+                       [[t.name, t.description, dict(t.parameters)] for t in tools]])
+    return len(text) // 4
 
 
 def record(index: int, replaced: list[Message], summary: str, *, last_input: int,

@@ -74,6 +74,9 @@ class LoopState(Record):
     hooked: dict[str, dict[str, Any]] = field(default_factory=dict)
     hook_runs: list[dict[str, Any]] = field(default_factory=list)
     steered: int = 0  # how many texts added mid-turn (turn/steer) the model has read
+    # Where the node's brief is in ``messages``: after the earlier turns a conversation turn
+    # carries (AttemptRequest.transcript); 0 once compaction has replaced them.
+    opening: int = 0
 
     def to_json(self) -> dict[str, Any]:
         u = self.usage
@@ -91,6 +94,7 @@ class LoopState(Record):
             "hooked": self.hooked,
             "hook_runs": self.hook_runs,
             "steered": self.steered,
+            "opening": self.opening,
         }
 
     @classmethod
@@ -114,6 +118,7 @@ class LoopState(Record):
                 hooked={str(k): dict(v) for k, v in (data.get("hooked") or {}).items()},
                 hook_runs=[dict(r) for r in data.get("hook_runs") or ()],
                 steered=int(data.get("steered", 0)),
+                opening=int(data.get("opening", 0)),
             )
         except (KeyError, TypeError, ValueError):
             return None

@@ -116,11 +116,12 @@ def with_context(content: str, context: str) -> str:
     return f"{content}\n\n[context from hooks]\n{context}"
 
 
-def opening_context(messages: list[Message], context: str) -> None:
-    """``SessionStart`` context joins the brief (the first message), marked as such."""
-    if context and messages and messages[0].role == "user":
-        first = messages[0]
-        messages[0] = Message(role="user", content=with_context(first.content, context))
+def opening_context(messages: list[Message], context: str, at: int = 0) -> None:
+    """``SessionStart`` context joins the brief (message ``at``: the first, unless earlier
+    turns of a conversation come before it), marked as such."""
+    if context and len(messages) > at and messages[at].role == "user":
+        first = messages[at]
+        messages[at] = Message(role="user", content=with_context(first.content, context))
 
 
 def tool_response(content: str, ok: bool) -> dict[str, Any]:

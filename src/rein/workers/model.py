@@ -51,7 +51,8 @@ from rein.tools.shell import GUARDED_MODES, write_check_text
 from rein.tools.toolbox import Toolbox
 from rein.workers.base import AttemptRequest, AttemptResult, Item, Routed, WorkerPaused
 from rein.workers.brief import SUBMIT, SYSTEM_PROMPT, render_brief, submit_schema
-from rein.workers.conversation import LoopState, unseal
+from rein.workers.compaction import estimate
+from rein.workers.conversation import LoopState, load_messages, unseal
 from rein.workers.grants import AttemptGrants, attempt_grants
 from rein.workers.hook_calls import attempt_hooks
 from rein.workers.model_attempt import ModelAttempt, steps
@@ -242,9 +243,12 @@ class ModelWorker:
         else:
             # Only the shell can reach git (file tools refuse .git); bubblewrap stops it too,
             # and this catches the process backend.
+            # A conversation turn reads the thread's earlier turns first, as they happened
+            # (redacted, never unsealed): the same prefix every later turn starts with.
+            carried = load_messages(request.transcript)
             state = LoopState(
-                messages=[Message(role="user", content=user or render_brief(request))],
-                refs=git_refs(request.workspace) if shell else None,
+                messages=[*carried, Message(role="user", content=user or render_brief(request))],
+                refs=git_refs(request.workspace) if shell else None, opening=len(carried),
             )
             opening = fresh_notices(grants, box, shell=shell)
         spend = Spend(
@@ -262,6 +266,10 @@ class ModelWorker:
             max_steps=self.max_steps, extra=extra, approver=self.approver,
             stored=saved is not None, context_tokens=self.context_tokens,
         )
+        if state.opening and saved is None and self.context_tokens is not None:
+            # Nothing measured the carried turns yet: an estimate decides whether the first
+            # call compacts them (rein.workers.compaction).
+            attempt.last_input = estimate(system, state.messages, tools)
         attempt.hooks = attempt_hooks(request, box, (*self.hooks, *hooks), attempt.hook_steps,
                                       messages=lambda: attempt.state.messages)
         return attempt, opening

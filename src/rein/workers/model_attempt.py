@@ -252,7 +252,8 @@ class ModelAttempt(Record, eq=False):
             return self.took_hooks([turn, Noted(data={
                 "text": "compaction failed (the summary was empty); the conversation is kept"})])
         replaced = list(self.state.messages)
-        self.state.messages[:] = compacted(replaced, summary)
+        self.state.messages[:] = compacted(replaced, summary, self.state.opening)
+        self.state.opening = 0
         self.compactions += 1
         assert self.context_tokens is not None
         item = record(self.compactions, replaced, summary,
@@ -283,7 +284,7 @@ class ModelAttempt(Record, eq=False):
                 FailureClass.PERMISSION_DENIED,
                 f"hook {chain.blocked_by} stopped the session: {chain.stop}")])
         context = self.box.redact(chain.context_text)
-        opening_context(self.state.messages, context)
+        opening_context(self.state.messages, context, self.state.opening)
         return self.took_hooks([HookPrompt(text=context)] if context else [])
 
     async def session_end(self, finished: Finished) -> list[Step]:

@@ -16,7 +16,8 @@ from rein.errors import Refused
 from rein.protocol import ServerRequest
 from tests.scenarios.model_env import isolate
 
-# One script per conversation: every turn (a fresh conversation) asks for the same command.
+# One script per conversation, and a thread is one conversation (each turn reads the turns
+# before it): every turn of it asks for the same command.
 TOML = ('[providers.script]\nkind = "scripted"\n'
         'options = { script = "turns.json", position = "conversation" }\n\n'
         '[tiers.standard]\nprovider = "script"\nmodel = "scripted-1"\n')
@@ -26,7 +27,7 @@ TOML = ('[providers.script]\nkind = "scripted"\n'
 def root_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     isolate(tmp_path, monkeypatch)
     (tmp_path / "rein.toml").write_text(TOML)
-    (tmp_path / "turns.json").write_text(json.dumps([
+    (tmp_path / "turns.json").write_text(json.dumps(3 * [
         {"tool_calls": [{"name": "shell_exec", "arguments": {"command": "echo hi"}}]},
         {"tool_calls": [{"name": "submit_outputs", "arguments": {"reply": "said hi"}}]}]))
     return tmp_path
@@ -68,7 +69,9 @@ def test_accept_for_session_is_remembered_by_the_thread_across_processes(root: P
 def test_accept_for_session_covers_only_the_exact_action(root: Path) -> None:
     asked: list[str] = []
     thread_id, _ = _turn(root, None, "acceptForSession", asked)
+    said = json.loads((root / "turns.json").read_text())[:2]  # the first turn's answers
     (root / "turns.json").write_text(json.dumps([
+        *said,
         {"tool_calls": [{"name": "shell_exec", "arguments": {"command": "echo other"}}]},
         {"tool_calls": [{"name": "submit_outputs", "arguments": {"reply": "no"}}]}]))
     _, other = _turn(root, thread_id, "decline", asked)

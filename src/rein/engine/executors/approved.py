@@ -97,11 +97,13 @@ class ApprovedNode:
         filled, secret_names = self.environment(env)
         if self.judge is not None:
             return request.replace(env=filled, secret_names=secret_names, permissions=(),
-                                   tools=(), profile=None, worker=None, kind="judge")
+                                   tools=(), profile=None, worker=None, kind="judge",
+                                   transcript=())
         req = self.node.get("requirements") or {}
         request = request.replace(kind=self.attempt_kind or "task",
                                   profile=self.node.get("x-rein-profile"),
                                   worker=self.node.get("x-rein-worker"),
+                                  transcript=tuple(self.node.get("x-rein-transcript") or ()),
                                   constraints=dict(self.node.get("constraints") or {}))
         granted = {str(p) for p in req.get("permissions") or ()}
         tools = {t if isinstance(t, str) else str(t.get("name"))

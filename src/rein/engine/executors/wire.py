@@ -84,6 +84,7 @@ def decode_request(text: str) -> Job:
         "outputs": tuple(OutputSpec(**o) for o in data["outputs"]),
         "permissions": tuple(data["permissions"]), "tools": tuple(data["tools"]),
         "checks": tuple(data["checks"]), "branches": tuple(data["branches"]),
+        "transcript": tuple(data.get("transcript") or ()),
         "budget": Budget(**data["budget"]),
         "feedback": None if feedback is None else Feedback(
             failure_class=FailureClass(feedback["failure_class"]),

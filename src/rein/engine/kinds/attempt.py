@@ -23,6 +23,8 @@ from rein.engine.budget import node_budget_left, node_overrun
 from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import diagnostic
+from rein.engine.events import EventType
+from rein.engine.kinds.attempt_end import AttemptEnd
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -190,7 +192,7 @@ def _serving_worker(ctx: RunContext, inst: ScopeInstance, nid: str, request: Att
     if worker is None or not worker.can_serve(request):
         worker = pick_worker(ctx, request)
     if worker is None:
-        ctx.emit("worker/unavailable", {"node": inst.key(nid), "attempt": request.attempt,
+        ctx.emit(EventType.WORKER_UNAVAILABLE, {"node": inst.key(nid), "attempt": request.attempt,
                                         "tier": request.tier})
         raise Paused("worker", {"node": inst.key(nid), "attempt": request.attempt})
     return worker
@@ -215,7 +217,7 @@ async def _open(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[st
     state.record.setdefault("attempts", []).append(rec)
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
-    ctx.save_node(inst, nid, "attempt/started", {"attempt": n, "tier": tier,
+    ctx.save_node(inst, nid, EventType.ATTEMPT_STARTED, {"attempt": n, "tier": tier,
                                                  "worker": worker.name}, at=at)
     return rec, declined
 
@@ -284,25 +286,23 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
 def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
           outcome: AttemptOutcome, success: SuccessOutcome | None) -> AttemptOutcome:
     """Finish the attempt's record with ``outcome`` and save it with the node."""
-    rec["status"] = outcome.status.value
-    rec["finished_at"] = at = ctx.now()
-    if success is not None and success.results:
-        rec["success"] = success.to_record()
-    if outcome.failure is not None:
-        rec["error"] = f"{outcome.failure.value}: {outcome.message or ''}".rstrip(": ")
-        rec["x-rein-failure-class"] = outcome.failure.value
-        specs = inst.model.nodes[nid].get("outputs") or {}
-        kept = {k: v for k, v in outcome.outputs.items()
-                if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
-        if kept:
-            # A replay that adopts this attempt needs what it produced: checkpoint material,
-            # degrade_outputs, succeed_degraded. Redacted values are never written.
-            rec["x-rein-outputs"] = kept
+    specs = inst.model.nodes[nid].get("outputs") or {}
+    # A replay that adopts a failed attempt needs what it produced: checkpoint material,
+    # degrade_outputs, succeed_degraded. Redacted values are never written.
+    kept = {} if outcome.failure is None else {
+        k: v for k, v in outcome.outputs.items()
+        if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
+    end = AttemptEnd(attempt=rec["attempt"], status=outcome.status, finished_at=ctx.now(),
+                     failure=outcome.failure, message=outcome.message,
+                     success=success.to_record() if success is not None and success.results
+                     else None, outputs=kept)
+    rec.update(end.to_record())
+    at = end.finished_at
     # The reason and the usage ride on the event, so a live view (`rein run`, `rein runs
     # watch`) shows a failed attempt and the budget spent from the log alone. Held: the
     # node's end (or the next attempt, or the ladder) follows and commits both; lost in a
     # crash, the attempt was in flight, and resuming runs it again.
-    ctx.save_node(inst, nid, "attempt/finished",
+    ctx.save_node(inst, nid, EventType.ATTEMPT_FINISHED,
                   {"attempt": rec["attempt"], "result": outcome.status.value,
                    "failure": outcome.failure.value if outcome.failure else None,
                    **({"error": rec["error"]} if "error" in rec else {}),

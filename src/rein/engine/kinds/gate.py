@@ -17,6 +17,7 @@ from typing import Any
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
 from rein.engine.evaluation import diagnostic, value
+from rein.engine.events import EventType
 from rein.engine.expressions import render
 from rein.engine.kinds import ladder
 from rein.engine.node_steps import human_timeouts
@@ -41,7 +42,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     if mode == "notify":
         events.append({"at_stage": "gate", "mode": mode, "outcome": "notified",
                        "at": ctx.now()})
-        ctx.emit("human/notified", {"node": key, "prompt": prompt})
+        ctx.emit(EventType.HUMAN_NOTIFIED, {"node": key, "prompt": prompt})
         return NodeOutcome(status=NodeStatus.SUCCEEDED)
     present = [value(ctx, scope, str(e), f"node {nid} gate.present") for e in
                gate.get("present") or []]

@@ -21,6 +21,7 @@ from rein.core.failures import FailureClass
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus
 from rein.engine import approvals
 from rein.engine.evaluation import condition, diagnostic
+from rein.engine.events import EventType
 from rein.engine.expressions import render
 from rein.engine.kinds.attempt import AttemptOutcome
 from rein.engine.node_steps import checkpoints
@@ -60,7 +61,7 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
                 continue
             taken = await _fallback(ctx, inst, nid, spec, step, last)
             if taken is not None:
-                ctx.emit("node/fallback", {"node": inst.key(nid), "strategy": step["strategy"]})
+                ctx.emit(EventType.NODE_FALLBACK, {"node": inst.key(nid), "strategy": step["strategy"]})
                 return taken.noting(fallback_used=str(step["strategy"]))
     reason = failure.value if failure else "failed"
     on_exhausted = block.on_exhausted
@@ -192,7 +193,7 @@ async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
                    "no failure.escalation", node=inst.key(nid))
         return None
     state.record["escalated"] = True
-    ctx.emit("node/escalated", {"node": inst.key(nid), "to": esc.get("to"), "reason": reason})
+    ctx.emit(EventType.NODE_ESCALATED, {"node": inst.key(nid), "to": esc.get("to"), "reason": reason})
     try:
         await checkpoints(ctx, inst, nid, spec.raw, "on_escalation", max(1, state.attempts),
                           this={"id": nid, "attempt": max(1, state.attempts),

@@ -9,11 +9,11 @@ and judged again.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.states import AttemptStatus
 from rein.engine.kinds.attempt import GENERIC, AttemptOutcome, failed_criteria
+from rein.engine.kinds.attempt_end import AttemptEnd
+from rein.engine.runtime import NodeState
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec, RetrySpec
 from rein.workers.base import Feedback
 
@@ -39,7 +39,7 @@ def feedback_for(retry: RetrySpec, last: AttemptOutcome) -> Feedback | None:
     return Feedback(failure_class=failure, summary=GENERIC, failed_criteria=last.feedback)
 
 
-def adopted(state: Any, spec: NodeSpec, n: int) -> AttemptOutcome | None:
+def adopted(state: NodeState, spec: NodeSpec, n: int) -> AttemptOutcome | None:
     """Attempt ``n`` as an earlier process closed it, when the run paused after it.
 
     A run continues by replay, and a node that was retrying is scheduled again from its
@@ -48,16 +48,14 @@ def adopted(state: Any, spec: NodeSpec, n: int) -> AttemptOutcome | None:
     against a workspace that later attempts have changed.
     """
     for rec in state.record.get("attempts") or []:
-        if rec.get("attempt") != n or rec.get("status") in (None, "succeeded"):
+        if rec.get("attempt") != n:
             continue
-        error = str(rec.get("error") or "")
+        end = AttemptEnd.from_record(rec)
+        if end is None or end.failure is None:  # in flight, or it succeeded: run it
+            continue
         return AttemptOutcome(
-            status=AttemptStatus(rec["status"]),
-            failure=FailureClass(rec.get("x-rein-failure-class") or "criteria_failed"),
-            message=error.split(": ", 1)[1] if ": " in error else (error or None),
-            outputs=dict(rec.get("x-rein-outputs") or {}),
-            feedback=failed_criteria((rec.get("success") or {}).get("results") or (),
-                                     spec.success))
+            status=end.status, failure=end.failure, message=end.message, outputs=end.outputs,
+            feedback=failed_criteria((end.success or {}).get("results") or (), spec.success))
     return None
 
 

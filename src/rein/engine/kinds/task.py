@@ -31,6 +31,7 @@ from rein.engine.kinds.attempt import (
     run_attempt,
     status_for,
 )
+from rein.engine.kinds.attempt_end import AttemptEnd
 from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.retry import (
     adopted,
@@ -129,27 +130,30 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     chosen = chosen or block.get("default_branch")
     if chosen is None:
         error = "no branch matched and there is no default_branch"
-        rec.update(status="failed", finished_at=ctx.now(),
-                   error=f"{FailureClass.CRITERIA_FAILED.value}: {error}",
-                   **{"x-rein-failure-class": FailureClass.CRITERIA_FAILED.value})
+        rec.update(AttemptEnd(attempt=n, status=AttemptStatus.FAILED, finished_at=ctx.now(),
+                              failure=FailureClass.CRITERIA_FAILED, message=error).to_record())
         return AttemptOutcome(status=AttemptStatus.FAILED,
                               failure=FailureClass.CRITERIA_FAILED, message=error)
     outputs = {"decision": chosen}
     check = spec.raw.get("success")
     success = SuccessOutcome(passed=True) if check is None else await evaluate_success(
         check, criterion_context(ctx, inst, nid, spec.raw, n, outputs))
-    rec["finished_at"] = ctx.now()
-    if success.results:
-        rec["success"] = success.to_record()
+    # This record has finished_at and success before status (the order it always had).
+    rec["finished_at"] = at = ctx.now()
+    judged = success.to_record() if success.results else None
+    if judged is not None:
+        rec["success"] = judged
     if success.passed:
-        rec["status"] = AttemptStatus.SUCCEEDED.value
+        rec.update(AttemptEnd(attempt=n, status=AttemptStatus.SUCCEEDED, finished_at=at,
+                              success=judged).to_record())
         return AttemptOutcome(status=AttemptStatus.SUCCEEDED, outputs=outputs,
                               success=success, decision=chosen)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
     told = failed_criteria(success.to_record()["results"], spec.success)
-    rec.update(status=status.value, error=f"{failure.value}: {criteria_reason(told)}",
-               **{"x-rein-failure-class": failure.value, "x-rein-outputs": outputs})
+    rec.update(AttemptEnd(attempt=n, status=status, finished_at=at, failure=failure,
+                          message=criteria_reason(told), success=judged,
+                          outputs=outputs).to_record())
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
         message=criteria_reason(told), feedback=told)

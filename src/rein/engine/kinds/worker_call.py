@@ -13,6 +13,7 @@ from typing import Any
 
 from rein.core.failures import FailureClass
 from rein.engine.attempt_session import EngineSession
+from rein.engine.events import EventType
 from rein.engine.expressions import render
 from rein.engine.routing import select_worker
 from rein.engine.runtime import RunContext, ScopeInstance
@@ -59,7 +60,7 @@ def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
         feedback=feedback, branches=_branches(node), checks=_checks(node),
         constraints=dict(node.get("constraints") or {}),
         profile=node.get("x-rein-profile"), worker=node.get("x-rein-worker"),
-        routed=routed,
+        routed=routed, transcript=tuple(node.get("x-rein-transcript") or ()),
     )
 
 
@@ -140,7 +141,8 @@ def is_mutating(node: Mapping[str, Any]) -> bool:
         p.startswith(_MUTATING_PERMISSIONS) for p in perms) or bool(req.get("secrets"))
 
 
-_HOOK_EVENTS = {ItemKind.HOOK_STARTED: "hook/started", ItemKind.HOOK_COMPLETED: "hook/completed"}
+_HOOK_EVENTS = {ItemKind.HOOK_STARTED: EventType.HOOK_STARTED,
+                ItemKind.HOOK_COMPLETED: EventType.HOOK_COMPLETED}
 
 
 async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
@@ -162,7 +164,7 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                     ctx.emit(hook, {"node": inst.key(nid), "attempt": request.attempt,
                                     "run": dict(item.data)})
                     continue
-                ctx.emit("item", {"node": inst.key(nid), "attempt": request.attempt,
+                ctx.emit(EventType.ITEM, {"node": inst.key(nid), "attempt": request.attempt,
                                   "kind": item.kind.value, "data": dict(item.data)})
         finally:
             close = getattr(stream, "aclose", None)

@@ -1,7 +1,8 @@
 """A conversation turn as a graph: one task node that the model worker serves.
 
-The turn's brief is the user's text, after what was said in the thread's earlier turns;
-the node asks for the tools and permissions the thread's sandbox allows
+The turn's brief is the user's text; the thread's earlier turns are carried as the messages
+they were made of (``x-rein-transcript``, :mod:`rein.engine.sessions.carried`), which the
+model worker puts before the brief. The node asks for the tools and permissions the thread's sandbox allows
 (:func:`rein.engine.sessions.policy.requirements`), which the engine narrows by the profile
 and ``rein.toml``. The graph is written under ``.rein/threads/`` and run like any other,
 so the run is durable, resumable and bound by digest to what it was asked to do; its
@@ -27,16 +28,12 @@ def text_of(items: Sequence[Mapping[str, Any]]) -> str:
 
 
 def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
-          history: Sequence[tuple[str, str]], sandbox: Mapping[str, Any],
+          transcript: Sequence[Mapping[str, Any]], sandbox: Mapping[str, Any],
           approval_policy: str) -> dict[str, Any]:
-    """The one-node graph of a conversation turn. ``history``: (user, reply) of earlier
-    turns, oldest first."""
-    brief = text
-    if history:
-        said = "\n\n".join(f"User: {u}\n\nYou: {r}" for u, r in history)
-        brief = f"Earlier in this conversation:\n\n{said}\n\nNow the user says:\n\n{text}"
+    """The one-node graph of a conversation turn. ``transcript``: the messages of the
+    thread's earlier turns, oldest first (:func:`rein.engine.sessions.carried.turn_messages`)."""
     node: dict[str, Any] = {
-        "type": "task", "title": "Conversation turn", "description": brief,
+        "type": "task", "title": "Conversation turn", "description": text,
         "outputs": {"reply": {"type": "string",
                               "description": "your answer to the user, in words"}},
         # `standard` unless the client picked another configured tier for the thread
@@ -44,6 +41,8 @@ def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
         "intelligence": {"tier": str(thread.get("tier") or "standard")},
         "requirements": policy.requirements(sandbox),
     }
+    if transcript:
+        node["x-rein-transcript"] = [dict(m) for m in transcript]
     if thread.get("profile"):
         # The profile narrows the sandbox's tools further: what it does not grant is
         # dropped from the turn, not a reason to refuse the turn (PROFILE002).

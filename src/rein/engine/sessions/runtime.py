@@ -23,6 +23,7 @@ from rein.core.states import ApprovalStatus
 from rein.engine import events
 from rein.engine.clock import Clock, RandomIds
 from rein.engine.sessions import (
+    carried,
     conversation,
     digest,
     ends,
@@ -161,15 +162,17 @@ class Sessions:
         """The id of the turn's own log: its digest question and answer, and its end."""
         return str(ends.log_of(turn))
 
-    def history(self, thread_id: str) -> list[tuple[str, str]]:
-        """(what the person sent, the reply) of each turn of the thread, oldest first: what
-        a new conversation turn is told was said before (:mod:`.replies`)."""
-        out = []
+    def transcript(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's turns so far as the messages a new conversation turn's model reads
+        first, oldest first (:mod:`.carried`): each turn's words, its model's answers, tool
+        calls and their results, as recorded (redacted)."""
+        out: list[dict[str, Any]] = []
+        used: set[str] = set()
         for turn in self.turns(thread_id):
             self.end_of(turn)  # a turn that will never start is recorded so
             run_id = self.run_of(turn)
             told = self.store.events(run_id, types=("input/steered", "node/finished",  # type: ignore[arg-type]
-                                                    "run/finished")) if run_id else []
+                                                    "run/finished", "item")) if run_id else []
             graph = turn.input.get("kind") == "graph"
             refused = None
             if graph:
@@ -180,8 +183,10 @@ class Sessions:
                         ApprovalStatus.PENDING, ApprovalStatus.ACCEPTED):
                     refused = replies.WORDS[answer.status]
             items = turn.input.get("items") or []
-            out.append((replies.said(items, told),
-                        replies.reply(graph=graph, run_events=told, refused=refused)))
+            out += carried.turn_messages(
+                seq=turn.seq, said=replies.said(items, told),
+                reply=replies.reply(graph=graph, run_events=told, refused=refused),
+                run_events=told, conversation=not graph, used=used)
         return out
 
     def in_progress(self, thread_id: str) -> str | None:
@@ -242,7 +247,8 @@ class Sessions:
                           digestApproval=self._ids.new("apv"))
         else:
             data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
-                                      text=text, history=self.history(thread_id), sandbox=box,
+                                      text=text, transcript=self.transcript(thread_id),
+                                      sandbox=box,
                                       approval_policy=asks)
             path = conversation.write(self.workspace, thread_id, turn_id, data)
             record.update(kind="conversation", graph=str(path))
