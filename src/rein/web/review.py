@@ -25,7 +25,7 @@ GIT_SECONDS = 10
 WHAT = {
     "graph": "Approve the graph", "gate": "Gate", "checkpoint": "Checkpoint",
     "criterion": "Human criterion", "escalation": "Escalation",
-    "tool_call": "Tool call under an ask permission", "mcp_launch": "Launch an MCP server",
+    "tool_call": "A tool call under an ask permission", "mcp_launch": "Launch an MCP server",
     "profile": "A proposed change to an agent profile",
 }
 
