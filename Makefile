@@ -47,6 +47,7 @@ lint: $(STAMP)
 # A throwaway PostgreSQL server for the store tests (skipped when none can be started).
 test: $(STAMP) system-deps lint
 	@bash scripts/acpx.sh
+	@bash scripts/axe.sh
 	@bash scripts/agent-clis.sh
 	@eval "$$(bash scripts/postgres.sh start)"; \
 	$(BIN)/python -m pytest; status=$$?; \

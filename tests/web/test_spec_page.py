@@ -103,4 +103,4 @@ def test_a_failed_document_shows_its_last_refusal() -> None:
                            "last_failure": "- the charter needs \"goal\" <b>"}]}
     html = section(snap)
     assert "data-stop='failed'" in html and "class='status failed'" in html
-    assert "<pre class='evidence'>- the charter needs &quot;goal&quot; &lt;b&gt;</pre>" in html
+    assert "<pre tabindex='0' class='evidence'>- the charter needs &quot;goal&quot; &lt;b&gt;</pre>" in html

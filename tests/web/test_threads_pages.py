@@ -96,7 +96,7 @@ def test_answering_in_the_page_runs_the_command_and_completes_the_turn(
     assert view.status == "completed" and view.pending == ()
     page = console.client.get(f"/threads/{thread_id}").text
     command = page.split("data-type='commandExecution'", 1)[1].split("data-type=", 1)[0]
-    assert "web-console-was-here" in command.split("<pre class='output'>", 1)[1]
+    assert "web-console-was-here" in command.split("<pre tabindex='0' class='output'>", 1)[1]
     assert "data-type='commandExecution' data-status='completed'" in page
     assert "<span class='add'>+one</span>" in page  # the file change's diff
     assert "All done." in page and "data-question=" not in page

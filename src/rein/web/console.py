@@ -192,7 +192,7 @@ class Console:
         rows = self.h.approvals(run_id=run_id or None)
         return HTMLResponse(pages_queue.approvals_page(
             rows, csrf=self.csrf(request), read_only=self.read_only, error=error,
-            run_id=run_id), status_code=409 if error else 200)
+            run_id=run_id, workspace=self.h.workspace), status_code=409 if error else 200)
 
     async def answer(self, request: Request) -> Response:
         form: dict[str, str] = request.state.form

@@ -23,7 +23,7 @@ def status(value: Any) -> str:
 
 
 def pretty(value: Any) -> str:
-    return f"<pre>{e(json.dumps(value, indent=2, ensure_ascii=False, default=str))}</pre>"
+    return f"<pre tabindex=\"0\">{e(json.dumps(value, indent=2, ensure_ascii=False, default=str))}</pre>"
 
 
 def page(title: str, body: str, *, read_only: bool = False,
@@ -37,10 +37,11 @@ def page(title: str, body: str, *, read_only: bool = False,
         f"<title>{e(title)} · rein</title>"
         "<link rel=\"stylesheet\" href=\"/static/console.css\"></head>"
         f"<body{extra}><header class=\"top\"><a class=\"brand\" href=\"/\">rein</a>"
+        "<nav aria-label=\"console\">"
         "<a href=\"/\">Runs</a><a href=\"/approvals\">Approvals</a>"
         "<a href=\"/plans\">Plans</a><a href=\"/threads\">Threads</a>"
         "<a href=\"/spec\">Spec flow</a><a href=\"/dev\">Dev flow</a>"
-        "<a href=\"/evals\">Evals</a>"
+        "<a href=\"/evals\">Evals</a></nav>"
         f"{badge}<span class=\"muted\">{e(VERSION)}</span></header>"
         f"<main>{body}</main><script src=\"/static/console.js\"></script></body></html>")
 

@@ -45,7 +45,7 @@ def _checks(feature: Mapping[str, Any]) -> str:
         results = "".join(
             f"<li data-check='{e(r['id'])}' data-passed='{str(r['passed']).lower()}'>"
             f"{'✓' if r['passed'] else '✗'} <code>{e(r['id'])}</code>"
-            + (f"<pre class='evidence'>{e(str(r['evidence'])[:EVIDENCE_SHOWN])}</pre>"
+            + (f"<pre tabindex='0' class='evidence'>{e(str(r['evidence'])[:EVIDENCE_SHOWN])}</pre>"
                if r.get("evidence") else "") + "</li>"
             for r in a["results"])
         error = f"<div class='muted'>{e(a['error'])}</div>" if a.get("error") else ""
@@ -79,7 +79,7 @@ def section(snap: Mapping[str, Any] | None) -> str:
     details = "".join(
         f"<details data-feature-detail='{e(f['id'])}'><summary><code>{e(f['id'])}</code> "
         f"{e(f['title'])} {status(f['status'])}</summary>"
-        + (f"<pre class='evidence'>{e(f['last_failure'])}</pre>" if f.get("last_failure")
+        + (f"<pre tabindex='0' class='evidence'>{e(f['last_failure'])}</pre>" if f.get("last_failure")
            else "") + _checks(f) + "</details>"
         for f in features)
     return (

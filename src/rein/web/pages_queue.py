@@ -15,20 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from rein.engine.service import ApprovalRow
-from rein.web import views
-from rein.web.html import e, error_box, form, hidden, page, pretty, status, table
+from rein.web import review, views
+from rein.web.html import e, error_box, form, hidden, page, status, table
 
 MAX_GRAPHS = 500  # files listed on the plans page; a workspace with more is searched by path
 SKIPPED_DIRS = frozenset({".git", ".rein", ".venv", "node_modules", "__pycache__"})
 
-_WHAT = {
-    "graph": "Approve a graph (its digest, parameters and child documents) before it runs",
-    "gate": "A gate of the graph", "checkpoint": "A human checkpoint of a node",
-    "criterion": "A human success criterion", "escalation": "An escalation to a person",
-    "tool_call": "A tool call under an ask permission",
-    "mcp_launch": "Launching an MCP server (its command line)",
-    "profile": "A proposed change to an agent profile",
-}
 
 
 def input_fields(req: Mapping[str, Any]) -> str:
@@ -113,15 +105,19 @@ def given_html(row: ApprovalRow) -> str:
     return f"<div class='given muted' data-given>{who} · {' · '.join(facts)}</div>"
 
 
-def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
+def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool,
+                  workspace: Path | None = None) -> str:
+    """One question: which gate of which node, what it asks, the material as a person
+    reviews it (:mod:`rein.web.review`), and the digest an answer binds, written as
+    ``rein approvals show`` writes it."""
     req = dict(row.request)
-    shown = {k: v for k, v in req.items() if k not in ("prompt",)}
     head = (f"<div class='card' data-approval='{e(row.approval_id)}'>"
-            f"<div><b>{e(_WHAT.get(row.kind.value, row.kind.value))}</b> "
+            f"<div>{review.heading(row)} "
             f"{status(row.status.value)} · {_owner(row)}{_risk(row)}</div>"
-            f"<p>{e(req.get('prompt') or req.get('node') or row.key)}</p>"
-            f"<div class='muted'>digest of what is shown: <code data-digest>{e(row.digest)}"
-            f"</code></div><details><summary>what is shown</summary>{pretty(shown)}</details>")
+            f"<p class='asks'>{e(req.get('prompt') or req.get('node') or row.key)}</p>"
+            f"{review.material(row, workspace)}"
+            f"<div class='muted'>digest <code data-digest>{e(row.digest)}</code> (what an "
+            "answer binds)</div>")
     if row.status.value != "pending":
         return head + given_html(row) + "</div>"
     if read_only:
@@ -136,10 +132,12 @@ def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool) -> str:
 
 
 def approvals_page(rows: Sequence[ApprovalRow], *, csrf: str, read_only: bool,
-                   error: tuple[str, str, str | None] | None = None, run_id: str = "") -> str:
+                   error: tuple[str, str, str | None] | None = None, run_id: str = "",
+                   workspace: Path | None = None) -> str:
     top = error_box(*error) if error else ""
     scope = f" of <code>{e(run_id)}</code>" if run_id else ""
-    cards = "".join(approval_card(r, csrf=csrf, read_only=read_only) for r in rows) or \
+    cards = "".join(approval_card(r, csrf=csrf, read_only=read_only, workspace=workspace)
+                    for r in rows) or \
         "<p class='muted'>Nothing waits for an answer.</p>"
     return page("Approvals", f"{top}<h1>Approval queue{scope}</h1>{cards}", read_only=read_only)
 
@@ -233,9 +231,9 @@ def plan_page(path: str, plan: Any, digest: str, findings: Sequence[Any], *, csr
         cls="card")
     body = (f"{top}<h1>{e(plan.title)}</h1><div class='card'>file <code>{e(path)}</code> · "
             f"graph <code>{e(plan.graph_id)}</code> · digest <code data-digest>{e(digest)}"
-            f"</code></div>{run}<div class='dagwrap'>{pic}</div>"
+            f"</code></div>{run}<div class='dagwrap' tabindex='0'>{pic}</div>"
             + (f"<h2>Findings</h2><ul>{notes}</ul>" if notes else "")
-            + f"<h2>Plan</h2><pre class='plan'>{e(render.render_text(plan))}</pre>")
+            + f"<h2>Plan</h2><pre tabindex='0' class='plan'>{e(render.render_text(plan))}</pre>")
     return page(f"Plan {path}", body, read_only=read_only)
 
 

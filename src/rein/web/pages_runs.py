@@ -51,8 +51,9 @@ def runs_page(h: Harness, *, state: str, text: str, now: dt.datetime, read_only:
     query = f"state={e(state)}&amp;q={e(text)}"
     body = (
         "<h1>Runs</h1>"
-        '<form method="get" action="/" class="card">Status <select name="state">'
-        f'{options}</select> Graph or run <input type="text" name="q" value="{e(text)}">'
+        '<form method="get" action="/" class="card" role="search" aria-label="filter runs">'
+        f'<label>Status <select name="state">{options}</select></label> '
+        f'<label>Graph or run <input type="text" name="q" value="{e(text)}"></label>'
         ' <button>Filter</button></form>'
         + table(("Run", "Status", "Graph", "Workspace", "Started", "Duration", "Cost"),
                 run_rows(h, filtered(h, state=state, text=text), now), body_id="runs")
@@ -167,11 +168,11 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         f"<a href='/runs/{e(run.run_id)}/report'>what the agent spent</a> "
         f"{actions}</div>{queue}"
         + (f"<div class='notice'>{e(pic.notice)}</div>" if pic.notice else "")
-        + "<div class='split'><div><div class='dagwrap'>" + pic.svg + "</div>"
+        + "<div class='split'><div><div class='dagwrap' tabindex='0'>" + pic.svg + "</div>"
         + "<h2>Budgets</h2>" + _budgets(views.budgets(h, run, used))
         + "<h2>Nodes</h2><div data-nodes>" + _nodes(h.nodes(run.run_id)) + "</div>"
         + _answered(answered)
-        + "</div><div><h2>Events</h2><ol class='log'>" + log_items(events) + "</ol></div></div>")
+        + "</div><div><h2>Events</h2><ol class='log' tabindex='0' aria-label='events'>" + log_items(events) + "</ol></div></div>")
     return page(run.run_id, body, read_only=read_only, attrs={
         "data-stream": f"/runs/{run.run_id}/events?after={last}", "data-scope": scope,
         "data-last-seq": str(last)})

@@ -54,7 +54,7 @@ def section(snap: Mapping[str, Any] | None) -> str:
             for d in snap["documents"]]
     failures = "".join(
         f"<details data-document-detail='{e(d['document'])}' open><summary><code>"
-        f"{e(d['path'])}</code> {status('failed')}</summary><pre class='evidence'>"
+        f"{e(d['path'])}</code> {status('failed')}</summary><pre tabindex='0' class='evidence'>"
         f"{e(str(d['last_failure'])[:EVIDENCE_SHOWN])}</pre></details>"
         for d in snap["documents"] if d.get("last_failure"))
     published = snap.get("published") or {}

@@ -47,6 +47,12 @@ def _path(points: Sequence[tuple[float, float]]) -> str:
     return " ".join(out)
 
 
+def _name(ids: Sequence[str]) -> str:
+    """The picture's text alternative: what it draws (each box also has its own title)."""
+    shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+    return f"graph of {len(ids)} node(s): {shown}"
+
+
 def render(boxes: Sequence[Box], arrows: Sequence[Arrow], *, order: Sequence[str] | None = None
            ) -> str:
     """The ``<svg>`` element. ``order``: a topological order of the ids (the plan's)."""
@@ -56,7 +62,7 @@ def render(boxes: Sequence[Box], arrows: Sequence[Arrow], *, order: Sequence[str
     lay = layout(ids, [(a.source, a.target) for a in arrows])
     kinds = {(a.source, a.target): a for a in arrows}
     parts = [(f'<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" '
-             f'viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" width="{lay.width:.0f}" '
+             f'aria-label="{escape(_name(ids))}" viewBox="0 0 {lay.width:.0f} {lay.height:.0f}" width="{lay.width:.0f}" '
              f'height="{lay.height:.0f}">'),
              ('<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="5" '
              'markerHeight="5" orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>')]

@@ -63,7 +63,7 @@ def _command(item: Mapping[str, Any]) -> str:
     if item.get("durationMs") is not None:
         facts.append(f"{e(item.get('durationMs'))} ms")
     out = item.get("aggregatedOutput")
-    shown = f"<pre class='output'>{e(_cut(out))}</pre>" if out else ""
+    shown = f"<pre tabindex='0' class='output'>{e(_cut(out))}</pre>" if out else ""
     return _frame(item, f"Command <code>$ {e(item.get('command'))}</code>",
                   f"<div class='muted'>{' · '.join(facts)}</div>{shown}")
 
@@ -73,7 +73,7 @@ def _diff(text: Any) -> str:
     for line in _cut(text).splitlines():
         cls = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
         lines.append(f"<span class='{cls}'>{e(line)}</span>" if cls else e(line))
-    return "<pre class='diff'>" + "\n".join(lines) + "</pre>"
+    return "<pre tabindex='0' class='diff'>" + "\n".join(lines) + "</pre>"
 
 
 def _files(item: Mapping[str, Any]) -> str:
@@ -93,7 +93,7 @@ def _tool(item: Mapping[str, Any]) -> str:
     texts = [str(c.get("text")) for c in result.get("content") or ()
              if isinstance(c, Mapping) and c.get("text") is not None]
     error = item.get("error") if isinstance(item.get("error"), Mapping) else None
-    said = (f"<pre class='output'>{e(_cut(chr(10).join(texts)))}</pre>" if texts else "") + (
+    said = (f"<pre tabindex='0' class='output'>{e(_cut(chr(10).join(texts)))}</pre>" if texts else "") + (
         f"<div class='error'>{e(error.get('message'))}</div>" if error else "")
     return _frame(item, f"Tool <code>{e(item.get('server'))}.{e(item.get('tool'))}</code>",
                   f"<details><summary>arguments</summary>{pretty(item.get('arguments'))}"
@@ -101,7 +101,7 @@ def _tool(item: Mapping[str, Any]) -> str:
 
 
 def _plan(item: Mapping[str, Any]) -> str:
-    return _frame(item, "Plan", f"<pre class='plan'>{e(_cut(item.get('text')))}</pre>")
+    return _frame(item, "Plan", f"<pre tabindex='0' class='plan'>{e(_cut(item.get('text')))}</pre>")
 
 
 def _hook(item: Mapping[str, Any]) -> str:
@@ -161,7 +161,7 @@ def question(thread_id: str, request: ServerRequest, *, csrf: str, read_only: bo
     p = request.params
     shown = ""
     if p.get("command"):
-        shown += f"<pre class='output'>$ {e(p.get('command'))}</pre>"
+        shown += f"<pre tabindex='0' class='output'>$ {e(p.get('command'))}</pre>"
     if p.get("reason"):
         shown += f"<p>{e(p.get('reason'))}</p>"
     for q in p.get("questions") or ():
