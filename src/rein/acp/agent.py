@@ -114,7 +114,10 @@ class ReinAgent:
                     image=False, audio=False, embedded_context=False),
                 mcp_capabilities=schema.McpCapabilities(http=False, sse=False),  # stdio
                 session_capabilities=schema.SessionCapabilities(
-                    list=schema.SessionListCapabilities())),
+                    list=schema.SessionListCapabilities(),
+                    resume=schema.SessionResumeCapabilities(),
+                    close=schema.SessionCloseCapabilities(),
+                    delete=schema.SessionDeleteCapabilities())),
             auth_methods=[],
             agent_info=schema.Implementation(name="rein", title="rein", version=VERSION))
 
@@ -150,16 +153,34 @@ class ReinAgent:
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
                            additional_directories: Any = None, **kwargs: Any
                            ) -> schema.LoadSessionResponse:
+        row = await self._attach(session_id, cwd, mcp_servers, replay=True)
+        return schema.LoadSessionResponse(
+            modes=options.modes(row.data),
+            config_options=options.config_options(row.data, self.harness.config.data))
+
+    async def resume_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
+                             additional_directories: Any = None, **kwargs: Any
+                             ) -> schema.ResumeSessionResponse:
+        """``session/load`` without the history: the client shows it already."""
+        row = await self._attach(session_id, cwd, mcp_servers, replay=False)
+        return schema.ResumeSessionResponse(
+            modes=options.modes(row.data),
+            config_options=options.config_options(row.data, self.harness.config.data))
+
+    async def _attach(self, session_id: str, cwd: str, mcp_servers: Any, *, replay: bool
+                      ) -> Any:
+        """The thread ``session_id`` as this connection's session (its history sent as
+        updates when ``replay``); a turn its process left unfinished goes on."""
         self._opened(session_id, cwd, mcp_servers)
         sessions = self.harness.sessions
         try:
             row = sessions.thread(session_id)
-            history = threads.replay(self.harness, session_id)
+            history = threads.replay(self.harness, session_id) if replay else []
         except ReinError as exc:
             raise _error(exc) from exc
         where = str(row.data.get("cwd") or cwd)
         earlier = self.sessions.get(session_id)
-        if earlier is not None:  # loaded again: the servers it launched stop first
+        if earlier is not None:  # attached again: the servers it launched stop first
             await earlier.close()
         self.sessions[session_id] = self._opened(session_id, where, mcp_servers)
         for message in history:
@@ -167,13 +188,37 @@ class ReinAgent:
                 for update in updates.updates(message, cwd=where, replay=True):
                     await self.conn.session_update(session_id=session_id, update=update)
         # A turn its process left unfinished (a crash, a kill) goes on here: its pending
-        # questions are asked again and its updates follow the replay.
+        # questions are asked again and its updates follow.
         turn = sessions.reopen(session_id)
         if turn is not None:
             self._spawn(self._follow(self.sessions[session_id], turn, replay=False))
-        return schema.LoadSessionResponse(
-            modes=options.modes(row.data),
-            config_options=options.config_options(row.data, self.harness.config.data))
+        return row
+
+    async def close_session(self, session_id: str, **kwargs: Any
+                            ) -> schema.CloseSessionResponse:
+        """The session ends in this process: its turn is interrupted (as by
+        ``session/cancel``) and its MCP servers stop; the thread stays, to load later."""
+        session = self._session(session_id)
+        await self.cancel(session_id)
+        del self.sessions[session_id]
+        await session.close()
+        return schema.CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any
+                             ) -> schema.DeleteSessionResponse:
+        """The thread leaves ``session/list``: closed here when open, then archived (its
+        record stays in the store; a prompt to it is refused, THREAD003)."""
+        try:
+            self.harness.sessions.thread(session_id)
+        except ReinError as exc:
+            raise _error(exc) from exc
+        if session_id in self.sessions:
+            await self.close_session(session_id)
+        try:
+            self.harness.sessions.update(session_id, archived=True)
+        except ReinError as exc:
+            raise _error(exc) from exc
+        return schema.DeleteSessionResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
                             **kwargs: Any) -> schema.ListSessionsResponse:
