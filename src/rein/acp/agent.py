@@ -185,7 +185,8 @@ class ReinAgent:
         self.sessions[session_id] = self._opened(session_id, where, mcp_servers)
         for message in history:
             if isinstance(message, Notification):
-                for update in updates.updates(message, cwd=where, replay=True):
+                for update in updates.updates(message, cwd=where, replay=True,
+                                              window=self._window(session_id, message)):
                     await self.conn.session_update(session_id=session_id, update=update)
         # A turn its process left unfinished (a crash, a kill) goes on here: its pending
         # questions are asked again and its updates follow.
@@ -233,6 +234,13 @@ class ReinAgent:
                                          title=r.data.get("name") or r.data.get("preview"),
                                          updated_at=r.updated_at) for r in page],
             next_cursor=str(start + len(page)) if more else None)
+
+    def _window(self, thread_id: str, message: Notification) -> int | None:
+        """The session's context window, for a usage message (read only for those)."""
+        if message.method != "thread/tokenUsage/updated":
+            return None
+        return options.window(self.harness.sessions.thread(thread_id).data,
+                              self.harness.config.data)
 
     def _session(self, session_id: str) -> _Session:
         session = self.sessions.get(session_id)
@@ -320,7 +328,8 @@ class ReinAgent:
                     continue
                 if message.method == "turn/completed":
                     status = str(message.params["turn"]["status"])
-                for update in updates.updates(message, cwd=session.cwd):
+                for update in updates.updates(message, cwd=session.cwd,
+                                              window=self._window(session.thread_id, message)):
                     if update.session_update == "tool_call":
                         session.calls[update.tool_call_id] = update
                     await self.conn.session_update(session_id=session.thread_id,

@@ -62,6 +62,14 @@ def config_options(thread: Mapping[str, Any], config: Mapping[str, Any]) -> list
     return out
 
 
+def window(thread: Mapping[str, Any], config: Mapping[str, Any]) -> int | None:
+    """The context window (``context_tokens``) rein.toml declares for the thread's tier."""
+    tier = str(thread.get("tier") or DEFAULT_TIER)
+    route = next((r for r in tier_routes(config.get("tiers")) if r.tier == tier), None)
+    tokens = route.context_tokens if route is not None else None
+    return int(tokens) if isinstance(tokens, int) and tokens > 0 else None
+
+
 def allowed_values(option: str, config: Mapping[str, Any]) -> tuple[str, ...] | None:
     """The values ``option`` takes (None: no such option)."""
     if option == "mode":

@@ -10,7 +10,8 @@ that a live prompt and a ``session/load`` replay give the same updates:
   ``diff`` for a file write, ``read``/``search``/``fetch``/``other`` for the rest) and
   closes as a ``tool_call_update`` (``completed`` or ``failed``: ACP has no "declined");
 - a graph turn's node states are the entries of a ``plan``;
-- token usage is a ``usage_update``;
+- token usage is a ``usage_update``: the tokens of the last model request (its input and
+  output, what its context holds) out of the route's declared context window;
 - the user's own message is replayed (``user_message_chunk``) only on ``session/load``:
   during a prompt the client already shows what it sent.
 """
@@ -44,8 +45,10 @@ TOOL_OPTIONS = (("allow_once", "Allow once", "accept"),
 QUESTION_OPTIONS = (("allow_once", "Approve", "accept"), ("reject_once", "Decline", "decline"))
 
 
-def updates(message: Notification, *, cwd: str, replay: bool = False) -> list[Update]:
-    """The ACP updates one feed notification makes (often none)."""
+def updates(message: Notification, *, cwd: str, replay: bool = False,
+            window: int | None = None) -> list[Update]:
+    """The ACP updates one feed notification makes (often none); ``window`` is the
+    context window of the session's model in tokens, where rein.toml declares it."""
     p = message.params
     match message.method:
         case "item/agentMessage/delta" if p.get("delta"):
@@ -62,11 +65,13 @@ def updates(message: Notification, *, cwd: str, replay: bool = False) -> list[Up
                                                                      "pending"))
                 for s in p.get("plan") or ()])]
         case "thread/tokenUsage/updated":
-            total = (p.get("tokenUsage") or {}).get("total") or {}
-            used = int(total.get("totalTokens") or 0)
-            # The context window is not known for every provider: reported as what is used.
-            return [schema.UsageUpdate(session_update="usage_update", used=used, size=used,
-                                       field_meta={"rein": dict(total)})]
+            if window is None:  # ACP's `size` is the window: not said when not known
+                return []
+            usage = p.get("tokenUsage") or {}
+            last = usage.get("last") or {}
+            used = int(last.get("inputTokens") or 0) + int(last.get("outputTokens") or 0)
+            return [schema.UsageUpdate(session_update="usage_update", used=used, size=window,
+                                       field_meta={"rein": dict(usage.get("total") or {})})]
         case "error":
             text = str((p.get("error") or {}).get("message") or "")
             return [acp.update_agent_message_text(f"error: {text}\n")] if text else []
