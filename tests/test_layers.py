@@ -19,6 +19,8 @@ RANK = {
     # Flows built on the engine's one runtime: the development, specification and evaluation
     # flows.
     "dev": 6, "spec": 6, "eval": 6,
+    # How a test runs a graph: on the Harness, with the scripted worker.
+    "testing": 6,
     # One projection of the event log into threads, turns and items (the Codex and ACP
     # vocabulary), between the engine and the surfaces that speak it.
     "protocol": 7,

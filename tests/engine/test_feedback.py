@@ -11,10 +11,9 @@ import yaml
 
 from rein.core.states import RunStatus
 from rein.engine.record import build_record
+from rein.testing import run_graph, scripted_harness
 from rein.workers.base import AttemptRequest
 from rein.workers.scripted import ScriptedWorker
-
-from .helpers import make_engine, run_graph
 
 GRAPH = {
     "ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/feedback", "title": "t",
@@ -48,10 +47,10 @@ def test_feedback_is_the_recorded_failure_required_first(tmp_path: Path) -> None
     path = tmp_path / "g.agraph.yaml"
     path.write_text(yaml.safe_dump(GRAPH, sort_keys=False))
     worker = RecordingWorker({"nodes": {"a": [{"outputs": {}}, {"outputs": {}}]}})
-    engine = make_engine(tmp_path, workers=(worker,))
-    outcome = run_graph(engine, path)
+    with scripted_harness(tmp_path, workers=(worker,)) as harness:
+        outcome = run_graph(harness, path)
+        record = build_record(harness.store, outcome.run_id)
     assert outcome.status is RunStatus.FAILED
-    record = build_record(engine.store, outcome.run_id)
     results = record["nodes"][0]["attempts"][0]["success"]["results"]
     recorded = {r["id"]: r.get("evidence") for r in results}
     feedback = worker.requests[1].feedback
@@ -63,4 +62,3 @@ def test_feedback_is_the_recorded_failure_required_first(tmp_path: Path) -> None
          "description": "the private check", "evidence": None},
     ]
     assert "private-1234" not in repr(worker.requests[1])
-    engine.store.close()
