@@ -19,11 +19,11 @@ do not name is not served, so the run waits for a worker, as it would in product
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.loops import run as run_loop
 from rein.engine.clock import CounterIds, StepClock
 from rein.engine.service import Harness
 from rein.workers.scripted import ScriptedWorker
@@ -75,4 +75,4 @@ async def start(harness: Harness, path: str | Path,
 def run_graph(harness: Harness, path: str | Path,
               params: Mapping[str, Any] | None = None) -> RunOutcome:
     """:func:`start` from a test with no event loop of its own."""
-    return asyncio.run(start(harness, path, params))
+    return run_loop(start(harness, path, params))

@@ -20,6 +20,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Each driver-facing command (``next``, ``submit``, ``dev`` but its report) is put on
     the workspace's record of calls once it has run (:mod:`rein.cli.calls`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if (output := sys.modules.get("rein.cli.output")) is not None:
+        output.read_environment_anew()  # not imported yet: nothing read to forget
     if not args or args[0] not in ("next", "submit", "dev") or args[:2] == ["dev", "report"]:
         return _main(args)  # not a driver-facing call: nothing to record, nothing imported
     import time

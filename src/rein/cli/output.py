@@ -2,7 +2,8 @@
 
 Every JSON object and every error printed here has the known secrets of the process
 environment redacted (:mod:`rein.formats.redaction`), as the store redacts what it writes:
-an error may quote the value that caused it.
+an error may quote the value that caused it. The environment is read for its secrets once
+per command, when it first prints, not again for every line of an event stream.
 """
 
 from __future__ import annotations
@@ -14,12 +15,28 @@ from collections.abc import Sequence
 from typing import Any
 
 from rein.errors import ExitCode, ReinError
-from rein.formats.redaction import known_secrets, redact
+from rein.formats.redaction import Secrets, known_secrets, redact
+
+_READ: list[Secrets] = []  # the environment's known secrets, once read
+
+
+def environment_secrets() -> Secrets:
+    """The known secrets of the process environment, read at the first call of a command
+    (:func:`read_environment_anew` starts a command)."""
+    if not _READ:
+        _READ.append(known_secrets(os.environ))
+    return _READ[0]
+
+
+def read_environment_anew() -> None:
+    """Forget the environment's secrets: the next print reads the environment again (a
+    command run in a process that ran others reads the environment it starts with)."""
+    _READ.clear()
 
 
 def shown(value: Any) -> Any:
     """``value`` as it may be printed: the environment's known secrets replaced."""
-    return redact(value, known_secrets(os.environ))
+    return redact(value, environment_secrets())
 
 
 def emit_json(value: Any) -> None:

@@ -38,7 +38,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -307,28 +307,42 @@ def trust_file(user_config: Path) -> Path:
 def read_records(path: Path) -> dict[str, dict[str, Any]]:
     """Project path → record. A missing file is empty; a damaged one is an error, never
     silently empty (that would be harmless) nor silently trusted."""
+    return read_keyed(path, "projects", TRUST_FORMAT, lambda why: _damaged(path, why))
+
+
+def write_records(path: Path, records: Mapping[str, Mapping[str, Any]]) -> None:
+    """Replace the trust file atomically (temp file, fsync, rename)."""
+    write_keyed(path, "projects", TRUST_FORMAT, records, prefix=".trusted-")
+
+
+def read_keyed(path: Path, key: str, version: int,
+               damaged: Callable[[str], ConfigError]) -> dict[str, dict[str, Any]]:
+    """The records of a ``{"format": version, key: {...}}`` file a person's approvals are
+    kept in: a missing file is empty, a damaged one is ``damaged(why)``, never silently
+    empty nor silently approved."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise _damaged(path, str(exc)) from None
+        raise damaged(str(exc)) from None
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise _damaged(path, f"not JSON ({exc})") from None
-    projects = data.get("projects") if isinstance(data, dict) else None
-    if not isinstance(projects, dict) or data.get("format") != TRUST_FORMAT:
-        raise _damaged(path, f"expected {{\"format\": {TRUST_FORMAT}, \"projects\": {{...}}}}")
-    return {k: v for k, v in projects.items() if isinstance(v, dict)}
+        raise damaged(f"not JSON ({exc})") from None
+    records = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(records, dict) or data.get("format") != version:
+        raise damaged(f'expected {{"format": {version}, "{key}": {{...}}}}')
+    return {k: v for k, v in records.items() if isinstance(v, dict)}
 
 
-def write_records(path: Path, records: Mapping[str, Mapping[str, Any]]) -> None:
-    """Replace the trust file atomically (temp file, fsync, rename)."""
+def write_keyed(path: Path, key: str, version: int,
+                records: Mapping[str, Mapping[str, Any]], *, prefix: str) -> None:
+    """Replace such a file atomically (temp file, fsync, rename), readable by its owner."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = json.dumps({"format": TRUST_FORMAT, "projects": dict(sorted(records.items()))},
+    body = json.dumps({"format": version, key: dict(sorted(records.items()))},
                       indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(body)

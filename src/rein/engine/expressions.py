@@ -12,7 +12,7 @@ yields ``false`` and an RT062 warning is recorded by the caller.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -40,6 +40,33 @@ def _parsed_template(text: str) -> Any:
     return agx.parse_template(text)
 
 
+class _Overlaid(Mapping[str, Any]):
+    """``top`` over ``base`` without copying either: a lookup reads one entry, so an
+    expression that names one node builds that node's view only, however many the scope
+    holds (copying ``base`` would build a view of every node, for every expression)."""
+
+    __slots__ = ("_base", "_top")
+
+    def __init__(self, top: Mapping[str, Any], base: Mapping[str, Any]) -> None:
+        self._top = top
+        self._base = base
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._top:
+            return self._top[key]
+        return self._base[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._top or key in self._base
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._base
+        yield from (k for k in self._top if k not in self._base)
+
+    def __len__(self) -> int:
+        return len(self._base) + sum(1 for k in self._top if k not in self._base)
+
+
 class EvalScope(Record):
     """One place where expressions are evaluated. Cheap to build; values are looked up lazily."""
 
@@ -62,7 +89,7 @@ class EvalScope(Record):
                 # Criteria run before the node's outputs are stored: `nodes.<own id>.outputs`
                 # must read the attempt's outputs, exactly as `self.outputs` does.
                 overlay[own] = {**views[own], "outputs": self.this["outputs"]}
-            return {**views, **overlay} if overlay else views
+            return _Overlaid(overlay, views) if overlay else views
         if root == "self":
             if self.this is None:
                 raise KeyError(root)

@@ -147,6 +147,9 @@ class _NodeViews(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self._states[key].view()
 
+    def __contains__(self, key: object) -> bool:  # without building the view
+        return key in self._states
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._states)
 

@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.config.trust import read_keyed, write_keyed
 from rein.core.frozen import Frozen, field
 from rein.errors import ConfigError, Refused
 from rein.eval.configs import Configuration
@@ -217,37 +216,12 @@ def approvals_file() -> Path:
 def read_approvals(path: Path) -> dict[str, dict[str, Any]]:
     """Digest -> record; a missing file is empty, a damaged one an error (EVAL024), never
     silently empty nor silently approved."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise _damaged(path, str(exc)) from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise _damaged(path, f"not JSON ({exc})") from None
-    approvals = data.get("approvals") if isinstance(data, dict) else None
-    if not isinstance(approvals, dict) or data.get("format") != FORMAT:
-        raise _damaged(path, f'expected {{"format": {FORMAT}, "approvals": {{...}}}}')
-    return {k: v for k, v in approvals.items() if isinstance(v, dict)}
+    return read_keyed(path, "approvals", FORMAT, lambda why: _damaged(path, why))
 
 
 def write_approvals(path: Path, records: Mapping[str, Mapping[str, Any]]) -> None:
     """Replace the file atomically (temp file, fsync, rename), readable by its owner only."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = json.dumps({"format": FORMAT, "approvals": dict(sorted(records.items()))},
-                      indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".approved-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(body)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_keyed(path, "approvals", FORMAT, records, prefix=".approved-")
 
 
 def _damaged(path: Path, why: str) -> ConfigError:

@@ -1,0 +1,176 @@
+"""A run of a graph with a check per node, beside the same graph without its checks.
+
+The graph is the generated layered task graph of ``validate.py`` (50 tasks per layer; each
+node reads one or two nodes of the layer above through its inputs and is checked by an
+``artifact_present`` and an ``expression`` criterion), served by the scripted worker with no
+delay. Each run is ``rein run GRAPH --approve DIGEST --json`` in a subprocess, in a fresh
+temporary workspace, its event stream read to check that the run succeeded with every node
+succeeded before anything is printed. Printed per size, ``--repeat`` runs each, interleaved
+(min / median / max): wall time and the child's own CPU time (user + system, from wait4:
+the figure that holds on a shared machine), per node, and its peak resident memory.
+
+* ``checked``: the graph as generated;
+* ``unchecked`` (the reference, same run): the same graph with every ``success`` block
+  removed, so the difference is what the checks cost;
+* ``--before SRC``: the checked graph run by another rein source tree (such as an older
+  checkout's ``src``), so before and after come from one run. An older tree whose checks
+  cost grows with the square of the nodes takes minutes at 10,000 nodes.
+
+Goal (the performance issue): linear, at most 1.5 ms of CPU per node at 10,000 nodes.
+
+    .venv/bin/python benchmarks/checks.py                        # 1,000 and 10,000 nodes
+    .venv/bin/python benchmarks/checks.py --sizes 1000 --repeat 5 --before OLD/src
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from validate import generate  # the generator beside this script
+
+WIDTH = 50
+GOAL_CPU_MS = 1.5
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Sample:
+    wall: float  # seconds
+    cpu: float  # seconds, the child's user + system
+    peak_mb: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Row:
+    label: str
+    nodes: int
+    samples: tuple[Sample, ...]
+
+    def spread(self, values: list[float]) -> str:
+        per = [1000 * v / self.nodes for v in values]
+        return f"{min(per):7.3f} {statistics.median(per):7.3f} {max(per):7.3f}"
+
+    @property
+    def cpu_ms(self) -> float:
+        return 1000 * statistics.median(s.cpu for s in self.samples) / self.nodes
+
+
+def unchecked(text: str) -> str:
+    """The generated graph without its ``success`` blocks (the criteria under them)."""
+    return re.sub(r"    success:\n      criteria:\n(?:        .*\n)+", "", text)
+
+
+def rein_command() -> list[str]:
+    script = Path(sys.executable).with_name("rein")
+    return [str(script)] if script.exists() else [
+        sys.executable, "-c", "from rein.cli import run; run()"]
+
+
+def child_env(home: Path, cache: Path, src: str | None) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONPYCACHEPREFIX": str(cache)}
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def run_once(text: str, *, cache: Path, src: str | None) -> Sample:
+    graph = yaml.safe_load(text)
+    n = len(graph["nodes"])
+    answers = {"nodes": {nid: [{"outputs": {"result": "a note long enough to pass"}}]
+                         for nid in graph["nodes"]}}
+    with tempfile.TemporaryDirectory(prefix="rein-bench-checks-") as tmp:
+        ws = Path(tmp)
+        home = ws / "home"
+        user = home / ".config" / "rein" / "rein.toml"
+        user.parent.mkdir(parents=True)
+        user.write_text(f'[workers.scripted]\nanswers = "{ws / "answers.yaml"}"\n')
+        (ws / "answers.yaml").write_text(json.dumps(answers))  # JSON is YAML: quick to load
+        (ws / "g.agraph.yaml").write_text(text)
+        env = child_env(home, cache, src)
+        digest = subprocess.run([*rein_command(), "graph", "digest", "g.agraph.yaml"],
+                                cwd=ws, env=env, capture_output=True, text=True, check=True
+                                ).stdout.strip()
+        out, err = ws / ".stdout", ws / ".stderr"
+        with out.open("wb") as fo, err.open("wb") as fe:
+            start = time.perf_counter()
+            proc = subprocess.Popen(
+                [*rein_command(), "run", "g.agraph.yaml", "--approve", digest, "--json"],
+                cwd=ws, env=env, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - start
+        check(n, os.waitstatus_to_exitcode(status), out.read_text(), err.read_text())
+    return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime,
+                  peak_mb=usage.ru_maxrss / 1024)
+
+
+def check(n: int, code: int, out: str, err: str) -> None:
+    """The run succeeded with every node succeeded, its checks evaluated, or stop."""
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    summary = lines[-1] if lines else {}
+    done = sum(1 for e in lines if e.get("type") == "node/finished"
+               and e["payload"].get("status") == "succeeded")
+    if code != 0 or summary.get("status") != "succeeded" or done != n:
+        raise SystemExit(f"rein run did not succeed (exit {code}, {done}/{n} nodes "
+                         f"succeeded): {summary}\n{err[-2000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000", help="graph sizes, comma-separated")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per row")
+    parser.add_argument("--before", metavar="SRC", help="another rein source tree, beside")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    with tempfile.TemporaryDirectory(prefix="rein-bench-pycache-") as cache_dir:
+        cache = Path(cache_dir)
+        for src in (None, args.before):  # bytecode compiled once, as an installed rein runs
+            subprocess.run([*rein_command(), "--help"], env=child_env(cache, cache, src),
+                           capture_output=True, check=True)
+        load = os.getloadavg()[0]
+        rows: list[Row] = []
+        for n in sizes:
+            text = generate(n, WIDTH)
+            forms = {"checked": (text, None), "unchecked": (unchecked(text), None)}
+            if args.before:
+                forms["before: checked"] = (text, args.before)
+            samples: dict[str, list[Sample]] = {label: [] for label in forms}
+            for i in range(args.repeat):  # interleaved: a change of load hits every row
+                for label, (graph, src) in forms.items():
+                    print(f"{n} nodes, {label}, run {i + 1}/{args.repeat} ...", file=sys.stderr)
+                    samples[label].append(run_once(graph, cache=cache, src=src))
+            rows += [Row(label=label, nodes=n, samples=tuple(s)) for label, s in samples.items()]
+    print(f"a run with a check per node, n={args.repeat}, load average {load:.1f} -> "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; ms per node, min median max")
+    print(f"{'':<17}{'nodes':>7}  {'wall ms/node':^23}  {'cpu ms/node':^23}  peak MB")
+    for row in rows:
+        print(f"{row.label:<17}{row.nodes:>7}  {row.spread([s.wall for s in row.samples])}"
+              f"  {row.spread([s.cpu for s in row.samples])}"
+              f"  {max(s.peak_mb for s in row.samples):7.0f}")
+    checked = {r.nodes: r for r in rows if r.label == "checked"}
+    reference = {r.nodes: r for r in rows if r.label == "unchecked"}
+    for n, row in checked.items():
+        print(f"{n} nodes: the checks add {row.cpu_ms - reference[n].cpu_ms:.3f} ms of CPU "
+              f"per node; goal <= {GOAL_CPU_MS} ms/node CPU: {row.cpu_ms:.3f} -> "
+              f"{'met' if row.cpu_ms <= GOAL_CPU_MS else 'NOT MET'}")
+    if len(checked) > 1:
+        small, large = checked[min(checked)], checked[max(checked)]
+        print(f"linear: CPU per node at {large.nodes} / at {small.nodes} = "
+              f"{large.cpu_ms / small.cpu_ms:.2f} (1.00 is linear)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
