@@ -17,7 +17,6 @@ from rein.engine.kinds import ladder
 from rein.engine.kinds.attempt import (
     AttemptOutcome,
     criteria_reason,
-    failed_criteria,
     status_for,
 )
 from rein.engine.kinds.criteria_context import criterion_context
@@ -76,9 +75,8 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     if success.passed:
         return outcome.noting(**shown)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
-    told = failed_criteria(success.to_record()["results"], spec.success)
     last = AttemptOutcome(status=status_for(failure), failure=failure, outputs=outputs,
-                          success=success, message=criteria_reason(told))
+                          success=success, message=criteria_reason(success, spec.success))
     ended = await ladder.exhausted(ctx, inst, nid, spec, last, failure=failure,
                                    produced=outputs)
     return ended.noting(**shown)

@@ -12,7 +12,7 @@ finally ``success``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -75,43 +75,40 @@ def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec
 
 # Why the criteria failed, in one line: the reason the attempt's record, its events and
 # the live view give (``criterion tests failed (...): exit 1: 2 failed``), built from the
-# failed criteria as the next attempt is told them, so evidence a criterion does not record
-# is never named here either.
+# typed results as the next attempt is told them (required ones first), so evidence a
+# criterion does not record is never named here either.
 GENERIC = "success criteria failed"  # when no failed criterion is known (none recorded)
 _EVIDENCE = 160  # characters of evidence in the line; the record keeps all of it
 
 
-def criteria_reason(failed: Sequence[Mapping[str, Any]]) -> str:
+def criteria_reason(success: SuccessOutcome, spec: SuccessSpec) -> str:
     """The first failed criterion (required ones come first), its description and its
     evidence; the others by id."""
+    failed = [r for r in success.results if not r.passed]
+    failed.sort(key=lambda r: r.severity == "advisory")
     if not failed:
         return GENERIC
     first = failed[0]
-    text = f"criterion {first.get('id')} failed"
-    if first.get("description"):
-        text += f" ({_one_line(str(first['description']))})"
-    evidence = evidence_line(first.get("error") or first.get("evidence"))
+    text = f"criterion {first.id} failed"
+    description = spec.described().get(first.id, "")
+    if description:
+        text += f" ({_one_line(str(description))})"
+    evidence = evidence_line(first.error or (first.evidence if first.record_evidence
+                                             else None))
     if evidence:
         text += f": {evidence}"
-    others = [str(c.get("id")) for c in failed[1:]]
+    others = [r.id for r in failed[1:]]
     if others:
         text += f"; also failed: {', '.join(others)}"
     return text
 
 
-def evidence_line(evidence: Any) -> str:
+def evidence_line(evidence: str | Mapping[str, Any] | None) -> str:
     """Evidence as one short line: a command's exit code and the last line it printed (its
-    summary, for a test run); a text on one line; anything else as compact JSON."""
+    summary, for a test run); a text on one line; anything else as compact JSON. Text is
+    text: it is never parsed for structure."""
     if evidence is None or evidence == "":
         return ""
-    if isinstance(evidence, str) and evidence.startswith("{"):
-        # The record keeps structured evidence as compact JSON text.
-        try:
-            parsed = json.loads(evidence)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, Mapping):
-            evidence = parsed
     if isinstance(evidence, Mapping) and "exit_code" in evidence:
         text = "timed out" if evidence.get("timed_out") else f"exit {evidence.get('exit_code')}"
         if evidence.get("stdout_matched") is False:
@@ -274,10 +271,12 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         block, criterion_context(ctx, inst, nid, node, n, outputs, commands))
     if not success.passed:
         failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
-        told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)
+        declared = inst.model.specs[nid].success
+        told = failed_criteria(success.to_record()["results"], declared)
         return close(ctx, inst, nid, rec, AttemptOutcome(
             status=status_for(failure), failure=failure, outputs=outputs, success=success,
-            decision=decision, message=criteria_reason(told), feedback=told), success)
+            decision=decision, message=criteria_reason(success, declared), feedback=told),
+            success)
     return close(ctx, inst, nid, rec, AttemptOutcome(
         status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
         success)

@@ -151,12 +151,12 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
     told = failed_criteria(success.to_record()["results"], spec.success)
+    reason = criteria_reason(success, spec.success)
     rec.update(AttemptEnd(attempt=n, status=status, finished_at=at, failure=failure,
-                          message=criteria_reason(told), success=judged,
-                          outputs=outputs).to_record())
+                          message=reason, success=judged, outputs=outputs).to_record())
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
-        message=criteria_reason(told), feedback=told)
+        message=reason, feedback=told)
 
 
 async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
