@@ -92,10 +92,10 @@ async def checkpoints(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
 
 def _timeouts(ctx: RunContext, block: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    timeout = block.get("timeout_seconds", ctx.policy.get("default_human_timeout_seconds"))
+    timeout = block.get("timeout_seconds", ctx.env.policy.get("default_human_timeout_seconds"))
     if timeout is not None:
         out["timeout_seconds"] = timeout
-    out["on_timeout"] = block.get("on_timeout", ctx.policy.get("on_human_timeout", "hold"))
+    out["on_timeout"] = block.get("on_timeout", ctx.env.policy.get("on_human_timeout", "hold"))
     return out
 
 

@@ -37,7 +37,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
             state.record["attempts"] = closed
     node = inst.model.nodes[nid]
     kind = inst.model.node_type(nid)
-    started = ctx.clock.monotonic()
+    started = ctx.env.clock.monotonic()
     transition(state, NodeStatus.RUNNING)
     at = ctx.now()
     state.record.setdefault("started_at", at)
@@ -59,7 +59,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
         ctx.save_node(inst, nid, EventType.NODE_WAITING, {"reason": pause.reason, **pause.detail})
         raise
     _apply(state, outcome, node=key)
-    state.duration = round(ctx.clock.monotonic() - started, 6)
+    state.duration = round(ctx.env.clock.monotonic() - started, 6)
     state.record["finished_at"] = at = ctx.now()
     state.record["x-rein-duration-seconds"] = state.duration
     if state.status is NodeStatus.SUCCEEDED:

@@ -53,12 +53,12 @@ def stop_scope(ctx: RunContext, path: str, reason: str) -> None:
 def settle_under(ctx: RunContext, under: Callable[[str], bool], reason: str) -> None:
     """Every unfinished node of ``ctx``'s run whose key ``under`` selects ends ``cancelled``,
     its open questions closed, and so does every child run started by one of them."""
-    store, at = ctx.store, ctx.now()
-    for node in store.nodes(ctx.run_id):
+    store, at = ctx.env.store, ctx.now()
+    for node in store.nodes(ctx.env.run_id):
         if under(node.node_key):
             _cancel_row(store, node, reason, at)
-    _close_questions(store, ctx.run_id, under, reason, at)
-    for child in store.child_runs(ctx.run_id):
+    _close_questions(store, ctx.env.run_id, under, reason, at)
+    for child in store.child_runs(ctx.env.run_id):
         if child.parent_node_key is not None and under(child.parent_node_key):
             _settle_family(store, child.run_id, reason, at, itself=True)
 
@@ -74,7 +74,7 @@ def settle_run(ctx: RunContext, status: RunStatus) -> None:
     why = "the run was cancelled" if cancelled else f"the run ended {status.value}"
     # A run that ended otherwise keeps its questions that were never awaited (a
     # checkpoint that is not required stays surfaced); nothing else can be open then.
-    _settle_family(ctx.store, ctx.run_id, why, ctx.now(), itself=False, questions=cancelled)
+    _settle_family(ctx.env.store, ctx.env.run_id, why, ctx.now(), itself=False, questions=cancelled)
 
 
 def _settle_family(store: Store, run_id: RunId, why: str, at: str, *, itself: bool,

@@ -86,7 +86,7 @@ async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
                    ) -> NodeOutcome | None:
     """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
     (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
-    refusal = check_requirements(spec, ctx.harness_policy, ctx.workers)
+    refusal = check_requirements(spec, ctx.env.harness_policy, ctx.env.workers)
     if refusal is None:
         return None
     diagnostic(ctx, refusal.code, "error", refusal.message, node=inst.key(nid))

@@ -145,9 +145,9 @@ async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
     attempt's request when the caller built it already (pre-flight's probe of attempt 1)."""
     state = inst.states[nid]
     root = ctx.root()
-    now = ctx.clock.now()
+    now = ctx.env.clock.now()
     constraints = node.get("constraints") or {}
-    budget = root.budget.attempt_budget(constraints, state.spent, now)
+    budget = root.env.budget.attempt_budget(constraints, state.spent, now)
     if request is None:
         request = build_request(ctx, inst, nid, node, attempt=n, tier=tier, kind=kind,
                                 feedback=feedback, routed=routed)
@@ -205,7 +205,7 @@ async def _open(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[st
     rerun = recovery.was_interrupted(ctx, inst.key(nid), n)
     declined = rerun and not await recovery.may_rerun(ctx, inst.key(nid), n, node,
                                                       mutating=is_mutating(node))
-    ctx.root().budget.start_execution(now)
+    ctx.root().env.budget.start_execution(now)
     state.attempts = n
     at = ctx.now()
     rec: dict[str, Any] = {"attempt": n, "started_at": at}
@@ -247,7 +247,7 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
             return close(ctx, inst, nid, rec, AttemptOutcome(
                 status=AttemptStatus.CRITERIA_FAILED, failure=FailureClass.CRITERIA_FAILED,
                 outputs=outputs, message=problem), None)
-    problems = check_outputs(outputs, node.get("outputs") or {}, workspace=ctx.workspace)
+    problems = check_outputs(outputs, node.get("outputs") or {}, workspace=ctx.env.workspace)
     if problems:
         for p in problems:
             diagnostic(ctx, p.code, "error", f"node {nid}: {p.message}", node=inst.key(nid))

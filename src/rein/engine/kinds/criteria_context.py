@@ -46,12 +46,12 @@ def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         return await judge_through_worker(ctx, inst, nid, node, req)
 
     return CriterionContext(
-        workspace=ctx.workspace, node_id=key, attempt=n, outputs=dict(outputs),
+        workspace=ctx.env.workspace, node_id=key, attempt=n, outputs=dict(outputs),
         output_specs=dict(node.get("outputs") or {}), scope=scope,
         permissions=tuple((node.get("requirements") or {}).get("permissions") or ()),
         env={**({"PATH": os.environ["PATH"]} if "PATH" in os.environ else {}), **env},
-        secret_values=ctx.secret_values, ask_human=ask_human, judge=judge,
-        checkers=ctx.checkers, clock=ctx.clock.now, commands=commands,
+        secret_values=ctx.env.secret_values, ask_human=ask_human, judge=judge,
+        checkers=ctx.env.checkers, clock=ctx.env.clock.now, commands=commands,
     )
 
 
@@ -78,13 +78,13 @@ async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
     intel = req.judge_intelligence or node.get("intelligence") or {}
     tier = str(intel.get("tier", node_tier(node)))
     request = AttemptRequest(
-        run_id=ctx.run_id, node_id=f"{inst.key(nid)}:{req.criterion_id}", attempt=req.attempt,
+        run_id=ctx.env.run_id, node_id=f"{inst.key(nid)}:{req.criterion_id}", attempt=req.attempt,
         kind="judge", title=f"judge {req.criterion_id} (sample {req.sample}/{req.samples})",
         brief=req.rubric, inputs={"material": list(req.inputs)}, outputs=(
             OutputSpec(name="score", type="number", description="score in [0, 1]",
                        schema={"type": "number", "minimum": 0, "maximum": 1}),
             OutputSpec(name="reasoning", type="text", description="why")),
-        permissions=(), tools=(), workspace=str(ctx.workspace),
+        permissions=(), tools=(), workspace=str(ctx.env.workspace),
         tier=tier,  # type: ignore[arg-type]
     )
     worker = pick_worker(ctx, request)

@@ -38,7 +38,7 @@ def fragment_of(ctx: RunContext, block: Mapping[str, Any], *, body_key: str = "b
     if isinstance(body, Mapping):
         return body
     name = block.get("use")
-    named = (ctx.graph.get("subgraphs") or {}) if isinstance(ctx.graph, Mapping) else {}
+    named = (ctx.env.graph.get("subgraphs") or {}) if isinstance(ctx.env.graph, Mapping) else {}
     if name in named:
         declared: Mapping[str, Any] = named[name]
         return declared
@@ -65,11 +65,11 @@ def bind_fragment_params(inst: ScopeInstance, fragment: Mapping[str, Any],
 
 
 def check_depth(ctx: RunContext, inst: ScopeInstance) -> None:
-    depth = ctx.depth + inst.path.count("[") + 1
-    if depth > ctx.max_depth:
+    depth = ctx.env.depth + inst.path.count("[") + 1
+    if depth > ctx.env.max_depth:
         raise FragmentProblem(
             "RT061", f"nesting depth {depth} exceeds constraints.max_subgraph_depth "
-            f"{ctx.max_depth}")
+            f"{ctx.env.max_depth}")
 
 
 def instance(ctx: RunContext, parent: ScopeInstance, model: ScopeModel, *, path: str,
@@ -105,7 +105,7 @@ async def begin_container(ctx: RunContext, inst: ScopeInstance, nid: str,
     nesting depth and find its body fragment. When one of those failed, the outcome the
     failure ladder gave the node instead."""
     state = inst.states[nid]
-    ctx.root().budget.start_execution(ctx.clock.now())
+    ctx.root().env.budget.start_execution(ctx.env.clock.now())
     state.attempts = 1
     try:
         state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)

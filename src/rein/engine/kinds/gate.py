@@ -34,7 +34,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     state = inst.states[nid]
     mode = str(gate.get("mode", "approve"))
     key = inst.key(nid)
-    ctx.root().budget.start_execution(ctx.clock.now())
+    ctx.root().env.budget.start_execution(ctx.env.clock.now())
     state.attempts = 1
     scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": {}, "outputs": {}})
     prompt = render(str(gate.get("prompt") or node.get("title", "")), scope)
@@ -101,5 +101,5 @@ def _reviewed(node: Mapping[str, Any], present: list[Any], values: Mapping[str, 
     edits = {k: v for k, v in values.items() if k in specs}
     result = {**shown, **edits}
     problems = [p.message for p in check_outputs(
-        edits, specs, workspace=ctx.workspace, optional=frozenset(specs))]
+        edits, specs, workspace=ctx.env.workspace, optional=frozenset(specs))]
     return result, bool(edits), problems

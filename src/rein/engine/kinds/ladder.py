@@ -109,7 +109,7 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSp
                 return None
             optional = frozenset(n for n in specs if n not in keep)
             if check_outputs({k: last.outputs[k] for k in keep}, specs,
-                             workspace=ctx.workspace, optional=optional):
+                             workspace=ctx.env.workspace, optional=optional):
                 return None
             return succeeded({k: last.outputs[k] for k in keep})
         case "relax_criteria":
@@ -144,7 +144,7 @@ async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str
     if other not in inst.model.nodes:
         return None
     view = inst.stand_in(other, nid)
-    await ctx.execute_node(ctx, view, other)
+    await ctx.env.execute_node(ctx, view, other)
     result = view.states[other]
     if result.status is not NodeStatus.SUCCEEDED:
         return None
@@ -172,7 +172,7 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
         return None
     if not values and (specs or why == "escalation"):
         return None  # acknowledged, but nothing handed back: the node stays failed
-    problems = check_outputs(values, specs, workspace=ctx.workspace)
+    problems = check_outputs(values, specs, workspace=ctx.env.workspace)
     if problems:
         diagnostic(ctx, problems[0].code, "error", f"node {nid}: supplied outputs: "
                    + "; ".join(p.message for p in problems), node=inst.key(nid))

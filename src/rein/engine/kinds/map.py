@@ -62,7 +62,7 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     model = model_of(fragment)
     as_name = str(block.get("as", "item"))
     index_name = str(block.get("index_as", "index"))
-    width = max(1, min(int(block.get("max_parallel", 1)), ctx.max_parallel_nodes))
+    width = max(1, min(int(block.get("max_parallel", 1)), ctx.env.max_parallel_nodes))
     policy = block.get("on_item_failure", "fail_fast")
     instances: list[ScopeInstance | None] = [None] * len(items)
     results: list[ScopeResult | None] = [None] * len(items)

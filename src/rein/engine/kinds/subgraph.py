@@ -42,7 +42,7 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
     state = inst.states[nid]
     block = node.get("subgraph") or {}
     key = inst.key(nid)
-    ctx.root().budget.start_execution(ctx.clock.now())
+    ctx.root().env.budget.start_execution(ctx.env.clock.now())
     state.attempts = 1
     scope = inst.scope()
     try:
@@ -69,9 +69,9 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
             params = bind_fragment_params(inst, fragment, given)
             context = {**(inst.roots.get("context") or {}), **extra_context}
             label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{nid}"
-            spec = ChildSpec(document=ctx.graph, fragment=fragment, path=ctx.graph_path,
+            spec = ChildSpec(document=ctx.env.graph, fragment=fragment, path=ctx.env.graph_path,
                                     digest=ags_digest(fragment),
-                                    graph_id=f"{ctx.graph.get('id')}#{label}",
+                                    graph_id=f"{ctx.env.graph.get('id')}#{label}",
                                     params=params, context=context)
     except InputsMissing:
         return await ladder.exhausted(ctx, inst, nid, node_spec, None,
@@ -81,7 +81,7 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
         report(ctx, inst, nid, FragmentProblem(code, getattr(problem, "message", str(problem))))
         return await ladder.exhausted(ctx, inst, nid, node_spec, None,
                                       failure=FailureClass.VALIDATION_ERROR)
-    final, child_inst, child_id = await ctx.run_child(ctx, key, spec)
+    final, child_inst, child_id = await ctx.env.run_child(ctx, key, spec)
     outputs_from = block.get("outputs_from")
     if isinstance(outputs_from, Mapping):
         child_scope = child_inst.scope()
@@ -125,11 +125,11 @@ def ref_path(referencing: str, uri: str) -> Path:
 
 def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
     uri = str(ref.get("uri"))
-    path = ref_path(ctx.graph_path, uri)
+    path = ref_path(ctx.env.graph_path, uri)
     chain = []
     c: RunContext | None = ctx
     while c is not None:
-        chain.append(Path(c.graph_path).resolve())
+        chain.append(Path(c.env.graph_path).resolve())
         c = c.parent
     if path in chain:
         raise RefProblem("AG131", f"subgraph ref {uri!r} refers back to a document that "
@@ -148,7 +148,7 @@ def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
                          f"pinned integrity {integrity}")
     # What runs must be what was approved: a child edited since (by node work, say) is
     # refused even within the process that started the run.
-    pinned = ctx.root().approved_children
+    pinned = ctx.root().env.approved_children
     if pinned is not None and pinned.get(str(path)) != digest:
         approved = pinned.get(str(path))
         raise RefProblem("RT053", f"subgraph ref {uri!r} has digest {digest}, but the run was "

@@ -87,7 +87,7 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
     try:
         state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
     except InputsMissing:
-        ctx.root().budget.start_execution(ctx.clock.now())
+        ctx.root().env.budget.start_execution(ctx.env.clock.now())
         state.attempts = 1
         return await ladder.exhausted(ctx, inst, nid, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
@@ -97,7 +97,7 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
         last = adopted(state, spec, n)  # a run paused after it: taken as it ended
         if last is None:
             if n > 1:
-                await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
+                await ctx.env.sleep(backoff(retry, n, f"{ctx.env.run_id}:{inst.key(nid)}:{n}"))
             last = await _decide(ctx, inst, nid, spec, block, n)
         if last.status is AttemptStatus.SUCCEEDED:
             return succeeded(last.outputs, decision=last.decision)
@@ -114,7 +114,7 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
                   block: Mapping[str, Any], n: int) -> AttemptOutcome:
     """Attempt ``n`` of an expression decision: the label, then ``success`` on it."""
     state = inst.states[nid]
-    ctx.root().budget.start_execution(ctx.clock.now())
+    ctx.root().env.budget.start_execution(ctx.env.clock.now())
     rec: dict[str, Any] = {"attempt": n, "started_at": ctx.now()}
     if recovery.was_interrupted(ctx, inst.key(nid), n):
         rec[recovery.RERUN] = True
@@ -175,7 +175,7 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
         earlier = adopted(state, spec, n)
         if n > 1:
             if earlier is None:  # an adopted attempt was followed by its wait already
-                await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
+                await ctx.env.sleep(backoff(retry, n, f"{ctx.env.run_id}:{inst.key(nid)}:{n}"))
             if retry.escalate_intelligence:
                 escalated = _escalate(ctx, inst, nid, node)
                 if escalated is None:
@@ -238,7 +238,7 @@ def _escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str,
     intel = node.get("intelligence") or {}
     tier = str(intel.get("escalate_to") or tier_above(node_tier(node)))
     try:
-        return tier, ctx.router.route(tier, intel, node=nid)
+        return tier, ctx.env.router.route(tier, intel, node=nid)
     except RoutingError as exc:
         diagnostic(ctx, "RT011", "error", exc.message, node=inst.key(nid))
         return None
@@ -266,7 +266,7 @@ def _preflight(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str
     """AGS §17.7 step 2, before anything is spent: tier (RT011), isolation (RT014),
     determinism (RT013)."""
     try:
-        routed = ctx.router.route(tier, node.get("intelligence"), node=nid)
+        routed = ctx.env.router.route(tier, node.get("intelligence"), node=nid)
     except RoutingError as exc:
         raise Blocked("RT011", exc.message) from exc
     constraints = node.get("constraints") or {}

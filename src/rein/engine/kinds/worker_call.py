@@ -36,7 +36,7 @@ _MUTATING_PERMISSIONS = ("fs:write", "fs:delete", "git:commit", "git:push", "she
 
 def pick_worker(ctx: RunContext, request: AttemptRequest) -> Worker | None:
     """The first of the run's workers that can serve ``request`` (or the one it names)."""
-    return select_worker(ctx.workers, request)
+    return select_worker(ctx.env.workers, request)
 
 
 def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any], *,
@@ -49,12 +49,12 @@ def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[
     env, secret_names = node_env(ctx, node)
     tools = tuple(t if isinstance(t, str) else str(t.get("name")) for t in req.get("tools") or [])
     return AttemptRequest(
-        run_id=ctx.run_id, node_id=inst.key(nid), attempt=attempt,
+        run_id=ctx.env.run_id, node_id=inst.key(nid), attempt=attempt,
         kind=kind,  # type: ignore[arg-type]
         title=str(node.get("title", nid)), brief=_brief(inst, nid, node, attempt, kind),
         inputs=dict(state.inputs or {}), outputs=_output_specs(node),
         permissions=tuple(req.get("permissions") or ()), tools=tools,
-        workspace=str(ctx.workspace), workspace_access=req.get("workspace", "read_only"),
+        workspace=str(ctx.env.workspace), workspace_access=req.get("workspace", "read_only"),
         network=req.get("network", "none"), env=env, secret_names=secret_names,
         tier=tier,  # type: ignore[arg-type]
         feedback=feedback, branches=_branches(node), checks=_checks(node),
@@ -113,11 +113,11 @@ def _checks(node: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
 def node_env(ctx: RunContext, node: Mapping[str, Any]) -> tuple[dict[str, str], frozenset[str]]:
     """Declared environment names and secrets — only what the node lists (AGS §12)."""
     req = node.get("requirements") or {}
-    env = {name: ctx.env[name] for name in req.get("environment") or [] if name in ctx.env}
+    env = {name: ctx.env.environ[name] for name in req.get("environment") or [] if name in ctx.env.environ}
     secret_names = set()
     for name in req.get("secrets") or []:
-        if name in ctx.secrets:
-            env[name] = ctx.secrets[name]
+        if name in ctx.env.secrets:
+            env[name] = ctx.env.secrets[name]
             secret_names.add(name)
     return env, frozenset(secret_names)
 
@@ -179,7 +179,7 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                              message=f"worker {worker.name!r} ended without a result")
     # Redacted before the run uses it: a secret never flows from one node's outputs into
     # another's inputs, and a resumed run, reading the store, sees what this one saw.
-    secrets = ctx.known_secrets()
+    secrets = ctx.env.known_secrets()
     if not secrets:  # nothing to replace: no copy of the result
         return result
     return result.replace(
