@@ -88,3 +88,27 @@ def test_every_environment_field_is_either_shared_or_the_run_s_own() -> None:
     defaulted = names - set(required(RunEnv))
     assert names - set(INHERITED) - own - defaulted == set()
     assert set(INHERITED) <= names
+
+
+def _node_triples(tree: ast.AST) -> list[str]:
+    """Functions whose first parameters are a run's context, a scope instance and a node id
+    passed separately (``ctx, inst, nid``): the node is one value, :class:`NodeAt`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = [a.arg for a in node.args.args if a.arg != "self"][:3]
+            if names == ["ctx", "inst", "nid"]:
+                found.append(node.name)
+    return found
+
+
+def test_a_node_s_steps_take_the_node_as_one_value() -> None:
+    offenders = [f"{path.relative_to(ENGINE)}:{name}"
+                 for path in sorted(ENGINE.rglob("*.py"))
+                 for name in _node_triples(ast.parse(path.read_text(encoding="utf-8")))]
+    assert offenders == []
+
+
+def test_the_scan_sees_a_node_passed_in_three_parts() -> None:
+    assert _node_triples(ast.parse("async def run(ctx, inst, nid, spec): pass\n"
+                                   "def ok(here, spec): pass\n")) == ["run"]

@@ -32,6 +32,7 @@ from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
 from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
+from rein.formats.ags.spec import NodeSpec
 from rein.formats.redaction import Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 Listener = Callable[[Event], None]
 # How a run executes one node, and one child run: set by the engine that builds the context
 # (the node kinds call them through it, so no kind imports the engine that runs it).
-NodeExecutor = Callable[["RunContext", "ScopeInstance", str], Awaitable[None]]
+NodeExecutor = Callable[["NodeAt"], Awaitable[None]]
 ChildRunner = Callable[["RunContext", NodeKey, "ChildSpec"],
                        Awaitable[tuple["Final", "ScopeInstance", RunId]]]
 
@@ -355,6 +356,45 @@ class RunContext(Frozen, eq=False):
         exc = root.env.budget.overrun(self.env.clock.now())
         if exc is not None and root.state.budget_stop is None:
             root.state.budget_stop = {"message": exc.message, **exc.to_json()}
+
+
+class NodeAt(Frozen, kw_only=False, eq=False):
+    """One node of one scope instance of a run: what the steps of a node (its kind, its
+    attempts, its ladder, its inputs and checkpoints) work on, as one value. ``run`` is the
+    run (its environment and its state), ``inst`` the scope instance, ``nid`` the node's id
+    in it; a stand-in (an alternate, an escalation, a compensation) is a ``NodeAt`` of its
+    own, in a view of the instance."""
+
+    run: RunContext
+    inst: ScopeInstance
+    nid: str
+
+    @property
+    def env(self) -> RunEnv:
+        return self.run.env
+
+    @property
+    def key(self) -> NodeKey:
+        """Where the node runs in the run: its scope path (or a stand-in's key)."""
+        return self.inst.key(self.nid)
+
+    @property
+    def state(self) -> NodeState:
+        return self.inst.states[self.nid]
+
+    @property
+    def spec(self) -> NodeSpec:
+        return self.inst.model.specs[self.nid]
+
+    @property
+    def node(self) -> Mapping[str, Any]:
+        """The node as the document declares it (the graph's defaults merged)."""
+        return self.inst.model.nodes[self.nid]
+
+    def save(self, event_type: EventType, payload: Mapping[str, Any] | None = None, *,
+             hold: bool = False, at: str | None = None) -> None:
+        """:meth:`RunEnv.save_node` of this node."""
+        self.run.env.save_node(self.inst, self.nid, event_type, payload, hold=hold, at=at)
 
 
 # What a child run takes from its parent unchanged: everything else is the child's own.

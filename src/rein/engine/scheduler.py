@@ -21,7 +21,7 @@ from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
 from rein.engine.events import EventType
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.engine.transitions import transition
 from rein.errors import BudgetExceeded
@@ -98,7 +98,7 @@ class Scheduler:
                     # task, its done callback and the wait (three turns of the event loop
                     # per node, each behind every other ready callback).
                     try:
-                        await self.ctx.env.execute_node(self.ctx, self.inst, inline)
+                        await self.ctx.env.execute_node(NodeAt(self.ctx, self.inst, inline))
                         alone = (inline, None)
                     except Exception as exc:  # noqa: BLE001 - judged by _finished, as a task's is
                         alone = (inline, exc)
@@ -113,7 +113,7 @@ class Scheduler:
                     from rein.engine.stops import stop_node
 
                     for nid in sorted(running.values(), key=self.model.rank.__getitem__):
-                        stop_node(self.ctx, self.inst, nid, "halted after a failure")
+                        stop_node(NodeAt(self.ctx, self.inst, nid), "halted after a failure")
                     running.clear()
                     with self.ctx.env.store.batch():
                         self._update_readiness()
@@ -150,7 +150,7 @@ class Scheduler:
             transition(self.inst.states[nid], NodeStatus.RUNNING)
             if not running and len(picked) == 1:
                 return nid
-            task = asyncio.ensure_future(self.ctx.env.execute_node(self.ctx, self.inst, nid))
+            task = asyncio.ensure_future(self.ctx.env.execute_node(NodeAt(self.ctx, self.inst, nid)))
             running[task] = nid
             if len(running) >= self.capacity:
                 break

@@ -22,7 +22,7 @@ from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, NodeStatus, RunStatus
 from rein.engine import approvals
 from rein.engine.events import EventType, append
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext
 from rein.engine.transitions import transition
 from rein.store.base import NodeRow, Store, Transition
 from rein.store.lineage import family
@@ -30,18 +30,18 @@ from rein.store.lineage import family
 REASON = "x-rein-cancel-reason"
 
 
-def stop_node(ctx: RunContext, inst: ScopeInstance, nid: str, reason: str) -> None:
-    """Record node ``nid``, whose task the caller cancelled on purpose and awaited, as
+def stop_node(here: NodeAt, reason: str) -> None:
+    """Record node ``here.nid``, whose task the caller cancelled on purpose and awaited, as
     ``cancelled``, with everything that ran under it. A node that had ended keeps its end."""
-    state = inst.states[nid]
-    key = inst.key(nid)
+    state = here.state
+    key = here.key
     if not state.status.terminal:
         transition(state, NodeStatus.CANCELLED, node=key)
-        state.record["finished_at"] = ctx.now()
+        state.record["finished_at"] = here.run.now()
         state.record[REASON] = reason
-        ctx.save_node(inst, nid, EventType.NODE_CANCELLED, {"reason": reason})
+        here.save(EventType.NODE_CANCELLED, {"reason": reason})
     # The node's own open question too (it may have been waiting for a person).
-    settle_under(ctx, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)
+    settle_under(here.run, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)
 
 
 def stop_scope(ctx: RunContext, path: str, reason: str) -> None:

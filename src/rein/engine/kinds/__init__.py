@@ -27,10 +27,10 @@ from rein.engine.kinds.subgraph import run_subgraph
 from rein.engine.kinds.task import run_decision, run_task
 from rein.engine.outcome import NodeOutcome
 from rein.engine.permissions import check_requirements
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt
 from rein.formats.ags.spec import NodeSpec
 
-KindRunner = Callable[[RunContext, ScopeInstance, str, NodeSpec], Awaitable[NodeOutcome]]
+KindRunner = Callable[[NodeAt, NodeSpec], Awaitable[NodeOutcome]]
 
 KINDS: Mapping[str, KindRunner] = {
     "task": run_task,
@@ -45,24 +45,24 @@ KINDS: Mapping[str, KindRunner] = {
 _GUARDED = frozenset({"task", "decision"})
 
 
-async def run(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def run(here: NodeAt, spec: NodeSpec
               ) -> NodeOutcome:
     """Dispatch on the node's ``type``."""
     runner = KINDS.get(spec.type)
     if runner is None:
         raise ValueError(f"unknown node type {spec.type!r}")  # validation refuses it earlier
     if spec.type in _GUARDED:
-        refused = await _refused(ctx, inst, nid, spec)
+        refused = await _refused(here, spec)
         if refused is not None:
             return refused
-    outcome = await runner(ctx, inst, nid, spec)
+    outcome = await runner(here, spec)
     if spec.type in _GUARDED or outcome.status is not NodeStatus.SUCCEEDED or \
             not isinstance(spec.raw.get("success"), Mapping):
         return outcome
-    return await _checked(ctx, inst, nid, spec, outcome)
+    return await _checked(here, spec, outcome)
 
 
-async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def _checked(here: NodeAt, spec: NodeSpec,
                    outcome: NodeOutcome) -> NodeOutcome:
     """A gate, loop, map or subgraph node that reached its end evaluates its ``success``
     block on what it produced (§17.7 step 9; tasks and decisions do it per attempt). A
@@ -70,27 +70,27 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     again (there is no attempt to retry), and its results are kept as ``x-rein-success``."""
     outputs = dict(outcome.outputs or {})
     success = await evaluate_success(spec.raw["success"], criterion_context(
-        ctx, inst, nid, spec.raw, 1, outputs))
+        here, spec.raw, 1, outputs))
     shown = {"x-rein-success": success.to_record()} if success.results else {}
     if success.passed:
         return outcome.noting(**shown)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     last = AttemptOutcome(status=status_for(failure), failure=failure, outputs=outputs,
                           success=success, message=criteria_reason(success, spec.success))
-    ended = await ladder.exhausted(ctx, inst, nid, spec, last, failure=failure,
+    ended = await ladder.exhausted(here, spec, last, failure=failure,
                                    produced=outputs)
     return ended.noting(**shown)
 
 
-async def _refused(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def _refused(here: NodeAt, spec: NodeSpec
                    ) -> NodeOutcome | None:
     """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
     (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
-    refusal = check_requirements(spec, ctx.env.harness_policy, ctx.env.workers)
+    refusal = check_requirements(spec, here.env.harness_policy, here.env.workers)
     if refusal is None:
         return None
-    diagnostic(ctx, refusal.code, "error", refusal.message, node=inst.key(nid))
-    outcome = await ladder.exhausted(ctx, inst, nid, spec, None,
+    diagnostic(here.run, refusal.code, "error", refusal.message, node=here.key)
+    outcome = await ladder.exhausted(here, spec, None,
                                      failure=FailureClass.PERMISSION_DENIED, blocked=True)
     return outcome.noting(**{"x-rein-blocked": {"code": refusal.code,
                                                 "message": refusal.message}})

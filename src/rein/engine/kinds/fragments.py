@@ -18,7 +18,7 @@ from rein.engine.graph import ScopeModel, scope_model
 from rein.engine.kinds import ladder
 from rein.engine.node_steps import resolve_inputs
 from rein.engine.outcome import NodeOutcome
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
 from rein.formats.ags.spec import NodeSpec
 
@@ -87,32 +87,32 @@ def model_of(fragment: Mapping[str, Any]) -> ScopeModel:
     return scope_model(fragment)
 
 
-def report(ctx: RunContext, inst: ScopeInstance, nid: str, problem: FragmentProblem) -> None:
-    diagnostic(ctx, problem.code, "error", f"node {nid}: {problem.message}", node=inst.key(nid))
+def report(here: NodeAt, problem: FragmentProblem) -> None:
+    diagnostic(here.run, problem.code, "error", f"node {here.nid}: {problem.message}", node=here.key)
 
 
-async def fail_fragment(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def fail_fragment(here: NodeAt, spec: NodeSpec,
                         problem: FragmentProblem) -> NodeOutcome:
     """Report ``problem`` and fail the container node through its failure ladder."""
-    report(ctx, inst, nid, problem)
-    return await ladder.exhausted(ctx, inst, nid, spec, None, failure=FailureClass.VALIDATION_ERROR)
+    report(here, problem)
+    return await ladder.exhausted(here, spec, None, failure=FailureClass.VALIDATION_ERROR)
 
 
-async def begin_container(ctx: RunContext, inst: ScopeInstance, nid: str,
+async def begin_container(here: NodeAt,
                           spec: NodeSpec, block: Mapping[str, Any]
                           ) -> Mapping[str, Any] | NodeOutcome:
     """Start a loop or map node: count its one execution, resolve its inputs, check the
     nesting depth and find its body fragment. When one of those failed, the outcome the
     failure ladder gave the node instead."""
-    state = inst.states[nid]
-    ctx.root().env.budget.start_execution(ctx.env.clock.now())
+    state = here.state
+    here.run.root().env.budget.start_execution(here.env.clock.now())
     state.attempts = 1
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
-        check_depth(ctx, inst)
-        return fragment_of(ctx, block)
+        state.inputs = resolve_inputs(here, spec.raw)
+        check_depth(here.run, here.inst)
+        return fragment_of(here.run, block)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
+        return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     except FragmentProblem as problem:
-        return await fail_fragment(ctx, inst, nid, spec, problem)
+        return await fail_fragment(here, spec, problem)

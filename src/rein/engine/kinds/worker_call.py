@@ -16,7 +16,7 @@ from rein.engine.attempt_session import EngineSession
 from rein.engine.events import EventType
 from rein.engine.expressions import render
 from rein.engine.routing import select_worker
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.formats.redaction import redact
 from rein.workers.base import (
@@ -39,22 +39,22 @@ def pick_worker(ctx: RunContext, request: AttemptRequest) -> Worker | None:
     return select_worker(ctx.env.workers, request)
 
 
-def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any], *,
+def build_request(here: NodeAt, node: Mapping[str, Any], *,
                   attempt: int, tier: str, kind: str, feedback: Feedback | None = None,
                   routed: Routed | None = None) -> AttemptRequest:
-    """Attempt ``attempt`` of node ``nid`` as a worker request (attempt 1 without feedback
+    """Attempt ``attempt`` of node ``here.nid`` as a worker request (attempt 1 without feedback
     is also the probe that pre-flight picks a worker with)."""
-    state = inst.states[nid]
+    state = here.state
     req = node.get("requirements") or {}
-    env, secret_names = node_env(ctx, node)
+    env, secret_names = node_env(here.run, node)
     tools = tuple(t if isinstance(t, str) else str(t.get("name")) for t in req.get("tools") or [])
     return AttemptRequest(
-        run_id=ctx.env.run_id, node_id=inst.key(nid), attempt=attempt,
+        run_id=here.env.run_id, node_id=here.key, attempt=attempt,
         kind=kind,  # type: ignore[arg-type]
-        title=str(node.get("title", nid)), brief=_brief(inst, nid, node, attempt, kind),
+        title=str(node.get("title", here.nid)), brief=_brief(here.inst, here.nid, node, attempt, kind),
         inputs=dict(state.inputs or {}), outputs=_output_specs(node),
         permissions=tuple(req.get("permissions") or ()), tools=tools,
-        workspace=str(ctx.env.workspace), workspace_access=req.get("workspace", "read_only"),
+        workspace=str(here.env.workspace), workspace_access=req.get("workspace", "read_only"),
         network=req.get("network", "none"), env=env, secret_names=secret_names,
         tier=tier,  # type: ignore[arg-type]
         feedback=feedback, branches=_branches(node), checks=_checks(node),
@@ -145,7 +145,7 @@ _HOOK_EVENTS = {ItemKind.HOOK_STARTED: EventType.HOOK_STARTED,
                 ItemKind.HOOK_COMPLETED: EventType.HOOK_COMPLETED}
 
 
-async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
+async def drive(here: NodeAt, worker: Worker,
                 request: AttemptRequest) -> AttemptResult:
     """Run ``request`` through ``worker``: its items go to the trace, its result comes back.
     A worker that pauses pauses the run; one that ends without a result is a model error."""
@@ -161,10 +161,10 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                     break
                 hook = _HOOK_EVENTS.get(item.kind)
                 if hook is not None:  # a lifecycle hook's run is an event of its own
-                    ctx.emit(hook, {"node": inst.key(nid), "attempt": request.attempt,
+                    here.run.emit(hook, {"node": here.key, "attempt": request.attempt,
                                     "run": dict(item.data)})
                     continue
-                ctx.emit(EventType.ITEM, {"node": inst.key(nid), "attempt": request.attempt,
+                here.run.emit(EventType.ITEM, {"node": here.key, "attempt": request.attempt,
                                   "kind": item.kind.value, "data": dict(item.data)})
         finally:
             close = getattr(stream, "aclose", None)
@@ -172,14 +172,14 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                 await close()
     except WorkerPaused as pause:
         reason = "worker" if pause.reason == "driver" else "human"
-        raise Paused(reason, {"node": inst.key(nid), "token": pause.token, **pause.detail}
+        raise Paused(reason, {"node": here.key, "token": pause.token, **pause.detail}
                      ) from pause
     if result is None:
         return AttemptResult(failure=FailureClass.MODEL_ERROR,
                              message=f"worker {worker.name!r} ended without a result")
     # Redacted before the run uses it: a secret never flows from one node's outputs into
     # another's inputs, and a resumed run, reading the store, sees what this one saw.
-    secrets = ctx.env.known_secrets()
+    secrets = here.env.known_secrets()
     if not secrets:  # nothing to replace: no copy of the result
         return result
     return result.replace(
