@@ -9,7 +9,7 @@ import pytest
 from support import ROOT
 
 from rein.core.states import NodeStatus
-from rein.engine import kinds
+from rein.engine import nodes
 from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.record import build_record
 from rein.engine.runtime import NodeAt
@@ -85,7 +85,7 @@ def test_execute_node_applies_a_kinds_outcome_whole(tmp_path: Path,
     double = OutcomeKind(NodeOutcome(status=NodeStatus.SUCCEEDED, outputs={"answer": 42},
                                      decision="left", degraded=True,
                                      record={"fallback_used": "skip"}))
-    monkeypatch.setitem(kinds.KINDS, "task", double)  # type: ignore[arg-type]
+    monkeypatch.setitem(nodes.KINDS, "task", double)  # type: ignore[arg-type]
     engine = make_engine(tmp_path)
     outcome = run_graph(engine, write(tmp_path, graph({"a": task("a")}, ["a"])))
     node = build_record(engine.store, outcome.run_id)["nodes"][0]
@@ -107,7 +107,7 @@ def test_a_kind_that_ends_its_node_itself_is_caught(tmp_path: Path,
         transition(here.state, NodeStatus.SUCCEEDED)
         return succeeded({})
 
-    monkeypatch.setitem(kinds.KINDS, "task", ends_itself)
+    monkeypatch.setitem(nodes.KINDS, "task", ends_itself)
     engine = make_engine(tmp_path)
     with pytest.raises(IllegalTransition):
         run_graph(engine, write(tmp_path, graph({"a": task("a")}, ["a"])))
@@ -124,7 +124,7 @@ def test_kinds_and_the_ladder_read_the_typed_spec() -> None:
     AGS defaults applied, not from the raw mapping each function re-reads."""
     from rein.engine.kinds import fragments, ladder
 
-    fns = [*kinds.KINDS.values(), ladder.exhausted, ladder.escalate,
+    fns = [*nodes.KINDS.values(), ladder.exhausted, ladder.escalate,
            fragments.begin_container, fragments.fail_fragment]
     assert {getattr(f, "__name__", "?"): _node_and_spec(f) for f in fns} == {
         getattr(f, "__name__", "?"): ("NodeAt", "NodeSpec") for f in fns}

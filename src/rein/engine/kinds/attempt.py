@@ -12,11 +12,10 @@ finally ``success``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.frozen import Frozen, field
 from rein.core.states import AttemptStatus
 from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
@@ -24,7 +23,7 @@ from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import diagnostic
 from rein.engine.events import EventType
-from rein.engine.kinds.attempt_end import AttemptEnd
+from rein.engine.kinds.attempt_end import GENERIC, AttemptEnd, AttemptOutcome, failed_criteria
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -40,44 +39,10 @@ from rein.engine.signals import CheckpointRejected, Paused
 from rein.formats.ags.spec import SuccessSpec
 from rein.workers.base import AttemptRequest, AttemptResult, Feedback, Routed, Worker
 
-
-class AttemptOutcome(Frozen):
-    """How one attempt ended."""
-
-    status: AttemptStatus
-    failure: FailureClass | None = None
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-    success: SuccessOutcome | None = None
-    decision: str | None = None
-    message: str | None = None
-    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria, as the next try hears
-
-
-def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec
-                    ) -> tuple[dict[str, Any], ...]:
-    """The failed criteria of an attempt as the next attempt is told them: required ones
-    first, each with its declared description and its *recorded* evidence.
-
-    The one builder of that shape. It reads the run record's ``criterion_result`` objects, so
-    an attempt that ran in this process and one adopted from the store after a pause give
-    the next attempt the same words, and evidence a criterion does not record
-    (``record_evidence: false``) never reaches a prompt, which is recorded too.
-    """
-    described = success.described()
-    failed = [r for r in results if not r.get("passed")]
-    failed.sort(key=lambda r: r.get("severity") == "advisory")
-    return tuple(
-        {"id": r.get("id"), "kind": r.get("kind"), "severity": r.get("severity"),
-         "description": described.get(str(r.get("id")), ""),
-         "evidence": r.get("evidence"), **({"error": r["error"]} if r.get("error") else {})}
-        for r in failed)
-
-
 # Why the criteria failed, in one line: the reason the attempt's record, its events and
 # the live view give (``criterion tests failed (...): exit 1: 2 failed``), built from the
 # typed results as the next attempt is told them (required ones first), so evidence a
 # criterion does not record is never named here either.
-GENERIC = "success criteria failed"  # when no failed criterion is known (none recorded)
 _EVIDENCE = 160  # characters of evidence in the line; the record keeps all of it
 
 

@@ -23,7 +23,7 @@ from rein.engine import approvals
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.events import EventType
 from rein.engine.expressions import render
-from rein.engine.kinds.attempt import AttemptOutcome
+from rein.engine.kinds.attempt_end import AttemptOutcome
 from rein.engine.node_steps import checkpoints
 from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs

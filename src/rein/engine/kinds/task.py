@@ -4,7 +4,7 @@ A node first resolves its inputs and passes pre-flight (tier RT011, isolation RT
 determinism RT013) before anything is spent, then its ``before_start`` (and, when it may
 change something, ``before_side_effects``) checkpoints. Each attempt
 (:mod:`rein.engine.kinds.attempt`) is retried under ``failure.retry``
-(:mod:`rein.engine.kinds.retry`) until one succeeds; exhaustion goes to the ladder.
+(:mod:`rein.engine.kinds.attempt_end`) until one succeeds; exhaustion goes to the ladder.
 
 The request a worker gets is built in :mod:`rein.engine.kinds.worker_call` and what the
 criteria may look at in :mod:`rein.engine.kinds.criteria_context`; their public names are
@@ -24,21 +24,17 @@ from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import (
+from rein.engine.kinds.attempt import criteria_reason, run_attempt, status_for
+from rein.engine.kinds.attempt_end import (
+    AttemptEnd,
     AttemptOutcome,
-    criteria_reason,
-    failed_criteria,
-    run_attempt,
-    status_for,
-)
-from rein.engine.kinds.attempt_end import AttemptEnd
-from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
-from rein.engine.kinds.retry import (
     adopted,
     backoff,
+    failed_criteria,
     feedback_for,
     should_retry,
 )
+from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.worker_call import build_request, is_mutating, node_env, pick_worker
 from rein.engine.node_steps import checkpoints, resolve_inputs
 from rein.engine.outcome import NodeOutcome, succeeded
