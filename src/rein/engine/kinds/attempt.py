@@ -23,7 +23,14 @@ from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import diagnostic
 from rein.engine.events import EventType
-from rein.engine.kinds.attempt_end import GENERIC, AttemptEnd, AttemptOutcome, failed_criteria
+from rein.engine.kinds.attempt_end import (
+    GENERIC,
+    AttemptEnd,
+    AttemptOutcome,
+    AttemptServed,
+    AttemptStart,
+    failed_criteria,
+)
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -173,9 +180,7 @@ async def _open(here: NodeAt, node: Mapping[str, Any],
     here.run.root().env.budget.start_execution(now)
     state.attempts = n
     at = here.run.now()
-    rec: dict[str, Any] = {"attempt": n, "started_at": at}
-    if rerun:
-        rec[recovery.RERUN] = True
+    rec = AttemptStart(attempt=n, started_at=at, rerun=rerun).to_record()
     state.record.setdefault("attempts", []).append(rec)
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
@@ -189,14 +194,12 @@ def _account(here: NodeAt, rec: dict[str, Any],
     """What the attempt spent, where it was served, and the worker's own record fields."""
     here.state.spent.add(result.usage)
     here.run.spend(result.usage)
-    rec["usage"] = usage_record(result)
     route = result.routed or fallback
-    rec["routed"] = {k: v for k, v in {
+    rec.update(AttemptServed(usage=usage_record(result), routed={k: v for k, v in {
         "requested_tier": route.requested_tier, "effective_tier": route.effective_tier,
         "provider": route.provider, "model": route.model,
-        "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None}
-    # A worker's own record fields (x-rein-profile, x-rein-ignored-keys, ...).
-    rec.update({k: v for k, v in result.extra.items() if str(k).startswith("x-")})
+        "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None},
+        extra=result.extra).to_record())
 
 
 async def _checked(here: NodeAt, node: Mapping[str, Any],

@@ -35,15 +35,48 @@ from rein.engine.runtime import NodeState
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec, RetrySpec, SuccessSpec
 from rein.workers.base import Feedback
 
-__all__ = ["DEFAULT_RETRY_ON", "GENERIC", "AttemptEnd", "AttemptOutcome", "adopted", "backoff",
+__all__ = ["DEFAULT_RETRY_ON", "GENERIC", "RERUN", "AttemptEnd", "AttemptOutcome", "AttemptServed",
+           "AttemptStart", "adopted", "backoff",
            "error_text", "failed_criteria", "feedback_for", "should_retry"]
 
 GENERIC = "success criteria failed"  # when no failed criterion is known (none recorded)
+RERUN = "x-rein-rerun"  # the attempt re-runs one an earlier process left in flight
 
 
 def error_text(failure: FailureClass, message: str | None) -> str:
     """The record's ``error`` of a failed attempt: its class, then its message."""
     return f"{failure.value}: {message or ''}".rstrip(": ")
+
+
+class AttemptStart(Frozen):
+    """The opening fields of one attempt's record, written when it is put on record as in
+    flight: its number, when it started, and whether it re-runs an attempt an earlier
+    process left in flight (``x-rein-rerun``)."""
+
+    attempt: int
+    started_at: str
+    rerun: bool = False
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {"attempt": self.attempt, "started_at": self.started_at}
+        if self.rerun:
+            rec[RERUN] = True
+        return rec
+
+
+class AttemptServed(Frozen):
+    """Where a worker served an attempt and what it spent: the fields its record gets when
+    the worker's result comes back (``usage``, ``routed``, and the worker's own ``x-``
+    fields such as ``x-rein-profile``)."""
+
+    usage: Mapping[str, Any]
+    routed: Mapping[str, Any]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {"usage": dict(self.usage), "routed": dict(self.routed)}
+        rec.update({k: v for k, v in self.extra.items() if str(k).startswith("x-")})
+        return rec
 
 
 class AttemptEnd(Frozen):

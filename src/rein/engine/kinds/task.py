@@ -28,6 +28,7 @@ from rein.engine.kinds.attempt import criteria_reason, run_attempt, status_for
 from rein.engine.kinds.attempt_end import (
     AttemptEnd,
     AttemptOutcome,
+    AttemptStart,
     adopted,
     backoff,
     failed_criteria,
@@ -111,9 +112,8 @@ async def _decide(here: NodeAt, spec: NodeSpec,
     """Attempt ``n`` of an expression decision: the label, then ``success`` on it."""
     state = here.state
     here.run.root().env.budget.start_execution(here.env.clock.now())
-    rec: dict[str, Any] = {"attempt": n, "started_at": here.run.now()}
-    if recovery.was_interrupted(here.run, here.key, n):
-        rec[recovery.RERUN] = True
+    rec = AttemptStart(attempt=n, started_at=here.run.now(),
+                       rerun=recovery.was_interrupted(here.run, here.key, n)).to_record()
     attempts = state.record.setdefault("attempts", [])
     attempts[:] = [a for a in attempts if a.get("attempt") != n]
     attempts.append(rec)
