@@ -244,7 +244,8 @@ def _held_to_signature(ctx: RunContext, signers: Signers, row: ApprovalRow,
 
 def _timed_out(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any]) -> ApprovalRow:
     # The timeout is the one the engine asks with, not whatever the stored entry says.
-    answered = resolve_timeout(ctx.env.store, row.replace(request=dict(request)), ctx.env.clock.now())
+    answered = resolve_timeout(ctx.env.store, row.replace(request=dict(request)),
+                               ctx.env.clock.now())
     if answered.status is not row.status:
         ctx.state.approvals[row.key] = answered
     return answered

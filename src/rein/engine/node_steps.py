@@ -43,7 +43,8 @@ def resolve_inputs(here: NodeAt, node: Mapping[str, Any]
         out[name] = got
     if missing:
         names = ", ".join(missing)
-        diagnostic(here.run, "RT033", "error", f"node {here.nid}: required input(s) {names} resolved "
+        diagnostic(here.run, "RT033", "error",
+                   f"node {here.nid}: required input(s) {names} resolved "
                    "to nothing", node=here.key)
         raise InputsMissing(names)
     return out
@@ -58,7 +59,8 @@ async def checkpoints(here: NodeAt, node: Mapping[str, Any],
         if not isinstance(cp, Mapping) or cp.get("at") != stage:
             continue
         scope = here.inst.scope().with_self(this)
-        if cp.get("when") and not condition(here.run, scope, str(cp["when"]), f"node {here.nid} human"):
+        if cp.get("when") and not condition(here.run, scope, str(cp["when"]),
+                                            f"node {here.nid} human"):
             continue
         mode = str(cp.get("mode", "approve"))
         cp_id = str(cp.get("id") or f"{stage}_{index}")
@@ -68,7 +70,7 @@ async def checkpoints(here: NodeAt, node: Mapping[str, Any],
                 {"checkpoint_id": cp_id, "at_stage": stage, "mode": mode, "outcome": "notified",
                  "at": here.run.now()})
             here.run.emit(EventType.HUMAN_NOTIFIED, {"node": here.key, "checkpoint": cp_id,
-                                        "prompt": prompt})
+                                                     "prompt": prompt})
             continue
         required = bool(cp.get("required", True))
         row = await approvals.ask(

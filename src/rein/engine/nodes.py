@@ -129,7 +129,7 @@ async def execute_node(here: NodeAt) -> None:
     # starting, a question asked, its end), which commits both; lost in a crash, the node
     # simply had not started.
     here.save(EventType.NODE_STARTED, {"type": kind, "title": node.get("title")},
-                  hold=True, at=at)
+              hold=True, at=at)
     # Nothing is written when the node's task is cancelled or an exception passes through:
     # that is an interrupt (Ctrl-C, a server shutting down, a store error in a sibling),
     # and the node stays in flight in the store, exactly as after a kill, so that resuming
@@ -155,7 +155,7 @@ async def execute_node(here: NodeAt) -> None:
     # or other process can learn of the end, or of what follows from it, before it is
     # committed: a crash can only take it with everything that came after it.
     here.save(EventType.NODE_FINISHED, _finish_payload(state.outputs, node, state),
-                  hold=True, at=at)
+              hold=True, at=at)
 
 
 def _apply(state: NodeState, outcome: NodeOutcome, *, node: str) -> None:

@@ -150,7 +150,8 @@ class Scheduler:
             transition(self.inst.states[nid], NodeStatus.RUNNING)
             if not running and len(picked) == 1:
                 return nid
-            task = asyncio.ensure_future(self.ctx.env.execute_node(NodeAt(self.ctx, self.inst, nid)))
+            task = asyncio.ensure_future(self.ctx.env.execute_node(NodeAt(self.ctx, self.inst,
+                                                                          nid)))
             running[task] = nid
             if len(running) >= self.capacity:
                 break

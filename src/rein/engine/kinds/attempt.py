@@ -162,7 +162,7 @@ def _serving_worker(here: NodeAt, request: AttemptRequest,
         worker = pick_worker(here.run, request)
     if worker is None:
         here.run.emit(EventType.WORKER_UNAVAILABLE, {"node": here.key, "attempt": request.attempt,
-                                        "tier": request.tier})
+                                                     "tier": request.tier})
         raise Paused("worker", {"node": here.key, "attempt": request.attempt})
     return worker
 
@@ -185,7 +185,7 @@ async def _open(here: NodeAt, node: Mapping[str, Any],
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
     here.save(EventType.ATTEMPT_STARTED, {"attempt": n, "tier": tier,
-                                                 "worker": worker.name}, at=at)
+                                          "worker": worker.name}, at=at)
     return rec, declined
 
 
@@ -270,11 +270,11 @@ def close(here: NodeAt, rec: dict[str, Any],
     # node's end (or the next attempt, or the ladder) follows and commits both; lost in a
     # crash, the attempt was in flight, and resuming runs it again.
     here.save(EventType.ATTEMPT_FINISHED,
-                  {"attempt": rec["attempt"], "result": outcome.status.value,
-                   "failure": outcome.failure.value if outcome.failure else None,
-                   **({"error": rec["error"]} if "error" in rec else {}),
-                   **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True,
-                  at=at)
+              {"attempt": rec["attempt"], "result": outcome.status.value,
+               "failure": outcome.failure.value if outcome.failure else None,
+               **({"error": rec["error"]} if "error" in rec else {}),
+               **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True,
+              at=at)
     return outcome
 
 

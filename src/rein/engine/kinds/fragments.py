@@ -88,7 +88,8 @@ def model_of(fragment: Mapping[str, Any]) -> ScopeModel:
 
 
 def report(here: NodeAt, problem: FragmentProblem) -> None:
-    diagnostic(here.run, problem.code, "error", f"node {here.nid}: {problem.message}", node=here.key)
+    diagnostic(here.run, problem.code, "error", f"node {here.nid}: {problem.message}",
+               node=here.key)
 
 
 async def fail_fragment(here: NodeAt, spec: NodeSpec,

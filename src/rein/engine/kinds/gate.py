@@ -64,13 +64,15 @@ async def run_gate(here: NodeAt, spec: NodeSpec
     if accepted and mode == "input":
         problems = approvals.input_problems(values, collect)
         if problems:
-            diagnostic(here.run, "RT031", "error", f"gate {here.nid}: " + "; ".join(problems), node=key)
+            diagnostic(here.run, "RT031", "error", f"gate {here.nid}: " + "; ".join(problems),
+                       node=key)
             accepted = False
         outcome = "provided"
     elif accepted and mode == "review":
         values, edited, problems = _reviewed(node, present, values, here.run)
         if problems:
-            diagnostic(here.run, "RT031", "error", f"gate {here.nid}: " + "; ".join(problems), node=key)
+            diagnostic(here.run, "RT031", "error", f"gate {here.nid}: " + "; ".join(problems),
+                       node=key)
             accepted = False
         outcome = "edited" if edited else "approved"
     events.append(approvals.human_event(row, stage="gate", mode=mode, outcome=outcome

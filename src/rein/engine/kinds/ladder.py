@@ -52,8 +52,8 @@ async def _ladder(here: NodeAt, spec: NodeSpec,
     state = here.state
     block = spec.failure
     scope = here.inst.scope().with_self({"id": here.nid, "attempt": max(1, state.attempts),
-                                    "inputs": state.inputs or {},
-                                    "outputs": dict(last.outputs) if last else {}})
+                                         "inputs": state.inputs or {},
+                                         "outputs": dict(last.outputs) if last else {}})
     if not blocked:
         for step in block.fallback:
             if step.get("when") and not condition(here.run, scope, str(step["when"]),
@@ -61,7 +61,8 @@ async def _ladder(here: NodeAt, spec: NodeSpec,
                 continue
             taken = await _fallback(here, spec, step, last)
             if taken is not None:
-                here.run.emit(EventType.NODE_FALLBACK, {"node": here.key, "strategy": step["strategy"]})
+                here.run.emit(EventType.NODE_FALLBACK, {"node": here.key,
+                                                        "strategy": step["strategy"]})
                 return taken.noting(fallback_used=str(step["strategy"]))
     reason = failure.value if failure else "failed"
     on_exhausted = block.on_exhausted
@@ -189,11 +190,13 @@ async def escalate(here: NodeAt, spec: NodeSpec, *,
     state = here.state
     esc = spec.failure.escalation
     if esc is None:
-        diagnostic(here.run, "LADDER001", "warning", f"node {here.nid} asks to escalate but declares "
+        diagnostic(here.run, "LADDER001", "warning",
+                   f"node {here.nid} asks to escalate but declares "
                    "no failure.escalation", node=here.key)
         return None
     state.record["escalated"] = True
-    here.run.emit(EventType.NODE_ESCALATED, {"node": here.key, "to": esc.get("to"), "reason": reason})
+    here.run.emit(EventType.NODE_ESCALATED, {"node": here.key, "to": esc.get("to"),
+                                             "reason": reason})
     try:
         await checkpoints(here, spec.raw, "on_escalation", max(1, state.attempts),
                           this={"id": here.nid, "attempt": max(1, state.attempts),
@@ -201,8 +204,8 @@ async def escalate(here: NodeAt, spec: NodeSpec, *,
     except CheckpointRejected:
         return None
     scope = here.inst.scope().with_self({"id": here.nid, "attempt": max(1, state.attempts),
-                                    "inputs": state.inputs or {},
-                                    "outputs": dict(produced or {})})
+                                         "inputs": state.inputs or {},
+                                         "outputs": dict(produced or {})})
     match esc.get("to"):
         case "human":
             message = render(str(esc.get("message") or f"{spec.title or here.nid}: {reason}"),
@@ -214,7 +217,8 @@ async def escalate(here: NodeAt, spec: NodeSpec, *,
         case other:
             # AGS §18.2: a human interaction that cannot be presented is RT015; the spec
             # asks for a warning and the ladder going on (§11: unknown channel).
-            diagnostic(here.run, "RT015", "warning", f"node {here.nid}: escalation to {other!r} cannot "
+            diagnostic(here.run, "RT015", "warning",
+                       f"node {here.nid}: escalation to {other!r} cannot "
                        "be presented: rein has no such channel; the node goes on down its "
                        "failure ladder", node=here.key)
             return None

@@ -58,7 +58,8 @@ async def run_loop(here: NodeAt, spec: NodeSpec
         if previous is not None:
             loop_ns["previous"] = previous
         if mode == "while":
-            probe = last or instance(here.run, here.inst, model, path="", params=params, loop=loop_ns)
+            probe = last or instance(here.run, here.inst, model, path="", params=params,
+                                     loop=loop_ns)
             probe.roots["loop"] = loop_ns
             if not condition(here.run, probe.scope(), cond, f"node {here.nid} loop.condition"):
                 met = True
@@ -85,7 +86,8 @@ async def run_loop(here: NodeAt, spec: NodeSpec
             break
     if mode == "repeat" or met:
         return succeeded(collected, record={"iterations": iterations})
-    diagnostic(here.run, "RT021", "error", f"loop {here.nid} reached max_iterations {limit} without "
+    diagnostic(here.run, "RT021", "error",
+               f"loop {here.nid} reached max_iterations {limit} without "
                "meeting its exit condition", node=here.key)
     match block.get("on_max_iterations", "fail"):
         case "succeed":

@@ -45,13 +45,15 @@ async def run_map(here: NodeAt, spec: NodeSpec
     scope = here.inst.scope().with_self({"id": here.nid, "attempt": 1, "inputs": state.inputs})
     items = value(here.run, scope, str(block.get("over", "[]")), f"node {here.nid} map.over")
     if not isinstance(items, list):
-        diagnostic(here.run, "RT025", "error", f"map {here.nid}: over did not give an array", node=key)
+        diagnostic(here.run, "RT025", "error", f"map {here.nid}: over did not give an array",
+                   node=key)
         return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.VALIDATION_ERROR)
     limit = int(block.get("max_items", len(items)))
     if len(items) > limit:
         if block.get("on_over_limit", "fail") == "truncate":
-            diagnostic(here.run, "RT026", "warning", f"map {here.nid}: {len(items)} items truncated to "
+            diagnostic(here.run, "RT026", "warning",
+                       f"map {here.nid}: {len(items)} items truncated to "
                        f"{limit}", node=key)
             items = items[:limit]
         else:

@@ -70,9 +70,9 @@ async def run_subgraph(here: NodeAt, node_spec: NodeSpec
             context = {**(here.inst.roots.get("context") or {}), **extra_context}
             label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{here.nid}"
             spec = ChildSpec(document=here.env.graph, fragment=fragment, path=here.env.graph_path,
-                                    digest=ags_digest(fragment),
-                                    graph_id=f"{here.env.graph.get('id')}#{label}",
-                                    params=params, context=context)
+                             digest=ags_digest(fragment),
+                             graph_id=f"{here.env.graph.get('id')}#{label}",
+                             params=params, context=context)
     except InputsMissing:
         return await ladder.exhausted(here, node_spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)

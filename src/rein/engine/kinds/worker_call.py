@@ -51,7 +51,8 @@ def build_request(here: NodeAt, node: Mapping[str, Any], *,
     return AttemptRequest(
         run_id=here.env.run_id, node_id=here.key, attempt=attempt,
         kind=kind,  # type: ignore[arg-type]
-        title=str(node.get("title", here.nid)), brief=_brief(here.inst, here.nid, node, attempt, kind),
+        title=str(node.get("title", here.nid)), brief=_brief(here.inst, here.nid, node, attempt,
+                                                             kind),
         inputs=dict(state.inputs or {}), outputs=_output_specs(node),
         permissions=tuple(req.get("permissions") or ()), tools=tools,
         workspace=str(here.env.workspace), workspace_access=req.get("workspace", "read_only"),
@@ -162,10 +163,10 @@ async def drive(here: NodeAt, worker: Worker,
                 hook = _HOOK_EVENTS.get(item.kind)
                 if hook is not None:  # a lifecycle hook's run is an event of its own
                     here.run.emit(hook, {"node": here.key, "attempt": request.attempt,
-                                    "run": dict(item.data)})
+                                         "run": dict(item.data)})
                     continue
                 here.run.emit(EventType.ITEM, {"node": here.key, "attempt": request.attempt,
-                                  "kind": item.kind.value, "data": dict(item.data)})
+                                               "kind": item.kind.value, "data": dict(item.data)})
         finally:
             close = getattr(stream, "aclose", None)
             if close is not None:
