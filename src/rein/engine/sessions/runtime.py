@@ -24,6 +24,7 @@ from rein.engine import events
 from rein.engine.clock import Clock, RandomIds
 from rein.engine.sessions import (
     carried,
+    commands,
     conversation,
     digest,
     ends,
@@ -328,6 +329,29 @@ class Sessions:
             turn.run_id.set_result(run.run_id)
         self.active[thread_id] = turn
         return turn
+
+    # -- a client's standalone command (command/exec) ----------------------------------
+
+    def check_command(self, config: Any, argv: Sequence[str], *, thread_id: str | None = None,
+                      sandbox: Any = None, cwd: str | None = None) -> commands.Command:
+        """Decide ``argv`` as the thread's (or a new thread's) shell tool call would be
+        decided (:mod:`.commands`); nothing runs."""
+        row = self.thread(thread_id) if thread_id is not None else None
+        return commands.check(config, self.workspace, row, argv, sandbox=sandbox, cwd=cwd)
+
+    def ask_command(self, thread_id: str, command: commands.Command, *, origin: str
+                    ) -> ApprovalRow:
+        """Queue the question of an asked command under the thread (:func:`commands.ask`);
+        its answer is awaited with :meth:`launch_answered`, withdrawn with
+        :meth:`withdraw_launch`, read with :meth:`launch_status`."""
+        return commands.ask(self.store, command, approval_id=self._ids.new("apv"),
+                            thread_id=thread_id, origin=origin, now=self.now())
+
+    async def run_command(self, command: commands.Command, *, env: Mapping[str, str],
+                          timeout: float | None, max_output_bytes: int) -> Any:
+        """Run a command rein allowed or a person accepted, confined as a tool call is."""
+        return await commands.run(command, env=env, timeout=timeout,
+                                  max_output_bytes=max_output_bytes)
 
     # -- an editor's MCP server launches (ACP) ------------------------------------------
 
