@@ -142,8 +142,8 @@ def _lines(row: Any, run: Any) -> list[str]:
                 + (", ".join(map(str, request.get("variables") or [])) or "none")]
     elif run is None and row.kind.value == "tool_call":  # an app-server client's command
         out += [f"thread   {request.get('thread')} (no run: {request.get('origin')})",
-                f"runs     {(request.get('arguments') or {}).get('command')}  "
-                f"in {request.get('cwd')}",
+                (f"runs     {(request.get('arguments') or {}).get('command')}  "
+                 f"in {request.get('cwd')}"),
                 f"         needs {request.get('permission')}"]
     elif run is None:  # a thread's graph turn, whose run starts once this is accepted
         graph = request.get("graph")

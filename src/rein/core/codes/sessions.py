@@ -43,6 +43,8 @@ CODES = (
        "cancelled, not askable (approvalPolicy never, no thread named)",
        "allow the command in rein.toml's [policy], or name a thread (threadId) whose "
        "client answers, and accept it"),
+    _c("THREAD011", "refused", "thread/compact/start: a PreCompact hook blocked the "
+       "compaction; nothing was compacted", "the hook decides; see its reason"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
     _c("ACP001", "usage", "rein acp needs the ACP SDK (agent-client-protocol), which is not "
