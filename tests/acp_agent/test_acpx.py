@@ -78,7 +78,10 @@ def test_acpx_approve_all_runs_the_command(tmp_path: Path) -> None:
     ran = [m for m in methods if str(m).startswith("terminal/")]
     assert ran[0] == "terminal/create" and ran[-1] == "terminal/release", ran
     created = next(m for m in messages if m.get("method") == "terminal/create")
-    assert created["params"]["args"][-2:] == ["-c", "echo one"]
+    # shown as rein's sandbox launcher and the command, not bwrap's line
+    assert created["params"]["command"] == "/bin/sh"
+    assert created["params"]["args"][0].endswith("/rein-sandbox")
+    assert created["params"]["args"][1:] == ["/bin/sh", "-c", "echo one"]
 
 
 def test_acpx_deny_all_rejects_the_command(tmp_path: Path) -> None:
