@@ -69,6 +69,10 @@ def test_acpx_approve_all_runs_the_command(tmp_path: Path) -> None:
     assert asked["params"]["toolCall"]["kind"] == "execute"
     answer = answer_to(messages, asked)
     assert answer["result"]["outcome"]["optionId"] == "allow_once"
+    # pending until allowed: nothing said it ran before acpx answered
+    call = asked["params"]["toolCall"]["toolCallId"]
+    before = updates(messages[:messages.index(asked)])
+    assert [u.get("status") for u in before if u.get("toolCallId") == call] == ["pending"]
     done = [u for u in updates(messages) if u["sessionUpdate"] == "tool_call_update"]
     assert done[-1]["status"] == "completed"
     assert "one" in done[-1]["content"][0]["content"]["text"]
