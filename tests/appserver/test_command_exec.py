@@ -31,10 +31,10 @@ def exec_(c: Any, seen: Recorded, params: dict[str, Any]) -> Any:
 
 
 def accept_in_another_terminal(root: Path, approval_id: str) -> None:
-    subprocess.run([sys.executable, "-c", "import sys; from rein.cli import run; "
-                    "sys.exit(run())", "approvals", "accept", approval_id, "--no-continue",
-                    "--workspace", str(root)], check=True, capture_output=True,
-                   env={**os.environ, **environment(root)})
+    program = "import sys; from rein.cli import run; sys.exit(run())"
+    subprocess.run([sys.executable, "-c", program, "approvals", "accept", approval_id,
+                    "--no-continue", "--workspace", str(root)], check=True,
+                   capture_output=True, env={**os.environ, **environment(root)})
 
 
 def test_command_exec_asks_and_runs_as_the_thread_s_shell_call_would(tmp_path: Path) -> None:
@@ -60,8 +60,8 @@ def test_command_exec_asks_and_runs_as_the_thread_s_shell_call_would(tmp_path: P
         ran = exec_(c, seen, {"command": ["sh", "-c", "echo out; echo err >&2; touch made"],
                               "threadId": thread})
         declined = exec_(c, seen, {"command": ["touch", "declined"], "threadId": thread})
-        confined = exec_(c, seen, {"command": ["sh", "-c", f"touch {outside}/escaped; "
-                                               "touch inside"], "threadId": thread})
+        escape = f"touch {outside}/escaped; touch inside"
+        confined = exec_(c, seen, {"command": ["sh", "-c", escape], "threadId": thread})
         elsewhere = exec_(c, seen, {"command": ["touch", "elsewhere"], "threadId": thread})
         unasked = exec_(c, seen, {"command": ["touch", "never"], "threadId": never})
         threadless = exec_(c, seen, {"command": ["touch", "threadless"]})

@@ -146,10 +146,12 @@ async def _asked(c: Connection, thread_id: str, command: Any) -> None:
 
 
 def _decision(answer: Any) -> ApprovalStatus | None:
-    from rein.appserver.server import decision_of
-
-    word = decision_of(answer if isinstance(answer, Mapping) else None, answer is None)
-    return None if word is None else _STATUS.get(word, ApprovalStatus.DECLINED)
+    """What a client's answer to the command's question decides (None: no answer). An
+    amendment decision (an object) accepts this command only, as for a turn's call."""
+    word = answer.get("decision") if isinstance(answer, Mapping) else None
+    if isinstance(word, Mapping):
+        return ApprovalStatus.ACCEPTED
+    return _STATUS.get(word, ApprovalStatus.DECLINED) if isinstance(word, str) else None
 
 
 def _timeout(params: Mapping[str, Any]) -> float | None:
