@@ -32,9 +32,17 @@ def exec_(c: Any, seen: Recorded, params: dict[str, Any]) -> Any:
 
 def accept_in_another_terminal(root: Path, approval_id: str) -> None:
     program = "import sys; from rein.cli import run; sys.exit(run())"
+    env = {**os.environ, **environment(root)}
+    shown = subprocess.run([sys.executable, "-c", program, "approvals", "list",
+                            "--workspace", str(root)], check=True, capture_output=True,
+                           text=True, env=env).stdout
+    assert approval_id in shown and "thread " in shown  # the queue shows it, a thread's
+    detail = subprocess.run([sys.executable, "-c", program, "approvals", "show", approval_id,
+                             "--workspace", str(root)], check=True, capture_output=True,
+                            text=True, env=env).stdout
+    assert "runs     touch elsewhere" in detail and "command/exec" in detail
     subprocess.run([sys.executable, "-c", program, "approvals", "accept", approval_id,
-                    "--no-continue", "--workspace", str(root)], check=True,
-                   capture_output=True, env={**os.environ, **environment(root)})
+                    "--workspace", str(root)], check=True, capture_output=True, env=env)
 
 
 def test_command_exec_asks_and_runs_as_the_thread_s_shell_call_would(tmp_path: Path) -> None:
