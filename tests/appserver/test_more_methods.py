@@ -27,9 +27,13 @@ def call(c: Any, method: str, params: dict[str, Any], model: str) -> Any:
 
 def test_the_methods_an_integrator_meets_first(tmp_path: Path) -> None:
     root = workspace(tmp_path, [reply("one"), reply("two")])
+    with (root / "rein.toml").open("a") as toml:
+        toml.write('\n[policy]\ndeny_paths = [".git", ".rein", "secrets"]\n')
     (root / "src").mkdir()
     (root / "src" / "reader.py").write_text("")
     (root / "src" / "other.txt").write_text("")
+    (root / "secrets").mkdir()  # a file no turn may read: its name is not shown either
+    (root / "secrets" / "reader.key").write_text("")
     seen = Recorded()
     with client(root, lambda m, p: {"decision": "accept"}, seen) as c:
         c.initialize()

@@ -125,19 +125,22 @@ async def skills_list(c: Connection, params: Mapping[str, Any]) -> dict[str, Any
 async def fuzzy_file_search(c: Connection, params: Mapping[str, Any]) -> dict[str, Any]:
     """Files under ``roots`` whose path holds the query's characters in order (a
     subsequence, case-insensitive), best first: contiguous and early matches score higher.
-    Each root must be inside the workspace (as a thread's cwd must)."""
+    Each root must be inside the workspace (as a thread's cwd must); a file a turn's file
+    tools may not read (rein.toml's ``deny_paths``, ``read_roots``) is not shown."""
     query = params.get("query")
     roots = params.get("roots")
     if not isinstance(query, str) or not isinstance(roots, list):
         raise MethodError(wire.INVALID_PARAMS, "query (a string) and roots (a list) are "
                                                "required")
     workspace = c.harness.workspace.resolve()
+    readable = c.harness.sessions.readable(c.harness.config)
     found: list[tuple[int, str, str, list[int]]] = []
     for root in roots:
         base = (workspace / str(root)).resolve()
         if base != workspace and workspace not in base.parents:
             raise MethodError(wire.INVALID_PARAMS, f"root {root} is outside the workspace")
-        found += _search(base, query)
+        found += [f for f in _search(base, query)
+                  if readable((base / f[2]).relative_to(workspace).as_posix())]
     found.sort(key=lambda f: (-f[0], f[2]))
     return {"files": [{"root": root, "path": path, "file_name": Path(path).name,
                        "match_type": "file", "score": score, "indices": indices}

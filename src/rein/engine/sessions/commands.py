@@ -104,6 +104,18 @@ def ask(store: Store, command: Command, *, approval_id: str, thread_id: str, ori
     return row
 
 
+def readable(config: Config, workspace: Path, row: ThreadRow | None) -> Any:
+    """Whether a workspace path (relative, ``/``-separated) is one the thread's (or a new
+    thread's) file tools may read: ``fs:read`` under the same grants and deny rules
+    (``rein.toml``'s ``deny_paths`` and ``read_roots``) a turn's ``file_search`` gets."""
+    from rein.tools.permissions import Permission
+
+    box = policy.sandbox_policy((row.data if row is not None else {}).get("sandbox"))
+    grants = _toolbox(config, workspace, box).policy.permissions
+    return lambda relative: grants.allows(Permission(scope="fs", action="read",
+                                                     target=relative))
+
+
 def _toolbox(config: Config, workspace: Path, sandbox: Mapping[str, Any]) -> Toolbox:
     """The toolbox a conversation turn's node gets under ``sandbox``, its shell alone."""
     from rein.workers.grants import attempt_grants

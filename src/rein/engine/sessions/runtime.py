@@ -368,6 +368,12 @@ class Sessions:
         row = self.thread(thread_id) if thread_id is not None else None
         return commands.check(config, self.workspace, row, argv, sandbox=sandbox, cwd=cwd)
 
+    def readable(self, config: Any, *, thread_id: str | None = None) -> Any:
+        """A check of the workspace paths the thread's file tools may read
+        (:func:`commands.readable`): what a client's file search may show."""
+        row = self.thread(thread_id) if thread_id is not None else None
+        return commands.readable(config, self.workspace, row)
+
     def ask_command(self, thread_id: str, command: commands.Command, *, origin: str
                     ) -> ApprovalRow:
         """Queue the question of an asked command under the thread (:func:`commands.ask`);
