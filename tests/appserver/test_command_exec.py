@@ -1,7 +1,7 @@
 """``command/exec`` from the official SDK: decided as a turn's shell tool call is, under
 the named thread's sandbox and approval policy. A command rein.toml refuses, one a person
-declines, one under ``approvalPolicy: never`` and an asked one of no thread do not run; an
-accepted one runs confined (it writes nothing outside the workspace); an answer given with
+declines, one under ``approvalPolicy: never``, an asked one of no thread and one whose
+client leaves unanswered do not run; an accepted one runs confined (it writes nothing outside the workspace); an answer given with
 ``rein approvals accept`` in another terminal decides as the client's would. Every message
 rein sends is valid by Codex's own schema."""
 
@@ -15,9 +15,11 @@ from typing import Any
 
 from openai_codex.generated import v2_all as codex_types
 
+from rein.store.sqlite import SQLiteStore
 from rein.tools.sandbox import bubblewrap_status
 from tests.appserver.codex_env import Recorded, client, off_codex
 from tests.appserver.serve import environment, workspace
+from tests.appserver.test_wire import Raw
 
 
 def exec_(c: Any, seen: Recorded, params: dict[str, Any]) -> Any:
@@ -121,3 +123,25 @@ def test_a_command_rein_toml_allows_runs_without_asking(tmp_path: Path) -> None:
     assert (ran.exit_code, ran.stdout) == (0, f"bar\n{root}\n")
     assert outside["code"] == "THREAD002" and streamed["code"] == "THREAD007"
     assert seen.requests == [] and off_codex(seen) == []
+
+
+def test_a_client_that_leaves_unanswered_runs_nothing_and_the_server_exits(tmp_path: Path
+                                                                          ) -> None:
+    root = workspace(tmp_path, [])
+    raw = Raw(root)
+    raw.send({"id": 1, "method": "initialize", "params": {"clientInfo": {
+        "name": "t", "version": "1"}}})
+    raw.send({"method": "initialized"})
+    raw.send({"id": 2, "method": "thread/start", "params": {}})
+    thread = raw.until("id", 2)["result"]["thread"]["id"]
+    raw.send({"id": 3, "method": "command/exec", "params": {
+        "command": ["touch", "left"], "threadId": thread}})
+    asked = raw.until("method", "item/commandExecution/requestApproval")
+    assert raw.close() == 0  # gone without answering: the server does not wait on it
+    store = SQLiteStore(root / ".rein" / "rein.db")
+    try:
+        row = store.get_approval(asked["id"])
+    finally:
+        store.close()
+    assert row is not None and row.status.value == "cancelled"
+    assert not (root / "left").exists()

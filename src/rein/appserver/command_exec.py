@@ -104,7 +104,7 @@ async def command_exec(c: Connection, params: Mapping[str, Any]) -> Deferred:
 
 async def _asked(c: Connection, thread_id: str, command: Any) -> None:
     """Ask about ``command`` in the queue and on the wire; return once it is accepted
-    (THREAD010 when declined or cancelled)."""
+    (THREAD010 when declined or cancelled). A client that leaves withdraws it."""
     sessions = c.harness.sessions
     row = sessions.ask_command(thread_id, command, origin="command/exec")
     stored = asyncio.ensure_future(sessions.launch_answered(row))
@@ -116,24 +116,15 @@ async def _asked(c: Connection, thread_id: str, command: Any) -> None:
         "availableDecisions": ["accept", "decline", "cancel"]}, request_id=row.approval_id)
     try:
         await asyncio.wait({stored, client}, return_when=asyncio.FIRST_COMPLETED)
-        if not stored.done():
-            decision = _decision(client.result())
-            if decision is None:  # the client left, or failed to answer: nobody runs it
-                sessions.withdraw_launch(row, note="the client gave no answer")
-            else:
-                try:
-                    await c.harness.answer(row.approval_id, decision, digest=row.digest,
-                                           go_on=False)
-                except ReinError as exc:  # confined, or answers are signed: it waits
-                    c.notify(Notification(method="warning", params={
-                        "threadId": thread_id, "message": f"{exc.code}: {exc.message}"}))
+        if not stored.done():  # the client answered first: its answer is recorded
+            await _record(c, thread_id, row, _decision(client.result()))
         status = await stored
-        if status is ApprovalStatus.ACCEPTED:
-            status = sessions.launch_status(row.approval_id, usable=True)
-            while status is ApprovalStatus.PENDING:  # an answer that does not verify
-                status = await sessions.launch_answered(row)
-                status = sessions.launch_status(row.approval_id, usable=True) \
-                    if status is ApprovalStatus.ACCEPTED else status
+        while status is ApprovalStatus.ACCEPTED and sessions.launch_status(
+                row.approval_id, usable=True) is ApprovalStatus.PENDING:
+            status = await sessions.launch_answered(row)  # an answer that does not verify
+    except asyncio.CancelledError:  # the client left: nothing will run it
+        sessions.withdraw_launch(row, note="the client left before it was answered")
+        raise
     finally:
         stored.cancel()
         if not client.done():  # answered elsewhere: the client's question is withdrawn
@@ -143,6 +134,21 @@ async def _asked(c: Connection, thread_id: str, command: Any) -> None:
     if status is not ApprovalStatus.ACCEPTED:
         raise Refused(f"{command.decision.permission} was {status.value}: nothing ran",
                       code="THREAD010", hint="the person asked did not accept the command")
+
+
+async def _record(c: Connection, thread_id: str, row: Any,
+                  decision: ApprovalStatus | None) -> None:
+    """Record the client's answer as any answer given here is (the surface, the account;
+    refused where this server runs confined or answers are signed: then it waits for one
+    given with ``rein approvals``). No answer (the client failed or left): withdrawn."""
+    if decision is None:
+        c.harness.sessions.withdraw_launch(row, note="the client gave no answer")
+        return
+    try:
+        await c.harness.answer(row.approval_id, decision, digest=row.digest, go_on=False)
+    except ReinError as exc:
+        c.notify(Notification(method="warning", params={
+            "threadId": thread_id, "message": f"{exc.code}: {exc.message}"}))
 
 
 def _decision(answer: Any) -> ApprovalStatus | None:

@@ -48,6 +48,7 @@ class Connection:
         self.drives: dict[asyncio.Future[Any], TurnRun] = {}
         self._after: Callable[[], None] | None = None
         self.asked: dict[str, asyncio.Future[Any]] = {}  # a handler's questions (ask)
+        self.deferred: set[asyncio.Future[Any]] = set()  # requests answered when done
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -73,6 +74,8 @@ class Connection:
         for answer in self.asked.values():  # nobody will answer: a handler's question fails
             if not answer.done():
                 answer.set_result(None)
+        for work in list(self.deferred):  # nobody will read their answers (a command stops)
+            work.cancel()
         for pump in list(self.pumps):
             pump.cancel()
         for drive, turn in list(self.drives.items()):
@@ -102,7 +105,9 @@ class Connection:
             self._failed(incoming.id, method, exc)
         else:
             if isinstance(result, Deferred):  # answered when its work ends; reading goes on
-                self.spawn(self._deferred(incoming.id, method, result))
+                task = self.spawn(self._deferred(incoming.id, method, result))
+                self.deferred.add(task)
+                task.add_done_callback(self.deferred.discard)
                 return
             self.wire.send({"id": incoming.id, "result": result})
             after = getattr(self, "_after", None)
