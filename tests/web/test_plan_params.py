@@ -36,7 +36,7 @@ def test_the_form_has_a_field_per_declared_param(console: Console, workspace: Pa
     assert "name='param.count'" in html and "required>" in html  # no default: required
     assert "<select name='param.mode'" in html
     assert "<option value='fast' selected>fast</option>" in html
-    assert "name='param.label' value=''" in html
+    assert "<textarea name='param.label' rows='2' data-type='string'>\n</textarea>" in html
 
 
 def test_a_value_that_does_not_fit_is_refused_in_the_page_and_nothing_runs(
