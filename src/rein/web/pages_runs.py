@@ -252,7 +252,7 @@ def _attempts(row: NodeRow) -> str:
     return f"<ol class='attempts'>{''.join(out)}</ol>" if out else ""
 
 
-def _nodes(rows: Sequence[NodeRow]) -> str:
+def node_rows(rows: Sequence[NodeRow]) -> str:
     parts = []
     for row in rows:
         key = f"{row.scope_path}.{row.node_id}" if row.scope_path else row.node_id
@@ -349,7 +349,7 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
         + "<section data-approvals aria-label='questions waiting for an answer'>"
         + pending_cards(h, run, csrf=csrf, read_only=read_only) + "</section>"
         + "<h2>Budgets</h2>" + _budgets(views.budgets(h, run, used))
-        + "<h2>Nodes</h2><div data-nodes>" + _nodes(h.nodes(run.run_id)) + "</div>"
+        + "<h2>Nodes</h2><div data-nodes>" + node_rows(h.nodes(run.run_id)) + "</div>"
         + _answered(answered)
         + "</div><div><h2>Events <span class='muted'>(times in UTC)</span></h2>"
         + "<ol class='log' tabindex='0' aria-label='events'>" + log_items(events)
@@ -388,7 +388,7 @@ def fragment(h: Harness, run: RunRow, *, scope: str, keys: Sequence[str], pictur
             if (row := h.node(run.run_id, key)) is not None]
     rows.sort(key=lambda r: r.seq)
     out: dict[str, Any] = {"last": last, "nodes": {
-        (f"{r.scope_path}.{r.node_id}" if r.scope_path else r.node_id): _nodes([r])
+        (f"{r.scope_path}.{r.node_id}" if r.scope_path else r.node_id): node_rows([r])
         for r in rows}, "svg": None}
     if picture:
         out["svg"] = views.run_picture(h, run, scope, events).svg
@@ -401,5 +401,5 @@ def not_found(code: str, message: str, hint: str, *, read_only: bool) -> str:
     return page("Not found", error_box(code, message, hint), read_only=read_only)
 
 
-__all__ = ["PAGE_SIZE", "Query", "filtered", "fragment", "log_items", "not_found",
+__all__ = ["PAGE_SIZE", "Query", "filtered", "fragment", "log_items", "node_rows", "not_found",
            "pending_cards", "query", "run_page", "run_rows", "runs_page"]
