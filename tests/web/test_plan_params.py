@@ -78,7 +78,7 @@ def _textarea(html: str, name: str) -> str:
 
     start = html.index(f"<textarea name='param.{name}'")
     inner = html[html.index(">", start) + 1:html.index("</textarea>", start)]
-    return unescape(inner[1:] if inner.startswith("\n") else inner)
+    return unescape(inner.removeprefix("\n"))
 
 
 def test_a_text_parameter_keeps_its_lines_both_ways(console: Console, workspace: Path) -> None:

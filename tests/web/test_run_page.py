@@ -144,10 +144,10 @@ def test_a_node_row_counts_its_attempts_and_folds_each_to_its_outcome_and_reason
         in summary.group(1)
     folded = re.findall(r"<li data-attempt='(\d)'><details><summary>(.*?)</summary>", html)
     assert folded == [
-        ("1", f"attempt 1 {badge('criteria_failed')} <span class='reason' data-reason>"
-              "criteria failed: tests_pass</span>"),
-        ("2", f"attempt 2 {badge('failed')} <span class='reason' data-reason>"
-              "timeout: 600 s</span>"),
+        ("1", (f"attempt 1 {badge('criteria_failed')} <span class='reason' data-reason>"
+               "criteria failed: tests_pass</span>")),
+        ("2", (f"attempt 2 {badge('failed')} <span class='reason' data-reason>"
+               "timeout: 600 s</span>")),
         ("3", f"attempt 3 {badge('succeeded')}")]
     assert "told to attempt 2: tests_pass failed (2 failed)" in html  # inside attempt 1
 
