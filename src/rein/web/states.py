@@ -54,6 +54,7 @@ STATES: dict[str, Look] = {
     "declined": _look("declined", "bad"),
     "timed_out": _look("timed out", "stopped"),
     # threads and their turns and items (the app-server's spelling)
+    "new": _look("new", "idle"),
     "idle": _look("idle", "idle"),
     "active": _look("running", "active"),
     "inProgress": _look("running", "active"),

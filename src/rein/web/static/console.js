@@ -87,8 +87,9 @@ var reinStates = (function () {
     var seq = document.createElement("span"); seq.className = "seq"; seq.textContent = ev.seq;
     var text = document.createElement("span");
     text.textContent = " " + ev.type + (ev.summary ? " " + ev.summary : "");
+    var stamp = when(ev.at);  // read the previous line's date before this one is added
     li.appendChild(seq); li.appendChild(document.createTextNode(" "));
-    li.appendChild(when(ev.at)); li.appendChild(text);
+    li.appendChild(stamp); li.appendChild(text);
     log.appendChild(li);
     if (!scrolling) {  // reading scrollHeight lays the page out: once a frame, not per event
       scrolling = true;
@@ -102,8 +103,8 @@ var reinStates = (function () {
     var d = new Date(at);
     if (isNaN(d.getTime())) { t.textContent = at || ""; return t; }
     var iso = d.toISOString();
-    var times = log.querySelectorAll("time");
-    var before = times.length ? times[times.length - 1].getAttribute("datetime") || "" : "";
+    var last = log.lastElementChild && log.lastElementChild.querySelector("time");
+    var before = last ? last.getAttribute("datetime") || "" : "";
     t.setAttribute("datetime", iso); t.setAttribute("title", iso);
     t.textContent = before.slice(0, 10) === iso.slice(0, 10) ? iso.slice(11, 19) :
       iso.slice(0, 10) + " " + iso.slice(11, 19) + " UTC";
