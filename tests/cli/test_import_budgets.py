@@ -12,6 +12,7 @@ tier, no command worker configured, the driver serving every node.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -129,8 +130,29 @@ def _loaded(modules: list[str], denied: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == d or m.startswith(d + ".") for d in denied)]
 
 
+def _folder_only(module: str) -> bool:
+    """A package whose ``__init__`` is a docstring and nothing else: a folder of modules,
+    no code of its own (``rein.engine``, ``rein.workers.driver``); not counted as one."""
+    init = ROOT / "src" / Path(*module.split(".")) / "__init__.py"
+    if not init.is_file():
+        return False
+    body = ast.parse(init.read_text(encoding="utf-8")).body
+    return len(body) == 1 and isinstance(body[0], ast.Expr) \
+        and isinstance(body[0].value, ast.Constant)
+
+
 def _rein(modules: list[str]) -> list[str]:
-    return [m for m in modules if m == "rein" or m.startswith("rein.")]
+    """The rein modules imported: code that runs, so not the folders of modules."""
+    return [m for m in modules if (m == "rein" or m.startswith("rein."))
+            and not _folder_only(m)]
+
+
+def test_a_folder_of_modules_is_not_counted_and_a_module_is() -> None:
+    assert _folder_only("rein.engine")
+    assert not _folder_only("rein.cli")  # the command line's entry: code
+    assert not _folder_only("rein.engine.service")  # a module, not a folder
+    assert _rein(["rein", "rein.engine", "rein.engine.service", "json"]) == [
+        "rein", "rein.engine.service"]
 
 
 @pytest.fixture
