@@ -1,5 +1,9 @@
 """The six node kinds of AGS §7, as a registry: kind name → the coroutine that runs it.
 
+The loop, map and subgraph kinds are imported when a node of theirs first runs: a driver
+turn that advances a task to a gate has no use for them
+(``tests/cli/test_import_budgets.py``).
+
 Each runner takes a running node's spec and returns the :class:`~rein.engine.outcome.NodeOutcome`
 it reached (or raises a signal); :func:`rein.engine.nodes.execute_node` applies it. A kind reaches the engine that runs it (a stand-in node, a child run)
 through the callables on :class:`~rein.engine.runtime.RunContext`, never by importing it.
@@ -7,7 +11,8 @@ through the callables on :class:`~rein.engine.runtime.RunContext`, never by impo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import importlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus
@@ -22,9 +27,6 @@ from rein.engine.kinds.attempt import (
 )
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.gate import run_gate
-from rein.engine.kinds.loop import run_loop
-from rein.engine.kinds.map import run_map
-from rein.engine.kinds.subgraph import run_subgraph
 from rein.engine.kinds.task import run_decision, run_task
 from rein.engine.outcome import NodeOutcome
 from rein.engine.permissions import check_requirements
@@ -33,14 +35,32 @@ from rein.formats.ags.spec import NodeSpec
 
 KindRunner = Callable[[RunContext, ScopeInstance, str, NodeSpec], Awaitable[NodeOutcome]]
 
-KINDS: Mapping[str, KindRunner] = {
-    "task": run_task,
-    "decision": run_decision,
-    "gate": run_gate,
-    "loop": run_loop,
-    "map": run_map,
-    "subgraph": run_subgraph,
-}
+# The kinds imported when a node of theirs first runs: (module, runner).
+_LATER_KINDS = {"loop": ("rein.engine.kinds.loop", "run_loop"),
+                "map": ("rein.engine.kinds.map", "run_map"),
+                "subgraph": ("rein.engine.kinds.subgraph", "run_subgraph")}
+
+
+class _Kinds(Mapping[str, KindRunner]):
+    """Kind name → runner; the kinds of ``_LATER_KINDS`` are imported on first use."""
+
+    def __init__(self, **now: KindRunner) -> None:
+        self._now = now
+
+    def __getitem__(self, kind: str) -> KindRunner:
+        if kind not in self._now and kind in _LATER_KINDS:
+            module, name = _LATER_KINDS[kind]
+            self._now[kind] = getattr(importlib.import_module(module), name)
+        return self._now[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("task", "decision", "gate", "loop", "map", "subgraph"))
+
+    def __len__(self) -> int:
+        return 6
+
+
+KINDS: Mapping[str, KindRunner] = _Kinds(task=run_task, decision=run_decision, gate=run_gate)
 
 # Kinds that call a worker: their requirements are checked before anything is spent.
 _GUARDED = frozenset({"task", "decision"})
