@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -41,7 +41,7 @@ _LATER_CHECKS = {"command": "rein.engine.criteria.command",
                  "external": "rein.engine.criteria.external"}
 
 
-class _Checks(Mapping[str, Check]):
+class _Checks(MutableMapping[str, Check]):
     """Criterion kind → its check (each module's ``check``), imported on first use for the
     kinds of ``_LATER_CHECKS``."""
 
@@ -53,15 +53,20 @@ class _Checks(Mapping[str, Check]):
             self._now[kind] = importlib.import_module(_LATER_CHECKS[kind]).check
         return self._now[kind]
 
+    def __setitem__(self, kind: str, value: Check) -> None:  # a stand-in, in tests
+        self._now[kind] = value
+
+    def __delitem__(self, kind: str) -> None:
+        del self._now[kind]
+
     def __iter__(self) -> Iterator[str]:
-        return iter(("command", "file_exists", "artifact_present", "json_schema", "regex",
-                     "expression", "llm_judge", "human", "external"))
+        return iter(dict.fromkeys([*self._now, *_LATER_CHECKS]))
 
     def __len__(self) -> int:
-        return 9
+        return len(dict.fromkeys([*self._now, *_LATER_CHECKS]))
 
 
-CHECKS: Mapping[str, Check] = _Checks(
+CHECKS: MutableMapping[str, Check] = _Checks(
     file_exists=files.check_file_exists, artifact_present=files.check_artifact_present,
     json_schema=matching.check_json_schema, regex=matching.check_regex,
     expression=matching.check_expression)

@@ -12,7 +12,7 @@ through the callables on :class:`~rein.engine.runtime.RunContext`, never by impo
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 
 from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus
@@ -41,7 +41,7 @@ _LATER_KINDS = {"loop": ("rein.engine.kinds.loop", "run_loop"),
                 "subgraph": ("rein.engine.kinds.subgraph", "run_subgraph")}
 
 
-class _Kinds(Mapping[str, KindRunner]):
+class _Kinds(MutableMapping[str, KindRunner]):
     """Kind name → runner; the kinds of ``_LATER_KINDS`` are imported on first use."""
 
     def __init__(self, **now: KindRunner) -> None:
@@ -53,14 +53,20 @@ class _Kinds(Mapping[str, KindRunner]):
             self._now[kind] = getattr(importlib.import_module(module), name)
         return self._now[kind]
 
+    def __setitem__(self, kind: str, value: KindRunner) -> None:  # a stand-in, in tests
+        self._now[kind] = value
+
+    def __delitem__(self, kind: str) -> None:
+        del self._now[kind]
+
     def __iter__(self) -> Iterator[str]:
-        return iter(("task", "decision", "gate", "loop", "map", "subgraph"))
+        return iter(dict.fromkeys([*self._now, *_LATER_KINDS]))
 
     def __len__(self) -> int:
-        return 6
+        return len(dict.fromkeys([*self._now, *_LATER_KINDS]))
 
 
-KINDS: Mapping[str, KindRunner] = _Kinds(task=run_task, decision=run_decision, gate=run_gate)
+KINDS: MutableMapping[str, KindRunner] = _Kinds(task=run_task, decision=run_decision, gate=run_gate)
 
 # Kinds that call a worker: their requirements are checked before anything is spent.
 _GUARDED = frozenset({"task", "decision"})
