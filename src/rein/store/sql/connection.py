@@ -144,6 +144,12 @@ class SQLConnection:
             self._write_due()
         return self._execute(sql, params)
 
+    def _stream(self, sql: str, params: tuple[Any, ...] | list[Any] = ()
+                ) -> Iterator[tuple[Any, ...]]:
+        """The rows of one query, read a few at a time where the backend can (SQLite): a
+        read of a large run holds a page of rows, not the run. Here, all at once."""
+        yield from self._x(sql, params).fetchall()
+
     def _begin(self) -> None:
         raise NotImplementedError
 
