@@ -97,7 +97,9 @@ def run_once(text: str, *, cache: Path, src: str | None) -> Sample:
         home = ws / "home"
         user = home / ".config" / "rein" / "rein.toml"
         user.parent.mkdir(parents=True)
-        user.write_text(f'[workers.scripted]\nanswers = "{ws / "answers.yaml"}"\n')
+        # 100,000 generated nodes are some 75 MB of YAML: over the loader's default limit.
+        user.write_text(f'[workers.scripted]\nanswers = "{ws / "answers.yaml"}"\n'
+                        f'[limits]\nmax_bytes = {max(32 * 2**20, 2 * len(text))}\n')
         (ws / "answers.yaml").write_text(json.dumps(answers))  # JSON is YAML: quick to load
         (ws / "g.agraph.yaml").write_text(text)
         env = child_env(home, cache, src)

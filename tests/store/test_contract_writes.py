@@ -277,7 +277,7 @@ def test_a_held_write_commits_with_the_next_one(any_store: Any, store_url: str,
         other.close()
 
 
-def test_a_held_write_goes_through_an_empty_batch_and_commits_alone_before_a_full_one(
+def test_a_held_write_goes_through_an_empty_batch_and_commits_with_a_full_one(
         any_store: Any, store_url: str, tmp_path: Any) -> None:
     from rein.store.open import open_store
 
@@ -296,22 +296,30 @@ def test_a_held_write_goes_through_an_empty_batch_and_commits_alone_before_a_ful
         any_store.transition(R1, "attempt/started", {}, T)
         assert [[e.type for e in events] for events in seen][-1] == [
             "node/finished", "node/started", "attempt/started"]  # one commit
-        any_store.transition(R1, "node/finished", {}, T, hold=True)
+        # A node's end and the edges it resolves: one commit.
+        any_store.transition(R1, "node/finished", {"n": 1}, T, hold=True)
+        with any_store.batch():
+            any_store.transition(R1, "edge/resolved", {"to": "b"}, T)
+            any_store.transition(R1, "edge/resolved", {"to": "c"}, T)
+        assert [[e.type for e in events] for events in seen][-1] == [
+            "node/finished", "edge/resolved", "edge/resolved"]
+        assert other.events(R1)[-1].payload == {"to": "c"}
+        # A batch whose write fails part-way takes the held write with it: the store
+        # writes nothing more, as when a held write's commit fails.
         clash = ApprovalRow(approval_id=ApprovalId("apv-1"), run_id=R1, key="gate:g",
                             kind=ApprovalKind.GATE, status=ApprovalStatus.PENDING,
                             digest="d", request={}, created_at=T)
         any_store.transition(R1, "approval/requested", {}, T, Transition(approval=clash))
         any_store.transition(R1, "node/finished", {"n": 2}, T, hold=True)
         with pytest.raises(StoreError), any_store.batch():
-            any_store.transition(R1, "edge/resolved", {}, T)  # commits the held one first
-            assert other.events(R1)[-1].payload == {"n": 2}
+            any_store.transition(R1, "edge/resolved", {}, T)
             any_store.transition(R1, "approval/requested", {}, T,
                                  Transition(approval=clash.replace(
                                      approval_id=ApprovalId("apv-2"))))
-        # The batch rolled back; the held write it committed first stays.
-        assert [e.type for e in other.events(R1)][-2:] == ["approval/requested",
-                                                           "node/finished"]
-        assert [[e.type for e in events] for events in seen][-1] == ["node/finished"]
+        assert [e.type for e in other.events(R1)][-1] == "approval/requested"
+        assert [[e.type for e in events] for events in seen][-1] == ["approval/requested"]
+        with pytest.raises(StoreError, match="an earlier commit failed"):
+            any_store.transition(R1, "diagnostic", {}, T)
     finally:
         other.close()
 

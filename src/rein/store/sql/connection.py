@@ -180,9 +180,10 @@ class SQLConnection:
                                  "rolled back", code="STORE_FAILED",
                                  hint="run the command again")
             if not self._begun:
-                if self._carried:  # a batch's first write: the held write commits first
-                    self._commit_carried()
-                self._begin()
+                if self._carried:  # a batch's first write: the held write's transaction
+                    self._carried = False  # goes on, and commits with the batch
+                else:
+                    self._begin()
                 self._begun = True
             self._depth += 1
             try:
@@ -212,15 +213,6 @@ class SQLConnection:
         self._close(commit=True)
 
     _hold = False  # set by a write asked to hold its commit, read as its transaction ends
-
-    def _commit_carried(self) -> None:
-        """Commit the held write a batch carried, on its own, before the batch begins."""
-        depth, self._carried = self._depth, False
-        self._begun = True  # the held write's transaction
-        try:
-            self._close(commit=True)
-        finally:
-            self._depth = depth
 
     def group_commits(self) -> None:
         """From now on, hold every write's commit until the running event loop's next turn,
@@ -323,9 +315,13 @@ class SQLConnection:
         batch back. ``BEGIN`` waits for the first write, so a batch that writes nothing
         costs nothing. The block must not await: another task's writes would join it.
 
-        A held write (:meth:`transition`) goes through a batch that writes nothing still
-        held, and is committed on its own at the batch's first write, before its ``BEGIN``:
-        never part of the batch, so a batch rolled back cannot undo it.
+        A held write (:meth:`transition`) joins the batch: the held write and the batch's
+        writes commit as one (a node's end and the edges it resolves: one commit, not two).
+        A batch that writes nothing leaves it held. When a write of the batch fails
+        part-way, the batch rolls back with the held write in it, whose writer was told it
+        was written: the store then writes nothing more (every later write raises), as when
+        a held write's commit fails, so the run stops where its file says it is and
+        resuming takes the lost steps again, as after a crash.
         """
         if self._depth:  # inside atomic() or another batch: the outer one decides
             self._depth += 1
@@ -343,9 +339,12 @@ class SQLConnection:
             self._begun, self._broken, self._depth = False, False, 1
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             if not self._carry_on():
-                self._close(commit=not self._broken)
+                broken, carrying = self._broken, self._carrying
+                self._close(commit=not broken)
+                if broken and carrying:
+                    self._lost(exc)
             raise
         if self._carry_on():
             return
