@@ -345,3 +345,23 @@ def test_another_connections_commit_changes_the_signal(any_store: Any, store_url
             break
         time.sleep(0.01)
     assert any_store.changes() != before
+
+
+def test_held_writes_commit_before_one_transaction_grows_past_a_bound(
+        any_store: Any, store_url: str, tmp_path: Any) -> None:
+    """Writes that follow one another without the event loop turning (a map whose items
+    call no worker) do not all wait in one transaction, in memory."""
+    from rein.store.open import open_store
+    from rein.store.sql.connection import HELD_MAX
+
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    other = open_store(tmp_path, url=store_url)  # another connection: sees commits only
+    try:
+        for i in range(2 * HELD_MAX - 10):
+            any_store.transition(R1, "node/finished", {"i": i}, T, hold=True)
+        seen = len(other.events(R1))
+        assert HELD_MAX <= seen < 2 * HELD_MAX - 9, seen  # the first ones, not the last
+        any_store.flush_soon()  # no event loop runs here: committed now
+        assert len(other.events(R1)) == 2 * HELD_MAX - 9
+    finally:
+        other.close()

@@ -62,7 +62,7 @@ async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
     state.duration = round(ctx.clock.monotonic() - started, 6)
     state.record["finished_at"] = at = ctx.now()
     state.record["x-rein-duration-seconds"] = state.duration
-    if state.status is NodeStatus.SUCCEEDED:
+    if state.status is NodeStatus.SUCCEEDED and _undone(inst, nid):
         ctx.state.completions.append((state.record["finished_at"], inst, nid))
     # Held: what the node's end sets off (the next map item or a lone successor starting,
     # the scope's edges) writes next, before anything awaits, and commits it; an empty
@@ -104,5 +104,12 @@ def _adopt(ctx: RunContext, inst: ScopeInstance, nid: str, record: Mapping[str, 
     state = inst.states[nid]
     restore(state, NodeStatus(record["status"]), node=inst.key(nid))
     state.adopt(record)
-    if state.status is NodeStatus.SUCCEEDED:
+    if state.status is NodeStatus.SUCCEEDED and _undone(inst, nid):
         ctx.state.completions.append((str(record.get("finished_at", "")), inst, nid))
+
+
+def _undone(inst: ScopeInstance, nid: str) -> bool:
+    """Whether a node names a compensation to run if the run fails: only those are kept
+    in the run's completions, which would otherwise hold every scope instance (every map
+    item's) until the run ends."""
+    return bool(inst.model.specs[nid].failure.compensation)

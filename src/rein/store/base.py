@@ -111,6 +111,11 @@ class Events(Protocol):
         next write or by closing the store."""
         ...
 
+    def flush_soon(self) -> None:
+        """Have the running event loop's next turn commit a held write (scheduled once,
+        however many writes are held before it); commit it now when no loop runs."""
+        ...
+
     def events(self, run_id: RunId, *, after: int = 0,
                types: Sequence[str] | None = None) -> list[Event]:
         """Events with ``seq > after`` (only of ``types`` when given), in order."""

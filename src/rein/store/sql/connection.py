@@ -55,6 +55,11 @@ def host_name() -> str:
     return socket.gethostname()
 
 
+# Events a held transaction gathers before a held write commits anyway: writes that follow
+# one another without the event loop turning (the items of a map whose body calls no
+# worker) would otherwise all wait in one transaction, in memory, until the map ends.
+HELD_MAX = 500
+
 ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
 
 
@@ -206,8 +211,9 @@ class SQLConnection:
         except BaseException:
             self._close(commit=False)
             raise
-        if self._hold or (self._grouped and self._flush_soon()):
-            self._hold, self._held, self._depth = False, True, 0
+        hold, self._hold = self._hold and len(self._appended) < HELD_MAX, False
+        if hold or (self._grouped and self._flush_soon()):
+            self._held, self._depth = True, 0
             self._carrying = True
             return
         self._close(commit=True)
@@ -238,6 +244,13 @@ class SQLConnection:
             return False
         self._flush_due = True
         return True
+
+    def flush_soon(self) -> None:
+        """Commit a held write on the running loop's next turn, one callback for all the
+        writes held before it (not one per write, which a map whose items never let the
+        loop turn would pile up); now, when no loop runs here."""
+        if not self._flush_soon():
+            self.flush()
 
     def flush(self) -> None:
         """Commit a held write now (see :meth:`transition`); nothing when none is held."""
