@@ -12,6 +12,7 @@ tier, no command worker configured, the driver serving every node.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -122,15 +123,34 @@ def _probe(cwd: Path, *args: str) -> tuple[int, list[str], str, list[str]]:
     done = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=cwd, env=env,
                           check=False, capture_output=True, text=True)
     seen = json.loads(done.stderr.strip().splitlines()[-1])
-    return seen["code"], seen["modules"], done.stdout, seen["dataclasses"]
+    modules = [m for m in seen["modules"] if not _folder_only(m)]
+    return seen["code"], modules, done.stdout, seen["dataclasses"]
 
 
 def _loaded(modules: list[str], denied: tuple[str, ...]) -> list[str]:
     return [m for m in modules if any(m == d or m.startswith(d + ".") for d in denied)]
 
 
+def _folder_only(module: str) -> bool:
+    """A package whose ``__init__`` is a docstring and nothing else: a folder of modules,
+    no code of its own (``rein.engine``, ``rein.workers.driver``). The budgets count the
+    modules that run, so not these."""
+    init = ROOT / "src" / Path(*module.split(".")) / "__init__.py"
+    if not init.is_file():
+        return False
+    body = ast.parse(init.read_text(encoding="utf-8")).body
+    return len(body) == 1 and isinstance(body[0], ast.Expr) \
+        and isinstance(body[0].value, ast.Constant)
+
+
 def _rein(modules: list[str]) -> list[str]:
     return [m for m in modules if m == "rein" or m.startswith("rein.")]
+
+
+def test_a_folder_of_modules_is_not_counted_and_a_module_is() -> None:
+    assert _folder_only("rein.engine")
+    assert not _folder_only("rein.cli")  # the command line's entry: code
+    assert not _folder_only("rein.engine.service")  # a module, not a folder
 
 
 @pytest.fixture
