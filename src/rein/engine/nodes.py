@@ -170,7 +170,7 @@ async def execute_node(here: NodeAt) -> None:
     state.duration = round(here.env.clock.monotonic() - started, 6)
     state.record["finished_at"] = at = here.run.now()
     state.record["x-rein-duration-seconds"] = state.duration
-    if state.status is NodeStatus.SUCCEEDED:
+    if state.status is NodeStatus.SUCCEEDED and _undone(here):
         here.run.state.completions.append((state.record["finished_at"], here.inst, here.nid))
     # Held: what the node's end sets off (the next map item or a lone successor starting,
     # the scope's edges) writes next, before anything awaits, and commits it; an empty
@@ -212,5 +212,13 @@ def _adopt(here: NodeAt, record: Mapping[str, Any]) -> None:
     state = here.state
     restore(state, NodeStatus(record["status"]), node=here.key)
     state.adopt(record)
-    if state.status is NodeStatus.SUCCEEDED:
-        here.run.state.completions.append((str(record.get("finished_at", "")), here.inst, here.nid))
+    if state.status is NodeStatus.SUCCEEDED and _undone(here):
+        here.run.state.completions.append((str(record.get("finished_at", "")), here.inst,
+                                           here.nid))
+
+
+def _undone(here: NodeAt) -> bool:
+    """Whether a node names a compensation to run if the run fails: only those are kept
+    in the run's completions, which would otherwise hold every scope instance (every map
+    item's) until the run ends."""
+    return bool(here.inst.model.specs[here.nid].failure.compensation)

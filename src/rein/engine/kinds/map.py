@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.engine.evaluation import diagnostic, value
+from rein.engine import expressions
+from rein.engine.evaluation import diagnostic, expression_failed, value
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -66,8 +67,12 @@ async def run_map(here: NodeAt, spec: NodeSpec
     index_name = str(block.get("index_as", "index"))
     width = max(1, min(int(block.get("max_parallel", 1)), here.env.max_parallel_nodes))
     policy = block.get("on_item_failure", "fail_fast")
-    instances: list[ScopeInstance | None] = [None] * len(items)
+    collect: Mapping[str, str] = block.get("collect") or {}
+    # What each item leaves once it ends: its result and its collected values (or the
+    # error evaluating one raised, reported below in item order). Not the item's scope
+    # instance, which goes when it ends, so the map holds what is in flight, not every item.
     results: list[ScopeResult | None] = [None] * len(items)
+    collected: list[dict[str, tuple[Any, Exception | None]] | None] = [None] * len(items)
     stop = asyncio.Event()
     queue = iter(enumerate(items))  # items in input order; each runner takes the next one
 
@@ -80,8 +85,9 @@ async def run_map(here: NodeAt, spec: NodeSpec
             return
         it = instance(here.run, here.inst, model, path=f"{key}[{i}]", params=params,
                       extra={as_name: item, index_name: i})
-        instances[i] = it
         results[i] = res = await Scheduler(here.run, it).run()
+        if not (res.failed or res.stopped):
+            collected[i] = _collect(it, collect)
         if (res.failed or res.stopped) and policy == "fail_fast":
             stop.set()
 
@@ -117,14 +123,14 @@ async def run_map(here: NodeAt, spec: NodeSpec
     # An item with a node stopped (fail_fast of its own, a halt) did not complete, also
     # when a replay adopts it.
     ok = [r is not None and not r.failed and not r.stopped for r in results]
-    collect: Mapping[str, str] = block.get("collect") or {}
     gathered: dict[str, list[Any]] = {name: [] for name in collect}
-    for i, it in enumerate(instances):
-        item_scope = it.scope() if it is not None and ok[i] else None
+    for i, values in enumerate(collected):
         for name, expr in collect.items():
-            gathered[name].append(
-                None if item_scope is None
-                else value(here.run, item_scope, str(expr), f"node {here.nid} map.collect.{name}"))
+            got, error = (None, None) if values is None or not ok[i] else values[name]
+            if error is not None:  # under the run's policy, as evaluating it here would be
+                got = expression_failed(here.run, error, str(expr),
+                                        f"node {here.nid} map.collect.{name}", default=None)
+            gathered[name].append(got)
     successes = sum(ok)
     counts = {"items": len(items), "x-rein-item-successes": successes}
     if policy == "continue":
@@ -140,6 +146,21 @@ async def run_map(here: NodeAt, spec: NodeSpec
     outcome = await ladder.exhausted(here, spec, None, failure=None,
                                      produced=gathered)
     return outcome.noting(**counts)
+
+
+def _collect(it: ScopeInstance, collect: Mapping[str, str]
+             ) -> dict[str, tuple[Any, Exception | None]]:
+    """An ended item's ``collect`` values, each with the evaluation error it raised."""
+    scope = it.scope()
+    out: dict[str, tuple[Any, Exception | None]] = {}
+    for name, expr in collect.items():
+        try:
+            out[name] = (expressions.evaluate(str(expr), scope), None)
+        except Exception as exc:
+            if not expressions.is_eval_error(exc):
+                raise
+            out[name] = (None, exc)
+    return out
 
 
 async def _gather_fail_fast(tasks: Sequence[asyncio.Future[None]],
