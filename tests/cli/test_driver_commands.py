@@ -360,6 +360,21 @@ def test_a_full_context_is_answered_with_a_clean_context_request(drive: Drive) -
     assert "90% of the context window" in status["clean_context_reason"]
 
 
+def test_a_context_report_asks_for_a_clean_context_once(drive: Drive) -> None:
+    """After the agent started clean, a later envelope without a report is not answered
+    with the old one again ("your last envelope reported 90%" on every instruction)."""
+    graph = drive.root / DEMO.name
+    graph.write_text(graph.read_text().replace("max_attempts: 2", "max_attempts: 3"))
+    drive.start()
+    drive.write("greet.py", WRONG)
+    _, status = drive.submit(drive.envelope(
+        context_usage={"used_tokens": 90_000, "window_tokens": 100_000}))
+    assert (status["attempt"], status["clean_context"]) == (2, True)
+    _, status = drive.submit(drive.envelope())
+    assert status["attempt"] == 3
+    assert not status.get("clean_context"), status.get("clean_context_reason")
+
+
 def test_submit_reads_stdin(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
