@@ -375,6 +375,22 @@ def test_a_context_report_asks_for_a_clean_context_once(drive: Drive) -> None:
     assert not status.get("clean_context"), status.get("clean_context_reason")
 
 
+def test_a_refused_envelope_names_every_problem_at_once(drive: Drive) -> None:
+    """One round trip names all that is wrong: the attempt, an unknown field, and the
+    output file that is not there (greet.py is not written yet)."""
+    drive.start()
+    envelope = drive.envelope(attempt=7, extra=1)
+    code, refused = drive.submit(envelope)
+    assert (code, refused["error"]["code"]) == (4, "DRIVER_ENVELOPE")
+    problems = refused["problems"]
+    assert problems[0] == "attempt is 7, but the pending instruction has 1"
+    assert any(p.startswith('(envelope): unexpected field(s) "extra"') for p in problems)
+    assert "outputs/module: RT031 output 'module' names 'greet.py', which is not a file" \
+        in problems
+    assert len(problems) == 3, problems
+    assert "(3 problems)" in refused["error"]["message"]
+
+
 def test_submit_reads_stdin(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
