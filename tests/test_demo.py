@@ -28,10 +28,10 @@ def test_the_demo_prints_each_header_once_and_names_what_it_keeps(tmp_path: Path
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     headers = [line for line in out.splitlines() if line.startswith("graph   ")]
-    assert headers == ["graph   rein/examples/no-worker: Sort a release checklist without "
-                       "calling a model",
-                       "graph   rein/examples/driver-demo: Write a tiny module, prove it "
-                       "works, have a person approve it"]
+    assert headers == [("graph   rein/examples/no-worker: Sort a release checklist without "
+                       "calling a model"),
+                       ("graph   rein/examples/driver-demo: Write a tiny module, prove it "
+                       "works, have a person approve it")]
     kept = sorted(tmp_path.iterdir())
     assert len(kept) == 1, kept  # both workspaces in one folder
     assert done.stdout.rstrip().endswith(f"remove them with: rm -rf {kept[0]}")
