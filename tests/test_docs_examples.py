@@ -31,6 +31,12 @@ the command before it.
 An example that cannot run here is listed in ``NOT_RUN`` with the reason; a console block
 with output that is neither run nor listed fails the inventory test, so a new example is
 either made to run or named here.
+
+README.md shows commands without their output (``sh`` blocks): each ``rein`` line of them
+runs, in order, in a project holding a copy of examples/, and must exit with the code the
+README gives it (0 unless ``README_CODES`` says otherwise); its ``[approver]`` block is the
+approver. Its other lines (make, pip, pipx, activate) are named in ``README_NOT_RUN`` with the
+reason.
 """
 
 from __future__ import annotations
@@ -369,3 +375,60 @@ def test_the_comparison_tells_a_difference() -> None:
     assert matches(["x · … · y"], ["x · run RUN · y"])
     assert not matches(["a", "…", "d"], ["a", "b", "c"])
     assert not matches(["exit code 3"], ["exit code 4"])
+
+
+# -- README.md: its command lines run, each with the exit code the README gives it --------
+
+README_NOT_RUN: dict[str, str] = {
+    "make run": "builds .venv and runs scripts/demo.sh: tests/test_demo.py runs the demo",
+    "make test": "runs this suite",
+    "make install": "builds .venv with pip (tests/test_makefile.py checks what it runs)",
+    ". .venv/bin/activate": "puts the environment running this test on PATH: nothing to do",
+    "python3.11 -m pip wheel --no-deps -w dist .": "builds a wheel: tests/test_install.py",
+    "pipx install dist/rein_ags-*.whl": "installs with pipx, from the network",
+}
+# Exit codes other than 0, as the README states them ("3 waiting").
+README_CODES = {
+    "rein run examples/driver-demo.agraph.yaml --approve "
+    '"$(rein graph digest examples/driver-demo.agraph.yaml)"': 3,
+    "rein submit": 3,  # the gate waits for a person
+}
+
+
+def _readme_answer(session: Session, page: Page) -> None:
+    """"the agent does the work and writes its answer to .rein/inbox.json"."""
+    (session.ws / "greet.py").write_text(
+        'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n')
+    _inbox(session, session.pending()["example"])
+
+
+def test_the_readme_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = read_page(ROOT / "README.md")
+    ws = tmp_path / "project"
+    shutil.copytree(EXAMPLES, ws / "examples")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("NO_COLOR", "1")
+    for var in ("REIN_SCRIPTED_ANSWERS", "REIN_CONTEXT_USAGE_JSON", "REIN_USAGE_JSON"):
+        monkeypatch.delenv(var, raising=False)
+    _managed, user = account_files(monkeypatch, tmp_path / "account")
+    _approver_file(page, user)
+    session = Session(ws)
+    ran, problems = [], []
+    for lines in _blocks(page, "sh"):
+        for line in lines:
+            command = line.split("  #", 1)[0].strip()
+            if not command or command.startswith("#"):
+                continue
+            if not command.startswith("rein "):
+                assert command in README_NOT_RUN, f"README.md: {command}: run it or say why not"
+                continue
+            if command == "rein submit":
+                _readme_answer(session, page)
+            printed = session.rein(command.replace("APPROVAL_ID", session.ids.get(
+                "APPROVAL", "APPROVAL_ID")))
+            ran.append(command)
+            if session.code != README_CODES.get(command, 0):
+                problems.append(f"README.md: $ {command}\nexit {session.code}\n{printed}")
+    assert problems == [], "\n\n".join(problems)
+    assert "rein approvals accept APPROVAL_ID" in ran  # the README's own approver answered
