@@ -1,8 +1,8 @@
 """Every console example of README.md and docs/ that shows what rein prints is run, and what
 rein prints is compared with what the page shows.
 
-A console block (```` ```console ````) whose ``$ rein …`` lines are followed by output is an
-example. Each page's examples run in order in one prepared temporary project (a git
+A fenced block (``console``, ``text`` or none) whose ``$ rein …`` lines are followed by
+output is an example; a ``$`` line the page shows without output is a synopsis and is not run. Each page's examples run in order in one prepared temporary project (a git
 repository, the files the page says to create, a scripted approver identity instead of the
 reader's own), in this process, with no model API key: stdout and stderr are captured
 together, as a terminal shows them. The page's own ``python``, ``json`` and ``toml`` blocks
@@ -60,7 +60,8 @@ from rein.cli import main
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(\w*)\s*$")
 
-# Examples that do not run here, by page and first command, each with the reason.
+# Examples that do not run here, by page and the first command shown with output (its
+# comment left out), each with the reason.
 NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/configuration.md", "rein run build.agraph.yaml"):
         "an illustration of the trust prompt: its error line is elided (`...`) and the "
@@ -71,10 +72,22 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/dev-flow.md", "rein dev report"):
         "a report of a real session driven by the codex CLI, read from its rollout files; "
         "tests/agents/test_usage_reports.py compares it where the agent CLIs are installed",
+    ("docs/dev-flow.md", ".venv/bin/python benchmarks/dev_turn.py --repeat 21"):
+        "a benchmark: its figures are timings of the machine it ran on",
+    ("docs/durability.md", "rein resume --dry-run"):
+        "needs a run whose rein was killed mid-attempt; tests/cli/test_resume_plan.py makes "
+        "one with a real kill -9 and checks this plan",
+    ("docs/eval.md", "time rein eval examples/eval --config oracle --config nop --trials 3 -q"):
+        "timings of the machine it ran on",
+    ("docs/setup.md", "rein doctor"):
+        "a machine's own findings (an openai provider without its key, no bubblewrap), "
+        "elided; tests/cli/test_doctor.py makes each gap for real",
+    ("docs/web.md", "rein serve"):
+        "a server that runs until it is stopped; tests/web start it and drive it",
 }
 
 # Pages whose examples run here, with what the page's narrative does between commands.
-RUN_PAGES = ("docs/worked-example.md", "docs/mcp.md")
+RUN_PAGES = ("docs/worked-example.md", "docs/mcp.md", "docs/eval.md")
 
 
 @dataclass
@@ -138,15 +151,22 @@ def examples(page: Page, start: int, lines: list[str]) -> list[Example]:
 
 
 def shown_examples(page: Page) -> list[list[Example]]:
-    """The console blocks that show output (not synopses, not a flow's session)."""
+    """The blocks that show commands with their output (not synopses, not a flow's
+    session)."""
     found = []
     for lang, start, lines, session in page.blocks:
-        if lang != "console" or session:
+        if lang not in ("console", "text", "") or session:
             continue
         block = examples(page, start, lines)
         if any(e.shown for e in block):
             found.append(block)
     return found
+
+
+def block_key(page: str, block: list[Example]) -> tuple[str, str]:
+    """How ``NOT_RUN`` names a block: its page and its first command shown with output."""
+    first = next(e for e in block if e.shown)
+    return page, first.command.split("  #", 1)[0].strip()
 
 
 # -- normalising ---------------------------------------------------------------------------
@@ -296,9 +316,15 @@ BEFORE: dict[tuple[str, str, int], Action] = {
     ("docs/worked-example.md", ("rein submit          # inbox: token "
      "drv-a5937a1f4e963c9b39d6, attempt 2"), 1): _fixed_answer,
 }
+def _eval_setup(session: Session, page: Page) -> None:
+    """A checkout's examples/eval suite."""
+    shutil.copytree(EXAMPLES / "eval", session.ws / "examples" / "eval")
+
+
 SETUP: dict[str, Action] = {
     "docs/worked-example.md": _worked_setup,
     "docs/mcp.md": _mcp_setup,
+    "docs/eval.md": _eval_setup,
 }
 # Shell lines of a page that the setup above does.
 SHELL = {"git init -q && cp examples/driver-demo.agraph.yaml ."}
@@ -334,11 +360,11 @@ def test_the_page_shows_what_rein_prints(name: str, tmp_path: Path,
     seen: dict[str, int] = {}
     problems = []
     for block in shown_examples(page):
-        if (name, block[0].command) in NOT_RUN:
+        if block_key(name, block) in NOT_RUN:
             continue
         for example in block:
-            if example.command in SHELL:
-                continue
+            if example.command in SHELL or not example.shown:
+                continue  # done by the setup; or a synopsis line, shown without output
             if example.command == "echo $?":
                 printed = str(session.code)
             else:
@@ -361,7 +387,7 @@ def test_every_example_with_output_is_run_or_named_with_its_reason() -> None:
     for path in PAGES:
         page = read_page(path)
         for block in shown_examples(page):
-            key = (page.name, block[0].command)
+            key = block_key(page.name, block)
             if key in NOT_RUN:
                 listed.add(key)
             elif page.name not in RUN_PAGES:
