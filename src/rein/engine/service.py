@@ -59,6 +59,7 @@ class Submitted(Frozen):
     """A driver envelope applied (or recognised as applied) and the run advanced."""
 
     note: str  # what happened, in words ("accepted for ...", "already applied ...")
+    accepted: bool  # this submit applied the envelope (false: it was applied before)
     status: dict[str, Any]  # what comes next, as :meth:`Harness.next` reports it
 
 
@@ -613,24 +614,24 @@ class Harness(Reads):
                                   hint="send it without --run, or answer the run's own "
                                        "instruction")
         with store.lock_run(root):
-            note = consume(self.workspace, engine, envelope, root, now=self.clock.now(),
+            done = consume(self.workspace, engine, envelope, root, now=self.clock.now(),
                            max_write_refusals=driver_settings(engine.workers)
                            .max_write_refusals)
             if consumed is not None:  # before the progress of the advance it causes
-                consumed(note)
+                consumed(done.note)
             run = store.get_run(root)
             # Advance after a new answer, or to continue what a dead submit left: a run
             # left running, or a paused run holding an answer it has not taken up.
             if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"
+                    done.accepted or run.status.value == "running"
                     or answer_untaken(store, root)):
                 await engine.proceed(root)
         status = status_of(store, self.workspace, root)
-        if turn is not None and note.startswith("accepted"):
+        if turn is not None and done.accepted:
             advisory = advisory_failures(store, turn)
             if advisory:
                 status["advisory_failures"] = advisory
-        return Submitted(note=note, status=status)
+        return Submitted(note=done.note, accepted=done.accepted, status=status)
 
     # -- threads (the session runtime) ---------------------------------------------------
 
