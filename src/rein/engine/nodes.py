@@ -13,7 +13,8 @@ by importing it. The steps a kind takes itself (inputs, human checkpoints) are i
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import importlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from rein.core.failures import FailureClass
@@ -26,9 +27,6 @@ from rein.engine.kinds.attempt import criteria_reason, status_for
 from rein.engine.kinds.attempt_end import AttemptOutcome
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.gate import run_gate
-from rein.engine.kinds.loop import run_loop
-from rein.engine.kinds.map import run_map
-from rein.engine.kinds.subgraph import run_subgraph
 from rein.engine.kinds.task import run_decision, run_task
 from rein.engine.outcome import NodeOutcome
 from rein.engine.permissions import check_requirements
@@ -39,14 +37,40 @@ from rein.formats.ags.spec import NodeSpec
 
 KindRunner = Callable[[NodeAt, NodeSpec], Awaitable[NodeOutcome]]
 
-KINDS: Mapping[str, KindRunner] = {
-    "task": run_task,
-    "decision": run_decision,
-    "gate": run_gate,
-    "loop": run_loop,
-    "map": run_map,
-    "subgraph": run_subgraph,
-}
+# The kinds imported when a node of theirs first runs: (module, runner). A driver turn that
+# advances a task to a gate has no use for them (tests/cli/test_import_budgets.py).
+_LATER_KINDS = {"loop": ("rein.engine.kinds.loop", "run_loop"),
+                "map": ("rein.engine.kinds.map", "run_map"),
+                "subgraph": ("rein.engine.kinds.subgraph", "run_subgraph")}
+
+
+class _Kinds(MutableMapping[str, KindRunner]):
+    """Kind name → runner; the kinds of ``_LATER_KINDS`` are imported on first use."""
+
+    def __init__(self, **now: KindRunner) -> None:
+        self._now = now
+
+    def __getitem__(self, kind: str) -> KindRunner:
+        if kind not in self._now and kind in _LATER_KINDS:
+            module, name = _LATER_KINDS[kind]
+            self._now[kind] = getattr(importlib.import_module(module), name)
+        return self._now[kind]
+
+    def __setitem__(self, kind: str, value: KindRunner) -> None:  # a stand-in, in tests
+        self._now[kind] = value
+
+    def __delitem__(self, kind: str) -> None:
+        del self._now[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._now, *_LATER_KINDS]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._now, *_LATER_KINDS]))
+
+
+KINDS: MutableMapping[str, KindRunner] = _Kinds(task=run_task, decision=run_decision,
+                                                gate=run_gate)
 
 # Kinds that call a worker: their requirements are checked before anything is spent.
 _GUARDED = frozenset({"task", "decision"})

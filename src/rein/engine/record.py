@@ -12,7 +12,6 @@ import datetime as dt
 import json
 from collections.abc import Mapping
 from functools import lru_cache
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
@@ -265,6 +264,8 @@ def _diagnostics_in_order(found: list[dict[str, Any]], order: RecordOrder | None
 @lru_cache(maxsize=1)
 def run_schema() -> dict[str, Any]:
     """The normative run record schema, from the installed ``agentic-graph-spec`` package."""
+    from importlib.resources import files  # with its own imports: for the record's check only
+
     path = files("ags") / "schema" / "agentic-graph-run-1.0.schema.json"
     schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return schema

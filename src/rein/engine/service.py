@@ -72,12 +72,13 @@ class Harness(Reads):
                  env: Mapping[str, str] | None = None, workers: tuple[Any, ...] | None = None,
                  checkers: Mapping[str, Any] | None = None,
                  sleep: Callable[[float], Awaitable[None]] | None = None,
-                 surface: str = "api", signer: Signer | None = None) -> None:
+                 surface: str = "api", signer: Signer | None = None,
+                 router: Router | None = None) -> None:
         self.workspace = workspace
         self.config = config
         self.surface = surface  # who takes answers here: cli, web, app-server, acp, api
         self.signer = signer  # signs a run's approval where approvals are signed (cli only)
-        self._router: Router | None = None
+        self._router: Router | None = router  # None: built from [tiers] on first use
         self.clock: Clock = clock or SystemClock()
         self.listeners = list(listeners)
         self._store_url, self._create = store_url, create
