@@ -31,8 +31,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# Optional system packages some tests use (bubblewrap); installed only where that is possible
-# without asking (root with apt-get), otherwise those tests skip and say why.
+# Optional system packages some tests use (bubblewrap, Graphviz, Chromium, PostgreSQL, ...):
+# installed as root with apt-get only where CI asks for it (CI=true) or after a yes on a
+# terminal; otherwise it says how to install them, and those tests skip and say why.
 system-deps:
 	@bash scripts/system-deps.sh
 

@@ -3,8 +3,11 @@
 # plan one so a reviewer sees what it would do before anything runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REIN=.venv/bin/rein
+REIN=${REIN:-.venv/bin/rein}
 GRAPH=examples/release-train.agraph.yaml
+# The runs below happen in scratch workspaces, one folder for both, named at the end: kept
+# so that the commands printed there work, and removed with one rm -rf.
+DEMO_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rein-demo.XXXXXX")
 
 say() { printf '\n== %s\n\n' "$*"; }
 
@@ -19,9 +22,10 @@ say "3. The digest an approval binds to"
 
 say "4. Run examples/no-worker.agraph.yaml to completion (no model, no worker needed)"
 # A scratch workspace keeps the checkout clean; rein's state lives in <workspace>/.rein/.
-RUN_WS=$(mktemp -d)
+# `rein run` prints the plan's summary before it starts (step 2 showed the whole plan).
+RUN_WS=$DEMO_DIR/no-worker
+mkdir "$RUN_WS"
 RUN_GRAPH=examples/no-worker.agraph.yaml
-"$REIN" run "$RUN_GRAPH" --workspace "$RUN_WS" --dry-run
 status=0
 "$REIN" run "$RUN_GRAPH" --workspace "$RUN_WS" \
   --approve "$("$REIN" graph digest "$RUN_GRAPH")" || status=$?
@@ -37,7 +41,8 @@ elif [ "$status" -ne 0 ]; then
 fi
 
 say "5. Run examples/driver-demo.agraph.yaml to its first pause: it waits for an IDE agent"
-DRIVE_WS=$(mktemp -d)
+DRIVE_WS=$DEMO_DIR/driver-demo
+mkdir "$DRIVE_WS"
 DRIVE_GRAPH=$PWD/examples/driver-demo.agraph.yaml
 git -C "$DRIVE_WS" init -q 2>/dev/null || true   # the driver's writes are checked with git
 drive=0
@@ -63,4 +68,7 @@ cat <<EOF
   rein runs show $RUN_ID --workspace $RUN_WS --format mermaid   # the run, coloured by state
   rein graph plan --json examples/no-worker.agraph.yaml   # the plan as data
   rein graph validate --strict path/to/your.agraph.yaml    # check your own graph
+
+The demo's two workspaces are kept in $DEMO_DIR for the commands above;
+remove them with: rm -rf $DEMO_DIR
 EOF

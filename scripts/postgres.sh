@@ -4,8 +4,8 @@
 #   eval "$(bash scripts/postgres.sh start)"   # exports REIN_TEST_POSTGRES_URL (+ _DIR)
 #   bash scripts/postgres.sh stop              # stops it and removes its files
 #
-# Installs Debian's postgresql when missing and this is root with apt-get; otherwise, with no
-# server binaries, prints nothing to export and the PostgreSQL tests skip with the reason.
+# With no server binaries (`make system-deps` offers to install Debian's postgresql), prints
+# nothing to export and the PostgreSQL tests skip with the reason.
 # The server listens on a Unix socket in a temporary directory only (no TCP port).
 set -u
 log() { echo "postgres.sh: $*" >&2; }
@@ -22,12 +22,9 @@ find_bin() {
 start() {
   local bin
   if ! bin=$(find_bin); then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-      log "installing postgresql (Debian package)"
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } \
-        >/dev/null 2>&1 || log "could not install postgresql"
-    fi
-    bin=$(find_bin) || { log "no PostgreSQL server binaries: its tests will skip"; return 0; }
+    # Installing it is scripts/system-deps.sh's, which asks first (or CI asks for it).
+    log "no PostgreSQL server binaries: its tests will skip (\`make system-deps\` installs them)"
+    return 0
   fi
   local dir run_as=()
   dir=$(mktemp -d "${TMPDIR:-/tmp}/rein-pg.XXXXXX")

@@ -360,6 +360,37 @@ def test_a_full_context_is_answered_with_a_clean_context_request(drive: Drive) -
     assert "90% of the context window" in status["clean_context_reason"]
 
 
+def test_a_context_report_asks_for_a_clean_context_once(drive: Drive) -> None:
+    """After the agent started clean, a later envelope without a report is not answered
+    with the old one again ("your last envelope reported 90%" on every instruction)."""
+    graph = drive.root / DEMO.name
+    graph.write_text(graph.read_text().replace("max_attempts: 2", "max_attempts: 3"))
+    drive.start()
+    drive.write("greet.py", WRONG)
+    _, status = drive.submit(drive.envelope(
+        context_usage={"used_tokens": 90_000, "window_tokens": 100_000}))
+    assert (status["attempt"], status["clean_context"]) == (2, True)
+    _, status = drive.submit(drive.envelope())
+    assert status["attempt"] == 3
+    assert not status.get("clean_context"), status.get("clean_context_reason")
+
+
+def test_a_refused_envelope_names_every_problem_at_once(drive: Drive) -> None:
+    """One round trip names all that is wrong: the attempt, an unknown field, and the
+    output file that is not there (greet.py is not written yet)."""
+    drive.start()
+    envelope = drive.envelope(attempt=7, extra=1)
+    code, refused = drive.submit(envelope)
+    assert (code, refused["error"]["code"]) == (4, "DRIVER_ENVELOPE")
+    problems = refused["problems"]
+    assert problems[0] == "attempt is 7, but the pending instruction has 1"
+    assert any(p.startswith('(envelope): unexpected field(s) "extra"') for p in problems)
+    assert "outputs/module: RT031 output 'module' names 'greet.py', which is not a file" \
+        in problems
+    assert len(problems) == 3, problems
+    assert "(3 problems)" in refused["error"]["message"]
+
+
 def test_submit_reads_stdin(drive: Drive, monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 

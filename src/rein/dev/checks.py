@@ -15,7 +15,7 @@ import os
 import re
 import shlex
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,10 @@ def plan(request: CheckRequest) -> CheckResult:
             f"- {p}" for p in checked.problems))
     graph = feature_graph(checked.features, verify=checked.verify, settings=settings,
                           plan_id=str(params["plan_id"]))
+    cannot = _verify_problems(root, graph)
+    if cannot:
+        return CheckResult(passed=False, evidence="the plan is refused:\n" + "\n".join(
+            f"- {p}" for p in cannot))
     try:
         out = write_feature_graph(root, graph)
     except OSError as exc:
@@ -70,6 +74,27 @@ def plan(request: CheckRequest) -> CheckResult:
     return CheckResult(passed=True, evidence=f"plan accepted: {len(checked.features)} "
                        f"features, built in the order {order}; graph {params['graph']} "
                        f"(digest {report.digest})")
+
+
+def _verify_problems(root: Path, graph: Mapping[str, Any]) -> list[str]:
+    """Each distinct verify (and smoke) command of the feature graph that cannot pass
+    whatever a feature does, checked as it will run: in the target, on this PATH."""
+    from rein.dev.interpreter import problem
+
+    seen: set[tuple[str, ...]] = set()
+    out: list[str] = []
+    for node in (graph.get("nodes") or {}).values():
+        for criterion in node.get("success", {}).get("criteria") or []:
+            params = criterion.get("params") or {}
+            for argv in (params.get("smoke"), params.get("verify")):
+                if not argv or tuple(argv) in seen:
+                    continue
+                seen.add(tuple(argv))
+                cwd = root / str(params.get("target", "."))
+                found = problem(list(argv), cwd if cwd.is_dir() else root)
+                if found:
+                    out.append(found)
+    return out
 
 
 async def verify(request: CheckRequest) -> CheckResult:

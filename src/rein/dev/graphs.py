@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from rein.core.writing import write_atomic
+from rein.dev.interpreter import shown
 from rein.dev.paths import (
     FEATURES_ID,
     FEATURES_INDEX,
@@ -183,7 +184,8 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
                 {"id": "verify", "kind": "external", "check": "rein.dev.verify",
                  "description": f"rein runs `{shlex.join(command)}` in {target} (no shell; "
                                 "its process group is killed on timeout) and it passes, "
-                                "on a change that is not empty",
+                                "on a change that is not empty; "
+                                f"{shown(command, Path(target))}",
                  "timeout_seconds": settings.verify_timeout_seconds + 30, "params": params},
                 {"id": "handoff", "kind": "external", "check": "rein.dev.handoff",
                  "description": "rein appends the feature to progress.txt and commits it; "

@@ -89,9 +89,18 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
                                   hint=f"fix or unset {USAGE_ENV} (docs/driver.md, "
                                        "\"Usage\"), or put usage in the envelope")
     if problems:
+        # The outputs' own check too, so that one refusal names everything to fix.
+        if envelope.get("status") == "done":
+            problems += [f"outputs/{p.output}: {p.code} {p.message}"
+                         for p in _output_problems(ws, envelope, turn)
+                         if not any(line.startswith(f"outputs/{p.output}:")
+                                    for line in problems)]
+        count = f" ({len(problems)} problems)" if len(problems) > 1 else ""
         raise EnvelopeRefused(f"the envelope does not answer {turn.node_key} attempt "
-                              f"{turn.attempt}: {problems[0]}", problems=problems,
-                              hint="fix it to validate against respond_with (rein next "
+                              f"{turn.attempt}{count}: {problems[0]}", problems=problems,
+                              hint="fix them all to validate against respond_with (rein "
+                                   "next --json), then submit again" if count else
+                                   "fix it to validate against respond_with (rein next "
                                    "--json), then submit again")
     run = store.get_run(root)
     if run is not None:
@@ -122,14 +131,21 @@ def _environment_usage_problems() -> list[str]:
     return environment_usage(os.environ)[1]
 
 
-def _check_outputs(ws: Path, envelope: dict[str, Any], turn: Any) -> None:
-    """The engine's own output check (AGS §9.3), before anything is consumed."""
+def _output_problems(ws: Path, envelope: dict[str, Any], turn: Any) -> list[Any]:
+    """The engine's own output check (AGS §9.3) of a ``done`` envelope's outputs."""
     from rein.engine.outputs import check_outputs
 
     specs = {str(o["name"]): {"type": o.get("type", "any"), "required": o.get("required", True),
                               **({"schema": o["schema"]} if o.get("schema") else {})}
              for o in turn.instruction.get("outputs") or []}
-    found = check_outputs(dict(envelope.get("outputs") or {}), specs, workspace=ws)
+    outputs = envelope.get("outputs")
+    return list(check_outputs(dict(outputs if isinstance(outputs, dict) else {}), specs,
+                              workspace=ws))
+
+
+def _check_outputs(ws: Path, envelope: dict[str, Any], turn: Any) -> None:
+    """The engine's own output check (AGS §9.3), before anything is consumed."""
+    found = _output_problems(ws, envelope, turn)
     if found:
         first = found[0]
         raise EnvelopeRefused(

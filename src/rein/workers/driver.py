@@ -195,20 +195,24 @@ class DriverWorker:
 
     def _context_reason(self, root: str) -> str | None:
         answered = turns(self.store, root, status=TurnStatus.ANSWERED)
-        reports = [((t.answer or {}).get("envelope") or {}).get("context_usage")
-                   for t in answered]
+        # Only the last envelope speaks for the context now: an older report was answered
+        # already (the agent started clean, or chose not to), and repeating it would ask
+        # for a clean context on every later instruction.
+        last = max(answered, key=lambda t: (t.answered_at or "", t.created_at), default=None)
+        reports: list[tuple[str, Any]] = []
+        if last is not None:
+            reports.append(("your last envelope",
+                            ((last.answer or {}).get("envelope") or {}).get("context_usage")))
         # The agent's own environment may report it too (an IDE hook that knows the window):
-        # the newest report, so it comes last.
-        reports.append(_env_usage())
-        for index, usage in reversed(list(enumerate(reports))):
+        # the newest report, so it is read first.
+        reports.append(("REIN_CONTEXT_USAGE_JSON", _env_usage()))
+        for where, usage in reversed(reports):
             if not isinstance(usage, Mapping):
                 continue
             used, window = usage.get("used_tokens"), usage.get("window_tokens")
             if isinstance(used, int) and isinstance(window, int) and window > 0:
                 ratio = used / window
                 if ratio >= self.settings.clean_context_at:
-                    where = ("REIN_CONTEXT_USAGE_JSON" if index == len(answered)
-                             else "your last envelope")
                     return (f"{where} reported {ratio:.0%} of the context window "
                             f"used (threshold {self.settings.clean_context_at:.0%}): start "
                             "this instruction from a clean context")

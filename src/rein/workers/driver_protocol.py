@@ -532,25 +532,26 @@ def _unreadable(exc: Any) -> EnvelopeRefused:
 
 def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any]
                       ) -> list[str]:
-    """Why ``envelope`` does not answer ``instruction`` (empty when it does)."""
+    """Why ``envelope`` does not answer ``instruction`` (empty when it does): every reason
+    at once, so that one refusal names all that the agent has to fix."""
     problems: list[str] = []
+    named: set[str] = set()  # places already explained: the validator does not repeat them
     for field_name in ("token", "node", "attempt"):
         if field_name in envelope and envelope[field_name] != instruction[field_name]:
             problems.append(f"{field_name} is {_json(envelope[field_name])}, but the pending "
                             f"instruction has {_json(instruction[field_name])}")
-    if problems:
-        return problems
+            named.add(field_name)
     given = envelope.get("outputs")
     for o in instruction.get("outputs") or []:
         hint = o.get("type") in ("file", "directory") and o.get("path_hint")
         if isinstance(given, Mapping) and not hint and given.get(o["name"]) == placeholder(o):
             problems.append(f"outputs/{o['name']}: is the example's placeholder "
                             f"{_json(placeholder(o))}: replace it with the real value")
+            named.add(f"outputs/{o['name']}")
     if isinstance(envelope.get("decision"), str) and envelope["decision"].startswith("<one of:"):
         problems.append("decision: is the example's placeholder: name one of the labels")
-    if problems:
-        return problems
-    if _accepted_fast(envelope, instruction):
+        named.add("decision")
+    if not problems and _accepted_fast(envelope, instruction):
         # What the schema cannot say: the cached part of the input is not the larger.
         return usage_problems(envelope["usage"]) if "usage" in envelope else problems
     # The verdict and its reasons from the validator, imported only now: the envelopes a
@@ -561,15 +562,18 @@ def envelope_problems(envelope: Mapping[str, Any], instruction: Mapping[str, Any
     try:
         validator = compiled(schema)
     except BadSchema as exc:
-        return [(f"(instruction): a declared output schema is not valid JSON Schema ({exc}); "
-                 "the graph must fix it")]
+        return [*problems, (f"(instruction): a declared output schema is not valid JSON "
+                            f"Schema ({exc}); the graph must fix it")]
     for error in errors(validator, envelope):
         place = "/".join(str(p) for p in error.instance_path) or "(envelope)"
+        if place in named:
+            continue
         line = f"{place}: {_plain(error, schema)}"
         if line not in problems:  # one line per object for all its missing fields
             problems.append(line)
-    if not problems and isinstance(envelope.get("usage"), Mapping):
-        problems = usage_problems(envelope["usage"])  # what the schema cannot say
+    if isinstance(envelope.get("usage"), Mapping) and not any(
+            line.startswith("usage") for line in problems):
+        problems += usage_problems(envelope["usage"])  # what the schema cannot say
     return problems
 
 

@@ -8,7 +8,8 @@ engine (``rein next`` must answer in well under 100 ms):
 - ``waiting``: something other than the driver must act first: a person on the approval
   queue (with the exact ``rein approvals accept`` to run), another rein process advancing the
   run, an interrupted run to resume, or a node no worker serves;
-- ``done``: the run succeeded;
+- ``done``: the run succeeded (a run of the development or specification flow says which
+  command continues the flow, ``next``);
 - ``stopped``: the run ended otherwise, with a reason (``budget``, ``timeout``, ``blocked``,
   ``failed`` or ``cancelled``) and the exit code ``rein`` uses for it.
 """
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rein.core.flows import continued_by
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, RunStatus
 from rein.errors import ExitCode, StoreError
@@ -104,8 +106,15 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
     root, status = run.run_id, run.status.value
     base: dict[str, Any] = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
     if status == "succeeded":
-        return {"status": "done", **base, "reason": "done", "exit_code": int(ExitCode.OK),
+        done = {"status": "done", **base, "reason": "done", "exit_code": int(ExitCode.OK),
                 "message": f"run {root} succeeded"}
+        flow = continued_by(run.graph_id)
+        if flow is not None:  # one run of a flow: the flow's own command goes on from here
+            name, command = flow
+            done["next"] = command
+            done["message"] += (f"; the {name} flow is not done: run `{command}` for what "
+                                "comes next")
+        return done
     if status in ("failed", "partial", "cancelled"):
         reason, message = stop_reason(store, root, status)
         return {"status": "stopped", **base, "reason": reason, "message": message,

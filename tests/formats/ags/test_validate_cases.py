@@ -6,7 +6,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from support import SHARED
+from support import SHARED, SHARED_PROBLEM
 
 from rein.formats.ags import CODES, validate_path
 
@@ -64,7 +64,8 @@ def test_there_are_conformance_fixtures() -> None:
     assert len(fixture_files()) >= 20
 
 
-EXAMPLES = sorted(SHARED.joinpath("ags-examples").glob("*.agraph.*")) if SHARED.is_dir() else []
+EXAMPLES = (sorted(SHARED.joinpath("ags-examples").glob("*.agraph.*"))
+            if SHARED_PROBLEM is None else [])
 
 
 @pytest.mark.shared
