@@ -44,6 +44,35 @@ def test_structure_missing_keys_and_empty_texts() -> None:
         'the charter, stakeholders[0] needs a non-empty "name"']
 
 
+def test_a_misspelt_or_unknown_key_is_named_with_the_nearest_key_of_the_shape() -> None:
+    def change(b: dict[str, Any]) -> None:
+        b["design"]["interfaces"][0]["between"] = b["design"]["interfaces"][0].pop(
+            "components")
+        b["design"]["decisions"][0]["reasons"] = b["design"]["decisions"][0].pop("reason")
+        b["design"]["notes"] = "x"
+    found = problems("design", change)
+    assert ("specs/active/25-design.json: decisions[0]: unknown key 'reasons' (did you mean "
+            "'reason'?)") in found
+    assert ("specs/active/25-design.json: interfaces[0]: unknown key 'between' (the keys are "
+            "components, description, id, name)") in found
+    assert ("specs/active/25-design.json: unknown key 'notes' (the keys are components, "
+            "data, decisions, interfaces)") in found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_key_of_the_documented_shape_is_known(name: str) -> None:
+    import json
+    import re
+
+    from rein.spec.documents import KEYS, SHAPES
+
+    shape = json.loads(re.split(r"\n(?=[A-Z])", SHAPES[name])[0])
+    assert set(shape) == KEYS[name][""]
+    for key, value in shape.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            assert {k for item in value for k in item} <= KEYS[name][key], key
+
+
 def test_a_requirement_without_a_fit_criterion_is_not_testable() -> None:
     def change(b: dict[str, Any]) -> None:
         del b["requirements"]["requirements"][1]["fit_criterion"]

@@ -88,3 +88,26 @@ def test_the_text_says_when_another_instruction_waits_after_this_one() -> None:
                         "shows it once you have submitted")
     two = render({**INSTRUCTION, "also_pending": ["b", "c (run r2)"]})
     assert "after this one, 2 more instructions wait (b, c (run r2))" in two
+
+
+def test_every_reason_of_a_refusal_reads_as_a_list_under_its_criterion() -> None:
+    # A document check refuses with one reason per line: each line stays under its
+    # criterion, and every reason reaches the agent (twelve reasons of ~110 characters).
+    reasons = [f"- the design, components[{i}] (CMP-{i}) needs a non-empty \"responsibility\" "
+               "(what the component is answerable for)" for i in range(12)]
+    evidence = "specs/active/25-design.json is refused:\n" + "\n".join(reasons)
+    feedback = {"failure_class": "criteria_failed", "summary": "1 of 1 failed",
+                "failed_criteria": [{"id": "design_checked", "description": "rein checks",
+                                     "evidence": evidence}]}
+    text = render({**INSTRUCTION, "feedback": feedback})
+    assert "  evidence: specs/active/25-design.json is refused:\n    - the design, " in text
+    for reason in reasons:
+        assert f"\n    {reason}\n" in text
+
+
+def test_evidence_past_the_limit_says_it_was_cut_and_where_the_whole_is() -> None:
+    feedback = {"failure_class": "criteria_failed", "summary": "1 of 1 failed",
+                "failed_criteria": [{"id": "c", "description": "c", "evidence": "x" * 5000}]}
+    text = render({**INSTRUCTION, "feedback": feedback})
+    assert "… 3000 more characters: the whole evidence is in `rein next --json`" in text
+    assert "x" * 2001 not in text

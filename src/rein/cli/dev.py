@@ -12,10 +12,18 @@ from typing import Any
 
 import click
 
-from rein.cli.output import emit_json, json_option
+from rein.cli.flows import Flow, group_json, group_workspace
+from rein.cli.output import json_option
 from rein.cli.run import open_harness, resolve_workspace, workspace_option
-from rein.cli.sync import run_sync
 from rein.cli.usage_report import report_options
+
+_FLOW = Flow("rein.dev")
+DEV_EXITS = (
+    "Exit codes: 0 an instruction for the agent, or done (every feature verified and "
+    "committed), 1 stopped (failed, blocked, timeout, cancelled), 3 waiting for a person "
+    "(an approval), 4 refused (a budget only a person can raise, a dirty tree, not a git "
+    "repository), 64 usage error."
+)
 
 
 @click.group("dev", invoke_without_command=True)
@@ -46,10 +54,10 @@ def dev(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"workspace": workspace, "json": as_json}
         return 0
-    return _advance(workspace, as_json, new=False)
+    return _FLOW.advance(workspace, as_json, new=False)
 
 
-@dev.command("start")
+@dev.command("start", epilog=DEV_EXITS)
 @click.option("--new", is_flag=True, help="Abandon the current flow (its unfinished runs "
               "are cancelled, commits stay) and plan again from the briefs.")
 @workspace_option
@@ -61,16 +69,11 @@ def start(ctx: click.Context, new: bool, workspace: Path | None, as_json: bool) 
     \b
     Example:
       rein dev start --new
-    \b
-    Exit codes: 0 an instruction for the agent, or done (every feature verified and
-    committed), 1 stopped (failed, blocked, timeout, cancelled), 3 waiting for a person (an
-    approval), 4 refused (a budget only a person can raise, a dirty tree, not a git
-    repository), 64 usage error.
     """
-    return _advance(_ws(ctx, workspace), as_json or _json(ctx), new=new)
+    return _FLOW.advance(group_workspace(ctx, workspace), as_json or group_json(ctx), new=new)
 
 
-@dev.command("status")
+@dev.command("status", epilog=DEV_EXITS)
 @workspace_option
 @json_option
 @click.pass_context
@@ -81,18 +84,8 @@ def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
     \b
     Example:
       rein dev status --json
-    \b
-    Exit codes: 0 an instruction for the agent, or done (every feature verified and
-    committed), 1 stopped (failed, blocked, timeout, cancelled), 3 waiting for a person (an
-    approval), 4 refused (a budget only a person can raise, a dirty tree, not a git
-    repository), 64 usage error.
     """
-    from rein.dev import flow
-
-    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
-    with harness:
-        where = run_sync(flow.status(harness))
-    return _show(where, as_json or _json(ctx), instruction=False)
+    return _FLOW.status(group_workspace(ctx, workspace), as_json or group_json(ctx))
 
 
 @dev.command("report")
@@ -122,9 +115,9 @@ def report_command(ctx: click.Context, agent_logs: tuple[Path, ...],
     """
     from rein.cli.usage_report import show
 
-    data = _report(_ws(ctx, workspace), agent_logs)
+    data = _report(group_workspace(ctx, workspace), agent_logs)
     others = [_report(other, (), beside=True) for other in beside]
-    return show(data, others, as_json=as_json or _json(ctx), html_file=html_file,
+    return show(data, others, as_json=as_json or group_json(ctx), html_file=html_file,
                 title=f"DEV REPORT (plan {data['plan_id']})")
 
 
@@ -147,35 +140,3 @@ def _report(workspace: Path | None, agent_logs: tuple[Path, ...], *, beside: boo
 
         keep_attribution(harness, data)
         return data
-
-
-def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
-    from rein.dev import flow
-
-    harness = open_harness(resolve_workspace(workspace))
-    with harness:
-        where = run_sync(flow.advance(harness, new=new))
-    return _show(where, as_json, instruction=True)
-
-
-def _show(where: dict[str, Any], as_json: bool, *, instruction: bool) -> int:
-    from rein.cli.calls import note
-
-    note(where)
-    if as_json:
-        emit_json(where)
-    else:
-        from rein.dev.render import render
-
-        click.echo(render(where, instruction=instruction), nl=False)
-    return int(where["exit_code"])
-
-
-def _ws(ctx: click.Context, workspace: Path | None) -> Path | None:
-    parent = (ctx.parent.obj or {}) if ctx.parent is not None else {}
-    return workspace or parent.get("workspace")
-
-
-def _json(ctx: click.Context) -> bool:
-    parent = (ctx.parent.obj or {}) if ctx.parent is not None else {}
-    return bool(parent.get("json"))

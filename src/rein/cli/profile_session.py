@@ -21,9 +21,10 @@ from rein.errors import ExitCode, Refused
 
 
 def _write_delta(delta: dict[str, Any], out: Path) -> None:
-    from rein.profiles.store import atomic_write, serialize
+    from rein.core.writing import write_atomic
+    from rein.profiles.store import serialize
 
-    atomic_write(out, serialize(delta, "json" if out.name.lower().endswith(".json") else "yaml"))
+    write_atomic(out, serialize(delta, "json" if out.name.lower().endswith(".json") else "yaml"))
 
 
 @click.command("propose", context_settings=CONTEXT,

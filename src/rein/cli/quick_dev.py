@@ -3,7 +3,7 @@ and without an event loop when they only read.
 
 An agent in the development flow runs ``rein dev`` as its every turn, and most of those
 turns find an instruction pending and change nothing: :func:`rein.dev.flow.advance_read`
-and :func:`rein.dev.flow.status_read` say where the flow stands as the command would, and
+and :func:`rein.dev.flow.status` say where the flow stands as the command would, and
 this prints it exactly as the click command does. Everything else returns ``None`` and goes
 through click, which acts and reports: a flow to start or continue (a run to start or
 resume, a budget to raise), any error, any other argument, and output that click would
@@ -37,7 +37,7 @@ def quick_dev(args: Sequence[str]) -> int | None:
 
     try:
         with Harness.open(Path.cwd().resolve(), create=False) as harness:
-            where = flow.status_read(harness) if status else flow.advance_read(harness)
+            where = flow.status(harness) if status else flow.advance_read(harness)
     except (ReinError, OSError):
         return None  # click's command reports it, with the hints it adds
     if where is None:

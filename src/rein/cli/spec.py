@@ -9,13 +9,20 @@ submit``, as for any run, and runs ``rein spec`` again whenever rein says so.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
+from rein.cli.flows import Flow, group_json, group_workspace
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import open_harness, resolve_workspace, workspace_option
-from rein.cli.sync import run_sync
+
+_FLOW = Flow("rein.spec")
+SPEC_EXITS = (
+    "Exit codes: 0 an instruction for the agent, or ready (the plan is published), 1 "
+    "stopped (a document refused every time, timeout, cancelled), 3 waiting for a person "
+    "(an approval), 4 refused (a budget, an approval without the roles asked), 64 usage "
+    "error."
+)
 
 
 @click.group("spec", invoke_without_command=True)
@@ -47,10 +54,10 @@ def spec(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"workspace": workspace, "json": as_json}
         return 0
-    return _advance(workspace, as_json, new=False)
+    return _FLOW.advance(workspace, as_json, new=False)
 
 
-@spec.command("start")
+@spec.command("start", epilog=SPEC_EXITS)
 @click.option("--new", is_flag=True, help="Abandon the current flow (its unfinished run is "
               "cancelled) and write the bundle again from the brief.")
 @workspace_option
@@ -62,15 +69,11 @@ def start(ctx: click.Context, new: bool, workspace: Path | None, as_json: bool) 
     \b
     Example:
       rein spec start --new
-    \b
-    Exit codes: 0 an instruction for the agent, or ready (the plan is published), 1 stopped
-    (a document refused every time, timeout, cancelled), 3 waiting for a person (an
-    approval), 4 refused (a budget, an approval without the roles asked), 64 usage error.
     """
-    return _advance(_ws(ctx, workspace), as_json or _json(ctx), new=new)
+    return _FLOW.advance(group_workspace(ctx, workspace), as_json or group_json(ctx), new=new)
 
 
-@spec.command("status")
+@spec.command("status", epilog=SPEC_EXITS)
 @workspace_option
 @json_option
 @click.pass_context
@@ -80,17 +83,8 @@ def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
     \b
     Example:
       rein spec status --json
-    \b
-    Exit codes: 0 an instruction for the agent, or ready (the plan is published), 1 stopped
-    (a document refused every time, timeout, cancelled), 3 waiting for a person (an
-    approval), 4 refused (a budget, an approval without the roles asked), 64 usage error.
     """
-    from rein.spec import flow
-
-    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
-    with harness:
-        where = flow.status(harness)
-    return _show(where, as_json or _json(ctx), instruction=False)
+    return _FLOW.status(group_workspace(ctx, workspace), as_json or group_json(ctx))
 
 
 @spec.command("report")
@@ -111,7 +105,7 @@ def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
     """
     from rein.spec import flow, report
 
-    harness = open_harness(resolve_workspace(_ws(ctx, workspace)))
+    harness = open_harness(resolve_workspace(group_workspace(ctx, workspace)))
     with harness:
         state = flow.load_flow(harness.workspace)
         if state is None:
@@ -120,37 +114,8 @@ def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
             raise ReinError(f"no specification flow in {harness.workspace}", code="SPEC404",
                             hint="start one with `rein spec`")
         data = report.build(harness, state)
-    if as_json or _json(ctx):
+    if as_json or group_json(ctx):
         emit_json(data)
     else:
         click.echo(report.render(data), nl=False)
     return 0
-
-
-def _advance(workspace: Path | None, as_json: bool, *, new: bool) -> int:
-    from rein.spec import flow
-
-    harness = open_harness(resolve_workspace(workspace))
-    with harness:
-        where = run_sync(flow.advance(harness, new=new))
-    return _show(where, as_json, instruction=True)
-
-
-def _show(where: dict[str, Any], as_json: bool, *, instruction: bool) -> int:
-    if as_json:
-        emit_json(where)
-    else:
-        from rein.spec.render import render
-
-        click.echo(render(where, instruction=instruction), nl=False)
-    return int(where["exit_code"])
-
-
-def _ws(ctx: click.Context, workspace: Path | None) -> Path | None:
-    parent = (ctx.parent.obj or {}) if ctx.parent is not None else {}
-    return workspace or parent.get("workspace")
-
-
-def _json(ctx: click.Context) -> bool:
-    parent = (ctx.parent.obj or {}) if ctx.parent is not None else {}
-    return bool(parent.get("json"))

@@ -8,11 +8,13 @@ something is wrong, so it asks here first and hands anything unusual to the load
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
-__all__ = ["read_small_file"]
+__all__ = ["read_json_object", "read_small_file"]
 
 
 def read_small_file(path: str | Path, max_bytes: int) -> bytes | None:
@@ -40,3 +42,14 @@ def read_small_file(path: str | Path, max_bytes: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or ``None`` when the file is missing, unreadable, not
+    JSON or not an object: for state files rein wrote itself, where absence means "none
+    yet"."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

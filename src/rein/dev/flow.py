@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.reading import read_json_object
+from rein.core.writing import write_atomic
 from rein.dev.briefs import read_briefs
 from rein.dev.paths import FEATURES_PATH, FLOW_FILE
 from rein.dev.settings import DevSettings, load_settings
@@ -27,19 +29,12 @@ from rein.errors import Refused, ReinError
 
 
 def load_flow(workspace: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((workspace / FLOW_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    """The flow's state, or ``None`` when there is none (or it is unreadable)."""
+    return read_json_object(workspace / FLOW_FILE)
 
 
 def save_flow(workspace: Path, flow: Mapping[str, Any]) -> None:
-    path = workspace / FLOW_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name("flow.json.tmp")
-    tmp.write_text(json.dumps(dict(flow), indent=2, sort_keys=True), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(workspace / FLOW_FILE, json.dumps(dict(flow), indent=2, sort_keys=True))
 
 
 def check_repository(workspace: Path) -> None:
@@ -96,13 +91,9 @@ def advance_read(harness: Harness, env: Mapping[str, str] | None = None
     return where if need is None else None
 
 
-async def status(harness: Harness, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Where the flow stands, changing nothing (`rein dev status`)."""
-    return status_read(harness, env)
-
-
-def status_read(harness: Harness, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """:func:`status`, which only reads, without an event loop."""
+def status(harness: Harness, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Where the flow stands, changing nothing (`rein dev status`); it only reads, so it
+    needs no event loop."""
     ws = harness.workspace
     flow = load_flow(ws)
     if flow is None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from rein.core.writing import write_atomic
 from rein.dev.paths import (
     FEATURES_ID,
     FEATURES_INDEX,
@@ -230,12 +231,9 @@ def settings_from(params: Mapping[str, Any]) -> DevSettings:
 
 def write_graph(root: Path, relative: str, data: Mapping[str, Any]) -> Path:
     path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = "# Written by `rein dev`. Review it with `rein graph plan " + relative + "`.\n"
     text += yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=96)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
     return path
 
 
@@ -248,12 +246,8 @@ def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
               **{k: (node.get("x-rein-dev") or {}).get(k)
                  for k in ("feature", "priority", "depends_on", "serves")}}
              for node_id, node in (data.get("nodes") or {}).items()]
-    out = root / FEATURES_INDEX
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps({"plan_id": (data.get("x-rein-dev") or {}).get("plan_id"),
-                               "features": index}), encoding="utf-8")
-    tmp.replace(out)
+    write_atomic(root / FEATURES_INDEX, json.dumps(
+        {"plan_id": (data.get("x-rein-dev") or {}).get("plan_id"), "features": index}))
     return path
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.frozen import Record, field
+from rein.core.writing import write_atomic
 from rein.errors import Refused, ReinError
 from rein.eval.trial import Trial
 
@@ -190,13 +191,8 @@ def _now() -> str:
 
 
 def _write_atomic(path: Path, data: Mapping[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        json.dump(dict(data), handle, indent=2, sort_keys=True, ensure_ascii=False)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.replace(path)
+    write_atomic(path, json.dumps(dict(data), indent=2, sort_keys=True, ensure_ascii=False)
+                 + "\n")
 
 
 __all__ = ["EVALS", "FORMAT", "MAX_ATTEMPTS", "Entry", "Ledger", "listing", "new_id"]

@@ -18,6 +18,7 @@ from rein.core.frozen import Frozen, field
 #: verifies it (APPROVAL004 otherwise), before anything is written; what the record keeps.
 Sign = Callable[[bytes], Mapping[str, Any]]
 
+from rein.core.writing import write_atomic
 from rein.errors import DocumentError, Refused
 from rein.formats.oap.digest import profile_digest, spec_digest
 from rein.formats.oap.document import OapDocument
@@ -31,7 +32,7 @@ from rein.profiles.proposals import (
 )
 from rein.profiles.records import ProfileError
 from rein.profiles.retention import format_time, trim_history
-from rein.profiles.store import atomic_write, checked_text, profile_lock
+from rein.profiles.store import checked_text, profile_lock
 from rein.profiles.writeback import ApplyResult, apply_delta, writeback_mode
 
 
@@ -109,7 +110,7 @@ def apply_file(profile_path: Path, delta_path: Path, *, workspace: Path, approve
         text = checked_text(result.document, doc)
         if dry_run:
             return _outcome("dry_run", profile_path, result, text, queued)
-        atomic_write(profile_path, text)
+        write_atomic(profile_path, text)
     if queued:
         queue.add(queued)
     if approve and queue.path.is_file():
@@ -180,7 +181,7 @@ def apply_file_data(path: Path, delta: dict[str, Any], *, actor: str,
     with profile_lock(path):
         doc = _load(path, "profile")
         result = apply_delta(doc.data, delta, approve=True, actor=actor, now=now, cap=cap)
-        atomic_write(path, checked_text(result.document, doc))
+        write_atomic(path, checked_text(result.document, doc))
     return {"path": str(path), "revision": result.revision}
 
 
@@ -213,7 +214,7 @@ def _accept_proposal(path: Path, item: dict[str, Any], *, actor: str,
         data["history"] = trim_history([*data.get("history", []), entry], max_history)
         if not data["history"]:
             del data["history"]
-        atomic_write(path, checked_text(data, doc))
+        write_atomic(path, checked_text(data, doc))
     return {"path": str(path), "revision": revision}
 
 

@@ -190,7 +190,7 @@ class MemoryStore(Frozen):
     def _locked(self) -> Any:
         from contextlib import contextmanager
 
-        from rein.profiles.store import atomic_write
+        from rein.core.writing import write_atomic
 
         @contextmanager
         def locked() -> Any:
@@ -198,7 +198,7 @@ class MemoryStore(Frozen):
             with FileLock(str(self.path) + ".lock", timeout=10):
                 records = self._read()
                 yield records
-                atomic_write(self.path, json.dumps({"version": FORMAT_VERSION,
+                write_atomic(self.path, json.dumps({"version": FORMAT_VERSION,
                                                     "records": records}, indent=1,
                                                    ensure_ascii=False) + "\n")
 

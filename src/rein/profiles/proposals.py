@@ -57,9 +57,9 @@ class Queue(Frozen):
         with FileLock(str(self.path) + ".lock", timeout=10):
             data = self._read()
             yield data
-            from rein.profiles.store import atomic_write
+            from rein.core.writing import write_atomic
 
-            atomic_write(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            write_atomic(self.path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
     def items(self, status: str | None = None) -> list[dict[str, Any]]:
         """Queued items, oldest first, optionally only those with ``status``."""

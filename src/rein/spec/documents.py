@@ -107,6 +107,7 @@ def check(name: str, data: Any, bundle: Mapping[str, Any], *,
                 f"before {PATHS[name]}")]
     known = _ids_of({n: bundle[n] for n in earlier})
     _CHECKS[name](data, bundle, known, problems)
+    problems += _unknown(name, data)
     problems += _unresolved(name, data)
     problems += _duplicates(name, data)
     problems += _stable(name, data, published)
@@ -259,6 +260,53 @@ _CHECKS = {"charter": _charter, "requirements": _requirements, "design": _design
 ID_LISTS = {"charter": ("constraints",), "requirements": ("requirements",),
             "design": ("components", "interfaces", "data", "decisions"),
             "acceptance": ("checks",), "readiness": ("open_questions", "risks")}
+
+
+# The keys each document and each item of its lists may have: any other key is a mistake
+# (a misspelt key would otherwise be read as a missing one, or silently ignored).
+KEYS: dict[str, dict[str, frozenset[str]]] = {
+    "charter": {"": frozenset({"goal", "scope", "non_goals", "stakeholders", "constraints"}),
+                "stakeholders": frozenset({"name", "interest"}),
+                "constraints": frozenset({"id", "text"})},
+    "requirements": {"": frozenset({"requirements", "retired"}),
+                     "requirements": frozenset({"id", "kind", "statement", "fit_criterion",
+                                                "priority", "constraints"})},
+    "design": {"": frozenset({"components", "interfaces", "data", "decisions"}),
+               "components": frozenset({"id", "name", "responsibility", "requirements"}),
+               "interfaces": frozenset({"id", "name", "description", "components"}),
+               "data": frozenset({"id", "name", "description"}),
+               "decisions": frozenset({"id", "decision", "reason", "requirements"})},
+    "acceptance": {"": frozenset({"checks"}),
+                   "checks": frozenset({"id", "requirements", "check"})},
+    "readiness": {"": frozenset({"open_questions", "risks", "verify", "slices"}),
+                  "open_questions": frozenset({"id", "question", "assumption"}),
+                  "risks": frozenset({"id", "risk", "mitigation"}),
+                  "slices": frozenset({"id", "title", "description", "priority",
+                                       "depends_on", "serves", "decisions", "constraints",
+                                       "files", "verify"})},
+}
+
+
+def _unknown(name: str, data: Mapping[str, Any]) -> list[str]:
+    """Every key the document's shape does not have, with the nearest one it does."""
+    from rein.core.suggest import did_you_mean
+
+    shapes = KEYS[name]
+    places: list[tuple[str, Mapping[str, Any], frozenset[str]]] = [(PATHS[name], data,
+                                                                     shapes[""])]
+    for key, allowed in shapes.items():
+        items = data.get(key) if key else None
+        if isinstance(items, list):
+            places += [(f"{PATHS[name]}: {key}[{index}]", item, allowed)
+                       for index, item in enumerate(items) if isinstance(item, Mapping)]
+    out = []
+    for where, item, allowed in places:
+        for key in item:
+            if key not in allowed:
+                near = did_you_mean(str(key), allowed)
+                out.append(f"{where}: unknown key {str(key)!r}" + (f" ({near})" if near else
+                           f" (the keys are {', '.join(sorted(allowed))})"))
+    return out
 
 
 # -- the pieces -----------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.reading import read_json_object
+from rein.core.writing import write_atomic
 from rein.engine.service import Harness
 from rein.errors import Refused, ReinError
 from rein.spec.paths import FLOW_FILE, NAMES, PATHS, PLAN_PATH, TITLES
@@ -35,19 +37,12 @@ EXIT = {"waiting": 3, "ready": 0, "changed": 0, "failed": 1, "timeout": 1, "budg
 
 
 def load_flow(workspace: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((workspace / FLOW_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    """The flow's state, or ``None`` when there is none (or it is unreadable)."""
+    return read_json_object(workspace / FLOW_FILE)
 
 
 def save_flow(workspace: Path, flow: Mapping[str, Any]) -> None:
-    path = workspace / FLOW_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name("flow.json.tmp")
-    tmp.write_text(json.dumps(dict(flow), indent=2, sort_keys=True), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(workspace / FLOW_FILE, json.dumps(dict(flow), indent=2, sort_keys=True))
 
 
 def _settings(harness: Harness) -> dict[str, Any]:

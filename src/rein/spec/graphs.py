@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from rein.core.writing import write_atomic
 from rein.spec.documents import SHAPES
 from rein.spec.paths import GRAPH_ID, GRAPH_PATH, NAMES, PATHS, PLAN_PATH, TITLES
 
@@ -134,10 +135,7 @@ def _gate(what: str, names: list[str], settings: Mapping[str, Any], *,
 
 def write_graph(root: Path, data: Mapping[str, Any]) -> Path:
     path = root / GRAPH_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = f"# Written by `rein spec`. Review it with `rein graph plan {GRAPH_PATH}`.\n"
     text += yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=96)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, text)
     return path

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.writing import write_atomic
 from rein.spec.paths import PLAN_FORMAT, PLAN_PATH
 
 
@@ -82,11 +83,7 @@ def write_plan(workspace: Path, plan: Mapping[str, Any], *, spec_id: str,
                             "published_at": dt.datetime.now(dt.UTC).isoformat(
                                 timespec="seconds"),
                             "sources": sources(workspace), "ids": dict(ids)}}
-    path = workspace / PLAN_PATH
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(workspace / PLAN_PATH, json.dumps(out, indent=2) + "\n")
     return out
 
 

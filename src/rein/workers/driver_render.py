@@ -18,7 +18,7 @@ from typing import Any
 from rein.workers.driver_protocol import INBOX
 
 _TEXTS = ("string", "text", "markdown")
-_EVIDENCE = 800  # characters of one piece of evidence an agent is shown
+_EVIDENCE = 2_000  # characters of one piece of evidence an agent is shown
 
 
 def carries(output: Mapping[str, Any]) -> str:
@@ -63,7 +63,7 @@ def render_advisory(failures: list[Mapping[str, Any]]) -> list[str]:
         if evidence:
             text = json.dumps(evidence, ensure_ascii=False, default=str) \
                 if not isinstance(evidence, str) else evidence
-            lines.append(f"  evidence: {text[:_EVIDENCE]}")
+            lines.append(f"  evidence: {_shown(text)}")
     return lines
 
 
@@ -101,11 +101,20 @@ def _feedback(status: Mapping[str, Any]) -> list[str]:
         evidence = _structured(c.get("evidence"))
         if isinstance(evidence, Mapping):
             for key, value in evidence.items():
-                text = str(value).strip().replace("\n", "\n    ")
-                lines.append(f"  {key}: {text[:_EVIDENCE]}")
+                lines.append(f"  {key}: {_shown(str(value))}")
         elif evidence:
-            lines.append(f"  evidence: {str(evidence)[:_EVIDENCE]}")
+            lines.append(f"  evidence: {_shown(str(evidence))}")
     return lines
+
+
+def _shown(text: str) -> str:
+    """One piece of evidence, its later lines indented under its label; cut at _EVIDENCE
+    characters, saying so and where the whole of it is."""
+    text = text.strip()
+    if len(text) > _EVIDENCE:
+        text = (text[:_EVIDENCE] + f"\n… {len(text) - _EVIDENCE} more characters: the whole "
+                "evidence is in `rein next --json` (feedback)")
+    return text.replace("\n", "\n    ")
 
 
 def _structured(evidence: Any) -> Any:
