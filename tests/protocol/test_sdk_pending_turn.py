@@ -153,3 +153,38 @@ def test_a_stream_left_early_reads_nothing_once_its_harness_closes(
 
     assert asyncio.run(scenario()) == ["item/commandExecution/requestApproval"]
     assert capsys.readouterr().err == ""
+
+
+def test_a_turn_taken_up_in_its_own_process_is_driven_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's first ``Turn`` drives it (a graph turn waits on its digest question);
+    the one ``pending_turn`` gives follows it: the graph runs once."""
+    from contextlib import aclosing
+
+    import yaml
+
+    import rein
+    from rein.protocol import ServerRequest
+    from tests.appserver.test_graph_turn import GRAPH, MENTION
+    from tests.scenarios.model_env import isolate
+
+    isolate(tmp_path, monkeypatch)
+    workspace(tmp_path, [reply("shipped")], position="conversation")
+    (tmp_path / "gated.agraph.yaml").write_text(yaml.safe_dump(GRAPH, sort_keys=False))
+
+    async def scenario() -> tuple[str, list[str]]:
+        with rein.Harness.open(tmp_path) as harness:
+            thread = harness.start_thread()
+            first = await thread.run(MENTION)
+            async with aclosing(first.stream()) as feed:
+                async for message in feed:
+                    if isinstance(message, ServerRequest):
+                        break  # the digest question, left open
+            pending = await thread.pending_turn(on_approval=lambda request: "accept")
+            assert pending is not None and pending.id == first.id
+            result = await pending.wait()
+            return result.status, [r.graph_id for r in harness.runs()]
+
+    status, runs = asyncio.run(scenario())
+    assert status == "completed"
+    assert runs == ["rein/tests/gated"]

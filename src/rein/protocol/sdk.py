@@ -107,8 +107,10 @@ class Thread:
         open, then what the turn does next; :meth:`Turn.result` folds the whole turn."""
         sessions = self._harness.sessions
         running = sessions.active.get(self.id)
-        turn = running if running is not None and not running.done else \
-            sessions.reopen(self.id)
+        if running is not None and not running.done:  # driven here already: followed
+            return Turn(TurnFeed(self._harness, running), on_approval, replay=False,
+                        drive=False)
+        turn = sessions.reopen(self.id)
         if turn is None:
             return None
         return Turn(TurnFeed(self._harness, turn), on_approval, replay=False)
@@ -126,16 +128,18 @@ class Turn:
     """One turn in progress: its feed, its questions, and its result."""
 
     def __init__(self, feed: TurnFeed, on_approval: OnApproval | None, *,
-                 replay: bool = True) -> None:
+                 replay: bool = True, drive: bool = True) -> None:
         self._feed, self._on_approval, self._replay = feed, on_approval, replay
         self.id = feed.turn_id
-        self._driving: asyncio.Task[None] | None = None
+        self._drives = drive  # False: another Turn of this process drives it
+        self._driving: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def stream(self) -> AsyncIterator[Message]:
         """Every notification and question of the turn, in order, until it completes."""
         if self._driving is None:
-            self._driving = asyncio.ensure_future(self._feed.turn.drive())
+            self._driving = asyncio.ensure_future(self._feed.turn.drive() if self._drives
+                                                  else asyncio.sleep(0))
         # Closed with this stream: a program that stops reading early (the turn left
         # waiting on its question) leaves no reader of the log behind.
         async with aclosing(self._feed.stream(replay=self._replay)) as feed:
