@@ -43,7 +43,7 @@ def example(root: Path, which: int) -> str:
 def test_the_example_runs(tmp_path: Path) -> None:
     out = example(tmp_path, 0)
     assert "asked: shell_exec" in out and "['allow_once', 'allow_always'" in out
-    assert "tool: echo hello in_progress" in out and "completed" in out
+    assert "tool: echo hello pending" in out and "completed" in out
     assert "agent: it said hello" in out
     assert "modes: ['read-only', 'workspace-write', 'danger-full-access']" in out
     assert out.strip().endswith("stop: end_turn")

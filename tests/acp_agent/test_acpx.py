@@ -69,6 +69,10 @@ def test_acpx_approve_all_runs_the_command(tmp_path: Path) -> None:
     assert asked["params"]["toolCall"]["kind"] == "execute"
     answer = answer_to(messages, asked)
     assert answer["result"]["outcome"]["optionId"] == "allow_once"
+    # pending until allowed: nothing said it ran before acpx answered
+    call = asked["params"]["toolCall"]["toolCallId"]
+    before = updates(messages[:messages.index(asked)])
+    assert [u.get("status") for u in before if u.get("toolCallId") == call] == ["pending"]
     done = [u for u in updates(messages) if u["sessionUpdate"] == "tool_call_update"]
     assert done[-1]["status"] == "completed"
     assert "one" in done[-1]["content"][0]["content"]["text"]
@@ -78,7 +82,10 @@ def test_acpx_approve_all_runs_the_command(tmp_path: Path) -> None:
     ran = [m for m in methods if str(m).startswith("terminal/")]
     assert ran[0] == "terminal/create" and ran[-1] == "terminal/release", ran
     created = next(m for m in messages if m.get("method") == "terminal/create")
-    assert created["params"]["args"][-2:] == ["-c", "echo one"]
+    # shown as rein's sandbox launcher and the command, not bwrap's line
+    assert created["params"]["command"] == "/bin/sh"
+    assert created["params"]["args"][0].endswith("/rein-sandbox")
+    assert created["params"]["args"][1:] == ["/bin/sh", "-c", "echo one"]
 
 
 def test_acpx_deny_all_rejects_the_command(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rein.tools.sandbox import bubblewrap_status
 from tests.acp_agent.client import Recorder, acp, schema, spawn
 from tests.appserver.serve import reply, shell, workspace
 
@@ -112,7 +113,9 @@ def test_a_write_and_a_command_go_through_the_editor(tmp_path: Path) -> None:
     assert kinds == ["fs/write_text_file", "fs/read_text_file", "terminal/create",
                      "terminal/wait_for_exit", "terminal/output", "terminal/release"]
     argv = editor.requests[2][1]
-    assert argv[-3:] == ["/bin/sh", "-c", "echo from-the-terminal"]  # inside rein's sandbox
+    # The terminal shows the command after rein's sandbox launcher, not bwrap's line.
+    assert argv[0] == "/bin/sh" and Path(argv[1]).name == "rein-sandbox"
+    assert argv[2:] == ["/bin/sh", "-c", "echo from-the-terminal"]
     write_call, read_call, shell_call = editor.calls()
     assert (write_call["kind"], write_call["status"]) == ("edit", "completed")
     # The model saw the buffer's text, and the terminal's output came back as the call's.
@@ -120,6 +123,30 @@ def test_a_write_and_a_command_go_through_the_editor(tmp_path: Path) -> None:
     assert (shell_call["kind"], shell_call["status"]) == ("execute", "completed")
     assert "from-the-terminal" in shell_call["content"][0]["content"]["text"]
     assert [a["kind"] for a in editor.asked] == ["execute"]  # rein asked before it ran
+
+
+def test_the_terminal_shows_the_command_and_it_runs_confined(tmp_path: Path) -> None:
+    """The line the editor is given is the launcher and the command, never bwrap's options;
+    the launcher runs the very sandbox rein built: a write outside the workspace fails
+    (where bubblewrap is usable), and the launcher is gone once the terminal is released."""
+    (tmp_path / "ws").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    command = f"echo shown; touch {outside}/escaped"
+    root = workspace(tmp_path / "ws", [shell(command), reply("done")])
+    editor = Editor(lambda call, options: "allow_once", {})
+
+    assert converse(root, editor, ["run"]) == ["end_turn"]
+
+    [argv] = [a for kind, a in editor.requests if kind == "terminal/create"]
+    assert argv[2:] == ["/bin/sh", "-c", command]
+    assert not any(a.startswith("--") for a in argv), argv  # no bwrap option shown
+    assert not Path(argv[1]).exists()  # removed after terminal/release
+    [shell_call] = editor.calls()
+    assert "shown" in shell_call["content"][0]["content"]["text"]
+    if bubblewrap_status()[0] is not None:
+        assert not (outside / "escaped").exists()
+        assert "escaped" in shell_call["content"][0]["content"]["text"]  # touch's error
 
 
 def test_a_denied_path_and_a_declined_command_never_reach_the_editor(tmp_path: Path) -> None:

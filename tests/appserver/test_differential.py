@@ -2,7 +2,10 @@
 ``rein app-server`` driven with the same official-SDK calls, for the methods that need no
 model: the same outcome (a result or an error) for each, every answer valid by Codex's
 schema, and the same answers where both servers know the same things (the threads loaded,
-a fresh thread's turns, an unsubscribe, the files a fuzzy search finds). Skipped, saying
+a fresh thread's turns, an unsubscribe, the files a fuzzy search finds, no hooks, no MCP
+servers). A command (``command/exec``) is answered with a result by both (rein's workspace
+allows the shell; whether Codex's own sandbox can run it here is Codex's affair), and a
+review with no instructions or a compaction of no thread is refused by both. Skipped, saying
 why, where the codex wheel is not installed."""
 
 from __future__ import annotations
@@ -32,6 +35,13 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("thread/unsubscribe", {"threadId": "<thread>"}),
     ("thread/unsubscribe", {"threadId": "<thread>"}),
     ("thread/loaded/list", {}),
+    ("hooks/list", {"cwds": ["<root>"]}),
+    ("mcpServerStatus/list", {}),
+    ("mcpServerStatus/list", {"threadId": "<thread>"}),
+    ("command/exec", {"command": ["echo", "hi"]}),
+    ("review/start", {"threadId": "<thread>", "target": {"type": "custom",
+                                                         "instructions": ""}}),
+    ("thread/compact/start", {"threadId": "not-a-thread"}),
 ]
 
 
@@ -67,6 +77,8 @@ def test_codex_and_rein_answer_the_same_calls_alike(tmp_path: Path) -> None:
         (root / "src" / "other.txt").write_text("")
         roots[name] = root
     workspace(roots["rein"], [])
+    with (roots["rein"] / "rein.toml").open("a") as toml:  # command/exec: no one to ask
+        toml.write('\n[policy]\nshell = "allow"\n')
     home = tmp_path / "codex-home"
     with CodexClient(CodexConfig(codex_bin=str(binary), cwd=str(roots["codex"]),
                                  env=codex_env(home))) as c:
@@ -93,5 +105,7 @@ def test_codex_and_rein_answer_the_same_calls_alike(tmp_path: Path) -> None:
             calls[10][2]["status"], calls[11][2]["status"],  # unsubscribed, then not
             calls[12][2]["data"] == [t],  # and still loaded
             calls[4][2],  # thread/name/set: {}
+            [e["hooks"] for e in calls[13][2]["data"]],  # no hooks configured
+            calls[14][2], calls[15][2],  # no MCP servers
         ]
     assert same["rein"] == same["codex"]

@@ -22,7 +22,12 @@ WAIT = 60  # seconds a read waits for the server's next line: a hang fails, neve
 
 
 class Raw:
-    """``rein app-server`` on a pipe, one JSON line at a time."""
+    """``rein app-server`` on a pipe, one JSON line at a time. Every message the server
+    writes is checked against Codex's own schema when the server is closed
+    (:meth:`close`: each notification, server request and response, read or not)."""
+
+    wire: list[dict[str, Any]]
+    sent: dict[Any, list[str]]  # each request id → the methods sent with it, in order
 
     def __init__(self, root: Path) -> None:
         self.proc = subprocess.Popen(server_args(root), stdin=subprocess.PIPE,
@@ -31,6 +36,9 @@ class Raw:
                                      cwd=root)
 
     def send(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self.__dict__.setdefault("sent", {}).setdefault(message["id"], []).append(
+                str(message["method"]))
         raw = message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
         assert self.proc.stdin is not None
         self.proc.stdin.write(raw)
@@ -60,7 +68,29 @@ class Raw:
         lines.put(b"")
 
     def read(self) -> dict[str, Any]:
-        return dict(json.loads(self.line()))
+        message = dict(json.loads(self.line()))
+        self.__dict__.setdefault("wire", []).append(message)
+        return message
+
+    def off_codex(self) -> list[str]:
+        """The messages the server wrote that Codex 0.163.0's schema refuses."""
+        from tests.appserver import codex_schema
+
+        wrong: list[str] = []
+        sent = {k: list(v) for k, v in self.__dict__.get("sent", {}).items()}
+        for message in self.__dict__.get("wire", []):
+            if "method" in message:
+                wrong += codex_schema.errors(message)
+                continue
+            asked = sent.get(message.get("id")) or []
+            method = asked.pop(0) if asked else None  # requests are answered in order
+            if "error" in message:
+                continue  # JSON-RPC's shape, checked by each test
+            if method is None:
+                wrong.append(f"a response to no request: {str(message)[:200]}")
+            else:
+                wrong += codex_schema.errors(message, answering=method)
+        return wrong
 
     def until(self, key: str, value: Any) -> dict[str, Any]:
         while True:
@@ -69,12 +99,31 @@ class Raw:
                 return message
 
     def close(self) -> int:
+        """Close stdin, wait for the server's exit code; AssertionError when a message it
+        wrote is not valid by Codex's schema."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         code = self.proc.wait(timeout=120)
+        # What was written and never read is checked too: the pump ends with b"" once the
+        # server's output is closed (a server never read from is read here).
+        lines: queue.Queue[bytes] | None = getattr(self, "_lines", None)
+        rest: list[bytes] = []
+        if lines is None and self.proc.stdout is not None:
+            rest = self.proc.stdout.read().splitlines()
+        while lines is not None:
+            try:
+                line = lines.get(timeout=WAIT)
+            except queue.Empty:  # its b"" was read already
+                break
+            if not line:
+                break
+            rest.append(line)
+        self.__dict__.setdefault("wire", []).extend(dict(json.loads(x)) for x in rest if x)
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+        wrong = self.off_codex()
+        assert wrong == [], f"messages Codex's schema refuses: {wrong}"
         return code
 
 
@@ -99,9 +148,9 @@ def test_handshake_errors_unknown_methods_and_bad_lines(raw: Raw) -> None:
     raw.send({"method": "initialized"})
     raw.send({"id": 2, "method": "initialize", "params": {}})
     assert raw.read()["error"]["message"] == "Already initialized"
-    raw.send({"id": 3, "method": "review/start", "params": {}})
+    raw.send({"id": 3, "method": "fs/readFile", "params": {}})
     assert raw.read() == {"id": 3, "error": {
-        "code": -32601, "message": "method not implemented by rein app-server: review/start",
+        "code": -32601, "message": "method not implemented by rein app-server: fs/readFile",
         "data": {"code": "THREAD009",
                  "hint": "docs/app-server.md lists the methods rein answers"}}}
     raw.send(b"{not json\n")

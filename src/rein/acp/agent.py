@@ -398,9 +398,7 @@ class ReinAgent:
             # A command's question shows the command as checked (a hook may rewrite it).
             raw_input={"command": params["command"], "cwd": params.get("cwd")}
             if "command" in params else shown.raw_input if shown is not None else None)
-        if shown is not None:  # waiting on its approval: not running (ACP's `pending`)
-            await self.conn.session_update(session_id=session.thread_id, update=acp
-                                           .update_tool_call(call_id, status="pending"))
+        # The call opened `pending` (ACP: awaiting approval) and stays so while asked.
         response = await self.conn.request_permission(
             session_id=session.thread_id, tool_call=call, options=updates.options(choices))
         outcome = response.outcome

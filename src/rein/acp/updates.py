@@ -7,8 +7,11 @@ that a live prompt and a ``session/load`` replay give the same updates:
 - an agent message's delta is an ``agent_message_chunk``, reasoning an
   ``agent_thought_chunk``, a graph turn's plan text a thought too;
 - a tool call opens as a ``tool_call`` (kind ``execute`` for the shell, ``edit`` with a
-  ``diff`` for a file write, ``read``/``search``/``fetch``/``other`` for the rest) and
-  closes as a ``tool_call_update`` (``completed`` or ``failed``: ACP has no "declined");
+  ``diff`` for a file write, ``read``/``search``/``fetch``/``other`` for the rest), status
+  ``pending``: the model asked for it, and rein has not run it yet (it may be asked about,
+  or wait for the calls before it); it closes as a ``tool_call_update`` (``completed`` or
+  ``failed``: ACP has no "declined"). ``in_progress`` is said by the agent when a person
+  allowed it (:mod:`rein.acp.agent`);
 - a graph turn's node states are the entries of a ``plan``;
 - token usage is a ``usage_update``: the tokens of the last model request (its input and
   output, what its context holds) out of the route's declared context window;
@@ -88,7 +91,7 @@ def _started(item: Mapping[str, Any], cwd: str, replay: bool) -> list[Update]:
     if kind in ("commandExecution", "fileChange", "mcpToolCall"):
         title, tool_kind, content, locations = describe(item, cwd)
         return [acp.start_tool_call(str(item["id"]), title, kind=tool_kind,  # type: ignore[arg-type]
-                                    status="in_progress", content=content or None,
+                                    status="pending", content=content or None,
                                     locations=locations or None, raw_input=_raw(item))]
     return []
 

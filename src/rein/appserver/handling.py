@@ -5,13 +5,22 @@ and :class:`rein.appserver.server.Connection` provides it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
     from rein.protocol.messages import Notification
     from rein.protocol.turns import TurnFeed, TurnRun
+
+
+class Deferred:
+    """A handler's result that is sent when ``work`` ends: the handler returns at once and
+    the connection reads on meanwhile (a command that asks the client must read its
+    answer). ``work`` fails as a handler does: its error is the request's answer."""
+
+    def __init__(self, work: Awaitable[Any]) -> None:
+        self.work = work
 
 
 class Connection(Protocol):
@@ -27,3 +36,5 @@ class Connection(Protocol):
     def run_turn(self, turn: TurnRun, *, replay: bool = True, drive: bool = True
                  ) -> None: ...
     def spawn(self, work: Awaitable[Any]) -> asyncio.Future[Any]: ...
+    def ask(self, method: str, params: Mapping[str, Any], *, request_id: str
+            ) -> asyncio.Future[Any]: ...

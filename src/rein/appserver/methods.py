@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rein.appserver import wire
+from rein.appserver.command_exec import command_exec
 from rein.appserver.handling import Connection
 from rein.appserver.more_methods import METHODS as MORE
 from rein.appserver.wire import MethodError
@@ -239,5 +240,6 @@ METHODS: dict[str, Handler] = {
     "thread/archive": thread_archive, "thread/unarchive": thread_unarchive,
     "thread/name/set": thread_name_set, "turn/start": turn_start,
     "turn/interrupt": turn_interrupt, "turn/steer": turn_steer,
+    "command/exec": command_exec,
     **MORE,
 }

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from rein.appserver import wire
+from rein.appserver.handling import Deferred
 from rein.appserver.wire import Incoming, MethodError, Wire
 from rein.errors import ConfigError, ReinError
 from rein.protocol import fields
@@ -46,6 +47,8 @@ class Connection:
         self.pumps: set[asyncio.Future[Any]] = set()
         self.drives: dict[asyncio.Future[Any], TurnRun] = {}
         self._after: Callable[[], None] | None = None
+        self.asked: dict[str, asyncio.Future[Any]] = {}  # a handler's questions (ask)
+        self.deferred: set[asyncio.Future[Any]] = set()  # requests answered when done
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -68,6 +71,11 @@ class Connection:
         # so that a client that comes back resumes them (thread/resume). Nobody reads the
         # feeds any more, so their pumps stop.
         self.wire.closed = True
+        for answer in self.asked.values():  # nobody will answer: a handler's question fails
+            if not answer.done():
+                answer.set_result(None)
+        for work in list(self.deferred):  # nobody will read their answers (a command stops)
+            work.cancel()
         for pump in list(self.pumps):
             pump.cancel()
         for drive, turn in list(self.drives.items()):
@@ -93,23 +101,54 @@ class Connection:
                 return
             else:
                 result = await methods[method](self, incoming.params)
-        except MethodError as exc:
-            self.wire.error(incoming.id, exc.code, exc.message)
-        except ConfigError as exc:
-            self.wire.error(incoming.id, wire.INVALID_PARAMS, f"{exc.message}",
-                            {"code": exc.code, "hint": exc.hint})
-        except ReinError as exc:
-            self.wire.error(incoming.id, wire.INVALID_REQUEST, f"{exc.message}",
-                            {"code": exc.code, "hint": exc.hint})
         except Exception as exc:  # noqa: BLE001 - one bad request never stops the server
-            print(f"rein app-server: {method}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            self.wire.error(incoming.id, wire.INTERNAL_ERROR, f"internal error in {method}")
+            self._failed(incoming.id, method, exc)
         else:
+            if isinstance(result, Deferred):  # answered when its work ends; reading goes on
+                task = self.spawn(self._deferred(incoming.id, method, result))
+                self.deferred.add(task)
+                task.add_done_callback(self.deferred.discard)
+                return
             self.wire.send({"id": incoming.id, "result": result})
             after = getattr(self, "_after", None)
             if after is not None:
                 self._after = None
                 after()
+
+    async def _deferred(self, request_id: Any, method: str, result: Deferred) -> None:
+        try:
+            answer = await result.work
+        except Exception as exc:  # noqa: BLE001 - answered as any handler's failure
+            self._failed(request_id, method, exc)
+        else:
+            self.wire.send({"id": request_id, "result": answer})
+
+    def _failed(self, request_id: Any, method: str, exc: Exception) -> None:
+        """Answer a request whose handler failed with ``exc``."""
+        if isinstance(exc, MethodError):
+            self.wire.error(request_id, exc.code, exc.message)
+        elif isinstance(exc, ConfigError):
+            self.wire.error(request_id, wire.INVALID_PARAMS, f"{exc.message}",
+                            {"code": exc.code, "hint": exc.hint})
+        elif isinstance(exc, ReinError):
+            self.wire.error(request_id, wire.INVALID_REQUEST, f"{exc.message}",
+                            {"code": exc.code, "hint": exc.hint})
+        else:
+            print(f"rein app-server: {method}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.wire.error(request_id, wire.INTERNAL_ERROR, f"internal error in {method}")
+
+    def ask(self, method: str, params: Mapping[str, Any], *, request_id: str
+            ) -> asyncio.Future[Any]:
+        """Send the client a question of a handler's own (not a turn's), with JSON-RPC id
+        ``request_id`` (an approval's id); the future is its result, or None for an error
+        answer or a client that left."""
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self.wire.closed:
+            answer.set_result(None)
+            return answer
+        self.asked[request_id] = answer
+        self.wire.send({"id": request_id, "method": method, "params": dict(params)})
+        return answer
 
     def then(self, work: Callable[[], None]) -> None:
         """Run ``work`` right after the current request's response is written (a handler's
@@ -141,6 +180,12 @@ class Connection:
 
     def _answered(self, incoming: Incoming) -> None:
         request_id = str(incoming.id)
+        asked = self.asked.pop(request_id, None)
+        if asked is not None:
+            if not asked.done():
+                result = incoming.message.get("result")
+                asked.set_result(result if "error" not in incoming.message else None)
+            return
         turn = self.questions.pop(request_id, None)
         if turn is None:
             return  # unknown or already answered: nothing to do, nothing to crash

@@ -75,11 +75,12 @@ def unsigned_notice(harness: Any) -> str | None:
 def owner_of(row: Any) -> str:
     """Whose entry it is: ``run``, ``turn`` (a thread's graph turn asking for its plan's
     digest before its run exists: the entry is kept under the turn's id, see
-    docs/app-server.md) or ``thread`` (an ACP client's MCP server launch, kept under its
-    thread, with no run at all)."""
+    docs/app-server.md) or ``thread`` (an ACP client's MCP server launch, or an app-server
+    client's ``command/exec``, kept under its thread, with no run at all)."""
     if row.kind.value == "graph" and row.run_id == row.request.get("turn"):
         return "turn"
-    if row.kind.value == "mcp_launch" and row.run_id == row.request.get("thread"):
+    if row.kind.value in ("mcp_launch", "tool_call") and \
+            row.run_id == row.request.get("thread"):
         return "thread"
     return "run"
 
@@ -139,6 +140,11 @@ def _lines(row: Any, run: Any) -> list[str]:
                 + " ".join(map(str, request.get("command") or [])),
                 "         variables (names only) "
                 + (", ".join(map(str, request.get("variables") or [])) or "none")]
+    elif run is None and row.kind.value == "tool_call":  # an app-server client's command
+        out += [f"thread   {request.get('thread')} (no run: {request.get('origin')})",
+                (f"runs     {(request.get('arguments') or {}).get('command')}  "
+                 f"in {request.get('cwd')}"),
+                f"         needs {request.get('permission')}"]
     elif run is None:  # a thread's graph turn, whose run starts once this is accepted
         graph = request.get("graph")
         out += [(f"turn     {request.get('turn')} of thread {request.get('thread')} (no run "

@@ -199,8 +199,10 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
 def implement_text(feature: Feature, *, command: Sequence[str], target: str,
                    clean: bool) -> str:
     """What the driver is told for one feature: only that feature's context."""
-    lines = [(f"Implement feature {feature.id} ({feature.title}) in {target!r} of the "
-             "repository, and nothing else: the smallest complete change, with its tests."),
+    where = "at the root of the repository" if target in ("", ".") else \
+        f"in {target!r} of the repository"
+    lines = [(f"Implement feature {feature.id} ({feature.title}) {where}, and nothing "
+             "else: the smallest complete change, with its tests."),
              ("Use only the context below; the brief is not repeated. Do not commit: rein "
              f"verifies with `{shlex.join(command)}` and commits the feature itself.")]
     if clean:

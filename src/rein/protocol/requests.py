@@ -343,6 +343,104 @@ class FuzzyFileSearchResponse(TypedDict):
     files: list[FuzzyFileSearchResult]
 
 
+class HooksListParams(TypedDict, total=False):
+    cwds: list[str]
+
+
+class HookMetadata(TypedDict):  # one event of one [hooks.NAME] table of rein.toml
+    key: str  # NAME:Event
+    eventName: Literal["preToolUse", "postToolUse", "preCompact", "sessionStart",
+                       "sessionEnd"]
+    handlerType: Literal["command"]
+    command: str
+    matcher: str | None
+    timeoutSec: int
+    source: Literal["project", "user"]
+    sourcePath: str
+    enabled: Literal[True]
+    isManaged: Literal[False]
+    currentHash: str
+    displayOrder: int
+    trustStatus: Literal["trusted"]  # the configuration holds trusted hooks only
+    pluginId: None
+    statusMessage: None
+
+
+class HooksListEntry(TypedDict):
+    cwd: str
+    hooks: list[HookMetadata]
+    warnings: list[str]
+    errors: list[Any]
+
+
+class HooksListResponse(TypedDict):
+    data: list[HooksListEntry]
+
+
+class McpServerStatusListParams(TypedDict, total=False):
+    threadId: str | None
+    serverName: str | None
+    cursor: str | None
+    limit: int | None
+    detail: Literal["full", "toolsAndAuthOnly"] | None
+
+
+class McpServerStatus(TypedDict):  # a server an editor's session launched (ACP)
+    name: str
+    tools: dict[str, Any]  # empty: rein reaches a server only within a turn
+    resources: list[Any]
+    resourceTemplates: list[Any]
+    authStatus: Literal["unsupported"]
+    serverInfo: None
+    httpOrigin: None
+    pluginId: None
+    toolsError: None
+    runtimeStatus: Literal["connected", "cancelled", "failed"]
+
+
+class McpServerStatusListResponse(TypedDict):
+    data: list[McpServerStatus]
+    nextCursor: str | None
+
+
+class ReviewTarget(TypedDict):
+    type: Literal["uncommittedChanges", "baseBranch", "commit", "custom"]
+    branch: NotRequired[str]
+    sha: NotRequired[str]
+    title: NotRequired[str | None]
+    instructions: NotRequired[str]
+
+
+class ReviewStartParams(TypedDict):
+    threadId: str
+    target: ReviewTarget
+    delivery: NotRequired[Literal["inline"] | None]  # detached is refused (THREAD007)
+
+
+class ReviewStartResponse(TypedDict):
+    turn: Turn
+    reviewThreadId: str
+
+
+class CommandExecParams(TypedDict):
+    command: list[str]  # the argv; run as the shell command line it quotes
+    threadId: NotRequired[str | None]  # rein's extension: whose policy and client decide
+    cwd: NotRequired[str | None]  # inside the workspace
+    env: NotRequired[dict[str, str | None] | None]
+    sandboxPolicy: NotRequired[SandboxPolicy | None]
+    timeoutMs: NotRequired[int | None]
+    disableTimeout: NotRequired[bool]
+    outputBytesCap: NotRequired[int | None]
+    disableOutputCap: NotRequired[bool]
+    processId: NotRequired[str | None]  # a label: rein streams nothing
+
+
+class CommandExecResponse(TypedDict):
+    exitCode: int
+    stdout: str
+    stderr: str
+
+
 CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "initialize": (InitializeParams, InitializeResponse),
     "thread/start": (ThreadStartParams, ThreadSessionResponse),
@@ -364,5 +462,10 @@ CLIENT_REQUESTS: dict[str, tuple[type, type]] = {
     "config/read": (ConfigReadParams, ConfigReadResponse),
     "skills/list": (SkillsListParams, SkillsListResponse),
     "fuzzyFileSearch": (FuzzyFileSearchParams, FuzzyFileSearchResponse),
+    "hooks/list": (HooksListParams, HooksListResponse),
+    "mcpServerStatus/list": (McpServerStatusListParams, McpServerStatusListResponse),
+    "thread/compact/start": (ThreadIdParams, EmptyResponse),
+    "review/start": (ReviewStartParams, ReviewStartResponse),
+    "command/exec": (CommandExecParams, CommandExecResponse),
 }
 """Every request rein answers."""

@@ -287,6 +287,17 @@ def bubblewrap_argv(
     return out
 
 
+def split_wrapped(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """An argv :func:`bubblewrap_argv` made, split into the sandbox's part (``bwrap``, its
+    options, ``--chdir DIR --``) and the command it runs; ``([], argv)`` for an argv that
+    is not wrapped."""
+    if argv and os.path.basename(argv[0]) == "bwrap":
+        for i in range(1, len(argv) - 2):
+            if argv[i] == "--chdir" and argv[i + 2] == "--":
+                return list(argv[:i + 3]), list(argv[i + 3:])
+    return [], list(argv)
+
+
 @lru_cache(maxsize=1)
 def system_binds() -> tuple[str, ...]:
     """The bwrap arguments that show the system read-only: :data:`SYSTEM_DIRS` and

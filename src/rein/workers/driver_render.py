@@ -114,7 +114,12 @@ def _shown(text: str) -> str:
     if len(text) > _EVIDENCE:
         text = (text[:_EVIDENCE] + f"\n… {len(text) - _EVIDENCE} more characters: the whole "
                 "evidence is in `rein next --json` (feedback)")
-    return text.replace("\n", "\n    ")
+    first, _, rest = text.partition("\n")
+    if not rest:
+        return first
+    import textwrap
+
+    return first + "\n" + textwrap.indent(textwrap.dedent(rest), "    ")
 
 
 def _structured(evidence: Any) -> Any:

@@ -38,6 +38,13 @@ CODES = (
     _c("THREAD009", "usage", "a method of Codex's app-server that rein does not implement "
        "(answered with JSON-RPC error -32601)",
        "see the coverage table in docs/app-server.md for the methods rein answers"),
+    _c("THREAD010", "refused", "command/exec did not run its command: rein.toml's [policy] "
+       "or the sandbox refuses it, or it needs a person's approval and was declined, "
+       "cancelled, not askable (approvalPolicy never, no thread named)",
+       "allow the command in rein.toml's [policy], or name a thread (threadId) whose "
+       "client answers, and accept it"),
+    _c("THREAD011", "refused", "thread/compact/start: a PreCompact hook blocked the "
+       "compaction; nothing was compacted", "the hook decides; see its reason"),
     _c("THREAD404", "error", "no thread or turn with that id in this workspace",
        "list the threads (thread/list)"),
     _c("ACP001", "usage", "rein acp needs the ACP SDK (agent-client-protocol), which is not "

@@ -105,4 +105,4 @@ def _unique(call_id: str, seq: int, used: set[str]) -> str:
     return out
 
 
-__all__ = ["NO_RESULT", "turn_messages"]
+__all__ = ["NO_RESULT", "SUMMARY_HEADER", "turn_messages"]

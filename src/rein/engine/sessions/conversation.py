@@ -29,9 +29,11 @@ def text_of(items: Sequence[Mapping[str, Any]]) -> str:
 
 def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
           transcript: Sequence[Mapping[str, Any]], sandbox: Mapping[str, Any],
-          approval_policy: str) -> dict[str, Any]:
+          approval_policy: str, compaction: bool = False) -> dict[str, Any]:
     """The one-node graph of a conversation turn. ``transcript``: the messages of the
-    thread's earlier turns, oldest first (:func:`rein.engine.sessions.carried.turn_messages`)."""
+    thread's earlier turns, oldest first (:func:`rein.engine.sessions.carried.turn_messages`).
+    ``compaction``: the turn asks for a summary of them and nothing else: no tool is
+    offered (``thread/compact/start``)."""
     node: dict[str, Any] = {
         "type": "task", "title": "Conversation turn", "description": text,
         "outputs": {"reply": {"type": "string",
@@ -39,8 +41,11 @@ def graph(*, thread: Mapping[str, Any], thread_id: str, turn_id: str, text: str,
         # `standard` unless the client picked another configured tier for the thread
         # (ACP's model option, or a turn/start `model` that another tier serves).
         "intelligence": {"tier": str(thread.get("tier") or "standard")},
-        "requirements": policy.requirements(sandbox),
+        "requirements": policy.requirements(sandbox) if not compaction else
+        {"tools": [], "permissions": [], "workspace": "read_only"},
     }
+    if compaction:
+        node["title"] = "Compaction of the conversation"
     if transcript:
         node["x-rein-transcript"] = [dict(m) for m in transcript]
     if thread.get("profile"):

@@ -24,6 +24,7 @@ from rein.engine import events
 from rein.engine.clock import Clock, RandomIds
 from rein.engine.sessions import (
     carried,
+    commands,
     conversation,
     digest,
     ends,
@@ -183,6 +184,11 @@ class Sessions:
                         ApprovalStatus.PENDING, ApprovalStatus.ACCEPTED):
                     refused = replies.WORDS[answer.status]
             items = turn.input.get("items") or []
+            if turn.input.get("compaction"):  # its summary stands for everything before
+                summary = replies.reply(graph=False, run_events=told, refused=None)
+                if summary:
+                    out = [{"role": "user", "content": carried.SUMMARY_HEADER + summary}]
+                continue
             out += carried.turn_messages(
                 seq=turn.seq, said=replies.said(items, told),
                 reply=replies.reply(graph=graph, run_events=told, refused=refused),
@@ -210,12 +216,14 @@ class Sessions:
 
     async def begin_turn(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
                          sandbox: Any = None, approval_policy: Any = None,
-                         model: str | None = None, cwd: str | None = None) -> TurnRun:
+                         model: str | None = None, cwd: str | None = None,
+                         compaction: bool = False) -> TurnRun:
         """Record a new turn (and write a conversation turn's graph); :meth:`TurnRun.drive`
         runs it. THREAD003 (archived), THREAD001 (a turn in progress), THREAD004 (no
         input); a graph turn's graph is checked here (PrepareFailed, nothing recorded).
         ``sandbox``, ``approval_policy``, ``model`` and ``cwd`` override the thread's for
-        this turn and the next ones (:func:`threads.overrides`: THREAD002, THREAD007)."""
+        this turn and the next ones (:func:`threads.overrides`: THREAD002, THREAD007).
+        ``compaction``: a turn that summarizes the thread (:meth:`compact`)."""
         row = self.thread(thread_id)
         if row.archived:
             raise Refused(f"thread {thread_id} is archived", code="THREAD003",
@@ -240,6 +248,9 @@ class Sessions:
         turn_id = self._ids.new("turn")
         record: dict[str, Any] = {"items": [dict(i) for i in items], "sandbox": box,
                                   "approvalPolicy": asks}
+        if compaction:
+            named = None
+            record["compaction"] = True
         if named is not None:
             prepared = await self.calls.prepare(named, given={})
             record.update(kind="graph", graph=str(named),
@@ -249,7 +260,7 @@ class Sessions:
             data = conversation.graph(thread=row.data, thread_id=thread_id, turn_id=turn_id,
                                       text=text, transcript=self.transcript(thread_id),
                                       sandbox=box,
-                                      approval_policy=asks)
+                                      approval_policy=asks, compaction=compaction)
             path = conversation.write(self.workspace, thread_id, turn_id, data)
             record.update(kind="conversation", graph=str(path))
         turn = ThreadTurnRow(thread_id=thread_id, seq=len(earlier) + 1, turn_id=turn_id,
@@ -272,6 +283,25 @@ class Sessions:
         run = TurnRun(self, row, turn, start_lock=lock)
         self.active[thread_id] = run
         return run
+
+    async def compact(self, config: Any, thread_id: str) -> TurnRun:
+        """A turn that replaces the thread's carried turns by the model's summary of them
+        (``thread/compact/start``): the ``PreCompact`` hooks run first (``trigger:
+        manual``; a block refuses it, THREAD011), then a turn whose model is asked for the
+        summary, with no tool; the turns after it carry that summary in place of the
+        earlier ones. THREAD001, THREAD003 as any turn."""
+        from rein.tools.hooks import HookRunner
+        from rein.workers.compaction import SUMMARY_REQUEST
+
+        row = self.thread(thread_id)
+        hooks = HookRunner.for_config(config, cwd=Path(row.data["cwd"]), session_id=thread_id)
+        chain = await hooks.run("PreCompact", {"trigger": "manual",
+                                               "custom_instructions": ""})
+        if chain.blocked is not None:
+            raise Refused(f"compaction blocked by hook {chain.blocked_by}: {chain.blocked}",
+                          code="THREAD011", hint="the hook decides; nothing was compacted")
+        return await self.begin_turn(thread_id, [{"type": "text", "text": SUMMARY_REQUEST}],
+                                     compaction=True)
 
     async def steer(self, thread_id: str, items: Sequence[Mapping[str, Any]], *,
                     expected_turn_id: str) -> str:
@@ -328,6 +358,35 @@ class Sessions:
             turn.run_id.set_result(run.run_id)
         self.active[thread_id] = turn
         return turn
+
+    # -- a client's standalone command (command/exec) ----------------------------------
+
+    def check_command(self, config: Any, argv: Sequence[str], *, thread_id: str | None = None,
+                      sandbox: Any = None, cwd: str | None = None) -> commands.Command:
+        """Decide ``argv`` as the thread's (or a new thread's) shell tool call would be
+        decided (:mod:`.commands`); nothing runs."""
+        row = self.thread(thread_id) if thread_id is not None else None
+        return commands.check(config, self.workspace, row, argv, sandbox=sandbox, cwd=cwd)
+
+    def readable(self, config: Any, *, thread_id: str | None = None) -> Any:
+        """A check of the workspace paths the thread's file tools may read
+        (:func:`commands.readable`): what a client's file search may show."""
+        row = self.thread(thread_id) if thread_id is not None else None
+        return commands.readable(config, self.workspace, row)
+
+    def ask_command(self, thread_id: str, command: commands.Command, *, origin: str
+                    ) -> ApprovalRow:
+        """Queue the question of an asked command under the thread (:func:`commands.ask`);
+        its answer is awaited with :meth:`launch_answered`, withdrawn with
+        :meth:`withdraw_launch`, read with :meth:`launch_status`."""
+        return commands.ask(self.store, command, approval_id=self._ids.new("apv"),
+                            thread_id=thread_id, origin=origin, now=self.now())
+
+    async def run_command(self, command: commands.Command, *, env: Mapping[str, str],
+                          timeout: float | None, max_output_bytes: int) -> Any:
+        """Run a command rein allowed or a person accepted, confined as a tool call is."""
+        return await commands.run(command, env=env, timeout=timeout,
+                                  max_output_bytes=max_output_bytes)
 
     # -- an editor's MCP server launches (ACP) ------------------------------------------
 
