@@ -26,12 +26,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from child import measure  # the reaper beside this script
 
 LORO_PACKAGE = "loro-agent==0.22.0"
 LORO_REFERENCE_MS = 54.0  # ms per node measured earlier; used only when Loro cannot run here
@@ -74,20 +76,12 @@ class Timing:
 
 def timed_process(argv: Sequence[str], *, cwd: Path, env: dict[str, str]
                   ) -> tuple[float, float, int, str, str]:
-    """Run ``argv``; return (wall seconds, peak RSS in MB, exit code, stdout, stderr)."""
-    out = cwd / ".bench-stdout"
-    err = cwd / ".bench-stderr"
-    with out.open("wb") as fo, err.open("wb") as fe:
-        start = time.perf_counter()
-        proc = subprocess.Popen(list(argv), cwd=cwd, env=env, stdout=fo, stderr=fe,
-                                stdin=subprocess.DEVNULL)
-        # wait4 gives this child's own peak RSS (kilobytes on Linux).
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    text = out.read_text(encoding="utf-8", errors="replace")
-    return elapsed, usage.ru_maxrss / 1024, proc.returncode, text, err.read_text(
-        encoding="utf-8", errors="replace")
+    """Run ``argv``; return (wall seconds, its own peak RSS in MB, exit code, stdout, stderr).
+
+    Through :mod:`child`'s reaper: ``wait4`` on a child of this process would report this
+    process's size as the child's peak (a fork copies it, and Linux keeps the largest)."""
+    got = measure(argv, cwd=cwd, env=env)
+    return got.wall, got.peak_mb, got.code, got.stdout, got.stderr
 
 
 def clean_env(home: Path) -> dict[str, str]:

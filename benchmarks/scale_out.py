@@ -16,7 +16,8 @@ the configuration allows: ``wall x concurrency / items - 50 ms``.
 
 The second table is what an attempt costs the machine, whatever its load: the CPU time
 (user + system) the coordinator, the workers together and the PostgreSQL server spent
-during the run, divided by the items, and the SQL statements (and commits) the coordinator
+during the run, divided by the items, beside the in-process run's own CPU time per item
+(the reference: the goal is at most 1.5 times it), and the SQL statements (and commits) the coordinator
 and the workers sent per item, idle polling included (``scale_probe.py``). On a shared
 machine these move far less than the wall time. The server's CPU is read from ``/proc``;
 where it cannot be (a server on another machine), its column and the total say ``n/a`` and
@@ -92,14 +93,17 @@ def once(ws: Path, items: int, store: object, env: dict[str, str], width: int = 
     return wall
 
 
-def in_process(items: int) -> float:
+def in_process(items: int) -> tuple[float, float]:
+    """The run's wall time and its CPU time per item (this process: the whole run)."""
     from rein.store.sqlite import SQLiteStore
 
     with tempfile.TemporaryDirectory(prefix="rein-scale-") as tmp:
         store = SQLiteStore.open(Path(tmp))
         assert store is not None  # created here
         try:
-            return once(Path(tmp), items, store, {})
+            cpu = probe.self_cpu()
+            wall = once(Path(tmp), items, store, {})
+            return wall, (probe.self_cpu() - cpu) / items
         finally:
             store.close()
 
@@ -194,8 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     base = server()
     load_before = os.getloadavg()[0]
-    rows = [("in process (reference)", WIDTH,
-             [in_process(args.items) for _ in range(args.repeat)])]
+    local = [in_process(args.items) for _ in range(args.repeat)]
+    rows = [("in process (reference)", WIDTH, [wall for wall, _ in local])]
+    local_cpu = statistics.fmean(cpu for _, cpu in local) * 1000
     costs: list[tuple[str, list[Costs]]] = []
     unread: dict[str, None] = {}  # why the server's CPU could not be read, once each
     for n in args.workers:
@@ -218,16 +223,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         overhead = (med * conc / args.items - DELAY) * 1000
         print(f"{name:24} {conc:>4} {min(walls):7.3f} {med:7.3f} {max(walls):7.3f} "
               f"{args.items / med:8.1f} {ideal:7.3f} {overhead:20.1f}")
-    print("per attempt, mean of the runs: CPU ms by process, SQL statements (commits) by side")
+    print("per attempt, mean of the runs: CPU ms by process, SQL statements (commits) by side;"
+          " x in-process: the total over the in-process run's CPU per attempt")
     print(f"{'configuration':24} {'coord ms':>8} {'workers':>8} {'server':>8} {'total':>8} "
-          f"{'coord sql':>12} {'workers sql':>12}")
+          f"{'x in-process':>12} {'coord sql':>12} {'workers sql':>12}")
+    print(f"{'in process (reference)':24} {local_cpu:8.1f} {'':>8} {'':>8} {local_cpu:8.1f} "
+          f"{1.0:12.2f}")
     for name, done in costs:
         m = {k: statistics.fmean(r[k] for r in done) for k in done[0]}
         cpu = [m["coordinator_cpu"] * 1000, m["workers_cpu"] * 1000, m["server_cpu"] * 1000]
         # A run whose server CPU could not be read leaves the server and the total unknown.
-        pg_ms, total = (("n/a", "n/a") if math.isnan(cpu[2])
-                        else (f"{cpu[2]:.1f}", f"{sum(cpu):.1f}"))
-        print(f"{name:24} {cpu[0]:8.1f} {cpu[1]:8.1f} {pg_ms:>8} {total:>8} "
+        pg_ms, total, times = (("n/a", "n/a", "n/a") if math.isnan(cpu[2])
+                               else (f"{cpu[2]:.1f}", f"{sum(cpu):.1f}",
+                                     f"{sum(cpu) / local_cpu:.2f}"))
+        print(f"{name:24} {cpu[0]:8.1f} {cpu[1]:8.1f} {pg_ms:>8} {total:>8} {times:>12} "
               f"{m['coordinator_sql']:5.1f} ({m['coordinator_commits']:4.1f}) "
               f"{m['workers_sql']:5.1f} ({m['workers_commits']:4.1f})")
     for why in unread:

@@ -65,3 +65,20 @@ def test_commands_see_the_fixed_environment(tmp_path: Path) -> None:
     with scripted_harness(tmp_path) as harness:
         env: Any = harness.engine.env
         assert env == dict(TEST_ENV)
+
+
+def test_a_test_gives_its_own_sleep_and_clock(tmp_path: Path) -> None:
+    """A test that counts backoffs or moves time hands in its sleep and its clock; the run
+    uses those, not the defaults."""
+    from rein.engine.clock import StepClock
+
+    delays: list[float] = []
+
+    async def record(seconds: float) -> None:
+        delays.append(seconds)
+
+    clock = StepClock()
+    with scripted_harness(tmp_path, answers=ANSWERS, sleep=record, clock=clock) as harness:
+        assert run_graph(harness, _graph(tmp_path)).status is RunStatus.SUCCEEDED
+        assert harness.engine.clock is clock
+    assert len(delays) == 1 and delays[0] > 0  # the one backoff, recorded, not waited

@@ -19,18 +19,19 @@ do not name is not served, so the run waits for a worker, as it would in product
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.core.loops import run as run_loop
-from rein.engine.clock import CounterIds, StepClock
+from rein.engine.clock import Clock, CounterIds, StepClock
 from rein.engine.service import Harness
 from rein.workers.scripted import ScriptedWorker
 
 if TYPE_CHECKING:
     from rein.config import Config
     from rein.engine.outcome import RunOutcome
+    from rein.engine.routing import Router
     from rein.store.base import Event
 
 __all__ = ["TEST_ENV", "no_wait", "run_graph", "scripted_harness", "start"]
@@ -46,22 +47,29 @@ async def no_wait(_: float) -> None:
 def scripted_harness(workspace: str | Path, *, answers: Mapping[str, Any] | None = None,
                  workers: Iterable[Any] = (), config: Config | None = None,
                  env: Mapping[str, str] | None = None,
-                 events: list[Event] | None = None) -> Harness:
+                 events: list[Event] | None = None, clock: Clock | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = no_wait,
+                 router: Router | None = None,
+                 checkers: Mapping[str, Any] | None = None) -> Harness:
     """A Harness on ``workspace`` for a test.
 
     ``answers``: the scripted worker's script (``nodes`` and ``judges``, as in an answers
     file), served before ``workers``; ``config``: the merged settings (the workspace's
     ``rein.toml`` when not given); ``env``: what commands see (:data:`TEST_ENV` when not
-    given); ``events``: a list every committed event is appended to, in order.
+    given); ``events``: a list every committed event is appended to, in order. A test that
+    moves time or counts backoffs gives its own ``clock`` (a :class:`StepClock` when not
+    given) or ``sleep`` (:func:`no_wait` when not given); ``router``: tier routing (built
+    from the settings' ``[tiers]`` when not given); ``checkers``: the external criteria's
+    checkers (the ``rein.checkers`` entry points when not given).
     """
     from rein.config import load_config
 
     root = Path(workspace).resolve()
     scripted = () if answers is None else (ScriptedWorker(answers),)
     return Harness(workspace=root, config=config if config is not None else load_config(root),
-                   clock=StepClock(), ids=CounterIds(), env=dict(env or TEST_ENV),
-                   workers=(*scripted, *workers), sleep=no_wait,
-                   listeners=() if events is None else (events.append,))
+                   clock=clock or StepClock(), ids=CounterIds(), env=dict(env or TEST_ENV),
+                   workers=(*scripted, *workers), sleep=sleep, router=router,
+                   checkers=checkers, listeners=() if events is None else (events.append,))
 
 
 async def start(harness: Harness, path: str | Path,

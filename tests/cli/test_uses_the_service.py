@@ -30,11 +30,16 @@ VALUES = {
 }
 
 
+def _is_package(module: str) -> bool:
+    return module.startswith("rein") and \
+        (ROOT / "src" / Path(*module.split(".")) / "__init__.py").is_file()
+
+
 def _imported(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "rein.engine" or node.module == "rein.store":
+            if _is_package(node.module):  # `from rein.engine import runner`: the module
                 found |= {f"{node.module}.{a.name}" for a in node.names}
             else:
                 found.add(node.module)

@@ -115,3 +115,15 @@ def test_a_retry_after_a_pause_hears_what_a_retry_in_process_hears(tmp_path: Pat
     assert (live.feedback.failure_class, live.feedback.summary) == (
         FailureClass.TRANSIENT, "merge conflict: a.py")
     assert resumed.feedback == live.feedback
+
+
+def test_an_attempt_opens_and_is_served_as_typed_values_in_the_record_s_order() -> None:
+    from rein.engine.kinds.attempt_end import AttemptServed, AttemptStart
+
+    assert list(AttemptStart(attempt=2, started_at="t", rerun=True).to_record().items()) == [
+        ("attempt", 2), ("started_at", "t"), ("x-rein-rerun", True)]
+    assert AttemptStart(attempt=1, started_at="t").to_record() == {"attempt": 1,
+                                                                    "started_at": "t"}
+    served = AttemptServed(usage={"tool_calls": 0}, routed={"provider": "p"},
+                           extra={"x-rein-profile": "a", "not-x": 1}).to_record()
+    assert list(served) == ["usage", "routed", "x-rein-profile"]  # only x- fields pass

@@ -113,3 +113,40 @@ def test_naming_one_node_builds_that_node_s_view_only(monkeypatch: pytest.Monkey
     assert len(built) == 2, built
     # Seen whole, it is every node and `self`.
     assert len(nodes) == 1001 and set(nodes) == {*states, "self"}
+
+
+def statements_run(tmp_path: Path, n: int) -> tuple[int, int]:
+    """Run the ``n``-node graph to success; the SQL statements and the commits it made."""
+    graph = checked(n)
+    workspace = tmp_path / f"sql-{n}"
+    workspace.mkdir()
+    path = workspace / "g.agraph.yaml"
+    path.write_text(yaml.safe_dump(graph, sort_keys=False))
+    answers = {"nodes": {k: [{"outputs": {"result": "a note"}}] for k in graph["nodes"]}}
+    store = SQLiteStore.open(workspace)
+    assert store is not None
+    seen: list[str] = []
+    engine = Engine(workspace=workspace, store=store, workers=(ScriptedWorker(answers),),
+                    env={})
+    prepared = prepare(path, given={}, env={})
+    store._db.set_trace_callback(seen.append)
+    try:
+        outcome = asyncio.run(engine.start(prepared, approved=prepared.digest))
+    finally:
+        store.close()
+    assert outcome.status.value == "succeeded"
+    # The WAL's checkpoints run on a thread of their own, every so many commits: not a
+    # node's work.
+    work = [q for q in seen if not q.startswith("PRAGMA")]
+    return len(work), sum(q == "COMMIT" for q in work)
+
+
+def test_a_run_s_statements_and_commits_grow_with_its_nodes_only(tmp_path: Path) -> None:
+    (s20, c20), (s40, c40), (s60, c60) = (statements_run(tmp_path, n) for n in (20, 40, 60))
+    # Each layer of ten nodes adds the same statements and commits: linear.
+    assert s40 - s20 == s60 - s40 and c40 - c20 == c60 - c40, (s20, s40, s60, c20, c40, c60)
+    per_node_statements, per_node_commits = (s60 - s40) / 20, (c60 - c40) / 20
+    # A node: its start with its first attempt's (one commit), then the attempt's end, the
+    # node's and the edges it resolves (one more).
+    assert per_node_commits <= 2, per_node_commits
+    assert per_node_statements <= 10, per_node_statements

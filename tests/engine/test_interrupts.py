@@ -18,7 +18,6 @@ import pytest
 
 from rein.core.states import RunStatus
 from rein.engine.record import build_record
-from rein.engine.runner import prepare
 from rein.errors import StoreError
 from rein.store.base import Store
 from rein.workers.base import AttemptRequest, AttemptResult, Item
@@ -75,10 +74,9 @@ def _run(root: Path, data: Mapping[str, Any], answers: Mapping[str, Any], *,
 def _interrupt(run: Run, worker: Holding, waiting: int) -> None:
     """Start the run and cancel its task once ``waiting`` held attempts are in flight,
     as ``asyncio.run`` cancels its main task on SIGINT."""
-    prepared = prepare(run.path, given={}, router=run.engine.router, env=run.engine.env)
-
     async def main() -> None:
-        started = asyncio.ensure_future(run.engine.start(prepared, approved=prepared.digest))
+        prepared = await run.harness.prepare(run.path, given={})
+        started = asyncio.ensure_future(run.harness.start(prepared, approved=prepared.digest))
         for _ in range(LOOKS):
             if len(worker.waiting) >= waiting or started.done():
                 break

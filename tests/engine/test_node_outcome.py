@@ -9,10 +9,10 @@ import pytest
 from support import ROOT
 
 from rein.core.states import NodeStatus
-from rein.engine import kinds
+from rein.engine import nodes
 from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.record import build_record
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt
 from rein.formats.ags.spec import NodeSpec
 from tests.engine.helpers import make_engine, run_graph
 from tests.engine.test_semantics import graph, task, write
@@ -75,9 +75,8 @@ class OutcomeKind:
         self.outcome = outcome
         self.seen: list[tuple[str, NodeStatus]] = []
 
-    async def __call__(self, ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
-                       ) -> NodeOutcome:
-        self.seen.append((spec.id, inst.states[nid].status))
+    async def __call__(self, here: NodeAt, spec: NodeSpec) -> NodeOutcome:
+        self.seen.append((spec.id, here.state.status))
         return self.outcome
 
 
@@ -86,7 +85,7 @@ def test_execute_node_applies_a_kinds_outcome_whole(tmp_path: Path,
     double = OutcomeKind(NodeOutcome(status=NodeStatus.SUCCEEDED, outputs={"answer": 42},
                                      decision="left", degraded=True,
                                      record={"fallback_used": "skip"}))
-    monkeypatch.setitem(kinds.KINDS, "task", double)  # type: ignore[arg-type]
+    monkeypatch.setitem(nodes.KINDS, "task", double)  # type: ignore[arg-type]
     engine = make_engine(tmp_path)
     outcome = run_graph(engine, write(tmp_path, graph({"a": task("a")}, ["a"])))
     node = build_record(engine.store, outcome.run_id)["nodes"][0]
@@ -104,21 +103,20 @@ def test_a_kind_that_ends_its_node_itself_is_caught(tmp_path: Path,
     refused by the checked transition instead of being persisted twice."""
     from rein.engine.transitions import IllegalTransition, transition
 
-    async def ends_itself(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
-                          ) -> NodeOutcome:
-        transition(inst.states[nid], NodeStatus.SUCCEEDED)
+    async def ends_itself(here: NodeAt, spec: NodeSpec) -> NodeOutcome:
+        transition(here.state, NodeStatus.SUCCEEDED)
         return succeeded({})
 
-    monkeypatch.setitem(kinds.KINDS, "task", ends_itself)
+    monkeypatch.setitem(nodes.KINDS, "task", ends_itself)
     engine = make_engine(tmp_path)
     with pytest.raises(IllegalTransition):
         run_graph(engine, write(tmp_path, graph({"a": task("a")}, ["a"])))
 
 
-def _fourth_parameter(fn: object) -> str:
+def _node_and_spec(fn: object) -> tuple[str, str]:
     import inspect
     params = list(inspect.signature(fn).parameters.values())  # type: ignore[arg-type]
-    return str(params[3].annotation)
+    return str(params[0].annotation), str(params[1].annotation)
 
 
 def test_kinds_and_the_ladder_read_the_typed_spec() -> None:
@@ -126,10 +124,10 @@ def test_kinds_and_the_ladder_read_the_typed_spec() -> None:
     AGS defaults applied, not from the raw mapping each function re-reads."""
     from rein.engine.kinds import fragments, ladder
 
-    fns = [*kinds.KINDS.values(), ladder.exhausted, ladder.escalate,
+    fns = [*nodes.KINDS.values(), ladder.exhausted, ladder.escalate,
            fragments.begin_container, fragments.fail_fragment]
-    assert {getattr(f, "__name__", "?"): _fourth_parameter(f) for f in fns} == {
-        getattr(f, "__name__", "?"): "NodeSpec" for f in fns}
+    assert {getattr(f, "__name__", "?"): _node_and_spec(f) for f in fns} == {
+        getattr(f, "__name__", "?"): ("NodeAt", "NodeSpec") for f in fns}
 
 
 def test_requirements_are_checked_from_the_spec() -> None:

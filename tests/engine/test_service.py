@@ -139,3 +139,27 @@ def test_a_harness_that_may_not_create_a_store_writes_nothing(tmp_path: Path) ->
         harness.runs()
     assert missing.value.code == "STORE404"
     assert not (tmp_path / ".rein").exists()
+
+
+def test_a_submit_says_whether_it_applied_the_envelope_as_a_flag_not_in_words(
+        tmp_path: Path) -> None:
+    # The Harness used to tell an applied envelope from a repeated one by whether its note
+    # began with "accepted": the note is words for a person, the flag is what code reads.
+    path = _graph(tmp_path, {**TASK, "nodes": {
+        "a": TASK["nodes"]["a"], "b": {"title": "b", "description": "Then this.",
+                                       "depends_on": ["a"]}}})
+
+    async def drive() -> tuple[Any, Any, dict[str, Any]]:
+        with _harness(tmp_path) as harness:
+            prepared = await harness.prepare(path, given={})
+            await harness.start(prepared, approved=prepared.digest)
+            envelope = dict((await harness.next())["example"])
+            first = await harness.submit(envelope)
+            again = await harness.submit(envelope)
+            return first, again, await harness.next()
+
+    first, again, after = asyncio.run(drive())
+    assert (first.accepted, again.accepted) == (True, False)
+    assert first.note.startswith("accepted for a attempt 1")
+    assert "already applied" in again.note
+    assert after["status"] == "instruction" and after["node"] == "b", after

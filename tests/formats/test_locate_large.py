@@ -110,3 +110,66 @@ def test_a_finding_near_the_top_does_not_read_the_rest_of_a_large_document(
     located = locate_pointers(text, ["/nodes/n2999/title"])
     assert located["/nodes/n2999/title"] == location_index(text)["/nodes/n2999/title"]
     assert _CountingParser.read > 60_000
+
+
+def test_a_finding_near_the_end_reads_only_the_lines_of_its_node(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _graph(3000, extra_field_at=2999)
+    path = tmp_path / "large.agraph.yaml"
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(locations, "EventParser", _CountingParser)
+    _CountingParser.read = 0
+    report = validate_path(path)
+    assert [f.code for f in report.findings] == ["AG003"]
+    location = report.findings[0].location
+    node = text.splitlines().index("  n2999:")
+    assert (location.pointer, location.line, location.column) == ("/nodes/n2999", node + 1, 3)
+    assert _CountingParser.read < 100  # the whole document has over 60,000 events
+
+
+_SHAPES = {
+    "flow nodes": ('ags_version: "1.0"\nnodes: {a: {title: A,\n  x: 1}, b: {title: B}}\n'
+                   "outputs:\n  o: {from: nodes.a.outputs.r}\n"),
+    "complex keys": "nodes:\n  ? a\n  : title: A\n  b:\n    title: B\n  ? c\n  : {x: 1}\n",
+    "comments and blank lines": ("# head\nnodes:\n  # a comment\n  a:\n    title: A  # here\n\n"
+                                 "  # between\n  b:\n    list:\n      - 1\n      - {y: 2}\n"
+                                 "# tail\nnext: 1\n"),
+    "block scalars": ("nodes:\n  a:\n    brief: |\n      line one\n\n      b: not a key\n"
+                      "    title: A\n  b:\n    brief: >-\n      folded\n    title: B\n"),
+    "anchors across nodes": "nodes:\n  a: &shared\n    title: A\n  b: *shared\n  c:\n"
+                            "    <<: *shared\n    more: [1, 2]\n",
+    "crlf": "nodes:\r\n  a:\r\n    title: A\r\n  b:\r\n    x: [1,\r\n      2]\r\n",
+    "non-ascii": "nodes:\n  é:\n    title: Ünïcode ✓\n  \"a/b~c\":\n    x: 1\n  z: 2\n",
+    "directive": "%YAML 1.2\n---\nnodes:\n  a:\n    x: !!str 1\n  b: [!!int 2]\n",
+    "deeper indent": "nodes:\n      a:\n          title: A\n      b: {x: 1}\nlast: [1]\n",
+    "sequence at the top": "- nodes:\n    a:\n      x: 1\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_a_pointer_within_an_entry_is_where_the_full_index_puts_it(shape: str) -> None:
+    text = _SHAPES[shape]
+    full = location_index(text)
+    assert full
+    for ptr in _all_pointers(full):
+        got = load_text(text).locate(ptr)  # a document per pointer: each looked up alone
+        line, column = full[ptr]
+        assert (got.line, got.column) == (line + 1, column + 1), ptr
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.agraph.yaml")))
+def test_every_pointer_of_an_example_located_through_its_document(name: str) -> None:
+    text = (EXAMPLES / name).read_text(encoding="utf-8")
+    full = location_index(text)
+    doc = load_text(text)
+    doc.prepare(full)
+    for ptr in _all_pointers(full):
+        got = doc.locate(ptr)
+        line, column = full[ptr]
+        assert (got.line, got.column) == (line + 1, column + 1), ptr
+
+
+def test_lines_that_do_not_parse_alone_are_none_when_strict() -> None:
+    bad = "nodes:\n  a: ]\n  b: 1\n"
+    assert locate_pointers(bad, ["/nodes/b"], strict=True) is None
+    assert locate_pointers(bad, ["/nodes/b"]) == {"": (0, 0), "/nodes": (0, 0)}

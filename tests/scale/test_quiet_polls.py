@@ -170,3 +170,70 @@ def test_the_installed_dbos_has_the_shape_the_wrapper_expects() -> None:
         name: functools.partial(getattr(SystemDatabase, name), None)
         for name in ("get_queue", "start_queued_workflows")})
     assert install(db, QuietPolls()) is None
+
+
+class SleepDouble:
+    """Stands in for the queue thread's sleep: records each wait and lets the clock run."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.waits: list[float] = []
+
+    def __call__(self, cond: Any, seconds: float) -> bool:
+        self.waits.append(seconds)
+        self.clock.now += seconds
+        return False
+
+
+def test_an_idle_queue_thread_sleeps_until_the_fallback_instead_of_waking_at_every_poll(
+        ) -> None:
+    clock, claim, q = Clock(), ClaimDouble(), QueueDouble("rein")
+    sleep = SleepDouble(clock)
+    polls = QuietPolls(clock, wait=sleep)
+    polls.own(q)
+    assert polls.get_queue(claim, "rein") is q and sleep.waits == []  # the first look
+    poll(polls, claim, q)
+    for _ in range(3):  # three rounds of DBOS's queue thread on an idle queue
+        assert polls.get_queue(claim, "rein") is q
+        poll(polls, claim, q)
+    # one sleep of the whole fallback per round (at 20 ms polls: 50 wakes a second before)
+    assert sleep.waits == [FALLBACK_SECONDS] * 3
+    assert claim.calls == 4  # the first look and one fallback claim per round
+    polls.heard("rein")  # something was enqueued: no sleep, the claim follows
+    assert polls.get_queue(claim, "rein") is q and len(sleep.waits) == 3
+    assert poll(polls, claim, q) == ([], None) and claim.calls == 5
+
+
+def test_a_notification_wakes_a_sleeping_queue_thread() -> None:
+    import threading
+    import time
+
+    clock, claim, q = Clock(), ClaimDouble(), QueueDouble("rein")  # time stands still
+    polls = QuietPolls(clock)
+    polls.own(q)
+    poll(polls, claim, q)  # the first look; the queue is idle now
+    got: list[Any] = []
+    thread = threading.Thread(target=lambda: got.append(polls.get_queue(claim, "rein")))
+    thread.start()
+    for _ in range(500):  # until the thread sleeps (bounded looks)
+        if polls.sleeps:
+            break
+        time.sleep(0.01)
+    assert polls.sleeps >= 1 and got == []
+    polls.heard("rein")
+    thread.join(timeout=30)
+    assert not thread.is_alive() and got == [q]
+
+
+def test_a_queue_of_another_process_or_with_a_shared_limit_never_sleeps() -> None:
+    clock = Clock()
+    sleep = SleepDouble(clock)
+    polls = QuietPolls(clock, wait=sleep)
+    db = SysDbDouble()
+    assert polls.get_queue(db.get_queue, "not-mine").name == "not-mine" and db.reads == 1
+    shared = QueueDouble("rein", concurrency=8)
+    polls.own(shared)
+    for _ in range(5):
+        polls.get_queue(db.get_queue, "rein")
+        poll(polls, ClaimDouble(), shared)
+    assert sleep.waits == []

@@ -7,7 +7,6 @@ answers them: an answer in the store, then the run continues.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,14 +14,15 @@ from typing import Any
 
 import yaml
 
-from rein.config import load_config
+from rein.config import load_config, with_layer
+from rein.core.loops import run as run_loop
 from rein.core.states import ApprovalStatus
 from rein.engine.approvals import record_answer
-from rein.engine.clock import CounterIds, StepClock
+from rein.engine.clock import StepClock
 from rein.engine.record import build_record, record_problems
 from rein.engine.routing import Router
-from rein.engine.runner import Engine, RunOutcome, prepare
-from rein.store.sqlite import SQLiteStore
+from rein.engine.runner import RunOutcome
+from rein.testing import run_graph, scripted_harness
 from rein.workers.scripted import ScriptedWorker
 
 
@@ -71,21 +71,22 @@ class Run:
         self.sleeps = Sleeps()
         self.worker = ScriptedWorker({"nodes": dict(answers or {}),
                                       "judges": dict(judges or {})})
-        store = SQLiteStore.open(root)
-        assert store is not None
         self.clock = clock or StepClock()
-        engine.setdefault("config", load_config(root))  # as the Harness would pass it
-        self.engine = Engine(workspace=root, store=store,
-                             workers=(self.worker,) if answers is not None else (),
-                             router=router or Router(routes={}), clock=self.clock,
-                             ids=CounterIds(), env={"PATH": "/usr/bin:/bin"},
-                             sleep=self.sleeps, **engine)
+        # The engine of the one test Harness (rein.testing), with this run's clock and sleep.
+        given = {k: engine.pop(k) for k in ("checkers", "config", "env") if k in engine}
+        # Only the scripted worker serves here: a node it does not serve has no worker.
+        given.setdefault("config", with_layer(load_config(root), {"driver": {"enabled": False}},
+                                              path="scenario.toml"))
+        self.harness = scripted_harness(
+            root, workers=(self.worker,) if answers is not None else (), clock=self.clock,
+            sleep=self.sleeps, router=router, **given)
+        self.engine = self.harness.engine
+        for name, value in engine.items():  # what a test narrows on the engine (its policy)
+            setattr(self.engine, name, value)
         self.run_id = ""
 
     def start(self, params: Mapping[str, Any] | None = None) -> RunOutcome:
-        prepared = prepare(self.path, given=dict(params or {}), router=self.engine.router,
-                           env=self.engine.env)
-        outcome = asyncio.run(self.engine.start(prepared, approved=prepared.digest))
+        outcome = run_graph(self.harness, self.path, params)
         self.run_id = outcome.run_id
         return outcome
 
@@ -101,7 +102,7 @@ class Run:
         if values is not None:
             answer["values"] = dict(values)
         record_answer(self.engine.store, rows[0], status, answer, self.engine.now())
-        return asyncio.run(self.engine.proceed(self.run_id))
+        return run_loop(self.engine.proceed(self.run_id))
 
     def later(self, seconds: float) -> None:
         """Move the clock forward (gate timeouts are read when the run is next scheduled)."""

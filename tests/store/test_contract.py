@@ -166,3 +166,46 @@ def _until_free(store: Any, run_id: str) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def _row(key: str, type_: str, status: NodeStatus, **record: Any) -> NodeRow:
+    return NodeRow(run_id=RunId("r1"), node_key=NodeKey(key), node_id=key, scope_path="",
+                   type=type_, status=status, record={"node_id": key, **record})
+
+
+def test_a_run_s_nodes_are_counted_streamed_and_their_attempts_summed_up(
+        any_store: Any) -> None:
+    from rein.store.sql.runs import facts_of
+
+    any_store.create_run(_run("r1"), event_type="run/started", payload={})
+    rows = [
+        _row("a", "task", NodeStatus.SUCCEEDED, started_at=T, attempts=[
+            {"attempt": 1, "status": "failed", "usage": {"input_tokens": 3}},
+            {"attempt": 2, "status": "succeeded", "x-rein-driver-token": "tok",
+             "x-rein-usage-source": "self-reported", "usage": "not an object"}]),
+        _row("b", "gate", NodeStatus.FAILED, started_at=T),
+        _row("c", "task", NodeStatus.SKIPPED),
+        _row("d", "task", NodeStatus.SUCCEEDED, attempts=[{"attempt": 1, "status": None}]),
+    ]
+    for row in rows:
+        any_store.transition(RunId("r1"), "node/finished", {"node": row.node_key}, T,
+                             Transition(node=row))
+    assert any_store.node_counts(RunId("r1")) == {
+        ("task", NodeStatus.SUCCEEDED): 2, ("gate", NodeStatus.FAILED): 1,
+        ("task", NodeStatus.SKIPPED): 1}
+    every = list(any_store.iter_nodes(RunId("r1")))
+    assert every == any_store.nodes(RunId("r1"))
+    some = any_store.iter_nodes(RunId("r1"), exclude=[NodeStatus.SUCCEEDED], records=False)
+    assert [(r.node_key, r.status, dict(r.record)) for r in some] == [
+        ("b", NodeStatus.FAILED, {}), ("c", NodeStatus.SKIPPED, {})]
+    # The backend's own reading (SQLite picks the fields in the database) says what the
+    # whole records say.
+    facts = list(any_store.attempt_facts(RunId("r1")))
+    assert facts == [f for row in every for f in facts_of(row)]
+    assert [(f.type, f.attempt, f.attempt_status, f.usage, f.driver_token, f.usage_source,
+             f.started) for f in facts] == [
+        ("task", 0, "failed", {"input_tokens": 3}, None, None, True),
+        ("task", 1, "succeeded", None, "tok", "self-reported", True),
+        ("gate", None, None, None, None, None, True),
+        ("task", None, None, None, None, None, False),
+        ("task", 0, None, None, None, None, False)]

@@ -277,7 +277,7 @@ def test_a_held_write_commits_with_the_next_one(any_store: Any, store_url: str,
         other.close()
 
 
-def test_a_held_write_goes_through_an_empty_batch_and_commits_alone_before_a_full_one(
+def test_a_held_write_goes_through_an_empty_batch_and_commits_with_a_full_one(
         any_store: Any, store_url: str, tmp_path: Any) -> None:
     from rein.store.open import open_store
 
@@ -296,22 +296,30 @@ def test_a_held_write_goes_through_an_empty_batch_and_commits_alone_before_a_ful
         any_store.transition(R1, "attempt/started", {}, T)
         assert [[e.type for e in events] for events in seen][-1] == [
             "node/finished", "node/started", "attempt/started"]  # one commit
-        any_store.transition(R1, "node/finished", {}, T, hold=True)
+        # A node's end and the edges it resolves: one commit.
+        any_store.transition(R1, "node/finished", {"n": 1}, T, hold=True)
+        with any_store.batch():
+            any_store.transition(R1, "edge/resolved", {"to": "b"}, T)
+            any_store.transition(R1, "edge/resolved", {"to": "c"}, T)
+        assert [[e.type for e in events] for events in seen][-1] == [
+            "node/finished", "edge/resolved", "edge/resolved"]
+        assert other.events(R1)[-1].payload == {"to": "c"}
+        # A batch whose write fails part-way takes the held write with it: the store
+        # writes nothing more, as when a held write's commit fails.
         clash = ApprovalRow(approval_id=ApprovalId("apv-1"), run_id=R1, key="gate:g",
                             kind=ApprovalKind.GATE, status=ApprovalStatus.PENDING,
                             digest="d", request={}, created_at=T)
         any_store.transition(R1, "approval/requested", {}, T, Transition(approval=clash))
         any_store.transition(R1, "node/finished", {"n": 2}, T, hold=True)
         with pytest.raises(StoreError), any_store.batch():
-            any_store.transition(R1, "edge/resolved", {}, T)  # commits the held one first
-            assert other.events(R1)[-1].payload == {"n": 2}
+            any_store.transition(R1, "edge/resolved", {}, T)
             any_store.transition(R1, "approval/requested", {}, T,
                                  Transition(approval=clash.replace(
                                      approval_id=ApprovalId("apv-2"))))
-        # The batch rolled back; the held write it committed first stays.
-        assert [e.type for e in other.events(R1)][-2:] == ["approval/requested",
-                                                           "node/finished"]
-        assert [[e.type for e in events] for events in seen][-1] == ["node/finished"]
+        assert [e.type for e in other.events(R1)][-1] == "approval/requested"
+        assert [[e.type for e in events] for events in seen][-1] == ["approval/requested"]
+        with pytest.raises(StoreError, match="an earlier commit failed"):
+            any_store.transition(R1, "diagnostic", {}, T)
     finally:
         other.close()
 
@@ -337,3 +345,23 @@ def test_another_connections_commit_changes_the_signal(any_store: Any, store_url
             break
         time.sleep(0.01)
     assert any_store.changes() != before
+
+
+def test_held_writes_commit_before_one_transaction_grows_past_a_bound(
+        any_store: Any, store_url: str, tmp_path: Any) -> None:
+    """Writes that follow one another without the event loop turning (a map whose items
+    call no worker) do not all wait in one transaction, in memory."""
+    from rein.store.open import open_store
+    from rein.store.sql.connection import HELD_MAX
+
+    any_store.create_run(_run(), event_type="run/started", payload={})
+    other = open_store(tmp_path, url=store_url)  # another connection: sees commits only
+    try:
+        for i in range(2 * HELD_MAX - 10):
+            any_store.transition(R1, "node/finished", {"i": i}, T, hold=True)
+        seen = len(other.events(R1))
+        assert HELD_MAX <= seen < 2 * HELD_MAX - 9, seen  # the first ones, not the last
+        any_store.flush_soon()  # no event loop runs here: committed now
+        assert len(other.events(R1)) == 2 * HELD_MAX - 9
+    finally:
+        other.close()

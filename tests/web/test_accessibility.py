@@ -34,7 +34,11 @@ def _why_not() -> str | None:
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
 
 PAGES = ("/", "/approvals", "/plans", "/plan?path=g.agraph.yaml", "/threads", "/evals",
-         "/spec", "/dev")
+         "/spec", "/dev",
+         # the states added since: a text parameter's textarea, labelled branches, a runs
+         # list paged and one refusing its filter
+         "/plan?path=p.agraph.yaml", "/plan?path=release-train.agraph.yaml", "/?n=1",
+         "/?since=yesterday")
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +57,23 @@ def violations(page: Any) -> list[str]:
 
 
 def test_every_page_has_no_critical_or_serious_violation(browser: Any, workspace: Path) -> None:
+    import shutil
+
+    import rein
+    from tests.web.conftest import write_graph
+    from tests.web.test_plan_params import PARAMS
+
+    write_graph(workspace, "p.agraph.yaml", PARAMS)
+    shutil.copy(Path(rein.__file__).parent / "examples" / "release-train.agraph.yaml",
+                workspace)
     with served(workspace) as url:
         base = url.split("/?")[0]
         page = browser.new_page()
         page.goto(url)
-        page.goto(f"{base}/plan?path=g.agraph.yaml")
-        page.click("text=Approve and run")
-        page.wait_for_url(f"{base}/runs/run-*", timeout=WAIT)
+        for _ in range(2):  # two runs: the list has a second page
+            page.goto(f"{base}/plan?path=g.agraph.yaml")
+            page.click("text=Approve and run")
+            page.wait_for_url(f"{base}/runs/run-*", timeout=WAIT)
         run_path = page.url[len(base):]
         page.wait_for_selector(NODE.format("ok", "awaiting_human"), timeout=WAIT)
         found: dict[str, list[str]] = {}

@@ -65,7 +65,7 @@ def test_run_watch_answer_reload_download(browser: Any, workspace: Path) -> None
         queue.fill("input[name='value.count']", "3")
         queue.click("form.answer button[value=accept]")
         run_tab.wait_for_selector(NODE.format("ask", "succeeded"), timeout=WAIT)
-        run_tab.wait_for_selector("[data-run-status].succeeded", timeout=WAIT)
+        run_tab.wait_for_selector("[data-run-status][data-state=succeeded]", timeout=WAIT)
         assert len(_log(run_tab)) > len(before)
 
         with run_tab.expect_download() as info:

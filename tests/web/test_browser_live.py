@@ -47,10 +47,10 @@ def test_a_map_run_started_with_params_shows_its_items_without_reload(
         queue.goto(f"{base}/approvals?run={run_id}")
         queue.click("form.answer button[value=accept]")
         for i in range(3):
-            tab.wait_for_selector(ROW.format(f"fan[{i}].label") + " .status.succeeded",
+            tab.wait_for_selector(ROW.format(f"fan[{i}].label") + " .status[data-state=succeeded]",
                                   timeout=WAIT)
         tab.wait_for_selector(NODE.format("fan", "succeeded"), timeout=WAIT)
-        tab.wait_for_selector("[data-run-status].succeeded", timeout=WAIT)
+        tab.wait_for_selector("[data-run-status][data-state=succeeded]", timeout=WAIT)
         assert tab.evaluate("window.__loaded") is True
         assert tab.locator("[data-count-of='fan']").text_content().strip() == "· 3 ran"
         rows = tab.locator("[data-node-detail]").evaluate_all(

@@ -16,7 +16,7 @@ from tests.web.dev_env import driver, repository, step
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
-FEATURE = "[data-feature='{}'].status.{}"
+FEATURE = "[data-feature='{}'].status[data-state='{}']"
 
 
 @pytest.fixture(scope="module")

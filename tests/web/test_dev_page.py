@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from rein.web import pages_dev
+from rein.web.states import badge
 from tests.dev.scripted import git
 from tests.web.conftest import Console, make_console
 from tests.web.dev_env import driver, repository, step
@@ -60,7 +61,7 @@ def test_the_page_follows_the_flow_from_planning_to_committed_features(
     assert "data-stop='waiting'" in page and "stage <b>planning</b>" in page
     assert "waiting for a person to approve the feature graph" in page
     for feature in ("c_to_f", "f_to_c", "table"):
-        assert f"data-feature='{feature}' class='status planned'" in page
+        assert f"data-state=\"planned\" data-feature='{feature}'" in page
     assert "context policy <code>threshold</code>" in page
     step(d)  # a person accepts the feature graph
     where = step(d)  # rein dev starts the feature run; c_to_f's first (wrong) attempt
@@ -70,7 +71,7 @@ def test_the_page_follows_the_flow_from_planning_to_committed_features(
     c_to_f = page.split("data-feature-detail='c_to_f'", 1)[1].split("</details>", 1)[0]
     assert "attempt 1" in c_to_f and "data-check='verify' data-passed='false'" in c_to_f
     assert "exited 1" in c_to_f and "assert" in c_to_f  # the verify's evidence
-    assert "attempt 2 <span class=\"status running\">running</span>" in c_to_f
+    assert "attempt 2 " + badge("running") in c_to_f
     step(d)  # the repair: attempt 2 passes and is committed
     page = console.client.get("/dev").text
     c_to_f = page.split("data-feature-detail='c_to_f'", 1)[1].split("</details>", 1)[0]
@@ -79,14 +80,14 @@ def test_the_page_follows_the_flow_from_planning_to_committed_features(
     sha = git(repo, "log", "--format=%h", "--grep", "Rein-Dev-Feature: .*/c_to_f").strip()
     assert sha and f"committed feature c_to_f as {sha}" in c_to_f
     row = page.split("<code>c_to_f</code></td>", 1)[1].split("</tr>", 1)[0]
-    assert "class='status succeeded'" in row and f"<code>{sha}</code>" in row
+    assert 'data-state="succeeded"' in row and f"<code>{sha}</code>" in row
     assert "<td>2</td>" in row  # two attempts
     for _ in range(10):
         if step(d)["reason"] == "done":
             break
     page = console.client.get("/dev").text
     assert "data-stop='done'" in page and "all 3 features are verified and committed" in page
-    assert page.count("class='status succeeded'>succeeded</span>") == 3
+    assert page.count('data-state="succeeded" data-feature=') == 3
     frame = _first_frame(console)
     assert frame.startswith("event: runs\ndata: ") and "data-stop=" in frame
 

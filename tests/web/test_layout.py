@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,17 @@ def test_the_svg_escapes_titles_and_carries_states() -> None:
     assert "<script>" not in drawn and "&lt;script&gt;" in drawn
     assert re.search(r'data-node="a" data-status="running"', drawn)
     assert 'class="edge sequence taken" data-from="a" data-to="b"' in drawn
+
+
+def test_branches_are_labelled_on_their_edges() -> None:
+    import rein
+    from rein.web import views
+
+    folder = Path(rein.__file__).parent / "examples"
+    planned = views.plan_of(folder, "release-train.agraph.yaml")
+    assert planned is not None
+    drawn = views.picture(planned[0].root)
+    labels = dict(re.findall(r'<text class="edge-label [a-z_]+" data-from="[^"]+" '
+                             r'data-to="([^"]+)"[^>]*><title>[^<]*</title>([^<]*)</text>', drawn))
+    assert labels["release_approval"] == "risky" and labels["rollback"] == "unhealthy"
+    assert labels["deploy"] == "safe"

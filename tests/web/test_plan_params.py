@@ -36,7 +36,7 @@ def test_the_form_has_a_field_per_declared_param(console: Console, workspace: Pa
     assert "name='param.count'" in html and "required>" in html  # no default: required
     assert "<select name='param.mode'" in html
     assert "<option value='fast' selected>fast</option>" in html
-    assert "name='param.label' value=''" in html
+    assert "<textarea name='param.label' rows='2' data-type='string'>\n</textarea>" in html
 
 
 def test_a_value_that_does_not_fit_is_refused_in_the_page_and_nothing_runs(
@@ -67,3 +67,29 @@ def test_the_run_binds_the_params_as_the_command_line_does(
     cli: Any = cli_run.binding
     assert {k: cli[k] for k in ("graph_digest", "params", "children")} == {
         k: web[k] for k in ("graph_digest", "params", "children")}
+
+
+MULTI = "\nfirst line\r\n  second, indented\n\n<b>&amp; kept</b>\n"  # as typed, then as sent
+
+
+def _textarea(html: str, name: str) -> str:
+    """A textarea's value as a browser reads it (HTML drops one newline after the tag)."""
+    from html import unescape
+
+    start = html.index(f"<textarea name='param.{name}'")
+    inner = html[html.index(">", start) + 1:html.index("</textarea>", start)]
+    return unescape(inner.removeprefix("\n"))
+
+
+def test_a_text_parameter_keeps_its_lines_both_ways(console: Console, workspace: Path) -> None:
+    write_graph(workspace, "p.agraph.yaml", PARAMS)
+    console.login()
+    # Refused for another field: the text comes back in its field exactly.
+    r = console.post("/plan/run", _form(console, count="many", label=MULTI))
+    assert r.status_code == 409
+    assert _textarea(r.text, "label") == MULTI.replace("\r\n", "\n")
+    # Accepted: the run binds the lines the field showed (a browser sends them as CRLF).
+    run_id = console.start_with(_form(console, count="1", label=MULTI.replace("\n", "\r\n")
+                                      .replace("\r\r\n", "\r\n")))
+    web: Any = console.harness.run(run_id).binding
+    assert web["params"]["label"] == MULTI.replace("\r\n", "\n")

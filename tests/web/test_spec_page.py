@@ -76,20 +76,20 @@ def test_the_page_follows_the_flow_to_the_published_plan(console: Console,
     answer(repo)
     text = console.client.get("/spec").text
     assert "data-stop='waiting'" in text
-    assert "data-document='charter' class='status accepted'" in text
+    assert "data-state=\"accepted\" data-document='charter'" in text
     accept()
     bad = good()["requirements"]
     del bad["requirements"][0]["fit_criterion"]
     answer(repo, bad)
     text = console.client.get("/spec").text
-    assert "data-document='requirements' class='status writing'" in text
+    assert "data-state=\"writing\" data-document='requirements'" in text
     for _name in ("requirements", "design", "acceptance", "readiness"):
         answer(repo)
         accept()
     assert rein("spec")["reason"] == "ready"
     text = console.client.get("/spec").text
     assert "data-stop='ready'" in text
-    assert text.count("class='status approved'") == 5
+    assert text.count('data-state="approved"') == 5
     assert "data-published='specs/active/40-development-plan.json'" in text
 
 
@@ -102,5 +102,5 @@ def test_a_failed_document_shows_its_last_refusal() -> None:
                            "title": "charter", "status": "failed", "attempts": 3,
                            "last_failure": "- the charter needs \"goal\" <b>"}]}
     html = section(snap)
-    assert "data-stop='failed'" in html and "class='status failed'" in html
+    assert "data-stop='failed'" in html and 'data-state="failed"' in html
     assert "<pre tabindex='0' class='evidence'>- the charter needs &quot;goal&quot; &lt;b&gt;</pre>" in html

@@ -54,7 +54,7 @@ def test_a_threads_question_is_answered_in_the_page_and_its_items_arrive_live(
         watcher.wait_for_selector(ITEM.format("commandExecution", "completed"), timeout=WAIT)
         watcher.wait_for_selector(ITEM.format("fileChange", "completed"), timeout=WAIT)
         watcher.wait_for_selector("section.turn[data-turn-status='completed']", timeout=WAIT)
-        watcher.wait_for_selector("[data-thread-status] .status.idle", timeout=WAIT)
+        watcher.wait_for_selector("[data-thread-status] .status[data-state=idle]", timeout=WAIT)
         text = watcher.inner_text(".conversation")
         assert "web-console-was-here" in text and "All done." in text and "+one" in text
         assert watcher.locator(f"[data-question='{approval_id}']").count() == 0

@@ -15,6 +15,7 @@ import pytest
 from rein.protocol import transcript
 from rein.web import pages_threads
 from tests.web.conftest import Console, make_console
+from tests.web.test_states import wrong
 from tests.web.threads_env import COMMAND, configure, waiting_thread
 
 # A user hook at the start of every session: its run is an item of the conversation.
@@ -50,6 +51,7 @@ def test_the_list_shows_each_thread_with_its_settings(console: Console,
     assert "workspaceWrite" in row and "on-request" in row
     assert str(console.root) in row
     assert 'data-runs-stream="/threads.stream"' in r.text
+    assert wrong(r.text) == []  # one vocabulary of states (tests/web/test_states.py)
     assert thread_id not in console.client.get("/threads?archived=1").text
     console.harness.sessions.update(thread_id, archived=True)
     assert thread_id in console.client.get("/threads?archived=1").text
@@ -80,6 +82,7 @@ def test_the_thread_page_is_the_feed_with_its_question(console: Console,
     assert f"$ {COMMAND}" in r.text
     assert f'data-thread-stream="/runs/{view.run_id}/events?after={view.last_seq}"' in r.text
     assert f"href='/runs/{view.run_id}'" in r.text  # the turn's run page
+    assert wrong(r.text) == []
 
 
 def test_answering_in_the_page_runs_the_command_and_completes_the_turn(
@@ -100,6 +103,7 @@ def test_answering_in_the_page_runs_the_command_and_completes_the_turn(
     assert "data-type='commandExecution' data-status='completed'" in page
     assert "<span class='add'>+one</span>" in page  # the file change's diff
     assert "All done." in page and "data-question=" not in page
+    assert wrong(page) == []
     assert (console.root / "notes.txt").read_text() == "one\ntwo\n"
     # The turn is over: the page no longer follows its run.
     assert "data-thread-stream" not in page

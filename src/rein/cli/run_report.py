@@ -24,18 +24,22 @@ _EVIDENCE = 240  # characters of a criterion's evidence shown; the record has al
 
 def print_report(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
                  children: Sequence[Any], usage: Mapping[str, Any],
-                 cancel: Mapping[str, Any] | None, refused: str | None = None) -> None:
+                 cancel: Mapping[str, Any] | None, refused: str | None = None, *,
+                 counts: Mapping[tuple[str, Any], int] | None = None) -> None:
     """The text of ``rein runs show`` for a stored run; ``cancel`` is the operator's
     request to stop it (its ``run/cancel_requested`` event), if any; ``refused``: why its
-    approval does not verify, where approvals are signed."""
-    for line in report_lines(run, nodes, approvals, children, usage, cancel, refused):
+    approval does not verify, where approvals are signed; ``counts``: how many nodes of
+    each (type, status) it has, when ``nodes`` are only some of them."""
+    for line in report_lines(run, nodes, approvals, children, usage, cancel, refused,
+                             counts=counts):
         click.echo(shown(line))
 
 
 def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
                  children: Sequence[Any], usage: Mapping[str, Any],
                  cancel: Mapping[str, Any] | None = None,
-                 refused: str | None = None) -> list[str]:
+                 refused: str | None = None, *,
+                 counts: Mapping[tuple[str, Any], int] | None = None) -> list[str]:
     status = run.status.value
     took = duration(seconds_between(run.started_at, run.finished_at))
     out = [f"run      {run.run_id} ({status})" + (f"  wall {took}" if took else "")]
@@ -51,9 +55,20 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
     if refused is not None:
         out.append(f"refused  its approval does not verify (APPROVAL005: {refused}): nothing "
                    "of it runs")
-    out.append("nodes")
+    total = sum(counts.values()) if counts is not None else len(nodes)
+    if total == len(nodes):
+        out.append("nodes")
+    else:  # a large run: summed up, and the nodes that did not end well (some of them)
+        out.append(f"nodes    {total}: {_counted(counts or {})}")
     for n in nodes:
         out.extend(_node_lines(n, status, run.status.terminal))
+    if total != len(nodes):
+        rest = total - len(nodes) - sum(c for (_, s), c in (counts or {}).items()
+                                        if s.value in ("succeeded", "skipped"))
+        if rest > 0:
+            out.append(f"  ... and {rest} more that did not succeed: `rein runs show "
+                       f"{run.run_id} --json` lists every node, `rein runs record` the "
+                       "details")
     answered = [a for a in approvals if a.status.value != "pending"]
     pending = [a for a in approvals if a.status.value == "pending"]
     if answered:
@@ -76,6 +91,14 @@ def report_lines(run: Any, nodes: Sequence[Any], approvals: Sequence[Any],
     if usage:
         out.append("usage    " + _usage(usage))
     return out
+
+
+def _counted(counts: Mapping[tuple[str, Any], int]) -> str:
+    """``49990 succeeded, 10 failed``: how many nodes end in each status, most first."""
+    by: dict[str, int] = {}
+    for (_, status), n in counts.items():
+        by[status.value] = by.get(status.value, 0) + n
+    return ", ".join(f"{n} {s}" for s, n in sorted(by.items(), key=lambda x: (-x[1], x[0])))
 
 
 def _node_lines(n: Any, run_status: str, run_ended: bool) -> list[str]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from rein.cli.run_report import print_report
 from rein.cli.sync import run_sync
 from rein.cli.usage_report import report_options
 from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
+from rein.core.states import NodeStatus
 from rein.errors import ExitCode, ReinError
 
 
@@ -79,6 +81,13 @@ def list_runs(include_children: bool, workspace: Path | None, as_json: bool) -> 
     return int(ExitCode.OK)
 
 
+# `rein runs show` lists every node of a run of up to this many; a larger run is summed up
+# (how many of each status, counted by the store) with at most this many of its nodes that
+# did not succeed or were skipped listed, so the time and memory do not grow with the run.
+LISTED = 200
+QUIET = (NodeStatus.SUCCEEDED, NodeStatus.SKIPPED)
+
+
 @runs.command("show")
 @click.argument("run_id", metavar="[RUN_ID|FILE]", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "mermaid", "dot", "svg"]),
@@ -121,7 +130,14 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
         return int(ExitCode.OK)
     with _reads(workspace) as harness:
         run = _run(harness, run_id)
-        nodes = harness.nodes(run.run_id)
+        counts = harness.node_counts(run.run_id)
+        if as_json:  # every node, without its record
+            nodes = list(harness.iter_nodes(run.run_id, records=False))
+        elif sum(counts.values()) <= LISTED:
+            nodes = list(harness.iter_nodes(run.run_id))
+        else:  # a large run: counted, and only the nodes that did not end well listed
+            nodes = list(itertools.islice(harness.iter_nodes(run.run_id, exclude=QUIET),
+                                          LISTED))
         asked = harness.approvals(run_id=run.run_id, include_children=False,
                                   pending_only=False)
         pending = [a for a in asked if a.status.value == "pending"]
@@ -150,7 +166,7 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                    "usage": dict(usage),
                    **({"approval_refused": refused} if refused is not None else {})})
         return int(ExitCode.OK)
-    print_report(run, nodes, asked, children, usage, cancel, refused)
+    print_report(run, nodes, asked, children, usage, cancel, refused, counts=counts)
     return int(ExitCode.OK)
 
 

@@ -190,7 +190,7 @@ async def ask(
     With ``block=False`` (a checkpoint with ``required: false``) the entry is created and the
     pending row is returned at once: the person is told, the run does not wait.
     """
-    files = shown_files(ctx.workspace, shows) if shows is not None else {}
+    files = shown_files(ctx.env.workspace, shows) if shows is not None else {}
     if files:
         request = {**request, "files": files}
     digest = material_digest(request)
@@ -198,8 +198,8 @@ async def ask(
     row = ctx.state.approvals.get(full_key)
     if row is None:
         row = ApprovalRow(
-            approval_id=ApprovalId(ctx.ids.new("apv")),
-            run_id=ctx.run_id,
+            approval_id=ApprovalId(ctx.env.ids.new("apv")),
+            run_id=ctx.env.run_id,
             key=full_key,
             kind=kind,
             status=ApprovalStatus.PENDING,
@@ -214,8 +214,8 @@ async def ask(
             Transition(approval=row),
         )
         ctx.state.approvals[full_key] = row
-    if row.status is not ApprovalStatus.PENDING and ctx.signers is not None:
-        row = _held_to_signature(ctx, ctx.signers, row, request, digest)
+    if row.status is not ApprovalStatus.PENDING and ctx.env.signers is not None:
+        row = _held_to_signature(ctx, ctx.env.signers, row, request, digest)
     if row.status is ApprovalStatus.PENDING:
         row = _timed_out(ctx, row, request)
     if row.status is ApprovalStatus.CANCELLED:
@@ -233,18 +233,19 @@ def _held_to_signature(ctx: RunContext, signers: Signers, row: ApprovalRow,
     (:mod:`rein.engine.signed`)."""
     from rein.engine.signed import answer_problem, reopen
 
-    why = answer_problem(row, signers, now=ctx.clock.now(), digest=digest,
+    why = answer_problem(row, signers, now=ctx.env.clock.now(), digest=digest,
                          request=request)
     if why is None:
         return row
-    waiting = reopen(ctx.store, row, why, now=ctx.now(), request=request, digest=digest)
+    waiting = reopen(ctx.env.store, row, why, now=ctx.now(), request=request, digest=digest)
     ctx.state.approvals[row.key] = waiting
     return waiting
 
 
 def _timed_out(ctx: RunContext, row: ApprovalRow, request: Mapping[str, Any]) -> ApprovalRow:
     # The timeout is the one the engine asks with, not whatever the stored entry says.
-    answered = resolve_timeout(ctx.store, row.replace(request=dict(request)), ctx.clock.now())
+    answered = resolve_timeout(ctx.env.store, row.replace(request=dict(request)),
+                               ctx.env.clock.now())
     if answered.status is not row.status:
         ctx.state.approvals[row.key] = answered
     return answered

@@ -40,7 +40,7 @@ class EngineSession(Frozen):
     def load_state(self) -> Mapping[str, Any] | None:
         """The latest state saved for this node key and attempt, or ``None``."""
         found: Mapping[str, Any] | None = None
-        for event in self.ctx.store.events(self.ctx.run_id):
+        for event in self.ctx.env.store.events(self.ctx.env.run_id):
             p = event.payload
             if (event.type == STATE_EVENT and p.get("node") == self.node_key
                     and p.get("attempt") == self.attempt and p.get("worker") == self.worker):
@@ -56,7 +56,7 @@ class EngineSession(Frozen):
     def steered(self) -> list[str]:
         """The texts a person added to this node's turn while it ran (``turn/steer``), in
         order: the model worker reads those it has not read yet before its next step."""
-        return [str(e.payload.get("text") or "") for e in self.ctx.store.events(self.ctx.run_id)
+        return [str(e.payload.get("text") or "") for e in self.ctx.env.store.events(self.ctx.env.run_id)
                 if e.type == STEER_EVENT and e.payload.get("node") == self.node_key]
 
     async def ask(self, key: str, request: Mapping[str, Any], *,

@@ -7,6 +7,7 @@ the same graph with the same worker answers yields the same events and the same 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from typing import Protocol
 
@@ -65,10 +66,10 @@ class RandomIds:
     """Sortable-enough ids: a UTC timestamp and random hex, e.g. ``run-20260101T120000-3f9a1c``."""
 
     def new(self, prefix: str) -> str:
-        import secrets  # only a command that writes needs a new id; a read stays light
-
+        # os.urandom, as secrets.token_hex reads it: `secrets` brings hmac, random and
+        # OpenSSL's hashes, which a driver turn has no other use for
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
+        return f"{prefix}-{stamp}-{os.urandom(3).hex()}"
 
 
 class CounterIds:

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.core.time import iso
 from rein.engine.events import EventType, append
 from rein.workers.driver_protocol import USAGE_ENV, EnvelopeRefused
@@ -33,10 +34,18 @@ def driver_settings(workers: Any) -> Any:
     return DriverSettings()
 
 
+class Consumed(Frozen):
+    """What a submit did with its envelope: whether this submit applied it (``accepted``;
+    false when the same envelope was applied before) and what happened, in words."""
+
+    accepted: bool
+    note: str
+
+
 def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: dt.datetime,
-            max_write_refusals: int) -> str:
+            max_write_refusals: int) -> Consumed:
     """Check ``envelope`` against the pending instruction of run ``root``, measure the
-    workspace and consume it in one transaction with its event; what happened, in words.
+    workspace and consume it in one transaction with its event; what happened.
     :class:`EnvelopeRefused` (nothing changed) for every slip the agent can still undo."""
     from rein.workers.driver_current import baseline_for, current_turn, waiting_turns
     from rein.workers.driver_fs import measure
@@ -53,8 +62,9 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
     if turn.status is TurnStatus.ANSWERED:
         stored = (turn.answer or {}).get("envelope")
         if stored == store.redact(envelope):  # stored as redacted
-            return (f"this envelope was already applied to {turn.node_key} attempt "
-                    f"{turn.attempt}; nothing was applied twice")
+            return Consumed(accepted=False,
+                            note=f"this envelope was already applied to {turn.node_key} "
+                                 f"attempt {turn.attempt}; nothing was applied twice")
         raise EnvelopeRefused(f"instruction {turn.token} ({turn.node_key} attempt "
                               f"{turn.attempt}) was already answered with another envelope",
                               code="DRIVER_ANSWERED",
@@ -97,10 +107,12 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
         answer["usage"] = reported
     _, changed = answer_turn(store, turn.token, answer, at)
     if not changed:
-        return "this envelope was already applied; nothing was applied twice"
+        return Consumed(accepted=False,
+                        note="this envelope was already applied; nothing was applied twice")
     outside = checks.get("writes_outside") or []
     extra = f" (writes outside fs:write: {', '.join(outside)})" if outside else ""
-    return f"accepted for {turn.node_key} attempt {turn.attempt}{extra}"
+    return Consumed(accepted=True,
+                    note=f"accepted for {turn.node_key} attempt {turn.attempt}{extra}")
 
 
 def _environment_usage_problems() -> list[str]:
@@ -175,4 +187,4 @@ def advisory_failures(store: Any, turn: Any) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["REFUSED", "advisory_failures", "consume", "driver_settings"]
+__all__ = ["REFUSED", "Consumed", "advisory_failures", "consume", "driver_settings"]

@@ -37,7 +37,7 @@ def value(ctx: RunContext, scope: expressions.EvalScope, text: str, where: str) 
 def expression_failed(ctx: RunContext, exc: Exception, text: str, where: str, *,
                       default: Any) -> Any:
     message = f"{where}: cannot evaluate {text!r}: {getattr(exc, 'message', exc)}"
-    if ctx.policy.get("on_expression_error", "fail") == "false":
+    if ctx.env.policy.get("on_expression_error", "fail") == "false":
         diagnostic(ctx, "RT062", "warning", message)
         return default
     raise expressions.ExpressionFailed(

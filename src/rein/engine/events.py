@@ -22,7 +22,6 @@ The ``--json`` line of an event (``run_id``, ``seq``, ``type``, ``at``, ``payloa
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import weakref
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -139,10 +138,7 @@ def append(store: Store, run_id: RunId, event_type: EventType, payload: Mapping[
     event = store.transition(run_id, EventType(event_type).value, payload, at, change,
                              hold=hold)
     if hold:
-        try:
-            asyncio.get_running_loop().call_soon(store.flush_on_loop)
-        except RuntimeError:  # no loop to come back to: commit it now
-            store.flush()
+        store.flush_soon()
     return event
 
 

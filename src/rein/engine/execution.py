@@ -77,7 +77,7 @@ CANCEL_KEY = "x-rein-cancel"  # in the run's summary: an operator asked to stop 
 
 
 def _raise_if_cancel_requested(ctx: RunContext) -> None:
-    run = ctx.store.get_run(ctx.run_id)
+    run = ctx.env.store.get_run(ctx.env.run_id)
     request = (run.summary if run is not None else {}).get(CANCEL_KEY)
     if request:
         raise RunCancelled(by=str(request.get("actor") or "an operator"))
@@ -93,27 +93,27 @@ def _pause(ctx: RunContext, reason: str) -> RunStatus:
 async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
                     ) -> tuple[Final, ScopeInstance, RunId]:
     """Run (or continue) the child run of subgraph node ``key``; pauses propagate."""
-    existing = [r for r in ctx.store.child_runs(ctx.run_id) if r.parent_node_key == key]
+    existing = [r for r in ctx.env.store.child_runs(ctx.env.run_id) if r.parent_node_key == key]
     if existing:
         run = existing[-1]
     else:
         from rein.engine.record_order import LAYOUT, layout
 
-        run = RunRow(run_id=RunId(ctx.ids.new("run")), graph_id=spec.graph_id,
+        run = RunRow(run_id=RunId(ctx.env.ids.new("run")), graph_id=spec.graph_id,
                      graph_path=spec.path, graph_digest=spec.digest, status=RunStatus.RUNNING,
-                     started_at=ctx.now(), parent_run_id=ctx.run_id, parent_node_key=key,
+                     started_at=ctx.now(), parent_run_id=ctx.env.run_id, parent_node_key=key,
                      binding={"params": dict(spec.params),
                               LAYOUT: layout(spec.fragment, spec.document)})
-        ctx.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
-            "graph_id": spec.graph_id, "parent_run_id": ctx.run_id, "node": key})
+        ctx.env.store.create_run(run, event_type=EventType.RUN_STARTED, payload={
+            "graph_id": spec.graph_id, "parent_run_id": ctx.env.run_id, "node": key})
     constraints = spec.document.get("constraints") or {} if spec.document is spec.fragment \
         else {}
-    parallel = ctx.max_parallel_nodes  # a child never runs wider than its parent
+    parallel = ctx.env.max_parallel_nodes  # a child never runs wider than its parent
     if constraints:
         parallel = min(int(constraints.get("max_parallel_nodes", parallel)), parallel)
     child = ctx.child(run_id=run.run_id, graph=spec.document, graph_path=spec.path,
                       digest=spec.digest, max_parallel_nodes=parallel,
-                      state=read_state(ctx.store, run.run_id, ctx.root().resume_policy))
+                      state=read_state(ctx.env.store, run.run_id, ctx.root().env.resume_policy))
     # A child that already ended is adopted below through the memo: every node is terminal.
     inst = ScopeInstance(model=scope_model(spec.fragment), path="", params=dict(spec.params),
                          roots=scope_roots(child, spec.document, dict(spec.params),
@@ -161,7 +161,7 @@ def _attachments(ctx: RunContext, data: Mapping[str, Any]) -> dict[str, Any]:
         if "inline" in att:
             out[name] = att["inline"]
         elif att.get("path"):
-            out[name] = _attachment_text(ctx.workspace, str(att["path"]))
+            out[name] = _attachment_text(ctx.env.workspace, str(att["path"]))
         else:
             out[name] = att.get("uri")
     return out
@@ -200,8 +200,8 @@ def restore_spending(store: Store, ctx: RunContext) -> None:
     """Usage already spent by this run (and its children) counts against its budgets."""
     from rein.engine.record import usage_of
 
-    spent = ctx.budget.spent
-    total = usage_of(store, ctx.run_id, include_children=True, settled_only=True)
+    spent = ctx.env.budget.spent
+    total = usage_of(store, ctx.env.run_id, include_children=True, settled_only=True)
     spent.input_tokens = int(total.get("input_tokens") or 0)
     spent.output_tokens = int(total.get("output_tokens") or 0)
     spent.cost_usd = float(total.get("cost_usd") or 0.0)

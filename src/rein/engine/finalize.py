@@ -19,7 +19,7 @@ from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import CriterionContext, HumanAnswer, HumanRequest
 from rein.engine.evaluation import diagnostic, value
 from rein.engine.events import EventType
-from rein.engine.runtime import Final, RunContext, ScopeInstance
+from rein.engine.runtime import Final, NodeAt, RunContext, ScopeInstance
 from rein.engine.scheduler import ScopeResult
 from rein.engine.signals import Paused
 from rein.errors import StoreError
@@ -86,10 +86,10 @@ def _graph_context(ctx: RunContext, inst: ScopeInstance, outputs: Mapping[str, A
                            note=answer.get("note"), reviewer=answer.get("actor"))
 
     return CriterionContext(
-        workspace=ctx.workspace, node_id="graph", attempt=1, outputs=dict(outputs),
+        workspace=ctx.env.workspace, node_id="graph", attempt=1, outputs=dict(outputs),
         output_specs=dict(inst.model.fragment.get("outputs") or {}), scope=scope,
-        secret_values=ctx.secret_values, ask_human=ask_human, checkers=ctx.checkers,
-        clock=ctx.clock.now,
+        secret_values=ctx.env.secret_values, ask_human=ask_human, checkers=ctx.env.checkers,
+        clock=ctx.env.clock.now,
     )
 
 
@@ -103,7 +103,7 @@ async def compensate(ctx: RunContext) -> None:
         view = inst.stand_in(str(target), nid)
         ctx.emit(EventType.NODE_COMPENSATING, {"node": inst.key(nid), "by": str(target)})
         try:
-            await ctx.execute_node(ctx, view, str(target))
+            await ctx.env.execute_node(NodeAt(ctx, view, str(target)))
         except Paused:
             raise  # an undo waiting for a person or a worker is waited for, not an error
         except StoreError:

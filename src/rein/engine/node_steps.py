@@ -11,29 +11,29 @@ from rein.engine import approvals
 from rein.engine.evaluation import condition, diagnostic, value
 from rein.engine.events import EventType
 from rein.engine.expressions import render
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext
 from rein.engine.signals import CheckpointRejected, InputsMissing
 
 
-def resolve_inputs(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
+def resolve_inputs(here: NodeAt, node: Mapping[str, Any]
                    ) -> dict[str, Any]:
     """Inputs resolved once (AGS §9.2): from / template / value, else implicit binding."""
     specs = node.get("inputs") or {}
-    scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": {}})
+    scope = here.inst.scope().with_self({"id": here.nid, "attempt": 1, "inputs": {}})
     out: dict[str, Any] = {}
     missing: list[str] = []
     for name, spec in specs.items():
-        where = f"node {nid} input {name}"
+        where = f"node {here.nid} input {name}"
         if "from" in spec:
-            got = value(ctx, scope, str(spec["from"]), where)
+            got = value(here.run, scope, str(spec["from"]), where)
         elif "template" in spec:
             got = render(str(spec["template"]), scope)
         elif "value" in spec:
             got = spec["value"]
-        elif name in inst.params:
-            got = inst.params[name]
+        elif name in here.inst.params:
+            got = here.inst.params[name]
         else:
-            got = (inst.roots.get("context") or {}).get(name)
+            got = (here.inst.roots.get("context") or {}).get(name)
         if got is None and "default" in spec:
             got = spec["default"]
         if got is None:
@@ -43,22 +43,24 @@ def resolve_inputs(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         out[name] = got
     if missing:
         names = ", ".join(missing)
-        diagnostic(ctx, "RT033", "error", f"node {nid}: required input(s) {names} resolved "
-                   "to nothing", node=inst.key(nid))
+        diagnostic(here.run, "RT033", "error",
+                   f"node {here.nid}: required input(s) {names} resolved "
+                   "to nothing", node=here.key)
         raise InputsMissing(names)
     return out
 
 
-async def checkpoints(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def checkpoints(here: NodeAt, node: Mapping[str, Any],
                       stage: str, attempt: int, *, this: Mapping[str, Any]) -> None:
     """Present the node's human checkpoints at ``stage`` (AGS §15)."""
     entries = node.get("human") or []
-    state = inst.states[nid]
+    state = here.state
     for index, cp in enumerate(entries):
         if not isinstance(cp, Mapping) or cp.get("at") != stage:
             continue
-        scope = inst.scope().with_self(this)
-        if cp.get("when") and not condition(ctx, scope, str(cp["when"]), f"node {nid} human"):
+        scope = here.inst.scope().with_self(this)
+        if cp.get("when") and not condition(here.run, scope, str(cp["when"]),
+                                            f"node {here.nid} human"):
             continue
         mode = str(cp.get("mode", "approve"))
         cp_id = str(cp.get("id") or f"{stage}_{index}")
@@ -66,19 +68,19 @@ async def checkpoints(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
         if mode == "notify":
             state.record.setdefault("human_events", []).append(
                 {"checkpoint_id": cp_id, "at_stage": stage, "mode": mode, "outcome": "notified",
-                 "at": ctx.now()})
-            ctx.emit(EventType.HUMAN_NOTIFIED, {"node": inst.key(nid), "checkpoint": cp_id,
-                                        "prompt": prompt})
+                 "at": here.run.now()})
+            here.run.emit(EventType.HUMAN_NOTIFIED, {"node": here.key, "checkpoint": cp_id,
+                                                     "prompt": prompt})
             continue
         required = bool(cp.get("required", True))
         row = await approvals.ask(
-            ctx,
-            key=f"checkpoint:{inst.key(nid)}:{cp_id}#{attempt}",
+            here.run,
+            key=f"checkpoint:{here.key}:{cp_id}#{attempt}",
             kind=ApprovalKind.CHECKPOINT,
-            request={"node": inst.key(nid), "stage": stage, "mode": mode, "prompt": prompt,
+            request={"node": here.key, "stage": stage, "mode": mode, "prompt": prompt,
                      "roles": list(cp.get("roles") or []), "checkpoint": cp_id,
                      "attempt": attempt, "outputs": dict(this.get("outputs") or {}),
-                     **_timeouts(ctx, cp)},
+                     **_timeouts(here.run, cp)},
             shows=this.get("outputs") or {},
             block=required,
         )
@@ -92,10 +94,10 @@ async def checkpoints(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapp
 
 def _timeouts(ctx: RunContext, block: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    timeout = block.get("timeout_seconds", ctx.policy.get("default_human_timeout_seconds"))
+    timeout = block.get("timeout_seconds", ctx.env.policy.get("default_human_timeout_seconds"))
     if timeout is not None:
         out["timeout_seconds"] = timeout
-    out["on_timeout"] = block.get("on_timeout", ctx.policy.get("on_human_timeout", "hold"))
+    out["on_timeout"] = block.get("on_timeout", ctx.env.policy.get("on_human_timeout", "hold"))
     return out
 
 

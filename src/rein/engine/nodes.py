@@ -1,77 +1,185 @@
 """Executing one node (AGS §17.7): adopt it from the store, or run its kind and persist it.
 
 Common to every kind: the memo check (a node already terminal in the store is adopted, not
-re-run) and the final transition written with its event. The steps a kind takes itself
-(inputs, human checkpoints) are in :mod:`rein.engine.node_steps`.
+re-run), the dispatch on the node's type through the registry of the six kinds of AGS §7
+(:data:`KINDS`: kind name → the coroutine that runs it, each in :mod:`rein.engine.kinds`),
+and the final transition written with its event. Each runner takes the node and its spec
+and returns the :class:`~rein.engine.outcome.NodeOutcome` it reached (or raises a signal);
+:func:`execute_node` applies it. A kind reaches the engine that runs it (a stand-in node, a
+child run) through the callables of the run's :class:`~rein.engine.runtime.RunEnv`, never
+by importing it. The steps a kind takes itself (inputs, human checkpoints) are in
+:mod:`rein.engine.node_steps`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
+from rein.core.failures import FailureClass
 from rein.core.states import NodeStatus
-from rein.engine import kinds
+from rein.engine.criteria.evaluate import evaluate_success
+from rein.engine.evaluation import diagnostic
 from rein.engine.events import EventType
+from rein.engine.kinds import ladder
+from rein.engine.kinds.attempt import criteria_reason, status_for
+from rein.engine.kinds.attempt_end import AttemptOutcome
+from rein.engine.kinds.criteria_context import criterion_context
+from rein.engine.kinds.gate import run_gate
+from rein.engine.kinds.task import run_decision, run_task
 from rein.engine.outcome import NodeOutcome
-from rein.engine.runtime import NodeState, RunContext, ScopeInstance
+from rein.engine.permissions import check_requirements
+from rein.engine.runtime import NodeAt, NodeState
 from rein.engine.signals import Paused
 from rein.engine.transitions import restore, transition
+from rein.formats.ags.spec import NodeSpec
+
+KindRunner = Callable[[NodeAt, NodeSpec], Awaitable[NodeOutcome]]
+
+# The kinds imported when a node of theirs first runs: (module, runner). A driver turn that
+# advances a task to a gate has no use for them (tests/cli/test_import_budgets.py).
+_LATER_KINDS = {"loop": ("rein.engine.kinds.loop", "run_loop"),
+                "map": ("rein.engine.kinds.map", "run_map"),
+                "subgraph": ("rein.engine.kinds.subgraph", "run_subgraph")}
 
 
-async def execute_node(ctx: RunContext, inst: ScopeInstance, nid: str) -> None:
-    """Run node ``nid`` of ``inst`` to a terminal state (or a pause) and persist it."""
-    state = inst.states[nid]
-    key = inst.key(nid)
-    known = ctx.state.memo.get(key)
+class _Kinds(MutableMapping[str, KindRunner]):
+    """Kind name → runner; the kinds of ``_LATER_KINDS`` are imported on first use."""
+
+    def __init__(self, **now: KindRunner) -> None:
+        self._now = now
+
+    def __getitem__(self, kind: str) -> KindRunner:
+        if kind not in self._now and kind in _LATER_KINDS:
+            module, name = _LATER_KINDS[kind]
+            self._now[kind] = getattr(importlib.import_module(module), name)
+        return self._now[kind]
+
+    def __setitem__(self, kind: str, value: KindRunner) -> None:  # a stand-in, in tests
+        self._now[kind] = value
+
+    def __delitem__(self, kind: str) -> None:
+        del self._now[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._now, *_LATER_KINDS]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._now, *_LATER_KINDS]))
+
+
+KINDS: MutableMapping[str, KindRunner] = _Kinds(task=run_task, decision=run_decision,
+                                                gate=run_gate)
+
+# Kinds that call a worker: their requirements are checked before anything is spent.
+_GUARDED = frozenset({"task", "decision"})
+
+
+async def run(here: NodeAt, spec: NodeSpec
+              ) -> NodeOutcome:
+    """Dispatch on the node's ``type``."""
+    runner = KINDS.get(spec.type)
+    if runner is None:
+        raise ValueError(f"unknown node type {spec.type!r}")  # validation refuses it earlier
+    if spec.type in _GUARDED:
+        refused = await _refused(here, spec)
+        if refused is not None:
+            return refused
+    outcome = await runner(here, spec)
+    if spec.type in _GUARDED or outcome.status is not NodeStatus.SUCCEEDED or \
+            not isinstance(spec.raw.get("success"), Mapping):
+        return outcome
+    return await _checked(here, spec, outcome)
+
+
+async def _checked(here: NodeAt, spec: NodeSpec,
+                   outcome: NodeOutcome) -> NodeOutcome:
+    """A gate, loop, map or subgraph node that reached its end evaluates its ``success``
+    block on what it produced (§17.7 step 9; tasks and decisions do it per attempt). A
+    failed check is ``criteria_failed`` and goes to the ladder; the whole node is not run
+    again (there is no attempt to retry), and its results are kept as ``x-rein-success``."""
+    outputs = dict(outcome.outputs or {})
+    success = await evaluate_success(spec.raw["success"], criterion_context(
+        here, spec.raw, 1, outputs))
+    shown = {"x-rein-success": success.to_record()} if success.results else {}
+    if success.passed:
+        return outcome.noting(**shown)
+    failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
+    last = AttemptOutcome(status=status_for(failure), failure=failure, outputs=outputs,
+                          success=success, message=criteria_reason(success, spec.success))
+    ended = await ladder.exhausted(here, spec, last, failure=failure,
+                                   produced=outputs)
+    return ended.noting(**shown)
+
+
+async def _refused(here: NodeAt, spec: NodeSpec
+                   ) -> NodeOutcome | None:
+    """Requirements this harness cannot or may not grant: ``blocked`` before any worker call
+    (RT012 tools and MCP servers, PERM002 permissions outside rein's policy)."""
+    refusal = check_requirements(spec, here.env.harness_policy, here.env.workers)
+    if refusal is None:
+        return None
+    diagnostic(here.run, refusal.code, "error", refusal.message, node=here.key)
+    outcome = await ladder.exhausted(here, spec, None,
+                                     failure=FailureClass.PERMISSION_DENIED, blocked=True)
+    return outcome.noting(**{"x-rein-blocked": {"code": refusal.code,
+                                                "message": refusal.message}})
+
+
+async def execute_node(here: NodeAt) -> None:
+    """Run node ``here.nid`` of ``here.inst`` to a terminal state (or a pause) and persist it."""
+    state = here.state
+    key = here.key
+    known = here.run.state.memo.get(key)
     if known is not None and known.status.terminal and not known.record.get("x-rein-redacted"):
-        _adopt(ctx, inst, nid, known.record)
+        _adopt(here, known.record)
         return
     if known is not None and not known.status.terminal:
         # Paused mid-retries in an earlier process: keep the attempts that already ended,
         # so that resuming adopts them instead of running and judging them again.
-        state.record["started_at"] = known.record.get("started_at", ctx.now())
+        state.record["started_at"] = known.record.get("started_at", here.run.now())
         closed = [dict(a) for a in known.record.get("attempts") or []
                   if a.get("status") not in (None, "succeeded")]
         if closed:
             state.record["attempts"] = closed
-    node = inst.model.nodes[nid]
-    kind = inst.model.node_type(nid)
-    started = ctx.clock.monotonic()
+    node = here.node
+    kind = here.inst.model.node_type(here.nid)
+    started = here.env.clock.monotonic()
     transition(state, NodeStatus.RUNNING)
-    at = ctx.now()
+    at = here.run.now()
     state.record.setdefault("started_at", at)
     # Held: nothing is done on the node's account before its next write (an attempt
     # starting, a question asked, its end), which commits both; lost in a crash, the node
     # simply had not started.
-    ctx.save_node(inst, nid, EventType.NODE_STARTED, {"type": kind, "title": node.get("title")},
-                  hold=True, at=at)
+    here.save(EventType.NODE_STARTED, {"type": kind, "title": node.get("title")},
+              hold=True, at=at)
     # Nothing is written when the node's task is cancelled or an exception passes through:
     # that is an interrupt (Ctrl-C, a server shutting down, a store error in a sibling),
     # and the node stays in flight in the store, exactly as after a kill, so that resuming
     # runs it again. A cancel the engine means (a halt, fail_fast, an operator) is recorded
     # by whoever decided it (rein.engine.stops).
     try:
-        outcome = await kinds.run(ctx, inst, nid, inst.model.specs[nid])
+        outcome = await run(here, here.spec)
     except Paused as pause:
         transition(state, NodeStatus.AWAITING_HUMAN if pause.reason == "human"
                    else NodeStatus.RUNNING, node=key)
-        ctx.save_node(inst, nid, EventType.NODE_WAITING, {"reason": pause.reason, **pause.detail})
+        here.save(EventType.NODE_WAITING, {"reason": pause.reason, **pause.detail})
         raise
     _apply(state, outcome, node=key)
-    state.duration = round(ctx.clock.monotonic() - started, 6)
-    state.record["finished_at"] = at = ctx.now()
+    state.duration = round(here.env.clock.monotonic() - started, 6)
+    state.record["finished_at"] = at = here.run.now()
     state.record["x-rein-duration-seconds"] = state.duration
-    if state.status is NodeStatus.SUCCEEDED:
-        ctx.state.completions.append((state.record["finished_at"], inst, nid))
+    if state.status is NodeStatus.SUCCEEDED and _undone(here):
+        here.run.state.completions.append((state.record["finished_at"], here.inst, here.nid))
     # Held: what the node's end sets off (the next map item or a lone successor starting,
     # the scope's edges) writes next, before anything awaits, and commits it; an empty
     # scheduling step keeps it held. A step that writes commits it first, on its own, and
     # the loop's next turn at the latest (rein.engine.events.append), so no worker, person
     # or other process can learn of the end, or of what follows from it, before it is
     # committed: a crash can only take it with everything that came after it.
-    ctx.save_node(inst, nid, EventType.NODE_FINISHED, _finish_payload(state.outputs, node, state),
-                  hold=True, at=at)
+    here.save(EventType.NODE_FINISHED, _finish_payload(state.outputs, node, state),
+              hold=True, at=at)
 
 
 def _apply(state: NodeState, outcome: NodeOutcome, *, node: str) -> None:
@@ -99,10 +207,18 @@ def _finish_payload(outputs: Mapping[str, Any], node: Mapping[str, Any], state: 
     return out
 
 
-def _adopt(ctx: RunContext, inst: ScopeInstance, nid: str, record: Mapping[str, Any]) -> None:
+def _adopt(here: NodeAt, record: Mapping[str, Any]) -> None:
     """Take a node's terminal state from the store instead of running it again."""
-    state = inst.states[nid]
-    restore(state, NodeStatus(record["status"]), node=inst.key(nid))
+    state = here.state
+    restore(state, NodeStatus(record["status"]), node=here.key)
     state.adopt(record)
-    if state.status is NodeStatus.SUCCEEDED:
-        ctx.state.completions.append((str(record.get("finished_at", "")), inst, nid))
+    if state.status is NodeStatus.SUCCEEDED and _undone(here):
+        here.run.state.completions.append((str(record.get("finished_at", "")), here.inst,
+                                           here.nid))
+
+
+def _undone(here: NodeAt) -> bool:
+    """Whether a node names a compensation to run if the run fails: only those are kept
+    in the run's completions, which would otherwise hold every scope instance (every map
+    item's) until the run ends."""
+    return bool(here.inst.model.specs[here.nid].failure.compensation)

@@ -198,10 +198,11 @@ def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None
 
 def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
                   seen: set[str]) -> None:
-    from rein.engine.kinds.subgraph import RefProblem, ref_path
-    from rein.formats.loader import load_path
-
     for ref in _refs(data):
+        # the subgraph kind and the loader, for a graph that refers to another file only
+        from rein.engine.kinds.subgraph import RefProblem, ref_path
+        from rein.formats.loader import load_path
+
         uri = str(ref.get("uri"))
         try:
             child = ref_path(path, uri)

@@ -6,12 +6,12 @@ inherits them so that a surface needs no store of its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
-from rein.core.states import ApprovalStatus
+from rein.core.states import ApprovalStatus, NodeStatus
 from rein.errors import ReinError
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store
 from rein.store.lineage import family, top_run_id
@@ -78,6 +78,15 @@ class Reads:
 
     def nodes(self, run_id: str) -> list[NodeRow]:
         return self.store.nodes(self.run(run_id).run_id)
+
+    def node_counts(self, run_id: str) -> dict[tuple[str, NodeStatus], int]:
+        """How many nodes of each (type, status) a run has, counted by the store."""
+        return self.store.node_counts(self.run(run_id).run_id)
+
+    def iter_nodes(self, run_id: str, *, exclude: Sequence[NodeStatus] = (),
+                   records: bool = True) -> Iterator[NodeRow]:
+        """A run's node rows in order, streamed (see :meth:`rein.store.base.Runs.iter_nodes`)."""
+        return self.store.iter_nodes(self.run(run_id).run_id, exclude=exclude, records=records)
 
     def node(self, run_id: str, node_key: str) -> NodeRow | None:
         """One node row of a run, or None."""

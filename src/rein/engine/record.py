@@ -12,7 +12,6 @@ import datetime as dt
 import json
 from collections.abc import Mapping
 from functools import lru_cache
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
@@ -62,24 +61,27 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
                 stack.append(child.run_id)
     for rid in runs:
         attributed = attributed_usage(store, rid)
-        for row in store.nodes(RunId(rid)):
-            attempts = row.record.get("attempts") or []
-            open_again = settled_only and not row.status.terminal
-            if row.type in ("task", "decision"):
+        # Streamed, a few fields of each attempt: a run's size weighs on the time only.
+        for f in store.attempt_facts(RunId(rid)):
+            open_again = settled_only and not f.status.terminal
+            if f.attempt is None:  # a node without attempts
+                if f.type not in ("task", "decision") and f.started and not open_again:
+                    totals["node_executions"] += 1
+                continue
+            if f.type in ("task", "decision"):
                 # Replay keeps the closed failures of an unfinished node; anything else
                 # (in flight, or succeeded just before a crash) is run again.
-                totals["node_executions"] += sum(1 for a in attempts if not (
-                    open_again and a.get("status") in (None, "succeeded")))
-            elif row.record.get("started_at") and not open_again:
+                if not (open_again and f.attempt_status in (None, "succeeded")):
+                    totals["node_executions"] += 1
+            elif f.attempt == 0 and f.started and not open_again:
                 totals["node_executions"] += 1
-            for a in attempts:
-                used = attributed.get(str(a.get(DRIVER_TOKEN))) or a.get("usage")
-                if not isinstance(used, Mapping):
-                    continue
-                unknown.update(k for k in MEASURED if not _number(used.get(k)))
-                for k, v in used.items():
-                    if k in totals and _number(v):
-                        totals[k] += v
+            used = attributed.get(str(f.driver_token)) or f.usage
+            if not isinstance(used, Mapping):
+                continue
+            unknown.update(k for k in MEASURED if not _number(used.get(k)))
+            for k, v in used.items():
+                if k in totals and _number(v):
+                    totals[k] += v
     totals["cost_usd"] = round(totals["cost_usd"], 6)
     for k in unknown:
         totals[k] = None
@@ -116,19 +118,18 @@ def usage_sources(store: Store, run_id: str) -> list[str]:
             stack.append(child.run_id)
     for rid in runs:
         attributed = attributed_usage(store, rid)
-        for row in store.nodes(RunId(rid)):
-            for a in row.record.get("attempts") or []:
-                token = a.get(DRIVER_TOKEN)
-                used = a.get("usage")
-                if token is None:
-                    if isinstance(used, Mapping):
-                        found.add("measured")
-                elif str(token) in attributed:
-                    found.add("attributed")
-                elif a.get(SOURCE) == "self-reported":
-                    found.add("self-reported")
-                elif a.get("status") is not None:  # ended without a usage told
-                    found.add("unknown")
+        for f in store.attempt_facts(RunId(rid)):
+            if f.attempt is None:
+                continue
+            if f.driver_token is None:
+                if f.usage is not None:
+                    found.add("measured")
+            elif f.driver_token in attributed:
+                found.add("attributed")
+            elif f.usage_source == "self-reported":
+                found.add("self-reported")
+            elif f.attempt_status is not None:  # ended without a usage told
+                found.add("unknown")
     return sorted(found)
 
 
@@ -265,6 +266,8 @@ def _diagnostics_in_order(found: list[dict[str, Any]], order: RecordOrder | None
 @lru_cache(maxsize=1)
 def run_schema() -> dict[str, Any]:
     """The normative run record schema, from the installed ``agentic-graph-spec`` package."""
+    from importlib.resources import files  # with its own imports: for the record's check only
+
     path = files("ags") / "schema" / "agentic-graph-run-1.0.schema.json"
     schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return schema

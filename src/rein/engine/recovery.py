@@ -34,7 +34,6 @@ from rein.store.base import NodeRow, ProcessRow, RunRow, Store, Transition
 from rein.store.lineage import family
 from rein.store.sql import host_name
 
-RERUN = "x-rein-rerun"
 INTERRUPTED = "x-rein-interrupted"
 IRREVERSIBLE = "x-rein-irreversible"
 POLICIES = ("resume_incomplete", "resume_failed", "restart")

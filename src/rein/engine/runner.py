@@ -49,7 +49,7 @@ from rein.engine.prepare import (
     secrets_from_env,
 )
 from rein.engine.routing import Router
-from rein.engine.runtime import Listener, RunContext, ScopeInstance
+from rein.engine.runtime import Listener, RunContext, RunEnv, ScopeInstance
 from rein.errors import Location, Refused, ReinError, RunError
 from rein.profiles.policy import Policy
 from rein.store import workspace_id
@@ -393,7 +393,7 @@ class Engine(Record):
         ``resume_policy``."""
         constraints = data.get("constraints") or {}
         started = _parse(run.started_at)
-        ctx = RunContext(
+        env = RunEnv(
             store=self.store, run_id=run.run_id, workspace=self.workspace, graph=data,
             graph_path=run.graph_path, digest=run.graph_digest, clock=self.clock, ids=self.ids,
             workers=self.placed_workers(), router=self.router,
@@ -401,12 +401,12 @@ class Engine(Record):
             policy=dict(data.get("policy") or {}),
             max_parallel_nodes=int(constraints.get("max_parallel_nodes", 1)),
             max_depth=int(constraints.get("max_subgraph_depth", 5)),
-            secrets=secrets_from_env(self.env), env=self.env, resume_policy=resume_policy,
-            state=read_state(self.store, run.run_id, resume_policy),
+            secrets=secrets_from_env(self.env), environ=self.env, resume_policy=resume_policy,
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
             approved_children=_pinned(run.binding), signers=self.signers,
             execute_node=execute_node, run_child=run_child,
         )
+        ctx = RunContext(env=env, state=read_state(self.store, run.run_id, resume_policy))
         return ctx
 
 

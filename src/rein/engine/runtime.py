@@ -32,6 +32,7 @@ from rein.engine.expressions import EvalScope
 from rein.engine.graph import ScopeModel
 from rein.engine.permissions import default_policy
 from rein.engine.routing import Router
+from rein.formats.ags.spec import NodeSpec
 from rein.formats.redaction import Secrets, redact
 from rein.profiles.policy import Policy
 from rein.store.base import ApprovalRow, Event, NodeRow, Store, Transition
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 Listener = Callable[[Event], None]
 # How a run executes one node, and one child run: set by the engine that builds the context
 # (the node kinds call them through it, so no kind imports the engine that runs it).
-NodeExecutor = Callable[["RunContext", "ScopeInstance", str], Awaitable[None]]
+NodeExecutor = Callable[["NodeAt"], Awaitable[None]]
 ChildRunner = Callable[["RunContext", NodeKey, "ChildSpec"],
                        Awaitable[tuple["Final", "ScopeInstance", RunId]]]
 
@@ -219,10 +220,10 @@ class RunState(Record):
     completions: list[tuple[str, ScopeInstance, str]] = field(default_factory=list)
 
 
-class RunContext(Frozen, eq=False):
-    """What one run runs with: its documents, dependencies and limits, fixed for the run,
-    and its :class:`RunState`, the one part that changes. A child run (subgraph) gets its
-    own, sharing the budget."""
+class RunEnv(Frozen, eq=False):
+    """What one run runs with, fixed for the run: its documents, dependencies and limits.
+    Immutable, compared by identity; a child run (subgraph) gets its own, sharing the
+    dependencies (store, workers, the budget tracker, secrets, the executors)."""
 
     store: Store
     run_id: RunId
@@ -239,9 +240,8 @@ class RunContext(Frozen, eq=False):
     max_parallel_nodes: int
     max_depth: int
     secrets: Mapping[str, str]  # name → value; never written anywhere
-    env: Mapping[str, str]  # the process environment nodes may declare names from
+    environ: Mapping[str, str]  # the process environment nodes may declare names from
     depth: int = 0
-    parent: RunContext | None = None
     resume_policy: str = "resume_incomplete"  # which stored nodes replay adopts (recovery)
     checkers: Mapping[str, Any] | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # backoff; tests inject a no-op
@@ -255,40 +255,18 @@ class RunContext(Frozen, eq=False):
     signers: Signers | None = None
     execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
     run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
-    state: RunState = field(default_factory=RunState)  # the run's own, empty at its start
-
-    def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
-              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None,
-              state: RunState | None = None) -> RunContext:
-        """The context of a child run: what the run shares (store, workers, budget, secrets,
-        the executors) is inherited as it is; the child's own ``state`` (as the store holds
-        it), empty when not given. Its own document's ``policy`` replaces the parent's."""
-        if policy is None:
-            policy = dict(graph.get("policy") or self.policy)
-        shared = {name: getattr(self, name) for name in INHERITED}
-        return RunContext(**shared, run_id=run_id, graph=graph, graph_path=graph_path,
-                          digest=digest, policy=policy, max_parallel_nodes=max_parallel_nodes,
-                          depth=self.depth + 1, parent=self,
-                          state=RunState() if state is None else state)
-
-    # -- time ----------------------------------------------------------------------------
 
     def now(self) -> str:
         return iso(self.clock.now())
 
-    # -- persistence ---------------------------------------------------------------------
-
     @property
     def secret_values(self) -> frozenset[str]:
         """Every secret the store redacts (provider keys included) and the run's own."""
-        return self.store_secrets().values | frozenset(v for v in self.secrets.values() if v)
-
-    def store_secrets(self) -> Secrets:
-        return self.store.secrets
+        return self.store.secrets.values | frozenset(v for v in self.secrets.values() if v)
 
     def known_secrets(self) -> Secrets:
         """Every secret the run knows: the store's and the run's own."""
-        return self.store_secrets() | Secrets.of(self.secrets)
+        return self.store.secrets | Secrets.of(self.secrets)
 
     def redact(self, value: Any) -> Any:
         """``value`` with every secret the run knows replaced, as the store writes it."""
@@ -306,22 +284,6 @@ class RunContext(Frozen, eq=False):
         return append(self.store, self.run_id, event_type, payload,
                       self.now() if at is None else at, change, hold=hold)
 
-    def root(self) -> RunContext:
-        ctx = self
-        while ctx.parent is not None:
-            ctx = ctx.parent
-        return ctx
-
-    def spend(self, usage: Usage) -> None:
-        """Count what an attempt (or a judge) spent against the run. Work that went past a
-        graph limit stops the run (RT061) even when it was the last thing to run: a run
-        that overspent cannot end ``succeeded``."""
-        root = self.root()
-        root.budget.spent.add(usage)
-        exc = root.budget.overrun(self.clock.now())
-        if exc is not None and root.state.budget_stop is None:
-            root.state.budget_stop = {"message": exc.message, **exc.to_json()}
-
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
                   payload: Mapping[str, Any] | None = None, *, hold: bool = False,
                   at: str | None = None) -> None:
@@ -336,9 +298,108 @@ class RunContext(Frozen, eq=False):
         self.emit(event_type, body, Transition(node=row), hold=hold, at=at)
 
 
+class RunContext(Frozen, eq=False):
+    """One run (or child run) as it executes: its :class:`RunEnv`, the environment fixed
+    for the run, and its :class:`RunState`, what it learns as it goes (read from the store
+    when a pass begins). The two are kept apart: nothing here changes the environment, and
+    the state holds no dependency. A child run has its own of both, the environment
+    sharing the parent's dependencies."""
+
+    env: RunEnv
+    state: RunState = field(default_factory=RunState)  # the run's own, empty at its start
+    parent: RunContext | None = None
+
+    def child(self, *, run_id: RunId, graph: Mapping[str, Any], graph_path: str, digest: str,
+              max_parallel_nodes: int, policy: Mapping[str, Any] | None = None,
+              state: RunState | None = None) -> RunContext:
+        """The context of a child run: what the run shares (store, workers, budget, secrets,
+        the executors) is inherited as it is; the child's own ``state`` (as the store holds
+        it), empty when not given. Its own document's ``policy`` replaces the parent's."""
+        env = self.env
+        if policy is None:
+            policy = dict(graph.get("policy") or env.policy)
+        shared = {name: getattr(env, name) for name in INHERITED}
+        child = RunEnv(**shared, run_id=run_id, graph=graph, graph_path=graph_path,
+                       digest=digest, policy=policy, max_parallel_nodes=max_parallel_nodes,
+                       depth=env.depth + 1)
+        return RunContext(env=child, parent=self, state=RunState() if state is None else state)
+
+    # -- the environment's operations, on this run ---------------------------------------
+
+    def now(self) -> str:
+        return self.env.now()
+
+    def emit(self, event_type: EventType, payload: Mapping[str, Any],
+             change: Transition | None = None, *, hold: bool = False,
+             at: str | None = None) -> Event:
+        """:meth:`RunEnv.emit`: one event and the state it describes, in one transaction."""
+        return self.env.emit(event_type, payload, change, hold=hold, at=at)
+
+    def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
+                  payload: Mapping[str, Any] | None = None, *, hold: bool = False,
+                  at: str | None = None) -> None:
+        """:meth:`RunEnv.save_node`: a node's current state with the event that changed it."""
+        self.env.save_node(inst, node_id, event_type, payload, hold=hold, at=at)
+
+    def root(self) -> RunContext:
+        ctx = self
+        while ctx.parent is not None:
+            ctx = ctx.parent
+        return ctx
+
+    def spend(self, usage: Usage) -> None:
+        """Count what an attempt (or a judge) spent against the run. Work that went past a
+        graph limit stops the run (RT061) even when it was the last thing to run: a run
+        that overspent cannot end ``succeeded``."""
+        root = self.root()
+        root.env.budget.spent.add(usage)
+        exc = root.env.budget.overrun(self.env.clock.now())
+        if exc is not None and root.state.budget_stop is None:
+            root.state.budget_stop = {"message": exc.message, **exc.to_json()}
+
+
+class NodeAt(Frozen, kw_only=False, eq=False):
+    """One node of one scope instance of a run: what the steps of a node (its kind, its
+    attempts, its ladder, its inputs and checkpoints) work on, as one value. ``run`` is the
+    run (its environment and its state), ``inst`` the scope instance, ``nid`` the node's id
+    in it; a stand-in (an alternate, an escalation, a compensation) is a ``NodeAt`` of its
+    own, in a view of the instance."""
+
+    run: RunContext
+    inst: ScopeInstance
+    nid: str
+
+    @property
+    def env(self) -> RunEnv:
+        return self.run.env
+
+    @property
+    def key(self) -> NodeKey:
+        """Where the node runs in the run: its scope path (or a stand-in's key)."""
+        return self.inst.key(self.nid)
+
+    @property
+    def state(self) -> NodeState:
+        return self.inst.states[self.nid]
+
+    @property
+    def spec(self) -> NodeSpec:
+        return self.inst.model.specs[self.nid]
+
+    @property
+    def node(self) -> Mapping[str, Any]:
+        """The node as the document declares it (the graph's defaults merged)."""
+        return self.inst.model.nodes[self.nid]
+
+    def save(self, event_type: EventType, payload: Mapping[str, Any] | None = None, *,
+             hold: bool = False, at: str | None = None) -> None:
+        """:meth:`RunEnv.save_node` of this node."""
+        self.run.env.save_node(self.inst, self.nid, event_type, payload, hold=hold, at=at)
+
+
 # What a child run takes from its parent unchanged: everything else is the child's own.
 INHERITED = ("store", "workspace", "clock", "ids", "workers", "router", "budget", "max_depth",
-             "secrets", "env", "sleep", "checkers", "harness_policy", "signers",
+             "secrets", "environ", "sleep", "checkers", "harness_policy", "signers",
              "execute_node", "run_child")
 
 

@@ -21,7 +21,7 @@ from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus
 from rein.engine.evaluation import condition
 from rein.engine.events import EventType
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.engine.transitions import transition
 from rein.errors import BudgetExceeded
@@ -45,8 +45,8 @@ class Scheduler:
         self.ctx = ctx
         self.inst = inst
         self.model = inst.model
-        self.capacity = max(1, capacity or ctx.max_parallel_nodes)
-        self.policy = str(ctx.policy.get("on_node_failure", "isolate"))
+        self.capacity = max(1, capacity or ctx.env.max_parallel_nodes)
+        self.policy = str(ctx.env.policy.get("on_node_failure", "isolate"))
         self.paused: dict[str, str] = {}
         self.halted = False
         # Pending nodes whose incoming edges changed since they were last looked at: only
@@ -72,7 +72,7 @@ class Scheduler:
                 # join it, and each write is whole: a crash between steps loses none of
                 # them, a crash inside one loses the step, which the replay redoes.
                 inline: str | None = None
-                with self.ctx.store.batch():
+                with self.ctx.env.store.batch():
                     if entry is not None:
                         for nid in self.model.nodes:
                             if nid not in entry and not self.model.incoming[nid]:
@@ -98,7 +98,7 @@ class Scheduler:
                     # task, its done callback and the wait (three turns of the event loop
                     # per node, each behind every other ready callback).
                     try:
-                        await self.ctx.execute_node(self.ctx, self.inst, inline)
+                        await self.ctx.env.execute_node(NodeAt(self.ctx, self.inst, inline))
                         alone = (inline, None)
                     except Exception as exc:  # noqa: BLE001 - judged by _finished, as a task's is
                         alone = (inline, exc)
@@ -113,9 +113,9 @@ class Scheduler:
                     from rein.engine.stops import stop_node
 
                     for nid in sorted(running.values(), key=self.model.rank.__getitem__):
-                        stop_node(self.ctx, self.inst, nid, "halted after a failure")
+                        stop_node(NodeAt(self.ctx, self.inst, nid), "halted after a failure")
                     running.clear()
-                    with self.ctx.store.batch():
+                    with self.ctx.env.store.batch():
                         self._update_readiness()
                 if not running:
                     break
@@ -126,7 +126,7 @@ class Scheduler:
             await asyncio.gather(*running, return_exceptions=True)
             raise
         if self.halted or self.ctx.root().state.budget_stop is not None:
-            with self.ctx.store.batch():
+            with self.ctx.env.store.batch():
                 self._close_pending()
         return ScopeResult(
             paused=self._pause_reason(),
@@ -150,7 +150,8 @@ class Scheduler:
             transition(self.inst.states[nid], NodeStatus.RUNNING)
             if not running and len(picked) == 1:
                 return nid
-            task = asyncio.ensure_future(self.ctx.execute_node(self.ctx, self.inst, nid))
+            task = asyncio.ensure_future(self.ctx.env.execute_node(NodeAt(self.ctx, self.inst,
+                                                                          nid)))
             running[task] = nid
             if len(running) >= self.capacity:
                 break

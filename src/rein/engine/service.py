@@ -59,6 +59,7 @@ class Submitted(Frozen):
     """A driver envelope applied (or recognised as applied) and the run advanced."""
 
     note: str  # what happened, in words ("accepted for ...", "already applied ...")
+    accepted: bool  # this submit applied the envelope (false: it was applied before)
     status: dict[str, Any]  # what comes next, as :meth:`Harness.next` reports it
 
 
@@ -71,12 +72,13 @@ class Harness(Reads):
                  env: Mapping[str, str] | None = None, workers: tuple[Any, ...] | None = None,
                  checkers: Mapping[str, Any] | None = None,
                  sleep: Callable[[float], Awaitable[None]] | None = None,
-                 surface: str = "api", signer: Signer | None = None) -> None:
+                 surface: str = "api", signer: Signer | None = None,
+                 router: Router | None = None) -> None:
         self.workspace = workspace
         self.config = config
         self.surface = surface  # who takes answers here: cli, web, app-server, acp, api
         self.signer = signer  # signs a run's approval where approvals are signed (cli only)
-        self._router: Router | None = None
+        self._router: Router | None = router  # None: built from [tiers] on first use
         self.clock: Clock = clock or SystemClock()
         self.listeners = list(listeners)
         self._store_url, self._create = store_url, create
@@ -616,24 +618,24 @@ class Harness(Reads):
                                   hint="send it without --run, or answer the run's own "
                                        "instruction")
         with store.lock_run(root):
-            note = consume(self.workspace, engine, envelope, root, now=self.clock.now(),
+            done = consume(self.workspace, engine, envelope, root, now=self.clock.now(),
                            max_write_refusals=driver_settings(engine.workers)
                            .max_write_refusals)
             if consumed is not None:  # before the progress of the advance it causes
-                consumed(note)
+                consumed(done.note)
             run = store.get_run(root)
             # Advance after a new answer, or to continue what a dead submit left: a run
             # left running, or a paused run holding an answer it has not taken up.
             if run is not None and not run.status.terminal and (
-                    note.startswith("accepted") or run.status.value == "running"
+                    done.accepted or run.status.value == "running"
                     or answer_untaken(store, root)):
                 await engine.proceed(root)
         status = status_of(store, self.workspace, root)
-        if turn is not None and note.startswith("accepted"):
+        if turn is not None and done.accepted:
             advisory = advisory_failures(store, turn)
             if advisory:
                 status["advisory_failures"] = advisory
-        return Submitted(note=note, status=status)
+        return Submitted(note=done.note, accepted=done.accepted, status=status)
 
     # -- threads (the session runtime) ---------------------------------------------------
 

@@ -22,7 +22,7 @@ from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, NodeStatus, RunStatus
 from rein.engine import approvals
 from rein.engine.events import EventType, append
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext
 from rein.engine.transitions import transition
 from rein.store.base import NodeRow, Store, Transition
 from rein.store.lineage import family
@@ -30,18 +30,18 @@ from rein.store.lineage import family
 REASON = "x-rein-cancel-reason"
 
 
-def stop_node(ctx: RunContext, inst: ScopeInstance, nid: str, reason: str) -> None:
-    """Record node ``nid``, whose task the caller cancelled on purpose and awaited, as
+def stop_node(here: NodeAt, reason: str) -> None:
+    """Record node ``here.nid``, whose task the caller cancelled on purpose and awaited, as
     ``cancelled``, with everything that ran under it. A node that had ended keeps its end."""
-    state = inst.states[nid]
-    key = inst.key(nid)
+    state = here.state
+    key = here.key
     if not state.status.terminal:
         transition(state, NodeStatus.CANCELLED, node=key)
-        state.record["finished_at"] = ctx.now()
+        state.record["finished_at"] = here.run.now()
         state.record[REASON] = reason
-        ctx.save_node(inst, nid, EventType.NODE_CANCELLED, {"reason": reason})
+        here.save(EventType.NODE_CANCELLED, {"reason": reason})
     # The node's own open question too (it may have been waiting for a person).
-    settle_under(ctx, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)
+    settle_under(here.run, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)
 
 
 def stop_scope(ctx: RunContext, path: str, reason: str) -> None:
@@ -53,12 +53,12 @@ def stop_scope(ctx: RunContext, path: str, reason: str) -> None:
 def settle_under(ctx: RunContext, under: Callable[[str], bool], reason: str) -> None:
     """Every unfinished node of ``ctx``'s run whose key ``under`` selects ends ``cancelled``,
     its open questions closed, and so does every child run started by one of them."""
-    store, at = ctx.store, ctx.now()
-    for node in store.nodes(ctx.run_id):
+    store, at = ctx.env.store, ctx.now()
+    for node in store.nodes(ctx.env.run_id):
         if under(node.node_key):
             _cancel_row(store, node, reason, at)
-    _close_questions(store, ctx.run_id, under, reason, at)
-    for child in store.child_runs(ctx.run_id):
+    _close_questions(store, ctx.env.run_id, under, reason, at)
+    for child in store.child_runs(ctx.env.run_id):
         if child.parent_node_key is not None and under(child.parent_node_key):
             _settle_family(store, child.run_id, reason, at, itself=True)
 
@@ -74,7 +74,7 @@ def settle_run(ctx: RunContext, status: RunStatus) -> None:
     why = "the run was cancelled" if cancelled else f"the run ended {status.value}"
     # A run that ended otherwise keeps its questions that were never awaited (a
     # checkpoint that is not required stays surfaced); nothing else can be open then.
-    _settle_family(ctx.store, ctx.run_id, why, ctx.now(), itself=False, questions=cancelled)
+    _settle_family(ctx.env.store, ctx.env.run_id, why, ctx.now(), itself=False, questions=cancelled)
 
 
 def _settle_family(store: Store, run_id: RunId, why: str, at: str, *, itself: bool,

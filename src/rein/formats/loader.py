@@ -20,7 +20,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,7 +52,8 @@ DEFAULT_LIMITS = LoadLimits()
 class Document:
     """A loaded document: its data, where it came from, and a way back to source positions."""
 
-    __slots__ = ("_asked", "_index", "data", "format", "line_offset", "source", "text")
+    __slots__ = ("_asked", "_index", "_sections", "data", "format", "line_offset", "source",
+                 "text")
     data: Any
     source: str
     format: Format
@@ -61,26 +62,70 @@ class Document:
     # Positions found so far, and the pointers already looked up (found or not).
     _index: dict[str, tuple[int, int]]
     _asked: set[str]
+    # Where the entries of the top-level block mappings are in ``text`` (YAML only):
+    # ``/nodes/<id>`` → [offset of its first line, offset of the next entry's line).
+    _sections: Mapping[str, tuple[int, int]]
 
     def __init__(self, data: Any, source: str, format: Format, text: str,
-                 line_offset: int = 0) -> None:
+                 line_offset: int = 0,
+                 sections: Mapping[str, tuple[int, int]] | None = None) -> None:
         self.data, self.source, self.format, self.text = data, source, format, text
         self.line_offset = line_offset
         self._index = {}
         self._asked = set()
+        self._sections = sections or {}
 
     def __repr__(self) -> str:
         return (f"Document(source={self.source!r}, format={self.format!r}, "
                 f"line_offset={self.line_offset!r})")
 
     def prepare(self, pointers: Iterable[str]) -> None:
-        """Look up many pointers in one pass of the text, before :meth:`locate` reads them."""
-        new = {p for p in pointers if p not in self._asked}
-        if new:
-            from rein.formats.locations import locate_pointers  # YAML's parser
+        """Look up many pointers in one pass of the text, before :meth:`locate` reads them.
 
-            self._index.update(locate_pointers(self.text, new))
-            self._asked.update(new)
+        A pointer inside an entry of a top-level block mapping (``/nodes/<id>/...``) is
+        looked up in that entry's lines alone, read as a document of their own at the same
+        lines and columns: a finding at the end of a large graph costs its node, not a
+        second pass over the whole text (``tests/formats/test_locate_large.py``). Anything
+        else, or an entry its lines alone do not parse, takes the pass over the text."""
+        new = {p for p in pointers if p not in self._asked}
+        if not new:
+            return
+        from rein.formats.locations import locate_pointers  # YAML's parser
+
+        whole: set[str] = set()
+        inside: dict[str, list[str]] = {}  # an entry → the pointers within it
+        for ptr in new:
+            parts = ptr.split("/", 3)
+            entry = "/".join(parts[:3])
+            if len(parts) >= 3 and entry in self._sections:
+                inside.setdefault(entry, []).append(ptr)
+            else:
+                whole.add(ptr)
+        for entry, wanted in inside.items():
+            found = self._in_section(entry, wanted)
+            if found is None:
+                whole.update(wanted)
+            else:
+                self._index.update(found)
+        if whole:
+            self._index.update(locate_pointers(self.text, whole))
+        self._asked.update(new)
+
+    def _in_section(self, entry: str, wanted: list[str]) -> dict[str, tuple[int, int]] | None:
+        """The positions of ``wanted`` (pointers within ``entry``) from the entry's lines
+        alone, preceded by as many empty lines as come before them; ``None`` when those
+        lines do not parse on their own."""
+        from rein.formats.locations import locate_pointers
+
+        start, end = self._sections[entry]
+        prefix = entry[:entry.index("/", 1)]  # "/nodes"
+        lines = self.text.count("\n", 0, start)
+        piece = "\n" * lines + self.text[start:end]
+        relative = [p[len(prefix):] for p in wanted]
+        found = locate_pointers(piece, relative, strict=True)
+        if found is None or entry[len(prefix):] not in found:
+            return None
+        return {prefix + p: mark for p, mark in found.items()}
 
     def locate(self, ptr: str = "") -> Location:
         """The location of a JSON Pointer, falling back to its nearest located ancestor."""
@@ -213,11 +258,13 @@ def load_text(
             location=Location(file=source, line=text.count("\n", 0, off) + 1 + line_offset),
             hint="this looks like a binary file",
         )
+    sections: dict[str, tuple[int, int]] = {}
     if format == "json":
         data = _load_json(text, source, limits, line_offset)
     else:
-        data = _load_yaml(text, source, limits, line_offset)
-    return Document(data=data, source=source, format=format, text=text, line_offset=line_offset)
+        data = _load_yaml(text, source, limits, line_offset, sections)
+    return Document(data=data, source=source, format=format, text=text, line_offset=line_offset,
+                    sections=sections)
 
 
 def _check_size(size: int, source: str, max_bytes: int) -> None:
@@ -352,8 +399,9 @@ def _check_depth(data: Any, source: str, limits: LoadLimits) -> None:
 # ---------------------------------------------------------------------------- YAML 1.2
 
 
-def _load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int) -> Any:
+def _load_yaml(text: str, source: str, limits: LoadLimits, line_offset: int,
+               sections: dict[str, tuple[int, int]]) -> Any:
     # The YAML reader imports PyYAML: a driver turn reads only JSON and never pays for it.
     from rein.formats.loader_yaml import load_yaml
 
-    return load_yaml(text, source, limits, line_offset)
+    return load_yaml(text, source, limits, line_offset, sections)

@@ -34,6 +34,7 @@ from rein.formats.numbers import (
     too_deep,
     too_long,
 )
+from rein.formats.pointers import escape
 
 
 class Limits(Protocol):
@@ -140,10 +141,12 @@ def _bad_tag(tag: str | None, mark: Any) -> _Bad:
                 "documents are plain JSON data: remove the tag")
 
 
-def load_yaml(text: str, source: str, limits: Limits, line_offset: int) -> Any:
-    """The data of a YAML document, read under ``limits``; a problem is a LoadError."""
+def load_yaml(text: str, source: str, limits: Limits, line_offset: int,
+              sections: dict[str, tuple[int, int]] | None = None) -> Any:
+    """The data of a YAML document, read under ``limits``; a problem is a LoadError.
+    ``sections``, when given, is filled as :func:`_read_events` says."""
     try:
-        return _read_events(text, limits)
+        return _read_events(text, limits, sections)
     except _Bad as bad:
         loc = Location(file=source)
         if bad.mark is not None:
@@ -172,7 +175,13 @@ def _clone(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def _read_events(text: str, limits: Limits) -> Any:
+def _read_events(text: str, limits: Limits,
+                 sections: dict[str, tuple[int, int]] | None = None) -> Any:
+    """The document's data. ``sections`` (when given) gets, for each entry of a block mapping
+    that is the value of a top-level key (``/nodes/<id>``, ``/outputs/<name>``), the text
+    offsets of its lines, [start of the key's line, start of the next entry's line): where a
+    finding inside it is located without reading the whole text again
+    (:meth:`rein.formats.loader.Document.prepare`)."""
     parser = EventParser(text)
     get = parser.get_event
     anchors: dict[str, tuple[Any, int]] = {}
@@ -194,6 +203,11 @@ def _read_events(text: str, limits: Limits) -> Any:
     depth = 0
     anchor_of_cur: str | None = None
     start_of_cur = 0
+    # the block mapping at depth 2 whose entries go to ``sections``: its pointer, the
+    # pointer and line offset of its entry being read (None: none, or not a block mapping)
+    section_of: str | None = None
+    entry: str | None = None
+    entry_start = 0
 
     # isinstance against the event classes held in locals: as fast as comparing type(event),
     # and it lets the type checker see which fields each branch may read
@@ -224,6 +238,11 @@ def _read_events(text: str, limits: Limits) -> Any:
             if depth > 1:
                 stack.append((cur, is_map, key, anchor_of_cur, start_of_cur))
             anchor_of_cur, start_of_cur = event.anchor, counter
+            if depth == 2 and sections is not None:
+                top = stack[0]
+                section_of = ("/" + escape(top[2]) if is_map_start and top[1]
+                              and not event.flow_style and type(top[2]) is str else None)
+                entry = None
             if is_map_start:
                 cur, is_map = {}, True
             else:
@@ -231,6 +250,10 @@ def _read_events(text: str, limits: Limits) -> Any:
             key = _NOKEY
             continue
         elif isinstance(event, (map_end_t, seq_end_t)):
+            if depth == 2 and entry is not None and sections is not None:
+                if (mark := event.start_mark) is not None:  # libyaml always marks events
+                    sections[entry] = (entry_start, mark.index - mark.column)
+                entry = section_of = None
             value = cur
             if anchor_of_cur is not None:
                 open_anchors.discard(anchor_of_cur)
@@ -287,6 +310,16 @@ def _read_events(text: str, limits: Limits) -> Any:
                 raise _Bad("duplicate_key", f"duplicate key {value!r}", event.start_mark,
                            "each key may appear once in a mapping")
             key = value
+            if depth == 2 and section_of is not None and sections is not None and (
+                    mark := event.start_mark) is not None:
+                start = mark.index - mark.column
+                if entry is not None:
+                    sections[entry] = (entry_start, start)
+                # only an entry whose key begins its line (a block mapping's, not after a
+                # "? " or on the line of another)
+                fits = not text[start:mark.index].strip()
+                entry = section_of + "/" + escape(value) if fits else None
+                entry_start = start
         else:
             cur[key] = value
             key = _NOKEY

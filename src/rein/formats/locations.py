@@ -7,7 +7,7 @@ a report needs a position (a finding, a load error), never by a clean run.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, overload
 
 from yaml import YAMLError
 
@@ -75,8 +75,15 @@ def location_index(text: str) -> dict[str, tuple[int, int]]:
     return index
 
 
-def locate_pointers(text: str, wanted: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """The entries of :func:`location_index` for ``wanted`` and their ancestors only.
+@overload
+def locate_pointers(text: str, wanted: Iterable[str]) -> dict[str, tuple[int, int]]: ...
+@overload
+def locate_pointers(text: str, wanted: Iterable[str], *, strict: bool
+                    ) -> dict[str, tuple[int, int]] | None: ...
+def locate_pointers(text: str, wanted: Iterable[str], *, strict: bool = False
+                    ) -> dict[str, tuple[int, int]] | None:
+    """The entries of :func:`location_index` for ``wanted`` and their ancestors only
+    (``strict``: ``None`` when the text does not parse, rather than what was found so far).
 
     A report usually has a handful of findings in a document of thousands of keys, so this
     walks only the containers on the way to a wanted pointer (the others are skipped by
@@ -153,7 +160,8 @@ def locate_pointers(text: str, wanted: Iterable[str]) -> dict[str, tuple[int, in
             else:
                 _skip_container(get)
     except (YAMLError, ValueError, IndexError):  # best effort, as location_index
-        pass
+        if strict:
+            return None
     return found
 
 

@@ -24,14 +24,15 @@ The rows themselves are plain values (:mod:`rein.store.rows`), re-exported here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.core.ids import RunId
-from rein.core.states import ApprovalStatus, TurnStatus
+from rein.core.states import ApprovalStatus, NodeStatus, TurnStatus
 from rein.store.rows import (
     ApprovalRow,
+    AttemptFacts,
     CommitHook,
     DriverTurn,
     Event,
@@ -110,6 +111,11 @@ class Events(Protocol):
         next write or by closing the store."""
         ...
 
+    def flush_soon(self) -> None:
+        """Have the running event loop's next turn commit a held write (scheduled once,
+        however many writes are held before it); commit it now when no loop runs."""
+        ...
+
     def events(self, run_id: RunId, *, after: int = 0,
                types: Sequence[str] | None = None) -> list[Event]:
         """Events with ``seq > after`` (only of ``types`` when given), in order."""
@@ -156,6 +162,22 @@ class Runs(Protocol):
 
     def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
         """One node row, or ``None``."""
+        ...
+
+    def node_counts(self, run_id: RunId) -> dict[tuple[str, NodeStatus], int]:
+        """How many node rows of each (type, status) a run has, counted without reading
+        any record."""
+        ...
+
+    def iter_nodes(self, run_id: RunId, *, exclude: Sequence[NodeStatus] = (),
+                   records: bool = True) -> Iterator[NodeRow]:
+        """The node rows of a run in order, streamed, without those of the ``exclude``
+        statuses; ``records=False``: each row's record left empty, none read."""
+        ...
+
+    def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
+        """What a run's usage is summed from, one per attempt of each node (one with
+        ``attempt=None`` for a node without any), streamed in node order."""
         ...
 
     def delete_runs(self, run_ids: Sequence[str]) -> int:

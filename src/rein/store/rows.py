@@ -60,6 +60,20 @@ class NodeRow(Frozen):
     record: Mapping[str, Any] = field(default_factory=dict)  # the node_run object, redacted
 
 
+class AttemptFacts(Frozen):
+    """The few fields of one attempt of a node row that a run's usage totals read, without
+    the rest of the record (:meth:`rein.store.base.Runs.attempt_facts`)."""
+
+    type: str  # the node's
+    status: NodeStatus  # the node's
+    started: bool  # the node's record has a ``started_at``
+    attempt: int | None = None  # its index in ``attempts``; None: the node has none
+    attempt_status: str | None = None
+    usage: Mapping[str, Any] | None = None  # the attempt's ``usage`` when it is an object
+    driver_token: str | None = None  # ``x-rein-driver-token``, as text
+    usage_source: str | None = None  # ``x-rein-usage-source``
+
+
 class ApprovalRow(Frozen):
     """One entry of the approval queue, bound to the digest of what was shown."""
 

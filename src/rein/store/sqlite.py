@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rein.core.ids import RunId
+from rein.core.states import NodeStatus
 from rein.errors import StoreError
 from rein.store import sqlite_checkpoint as checkpoint
+from rein.store.rows import AttemptFacts
 from rein.store.sql import SQLStore, dump
+from rein.store.sql.runs import DRIVER_TOKEN, USAGE_SOURCE
 from rein.store.sqlite_checkpoint import Checkpointer
 from rein.store.sqlite_errors import (
     DAMAGE_SUFFIX,
@@ -39,6 +44,7 @@ from rein.store.sqlite_errors import (
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
+FETCH = 500  # rows a streamed read (_stream) holds at a time
 
 # Each entry upgrades the schema from version i to i + 1. Never edit a released entry:
 # append a new one, and keep a fixture database of every version in tests/store/fixtures.
@@ -286,6 +292,36 @@ class SQLiteStore(SQLStore):
             raise self._error(exc) from exc
         except OSError as exc:
             raise os_store_error(exc, self.path) from exc
+
+    def _stream(self, sql: str, params: tuple[Any, ...] | list[Any] = ()
+                ) -> Iterator[tuple[Any, ...]]:
+        if self._events_due or self._node_rows:
+            self._write_due()
+        with self._translated():
+            cursor = self._db.execute(sql, params)
+            try:
+                while rows := cursor.fetchmany(FETCH):
+                    yield from rows
+            finally:
+                cursor.close()
+
+    def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
+        """The facts of :meth:`RunsSQL.attempt_facts`, picked out of each record by SQLite's
+        JSON functions: a run's usage is summed without parsing its records in Python."""
+        sql = ("SELECT n.type, n.status, COALESCE(json_extract(n.record, '$.started_at'), '')"
+               " != '', a.key, json_extract(a.value, '$.status'),"
+               " CASE json_type(a.value, '$.usage') WHEN 'object'"
+               " THEN json_extract(a.value, '$.usage') END,"
+               f" json_extract(a.value, '$.\"{DRIVER_TOKEN}\"'),"
+               f" json_extract(a.value, '$.\"{USAGE_SOURCE}\"')"
+               " FROM nodes n LEFT JOIN json_each(n.record, '$.attempts') a"
+               " WHERE n.run_id = ? ORDER BY n.seq, a.key")
+        for r in self._stream(sql, (run_id,)):
+            yield AttemptFacts(type=r[0], status=NodeStatus(r[1]), started=bool(r[2]),
+                               attempt=r[3], attempt_status=r[4],
+                               usage=None if r[5] is None else json.loads(r[5]),
+                               driver_token=None if r[6] is None else str(r[6]),
+                               usage_source=r[7])
 
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:

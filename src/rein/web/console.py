@@ -45,7 +45,7 @@ class Console:
         self.h, self.steering, self.guard = harness, steering, guard
         # Every tab follows the event log through the Harness (one read per change for all
         # of them), woken at once by the Steering lanes' commits.
-        self._runs_cache: dict[tuple[str, str], tuple[int, Any, str]] = {}
+        self._runs_cache: dict[str, tuple[int, Any, str]] = {}
         if steering is not None:
             steering.heard.append(harness.wake)
 
@@ -98,24 +98,31 @@ class Console:
     # -- pages ----------------------------------------------------------------------------
 
     async def runs(self, request: Request) -> Response:
-        state = request.query_params.get("state", "")
-        text = request.query_params.get("q", "")
-        return HTMLResponse(pages_runs.runs_page(self.h, state=state, text=text,
-                                                 now=streams.now(), read_only=self.read_only))
+        params = dict(request.query_params)
+        try:
+            q = pages_runs.query(params)
+        except Denied as exc:
+            return HTMLResponse(pages_runs.runs_page(
+                self.h, None, now=streams.now(), read_only=self.read_only, typed=params,
+                error=(exc.code, exc.message, exc.hint)), status_code=exc.status)
+        return HTMLResponse(pages_runs.runs_page(self.h, q, now=streams.now(),
+                                                 read_only=self.read_only))
 
     async def runs_stream(self, request: Request) -> Response:
-        state = request.query_params.get("state", "")
-        text = request.query_params.get("q", "")
+        try:
+            q = pages_runs.query(dict(request.query_params))
+        except Denied as exc:
+            return self.denied(exc)
         seen = self.h.changes_seen
 
         def render() -> tuple[Any, str]:
             # Every tab with the same filter shares one render per change the watcher saw.
-            key = (state, text)
+            key = q.url("")
             cached = self._runs_cache.get(key)
             if cached is not None and cached[0] == self.h.changes_seen:
                 return cached[1], cached[2]
             version = self.h.changes_seen
-            runs = pages_runs.filtered(self.h, state=state, text=text)
+            runs, _ = pages_runs.filtered(self.h, q)
             fingerprint = [(r.run_id, r.status.value, r.finished_at) for r in runs]
             rows = pages_runs.run_rows(self.h, runs, streams.now())
             html = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
@@ -133,14 +140,19 @@ class Console:
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
-    async def run(self, request: Request) -> Response:
+    async def run(self, request: Request,
+                  error: tuple[str, str, str | None] | None = None) -> Response:
         run = self._run(request)
         if isinstance(run, Response):
             return run
+        if not self.read_only:
+            # As on the approval queue: what is due times out before its card is shown.
+            await self.h.expire_due()
         scope = request.query_params.get("scope", "")
         return HTMLResponse(pages_runs.run_page(self.h, run, scope=scope, now=streams.now(),
                                                 csrf=self.csrf(request),
-                                                read_only=self.read_only))
+                                                read_only=self.read_only, error=error),
+                            status_code=409 if error else 200)
 
     async def events(self, request: Request) -> Response:
         run = self._run(request)
@@ -162,7 +174,9 @@ class Console:
         after = q.get("after", "0")
         body = pages_runs.fragment(self.h, run, scope=q.get("scope", ""), keys=keys,
                                    picture=q.get("svg") == "1",
-                                   after=int(after) if after.isdigit() else 0)
+                                   after=int(after) if after.isdigit() else 0,
+                                   approvals=q.get("approvals") == "1",
+                                   csrf=self.csrf(request), read_only=self.read_only)
         return Response(json.dumps(body, ensure_ascii=False), media_type="application/json",
                         headers={"Cache-Control": "no-store"})
 
@@ -174,9 +188,9 @@ class Console:
         return Response(text + "\n", media_type="application/json", headers={
             "Content-Disposition": f'attachment; filename="{run.run_id}.run.json"'})
 
-    def _run(self, request: Request) -> Any:
+    def _run(self, request: Request, run_id: str | None = None) -> Any:
         try:
-            return self.h.run(request.path_params["run_id"])
+            return self.h.run(run_id or request.path_params["run_id"])
         except ReinError as exc:
             return HTMLResponse(pages_runs.not_found(exc.code, exc.message, exc.hint or "",
                                                      read_only=self.read_only),
@@ -201,6 +215,7 @@ class Console:
             return self.denied(Denied(400, "WEB400", f"no answer {action!r}",
                                       "answer with accept, decline or cancel"))
         row = self.h.find_approval(approval_id)
+        back = _back(form.get("back", ""), row, self.h)
         values = pages_queue.answer_values(form, row.request if row is not None else {})
         assert self.steering is not None
         try:
@@ -210,8 +225,12 @@ class Console:
                                        self.h.owner(row.run_id),
                                        session=request.state.sid)
         except ReinError as exc:
+            if back is not None:  # refused where it was given: on the run's page
+                request.path_params["run_id"] = back
+                return await self.run(request, error=(exc.code, exc.message, exc.hint))
             return await self.approvals(request, error=(exc.code, exc.message, exc.hint))
-        target = f"/runs/{row.run_id}" if row is not None else "/approvals"
+        target = (f"/runs/{back}" if back is not None else
+                  f"/runs/{row.run_id}" if row is not None else "/approvals")
         return RedirectResponse(target, status_code=303)
 
     async def cancel(self, request: Request) -> Response:
@@ -292,9 +311,26 @@ async def _body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+def _back(given: str, row: Any, h: Harness) -> str | None:
+    """The run whose page a card was answered on (its ``back`` field): only a page of the
+    question's own run or of a run above it, never an address the form names freely."""
+    if row is None or not given.startswith("/runs/"):
+        return None
+    wanted = given[len("/runs/"):]
+    run_id: str | None = row.run_id
+    while run_id is not None:
+        if run_id == wanted:
+            return run_id
+        run_id = h.run(run_id).parent_run_id
+    return None
+
+
 def _params(form: Mapping[str, str]) -> dict[str, str]:
-    """``param.NAME`` fields of the plan form; an empty one is left out (its default)."""
-    return {k[len("param."):]: v for k, v in form.items() if k.startswith("param.") and v != ""}
+    """``param.NAME`` fields of the plan form; an empty one is left out (its default). A
+    browser sends a textarea's line breaks as CRLF whatever they were typed as: they are
+    read back as the newlines the field showed, so a value round-trips exactly."""
+    return {k[len("param."):]: v.replace("\r\n", "\n") for k, v in form.items()
+            if k.startswith("param.") and v != ""}
 
 
 __all__ = ["ANSWERS", "Console", "Handler"]

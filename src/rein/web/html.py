@@ -6,20 +6,38 @@ template engine, so there is no second escaping rule to remember.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
 
 from rein.core.version import VERSION
+from rein.web import states
 
 
 def e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def status(value: Any) -> str:
-    return f'<span class="status {e(value)}">{e(value)}</span>'
+def status(value: Any, *, attrs: str = "") -> str:
+    """A state's badge, in the console's one vocabulary (:mod:`rein.web.states`)."""
+    return states.badge(value, attrs=attrs)
+
+
+def moment(at: Any, *, day: bool = True) -> str:
+    """An instant as ``<time>``: its machine-readable value (ISO 8601, UTC) and the UTC wall
+    time a person reads, with the date unless ``day`` is false. A value that is not a time
+    is shown as it is."""
+    text = "" if at is None else str(at)
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return e(text)
+    when = (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    iso = when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    shown = when.strftime("%Y-%m-%d %H:%M:%S UTC" if day else "%H:%M:%S")
+    return f'<time datetime="{iso}" title="{iso}">{shown}</time>'
 
 
 def pretty(value: Any) -> str:
@@ -43,7 +61,8 @@ def page(title: str, body: str, *, read_only: bool = False,
         "<a href=\"/spec\">Spec flow</a><a href=\"/dev\">Dev flow</a>"
         "<a href=\"/evals\">Evals</a></nav>"
         f"{badge}<span class=\"muted\">{e(VERSION)}</span></header>"
-        f"<main>{body}</main><script src=\"/static/console.js\"></script></body></html>")
+        f"<main>{body}</main><script type=\"application/json\" id=\"rein-states\">"
+        f"{states.table()}</script><script src=\"/static/console.js\"></script></body></html>")
 
 
 def form(action: str, csrf: str, inner: str, *, cls: str = "inline") -> str:
@@ -67,4 +86,4 @@ def error_box(code: str, message: str, hint: str | None) -> str:
     return f'<div class="error" role="alert"><code>{e(code)}</code> {e(message)}{tip}</div>'
 
 
-__all__ = ["e", "error_box", "form", "hidden", "page", "pretty", "status", "table"]
+__all__ = ["e", "error_box", "form", "hidden", "moment", "page", "pretty", "status", "table"]

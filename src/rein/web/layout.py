@@ -44,6 +44,7 @@ class Layout(Frozen):
     routes: tuple[Route, ...]
     width: float
     height: float
+    gap_x: float = GAP_X  # between columns, as drawn
 
 
 def layers(ids: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[str, int]:
@@ -114,8 +115,10 @@ def _by_barycentre(row: list[str], fixed: list[str], neighbours: dict[str, list[
     row.sort(key=key)
 
 
-def layout(ids: Sequence[str], edges: Sequence[tuple[str, str]]) -> Layout:
-    """Place ``ids`` (a topological order) left to right by layer, and route ``edges``."""
+def layout(ids: Sequence[str], edges: Sequence[tuple[str, str]], *,
+           gap_x: float = GAP_X) -> Layout:
+    """Place ``ids`` (a topological order) left to right by layer, and route ``edges``;
+    ``gap_x``: the room between columns (wider where edges carry labels)."""
     layer = layers(ids, edges)
     full, chains = _chains(edges, layer)
     rows = _order(full, chains, ids)
@@ -127,7 +130,7 @@ def layout(ids: Sequence[str], edges: Sequence[tuple[str, str]]) -> Layout:
         # Each column centred vertically: short columns sit in the middle, not at the top.
         top = MARGIN + (tallest - len(row)) * (NODE_H + GAP_Y) / 2
         for ri, n in enumerate(row):
-            x, y = MARGIN + li * (NODE_W + GAP_X), top + ri * (NODE_H + GAP_Y)
+            x, y = MARGIN + li * (NODE_W + gap_x), top + ri * (NODE_H + GAP_Y)
             centre[n] = (x + NODE_W / 2, y + NODE_H / 2)
             if not n.startswith("\0"):
                 placed[n] = Placed(x=x, y=y, layer=li, row=ri)
@@ -138,8 +141,9 @@ def layout(ids: Sequence[str], edges: Sequence[tuple[str, str]]) -> Layout:
         end = (centre[t][0] - NODE_W / 2, centre[t][1])
         routes.append(Route(source=s, target=t,
                             points=(start, *(centre[d] for d in chain[1:-1]), end)))
-    width = 2 * MARGIN + max(len(rows), 1) * (NODE_W + GAP_X) - GAP_X
-    return Layout(nodes=placed, routes=tuple(routes), width=width, height=height)
+    width = 2 * MARGIN + max(len(rows), 1) * (NODE_W + gap_x) - gap_x
+    return Layout(nodes=placed, routes=tuple(routes), width=width, height=height,
+                  gap_x=gap_x)
 
 
 def crossings(lay: Layout) -> int:
@@ -148,7 +152,7 @@ def crossings(lay: Layout) -> int:
     segments: dict[int, list[tuple[float, float]]] = {}
     for r in lay.routes:
         for (x1, y1), (_x2, y2) in zip(r.points, r.points[1:], strict=False):
-            column = int((x1 - MARGIN) // (NODE_W + GAP_X))
+            column = int((x1 - MARGIN) // (NODE_W + lay.gap_x))
             segments.setdefault(column, []).append((y1, y2))
     count = 0
     for segs in segments.values():

@@ -29,9 +29,6 @@ if TYPE_CHECKING:
 
 EVIDENCE_SHOWN = 1200  # characters of one check's evidence drawn into the page
 
-_STOPS = {"waiting": "waiting", "done": "succeeded", "failed": "failed", "blocked": "failed",
-          "timeout": "failed", "budget": "failed", "cancelled": "cancelled"}
-
 
 def _run_link(run_id: str | None, label: str) -> str:
     if not run_id:
@@ -61,8 +58,7 @@ def _feature_rows(features: Sequence[Mapping[str, Any]]) -> list[list[str]]:
         commit = f"<code>{e(f['commit'])}</code>" if f.get("commit") else ""
         needs = ", ".join(str(d) for d in f.get("depends_on") or ())
         rows.append([f"<code>{e(f['id'])}</code>", e(f["title"]),
-                     (f"<span data-feature='{e(f['id'])}' class='status {e(f['status'])}'>"
-                     f"{e(f['status'])}</span>"), str(f["attempts"]), e(needs), commit])
+                     status(f["status"], attrs=f"data-feature='{e(f['id'])}'"), str(f["attempts"]), e(needs), commit])
     return rows
 
 
@@ -84,7 +80,7 @@ def section(snap: Mapping[str, Any] | None) -> str:
         for f in features)
     return (
         f"<div class='card stop' data-stop='{e(reason)}'><b>Stopped: "
-        f"<span class='status {e(_STOPS.get(reason, reason))}'>{e(reason)}</span></b> "
+        f"{status(reason)}</b> "
         f"{e(snap['message'])}<div class='muted'>next: {e(snap['next_action'])}</div></div>"
         f"<div class='card'>stage <b>{e(snap['stage'])}</b> · plan <code>"
         f"{e(snap['plan_id'])}</code> · {_run_link(snap['planning_run'], 'planning run')} · "

@@ -16,9 +16,11 @@ from typing import Any
 
 from rein.engine.service import ApprovalRow
 from rein.web import review, views
-from rein.web.html import e, error_box, form, hidden, page, status, table
+from rein.web.html import e, error_box, form, hidden, moment, page, status, table
 
 MAX_GRAPHS = 500  # files listed on the plans page; a workspace with more is searched by path
+TEXT_KINDS = ("string", "text", "markdown")  # parameters typed as text: a textarea each
+MAX_ROWS = 12  # a textarea's height in lines, at most (it scrolls beyond)
 SKIPPED_DIRS = frozenset({".git", ".rein", ".venv", "node_modules", "__pycache__"})
 
 
@@ -81,8 +83,8 @@ def given_html(row: ApprovalRow) -> str:
     """Who answered and how (the surface, the identity and how it was established, confined
     or not, a terminal or not, the driver turn it followed), for an answered entry."""
     answer = row.answer if isinstance(row.answer, Mapping) else {}
-    who = f"{e(row.status.value)} by <b>{e(answer.get('actor') or 'someone')}</b>" + (
-        f" at {e(str(row.answered_at)[:19])}" if row.answered_at else "")
+    who = f"{status(row.status.value)} by <b>{e(answer.get('actor') or 'someone')}</b>" + (
+        f" at {moment(row.answered_at)}" if row.answered_at else "")
     how = answer.get("given")
     if not isinstance(how, Mapping):
         return f"<div class='given muted' data-given>{who}</div>"
@@ -106,10 +108,11 @@ def given_html(row: ApprovalRow) -> str:
 
 
 def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool,
-                  workspace: Path | None = None) -> str:
+                  workspace: Path | None = None, back: str = "") -> str:
     """One question: which gate of which node, what it asks, the material as a person
     reviews it (:mod:`rein.web.review`), and the digest an answer binds, written as
-    ``rein approvals show`` writes it."""
+    ``rein approvals show`` writes it. ``back``: the run page the card is shown on, where
+    the answer returns (else to the page of the question's run)."""
     req = dict(row.request)
     head = (f"<div class='card' data-approval='{e(row.approval_id)}'>"
             f"<div>{review.heading(row)} "
@@ -126,7 +129,8 @@ def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool,
                "<button class='decline' name='action' value='decline'>Decline</button> "
                "<button class='cancel' name='action' value='cancel' title='stops the whole "
                "run'>Cancel the run</button>")
-    inner = (hidden("digest", row.digest) + input_fields(row.request)
+    inner = (hidden("digest", row.digest) + (hidden("back", back) if back else "")
+             + input_fields(row.request)
              + "<input type='text' name='note' placeholder='note (optional)'> " + buttons)
     return head + form(f"/approvals/{row.approval_id}", csrf, inner, cls="answer") + "</div>"
 
@@ -177,7 +181,8 @@ def _text(value: Any) -> str:
 
 def param_fields(specs: Mapping[str, Any], values: Mapping[str, str]) -> str:
     """One field per declared parameter, sent as ``param.NAME``: a choice for an ``enum``
-    or a boolean, else text prefilled with the default; an empty field takes the default.
+    or a boolean, a textarea for text (its lines kept), else a one-line field for JSON;
+    each prefilled with the default; an empty field takes the default.
     The server checks what comes back with rein's own parameter binding (AG301/AG302)."""
     out = []
     for name, spec in specs.items():
@@ -194,10 +199,16 @@ def param_fields(specs: Mapping[str, Any], values: Mapping[str, str]) -> str:
             field = (f"<select name='param.{e(name)}' data-type='{e(kind)}'>" + "".join(
                 f"<option value='{e(o)}'{' selected' if o == shown else ''}>{e(o)}</option>"
                 for o in options) + "</select>")
+        elif kind in TEXT_KINDS:
+            # Text may span lines: a textarea keeps them (a one-line input drops them). The
+            # newline after the tag is the one HTML drops, so a value that starts with a
+            # newline keeps it.
+            lines = min(MAX_ROWS, max(2, shown.count("\n") + 1))
+            field = (f"<textarea name='param.{e(name)}' rows='{lines}' data-type='{e(kind)}'"
+                     f"{' required' if needed else ''}>\n{e(shown)}</textarea>")
         else:
-            hint = "" if kind in ("string", "text", "markdown") else " placeholder='JSON'"
             field = (f"<input type='text' name='param.{e(name)}' value='{e(shown)}' "
-                     f"data-type='{e(kind)}'{hint}{' required' if needed else ''}>")
+                     f"data-type='{e(kind)}' placeholder='JSON'{' required' if needed else ''}>")
         flag = " <b>required</b>" if needed else (
             f" default <code>{e(_text(spec['default']))}</code>" if has_default else
             " optional")

@@ -24,10 +24,8 @@ if TYPE_CHECKING:
     from rein.web.console import Console
 
 EVIDENCE_SHOWN = 1200  # characters of a refusal's evidence drawn into the page
-
-_STOPS = {"waiting": "waiting", "ready": "succeeded", "changed": "waiting",
-          "failed": "failed", "timeout": "failed", "budget": "failed",
-          "cancelled": "cancelled"}
+# The flow's own word for its end; a node's ``ready`` (waiting for a slot) is another state.
+_READY = {"ready": "done"}
 
 
 def read(h: Harness) -> dict[str, Any] | None:
@@ -49,8 +47,7 @@ def section(snap: Mapping[str, Any] | None) -> str:
                 "specification flow's documentation); this page follows it from then on.</p>")
     reason = str(snap["reason"])
     rows = [[f"<code>{e(d['path'])}</code>", e(d["title"]),
-             (f"<span data-document='{e(d['document'])}' class='status {e(d['status'])}'>"
-             f"{e(d['status'])}</span>"), str(d["attempts"])]
+             status(d["status"], attrs=f"data-document='{e(d['document'])}'"), str(d["attempts"])]
             for d in snap["documents"]]
     failures = "".join(
         f"<details data-document-detail='{e(d['document'])}' open><summary><code>"
@@ -64,7 +61,7 @@ def section(snap: Mapping[str, Any] | None) -> str:
     notices = "".join(f"<li>{e(n)}</li>" for n in snap.get("notices") or [])
     return (
         f"<div class='card stop' data-stop='{e(reason)}'><b>Stopped: "
-        f"<span class='status {e(_STOPS.get(reason, reason))}'>{e(reason)}</span></b> "
+        f"{status(_READY.get(reason, reason))}</b> "
         f"{e(snap['message'])}<div class='muted'>next: {e(snap['next_action'])}</div></div>"
         f"<div class='card'>specification <code>{e(snap['spec_id'])}</code> · run <a "
         f"href='/runs/{e(snap['run_id'])}'><code>{e(snap['run_id'])}</code></a></div>"

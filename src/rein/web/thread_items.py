@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rein.protocol.messages import ServerRequest
+from rein.web import states
 from rein.web.html import e, form, hidden, pretty
 from rein.web.pages_queue import input_fields
 
@@ -29,7 +30,7 @@ def _cut(text: Any) -> str:
 
 def _frame(item: Mapping[str, Any], head: str, inner: str) -> str:
     status = item.get("status") or ""
-    badge = f" <span class='status {e(status)}'>{e(status)}</span>" if status else ""
+    badge = f" {states.badge(status)}" if status else ""
     return (f"<div class='item {e(item.get('type'))}' data-item='{e(item.get('id'))}' "
             f"data-type='{e(item.get('type'))}' data-status='{e(status)}'>"
             f"<div class='who'>{head}{badge}</div>{inner}</div>")
@@ -169,7 +170,7 @@ def question(thread_id: str, request: ServerRequest, *, csrf: str, read_only: bo
             shown += f"<p><b>{e(q.get('header'))}</b>: {e(q.get('question'))}</p>"
     head = (f"<div class='card ask' data-question='{e(request.id)}'>"
             f"<div><b>{e(_ASKS.get(request.method, request.method))}</b> "
-            f"<span class='status pending'>pending</span></div>{shown}"
+            f"{states.badge('pending')}</div>{shown}"
             f"<div class='muted'>digest of what is shown: <code data-digest>"
             f"{e(request.digest)}</code></div>")
     if read_only:

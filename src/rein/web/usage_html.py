@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from rein.web.states import badge
+
 _STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;
 max-width:1200px;padding:0 1rem;color:#111827;background:#fff}
@@ -67,7 +69,7 @@ def body(report: Mapping[str, Any]) -> str:
     """The report's content, for a page of its own or the console's."""
     parts = [f"<h1>What the agent spent: {_e(report['driver'])}</h1>",
              "<p class='muted'>Runs: " + ", ".join(
-                 f"{_e(s['name'])} <code>{_e(s['run'])}</code> ({_e(s['status'])})"
+                 f"{_e(s['name'])} <code>{_e(s['run'])}</code> {badge(s['status'])}"
                  for s in report["stages"]) + f". Prices: {_e(report['prices']['version'])}.</p>",
              gf_table([report["summary"]]),
              ("<h2>Commands</h2><p class='muted'>Steps: every invocation rein recorded. Tokens "
@@ -84,7 +86,7 @@ def body(report: Mapping[str, Any]) -> str:
         parts += ["<h2>Features</h2>", _table(
             ("Feature", "Status", "Attempts", "Steps", "Agent errors", "Agent time",
              "Verification", "Total tokens", "Cost", "Usage"),
-            [[f"<code>{_e(f['id'])}</code> {_e(f['title'])}", _e(f["status"]),
+            [[f"<code>{_e(f['id'])}</code> {_e(f['title'])}", badge(f["status"]),
               _e(f["attempts"]), _e(f["steps"]), _e(f["protocol_errors"]),
               _secs(f["agent_seconds"]), _secs(f["verification_seconds"]),
               *_usage(f["usage"]), _e(f["usage_source"])] for f in report["features"]],

@@ -66,8 +66,19 @@ def picture(scope: Any, *, statuses: Mapping[str, str] | None = None,
     boxes = [svg.Box(id=n.id, title=n.title, type=n.type, status=statuses.get(n.id, "pending"),
                      count=counts.get(n.id, ""), href=hrefs.get(n.id)) for n in scope.nodes]
     arrows = [svg.Arrow(source=e.source, target=e.target, kind=e.kind,
-                        taken=(e.source, e.target) in taken) for e in scope.edges]
+                        taken=(e.source, e.target) in taken, label=branch(e))
+              for e in scope.edges]
     return svg.render(boxes, arrows, order=scope.order)
+
+
+def branch(edge: Any) -> str:
+    """What an edge's picture says about it: its label, else its condition, else for a
+    failure edge that it is one; nothing for a plain sequence."""
+    if edge.label:
+        return str(edge.label)
+    if edge.when:
+        return str(edge.when)
+    return "on failure" if edge.kind == "on_failure" else ""
 
 
 def _local(row: NodeRow, scope: str) -> str | None:

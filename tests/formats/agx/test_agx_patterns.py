@@ -77,6 +77,24 @@ def test_limits_and_flags() -> None:
         compile_pattern("\ud800")
 
 
+@pytest.mark.parametrize(("pattern", "flags", "phrase", "about_flags"), [
+    ("(", "", False, False),  # Python's own words: "... is not a valid regular expression: ..."
+    ("a" * 10_001, "", True, False),  # "is 10001 characters long, ..."
+    ("\ud800", "", True, False),  # "is not valid Unicode text ..."
+    ("(?L)a", "", True, False),  # "uses the inline flag L ..."
+    ("(a)\\1", "", True, False),  # "uses a backreference ..."
+    ("a", "g", False, True),  # the flags are wrong, not the pattern
+])
+def test_the_error_says_how_its_detail_reads_as_fields_not_in_its_words(
+        pattern: str, flags: str, phrase: bool, about_flags: bool) -> None:
+    # Callers that name the pattern their way used to tell a phrase ("is ...", "uses ...")
+    # from the parser's words by how the detail began, and the flags from the pattern by
+    # whether detail was reason: both are fields now.
+    with pytest.raises(PatternError) as caught:
+        compile_pattern(pattern, flags)
+    assert (caught.value.phrase, caught.value.flags) == (phrase, about_flags)
+
+
 def test_a_literal_pattern_is_refused_when_the_expression_is_parsed() -> None:
     with pytest.raises(AgxSyntaxError) as caught:
         parse("matches(s, 'x(?=y)')")

@@ -14,12 +14,13 @@ evaluates everything, so the next attempt hears about every failure.
 
 from __future__ import annotations
 
+import importlib
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from rein.engine.criteria import command, external, files, human, judge, matching
+from rein.engine.criteria import files, matching
 from rein.engine.criteria.base import CriterionProblem, Verdict
 from rein.engine.criteria.evidence import clean, clean_value
 from rein.engine.criteria.model import (
@@ -31,17 +32,44 @@ from rein.engine.criteria.model import (
 
 Check = Callable[[Mapping[str, Any], CriterionContext], Awaitable[Verdict]]
 
-CHECKS: Mapping[str, Check] = {
-    "command": command.check,
-    "file_exists": files.check_file_exists,
-    "artifact_present": files.check_artifact_present,
-    "json_schema": matching.check_json_schema,
-    "regex": matching.check_regex,
-    "expression": matching.check_expression,
-    "llm_judge": judge.check,
-    "human": human.check,
-    "external": external.check,
-}
+# The kinds that run a process, ask a model or a person, or call a checker: their module is
+# imported when a criterion of theirs is first evaluated, so that a turn whose node has none
+# of them does without (``tests/cli/test_import_budgets.py``).
+_LATER_CHECKS = {"command": "rein.engine.criteria.command",
+                 "llm_judge": "rein.engine.criteria.judge",
+                 "human": "rein.engine.criteria.human",
+                 "external": "rein.engine.criteria.external"}
+
+
+class _Checks(MutableMapping[str, Check]):
+    """Criterion kind → its check (each module's ``check``), imported on first use for the
+    kinds of ``_LATER_CHECKS``."""
+
+    def __init__(self, **now: Check) -> None:
+        self._now = now
+
+    def __getitem__(self, kind: str) -> Check:
+        if kind not in self._now and kind in _LATER_CHECKS:
+            self._now[kind] = importlib.import_module(_LATER_CHECKS[kind]).check
+        return self._now[kind]
+
+    def __setitem__(self, kind: str, value: Check) -> None:  # a stand-in, in tests
+        self._now[kind] = value
+
+    def __delitem__(self, kind: str) -> None:
+        del self._now[kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._now, *_LATER_CHECKS]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._now, *_LATER_CHECKS]))
+
+
+CHECKS: MutableMapping[str, Check] = _Checks(
+    file_exists=files.check_file_exists, artifact_present=files.check_artifact_present,
+    json_schema=matching.check_json_schema, regex=matching.check_regex,
+    expression=matching.check_expression)
 
 # Cost rank for cheapest_first: in-memory checks, then the file system, then processes,
 # then model calls, then people. Ties keep declared order.

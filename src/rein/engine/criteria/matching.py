@@ -115,9 +115,9 @@ def regex_of(pattern: str, flags: str = "", *, what: str = "pattern") -> Pattern
     try:
         return compile_pattern(pattern, flags)
     except PatternError as exc:
-        if exc.detail is exc.reason:  # not about the pattern itself (an unknown flag)
+        if exc.flags:  # not about the pattern itself (an unknown flag)
             raise CriterionProblem(exc.reason) from None
-        if exc.refused or exc.detail.startswith(("is ", "uses ")):
+        if exc.phrase:
             said = f"{what} {shown(pattern)} {exc.detail}"
         else:
             said = f"{what} {shown(pattern)} is not a valid regular expression: {exc.detail}"

@@ -16,8 +16,12 @@ database, on that instance only:
   the listener reconnected). A queue with a shared limit (``global_concurrency``, a rate
   limit) is always claimed from, as DBOS does: room there opens when others finish.
 
-So an idle worker sends no statement per wake, and its wakes can be frequent (a short
-``polling_interval_sec`` costs only a thread's wake-up). Both methods are DBOS internals:
+So an idle worker sends no statement per wake. Nor does it wake: ``get_queue`` is where each
+of DBOS's queue threads begins its round, so there the thread sleeps while its queue is not
+due, until a notification, the worker's own registration, or the fallback wakes it; a short
+``polling_interval_sec`` then bounds only how soon a notified claim follows, not how often an
+idle worker wakes (50 times a second per queue before, which was a third of an idle
+worker's CPU; ``tests/scale/test_quiet_polls.py``). Both methods are DBOS internals:
 the dbos versions this works with are pinned in ``pyproject.toml``, and :func:`install`
 leaves DBOS as it is (and says so) when their signatures are not the expected ones.
 """
@@ -38,9 +42,12 @@ _CLAIM_PARAMS = ("queue", "executor_id", "app_version", "queue_partition_key",
 class QuietPolls:
     """Decides, per queue, whether a claim may find work; see the module docstring."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 wait: Callable[[threading.Condition, float], object] | None = None) -> None:
         self.clock = clock
-        self._lock = threading.Lock()
+        # how a queue thread sleeps, holding the lock: the condition's own wait by default
+        self._wait = wait or (lambda cond, seconds: cond.wait(seconds))
+        self._lock = threading.Condition()
         self._queues: dict[str, Any] = {}  # name -> the Queue this worker registered
         self._heard: dict[str, int] = {}  # notifications per queue name
         self._seen: dict[str, int] = {}  # of those, how many the last claim began after
@@ -48,41 +55,54 @@ class QuietPolls:
         self._last: dict[str, float] = {}
         self.claims = 0  # claims sent to the database
         self.skipped = 0  # claims answered here: nothing could be waiting
+        self.sleeps = 0  # waits of a queue thread in get_queue
 
     def own(self, queue: Any) -> None:
         """Poll ``queue`` (a DBOS Queue as registered) with these settings from now on."""
         with self._lock:
             self._queues[queue.name] = queue
             self._more.add(queue.name)  # look once: work may have waited before
+            self._lock.notify_all()
 
     def heard(self, queue_name: str | None) -> None:
         """A notification: something was enqueued on ``queue_name`` (``None``: anywhere)."""
         with self._lock:
             for name in (list(self._queues) if queue_name is None else [queue_name]):
                 self._heard[name] = self._heard.get(name, 0) + 1
+            self._lock.notify_all()
 
     def get_queue(self, original: Callable[..., Any], name: str, **kw: Any) -> Any:
+        """This worker's Queue for ``name``, once a claim from it may find work: the queue
+        thread sleeps here until then (other queues and calls go to DBOS)."""
         with self._lock:
             queue = self._queues.get(name)
-        return queue if queue is not None and not kw else original(name, **kw)
+            if queue is not None and not kw:
+                while (left := self._due_in(queue, self.clock())) > 0:
+                    self.sleeps += 1
+                    self._wait(self._lock, left)
+                return queue
+        return original(name, **kw)
 
-    def start_queued_workflows(self, original: Callable[..., Any], queue: Any, *args: Any,
-                               **kw: Any) -> Any:
+    def _due_in(self, queue: Any, now: float) -> float:
+        """Seconds until a claim from ``queue`` is due (0: now); with the lock held."""
         name = queue.name
         shared = (queue._concurrency is not None or queue._limiter is not None
                   or queue._partition_concurrency is not None
                   or queue._partition_limiter is not None)
+        if (name not in self._queues or shared or name in self._more
+                or self._heard.get(name, 0) > self._seen.get(name, 0)):
+            return 0.0
+        return max(0.0, FALLBACK_SECONDS - (now - self._last.get(name, 0.0)))
+
+    def start_queued_workflows(self, original: Callable[..., Any], queue: Any, *args: Any,
+                               **kw: Any) -> Any:
+        name = queue.name
         now = self.clock()
         with self._lock:
-            known = name in self._queues
-            heard = self._heard.get(name, 0)
-            due = (not known or shared or name in self._more
-                   or heard > self._seen.get(name, 0)
-                   or now - self._last.get(name, 0.0) >= FALLBACK_SECONDS)
-            if not due:
+            if self._due_in(queue, now) > 0:
                 self.skipped += 1
                 return [], None
-            self._seen[name] = heard
+            self._seen[name] = self._heard.get(name, 0)
             self._last[name] = now
             self.claims += 1
         got = original(queue, *args, **kw)

@@ -12,11 +12,10 @@ finally ``success``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.frozen import Frozen, field
 from rein.core.states import AttemptStatus
 from rein.engine import recovery
 from rein.engine.budget import node_budget_left, node_overrun
@@ -24,7 +23,14 @@ from rein.engine.criteria.evaluate import evaluate_success
 from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import diagnostic
 from rein.engine.events import EventType
-from rein.engine.kinds.attempt_end import AttemptEnd
+from rein.engine.kinds.attempt_end import (
+    GENERIC,
+    AttemptEnd,
+    AttemptOutcome,
+    AttemptServed,
+    AttemptStart,
+    failed_criteria,
+)
 from rein.engine.kinds.criteria_context import criterion_context
 from rein.engine.kinds.worker_call import (
     build_request,
@@ -35,83 +41,46 @@ from rein.engine.kinds.worker_call import (
 )
 from rein.engine.node_steps import checkpoints
 from rein.engine.outputs import check_outputs
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt
 from rein.engine.signals import CheckpointRejected, Paused
 from rein.formats.ags.spec import SuccessSpec
 from rein.workers.base import AttemptRequest, AttemptResult, Feedback, Routed, Worker
 
-
-class AttemptOutcome(Frozen):
-    """How one attempt ended."""
-
-    status: AttemptStatus
-    failure: FailureClass | None = None
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-    success: SuccessOutcome | None = None
-    decision: str | None = None
-    message: str | None = None
-    feedback: tuple[Mapping[str, Any], ...] = ()  # failed criteria, as the next try hears
-
-
-def failed_criteria(results: Iterable[Mapping[str, Any]], success: SuccessSpec
-                    ) -> tuple[dict[str, Any], ...]:
-    """The failed criteria of an attempt as the next attempt is told them: required ones
-    first, each with its declared description and its *recorded* evidence.
-
-    The one builder of that shape. It reads the run record's ``criterion_result`` objects, so
-    an attempt that ran in this process and one adopted from the store after a pause give
-    the next attempt the same words, and evidence a criterion does not record
-    (``record_evidence: false``) never reaches a prompt, which is recorded too.
-    """
-    described = success.described()
-    failed = [r for r in results if not r.get("passed")]
-    failed.sort(key=lambda r: r.get("severity") == "advisory")
-    return tuple(
-        {"id": r.get("id"), "kind": r.get("kind"), "severity": r.get("severity"),
-         "description": described.get(str(r.get("id")), ""),
-         "evidence": r.get("evidence"), **({"error": r["error"]} if r.get("error") else {})}
-        for r in failed)
-
-
 # Why the criteria failed, in one line: the reason the attempt's record, its events and
 # the live view give (``criterion tests failed (...): exit 1: 2 failed``), built from the
-# failed criteria as the next attempt is told them, so evidence a criterion does not record
-# is never named here either.
-GENERIC = "success criteria failed"  # when no failed criterion is known (none recorded)
+# typed results as the next attempt is told them (required ones first), so evidence a
+# criterion does not record is never named here either.
 _EVIDENCE = 160  # characters of evidence in the line; the record keeps all of it
 
 
-def criteria_reason(failed: Sequence[Mapping[str, Any]]) -> str:
+def criteria_reason(success: SuccessOutcome, spec: SuccessSpec) -> str:
     """The first failed criterion (required ones come first), its description and its
     evidence; the others by id."""
+    failed = [r for r in success.results if not r.passed]
+    failed.sort(key=lambda r: r.severity == "advisory")
     if not failed:
         return GENERIC
     first = failed[0]
-    text = f"criterion {first.get('id')} failed"
-    if first.get("description"):
-        text += f" ({_one_line(str(first['description']))})"
-    evidence = evidence_line(first.get("error") or first.get("evidence"))
+    text = f"criterion {first.id} failed"
+    description = spec.described().get(first.id, "")
+    if description:
+        text += f" ({_one_line(str(description))})"
+    evidence = evidence_line(first.error or (first.evidence if first.record_evidence
+                                             else None))
     if evidence:
         text += f": {evidence}"
-    others = [str(c.get("id")) for c in failed[1:]]
+    others = [r.id for r in failed[1:]]
     if others:
         text += f"; also failed: {', '.join(others)}"
     return text
 
 
-def evidence_line(evidence: Any) -> str:
+def evidence_line(evidence: str | Mapping[str, Any] | None) -> str:
     """Evidence as one short line: a command's exit code and the last line it printed (its
-    summary, for a test run); a text on one line; anything else as compact JSON."""
+    summary, for a test run); a text on one line; anything else as compact JSON. Text is
+    text: it is never parsed for structure."""
     if evidence is None or evidence == "":
         return ""
-    if isinstance(evidence, str) and evidence.startswith("{"):
-        # The record keeps structured evidence as compact JSON text.
-        try:
-            parsed = json.loads(evidence)
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, Mapping):
-            evidence = parsed
     if isinstance(evidence, Mapping) and "exit_code" in evidence:
         text = "timed out" if evidence.get("timed_out") else f"exit {evidence.get('exit_code')}"
         if evidence.get("stdout_matched") is False:
@@ -139,131 +108,127 @@ def _cut(text: str) -> str:
     return text if len(text) <= _EVIDENCE else text[:_EVIDENCE - 1] + "…"
 
 
-async def run_attempt(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def run_attempt(here: NodeAt, node: Mapping[str, Any],
                       n: int, *, tier: str, worker: Worker | None, routed: Routed | None,
                       feedback: Feedback | None, kind: str,
                       request: AttemptRequest | None = None) -> AttemptOutcome:
-    """Attempt ``n`` of node ``nid``, start to finish; the run pauses when no worker can
+    """Attempt ``n`` of node ``here.nid``, start to finish; the run pauses when no worker can
     serve it (``Paused("worker")``) or the worker waits for someone. ``request``: this very
     attempt's request when the caller built it already (pre-flight's probe of attempt 1)."""
-    state = inst.states[nid]
-    root = ctx.root()
-    now = ctx.clock.now()
+    state = here.state
+    root = here.run.root()
+    now = here.env.clock.now()
     constraints = node.get("constraints") or {}
-    budget = root.budget.attempt_budget(constraints, state.spent, now)
+    budget = root.env.budget.attempt_budget(constraints, state.spent, now)
     if request is None:
-        request = build_request(ctx, inst, nid, node, attempt=n, tier=tier, kind=kind,
+        request = build_request(here, node, attempt=n, tier=tier, kind=kind,
                                 feedback=feedback, routed=routed)
-    worker = _serving_worker(ctx, inst, nid, request, worker)
-    rec, declined = await _open(ctx, inst, nid, node, n, tier, worker, now)
+    worker = _serving_worker(here, request, worker)
+    rec, declined = await _open(here, node, n, tier, worker, now)
     if declined:
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        return close(here, rec, AttemptOutcome(
             status=AttemptStatus.FAILED, failure=FailureClass.PERMISSION_DENIED,
             message="re-running the interrupted attempt was declined"), None)
     over = node_budget_left(constraints, state.spent)
     if over:
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        return close(here, rec, AttemptOutcome(
             status=AttemptStatus.BUDGET_EXCEEDED, failure=FailureClass.BUDGET_EXCEEDED,
             message=f"node limit {over}"), None)
-    request = with_session(ctx, request, worker, budget=budget)
-    result = await drive(ctx, inst, nid, worker, request)
-    _account(ctx, inst, nid, rec, result, routed or Routed(
+    request = with_session(here.run, request, worker, budget=budget)
+    result = await drive(here, worker, request)
+    _account(here, rec, result, routed or Routed(
         requested_tier=tier, effective_tier=tier,  # type: ignore[arg-type]
         provider=worker.name, model=worker.name))
     over = node_overrun(constraints, state.spent, result.usage)
     if over and result.failure is not FailureClass.BUDGET_EXCEEDED:
         # What was produced past the node's limit is not accepted, whatever the worker says.
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        return close(here, rec, AttemptOutcome(
             status=AttemptStatus.BUDGET_EXCEEDED, failure=FailureClass.BUDGET_EXCEEDED,
             outputs=result.outputs, message=f"node limit {over}"), None)
     if result.failure is not None:
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        return close(here, rec, AttemptOutcome(
             status=status_for(result.failure), failure=result.failure,
             outputs=result.outputs, message=result.message or result.failure.value), None)
     # An attempt run on another machine has its command criteria run there too.
     where = getattr(worker, "commands", None)
     commands = where(result) if callable(where) else None
-    return await _checked(ctx, inst, nid, node, n, kind, rec, result, commands)
+    return await _checked(here, node, n, kind, rec, result, commands)
 
 
-def _serving_worker(ctx: RunContext, inst: ScopeInstance, nid: str, request: AttemptRequest,
+def _serving_worker(here: NodeAt, request: AttemptRequest,
                     worker: Worker | None) -> Worker:
     """The pre-flight's worker when it still serves the request, else the first that does."""
     if worker is None or not worker.can_serve(request):
-        worker = pick_worker(ctx, request)
+        worker = pick_worker(here.run, request)
     if worker is None:
-        ctx.emit(EventType.WORKER_UNAVAILABLE, {"node": inst.key(nid), "attempt": request.attempt,
-                                        "tier": request.tier})
-        raise Paused("worker", {"node": inst.key(nid), "attempt": request.attempt})
+        here.run.emit(EventType.WORKER_UNAVAILABLE, {"node": here.key, "attempt": request.attempt,
+                                                     "tier": request.tier})
+        raise Paused("worker", {"node": here.key, "attempt": request.attempt})
     return worker
 
 
-async def _open(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def _open(here: NodeAt, node: Mapping[str, Any],
                 n: int, tier: str, worker: Worker, now: Any) -> tuple[dict[str, Any], bool]:
     """Count attempt ``n`` and put it on record as in flight; ``declined`` when it is the
     re-run of an interrupted attempt that a person declined."""
-    state = inst.states[nid]
+    state = here.state
     # Attempt n was in flight when an earlier rein died: it runs again under its number,
     # unless a person declines (irreversible, or past before_side_effects).
-    rerun = recovery.was_interrupted(ctx, inst.key(nid), n)
-    declined = rerun and not await recovery.may_rerun(ctx, inst.key(nid), n, node,
+    rerun = recovery.was_interrupted(here.run, here.key, n)
+    declined = rerun and not await recovery.may_rerun(here.run, here.key, n, node,
                                                       mutating=is_mutating(node))
-    ctx.root().budget.start_execution(now)
+    here.run.root().env.budget.start_execution(now)
     state.attempts = n
-    at = ctx.now()
-    rec: dict[str, Any] = {"attempt": n, "started_at": at}
-    if rerun:
-        rec[recovery.RERUN] = True
+    at = here.run.now()
+    rec = AttemptStart(attempt=n, started_at=at, rerun=rerun).to_record()
     state.record.setdefault("attempts", []).append(rec)
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
-    ctx.save_node(inst, nid, EventType.ATTEMPT_STARTED, {"attempt": n, "tier": tier,
-                                                 "worker": worker.name}, at=at)
+    here.save(EventType.ATTEMPT_STARTED, {"attempt": n, "tier": tier,
+                                          "worker": worker.name}, at=at)
     return rec, declined
 
 
-def _account(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
+def _account(here: NodeAt, rec: dict[str, Any],
              result: AttemptResult, fallback: Routed) -> None:
     """What the attempt spent, where it was served, and the worker's own record fields."""
-    inst.states[nid].spent.add(result.usage)
-    ctx.spend(result.usage)
-    rec["usage"] = usage_record(result)
+    here.state.spent.add(result.usage)
+    here.run.spend(result.usage)
     route = result.routed or fallback
-    rec["routed"] = {k: v for k, v in {
+    rec.update(AttemptServed(usage=usage_record(result), routed={k: v for k, v in {
         "requested_tier": route.requested_tier, "effective_tier": route.effective_tier,
         "provider": route.provider, "model": route.model,
-        "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None}
-    # A worker's own record fields (x-rein-profile, x-rein-ignored-keys, ...).
-    rec.update({k: v for k, v in result.extra.items() if str(k).startswith("x-")})
+        "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None},
+        extra=result.extra).to_record())
 
 
-async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def _checked(here: NodeAt, node: Mapping[str, Any],
                    n: int, kind: str, rec: dict[str, Any], result: AttemptResult,
                    commands: Any = None) -> AttemptOutcome:
     """The harness's own checks of a result the worker calls done, in order."""
-    state = inst.states[nid]
+    state = here.state
     outputs = dict(result.outputs)
     decision = None
     if kind == "decision":
-        decision, problem = decision_label(ctx, inst, nid, node, result.decision)
+        decision, problem = decision_label(here, node, result.decision)
         if problem:
-            return close(ctx, inst, nid, rec, AttemptOutcome(
+            return close(here, rec, AttemptOutcome(
                 status=AttemptStatus.CRITERIA_FAILED, failure=FailureClass.CRITERIA_FAILED,
                 outputs=outputs, message=problem), None)
-    problems = check_outputs(outputs, node.get("outputs") or {}, workspace=ctx.workspace)
+    problems = check_outputs(outputs, node.get("outputs") or {}, workspace=here.env.workspace)
     if problems:
         for p in problems:
-            diagnostic(ctx, p.code, "error", f"node {nid}: {p.message}", node=inst.key(nid))
+            diagnostic(here.run, p.code, "error", f"node {here.nid}: {p.message}", node=here.key)
         missing = any(p.code == "RT033" for p in problems)
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        return close(here, rec, AttemptOutcome(
             status=AttemptStatus.FAILED,
             failure=FailureClass.OUTPUT_MISSING if missing else FailureClass.VALIDATION_ERROR,
             outputs=outputs, message="; ".join(p.message for p in problems)), None)
-    this = {"id": nid, "attempt": n, "inputs": state.inputs or {}, "outputs": outputs}
+    this = {"id": here.nid, "attempt": n, "inputs": state.inputs or {}, "outputs": outputs}
     try:
-        await checkpoints(ctx, inst, nid, node, "after_outputs", n, this=this)
+        await checkpoints(here, node, "after_outputs", n, this=this)
     except CheckpointRejected as exc:
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        return close(here, rec, AttemptOutcome(
             status=AttemptStatus.FAILED, failure=FailureClass.PERMISSION_DENIED,
             outputs=outputs, message=str(exc)), None)
     if decision is not None:
@@ -271,28 +236,30 @@ async def _checked(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
     block = node.get("success")
     # No success block passes (evaluate_success says so too): nothing to build a context for.
     success = SuccessOutcome(passed=True) if block is None else await evaluate_success(
-        block, criterion_context(ctx, inst, nid, node, n, outputs, commands))
+        block, criterion_context(here, node, n, outputs, commands))
     if not success.passed:
         failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
-        told = failed_criteria(success.to_record()["results"], inst.model.specs[nid].success)
-        return close(ctx, inst, nid, rec, AttemptOutcome(
+        declared = here.spec.success
+        told = failed_criteria(success.to_record()["results"], declared)
+        return close(here, rec, AttemptOutcome(
             status=status_for(failure), failure=failure, outputs=outputs, success=success,
-            decision=decision, message=criteria_reason(told), feedback=told), success)
-    return close(ctx, inst, nid, rec, AttemptOutcome(
+            decision=decision, message=criteria_reason(success, declared), feedback=told),
+            success)
+    return close(here, rec, AttemptOutcome(
         status=AttemptStatus.SUCCEEDED, outputs=outputs, success=success, decision=decision),
         success)
 
 
-def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
+def close(here: NodeAt, rec: dict[str, Any],
           outcome: AttemptOutcome, success: SuccessOutcome | None) -> AttemptOutcome:
     """Finish the attempt's record with ``outcome`` and save it with the node."""
-    specs = inst.model.nodes[nid].get("outputs") or {}
+    specs = here.node.get("outputs") or {}
     # A replay that adopts a failed attempt needs what it produced: checkpoint material,
     # degrade_outputs, succeed_degraded. Redacted values are never written.
     kept = {} if outcome.failure is None else {
         k: v for k, v in outcome.outputs.items()
         if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
-    end = AttemptEnd(attempt=rec["attempt"], status=outcome.status, finished_at=ctx.now(),
+    end = AttemptEnd(attempt=rec["attempt"], status=outcome.status, finished_at=here.run.now(),
                      failure=outcome.failure, message=outcome.message,
                      success=success.to_record() if success is not None and success.results
                      else None, outputs=kept)
@@ -302,12 +269,12 @@ def close(ctx: RunContext, inst: ScopeInstance, nid: str, rec: dict[str, Any],
     # watch`) shows a failed attempt and the budget spent from the log alone. Held: the
     # node's end (or the next attempt, or the ladder) follows and commits both; lost in a
     # crash, the attempt was in flight, and resuming runs it again.
-    ctx.save_node(inst, nid, EventType.ATTEMPT_FINISHED,
-                  {"attempt": rec["attempt"], "result": outcome.status.value,
-                   "failure": outcome.failure.value if outcome.failure else None,
-                   **({"error": rec["error"]} if "error" in rec else {}),
-                   **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True,
-                  at=at)
+    here.save(EventType.ATTEMPT_FINISHED,
+              {"attempt": rec["attempt"], "result": outcome.status.value,
+               "failure": outcome.failure.value if outcome.failure else None,
+               **({"error": rec["error"]} if "error" in rec else {}),
+               **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True,
+              at=at)
     return outcome
 
 
@@ -330,7 +297,7 @@ def usage_record(result: AttemptResult) -> dict[str, Any]:
     return out
 
 
-def decision_label(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+def decision_label(here: NodeAt, node: Mapping[str, Any],
                    label: str | None) -> tuple[str | None, str | None]:
     """``(label, None)`` for a declared branch or the default (RT022 warns); otherwise
     ``(None, problem)``."""
@@ -340,7 +307,7 @@ def decision_label(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping
         return label, None
     default = block.get("default_branch")
     if default:
-        diagnostic(ctx, "RT022", "warning", f"node {nid}: label {label!r} is not one of "
-                   f"{labels}; default branch {default!r} used", node=inst.key(nid))
+        diagnostic(here.run, "RT022", "warning", f"node {here.nid}: label {label!r} is not one of "
+                   f"{labels}; default branch {default!r} used", node=here.key)
         return str(default), None
     return None, f"label {label!r} is not one of {labels} and there is no default_branch"

@@ -24,79 +24,79 @@ from rein.engine.criteria.model import (
 from rein.engine.evaluation import diagnostic
 from rein.engine.graph import node_tier
 from rein.engine.kinds.worker_call import drive, node_env, pick_worker
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt
 from rein.workers.base import AttemptRequest, OutputSpec
 
 
-def criterion_context(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+def criterion_context(here: NodeAt, node: Mapping[str, Any],
                       n: int, outputs: Mapping[str, Any], commands: Any = None
                       ) -> CriterionContext:
     """What the criteria of one attempt may look at, with the approval queue and judges;
     ``commands``: where command criteria run when the attempt ran on another machine."""
-    state = inst.states[nid]
-    key = inst.key(nid)
-    env, _ = node_env(ctx, node)
-    scope = inst.scope().with_self(
-        {"id": nid, "attempt": n, "inputs": state.inputs or {}, "outputs": dict(outputs)})
+    state = here.state
+    key = here.key
+    env, _ = node_env(here.run, node)
+    scope = here.inst.scope().with_self(
+        {"id": here.nid, "attempt": n, "inputs": state.inputs or {}, "outputs": dict(outputs)})
 
     async def ask_human(req: HumanRequest) -> HumanAnswer:
-        return await _ask_human(ctx, inst, nid, n, req, outputs)
+        return await _ask_human(here, n, req, outputs)
 
     async def judge(req: JudgeRequest) -> JudgeVerdict:
-        return await judge_through_worker(ctx, inst, nid, node, req)
+        return await judge_through_worker(here, node, req)
 
     return CriterionContext(
-        workspace=ctx.workspace, node_id=key, attempt=n, outputs=dict(outputs),
+        workspace=here.env.workspace, node_id=key, attempt=n, outputs=dict(outputs),
         output_specs=dict(node.get("outputs") or {}), scope=scope,
         permissions=tuple((node.get("requirements") or {}).get("permissions") or ()),
         env={**({"PATH": os.environ["PATH"]} if "PATH" in os.environ else {}), **env},
-        secret_values=ctx.secret_values, ask_human=ask_human, judge=judge,
-        checkers=ctx.checkers, clock=ctx.clock.now, commands=commands,
+        secret_values=here.env.secret_values, ask_human=ask_human, judge=judge,
+        checkers=here.env.checkers, clock=here.env.clock.now, commands=commands,
     )
 
 
-async def _ask_human(ctx: RunContext, inst: ScopeInstance, nid: str, n: int,
+async def _ask_human(here: NodeAt, n: int,
                      req: HumanRequest, outputs: Mapping[str, Any]) -> HumanAnswer:
     """A ``human`` criterion through the approval queue, recorded as a human event."""
-    key = inst.key(nid)
+    key = here.key
     row = await approvals.ask(
-        ctx, key=f"criterion:{key}#{n}:{req.criterion_id}", kind=ApprovalKind.CRITERION,
+        here.run, key=f"criterion:{key}#{n}:{req.criterion_id}", kind=ApprovalKind.CRITERION,
         request={"node": key, "criterion": req.criterion_id, "prompt": req.prompt,
                  "description": req.description, "roles": list(req.roles),
                  "attempt": n, "digest": req.digest},
         shows=dict(outputs))
     answer = row.answer or {}
-    inst.states[nid].record.setdefault("human_events", []).append(approvals.human_event(
+    here.state.record.setdefault("human_events", []).append(approvals.human_event(
         row, stage="success", mode="approve", checkpoint_id=req.criterion_id))
     return HumanAnswer(approved=row.status is ApprovalStatus.ACCEPTED,
                        note=answer.get("note"), reviewer=answer.get("actor"))
 
 
-async def judge_through_worker(ctx: RunContext, inst: ScopeInstance, nid: str,
+async def judge_through_worker(here: NodeAt,
                                node: Mapping[str, Any], req: JudgeRequest) -> JudgeVerdict:
     """An ``llm_judge`` sample as a worker attempt of kind ``judge``."""
     intel = req.judge_intelligence or node.get("intelligence") or {}
     tier = str(intel.get("tier", node_tier(node)))
     request = AttemptRequest(
-        run_id=ctx.run_id, node_id=f"{inst.key(nid)}:{req.criterion_id}", attempt=req.attempt,
+        run_id=here.env.run_id, node_id=f"{here.key}:{req.criterion_id}", attempt=req.attempt,
         kind="judge", title=f"judge {req.criterion_id} (sample {req.sample}/{req.samples})",
         brief=req.rubric, inputs={"material": list(req.inputs)}, outputs=(
             OutputSpec(name="score", type="number", description="score in [0, 1]",
                        schema={"type": "number", "minimum": 0, "maximum": 1}),
             OutputSpec(name="reasoning", type="text", description="why")),
-        permissions=(), tools=(), workspace=str(ctx.workspace),
+        permissions=(), tools=(), workspace=str(here.env.workspace),
         tier=tier,  # type: ignore[arg-type]
     )
-    worker = pick_worker(ctx, request)
+    worker = pick_worker(here.run, request)
     if worker is None:
         # A failed criterion, not a wait: nothing here can judge. The judge is routed like
         # a node (§11.4), so a tier nobody serves is the spec's RT011.
         message = f"no configured worker can judge {req.criterion_id!r} at tier {tier!r}"
-        diagnostic(ctx, "RT011", "error", f"node {nid}: {message}", node=inst.key(nid))
+        diagnostic(here.run, "RT011", "error", f"node {here.nid}: {message}", node=here.key)
         raise CriterionProblem(message, code="RT011", hint="configure a model worker for "
                                "that tier, or make the criterion advisory")
-    result = await drive(ctx, inst, nid, worker, request)
-    ctx.spend(result.usage)
+    result = await drive(here, worker, request)
+    here.run.spend(result.usage)
     score = result.outputs.get("score")
     if result.failure is not None or not isinstance(score, (int, float)):
         raise CriterionProblem(f"judge worker {worker.name!r} gave no score in [0, 1]"

@@ -18,7 +18,7 @@ from rein.engine.graph import ScopeModel, scope_model
 from rein.engine.kinds import ladder
 from rein.engine.node_steps import resolve_inputs
 from rein.engine.outcome import NodeOutcome
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.signals import InputsMissing
 from rein.formats.ags.spec import NodeSpec
 
@@ -38,7 +38,7 @@ def fragment_of(ctx: RunContext, block: Mapping[str, Any], *, body_key: str = "b
     if isinstance(body, Mapping):
         return body
     name = block.get("use")
-    named = (ctx.graph.get("subgraphs") or {}) if isinstance(ctx.graph, Mapping) else {}
+    named = (ctx.env.graph.get("subgraphs") or {}) if isinstance(ctx.env.graph, Mapping) else {}
     if name in named:
         declared: Mapping[str, Any] = named[name]
         return declared
@@ -65,11 +65,11 @@ def bind_fragment_params(inst: ScopeInstance, fragment: Mapping[str, Any],
 
 
 def check_depth(ctx: RunContext, inst: ScopeInstance) -> None:
-    depth = ctx.depth + inst.path.count("[") + 1
-    if depth > ctx.max_depth:
+    depth = ctx.env.depth + inst.path.count("[") + 1
+    if depth > ctx.env.max_depth:
         raise FragmentProblem(
             "RT061", f"nesting depth {depth} exceeds constraints.max_subgraph_depth "
-            f"{ctx.max_depth}")
+            f"{ctx.env.max_depth}")
 
 
 def instance(ctx: RunContext, parent: ScopeInstance, model: ScopeModel, *, path: str,
@@ -87,32 +87,33 @@ def model_of(fragment: Mapping[str, Any]) -> ScopeModel:
     return scope_model(fragment)
 
 
-def report(ctx: RunContext, inst: ScopeInstance, nid: str, problem: FragmentProblem) -> None:
-    diagnostic(ctx, problem.code, "error", f"node {nid}: {problem.message}", node=inst.key(nid))
+def report(here: NodeAt, problem: FragmentProblem) -> None:
+    diagnostic(here.run, problem.code, "error", f"node {here.nid}: {problem.message}",
+               node=here.key)
 
 
-async def fail_fragment(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def fail_fragment(here: NodeAt, spec: NodeSpec,
                         problem: FragmentProblem) -> NodeOutcome:
     """Report ``problem`` and fail the container node through its failure ladder."""
-    report(ctx, inst, nid, problem)
-    return await ladder.exhausted(ctx, inst, nid, spec, None, failure=FailureClass.VALIDATION_ERROR)
+    report(here, problem)
+    return await ladder.exhausted(here, spec, None, failure=FailureClass.VALIDATION_ERROR)
 
 
-async def begin_container(ctx: RunContext, inst: ScopeInstance, nid: str,
+async def begin_container(here: NodeAt,
                           spec: NodeSpec, block: Mapping[str, Any]
                           ) -> Mapping[str, Any] | NodeOutcome:
     """Start a loop or map node: count its one execution, resolve its inputs, check the
     nesting depth and find its body fragment. When one of those failed, the outcome the
     failure ladder gave the node instead."""
-    state = inst.states[nid]
-    ctx.root().budget.start_execution(ctx.clock.now())
+    state = here.state
+    here.run.root().env.budget.start_execution(here.env.clock.now())
     state.attempts = 1
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
-        check_depth(ctx, inst)
-        return fragment_of(ctx, block)
+        state.inputs = resolve_inputs(here, spec.raw)
+        check_depth(here.run, here.inst)
+        return fragment_of(here.run, block)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
+        return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     except FragmentProblem as problem:
-        return await fail_fragment(ctx, inst, nid, spec, problem)
+        return await fail_fragment(here, spec, problem)

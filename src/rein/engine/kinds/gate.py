@@ -23,38 +23,38 @@ from rein.engine.kinds import ladder
 from rein.engine.node_steps import human_timeouts
 from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext
 from rein.formats.ags.spec import NodeSpec
 
 
-async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def run_gate(here: NodeAt, spec: NodeSpec
                    ) -> NodeOutcome:
     node = spec.raw
     gate = node.get("gate") or {}
-    state = inst.states[nid]
+    state = here.state
     mode = str(gate.get("mode", "approve"))
-    key = inst.key(nid)
-    ctx.root().budget.start_execution(ctx.clock.now())
+    key = here.key
+    here.run.root().env.budget.start_execution(here.env.clock.now())
     state.attempts = 1
-    scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": {}, "outputs": {}})
+    scope = here.inst.scope().with_self({"id": here.nid, "attempt": 1, "inputs": {}, "outputs": {}})
     prompt = render(str(gate.get("prompt") or node.get("title", "")), scope)
     events = state.record.setdefault("human_events", [])
     if mode == "notify":
         events.append({"at_stage": "gate", "mode": mode, "outcome": "notified",
-                       "at": ctx.now()})
-        ctx.emit(EventType.HUMAN_NOTIFIED, {"node": key, "prompt": prompt})
+                       "at": here.run.now()})
+        here.run.emit(EventType.HUMAN_NOTIFIED, {"node": key, "prompt": prompt})
         return NodeOutcome(status=NodeStatus.SUCCEEDED)
-    present = [value(ctx, scope, str(e), f"node {nid} gate.present") for e in
+    present = [value(here.run, scope, str(e), f"node {here.nid} gate.present") for e in
                gate.get("present") or []]
     collect = gate.get("collect") or {}
     row = await approvals.ask(
-        ctx,
+        here.run,
         key=f"gate:{key}",
         kind=ApprovalKind.GATE,
         request={"node": key, "mode": mode, "prompt": prompt, "present": present,
                  "roles": list(gate.get("roles") or []), "collect": dict(collect),
                  "outputs": sorted((node.get("outputs") or {}).keys()),
-                 **human_timeouts(ctx, gate)},
+                 **human_timeouts(here.run, gate)},
         shows=present,
     )
     answer = row.answer or {}
@@ -64,13 +64,15 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     if accepted and mode == "input":
         problems = approvals.input_problems(values, collect)
         if problems:
-            diagnostic(ctx, "RT031", "error", f"gate {nid}: " + "; ".join(problems), node=key)
+            diagnostic(here.run, "RT031", "error", f"gate {here.nid}: " + "; ".join(problems),
+                       node=key)
             accepted = False
         outcome = "provided"
     elif accepted and mode == "review":
-        values, edited, problems = _reviewed(node, present, values, ctx)
+        values, edited, problems = _reviewed(node, present, values, here.run)
         if problems:
-            diagnostic(ctx, "RT031", "error", f"gate {nid}: " + "; ".join(problems), node=key)
+            diagnostic(here.run, "RT031", "error", f"gate {here.nid}: " + "; ".join(problems),
+                       node=key)
             accepted = False
         outcome = "edited" if edited else "approved"
     events.append(approvals.human_event(row, stage="gate", mode=mode, outcome=outcome
@@ -81,7 +83,7 @@ async def run_gate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
         state.record["escalated"] = True
         if spec.failure.escalation is not None:
-            resolved = await ladder.escalate(ctx, inst, nid, spec, reason="gate timed out")
+            resolved = await ladder.escalate(here, spec, reason="gate timed out")
             if resolved is not None:
                 return resolved  # the escalation handed back outputs (a person, a node)
     if on_reject == "route":
@@ -101,5 +103,5 @@ def _reviewed(node: Mapping[str, Any], present: list[Any], values: Mapping[str, 
     edits = {k: v for k, v in values.items() if k in specs}
     result = {**shown, **edits}
     problems = [p.message for p in check_outputs(
-        edits, specs, workspace=ctx.workspace, optional=frozenset(specs))]
+        edits, specs, workspace=ctx.env.workspace, optional=frozenset(specs))]
     return result, bool(edits), problems

@@ -23,45 +23,46 @@ from rein.engine import approvals
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.events import EventType
 from rein.engine.expressions import render
-from rein.engine.kinds.attempt import AttemptOutcome
+from rein.engine.kinds.attempt_end import AttemptOutcome
 from rein.engine.node_steps import checkpoints
 from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
 from rein.engine.outputs import check_outputs
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt
 from rein.engine.signals import CheckpointRejected
 from rein.formats.ags.spec import NodeSpec, SuccessSpec
 
 
-async def exhausted(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def exhausted(here: NodeAt, spec: NodeSpec,
                     last: AttemptOutcome | None, *, failure: FailureClass | None,
                     blocked: bool = False, produced: Mapping[str, Any] | None = None
                     ) -> NodeOutcome:
     """Where the node goes from "out of attempts". ``produced`` is what a container made
     before it failed (a loop's last collect, a map's gathered items): the escalation sees
     it, and the node keeps it unless a rung hands back other outputs."""
-    outcome = await _ladder(ctx, inst, nid, spec, last, failure=failure, blocked=blocked,
+    outcome = await _ladder(here, spec, last, failure=failure, blocked=blocked,
                             produced=produced or {})
     if outcome.outputs is None and produced is not None:
         outcome = outcome.replace(outputs=produced)
     return outcome
 
 
-async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def _ladder(here: NodeAt, spec: NodeSpec,
                   last: AttemptOutcome | None, *, failure: FailureClass | None,
                   blocked: bool, produced: Mapping[str, Any]) -> NodeOutcome:
-    state = inst.states[nid]
+    state = here.state
     block = spec.failure
-    scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
-                                    "inputs": state.inputs or {},
-                                    "outputs": dict(last.outputs) if last else {}})
+    scope = here.inst.scope().with_self({"id": here.nid, "attempt": max(1, state.attempts),
+                                         "inputs": state.inputs or {},
+                                         "outputs": dict(last.outputs) if last else {}})
     if not blocked:
         for step in block.fallback:
-            if step.get("when") and not condition(ctx, scope, str(step["when"]),
-                                                  f"node {nid} fallback"):
+            if step.get("when") and not condition(here.run, scope, str(step["when"]),
+                                                  f"node {here.nid} fallback"):
                 continue
-            taken = await _fallback(ctx, inst, nid, spec, step, last)
+            taken = await _fallback(here, spec, step, last)
             if taken is not None:
-                ctx.emit(EventType.NODE_FALLBACK, {"node": inst.key(nid), "strategy": step["strategy"]})
+                here.run.emit(EventType.NODE_FALLBACK, {"node": here.key,
+                                                        "strategy": step["strategy"]})
                 return taken.noting(fallback_used=str(step["strategy"]))
     reason = failure.value if failure else "failed"
     on_exhausted = block.on_exhausted
@@ -69,22 +70,22 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
         # The ladder's own rung (§14): a declared escalation runs once the fallbacks are
         # spent, whatever on_exhausted says; on_exhausted then decides what an escalation
         # that handed nothing back leaves the node as (``escalate`` adds nothing more).
-        resolved = await escalate(ctx, inst, nid, spec, reason=reason, produced=produced)
+        resolved = await escalate(here, spec, reason=reason, produced=produced)
         if resolved is not None:
             return resolved
     elif on_exhausted == "escalate":  # refused at prepare (LADDER001)
-        await escalate(ctx, inst, nid, spec, reason=reason, produced=produced)
+        await escalate(here, spec, reason=reason, produced=produced)
     if on_exhausted == "skip":
         return skipped("on_exhausted: skip")
     elif on_exhausted == "succeed_degraded" and not blocked:
-        diagnostic(ctx, "RT042", "warning", f"node {nid} ended succeed_degraded",
-                   node=inst.key(nid))
+        diagnostic(here.run, "RT042", "warning", f"node {here.nid} ended succeed_degraded",
+                   node=here.key)
         return succeeded(dict(last.outputs) if last else {}).replace(degraded=True)
     try:
         # Before the terminal status: a required checkpoint pauses the node, and a node
         # waiting for a person has not ended yet.
-        await checkpoints(ctx, inst, nid, spec.raw, "on_failure", max(1, state.attempts),
-                          this={"id": nid, "attempt": max(1, state.attempts),
+        await checkpoints(here, spec.raw, "on_failure", max(1, state.attempts),
+                          this={"id": here.nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}})
     except CheckpointRejected:
         pass  # the node fails either way; the answer is recorded as a human event
@@ -94,7 +95,7 @@ async def _ladder(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     return failed(**record)
 
 
-async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def _fallback(here: NodeAt, spec: NodeSpec,
                     step: Mapping[str, Any], last: AttemptOutcome | None
                     ) -> NodeOutcome | None:
     """The outcome fallback ``step`` gives the node; None when it does not apply."""
@@ -102,14 +103,14 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSp
     specs = spec.raw.get("outputs") or {}
     match strategy:
         case "alternate_node":
-            return await _stand_in(ctx, inst, nid, str(step["node"]))
+            return await _stand_in(here, str(step["node"]))
         case "degrade_outputs":
             keep = [str(o) for o in step.get("outputs") or []]
             if last is None or any(last.outputs.get(o) is None for o in keep):
                 return None
             optional = frozenset(n for n in specs if n not in keep)
             if check_outputs({k: last.outputs[k] for k in keep}, specs,
-                             workspace=ctx.workspace, optional=optional):
+                             workspace=here.env.workspace, optional=optional):
                 return None
             return succeeded({k: last.outputs[k] for k in keep})
         case "relax_criteria":
@@ -121,8 +122,8 @@ async def _fallback(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSp
                 return None
             return succeeded(last.outputs, record={"x-rein-relaxed": sorted(relaxed)})
         case "human_takeover":
-            return await _human_outputs(ctx, inst, nid, spec, "takeover",
-                                        str(step.get("description") or spec.title or nid))
+            return await _human_outputs(here, spec, "takeover",
+                                        str(step.get("description") or spec.title or here.nid))
         case "skip":
             return skipped("fallback: skip")
     return None
@@ -138,28 +139,28 @@ def _passes_relaxed(block: SuccessSpec, results: Any, relaxed: set[str]) -> bool
     return passes == len(required)
 
 
-async def _stand_in(ctx: RunContext, inst: ScopeInstance, nid: str, other: str
+async def _stand_in(here: NodeAt, other: str
                     ) -> NodeOutcome | None:
-    """Run ``other`` in ``nid``'s place and adopt its outputs by name (§14.2)."""
-    if other not in inst.model.nodes:
+    """Run ``other`` in ``here.nid``'s place and adopt its outputs by name (§14.2)."""
+    if other not in here.inst.model.nodes:
         return None
-    view = inst.stand_in(other, nid)
-    await ctx.execute_node(ctx, view, other)
+    view = here.inst.stand_in(other, here.nid)
+    await here.env.execute_node(NodeAt(here.run, view, other))
     result = view.states[other]
     if result.status is not NodeStatus.SUCCEEDED:
         return None
     return succeeded(result.outputs, record={"x-rein-stand-in": view.key(other)})
 
 
-async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
+async def _human_outputs(here: NodeAt,
                          spec: NodeSpec, why: str, message: str,
                          roles: list[str] | None = None) -> NodeOutcome | None:
     """A person supplies the node's outputs (takeover, or an escalation to a human)."""
-    state = inst.states[nid]
+    state = here.state
     specs = spec.raw.get("outputs") or {}
     row = await approvals.ask(
-        ctx, key=f"{why}:{inst.key(nid)}", kind=ApprovalKind.ESCALATION,
-        request={"node": inst.key(nid), "mode": "input", "prompt": message,
+        here.run, key=f"{why}:{here.key}", kind=ApprovalKind.ESCALATION,
+        request={"node": here.key, "mode": "input", "prompt": message,
                  "outputs": {k: {"type": v.get("type"), "description": v.get("description"),
                                  "required": v.get("required", True)}
                              for k, v in specs.items()},
@@ -172,49 +173,52 @@ async def _human_outputs(ctx: RunContext, inst: ScopeInstance, nid: str,
         return None
     if not values and (specs or why == "escalation"):
         return None  # acknowledged, but nothing handed back: the node stays failed
-    problems = check_outputs(values, specs, workspace=ctx.workspace)
+    problems = check_outputs(values, specs, workspace=here.env.workspace)
     if problems:
-        diagnostic(ctx, problems[0].code, "error", f"node {nid}: supplied outputs: "
-                   + "; ".join(p.message for p in problems), node=inst.key(nid))
+        diagnostic(here.run, problems[0].code, "error", f"node {here.nid}: supplied outputs: "
+                   + "; ".join(p.message for p in problems), node=here.key)
         return None
     return succeeded(values)
 
 
-async def escalate(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
+async def escalate(here: NodeAt, spec: NodeSpec, *,
                    reason: str, produced: Mapping[str, Any] | None = None
                    ) -> NodeOutcome | None:
     """Run ``failure.escalation``: the outcome when it resolved the node (outputs handed
     back), else None. ``produced`` is what the node has made so far, as its escalation
     message and checkpoints see it."""
-    state = inst.states[nid]
+    state = here.state
     esc = spec.failure.escalation
     if esc is None:
-        diagnostic(ctx, "LADDER001", "warning", f"node {nid} asks to escalate but declares "
-                   "no failure.escalation", node=inst.key(nid))
+        diagnostic(here.run, "LADDER001", "warning",
+                   f"node {here.nid} asks to escalate but declares "
+                   "no failure.escalation", node=here.key)
         return None
     state.record["escalated"] = True
-    ctx.emit(EventType.NODE_ESCALATED, {"node": inst.key(nid), "to": esc.get("to"), "reason": reason})
+    here.run.emit(EventType.NODE_ESCALATED, {"node": here.key, "to": esc.get("to"),
+                                             "reason": reason})
     try:
-        await checkpoints(ctx, inst, nid, spec.raw, "on_escalation", max(1, state.attempts),
-                          this={"id": nid, "attempt": max(1, state.attempts),
+        await checkpoints(here, spec.raw, "on_escalation", max(1, state.attempts),
+                          this={"id": here.nid, "attempt": max(1, state.attempts),
                                 "inputs": state.inputs or {}, "outputs": dict(produced or {})})
     except CheckpointRejected:
         return None
-    scope = inst.scope().with_self({"id": nid, "attempt": max(1, state.attempts),
-                                    "inputs": state.inputs or {},
-                                    "outputs": dict(produced or {})})
+    scope = here.inst.scope().with_self({"id": here.nid, "attempt": max(1, state.attempts),
+                                         "inputs": state.inputs or {},
+                                         "outputs": dict(produced or {})})
     match esc.get("to"):
         case "human":
-            message = render(str(esc.get("message") or f"{spec.title or nid}: {reason}"),
+            message = render(str(esc.get("message") or f"{spec.title or here.nid}: {reason}"),
                              scope)
-            return await _human_outputs(ctx, inst, nid, spec, "escalation", message,
+            return await _human_outputs(here, spec, "escalation", message,
                                         [str(r) for r in esc.get("roles") or []])
         case "node":
-            return await _stand_in(ctx, inst, nid, str(esc.get("node")))
+            return await _stand_in(here, str(esc.get("node")))
         case other:
             # AGS §18.2: a human interaction that cannot be presented is RT015; the spec
             # asks for a warning and the ladder going on (§11: unknown channel).
-            diagnostic(ctx, "RT015", "warning", f"node {nid}: escalation to {other!r} cannot "
+            diagnostic(here.run, "RT015", "warning",
+                       f"node {here.nid}: escalation to {other!r} cannot "
                        "be presented: rein has no such channel; the node goes on down its "
-                       "failure ladder", node=inst.key(nid))
+                       "failure ladder", node=here.key)
             return None

@@ -25,23 +25,23 @@ from rein.engine.kinds.fragments import (
     model_of,
 )
 from rein.engine.outcome import NodeOutcome, failed, succeeded
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, ScopeInstance
 from rein.engine.scheduler import Scheduler
 from rein.engine.signals import Paused
 from rein.formats.ags.spec import NodeSpec
 
 
-async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def run_loop(here: NodeAt, spec: NodeSpec
                    ) -> NodeOutcome:
     node = spec.raw
     block = node.get("loop") or {}
-    fragment = await begin_container(ctx, inst, nid, spec, block)
+    fragment = await begin_container(here, spec, block)
     if isinstance(fragment, NodeOutcome):
         return fragment
     try:
-        params = bind_fragment_params(inst, fragment, {})
+        params = bind_fragment_params(here.inst, fragment, {})
     except FragmentProblem as problem:
-        return await fail_fragment(ctx, inst, nid, spec, problem)
+        return await fail_fragment(here, spec, problem)
     model = model_of(fragment)
     mode = block.get("mode", "repeat")
     cond = str(block.get("condition", "false"))
@@ -58,40 +58,42 @@ async def run_loop(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpe
         if previous is not None:
             loop_ns["previous"] = previous
         if mode == "while":
-            probe = last or instance(ctx, inst, model, path="", params=params, loop=loop_ns)
+            probe = last or instance(here.run, here.inst, model, path="", params=params,
+                                     loop=loop_ns)
             probe.roots["loop"] = loop_ns
-            if not condition(ctx, probe.scope(), cond, f"node {nid} loop.condition"):
+            if not condition(here.run, probe.scope(), cond, f"node {here.nid} loop.condition"):
                 met = True
                 break
-        it = instance(ctx, inst, model, path=f"{inst.key(nid)}[{i}]", params=params,
+        it = instance(here.run, here.inst, model, path=f"{here.key}[{i}]", params=params,
                       loop=loop_ns)
-        result = await Scheduler(ctx, it).run()
+        result = await Scheduler(here.run, it).run()
         if result.paused:
-            raise Paused(result.paused, {"node": inst.key(nid), "iteration": i})
+            raise Paused(result.paused, {"node": here.key, "iteration": i})
         iterations = i + 1
         last = it
         if result.failed:
-            diagnostic(ctx, "RUN000", "error", f"loop {nid}: iteration {i} failed",
-                       node=inst.key(nid))
-            outcome = await ladder.exhausted(ctx, inst, nid, spec, None, failure=None)
+            diagnostic(here.run, "RUN000", "error", f"loop {here.nid}: iteration {i} failed",
+                       node=here.key)
+            outcome = await ladder.exhausted(here, spec, None, failure=None)
             return outcome.noting(iterations=iterations)
         scope = it.scope()
-        collected = {name: value(ctx, scope, str(expr), f"node {nid} loop.collect.{name}")
+        collected = {name: value(here.run, scope, str(expr), f"node {here.nid} loop.collect.{name}")
                      for name, expr in collect.items()}
         previous = collected
         params = {**params, **_carried(it, fragment, carry)}
-        if mode == "until" and condition(ctx, scope, cond, f"node {nid} loop.condition"):
+        if mode == "until" and condition(here.run, scope, cond, f"node {here.nid} loop.condition"):
             met = True
             break
     if mode == "repeat" or met:
         return succeeded(collected, record={"iterations": iterations})
-    diagnostic(ctx, "RT021", "error", f"loop {nid} reached max_iterations {limit} without "
-               "meeting its exit condition", node=inst.key(nid))
+    diagnostic(here.run, "RT021", "error",
+               f"loop {here.nid} reached max_iterations {limit} without "
+               "meeting its exit condition", node=here.key)
     match block.get("on_max_iterations", "fail"):
         case "succeed":
             return succeeded(collected, record={"iterations": iterations})
         case "escalate":
-            resolved = await ladder.escalate(ctx, inst, nid, spec, reason="max_iterations",
+            resolved = await ladder.escalate(here, spec, reason="max_iterations",
                                              produced=collected)
             if resolved is not None:
                 return resolved.noting(iterations=iterations)

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.engine.evaluation import diagnostic, value
+from rein.engine import expressions
+from rein.engine.evaluation import diagnostic, expression_failed, value
 from rein.engine.kinds import ladder
 from rein.engine.kinds.fragments import (
     FragmentProblem,
@@ -27,59 +28,66 @@ from rein.engine.kinds.fragments import (
     report,
 )
 from rein.engine.outcome import NodeOutcome, succeeded
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, ScopeInstance
 from rein.engine.scheduler import Scheduler, ScopeResult
 from rein.engine.signals import Paused
 from rein.formats.ags.spec import NodeSpec
 
 
-async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def run_map(here: NodeAt, spec: NodeSpec
                   ) -> NodeOutcome:
     node = spec.raw
-    state = inst.states[nid]
+    state = here.state
     block = node.get("map") or {}
-    key = inst.key(nid)
-    fragment = await begin_container(ctx, inst, nid, spec, block)
+    key = here.key
+    fragment = await begin_container(here, spec, block)
     if isinstance(fragment, NodeOutcome):
         return fragment
-    scope = inst.scope().with_self({"id": nid, "attempt": 1, "inputs": state.inputs})
-    items = value(ctx, scope, str(block.get("over", "[]")), f"node {nid} map.over")
+    scope = here.inst.scope().with_self({"id": here.nid, "attempt": 1, "inputs": state.inputs})
+    items = value(here.run, scope, str(block.get("over", "[]")), f"node {here.nid} map.over")
     if not isinstance(items, list):
-        diagnostic(ctx, "RT025", "error", f"map {nid}: over did not give an array", node=key)
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
+        diagnostic(here.run, "RT025", "error", f"map {here.nid}: over did not give an array",
+                   node=key)
+        return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.VALIDATION_ERROR)
     limit = int(block.get("max_items", len(items)))
     if len(items) > limit:
         if block.get("on_over_limit", "fail") == "truncate":
-            diagnostic(ctx, "RT026", "warning", f"map {nid}: {len(items)} items truncated to "
+            diagnostic(here.run, "RT026", "warning",
+                       f"map {here.nid}: {len(items)} items truncated to "
                        f"{limit}", node=key)
             items = items[:limit]
         else:
-            diagnostic(ctx, "RT026", "error", f"map {nid}: {len(items)} items exceed "
+            diagnostic(here.run, "RT026", "error", f"map {here.nid}: {len(items)} items exceed "
                        f"max_items {limit}", node=key)
-            return await ladder.exhausted(ctx, inst, nid, spec, None,
+            return await ladder.exhausted(here, spec, None,
                                           failure=FailureClass.VALIDATION_ERROR)
     model = model_of(fragment)
     as_name = str(block.get("as", "item"))
     index_name = str(block.get("index_as", "index"))
-    width = max(1, min(int(block.get("max_parallel", 1)), ctx.max_parallel_nodes))
+    width = max(1, min(int(block.get("max_parallel", 1)), here.env.max_parallel_nodes))
     policy = block.get("on_item_failure", "fail_fast")
-    instances: list[ScopeInstance | None] = [None] * len(items)
+    collect: Mapping[str, str] = block.get("collect") or {}
+    # What each item leaves once it ends: its result and its collected values (or the
+    # error evaluating one raised, reported below in item order). Not the item's scope
+    # instance, which goes when it ends, so the map holds what is in flight, not every item.
     results: list[ScopeResult | None] = [None] * len(items)
+    collected: list[dict[str, tuple[Any, Exception | None]] | None] = [None] * len(items)
     stop = asyncio.Event()
     queue = iter(enumerate(items))  # items in input order; each runner takes the next one
 
     async def one(i: int, item: Any) -> None:
         try:
-            params = bind_fragment_params(inst, fragment, {})
+            params = bind_fragment_params(here.inst, fragment, {})
         except FragmentProblem as problem:
-            report(ctx, inst, nid, problem)
+            report(here, problem)
             results[i] = ScopeResult(failed=True)
             return
-        it = instance(ctx, inst, model, path=f"{key}[{i}]", params=params,
+        it = instance(here.run, here.inst, model, path=f"{key}[{i}]", params=params,
                       extra={as_name: item, index_name: i})
-        instances[i] = it
-        results[i] = res = await Scheduler(ctx, it).run()
+        results[i] = res = await Scheduler(here.run, it).run()
+        if not (res.failed or res.stopped):
+            collected[i] = _collect(it, collect)
         if (res.failed or res.stopped) and policy == "fail_fast":
             stop.set()
 
@@ -108,21 +116,21 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
 
         for i, res in enumerate(results):
             if res is None:
-                stop_scope(ctx, f"{key}[{i}]", "fail_fast: another item failed")
+                stop_scope(here.run, f"{key}[{i}]", "fail_fast: another item failed")
     paused = [r.paused for r in results if r is not None and r.paused]
     if paused:
         raise Paused("human" if "human" in paused else paused[0], {"node": key})
     # An item with a node stopped (fail_fast of its own, a halt) did not complete, also
     # when a replay adopts it.
     ok = [r is not None and not r.failed and not r.stopped for r in results]
-    collect: Mapping[str, str] = block.get("collect") or {}
     gathered: dict[str, list[Any]] = {name: [] for name in collect}
-    for i, it in enumerate(instances):
-        item_scope = it.scope() if it is not None and ok[i] else None
+    for i, values in enumerate(collected):
         for name, expr in collect.items():
-            gathered[name].append(
-                None if item_scope is None
-                else value(ctx, item_scope, str(expr), f"node {nid} map.collect.{name}"))
+            got, error = (None, None) if values is None or not ok[i] else values[name]
+            if error is not None:  # under the run's policy, as evaluating it here would be
+                got = expression_failed(here.run, error, str(expr),
+                                        f"node {here.nid} map.collect.{name}", default=None)
+            gathered[name].append(got)
     successes = sum(ok)
     counts = {"items": len(items), "x-rein-item-successes": successes}
     if policy == "continue":
@@ -133,11 +141,26 @@ async def run_map(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
         passed = successes == len(items)
     if passed:
         return succeeded(gathered, record=counts)
-    diagnostic(ctx, "RUN000", "error", f"map {nid}: {len(items) - successes} of "
+    diagnostic(here.run, "RUN000", "error", f"map {here.nid}: {len(items) - successes} of "
                f"{len(items)} items failed ({policy})", node=key)
-    outcome = await ladder.exhausted(ctx, inst, nid, spec, None, failure=None,
+    outcome = await ladder.exhausted(here, spec, None, failure=None,
                                      produced=gathered)
     return outcome.noting(**counts)
+
+
+def _collect(it: ScopeInstance, collect: Mapping[str, str]
+             ) -> dict[str, tuple[Any, Exception | None]]:
+    """An ended item's ``collect`` values, each with the evaluation error it raised."""
+    scope = it.scope()
+    out: dict[str, tuple[Any, Exception | None]] = {}
+    for name, expr in collect.items():
+        try:
+            out[name] = (expressions.evaluate(str(expr), scope), None)
+        except Exception as exc:
+            if not expressions.is_eval_error(exc):
+                raise
+            out[name] = (None, exc)
+    return out
 
 
 async def _gather_fail_fast(tasks: Sequence[asyncio.Future[None]],

@@ -30,33 +30,33 @@ from rein.engine.kinds.fragments import (
 from rein.engine.node_steps import resolve_inputs
 from rein.engine.outcome import NodeOutcome
 from rein.engine.params import ParamsError, bind_params
-from rein.engine.runtime import ChildSpec, RunContext, ScopeInstance
+from rein.engine.runtime import ChildSpec, NodeAt, RunContext
 from rein.engine.signals import InputsMissing
 from rein.formats.ags.spec import NodeSpec
 from rein.formats.canonical import ags_digest
 
 
-async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec: NodeSpec
+async def run_subgraph(here: NodeAt, node_spec: NodeSpec
                        ) -> NodeOutcome:
     node = node_spec.raw
-    state = inst.states[nid]
+    state = here.state
     block = node.get("subgraph") or {}
-    key = inst.key(nid)
-    ctx.root().budget.start_execution(ctx.clock.now())
+    key = here.key
+    here.run.root().env.budget.start_execution(here.env.clock.now())
     state.attempts = 1
-    scope = inst.scope()
+    scope = here.inst.scope()
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
-        check_depth(ctx, inst)
-        given = {name: value(ctx, scope, str(expr), f"node {nid} subgraph.params.{name}")
+        state.inputs = resolve_inputs(here, node)
+        check_depth(here.run, here.inst)
+        given = {name: value(here.run, scope, str(expr), f"node {here.nid} subgraph.params.{name}")
                  for name, expr in (block.get("params") or {}).items()}
         extra_context = dict(block.get("context") or {})
         if isinstance(block.get("ref"), Mapping):
-            child = load_ref(ctx, block["ref"])
+            child = load_ref(here.run, block["ref"])
             data = child.data
             params = bind_params(data.get("params"), {k: v for k, v in given.items()
                                                       if v is not None}, source=child.path)
-            context = {**(inst.roots.get("context") or {})} if block.get("inherit_context") \
+            context = {**(here.inst.roots.get("context") or {})} if block.get("inherit_context") \
                 else {}
             context.update(data.get("context") or {})
             context.update(extra_context)
@@ -65,28 +65,28 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
                                     params=params, context=context)
         else:
             fragment = block["inline"] if isinstance(block.get("inline"), Mapping) \
-                else fragment_of(ctx, block, body_key="inline")
-            params = bind_fragment_params(inst, fragment, given)
-            context = {**(inst.roots.get("context") or {}), **extra_context}
-            label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{nid}"
-            spec = ChildSpec(document=ctx.graph, fragment=fragment, path=ctx.graph_path,
-                                    digest=ags_digest(fragment),
-                                    graph_id=f"{ctx.graph.get('id')}#{label}",
-                                    params=params, context=context)
+                else fragment_of(here.run, block, body_key="inline")
+            params = bind_fragment_params(here.inst, fragment, given)
+            context = {**(here.inst.roots.get("context") or {}), **extra_context}
+            label = f"subgraphs/{block['use']}" if block.get("use") else f"nodes/{here.nid}"
+            spec = ChildSpec(document=here.env.graph, fragment=fragment, path=here.env.graph_path,
+                             digest=ags_digest(fragment),
+                             graph_id=f"{here.env.graph.get('id')}#{label}",
+                             params=params, context=context)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, node_spec, None,
+        return await ladder.exhausted(here, node_spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     except (FragmentProblem, ParamsError, RefProblem) as problem:
         code = getattr(problem, "code", "RT033")
-        report(ctx, inst, nid, FragmentProblem(code, getattr(problem, "message", str(problem))))
-        return await ladder.exhausted(ctx, inst, nid, node_spec, None,
+        report(here, FragmentProblem(code, getattr(problem, "message", str(problem))))
+        return await ladder.exhausted(here, node_spec, None,
                                       failure=FailureClass.VALIDATION_ERROR)
-    final, child_inst, child_id = await ctx.run_child(ctx, key, spec)
+    final, child_inst, child_id = await here.env.run_child(here.run, key, spec)
     outputs_from = block.get("outputs_from")
     if isinstance(outputs_from, Mapping):
         child_scope = child_inst.scope()
         child_scope.extra = {**child_scope.extra, "outputs": dict(final.outputs)}
-        outputs = {name: value(ctx, child_scope, str(expr), f"node {nid} outputs_from")
+        outputs = {name: value(here.run, child_scope, str(expr), f"node {here.nid} outputs_from")
                    for name, expr in outputs_from.items()}
     else:
         outputs = dict(final.outputs)
@@ -94,7 +94,7 @@ async def run_subgraph(ctx: RunContext, inst: ScopeInstance, nid: str, node_spec
         return NodeOutcome(status=NodeStatus.SUCCEEDED, outputs=outputs,
                            degraded=final.status is RunStatus.PARTIAL,
                            record={"child_run_id": child_id})
-    outcome = await ladder.exhausted(ctx, inst, nid, node_spec, None, failure=None,
+    outcome = await ladder.exhausted(here, node_spec, None, failure=None,
                                      produced=outputs)
     return outcome.noting(child_run_id=child_id)
 
@@ -125,11 +125,11 @@ def ref_path(referencing: str, uri: str) -> Path:
 
 def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
     uri = str(ref.get("uri"))
-    path = ref_path(ctx.graph_path, uri)
+    path = ref_path(ctx.env.graph_path, uri)
     chain = []
     c: RunContext | None = ctx
     while c is not None:
-        chain.append(Path(c.graph_path).resolve())
+        chain.append(Path(c.env.graph_path).resolve())
         c = c.parent
     if path in chain:
         raise RefProblem("AG131", f"subgraph ref {uri!r} refers back to a document that "
@@ -148,7 +148,7 @@ def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
                          f"pinned integrity {integrity}")
     # What runs must be what was approved: a child edited since (by node work, say) is
     # refused even within the process that started the run.
-    pinned = ctx.root().approved_children
+    pinned = ctx.root().env.approved_children
     if pinned is not None and pinned.get(str(path)) != digest:
         approved = pinned.get(str(path))
         raise RefProblem("RT053", f"subgraph ref {uri!r} has digest {digest}, but the run was "

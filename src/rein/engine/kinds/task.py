@@ -4,7 +4,7 @@ A node first resolves its inputs and passes pre-flight (tier RT011, isolation RT
 determinism RT013) before anything is spent, then its ``before_start`` (and, when it may
 change something, ``before_side_effects``) checkpoints. Each attempt
 (:mod:`rein.engine.kinds.attempt`) is retried under ``failure.retry``
-(:mod:`rein.engine.kinds.retry`) until one succeeds; exhaustion goes to the ladder.
+(:mod:`rein.engine.kinds.attempt_end`) until one succeeds; exhaustion goes to the ladder.
 
 The request a worker gets is built in :mod:`rein.engine.kinds.worker_call` and what the
 criteria may look at in :mod:`rein.engine.kinds.criteria_context`; their public names are
@@ -24,25 +24,22 @@ from rein.engine.criteria.model import SuccessOutcome
 from rein.engine.evaluation import condition, diagnostic
 from rein.engine.graph import node_tier, tier_above
 from rein.engine.kinds import ladder
-from rein.engine.kinds.attempt import (
+from rein.engine.kinds.attempt import criteria_reason, run_attempt, status_for
+from rein.engine.kinds.attempt_end import (
+    AttemptEnd,
     AttemptOutcome,
-    criteria_reason,
-    failed_criteria,
-    run_attempt,
-    status_for,
-)
-from rein.engine.kinds.attempt_end import AttemptEnd
-from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
-from rein.engine.kinds.retry import (
+    AttemptStart,
     adopted,
     backoff,
+    failed_criteria,
     feedback_for,
     should_retry,
 )
+from rein.engine.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.kinds.worker_call import build_request, is_mutating, node_env, pick_worker
 from rein.engine.node_steps import checkpoints, resolve_inputs
 from rein.engine.outcome import NodeOutcome, succeeded
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt
 from rein.engine.signals import Blocked, CheckpointRejected, InputsMissing
 from rein.errors import RoutingError
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec
@@ -61,35 +58,35 @@ __all__ = [
 ]
 
 
-async def run_task(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def run_task(here: NodeAt, spec: NodeSpec
                    ) -> NodeOutcome:
-    """Run task node ``nid`` to the outcome it reaches (or a pause)."""
-    return await _run_attempts(ctx, inst, nid, spec, kind="task")
+    """Run task node ``here.nid`` to the outcome it reaches (or a pause)."""
+    return await _run_attempts(here, spec, kind="task")
 
 
-async def run_decision(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
+async def run_decision(here: NodeAt, spec: NodeSpec
                        ) -> NodeOutcome:
-    """Run decision node ``nid``: by expression, or as attempts of an agent."""
+    """Run decision node ``here.nid``: by expression, or as attempts of an agent."""
     block = spec.raw.get("decision") or {}
     if block.get("evaluator", "agent") == "expression":
-        return await _expression_decision(ctx, inst, nid, spec, block)
-    return await _run_attempts(ctx, inst, nid, spec, kind="decision")
+        return await _expression_decision(here, spec, block)
+    return await _run_attempts(here, spec, kind="decision")
 
 
-async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
+async def _expression_decision(here: NodeAt,
                                spec: NodeSpec, block: Mapping[str, Any]) -> NodeOutcome:
     """First branch whose ``when`` is true in declared order, else the default (§7.2);
     then, as for any attempt, the harness evaluates ``success`` (§17.7: the expression
     replaces the agent, not the check), and a failed check goes through retries and the
     ladder."""
-    state = inst.states[nid]
+    state = here.state
     retry = spec.failure.retry
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, spec.raw)
+        state.inputs = resolve_inputs(here, spec.raw)
     except InputsMissing:
-        ctx.root().budget.start_execution(ctx.clock.now())
+        here.run.root().env.budget.start_execution(here.env.clock.now())
         state.attempts = 1
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
+        return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     last: AttemptOutcome | None = None
     for n in range(1, retry.max_attempts + 1):
@@ -97,49 +94,48 @@ async def _expression_decision(ctx: RunContext, inst: ScopeInstance, nid: str,
         last = adopted(state, spec, n)  # a run paused after it: taken as it ended
         if last is None:
             if n > 1:
-                await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
-            last = await _decide(ctx, inst, nid, spec, block, n)
+                await here.env.sleep(backoff(retry, n, f"{here.env.run_id}:{here.key}:{n}"))
+            last = await _decide(here, spec, block, n)
         if last.status is AttemptStatus.SUCCEEDED:
             return succeeded(last.outputs, decision=last.decision)
         if last.decision is None:
             break  # no branch matched: choosing again gives the same answer
-        if await _stop_after(ctx, inst, nid, spec.raw, n, last) or \
+        if await _stop_after(here, spec.raw, n, last) or \
                 not should_retry(retry, last, n):
             break
     assert last is not None
-    return await ladder.exhausted(ctx, inst, nid, spec, last, failure=last.failure)
+    return await ladder.exhausted(here, spec, last, failure=last.failure)
 
 
-async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def _decide(here: NodeAt, spec: NodeSpec,
                   block: Mapping[str, Any], n: int) -> AttemptOutcome:
     """Attempt ``n`` of an expression decision: the label, then ``success`` on it."""
-    state = inst.states[nid]
-    ctx.root().budget.start_execution(ctx.clock.now())
-    rec: dict[str, Any] = {"attempt": n, "started_at": ctx.now()}
-    if recovery.was_interrupted(ctx, inst.key(nid), n):
-        rec[recovery.RERUN] = True
+    state = here.state
+    here.run.root().env.budget.start_execution(here.env.clock.now())
+    rec = AttemptStart(attempt=n, started_at=here.run.now(),
+                       rerun=recovery.was_interrupted(here.run, here.key, n)).to_record()
     attempts = state.record.setdefault("attempts", [])
     attempts[:] = [a for a in attempts if a.get("attempt") != n]
     attempts.append(rec)
-    scope = inst.scope().with_self({"id": nid, "attempt": n, "inputs": state.inputs})
+    scope = here.inst.scope().with_self({"id": here.nid, "attempt": n, "inputs": state.inputs})
     chosen = None
     for branch in block.get("branches") or []:
-        if condition(ctx, scope, str(branch.get("when", "false")), f"node {nid} branch"):
+        if condition(here.run, scope, str(branch.get("when", "false")), f"node {here.nid} branch"):
             chosen = str(branch["label"])
             break
     chosen = chosen or block.get("default_branch")
     if chosen is None:
         error = "no branch matched and there is no default_branch"
-        rec.update(AttemptEnd(attempt=n, status=AttemptStatus.FAILED, finished_at=ctx.now(),
+        rec.update(AttemptEnd(attempt=n, status=AttemptStatus.FAILED, finished_at=here.run.now(),
                               failure=FailureClass.CRITERIA_FAILED, message=error).to_record())
         return AttemptOutcome(status=AttemptStatus.FAILED,
                               failure=FailureClass.CRITERIA_FAILED, message=error)
     outputs = {"decision": chosen}
     check = spec.raw.get("success")
     success = SuccessOutcome(passed=True) if check is None else await evaluate_success(
-        check, criterion_context(ctx, inst, nid, spec.raw, n, outputs))
+        check, criterion_context(here, spec.raw, n, outputs))
     # This record has finished_at and success before status (the order it always had).
-    rec["finished_at"] = at = ctx.now()
+    rec["finished_at"] = at = here.run.now()
     judged = success.to_record() if success.results else None
     if judged is not None:
         rec["success"] = judged
@@ -151,20 +147,20 @@ async def _decide(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
     told = failed_criteria(success.to_record()["results"], spec.success)
+    reason = criteria_reason(success, spec.success)
     rec.update(AttemptEnd(attempt=n, status=status, finished_at=at, failure=failure,
-                          message=criteria_reason(told), success=judged,
-                          outputs=outputs).to_record())
+                          message=reason, success=judged, outputs=outputs).to_record())
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
-        message=criteria_reason(told), feedback=told)
+        message=reason, feedback=told)
 
 
-async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec, *,
+async def _run_attempts(here: NodeAt, spec: NodeSpec, *,
                         kind: str) -> NodeOutcome:
     node = spec.raw
-    state = inst.states[nid]
+    state = here.state
     retry = spec.failure.retry
-    started = await _start(ctx, inst, nid, spec, kind)
+    started = await _start(here, spec, kind)
     if isinstance(started, NodeOutcome):
         return started
     worker, routed, probe = started
@@ -175,9 +171,9 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
         earlier = adopted(state, spec, n)
         if n > 1:
             if earlier is None:  # an adopted attempt was followed by its wait already
-                await ctx.sleep(backoff(retry, n, f"{ctx.run_id}:{inst.key(nid)}:{n}"))
+                await here.env.sleep(backoff(retry, n, f"{here.env.run_id}:{here.key}:{n}"))
             if retry.escalate_intelligence:
-                escalated = _escalate(ctx, inst, nid, node)
+                escalated = _escalate(here, node)
                 if escalated is None:
                     break
                 tier, routed = escalated
@@ -185,52 +181,52 @@ async def _run_attempts(ctx: RunContext, inst: ScopeInstance, nid: str, spec: No
             state.attempts = n
         # Attempt 1's request is pre-flight's probe: built from the same node, inputs,
         # tier and route, with no feedback yet.
-        last = earlier or await run_attempt(ctx, inst, nid, node, n, tier=tier, worker=worker,
+        last = earlier or await run_attempt(here, node, n, tier=tier, worker=worker,
                                             routed=routed, feedback=feedback, kind=kind,
                                             request=probe if n == 1 else None)
         if last.status is AttemptStatus.SUCCEEDED:
             return succeeded(last.outputs, decision=last.decision)
-        if await _stop_after(ctx, inst, nid, node, n, last) or not should_retry(retry, last, n):
+        if await _stop_after(here, node, n, last) or not should_retry(retry, last, n):
             break
         feedback = feedback_for(retry, last)
-    return await ladder.exhausted(ctx, inst, nid, spec, last,
+    return await ladder.exhausted(here, spec, last,
                                   failure=last.failure if last else FailureClass.TRANSIENT)
 
 
-async def _start(ctx: RunContext, inst: ScopeInstance, nid: str, spec: NodeSpec,
+async def _start(here: NodeAt, spec: NodeSpec,
                  kind: str
                  ) -> tuple[Worker | None, Routed | None, AttemptRequest] | NodeOutcome:
     """Inputs, pre-flight and the opening checkpoints; the ladder's outcome instead when
     one of them stopped the node (inputs missing, blocked, or a person said no)."""
     node = spec.raw
-    state = inst.states[nid]
+    state = here.state
     try:
-        state.inputs = resolve_inputs(ctx, inst, nid, node)
+        state.inputs = resolve_inputs(here, node)
     except InputsMissing:
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
+        return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.OUTPUT_MISSING)
     try:
-        started = _preflight(ctx, inst, nid, node, node_tier(node), kind)
+        started = _preflight(here, node, node_tier(node), kind)
     except Blocked as blocked:
-        diagnostic(ctx, blocked.code, "error", blocked.message, node=inst.key(nid))
-        outcome = await ladder.exhausted(ctx, inst, nid, spec, None,
+        diagnostic(here.run, blocked.code, "error", blocked.message, node=here.key)
+        outcome = await ladder.exhausted(here, spec, None,
                                          failure=FailureClass.PERMISSION_DENIED, blocked=True)
         return outcome.noting(**{"x-rein-blocked": {"code": blocked.code,
                                                     "message": blocked.message}})
-    this = {"id": nid, "attempt": 1, "inputs": state.inputs}
+    this = {"id": here.nid, "attempt": 1, "inputs": state.inputs}
     try:
-        await checkpoints(ctx, inst, nid, node, "before_start", 1, this=this)
+        await checkpoints(here, node, "before_start", 1, this=this)
         if is_mutating(node):
             # Workers without tool interception (scripted, driver) get this checkpoint
             # before the attempt starts: the first side effect cannot come earlier.
-            await checkpoints(ctx, inst, nid, node, "before_side_effects", 1, this=this)
+            await checkpoints(here, node, "before_side_effects", 1, this=this)
     except CheckpointRejected:
-        return await ladder.exhausted(ctx, inst, nid, spec, None,
+        return await ladder.exhausted(here, spec, None,
                                       failure=FailureClass.PERMISSION_DENIED)
     return started
 
 
-def _escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any]
+def _escalate(here: NodeAt, node: Mapping[str, Any]
               ) -> tuple[str, Routed | None] | None:
     """The tier and route of a retry under ``escalate_intelligence`` (the route ``None``
     when the worker serves tiers itself); ``None`` (RT011) when nothing serves the tier
@@ -238,46 +234,46 @@ def _escalate(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str,
     intel = node.get("intelligence") or {}
     tier = str(intel.get("escalate_to") or tier_above(node_tier(node)))
     try:
-        return tier, ctx.router.route(tier, intel, node=nid)
+        return tier, here.env.router.route(tier, intel, node=here.nid)
     except RoutingError as exc:
-        diagnostic(ctx, "RT011", "error", exc.message, node=inst.key(nid))
+        diagnostic(here.run, "RT011", "error", exc.message, node=here.key)
         return None
 
 
-async def _stop_after(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+async def _stop_after(here: NodeAt, node: Mapping[str, Any],
                       n: int, last: AttemptOutcome) -> bool:
     """Whether failed attempt ``n`` ends the retries whatever ``retry_on`` says: a refused
     permission, or a person rejecting at ``on_criteria_failure``."""
     if last.failure is FailureClass.PERMISSION_DENIED:
         return True  # a person said no, or a permission refused: retrying changes nothing
     if last.failure is FailureClass.CRITERIA_FAILED:
-        this = {"id": nid, "attempt": n, "inputs": inst.states[nid].inputs,
+        this = {"id": here.nid, "attempt": n, "inputs": here.state.inputs,
                 "outputs": dict(last.outputs)}
         try:
-            await checkpoints(ctx, inst, nid, node, "on_criteria_failure", n, this=this)
+            await checkpoints(here, node, "on_criteria_failure", n, this=this)
         except CheckpointRejected:
             return True
     return False
 
 
-def _preflight(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any],
+def _preflight(here: NodeAt, node: Mapping[str, Any],
                tier: str, kind: str
                ) -> tuple[Worker | None, Routed | None, AttemptRequest]:
     """AGS §17.7 step 2, before anything is spent: tier (RT011), isolation (RT014),
     determinism (RT013)."""
     try:
-        routed = ctx.router.route(tier, node.get("intelligence"), node=nid)
+        routed = here.env.router.route(tier, node.get("intelligence"), node=here.nid)
     except RoutingError as exc:
         raise Blocked("RT011", exc.message) from exc
     constraints = node.get("constraints") or {}
     isolation = constraints.get("isolation", "shared")
     if isolation != "shared":
-        raise Blocked("RT014", f"node {nid} asks for isolation {isolation!r}; this harness "
+        raise Blocked("RT014", f"node {here.nid} asks for isolation {isolation!r}; this harness "
                       "offers only 'shared' and will not silently downgrade")
-    probe = build_request(ctx, inst, nid, node, attempt=1, tier=tier, kind=kind, routed=routed)
-    worker = pick_worker(ctx, probe)
+    probe = build_request(here, node, attempt=1, tier=tier, kind=kind, routed=routed)
+    worker = pick_worker(here.run, probe)
     if constraints.get("determinism") == "strict" and worker is not None and not getattr(
             worker, "deterministic", False):
-        raise Blocked("RT013", f"node {nid} asks for determinism: strict; worker "
+        raise Blocked("RT013", f"node {here.nid} asks for determinism: strict; worker "
                       f"{worker.name!r} cannot guarantee it")
     return worker, routed, probe

@@ -16,7 +16,7 @@ from rein.engine.attempt_session import EngineSession
 from rein.engine.events import EventType
 from rein.engine.expressions import render
 from rein.engine.routing import select_worker
-from rein.engine.runtime import RunContext, ScopeInstance
+from rein.engine.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.signals import Paused
 from rein.formats.redaction import redact
 from rein.workers.base import (
@@ -36,25 +36,26 @@ _MUTATING_PERMISSIONS = ("fs:write", "fs:delete", "git:commit", "git:push", "she
 
 def pick_worker(ctx: RunContext, request: AttemptRequest) -> Worker | None:
     """The first of the run's workers that can serve ``request`` (or the one it names)."""
-    return select_worker(ctx.workers, request)
+    return select_worker(ctx.env.workers, request)
 
 
-def build_request(ctx: RunContext, inst: ScopeInstance, nid: str, node: Mapping[str, Any], *,
+def build_request(here: NodeAt, node: Mapping[str, Any], *,
                   attempt: int, tier: str, kind: str, feedback: Feedback | None = None,
                   routed: Routed | None = None) -> AttemptRequest:
-    """Attempt ``attempt`` of node ``nid`` as a worker request (attempt 1 without feedback
+    """Attempt ``attempt`` of node ``here.nid`` as a worker request (attempt 1 without feedback
     is also the probe that pre-flight picks a worker with)."""
-    state = inst.states[nid]
+    state = here.state
     req = node.get("requirements") or {}
-    env, secret_names = node_env(ctx, node)
+    env, secret_names = node_env(here.run, node)
     tools = tuple(t if isinstance(t, str) else str(t.get("name")) for t in req.get("tools") or [])
     return AttemptRequest(
-        run_id=ctx.run_id, node_id=inst.key(nid), attempt=attempt,
+        run_id=here.env.run_id, node_id=here.key, attempt=attempt,
         kind=kind,  # type: ignore[arg-type]
-        title=str(node.get("title", nid)), brief=_brief(inst, nid, node, attempt, kind),
+        title=str(node.get("title", here.nid)), brief=_brief(here.inst, here.nid, node, attempt,
+                                                             kind),
         inputs=dict(state.inputs or {}), outputs=_output_specs(node),
         permissions=tuple(req.get("permissions") or ()), tools=tools,
-        workspace=str(ctx.workspace), workspace_access=req.get("workspace", "read_only"),
+        workspace=str(here.env.workspace), workspace_access=req.get("workspace", "read_only"),
         network=req.get("network", "none"), env=env, secret_names=secret_names,
         tier=tier,  # type: ignore[arg-type]
         feedback=feedback, branches=_branches(node), checks=_checks(node),
@@ -113,11 +114,11 @@ def _checks(node: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
 def node_env(ctx: RunContext, node: Mapping[str, Any]) -> tuple[dict[str, str], frozenset[str]]:
     """Declared environment names and secrets — only what the node lists (AGS §12)."""
     req = node.get("requirements") or {}
-    env = {name: ctx.env[name] for name in req.get("environment") or [] if name in ctx.env}
+    env = {name: ctx.env.environ[name] for name in req.get("environment") or [] if name in ctx.env.environ}
     secret_names = set()
     for name in req.get("secrets") or []:
-        if name in ctx.secrets:
-            env[name] = ctx.secrets[name]
+        if name in ctx.env.secrets:
+            env[name] = ctx.env.secrets[name]
             secret_names.add(name)
     return env, frozenset(secret_names)
 
@@ -145,7 +146,7 @@ _HOOK_EVENTS = {ItemKind.HOOK_STARTED: EventType.HOOK_STARTED,
                 ItemKind.HOOK_COMPLETED: EventType.HOOK_COMPLETED}
 
 
-async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
+async def drive(here: NodeAt, worker: Worker,
                 request: AttemptRequest) -> AttemptResult:
     """Run ``request`` through ``worker``: its items go to the trace, its result comes back.
     A worker that pauses pauses the run; one that ends without a result is a model error."""
@@ -161,25 +162,25 @@ async def drive(ctx: RunContext, inst: ScopeInstance, nid: str, worker: Worker,
                     break
                 hook = _HOOK_EVENTS.get(item.kind)
                 if hook is not None:  # a lifecycle hook's run is an event of its own
-                    ctx.emit(hook, {"node": inst.key(nid), "attempt": request.attempt,
-                                    "run": dict(item.data)})
+                    here.run.emit(hook, {"node": here.key, "attempt": request.attempt,
+                                         "run": dict(item.data)})
                     continue
-                ctx.emit(EventType.ITEM, {"node": inst.key(nid), "attempt": request.attempt,
-                                  "kind": item.kind.value, "data": dict(item.data)})
+                here.run.emit(EventType.ITEM, {"node": here.key, "attempt": request.attempt,
+                                               "kind": item.kind.value, "data": dict(item.data)})
         finally:
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
     except WorkerPaused as pause:
         reason = "worker" if pause.reason == "driver" else "human"
-        raise Paused(reason, {"node": inst.key(nid), "token": pause.token, **pause.detail}
+        raise Paused(reason, {"node": here.key, "token": pause.token, **pause.detail}
                      ) from pause
     if result is None:
         return AttemptResult(failure=FailureClass.MODEL_ERROR,
                              message=f"worker {worker.name!r} ended without a result")
     # Redacted before the run uses it: a secret never flows from one node's outputs into
     # another's inputs, and a resumed run, reading the store, sees what this one saw.
-    secrets = ctx.known_secrets()
+    secrets = here.env.known_secrets()
     if not secrets:  # nothing to replace: no copy of the result
         return result
     return result.replace(

@@ -56,7 +56,7 @@ def _problem(criterion: Mapping[str, Any], pointer: str, nid: str) -> LadderProb
         compile_pattern(pattern, flags)
     except PatternError as exc:
         where = f"node {nid!r}, criterion {criterion.get('id')!r}"
-        if exc.detail is exc.reason:  # about the flags
+        if exc.flags:
             return LadderProblem(code=INVALID, pointer=f"{pointer}/flags",
                                  message=f"{where}: {exc.reason}", hint=exc.hint)
         said = (f"{field} {shown(pattern)} {exc.detail}" if exc.refused

@@ -5,9 +5,12 @@ on ``(from, to, kind, when)`` (§8.3). From it: unknown ids (AG113, AG114, AG115
 entrypoints with incoming edges (AG112), cycles (AG111, with the path), impossible ``n_of``
 joins (AG116), unreachable nodes (AG903), and redundant ``depends_on`` (AG901).
 
-Everything is linear in nodes + edges. Transitive predecessors, needed for the dataflow rule
-AG201, are bitsets (Python ints, one bit per node) folded along a topological order, so a
-membership test is one ``&`` and no set of predecessors is ever materialised per node.
+Everything is linear in nodes + edges. The dataflow rule AG201 asks whether a node runs before
+another; most reads are of a direct predecessor, answered from the edges. Only a read of a
+farther node folds the transitive predecessors, as bitsets (Python ints, one bit per node)
+along a topological order, once per scope: they take n² bits (1.25 GB at 100,000 nodes), so a
+graph whose nodes read only their direct predecessors never builds them
+(``tests/ags/test_topology_closure.py``).
 """
 
 from __future__ import annotations
@@ -25,17 +28,36 @@ class Topology(Frozen):
     """The effective edge set of one scope and its derived facts."""
 
     edges: tuple[Edge, ...]
-    index: dict[str, int]  # node id → declaration index (its bit in ``preds``)
+    index: dict[str, int]  # node id → declaration index (its bit in the closure)
     order: tuple[str, ...]  # topological order, ties by declaration order (empty if cyclic)
-    preds: tuple[int, ...] | None  # transitive predecessors as bitsets; None when cyclic
+    parents: tuple[tuple[int, ...], ...] | None  # direct predecessors; None when cyclic
     incoming: tuple[int, ...]  # effective incoming edge count per node
     reachable: frozenset[str]  # nodes reachable from the entrypoints
+    # The transitive predecessors as bitsets, folded on the first read of a farther node
+    # (empty until then): a list only so that the value can fill it once.
+    closure: list[tuple[int, ...]]
 
     def is_predecessor(self, target: str, node: str) -> bool:
         """Whether ``target`` runs before ``node`` on every path (transitively)."""
-        if self.preds is None:
+        if self.parents is None:
             return True  # a cyclic scope already has AG111; no dataflow verdict on top
-        return bool(self.preds[self.index[node]] >> self.index[target] & 1)
+        mine, theirs = self.index[node], self.index[target]
+        if theirs in self.parents[mine]:
+            return True
+        if not self.closure:
+            self.closure.append(_closure(self.parents, [self.index[n] for n in self.order]))
+        return bool(self.closure[0][mine] >> theirs & 1)
+
+
+def _closure(parents: tuple[tuple[int, ...], ...], order: list[int]) -> tuple[int, ...]:
+    """Each node's transitive predecessors as a bitset, folded along a topological order."""
+    bits = [0] * len(parents)
+    for i in order:  # the predecessors of i are final when i is reached
+        mine = 0
+        for j in parents[i]:
+            mine |= bits[j] | (1 << j)
+        bits[i] = mine
+    return tuple(bits)
 
 
 def analyse(scope: Scope, out: Collector) -> Topology:
@@ -87,7 +109,7 @@ def analyse(scope: Scope, out: Collector) -> Topology:
     entries = _check_entrypoints(scope, index, incoming, out)
     order = _topological_order(n, outgoing, incoming)
     names = list(ids)
-    preds: tuple[int, ...] | None = None
+    parents: tuple[tuple[int, ...], ...] | None = None
     if len(order) < n:
         cycle = _find_cycle(n, outgoing, set(range(n)) - set(order))
         path = " -> ".join(names[i] for i in cycle)
@@ -95,12 +117,11 @@ def analyse(scope: Scope, out: Collector) -> Topology:
                 f"the effective edges of this scope form a cycle: {path}")
         order = []
     else:
-        bits = [0] * n
-        for i in order:  # predecessors of i are final when i is reached
-            mine = bits[i] | (1 << i)
-            for j in outgoing[i]:
-                bits[j] |= mine
-        preds = tuple(bits)
+        direct: list[list[int]] = [[] for _ in range(n)]
+        for i, targets in enumerate(outgoing):
+            for j in targets:
+                direct[j].append(i)
+        parents = tuple(map(tuple, direct))
 
     reachable = _reachable(n, entries, outgoing)
     for i, node_id in enumerate(names):
@@ -110,8 +131,8 @@ def analyse(scope: Scope, out: Collector) -> Topology:
                     "runs")
     _check_joins(scope, index, incoming, out)
     return Topology(edges=effective, index=index, order=tuple(names[i] for i in order),
-                    preds=preds, incoming=tuple(incoming),
-                    reachable=frozenset(names[i] for i in range(n) if reachable[i]))
+                    parents=parents, incoming=tuple(incoming),
+                    reachable=frozenset(names[i] for i in range(n) if reachable[i]), closure=[])
 
 
 def _check_entrypoints(scope: Scope, index: dict[str, int], incoming: list[int],

@@ -56,15 +56,21 @@ class PatternError(Exception):
     pattern without naming it (for callers that name it their way), ``hint`` how to fix it,
     and ``refused`` is True when Python would accept the pattern (a construct the
     linear-time matcher cannot take) rather than it being invalid in any syntax.
+    ``phrase`` is True when ``detail`` reads after the pattern's name ("is …", "uses …"),
+    False when it is the parser's own words; ``flags`` is True when the flags are wrong,
+    not the pattern (``detail`` is then ``reason``).
     """
 
     def __init__(self, reason: str, *, hint: str, refused: bool,
-                 detail: str | None = None) -> None:
+                 detail: str | None = None, phrase: bool = False,
+                 flags: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.detail = reason if detail is None else detail
         self.hint = hint
         self.refused = refused
+        self.phrase = phrase
+        self.flags = flags
 
 
 class Found(NamedTuple):
@@ -108,7 +114,7 @@ def compile_pattern(pattern: str, flags: str = "") -> Pattern:
     if unknown:
         raise PatternError(f"unknown regex flag {unknown[0]!r}; use any of 'imsx'",
                            hint="use any of 'imsx'",
-                           refused=False)
+                           refused=False, flags=True)
     return _compiled(pattern, "".join(sorted(set(flags))))
 
 
@@ -119,14 +125,14 @@ def _compiled(pattern: str, flags: str) -> Pattern:
     if len(pattern) > MAX_PATTERN_CHARS:
         detail = f"is {len(pattern)} characters long, over {MAX_PATTERN_CHARS}"
         raise PatternError(f"regular expression {shown(pattern)} {detail}",
-                           hint="use a shorter pattern", refused=True, detail=detail)
+                           hint="use a shorter pattern", refused=True, detail=detail, phrase=True)
     try:
         pattern.encode("utf-8")
     except UnicodeEncodeError:
         detail = "is not valid Unicode text (it holds a lone surrogate)"
         raise PatternError(f"regular expression {shown(pattern)} {detail}",
                            hint="remove the escaped surrogate from the pattern",
-                           refused=False, detail=detail) from None
+                           refused=False, detail=detail, phrase=True) from None
     body, flags = _leading_flags(pattern, flags)
     body = _translate(body, flags, ascii_only="a" in flags)
     inline = "".join(f for f in flags if f in "ims")
@@ -150,7 +156,7 @@ def _leading_flags(pattern: str, flags: str) -> tuple[str, str]:
         detail = "uses the inline flag L (locale), which str patterns cannot take"
         raise PatternError(f"regular expression {shown(pattern)} {detail}",
                            hint="remove (?L); patterns match Unicode text", refused=False,
-                           detail=detail)
+                           detail=detail, phrase=True)
     return pattern[found.end():], "".join(sorted(set(flags) | (letters & set(FLAGS + "a"))))
 
 
@@ -260,7 +266,7 @@ def _explain(pattern: str, said: str) -> PatternError:
         construct = f"a construct the linear-time matcher does not support ({said})"
     detail = f"uses {construct}, which needs backtracking: rein does not run it"
     return PatternError(f"regular expression {shown(pattern)} {detail}", hint=HINT, refused=True,
-                        detail=detail)
+                        detail=detail, phrase=True)
 
 
 __all__ = ["FLAGS", "HINT", "Found", "Pattern", "PatternError", "compile_pattern", "shown"]

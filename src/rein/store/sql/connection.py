@@ -55,6 +55,11 @@ def host_name() -> str:
     return socket.gethostname()
 
 
+# Events a held transaction gathers before a held write commits anyway: writes that follow
+# one another without the event loop turning (the items of a map whose body calls no
+# worker) would otherwise all wait in one transaction, in memory, until the map ends.
+HELD_MAX = 500
+
 ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
 
 
@@ -144,6 +149,12 @@ class SQLConnection:
             self._write_due()
         return self._execute(sql, params)
 
+    def _stream(self, sql: str, params: tuple[Any, ...] | list[Any] = ()
+                ) -> Iterator[tuple[Any, ...]]:
+        """The rows of one query, read a few at a time where the backend can (SQLite): a
+        read of a large run holds a page of rows, not the run. Here, all at once."""
+        yield from self._x(sql, params).fetchall()
+
     def _begin(self) -> None:
         raise NotImplementedError
 
@@ -174,9 +185,10 @@ class SQLConnection:
                                  "rolled back", code="STORE_FAILED",
                                  hint="run the command again")
             if not self._begun:
-                if self._carried:  # a batch's first write: the held write commits first
-                    self._commit_carried()
-                self._begin()
+                if self._carried:  # a batch's first write: the held write's transaction
+                    self._carried = False  # goes on, and commits with the batch
+                else:
+                    self._begin()
                 self._begun = True
             self._depth += 1
             try:
@@ -199,22 +211,14 @@ class SQLConnection:
         except BaseException:
             self._close(commit=False)
             raise
-        if self._hold or (self._grouped and self._flush_soon()):
-            self._hold, self._held, self._depth = False, True, 0
+        hold, self._hold = self._hold and len(self._appended) < HELD_MAX, False
+        if hold or (self._grouped and self._flush_soon()):
+            self._held, self._depth = True, 0
             self._carrying = True
             return
         self._close(commit=True)
 
     _hold = False  # set by a write asked to hold its commit, read as its transaction ends
-
-    def _commit_carried(self) -> None:
-        """Commit the held write a batch carried, on its own, before the batch begins."""
-        depth, self._carried = self._depth, False
-        self._begun = True  # the held write's transaction
-        try:
-            self._close(commit=True)
-        finally:
-            self._depth = depth
 
     def group_commits(self) -> None:
         """From now on, hold every write's commit until the running event loop's next turn,
@@ -240,6 +244,13 @@ class SQLConnection:
             return False
         self._flush_due = True
         return True
+
+    def flush_soon(self) -> None:
+        """Commit a held write on the running loop's next turn, one callback for all the
+        writes held before it (not one per write, which a map whose items never let the
+        loop turn would pile up); now, when no loop runs here."""
+        if not self._flush_soon():
+            self.flush()
 
     def flush(self) -> None:
         """Commit a held write now (see :meth:`transition`); nothing when none is held."""
@@ -317,9 +328,13 @@ class SQLConnection:
         batch back. ``BEGIN`` waits for the first write, so a batch that writes nothing
         costs nothing. The block must not await: another task's writes would join it.
 
-        A held write (:meth:`transition`) goes through a batch that writes nothing still
-        held, and is committed on its own at the batch's first write, before its ``BEGIN``:
-        never part of the batch, so a batch rolled back cannot undo it.
+        A held write (:meth:`transition`) joins the batch: the held write and the batch's
+        writes commit as one (a node's end and the edges it resolves: one commit, not two).
+        A batch that writes nothing leaves it held. When a write of the batch fails
+        part-way, the batch rolls back with the held write in it, whose writer was told it
+        was written: the store then writes nothing more (every later write raises), as when
+        a held write's commit fails, so the run stops where its file says it is and
+        resuming takes the lost steps again, as after a crash.
         """
         if self._depth:  # inside atomic() or another batch: the outer one decides
             self._depth += 1
@@ -337,9 +352,12 @@ class SQLConnection:
             self._begun, self._broken, self._depth = False, False, 1
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             if not self._carry_on():
-                self._close(commit=not self._broken)
+                broken, carrying = self._broken, self._carrying
+                self._close(commit=not broken)
+                if broken and carrying:
+                    self._lost(exc)
             raise
         if self._carry_on():
             return

@@ -7,13 +7,35 @@ The run lock every backend holds its own way is the connection's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
-from rein.store.rows import Event, NodeRow, RunRow, WorkspaceRef
+from rein.store.rows import AttemptFacts, Event, NodeRow, RunRow, WorkspaceRef
 from rein.store.sql.connection import SQLConnection, dump
+
+
+def facts_of(row: NodeRow) -> Iterator[AttemptFacts]:
+    """The :class:`AttemptFacts` of one node row, from its whole record."""
+    started = bool(row.record.get("started_at"))
+    attempts = row.record.get("attempts") or []
+    if not attempts:
+        yield AttemptFacts(type=row.type, status=row.status, started=started)
+        return
+    for i, a in enumerate(attempts):
+        used = a.get("usage")
+        token = a.get(DRIVER_TOKEN)
+        yield AttemptFacts(type=row.type, status=row.status, started=started, attempt=i,
+                           attempt_status=a.get("status"),
+                           usage=dict(used) if isinstance(used, Mapping) else None,
+                           driver_token=None if token is None else str(token),
+                           usage_source=a.get(USAGE_SOURCE))
+
+
+# Fields of an attempt's record the usage totals read (written by the engine).
+DRIVER_TOKEN = "x-rein-driver-token"  # a driver's attempt: the turn that served it
+USAGE_SOURCE = "x-rein-usage-source"  # a driver's attempt whose usage the agent reported
 
 
 class RunsSQL(SQLConnection):
@@ -111,6 +133,37 @@ class RunsSQL(SQLConnection):
         return [NodeRow(run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1], scope_path=r[2],
                         type=r[3], status=NodeStatus(r[4]), seq=r[5], record=json.loads(r[6]))
                 for r in rows]
+
+    def node_counts(self, run_id: RunId) -> dict[tuple[str, NodeStatus], int]:
+        """How many node rows of each (type, status) a run has: counted by the database,
+        no record read."""
+        rows = self._x("SELECT type, status, COUNT(*) FROM nodes WHERE run_id = ?"
+                       " GROUP BY type, status", (run_id,)).fetchall()
+        return {(r[0], NodeStatus(r[1])): int(r[2]) for r in rows}
+
+    def iter_nodes(self, run_id: RunId, *, exclude: Sequence[NodeStatus] = (),
+                   records: bool = True) -> Iterator[NodeRow]:
+        """The node rows of a run in order, read a few at a time (memory bounded whatever
+        the run's size), leaving out those of the ``exclude`` statuses; ``records=False``
+        leaves each row's record empty (none is read)."""
+        sql = (f"SELECT node_key, node_id, scope_path, type, status, seq,"
+               f" {'record' if records else 'NULL'} FROM nodes WHERE run_id = ?")
+        values: list[Any] = [run_id]
+        if exclude:
+            sql += f" AND status NOT IN ({', '.join('?' * len(exclude))})"
+            values.extend(s.value for s in exclude)
+        for r in self._stream(sql + " ORDER BY seq", values):
+            yield NodeRow(run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1],
+                              scope_path=r[2], type=r[3], status=NodeStatus(r[4]), seq=r[5],
+                              record={} if r[6] is None else json.loads(r[6]))
+
+    def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
+        """What a run's usage is summed from (:class:`AttemptFacts`), one per attempt of
+        each node (one with ``attempt=None`` for a node without attempts), streamed. Read
+        from every record here; a backend that can pick the few fields in the database
+        does (SQLite)."""
+        for row in self.iter_nodes(run_id):
+            yield from facts_of(row)
 
     def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
         r = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"

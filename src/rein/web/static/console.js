@@ -1,3 +1,25 @@
+// The one vocabulary of states (rein.web.states), embedded in every page: a badge or a box
+// the script changes reads the same word and tone as one the server rendered.
+var reinStates = (function () {
+  "use strict";
+  var table = {};
+  var el = document.getElementById("rein-states");
+  try { table = el ? JSON.parse(el.textContent) : {}; } catch (err) { table = {}; }
+  function look(state) { return table[state] || [String(state || ""), "idle"]; }
+  return {
+    look: look,
+    badge: function (node, state) {
+      var l = look(state);
+      node.className = "status tone-" + l[1];
+      node.setAttribute("data-state", state || "");
+      node.textContent = l[0];
+    },
+    box: function (g, state) {
+      g.setAttribute("data-status", state);
+      g.setAttribute("data-tone", look(state)[1]);
+    }
+  };
+}());
 // rein web console: follow a run's event stream and patch the page. The server renders the
 // page from the store; this script only applies the events that came after it, so a reload
 // and a live page show the same thing. EventSource resends Last-Event-ID on reconnect.
@@ -42,7 +64,7 @@
     if (g && g.getAttribute("data-type") === "subgraph" && !g.closest("a")) {
       want();  // its child run's link comes with the picture drawn again
     }
-    if (g && status) { g.setAttribute("data-status", status); return; }
+    if (g && status) { reinStates.box(g, status); return; }
     var owner = top(local);
     var m = /^[^.[]+\[(\d+)\]/.exec(local);
     if (!g && !m && !asked[local]) { asked[local] = true; want(); }
@@ -65,7 +87,9 @@
     var seq = document.createElement("span"); seq.className = "seq"; seq.textContent = ev.seq;
     var text = document.createElement("span");
     text.textContent = " " + ev.type + (ev.summary ? " " + ev.summary : "");
-    li.appendChild(seq); li.appendChild(text);
+    var stamp = when(ev.at);  // read the previous line's date before this one is added
+    li.appendChild(seq); li.appendChild(document.createTextNode(" "));
+    li.appendChild(stamp); li.appendChild(text);
     log.appendChild(li);
     if (!scrolling) {  // reading scrollHeight lays the page out: once a frame, not per event
       scrolling = true;
@@ -73,6 +97,33 @@
     }
   }
   var scrolling = false;
+  // An event's time as the server writes it (html.moment): UTC, the date where it changes.
+  function when(at) {
+    var t = document.createElement("time");
+    var d = new Date(at);
+    if (isNaN(d.getTime())) { t.textContent = at || ""; return t; }
+    var iso = d.toISOString();
+    var last = log.lastElementChild && log.lastElementChild.querySelector("time");
+    var before = last ? last.getAttribute("datetime") || "" : "";
+    t.setAttribute("datetime", iso); t.setAttribute("title", iso);
+    t.textContent = before.slice(0, 10) === iso.slice(0, 10) ? iso.slice(11, 19) :
+      iso.slice(0, 10) + " " + iso.slice(11, 19) + " UTC";
+    return t;
+  }
+  // The questions the run waits on, drawn again when one is asked or answered (the same
+  // cards the server renders), unless someone is typing into one.
+  var cards = document.querySelector("[data-approvals]"), cardsBusy = false, cardsAgain = false;
+  function refreshCards() {
+    if (!cards) { return; }
+    if (cardsBusy) { cardsAgain = true; return; }
+    cardsBusy = true;
+    fetch(fragmentUrl + "?approvals=1", {credentials: "same-origin", cache: "no-store"})
+      .then(function (r) { return r.json(); }).then(function (data) {
+        if (typeof data.approvals === "string" && !cards.querySelector("[data-edited]") &&
+            cards.innerHTML !== data.approvals) { cards.innerHTML = data.approvals; }
+      }, function () {})
+      .then(function () { cardsBusy = false; if (cardsAgain) { cardsAgain = false; refreshCards(); } });
+  }
 
   // Nodes that first appear mid-run (map items, loop iterations) are not in the page the
   // server rendered: a row is made for each from its events, and its attempts are fetched
@@ -121,8 +172,7 @@
     var badge = document.createElement("span");
     summary.appendChild(code); summary.appendChild(document.createTextNode(" "));
     summary.appendChild(badge); row.appendChild(summary);
-    badge.className = "status " + (status || "");
-    badge.textContent = status || "";
+    reinStates.badge(badge, status || "");
     row.addEventListener("toggle", function () { openRow(row, key); });
     nodesBox.appendChild(row);
     return row;
@@ -133,7 +183,7 @@
     var row = detail(p.node);
     if (!row && p.node && nodesBox) { row = makeRow(p.node, p.status); }
     var badge = row && row.querySelector("summary .status");
-    if (badge && p.status) { badge.textContent = p.status; badge.className = "status " + p.status; }
+    if (badge && p.status) { reinStates.badge(badge, p.status); }
   }
 
   function onEvent(msg) {
@@ -156,12 +206,9 @@
     if (ev.type === "run/finished" || ev.type === "run/paused" || ev.type === "run/resumed") {
       var st = ev.type === "run/finished" ? p.status : (ev.type === "run/paused" ?
         (p.status || "waiting") : "running");
-      if (statusBadge) { statusBadge.textContent = st; statusBadge.className = "status " + st; }
+      if (statusBadge) { reinStates.badge(statusBadge, st); }
     }
-    if (ev.type === "approval/requested" || ev.type === "approval/answered") {
-      var n = document.querySelector("[data-approvals-hint]");
-      if (n) { n.hidden = false; }
-    }
+    if (ev.type.indexOf("approval/") === 0) { refreshCards(); }
     body.setAttribute("data-last-seq", String(ev.seq));
   }
   // A browser opens about six connections per server; each open stream holds one. A tab
@@ -256,7 +303,7 @@
         var badge = document.querySelector("[data-thread-status] .status");
         if (now && badge) {
           var state = now.getAttribute("data-thread-state");
-          badge.textContent = state; badge.className = "status " + state;
+          reinStates.badge(badge, state);
         }
         var compose = document.querySelector("[data-compose]");
         if (now && compose) { compose.hidden = now.getAttribute("data-thread-state") !== "idle"; }

@@ -1,0 +1,42 @@
+"""The benchmarks' own arithmetic and measuring, which their printed goals rest on."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # a dataclass looks its module up
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+def test_a_map_s_floor_is_whole_rounds() -> None:
+    floor = _script("map_parallel").floor
+    # 200 equal items of 50 ms, 16 at a time: 13 rounds, the last of 8 items as long.
+    assert abs(floor(200, 16, 0.05) - 0.650) < 1e-9
+    assert abs(floor(1000, 16, 0.05) - 3.150) < 1e-9
+    assert abs(floor(16, 16, 0.05) - 0.05) < 1e-9
+
+
+def test_a_child_s_peak_memory_is_its_own(tmp_path: Path) -> None:
+    measure = _script("child").measure
+    ballast = bytearray(300 * 1024 * 1024)  # this process's size: not the child's
+    ballast[::4096] = b"x" * len(ballast[::4096])  # touched, so resident
+    got = measure([sys.executable, "-S", "-c", "print('ok')"], cwd=tmp_path,
+                  env={"PATH": "/usr/bin:/bin"})
+    assert got.code == 0 and got.stdout == "ok\n"
+    assert 0 < got.peak_mb < 100, got.peak_mb
+    del ballast
