@@ -16,8 +16,8 @@ def test_the_harness_holds_threads() -> None:
     from rein.protocol.sdk import Thread, Turn, TurnResult
 
     assert {"start_thread", "thread", "sessions"} <= set(dir(rein.Harness))
-    assert [m for m in ("run", "run_sync", "turns", "fork") if hasattr(Thread, m)] == [
-        "run", "run_sync", "turns", "fork"]
+    assert [m for m in ("run", "run_sync", "pending_turn", "turns", "fork")
+            if hasattr(Thread, m)] == ["run", "run_sync", "pending_turn", "turns", "fork"]
     assert [m for m in ("stream", "answer", "interrupt", "wait", "result")
             if hasattr(Turn, m)] == ["stream", "answer", "interrupt", "wait", "result"]
     assert list(TurnResult.__fields__) == ["turn_id", "status", "final_response", "items",

@@ -14,9 +14,10 @@ import pytest
 
 from rein.core.failures import FailureClass
 from rein.core.usage import Budget
+from rein.tools.gitguard import git_refs
 from rein.tools.sandbox import bubblewrap_status
 from rein.workers.base import AttemptRequest, AttemptResult, Item, OutputSpec
-from rein.workers.command import CommandTemplate, CommandWorker, git_refs, parse_outputs
+from rein.workers.command import CommandTemplate, CommandWorker, parse_outputs
 
 BWRAP, WHY_NOT = bubblewrap_status()
 needs_bwrap = pytest.mark.skipif(BWRAP is None, reason=f"bubblewrap unusable here: {WHY_NOT}")

@@ -7,6 +7,8 @@ scheduler and persisted by the store together with the event that describes them
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from types import MappingProxyType
 
 
 class RunStatus(enum.StrEnum):
@@ -83,6 +85,15 @@ class ApprovalStatus(enum.StrEnum):
     DECLINED = "declined"  # this one action is refused; the run goes on and handles it
     CANCELLED = "cancelled"  # the whole run is to stop
     TIMED_OUT = "timed_out"  # the deadline passed before an answer came
+
+
+#: The one vocabulary of answers, the same on every surface (the SDK's ``turn.answer`` and
+#: ``Harness.answer``, the app-server, ACP, the web console, ``rein approvals``): the word a
+#: person gives → the queue's answer. A thread's questions take ``acceptForSession`` too
+#: (:data:`rein.engine.sessions.turn.DECISIONS`).
+ANSWERS: Mapping[str, ApprovalStatus] = MappingProxyType({
+    "accept": ApprovalStatus.ACCEPTED, "decline": ApprovalStatus.DECLINED,
+    "cancel": ApprovalStatus.CANCELLED})
 
 
 class ApprovalKind(enum.StrEnum):

@@ -221,6 +221,8 @@ class Follower:
             # is being cancelled sets it all the same, and clearing it must not lose it.
             hit = woken.is_set()
             woken.clear()
+            if not (self._watches or self._waiting):  # the last reader left meanwhile (and
+                break  # its store may be closed): nothing to read for
             try:
                 self.tick(woken=hit)
             except ReinError as exc:

@@ -481,14 +481,16 @@ class Harness(Reads):
                           code="APPROVAL004", hint="name one with --allowed-signers FILE")
         return verify_recorded(row, signers)
 
-    async def answer(self, approval_id: str, status: ApprovalStatus, *,
+    async def answer(self, approval_id: str, status: ApprovalStatus | str, *,
                      actor: str | None = None, note: str | None = None,
                      values: Mapping[str, Any] | None = None, digest: str | None = None,
                      go_on: bool = True, recorded: Notify | None = None,
                      via: Via | None = None, signature: str | None = None) -> Answered:
-        """Answer an approval, then (``go_on``) continue its top-level run.
+        """Answer an approval, then (``go_on``) continue its top-level run. ``status``: a
+        decision word of the one vocabulary (``accept``, ``decline``, ``cancel``:
+        :data:`rein.core.states.ANSWERS`), or the queue's answer itself.
 
-        Refused before anything is recorded: APPROVAL003 (this process is confined),
+        Refused before anything is recorded: APPROVAL006 (no such decision), APPROVAL003 (this process is confined),
         APPROVAL_ACTOR, APPROVAL404, APPROVAL_STALE (``digest`` is not what was shown, or a
         shown file changed), APPROVAL_ROLE, APPROVAL004 (answers here are signed and
         ``signature`` is missing or wrong), and RT053 when the run would continue under
@@ -500,6 +502,7 @@ class Harness(Reads):
         from rein.engine.answering import Via
         from rein.store.lineage import top_run
 
+        status = answer_status(status)
         approver = self.check_answerer(f"approval {approval_id}", actor)
         engine = self.engine
         row = self.store.get_approval(approval_id)
@@ -731,5 +734,21 @@ class Harness(Reads):
             await stream.aclose()
 
 
+def answer_status(decision: ApprovalStatus | str) -> ApprovalStatus:
+    """The queue's answer a decision word gives (:data:`rein.core.states.ANSWERS`); one
+    already an answer is itself. APPROVAL006 for any other word (``accepted`` included:
+    that is the state an answer leaves, not the word that gives it)."""
+    from rein.core.states import ANSWERS, ApprovalStatus
+
+    if isinstance(decision, ApprovalStatus):
+        return decision
+    status = ANSWERS.get(decision)
+    if status is None:
+        raise ConfigError(f"no decision {decision!r}: an answer is one of "
+                          f"{', '.join(ANSWERS)}", code="APPROVAL006",
+                          hint="answer accept, decline or cancel")
+    return status
+
+
 __all__ = ["Answered", "ApprovalRow", "Event", "Harness", "NodeRow", "RunRow", "Submitted",
-           "ThreadRow", "ThreadTurnRow"]
+           "ThreadRow", "ThreadTurnRow", "answer_status"]

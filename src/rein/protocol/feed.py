@@ -67,6 +67,7 @@ class Feed(Record):
     _open: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → item
     _last_call: str | None = None
     _total: dict[str, int] = field(default_factory=dict)
+    _unknown: set[str] = field(default_factory=set)  # a count some model call did not give
     _diffs: list[str] = field(default_factory=list)
     _plan: dict[str, str] = field(default_factory=dict)  # node → step status
     _count: int = 0
@@ -483,12 +484,16 @@ class Feed(Record):
             out["durationMs"] = ms(self.completed_at) - ms(self.started_at)
         return out
 
-    def usage(self) -> dict[str, int]:
-        """The turn's tokens so far, summed over its model calls (Codex's
-        ``TokenUsageBreakdown`` names: inputTokens, outputTokens, totalTokens, ...)."""
+    def usage(self) -> dict[str, int | None] | None:
+        """The turn's tokens so far, summed over its model calls, in Codex's
+        ``TokenUsageBreakdown`` names (inputTokens, outputTokens, totalTokens, ...). None
+        when no model call reported its tokens; a count some call did not report, or that
+        rein does not record (cached input, reasoning output), is None, never 0."""
+        if not self._total:
+            return None
         keys = ("inputTokens", "cachedInputTokens", "outputTokens", "reasoningOutputTokens",
                 "totalTokens")
-        return {key: int(self._total.get(key, 0)) for key in keys}
+        return {key: None if key in self._unknown else self._total[key] for key in keys}
 
     def _next_id(self, kind: str) -> str:
         self._count += 1
@@ -516,8 +521,16 @@ class Feed(Record):
         return [self._n("item/completed", item=calls.public(item), completedAtMs=ms(at))]
 
     def _usage(self, data: Mapping[str, Any]) -> Notification:
-        last = {"inputTokens": int(data.get("input_tokens") or 0), "cachedInputTokens": 0,
-                "outputTokens": int(data.get("output_tokens") or 0),
+        # The wire's breakdown has an integer in every field (Codex's schema): a count not
+        # reported is 0 there, and marked unknown for usage().
+        given = {"inputTokens": data.get("input_tokens"),
+                 "outputTokens": data.get("output_tokens")}
+        self._unknown |= {key for key, value in given.items() if value is None}
+        self._unknown |= {"cachedInputTokens", "reasoningOutputTokens"}  # not recorded
+        if self._unknown & set(given):
+            self._unknown.add("totalTokens")
+        last = {"inputTokens": int(given["inputTokens"] or 0), "cachedInputTokens": 0,
+                "outputTokens": int(given["outputTokens"] or 0),
                 "reasoningOutputTokens": 0}
         last["totalTokens"] = last["inputTokens"] + last["outputTokens"]
         for key, value in last.items():

@@ -14,7 +14,13 @@ engine's Harness, whose threads are this module's::
 Questions (approvals, gates) are answered by the ``on_approval`` callback, or, without one,
 by the program itself: ``stream()`` yields each :class:`ServerRequest` and the program calls
 ``turn.answer(request.id, "accept")`` when it has decided (a queue it works through at its
-own pace). ``thread.run_sync(...)`` does all of it for a script without an event loop.
+own pace). ``thread.run_sync(...)`` does all of it for a script without an event loop. A
+turn another process started (one waiting on a question, say) is taken up with
+``await thread.pending_turn()``.
+
+Answers are words, the same on every surface (:data:`DECISIONS`): ``accept``,
+``acceptForSession``, ``decline``, ``cancel`` for a thread's questions, and ``accept``,
+``decline``, ``cancel`` for ``harness.answer(approval_id, ...)`` on a graph run's queue.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from rein.core.frozen import Frozen
@@ -29,7 +36,7 @@ from rein.core.loops import run as run_loop
 from rein.engine import service
 from rein.protocol import threads
 from rein.protocol.messages import Message, Notification, ServerRequest
-from rein.protocol.turns import TurnFeed
+from rein.protocol.turns import DECISIONS, TurnFeed
 
 OnApproval = Callable[[ServerRequest], str | Awaitable[str]]
 Input = str | Sequence[Mapping[str, Any]]
@@ -38,14 +45,16 @@ Input = str | Sequence[Mapping[str, Any]]
 class TurnResult(Frozen):
     """How a turn ended: its status, the final answer, its items (Codex shapes), and the
     tokens its model calls used (``usage``: inputTokens, outputTokens, totalTokens, ...,
-    summed over the turn, as ``thread/tokenUsage/updated`` reports them)."""
+    summed over the turn, in the names ``thread/tokenUsage/updated`` gives them). ``usage``
+    is None when no model call of the turn reported its tokens, and a count rein does not
+    know is None: never 0 for unknown."""
 
     turn_id: str
     status: str  # completed | interrupted | failed
     final_response: str | None
     items: list[dict[str, Any]]
     error: str | None
-    usage: dict[str, int]
+    usage: dict[str, int | None] | None
 
 
 class Harness(service.Harness):
@@ -91,6 +100,21 @@ class Thread:
 
         return run_loop(whole())
 
+    async def pending_turn(self, *, on_approval: OnApproval | None = None) -> Turn | None:
+        """The thread's turn in progress, started in this process or another (one waiting
+        on a question, or left by a process that died), to follow, answer and wait for;
+        None when no turn is in progress. Its :meth:`Turn.stream` gives the questions still
+        open, then what the turn does next; :meth:`Turn.result` folds the whole turn."""
+        sessions = self._harness.sessions
+        running = sessions.active.get(self.id)
+        if running is not None and not running.done:  # driven here already: followed
+            return Turn(TurnFeed(self._harness, running), on_approval, replay=False,
+                        drive=False)
+        turn = sessions.reopen(self.id)
+        if turn is None:
+            return None
+        return Turn(TurnFeed(self._harness, turn), on_approval, replay=False)
+
     def turns(self) -> list[dict[str, Any]]:
         """Every turn of the thread with its items, rebuilt from the store."""
         return [feed.turn() for feed in threads.feeds(self._harness, self.id)]
@@ -103,29 +127,36 @@ class Thread:
 class Turn:
     """One turn in progress: its feed, its questions, and its result."""
 
-    def __init__(self, feed: TurnFeed, on_approval: OnApproval | None) -> None:
-        self._feed, self._on_approval = feed, on_approval
+    def __init__(self, feed: TurnFeed, on_approval: OnApproval | None, *,
+                 replay: bool = True, drive: bool = True) -> None:
+        self._feed, self._on_approval, self._replay = feed, on_approval, replay
         self.id = feed.turn_id
-        self._driving: asyncio.Task[None] | None = None
+        self._drives = drive  # False: another Turn of this process drives it
+        self._driving: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def stream(self) -> AsyncIterator[Message]:
         """Every notification and question of the turn, in order, until it completes."""
         if self._driving is None:
-            self._driving = asyncio.ensure_future(self._feed.turn.drive())
-        async for message in self._feed.stream():
-            yield message
-            if isinstance(message, ServerRequest) and self._on_approval is not None:
-                decided = self._on_approval(message)
-                decision = await decided if inspect.isawaitable(decided) else decided
-                self._later(self.answer(message.id, str(decision)))
+            self._driving = asyncio.ensure_future(self._feed.turn.drive() if self._drives
+                                                  else asyncio.sleep(0))
+        # Closed with this stream: a program that stops reading early (the turn left
+        # waiting on its question) leaves no reader of the log behind.
+        async with aclosing(self._feed.stream(replay=self._replay)) as feed:
+            async for message in feed:
+                yield message
+                if isinstance(message, ServerRequest) and self._on_approval is not None:
+                    decided = self._on_approval(message)
+                    decision = await decided if inspect.isawaitable(decided) else decided
+                    self._later(self.answer(message.id, str(decision)))
         await self._driving
         for task in list(self._tasks):
             await task
 
     async def answer(self, request_id: str, decision: str, *,
                      values: Mapping[str, Any] | None = None) -> None:
-        """Answer a question: accept, acceptForSession, decline or cancel."""
+        """Answer a question with a word of :data:`DECISIONS`: accept, acceptForSession,
+        decline or cancel (THREAD002 for another)."""
         await self._feed.answer(request_id, decision, values=values)
 
     async def steer(self, input: Input) -> None:
@@ -159,5 +190,5 @@ class Turn:
         task.add_done_callback(self._tasks.discard)
 
 
-__all__ = ["Harness", "Notification", "OnApproval", "ServerRequest", "Thread", "Turn",
-           "TurnResult"]
+__all__ = ["DECISIONS", "Harness", "Notification", "OnApproval", "ServerRequest", "Thread",
+           "Turn", "TurnResult"]

@@ -14,7 +14,7 @@ restart.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rein.core.states import ApprovalStatus
@@ -44,7 +44,7 @@ class TurnFeed:
     def thread_id(self) -> str:
         return self.turn.thread.thread_id
 
-    def stream(self, *, replay: bool = True) -> AsyncIterator[Message]:
+    def stream(self, *, replay: bool = True) -> AsyncGenerator[Message, None]:
         """The turn's feed, from its start (``replay=False``: what its run has stored when
         this is called is folded silently, and only pending questions and later events
         are given), to its end."""
@@ -55,7 +55,7 @@ class TurnFeed:
         return self._stream(replay=replay, stored=stored)
 
     async def _stream(self, *, replay: bool, stored: list[Event] | None
-                      ) -> AsyncIterator[Message]:
+                      ) -> AsyncGenerator[Message, None]:
         turn, feed = self.turn, self.feed
         if turn.asking:
             async for message in self._asking(replay=replay):

@@ -12,7 +12,8 @@ calls, usage) with no network and no model. Each call consumes the next turn of 
 
 A turn may also be a callable ``(ModelRequest) -> dict`` that looks at the conversation so far
 (for example to answer with what the last tool result said); a turn's ``reasoning`` is given
-as the response's reasoning summary. ``requests`` keeps every request
+as the response's reasoning summary, and its ``delay_seconds`` makes the call wait that
+long before it answers (a slow model, for benchmarks of what overlaps). ``requests`` keeps every request
 received, so tests can assert what the model was shown. From rein.toml, ``kind = "scripted"``
 with ``options.script = "path/to/turns.json"`` (or ``.yaml``) loads the turns from a file;
 ``options.position = "conversation"`` picks the turn by the number of assistant turns already
@@ -24,6 +25,7 @@ than inventing an answer.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
@@ -111,6 +113,9 @@ class ScriptedProvider:
         turn = self._turns[self._next]
         self._next += 1
         data = turn(request) if callable(turn) else turn
+        delay = float(data.get("delay_seconds") or 0)
+        if delay:  # a model that takes its time: what overlaps when turns run at once
+            await asyncio.sleep(delay)
         return self._response(data, request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

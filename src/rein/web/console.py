@@ -24,7 +24,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 
-from rein.core.states import ApprovalStatus
+from rein.core import states
 from rein.engine.service import Harness
 from rein.errors import ReinError
 from rein.web import pages_queue, pages_runs, streams
@@ -35,8 +35,7 @@ from rein.web.steer import Steering
 
 Handler = Callable[[Request], Awaitable[Response]]
 STATIC = {"console.css": "text/css", "console.js": "text/javascript"}
-ANSWERS = {"accept": ApprovalStatus.ACCEPTED, "decline": ApprovalStatus.DECLINED,
-           "cancel": ApprovalStatus.CANCELLED}
+ANSWERS = states.ANSWERS  # the one vocabulary of answers
 
 
 class Console:

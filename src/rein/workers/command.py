@@ -48,7 +48,7 @@ from rein.core.usage import Usage
 from rein.errors import ConfigError, LoadError
 from rein.formats.loader import LoadLimits, load_text, read_limited
 from rein.formats.redaction import Secrets, known_secrets
-from rein.tools.gitguard import git_refs, moved_refs
+from rein.tools.gitguard import moved_refs, refs_now
 from rein.tools.paths import ToolFailure
 from rein.tools.permissions import PermissionSet
 from rein.tools.sandbox import SandboxPolicy
@@ -192,7 +192,7 @@ class CommandWorker:
                 request.workspace, request.workspace_access, request.network,
                 require_boundary=self.require_boundary, protected=self.protected,
             )
-            before = git_refs(request.workspace)
+            before = await refs_now(request.workspace)  # the loop serves others meanwhile
             try:
                 outcome = await run_sandboxed(
                     launch.argv,
@@ -214,7 +214,7 @@ class CommandWorker:
                 yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.TOOL_ERROR,
                                     message=f"command not found: {launch.argv[0]}")
                 return
-            moved = moved_refs(before, git_refs(request.workspace))
+            moved = moved_refs(before, await refs_now(request.workspace))
             for item in outcome_items(outcome, self._secrets(request)):
                 yield item
             yield self._result(request, outcome, moved, launch.outputs_file, usage, routed)

@@ -44,7 +44,7 @@ from rein.providers.types import Completed, Message, ModelRequest, ModelResponse
 from rein.tools.backend import current as session_binding
 from rein.tools.catalog import ToolKind, definitions_for, kind_of
 from rein.tools.gate import ToolPolicy
-from rein.tools.gitguard import git_refs
+from rein.tools.gitguard import refs_now
 from rein.tools.hooks import Hook
 from rein.tools.sandbox import SandboxPolicy, backend_for
 from rein.tools.shell import GUARDED_MODES, write_check_text
@@ -197,6 +197,8 @@ class ModelWorker:
         engine records; a ``Paused`` step raises :class:`WorkerPaused`."""
         attempt, opening = self.attempt(request, ceilings=ceilings, system=system, user=user,
                                         extra=extra, hooks=hooks)
+        if attempt.watches_git:  # awaited: git runs while the other turns go on
+            attempt.state.refs = await refs_now(request.workspace)
         for note in opening:
             for item in note.items():
                 yield item
@@ -248,7 +250,7 @@ class ModelWorker:
             carried = load_messages(request.transcript)
             state = LoopState(
                 messages=[*carried, Message(role="user", content=user or render_brief(request))],
-                refs=git_refs(request.workspace) if shell else None, opening=len(carried),
+                opening=len(carried),
             )
             opening = fresh_notices(grants, box, shell=shell)
         spend = Spend(
@@ -265,6 +267,7 @@ class ModelWorker:
             routed=self.routed(request), complete=complete, model=self.model, clock=self.clock,
             max_steps=self.max_steps, extra=extra, approver=self.approver,
             stored=saved is not None, context_tokens=self.context_tokens,
+            watches_git=shell and state.refs is None and saved is None,
         )
         if state.opening and saved is None and self.context_tokens is not None:
             # Nothing measured the carried turns yet: an estimate decides whether the first

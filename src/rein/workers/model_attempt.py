@@ -23,7 +23,7 @@ from rein.core.frozen import Record, field
 from rein.core.usage import Usage
 from rein.errors import ProviderError
 from rein.providers.types import Message, ModelResponse, ModelToolCall, ToolSpec
-from rein.tools.gitguard import git_refs, moved_refs
+from rein.tools.gitguard import moved_refs, refs_now
 from rein.tools.hooks import HookRunner
 from rein.tools.shell import written_outside_message
 from rein.tools.toolbox import Toolbox
@@ -77,6 +77,9 @@ class ModelAttempt(Record, eq=False):
     pending: list[ModelToolCall] = field(default_factory=list)
     announced: set[str] = field(default_factory=set)  # calls whose record is in the trace
     priced_note: bool = False  # the "no price" notice was given
+    # A fresh attempt that may run commands: its git refs are read as it starts (awaited,
+    # by the worker's loop) and compared when it ends (refs_checked).
+    watches_git: bool = False
 
     def __post_init__(self) -> None:
         self.pending = list(self.state.pending)
@@ -371,17 +374,24 @@ class ModelAttempt(Record, eq=False):
 
     def finish(self, failure: FailureClass | None, message: str | None,
                **kw: Any) -> Finished:
-        """The attempt's result; a git ref the attempt moved fails it whatever it claims."""
+        """The attempt's result (:meth:`refs_checked` holds it to the git refs)."""
         if self.request.session is not None and self.stored:
             self.request.session.save_state(None)
-        refs = self.state.refs
-        moved = moved_refs(refs, git_refs(self.request.workspace)) if refs is not None else []
-        if moved:
-            failure = FailureClass.PERMISSION_DENIED
-            message = f"the attempt changed git refs ({', '.join(moved)}); workers never commit"
-            kw = {}
         return Finished(result=AttemptResult(usage=self.spend.usage, routed=self.routed,
                                              failure=failure, message=message, **kw))
+
+    async def refs_checked(self, finished: Finished) -> Finished:
+        """``finished``, unless the attempt moved a git ref: then it fails whatever it
+        claims (the refs read again awaited, as they were at the start)."""
+        refs = self.state.refs
+        if refs is None:
+            return finished
+        moved = moved_refs(refs, await refs_now(self.request.workspace))
+        if not moved:
+            return finished
+        return Finished(result=AttemptResult(
+            usage=self.spend.usage, routed=self.routed, failure=FailureClass.PERMISSION_DENIED,
+            message=f"the attempt changed git refs ({', '.join(moved)}); workers never commit"))
 
 
 async def steps(attempt: ModelAttempt, *, fresh: bool = True) -> AsyncIterator[Step]:
@@ -391,7 +401,7 @@ async def steps(attempt: ModelAttempt, *, fresh: bool = True) -> AsyncIterator[S
     if fresh:
         for step in await attempt.session_start():
             if isinstance(step, Finished):
-                for end in await attempt.session_end(step):
+                for end in await attempt.session_end(await attempt.refs_checked(step)):
                     yield end
                 return
             yield step
@@ -406,7 +416,7 @@ async def steps(attempt: ModelAttempt, *, fresh: bool = True) -> AsyncIterator[S
             batch = await attempt.model_turn()
         for step in batch:
             if isinstance(step, Finished):
-                for end in await attempt.session_end(step):
+                for end in await attempt.session_end(await attempt.refs_checked(step)):
                     yield end
                 return
             yield step

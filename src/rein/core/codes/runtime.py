@@ -115,6 +115,9 @@ APPROVAL_CODES = (
          "approval waits for a person again", "the approver answers it in their own "
          "terminal, where their key signs it; a run's approval is signed again with `rein "
          "resume RUN --force`"),
+    _own(APPROVAL, "APPROVAL006", "usage", "an answer's decision is not a word of the one "
+         "vocabulary of answers (accept, decline, cancel)", "answer accept, decline or "
+         "cancel"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "--actor names someone other than the approver "
          "rein knows here", "--actor only checks who answers: leave it out, or let the "
          "person it names answer", legacy=True),

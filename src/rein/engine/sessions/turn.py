@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.core.frozen import Frozen
-from rein.core.states import ApprovalStatus
+from rein.core.states import ANSWERS, ApprovalStatus
 from rein.engine.sessions import digest, ends
 from rein.errors import ConfigError, Refused, ReinError
 from rein.store.base import Event, Store, ThreadRow, ThreadTurnRow
@@ -33,8 +34,7 @@ if TYPE_CHECKING:
 
 # A client's decision → the approval queue's answer. `acceptForSession` also accepts the
 # same exact action (same digest) for the rest of the thread's life, in any process.
-DECISIONS = {"accept": ApprovalStatus.ACCEPTED, "acceptForSession": ApprovalStatus.ACCEPTED,
-             "decline": ApprovalStatus.DECLINED, "cancel": ApprovalStatus.CANCELLED}
+DECISIONS = MappingProxyType({**ANSWERS, "acceptForSession": ApprovalStatus.ACCEPTED})
 
 
 class RunCalls(Frozen):
