@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, {here!r})
 from engine import layered
 from map_parallel import mapped
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 from rein.workers.scripted import ScriptedWorker
 graph = layered({n}) if {graph!r} == "layered" else mapped({n}, 16)

@@ -30,7 +30,7 @@ CHILD = r"""
 import asyncio, sys, tempfile
 from pathlib import Path
 import yaml
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 
 n = int(sys.argv[1])

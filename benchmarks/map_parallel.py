@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 from rein.workers.scripted import ScriptedWorker
 

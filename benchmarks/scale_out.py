@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_probe as probe
 from map_parallel import DELAY, mapped
 
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.runner import Engine, prepare
 from rein.workers.scripted import ScriptedWorker
 
 WIDTH = 16
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
                         help="the worker counts to run (default: 1 2 4)")
     args = parser.parse_args(argv)
-    import rein.engine.executors.dbos  # noqa: F401 - its import (seconds) is not measured
+    import rein.executors.dbos  # noqa: F401 - its import (seconds) is not measured
 
     probe.count_here()
 

@@ -255,7 +255,7 @@ def test_a_damaged_trust_file_is_an_error_not_trust(files: dict[str, Path],
 
 def test_malformed_untrusted_tables_are_still_reported(files: dict[str, Path],
                                                        env: dict[str, str]) -> None:
-    from rein.engine.workers_setup import workers_from_config
+    from rein.engine.run.workers_setup import workers_from_config
 
     write(files["project"], '[workers.command.x]\nargv = "claude -p"\n')
     with pytest.raises(ConfigError) as info:
@@ -265,7 +265,7 @@ def test_malformed_untrusted_tables_are_still_reported(files: dict[str, Path],
 
 def test_a_tier_routed_to_an_untrusted_worker_is_refused(files: dict[str, Path],
                                                          env: dict[str, str]) -> None:
-    from rein.engine.workers_setup import workers_from_config
+    from rein.engine.run.workers_setup import workers_from_config
 
     write(files["project"], '[workers.command.fake]\nargv = ["fake"]\n'
           '[tiers.standard]\nprovider = "fake"\nmodel = "m"\n')
@@ -314,7 +314,7 @@ def test_a_project_never_pre_approves_mcp_launches(files: dict[str, Path],
 def test_a_project_scripted_worker_needs_trust(files: dict[str, Path],
                                                env: dict[str, str]) -> None:
     """The test double answers for the user's workers: a cloned file cannot switch it on."""
-    from rein.engine.workers_setup import workers_from_config
+    from rein.engine.run.workers_setup import workers_from_config
 
     write(files["ws"] / "answers.yaml", "nodes:\n  draft:\n    - outputs: {doc: a.md}\n")
     write(files["project"], '[workers.scripted]\nanswers = "answers.yaml"\n')
@@ -337,7 +337,7 @@ def test_a_user_scripted_worker_needs_no_trust(files: dict[str, Path],
     write(files["ws"] / "a.yaml", "nodes: {}\n")
     cfg = load_config(files["ws"], env=env)
     assert cfg.project_trust is None or cfg.project_trust.honoured
-    from rein.engine.workers_setup import workers_from_config
+    from rein.engine.run.workers_setup import workers_from_config
 
     [worker] = workers_from_config(files["ws"], cfg, env={})
     assert type(worker).__name__ == "ScriptedWorker"

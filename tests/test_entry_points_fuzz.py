@@ -32,7 +32,7 @@ from rein.config import load_config
 from rein.errors import ConfigError
 from rein.formats.ags import Report, validate_path
 from rein.formats.oap import validate_file
-from rein.workers.driver_protocol import (
+from rein.workers.driver.protocol import (
     EnvelopeRefused,
     envelope_problems,
     envelope_schema,

@@ -16,6 +16,9 @@ RANK = {
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
     "engine": 5,
+    # Where a node's attempt runs: in process, or queued (DBOS). At the engine's rank:
+    # a queued attempt is checked with the engine's graph, binding and criteria.
+    "executors": 5,
     # Flows built on the engine's one runtime: the development, specification and evaluation
     # flows.
     "dev": 6, "spec": 6, "eval": 6,
@@ -58,7 +61,7 @@ def test_every_layer_is_ranked_and_imports_point_down() -> None:
 
 def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from rein.engine.runner import Engine\n")
+    module.write_text("def f():\n    from rein.engine.run.runner import Engine\n")
     assert _imports(module) == {"engine"}
 
 

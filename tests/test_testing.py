@@ -70,7 +70,7 @@ def test_commands_see_the_fixed_environment(tmp_path: Path) -> None:
 def test_a_test_gives_its_own_sleep_and_clock(tmp_path: Path) -> None:
     """A test that counts backoffs or moves time hands in its sleep and its clock; the run
     uses those, not the defaults."""
-    from rein.engine.clock import StepClock
+    from rein.engine.run.clock import StepClock
 
     delays: list[float] = []
 

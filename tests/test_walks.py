@@ -31,31 +31,31 @@ RETRY = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "walks/retry", "tit
              "failure": {"retry": {"max_attempts": 2, "backoff": "none",
                                    "retry_on": ["criteria_failed"]}}}}}
 RETRY_CHECKPOINTS = {
-    ("engine/criteria/command.py", "check"),  # the criterion fails
-    ("engine/kinds/attempt_end.py", "AttemptEnd.to_record"),  # the attempt ends, typed
-    ("engine/runtime.py", "RunEnv.save_node"),  # stored with its event
+    ("engine/run/criteria/command.py", "check"),  # the criterion fails
+    ("engine/run/kinds/attempt_end.py", "AttemptEnd.to_record"),  # the attempt ends, typed
+    ("engine/run/runtime.py", "RunEnv.save_node"),  # stored with its event
     ("store/sql/connection.py", "SQLConnection._append"),  # the one insert of an event
-    ("engine/kinds/attempt_end.py", "feedback_for"),  # what the next attempt is told
-    ("engine/kinds/worker_call.py", "build_request"),  # the next attempt's request
+    ("engine/run/kinds/attempt_end.py", "feedback_for"),  # what the next attempt is told
+    ("engine/run/kinds/worker_call.py", "build_request"),  # the next attempt's request
     ("workers/scripted.py", "ScriptedWorker.run"),  # the worker gets it (the test double)
 }
 # Walk 2: a person accepts in the web console and the run continues.
 ACCEPT_CHECKPOINTS = {
     ("web/console.py", "Console.answer"), ("engine/service.py", "Harness.answer"),
-    ("engine/approvals.py", "answer"), ("store/sql/approvals.py", "ApprovalsSQL.answer_approval"),
-    ("store/sql/connection.py", "SQLConnection._append"), ("engine/kinds/gate.py", "run_gate"),
-    ("engine/transitions.py", "transition"),
+    ("engine/run/approvals.py", "answer"), ("store/sql/approvals.py", "ApprovalsSQL.answer_approval"),
+    ("store/sql/connection.py", "SQLConnection._append"), ("engine/run/kinds/gate.py", "run_gate"),
+    ("engine/run/transitions.py", "transition"),
 }
 # Walk 3: an app-server turn/start becomes a run whose events become notifications; up to
 # the node (from there on, a model node is walk 1).
 TURN_CHECKPOINTS = {
-    ("appserver/methods.py", "turn_start"), ("engine/sessions/runtime.py", "Sessions.begin_turn"),
-    ("engine/sessions/turn.py", "TurnRun.drive"), ("engine/prepare.py", "prepare"),
-    ("engine/runner.py", "Engine.start"), ("store/sql/connection.py", "SQLConnection._append"),
+    ("appserver/methods.py", "turn_start"), ("engine/cases/sessions/runtime.py", "Sessions.begin_turn"),
+    ("engine/cases/sessions/turn.py", "TurnRun.drive"), ("engine/run/prepare.py", "prepare"),
+    ("engine/run/runner.py", "Engine.start"), ("store/sql/connection.py", "SQLConnection._append"),
     ("protocol/feed.py", "Feed.apply"), ("protocol/feed.py", "Feed._n"),
     ("appserver/wire.py", "Wire.send"),
 }
-NODE = ("engine/nodes.py", "execute_node")
+NODE = ("engine/run/nodes.py", "execute_node")
 
 
 def _reached_all(walk: Walk, checkpoints: set[tuple[str, str]]) -> None:
@@ -70,7 +70,7 @@ def test_walk_1_a_retry_with_feedback_takes_at_most_12_modules(tmp_path: Path) -
         outcome, walk = trace(lambda: run_graph(harness, tmp_path / "g.agraph.yaml"),
                               RETRY_CHECKPOINTS, entries={NODE})
     assert outcome.status.value == "succeeded"
-    assert walk.hits[("engine/kinds/attempt_end.py", "feedback_for")] == 1
+    assert walk.hits[("engine/run/kinds/attempt_end.py", "feedback_for")] == 1
     _reached_all(walk, RETRY_CHECKPOINTS)
     assert len(walk.counted) <= 12, walk.counted
 
@@ -161,16 +161,16 @@ def test_walk_3_an_app_server_turn_takes_at_most_16_modules_before_its_node(
 
 
 def _outer() -> float:
-    from rein.engine.kinds.attempt_end import backoff
+    from rein.engine.run.kinds.attempt_end import backoff
     from rein.formats.ags.spec import RetrySpec
 
     return backoff(RetrySpec(), 2, "seed")
 
 
 def test_the_tracer_counts_the_modules_on_the_way_to_a_checkpoint() -> None:
-    delay, walk = trace(_outer, {("engine/kinds/attempt_end.py", "backoff")})
+    delay, walk = trace(_outer, {("engine/run/kinds/attempt_end.py", "backoff")})
     assert delay >= 0
-    assert walk.hits == {("engine/kinds/attempt_end.py", "backoff"): 1}
-    assert walk.counted == ["engine/kinds/attempt_end.py"]  # the test's frames are not rein's
-    _, none = trace(_outer, {("engine/kinds/attempt_end.py", "no_such_function")})
+    assert walk.hits == {("engine/run/kinds/attempt_end.py", "backoff"): 1}
+    assert walk.counted == ["engine/run/kinds/attempt_end.py"]  # the test's frames are not rein's
+    _, none = trace(_outer, {("engine/run/kinds/attempt_end.py", "no_such_function")})
     assert none.hits == {} and none.counted == []

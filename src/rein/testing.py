@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.core.loops import run as run_loop
-from rein.engine.clock import Clock, CounterIds, StepClock
+from rein.engine.run.clock import Clock, CounterIds, StepClock
 from rein.engine.service import Harness
 from rein.workers.scripted import ScriptedWorker
 
 if TYPE_CHECKING:
     from rein.config import Config
-    from rein.engine.outcome import RunOutcome
-    from rein.engine.routing import Router
+    from rein.engine.run.outcome import RunOutcome
+    from rein.engine.run.routing import Router
     from rein.store.base import Event
 
 __all__ = ["TEST_ENV", "no_wait", "run_graph", "scripted_harness", "start"]

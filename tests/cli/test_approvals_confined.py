@@ -211,7 +211,7 @@ def test_runs_show_and_the_record_say_how_each_approval_was_given(
     """The gate answered by its own process, without a terminal; the graph approved when
     `rein run` started it: `runs show` (text and JSON) and the run record say how."""
     from rein.config.approver import os_account
-    from rein.engine.record import record_problems
+    from rein.engine.run.record import record_problems
 
     scenario, approval_id = waiting
     code, _out = answer_in([], scenario, approval_id)

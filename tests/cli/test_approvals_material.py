@@ -33,7 +33,7 @@ def presents_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 
 def test_the_request_binds_the_content_of_the_presented_file(presents_a_file: Scenario
                                                              ) -> None:
-    from rein.engine.material import shown_files
+    from rein.engine.run.material import shown_files
 
     [pending] = presents_a_file.pending()
     assert pending["request"]["files"] == shown_files(presents_a_file.root, ["notes.md"])
@@ -68,7 +68,7 @@ def test_an_answer_does_not_approve_content_edited_after_it(presents_a_file: Sce
 
 
 def test_directories_are_bound_by_every_file_under_them(tmp_path: Path) -> None:
-    from rein.engine.material import shown_files
+    from rein.engine.run.material import shown_files
 
     (tmp_path / "site" / "img").mkdir(parents=True)
     (tmp_path / "site" / "index.html").write_text("<p>one</p>")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rein.engine.sessions import digest, launches
+from rein.engine.cases.sessions import digest, launches
 from rein.store.sqlite import SQLiteStore
 from tests.cli.test_run_commands import GATED
 from tests.scenarios.harness import Scenario

@@ -89,7 +89,7 @@ def test_a_signed_accept_is_recorded_with_the_key_and_verifies(
     assert identity["method"] == "ssh-signature" and identity["principal"] == "ana"
     assert identity["fingerprint"] == fingerprint(key)
     # ssh-keygen itself verifies what was recorded, over the message of this very answer.
-    from rein.engine.answering import message
+    from rein.engine.run.answering import message
     from rein.engine.service import Harness
 
     with Harness.open(scenario.root) as harness:

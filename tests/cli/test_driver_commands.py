@@ -20,7 +20,7 @@ import pytest
 from support import EXAMPLES, account_files
 
 from rein.cli import main
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.store.conftest import pg_url, store_url  # noqa: F401 - the fixtures
 
 DEMO = EXAMPLES / "driver-demo.agraph.yaml"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from rein.cli import main
-from rein.workers.driver_protocol import MAX_ENVELOPE_BYTES
+from rein.workers.driver.protocol import MAX_ENVELOPE_BYTES
 
 
 def inbox(workspace: Path) -> Path:

@@ -97,7 +97,7 @@ def test_two_runs_in_one_workspace_agree_on_the_current_one_and_keep_their_write
     assert other["current"]["run_id"] == first
     # The second run's instruction is not handed out: answering it is refused.
     from rein.store.open import open_store
-    from rein.workers.driver_current import workspace_turns
+    from rein.workers.driver.current import workspace_turns
 
     store = open_store(rein.root, create=False)
     beta = workspace_turns(store, rein.root)[1]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.scenarios.harness import Scenario
 
 FOREIGN = Path(__file__).resolve().parents[1] / "fixtures" / "records" / \

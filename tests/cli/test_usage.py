@@ -20,7 +20,7 @@ import pytest
 from support import EXAMPLES, account_files
 
 from rein.cli import main
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.cli.test_driver_commands import RIGHT, WRONG, Drive
 
 DEMO = EXAMPLES / "driver-demo.agraph.yaml"
@@ -199,7 +199,7 @@ def test_the_report_counts_every_call_and_every_refusal_by_whose(drive: Drive) -
 
 
 def test_a_run_the_agent_names_wrongly_is_its_error_a_full_disk_reins(drive: Drive) -> None:
-    from rein.workers.driver_calls import whose
+    from rein.workers.driver.calls import whose
 
     drive.start()
     code, _ = drive.rein("next", "--run", "run-20260101T000000-abcdef")  # no such run

@@ -22,11 +22,11 @@ PACKAGE = ROOT / "src" / "rein"
 # Engine modules of values and pure functions a surface may use directly.
 VALUES = {
     "rein.engine.service",
-    "rein.engine.prepare",  # PrepareFailed and Prepared: what `rein run` reports and prints
-    "rein.engine.params",  # parsing NAME=VALUE and parameter files: the command's input
-    "rein.engine.record_file",  # reading a run record file given on the command line
-    "rein.engine.workers_setup",  # `rein config show`: which configured commands are withheld
-    "rein.engine.outcome",  # RunOutcome, the Harness's result type (`rein runs watch` makes one)
+    "rein.engine.run.prepare",  # PrepareFailed and Prepared: what `rein run` reports and prints
+    "rein.engine.run.params",  # parsing NAME=VALUE and parameter files: the command's input
+    "rein.engine.cases.record_file",  # reading a run record file given on the command line
+    "rein.engine.run.workers_setup",  # `rein config show`: which configured commands are withheld
+    "rein.engine.run.outcome",  # RunOutcome, the Harness's result type (`rein runs watch` makes one)
 }
 
 
@@ -39,7 +39,7 @@ def _imported(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module:
-            if _is_package(node.module):  # `from rein.engine import runner`: the module
+            if _is_package(node.module):  # `from rein.engine.run import runner`: the module
                 found |= {f"{node.module}.{a.name}" for a in node.names}
             else:
                 found.add(node.module)
@@ -113,6 +113,6 @@ def test_the_engine_reads_no_configuration_file_itself() -> None:
 def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from rein.store.open import open_store\n"
-                      "    from rein.engine import runner\n    asyncio.run(g())\n")
-    assert _imported(module) == {"rein.store.open", "rein.engine.runner"}
+                      "    from rein.engine.run import runner\n    asyncio.run(g())\n")
+    assert _imported(module) == {"rein.store.open", "rein.engine.run.runner"}
     assert _calls_asyncio_run(module)

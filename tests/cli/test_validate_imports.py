@@ -17,7 +17,7 @@ from support import EXAMPLES
 GRAPH = EXAMPLES / "driver-demo.agraph.yaml"
 # Never on the validate path: the engine and what only runs use, the pure-Python schema
 # validator (jsonschema_rs serves), the standard modules only they need, and click with the
-# command table (the plain forms are answered without them: rein.cli.validate_quick).
+# command table (the plain forms are answered without them: rein.cli.quick.validate).
 FORBIDDEN = ("rein.engine", "rein.store", "rein.providers", "rein.workers", "rein.tools",
              "rein.profiles", "rein.telemetry", "rein.config", "rein.formats.oap",
              "rein.formats.ags.plan", "rein.formats.ags.render", "jsonschema", "openai",

@@ -1,5 +1,5 @@
 """The plain ``rein dev [--json]`` and ``rein dev status [--json]`` are answered without
-click and without an event loop when they only read (cli/quick_dev.py), with the very
+click and without an event loop when they only read (cli/quick/dev.py), with the very
 bytes and exit code of the click command (reached here through ``--workspace``, which only
 the click command takes)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from devflow_support import Cli, approve
 
-from rein.cli.quick_dev import quick_dev
+from rein.cli.quick.dev import quick_dev
 
 PLAN = {"verify": [sys.executable, "-c", "pass"], "features": [
     {"id": f"f{i}", "title": f"Feature {i}", "priority": i,

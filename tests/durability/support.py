@@ -93,7 +93,7 @@ def runs(workspace: Path) -> list[dict[str, Any]]:
 
 def record(workspace: Path, run_id: str) -> dict[str, Any]:
     """The run record, as ``rein runs record`` prints it."""
-    from rein.engine.record import build_record
+    from rein.engine.run.record import build_record
     from rein.store.sqlite import SQLiteStore
 
     store = SQLiteStore.open(workspace, create=False)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.runner import prepare
+from rein.engine.run.runner import prepare
 from rein.errors import StoreError
 from rein.store.sqlite import SQLiteStore, db_path
 from tests.durability.support import finished_counts, normalized, record, runs

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from rein.core.ids import RunId
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore, db_path
 from rein.workers.scripted import ScriptedWorker
 from tests.durability.support import (
@@ -88,7 +88,7 @@ def fan() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _engine(workspace: Path, store: SQLiteStore, answers: dict[str, Any]) -> Engine:
-    from rein.engine.clock import CounterIds, StepClock
+    from rein.engine.run.clock import CounterIds, StepClock
 
     return Engine(workspace=workspace, store=store, workers=(ScriptedWorker(answers),),
                   clock=StepClock(), ids=CounterIds(), env={}, sleep=no_wait)

@@ -45,7 +45,7 @@ CASES = [pytest.param(surface, sig, POINTS[(i + j) % len(POINTS)],
 def _records(root: Path, run_id: str, *, raw: bool = False) -> list[dict[str, Any]]:
     """The run's record, then its child runs' (read here: no process to start);
     normalised unless ``raw``."""
-    from rein.engine.record import build_record
+    from rein.engine.run.record import build_record
 
     store = SQLiteStore.open(root, create=False)
     assert store is not None

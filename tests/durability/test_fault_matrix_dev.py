@@ -104,7 +104,7 @@ class Flow:
         return str(flow["features_run"])
 
     def record(self) -> dict[str, Any]:
-        from rein.engine.record import build_record
+        from rein.engine.run.record import build_record
 
         store = SQLiteStore.open(self.repo, create=False)
         assert store is not None

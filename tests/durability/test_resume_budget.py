@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from rein.core.states import ApprovalStatus, RunStatus
-from rein.engine.approvals import record_answer
-from rein.engine.runner import prepare
+from rein.engine.run.approvals import record_answer
+from rein.engine.run.runner import prepare
 from rein.workers.base import AttemptRequest, AttemptResult, Item
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine
@@ -142,7 +142,7 @@ def _next_process(tmp_path: Path, earlier: Any, worker: Any) -> Any:
 
 
 def _record(engine: Any, run_id: str) -> dict[str, Any]:
-    from rein.engine.record import build_record, record_problems
+    from rein.engine.run.record import build_record, record_problems
 
     record = build_record(engine.store, run_id)
     assert record_problems(record) == []

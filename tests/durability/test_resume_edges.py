@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 
 from rein.core.states import RunStatus
-from rein.engine.record import build_record, record_problems
-from rein.engine.runner import prepare
+from rein.engine.run.record import build_record, record_problems
+from rein.engine.run.runner import prepare
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.loops import run as run_loop
-from rein.engine.routing import Router
-from rein.engine.runner import Engine, RunOutcome, prepare
+from rein.engine.run.routing import Router
+from rein.engine.run.runner import Engine, RunOutcome, prepare
 from rein.store.base import Event
 from rein.testing import no_wait, scripted_harness
 from rein.workers.base import Worker

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from rein.core.states import ApprovalStatus, RunStatus
-from rein.engine.approvals import record_answer
+from rein.engine.run.approvals import record_answer
 from rein.errors import Refused
 from tests.scenarios.build import Run, graph, out, task
 
@@ -104,7 +104,7 @@ def test_a_child_edited_by_node_work_during_the_run_does_not_run(tmp_path: Path)
 
 
 def test_a_graph_edited_between_approval_and_start_does_not_run(tmp_path: Path) -> None:
-    from rein.engine.runner import prepare
+    from rein.engine.run.runner import prepare
 
     data = graph({"a": task("a")}, ["a"])
     run = Run(tmp_path, data, {"a": [{"outputs": {}}]})

@@ -45,7 +45,7 @@ def test_the_content_of_the_outputs_under_review_is_bound(tmp_path: Path, asks: 
 def test_an_escalation_to_a_person_carries_its_roles(tmp_path: Path) -> None:
     from rein.config.approver import Approver
     from rein.core.states import ApprovalStatus
-    from rein.engine.approvals import answer
+    from rein.engine.run.approvals import answer
     from rein.errors import Refused
 
     data = graph({"a": task("a", failure={"on_exhausted": "escalate", "escalation": {

@@ -1,4 +1,4 @@
-"""How an attempt ended, typed, and the fields of its record (``rein.engine.kinds.
+"""How an attempt ended, typed, and the fields of its record (``rein.engine.run.kinds.
 attempt_end``): written by the attempt that ends, read back by the replay that adopts it.
 
 The retry after a pause hears the same failure, word for word, as the retry in the process
@@ -16,9 +16,9 @@ import yaml
 
 from rein.core.failures import FailureClass
 from rein.core.states import AttemptStatus, RunStatus
-from rein.engine.kinds.attempt_end import AttemptEnd
-from rein.engine.record import build_record
-from rein.engine.runner import prepare
+from rein.engine.run.kinds.attempt_end import AttemptEnd
+from rein.engine.run.record import build_record
+from rein.engine.run.runner import prepare
 from rein.workers.base import AttemptRequest
 from rein.workers.scripted import ScriptedWorker
 
@@ -118,7 +118,7 @@ def test_a_retry_after_a_pause_hears_what_a_retry_in_process_hears(tmp_path: Pat
 
 
 def test_an_attempt_opens_and_is_served_as_typed_values_in_the_record_s_order() -> None:
-    from rein.engine.kinds.attempt_end import AttemptServed, AttemptStart
+    from rein.engine.run.kinds.attempt_end import AttemptServed, AttemptStart
 
     assert list(AttemptStart(attempt=2, started_at="t", rerun=True).to_record().items()) == [
         ("attempt", 2), ("started_at", "t"), ("x-rein-rerun", True)]

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine import runtime
-from rein.engine.expressions import EvalScope
-from rein.engine.graph import ScopeModel
-from rein.engine.runner import Engine, prepare
+from rein.engine.run import runtime
+from rein.engine.run.expressions import EvalScope
+from rein.engine.run.graph import ScopeModel
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 from rein.workers.scripted import ScriptedWorker
 

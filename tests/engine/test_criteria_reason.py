@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.engine.criteria.model import CriterionResult, SuccessOutcome
-from rein.engine.kinds.attempt import criteria_reason, evidence_line
-from rein.engine.kinds.attempt_end import GENERIC
+from rein.engine.run.criteria.model import CriterionResult, SuccessOutcome
+from rein.engine.run.kinds.attempt import criteria_reason, evidence_line
+from rein.engine.run.kinds.attempt_end import GENERIC
 from rein.formats.ags.spec import SuccessSpec
 
 

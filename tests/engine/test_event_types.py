@@ -13,7 +13,7 @@ from typing import get_type_hints
 from support import ROOT
 
 from rein.engine.events import EventType
-from rein.engine.runtime import RunContext
+from rein.engine.run.runtime import RunContext
 
 PACKAGE = ROOT / "src" / "rein"
 

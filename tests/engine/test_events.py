@@ -189,7 +189,7 @@ def test_subscribe_until_the_run_ends(store: Store) -> None:
 
 def test_every_event_type_the_engine_writes_is_in_the_catalogue() -> None:
     """The names the lower layers write (the driver's turns) are catalogue members too."""
-    from rein.workers import driver_store
+    from rein.workers.driver import store as driver_store
 
     assert {driver_store.INSTRUCTED, driver_store.ANSWERED} <= set(EventType)
     assert len(set(EventType)) == len(EventType)  # one member per type
@@ -206,7 +206,7 @@ def test_stores_of_every_released_version_replay_and_take_answers(version: int,
     import shutil
 
     from rein.core.states import ApprovalStatus
-    from rein.engine.approvals import record_answer
+    from rein.engine.run.approvals import record_answer
 
     copy = tmp_path / "rein.db"
     shutil.copy(FIXTURES / f"v{version}.db", copy)

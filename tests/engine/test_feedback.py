@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from rein.core.states import RunStatus
-from rein.engine.record import build_record
+from rein.engine.run.record import build_record
 from rein.testing import run_graph, scripted_harness
 from rein.workers.base import AttemptRequest
 from rein.workers.scripted import ScriptedWorker

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from rein.core.states import RunStatus
-from rein.engine.record import build_record
+from rein.engine.run.record import build_record
 from rein.errors import StoreError
 from rein.store.base import Store
 from rein.workers.base import AttemptRequest, AttemptResult, Item

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from rein.engine.kinds import map as map_kind
-from rein.engine.runner import Engine, prepare
-from rein.engine.runtime import ScopeInstance
+from rein.engine.run.kinds import map as map_kind
+from rein.engine.run.runner import Engine, prepare
+from rein.engine.run.runtime import ScopeInstance
 from rein.store.sqlite import SQLiteStore
 
 WIDTH = 4

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rein.core.states import RunStatus
-from rein.engine.record import build_record, record_problems
+from rein.engine.run.record import build_record, record_problems
 from tests.engine.helpers import GRAPHS, make_engine, run_graph
 
 

@@ -9,15 +9,15 @@ import pytest
 from support import ROOT
 
 from rein.core.states import NodeStatus
-from rein.engine import nodes
-from rein.engine.outcome import NodeOutcome, failed, skipped, succeeded
-from rein.engine.record import build_record
-from rein.engine.runtime import NodeAt
+from rein.engine.run import nodes
+from rein.engine.run.outcome import NodeOutcome, failed, skipped, succeeded
+from rein.engine.run.record import build_record
+from rein.engine.run.runtime import NodeAt
 from rein.formats.ags.spec import NodeSpec
 from tests.engine.helpers import make_engine, run_graph
 from tests.engine.test_semantics import graph, task, write
 
-KINDS_DIR = ROOT / "src" / "rein" / "engine" / "kinds"
+KINDS_DIR = ROOT / "src" / "rein" / "engine" / "run" / "kinds"
 
 # What a node's end consists of: a kind hands these back instead of writing them.
 END_ATTRIBUTES = frozenset({"status", "outputs", "decision", "degraded", "unabsorbed"})
@@ -101,7 +101,7 @@ def test_a_kind_that_ends_its_node_itself_is_caught(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Only execute_node ends a node: a kind that wrote the status too is an engine defect,
     refused by the checked transition instead of being persisted twice."""
-    from rein.engine.transitions import IllegalTransition, transition
+    from rein.engine.run.transitions import IllegalTransition, transition
 
     async def ends_itself(here: NodeAt, spec: NodeSpec) -> NodeOutcome:
         transition(here.state, NodeStatus.SUCCEEDED)
@@ -122,7 +122,7 @@ def _node_and_spec(fn: object) -> tuple[str, str]:
 def test_kinds_and_the_ladder_read_the_typed_spec() -> None:
     """Spec data (failure, success, requirements, title) comes from the NodeSpec with its
     AGS defaults applied, not from the raw mapping each function re-reads."""
-    from rein.engine.kinds import fragments, ladder
+    from rein.engine.run.kinds import fragments, ladder
 
     fns = [*nodes.KINDS.values(), ladder.exhausted, ladder.escalate,
            fragments.begin_container, fragments.fail_fragment]
@@ -131,7 +131,7 @@ def test_kinds_and_the_ladder_read_the_typed_spec() -> None:
 
 
 def test_requirements_are_checked_from_the_spec() -> None:
-    from rein.engine.permissions import check_requirements
+    from rein.engine.run.permissions import check_requirements
     from rein.formats.ags.spec import node_spec
     from rein.profiles.policy import Policy
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from rein.core.ids import NodeKey
 from rein.core.states import NodeStatus
-from rein.engine.graph import scope_model
-from rein.engine.runtime import NodeState
+from rein.engine.run.graph import scope_model
+from rein.engine.run.runtime import NodeState
 
 MODEL = scope_model({"entrypoints": ["a"], "nodes": {"a": {
     "type": "decision", "title": "a",

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from rein.engine.criteria.base import CriterionProblem, confined
-from rein.engine.criteria.files import check_file_exists
-from rein.engine.outputs import type_problem
+from rein.engine.run.criteria.base import CriterionProblem, confined
+from rein.engine.run.criteria.files import check_file_exists
+from rein.engine.run.outputs import type_problem
 
 
 @pytest.mark.parametrize("kind", ["file", "directory"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from rein.core.states import RunStatus
-from rein.engine.record import build_record
+from rein.engine.run.record import build_record
 from rein.workers.base import AttemptRequest, AttemptResult, Item
 from tests.engine.helpers import make_engine, run_graph
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import yaml
 
 from rein.core.states import RunStatus
-from rein.engine.clock import CounterIds, StepClock
-from rein.engine.record import build_record
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.clock import CounterIds, StepClock
+from rein.engine.run.record import build_record
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 from rein.workers.scripted import ScriptedWorker
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import yaml
 
 from rein.core.states import NodeStatus, RunStatus
-from rein.engine.execution import read_state
-from rein.engine.runner import prepare
+from rein.engine.run.execution import read_state
+from rein.engine.run.runner import prepare
 from rein.workers.scripted import ScriptedWorker
 
 from .helpers import make_engine

@@ -1,4 +1,4 @@
-"""The scope models a process keeps (``rein.engine.graph.scope_model``).
+"""The scope models a process keeps (``rein.engine.run.graph.scope_model``).
 
 A model is derived once per fragment and shared by every instance of it (each loop
 iteration, each map item). A long-lived process (the app-server, the web console, a worker
@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from rein.engine.graph import SCOPE_MODELS_KEPT, ScopeModel, scope_model
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.graph import SCOPE_MODELS_KEPT, ScopeModel, scope_model
+from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 from rein.workers.scripted import ScriptedWorker
 

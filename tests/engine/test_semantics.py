@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 
 from rein.core.states import RunStatus
-from rein.engine.record import build_record, record_problems
-from rein.engine.routing import Router
+from rein.engine.run.record import build_record, record_problems
+from rein.engine.run.routing import Router
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine, run_graph
 
@@ -124,7 +124,7 @@ def test_unroutable_tier_blocks_before_spending(tmp_path: Path) -> None:
                   "b": task("b", intelligence={"tier": "frontier"})}, ["a", "b"])
     engine = make_engine(tmp_path, workers=(ScriptedWorker({"nodes": {"a": OK, "b": OK}}),),
                          router=router)
-    from rein.engine.runner import PrepareFailed, prepare
+    from rein.engine.run.runner import PrepareFailed, prepare
 
     try:
         prepare(write(tmp_path, data), given={}, router=router, env={})

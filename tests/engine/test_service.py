@@ -16,7 +16,7 @@ import yaml
 
 from rein.config import Config
 from rein.core.states import ApprovalStatus, RunStatus
-from rein.engine.clock import CounterIds, StepClock
+from rein.engine.run.clock import CounterIds, StepClock
 from rein.engine.service import Harness
 from rein.errors import ReinError
 
@@ -50,7 +50,7 @@ def test_the_engine_starts_a_run_inside_a_running_event_loop(tmp_path: Path) -> 
     path = _graph(tmp_path, TASK)
 
     async def server() -> RunStatus:
-        from rein.engine.runner import prepare
+        from rein.engine.run.runner import prepare
 
         prepared = prepare(path, given={}, env=engine.env)
         return (await engine.start(prepared, approved=prepared.digest)).status

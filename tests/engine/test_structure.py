@@ -12,8 +12,8 @@ from support import ROOT
 
 from rein.core.frozen import required
 from rein.core.ids import RunId
-from rein.engine import signals
-from rein.engine.runtime import INHERITED, RunContext, RunEnv, RunState
+from rein.engine.run import signals
+from rein.engine.run.runtime import INHERITED, RunContext, RunEnv, RunState
 
 ENGINE = ROOT / "src" / "rein" / "engine"
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from eval_support import SUITE, run_eval
 
-from tests.scale.cluster import fresh_database, postgres_base
+from tests.executors.cluster import fresh_database, postgres_base
 
 REIN = "import sys; from rein.cli import main; sys.exit(main())"
 LOOKS = 2400  # bounded waits: this many looks, 0.05 s apart at most
@@ -30,7 +30,7 @@ def db_url() -> Iterator[str]:
 
 @pytest.fixture
 def key_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from rein.engine.executors.queue_key import new_key_file
+    from rein.executors.queue_key import new_key_file
 
     path = tmp_path / "keys" / "queue.key"
     new_key_file(path)
@@ -90,10 +90,10 @@ def test_a_job_the_fleet_did_not_sign_or_whose_plan_changed_is_not_run(
     from dbos import DBOSClient
 
     from rein.config import load_config
-    from rein.engine.executors.queue_key import QueueKey, load_key
-    from rein.engine.executors.serialization import json_only
     from rein.eval.lanes import APP_VERSION, QUEUE, WORKFLOW, plan_digest, workflow_id
     from rein.eval.runner import Options, start
+    from rein.executors.queue_key import QueueKey, load_key
+    from rein.executors.serialization import json_only
 
     base = load_config(ws)
     ledger, _loaded = start(ws, [SUITE / "fix-greeting"], ["oracle"], configs_file=None,
@@ -146,11 +146,11 @@ def test_a_resumed_coordinator_adopts_the_trial_its_worker_ran(
     from dbos import DBOSClient
 
     from rein.config import load_config
-    from rein.engine.executors.queue_key import load_key
-    from rein.engine.executors.serialization import json_only
     from rein.eval.lanes import APP_VERSION, QUEUE, WORKFLOW, plan_digest, workflow_id
     from rein.eval.ledger import Ledger
     from rein.eval.runner import Options, plan_trials, spec_for, start
+    from rein.executors.queue_key import load_key
+    from rein.executors.serialization import json_only
 
     base = load_config(ws)
     options = Options(executor="dbos")

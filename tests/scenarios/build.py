@@ -17,11 +17,11 @@ import yaml
 from rein.config import load_config, with_layer
 from rein.core.loops import run as run_loop
 from rein.core.states import ApprovalStatus
-from rein.engine.approvals import record_answer
-from rein.engine.clock import StepClock
-from rein.engine.record import build_record, record_problems
-from rein.engine.routing import Router
-from rein.engine.runner import RunOutcome
+from rein.engine.run.approvals import record_answer
+from rein.engine.run.clock import StepClock
+from rein.engine.run.record import build_record, record_problems
+from rein.engine.run.routing import Router
+from rein.engine.run.runner import RunOutcome
 from rein.testing import run_graph, scripted_harness
 from rein.workers.scripted import ScriptedWorker
 

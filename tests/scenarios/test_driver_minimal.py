@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from support import shared_path
 
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.scenarios.harness import Scenario, summary
 
 MINIMAL = shared_path("ags-examples", "minimal.agraph.yaml")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.conftest import EXAMPLES
 from tests.scenarios.harness import Scenario
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from rein.engine.criteria.model import CheckRequest
-from rein.engine.record import record_problems
+from rein.engine.run.criteria.model import CheckRequest
+from rein.engine.run.record import record_problems
 from rein.engine.service import Harness
 from tests.conftest import EXAMPLES
 from tests.scenarios.harness import Scenario

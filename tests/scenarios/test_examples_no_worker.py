@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.conftest import EXAMPLES
 from tests.scenarios.harness import Scenario, summary
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rein.core.states import ApprovalStatus, RunStatus
-from rein.engine.routing import Router
+from rein.engine.run.routing import Router
 from tests.scenarios.build import Run, graph, inp, out, states, task
 
 FAIL = [{"failure": "tool_error", "message": "broken"}]
@@ -290,7 +290,7 @@ def test_a_blocked_node_still_escalates(tmp_path: Path) -> None:
 @pytest.mark.parametrize("where", ["node", "defaults", "loop", "gate", "policy"])
 def test_escalate_without_an_escalation_is_refused_before_running(
         tmp_path: Path, where: str) -> None:
-    from rein.engine.runner import PrepareFailed
+    from rein.engine.run.runner import PrepareFailed
 
     node = task("a", failure={"on_exhausted": "escalate"})
     extra: dict = {}

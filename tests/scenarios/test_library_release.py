@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.conftest import shared_path
 from tests.scenarios.harness import Scenario
 

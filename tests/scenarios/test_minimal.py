@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rein.engine.record import record_problems
+from rein.engine.run.record import record_problems
 from tests.conftest import shared_path
 from tests.scenarios.harness import Scenario, summary
 

@@ -119,7 +119,7 @@ def test_an_agent_cannot_commit(ms: ModelScenario) -> None:
 def test_malformed_worker_tables_are_configuration_errors(ms: ModelScenario, table: str,
                                                           code: str) -> None:
     from rein.config import load_config
-    from rein.engine.workers_setup import workers_from_config
+    from rein.engine.run.workers_setup import workers_from_config
 
     ms.toml(table)
     with pytest.raises(ConfigError) as info:

@@ -15,7 +15,7 @@ import pytest
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, NodeStatus, RunStatus, TurnStatus
-from rein.engine.record import build_record, record_problems
+from rein.engine.run.record import build_record, record_problems
 from rein.store.base import DriverTurn, WorkspaceRef
 from rein.store.sqlite import SCHEMA_VERSION, SQLiteStore
 

@@ -49,7 +49,7 @@ class LoopingStore:
 
 
 def test_a_parent_loop_ends_the_walk_up_with_a_diagnostic(tmp_path: Path) -> None:
-    from rein.workers.driver_status import pick_run
+    from rein.workers.driver.status import pick_run
 
     store = LoopingStore({"run-a": "run-b", "run-b": "run-c", "run-c": "run-a"})
     with pytest.raises(StoreError) as info:

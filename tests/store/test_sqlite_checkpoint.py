@@ -11,7 +11,7 @@ import yaml
 
 from rein.core.ids import RunId
 from rein.core.states import RunStatus
-from rein.engine.runner import Engine, prepare
+from rein.engine.run.runner import Engine, prepare
 from rein.store import sqlite_checkpoint as checkpoint
 from rein.store.base import RunRow
 from rein.store.sqlite import SQLiteStore

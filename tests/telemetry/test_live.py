@@ -16,8 +16,8 @@ import yaml
 
 from rein.config import load_config
 from rein.core.states import ApprovalStatus, RunStatus
-from rein.engine.approvals import record_answer
-from rein.engine.runner import prepare
+from rein.engine.run.approvals import record_answer
+from rein.engine.run.runner import prepare
 from rein.errors import ConfigError
 from rein.telemetry import LiveExport, attach, build_spans
 from rein.workers.scripted import ScriptedWorker

@@ -12,7 +12,7 @@ import yaml
 
 from rein.cli import main
 from rein.core.states import RunStatus
-from rein.engine.runner import prepare
+from rein.engine.run.runner import prepare
 from rein.workers.scripted import ScriptedWorker
 from tests.engine.helpers import make_engine
 

@@ -9,7 +9,7 @@ import datetime as dt
 import sqlite3
 from pathlib import Path
 
-from rein.engine.clock import StepClock
+from rein.engine.run.clock import StepClock
 from rein.engine.service import Harness
 from rein.store.sqlite import db_path
 from tests.web.conftest import make_console, write_graph

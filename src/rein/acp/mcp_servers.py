@@ -4,7 +4,7 @@ A server the editor names in ``session/new`` or ``session/load`` is a command re
 run on the user's machine, so it is code execution and is treated as such:
 
 - each launch is an entry of rein's approval queue (kind ``mcp_launch``, kept under the
-  thread: :mod:`rein.engine.sessions.launches`, through ``harness.sessions``) and, at the
+  thread: :mod:`rein.engine.cases.sessions.launches`, through ``harness.sessions``) and, at the
   same time, a
   ``session/request_permission`` showing the exact command, its arguments and the *names*
   of the variables it gets (never their values), with the digest of exactly that in its

@@ -40,12 +40,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(args: list[str]) -> int:
     if args[:1] == ["next"]:  # a driver's every turn: its plain forms skip click's import
-        from rein.cli.quick import quick_next
+        from rein.cli.quick.next import quick_next
 
         if (quick := _quick(quick_next, args[1:])) is not None:
             return quick
     if args[:1] == ["submit"]:  # a driver's every other turn: its plain forms skip click too
-        from rein.cli.quick_submit import quick_submit
+        from rein.cli.quick.submit import quick_submit
         from rein.errors import ReinError
 
         try:
@@ -55,12 +55,12 @@ def _main(args: list[str]) -> int:
         if quick is not None:
             return quick
     if args[:1] == ["dev"]:  # the development flow's every turn: a read, mostly
-        from rein.cli.quick_dev import quick_dev
+        from rein.cli.quick.dev import quick_dev
 
         if (quick := _quick(quick_dev, args[1:])) is not None:
             return quick
     if args[:2] == ["graph", "validate"]:  # run on every save: its plain forms skip click
-        from rein.cli.validate_quick import quick_validate
+        from rein.cli.quick.validate import quick_validate
 
         quick = quick_validate(args[2:])
         if quick is not None:

@@ -202,7 +202,7 @@ def approver_for(workspace: Path, actor: str | None, *, approving: str | None = 
 def _values(pairs: tuple[str, ...], values_file: str | None) -> dict[str, Any]:
     import json
 
-    from rein.engine.params import parse_assignments, read_params_file
+    from rein.engine.run.params import parse_assignments, read_params_file
 
     out: dict[str, Any] = read_params_file(values_file) if values_file else {}
     for name, text in parse_assignments(pairs).items():

@@ -1,5 +1,5 @@
 """The record of calls, written. Every invocation of a driver-facing command appends one line to .rein/calls.jsonl of its
-workspace (read by rein.workers.driver_calls, which documents the fields): when, how
+workspace (read by rein.workers.driver.calls, which documents the fields): when, how
 long, the command and its arguments, the exit code, what it printed (an instruction's
 token, a status, a refusal's code), and which agent session ran it where the agent says
 so in its environment. One write of one line with O_APPEND, after the command's output:

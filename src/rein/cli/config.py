@@ -186,7 +186,7 @@ def _check_definitions(cfg: Config) -> None:
     """Refuse malformed provider and command worker tables, trusted or withheld, the way a
     run would: a table shown as valid must not fail later, and a key written in the file
     (PROVCFG002) must never be printed back."""
-    from rein.engine.workers_setup import check_withheld, command_templates
+    from rein.engine.run.workers_setup import check_withheld, command_templates
     from rein.providers.config import parse_providers
 
     check_withheld(cfg)

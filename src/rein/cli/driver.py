@@ -131,7 +131,7 @@ def schema_command(workspace: Path | None) -> int:
     \b
     Exit codes: 0 ok.
     """
-    from rein.workers.driver_protocol import generic_schemas
+    from rein.workers.driver.protocol import generic_schemas
 
     emit_json(generic_schemas())
     return int(ExitCode.OK)

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import click
 
 from rein.cli.output import emit_json, json_option, validation_exit_code
-from rein.cli.validate_quick import finding_text as _render_finding
-from rein.cli.validate_quick import reports_text
+from rein.cli.quick.validate import finding_text as _render_finding
+from rein.cli.quick.validate import reports_text
 from rein.errors import ExitCode, ReinError
 
 if TYPE_CHECKING:

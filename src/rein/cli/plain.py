@@ -1,6 +1,6 @@
 """The plain forms of the driver's commands, ``rein next``, ``rein submit`` and ``rein
-dev``: the ones answered without click (cli/quick.py, cli/quick_submit.py,
-cli/quick_dev.py). Imported on every driver turn before anything else, so it imports
+dev``: the ones answered without click (cli/quick.py, cli/quick/submit.py,
+cli/quick/dev.py). Imported on every driver turn before anything else, so it imports
 nothing."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``rein runs show FILE``: a run record read from a file, rendered like a stored run.
 
 The record may come from rein (``rein runs record``) or from any other AGS harness; both
-are read the same way (:mod:`rein.engine.record_file`). ``--json`` keeps the shape of
+are read the same way (:mod:`rein.engine.cases.record_file`). ``--json`` keeps the shape of
 ``rein runs show RUN --json`` and adds the harness that wrote the record and the file.
 """
 
@@ -19,7 +19,7 @@ from rein.errors import ExitCode
 
 def show_record_file(path: Path, as_json: bool) -> int:
     """Print the record at ``path``; its findings (exit 1) when it is not a run record."""
-    from rein.engine.record_file import node_label, read_record
+    from rein.engine.cases.record_file import node_label, read_record
 
     read = read_record(path)
     if not read.ok:

@@ -103,7 +103,7 @@ def print_plan(prepared: Any) -> None:
 
 def _prepare(harness: Harness, graph: str, params: tuple[str, ...], params_file: str | None
              ) -> Any:
-    from rein.engine.params import parse_assignments, read_params_file
+    from rein.engine.run.params import parse_assignments, read_params_file
 
     given: dict[str, Any] = read_params_file(params_file) if params_file else {}
     raw = parse_assignments(params)
@@ -175,7 +175,7 @@ def run_command(graph: str, params: tuple[str, ...], params_file: str | None, dr
 
 def _run(harness: Harness, graph: str, params: tuple[str, ...], params_file: str | None,
          dry_run: bool, approve: str | None, as_json: bool, progress: Progress) -> int:
-    from rein.engine.prepare import PrepareFailed
+    from rein.engine.run.prepare import PrepareFailed
 
     try:
         prepared = _prepare(harness, graph, params, params_file)

@@ -19,7 +19,7 @@ from rein.cli.run import render_outcome
 from rein.cli.run_pick import pick_run, reads
 from rein.cli.sync import run_sync
 from rein.cli.workspace import workspace_option
-from rein.engine.outcome import RunOutcome
+from rein.engine.run.outcome import RunOutcome
 
 
 @click.command("watch")

@@ -2,7 +2,7 @@
 what comes next; or refuse it, repeat the pending instruction and change nothing.
 
 Shared by the click command (:mod:`rein.cli.driver`) and the plain forms answered without
-click (:mod:`rein.cli.quick_submit`), so that the two print the very same thing. Nothing
+click (:mod:`rein.cli.quick.submit`), so that the two print the very same thing. Nothing
 here imports click: the output goes through :func:`rein.cli.echo.echo`.
 """
 
@@ -24,7 +24,7 @@ def submit_turn(ws: Path, source: str | None, run_id: str | None, as_json: bool,
                 store: str | None) -> int:
     """The exit code of ``rein submit [SOURCE] [--run RUN] [--json]`` in ``ws``."""
     from rein.cli.calls import note
-    from rein.workers.driver_protocol import EnvelopeRefused, parse_envelope
+    from rein.workers.driver.protocol import EnvelopeRefused, parse_envelope
 
     try:
         envelope = parse_envelope(_source_text(ws, source))
@@ -58,7 +58,7 @@ def read_status(ws: Path, run_id: str | None, store: str | None) -> dict[str, An
 def show(status: dict[str, Any], as_json: bool) -> int:
     """Print ``status``; its exit code stands even when nobody reads the output."""
     from rein.cli.calls import note
-    from rein.workers.driver_status import render
+    from rein.workers.driver.status import render
 
     note(status)
     if as_json:
@@ -102,7 +102,7 @@ def _source_text(ws: Path, source: str | None) -> str:
     """The envelope's text, read without blocking and never more than the envelope limit:
     the inbox is written by an agent, and may be a FIFO, a device or a huge file."""
     from rein.core.reading import read_small_file
-    from rein.workers.driver_protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
+    from rein.workers.driver.protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
 
     if source == "-":
         binary = getattr(sys.stdin, "buffer", None)  # absent when stdin is a text stream
@@ -133,7 +133,7 @@ def _read_limited(path: Path, source: str | None) -> bytes:
     """The envelope file through the loader's reader, which says what is wrong with it."""
     from rein.errors import LoadError
     from rein.formats.loader import read_limited
-    from rein.workers.driver_protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
+    from rein.workers.driver.protocol import INBOX, MAX_ENVELOPE_BYTES, EnvelopeRefused
 
     try:
         return read_limited(path, MAX_ENVELOPE_BYTES)
@@ -170,7 +170,7 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool,
         for problem in problems:
             say(f"  - {problem}", err=True)
         if pending is not None:
-            from rein.workers.driver_status import render
+            from rein.workers.driver.status import render
 
             say("nothing changed; still pending:\n", err=True)
             say(render(pending))

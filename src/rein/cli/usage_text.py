@@ -1,4 +1,4 @@
-"""The usage report (:mod:`rein.engine.usage_report`) as text for a person.
+"""The usage report (:mod:`rein.engine.cases.usage_report`) as text for a person.
 
 Every figure nobody measured reads ``unknown``; a usage the agent reported of itself is
 marked ``self-reported``, one read from its own records ``attributed``; each time says

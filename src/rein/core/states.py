@@ -90,7 +90,7 @@ class ApprovalStatus(enum.StrEnum):
 #: The one vocabulary of answers, the same on every surface (the SDK's ``turn.answer`` and
 #: ``Harness.answer``, the app-server, ACP, the web console, ``rein approvals``): the word a
 #: person gives → the queue's answer. A thread's questions take ``acceptForSession`` too
-#: (:data:`rein.engine.sessions.turn.DECISIONS`).
+#: (:data:`rein.engine.cases.sessions.turn.DECISIONS`).
 ANSWERS: Mapping[str, ApprovalStatus] = MappingProxyType({
     "accept": ApprovalStatus.ACCEPTED, "decline": ApprovalStatus.DECLINED,
     "cancel": ApprovalStatus.CANCELLED})

@@ -23,7 +23,7 @@ from rein.dev import git as g
 from rein.dev import locks
 from rein.dev.graphs import feature_graph, settings_from, write_feature_graph
 from rein.dev.plan_check import check_plan
-from rein.engine.criteria.model import CheckRequest, CheckResult, HarnessFault
+from rein.engine.run.criteria.model import CheckRequest, CheckResult, HarnessFault
 from rein.tools.process import run_process
 
 MAX_PLAN_BYTES = 1_000_000

@@ -349,7 +349,7 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
     """Start the approved feature graph: only the exact content the person approved (and,
     where approvals are signed, only under a plan approval whose signature verifies:
     APPROVAL005 otherwise)."""
-    from rein.engine.material import stale_files
+    from rein.engine.run.material import stale_files
 
     ws = harness.workspace
     rows = [r for r in harness.store.approvals(run_id=flow["planning_run"])

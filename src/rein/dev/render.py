@@ -33,7 +33,7 @@ def render(where: Mapping[str, Any], *, instruction: bool = True) -> str:
             lines += [f"  {node}: {command}" for node, command in verify.items()]
     pending = where.get("instruction") or {}
     if instruction and pending.get("status") in ("instruction", "waiting"):
-        from rein.workers.driver_status import render as render_status
+        from rein.workers.driver.status import render as render_status
 
         lines += ["", render_status(dict(pending)).rstrip()]
     lines += ["", f"next: {where['next_action']}"]

@@ -1,6 +1,6 @@
 """`rein dev report`: what the development flow cost, per command, feature, turn and model.
 
-The flow's two runs (planning, features) are one report of :mod:`rein.engine.usage_report`:
+The flow's two runs (planning, features) are one report of :mod:`rein.engine.cases.usage_report`:
 steps are the invocations of the driver-facing commands rein recorded (every one counted),
 protocol errors every refusal among them (the agent's apart from rein's own), times split
 into the agent's, a person's, rein's verification and the rest, and tokens and cost read
@@ -28,8 +28,8 @@ def stages(flow: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def build(harness: Harness, flow: Mapping[str, Any], places: Iterable[Path] = ()
           ) -> dict[str, Any]:
-    from rein.engine.usage_report import build as report
-    from rein.engine.usage_report import configured
+    from rein.engine.cases.usage_report import build as report
+    from rein.engine.cases.usage_report import configured
 
     more, prices = configured(harness.config)
     data = report(harness.store, harness.workspace, stages(flow),

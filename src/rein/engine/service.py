@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from rein.core.frozen import Frozen
-from rein.engine.clock import Clock, IdGenerator, RandomIds, SystemClock
-from rein.engine.queries import Reads
+from rein.engine.cases.queries import Reads
+from rein.engine.run.clock import Clock, IdGenerator, RandomIds, SystemClock
 from rein.errors import ConfigError, Refused, ReinError, StoreError
 
 # The rows the Harness hands out, for a surface's annotations (surfaces import no store).
@@ -28,14 +28,14 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.config import Config
     from rein.config.approver import Approver
     from rein.core.states import ApprovalStatus
-    from rein.engine.answering import Via
-    from rein.engine.outcome import RunOutcome
-    from rein.engine.prepare import Prepared
-    from rein.engine.prune import Pruned
-    from rein.engine.routing import Router
-    from rein.engine.runner import Engine
-    from rein.engine.runtime import Listener
-    from rein.engine.sessions import Sessions
+    from rein.engine.cases.prune import Pruned
+    from rein.engine.cases.sessions import Sessions
+    from rein.engine.run.answering import Via
+    from rein.engine.run.outcome import RunOutcome
+    from rein.engine.run.prepare import Prepared
+    from rein.engine.run.routing import Router
+    from rein.engine.run.runner import Engine
+    from rein.engine.run.runtime import Listener
     from rein.store.base import Store
 
 Notify = Callable[[str], None]
@@ -120,9 +120,9 @@ class Harness(Reads):
     def check_setup(workspace: str | Path, *, store_url: str | None = None,
                     env: Mapping[str, str] | None = None) -> list[Any]:
         """``rein doctor``: what this machine and workspace have for rein, and how to fix
-        each gap (:mod:`rein.engine.doctor`); reads, never writes."""
+        each gap (:mod:`rein.engine.cases.doctor`); reads, never writes."""
         from rein.config import load_config
-        from rein.engine.doctor import checks
+        from rein.engine.cases.doctor import checks
 
         ws = Path(workspace).resolve()
         try:
@@ -155,7 +155,7 @@ class Harness(Reads):
         """Tier routing from ``[tiers]`` and ``[routing]``, built on first use (a command
         that only reads runs does not need it, and is not refused for it)."""
         if self._router is None:
-            from rein.engine.routing import Router
+            from rein.engine.run.routing import Router
 
             self._router = Router.from_config(self.config.get("tiers"),
                                               self.config.get("routing"))
@@ -166,7 +166,7 @@ class Harness(Reads):
         """The configured workers (``[workers]``, ``[tiers]``), built on first use: a
         malformed table is a ConfigError here, before anything is written."""
         if self._workers is None:
-            from rein.engine.workers_setup import workers_from_config
+            from rein.engine.run.workers_setup import workers_from_config
 
             self._workers = tuple(workers_from_config(self.workspace, self.config,
                                                       env=self._env))
@@ -178,7 +178,7 @@ class Harness(Reads):
         (SCALE009)."""
         import importlib.util
 
-        from rein.engine.executors import executor_settings, load_dbos
+        from rein.executors import executor_settings, load_dbos
         from rein.store.open import store_url
 
         env = self._env if self._env is not None else os.environ
@@ -193,7 +193,7 @@ class Harness(Reads):
                                    "url), or run with --executor in-process")
         if importlib.util.find_spec("dbos") is None:  # SCALE005 now, not mid-run
             load_dbos()
-        from rein.engine.executors.queue_key import load_key
+        from rein.executors.queue_key import load_key
 
         load_key(self.config, env)  # SCALE009: no coordinator without the queue key
 
@@ -201,9 +201,9 @@ class Harness(Reads):
                        say: Callable[[str], None], concurrency: int | None = None) -> None:
         """Take node attempts from the DBOS queues of this store until ``stop`` (a
         ``threading.Event``) is set: ``rein worker``. Blocks; imports DBOS."""
-        from rein.engine.executors import executor_settings, load_dbos
-        from rein.engine.executors.approved import ApprovedRuns
-        from rein.engine.executors.queue_key import load_key
+        from rein.executors import executor_settings, load_dbos
+        from rein.executors.approved import ApprovedRuns
+        from rein.executors.queue_key import load_key
         from rein.formats.redaction import known_secrets
         from rein.store.open import key_variables_of, open_store, store_url
 
@@ -216,7 +216,7 @@ class Harness(Reads):
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
         key = load_key(self.config, env)  # SCALE009: no worker without the queue key
-        from rein.engine.signed import signers_of
+        from rein.engine.run.signed import signers_of
 
         runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config),
                             signers=signers_of(self.config.data, self.workspace),
@@ -231,7 +231,7 @@ class Harness(Reads):
         """Write this machine's queue key file when there is none (``rein worker
         --new-key``): ``(path, key id, whether it was written now)``. SCALE009 when the file
         there is not usable."""
-        from rein.engine.executors.queue_key import key_path, load_key, new_key_file
+        from rein.executors.queue_key import key_path, load_key, new_key_file
 
         env = self._env if self._env is not None else os.environ
         written = new_key_file(key_path(self.config, env))
@@ -242,8 +242,8 @@ class Harness(Reads):
     def engine(self) -> Engine:
         """The engine, built on first use with the workers and the default driver."""
         if self._engine is None:
-            from rein.engine.runner import Engine
-            from rein.workers.driver import default_driver
+            from rein.engine.run.runner import Engine
+            from rein.workers.driver.worker import default_driver
 
             store = self.store
             workers = (*self.workers, *default_driver(self.workspace, store, self.config))
@@ -267,7 +267,7 @@ class Harness(Reads):
         """How an answer or a start taken here is recorded: this Harness's surface, the web
         console's ``session`` it was given in (kept as a digest of its id, never the id),
         and the person's standing instruction rein answered by, if any."""
-        from rein.engine.answering import Via, session_tag
+        from rein.engine.run.answering import Via, session_tag
 
         return Via(surface=self.surface, standing=standing,
                    session=None if session is None else session_tag(session))
@@ -294,7 +294,7 @@ class Harness(Reads):
         """Where approvals are signed, why the approval of ``run_id``'s top run does not
         verify as its binding holds it (None: it does, or approvals are not signed). A
         read: what every continuation checks (APPROVAL005), without continuing."""
-        from rein.engine.signed import run_problem, signers_of
+        from rein.engine.run.signed import run_problem, signers_of
         from rein.store.lineage import top_run
 
         signers = signers_of(self.config.data, self.workspace)
@@ -310,7 +310,7 @@ class Harness(Reads):
         (``usage/attributed`` events): its budgets and totals count it from then on, over
         what the agent reported of itself. How many turns changed."""
         from rein.core.time import iso
-        from rein.engine.usage_report import record_attribution
+        from rein.engine.cases.usage_report import record_attribution
 
         return record_attribution(self.store, report, iso(self.clock.now()))
 
@@ -345,7 +345,7 @@ class Harness(Reads):
                       raw: frozenset[str] = frozenset()) -> Prepared:
         """Every check that costs nothing (PrepareFailed); writes nothing. The configured
         workers are built too, so that a malformed table is refused here (ConfigError)."""
-        from rein.engine.prepare import prepare
+        from rein.engine.run.prepare import prepare
 
         self.workers  # noqa: B018 - built for its checks
         env = os.environ if self._env is None else self._env
@@ -365,8 +365,8 @@ class Harness(Reads):
         time it continues (APPROVAL005)."""
         from rein.core.confinement import confinement
         from rein.core.ids import RunId
-        from rein.engine.answering import Via, given
-        from rein.engine.prepare import check_approved
+        from rein.engine.run.answering import Via, given
+        from rein.engine.run.prepare import check_approved
 
         check_approved(prepared, approved)  # before the store exists: nothing is written
         approver = self.approver
@@ -374,7 +374,7 @@ class Harness(Reads):
         approval: dict[str, Any] = {}
         signed: dict[str, Any] | None = None
         if approver.allowed_signers is not None:
-            from rein.engine import signed as signing
+            from rein.engine.run import signed as signing
 
             run_id = RunId(self.ids.new("run"))
             if under is not None:
@@ -446,7 +446,7 @@ class Harness(Reads):
         """The approver rein knows here, when this process may answer ``what`` ("approval
         apv-…", "the profile delta") at all: APPROVAL003 when it is confined (an agent's
         sandbox), APPROVAL_ACTOR for another ``actor``."""
-        from rein.engine.answering import check_unconfined
+        from rein.engine.run.answering import check_unconfined
 
         approver = self.check_actor(actor)
         check_unconfined(approver, what)
@@ -457,7 +457,7 @@ class Harness(Reads):
                         values: Mapping[str, Any] | None = None) -> bytes | None:
         """What the approver signs to give this answer, or None when answers here are not
         signed (or this one needs no signature). APPROVAL404 for an unknown approval."""
-        from rein.engine.answering import Via, message, needs_signature
+        from rein.engine.run.answering import Via, message, needs_signature
 
         if not needs_signature(self.approver, status, Via(surface=self.surface)):
             return None
@@ -472,7 +472,7 @@ class Harness(Reads):
         """Check the signature of an answer already recorded, over the answer as stored,
         against ``allowed_signers`` (the account's ``[approver] allowed_signers`` when not
         given): who signed, with which key. APPROVAL004 when it does not verify."""
-        from rein.engine.answering import verify_recorded
+        from rein.engine.run.answering import verify_recorded
 
         row = self.approval(approval_id)
         signers = allowed_signers or self.approver.allowed_signers
@@ -498,8 +498,8 @@ class Harness(Reads):
         the person (the Harness's own ``surface`` when not given). ``recorded`` hears of
         the answer before the run advances.
         """
-        from rein.engine import approvals
-        from rein.engine.answering import Via
+        from rein.engine.run import approvals
+        from rein.engine.run.answering import Via
         from rein.store.lineage import top_run
 
         status = answer_status(status)
@@ -581,7 +581,7 @@ class Harness(Reads):
         """Apply every approval timeout due at ``now`` (the Harness clock's time when not
         given): there is no background timer, a surface calls this when it looks at the
         queue. The entries that changed; their runs continue on :meth:`resume`."""
-        from rein.engine import approvals
+        from rein.engine.run import approvals
 
         return approvals.expire_due(self.store, now or self.clock.now())
 
@@ -598,11 +598,11 @@ class Harness(Reads):
         wait. EnvelopeRefused, with nothing changed, for an envelope that does not answer
         the current instruction; the same envelope twice is applied once. ``consumed``
         hears what was applied before the run advances."""
-        from rein.engine.driver_turns import advisory_failures, consume, driver_settings
+        from rein.engine.cases.driver_turns import advisory_failures, consume, driver_settings
         from rein.store.workspace_id import refuse_elsewhere
-        from rein.workers.driver_protocol import EnvelopeRefused
-        from rein.workers.driver_status import answer_untaken, pick_run, status_of
-        from rein.workers.driver_store import get_turn
+        from rein.workers.driver.protocol import EnvelopeRefused
+        from rein.workers.driver.status import answer_untaken, pick_run, status_of
+        from rein.workers.driver.store import get_turn
 
         engine, store = self.engine, self.store
         token = envelope.get("token")
@@ -641,12 +641,12 @@ class Harness(Reads):
 
     @property
     def sessions(self) -> Sessions:
-        """Threads and turns (:mod:`rein.engine.sessions`): the use cases the app-server,
+        """Threads and turns (:mod:`rein.engine.cases.sessions`): the use cases the app-server,
         ACP, the web console and the SDK reach through the Harness. The runtime is handed
         the store, the clock and the run use cases it calls, never the Harness."""
         if self._sessions is None:
-            from rein.engine.sessions import RunCalls, Sessions
-            from rein.engine.signed import signers_of
+            from rein.engine.cases.sessions import RunCalls, Sessions
+            from rein.engine.run.signed import signers_of
 
             calls = RunCalls(
                 prepare=self.prepare, start=self.start, resume=self.resume,
@@ -665,8 +665,8 @@ class Harness(Reads):
                     now: dt.datetime | None = None) -> list[Pruned]:
         """Remove the ended top-level runs older than ``older_than`` (with one of
         ``statuses``, when given), each with its child runs; what a run that has not ended
-        needs stays (:mod:`rein.engine.prune`). Every selected run, the kept ones with why."""
-        from rein.engine.prune import prune
+        needs stays (:mod:`rein.engine.cases.prune`). Every selected run, the kept ones with why."""
+        from rein.engine.cases.prune import prune
 
         return prune(self.store, now=now or self.clock.now(), older_than=older_than,
                      statuses=statuses, dry_run=dry_run)

@@ -17,7 +17,7 @@ them apart here too), and nothing of them runs until a person approves them:
   a later evaluation of the same content needs no new approval; a changed hook script,
   configuration or scenario does.
 * A process confined the way agents' sandboxes confine (no-new-privileges) cannot approve
-  (APPROVAL003, :func:`rein.engine.answering.check_unconfined`).
+  (APPROVAL003, :func:`rein.engine.run.answering.check_unconfined`).
 * While the trials run, each hook and command worker runs its suite files only with the
   bytes that were approved (:attr:`Review.pins`, enforced by the hook runner and the command
   worker as for a trusted project file).
@@ -177,7 +177,7 @@ def _unapproved(found: Review) -> str:
 def _record(base: Config, found: Review, now: dt.datetime | None) -> dict[str, Any]:
     """The approval as it is recorded: who, when and how (APPROVAL003 when this process is
     confined: an approval is a person's to give)."""
-    from rein.engine.answering import Via, check_unconfined, given
+    from rein.engine.run.answering import Via, check_unconfined, given
 
     approver = base.approver
     state = check_unconfined(approver, f"the approval of {_names(found)}")

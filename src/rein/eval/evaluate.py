@@ -73,8 +73,8 @@ def serve_lanes(workspace: Path, *, store_url: str | None, lanes: int, name: str
     from rein.config import load_config
 
     _need_dbos()
-    from rein.engine.executors.queue_key import load_key
     from rein.eval.lanes import postgres_url, serve
+    from rein.executors.queue_key import load_key
 
     base = load_config(workspace)
     serve(workspace=workspace, base=base, url=postgres_url(store_url, base),
@@ -98,8 +98,8 @@ def _lanes(options: Options, base: Config, env: Mapping[str, str], store_url: st
     if options.executor != "dbos":
         return None
     _need_dbos()
-    from rein.engine.executors.queue_key import load_key
     from rein.eval.lanes import DbosLanes, postgres_url
+    from rein.executors.queue_key import load_key
 
     return DbosLanes(url=postgres_url(store_url, base), key=load_key(base, env))
 

@@ -73,7 +73,7 @@ async def answer_declared(harness: Harness, run_id: str, seal: TrialSeal,
     """Answer every pending gate of ``run_id`` (and its child runs) that ``declared`` covers:
     (what was answered, what is left without an answer). The caller continues the run."""
     from rein.core.states import ApprovalKind, ApprovalStatus
-    from rein.engine.approvals import record_answer
+    from rein.engine.run.approvals import record_answer
 
     if harness.workspace.resolve() != seal.workspace:
         raise Refused(f"the seal of trial {seal.trial} is for {seal.workspace}, not "

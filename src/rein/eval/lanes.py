@@ -17,7 +17,7 @@ path: the evaluation's plan and its trial folders are under ``.rein/evals/``) an
 suite's files at the paths the plan names. Before a trial runs it:
 
 * opens the job with the queue key (``SCALE010`` for a job nobody of the fleet wrote:
-  :mod:`rein.engine.executors.queue_key`), and nothing on the queue is unpickled;
+  :mod:`rein.executors.queue_key`), and nothing on the queue is unpickled;
 * reads the evaluation's plan itself, and refuses (``EVAL025``) a plan whose digest is not
   the one the job names (edited on disk since the coordinator planned it);
 * loads the scenarios and configurations as they are now, refused (``EVAL010``) when any of
@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any
 from dbos import DBOS, DBOSClient
 
 from rein.core.frozen import Record, field
-from rein.engine.executors.names import APP_NAME, answer_label, system_url
-from rein.engine.executors.queue_key import QueueKey
-from rein.engine.executors.serialization import json_only
 from rein.errors import ConfigError, Refused, ReinError
 from rein.eval.trial import Trial, TrialSpec, blank
+from rein.executors.names import APP_NAME, answer_label, system_url
+from rein.executors.queue_key import QueueKey
+from rein.executors.serialization import json_only
 
 if TYPE_CHECKING:
     from rein.config import Config

@@ -95,7 +95,7 @@ def check_configuration(config: Configuration, base: Config, scenario: Path) -> 
                           code="EVAL005", hint="an agent CLI has its own prompts: change them "
                           "through its argv or its files, or route the tiers to a provider")
     from rein.config import with_layer
-    from rein.engine.workers_setup import workers_from_config
+    from rein.engine.run.workers_setup import workers_from_config
     from rein.errors import LoadError
 
     layered = with_layer(base, config.for_scenario(scenario),

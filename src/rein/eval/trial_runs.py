@@ -65,7 +65,7 @@ def open_trial_harness(spec: TrialSpec, workspace: Path,
     config = trial_config(spec)
     workers = workers_for(spec)
     if workers is None and applied is not None:
-        from rein.engine.workers_setup import workers_from_config
+        from rein.engine.run.workers_setup import workers_from_config
         from rein.eval.overlays import OverlaidProvider
 
         overlay = applied.overlay
@@ -85,7 +85,7 @@ def applied_for(spec: TrialSpec) -> Applied | None:
 async def graph_trial(spec: TrialSpec) -> Trial:
     import yaml
 
-    from rein.engine.prepare import PrepareFailed
+    from rein.engine.run.prepare import PrepareFailed
     from rein.formats.loader import load_path
 
     scenario = spec.scenario

@@ -2,7 +2,7 @@
 
 Between the engine and the surfaces that speak a protocol (the app-server, the ACP agent,
 the web console, the SDK), as Codex keeps its ``app-server-protocol`` apart from its core.
-The engine knows runs, events and the thread and turn use cases (:mod:`rein.engine.sessions`);
+The engine knows runs, events and the thread and turn use cases (:mod:`rein.engine.cases.sessions`);
 this layer says what they are in the Codex vocabulary, once:
 
 - :mod:`.messages` — a notification, a question (server request), a message;

@@ -20,7 +20,7 @@ What the engine records maps onto Codex items like this:
   criterion is ``item/tool/requestUserInput``;
 - a graph turn's nodes are the steps of ``turn/plan/updated``;
 - a turn that ended without its run finishing (``turn/ended``, in the turn's own log,
-  :mod:`rein.engine.sessions.ends`) sends ``error`` and ``turn/completed`` with that error.
+  :mod:`rein.engine.cases.sessions.ends`) sends ``error`` and ``turn/completed`` with that error.
 
 A turn completes once: whichever end the fold meets first holds.
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.frozen import Record, field
-from rein.engine.sessions import replies
+from rein.engine.cases.sessions import replies
 from rein.protocol import items as calls
 from rein.protocol.messages import Message, Notification, ServerRequest, ms
 from rein.store.base import Event, ThreadTurnRow
@@ -150,7 +150,7 @@ class Feed(Record):
 
     def digest_question(self, approval_id: str) -> ServerRequest:
         """A graph turn's first question: may the graph run, as shown, by its digest (an
-        entry of the approval queue, :mod:`rein.engine.sessions.digest`)."""
+        entry of the approval queue, :mod:`rein.engine.cases.sessions.digest`)."""
         assert self.graph is not None
         graph_id, digest = self.graph.get("id"), str(self.graph.get("digest"))
         request = ServerRequest(
@@ -407,7 +407,7 @@ class Feed(Record):
 
     def _ended(self, event: Event) -> list[Message]:
         """The turn ended without its run finishing: refused before it could start, or
-        never started (:mod:`rein.engine.sessions.ends`). It opens first if nothing ran."""
+        never started (:mod:`rein.engine.cases.sessions.ends`). It opens first if nothing ran."""
         if self.status != "inProgress":
             return []
         p = event.payload

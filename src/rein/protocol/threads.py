@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from rein.core.states import ApprovalStatus
 from rein.core.version import VERSION
-from rein.engine.sessions import digest
-from rein.engine.sessions.replies import WORDS
+from rein.engine.cases.sessions import digest
+from rein.engine.cases.sessions.replies import WORDS
 from rein.protocol.feed import Feed
 from rein.protocol.messages import Message, ServerRequest, ms
 from rein.store.base import ThreadRow, ThreadTurnRow

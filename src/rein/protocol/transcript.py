@@ -44,7 +44,7 @@ class TurnView(Frozen):
 def turns(harness: Harness, thread_id: str, *, write: bool = True) -> list[TurnView]:
     """Every turn of the thread, in order (THREAD404 for an unknown thread). ``write``
     false: a turn that will never start is shown ended, not recorded so
-    (:meth:`rein.engine.sessions.Sessions.end_of`)."""
+    (:meth:`rein.engine.cases.sessions.Sessions.end_of`)."""
     return [_view(harness, t, write=write) for t in harness.sessions.turns(thread_id)]
 
 

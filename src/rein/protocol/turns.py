@@ -1,6 +1,6 @@
 """A turn's feed as it runs: its run's events as they commit, folded into messages.
 
-:class:`TurnFeed` follows one turn (:class:`rein.engine.sessions.TurnRun`, which drives it)
+:class:`TurnFeed` follows one turn (:class:`rein.engine.cases.sessions.TurnRun`, which drives it)
 through the event log (:meth:`rein.engine.service.Harness.follow`, the same way every
 surface follows the log) and folds each event with the turn's
 :class:`~rein.protocol.feed.Feed`. A question the turn asks is passed to the client unless
@@ -18,8 +18,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rein.core.states import ApprovalStatus
-from rein.engine.sessions.replies import WORDS
-from rein.engine.sessions.turn import DECISIONS, TurnRun
+from rein.engine.cases.sessions.replies import WORDS
+from rein.engine.cases.sessions.turn import DECISIONS, TurnRun
 from rein.protocol import fields
 from rein.protocol.messages import Message, ServerRequest
 from rein.protocol.threads import feed_of

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rein.engine.criteria.model import CheckRequest, CheckResult
+from rein.engine.run.criteria.model import CheckRequest, CheckResult
 from rein.spec.documents import check
 from rein.spec.paths import NAMES, PATHS, PLAN_PATH, TITLES
 

@@ -91,7 +91,7 @@ class ApprovalRow(Frozen):
 
 class DriverTurn(Frozen):
     """One instruction handed to an external agent (the driver) and, once answered, the
-    envelope with what rein measured on submit (:mod:`rein.workers.driver`)."""
+    envelope with what rein measured on submit (:mod:`rein.workers.driver.worker`)."""
 
     token: str  # derived from (run, node, attempt, kind): asking again finds the same row
     run_id: RunId  # the run the node lives in (a subgraph's child run, or the top-level run)

@@ -99,7 +99,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
     ),
     (
-        # The driver worker's instructions (rein.workers.driver_store): one row per attempt
+        # The driver worker's instructions (rein.workers.driver.store): one row per attempt
         # handed to an external agent, answered at most once.
         """CREATE TABLE driver_turns (
             token TEXT PRIMARY KEY,
@@ -119,7 +119,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         # Process groups started for a run, so that a resumed run can stop a group its
-        # killed predecessor left behind (rein.engine.recovery).
+        # killed predecessor left behind (rein.engine.run.recovery).
         """CREATE TABLE processes (
             run_id TEXT NOT NULL,
             pgid INTEGER NOT NULL,
@@ -148,7 +148,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX driver_turns_order ON driver_turns (root_run_id, ord)",
     ),
     (
-        # Threads of the session runtime (rein.engine.sessions): a durable conversation and
+        # Threads of the session runtime (rein.engine.cases.sessions): a durable conversation and
         # its turns, each turn the run it started. ``data`` is the thread's settings as JSON.
         """CREATE TABLE threads (
             thread_id TEXT PRIMARY KEY,

@@ -15,7 +15,7 @@ from rein.web.auth import Denied
 from rein.web.html import e, error_box, form, moment, page, pretty, status, table
 from rein.web.states import look
 
-# How the engine marks an attempt that a crash or a stop cut off (rein.engine.recovery).
+# How the engine marks an attempt that a crash or a stop cut off (rein.engine.run.recovery).
 INTERRUPTED = "x-rein-interrupted"
 STATUSES = ("running", "waiting", "awaiting_human", "succeeded", "partial", "failed",
             "cancelled")

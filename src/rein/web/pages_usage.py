@@ -3,7 +3,7 @@ run, as ``rein runs report`` prints it) and ``/dev/report`` (the development flo
 ``rein dev report``).
 
 The content is :func:`rein.web.usage_html.body` of the same report the commands build
-(:mod:`rein.engine.usage_report`), so the page and the commands agree. A page only reads:
+(:mod:`rein.engine.cases.usage_report`), so the page and the commands agree. A page only reads:
 what it attributes from the agent's records is shown, not recorded (``rein runs report``
 records it, and the run's budgets count it from then on).
 """

@@ -1,4 +1,4 @@
-"""The usage report (:mod:`rein.engine.usage_report`) as HTML: one self-contained file (no
+"""The usage report (:mod:`rein.engine.cases.usage_report`) as HTML: one self-contained file (no
 script, no font, no file beside it) or the body of the console's report page.
 
 Every value shown is escaped; what nobody measured reads ``unknown``.

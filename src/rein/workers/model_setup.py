@@ -1,7 +1,7 @@
 """Model workers built from the ``[tiers]`` routes of a merged rein.toml.
 
 :func:`model_workers` builds the model workers alone; a run's whole worker set (commands,
-profiles, the driver) is assembled by :mod:`rein.engine.workers_setup`, which reads the
+profiles, the driver) is assembled by :mod:`rein.engine.run.workers_setup`, which reads the
 routes with :func:`tier_routes` and builds each model worker with
 :func:`model_worker_builder` the same way.
 """

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support import ROOT
 
-from rein.engine.graph import scope_model
+from rein.engine.run.graph import scope_model
 from rein.formats.ags.plan import plan_path
 from rein.formats.ags.spec import FailureSpec, NodeSpec, RetrySpec, node_spec
 from rein.formats.loader import load_path

@@ -1,7 +1,7 @@
 """The structure of one scope as a plan and the engine read it: merged nodes, edges, order.
 
 Three pure functions the planner (:mod:`rein.formats.ags.plan`) and the engine's scope model
-(:mod:`rein.engine.graph`) share, so that the order a plan shows is the order a run follows:
+(:mod:`rein.engine.run.graph`) share, so that the order a plan shows is the order a run follows:
 
 * :func:`effective_node`: a node with ``defaults`` merged in (§6.3);
 * :func:`effective_edges`: explicit edges ∪ ``depends_on``, deduplicated on

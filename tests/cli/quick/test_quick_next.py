@@ -1,0 +1,87 @@
+"""``rein next``'s plain forms skip click: the same bytes and exit code as the click command,
+and everything else is left to click."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import ROOT
+
+from rein.cli import main
+from rein.cli.app import cli
+from rein.cli.quick.next import quick_next
+
+DEMO = ROOT / "examples" / "driver-demo.agraph.yaml"
+REIN = str(Path(sys.executable).parent / "rein")
+
+
+@pytest.fixture
+def waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A workspace (the current directory) whose demo run waits for the driver: its run id."""
+    shutil.copy(DEMO, tmp_path / DEMO.name)
+    digest = subprocess.run([REIN, "graph", "digest", DEMO.name], cwd=tmp_path, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    done = subprocess.run([REIN, "run", DEMO.name, "--approve", digest, "--json"],
+                          cwd=tmp_path, check=False, capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    monkeypatch.chdir(tmp_path)
+    return str(json.loads(done.stdout.strip().splitlines()[-1])["run_id"])
+
+
+def _through_click(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = cli.main(args=["next", *args], prog_name="rein", standalone_mode=False)
+    return int(code), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("form", [[], ["--json"], ["--run", "RUN"], ["--run", "RUN", "--json"],
+                                  ["--json", "--run", "RUN"]])
+def test_the_quick_path_prints_what_the_click_command_prints(
+        waiting: str, form: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    args = [waiting if a == "RUN" else a for a in form]
+    expected = _through_click(args, capsys)
+    assert quick_next(args) == expected[0] == 0
+    assert capsys.readouterr().out == expected[1]
+    assert main(["next", *args]) == 0 and capsys.readouterr().out == expected[1]
+
+
+@pytest.mark.parametrize("form", [["--help"], ["--workspace", "."], ["--store", "x.db"],
+                                  ["--run"], ["--run", "--json"], ["--json", "--json"],
+                                  ["--verbose"], ["--run", "a", "--run", "b"]])
+def test_other_forms_are_left_to_click(waiting: str, form: list[str],
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert quick_next(form) is None
+    assert capsys.readouterr().out == ""  # nothing printed: click answers alone
+
+
+def test_an_error_is_reported_by_click_with_its_hint(waiting: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert quick_next(["--run", "run-nope"]) is None
+    assert main(["next", "--run", "run-nope"]) == 1
+    assert "RUN404" in capsys.readouterr().err
+
+
+def test_no_store_is_reported_by_click(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert quick_next([]) is None
+    assert main(["next"]) == 1
+    assert "start one with `rein run GRAPH --approve DIGEST`" in capsys.readouterr().err
+    assert not (tmp_path / ".rein").exists()  # a read: nothing was created
+
+
+def test_text_with_terminal_escapes_goes_through_click(
+        waiting: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # click strips escape sequences from what it prints to a pipe; the quick path would not,
+    # so such text is left to click (rein's loader refuses them in graphs; this is a guard).
+    from rein.workers.driver import status as driver_status
+
+    monkeypatch.setattr(driver_status, "render", lambda status: "\x1b[31mred\x1b[0m")
+    assert quick_next([]) is None and capsys.readouterr().out == ""
+    assert quick_next(["--json"]) == 0  # JSON escapes every control character
+    assert "instruction" in capsys.readouterr().out
