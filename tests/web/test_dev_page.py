@@ -34,7 +34,8 @@ def console(repo: Path) -> Iterator[Console]:
 
 def _first_frame(c: Console) -> str:
     async def first() -> str:
-        response: Any = await pages_dev.dev_stream(c.client.app.state.console, None)
+        console = c.client.app.state.console
+        response: Any = pages_dev.flow_stream(console, lambda: pages_dev.dev_section(console))
         body = response.body_iterator
         try:
             return str(await body.__anext__())

@@ -66,7 +66,8 @@ def test_a_commit_updates_the_dev_stream_without_a_poll(
         return bool(until.done())
 
     async def scenario() -> tuple[str, str]:
-        response: Any = await pages_dev.dev_stream(console.client.app.state.console, None)
+        shown = console.client.app.state.console
+        response: Any = pages_dev.flow_stream(shown, lambda: pages_dev.dev_section(shown))
         body = response.body_iterator
         following: Any = None
         try:

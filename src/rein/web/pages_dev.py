@@ -12,7 +12,7 @@ latest, never on a timer of its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -97,18 +97,30 @@ def read(h: Harness) -> dict[str, Any] | None:
     return snapshot(h)
 
 
-async def dev(c: Console, request: Request) -> Response:
-    body = ("<h1>Development flow</h1>"
-            f"<div id='dev-flow'>{section(read(c.h))}</div>")
-    return HTMLResponse(page("Development flow", body, read_only=c.read_only,
-                             attrs={"data-dev-stream": "/dev.stream"}))
+def flow_routes(c: Console, *, path: str, title: str, section_of: Callable[[], str]
+                ) -> list[Route]:
+    """A flow's page (``path``) and its live stream (``path.stream``): ``section_of`` renders
+    where the flow stands, again after every commit (here or in another process). The
+    development and specification flows' pages are both built here."""
+
+    async def flow_page(request: Request) -> Response:
+        body = f"<h1>{e(title)}</h1><div id='dev-flow'>{section_of()}</div>"
+        return HTMLResponse(page(title, body, read_only=c.read_only,
+                                 attrs={"data-dev-stream": f"{path}.stream"}))
+
+    async def stream(request: Request) -> Response:
+        return flow_stream(c, section_of)
+
+    return [Route(path, c.guarded(flow_page)),
+            Route(f"{path}.stream", c.guarded(stream))]
 
 
-async def dev_stream(c: Console, request: Request) -> Response:
+def flow_stream(c: Console, section_of: Callable[[], str]) -> Response:
+    """The flow's section as server-sent events: now, then after every commit."""
     seen = c.h.changes_seen
 
     def render() -> tuple[Any, str]:
-        html = section(read(c.h))
+        html = section_of()
         return html, html
 
     async def wait() -> None:  # until something is committed (here or in another process)
@@ -120,14 +132,14 @@ async def dev_stream(c: Console, request: Request) -> Response:
                              headers={"Cache-Control": "no-store"})
 
 
+def dev_section(c: Console) -> str:
+    """Where the development flow stands, as its page shows it."""
+    return section(read(c.h))
+
+
 def routes(c: Console) -> list[Route]:
-    async def page_(request: Request) -> Response:
-        return await dev(c, request)
-
-    async def stream_(request: Request) -> Response:
-        return await dev_stream(c, request)
-
-    return [Route("/dev", c.guarded(page_)), Route("/dev.stream", c.guarded(stream_))]
+    return flow_routes(c, path="/dev", title="Development flow",
+                       section_of=lambda: dev_section(c))
 
 
 __all__ = ["routes", "section"]

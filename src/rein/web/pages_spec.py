@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from rein.errors import ReinError
-from rein.web import streams
-from rein.web.html import e, page, status, table
+from rein.web.html import e, status, table
+from rein.web.pages_dev import flow_routes
 
 if TYPE_CHECKING:
     from rein.engine.service import Harness
@@ -70,38 +68,10 @@ def section(snap: Mapping[str, Any] | None) -> str:
         + failures)
 
 
-async def spec(c: Console, request: Request) -> Response:
-    # The development flow's page script follows any section marked as its is.
-    body = ("<h1>Specification flow</h1>"
-            f"<div id='dev-flow'>{section(read(c.h))}</div>")
-    return HTMLResponse(page("Specification flow", body, read_only=c.read_only,
-                             attrs={"data-dev-stream": "/spec.stream"}))
-
-
-async def spec_stream(c: Console, request: Request) -> Response:
-    seen = c.h.changes_seen
-
-    def render() -> tuple[Any, str]:
-        html = section(read(c.h))
-        return html, html
-
-    async def wait() -> None:  # until something is committed (here or in another process)
-        nonlocal seen
-        seen = await c.h.next_change(seen, streams.RUNS_REFRESH_SECONDS)
-
-    return StreamingResponse(streams.runs_stream(render, wait=wait),
-                             media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store"})
-
-
 def routes(c: Console) -> list[Route]:
-    async def page_(request: Request) -> Response:
-        return await spec(c, request)
-
-    async def stream_(request: Request) -> Response:
-        return await spec_stream(c, request)
-
-    return [Route("/spec", c.guarded(page_)), Route("/spec.stream", c.guarded(stream_))]
+    # The development flow's page script follows any section marked as its is.
+    return flow_routes(c, path="/spec", title="Specification flow",
+                       section_of=lambda: section(read(c.h)))
 
 
 __all__ = ["routes", "section"]
