@@ -7,16 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devflow_support import BRIEF, Cli
-from scripted import ScriptedDriver, git
+from devflow_support import Cli, new_project
+from scripted import ScriptedDriver
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    (root / "specs").mkdir(parents=True)
-    (root / "specs" / "brief.md").write_text(BRIEF)
-    git(root, "init", "-q")
+    root = new_project(tmp_path / "project")
     monkeypatch.chdir(root)
     for name in ("REIN_DEV_TARGET", "REIN_DEV_VERIFY", "REIN_CONTEXT_USAGE_JSON"):
         monkeypatch.delenv(name, raising=False)

@@ -7,11 +7,31 @@ import os
 from pathlib import Path
 from typing import Any
 
-from scripted import ScriptedDriver
+from scripted import ScriptedDriver, git
 
 from rein.cli import main
 
 BRIEF = "# tempconv\n\nA small Python package that converts temperatures.\n"
+
+
+def new_project(root: Path) -> Path:
+    """A fresh ``git init`` repository (no commits) holding the brief: where the dev and
+    spec flows' tests and their pages' sessions start."""
+    (root / "specs").mkdir(parents=True)
+    (root / "specs" / "brief.md").write_text(BRIEF)
+    git(root, "init", "-q")
+    return root
+
+
+def captured(*args: str) -> tuple[int, str]:
+    """``rein`` in this process, its stdout captured (outside pytest, for a page's refresh)."""
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(list(args))
+    return code, buffer.getvalue()
 
 
 class Cli:

@@ -14,16 +14,12 @@ import pytest
 # published plan describes): `rein dev` builds what `rein spec` published.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "dev"))
 
-from devflow_support import BRIEF, Cli
-from scripted import git
+from devflow_support import Cli, new_project
 
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "project"
-    (root / "specs").mkdir(parents=True)
-    (root / "specs" / "brief.md").write_text(BRIEF)
-    git(root, "init", "-q")
+    root = new_project(tmp_path / "project")
     monkeypatch.chdir(root)
     for name in ("REIN_DEV_TARGET", "REIN_DEV_VERIFY", "REIN_CONTEXT_USAGE_JSON"):
         monkeypatch.delenv(name, raising=False)

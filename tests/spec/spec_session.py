@@ -92,25 +92,10 @@ def page(steps: list[tuple[str, str, str]]) -> str:
 
 
 if __name__ == "__main__":  # refresh the page's session: python tests/spec/spec_session.py DIR
-    import contextlib
-    import io
     import os
 
-    from devflow_support import BRIEF
-    from scripted import git
+    from devflow_support import captured, new_project
 
-    from rein.cli import main
-
-    where = Path(sys.argv[1])
-    (where / "specs").mkdir(parents=True)
-    (where / "specs" / "brief.md").write_text(BRIEF)
-    git(where, "init", "-q")
+    where = new_project(Path(sys.argv[1]))
     os.chdir(where)
-
-    def rein(*args: str) -> tuple[int, str]:
-        buffer = io.StringIO()
-        with contextlib.redirect_stdout(buffer):
-            code = main(list(args))
-        return code, buffer.getvalue()
-
-    print(page(run_session(where, rein)), end="")
+    print(page(run_session(where, captured)), end="")
