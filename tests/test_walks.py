@@ -108,7 +108,7 @@ def test_walk_2_an_answer_in_the_web_console_takes_at_most_14_modules(
     assert len(walk.counted) <= 14, walk.counted
 
 
-def test_walk_3_an_app_server_turn_takes_at_most_16_modules_before_its_node(
+def test_walk_3_an_app_server_turn_takes_at_most_13_modules_before_its_node(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rein.appserver.server import serve
     from rein.core.loops import run as run_loop
@@ -157,7 +157,8 @@ def test_walk_3_an_app_server_turn_takes_at_most_16_modules_before_its_node(
         client_in.close()
     assert done["params"]["turn"]["status"] == "completed"
     _reached_all(walk, TURN_CHECKPOINTS)
-    assert len(walk.counted) <= 16, walk.counted
+    assert "engine/service.py" not in walk.counted  # a turn never calls back into the Harness
+    assert len(walk.counted) <= 13, walk.counted
 
 
 def _outer() -> float:
