@@ -669,7 +669,7 @@ class Harness(Reads):
         from rein.engine.cases.prune import prune
 
         return prune(self.store, now=now or self.clock.now(), older_than=older_than,
-                     statuses=statuses, dry_run=dry_run)
+                     statuses=statuses, dry_run=dry_run, workspace=self.workspace)
 
     # -- events --------------------------------------------------------------------------
 
