@@ -351,7 +351,8 @@ class Harness(Reads):
                 workspace=self.workspace, surface=self.surface,
                 env=os.environ if self._env is None else self._env,
                 router=lambda: self.router, workers=lambda: self.workers,
-                key_variables=self.key_variables, engine=lambda: self.engine,
+                key_variables=self.key_variables, limits=lambda: self.config.limits,
+                engine=lambda: self.engine,
                 approver=lambda: self.approver, ids=lambda: self.ids, sign=self._sign)
         return self._starter
 
@@ -650,7 +651,7 @@ class Harness(Reads):
         from rein.engine.cases.prune import prune
 
         return prune(self.store, now=now or self.clock.now(), older_than=older_than,
-                     statuses=statuses, dry_run=dry_run)
+                     statuses=statuses, dry_run=dry_run, workspace=self.workspace)
 
     # -- events --------------------------------------------------------------------------
 
