@@ -55,15 +55,21 @@ def test_a_job_that_fails_hands_back_its_error_and_the_next_one_runs() -> None:
     async def fails(h: Any) -> None:
         raise RuntimeError("refused")
 
+    def fails_at_once(h: Any) -> Any:  # before there is a coroutine to run
+        raise ValueError("no such call")
+
     async def after(h: Any) -> str:
         return "ran"
 
     try:
         first = steering._submit(fails, run_id="run-1")
-        second = steering._submit(after, run_id="run-1")
+        at_once = steering._submit(fails_at_once, run_id="run-1")
+        last = steering._submit(after, run_id="run-1")
         with pytest.raises(RuntimeError, match="refused"):
             first.result(60)
-        assert second.result(60) == "ran"
+        with pytest.raises(ValueError, match="no such call"):
+            at_once.result(60)
+        assert last.result(60) == "ran"
         assert steering.idle(60)
     finally:
         steering.close()

@@ -89,9 +89,13 @@ class _Lane:
                 self.busy = False
                 return
             job, done = self.queue.popleft()
+        step = None
         try:
-            running = asyncio.run_coroutine_threadsafe(job(self.harness), self.loop)
-        except BaseException as exc:  # noqa: BLE001 - the job's own failure, handed back
+            step = job(self.harness)
+            running = asyncio.run_coroutine_threadsafe(step, self.loop)
+        except Exception as exc:  # noqa: BLE001 - the job's own failure, handed back
+            if step is not None:
+                step.close()  # never started: no warning that it was not awaited
             done.set_exception(exc)
             self._next()
             return
