@@ -30,13 +30,15 @@ def quick_validate(args: Sequence[str]) -> int | None:
     paths, strict, as_json = parsed
     from pathlib import Path
 
-    from rein.config import loader_limits
+    from rein.core.config_places import any_config
+
+    if any_config(Path.cwd()):
+        return None  # its [limits] bound the documents: the command reads the files
     from rein.errors import ReinError
     from rein.formats.ags import iter_graph_files, validate_path
 
     try:
-        limits = loader_limits(Path.cwd())
-        reports = [validate_path(p, limits=limits) for p in iter_graph_files(paths)]
+        reports = [validate_path(p) for p in iter_graph_files(paths)]
     except (ReinError, OSError):
         return None  # click's command reports it, as every command does
     if not reports:
