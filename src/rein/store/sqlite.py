@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -27,7 +26,7 @@ from rein.core.ids import RunId
 from rein.core.states import NodeStatus
 from rein.errors import StoreError
 from rein.store import sqlite_checkpoint as checkpoint
-from rein.store.rows import AttemptFacts
+from rein.store.rows import SUMMED, AttemptFacts
 from rein.store.sql import SQLStore, dump
 from rein.store.sql.runs import DRIVER_TOKEN, USAGE_SOURCE
 from rein.store.sqlite_checkpoint import Checkpointer
@@ -45,6 +44,40 @@ from rein.store.sqlite_errors import (
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
 FETCH = 500  # rows a streamed read (_stream) holds at a time
+
+
+def _facts_query() -> str:
+    """:meth:`SQLiteStore.attempt_facts` in one statement: one row per attempt (a node
+    without attempts: one row of NULLs) with its fields picked by one ``json_extract``,
+    then grouped. ``LIMIT -1`` keeps each level from being folded into the next, which would
+    pick the fields again for every use. A figure counts as given where it is a JSON
+    number: ``->>`` reads true and false as 1 and 0, so those two values are asked again."""
+    paths = ", ".join(f"'$.\"{k}\"'" for k in (DRIVER_TOKEN, USAGE_SOURCE))
+    figures = ", ".join(f"'$.usage.\"{k}\"'" for k in SUMMED)
+    values = ", ".join(f"f ->> '$[{3 + i}]' AS v{i}" for i in range(len(SUMMED)))
+    given = " | ".join(
+        f"(CASE WHEN typeof(v{i}) NOT IN ('integer', 'real') THEN 0"
+        f" WHEN v{i} NOT IN (0, 1) THEN {1 << i}"
+        f" WHEN json_type(f, '$[{3 + i}]') IN ('integer', 'real') THEN {1 << i} ELSE 0 END)"
+        for i in range(len(SUMMED)))
+    anything = ", ".join(f"v{i}" for i in range(len(SUMMED)))
+    sums = ", ".join(f"SUM(v{i})" for i in range(len(SUMMED)))
+    return (
+        "SELECT type, status, started, attempt, attempt_status, token, source,"
+        f" CASE WHEN attempt IS NULL THEN 0 WHEN COALESCE({anything}) IS NOT NULL THEN 1"
+        " ELSE json_type(a, '$.usage') = 'object' END,"
+        f" {given}, COUNT(*), {sums} FROM ("
+        " SELECT type, status, started, attempt, a, f, f ->> '$[0]' AS attempt_status,"
+        f" f ->> '$[1]' AS token, f ->> '$[2]' AS source, {values} FROM ("
+        " SELECT n.type AS type, n.status AS status, min(e.key, 1) AS attempt,"
+        " COALESCE(n.record ->> '$.started_at', '') != '' AS started, e.value AS a,"
+        f" json_extract(e.value, '$.status', {paths}, {figures}) AS f"
+        " FROM nodes n LEFT JOIN json_each(n.record, '$.attempts') e"
+        " WHERE n.run_id = ? LIMIT -1) LIMIT -1)"
+        " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9")
+
+
+_FACTS = _facts_query()
 
 # Each entry upgrades the schema from version i to i + 1. Never edit a released entry:
 # append a new one, and keep a fixture database of every version in tests/store/fixtures.
@@ -306,22 +339,16 @@ class SQLiteStore(SQLStore):
                 cursor.close()
 
     def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
-        """The facts of :meth:`RunsSQL.attempt_facts`, picked out of each record by SQLite's
-        JSON functions: a run's usage is summed without parsing its records in Python."""
-        sql = ("SELECT n.type, n.status, COALESCE(json_extract(n.record, '$.started_at'), '')"
-               " != '', a.key, json_extract(a.value, '$.status'),"
-               " CASE json_type(a.value, '$.usage') WHEN 'object'"
-               " THEN json_extract(a.value, '$.usage') END,"
-               f" json_extract(a.value, '$.\"{DRIVER_TOKEN}\"'),"
-               f" json_extract(a.value, '$.\"{USAGE_SOURCE}\"')"
-               " FROM nodes n LEFT JOIN json_each(n.record, '$.attempts') a"
-               " WHERE n.run_id = ? ORDER BY n.seq, a.key")
-        for r in self._stream(sql, (run_id,)):
-            yield AttemptFacts(type=r[0], status=NodeStatus(r[1]), started=bool(r[2]),
-                               attempt=r[3], attempt_status=r[4],
-                               usage=None if r[5] is None else json.loads(r[5]),
-                               driver_token=None if r[6] is None else str(r[6]),
-                               usage_source=r[7])
+        """The facts of :meth:`RunsSQL.attempt_facts`, picked out of each record, grouped
+        and summed by SQLite: a run's usage is summed without a record parsed in Python,
+        and what comes back is a handful of rows whatever the run's size."""
+        for r in self._stream(_FACTS, (run_id,)):
+            given, sums = r[8], r[10:]
+            yield AttemptFacts(
+                type=r[0], status=NodeStatus(r[1]), started=bool(r[2]), attempt=r[3],
+                attempt_status=r[4], driver_token=None if r[5] is None else str(r[5]),
+                usage_source=r[6], count=r[9], usage=None if not r[7] else {
+                    k: sums[i] if given >> i & 1 else None for i, k in enumerate(SUMMED)})
 
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:
