@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from rein.errors import StoreError
 from rein.store import sqlite_checkpoint as checkpoint
 from rein.store.rows import SUMMED, AttemptFacts
 from rein.store.sql import SQLStore, dump
-from rein.store.sql.runs import DRIVER_TOKEN, USAGE_SOURCE
+from rein.store.sql.runs import DRIVER_TOKEN, USAGE_SOURCE, scalar
 from rein.store.sqlite_checkpoint import Checkpointer
 from rein.store.sqlite_errors import (
     DAMAGE_SUFFIX,
@@ -47,34 +48,49 @@ FETCH = 500  # rows a streamed read (_stream) holds at a time
 
 
 def _facts_query() -> str:
-    """:meth:`SQLiteStore.attempt_facts` in one statement: one row per attempt (a node
-    without attempts: one row of NULLs) with its fields picked by one ``json_extract``,
-    then grouped. ``LIMIT -1`` keeps each level from being folded into the next, which would
-    pick the fields again for every use. A figure counts as given where it is a JSON
-    number: ``->>`` reads true and false as 1 and 0, so those two values are asked again."""
-    paths = ", ".join(f"'$.\"{k}\"'" for k in (DRIVER_TOKEN, USAGE_SOURCE))
-    figures = ", ".join(f"'$.usage.\"{k}\"'" for k in SUMMED)
-    values = ", ".join(f"f ->> '$[{3 + i}]' AS v{i}" for i in range(len(SUMMED)))
+    """:meth:`SQLiteStore.attempt_facts` in one statement. One row per attempt (a node
+    without attempts: one row of NULLs), its fields picked by ``json_extract``, then
+    grouped. A node of one attempt, the usual, is read from the record's own text: SQLite
+    parses a text once for every JSON function of a row that reads it, so such a node's
+    record is parsed once; ``json_each`` takes apart only a node of several attempts.
+    ``LIMIT -1`` keeps each level from being folded into the next, which would pick the
+    fields again for every use. A figure counts as given where it is a JSON number:
+    ``->>`` reads true and false as 1 and 0, so those two values are asked again."""
+    def picked(call: Callable[[str, str], str]) -> str:
+        """``call(text, path to the attempt)``, of the attempt json_each took apart, or
+        else of the only attempt, read in the record."""
+        return (f"CASE WHEN e.key IS NOT NULL THEN {call('e.value', '$')}"
+                f" WHEN n.k > 0 THEN {call('n.record', '$.attempts[0]')} END")
+
+    def facts(text: str, at: str) -> str:
+        return (f"json_extract({text}, '{at}.status', '{at}.\"{DRIVER_TOKEN}\"',"
+                f" '{at}.\"{USAGE_SOURCE}\"')")
+
+    def usage(text: str, at: str) -> str:
+        return f"json_type({text}, '{at}.usage')"
+
+    def figures(text: str, at: str) -> str:
+        paths = ", ".join(f"'{at}.usage.\"{k}\"'" for k in SUMMED)
+        return f"json_extract({text}, {paths})"
+
+    values = ", ".join(f"f ->> '$[{i}]' AS v{i}" for i in range(len(SUMMED)))
     given = " | ".join(
         f"(CASE WHEN typeof(v{i}) NOT IN ('integer', 'real') THEN 0"
         f" WHEN v{i} NOT IN (0, 1) THEN {1 << i}"
-        f" WHEN json_type(f, '$[{3 + i}]') IN ('integer', 'real') THEN {1 << i} ELSE 0 END)"
+        f" WHEN json_type(f, '$[{i}]') IN ('integer', 'real') THEN {1 << i} ELSE 0 END)"
         for i in range(len(SUMMED)))
-    anything = ", ".join(f"v{i}" for i in range(len(SUMMED)))
     sums = ", ".join(f"SUM(v{i})" for i in range(len(SUMMED)))
     return (
-        "SELECT type, status, started, attempt, attempt_status, token, source,"
-        f" CASE WHEN attempt IS NULL THEN 0 WHEN COALESCE({anything}) IS NOT NULL THEN 1"
-        " ELSE json_type(a, '$.usage') = 'object' END,"
-        f" {given}, COUNT(*), {sums} FROM ("
-        " SELECT type, status, started, attempt, a, f, f ->> '$[0]' AS attempt_status,"
-        f" f ->> '$[1]' AS token, f ->> '$[2]' AS source, {values} FROM ("
-        " SELECT n.type AS type, n.status AS status, min(e.key, 1) AS attempt,"
-        " COALESCE(n.record ->> '$.started_at', '') != '' AS started, e.value AS a,"
-        f" json_extract(e.value, '$.status', {paths}, {figures}) AS f"
-        " FROM nodes n LEFT JOIN json_each(n.record, '$.attempts') e"
-        " WHERE n.run_id = ? LIMIT -1) LIMIT -1)"
-        " GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9")
+        f"SELECT type, status, started, attempt, c, usage = 'object', {given}, COUNT(*),"
+        f" {sums} FROM (SELECT type, status, started, attempt, c, usage, f, {values} FROM ("
+        " SELECT n.type AS type, n.status AS status,"
+        " COALESCE(n.record ->> '$.started_at', '') != '' AS started,"
+        " CASE WHEN e.key IS NOT NULL THEN min(e.key, 1) WHEN n.k > 0 THEN 0 END AS attempt,"
+        f" {picked(facts)} AS c, {picked(usage)} AS usage, {picked(figures)} AS f"
+        " FROM (SELECT type, status, record, json_array_length(record, '$.attempts') AS k"
+        " FROM nodes WHERE run_id = ? LIMIT -1) n"
+        " LEFT JOIN json_each(CASE WHEN n.k > 1 THEN n.record END, '$.attempts') e"
+        " LIMIT -1) LIMIT -1) GROUP BY 1, 2, 3, 4, 5, 6, 7")
 
 
 _FACTS = _facts_query()
@@ -343,11 +359,13 @@ class SQLiteStore(SQLStore):
         and summed by SQLite: a run's usage is summed without a record parsed in Python,
         and what comes back is a handful of rows whatever the run's size."""
         for r in self._stream(_FACTS, (run_id,)):
-            given, sums = r[8], r[10:]
+            status, token, source = (None, None, None) if r[4] is None else json.loads(r[4])
+            given, sums = r[6], r[8:]
             yield AttemptFacts(
                 type=r[0], status=NodeStatus(r[1]), started=bool(r[2]), attempt=r[3],
-                attempt_status=r[4], driver_token=None if r[5] is None else str(r[5]),
-                usage_source=r[6], count=r[9], usage=None if not r[7] else {
+                attempt_status=scalar(status), usage_source=scalar(source), count=r[7],
+                driver_token=None if token is None else str(token),
+                usage=None if not r[5] else {
                     k: sums[i] if given >> i & 1 else None for i, k in enumerate(SUMMED)})
 
     @contextlib.contextmanager

@@ -28,10 +28,10 @@ def facts_of(row: NodeRow) -> Iterator[AttemptFacts]:
         used = a.get("usage")
         token = a.get(DRIVER_TOKEN)
         yield AttemptFacts(type=row.type, status=row.status, started=started,
-                           attempt=min(i, 1), attempt_status=_scalar(a.get("status")),
+                           attempt=min(i, 1), attempt_status=scalar(a.get("status")),
                            usage=figures(used) if isinstance(used, Mapping) else None,
                            driver_token=None if token is None else str(token),
-                           usage_source=_scalar(a.get(USAGE_SOURCE)))
+                           usage_source=scalar(a.get(USAGE_SOURCE)))
 
 
 def figures(usage: Mapping[str, Any]) -> dict[str, Any]:
@@ -61,8 +61,8 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _scalar(value: Any) -> Any:
-    """A record's field as SQLite's ``->>`` reads it: an object or array as its JSON text."""
+def scalar(value: Any) -> Any:
+    """A record's field as a fact: an object or an array as its JSON text (hashable)."""
     return dump(value) if isinstance(value, Mapping | list) else value
 
 
