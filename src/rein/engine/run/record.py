@@ -20,6 +20,7 @@ from rein.store.base import Store
 
 if TYPE_CHECKING:
     from rein.engine.run.record_order import RecordOrder
+    from rein.store.rows import AttemptFacts
 
 FEATURES = (
     "task", "decision", "gate", "loop", "map", "subgraph", "subgraph.ref",
@@ -106,7 +107,7 @@ def _summed(store: Store, run_id: str, include_children: bool,
     return totals, sorted(found)
 
 
-def _source(f: Any, attributed: Mapping[str, Any]) -> tuple[str, ...]:
+def _source(f: AttemptFacts, attributed: Mapping[str, Any]) -> tuple[str, ...]:
     """Where the usage of attempts with these facts comes from (:func:`usage_sources`)."""
     if f.driver_token is None:
         return ("measured",) if f.usage is not None else ()
