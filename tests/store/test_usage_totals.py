@@ -106,13 +106,23 @@ def test_alike_attempts_come_back_as_one_whatever_their_number(any_store: Any) -
     odd = [("b1", "task", ok, {"started_at": T, "attempts": [
                {"status": "succeeded", "usage": _usage(True, "3", None, 1, tool_calls=0.0)}]}),
            ("b2", "task", ok, {"started_at": T, "attempts": [
-               {"status": ["odd"], "x-rein-usage-source": {"odd": 1}, "usage": {}}]})]
+               {"status": ["odd"], "x-rein-usage-source": {"odd": 1}, "usage": {}}]}),
+           # several attempts: taken apart by json_each, not read in the record
+           ("b3", "loop", NodeStatus.FAILED, {"started_at": "", "attempts": [
+               {"status": "failed", "x-rein-driver-token": 7, "usage": _usage(1, 1, 2, 0.5)},
+               {"status": "failed", "usage": _usage(False, 1, 2, "0.5", tool_calls=1)},
+               {"status": "failed", "usage": _usage(False, 1, 2, "0.5", tool_calls=2)}]})]
     _store_run(any_store, "g", alike + odd)
     facts = list(any_store.attempt_facts(RunId("g")))
     whole = list(grouped(f for row in any_store.iter_nodes(RunId("g")) for f in facts_of(row)))
     assert sorted(facts, key=repr) == sorted(whole, key=repr)
-    [many] = [f for f in facts if f.count > 1]
+    [many] = [f for f in facts if f.count > 2]
     assert (many.count, many.usage) == (40, {
         "input_tokens": 80, "output_tokens": 120, "total_tokens": 200, "cost_usd": 10.0,
         "tool_calls": 39, "node_executions": None})
-    assert len(facts) == 3
+    [later] = [f for f in facts if f.type == "loop" and f.attempt == 1]
+    assert (later.count, later.started, later.usage) == (2, False, {
+        "input_tokens": None, "output_tokens": 2, "total_tokens": 4, "cost_usd": None,
+        "tool_calls": 3, "node_executions": None})
+    assert [f.driver_token for f in facts if f.type == "loop" and f.attempt == 0] == ["7"]
+    assert len(facts) == 5
