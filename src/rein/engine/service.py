@@ -32,15 +32,13 @@ if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein ne
     from rein.engine.cases.sessions import Sessions
     from rein.engine.run.answering import Via
     from rein.engine.run.outcome import RunOutcome
-    from rein.engine.run.prepare import Prepared
+    from rein.engine.run.prepare import Prepared, Starter
     from rein.engine.run.routing import Router
     from rein.engine.run.runner import Engine
     from rein.engine.run.runtime import Listener
     from rein.store.base import Store
 
 Notify = Callable[[str], None]
-START_HINT = ("a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
-              "`rein dev`), where their key signs its approval")
 #: Signs with the person's key where approvals are signed: ``(key, message) -> signature``
 #: (the command line's asks ssh-keygen, which may ask the terminal for a passphrase).
 Signer = Callable[[str, bytes], str]
@@ -87,6 +85,7 @@ class Harness(Reads):
         self._store: Store | None = None
         self._engine: Engine | None = None
         self._sessions: Sessions | None = None
+        self._starter: Starter | None = None
 
     @classmethod
     def open(cls, workspace: str | Path, settings: Config | None = None, *,
@@ -341,16 +340,27 @@ class Harness(Reads):
 
     # -- runs ----------------------------------------------------------------------------
 
+    @property
+    def starter(self) -> Starter:
+        """How runs are prepared and started here (:class:`rein.engine.run.prepare.Starter`):
+        :meth:`prepare` and :meth:`start` are its, and the session runtime is handed it."""
+        if self._starter is None:
+            from rein.engine.run.prepare import Starter
+
+            self._starter = Starter(
+                workspace=self.workspace, surface=self.surface,
+                env=os.environ if self._env is None else self._env,
+                router=lambda: self.router, workers=lambda: self.workers,
+                key_variables=self.key_variables, limits=lambda: self.config.limits,
+                engine=lambda: self.engine,
+                approver=lambda: self.approver, ids=lambda: self.ids, sign=self._sign)
+        return self._starter
+
     async def prepare(self, path: str | Path, *, given: Mapping[str, Any],
                       raw: frozenset[str] = frozenset()) -> Prepared:
         """Every check that costs nothing (PrepareFailed); writes nothing. The configured
         workers are built too, so that a malformed table is refused here (ConfigError)."""
-        from rein.engine.run.prepare import prepare
-
-        self.workers  # noqa: B018 - built for its checks
-        env = os.environ if self._env is None else self._env
-        return prepare(path, given=given, raw=raw, router=self.router, env=env,
-                       key_variables=self.key_variables(), limits=self.config.limits)
+        return self.starter.prepare(path, given=given, raw=raw)
 
     async def start(self, prepared: Prepared, *, approved: str,
                     via: Via | None = None, under: ApprovalRow | None = None) -> RunOutcome:
@@ -363,37 +373,7 @@ class Harness(Reads):
         surface cannot sign. ``under``: instead, the signed approval that showed the graph
         file (the development flow's plan approval), checked as the run starts and every
         time it continues (APPROVAL005)."""
-        from rein.core.confinement import confinement
-        from rein.core.ids import RunId
-        from rein.engine.run.answering import Via, given
-        from rein.engine.run.prepare import check_approved
-
-        check_approved(prepared, approved)  # before the store exists: nothing is written
-        approver = self.approver
-        run_id: RunId | None = None
-        approval: dict[str, Any] = {}
-        signed: dict[str, Any] | None = None
-        if approver.allowed_signers is not None:
-            from rein.engine.run import signed as signing
-
-            run_id = RunId(self.ids.new("run"))
-            if under is not None:
-                approval = signing.started_under(prepared.path, under, self.workspace)
-            else:
-                approval, signed = signing.started_signed(
-                    run_id, prepared.binding(), approver.id,
-                    signing.Signers(approver.allowed_signers, self.workspace),
-                    lambda message: self._sign(message, what=f"the approval of run {run_id}",
-                                               hint=START_HINT))
-        # Starting is the starter's approval of the graph: a confined starter (an agent)
-        # may start what it wrote where approvals are not signed, and the record says so;
-        # its gates wait for a person.
-        how = given(approver=approver, via=via or Via(surface=self.surface),
-                    state=confinement(), signed=signed)
-        if under is not None and approval:
-            how["under_approval"] = under.approval_id
-        return await self.engine.start(prepared, approved=approved, actor=approver.id,
-                                       given=how, run_id=run_id, approval=approval)
+        return await self.starter.start(prepared, approved=approved, via=via, under=under)
 
     def _sign(self, message: bytes, *, what: str, hint: str) -> str:
         """``message`` signed by the approver's key through this surface's signer;
@@ -643,13 +623,15 @@ class Harness(Reads):
     def sessions(self) -> Sessions:
         """Threads and turns (:mod:`rein.engine.cases.sessions`): the use cases the app-server,
         ACP, the web console and the SDK reach through the Harness. The runtime is handed
-        the store, the clock and the run use cases it calls, never the Harness."""
+        the store, the clock and the run use cases it calls (the engine's prepare and start:
+        :attr:`starter`), never the Harness."""
         if self._sessions is None:
             from rein.engine.cases.sessions import RunCalls, Sessions
             from rein.engine.run.signed import signers_of
 
+            starter = self.starter
             calls = RunCalls(
-                prepare=self.prepare, start=self.start, resume=self.resume,
+                prepare=starter.prepare, start=starter.start, resume=self.resume,
                 cancel=self.cancel, answer=self.answer, check_executor=self.check_executor,
                 via=lambda standing: self.via(standing=standing),
                 signers=lambda: signers_of(self.config.data, self.workspace))

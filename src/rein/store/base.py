@@ -2,16 +2,17 @@
 
 Every state transition is one call to :meth:`Events.transition`, which writes the event that
 describes it together with the node row, run fields or approval it changes, in one
-transaction. A crash therefore never leaves a state change without its event or an event
+transaction (a run's creation: :meth:`Events.create_run`, with its first event). A crash therefore never leaves a state change without its event or an event
 without its state. The SQL is portable so that the SQLite and PostgreSQL backends implement
 every role behind the same shared test suite (``tests/store``).
 
 A role is what one kind of caller needs, so a caller can say which it uses:
 
 - :class:`Transactions` — the connection: grouping writes, redaction, closing;
-- :class:`Events` — the event log's rows: append (with the change it describes), read,
-  publish after commit, and the signal that another connection committed;
-- :class:`Runs` — runs, their node rows, their removal and their lock;
+- :class:`Events` — the event log's rows: append (with the change it describes, a run's
+  creation among them), read, publish after commit, and the signal that another
+  connection committed;
+- :class:`Runs` — runs and their node rows read, their removal and their lock;
 - :class:`ApprovalQueue` — the questions asked of a person and their answers;
 - :class:`DriverTurns` — instructions handed to an external agent and its envelopes;
 - :class:`Threads` — the session runtime's threads and their turns;
@@ -88,6 +89,10 @@ class Events(Protocol):
     :meth:`on_commit` hook, so nothing written is left unpublished and nothing rolled back
     is published."""
 
+    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        """Insert a run and its first event in one transaction."""
+        ...
+
     def transition(
         self,
         run_id: RunId,
@@ -135,12 +140,8 @@ class Events(Protocol):
 
 
 class Runs(Protocol):
-    """Runs and their node rows; a run's removal; the lock that lets one process advance
-    it."""
-
-    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
-        """Insert a run and its first event in one transaction."""
-        ...
+    """Runs and their node rows, read (a run is created, and changed, with its event:
+    :class:`Events`); a run's removal; the lock that lets one process advance it."""
 
     def get_run(self, run_id: str) -> RunRow | None:
         """The run, or ``None``."""

@@ -344,7 +344,7 @@ class SQLiteStore(SQLStore):
 
     def _stream(self, sql: str, params: tuple[Any, ...] | list[Any] = ()
                 ) -> Iterator[tuple[Any, ...]]:
-        if self._events_due or self._node_rows:
+        if self._due:
             self._write_due()
         with self._translated():
             cursor = self._db.execute(sql, params)

@@ -1,4 +1,5 @@
-"""Preparing a run: LOAD → VALIDATE → PLAN → the INITIALIZE checks, spending nothing.
+"""Preparing a run: LOAD → VALIDATE → PLAN → the INITIALIZE checks, spending nothing; then
+starting it as approved.
 
 :func:`prepare` loads and validates the document, plans it, binds parameters
 (AG301/AG302), pins the digests of every referenced child document, checks tier routing
@@ -6,7 +7,9 @@
 written (LADDER001) and that every criterion's regular expression is one rein runs
 (CRIT001, CRIT008). ``--dry-run`` is exactly this and writes nothing.
 :func:`current_binding` is what an approval of the files would bind today: a run is held
-to it on every continuation (RT053).
+to it on every continuation (RT053). :class:`Starter` is :func:`prepare` and the start of
+the approved graph (who approved it, how, signed where approvals are signed), bound to the
+composition root: the one way the Harness and the session runtime prepare and start a run.
 """
 
 from __future__ import annotations
@@ -14,9 +17,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.core.frozen import Frozen
+from rein.core.ids import RunId
 from rein.engine.run.graph import scope_model
 from rein.engine.run.params import bind_params
 from rein.engine.run.routing import Router
@@ -24,7 +28,13 @@ from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import DEFAULT_LIMITS, LoadLimits
 from rein.formats.redaction import SECRET_PREFIX
-from rein.store.base import RunRow
+from rein.store.base import ApprovalRow, RunRow
+
+if TYPE_CHECKING:
+    from rein.config.approver import Approver
+    from rein.engine.run.answering import Via
+    from rein.engine.run.clock import IdGenerator
+    from rein.engine.run.outcome import RunOutcome
 
 CONFORMANCE_LEVEL = 3
 
@@ -134,6 +144,89 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
     return Prepared(path=str(path), data=data, digest=report.digest or ags_digest(data),
                     params=params, children=children, plan=plan,
                     warnings=tuple(report.warnings), notices=notices)
+
+
+START_HINT = ("a person starts it from their own terminal (`rein run GRAPH --approve DIGEST`, "
+              "`rein dev`), where their key signs its approval")
+
+
+class _Starts(Protocol):
+    """The engine's start (:meth:`rein.engine.run.runner.Engine.start`)."""
+
+    async def start(self, prepared: Prepared, *, approved: str, actor: str = ...,
+                    given: Mapping[str, Any] | None = ..., run_id: RunId | None = ...,
+                    approval: Mapping[str, Any] | None = ...) -> RunOutcome: ...
+
+
+class Starter(Frozen):
+    """Runs prepared and started as approved here: :func:`prepare` and the engine's start,
+    bound once to what the composition root (the Harness) holds. ``Harness.prepare`` and
+    ``Harness.start`` are these, and the session runtime is handed them, not the Harness: a
+    thread's turn prepares and starts its run the way ``rein run`` does. What is built on
+    first use (the router, the workers, the engine) is given as a function that builds it."""
+
+    workspace: Path
+    surface: str  # who starts runs here: cli, web, app-server, acp, api
+    env: Mapping[str, str]
+    router: Callable[[], Router]
+    workers: Callable[[], object]  # the configured workers, built for their checks
+    key_variables: Callable[[], tuple[str, ...]]  # flagged in the plan
+    limits: Callable[[], LoadLimits]  # what a graph read may take (rein.toml's [limits])
+    engine: Callable[[], _Starts]
+    approver: Callable[[], Approver]  # the approver rein knows here
+    ids: Callable[[], IdGenerator]
+    # Signs ``message`` with the approver's key through this surface's signer:
+    # ``(message, *, what, hint) -> signature``; APPROVAL004 when it cannot.
+    sign: Callable[..., str]
+
+    def prepare(self, path: str | Path, *, given: Mapping[str, Any],
+                raw: frozenset[str] = frozenset()) -> Prepared:
+        """Every check that costs nothing (PrepareFailed); writes nothing. The configured
+        workers are built too, so that a malformed table is refused here (ConfigError)."""
+        self.workers()
+        return prepare(path, given=given, raw=raw, router=self.router(), env=self.env,
+                       key_variables=self.key_variables(), limits=self.limits())
+
+    async def start(self, prepared: Prepared, *, approved: str, via: Via | None = None,
+                    under: ApprovalRow | None = None) -> RunOutcome:
+        """Run an approved graph to its end or first wait, recorded as approved by the
+        approver rein knows, with how (``via``: the surface, this one when not given).
+        APPROVAL_STALE before the store is touched.
+
+        Where approvals are signed, the person's key signs the run's approval (its id,
+        graph, parameters and children) before anything is written: APPROVAL004 when this
+        surface cannot sign. ``under``: instead, the signed approval that showed the graph
+        file (the development flow's plan approval), checked as the run starts and every
+        time it continues (APPROVAL005)."""
+        from rein.core.confinement import confinement
+        from rein.engine.run.answering import Via, given
+
+        check_approved(prepared, approved)  # before the store exists: nothing is written
+        approver = self.approver()
+        run_id: RunId | None = None
+        approval: dict[str, Any] = {}
+        signed: dict[str, Any] | None = None
+        if approver.allowed_signers is not None:
+            from rein.engine.run import signed as signing
+
+            run_id = RunId(self.ids().new("run"))
+            if under is not None:
+                approval = signing.started_under(prepared.path, under, self.workspace)
+            else:
+                approval, signed = signing.started_signed(
+                    run_id, prepared.binding(), approver.id,
+                    signing.Signers(approver.allowed_signers, self.workspace),
+                    lambda message: self.sign(message, what=f"the approval of run {run_id}",
+                                              hint=START_HINT))
+        # Starting is the starter's approval of the graph: a confined starter (an agent)
+        # may start what it wrote where approvals are not signed, and the record says so;
+        # its gates wait for a person.
+        how = given(approver=approver, via=via or Via(surface=self.surface),
+                    state=confinement(), signed=signed)
+        if under is not None and approval:
+            how["under_approval"] = under.approval_id
+        return await self.engine().start(prepared, approved=approved, actor=approver.id,
+                                         given=how, run_id=run_id, approval=approval)
 
 
 def current_binding(path: str, params: Mapping[str, Any],
@@ -287,6 +380,6 @@ def _fragments(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return out
 
 
-__all__ = ["CONFORMANCE_LEVEL", "PrepareFailed", "Prepared", "binding_changes", "binding_override",
-           "check_approved",
-           "current_binding", "prepare", "secrets_from_env"]
+__all__ = ["CONFORMANCE_LEVEL", "START_HINT", "PrepareFailed", "Prepared", "Starter",
+           "binding_changes", "binding_override", "check_approved", "current_binding", "prepare",
+           "secrets_from_env"]

@@ -11,10 +11,10 @@ from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.errors import Refused, StoreError
 from rein.store.rows import ApprovalRow, Transition
-from rein.store.sql.connection import SQLConnection
+from rein.store.sql.events import EventsSQL
 
 
-class ApprovalsSQL(SQLConnection):
+class ApprovalsSQL(EventsSQL):
     """The approval queue: entries read, and answered with their event."""
 
     _APPROVAL_COLUMNS = ("approval_id, run_id, key, kind, status, digest, request, answer,"

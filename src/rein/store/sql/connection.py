@@ -2,11 +2,14 @@
 
 A backend provides the connection, the transaction brackets, the migrations and the run
 lock's handle; :class:`SQLConnection` does the rest: transactions (one per write, or grouped
-by ``atomic()`` and ``batch()``), the write path of the event log (every event and the node
-row it changes are held back and written at commit, in one statement each), publication
-after commit, redaction, and the run lock. The roles (:mod:`rein.store.sql`) are its
-subclasses, each with the portable SQL of its tables written with ``?`` placeholders
-(rewritten to ``%s`` for PostgreSQL).
+by ``atomic()`` and ``batch()``), publication after commit, redaction, and the run lock. The
+roles (:mod:`rein.store.sql`) are its subclasses, each with the portable SQL of its tables
+written with ``?`` placeholders (rewritten to ``%s`` for PostgreSQL). The event log's write
+path (every event with the state it changes, the events and node rows held back until the
+next statement or the commit) is the event log role's
+(:class:`rein.store.sql.events.EventsSQL`): the connection only asks it to write what it
+holds before any other statement runs and at commit (:meth:`SQLConnection._write_due`), and
+to forget it when the transaction ends (:meth:`SQLConnection._forget_due`).
 
 Every value written goes through :func:`rein.formats.redaction.redact` first, with the
 secrets this store knows (``secrets``: those of the process environment from the start, and
@@ -20,13 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from rein.core.ids import RunId
 from rein.errors import Refused, ReinError, StoreError
 from rein.formats.redaction import Secrets, known_secrets, redact
-from rein.store.rows import CommitHook, Event, Transition
+from rein.store.rows import CommitHook, Event
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.
@@ -60,12 +62,6 @@ def host_name() -> str:
 # worker) would otherwise all wait in one transaction, in memory, until the map ends.
 HELD_MAX = 500
 
-ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
-
-
-def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
-    return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
-
 
 class SQLConnection:
     """The connection and transaction under every role of a SQL store."""
@@ -80,21 +76,12 @@ class SQLConnection:
         self._broken = False  # a write inside it failed part-way: it must not commit
         self._held = False  # the last write's commit waits for the next write (hold=True)
         self._carried = False  # a held write inside a batch() that has not written yet
-        # Inside the open transaction only: the last event seq appended per run, and the
-        # runs whose writers are already kept out. Both hold until commit, because this
-        # transaction excludes every other writer of the run until then.
-        self._seq: dict[str, int] = {}
+        # Inside the open transaction only: the runs whose writers are already kept out.
+        # It holds until commit, because this transaction excludes every other writer of
+        # the run until then.
         self._serialized: set[str] = set()
         self.secrets: Secrets = known_secrets(os.environ)
         self._appended: list[Event] = []  # by the open transaction: published on commit
-        # The open transaction's last node row, not yet written: the next write of the same
-        # node replaces it (a node's start and its first attempt's, an attempt's end and
-        # the node's, commit together), anything else writes it first (see _x).
-        # The open transaction's events and node rows, not yet written: a later row of the
-        # same node replaces its earlier one, and all are written in one statement each
-        # before any other statement or the commit (see _x).
-        self._events_due: list[tuple[Any, ...]] = []
-        self._node_rows: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._hooks: list[CommitHook] = []
         self._grouped = False  # every write holds its commit until the loop's next turn
         self._flush_due = False  # a flush is scheduled on the running loop
@@ -143,11 +130,22 @@ class SQLConnection:
         raise NotImplementedError
 
     def _x(self, sql: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
-        """Execute one statement, once the node row held back (see :meth:`_apply`) is
-        written: no statement but an event's own ever runs before it."""
-        if self._events_due or self._node_rows:
+        """Execute one statement, once the rows the event log holds back are written (see
+        :meth:`_write_due`): no statement but an event's own ever runs before them."""
+        if self._due:
             self._write_due()
         return self._execute(sql, params)
+
+    # -- rows held back until the next statement or the commit (the event log's) ----------
+
+    _due = False  # the event log holds rows back (:class:`rein.store.sql.events.EventsSQL`)
+
+    def _write_due(self) -> None:
+        """Write the rows held back; the event log's (nothing is held back here)."""
+
+    def _forget_due(self) -> None:
+        """The transaction ended: forget what it held back (unwritten when it rolled back)
+        and what it knew of its runs; the event log's (nothing here)."""
 
     def _stream(self, sql: str, params: tuple[Any, ...] | list[Any] = ()
                 ) -> Iterator[tuple[Any, ...]]:
@@ -278,22 +276,23 @@ class SQLConnection:
         begun, carrying = self._begun, self._carrying
         self._depth, self._begun, self._broken = 0, False, False
         self._carrying = False
-        self._seq.clear()
         self._serialized.clear()
         if not (begun and commit):
             self._appended = []  # rolled back (or nothing written): never published
-            self._events_due, self._node_rows = [], {}
+            self._forget_due()
             if begun:
                 self._end(commit=False)
             return
         try:
             self._write_due()
         except BaseException as exc:
-            self._appended, self._events_due, self._node_rows = [], [], {}
+            self._appended = []
+            self._forget_due()
             self._end(commit=False)
             if carrying:
                 self._lost(exc)
             raise
+        self._forget_due()
         try:
             self._end(commit=True)
         except BaseException as exc:
@@ -376,90 +375,12 @@ class SQLConnection:
         self._begun = True  # the held write's transaction is still open
         return True
 
-    # -- the event log's write path --------------------------------------------------------
-
     def _serialize_once(self, run_id: str) -> None:
+        """Inside a write transaction: keep other writers of ``run_id`` out until commit
+        (once per transaction)."""
         if run_id not in self._serialized:
             self._serialize_run(run_id)
             self._serialized.add(run_id)
-
-    def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
-        self._serialize_once(run_id)
-        last = self._seq.get(run_id)
-        if last is None:
-            # Read inside the transaction: another process (an approval answer) may have
-            # appended before it began; after that, nobody else can until it commits.
-            # Neither statement reads the nodes table: a node row held back may wait.
-            row = self._execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
-                                (run_id,)).fetchone()
-            last = int(row[0])
-        seq = last + 1
-        payload = self.redact(dict(payload))
-        self._events_due.append((run_id, seq, event_type, dump(payload), at))
-        self._seq[run_id] = seq
-        event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
-        self._appended.append(event)
-        return event
-
-    def _apply(self, run_id: str, change: Transition) -> None:
-        if change.node is not None:
-            n = change.node
-            # Held back until another statement or the commit: replaced by a later row of
-            # the same node, it is never written (the row that commits is the same).
-            self._node_rows[(run_id, n.node_key)] = (
-                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
-                dump(self.redact(dict(n.record))))
-        sets: list[str] = []
-        values: list[Any] = []
-        for column, value in (
-            ("status", None if change.run_status is None else change.run_status.value),
-            ("finished_at", change.finished_at),
-            ("summary", None if change.summary is None
-             else dump(self.redact(dict(change.summary)))),
-            ("binding", None if change.binding is None
-             else dump(self.redact(dict(change.binding)))),
-        ):
-            if value is not None:
-                sets.append(f"{column} = ?")
-                values.append(value)
-        if sets:
-            self._x(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", (*values, run_id))
-        if change.approval is not None:
-            a = change.approval
-            self._x(
-                "INSERT INTO approvals (approval_id, run_id, key, kind, status, digest, request,"
-                " answer, created_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
-                " answer = excluded.answer, answered_at = excluded.answered_at,"
-                " digest = excluded.digest, request = excluded.request",
-                (a.approval_id, a.run_id, a.key, a.kind.value, a.status.value, a.digest,
-                 dump(self.redact(dict(a.request))),
-                 None if a.answer is None else dump(self.redact(dict(a.answer))),
-                 a.created_at, a.answered_at),
-            )
-
-    def _write_due(self) -> None:
-        """Write the events and node rows held back, one statement for each kind (per
-        :data:`ROWS_PER_STATEMENT`). A new node row takes the next ``seq`` of its run, in the
-        order the rows were first held; rows that exist keep theirs."""
-        events, self._events_due = self._events_due, []
-        rows, self._node_rows = list(self._node_rows.values()), {}
-        for part in _parts(events):
-            self._execute("INSERT INTO events (run_id, seq, type, payload, at) VALUES "
-                          + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),
-                          [v for row in part for v in row])
-        for part in _parts(rows):
-            values: list[str] = []
-            params: list[Any] = []
-            for i, r in enumerate(part):
-                values.append("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
-                              " WHERE run_id = ?), ?)")
-                params.extend((*r[:6], i + 1, r[0], r[6]))
-            self._execute(
-                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
-                " record) VALUES " + ", ".join(values) +
-                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
-                " record = excluded.record", params)
 
     # -- the run lock ---------------------------------------------------------------------
 

@@ -13,10 +13,11 @@ from rein.core.states import TurnStatus
 from rein.errors import Refused, StoreError
 from rein.store.lazy_json import LazyObject
 from rein.store.rows import DriverTurn
-from rein.store.sql.connection import SQLConnection, dump, dump_ordered
+from rein.store.sql.connection import dump, dump_ordered
+from rein.store.sql.events import EventsSQL
 
 
-class DriverTurnsSQL(SQLConnection):
+class DriverTurnsSQL(EventsSQL):
     """A driver's instructions, and the envelopes that answer them."""
 
     # -- driver turns ---------------------------------------------------------------------

@@ -1,5 +1,13 @@
-"""The event log's rows: an event with the change it describes, and a run's events
+"""The event log: every event with the state change it describes, and a run's events
 (:class:`rein.store.base.Events`).
+
+The event log owns its write path. An event is appended with the change it describes in
+one transaction: a run's creation (:meth:`EventsSQL.create_run`, with ``run/started``), a
+node row, a run's status and fields, an approval (:meth:`EventsSQL.transition`); the roles
+whose own rows carry an event (the approval queue's answers, the driver's turns) append it
+here too (:meth:`EventsSQL._append`). The events and node rows of the open transaction are
+held back and written in one statement each, before any other statement runs and at commit
+(:meth:`EventsSQL._write_due`, which the connection calls).
 """
 
 from __future__ import annotations
@@ -9,12 +17,52 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rein.core.ids import RunId
-from rein.store.rows import Event, Transition
-from rein.store.sql.connection import SQLConnection
+from rein.store.rows import Event, RunRow, Transition
+from rein.store.sql.connection import SQLConnection, dump
+
+ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
+
+
+def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
 
 
 class EventsSQL(SQLConnection):
     """The event log: an event appended with the change it describes; a run's events."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # Inside the open transaction only: the last event seq appended per run. It holds
+        # until commit, because this transaction excludes every other writer of the run
+        # until then.
+        self._seq: dict[str, int] = {}
+        # The open transaction's events and node rows, not yet written: a later row of the
+        # same node replaces its earlier one (a node's start and its first attempt's, an
+        # attempt's end and the node's, commit together), and all are written in one
+        # statement each before any other statement or the commit (see _x).
+        self._events_due: list[tuple[Any, ...]] = []
+        self._node_rows: dict[tuple[str, str], tuple[Any, ...]] = {}
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
+        """Insert a run and its first event in one transaction."""
+        binding, summary = self.redact(dict(run.binding)), self.redact(dict(run.summary))
+        with self._tx():
+            self._serialize_once("")  # ``created`` is a store-wide order
+            created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
+            where = run.workspace
+            self._x(
+                "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
+                " graph_digest, status, started_at, finished_at, binding, summary, created,"
+                " workspace_id, workspace_path, workspace_host)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run.run_id, run.parent_run_id, run.parent_node_key, run.graph_id,
+                 run.graph_path, run.graph_digest, run.status.value, run.started_at,
+                 run.finished_at, dump(binding), dump(summary), created,
+                 *((None, None, None) if where is None else (where.id, where.path, where.host))),
+            )
+            return self._append(run.run_id, event_type, payload, run.started_at)
 
     def transition(self, run_id: RunId, event_type: str, payload: Mapping[str, Any], at: str,
                    change: Transition | None = None, *, hold: bool = False) -> Event:
@@ -46,6 +94,98 @@ class EventsSQL(SQLConnection):
             if hold and self._depth == 1:  # inside atomic() or batch(): the group decides
                 self._hold = True
             return event
+
+    # -- the write path -------------------------------------------------------------------
+
+    def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
+        """Append one event inside the open transaction (held back until the next statement
+        or the commit): the one insert of an event."""
+        self._serialize_once(run_id)
+        last = self._seq.get(run_id)
+        if last is None:
+            # Read inside the transaction: another process (an approval answer) may have
+            # appended before it began; after that, nobody else can until it commits.
+            # Neither statement reads the nodes table: a node row held back may wait.
+            row = self._execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
+                                (run_id,)).fetchone()
+            last = int(row[0])
+        seq = last + 1
+        payload = self.redact(dict(payload))
+        self._events_due.append((run_id, seq, event_type, dump(payload), at))
+        self._due = True
+        self._seq[run_id] = seq
+        event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
+        self._appended.append(event)
+        return event
+
+    def _apply(self, run_id: str, change: Transition) -> None:
+        """Apply the state an event describes, inside the open transaction."""
+        if change.node is not None:
+            n = change.node
+            # Held back until another statement or the commit: replaced by a later row of
+            # the same node, it is never written (the row that commits is the same).
+            self._node_rows[(run_id, n.node_key)] = (
+                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
+                dump(self.redact(dict(n.record))))
+            self._due = True
+        sets: list[str] = []
+        values: list[Any] = []
+        for column, value in (
+            ("status", None if change.run_status is None else change.run_status.value),
+            ("finished_at", change.finished_at),
+            ("summary", None if change.summary is None
+             else dump(self.redact(dict(change.summary)))),
+            ("binding", None if change.binding is None
+             else dump(self.redact(dict(change.binding)))),
+        ):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                values.append(value)
+        if sets:
+            self._x(f"UPDATE runs SET {', '.join(sets)} WHERE run_id = ?", (*values, run_id))
+        if change.approval is not None:
+            a = change.approval
+            self._x(
+                "INSERT INTO approvals (approval_id, run_id, key, kind, status, digest, request,"
+                " answer, created_at, answered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (approval_id) DO UPDATE SET status = excluded.status,"
+                " answer = excluded.answer, answered_at = excluded.answered_at,"
+                " digest = excluded.digest, request = excluded.request",
+                (a.approval_id, a.run_id, a.key, a.kind.value, a.status.value, a.digest,
+                 dump(self.redact(dict(a.request))),
+                 None if a.answer is None else dump(self.redact(dict(a.answer))),
+                 a.created_at, a.answered_at),
+            )
+
+    def _write_due(self) -> None:
+        """Write the events and node rows held back, one statement for each kind (per
+        :data:`ROWS_PER_STATEMENT`). A new node row takes the next ``seq`` of its run, in the
+        order the rows were first held; rows that exist keep theirs."""
+        events, self._events_due = self._events_due, []
+        rows, self._node_rows = list(self._node_rows.values()), {}
+        self._due = False
+        for part in _parts(events):
+            self._execute("INSERT INTO events (run_id, seq, type, payload, at) VALUES "
+                          + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),
+                          [v for row in part for v in row])
+        for part in _parts(rows):
+            values: list[str] = []
+            params: list[Any] = []
+            for i, r in enumerate(part):
+                values.append("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
+                              " WHERE run_id = ?), ?)")
+                params.extend((*r[:6], i + 1, r[0], r[6]))
+            self._execute(
+                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
+                " record) VALUES " + ", ".join(values) +
+                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
+                " record = excluded.record", params)
+
+    def _forget_due(self) -> None:
+        self._seq.clear()
+        self._events_due, self._node_rows, self._due = [], {}, False
+
+    # -- reads ----------------------------------------------------------------------------
 
     def events(self, run_id: RunId, *, after: int = 0,
                types: Sequence[str] | None = None) -> list[Event]:

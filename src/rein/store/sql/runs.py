@@ -1,6 +1,9 @@
-"""Runs and their node rows, and the removal of whole runs (:class:`rein.store.base.Runs`).
+"""Runs and their node rows, read, and the removal of whole runs
+(:class:`rein.store.base.Runs`).
 
-The run lock every backend holds its own way is the connection's
+A run is created with its ``run/started`` event, and changed with the event that describes
+the change, by the event log (:class:`rein.store.sql.events.EventsSQL`). The run lock every
+backend holds its own way is the connection's
 (:meth:`rein.store.sql.connection.SQLConnection.lock_run`).
 """
 
@@ -12,7 +15,7 @@ from typing import Any
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
-from rein.store.rows import SUMMED, AttemptFacts, Event, NodeRow, RunRow, WorkspaceRef
+from rein.store.rows import SUMMED, AttemptFacts, NodeRow, RunRow, WorkspaceRef
 from rein.store.sql.connection import SQLConnection, dump
 
 
@@ -72,26 +75,7 @@ USAGE_SOURCE = "x-rein-usage-source"  # a driver's attempt whose usage the agent
 
 
 class RunsSQL(SQLConnection):
-    """Runs and their node rows, and the removal of whole runs."""
-
-    def create_run(self, run: RunRow, *, event_type: str, payload: Mapping[str, Any]) -> Event:
-        binding, summary = self.redact(dict(run.binding)), self.redact(dict(run.summary))
-        with self._tx():
-            self._serialize_once("")  # ``created`` is a store-wide order
-            created = self._x("SELECT COALESCE(MAX(created), 0) + 1 FROM runs").fetchone()[0]
-            where = run.workspace
-            self._x(
-                "INSERT INTO runs (run_id, parent_run_id, parent_node_key, graph_id, graph_path,"
-                " graph_digest, status, started_at, finished_at, binding, summary, created,"
-                " workspace_id, workspace_path, workspace_host)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run.run_id, run.parent_run_id, run.parent_node_key, run.graph_id,
-                 run.graph_path, run.graph_digest, run.status.value, run.started_at,
-                 run.finished_at, dump(binding), dump(summary), created,
-                 *((None, None, None) if where is None else (where.id, where.path, where.host))),
-            )
-            return self._append(run.run_id, event_type, payload, run.started_at)
-
+    """Runs and their node rows, read; the removal of whole runs."""
 
     # -- removal --------------------------------------------------------------------------
 

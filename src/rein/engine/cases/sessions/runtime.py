@@ -9,7 +9,8 @@ the protocol layer's (:mod:`rein.protocol`), folded from the same stored events.
 
 :class:`Sessions` is given what it uses, not the Harness that owns it: the store (its
 threads, event log and approval queue), the clock, and the run use cases it calls
-(:class:`RunCalls`: prepare, start, resume, cancel, answer, the executor check).
+(:class:`RunCalls`: the engine's prepare and start, which ``rein run`` uses too; resume,
+cancel, answer, the executor check).
 """
 
 from __future__ import annotations
@@ -252,7 +253,7 @@ class Sessions:
             named = None
             record["compaction"] = True
         if named is not None:
-            prepared = await self.calls.prepare(named, given={})
+            prepared = self.calls.prepare(named, given={})
             record.update(kind="graph", graph=str(named),
                           plan=graph_turns.summary(prepared),
                           digestApproval=self._ids.new("apv"))

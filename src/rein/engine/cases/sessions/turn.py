@@ -38,10 +38,12 @@ DECISIONS = MappingProxyType({**ANSWERS, "acceptForSession": ApprovalStatus.ACCE
 
 
 class RunCalls(Frozen):
-    """The run use cases a turn calls (the Harness's own methods, handed in by it)."""
+    """The run use cases a turn calls, handed in by the Harness: the engine's own for
+    preparing and starting a run (:class:`rein.engine.run.prepare.Starter`, as ``rein run``
+    prepares and starts one), the Harness's for the rest."""
 
-    prepare: Callable[..., Awaitable[Prepared]]  # (path, *, given) -> Prepared
-    start: Callable[..., Awaitable[RunOutcome]]  # (prepared, *, approved) -> outcome
+    prepare: Callable[..., Prepared]  # (path, *, given) -> Prepared: Starter.prepare
+    start: Callable[..., Awaitable[RunOutcome]]  # (prepared, *, approved): Starter.start
     resume: Callable[[str], Awaitable[RunOutcome]]
     cancel: Callable[..., Awaitable[RunOutcome]]  # (run_id, *, note)
     answer: Callable[..., Awaitable[Any]]  # (approval_id, status, *, digest, values, via, ...)
@@ -171,7 +173,7 @@ class TurnRun:
                 return
             shown = str(self.graph["digest"])
         try:
-            prepared = await calls.prepare(path, given={})
+            prepared = calls.prepare(path, given={})
             calls.check_executor()  # refused before a run exists, as `rein run` does
         except ReinError as exc:
             self._end("failed", exc)
