@@ -15,7 +15,7 @@ import yaml
 from rein.core.ids import NodeKey
 from rein.core.states import NodeStatus, RunStatus
 from rein.engine.run.graph import scope_model
-from rein.engine.run.node_record import AttemptRecord, AttemptStart, NodeRecord
+from rein.engine.run.kinds.attempt_end import AttemptRecord, AttemptStart, NodeRecord
 from rein.engine.run.runner import prepare
 from rein.engine.run.runtime import NodeState
 from rein.store.base import Transition

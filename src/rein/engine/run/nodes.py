@@ -24,11 +24,10 @@ from rein.engine.run.criteria.evaluate import evaluate_success
 from rein.engine.run.evaluation import diagnostic
 from rein.engine.run.kinds import ladder
 from rein.engine.run.kinds.attempt import criteria_reason, status_for
-from rein.engine.run.kinds.attempt_end import AttemptOutcome
+from rein.engine.run.kinds.attempt_end import AttemptOutcome, NodeRecord
 from rein.engine.run.kinds.criteria_context import criterion_context
 from rein.engine.run.kinds.gate import run_gate
 from rein.engine.run.kinds.task import run_decision, run_task
-from rein.engine.run.node_record import NodeRecord
 from rein.engine.run.outcome import NodeOutcome
 from rein.engine.run.permissions import check_requirements
 from rein.engine.run.runtime import NodeAt, NodeState

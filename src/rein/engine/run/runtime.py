@@ -30,7 +30,7 @@ from rein.engine.run.budget import BudgetTracker, Spent
 from rein.engine.run.clock import Clock, IdGenerator
 from rein.engine.run.expressions import EvalScope
 from rein.engine.run.graph import ScopeModel
-from rein.engine.run.node_record import DURATION, NodeRecord
+from rein.engine.run.kinds.attempt_end import DURATION, NodeRecord
 from rein.engine.run.permissions import default_policy
 from rein.engine.run.routing import Router
 from rein.formats.ags.spec import NodeSpec

@@ -23,7 +23,16 @@ from rein.engine.run.budget import node_budget_left, node_overrun
 from rein.engine.run.criteria.evaluate import evaluate_success
 from rein.engine.run.criteria.model import SuccessOutcome
 from rein.engine.run.evaluation import diagnostic
-from rein.engine.run.kinds.attempt_end import GENERIC, AttemptOutcome, failed_criteria
+from rein.engine.run.kinds.attempt_end import (
+    GENERIC,
+    AttemptEnd,
+    AttemptOutcome,
+    AttemptRecord,
+    AttemptServed,
+    AttemptStart,
+    error_text,
+    failed_criteria,
+)
 from rein.engine.run.kinds.criteria_context import criterion_context
 from rein.engine.run.kinds.worker_call import (
     build_request,
@@ -31,13 +40,6 @@ from rein.engine.run.kinds.worker_call import (
     is_mutating,
     pick_worker,
     with_session,
-)
-from rein.engine.run.node_record import (
-    AttemptEnd,
-    AttemptRecord,
-    AttemptServed,
-    AttemptStart,
-    error_text,
 )
 from rein.engine.run.node_steps import checkpoints
 from rein.engine.run.outputs import check_outputs

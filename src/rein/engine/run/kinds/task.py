@@ -26,7 +26,10 @@ from rein.engine.run.graph import node_tier, tier_above
 from rein.engine.run.kinds import ladder
 from rein.engine.run.kinds.attempt import criteria_reason, run_attempt, status_for
 from rein.engine.run.kinds.attempt_end import (
+    AttemptEnd,
     AttemptOutcome,
+    AttemptRecord,
+    AttemptStart,
     adopted,
     backoff,
     failed_criteria,
@@ -35,7 +38,6 @@ from rein.engine.run.kinds.attempt_end import (
 )
 from rein.engine.run.kinds.criteria_context import criterion_context, judge_through_worker
 from rein.engine.run.kinds.worker_call import build_request, is_mutating, node_env, pick_worker
-from rein.engine.run.node_record import AttemptEnd, AttemptRecord, AttemptStart
 from rein.engine.run.node_steps import checkpoints, resolve_inputs
 from rein.engine.run.outcome import NodeOutcome, succeeded
 from rein.engine.run.runtime import NodeAt
@@ -90,7 +92,7 @@ async def _expression_decision(here: NodeAt,
     last: AttemptOutcome | None = None
     for n in range(1, retry.max_attempts + 1):
         state.attempts = n
-        last = adopted(state, spec, n)  # a run paused after it: taken as it ended
+        last = adopted(state.record, spec, n)  # a run paused after it: taken as it ended
         if last is None:
             if n > 1:
                 await here.env.sleep(backoff(retry, n, f"{here.env.run_id}:{here.key}:{n}"))
@@ -165,7 +167,7 @@ async def _run_attempts(here: NodeAt, spec: NodeSpec, *,
     feedback: Feedback | None = None
     last: AttemptOutcome | None = None
     for n in range(1, retry.max_attempts + 1):
-        earlier = adopted(state, spec, n)
+        earlier = adopted(state.record, spec, n)
         if n > 1:
             if earlier is None:  # an adopted attempt was followed by its wait already
                 await here.env.sleep(backoff(retry, n, f"{here.env.run_id}:{here.key}:{n}"))
