@@ -291,11 +291,12 @@ class RunEnv(Frozen, eq=False):
         """Persist a node's current state with the event that changed it (``hold``, ``at``:
         see :meth:`emit`)."""
         state = inst.states[node_id]
-        record = state.to_record(inst.model, node_id, inst.key(node_id))
-        row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
-                      scope_path=inst.path, type=inst.model.node_type(node_id),
-                      status=state.status, record=record)
-        body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
+        key = inst.key(node_id)
+        record = state.to_record(inst.model, node_id, key)
+        row = NodeRow(run_id=self.run_id, node_key=key, node_id=node_id,
+                      scope_path=inst.path, type=record["type"], status=state.status,
+                      record=record)
+        body = {"node": key, "status": record["status"], **(payload or {})}
         self.emit(event_type, body, Transition(node=row), hold=hold, at=at)
 
 

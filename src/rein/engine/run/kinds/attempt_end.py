@@ -207,15 +207,18 @@ class NodeRecord(Frozen):
     def with_attempt(self, attempt: AttemptRecord) -> NodeRecord:
         """This record with ``attempt`` in the place of the one of its number (appended
         when there is none)."""
-        n = attempt.attempt
-        kept = [a for a in self.attempts if a.attempt != n]
-        if len(kept) == len(self.attempts):
-            return self.replace(attempts=(*self.attempts, attempt))
-        at = next(i for i, a in enumerate(self.attempts) if a.attempt == n)
-        return self.replace(attempts=(*kept[:at], attempt, *kept[at:]))
+        n = attempt.start.attempt
+        attempts = self.attempts
+        for i, a in enumerate(attempts):
+            if a.start.attempt == n:
+                return self.replace(attempts=(*attempts[:i], attempt, *attempts[i + 1:]))
+        return self.replace(attempts=(*attempts, attempt))
 
     def attempt(self, n: int) -> AttemptRecord | None:
-        return next((a for a in self.attempts if a.attempt == n), None)
+        for a in self.attempts:
+            if a.start.attempt == n:
+                return a
+        return None
 
     def with_human(self, event: Mapping[str, Any]) -> NodeRecord:
         return self.replace(human_events=(*self.human_events, dict(event)))
