@@ -36,8 +36,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from child import measure  # the reaper beside this script
 from validate import generate  # the generator beside this script
@@ -88,10 +86,12 @@ def child_env(home: Path, cache: Path, src: str | None) -> dict[str, str]:
 
 
 def run_once(text: str, *, cache: Path, src: str | None) -> Sample:
-    graph = yaml.safe_load(text)
-    n = len(graph["nodes"])
+    # The generated nodes are the lines "  <id>:" (parsing 100,000 nodes' YAML here would
+    # take minutes of this script's own time).
+    ids = re.findall(r"^  (n\d+):$", text, re.MULTILINE)
+    n = len(ids)
     answers = {"nodes": {nid: [{"outputs": {"result": "a note long enough to pass"}}]
-                         for nid in graph["nodes"]}}
+                         for nid in ids}}
     with tempfile.TemporaryDirectory(prefix="rein-bench-checks-") as tmp:
         ws = Path(tmp)
         home = ws / "home"

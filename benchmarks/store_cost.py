@@ -1,8 +1,9 @@
 """What the store costs per node, beside the floor: one raw SQLite commit per node.
 
 The graph needs no worker: ``n`` expression decisions in layers of 10, each depending on
-every node of the layer before (``engine.py``'s shape), so all a node does besides deciding
-is recording itself. It runs in process, in a child interpreter, with rein's SQLite store in
+every node of the layer before (``engine.py``'s shape: ten ``edge/resolved`` events per node,
+twelve events in all), or with ``--shape chain`` each on the one before it (one edge: three
+events per node), so all a node does besides deciding is recording itself. It runs in process, in a child interpreter, with rein's SQLite store in
 a fresh temporary workspace. The store's CPU time is the time spent inside its write path
 (``transition``, ``flush`` and the commits that end a batch: each counted once, at the
 outermost call), from ``time.process_time``.
@@ -10,13 +11,19 @@ outermost call), from ``time.process_time``.
 The floor, measured in the same child right after: with Python's ``sqlite3`` on a database
 set up as rein's is (WAL, ``synchronous=NORMAL``), one transaction per node holding one
 ``INSERT`` of an event-sized row: ``BEGIN IMMEDIATE``, ``INSERT``, ``COMMIT``. Whatever a
-store does, a node recorded durably on its own costs at least that.
+store does, a node recorded durably on its own costs at least that. Beside it, the floor of
+the rows themselves: the same loop writing, per node, the events the run wrote per node (in
+one statement) and a node row of the size of the run's records, in tables keyed and indexed
+as the store's are, so that what the store adds to the data it must write shows apart.
 
 Printed per size: min / median / max over ``--repeat`` runs of the store's CPU per node and
-of the floor's, their ratio (medians), and the statements and commits per node the run
-made. Goal (the performance issue): the store within 2x the floor.
+of the floor's, their ratio (medians), the events, statements and commits per node the run
+made. ``--before SRC``: the same runs with another rein source tree (such as an older
+checkout's ``src``) first on the path, interleaved, so before and after come from one run.
+Goal (the performance issue): the store within 2x the floor.
 
 Run: .venv/bin/python benchmarks/store_cost.py [--sizes 1000,5000] [--repeat 3]
+     [--shape layered|chain] [--before OLD/src]
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from rein.engine.run.runner import Engine, prepare
 from rein.store.sqlite import SQLiteStore
 
 n = int(sys.argv[1])
+chain = sys.argv[2] == "chain"
 nodes = {}
 for i in range(n):
     layer = i // 10
@@ -45,12 +53,15 @@ for i in range(n):
             "decision": {"evaluator": "expression", "default_branch": "odd", "branches": [
                 {"label": "even", "description": "even", "when": f"{i} % 2 == 0"},
                 {"label": "odd", "description": "odd", "when": f"{i} % 2 == 1"}]}}
-    if layer:
+    if chain and i:
+        node["depends_on"] = [f"n{i - 1}"]
+    elif layer and not chain:
         node["depends_on"] = [f"n{j}" for j in range((layer - 1) * 10, layer * 10)]
     nodes[f"n{i}"] = node
 graph = {"ags_version": "1.0", "kind": "AgenticGraph", "id": "bench/store", "title": "t",
          "objective": "o", "requires_conformance": 3,
-         "entrypoints": [f"n{i}" for i in range(min(10, n))], "nodes": nodes}
+         "entrypoints": ["n0"] if chain else [f"n{i}" for i in range(min(10, n))],
+         "nodes": nodes}
 
 spent = [0.0]
 depth = [0]
@@ -84,6 +95,8 @@ with tempfile.TemporaryDirectory() as tmp:
     out = asyncio.run(engine.start(prepared, approved=prepared.digest))
     run_cpu = time.process_time() - start
     done = sum(1 for r in store.nodes(out.run_id) if r.status.value == "succeeded")
+    events = len(store.events(out.run_id))
+    record_bytes = sum(len(json.dumps(r.record)) for r in store.nodes(out.run_id)) / n
     store.close()
     assert out.status.value == "succeeded" and done == n, (out.status, done)
     work = [q for q in seen if not q.startswith("PRAGMA")]
@@ -101,15 +114,37 @@ with tempfile.TemporaryDirectory() as tmp:
                    ("run-1", seq, "node/finished", payload, "2026-01-01T00:00:00.000000Z"))
         db.execute("COMMIT")
     floor = time.process_time() - start
+    # The same floor writing what a node of this run writes, as the store lays it out: its
+    # events (one multi-row INSERT) and its node row with a record of the same size, in
+    # tables with the store's keys and indexes, one transaction per node; no seq lookup.
+    db.execute("CREATE TABLE nodes (run_id TEXT NOT NULL, node_key TEXT NOT NULL, node_id TEXT"
+               " NOT NULL, scope_path TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,"
+               " seq INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, node_key))")
+    db.execute("CREATE INDEX nodes_seq ON nodes (run_id, seq)")
+    per = max(1, round(events / n))
+    record = "x" * round(record_bytes)
+    rows_sql = ("INSERT INTO events VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * per))
+    start = time.process_time()
+    for i in range(n):
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(rows_sql, [v for k in range(per) for v in (
+            "run-2", i * per + k, "node/finished", payload, "2026-01-01T00:00:00.000000Z")])
+        db.execute("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   ("run-2", f"n{i}", f"n{i}", "", "decision", "succeeded", i, record))
+        db.execute("COMMIT")
+    rows_floor = time.process_time() - start
     db.close()
-print(json.dumps({"store": spent[0], "run": run_cpu, "floor": floor,
+print(json.dumps({"store": spent[0], "run": run_cpu, "floor": floor, "events": events,
+                  "rows_floor": rows_floor,
                   "statements": len(work), "commits": sum(q == "COMMIT" for q in work)}))
 """
 
 
-def once(n: int) -> dict[str, float]:
+def once(n: int, shape: str, src: str | None) -> dict[str, float]:
     env = {**os.environ}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(n)], env=env, check=True,
+    if src:
+        env["PYTHONPATH"] = src
+    out = subprocess.run([sys.executable, "-c", CHILD, str(n), shape], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -123,31 +158,43 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,5000", help="graph sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="runs per size")
+    parser.add_argument("--shape", choices=("layered", "chain"), default="layered",
+                        help="ten edges per node (layers of ten) or one (a chain)")
+    parser.add_argument("--before", metavar="SRC", help="another rein source tree, beside")
     args = parser.parse_args()
     load = os.getloadavg()[0]
+    forms = {"": None, **({"before": args.before} if args.before else {})}
     rows = []
     for n in [int(s) for s in args.sizes.split(",") if s.strip()]:
-        samples = []
-        for i in range(args.repeat):
-            print(f"{n} nodes, run {i + 1}/{args.repeat} ...", file=sys.stderr)
-            samples.append(once(n))
-        rows.append((n, samples))
-    print(f"store cost per node of a no-worker graph, n={args.repeat}, load average {load:.1f} "
-          f"-> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; CPU ms per node, "
-          "min median max")
-    print(f"{'nodes':>6}  {'store':^23}  {'floor: raw SQLite':^23}  {'ratio':>6}  "
-          f"{'run':^23}  stmts/node  commits/node")
+        samples: dict[str, list[dict[str, float]]] = {label: [] for label in forms}
+        for i in range(args.repeat):  # interleaved: a change of load hits every row
+            for label, src in forms.items():
+                print(f"{n} nodes, {label or 'this tree'}, run {i + 1}/{args.repeat} ...",
+                      file=sys.stderr)
+                samples[label].append(once(n, args.shape, src))
+        rows += [(label, n, got) for label, got in samples.items()]
+    print(f"store cost per node of a no-worker graph ({args.shape}), n={args.repeat}, load "
+          f"average {load:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; CPU ms "
+          "per node, min median max")
+    print(f"{'':<7}{'nodes':>6}  {'store':^23}  {'floor: raw SQLite':^23}  {'ratio':>6}  "
+          f"{'floor with its rows':^23}  {'ratio':>6}  {'run':^23}  events/node  stmts/node  "
+          "commits/node")
     verdicts = []
-    for n, samples in rows:
-        store = statistics.median(s["store"] for s in samples)
-        floor = statistics.median(s["floor"] for s in samples)
-        print(f"{n:>6}  {spread([s['store'] for s in samples], n)}  "
-              f"{spread([s['floor'] for s in samples], n)}  {store / floor:6.2f}  "
-              f"{spread([s['run'] for s in samples], n)}  "
-              f"{samples[0]['statements'] / n:10.2f}  {samples[0]['commits'] / n:12.2f}")
-        verdicts.append((n, store / floor))
+    for label, n, got in rows:
+        store = statistics.median(s["store"] for s in got)
+        floor = statistics.median(s["floor"] for s in got)
+        rows_floor = statistics.median(s["rows_floor"] for s in got)
+        print(f"{label:<7}{n:>6}  {spread([s['store'] for s in got], n)}  "
+              f"{spread([s['floor'] for s in got], n)}  {store / floor:6.2f}  "
+              f"{spread([s['rows_floor'] for s in got], n)}  {store / rows_floor:6.2f}  "
+              f"{spread([s['run'] for s in got], n)}  {got[0]['events'] / n:11.2f}  "
+              f"{got[0]['statements'] / n:10.2f}  {got[0]['commits'] / n:12.2f}")
+        if not label:
+            verdicts.append((n, store / floor))
     print("\nstore = CPU inside the store's write path; floor = BEGIN IMMEDIATE, one INSERT, "
-          "COMMIT per node on a WAL database (synchronous=NORMAL); run = the whole run's CPU")
+          "COMMIT per node on a WAL database (synchronous=NORMAL); floor with its rows = the "
+          "same with the node's events and a node row of its record's size in the store's "
+          "tables and indexes; run = the whole run's CPU")
     for n, ratio in verdicts:
         print(f"goal: the store within {GOAL}x the floor at {n} nodes: {ratio:.2f}x -> "
               f"{'met' if ratio <= GOAL else 'NOT MET'}")

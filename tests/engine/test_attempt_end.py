@@ -44,15 +44,39 @@ def test_an_end_reads_back_from_its_record_as_it_was(end: AttemptEnd) -> None:
     assert AttemptEnd.from_record({"attempt": end.attempt, **end.to_record()}) == end
 
 
-def test_the_record_fields_are_those_the_run_record_always_had() -> None:
+def test_the_record_keeps_the_message_apart_from_the_error_text() -> None:
+    # The error text AGS defines, and beside it the message on its own (x-rein-message).
     assert ENDS[3].to_record() == {
         "status": "criteria_failed", "finished_at": AT,
         "success": {"passed": False, "results": []},
         "error": "criteria_failed: success criteria failed",
+        "x-rein-message": "success criteria failed",
         "x-rein-failure-class": "criteria_failed", "x-rein-outputs": {"report": "r.md"}}
-    assert list(ENDS[1].to_record()) == ["status", "finished_at", "error",
+    assert list(ENDS[1].to_record()) == ["status", "finished_at", "error", "x-rein-message",
                                          "x-rein-failure-class"]
     assert ENDS[4].to_record()["error"] == "permission_denied"
+    assert "x-rein-message" not in ENDS[4].to_record()
+
+
+@pytest.mark.parametrize("message", ["expected one of:", "trailing space ", "",
+                                     "transient: said twice"])
+def test_a_message_the_error_text_cannot_carry_reads_back_as_it_was(message: str) -> None:
+    # The error text drops a trailing colon or space, and an empty message: taking the
+    # message back out of that text could not give it back.
+    end = AttemptEnd(attempt=1, status=AttemptStatus.FAILED, finished_at=AT,
+                     failure=FailureClass.TRANSIENT, message=message)
+    assert AttemptEnd.from_record({"attempt": 1, **end.to_record()}) == end
+
+
+def test_a_record_written_before_the_message_was_kept_apart_still_reads() -> None:
+    old = {"attempt": 2, "status": "failed", "finished_at": AT,
+           "error": "transient: merge conflict: a.py", "x-rein-failure-class": "transient"}
+    assert AttemptEnd.from_record(old) == ENDS[1]
+    unclassified = {"attempt": 1, "status": "criteria_failed", "finished_at": AT,
+                    "error": "written by hand"}
+    got = AttemptEnd.from_record(unclassified)
+    assert got is not None
+    assert (got.failure, got.message) == (FailureClass.CRITERIA_FAILED, "written by hand")
 
 
 def test_an_attempt_in_flight_has_no_end() -> None:

@@ -1,9 +1,10 @@
 """What a node costs the store, counted rather than timed: SQL statements and commits.
 
-A run writes a node's start with its first attempt and the attempt's end with the node's in
-one commit each, and everything one scheduling step decides (edges resolved, nodes skipped)
-in one more. A node's end is held for what it sets off: a map item's end commits with the
-next item's start, so a map item costs one commit. Counted through SQLite's trace callback, so the numbers are exact and the same
+A run writes a node's start with its first attempt in one commit, and the attempt's end
+with the node's and what the scheduling step it wakes decides (edges resolved, nodes
+skipped) in one more. A node's end is held for what it sets off: a map item's end commits
+with the next item's start, so a map item costs one commit; a node that calls no worker
+costs one, its row written once. Counted through SQLite's trace callback, so the numbers are exact and the same
 on every machine.
 """
 
@@ -72,18 +73,19 @@ def count_writes(tmp_path: Path, graph: dict[str, Any], answers: dict[str, Any]
             "node_rows": sum(s.startswith("INSERT INTO nodes") for s in seen)}
 
 
-def test_a_layered_run_commits_three_times_per_node(tmp_path: Path) -> None:
+def test_a_layered_run_commits_twice_per_node(tmp_path: Path) -> None:
     n = 50
     graph = layered(n)
     got = count_writes(tmp_path, graph, {"nodes": {k: [{"outputs": {}}] for k in graph["nodes"]}})
     assert got["begins"] == got["commits"]  # every transaction ended in a commit
-    # Per node: start + first attempt, attempt end + node end, and its step's edges (one
-    # event per outgoing edge, 9 per node here). A few more for the run's own start and end.
-    assert got["commits"] <= 3 * n + 10, got
-    # Six statements per node commit (the node's row is written once per commit: a row
-    # the same transaction replaces is never written) and 2 + 1 + edges for the step.
-    assert got["node_rows"] <= 2 * n + 10, got
-    assert got["statements"] <= 23 * n + 60, got
+    # Per node: its start with its first attempt's, then the attempt's end with the node's
+    # and what the scheduling step it wakes writes (one event per outgoing edge, 9 per node
+    # here): two commits, each writing the node's row once (a row the same transaction
+    # replaces is never written), in BEGIN, the first event's sequence number, one INSERT
+    # of the events, one of the rows and COMMIT.
+    assert got["commits"] <= 2 * n, got
+    assert got["node_rows"] <= 2 * n, got
+    assert got["statements"] <= 10 * n, got
 
 
 def test_a_map_item_commits_once(tmp_path: Path) -> None:
@@ -91,11 +93,43 @@ def test_a_map_item_commits_once(tmp_path: Path) -> None:
     got = count_writes(tmp_path, mapped(items), {"nodes": {"w": [{"outputs": {}}]}})
     assert got["begins"] == got["commits"]
     # One item's attempt end and node end commit with the next item's node start and
-    # attempt start: BEGIN, the first event's sequence number, four events, the two nodes'
-    # rows, COMMIT. The last item of each of the four runners ends on its own.
-    assert got["commits"] <= items + 10, got
-    assert got["node_rows"] <= 2 * items + 10, got
-    assert got["statements"] <= 10 * items + 40, got
+    # attempt start: BEGIN, the first event's sequence number, the events, the two nodes'
+    # rows in one statement, COMMIT. The last item of each of the four runners ends on its
+    # own.
+    assert got["commits"] <= items + 5, got
+    assert got["node_rows"] <= items + 5, got
+    assert got["statements"] <= 6 * items + 5, got
+
+
+def decisions(n: int) -> dict[str, Any]:
+    """A chain of ``n`` decisions by expression: nodes with no worker to call."""
+    nodes: dict[str, Any] = {}
+    for i in range(n):
+        node: dict[str, Any] = {
+            "type": "decision", "title": f"n{i}", "description": "decide",
+            "decision": {"evaluator": "expression", "default_branch": "odd", "branches": [
+                {"label": "even", "description": "even", "when": f"{i} % 2 == 0"},
+                {"label": "odd", "description": "odd", "when": f"{i} % 2 == 1"}]}}
+        if i:
+            node["depends_on"] = [f"n{i - 1}"]
+        nodes[f"n{i}"] = node
+    return {"ags_version": "1.0", "kind": "AgenticGraph", "id": "tests/decisions",
+            "title": "decisions", "objective": "count writes", "requires_conformance": 3,
+            "entrypoints": ["n0"], "nodes": nodes}
+
+
+def test_a_node_without_a_worker_writes_its_row_once(tmp_path: Path) -> None:
+    # A node that calls no worker (benchmarks/store_cost.py's) starts and ends in one
+    # transaction: its start, its end and the edge it resolves, and its row once, at its
+    # end: BEGIN, the first event's sequence number, one INSERT of the events, one of the
+    # row, COMMIT. Counted as what one more node adds, so the run's own start and end
+    # cancel out.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    small = count_writes(tmp_path / "a", decisions(20), {"nodes": {}})
+    large = count_writes(tmp_path / "b", decisions(40), {"nodes": {}})
+    per_node = {k: (large[k] - small[k]) / 20 for k in large}
+    assert per_node == {"statements": 5, "commits": 1, "begins": 1, "node_rows": 1}, per_node
 
 
 def _started(tmp_path: Path, graph: dict[str, Any], answers: dict[str, Any]) -> tuple[int, Any]:

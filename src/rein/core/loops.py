@@ -42,9 +42,20 @@ def new_loop() -> asyncio.AbstractEventLoop:
 
 
 def run(call: Coroutine[Any, Any, T]) -> T:
-    """Run ``call`` to completion on a fresh loop (``asyncio.run`` with rein's loop)."""
+    """Run ``call`` to completion on a fresh loop (``asyncio.run`` with rein's loop).
+
+    The result is handed back past the task, not as its result: as ``asyncio.Runner.run``
+    ends it asks ``signal.getsignal(SIGINT)``, which builds the ``repr`` of its handler, and
+    that holds the main task, whose ``repr`` holds its result. A prepared graph of 100,000
+    nodes would be written out in full, once per call, to be thrown away."""
+    kept: list[T] = []
+
+    async def main() -> None:
+        kept.append(await call)
+
     with asyncio.Runner(loop_factory=new_loop) as runner:
-        return runner.run(call)
+        runner.run(main())
+    return kept[0]
 
 
 __all__ = ["SandboxedLoop", "new_loop", "run"]

@@ -42,23 +42,25 @@ CACHE_DIR = Path(".rein") / "cache" / "graphs"
 
 __all__ = ["CACHE_DIR", "FORMAT", "load_graph", "remember"]
 
-# SHA-256 of a file's bytes → the data they parsed to in this process, as JSON: each use
-# reads a fresh copy, so nothing a run does to its graph reaches another. A few only.
-_RECENT: dict[str, str] = {}
+# SHA-256 of a file's bytes → the data they parsed to in this process, as JSON (each use
+# reads a fresh copy, so nothing a run does to its graph reaches another), and its digest
+# as the validator computed it. A few only.
+_RECENT: dict[str, tuple[str, str]] = {}
 _RECENT_MAX = 8
 
 
-def remember(text: str, data: Any) -> None:
-    """Keep ``data``, just parsed from a file whose whole text is ``text``, for the next
-    :func:`load_graph` of the same bytes in this process. A file whose bytes are not
-    exactly ``text`` (a byte-order mark, Markdown around its frontmatter) never matches."""
+def remember(text: str, data: Any, digest: str) -> None:
+    """Keep ``data``, just parsed from a file whose whole text is ``text``, and its AGS
+    ``digest`` for the next :func:`load_graph` of the same bytes in this process. A file
+    whose bytes are not exactly ``text`` (a byte-order mark, Markdown around its
+    frontmatter) never matches."""
     try:
         encoded = json.dumps(data, ensure_ascii=False, allow_nan=False)
     except (ValueError, TypeError):
         return
     source = hashlib.sha256(text.encode("utf-8")).hexdigest()
     _RECENT.pop(source, None)
-    _RECENT[source] = encoded
+    _RECENT[source] = (encoded, digest)
     while len(_RECENT) > _RECENT_MAX:
         del _RECENT[next(iter(_RECENT))]
 
@@ -80,8 +82,12 @@ def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None
     if cached is not None:
         return cached
     known = _RECENT.get(source)
-    data = _parse(path, limits) if known is None else json.loads(known)
-    _write(entry, source, data)
+    if known is None:
+        data = _parse(path, limits)
+        _write(entry, source, data)
+    else:  # the data of these very bytes, and its digest, as this process validated them
+        data = json.loads(known[0])
+        _write(entry, source, data, known[1])
     return data
 
 
@@ -117,13 +123,14 @@ def _read(entry: Path, source: str, approved: str | None) -> Any | None:
     return data
 
 
-def _write(entry: Path, source: str, data: Any) -> None:
-    """Keep ``data`` for ``source``; never fails the caller."""
+def _write(entry: Path, source: str, data: Any, digest: str | None = None) -> None:
+    """Keep ``data`` for ``source`` (``digest``: its AGS digest, when known); never fails
+    the caller."""
     from rein.formats.canonical import ags_digest
 
     try:
         text = json.dumps({"format": FORMAT, "source_sha256": source,
-                           "digest": ags_digest(data), "data": data},
+                           "digest": digest or ags_digest(data), "data": data},
                           ensure_ascii=False, allow_nan=False)
     except (ValueError, TypeError):
         return

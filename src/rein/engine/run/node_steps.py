@@ -66,7 +66,7 @@ async def checkpoints(here: NodeAt, node: Mapping[str, Any],
         cp_id = str(cp.get("id") or f"{stage}_{index}")
         prompt = render(str(cp.get("prompt") or node.get("title", "")), scope)
         if mode == "notify":
-            state.record.setdefault("human_events", []).append(
+            state.record = state.record.with_human(
                 {"checkpoint_id": cp_id, "at_stage": stage, "mode": mode, "outcome": "notified",
                  "at": here.run.now()})
             here.run.emit(EventType.HUMAN_NOTIFIED, {"node": here.key, "checkpoint": cp_id,
@@ -86,7 +86,7 @@ async def checkpoints(here: NodeAt, node: Mapping[str, Any],
         )
         if row.status is ApprovalStatus.PENDING:
             continue  # not required: surfaced, not awaited
-        state.record.setdefault("human_events", []).append(
+        state.record = state.record.with_human(
             approvals.human_event(row, stage=stage, mode=mode, checkpoint_id=cp_id))
         if row.status is not ApprovalStatus.ACCEPTED and required:
             raise CheckpointRejected(stage, row.approval_id)

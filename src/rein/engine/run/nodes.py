@@ -18,13 +18,13 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMappi
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.states import NodeStatus
+from rein.core.states import AttemptStatus, NodeStatus
 from rein.engine.events import EventType
 from rein.engine.run.criteria.evaluate import evaluate_success
 from rein.engine.run.evaluation import diagnostic
 from rein.engine.run.kinds import ladder
 from rein.engine.run.kinds.attempt import criteria_reason, status_for
-from rein.engine.run.kinds.attempt_end import AttemptOutcome
+from rein.engine.run.kinds.attempt_end import AttemptOutcome, NodeRecord
 from rein.engine.run.kinds.criteria_context import criterion_context
 from rein.engine.run.kinds.gate import run_gate
 from rein.engine.run.kinds.task import run_decision, run_task
@@ -138,17 +138,18 @@ async def execute_node(here: NodeAt) -> None:
     if known is not None and not known.status.terminal:
         # Paused mid-retries in an earlier process: keep the attempts that already ended,
         # so that resuming adopts them instead of running and judging them again.
-        state.record["started_at"] = known.record.get("started_at", here.run.now())
-        closed = [dict(a) for a in known.record.get("attempts") or []
-                  if a.get("status") not in (None, "succeeded")]
-        if closed:
-            state.record["attempts"] = closed
+        stored = NodeRecord.from_record(known.record)
+        state.record = NodeRecord(
+            started_at=stored.started_at or here.run.now(),
+            attempts=tuple(a for a in stored.attempts
+                           if a.end is not None and a.end.status is not AttemptStatus.SUCCEEDED))
     node = here.node
     kind = here.inst.model.node_type(here.nid)
     started = here.env.clock.monotonic()
     transition(state, NodeStatus.RUNNING)
     at = here.run.now()
-    state.record.setdefault("started_at", at)
+    if state.record.started_at is None:
+        state.record = state.record.replace(started_at=at)
     # Held: nothing is done on the node's account before its next write (an attempt
     # starting, a question asked, its end), which commits both; lost in a crash, the node
     # simply had not started.
@@ -168,10 +169,10 @@ async def execute_node(here: NodeAt) -> None:
         raise
     _apply(state, outcome, node=key)
     state.duration = round(here.env.clock.monotonic() - started, 6)
-    state.record["finished_at"] = at = here.run.now()
-    state.record["x-rein-duration-seconds"] = state.duration
+    at = here.run.now()
+    state.record = state.record.replace(finished_at=at, duration=state.duration)
     if state.status is NodeStatus.SUCCEEDED and _undone(here):
-        here.run.state.completions.append((state.record["finished_at"], here.inst, here.nid))
+        here.run.state.completions.append((at, here.inst, here.nid))
     # Held: what the node's end sets off (the next map item or a lone successor starting,
     # the scope's edges) writes next, before anything awaits, and commits it; an empty
     # scheduling step keeps it held. A step that writes commits it first, on its own, and
@@ -192,7 +193,7 @@ def _apply(state: NodeState, outcome: NodeOutcome, *, node: str) -> None:
         state.decision = outcome.decision
     state.degraded = outcome.degraded
     state.unabsorbed = outcome.unabsorbed
-    state.record.update(outcome.record)
+    state.record = state.record.noting(outcome.record)
 
 
 def _finish_payload(outputs: Mapping[str, Any], node: Mapping[str, Any], state: Any

@@ -135,13 +135,15 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
                 hint=f"export {SECRET_PREFIX}{name.upper()}=... before running"))
     if findings:
         raise PrepareFailed(findings)
-    plan = build_plan(data, source=str(path), key_variables=key_variables)
+    digest = report.digest or ags_digest(data)  # the validator's: computed once
+    plan = build_plan(data, source=str(path), key_variables=key_variables, digest=digest)
     notices = tuple(n.message for n in getattr(plan, "notices", ()))
     if report.document.line_offset == 0:
         from rein.engine.run.graph_cache import remember
 
-        remember(report.document.text, data)  # starting it parses the file only if it changed
-    return Prepared(path=str(path), data=data, digest=report.digest or ags_digest(data),
+        # Starting it parses the file only if it changed.
+        remember(report.document.text, data, digest)
+    return Prepared(path=str(path), data=data, digest=digest,
                     params=params, children=children, plan=plan,
                     warnings=tuple(report.warnings), notices=notices)
 

@@ -30,6 +30,7 @@ from rein.engine.run.budget import BudgetTracker, Spent
 from rein.engine.run.clock import Clock, IdGenerator
 from rein.engine.run.expressions import EvalScope
 from rein.engine.run.graph import ScopeModel
+from rein.engine.run.kinds.attempt_end import DURATION, NodeRecord
 from rein.engine.run.permissions import default_policy
 from rein.engine.run.routing import Router
 from rein.formats.ags.spec import NodeSpec
@@ -72,7 +73,8 @@ class ChildSpec(Frozen):
 
 
 class NodeState(Record):
-    """One node's state in one scope instance. Mutable; persisted through ``emit``."""
+    """One node's state in one scope instance. Mutable; persisted through ``emit``. Its
+    :attr:`record` is a value: a step that adds to it puts a new one in its place."""
 
     status: NodeStatus = NodeStatus.PENDING
     outputs: dict[str, Any] = field(default_factory=dict)
@@ -84,15 +86,14 @@ class NodeState(Record):
     degraded: bool = False  # succeeded through succeed_degraded (RT042)
     adopted: bool = False  # taken from the store on replay, not executed in this process
     spent: Spent = field(default_factory=Spent)
-    record: dict[str, Any] = field(default_factory=dict)  # the node_run object, redacted
+    record: NodeRecord = field(default_factory=NodeRecord)  # what the node's steps added
 
     def to_record(self, model: ScopeModel, node_id: str, key: NodeKey) -> dict[str, Any]:
         """The node_run object of the run record, redacted values left out: :attr:`record`
-        (what the node's steps wrote: its times, attempts, human events) with this state's
-        fields written into it, in place, so that a field keeps the place it was first
-        written in; ``key``: where the node ran (its scope path, or a stand-in's key)."""
+        (what the node's steps wrote: its times, attempts, human events) and this state's
+        fields; ``key``: where the node ran (its scope path, or a stand-in's key)."""
         node = model.nodes[node_id]
-        rec = self.record
+        rec = self.record.to_record()
         rec["node_id"] = node_id
         rec["type"] = model.node_type(node_id)
         rec["status"] = self.status.value
@@ -121,11 +122,11 @@ class NodeState(Record):
         self.decision = record.get("decision")
         self.attempts = len(record.get("attempts") or [])
         self.inputs = record.get("inputs")
-        self.duration = record.get("x-rein-duration-seconds")
+        self.duration = record.get(DURATION)
         self.unabsorbed = bool(record.get("x-rein-unabsorbed"))
         self.degraded = bool(record.get("x-rein-degraded"))
         self.adopted = True
-        self.record = dict(record)
+        self.record = NodeRecord.from_record(record)
 
     def view(self) -> dict[str, Any]:
         """``nodes.<id>`` as expressions see it."""
@@ -293,11 +294,12 @@ class RunEnv(Frozen, eq=False):
         """Persist a node's current state with the event that changed it (``hold``, ``at``:
         see :meth:`emit`)."""
         state = inst.states[node_id]
-        record = state.to_record(inst.model, node_id, inst.key(node_id))
-        row = NodeRow(run_id=self.run_id, node_key=inst.key(node_id), node_id=node_id,
-                      scope_path=inst.path, type=inst.model.node_type(node_id),
-                      status=state.status, record=record)
-        body = {"node": inst.key(node_id), "status": state.status.value, **(payload or {})}
+        key = inst.key(node_id)
+        record = state.to_record(inst.model, node_id, key)
+        row = NodeRow(run_id=self.run_id, node_key=key, node_id=node_id,
+                      scope_path=inst.path, type=record["type"], status=state.status,
+                      record=record)
+        body = {"node": key, "status": record["status"], **(payload or {})}
         self.emit(event_type, body, Transition(node=row), hold=hold, at=at)
 
 

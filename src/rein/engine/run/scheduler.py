@@ -305,7 +305,7 @@ class Scheduler:
     def _skip(self, nid: str, reason: str) -> None:
         state = self.inst.states[nid]
         transition(state, NodeStatus.SKIPPED)
-        state.record["skip_reason"] = reason
+        state.record = state.record.noting({"skip_reason": reason})
         key = self.inst.key(nid)
         known = self.ctx.state.memo.get(key)
         if known is not None and known.status is NodeStatus.SKIPPED:
@@ -321,7 +321,7 @@ class Scheduler:
         for nid, state in self.inst.states.items():
             if state.status in (NodeStatus.PENDING, NodeStatus.READY) and nid not in self.paused:
                 transition(state, NodeStatus.CANCELLED)
-                state.record["x-rein-cancel-reason"] = reason
+                state.record = state.record.noting({"x-rein-cancel-reason": reason})
                 self.ctx.save_node(self.inst, nid, EventType.NODE_CANCELLED, {"reason": reason})
 
     def _pause_reason(self) -> str | None:

@@ -37,8 +37,7 @@ def stop_node(here: NodeAt, reason: str) -> None:
     key = here.key
     if not state.status.terminal:
         transition(state, NodeStatus.CANCELLED, node=key)
-        state.record["finished_at"] = here.run.now()
-        state.record[REASON] = reason
+        state.record = state.record.replace(finished_at=here.run.now()).noting({REASON: reason})
         here.save(EventType.NODE_CANCELLED, {"reason": reason})
     # The node's own open question too (it may have been waiting for a person).
     settle_under(here.run, lambda k: k == key or k.startswith((f"{key}[", f"{key}~")), reason)

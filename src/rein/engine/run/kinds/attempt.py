@@ -27,8 +27,10 @@ from rein.engine.run.kinds.attempt_end import (
     GENERIC,
     AttemptEnd,
     AttemptOutcome,
+    AttemptRecord,
     AttemptServed,
     AttemptStart,
+    error_text,
     failed_criteria,
 )
 from rein.engine.run.kinds.criteria_context import criterion_context
@@ -136,7 +138,7 @@ async def run_attempt(here: NodeAt, node: Mapping[str, Any],
             message=f"node limit {over}"), None)
     request = with_session(here.run, request, worker, budget=budget)
     result = await drive(here, worker, request)
-    _account(here, rec, result, routed or Routed(
+    rec = _account(here, rec, result, routed or Routed(
         requested_tier=tier, effective_tier=tier,  # type: ignore[arg-type]
         provider=worker.name, model=worker.name))
     over = node_overrun(constraints, state.spent, result.usage)
@@ -168,7 +170,7 @@ def _serving_worker(here: NodeAt, request: AttemptRequest,
 
 
 async def _open(here: NodeAt, node: Mapping[str, Any],
-                n: int, tier: str, worker: Worker, now: Any) -> tuple[dict[str, Any], bool]:
+                n: int, tier: str, worker: Worker, now: Any) -> tuple[AttemptRecord, bool]:
     """Count attempt ``n`` and put it on record as in flight; ``declined`` when it is the
     re-run of an interrupted attempt that a person declined."""
     state = here.state
@@ -180,8 +182,8 @@ async def _open(here: NodeAt, node: Mapping[str, Any],
     here.run.root().env.budget.start_execution(now)
     state.attempts = n
     at = here.run.now()
-    rec = AttemptStart(attempt=n, started_at=at, rerun=rerun).to_record()
-    state.record.setdefault("attempts", []).append(rec)
+    rec = AttemptRecord(start=AttemptStart(attempt=n, started_at=at, rerun=rerun))
+    state.record = state.record.with_attempt(rec)
     # Saved with the node row: a crash from here on leaves the attempt on record as in
     # flight, which is how resume knows to run it again under this number.
     here.save(EventType.ATTEMPT_STARTED, {"attempt": n, "tier": tier,
@@ -189,21 +191,24 @@ async def _open(here: NodeAt, node: Mapping[str, Any],
     return rec, declined
 
 
-def _account(here: NodeAt, rec: dict[str, Any],
-             result: AttemptResult, fallback: Routed) -> None:
+def _account(here: NodeAt, rec: AttemptRecord,
+             result: AttemptResult, fallback: Routed) -> AttemptRecord:
     """What the attempt spent, where it was served, and the worker's own record fields."""
     here.state.spent.add(result.usage)
     here.run.spend(result.usage)
     route = result.routed or fallback
-    rec.update(AttemptServed(usage=usage_record(result), routed={k: v for k, v in {
-        "requested_tier": route.requested_tier, "effective_tier": route.effective_tier,
-        "provider": route.provider, "model": route.model,
-        "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None},
-        extra=result.extra).to_record())
+    served = rec.replace(served=AttemptServed(usage=usage_record(result), routed={
+        k: v for k, v in {
+            "requested_tier": route.requested_tier, "effective_tier": route.effective_tier,
+            "provider": route.provider, "model": route.model,
+            "downgraded": route.downgraded, "reason": route.reason}.items() if v is not None},
+        extra=result.extra))
+    here.state.record = here.state.record.with_attempt(served)
+    return served
 
 
 async def _checked(here: NodeAt, node: Mapping[str, Any],
-                   n: int, kind: str, rec: dict[str, Any], result: AttemptResult,
+                   n: int, kind: str, rec: AttemptRecord, result: AttemptResult,
                    commands: Any = None) -> AttemptOutcome:
     """The harness's own checks of a result the worker calls done, in order."""
     state = here.state
@@ -250,7 +255,7 @@ async def _checked(here: NodeAt, node: Mapping[str, Any],
         success)
 
 
-def close(here: NodeAt, rec: dict[str, Any],
+def close(here: NodeAt, rec: AttemptRecord,
           outcome: AttemptOutcome, success: SuccessOutcome | None) -> AttemptOutcome:
     """Finish the attempt's record with ``outcome`` and save it with the node."""
     specs = here.node.get("outputs") or {}
@@ -259,21 +264,23 @@ def close(here: NodeAt, rec: dict[str, Any],
     kept = {} if outcome.failure is None else {
         k: v for k, v in outcome.outputs.items()
         if not (isinstance(specs.get(k), Mapping) and specs[k].get("redact"))}
-    end = AttemptEnd(attempt=rec["attempt"], status=outcome.status, finished_at=here.run.now(),
+    end = AttemptEnd(attempt=rec.attempt, status=outcome.status, finished_at=here.run.now(),
                      failure=outcome.failure, message=outcome.message,
                      success=success.to_record() if success is not None and success.results
                      else None, outputs=kept)
-    rec.update(end.to_record())
+    here.state.record = here.state.record.with_attempt(rec.replace(end=end))
     at = end.finished_at
     # The reason and the usage ride on the event, so a live view (`rein run`, `rein runs
     # watch`) shows a failed attempt and the budget spent from the log alone. Held: the
     # node's end (or the next attempt, or the ladder) follows and commits both; lost in a
     # crash, the attempt was in flight, and resuming runs it again.
+    usage = None if rec.served is None else rec.served.usage
     here.save(EventType.ATTEMPT_FINISHED,
-              {"attempt": rec["attempt"], "result": outcome.status.value,
+              {"attempt": rec.attempt, "result": outcome.status.value,
                "failure": outcome.failure.value if outcome.failure else None,
-               **({"error": rec["error"]} if "error" in rec else {}),
-               **({"usage": rec["usage"]} if rec.get("usage") else {})}, hold=True,
+               **({"error": error_text(outcome.failure, outcome.message)}
+                  if outcome.failure is not None else {}),
+               **({"usage": dict(usage)} if usage else {})}, hold=True,
               at=at)
     return outcome
 

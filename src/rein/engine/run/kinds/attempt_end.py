@@ -1,18 +1,20 @@
-"""How one attempt ended, as a typed value and as the fields of its record, and what the
-next attempt is told about it.
+"""An attempt's record and the node record that holds it, as typed values; how an attempt
+ended, and what the next attempt is told about it.
 
-An attempt object of the run record (``node_run.attempts[]``) gets its closing fields when
-the attempt ends: ``status``, ``finished_at``, the ``success`` outcome, and for a failure
-``error`` (``"<failure class>: <message>"``), ``x-rein-failure-class`` and the outputs it
-produced (``x-rein-outputs``, redacted ones left out). :class:`AttemptEnd` is those fields
-typed: :meth:`AttemptEnd.to_record` writes them and :meth:`AttemptEnd.from_record` reads them
-back, so a run continued by replay (another process, after a pause) takes an ended attempt
-as it ended, and the next attempt's feedback comes from the same value either way.
+A node's steps do not write dictionaries: each change makes a new :class:`NodeRecord` (an
+attempt opened, served or ended, a human event, the node's end), which
+:class:`rein.engine.run.runtime.NodeState` holds until the store writes it. The conversion
+to the stored ``node_run`` object (:meth:`NodeRecord.to_record`, :meth:`AttemptRecord.
+to_record`, :meth:`AttemptEnd.to_record`) and back (``from_record``) is explicit and is the
+only place a field name is spelled, so a run continued by replay (another process, after a
+pause) takes back what an earlier one wrote, and the next attempt's feedback comes from the
+same value either way.
 
-The record keeps the failure's message only inside ``error``, after the failure class the
-record also holds on its own (``x-rein-failure-class``): :meth:`from_record` takes the class
-from that field and the message as what ``error`` says after it, the one inverse of
-:meth:`to_record`, instead of splitting the text at its first colon.
+An attempt's record keeps the failure's message on its own (``x-rein-message``) beside the
+``error`` text AGS defines (``"<failure class>: <message>"``): reading it back never splits
+a text. A record written before the message was kept (no ``x-rein-message``) is still read:
+the message is what ``error`` says after the class the record holds
+(``x-rein-failure-class``).
 
 Between attempts: the wait, the feedback the next attempt gets, and adopted attempts.
 Retries carry the failed criteria's descriptions and evidence as feedback (``failure.retry.
@@ -31,16 +33,19 @@ from rein.core.failures import FailureClass
 from rein.core.frozen import Frozen, field
 from rein.core.states import AttemptStatus
 from rein.engine.run.criteria.model import SuccessOutcome
-from rein.engine.run.runtime import NodeState
 from rein.formats.ags.spec import DEFAULT_RETRY_ON, NodeSpec, RetrySpec, SuccessSpec
 from rein.workers.base import Feedback
 
-__all__ = ["DEFAULT_RETRY_ON", "GENERIC", "RERUN", "AttemptEnd", "AttemptOutcome", "AttemptServed",
-           "AttemptStart", "adopted", "backoff",
-           "error_text", "failed_criteria", "feedback_for", "should_retry"]
+__all__ = ["DEFAULT_RETRY_ON", "DURATION", "GENERIC", "MESSAGE", "RERUN", "STATE_FIELDS",
+           "AttemptEnd", "AttemptOutcome", "AttemptRecord", "AttemptServed", "AttemptStart",
+           "NodeRecord", "adopted", "backoff", "error_text", "failed_criteria", "feedback_for",
+           "should_retry"]
 
 GENERIC = "success criteria failed"  # when no failed criterion is known (none recorded)
+
 RERUN = "x-rein-rerun"  # the attempt re-runs one an earlier process left in flight
+MESSAGE = "x-rein-message"  # why an attempt failed, apart from its ``error`` text
+DURATION = "x-rein-duration-seconds"
 
 
 def error_text(failure: FailureClass, message: str | None) -> str:
@@ -86,18 +91,19 @@ class AttemptEnd(Frozen):
     status: AttemptStatus
     finished_at: str
     failure: FailureClass | None = None
-    message: str | None = None  # why it failed, as the record's ``error`` says after the class
+    message: str | None = None  # why it failed (``x-rein-message``; ``error`` after the class)
     success: Mapping[str, Any] | None = None  # the success outcome's record, when judged
     outputs: Mapping[str, Any] = field(default_factory=dict)  # kept when it failed
 
     def to_record(self) -> dict[str, Any]:
-        """The fields, in the order the run record has them (written into the attempt's
-        object with ``dict.update``, which keeps a field already there in its place)."""
+        """The closing fields, in the order the run record has them."""
         rec: dict[str, Any] = {"status": self.status.value, "finished_at": self.finished_at}
         if self.success is not None:
             rec["success"] = dict(self.success)
         if self.failure is not None:
             rec["error"] = error_text(self.failure, self.message)
+            if self.message is not None:
+                rec[MESSAGE] = self.message
             rec["x-rein-failure-class"] = self.failure.value
             if self.outputs:
                 rec["x-rein-outputs"] = dict(self.outputs)
@@ -114,15 +120,17 @@ class AttemptEnd(Frozen):
         failure = None
         if status != AttemptStatus.SUCCEEDED.value:
             failure = FailureClass(rec.get("x-rein-failure-class") or "criteria_failed")
+        message = rec[MESSAGE] if MESSAGE in rec else _message(failure, rec.get("error"))
         return cls(attempt=int(rec["attempt"]), status=AttemptStatus(status),
                    finished_at=str(rec.get("finished_at") or ""), failure=failure,
-                   message=_message(failure, rec.get("error")),
+                   message=None if failure is None or message is None else str(message),
                    success=rec.get("success"), outputs=dict(rec.get("x-rein-outputs") or {}))
 
 
 def _message(failure: FailureClass | None, error: Any) -> str | None:
-    """What :func:`error_text` wrote after the class; an ``error`` that does not start with
-    the recorded class (written by hand, or by an older rein) is the message as a whole."""
+    """The message of a record written before it was kept apart: what :func:`error_text`
+    wrote after the class; an ``error`` that does not start with the recorded class
+    (written by hand, or by an older rein) is the message as a whole."""
     if failure is None or not error:
         return None
     text = str(error)
@@ -130,6 +138,123 @@ def _message(failure: FailureClass | None, error: Any) -> str | None:
         return None
     prefix = f"{failure.value}: "
     return text.removeprefix(prefix) if text.startswith(prefix) else text
+
+
+class AttemptRecord(Frozen):
+    """One attempt's object of the run record (``node_run.attempts[]``): opened, then served
+    by a worker (not an expression decision's), then ended.
+
+    Read from a stored record, it writes that record back as it was read: fields it does not
+    model (``x-rein-interrupted``, a newer rein's) and fields an older rein wrote otherwise
+    (an ``error`` text by hand, no ``x-rein-message``) are kept in :attr:`as_read`."""
+
+    start: AttemptStart
+    served: AttemptServed | None = None
+    end: AttemptEnd | None = None
+    as_read: Mapping[str, Any] = field(default_factory=dict)  # stored fields, as they were
+    unread: frozenset[str] = frozenset()  # fields this value writes that the stored one lacked
+
+    @property
+    def attempt(self) -> int:
+        return self.start.attempt
+
+    def to_record(self) -> dict[str, Any]:
+        rec = self.start.to_record()
+        if self.served is not None:
+            rec.update(self.served.to_record())
+        if self.end is not None:
+            rec.update(self.end.to_record())
+        if self.as_read or self.unread:
+            for name in self.unread:
+                rec.pop(name, None)
+            rec.update(self.as_read)
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> AttemptRecord:
+        start = AttemptStart(attempt=int(rec["attempt"]), started_at=str(rec.get("started_at")
+                             or ""), rerun=bool(rec.get(RERUN)))
+        served = None
+        if isinstance(rec.get("usage"), Mapping) and isinstance(rec.get("routed"), Mapping):
+            served = AttemptServed(usage=rec["usage"], routed=rec["routed"])
+        typed = cls(start=start, served=served, end=AttemptEnd.from_record(rec))
+        written = typed.to_record()
+        return typed.replace(
+            as_read={k: v for k, v in rec.items() if k not in written or written[k] != v},
+            unread=frozenset(k for k in written if k not in rec))
+
+
+# The fields of a node's record that its state writes (NodeState.to_record): not part of
+# the record value, which holds what the node's steps add.
+STATE_FIELDS = frozenset({"node_id", "type", "status", "scope_path", "inputs", "outputs",
+                          "x-rein-redacted", "decision", "x-rein-unabsorbed",
+                          "x-rein-degraded"})
+
+
+class NodeRecord(Frozen):
+    """What a node's steps add to its ``node_run`` object: when it started and ended, its
+    attempts, the human events it met, and the fields its end adds (``skip_reason``,
+    ``escalated``, ``x-rein-blocked``, ``child_run_id``, ...: :attr:`notes`). The fields
+    its state holds (status, inputs, outputs, decision) are the state's own."""
+
+    started_at: str | None = None
+    finished_at: str | None = None
+    duration: float | None = None  # x-rein-duration-seconds
+    attempts: tuple[AttemptRecord, ...] = ()
+    human_events: tuple[Mapping[str, Any], ...] = ()
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_attempt(self, attempt: AttemptRecord) -> NodeRecord:
+        """This record with ``attempt`` in the place of the one of its number (appended
+        when there is none)."""
+        n = attempt.start.attempt
+        attempts = self.attempts
+        for i, a in enumerate(attempts):
+            if a.start.attempt == n:
+                return self.replace(attempts=(*attempts[:i], attempt, *attempts[i + 1:]))
+        return self.replace(attempts=(*attempts, attempt))
+
+    def attempt(self, n: int) -> AttemptRecord | None:
+        for a in self.attempts:
+            if a.start.attempt == n:
+                return a
+        return None
+
+    def with_human(self, event: Mapping[str, Any]) -> NodeRecord:
+        return self.replace(human_events=(*self.human_events, dict(event)))
+
+    def noting(self, fields: Mapping[str, Any]) -> NodeRecord:
+        """This record with more fields of the node's end (the ones given win)."""
+        return self.replace(notes={**self.notes, **fields}) if fields else self
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {}
+        if self.started_at is not None:
+            rec["started_at"] = self.started_at
+        if self.attempts:
+            rec["attempts"] = [a.to_record() for a in self.attempts]
+        if self.human_events:
+            rec["human_events"] = [dict(e) for e in self.human_events]
+        if self.finished_at is not None:
+            rec["finished_at"] = self.finished_at
+        if self.duration is not None:
+            rec[DURATION] = self.duration
+        rec.update(self.notes)
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> NodeRecord:
+        """The record value of a stored ``node_run`` object (the fields the state writes
+        left to the state)."""
+        known = {"started_at", "finished_at", DURATION, "attempts", "human_events"}
+        duration = rec.get(DURATION)
+        return cls(
+            started_at=rec.get("started_at"), finished_at=rec.get("finished_at"),
+            duration=None if duration is None else float(duration),
+            attempts=tuple(AttemptRecord.from_record(a) for a in rec.get("attempts") or ()),
+            human_events=tuple(dict(e) for e in rec.get("human_events") or ()),
+            notes={k: v for k, v in rec.items() if k not in known and k not in STATE_FIELDS})
+
 
 
 class AttemptOutcome(Frozen):
@@ -183,7 +308,7 @@ def feedback_for(retry: RetrySpec, last: AttemptOutcome) -> Feedback | None:
     return Feedback(failure_class=failure, summary=GENERIC, failed_criteria=last.feedback)
 
 
-def adopted(state: NodeState, spec: NodeSpec, n: int) -> AttemptOutcome | None:
+def adopted(record: NodeRecord, spec: NodeSpec, n: int) -> AttemptOutcome | None:
     """Attempt ``n`` as an earlier process closed it, when the run paused after it.
 
     A run continues by replay, and a node that was retrying is scheduled again from its
@@ -191,12 +316,9 @@ def adopted(state: NodeState, spec: NodeSpec, n: int) -> AttemptOutcome | None:
     ended (its work was done, its criteria judged) instead of being run and judged again
     against a workspace that later attempts have changed.
     """
-    for rec in state.record.get("attempts") or []:
-        if rec.get("attempt") != n:
-            continue
-        end = AttemptEnd.from_record(rec)
-        if end is None or end.failure is None:  # in flight, or it succeeded: run it
-            continue
+    found = record.attempt(n)
+    end = None if found is None else found.end
+    if end is not None and end.failure is not None:  # not in flight, nor succeeded
         return AttemptOutcome(
             status=end.status, failure=end.failure, message=end.message, outputs=end.outputs,
             feedback=failed_criteria((end.success or {}).get("results") or (), spec.success))

@@ -66,7 +66,7 @@ async def _ask_human(here: NodeAt, n: int,
                  "attempt": n, "digest": req.digest},
         shows=dict(outputs))
     answer = row.answer or {}
-    here.state.record.setdefault("human_events", []).append(approvals.human_event(
+    here.state.record = here.state.record.with_human(approvals.human_event(
         row, stage="success", mode="approve", checkpoint_id=req.criterion_id))
     return HumanAnswer(approved=row.status is ApprovalStatus.ACCEPTED,
                        note=answer.get("note"), reviewer=answer.get("actor"))

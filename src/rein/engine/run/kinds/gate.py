@@ -38,10 +38,9 @@ async def run_gate(here: NodeAt, spec: NodeSpec
     state.attempts = 1
     scope = here.inst.scope().with_self({"id": here.nid, "attempt": 1, "inputs": {}, "outputs": {}})
     prompt = render(str(gate.get("prompt") or node.get("title", "")), scope)
-    events = state.record.setdefault("human_events", [])
     if mode == "notify":
-        events.append({"at_stage": "gate", "mode": mode, "outcome": "notified",
-                       "at": here.run.now()})
+        state.record = state.record.with_human({"at_stage": "gate", "mode": mode,
+                                                "outcome": "notified", "at": here.run.now()})
         here.run.emit(EventType.HUMAN_NOTIFIED, {"node": key, "prompt": prompt})
         return NodeOutcome(status=NodeStatus.SUCCEEDED)
     present = [value(here.run, scope, str(e), f"node {here.nid} gate.present") for e in
@@ -75,13 +74,13 @@ async def run_gate(here: NodeAt, spec: NodeSpec
                        node=key)
             accepted = False
         outcome = "edited" if edited else "approved"
-    events.append(approvals.human_event(row, stage="gate", mode=mode, outcome=outcome
-                                        if accepted else None))
+    state.record = state.record.with_human(approvals.human_event(
+        row, stage="gate", mode=mode, outcome=outcome if accepted else None))
     if accepted:
         return succeeded({**values, "decision": "approved"}, decision="approved")
     on_reject = gate.get("on_reject", "fail")
     if row.status is ApprovalStatus.TIMED_OUT and row.request.get("on_timeout") == "escalate":
-        state.record["escalated"] = True
+        state.record = state.record.noting({"escalated": True})
         if spec.failure.escalation is not None:
             resolved = await ladder.escalate(here, spec, reason="gate timed out")
             if resolved is not None:

@@ -167,7 +167,7 @@ async def _human_outputs(here: NodeAt,
                  "reason": why, **({"roles": roles} if roles else {})})
     values = dict((row.answer or {}).get("values") or {})
     accepted = row.status is ApprovalStatus.ACCEPTED
-    state.record.setdefault("human_events", []).append(approvals.human_event(
+    state.record = state.record.with_human(approvals.human_event(
         row, stage=why, mode="input", outcome="provided" if accepted and values else None))
     if not accepted:
         return None
@@ -194,7 +194,7 @@ async def escalate(here: NodeAt, spec: NodeSpec, *,
                    f"node {here.nid} asks to escalate but declares "
                    "no failure.escalation", node=here.key)
         return None
-    state.record["escalated"] = True
+    state.record = state.record.noting({"escalated": True})
     here.run.emit(EventType.NODE_ESCALATED, {"node": here.key, "to": esc.get("to"),
                                              "reason": reason})
     try:

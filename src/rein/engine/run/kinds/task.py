@@ -28,6 +28,7 @@ from rein.engine.run.kinds.attempt import criteria_reason, run_attempt, status_f
 from rein.engine.run.kinds.attempt_end import (
     AttemptEnd,
     AttemptOutcome,
+    AttemptRecord,
     AttemptStart,
     adopted,
     backoff,
@@ -91,7 +92,7 @@ async def _expression_decision(here: NodeAt,
     last: AttemptOutcome | None = None
     for n in range(1, retry.max_attempts + 1):
         state.attempts = n
-        last = adopted(state, spec, n)  # a run paused after it: taken as it ended
+        last = adopted(state.record, spec, n)  # a run paused after it: taken as it ended
         if last is None:
             if n > 1:
                 await here.env.sleep(backoff(retry, n, f"{here.env.run_id}:{here.key}:{n}"))
@@ -112,11 +113,10 @@ async def _decide(here: NodeAt, spec: NodeSpec,
     """Attempt ``n`` of an expression decision: the label, then ``success`` on it."""
     state = here.state
     here.run.root().env.budget.start_execution(here.env.clock.now())
-    rec = AttemptStart(attempt=n, started_at=here.run.now(),
-                       rerun=recovery.was_interrupted(here.run, here.key, n)).to_record()
-    attempts = state.record.setdefault("attempts", [])
-    attempts[:] = [a for a in attempts if a.get("attempt") != n]
-    attempts.append(rec)
+    rec = AttemptRecord(start=AttemptStart(
+        attempt=n, started_at=here.run.now(),
+        rerun=recovery.was_interrupted(here.run, here.key, n)))
+    state.record = state.record.with_attempt(rec)
     scope = here.inst.scope().with_self({"id": here.nid, "attempt": n, "inputs": state.inputs})
     chosen = None
     for branch in block.get("branches") or []:
@@ -126,30 +126,29 @@ async def _decide(here: NodeAt, spec: NodeSpec,
     chosen = chosen or block.get("default_branch")
     if chosen is None:
         error = "no branch matched and there is no default_branch"
-        rec.update(AttemptEnd(attempt=n, status=AttemptStatus.FAILED, finished_at=here.run.now(),
-                              failure=FailureClass.CRITERIA_FAILED, message=error).to_record())
+        state.record = state.record.with_attempt(rec.replace(end=AttemptEnd(
+            attempt=n, status=AttemptStatus.FAILED, finished_at=here.run.now(),
+            failure=FailureClass.CRITERIA_FAILED, message=error)))
         return AttemptOutcome(status=AttemptStatus.FAILED,
                               failure=FailureClass.CRITERIA_FAILED, message=error)
     outputs = {"decision": chosen}
     check = spec.raw.get("success")
     success = SuccessOutcome(passed=True) if check is None else await evaluate_success(
         check, criterion_context(here, spec.raw, n, outputs))
-    # This record has finished_at and success before status (the order it always had).
-    rec["finished_at"] = at = here.run.now()
+    at = here.run.now()
     judged = success.to_record() if success.results else None
-    if judged is not None:
-        rec["success"] = judged
     if success.passed:
-        rec.update(AttemptEnd(attempt=n, status=AttemptStatus.SUCCEEDED, finished_at=at,
-                              success=judged).to_record())
+        state.record = state.record.with_attempt(rec.replace(end=AttemptEnd(
+            attempt=n, status=AttemptStatus.SUCCEEDED, finished_at=at, success=judged)))
         return AttemptOutcome(status=AttemptStatus.SUCCEEDED, outputs=outputs,
                               success=success, decision=chosen)
     failure = FailureClass.TIMEOUT if success.timed_out else FailureClass.CRITERIA_FAILED
     status = status_for(failure)
     told = failed_criteria(success.to_record()["results"], spec.success)
     reason = criteria_reason(success, spec.success)
-    rec.update(AttemptEnd(attempt=n, status=status, finished_at=at, failure=failure,
-                          message=reason, success=judged, outputs=outputs).to_record())
+    state.record = state.record.with_attempt(rec.replace(end=AttemptEnd(
+        attempt=n, status=status, finished_at=at, failure=failure, message=reason,
+        success=judged, outputs=outputs)))
     return AttemptOutcome(
         status=status, failure=failure, outputs=outputs, success=success, decision=chosen,
         message=reason, feedback=told)
@@ -168,7 +167,7 @@ async def _run_attempts(here: NodeAt, spec: NodeSpec, *,
     feedback: Feedback | None = None
     last: AttemptOutcome | None = None
     for n in range(1, retry.max_attempts + 1):
-        earlier = adopted(state, spec, n)
+        earlier = adopted(state.record, spec, n)
         if n > 1:
             if earlier is None:  # an adopted attempt was followed by its wait already
                 await here.env.sleep(backoff(retry, n, f"{here.env.run_id}:{here.key}:{n}"))
