@@ -34,7 +34,6 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
 from rein.config import files as _files
 from rein.config.approver import (
@@ -52,8 +51,10 @@ from rein.errors import ConfigError, LoadError, Location
 
 # Every command reads the configuration, most of them with no file to read: the TOML
 # parser, the trust records and the document loader are imported when a file needs them.
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
     import tomllib
+    from typing import Any
 
     from rein.config.trust import ProjectTrust
     from rein.formats.loader import LoadLimits

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from rein.core.ids import RunId
 from rein.core.states import TurnStatus
@@ -14,6 +13,10 @@ from rein.errors import Refused, StoreError
 from rein.store.lazy_json import LazyObject
 from rein.store.rows import DriverTurn
 from rein.store.sql.connection import SQLConnection, dump, dump_ordered
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class DriverTurnsSQL(SQLConnection):

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rein.core.ids import RunId
 from rein.store.rows import Event, Transition
 from rein.store.sql.connection import SQLConnection
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class EventsSQL(SQLConnection):

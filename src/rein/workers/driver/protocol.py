@@ -20,12 +20,14 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen
 from rein.errors import Refused
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and must be fast
+    from typing import Any
+
     from rein.workers.base import AttemptRequest
 
 PROTOCOL = "rein.driver/1"

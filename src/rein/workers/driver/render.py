@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from rein.workers.driver.protocol import INBOX
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 _TEXTS = ("string", "text", "markdown")
 _EVIDENCE = 2_000  # characters of one piece of evidence an agent is shown
