@@ -378,7 +378,7 @@ def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
 # ---------------------------------------------------------------------------- reading
 
 
-_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+_TOML_POS = r"\(at line (\d+), column (\d+)\)"  # compiled on a TOML error only
 
 
 # A rein.toml is a few kilobytes; the bound keeps a FIFO, a device or a huge file from
@@ -441,10 +441,10 @@ def _check_numbers(data: dict[str, Any], path: Path) -> None:
 
 
 def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
-    m = _TOML_POS.search(str(exc))
+    m = re.search(_TOML_POS, str(exc))
     line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
     return ConfigError(
-        f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
+        f"invalid TOML: {re.sub(_TOML_POS, '', str(exc)).strip()}", code="CFG003",
         location=Location(file=str(path), line=line, column=col),
         hint="see https://toml.io for the syntax",
     )
