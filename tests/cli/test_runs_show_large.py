@@ -1,11 +1,13 @@
 """`rein runs show` of a large run: a summary whose cost does not grow with the run.
 
-Counted, not timed: the node rows the command builds (each one a record parsed) stay the
-same whether the run has 300 nodes or 900, and its usage is summed without building any.
+Counted, not timed: the node rows the command builds (each one a record parsed) and the
+rows it reads from the database at all stay the same whether the run has 300 nodes or 900:
+its usage is summed, and its nodes counted, by the database.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,23 +49,46 @@ def _stored_run(workspace: Path, n: int) -> str:
     return str(run_id)
 
 
-def _shown(workspace: Path, run_id: str, monkeypatch: pytest.MonkeyPatch,
-           capsys: Any) -> tuple[str, int]:
+def _shown(workspace: Path, run_id: str, monkeypatch: pytest.MonkeyPatch, capsys: Any,
+           *args: str) -> tuple[str, int]:
     """The text of `rein runs show RUN`, and how many node rows the store built for it."""
-    built = 0
+    out, built, _ = _counted(workspace, run_id, monkeypatch, capsys, *args)
+    return out, built
+
+
+def _counted(workspace: Path, run_id: str, monkeypatch: pytest.MonkeyPatch, capsys: Any,
+             *args: str) -> tuple[str, int, int]:
+    """The output of `rein runs show RUN ARGS`, the node rows the store built for it, and
+    the rows it read from the database (every statement's, streamed or not)."""
+    built = read = 0
     real = sql_runs.NodeRow
+    execute, stream = SQLiteStore._execute, SQLiteStore._stream
 
     def counting(**fields: Any) -> NodeRow:
         nonlocal built
         built += 1
         return real(**fields)
 
+    def executed(store: SQLiteStore, *a: Any) -> Any:
+        nonlocal read
+        rows = execute(store, *a)
+        read += len(rows._rows)
+        return rows
+
+    def streamed(store: SQLiteStore, *a: Any) -> Iterator[Any]:
+        nonlocal read
+        for row in stream(store, *a):
+            read += 1
+            yield row
+
     with monkeypatch.context() as patch:
         patch.setattr(sql_runs, "NodeRow", counting)
+        patch.setattr(SQLiteStore, "_execute", executed)
+        patch.setattr(SQLiteStore, "_stream", streamed)
         patch.chdir(workspace)
         capsys.readouterr()
-        assert main(["runs", "show", run_id]) == 0
-    return capsys.readouterr().out, built
+        assert main(["runs", "show", run_id, *args]) == 0
+    return capsys.readouterr().out, built, read
 
 
 @pytest.mark.parametrize("n", [300, 900])
@@ -86,3 +111,16 @@ def test_a_small_run_lists_every_node(tmp_path: Path, monkeypatch: pytest.Monkey
     out, _ = _shown(tmp_path, run_id, monkeypatch, capsys)
     assert "nodes\n" in out
     assert sum(1 for line in out.splitlines() if "(task)" in line) == 20
+
+
+def test_the_rows_read_for_a_summary_do_not_grow_with_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """Its usage is summed by the database: the rows read are the same at 300 nodes as at
+    900 (before, two rows of every attempt came back to be summed, twice)."""
+    read = {}
+    for n in (300, 900):
+        run_id = _stored_run(tmp_path / str(n), n)
+        out, _, read[n] = _counted(tmp_path / str(n), run_id, monkeypatch, capsys)
+        assert f"{10 * n} tokens · {n} node executions" in out, out
+    assert read[300] == read[900], read
+    assert read[900] < 100, read

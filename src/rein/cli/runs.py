@@ -142,9 +142,8 @@ def show_run(run_id: str | None, fmt: str, workspace: Path | None, as_json: bool
                                   pending_only=False)
         pending = [a for a in asked if a.status.value == "pending"]
         children = harness.child_runs(run.run_id)
-        # where each figure comes from: measured, attributed, self-reported or unknown
-        usage = {**harness.usage(run.run_id),
-                 "sources": harness.usage_sources(run.run_id)}
+        # with where each figure comes from: measured, attributed, self-reported or unknown
+        usage = harness.usage_with_sources(run.run_id)
         # The operator's request to stop, as its event recorded it (who and why).
         asked_to_stop = harness.events(run.run_id, types=["run/cancel_requested"])
         cancel = asked_to_stop[-1].payload if asked_to_stop else None

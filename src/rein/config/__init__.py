@@ -46,6 +46,7 @@ from rein.config.approver import (
 )
 from rein.config.files import config_paths
 from rein.config.hooks import check_hooks
+from rein.core.config_places import any_config
 from rein.core.frozen import Frozen, field, set_field
 from rein.errors import ConfigError, LoadError, Location
 
@@ -188,7 +189,7 @@ def loader_limits(workspace: Path) -> LoadLimits:
     (CFG002/CFG003/CFG004 for a file that cannot be read)."""
     from rein.formats.loader import DEFAULT_LIMITS
 
-    if not any(path.exists() for _scope, path in config_paths(workspace)):
+    if not any_config(workspace):
         return DEFAULT_LIMITS
     return load_config(workspace).limits
 

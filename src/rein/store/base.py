@@ -180,8 +180,9 @@ class Runs(Protocol):
         ...
 
     def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
-        """What a run's usage is summed from, one per attempt of each node (one with
-        ``attempt=None`` for a node without any), streamed in node order."""
+        """What a run's usage is summed from: its attempts (and its nodes without any)
+        grouped, each group with its count and its figures summed (:class:`AttemptFacts`),
+        in no particular order; a handful for a run of any size."""
         ...
 
     def delete_runs(self, run_ids: Sequence[str]) -> int:

@@ -32,7 +32,7 @@ def store_url(workspace: Path, given: str | None = None, *, config: Config | Non
     if given:
         return given
     if config is None:
-        from rein.config.files import any_config
+        from rein.core.config_places import any_config
 
         if not any_config(workspace):  # nothing to read: skip importing the config machinery
             return None
@@ -49,7 +49,7 @@ def store_url(workspace: Path, given: str | None = None, *, config: Config | Non
 
 def key_variables(workspace: Path) -> tuple[str, ...]:
     """The provider key variables the workspace's merged ``rein.toml`` names."""
-    from rein.config.files import any_config
+    from rein.core.config_places import any_config
 
     if not any_config(workspace):
         return ()

@@ -64,17 +64,35 @@ class NodeRow(Frozen):
 
 
 class AttemptFacts(Frozen):
-    """The few fields of one attempt of a node row that a run's usage totals read, without
-    the rest of the record (:meth:`rein.store.base.Runs.attempt_facts`)."""
+    """The few fields of a node row's attempts that a run's usage totals read, without the
+    rest of the record (:meth:`rein.store.base.Runs.attempt_facts`): ``count`` attempts
+    alike in every field here, their usage figures summed.
+
+    Alike means: the same node type, node status and ``started``, both first attempts or
+    both later ones, the same attempt status, driver token and usage source, and the same
+    figures of :data:`SUMMED` given as numbers. So a run of 50,000 checked task nodes is a
+    handful of these, whatever its size (a driver's attempts stay one each: each has its
+    own token)."""
 
     type: str  # the node's
     status: NodeStatus  # the node's
     started: bool  # the node's record has a ``started_at``
-    attempt: int | None = None  # its index in ``attempts``; None: the node has none
+    # None: the node has no attempt; 0: its first attempt; 1: a later one
+    attempt: int | None = None
     attempt_status: str | None = None
-    usage: Mapping[str, Any] | None = None  # the attempt's ``usage`` when it is an object
+    # None when the attempts' ``usage`` is not an object; else each figure of SUMMED summed
+    # over the attempts, or None where they do not give it as a number (missing, null,
+    # true or false, text)
+    usage: Mapping[str, Any] | None = None
     driver_token: str | None = None  # ``x-rein-driver-token``, as text
     usage_source: str | None = None  # ``x-rein-usage-source``
+    count: int = 1  # how many attempts (or nodes without any) these facts stand for
+
+
+# The figures of an attempt's usage that a run's totals add up
+# (:func:`rein.engine.run.record.usage_of`); any other key of ``usage`` is not read.
+SUMMED = ("input_tokens", "output_tokens", "total_tokens", "cost_usd", "tool_calls",
+          "node_executions")
 
 
 class ApprovalRow(Frozen):

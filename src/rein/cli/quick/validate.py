@@ -30,12 +30,17 @@ def quick_validate(args: Sequence[str]) -> int | None:
     paths, strict, as_json = parsed
     from pathlib import Path
 
-    from rein.config import loader_limits
+    from rein.core.config_places import any_config
     from rein.errors import ReinError
     from rein.formats.ags import iter_graph_files, validate_path
+    from rein.formats.loader import DEFAULT_LIMITS
 
     try:
-        limits = loader_limits(Path.cwd())
+        limits = DEFAULT_LIMITS
+        if any_config(Path.cwd()):  # its [limits] bound the documents
+            from rein.config import loader_limits
+
+            limits = loader_limits(Path.cwd())
         reports = [validate_path(p, limits=limits) for p in iter_graph_files(paths)]
     except (ReinError, OSError):
         return None  # click's command reports it, as every command does

@@ -152,6 +152,13 @@ class Reads:
 
         return usage_sources(self.store, self.run(run_id).run_id)
 
+    def usage_with_sources(self, run_id: str) -> dict[str, Any]:
+        """:meth:`usage` with its ``sources`` (:meth:`usage_sources`), from one read of the
+        store (:func:`rein.engine.run.record.usage_with_sources`)."""
+        from rein.engine.run.record import usage_with_sources
+
+        return usage_with_sources(self.store, self.run(run_id).run_id)
+
     def usage_report(self, run_ids: Sequence[str], places: Sequence[Path] = ()
                      ) -> dict[str, Any]:
         """What the driving agent spent on some runs (:mod:`rein.engine.cases.usage_report`),

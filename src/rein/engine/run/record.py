@@ -20,6 +20,7 @@ from rein.store.base import Store
 
 if TYPE_CHECKING:
     from rein.engine.run.record_order import RecordOrder
+    from rein.store.rows import AttemptFacts
 
 FEATURES = (
     "task", "decision", "gate", "loop", "map", "subgraph", "subgraph.ref",
@@ -49,9 +50,23 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
     so is a gate or container that has not ended (replay starts it again). Tokens and cost
     are always counted: they were spent.
     """
+    return _summed(store, run_id, include_children, settled_only)[0]
+
+
+def usage_with_sources(store: Store, run_id: str) -> dict[str, Any]:
+    """:func:`usage_of` a run with its child runs, and its ``sources``
+    (:func:`usage_sources`), from one read of the store."""
+    totals, found = _summed(store, run_id, True, False)
+    return {**totals, "sources": found}
+
+
+def _summed(store: Store, run_id: str, include_children: bool,
+            settled_only: bool) -> tuple[dict[str, Any], list[str]]:
+    """(:func:`usage_of`, :func:`usage_sources`) in one pass over the attempts' facts."""
     totals: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0,
                               "cost_usd": 0.0, "tool_calls": 0, "node_executions": 0}
     unknown: set[str] = set()
+    found: set[str] = set()
     runs = [run_id]
     if include_children:
         stack = [run_id]
@@ -61,31 +76,46 @@ def usage_of(store: Store, run_id: str, *, include_children: bool = False,
                 stack.append(child.run_id)
     for rid in runs:
         attributed = attributed_usage(store, rid)
-        # Streamed, a few fields of each attempt: a run's size weighs on the time only.
+        # Grouped by the store, each with its count and its figures summed: a handful of
+        # values for a run of any size (``AttemptFacts``).
         for f in store.attempt_facts(RunId(rid)):
             open_again = settled_only and not f.status.terminal
-            if f.attempt is None:  # a node without attempts
+            if f.attempt is None:  # nodes without attempts
                 if f.type not in ("task", "decision") and f.started and not open_again:
-                    totals["node_executions"] += 1
+                    totals["node_executions"] += f.count
                 continue
             if f.type in ("task", "decision"):
                 # Replay keeps the closed failures of an unfinished node; anything else
                 # (in flight, or succeeded just before a crash) is run again.
                 if not (open_again and f.attempt_status in (None, "succeeded")):
-                    totals["node_executions"] += 1
+                    totals["node_executions"] += f.count
             elif f.attempt == 0 and f.started and not open_again:
-                totals["node_executions"] += 1
-            used = attributed.get(str(f.driver_token)) or f.usage
+                totals["node_executions"] += f.count
+            found.update(_source(f, attributed))
+            told = attributed.get(str(f.driver_token))
+            # What rein attributed is one turn's: as many times as attempts carry it.
+            used, times = (told, f.count) if told else (f.usage, 1)
             if not isinstance(used, Mapping):
                 continue
             unknown.update(k for k in MEASURED if not _number(used.get(k)))
             for k, v in used.items():
                 if k in totals and _number(v):
-                    totals[k] += v
+                    totals[k] += v * times
     totals["cost_usd"] = round(totals["cost_usd"], 6)
     for k in unknown:
         totals[k] = None
-    return totals
+    return totals, sorted(found)
+
+
+def _source(f: AttemptFacts, attributed: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where the usage of attempts with these facts comes from (:func:`usage_sources`)."""
+    if f.driver_token is None:
+        return ("measured",) if f.usage is not None else ()
+    if f.driver_token in attributed:
+        return ("attributed",)
+    if f.usage_source == "self-reported":
+        return ("self-reported",)
+    return ("unknown",) if f.attempt_status is not None else ()  # ended, no usage told
 
 
 # What a worker may be unable to measure: unknown in an attempt, unknown in every total.
@@ -110,27 +140,7 @@ def usage_sources(store: Store, run_id: str) -> list[str]:
     ``measured`` (a worker rein ran counted it), ``attributed`` (a driver's turn, from the
     agent's own records), ``self-reported`` (a driver's turn, as the agent said) and
     ``unknown`` (a driver's turn nobody measured)."""
-    found: set[str] = set()
-    runs, stack = [run_id], [run_id]
-    while stack:
-        for child in store.child_runs(RunId(stack.pop())):
-            runs.append(child.run_id)
-            stack.append(child.run_id)
-    for rid in runs:
-        attributed = attributed_usage(store, rid)
-        for f in store.attempt_facts(RunId(rid)):
-            if f.attempt is None:
-                continue
-            if f.driver_token is None:
-                if f.usage is not None:
-                    found.add("measured")
-            elif f.driver_token in attributed:
-                found.add("attributed")
-            elif f.usage_source == "self-reported":
-                found.add("self-reported")
-            elif f.attempt_status is not None:  # ended without a usage told
-                found.add("unknown")
-    return sorted(found)
+    return _summed(store, run_id, True, False)[1]
 
 
 SOURCE = "x-rein-usage-source"  # on a driver's attempt whose usage the agent reported

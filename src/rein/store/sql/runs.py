@@ -7,11 +7,11 @@ The run lock every backend holds its own way is the connection's
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
-from rein.store.rows import AttemptFacts, Event, NodeRow, RunRow, WorkspaceRef
+from rein.store.rows import SUMMED, AttemptFacts, Event, NodeRow, RunRow, WorkspaceRef
 from rein.store.sql.connection import SQLConnection, dump
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 def facts_of(row: NodeRow) -> Iterator[AttemptFacts]:
-    """The :class:`AttemptFacts` of one node row, from its whole record."""
+    """The :class:`AttemptFacts` of one node row, one per attempt (or one for a node
+    without attempts), from its whole record."""
     started = bool(row.record.get("started_at"))
     attempts = row.record.get("attempts") or []
     if not attempts:
@@ -29,11 +30,43 @@ def facts_of(row: NodeRow) -> Iterator[AttemptFacts]:
     for i, a in enumerate(attempts):
         used = a.get("usage")
         token = a.get(DRIVER_TOKEN)
-        yield AttemptFacts(type=row.type, status=row.status, started=started, attempt=i,
-                           attempt_status=a.get("status"),
-                           usage=dict(used) if isinstance(used, Mapping) else None,
+        yield AttemptFacts(type=row.type, status=row.status, started=started,
+                           attempt=min(i, 1), attempt_status=scalar(a.get("status")),
+                           usage=figures(used) if isinstance(used, Mapping) else None,
                            driver_token=None if token is None else str(token),
-                           usage_source=a.get(USAGE_SOURCE))
+                           usage_source=scalar(a.get(USAGE_SOURCE)))
+
+
+def figures(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures of :data:`SUMMED` in one attempt's ``usage``: each a number, or None."""
+    return {k: v if _number(v) else None for k in SUMMED for v in (usage.get(k),)}
+
+
+def grouped(facts: Iterable[AttemptFacts]) -> Iterator[AttemptFacts]:
+    """``facts`` alike in every field but ``count`` and the values of their figures taken
+    together (:class:`AttemptFacts`), their figures summed in the order given; in the order
+    each group first appears."""
+    groups: dict[tuple[Any, ...], AttemptFacts] = {}
+    for f in facts:
+        given = None if f.usage is None else tuple(v is None for v in f.usage.values())
+        key = (f.type, f.status, f.started, f.attempt, f.attempt_status, f.driver_token,
+               f.usage_source, given)
+        if (g := groups.get(key)) is None:
+            groups[key] = f
+            continue
+        usage = None if g.usage is None or f.usage is None else {
+            k: None if v is None else v + f.usage[k] for k, v in g.usage.items()}
+        groups[key] = g.replace(count=g.count + f.count, usage=usage)
+    yield from groups.values()
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def scalar(value: Any) -> Any:
+    """A record's field as a fact: an object or an array as its JSON text (hashable)."""
+    return dump(value) if isinstance(value, Mapping | list) else value
 
 
 # Fields of an attempt's record the usage totals read (written by the engine).
@@ -161,12 +194,10 @@ class RunsSQL(SQLConnection):
                               record={} if r[6] is None else json.loads(r[6]))
 
     def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
-        """What a run's usage is summed from (:class:`AttemptFacts`), one per attempt of
-        each node (one with ``attempt=None`` for a node without attempts), streamed. Read
-        from every record here; a backend that can pick the few fields in the database
-        does (SQLite)."""
-        for row in self.iter_nodes(run_id):
-            yield from facts_of(row)
+        """What a run's usage is summed from (:class:`AttemptFacts`): its attempts grouped,
+        a handful of values whatever the run's size. Read here from every record, a few
+        at a time; a backend that can group and sum them in the database does (SQLite)."""
+        return grouped(f for row in self.iter_nodes(run_id) for f in facts_of(row))
 
     def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
         r = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"

@@ -324,7 +324,7 @@ def protected_in(workspace: str | Path) -> tuple[str, ...]:
     """What no driver may write in ``workspace``, from its configuration as it is now
     (rein's own list alone when the configuration cannot be read). A workspace without a
     ``rein.toml`` anywhere is answered without reading one: a driver turn stays fast."""
-    from rein.config.files import any_config
+    from rein.core.config_places import any_config
     from rein.errors import ReinError
     from rein.tools.sandbox import protected_paths
 
