@@ -19,11 +19,16 @@ exception; only the loader raises, because nothing can be checked past a parse f
 from __future__ import annotations
 
 import enum
-from typing import Any, Literal
 
 from rein.core.frozen import Frozen, field
 
-Severity = Literal["error", "warning", "info"]
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Severity = Literal["error", "warning", "info"]
+else:
+    Severity = str
 
 
 class ExitCode(enum.IntEnum):

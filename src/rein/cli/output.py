@@ -12,10 +12,13 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from rein.errors import ExitCode, ReinError
 from rein.formats.redaction import Secrets, known_secrets, redact
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 _READ: list[Secrets] = []  # the environment's known secrets, once read
 

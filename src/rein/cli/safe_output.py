@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Gone:

@@ -34,7 +34,6 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
 
 from rein.config import files as _files
 from rein.config.approver import (
@@ -53,8 +52,10 @@ from rein.errors import ConfigError, LoadError, Location
 
 # Every command reads the configuration, most of them with no file to read: the TOML
 # parser, the trust records and the document loader are imported when a file needs them.
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
     import tomllib
+    from typing import Any
 
     from rein.config.trust import ProjectTrust
     from rein.formats.loader import LoadLimits
@@ -389,7 +390,7 @@ def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
 # ---------------------------------------------------------------------------- reading
 
 
-_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+_TOML_POS = r"\(at line (\d+), column (\d+)\)"  # compiled on a TOML error only
 
 
 # A rein.toml is a few kilobytes; the bound keeps a FIFO, a device or a huge file from
@@ -452,10 +453,10 @@ def _check_numbers(data: dict[str, Any], path: Path) -> None:
 
 
 def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
-    m = _TOML_POS.search(str(exc))
+    m = re.search(_TOML_POS, str(exc))
     line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
     return ConfigError(
-        f"invalid TOML: {_TOML_POS.sub('', str(exc)).strip()}", code="CFG003",
+        f"invalid TOML: {re.sub(_TOML_POS, '', str(exc)).strip()}", code="CFG003",
         location=Location(file=str(path), line=line, column=col),
         hint="see https://toml.io for the syntax",
     )

@@ -32,9 +32,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from rein.core.frozen import Frozen, set_field
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 OS_ACCOUNT = "the OS account"
 KEYS = ("id", "roles", "answer_when_confined", "allowed_signers", "signing_key")

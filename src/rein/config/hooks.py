@@ -27,7 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The five lifecycle events a hook may hear, in the order a session meets them.
 HOOK_EVENTS = ("SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "SessionEnd")

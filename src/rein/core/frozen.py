@@ -31,11 +31,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 from operator import attrgetter
-from typing import Any, ClassVar, Self, TypeVar, dataclass_transform, overload
 
 __all__ = ["MISSING", "Frozen", "Record", "field", "required", "set_field"]
 
-_T = TypeVar("_T")
+# `typing` is for the type checker only: every module imports this one, and a driver turn
+# (`rein next`) imports no `typing` at all. What it would run here does nothing at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Self, TypeVar, dataclass_transform, overload
+
+    _T = TypeVar("_T")
+else:
+    def dataclass_transform(**_: object) -> object:
+        return lambda cls: cls
 
 set_field = object.__setattr__  # how ``__post_init__`` sets a field of a frozen instance
 
@@ -60,10 +68,11 @@ class _Field:
         self.default_factory = default_factory
 
 
-@overload
-def field(*, default: _T) -> _T: ...
-@overload
-def field(*, default_factory: Callable[[], _T]) -> _T: ...
+if TYPE_CHECKING:
+    @overload
+    def field(*, default: _T) -> _T: ...
+    @overload
+    def field(*, default_factory: Callable[[], _T]) -> _T: ...
 def field(*, default: Any = MISSING, default_factory: Any = MISSING) -> Any:
     """A field's default (``default_factory`` is called for each instance that omits it)."""
     if (default is MISSING) == (default_factory is MISSING):

@@ -5,7 +5,12 @@
 
 from __future__ import annotations
 
-from typing import NewType
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import NewType
+else:
+    def NewType(name: str, tp: type) -> object:
+        return lambda value: value  # what typing's gives at run time: the value itself
 
 RunId = NewType("RunId", str)
 NodeId = NewType("NodeId", str)  # a node id as the graph declares it, e.g. "run_tests"

@@ -14,7 +14,6 @@ import datetime as dt
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
 
 from rein.core.frozen import Frozen
 from rein.engine.cases.queries import Reads
@@ -24,7 +23,10 @@ from rein.errors import ConfigError, Refused, ReinError, StoreError
 # The rows the Harness hands out, for a surface's annotations (surfaces import no store).
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, ThreadRow, ThreadTurnRow
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:  # the engine proper is imported when a run advances: `rein next` stays light
+    from typing import Any, Self
+
     from rein.config import Config
     from rein.config.approver import Approver
     from rein.core.states import ApprovalStatus

@@ -18,8 +18,6 @@ import json
 import math
 from typing import Any
 
-import rfc8785
-
 from rein.errors import DocumentError
 
 _SAFE_INT = 2**53 - 1
@@ -89,6 +87,8 @@ def canonical_json(value: Any) -> bytes:
             ).encode("utf-8")
         except (UnicodeEncodeError, ValueError):
             pass
+    import rfc8785  # what the fast path above cannot write: rare, and a large import
+
     try:
         return rfc8785.dumps(value)
     except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:

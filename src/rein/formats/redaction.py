@@ -16,9 +16,12 @@ value: a secret that a worker transforms (base64, split in two, reversed) is not
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from rein.core.frozen import Frozen
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 SECRET_PREFIX = "REIN_SECRET_"
 #: The variable each built-in provider kind reads its key from when ``api_key_env`` is unset.

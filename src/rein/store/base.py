@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, NodeStatus, TurnStatus
@@ -47,7 +46,12 @@ from rein.store.rows import (
     run_ids,
 )
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if not TYPE_CHECKING:
+    Protocol = object  # the roles below are for the type checker
 if TYPE_CHECKING:
+    from typing import Any, Protocol  # noqa: TC004 - object at run time, above
+
     from rein.formats.redaction import Secrets
 
 

@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Object = Mapping[str, Any]
+else:
+    _Object = Mapping
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
 
 
-class LazyObject(Mapping[str, Any]):
+class LazyObject(_Object):
     """The JSON object in ``text``, parsed member by member on demand."""
 
     __slots__ = ("_pos", "_text", "_values")

@@ -8,10 +8,9 @@ walk with an error instead of hanging every command that touches the run.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rein.errors import StoreError
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
     from rein.store.base import RunRow, Store
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
+    from typing import Any
+
     from rein.config import Config
 
 PG_SCHEMES = ("postgresql://", "postgres://")

@@ -8,11 +8,14 @@ does with them is :mod:`rein.store.base` (its roles).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from rein.core.frozen import Frozen, field
 from rein.core.ids import ApprovalId, NodeKey, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, TurnStatus
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class WorkspaceRef(Frozen):

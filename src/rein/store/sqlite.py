@@ -21,7 +21,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from rein.core.ids import RunId
 from rein.core.states import NodeStatus
@@ -41,6 +40,10 @@ from rein.store.sqlite_errors import (
     store_error,
     translated,
 )
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"

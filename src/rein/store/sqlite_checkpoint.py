@@ -32,8 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 from pathlib import Path
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    import threading
 
 #: Commits between two requests (SQLite's own default is 1,000 pages, a few commits each).
 EVERY = 128
@@ -52,22 +55,27 @@ class Checkpointer:
         self.served = 0  # the commit count of the newest request a checkpoint served
         self.runs = 0  # checkpoints this thread ran (tests count them)
         self._wanted = 0
-        self._idle = threading.Event()  # set while no checkpoint of this thread runs
-        self._idle.set()
-        self._wake = threading.Event()
         self._stop = False
+        # Made with the thread, on the first request: a command that reads, or commits a
+        # few times (a driver turn), imports no `threading`.
+        self._idle: threading.Event | None = None  # set while no checkpoint of it runs
+        self._wake: threading.Event | None = None
         self._thread: threading.Thread | None = None
 
     def request(self, commits: int) -> None:
         """A checkpoint, soon, covering at least the first ``commits`` commits."""
         self._wanted = commits
-        if self._thread is None:
+        if self._wake is None or self._thread is None:
+            import threading
+
+            self._idle, self._wake = threading.Event(), threading.Event()
+            self._idle.set()
             self._thread = threading.Thread(target=self._serve, name="rein-wal-checkpoint",
-                                            daemon=True)
+                                            args=(self._idle, self._wake), daemon=True)
             self._thread.start()
         self._wake.set()
 
-    def _serve(self) -> None:
+    def _serve(self, idle: threading.Event, wake: threading.Event) -> None:
         from urllib.parse import quote
 
         try:  # mode=rw: a store removed meanwhile is never created afresh by this thread
@@ -85,30 +93,32 @@ class Checkpointer:
                     handled = wanted
                     # An error (a busy or full disk) leaves the WAL to the next request, or
                     # to the inline fallback: a checkpoint is never worth failing a run for.
-                    self._idle.clear()
+                    idle.clear()
                     try:
                         with contextlib.suppress(sqlite3.Error):
                             db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                             self.runs += 1
                             self.served = wanted
                     finally:
-                        self._idle.set()
+                        idle.set()
                     continue
                 if self._stop:
                     return
-                self._wake.wait()
-                self._wake.clear()
+                wake.wait()
+                wake.clear()
         finally:
             db.close()
 
     def idle(self) -> None:
         """Return once no checkpoint of this thread is running (at once when none is)."""
-        self._idle.wait()
+        if self._idle is not None:
+            self._idle.wait()
 
     def stop(self) -> None:
         """End the thread once every request made is served."""
         self._stop = True
-        self._wake.set()
+        if self._wake is not None:
+            self._wake.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None

@@ -16,9 +16,12 @@ import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from rein.errors import StoreError
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Primary result codes (https://sqlite.org/rescode.html); the extended code's low byte.
 _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT = 5, 6, 8, 10, 11

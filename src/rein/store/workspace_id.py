@@ -34,12 +34,14 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.errors import Refused, StoreError
 from rein.store.base import WorkspaceRef
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
+    from typing import Any
+
     from rein.store.base import RunRow, Store
 
 FILE = Path(".rein") / "workspace.json"

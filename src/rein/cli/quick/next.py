@@ -15,7 +15,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def quick_next(args: Sequence[str]) -> int | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, NodeStatus
@@ -16,7 +15,10 @@ from rein.errors import ReinError
 from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store
 from rein.store.lineage import family, top_run_id
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
+    from typing import Any
+
     from rein.config import Config
     from rein.engine.cases.resume_plan import ResumePlan
 

@@ -9,7 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import time
-from typing import Protocol
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if not TYPE_CHECKING:
+    Protocol = object  # the protocols below are for the type checker
+if TYPE_CHECKING:
+    from typing import Protocol  # noqa: TC004 - object at run time, above
 
 
 class Clock(Protocol):

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.errors import Refused, StoreError
 from rein.store.rows import ApprovalRow, Transition
 from rein.store.sql.events import EventsSQL
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ApprovalsSQL(EventsSQL):

@@ -24,11 +24,14 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from rein.errors import Refused, ReinError, StoreError
 from rein.formats.redaction import Secrets, known_secrets, redact
 from rein.store.rows import CommitHook, Event
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Run locks this process holds: (store url, run id) → [depth, backend handle]. Process-wide
 # on purpose: the lock excludes other processes, and a process may open the store twice.

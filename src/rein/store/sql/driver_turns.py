@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from rein.core.ids import RunId
 from rein.core.states import TurnStatus
@@ -15,6 +14,10 @@ from rein.store.lazy_json import LazyObject
 from rein.store.rows import DriverTurn
 from rein.store.sql.connection import dump, dump_ordered
 from rein.store.sql.events import EventsSQL
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class DriverTurnsSQL(EventsSQL):

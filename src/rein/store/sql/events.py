@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rein.core.ids import RunId
 from rein.store.rows import Event, RunRow, Transition
@@ -25,6 +24,10 @@ ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 param
 
 def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
     return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class EventsSQL(SQLConnection):

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
 from rein.store.rows import SUMMED, AttemptFacts, NodeRow, RunRow, WorkspaceRef
 from rein.store.sql.connection import SQLConnection, dump
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def facts_of(row: NodeRow) -> Iterator[AttemptFacts]:

@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rein.store.rows import ThreadRow, ThreadTurnRow
 from rein.store.sql.connection import SQLConnection, dump
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ThreadsSQL(SQLConnection):

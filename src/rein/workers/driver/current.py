@@ -17,12 +17,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.core.states import RunStatus, TurnStatus
 from rein.store.workspace_id import runs_here
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
+    from typing import Any
+
     from rein.store.base import DriverTurn as Turn
     from rein.store.base import RunRow, Store
 

@@ -20,12 +20,14 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen
 from rein.errors import Refused
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and must be fast
+    from typing import Any
+
     from rein.workers.base import AttemptRequest
 
 PROTOCOL = "rein.driver/1"
@@ -477,8 +479,9 @@ def _finite(literal: str) -> float:
     return value
 
 
-# A \uD800-\uDFFF escape: the loader judges whether it is half of a pair.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# A \uD800-\uDFFF escape: the loader judges whether it is half of a pair. A pattern, not
+# a compiled one: compiled on a submit's first look (re caches it), not by `rein next`.
+_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
 
 
 def _plain_json(body: str) -> Any | None:
@@ -487,7 +490,7 @@ def _plain_json(body: str) -> Any | None:
     surrogate escape, a quarter of the size limit); ``None`` for anything else, which the
     loader then reads (importing it, and the YAML parser with it, only when an envelope
     needs it): it refuses a lone surrogate, which is not Unicode text."""
-    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body or _SURROGATE_ESCAPE.search(body):
+    if len(body) > MAX_ENVELOPE_BYTES // 4 or "\x00" in body or re.search(_SURROGATE_ESCAPE, body):
         return None
     try:
         value = json.loads(body, object_pairs_hook=_unique, parse_constant=_refuse,

@@ -11,11 +11,13 @@ the status alone, so the text is the same whichever process prints it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from typing import Any
 
 from rein.workers.driver.protocol import INBOX
+
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 _TEXTS = ("string", "text", "markdown")
 _EVIDENCE = 2_000  # characters of one piece of evidence an agent is shown
@@ -81,7 +83,9 @@ def render(status: Mapping[str, Any]) -> str:
              f"· attempt {status['attempt']} ({status['kind']})"), *advisory]
     if status.get("clean_context"):
         lines.append(f"=== CLEAN CONTEXT: {status.get('clean_context_reason')} ===")
-    brief = re.sub(r"\n{3,}", "\n\n", str(status["brief"]).strip())
+    brief = str(status["brief"]).strip()
+    while "\n\n\n" in brief:  # blank lines run together (no pattern to compile each turn)
+        brief = brief.replace("\n\n\n", "\n\n")
     lines += ["", f"# {status['title']}", "", brief]
     if status.get("brief_in_file"):
         lines.append(f"(whole brief: {status['brief_in_file']['path']})")

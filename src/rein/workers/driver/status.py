@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from rein.core.flows import continued_by
 from rein.core.ids import RunId
@@ -28,7 +27,10 @@ from rein.workers.driver.current import current_turn, waiting_turns, workspace_t
 from rein.workers.driver.protocol import INBOX
 from rein.workers.driver.render import render
 
+TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
+    from typing import Any
+
     from rein.store.base import ApprovalRow, RunRow, Store
     from rein.workers.driver.store import Turn
 

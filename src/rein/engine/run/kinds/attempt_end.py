@@ -25,7 +25,6 @@ and judged again.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -339,5 +338,7 @@ def backoff(retry: RetrySpec, n: int, seed: str) -> float:
             delay = initial * 2 ** (n - 2)
     delay = min(delay, retry.max_delay_seconds)
     if retry.jitter and delay > 0:
+        import random  # on a retry with jitter only: every submit imports this module
+
         delay = random.Random(seed).uniform(0, delay)  # seeded: the same run waits the same
     return delay
