@@ -34,7 +34,6 @@ from typing import Any
 
 from dbos import DBOSClient
 
-from rein.engine.run.routing import worker_id
 from rein.errors import ReinError
 from rein.executors import heartbeat
 from rein.executors.names import (
@@ -52,7 +51,14 @@ from rein.executors.remote_session import settle, turn_of, turn_suffix
 from rein.executors.serialization import json_only
 from rein.executors.tree import tree_of, tree_queue
 from rein.executors.wire import decode_answer, encode_request
-from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Worker
+from rein.workers.base import (
+    AttemptRequest,
+    AttemptResult,
+    Item,
+    ItemKind,
+    Worker,
+    worker_id,
+)
 
 MAX_TURNS = 64
 DONE = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
