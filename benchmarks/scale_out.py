@@ -42,6 +42,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -101,11 +102,20 @@ def in_process(items: int) -> tuple[float, float]:
         store = SQLiteStore.open(Path(tmp))
         assert store is not None  # created here
         try:
+            profiled = _profiled("in-process")
+            if profiled is not None:
+                PROFILE["here"].dump(os.devnull)
             cpu = probe.self_cpu()
             wall = once(Path(tmp), items, store, {})
-            return wall, (probe.self_cpu() - cpu) / items
+            cpu = probe.self_cpu() - cpu
+            if profiled is not None:
+                PROFILE["here"].dump(f"{profiled}.prof")
+            return wall, cpu / items
         finally:
             store.close()
+
+
+PROFILE: dict[str, Any] = {"dir": None, "runs": 0, "here": None}
 
 
 def through_dbos(base: str, items: int, workers: int, per_worker: int, width: int = WIDTH
@@ -127,12 +137,16 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
                "REIN_SCRIPTED_ANSWERS": str(answers), "HOME": tmp,
                "REIN_QUEUE_KEY_FILE": str(key)}
         procs = []
+        profiled = _profiled(f"dbos{workers}")
         for n in range(workers):
             log = open(Path(tmp) / f"w{n}.log", "w")  # noqa: SIM115 - the process owns it
             procs.append(subprocess.Popen(
                 [sys.executable, "-c", probe.LAUNCH, "worker", "--store", url, "--workspace", str(ws),
                  "--name", f"w{n}", "--concurrency", str(per_worker)],
-                env={**env, "REIN_BENCH_COUNTS": str(Path(tmp) / f"w{n}.counts")},
+                env={**env, "REIN_BENCH_COUNTS": str(Path(tmp) / f"w{n}.counts"),
+                     **({} if profiled is None else {
+                         "REIN_BENCH_PROFILE": f"{profiled}-w{n}",
+                         "REIN_BENCH_DIR": str(Path(__file__).resolve().parent)})},
                 stdout=log, stderr=subprocess.STDOUT))
         try:
             while not all("ready on" in (Path(tmp) / f"w{n}.log").read_text()
@@ -145,9 +159,13 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
             store = PostgresStore(url)
             try:
                 before = _costs(procs, counts, postmaster)
+                if profiled is not None:
+                    PROFILE["here"].dump(os.devnull)  # what came before the run: dropped
                 wall = once(ws, items, store, {"REIN_EXECUTOR": "dbos",
                                                "REIN_QUEUE_KEY_FILE": str(key)}, width)
                 after = _costs(procs, counts, postmaster)
+                if profiled is not None:
+                    PROFILE["here"].dump(f"{profiled}-coordinator.prof")
             finally:
                 store.close()
             per_item = {k: (after[k] - before[k]) / items for k in after}
@@ -160,6 +178,14 @@ def through_dbos(base: str, items: int, workers: int, per_worker: int, width: in
             for p in procs:
                 p.wait(timeout=60)
             drop(base, url)
+
+
+def _profiled(name: str) -> str | None:
+    """Where this run's profiles go (``--profile``), or ``None``."""
+    if PROFILE["dir"] is None:
+        return None
+    PROFILE["runs"] += 1
+    return str(Path(PROFILE["dir"]) / f"{name}-run{PROFILE['runs']}")
 
 
 def _costs(procs: list[subprocess.Popen[bytes]], counts: list[Path], postmaster: int | None
@@ -191,10 +217,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-worker", type=int, default=4)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
                         help="the worker counts to run (default: 1 2 4)")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="profile every thread of the coordinator and the workers with "
+                             "cProfile and write the runs' profiles to DIR (costs CPU: the "
+                             "figures printed are then not comparable)")
     args = parser.parse_args(argv)
     import rein.executors.dbos  # noqa: F401 - its import (seconds) is not measured
 
     probe.count_here()
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
+        PROFILE["dir"], PROFILE["here"] = args.profile, probe.ThreadProfiles()
 
     base = server()
     load_before = os.getloadavg()[0]

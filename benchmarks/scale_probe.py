@@ -6,6 +6,12 @@ to a file when it gets ``SIGUSR1``; the benchmark reads it before and after a ru
 coordinator runs in the benchmark's process and counts the same way (:func:`count_here`).
 CPU time is read from ``/proc/PID/stat`` (user + system); PostgreSQL's is the server's
 processes' own plus what its exited backends left in the postmaster's children totals.
+
+With ``REIN_BENCH_PROFILE=PATH`` a worker started through :data:`LAUNCH` also profiles every
+one of its threads with cProfile (:class:`ThreadProfiles`), and each ``SIGUSR1`` writes what
+they gathered since the one before to ``PATH.<n>.prof`` (``python -m pstats`` reads it):
+the second file of a run is the run itself. ``scale_out.py --profile DIR`` does that for
+every process it starts and the coordinator.
 """
 
 from __future__ import annotations
@@ -31,9 +37,16 @@ _wrap(psycopg.Cursor, "execute", "statements")
 _wrap(psycopg.Cursor, "executemany", "statements")
 _wrap(psycopg.Connection, "commit", "commits")
 _wrap(psycopg.Connection, "rollback", "commits")
+PROFILES = None
+if os.environ.get("REIN_BENCH_PROFILE"):
+    sys.path.insert(0, os.environ["REIN_BENCH_DIR"])
+    from scale_probe import ThreadProfiles
+    PROFILES = ThreadProfiles()
 def _dump(*_):
     COUNTS["seq"] += 1
     path = os.environ["REIN_BENCH_COUNTS"]
+    if PROFILES is not None:
+        PROFILES.dump(f"{os.environ['REIN_BENCH_PROFILE']}.{COUNTS['seq']}.prof")
     with open(path + ".tmp", "w") as f:
         json.dump(COUNTS, f)
     os.replace(path + ".tmp", path)
@@ -43,6 +56,54 @@ sys.exit(main())
 """
 
 _HERE: dict[str, int] = {"statements": 0, "commits": 0}
+
+
+class ThreadProfiles:
+    """cProfile in every thread of this process: this one now, each new one as it starts,
+    in CPU time.
+
+    :meth:`dump` writes what every thread's profile gathered since the last dump (or since
+    it started) as one ``pstats`` file, and starts them all afresh. The profiles are read and
+    cleared without being stopped: stopping one from another thread would stop this
+    thread's instead."""
+
+    def __init__(self) -> None:
+        import cProfile
+        import threading
+
+        # Each thread's own CPU time, not the wall clock: a thread waiting on a lock or a
+        # socket costs nothing.
+        self._profiles: list[cProfile.Profile] = []
+
+        def start(*_: Any) -> None:  # the first event of a new thread
+            profile = cProfile.Profile(time.thread_time)
+            self._profiles.append(profile)
+            profile.enable()
+
+        threading.setprofile(start)
+        start()
+
+    def dump(self, path: str) -> None:
+        import marshal
+
+        merged: dict[Any, Any] = {}
+        for profile in list(self._profiles):
+            profile.snapshot_stats()
+            profile.clear()
+            for func, (cc, nc, tt, ct, callers) in profile.stats.items():  # type: ignore[attr-defined]
+                if func not in merged:
+                    merged[func] = (cc, nc, tt, ct, dict(callers))
+                    continue
+                c0, n0, t0, s0, k0 = merged[func]
+                for caller, value in callers.items():
+                    k0[caller] = _add(k0[caller], value) if caller in k0 else value
+                merged[func] = (c0 + cc, n0 + nc, t0 + tt, s0 + ct, k0)
+        with open(path, "wb") as f:
+            marshal.dump(merged, f)
+
+
+def _add(a: Any, b: Any) -> Any:
+    return tuple(x + y for x, y in zip(a, b, strict=True)) if isinstance(a, tuple) else a + b
 
 
 def count_here() -> None:
