@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run before ``rein worker``: counts statements, answers SIGUSR1 with the count.
-LAUNCH = """
+# Run before a worker: counts statements, answers SIGUSR1 with the count.
+_COUNTING = """
 import json, os, signal, sys
 import psycopg
 COUNTS = {"statements": 0, "commits": 0, "seq": 0}
@@ -51,8 +51,40 @@ def _dump(*_):
         json.dump(COUNTS, f)
     os.replace(path + ".tmp", path)
 signal.signal(signal.SIGUSR1, _dump)
+"""
+
+# ``rein worker``, counted.
+LAUNCH = _COUNTING + """
 from rein.cli import main
 sys.exit(main())
+"""
+
+# The floor: a bare DBOS worker, counted. Its one workflow does what the scripted worker's
+# attempt does (it waits ``delay`` seconds) and answers its input back; one queue, taking
+# as many at once as a rein worker does (``concurrency``), polled every ``poll`` seconds;
+# rows in DBOS's portable JSON, as rein's are. No rein code runs in it. Arguments: one JSON
+# object.
+FLOOR = _COUNTING + """
+import threading, time
+from dbos import DBOS
+from dbos._serialization import DBOSPortableJSON
+ARGS = json.loads(sys.argv[1])
+@DBOS.workflow(name="floor_attempt")
+def floor_attempt(payload):
+    time.sleep(ARGS["delay"])
+    return payload
+DBOS(config={"name": "rein-floor", "system_database_url": ARGS["url"],
+             "executor_id": ARGS["name"], "application_version": "floor",
+             "log_level": "WARNING", "run_admin_server": False,
+             "serializer": DBOSPortableJSON,
+             "db_engine_kwargs": {"pool_pre_ping": False,
+                                  "pool_size": ARGS["concurrency"] + 4, "max_overflow": 0}})
+DBOS.listen_queues([ARGS["queue"]])
+DBOS.launch()
+DBOS.register_queue(ARGS["queue"], worker_concurrency=ARGS["concurrency"],
+                    polling_interval_sec=ARGS["poll"], on_conflict="always_update")
+print("ready on", ARGS["queue"], flush=True)
+threading.Event().wait()
 """
 
 _HERE: dict[str, int] = {"statements": 0, "commits": 0}
@@ -82,6 +114,14 @@ class ThreadProfiles:
 
         threading.setprofile(start)
         start()
+        self._here = self._profiles[0]
+
+    def close(self) -> None:
+        """Profile no new thread, nor this one (threads already profiled go on)."""
+        import threading
+
+        threading.setprofile(None)  # type: ignore[arg-type]
+        self._here.disable()
 
     def dump(self, path: str) -> None:
         import marshal
