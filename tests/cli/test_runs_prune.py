@@ -14,6 +14,7 @@ from support import ROOT
 
 from rein.cli import main
 from rein.cli.prune import parse_age
+from rein.workers.hook_transcript import transcript_file
 from tests.cli.test_run_commands import GATED
 from tests.scenarios.harness import Scenario
 
@@ -57,6 +58,11 @@ def test_prune_removes_ended_families_and_keeps_a_waiting_run(runs: dict[str, st
                                                               capsys: Any) -> None:
     before = _all_runs(capsys)
     assert len(before) == 4  # the child run of the subgraph is the fourth
+    # What a model worker's hooks read: each session's transcript, in a folder per run.
+    written = {run: transcript_file(Path.cwd(), run, "work", 1) for run in before}
+    for file in written.values():
+        file.parent.mkdir(parents=True)
+        file.write_text("{}\n")
     code, report = _prune(capsys, "--older-than", "0s")
     assert code == 0
     assert {r["run_id"] for r in report["removed"]} == {runs["done"], runs["failed"]}
@@ -67,6 +73,9 @@ def test_prune_removes_ended_families_and_keeps_a_waiting_run(runs: dict[str, st
     assert main(["runs", "events", runs["done"], "--json"]) == 1  # its events are gone
     capsys.readouterr()
     assert not (Path.cwd() / ".rein" / "locks" / f"{runs['done']}.lock").exists()
+    assert [run for run, file in written.items() if file.exists()] == [runs["waiting"]]
+    assert {p.name for p in (Path.cwd() / ".rein" / "transcripts").iterdir()} == {
+        written[runs["waiting"]].parent.name}  # the child run's went with its parent
     # What the waiting run needs is intact: it still answers and finishes.
     assert main(["approvals", "list", "--json"]) == 0
     [pending] = json.loads(capsys.readouterr().out)["approvals"]
@@ -76,10 +85,13 @@ def test_prune_removes_ended_families_and_keeps_a_waiting_run(runs: dict[str, st
 def test_a_status_filter_narrows_and_a_dry_run_removes_nothing(runs: dict[str, str],
                                                                capsys: Any) -> None:
     before = _all_runs(capsys)
+    kept = transcript_file(Path.cwd(), runs["failed"], "work", 1)
+    kept.parent.mkdir(parents=True)
+    kept.write_text("{}\n")
     code, report = _prune(capsys, "--status", "failed", "--dry-run")
     assert code == 0 and report["dry_run"] is True
     assert [r["run_id"] for r in report["removed"]] == [runs["failed"]]
-    assert _all_runs(capsys) == before
+    assert _all_runs(capsys) == before and kept.exists()  # a dry run removes no file
     assert main(["runs", "prune", "--status", "failed"]) == 0
     out = capsys.readouterr().out
     assert f"removed {runs['failed']}  failed" in out

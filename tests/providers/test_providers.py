@@ -303,3 +303,35 @@ def test_malformed_tool_arguments_are_kept_with_the_parse_error() -> None:
 
 def test_fixture_dir_exists() -> None:
     assert isinstance(WIRE, Path) and (WIRE / "README.md").is_file()
+
+
+def test_a_response_without_usage_is_unmeasured_not_free(tmp_path: Path) -> None:
+    """An OpenAI-compatible server may leave ``usage`` out: no count, so no cost."""
+    import json
+
+    data = json.loads((WIRE / "openai" / "submit_note.json").read_text())
+    del data["usage"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(data))
+    prices = PriceTable(prices={MODELS["openai"]: Price(input=0.4, output=1.6)})
+    p, _ = provider("openai", [bare], prices=prices)
+    response = asyncio.run(p.complete(request("openai")))
+    assert response.usage.reported is False
+    assert response.cost_usd is None  # priced, but nothing to price
+    p, _ = provider("openai", ["submit_note.json"], prices=prices)
+    assert asyncio.run(p.complete(request("openai"))).usage.reported is True
+
+
+def test_a_stream_without_its_usage_chunk_is_unmeasured(tmp_path: Path) -> None:
+    blocks = (WIRE / "openai" / "decide_ship.sse").read_text().split("\n\n")
+    kept = [b for b in blocks if '"usage": {' not in b and '"usage":{' not in b]
+    assert len(kept) == len(blocks) - 1  # the last chunk, with usage and no choices
+    bare = tmp_path / "bare.sse"
+    bare.write_text("\n\n".join(kept))
+    p, _ = provider("openai", [bare])
+
+    async def collect() -> list[Any]:
+        return [e async for e in p.stream(request("openai"))]
+
+    final = asyncio.run(collect())[-1]
+    assert isinstance(final, Completed) and final.response.usage.reported is False

@@ -454,3 +454,20 @@ def test_a_shell_write_outside_fs_write_fails_the_attempt(
         results = [i.data for i in items if i.kind is ItemKind.TOOL_RESULT]
         assert results and not results[0]["ok"] and "Read-only file system" in results[0][
             "content"]
+
+
+def test_a_model_that_reports_no_usage_leaves_the_attempt_unmeasured(tmp_path: Path) -> None:
+    """Zero tokens would be a count the vendor never gave, and would pass every budget."""
+    config = ProviderConfig(name="scripted", kind="scripted",
+                            prices=PriceTable(prices={"scripted": Price(input=1.0, output=1.0)}))
+    silent = {**write_call(), "usage": None}  # a server that says nothing of tokens
+    provider = ScriptedProvider([silent, submit(summary="x")], config=config)
+    items, result = drive(ModelWorker(provider=provider, model="scripted"),
+                          attempt(tmp_path, budget=Budget(max_total_tokens=10_000)))
+    assert result.failure is None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (None, None)
+    assert result.usage.cost_usd is None
+    notes = [i.data["text"] for i in items if "text" in i.data]
+    assert notes.count("model scripted reported no token usage: tokens and cost are not "
+                       "accounted, so the attempt's token and cost budgets are not "
+                       "enforced") == 1

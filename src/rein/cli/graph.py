@@ -18,6 +18,7 @@ from rein.errors import ExitCode, ReinError
 
 if TYPE_CHECKING:
     from rein.formats.ags.report import Report
+    from rein.formats.loader import LoadLimits
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -104,7 +105,7 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
     from rein.formats.ags import validate_path
     from rein.formats.ags.plan import build_plan
 
-    report = validate_path(path)
+    report = validate_path(path, limits=_limits())
     if report.errors or report.document is None:
         if as_json:
             emit_json({"documents": [report.to_json()]})
@@ -165,7 +166,7 @@ def digest(path: str, as_json: bool) -> int:
     from rein.formats.canonical import ags_digest
     from rein.formats.loader import load_path
 
-    data = load_path(path).data
+    data = load_path(path, limits=_limits()).data
     if not isinstance(data, dict):  # an approval of the digest of nothing approves nothing
         from rein.errors import DocumentError, Location
 
@@ -189,7 +190,17 @@ def digest(path: str, as_json: bool) -> int:
 def _validate_all(paths: Sequence[str]) -> list[Report]:
     from rein.formats.ags import iter_graph_files, validate_path
 
-    return [validate_path(p) for p in iter_graph_files(paths)]
+    limits = _limits()
+    return [validate_path(p, limits=limits) for p in iter_graph_files(paths)]
+
+
+def _limits() -> LoadLimits:
+    """The loader's limits of the current directory's rein.toml (and the user's)."""
+    from pathlib import Path
+
+    from rein.config import loader_limits
+
+    return loader_limits(Path.cwd())
 
 
 def _print_reports(reports: Sequence[Report]) -> None:

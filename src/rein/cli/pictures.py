@@ -63,7 +63,7 @@ def run_picture(harness: Any, run: Any, fmt: str) -> str:
     from rein.formats.ags import validate_path
     from rein.formats.ags.plan import build_plan
 
-    report = validate_path(run.graph_path)
+    report = validate_path(run.graph_path, limits=harness.config.limits)
     if report.errors or report.document is None:
         why = report.errors[0].message if report.errors else "it cannot be read"
         raise ReinError(f"cannot draw run {run.run_id}: {run.graph_path}: {why}",

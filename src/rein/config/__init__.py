@@ -181,6 +181,17 @@ class Config(Frozen):
         return LoadLimits(**given)
 
 
+def loader_limits(workspace: Path) -> LoadLimits:
+    """The ``[limits]`` in force for documents of ``workspace``: the defaults when no
+    ``rein.toml`` exists (without reading or parsing anything), else the merged files'
+    (CFG002/CFG003/CFG004 for a file that cannot be read)."""
+    from rein.formats.loader import DEFAULT_LIMITS
+
+    if not any(path.exists() for _scope, path in config_paths(workspace)):
+        return DEFAULT_LIMITS
+    return load_config(workspace).limits
+
+
 def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Config:
     """Read and merge managed, user and project ``rein.toml``. Bad TOML → :class:`ConfigError`."""
     merged: dict[str, Any] = {}
@@ -522,9 +533,7 @@ def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], not
         if section == "policy":
             _merge_policy(merged.setdefault("policy", {}), sources, notes, value, path)
         elif section == "limits":
-            target = merged.setdefault("limits", {})
-            for key, v in value.items():
-                _set_min(target, sources, f"limits.{key}", key, v, path)
+            _merge_limits(merged.setdefault("limits", {}), sources, notes, value, scope, path)
         elif section == "hooks":
             _merge_hooks(merged, sources, notes, value, scope, path)
         elif isinstance(value, dict):
@@ -532,6 +541,22 @@ def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], not
         else:
             merged[section] = value
             sources[section] = (path,)
+
+
+def _merge_limits(target: dict[str, Any], sources: dict[str, tuple[str, ...]],
+                  notes: list[str], value: dict[str, Any], scope: str, path: str) -> None:
+    """The loader's limits take the minimum; a project file only lowers them, below what a
+    higher file sets or else the default: a cloned repository cannot make rein read more of
+    its own documents than the person allows (raising is the user's file's to do)."""
+    from rein.formats.loader import DEFAULT_LIMITS
+
+    for key, v in value.items():
+        ceiling = target.get(key, getattr(DEFAULT_LIMITS, key))
+        if scope == "project" and v > ceiling:
+            notes.append(f"{path}: limits.{key} = {v} cannot raise {ceiling} (a project file "
+                         f"only lowers the loader's limits; raise it in your own rein.toml)")
+            continue
+        _set_min(target, sources, f"limits.{key}", key, v, path)
 
 
 def _set_min(target: dict[str, Any], sources: dict[str, tuple[str, ...]], dotted: str,

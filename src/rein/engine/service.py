@@ -351,7 +351,7 @@ class Harness(Reads):
         self.workers  # noqa: B018 - built for its checks
         env = os.environ if self._env is None else self._env
         return prepare(path, given=given, raw=raw, router=self.router, env=env,
-                       key_variables=self.key_variables())
+                       key_variables=self.key_variables(), limits=self.config.limits)
 
     async def start(self, prepared: Prepared, *, approved: str,
                     via: Via | None = None, under: ApprovalRow | None = None) -> RunOutcome:
@@ -670,7 +670,7 @@ class Harness(Reads):
         from rein.engine.cases.prune import prune
 
         return prune(self.store, now=now or self.clock.now(), older_than=older_than,
-                     statuses=statuses, dry_run=dry_run)
+                     statuses=statuses, dry_run=dry_run, workspace=self.workspace)
 
     # -- events --------------------------------------------------------------------------
 

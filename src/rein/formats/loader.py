@@ -272,7 +272,8 @@ def _check_size(size: int, source: str, max_bytes: int) -> None:
         raise LoadError(
             f"the document is {size:,} bytes, over the limit of {max_bytes:,}",
             kind="too_large", location=Location(file=source),
-            hint="raise [limits] max_bytes in rein.toml if this document is trusted",
+            hint="raise [limits] max_bytes in your own rein.toml (not the project's) if this "
+                 "document is trusted",
         )
 
 

@@ -227,7 +227,7 @@ def _read_events(text: str, limits: Limits,
         elif isinstance(event, (map_t, seq_t)):
             if depth >= max_depth:
                 raise _Bad("too_deep", f"the document nests deeper than {max_depth} levels",
-                           event.start_mark, "flatten it, or raise [limits] max_depth")
+                           event.start_mark, "flatten it, or raise [limits] max_depth in your own rein.toml")
             is_map_start = isinstance(event, map_t)
             if event.tag not in (_MAP_TAGS if is_map_start else _SEQ_TAGS):
                 raise _bad_tag(event.tag, event.start_mark)
@@ -279,7 +279,8 @@ def _read_events(text: str, limits: Limits,
                     "alias_limit",
                     f"aliases expand to more than {max_alias:,} values",
                     event.start_mark,
-                    "this looks like an alias bomb; raise [limits] max_alias_nodes if trusted",
+                    "this looks like an alias bomb; raise [limits] max_alias_nodes in your own "
+                    "rein.toml if trusted",
                 )
             # Each use is its own value: a later change to one must not show in another.
             value = _clone(shared) if isinstance(shared, (dict, list)) else shared

@@ -62,5 +62,5 @@ def too_deep(source: str, max_depth: int) -> LoadError:
     return LoadError(
         f"the document nests deeper than {max_depth} levels",
         kind="too_deep", location=Location(file=source),
-        hint="flatten the document, or raise [limits] max_depth in rein.toml",
+        hint="flatten the document, or raise [limits] max_depth in your own rein.toml",
     )

@@ -132,7 +132,7 @@ def to_anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
 
 def _usage(raw: Any) -> TokenUsage:
     if raw is None:
-        return TokenUsage()
+        return TokenUsage(reported=False)
     cached = getattr(raw, "cache_read_input_tokens", None) or 0
     written = getattr(raw, "cache_creation_input_tokens", None) or 0
     return TokenUsage(
@@ -195,6 +195,7 @@ class _Accumulator(Record):
             input_tokens=base.input_tokens,
             output_tokens=self.output_tokens,
             cached_input_tokens=base.cached_input_tokens,
+            reported=base.reported,
         )
         return assistant_response(
             text=text,

@@ -136,7 +136,7 @@ def to_openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
 
 def _usage(raw: Any) -> TokenUsage:
     if raw is None:
-        return TokenUsage()
+        return TokenUsage(reported=False)
     details = getattr(raw, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
     return TokenUsage(
@@ -152,7 +152,7 @@ class _Accumulator(Record):
     text: list[str] = field(default_factory=list)
     calls: dict[int, dict[str, str]] = field(default_factory=dict)
     finish: str | None = None
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: TokenUsage = field(default_factory=lambda: TokenUsage(reported=False))
     model: str = ""
 
     def feed(self, chunk: Any) -> list[StreamEvent]:

@@ -88,9 +88,10 @@ class PriceTable(Frozen):
         return self.prices[max(stems, key=len)] if stems else None
 
     def cost(self, model: str, usage: TokenUsage) -> float | None:
-        """The cost of ``usage`` on ``model``, or None when the model has no price."""
+        """The cost of ``usage`` on ``model``, or None when the model has no price or the
+        vendor reported no tokens."""
         price = self.price(model)
-        return None if price is None else price.cost(usage)
+        return None if price is None or not usage.reported else price.cost(usage)
 
     def over(self, other: Mapping[str, Price], version: str) -> PriceTable:
         """This table with ``other``'s entries added or replacing its own."""

@@ -148,8 +148,9 @@ class ScriptedProvider:
                     )
                 )
         usage_data = data.get("usage", {})
-        usage = TokenUsage(
-            input_tokens=usage_data.get("input", 0), output_tokens=usage_data.get("output", 0)
+        usage = TokenUsage(  # "usage": null stands for a server that reports none
+            input_tokens=(usage_data or {}).get("input", 0),
+            output_tokens=(usage_data or {}).get("output", 0), reported=usage_data is not None,
         )
         cost = self.config.prices.cost(self.model, usage) if self.config is not None else None
         return ModelResponse(

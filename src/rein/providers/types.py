@@ -78,17 +78,21 @@ class ModelRequest(Frozen):
 
 
 class TokenUsage(Frozen):
-    """Tokens one call used, as the vendor reported them."""
+    """Tokens one call used, as the vendor reported them. ``reported`` is false when the
+    vendor said nothing of them (an OpenAI-compatible server may leave ``usage`` out): the
+    zeros are then not a count, and no cost follows from them."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0  # part of input_tokens served from a prompt cache
+    reported: bool = True
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            reported=self.reported and other.reported,
         )
 
 

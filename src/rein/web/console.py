@@ -255,7 +255,7 @@ class Console:
         from rein.formats.ags import validate_path
         from rein.formats.ags.plan import build_plan
 
-        report = validate_path(str(self.h.workspace / path))
+        report = validate_path(str(self.h.workspace / path), limits=self.h.config.limits)
         if report.errors or report.document is None or report.digest is None:
             body = "".join(error_box(f.code, f.message, None) for f in report.errors)
             return HTMLResponse(page(f"Plan {path}", f"<h1>{path}</h1>{body}",

@@ -13,8 +13,10 @@ keeps other processes out, but it is re-entrant within this one, so the console 
 keeps two lanes from advancing one run. A run another process holds is refused by the
 Harness (RUN_LOCKED), as on the command line.
 
-The web surface decides nothing: each job is one call of the Harness, and the Harness
-refuses what it would refuse on the command line (stale digests, RT053, a locked run).
+The web surface decides nothing: an answer or a cancel is one call of the Harness, run on
+the lane's loop as it is (the lane decides where and when it runs, it is not a step of it),
+and the Harness refuses what it would refuse on the command line (stale digests, RT053, a
+locked run).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import collections
 import concurrent.futures
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
 from rein.core.loops import new_loop
@@ -33,17 +35,20 @@ from rein.engine.service import Event, Harness
 
 T = TypeVar("T")
 OpenHarness = Callable[[list[Callable[[Event], None]]], Harness]
-Job = Callable[[Harness], Awaitable[T]]
+Job = Callable[[Harness], Coroutine[Any, Any, T]]  # one Harness call, as a rule
 MAX_LANES = 4  # runs the console advances at once; more wait for a free lane
 
 
 class _Lane:
-    """One advancing thread: its loop, its Harness, and the jobs it has (one at a time)."""
+    """One advancing thread: its loop, its Harness, and the jobs it has, run one at a time
+    in the order given (the next starts when the one before it has ended)."""
 
     def __init__(self, steering: Steering, open_harness: OpenHarness, index: int) -> None:
         self.steering = steering
         self.loop = new_loop()
-        self.lock: asyncio.Lock | None = None
+        self.queue: collections.deque[tuple[Job[Any], concurrent.futures.Future[Any]]] = \
+            collections.deque()
+        self.busy = False  # a job runs on the loop now
         self.pending = 0  # jobs given to this lane and not done
         self.runs: collections.Counter[str] = collections.Counter()  # their runs
         self.naming: concurrent.futures.Future[str] | None = None  # a start awaiting its id
@@ -65,11 +70,47 @@ class _Lane:
             self.steering.named[naming] = event.run_id
             naming.set_result(event.run_id)
 
-    async def run(self, job: Job[T]) -> T:
-        if self.lock is None:
-            self.lock = asyncio.Lock()
-        async with self.lock:
-            return await job(self.harness)
+    def submit(self, job: Job[T]) -> concurrent.futures.Future[T]:
+        """``job`` after the jobs given before it: its result (or its exception) once run."""
+        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+        with self.steering.mutex:
+            self.queue.append((job, done))
+            idle, self.busy = not self.busy, True
+        if idle:
+            self._next()
+        return done
+
+    def _next(self) -> None:
+        """Start the first job waiting, if any; its end starts the next one. The job's
+        coroutine runs on the loop as it is, a task of its own: the Harness call an answer
+        is runs from the loop, not from inside this lane."""
+        with self.steering.mutex:
+            if not self.queue:
+                self.busy = False
+                return
+            job, done = self.queue.popleft()
+        step = None
+        try:
+            step = job(self.harness)
+            running = asyncio.run_coroutine_threadsafe(step, self.loop)
+        except Exception as exc:  # noqa: BLE001 - the job's own failure, handed back
+            if step is not None:
+                step.close()  # never started: no warning that it was not awaited
+            done.set_exception(exc)
+            self._next()
+            return
+
+        def ended(f: concurrent.futures.Future[Any]) -> None:
+            error = None if f.cancelled() else f.exception()
+            if f.cancelled():
+                done.cancel()
+            elif error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(f.result())
+            self._next()
+
+        running.add_done_callback(ended)
 
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -113,7 +154,7 @@ class Steering:
             lane.pending += 1
             if run_id is not None:
                 lane.runs[run_id] += 1
-        future = asyncio.run_coroutine_threadsafe(lane.run(job), lane.loop)
+        future = lane.submit(job)
         with self.mutex:
             self._outstanding.add(future)
 
@@ -176,21 +217,17 @@ class Steering:
         words, once it is recorded."""
         recorded: concurrent.futures.Future[str] = concurrent.futures.Future()
 
-        async def job(h: Harness) -> Any:
-            return await h.answer(approval_id, status, digest=digest, note=note or None,
-                                  values=values, recorded=recorded.set_result,
-                                  via=h.via(session=session))
-
-        running = self._submit(job, run_id=run_id)
+        running = self._submit(lambda h: h.answer(
+            approval_id, status, digest=digest, note=note or None, values=values,
+            recorded=recorded.set_result, via=h.via(session=session)), run_id=run_id)
         self._background(running, recorded)
         return await _first(recorded, running)
 
     async def cancel(self, run_id: str, *, top: str | None = None) -> str:
         """Cancel ``run_id`` (``top``: its top-level run, whose lane it waits in)."""
-        async def job(h: Harness) -> Any:
-            return await h.cancel(run_id, note="cancelled from the web console")
-
-        outcome = await asyncio.wrap_future(self._submit(job, run_id=top or run_id))
+        outcome = await asyncio.wrap_future(self._submit(
+            lambda h: h.cancel(run_id, note="cancelled from the web console"),
+            run_id=top or run_id))
         return str(outcome.status.value)
 
     def idle(self, timeout: float | None = None) -> bool:

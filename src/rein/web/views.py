@@ -14,11 +14,14 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen
 from rein.engine.service import Event, Harness, NodeRow, RunRow
 from rein.web import svg
+
+if TYPE_CHECKING:
+    from rein.formats.loader import LoadLimits
 
 _INSTANCE = re.compile(r"\[(\d+)\]")
 
@@ -29,7 +32,8 @@ class Picture(Frozen):
     scope: str  # "" for the run's top level, "count_down" for a body
 
 
-def plan_of(workspace: Path, path: str) -> tuple[Any, str] | None:
+def plan_of(workspace: Path, path: str, limits: LoadLimits | None = None
+            ) -> tuple[Any, str] | None:
     """(the plan, its digest) of a graph file, or None when it cannot be planned. Cached by
     the file's size and modification time: every tab on a run page draws the same graph,
     and planning a large one costs more than the rest of the page."""
@@ -38,15 +42,17 @@ def plan_of(workspace: Path, path: str) -> tuple[Any, str] | None:
         st = file.stat()
     except OSError:
         return None
-    return _planned(str(file), path, st.st_mtime_ns, st.st_size)
+    return _planned(str(file), path, st.st_mtime_ns, st.st_size, limits)
 
 
 @functools.lru_cache(maxsize=32)
-def _planned(file: str, path: str, _mtime_ns: int, _size: int) -> tuple[Any, str] | None:
+def _planned(file: str, path: str, _mtime_ns: int, _size: int, limits: LoadLimits | None
+             ) -> tuple[Any, str] | None:
     from rein.formats.ags import validate_path
     from rein.formats.ags.plan import build_plan
+    from rein.formats.loader import DEFAULT_LIMITS
 
-    report = validate_path(file)
+    report = validate_path(file, limits=limits or DEFAULT_LIMITS)
     if report.errors or report.document is None or report.digest is None:
         return None
     return build_plan(report.document.data, source=path, digest=report.digest), report.digest
@@ -91,7 +97,7 @@ def run_picture(h: Harness, run: RunRow, scope: str, events: Sequence[Event]) ->
     top = run
     while top.parent_run_id is not None:
         top = h.run(top.parent_run_id)
-    planned = plan_of(h.workspace, top.graph_path)
+    planned = plan_of(h.workspace, top.graph_path, h.config.limits)
     if planned is None:
         return Picture(svg="", scope=scope, notice=f"{top.graph_path} cannot be read or "
                        "planned now, so the run is listed below without its picture")
@@ -192,7 +198,7 @@ def budgets(h: Harness, run: RunRow, used: Mapping[str, Any]
     where no worker measured it."""
     limits = (run.binding.get("constraints") if isinstance(run.binding, Mapping) else None)
     if not isinstance(limits, Mapping):
-        planned = plan_of(h.workspace, run.graph_path)
+        planned = plan_of(h.workspace, run.graph_path, h.config.limits)
         limits = planned[0].constraints if planned is not None else {}
     spent = {"max_cost_usd": used.get("cost_usd"),
              "max_tokens": used.get("total_tokens"),

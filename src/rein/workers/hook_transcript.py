@@ -38,12 +38,16 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._#-]+")
 _NAMESPACE = uuid.UUID("8d0f2a54-6f0e-4d3b-9c57-5d0b8e5c2a11")
 
 
+def transcript_folder(workspace: Path, run_id: str) -> Path:
+    """The folder of one run's transcripts (removed with the run: ``rein runs prune``)."""
+    return Path(workspace) / ".rein" / "transcripts" / _UNSAFE.sub("-", run_id)
+
+
 def transcript_file(workspace: Path, run_id: str, node: str, attempt: int) -> Path:
     """Where the transcript of one node attempt's session is written."""
     name = f"{node}#{attempt}"
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return (Path(workspace) / ".rein" / "transcripts" / _UNSAFE.sub("-", run_id)
-            / f"{_UNSAFE.sub('-', name)}-{digest}.jsonl")
+    return transcript_folder(workspace, run_id) / f"{_UNSAFE.sub('-', name)}-{digest}.jsonl"
 
 
 def records(messages: Sequence[Message], *, session_id: str, cwd: str) -> list[dict[str, Any]]:

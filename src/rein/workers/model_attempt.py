@@ -45,7 +45,7 @@ from rein.workers.model_steps import (
     ToolReturned,
 )
 from rein.workers.session_tools import SessionTools
-from rein.workers.spend import Spend, limit_reached
+from rein.workers.spend import Spend, call_usage, limit_reached
 from rein.workers.tool_calls import Approver, Waiting, run_tool
 
 #: Asks the model for its next answer: (messages, tools, what was spent) -> its response.
@@ -77,6 +77,7 @@ class ModelAttempt(Record, eq=False):
     pending: list[ModelToolCall] = field(default_factory=list)
     announced: set[str] = field(default_factory=set)  # calls whose record is in the trace
     priced_note: bool = False  # the "no price" notice was given
+    usage_note: bool = False  # the "no token usage" notice was given
     # A fresh attempt that may run commands: its git refs are read as it starts (awaited,
     # by the worker's loop) and compared when it ends (refs_checked).
     watches_git: bool = False
@@ -105,20 +106,23 @@ class ModelAttempt(Record, eq=False):
         except ProviderError as exc:
             failure = FailureClass(getattr(exc, "failure_class", "model_error"))
             return [*out, self.finish(failure, f"{exc.code}: {exc.message}")]
-        self.last_input = response.usage.input_tokens
-        step_usage = Usage(
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            cost_usd=response.cost_usd,
-            agent_steps=1,
-        )
+        step_usage = call_usage(response)
+        self.last_input = step_usage.input_tokens
         if response.cost_usd is None:
             spend.cost_known = False
-            if request.budget.max_cost_usd is not None and not self.priced_note:
-                self.priced_note = True
+        if not response.usage.reported:
+            if not self.usage_note:
+                self.usage_note = True
                 out.append(Noted(data={
-                    "text": f"no price for model {response.model or self.model}: cost is not "
-                            "accounted, so max_cost_usd is not enforced for this attempt"}))
+                    "text": f"model {response.model or self.model} reported no token usage: "
+                            "tokens and cost are not accounted, so the attempt's token and "
+                            "cost budgets are not enforced"}))
+        elif (response.cost_usd is None and request.budget.max_cost_usd is not None
+              and not self.priced_note):
+            self.priced_note = True
+            out.append(Noted(data={
+                "text": f"no price for model {response.model or self.model}: cost is not "
+                        "accounted, so max_cost_usd is not enforced for this attempt"}))
         spend.usage = spend.usage + step_usage
         message = response.message
         self.state.messages.append(message)
@@ -243,9 +247,7 @@ class ModelAttempt(Record, eq=False):
         except ProviderError as exc:
             return self.took_hooks([Noted(data={
                 "text": f"compaction failed ({exc.code}); the conversation is kept"})])
-        used = Usage(input_tokens=response.usage.input_tokens,
-                     output_tokens=response.usage.output_tokens, cost_usd=response.cost_usd,
-                     agent_steps=1)
+        used = call_usage(response)
         self.spend.usage = self.spend.usage + used
         if response.cost_usd is None:
             self.spend.cost_known = False

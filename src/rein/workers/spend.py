@@ -4,16 +4,21 @@ Steps, tokens, cost and wall clock are checked before every call: a limit alread
 ends the attempt (``timeout`` for steps and wall clock, ``budget_exceeded`` for the rest)
 before anything more is spent. Cost counts only while every call had a price: a model
 missing from the price table makes ``max_cost_usd`` unenforceable, and the loop says so.
+Tokens count only while every call reported them: a server that leaves ``usage`` out
+leaves them unmeasured (``None``), never zero, and the loop says so too.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.failures import FailureClass
 from rein.core.frozen import Record, field
 from rein.core.usage import Usage
 from rein.workers.base import AttemptRequest
+
+if TYPE_CHECKING:
+    from rein.providers.types import ModelResponse
 
 
 class Spend(Record):
@@ -54,6 +59,15 @@ def limit_reached(
             f"max_wall_clock_seconds {b.max_wall_clock_seconds} reached",
         )
     return None
+
+
+def call_usage(response: ModelResponse) -> Usage:
+    """One model call's usage: its tokens ``None`` (not measured) when the vendor reported
+    none, never a zero it did not say."""
+    known = response.usage.reported
+    return Usage(input_tokens=response.usage.input_tokens if known else None,
+                 output_tokens=response.usage.output_tokens if known else None,
+                 cost_usd=response.cost_usd, agent_steps=1)
 
 
 def usage_json(usage: Usage, model: str) -> dict[str, Any]:

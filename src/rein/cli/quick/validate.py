@@ -28,11 +28,15 @@ def quick_validate(args: Sequence[str]) -> int | None:
     if parsed is None or "utf" not in str(getattr(sys.stdout, "encoding", "")).lower():
         return None
     paths, strict, as_json = parsed
+    from pathlib import Path
+
+    from rein.config import loader_limits
     from rein.errors import ReinError
     from rein.formats.ags import iter_graph_files, validate_path
 
     try:
-        reports = [validate_path(p) for p in iter_graph_files(paths)]
+        limits = loader_limits(Path.cwd())
+        reports = [validate_path(p, limits=limits) for p in iter_graph_files(paths)]
     except (ReinError, OSError):
         return None  # click's command reports it, as every command does
     if not reports:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection
+from pathlib import Path
 
 from rein.core.frozen import Frozen
 from rein.errors import Refused
@@ -54,9 +55,11 @@ def _selected(run: RunRow, cutoff: dt.datetime | None,
 
 
 def prune(store: Store, *, now: dt.datetime, older_than: dt.timedelta | None,
-          statuses: Collection[str], dry_run: bool) -> list[Pruned]:
+          statuses: Collection[str], dry_run: bool, workspace: Path | None = None
+          ) -> list[Pruned]:
     """Remove (or, with ``dry_run``, only list) the top-level runs the filters select, each
-    with its child runs; every selected run is listed, those kept with the reason."""
+    with its child runs; every selected run is listed, those kept with the reason. With
+    ``workspace``, the hook transcripts its runs' sessions left there go with them."""
     cutoff = None if older_than is None else now - older_than
     tops = store.list_runs()
     needed = {str(r.binding.get(_RESTART_KEY)) for r in tops
@@ -76,12 +79,24 @@ def prune(store: Store, *, now: dt.datetime, older_than: dt.timedelta | None,
             try:
                 with store.lock_run(run.run_id):  # nobody advances it while it goes
                     store.delete_runs([m.run_id for m in members])
+                if workspace is not None:
+                    _remove_files(workspace, members)
             except Refused as exc:  # a lock taken since the check: keep it, say why
                 if exc.code != "RUN_LOCKED":
                     raise
                 entry = entry.replace(kept="another rein process holds it")
         out.append(entry)
     return out
+
+
+def _remove_files(workspace: Path, members: list[RunRow]) -> None:
+    """What the runs left in the workspace's ``.rein/``: their sessions' transcripts."""
+    import shutil
+
+    from rein.workers.hook_transcript import transcript_folder
+
+    for member in members:
+        shutil.rmtree(transcript_folder(workspace, member.run_id), ignore_errors=True)
 
 
 def _kept(store: Store, run: RunRow, members: list[RunRow], needed: set[str]) -> str | None:

@@ -17,13 +17,16 @@ from rein.store.base import ApprovalRow, Event, NodeRow, RunRow, Store
 from rein.store.lineage import family, top_run_id
 
 if TYPE_CHECKING:
+    from rein.config import Config
     from rein.engine.cases.resume_plan import ResumePlan
 
 
 class Reads:
-    """What a surface may look at. Subclasses provide :attr:`store` and :attr:`workspace`."""
+    """What a surface may look at. Subclasses provide :attr:`store`, :attr:`workspace` and
+    :attr:`config`."""
 
     workspace: Path
+    config: Config
 
     @property
     def store(self) -> Store:
@@ -60,7 +63,8 @@ class Reads:
 
         run = top_run(self.store, self.run(run_id).run_id)
         assert run is not None
-        return resume_plan(self.store, run, advancing=self.store.run_locked(run.run_id))
+        return resume_plan(self.store, run, advancing=self.store.run_locked(run.run_id),
+                           limits=self.config.limits)
 
     def top_run_id(self, run_id: str) -> str:
         """The top-level run ``run_id`` belongs to (itself when it has no parent)."""
@@ -127,7 +131,7 @@ class Reads:
         from rein.formats.loader import load_path
 
         try:
-            data = load_path(self.run(run_id).graph_path).data
+            data = load_path(self.run(run_id).graph_path, limits=self.config.limits).data
         except LoadError:
             return {}
         return data if isinstance(data, dict) else {}

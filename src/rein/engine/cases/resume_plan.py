@@ -10,12 +10,15 @@ store and the files as they are now; it takes no lock, records nothing and write
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen
 from rein.core.states import NodeStatus, RunStatus
 from rein.errors import ReinError
 from rein.store.base import RunRow, Store
+
+if TYPE_CHECKING:
+    from rein.formats.loader import LoadLimits
 
 __all__ = ["Gate", "InFlight", "ResumePlan", "resume_plan"]
 
@@ -74,25 +77,27 @@ class ResumePlan(Frozen):
 ACTIONS = ("continue", "recover", "reopen", "restart", "nothing", "refused", "locked")
 
 
-def resume_plan(store: Store, run: RunRow, *, advancing: bool) -> ResumePlan:
+def resume_plan(store: Store, run: RunRow, *, advancing: bool,
+                limits: LoadLimits | None = None) -> ResumePlan:
     """What resuming the top-level run ``run`` would do now (``advancing``: another process
-    holds its lock)."""
+    holds its lock; ``limits``: the loader's, rein.toml's ``[limits]``)."""
     from rein.engine.run.prepare import binding_changes, binding_override
     from rein.engine.run.recovery import INTERRUPTED, adoptable, confirmation_reason, resume_policy
-    from rein.formats.loader import load_path
+    from rein.formats.loader import DEFAULT_LIMITS, load_path
     from rein.store.lineage import family
 
+    limits = limits or DEFAULT_LIMITS
     try:
-        data: Any = load_path(run.graph_path).data
+        data: Any = load_path(run.graph_path, limits=limits).data
     except ReinError:
         data = None  # said by the binding check below: the files no longer load
     graph = data if isinstance(data, Mapping) else {}
     policy = resume_policy(graph)
-    changed, _ = binding_changes(run, data=data)
+    changed, _ = binding_changes(run, data=data, limits=limits)
     refusal: str | None = None
     if changed:
         try:
-            binding_override(run, force=False, data=data, now=lambda: "")
+            binding_override(run, force=False, data=data, now=lambda: "", limits=limits)
         except ReinError as exc:  # RT053, the message a resume would refuse with
             refusal = f"{exc.code}: {exc.message}"
     action = _action(run, policy, refusal=refusal, advancing=advancing)

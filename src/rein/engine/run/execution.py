@@ -15,7 +15,7 @@ from typing import Any
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import RunStatus
-from rein.engine.events import EventType
+from rein.engine.events import EventType, append
 from rein.engine.run import recovery
 from rein.engine.run.evaluation import diagnostic
 from rein.engine.run.expressions import ExpressionFailed
@@ -68,8 +68,7 @@ async def execute(ctx: RunContext, fragment: Mapping[str, Any], inst: ScopeInsta
         from rein.engine.run.stops import settle_run
 
         settle_run(ctx, final.status)
-    ctx.emit(EventType.RUN_FINISHED, {"status": final.status.value},
-             Transition(run_status=final.status, finished_at=ctx.now(), summary=summary))
+    _finish(ctx, final.status, summary)
     return final.status
 
 
@@ -83,11 +82,20 @@ def _raise_if_cancel_requested(ctx: RunContext) -> None:
         raise RunCancelled(by=str(request.get("actor") or "an operator"))
 
 
+# A run's own events are written as the runner writes its: through the event log's
+# ``append``, the engine's one way to write an event.
+
 def _pause(ctx: RunContext, reason: str) -> RunStatus:
     status = RunStatus.AWAITING_HUMAN if reason == "human" else RunStatus.WAITING
-    ctx.emit(EventType.RUN_PAUSED, {"status": status.value, "reason": reason},
-             Transition(run_status=status))
+    append(ctx.env.store, ctx.env.run_id, EventType.RUN_PAUSED,
+           {"status": status.value, "reason": reason}, ctx.now(), Transition(run_status=status))
     return status
+
+
+def _finish(ctx: RunContext, status: RunStatus, summary: Mapping[str, Any]) -> None:
+    change = Transition(run_status=status, finished_at=ctx.now(), summary=dict(summary))
+    append(ctx.env.store, ctx.env.run_id, EventType.RUN_FINISHED, {"status": status.value},
+           ctx.now(), change)
 
 
 async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
@@ -131,8 +139,7 @@ async def run_child(ctx: RunContext, key: NodeKey, spec: ChildSpec
         summary: dict[str, Any] = {"outputs": dict(final.outputs)}
         if final.graph_success is not None:
             summary["graph_success"] = dict(final.graph_success)
-        child.emit(EventType.RUN_FINISHED, {"status": final.status.value},
-                   Transition(run_status=final.status, finished_at=child.now(), summary=summary))
+        _finish(child, final.status, summary)
     return final, inst, run.run_id
 
 

@@ -27,14 +27,18 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rein.core.reading import read_small_file
 
-FORMAT = "rein.graph-cache/1"
-CACHE_DIR = Path(".rein") / "cache" / "graphs"
+if TYPE_CHECKING:
+    from rein.formats.loader import LoadLimits
+
 # The loader's default limit (LoadLimits.max_bytes): a larger file is the loader's to refuse.
 _MAX_BYTES = 32 * 1024 * 1024
+
+FORMAT = "rein.graph-cache/1"
+CACHE_DIR = Path(".rein") / "cache" / "graphs"
 
 __all__ = ["CACHE_DIR", "FORMAT", "load_graph", "remember"]
 
@@ -59,30 +63,32 @@ def remember(text: str, data: Any) -> None:
         del _RECENT[next(iter(_RECENT))]
 
 
-def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None) -> Any:
+def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None,
+               limits: LoadLimits | None = None) -> Any:
     """The data of the graph at ``path``, as :func:`rein.formats.loader.load_path` gives it;
     from the cache of ``workspace`` when a valid entry holds it. ``approved``: the digest
     the run was approved for; an entry with any other data is not used, so that what a
     cache can ever hand out is the approved graph (a changed file is parsed, and the
-    approval check sees what it really holds)."""
-    raw = read_small_file(path, _MAX_BYTES)
+    approval check sees what it really holds). ``limits``: the loader's (rein.toml's
+    ``[limits]``); a file over them is the loader's to refuse."""
+    raw = read_small_file(path, _MAX_BYTES if limits is None else limits.max_bytes)
     if raw is None:  # missing, too large, not a regular file: the loader says why
-        return _parse(path)
+        return _parse(path, limits)
     source = hashlib.sha256(raw).hexdigest()
     entry = workspace / CACHE_DIR / f"{source}.json"
     cached = _read(entry, source, approved)
     if cached is not None:
         return cached
     known = _RECENT.get(source)
-    data = _parse(path) if known is None else json.loads(known)
+    data = _parse(path, limits) if known is None else json.loads(known)
     _write(entry, source, data)
     return data
 
 
-def _parse(path: str | Path) -> Any:
-    from rein.formats.loader import load_path
+def _parse(path: str | Path, limits: LoadLimits | None) -> Any:
+    from rein.formats.loader import DEFAULT_LIMITS, load_path
 
-    return load_path(path).data
+    return load_path(path, limits=limits or DEFAULT_LIMITS).data
 
 
 def _read(entry: Path, source: str, approved: str | None) -> Any | None:

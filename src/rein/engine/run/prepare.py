@@ -22,6 +22,7 @@ from rein.engine.run.params import bind_params
 from rein.engine.run.routing import Router
 from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
+from rein.formats.loader import DEFAULT_LIMITS, LoadLimits
 from rein.formats.redaction import SECRET_PREFIX, secrets_from_env
 from rein.store.base import RunRow
 
@@ -69,16 +70,17 @@ def check_approved(prepared: Prepared, approved: str) -> None:
 
 def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] = frozenset(),
             router: Router | None = None, env: Mapping[str, str] | None = None,
-            key_variables: Iterable[str] = ()) -> Prepared:
+            key_variables: Iterable[str] = (), limits: LoadLimits = DEFAULT_LIMITS) -> Prepared:
     """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`.
-    ``key_variables``: the provider key variables rein.toml names (flagged in the plan)."""
+    ``key_variables``: the provider key variables rein.toml names (flagged in the plan);
+    ``limits``: the loader's, from rein.toml's ``[limits]``, for the graph and its children."""
     from rein.formats.ags import validate_path
     from rein.formats.ags.criterion_patterns import pattern_problems
     from rein.formats.ags.ladder import ladder_problems
     from rein.formats.ags.plan import build_plan
 
     env = os.environ if env is None else env
-    report = validate_path(path)
+    report = validate_path(path, limits=limits)
     if report.document is None or report.errors:
         raise PrepareFailed(list(report.errors) or [Finding(
             code="AG001", severity="error", message=f"{path} cannot be read",
@@ -97,7 +99,8 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
         params = {}
     children: dict[str, str] = {}
     try:
-        _pin_children(str(path), data, children, seen={str(Path(path).resolve())})
+        _pin_children(str(path), data, children, seen={str(Path(path).resolve())},
+                      limits=limits)
     except ReinError as exc:
         findings.append(exc.to_finding())
     findings.extend(Finding(code=p.code, severity="error", message=p.message, hint=p.hint,
@@ -128,15 +131,16 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
 
 
 def current_binding(path: str, params: Mapping[str, Any],
-                    data: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    data: Mapping[str, Any] | None = None, *,
+                    limits: LoadLimits = DEFAULT_LIMITS) -> dict[str, Any]:
     """What an approval of ``path`` with ``params`` would bind today (RT053 compares it);
     ``data``: the document already loaded from ``path``."""
     from rein.formats.loader import load_path
 
     if data is None:
-        data = load_path(path).data
+        data = load_path(path, limits=limits).data
     children: dict[str, str] = {}
-    _pin_children(path, data, children, seen={str(Path(path).resolve())})
+    _pin_children(path, data, children, seen={str(Path(path).resolve())}, limits=limits)
     bound = bind_params(data.get("params"), params, source=path)
     return {"graph_digest": ags_digest(data), "params": bound, "children": children}
 
@@ -144,15 +148,15 @@ def current_binding(path: str, params: Mapping[str, Any],
 _BOUND = ("graph_digest", "params", "children")  # what an approval binds
 
 
-def binding_changes(run: RunRow, *, data: Mapping[str, Any] | None = None
-                    ) -> tuple[list[str], dict[str, Any]]:
+def binding_changes(run: RunRow, *, data: Mapping[str, Any] | None = None,
+                    limits: LoadLimits = DEFAULT_LIMITS) -> tuple[list[str], dict[str, Any]]:
     """What differs between ``run``'s approval and its files now (``graph_digest``,
     ``params``, ``children``; ``["graph"]`` when they no longer load), and the binding the
     files give now (``{"error": ...}`` when they do not load). Reads only."""
     binding = dict(run.binding)
     try:
         now_binding = current_binding(run.graph_path, binding.get("params") or {},
-                                      data=data)
+                                      data=data, limits=limits)
     except ReinError as exc:
         return ["graph"], {"error": exc.message}
     old = {k: binding.get(k) for k in _BOUND}
@@ -160,7 +164,8 @@ def binding_changes(run: RunRow, *, data: Mapping[str, Any] | None = None
 
 
 def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None = None,
-                     now: Callable[[], str]) -> dict[str, Any] | None:
+                     now: Callable[[], str], limits: LoadLimits = DEFAULT_LIMITS
+                     ) -> dict[str, Any] | None:
     """RT053 unless ``run``'s files are still the approved ones (graph, params, children).
 
     ``data``: the graph as the caller is about to run it, so that what is checked is what
@@ -168,7 +173,7 @@ def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None
     are now, and what the run was approved for before, at ``now()``) is returned.
     """
     binding = dict(run.binding)
-    changed, now_binding = binding_changes(run, data=data)
+    changed, now_binding = binding_changes(run, data=data, limits=limits)
     if not changed:
         return None
     old = {k: binding.get(k) for k in _BOUND}
@@ -191,7 +196,7 @@ def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None
 
 
 def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
-                  seen: set[str]) -> None:
+                  seen: set[str], limits: LoadLimits) -> None:
     for ref in _refs(data):
         # the subgraph kind and the loader, for a graph that refers to another file only
         from rein.engine.run.kinds.subgraph import RefProblem, ref_path
@@ -207,7 +212,7 @@ def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
             raise RunError(f"{uri} refers back to a document that contains it",
                            code="AG131", location=Location(file=path))
         try:
-            doc = load_path(child)
+            doc = load_path(child, limits=limits)
         except ReinError as exc:
             raise RunError(f"subgraph ref {uri!r} cannot be loaded: {exc.message}",
                            code="AG001", location=Location(file=path),
@@ -221,7 +226,7 @@ def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
             raise RunError(f"subgraph ref {uri!r} has id {doc.data.get('id')!r}, expected "
                            f"{ref['expected_id']!r}", code="RT052", location=Location(file=path))
         out[key] = digest
-        _pin_children(key, doc.data, out, seen=seen | {key})
+        _pin_children(key, doc.data, out, seen=seen | {key}, limits=limits)
 
 
 def _refs(value: Any) -> list[Mapping[str, Any]]:

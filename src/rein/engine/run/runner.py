@@ -122,9 +122,10 @@ class Engine(Record):
         # The files as they are now, before anything is written: read once, and this very
         # data is what the run executes (no second read, so nothing can change in between).
         try:
-            data = load_graph(prepared.path, self.workspace, approved=prepared.digest)
-            unchanged = current_binding(prepared.path, prepared.params,
-                                        data=data) == prepared.binding()
+            data = load_graph(prepared.path, self.workspace, approved=prepared.digest,
+                              limits=self.config.limits)
+            unchanged = current_binding(prepared.path, prepared.params, data=data,
+                                        limits=self.config.limits) == prepared.binding()
         except ReinError:
             unchanged = False
         if not unchanged:
@@ -220,8 +221,10 @@ class Engine(Record):
 
             with contextlib.suppress(ReinError):  # a file that no longer loads: said below
                 data = load_graph(run.graph_path, self.workspace,
-                                  approved=run.binding.get("graph_digest"))
-        override = binding_override(run, force=force, data=data, now=self.now)
+                                  approved=run.binding.get("graph_digest"),
+                                  limits=self.config.limits)
+        override = binding_override(run, force=force, data=data, now=self.now,
+                                    limits=self.config.limits)
         if self.signers is None:
             return override
         from rein.engine.run.signed import held
@@ -308,7 +311,8 @@ class Engine(Record):
             data = checked  # read and held to the approval by start(), which made this run
         else:
             data = load_graph(run.graph_path, self.workspace,
-                              approved=run.binding.get("graph_digest"))
+                              approved=run.binding.get("graph_digest"),
+                              limits=self.config.limits)
             # The document checked is the one that runs, with no window in between.
             run = self._hold_to_binding(run, data, force=force, sign=sign)
         policy = recovery.resume_policy(data)
@@ -404,7 +408,7 @@ class Engine(Record):
             secrets=secrets_from_env(self.env), environ=self.env, resume_policy=resume_policy,
             sleep=self.sleep, checkers=self.checkers, harness_policy=self.harness_policy(),
             approved_children=_pinned(run.binding), signers=self.signers,
-            execute_node=execute_node, run_child=run_child,
+            load_limits=self.config.limits, execute_node=execute_node, run_child=run_child,
         )
         ctx = RunContext(env=env, state=read_state(self.store, run.run_id, resume_policy))
         return ctx

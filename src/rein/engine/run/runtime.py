@@ -40,6 +40,7 @@ from rein.workers.base import Worker
 
 if TYPE_CHECKING:
     from rein.engine.run.signed import Signers
+    from rein.formats.loader import LoadLimits
 
 Listener = Callable[[Event], None]
 # How a run executes one node, and one child run: set by the engine that builds the context
@@ -253,6 +254,8 @@ class RunEnv(Frozen, eq=False):
     # Where approvals are signed: the allowed signers every answer is checked against before
     # the run acts on it (rein.engine.run.signed.Signers); None where they are not.
     signers: Signers | None = None
+    # rein.toml [limits]: what the loader may read of a child document (its defaults: None).
+    load_limits: LoadLimits | None = None
     execute_node: NodeExecutor  # runs one node of a scope to its end (or a pause)
     run_child: ChildRunner  # runs (or continues) the child run of a subgraph node
 
@@ -400,7 +403,7 @@ class NodeAt(Frozen, kw_only=False, eq=False):
 # What a child run takes from its parent unchanged: everything else is the child's own.
 INHERITED = ("store", "workspace", "clock", "ids", "workers", "router", "budget", "max_depth",
              "secrets", "environ", "sleep", "checkers", "harness_policy", "signers",
-             "execute_node", "run_child")
+             "load_limits", "execute_node", "run_child")
 
 
 def _unredacted(values: Mapping[str, Any], specs: Any) -> dict[str, Any]:

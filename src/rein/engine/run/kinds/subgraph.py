@@ -135,8 +135,9 @@ def load_ref(ctx: RunContext, ref: Mapping[str, Any]) -> LoadedRef:
         raise RefProblem("AG131", f"subgraph ref {uri!r} refers back to a document that "
                          "contains it (recursion)")
     from rein.formats.ags import validate_path  # the validator: only when a child is loaded
+    from rein.formats.loader import DEFAULT_LIMITS
 
-    report_ = validate_path(path)
+    report_ = validate_path(path, limits=ctx.env.load_limits or DEFAULT_LIMITS)
     if report_.document is None or report_.errors:
         first = report_.errors[0].message if report_.errors else "cannot be read"
         raise RefProblem("AG001", f"subgraph ref {uri!r} is not a valid graph: {first}")
