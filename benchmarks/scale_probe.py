@@ -6,6 +6,12 @@ to a file when it gets ``SIGUSR1``; the benchmark reads it before and after a ru
 coordinator runs in the benchmark's process and counts the same way (:func:`count_here`).
 CPU time is read from ``/proc/PID/stat`` (user + system); PostgreSQL's is the server's
 processes' own plus what its exited backends left in the postmaster's children totals.
+
+With ``REIN_BENCH_PROFILE=PATH`` a worker started through :data:`LAUNCH` also profiles every
+one of its threads with cProfile (:class:`ThreadProfiles`), and each ``SIGUSR1`` writes what
+they gathered since the one before to ``PATH.<n>.prof`` (``python -m pstats`` reads it):
+the second file of a run is the run itself. ``scale_out.py --profile DIR`` does that for
+every process it starts and the coordinator.
 """
 
 from __future__ import annotations
@@ -16,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run before ``rein worker``: counts statements, answers SIGUSR1 with the count.
-LAUNCH = """
+# Run before a worker: counts statements, answers SIGUSR1 with the count.
+_COUNTING = """
 import json, os, signal, sys
 import psycopg
 COUNTS = {"statements": 0, "commits": 0, "seq": 0}
@@ -31,18 +37,113 @@ _wrap(psycopg.Cursor, "execute", "statements")
 _wrap(psycopg.Cursor, "executemany", "statements")
 _wrap(psycopg.Connection, "commit", "commits")
 _wrap(psycopg.Connection, "rollback", "commits")
+PROFILES = None
+if os.environ.get("REIN_BENCH_PROFILE"):
+    sys.path.insert(0, os.environ["REIN_BENCH_DIR"])
+    from scale_probe import ThreadProfiles
+    PROFILES = ThreadProfiles()
 def _dump(*_):
     COUNTS["seq"] += 1
     path = os.environ["REIN_BENCH_COUNTS"]
+    if PROFILES is not None:
+        PROFILES.dump(f"{os.environ['REIN_BENCH_PROFILE']}.{COUNTS['seq']}.prof")
     with open(path + ".tmp", "w") as f:
         json.dump(COUNTS, f)
     os.replace(path + ".tmp", path)
 signal.signal(signal.SIGUSR1, _dump)
+"""
+
+# ``rein worker``, counted.
+LAUNCH = _COUNTING + """
 from rein.cli import main
 sys.exit(main())
 """
 
+# The floor: a bare DBOS worker, counted. Its one workflow does what the scripted worker's
+# attempt does (it waits ``delay`` seconds) and answers its input back; one queue, taking
+# as many at once as a rein worker does (``concurrency``), polled every ``poll`` seconds;
+# rows in DBOS's portable JSON, as rein's are. No rein code runs in it. Arguments: one JSON
+# object.
+FLOOR = _COUNTING + """
+import threading, time
+from dbos import DBOS
+from dbos._serialization import DBOSPortableJSON
+ARGS = json.loads(sys.argv[1])
+@DBOS.workflow(name="floor_attempt")
+def floor_attempt(payload):
+    time.sleep(ARGS["delay"])
+    return payload
+DBOS(config={"name": "rein-floor", "system_database_url": ARGS["url"],
+             "executor_id": ARGS["name"], "application_version": "floor",
+             "log_level": "WARNING", "run_admin_server": False,
+             "serializer": DBOSPortableJSON,
+             "db_engine_kwargs": {"pool_pre_ping": False,
+                                  "pool_size": ARGS["concurrency"] + 4, "max_overflow": 0}})
+DBOS.listen_queues([ARGS["queue"]])
+DBOS.launch()
+DBOS.register_queue(ARGS["queue"], worker_concurrency=ARGS["concurrency"],
+                    polling_interval_sec=ARGS["poll"], on_conflict="always_update")
+print("ready on", ARGS["queue"], flush=True)
+threading.Event().wait()
+"""
+
 _HERE: dict[str, int] = {"statements": 0, "commits": 0}
+
+
+class ThreadProfiles:
+    """cProfile in every thread of this process: this one now, each new one as it starts,
+    in CPU time.
+
+    :meth:`dump` writes what every thread's profile gathered since the last dump (or since
+    it started) as one ``pstats`` file, and starts them all afresh. The profiles are read and
+    cleared without being stopped: stopping one from another thread would stop this
+    thread's instead."""
+
+    def __init__(self) -> None:
+        import cProfile
+        import threading
+
+        # Each thread's own CPU time, not the wall clock: a thread waiting on a lock or a
+        # socket costs nothing.
+        self._profiles: list[cProfile.Profile] = []
+
+        def start(*_: Any) -> None:  # the first event of a new thread
+            profile = cProfile.Profile(time.thread_time)
+            self._profiles.append(profile)
+            profile.enable()
+
+        threading.setprofile(start)
+        start()
+        self._here = self._profiles[0]
+
+    def close(self) -> None:
+        """Profile no new thread, nor this one (threads already profiled go on)."""
+        import threading
+
+        threading.setprofile(None)  # type: ignore[arg-type]
+        self._here.disable()
+
+    def dump(self, path: str) -> None:
+        import marshal
+
+        merged: dict[Any, Any] = {}
+        for profile in list(self._profiles):
+            profile.snapshot_stats()
+            profile.clear()
+            for func, (cc, nc, tt, ct, callers) in profile.stats.items():  # type: ignore[attr-defined]
+                if func not in merged:
+                    merged[func] = (cc, nc, tt, ct, dict(callers))
+                    continue
+                c0, n0, t0, s0, k0 = merged[func]
+                for caller, value in callers.items():
+                    k0[caller] = _add(k0[caller], value) if caller in k0 else value
+                merged[func] = (c0 + cc, n0 + nc, t0 + tt, s0 + ct, k0)
+        with open(path, "wb") as f:
+            marshal.dump(merged, f)
+
+
+def _add(a: Any, b: Any) -> Any:
+    return tuple(x + y for x, y in zip(a, b, strict=True)) if isinstance(a, tuple) else a + b
 
 
 def count_here() -> None:

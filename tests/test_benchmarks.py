@@ -40,3 +40,30 @@ def test_a_child_s_peak_memory_is_its_own(tmp_path: Path) -> None:
     assert got.code == 0 and got.stdout == "ok\n"
     assert 0 < got.peak_mb < 100, got.peak_mb
     del ballast
+
+
+def test_thread_profiles_gather_every_thread_and_start_afresh(tmp_path: Path) -> None:
+    import pstats
+    import threading
+
+    probe = _script("scale_probe")
+
+    def in_a_thread() -> int:
+        return sum(range(1000))
+
+    profiles = probe.ThreadProfiles()
+    try:
+        worker = threading.Thread(target=in_a_thread)
+        worker.start()
+        worker.join()
+        profiles.dump(str(tmp_path / "first.prof"))
+        profiles.dump(str(tmp_path / "second.prof"))
+    finally:
+        profiles.close()
+
+    def calls(path: Path) -> int:
+        stats = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+        return sum(nc for (_, _, name), (_, nc, *_) in stats.items() if name == "in_a_thread")
+
+    assert calls(tmp_path / "first.prof") == 1  # the other thread's call, gathered
+    assert calls(tmp_path / "second.prof") == 0  # gathered once: each dump starts afresh

@@ -15,23 +15,24 @@ RANK = {
     "config": 2,
     "providers": 3, "tools": 3, "store": 3, "profiles": 3,
     "workers": 4, "telemetry": 4,
-    "engine": 5,
-    # Where a node's attempt runs: in process, or queued (DBOS). At the engine's rank:
-    # a queued attempt is checked with the engine's graph, binding and criteria.
+    # Where a node's attempt runs: in process, or queued (DBOS). Below the engine, as
+    # DESIGN draws it: the engine places attempts through an executor and hands it what it
+    # needs of its own (the approval check, the command criterion's check) as callables.
     "executors": 5,
+    "engine": 6,
     # Flows built on the engine's one runtime: the development, specification and evaluation
     # flows.
-    "dev": 6, "spec": 6, "eval": 6,
+    "dev": 7, "spec": 7, "eval": 7,
     # How a test runs a graph: on the Harness, with the scripted worker.
-    "testing": 6,
+    "testing": 7,
     # One projection of the event log into threads, turns and items (the Codex and ACP
     # vocabulary), between the engine and the surfaces that speak it.
-    "protocol": 7,
+    "protocol": 8,
     # Surfaces: the app-server, the web console and the ACP agent. They translate; the CLI
     # may launch them.
-    "appserver": 8, "web": 8, "acp": 8,
-    "cli": 9,
-    "__init__": 10, "__main__": 10,
+    "appserver": 9, "web": 9, "acp": 9,
+    "cli": 10,
+    "__init__": 11, "__main__": 11,
 }
 
 

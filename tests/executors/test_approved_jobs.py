@@ -271,7 +271,13 @@ def test_where_approvals_are_signed_a_run_row_written_into_the_database_approves
     the same row with the graph swapped for one nobody signed, or copied under another id,
     or with no signature at all, is refused before anything runs."""
     from rein.config.signing import sign
-    from rein.engine.run.signed import SIGNATURE, Signers, run_message, signature_record
+    from rein.engine.run.signed import (
+        SIGNATURE,
+        Signers,
+        approval_check,
+        run_message,
+        signature_record,
+    )
 
     key = tmp_path / "ana"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
@@ -293,7 +299,7 @@ def test_where_approvals_are_signed_a_run_row_written_into_the_database_approves
     runs = RowsOnly(row("run-a", graph, d_graph, binding=signed),
                     row("run-b", graph, d_graph, binding=signed),
                     row("run-d", graph, d_graph, binding={**core, "approved_digest": d_graph}))
-    approved = ApprovedRuns(lambda: runs, signers=signers, workspace=tmp_path)
+    approved = ApprovedRuns(lambda: runs, approval_problem=approval_check(signers, tmp_path))
     assert approved.node("run-a", d_graph, "w").node["description"] == "one item"
     assert ApprovedRuns(lambda: runs).node("run-d", d_graph, "w").node  # unsigned: as before
 

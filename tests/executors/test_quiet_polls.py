@@ -117,6 +117,7 @@ class SysDbDouble:
     def __init__(self) -> None:
         self.reads = 0
         self.claims = 0
+        self.versions: list[Any] = []  # is_latest_version, as each claim was given it
 
     def get_queue(self, name: str, *, client_system_database: Any = None) -> Any:
         self.reads += 1
@@ -128,6 +129,7 @@ class SysDbDouble:
                                owner_xid: Any = None, is_latest_version: Any = None,
                                ) -> tuple[list[str], None]:
         self.claims += 1
+        self.versions.append(is_latest_version)
         return [], None
 
 
@@ -142,6 +144,21 @@ def test_install_wraps_the_reload_and_the_claim_of_the_queues_it_owns() -> None:
     for _ in range(10):
         db.start_queued_workflows(mine, "w1", "v", None, 0, owner_xid="x")
     assert db.claims == 1
+
+
+def test_a_claim_from_an_owned_queue_skips_dbos_s_version_query() -> None:
+    # None would make DBOS read the newest registered version in every claim (one more
+    # statement) to decide on workflows enqueued without one, which rein never enqueues.
+    db, polls = SysDbDouble(), QuietPolls(Clock())
+    assert install(db, polls) is None
+    mine = QueueDouble("rein", worker_concurrency=4)
+    polls.own(mine)
+    db.start_queued_workflows(mine, "w1", "v", None, 0, owner_xid="x",
+                              is_latest_version=None)
+    other = QueueDouble("someone-else", concurrency=2)  # not this worker's: as DBOS asks
+    db.start_queued_workflows(other, "w1", "v", None, 0, owner_xid="y",
+                              is_latest_version=None)
+    assert db.versions == [False, None]
 
 
 def test_install_leaves_a_dbos_of_another_shape_alone() -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from rein.executors.remote_checks import decode_verdict, encode_verdict
 from tests.executors.cluster import Cluster
 from tests.executors.test_two_workers import last_summary
 
@@ -52,9 +51,12 @@ def test_a_command_criterion_runs_on_the_worker_that_ran_the_attempt(tmp_path: P
 
 
 def test_a_verdict_round_trips() -> None:
-    from rein.engine.run.criteria.base import Verdict
+    from rein.engine.run.criteria.base import Verdict, verdict_document, verdict_of
 
     verdict = Verdict(passed=False, evidence={"exit_code": 1, "stdout": "x"},
                       evidence_truncated=True, error="e", error_code="CRIT006",
                       failure_class="timeout", extra={"x-a": 1})
-    assert decode_verdict(encode_verdict(verdict)) == verdict
+    assert verdict_of(json.loads(json.dumps(verdict_document(verdict)))) == verdict
+    # The worker's refusal to run a check names only what it knows; the rest defaults.
+    assert verdict_of({"passed": False, "error": "not run: moved", "error_code": "SCALE007"}
+                      ) == Verdict(passed=False, error="not run: moved", error_code="SCALE007")

@@ -16,9 +16,15 @@ from typing import Any
 
 import pytest
 
-from rein.engine.run.routing import worker_id
 from rein.providers.scripted import ScriptedProvider
-from rein.workers.base import Answer, AttemptRequest, AttemptResult, OutputSpec, WorkerPaused
+from rein.workers.base import (
+    Answer,
+    AttemptRequest,
+    AttemptResult,
+    OutputSpec,
+    WorkerPaused,
+    worker_id,
+)
 from rein.workers.brief import SUBMIT
 from rein.workers.model import ModelWorker
 

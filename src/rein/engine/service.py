@@ -217,15 +217,16 @@ class Harness(Reads):
         if concurrency is not None:
             settings["worker_concurrency"] = concurrency
         key = load_key(self.config, env)  # SCALE009: no worker without the queue key
-        from rein.engine.run.signed import signers_of
+        from rein.engine.run.criteria.remote import check_command
+        from rein.engine.run.signed import approval_check, signers_of
 
         runs = ApprovedRuns(lambda: open_store(self.workspace, url=url, config=self.config),
-                            signers=signers_of(self.config.data, self.workspace),
-                            workspace=self.workspace)
+                            approval_problem=approval_check(
+                                signers_of(self.config.data, self.workspace), self.workspace))
         load_dbos("serving").serve(
             url=url, queue=queue or str(settings.get("queue") or "rein"), executor_id=name,
             workspace=self.workspace, workers=self.workers, settings=settings, stop=stop,
-            say=say, key=key, runs=runs,
+            say=say, key=key, runs=runs, check_command=check_command,
             secrets=known_secrets(env, key_variables_of(self.config)))
 
     def new_queue_key(self) -> tuple[str, str, bool]:

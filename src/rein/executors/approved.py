@@ -15,7 +15,9 @@ contains. Before anything runs, :meth:`ApprovedRuns.node` reads the store and th
   child run's digest;
 - the node key names a node of that fragment (map and loop items, stand-ins, judges);
 - where approvals are signed (the worker's own ``[approver] allowed_signers``), the top
-  run's approval verifies, as the engine checks it on every continuation.
+  run's approval verifies, as the engine checks it on every continuation: the engine
+  hands that check in (``approval_problem``), so this module, below the engine, imports
+  nothing of it.
 
 What the job then runs is taken from that node, not from the job: the environment variables
 and secrets it declares, its profile, worker choice and constraints, its permissions and
@@ -29,15 +31,14 @@ import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from rein.core.reading import read_small_file
-from rein.engine.run.graph import scope_model
-from rein.engine.run.prepare import secrets_from_env
 from rein.errors import ReinError, RunError, StoreError
+from rein.formats.ags.plan import effective_node
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import format_for, load_bytes
+from rein.formats.redaction import secrets_from_env
 
 _MAX_BYTES = 32 * 1024 * 1024  # the loader's own limit for a graph
 _MAX_DEPTH = 64  # runs above a child run, at most
@@ -164,15 +165,19 @@ def _fragments(data: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
             yield from _fragments(fragment)
 
 
+# Why a top run's approval does not verify (``None``: it does), given the store and the run.
+ApprovalProblem = Callable[[Any, Any], "str | None"]
+
+
 class ApprovedRuns:
     """The runs of one store, as a worker checks its jobs against them (thread-safe)."""
 
-    def __init__(self, open_store: Callable[[], Any], *, signers: Any = None,
-                 workspace: Path | None = None) -> None:
+    def __init__(self, open_store: Callable[[], Any], *,
+                 approval_problem: ApprovalProblem | None = None) -> None:
         self._open = open_store
-        # Where approvals are signed (rein.engine.run.signed.Signers): a run's approval must
-        # verify too, so that rows written into the database approve nothing.
-        self._signers, self._workspace = signers, workspace
+        # Where approvals are signed: a run's approval must verify too, so that rows written
+        # into the database approve nothing (the engine's own check, handed in).
+        self._approval_problem = approval_problem
         self._store: Any = None
         self._lock = threading.Lock()
         self._docs: dict[str, _Doc] = {}  # SHA-256 of a file's bytes -> its data
@@ -228,8 +233,8 @@ class ApprovedRuns:
             raise rejected(f"run {top.run_id} carries no approval of its digest")
         if bound != approved and "x-rein-forced-resume" not in binding:
             raise rejected(f"run {top.run_id} is bound to {bound}, approved for {approved}")
-        if self._signers is not None:
-            self._signed(top)
+        if self._approval_problem is not None:
+            self._signed(top, self._approval_problem)
         top_doc = self._doc(top.graph_path)
         if top_doc.digest != bound:
             raise rejected(f"the graph {top.graph_path} has digest {top_doc.digest}, not "
@@ -262,17 +267,11 @@ class ApprovedRuns:
                                f"{judged!r}")
         return ApprovedNode(run_id=run_id, key=key, node=node, judge=judge)
 
-    def _signed(self, top: Any) -> None:
+    def _signed(self, top: Any, problem: ApprovalProblem) -> None:
         """Where approvals are signed, ``top``'s approval verifies (the engine's own check
-        on every continuation, :func:`rein.engine.run.signed.run_problem`)."""
-        import datetime as dt
-
-        from rein.engine.run.signed import run_problem
-
+        on every continuation)."""
         with self._lock:
-            why = run_problem(self._store, top, self._signers,
-                              workspace=self._workspace or Path(top.graph_path).parent,
-                              now=dt.datetime.now(dt.UTC))
+            why = problem(self._store, top)
         if why is not None:
             raise rejected(f"run {top.run_id}'s approval does not verify: {why}")
 
@@ -304,12 +303,13 @@ def find_node(document: Mapping[str, Any], fragment: Mapping[str, Any], key: str
         found = _SEGMENT.fullmatch(part)
         if found is None:
             return None
-        nodes = scope_model(scope).nodes
+        nodes = scope.get("nodes") or {}
         if "~" in part and part.partition("~")[0] not in nodes:
             return None
-        node = nodes.get(found[1])
-        if node is None:
+        raw = nodes.get(found[1])
+        if not isinstance(raw, Mapping):
             return None
+        node = effective_node(raw, scope.get("defaults"))
         if i == len(parts) - 1:
             return node if found[2] is None else None
         kind = str(node.get("type", "task"))
@@ -325,4 +325,4 @@ def find_node(document: Mapping[str, Any], fragment: Mapping[str, Any], key: str
     return None
 
 
-__all__ = ["ApprovedNode", "ApprovedRuns", "find_node", "rejected"]
+__all__ = ["ApprovalProblem", "ApprovedNode", "ApprovedRuns", "find_node", "rejected"]

@@ -28,15 +28,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from dbos import DBOSClient
 
-from rein.engine.run.routing import worker_id
 from rein.errors import ReinError
 from rein.executors import heartbeat
+from rein.executors.ended import Ended, EndedReader, listed
 from rein.executors.names import (
     APP_NAME,
     APP_VERSION,
@@ -52,7 +52,14 @@ from rein.executors.remote_session import settle, turn_of, turn_suffix
 from rein.executors.serialization import json_only
 from rein.executors.tree import tree_of, tree_queue
 from rein.executors.wire import decode_answer, encode_request
-from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Worker
+from rein.workers.base import (
+    AttemptRequest,
+    AttemptResult,
+    Item,
+    ItemKind,
+    Worker,
+    worker_id,
+)
 
 MAX_TURNS = 64
 DONE = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
@@ -74,6 +81,7 @@ class DbosExecutor:
         self._client: DBOSClient | None = None
         self._waiting: dict[str, asyncio.Future[Any]] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._ended: Callable[[list[str], list[str]], list[Ended]] | None = None
         self._tree: dict[str, str] | None = None
         self._hb: Any = None
         self._lock = threading.Lock()  # the first attempts connect at once, from threads
@@ -97,21 +105,26 @@ class DbosExecutor:
             return self._connect_once()
 
     def _connect_once(self) -> DBOSClient:
-        if self._client is None:
-            try:
-                self._client = DBOSClient(system_database_engine=_engine(self.url),
-                                          application_name=APP_NAME,
-                                          serializer=json_only())
-                self._client.list_workflows(limit=1, load_input=False, load_output=False)
-            except Exception as exc:
-                self._client = None
-                raise ReinError(
-                    f"the attempt queues are not reachable: {str(exc).strip()[:300]}",
-                    code="SCALE003",
-                    hint="start a worker first (it creates them): rein worker --store URL")\
-                    from exc
-            self._hb = heartbeat.connect(self.url)
-        return self._client
+        if self._client is not None:
+            return self._client
+        try:
+            client = DBOSClient(system_database_engine=_engine(self.url),
+                                application_name=APP_NAME, serializer=json_only())
+            client.list_workflows(limit=1, load_input=False, load_output=False)
+        except Exception as exc:
+            raise ReinError(
+                f"the attempt queues are not reachable: {str(exc).strip()[:300]}",
+                code="SCALE003",
+                hint="start a worker first (it creates them): rein worker --store URL")\
+                from exc
+        self._hb = heartbeat.connect(self.url)
+        fallback = listed(client.list_workflows)
+        reader = EndedReader.open(self.url, json_only(), fallback)
+        self._ended = fallback if reader is None else reader.read
+        # Set last: an attempt that finds the client (without a thread hop) finds the
+        # rest set too.
+        self._client = client
+        return client
 
     @property
     def tree(self) -> dict[str, str]:
@@ -133,7 +146,9 @@ class DbosExecutor:
                      turn: Mapping[str, Any] | None = None) -> str:
         """Enqueue the attempt (or attach to it) and wait for the worker's answer; ``turn``:
         the state and answers of a paused attempt (``None``: it has no session)."""
-        client = await asyncio.to_thread(self._connect)
+        client = self._client
+        if client is None:
+            client = await asyncio.to_thread(self._connect)
         if self._tree is None:
             self._tree = await asyncio.to_thread(tree_of, Path(request.workspace))
         provider = request.routed.provider if request.routed else worker_id(worker)
@@ -161,7 +176,9 @@ class DbosExecutor:
 
     async def check(self, workflow_id: str, queue: str, payload: str) -> str:
         """Run a command criterion's workflow on ``queue`` and wait for its answer."""
-        client = await asyncio.to_thread(self._connect)
+        client = self._client
+        if client is None:
+            client = await asyncio.to_thread(self._connect)
         return await self._wait(client, CHECK_WORKFLOW, queue, workflow_id, payload)
 
     async def _wait(self, client: DBOSClient, name: str, queue: str, workflow_id: str,
@@ -198,7 +215,7 @@ class DbosExecutor:
 
     async def _poll(self, client: DBOSClient) -> None:
         """One loop for every workflow in flight: woken when the listener hears that some
-        ended, it reads those in one status query; every :data:`WAIT_SECONDS` it reads all
+        ended, it reads those in one status query (:mod:`.ended`); every :data:`WAIT_SECONDS` it reads all
         of them anyway (a notification missed while the listener reconnected), and every
         :data:`SUPERVISE_SECONDS` it supervises dead workers."""
         loop = asyncio.get_running_loop()
@@ -218,8 +235,8 @@ class DbosExecutor:
                 ids = list(self._waiting)
             else:
                 ids = [i for i in heard if i in self._waiting]
-            rows = [] if not ids else await asyncio.to_thread(
-                client.list_workflows, workflow_ids=ids, status=DONE, load_input=False)
+            assert self._ended is not None  # connected before the first wait
+            rows = [] if not ids else await asyncio.to_thread(self._ended, ids, DONE)
             for row in rows:
                 future = self._waiting.pop(row.workflow_id, None)
                 if future is None or future.done():

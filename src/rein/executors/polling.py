@@ -15,6 +15,12 @@ database, on that instance only:
   offered (more may wait), or :data:`FALLBACK_SECONDS` went by (a notification lost while
   the listener reconnected). A queue with a shared limit (``global_concurrency``, a rate
   limit) is always claimed from, as DBOS does: room there opens when others finish.
+  A claim from one of this worker's queues takes only workflows of this worker's version
+  (``is_latest_version=False``): rein's coordinators always enqueue under
+  :data:`~rein.executors.names.APP_VERSION` and a resume keeps it, so DBOS's question
+  whether this is the newest registered version (one more statement in every claim, to
+  decide whether workflows enqueued with no version may be taken too) has no job to
+  decide for.
 
 So an idle worker sends no statement per wake. Nor does it wake: ``get_queue`` is where each
 of DBOS's queue threads begins its round, so there the thread sleeps while its queue is not
@@ -105,6 +111,8 @@ class QuietPolls:
             self._seen[name] = self._heard.get(name, 0)
             self._last[name] = now
             self.claims += 1
+            if name in self._queues and kw.get("is_latest_version") is None:
+                kw = {**kw, "is_latest_version": False}
         got = original(queue, *args, **kw)
         running = args[3] if len(args) > 3 else kw.get("local_running_count", 0)
         room = (None if queue._worker_concurrency is None
@@ -124,7 +132,8 @@ def install(sys_db: Any, polls: QuietPolls) -> str | None:
         inspect.signature(sys_db.get_queue)
     except (AttributeError, TypeError, ValueError):
         return "this dbos has no get_queue/start_queued_workflows to wrap"
-    if tuple(claim.parameters)[:len(_CLAIM_PARAMS)] != _CLAIM_PARAMS:
+    if tuple(claim.parameters)[:len(_CLAIM_PARAMS)] != _CLAIM_PARAMS \
+            or "is_latest_version" not in claim.parameters:
         return f"this dbos's start_queued_workflows{claim} is not the one expected"
     get_queue, start = sys_db.get_queue, sys_db.start_queued_workflows
 

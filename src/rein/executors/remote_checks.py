@@ -14,29 +14,39 @@ Only the criterion's id crosses, with the run, the node, the attempt and the dig
 was started under, signed with the queue key like every job. The worker takes the command
 line from the approved graph (:mod:`rein.executors.approved`), never from the job,
 and runs it with the environment the engine gives it in process: the host baseline
-(:data:`~rein.engine.run.criteria.command.BASELINE_ENV`) and the variables and secrets the node
-declares, filled from the worker's own environment. Nothing else of the worker's
-environment reaches it.
+(the command criterion's) and the variables and secrets the node declares, filled from the
+worker's own environment. Nothing else of the worker's environment reaches it.
 
-No DBOS import here: the coordinator's half (:func:`remote_commands`) and the worker's
-(:func:`run_check`) only build and read JSON.
+No DBOS import here, and nothing of the engine: the coordinator's half
+(:func:`remote_commands`) sends the job and hands the engine the verdict's JSON document;
+the worker's (:func:`run_check`) runs the command through the engine's own check, handed
+to :func:`~rein.executors.serving.serve` as a :class:`CommandCheck`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from rein.core.loops import new_loop
-from rein.engine.run.criteria import command
-from rein.engine.run.criteria.base import CriterionProblem, Verdict
-from rein.engine.run.criteria.model import CriterionContext
 from rein.executors.approved import ApprovedNode
 from rein.executors.tree import tree_problem
 from rein.formats.redaction import Secrets
 
-RemoteCommand = Callable[[Mapping[str, Any], CriterionContext], Awaitable[Verdict]]
+# The coordinator's half: (the criterion, the engine's criterion context) -> the verdict as
+# a JSON document (the engine reads it back).
+RemoteCommand = Callable[[Mapping[str, Any], Any], Awaitable[Mapping[str, Any]]]
+
+
+class CommandCheck(Protocol):
+    """The engine's own check of a ``command`` criterion, as the worker runs it: the verdict
+    as a JSON document (``rein.engine.run.criteria.remote.check_command``)."""
+
+    def __call__(self, criterion: Mapping[str, Any], *, workspace: Path, node_key: str,
+                 attempt: int, env: Mapping[str, str], secret_values: frozenset[str],
+                 timeout: float) -> Awaitable[Mapping[str, Any]]: ...
 
 
 def private_queue(queue: str, worker: str) -> str:
@@ -57,7 +67,7 @@ def remote_commands(executor: Any, placement: Mapping[str, Any] | None
     else:
         queue = executor.tree_queue()
 
-    async def run(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
+    async def run(criterion: Mapping[str, Any], ctx: Any) -> Mapping[str, Any]:
         workflow = str(placement["workflow"])
         run_id = workflow.partition("/")[0]
         payload = json.dumps({
@@ -66,7 +76,9 @@ def remote_commands(executor: Any, placement: Mapping[str, Any] | None
             "placement": {**tree, "access": "read_only"},
             "timeout": ctx.default_timeout_seconds}, default=str)
         workflow_id = f"{workflow}/check:{criterion.get('id')}"
-        return decode_verdict(await executor.check(workflow_id, queue, payload))
+        document: Mapping[str, Any] = json.loads(
+            await executor.check(workflow_id, queue, payload))
+        return document
 
     return run
 
@@ -83,27 +95,26 @@ def check_target(text: str) -> tuple[dict[str, Any], str, str, str]:
 def run_check(doc: Mapping[str, Any], node: ApprovedNode, serving: Any,
               env: Mapping[str, str]) -> str:
     """The worker's half: check the tree, then run the approved graph's command for the
-    criterion the job names, with the node's environment filled from ``env``."""
+    criterion the job names, with the node's environment filled from ``env``, through the
+    engine's check (``serving.check_command``); the verdict as JSON text, secrets redacted."""
     problem = tree_problem(serving.workspace, serving.executor_id, doc["placement"])
     if problem is not None:
-        return encode_verdict(Verdict(passed=False, error=f"not run: {problem}",
-                                      error_code="SCALE007"))
+        return json.dumps({"passed": False, "error": f"not run: {problem}",
+                           "error_code": "SCALE007"})
     criterion = node.command_criterion(str(doc["criterion"]))
     declared, secret_names = node.environment(env)
     known: Secrets = serving.secrets or Secrets()
-    ctx = CriterionContext(
-        workspace=serving.workspace, node_id=node.key, attempt=int(doc["attempt"]),
-        outputs={}, output_specs={}, scope=None, env=check_env(declared, env),
-        secret_values=known.values | frozenset(declared[n] for n in secret_names),
-        default_timeout_seconds=float(doc["timeout"]))
+    check: CommandCheck = serving.check_command
     loop = new_loop()  # a workflow's thread has no loop of its own
     try:
-        verdict = loop.run_until_complete(command.check(criterion, ctx))
-    except CriterionProblem as exc:
-        verdict = Verdict(passed=False, error=exc.text(), error_code=exc.code)
+        verdict = loop.run_until_complete(check(
+            criterion, workspace=serving.workspace, node_key=node.key,
+            attempt=int(doc["attempt"]), env=check_env(declared, env),
+            secret_values=known.values | frozenset(declared[n] for n in secret_names),
+            timeout=float(doc["timeout"])))
     finally:
         loop.close()
-    return known.text(encode_verdict(verdict))
+    return known.text(json.dumps(verdict, default=str))
 
 
 def check_env(declared: Mapping[str, str], env: Mapping[str, str]) -> dict[str, str]:
@@ -113,21 +124,5 @@ def check_env(declared: Mapping[str, str], env: Mapping[str, str]) -> dict[str, 
     return {**({"PATH": env["PATH"]} if "PATH" in env else {}), **declared}
 
 
-def encode_verdict(verdict: Verdict) -> str:
-    return json.dumps({
-        "passed": verdict.passed, "evidence": verdict.evidence,
-        "evidence_truncated": verdict.evidence_truncated, "score": verdict.score,
-        "error": verdict.error, "error_code": verdict.error_code,
-        "failure_class": verdict.failure_class, "extra": dict(verdict.extra)}, default=str)
-
-
-def decode_verdict(text: str) -> Verdict:
-    doc = json.loads(text)
-    return Verdict(passed=bool(doc["passed"]), evidence=doc["evidence"],
-                   evidence_truncated=bool(doc["evidence_truncated"]), score=doc["score"],
-                   error=doc["error"], error_code=doc["error_code"],
-                   failure_class=doc["failure_class"], extra=doc["extra"])
-
-
-__all__ = ["check_env", "check_target", "decode_verdict", "encode_verdict", "private_queue",
+__all__ = ["CommandCheck", "RemoteCommand", "check_env", "check_target", "private_queue",
            "remote_commands", "run_check"]

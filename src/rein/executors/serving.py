@@ -38,7 +38,6 @@ from dbos import DBOS
 from rein.core.failures import FailureClass
 from rein.core.frozen import Record, field
 from rein.core.loops import new_loop
-from rein.engine.run.routing import worker_id
 from rein.errors import ReinError
 from rein.executors import heartbeat, polling, queue_settings
 from rein.executors.approved import ApprovedNode, ApprovedRuns, rejected
@@ -55,12 +54,19 @@ from rein.executors.names import (
 )
 from rein.executors.polling import QuietPolls
 from rein.executors.queue_key import QueueKey
-from rein.executors.remote_checks import check_target, private_queue, run_check
+from rein.executors.remote_checks import CommandCheck, check_target, private_queue, run_check
 from rein.executors.remote_session import RemoteSession
 from rein.executors.serialization import json_only
 from rein.executors.tree import tree_of, tree_problem, tree_queue
 from rein.executors.wire import Job, attempt_target, decode_request, encode_answer
-from rein.workers.base import AttemptRequest, AttemptResult, Item, Worker, WorkerPaused
+from rein.workers.base import (
+    AttemptRequest,
+    AttemptResult,
+    Item,
+    Worker,
+    WorkerPaused,
+    worker_id,
+)
 
 
 class _Serving(Record, kw_only=False):
@@ -75,6 +81,7 @@ class _Serving(Record, kw_only=False):
     key: QueueKey | None = None  # None: not serving, every job is refused
     runs: ApprovedRuns | None = None
     say: Callable[[str], None] = print
+    check_command: CommandCheck | None = None  # the engine's check of a command criterion
 
 
 SERVING = _Serving()
@@ -266,9 +273,10 @@ def listening_queues(base: str, workspace: Path, providers: tuple[str, ...] = ()
 def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
           workers: tuple[Worker, ...], settings: Mapping[str, Any], stop: threading.Event,
           say: Callable[[str], None], key: QueueKey, runs: ApprovedRuns,
-          secrets: Any = None) -> None:
+          check_command: CommandCheck, secrets: Any = None) -> None:
     """Take attempts until ``stop`` is set; beat and supervise meanwhile. ``key``: the queue
-    key jobs are opened with; ``runs``: the store's runs, which every job must belong to."""
+    key jobs are opened with; ``runs``: the store's runs, which every job must belong to;
+    ``check_command``: the engine's check of a command criterion, for check jobs."""
     serializer = json_only(say)  # before DBOS reads a row
     limits = rate_limits(settings)
     queues, note = listening_queues(queue, workspace, tuple(limits), executor_id)
@@ -276,6 +284,7 @@ def serve(*, url: str, queue: str, executor_id: str, workspace: Path,
     SERVING.executor_id, SERVING.workspace, SERVING.workers = executor_id, workspace, workers
     SERVING.tree, SERVING.secrets, SERVING.url = tree_of(workspace), secrets, url
     SERVING.key, SERVING.runs, SERVING.say = key, runs, say
+    SERVING.check_command = check_command
     conn = heartbeat.connect(url)
     heartbeat.beat(conn, executor_id, queues)
     global _SLOTS

@@ -86,11 +86,16 @@ class Secrets(Frozen, kw_only=False):
 NO_SECRETS = Secrets()
 
 
+def secrets_from_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``REIN_SECRET_<NAME>`` → ``{name: value}`` (names lower-cased as AGS binds them)."""
+    return {k[len(SECRET_PREFIX):].lower(): v for k, v in env.items()
+            if k.startswith(SECRET_PREFIX)}
+
+
 def known_secrets(env: Mapping[str, str], key_variables: Iterable[str] = ()) -> Secrets:
     """The secrets of an environment: every ``REIN_SECRET_*`` value, and the value of every
     provider key variable (the built-in defaults and ``key_variables``)."""
-    named = {k[len(SECRET_PREFIX):].lower(): v for k, v in env.items()
-             if k.startswith(SECRET_PREFIX)}
+    named = secrets_from_env(env)
     for variable in (*DEFAULT_KEY_VARIABLES.values(), *key_variables):
         if env.get(variable):
             named.setdefault(variable, env[variable])
@@ -127,4 +132,4 @@ def redact(value: Any, secrets: Secrets) -> Any:
 
 
 __all__ = ["DEFAULT_KEY_VARIABLES", "MIN_LENGTH", "NO_SECRETS", "SECRET_PREFIX", "Secrets",
-           "known_secrets", "marker", "provider_key_variables", "redact"]
+           "known_secrets", "marker", "provider_key_variables", "redact", "secrets_from_env"]

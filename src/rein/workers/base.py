@@ -205,3 +205,8 @@ class Worker(Protocol):
     def run(self, request: AttemptRequest) -> AsyncIterator[Item | AttemptResult]:
         """Stream items; the last value yielded is the :class:`AttemptResult`."""
         ...
+
+
+def worker_id(worker: Worker) -> str:
+    """The name a node uses to choose a worker explicitly: ``id`` when set, else ``name``."""
+    return str(getattr(worker, "id", None) or worker.name)

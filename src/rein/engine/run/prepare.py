@@ -27,7 +27,7 @@ from rein.engine.run.routing import Router
 from rein.errors import Finding, Location, Refused, ReinError, RunError
 from rein.formats.canonical import ags_digest
 from rein.formats.loader import DEFAULT_LIMITS, LoadLimits
-from rein.formats.redaction import SECRET_PREFIX
+from rein.formats.redaction import SECRET_PREFIX, secrets_from_env
 from rein.store.base import ApprovalRow, RunRow
 
 if TYPE_CHECKING:
@@ -76,12 +76,6 @@ def check_approved(prepared: Prepared, approved: str) -> None:
             f"the approval names {approved}, but the graph's digest is {prepared.digest}",
             code="APPROVAL_STALE",
             hint="review the plan again and approve the digest rein prints")
-
-
-def secrets_from_env(env: Mapping[str, str]) -> dict[str, str]:
-    """``REIN_SECRET_<NAME>`` → ``{name: value}`` (names lower-cased as AGS binds them)."""
-    return {k[len(SECRET_PREFIX):].lower(): v for k, v in env.items()
-            if k.startswith(SECRET_PREFIX)}
 
 
 def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] = frozenset(),

@@ -25,7 +25,7 @@ from typing import Any
 from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS, Tier
 from rein.errors import RoutingError
-from rein.workers.base import AttemptRequest, Routed, Worker
+from rein.workers.base import AttemptRequest, Routed, Worker, worker_id
 from rein.workers.model_setup import TierRoute, tier_routes
 
 
@@ -82,11 +82,6 @@ class Router(Frozen):
             node=node,
             tier=tier,
         )
-
-
-def worker_id(worker: Worker) -> str:
-    """The name a node uses to choose a worker explicitly: ``id`` when set, else ``name``."""
-    return str(getattr(worker, "id", None) or worker.name)
 
 
 def select_worker(workers: Iterable[Worker], request: AttemptRequest) -> Worker | None:

@@ -223,6 +223,22 @@ def run_problem(store: Store, run: RunRow, signers: Signers, *, workspace: Path,
             "signed, or its approval was written into the store without rein)")
 
 
+def approval_check(signers: Signers | None, workspace: Path
+                   ) -> Callable[[Store, RunRow], str | None] | None:
+    """:func:`run_problem` as a worker checks a job's top run with it, at the time it asks
+    (``None`` where approvals are not signed): handed to the worker's
+    :class:`~rein.executors.approved.ApprovedRuns`, below the engine."""
+    if signers is None:
+        return None
+    held_signers = signers
+
+    def problem(store: Store, run: RunRow) -> str | None:
+        return run_problem(store, run, held_signers, workspace=workspace,
+                           now=dt.datetime.now(dt.UTC))
+
+    return problem
+
+
 def _lineage(store: Store, run: RunRow) -> list[str]:
     """The run, and the runs it restarted from (``policy.resume: restart``), each bound to
     the same graph, parameters and children: a restart runs under the first one's
@@ -356,6 +372,7 @@ def held(store: Store, run: RunRow, override: dict[str, Any] | None, signers: Si
     return {**override, SIGNATURE: signature_record(run.run_id, verified, signature)}
 
 
-__all__ = ["CODE", "RESTART_OF", "SIGNATURE", "UNDER", "Signers", "answer_problem", "held",
+__all__ = ["CODE", "RESTART_OF", "SIGNATURE", "UNDER", "Signers", "answer_problem",
+           "approval_check", "held",
            "refusal", "refused_run", "reopen", "run_message", "run_problem",
            "signature_record", "signers_of", "started_signed", "started_under"]

@@ -31,6 +31,23 @@ class Verdict(Frozen):
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+# A verdict as JSON carries it (a command criterion checked on another machine).
+VERDICT_FIELDS = ("passed", "evidence", "evidence_truncated", "score", "error", "error_code",
+                  "failure_class", "extra")
+
+
+def verdict_document(verdict: Verdict) -> dict[str, Any]:
+    """``verdict`` as a JSON-ready mapping of :data:`VERDICT_FIELDS`."""
+    return {name: getattr(verdict, name) for name in VERDICT_FIELDS[:-1]} | {
+        "extra": dict(verdict.extra)}
+
+
+def verdict_of(document: Mapping[str, Any]) -> Verdict:
+    """The verdict a :func:`verdict_document` (or a part of one: the rest defaults) holds."""
+    given = {name: document[name] for name in VERDICT_FIELDS if name in document}
+    return Verdict(**{**given, "passed": bool(document["passed"])})
+
+
 class CriterionProblem(Exception):
     """The criterion could not be evaluated; reported as an error result, never a pass.
 

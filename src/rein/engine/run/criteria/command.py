@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.engine.run.criteria.base import CriterionProblem, Verdict, confined
+from rein.engine.run.criteria.base import CriterionProblem, Verdict, confined, verdict_of
 from rein.engine.run.criteria.evidence import clean
 from rein.engine.run.criteria.matching import regex_of
 from rein.engine.run.criteria.model import CriterionContext
@@ -87,8 +87,7 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     if not isinstance(run, str) or not run.strip():
         raise CriterionProblem("command criterion needs a non-empty 'run' string")
     if ctx.commands is not None:  # on the machine that ran the attempt, checked the same way
-        verdict: Verdict = await ctx.commands(criterion, ctx)
-        return verdict
+        return verdict_of(await ctx.commands(criterion, ctx))
     cwd = ctx.workspace.resolve()
     if criterion.get("cwd") not in (None, "", "."):
         cwd = confined(ctx.workspace, str(criterion["cwd"]), what="cwd")
