@@ -7,6 +7,7 @@ its usage is summed, and its nodes counted, by the database.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -124,3 +125,23 @@ def test_the_rows_read_for_a_summary_do_not_grow_with_the_run(
         assert f"{10 * n} tokens · {n} node executions" in out, out
     assert read[300] == read[900], read
     assert read[900] < 100, read
+
+
+def test_the_summary_parses_no_record_of_the_nodes_it_does_not_list(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """Counted, not timed: every record of a node that is not listed (each one succeeded)
+    is overwritten with text that is not JSON, and the command prints the same, byte for
+    byte. Its usage is summed from the columns written with each node row (before, SQLite
+    parsed every record of the run to sum its usage: this failed on the first)."""
+    run_id = _stored_run(tmp_path, 300)
+    before, _, _ = _counted(tmp_path, run_id, monkeypatch, capsys)
+    db = sqlite3.connect(tmp_path / ".rein" / "rein.db")
+    with db:
+        overwritten = db.execute("UPDATE nodes SET record = 'not JSON' WHERE run_id = ?"
+                                 " AND status = 'succeeded'", (run_id,)).rowcount
+    db.close()
+    assert overwritten == 300 - FAILED
+    after, built, read = _counted(tmp_path, run_id, monkeypatch, capsys)
+    assert after == before
+    assert f"{10 * 300} tokens · 300 node executions" in after, after
+    assert built == FAILED and read < 100, (built, read)

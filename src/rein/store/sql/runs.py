@@ -14,8 +14,27 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
-from rein.store.rows import SUMMED, AttemptFacts, NodeRow, RunRow, WorkspaceRef
+from rein.store.rows import (
+    MEASURED,
+    SUMMED,
+    AttemptFacts,
+    NodeFacts,
+    NodeRow,
+    RunRow,
+    WorkspaceRef,
+)
 from rein.store.sql.connection import SQLConnection, dump
+from rein.store.sql.node_figures import (
+    DRIVEN,
+    DRIVER_TOKEN,
+    FIGURE_COLUMNS,
+    READ_WHOLE,
+    STARTED,
+    UNKNOWN,
+    USAGE,
+    USAGE_SOURCE,
+    as_given,
+)
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
@@ -72,9 +91,15 @@ def scalar(value: Any) -> Any:
     return dump(value) if isinstance(value, Mapping | list) else value
 
 
-# Fields of an attempt's record the usage totals read (written by the engine).
-DRIVER_TOKEN = "x-rein-driver-token"  # a driver's attempt: the turn that served it
-USAGE_SOURCE = "x-rein-usage-source"  # a driver's attempt whose usage the agent reported
+# A run's rows grouped by what their columns say, in the order of the index nodes_facts (no
+# sort), their figures summed: a handful of rows back, no record read.
+_SUMMED = ("SELECT type, status, facts, COUNT(*), SUM(attempts), SUM(attempts_rerun), "
+           + ", ".join(f"SUM({c})" for c in FIGURE_COLUMNS)
+           + " FROM nodes WHERE run_id = ? GROUP BY type, status, facts")
+# The rows whose records the totals read instead, found by the partial index
+# nodes_by_record (in no order: ORDER BY would have the run's rows read to sort them).
+_READ_WHOLE = ("SELECT node_key, node_id, scope_path, type, status, seq, record FROM nodes"
+               f" WHERE run_id = ? AND {READ_WHOLE}")
 
 
 class RunsSQL(SQLConnection):
@@ -177,11 +202,27 @@ class RunsSQL(SQLConnection):
                               scope_path=r[2], type=r[3], status=NodeStatus(r[4]), seq=r[5],
                               record={} if r[6] is None else json.loads(r[6]))
 
-    def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
-        """What a run's usage is summed from (:class:`AttemptFacts`): its attempts grouped,
-        a handful of values whatever the run's size. Read here from every record, a few
-        at a time; a backend that can group and sum them in the database does (SQLite)."""
-        return grouped(f for row in self.iter_nodes(run_id) for f in facts_of(row))
+    def usage_facts(self, run_id: RunId) -> Iterator[NodeFacts | AttemptFacts]:
+        """What a run's usage is summed from: its node rows grouped and summed by the
+        database over the figures in their columns (:class:`NodeFacts`), and the attempts
+        of the few rows whose records are read (a driver's attempt, or a row written
+        without the columns), grouped (:class:`AttemptFacts`). A handful of values
+        whatever the run's size, and no record parsed but those few."""
+        for r in self._x(_SUMMED, (run_id,)).fetchall():
+            facts, sums = r[2], r[6:]
+            if facts is None or facts & DRIVEN:
+                continue  # read from their records, below
+            yield NodeFacts(
+                type=r[0], status=NodeStatus(r[1]), started=bool(facts & STARTED),
+                count=int(r[3]), attempts=int(r[4]), rerun=int(r[5]),
+                usage=None if not facts & USAGE else {
+                    k: None if k in MEASURED and facts >> (UNKNOWN + MEASURED.index(k)) & 1
+                    else as_given(sums[i], facts, i) for i, k in enumerate(SUMMED)})
+        rows = (NodeRow(run_id=run_id, node_key=NodeKey(r[0]), node_id=r[1],
+                        scope_path=r[2], type=r[3], status=NodeStatus(r[4]), seq=r[5],
+                        record=json.loads(r[6]))
+                for r in self._stream(_READ_WHOLE, (run_id,)))
+        yield from grouped(f for row in rows for f in facts_of(row))
 
     def node(self, run_id: RunId, node_key: str) -> NodeRow | None:
         r = self._x("SELECT node_key, node_id, scope_path, type, status, seq, record"
