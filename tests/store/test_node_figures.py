@@ -15,7 +15,7 @@ from rein.core.states import NodeStatus, RunStatus
 from rein.engine.run.record import usage_of, usage_with_sources
 from rein.store.base import NodeRow, RunRow, Transition
 from rein.store.rows import NodeFacts
-from rein.store.sql.node_figures import COLUMNS, FILL_PAGE, fill_node_figures, figures_of
+from rein.store.sql.runs import COLUMNS, FILL_PAGE, figures_of, fill_node_figures
 from rein.store.sqlite import SQLiteStore
 
 FIXTURES = Path(__file__).parent / "fixtures"

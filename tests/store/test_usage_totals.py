@@ -20,8 +20,7 @@ from rein.core.states import NodeStatus, RunStatus
 from rein.engine.run.record import usage_of, usage_sources, usage_with_sources
 from rein.store.base import NodeRow, RunRow, Transition
 from rein.store.rows import AttemptFacts, NodeFacts
-from rein.store.sql.node_figures import COLUMNS
-from rein.store.sql.runs import facts_of, grouped
+from rein.store.sql.runs import COLUMNS, facts_of, grouped
 
 T = "2026-01-01T00:00:00Z"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from rein.errors import StoreError
 from rein.store.sql import SQLStore
-from rein.store.sql.node_figures import run_step
+from rein.store.sql.runs import run_step
 from rein.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
 CHANNEL = "rein_events"  # notified by every commit that appended events (see changes)

@@ -100,7 +100,7 @@ MEASURED = SUMMED[:4]
 
 class NodeFacts(Frozen):
     """Node rows summed up from the figures stored in their columns
-    (:mod:`rein.store.sql.node_figures`), without their records
+    (:func:`rein.store.sql.runs.figures_of`), without their records
     (:meth:`rein.store.base.Runs.usage_facts`): ``count`` rows alike in every field here
     but the sums. A run of 50,000 checked task nodes is a handful of these.
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from rein.errors import StoreError
 from rein.store import sqlite_checkpoint as checkpoint
 from rein.store.sql import SQLStore, dump
-from rein.store.sql.node_figures import fill_node_figures, run_step
+from rein.store.sql.runs import fill_node_figures, run_step
 from rein.store.sqlite_checkpoint import Checkpointer
 from rein.store.sqlite_errors import (
     DAMAGE_SUFFIX,
@@ -41,7 +41,7 @@ TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.c
 if TYPE_CHECKING:
     from typing import Any
 
-    from rein.store.sql.node_figures import Step
+    from rein.store.sql.runs import Step
 
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
@@ -182,7 +182,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     (
         # The figures of each node row's attempts that a run's usage totals read, in columns
-        # written with the row (rein.store.sql.node_figures), so that summing a run's usage
+        # written with the row (rein.store.sql.runs.figures_of), so that summing a run's usage
         # parses no record. The rows stored before are filled from their records (the last
         # step); a row still without them (``facts`` NULL: written by an older rein after
         # this upgrade) has its record read, as has a row with a driver's attempt (bit 4),

@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 from rein.core.ids import RunId
 from rein.store.rows import Event, RunRow, Transition
 from rein.store.sql.connection import SQLConnection, dump
-from rein.store.sql.node_figures import COLUMNS, figures_of
+from rein.store.sql.runs import COLUMNS, figures_of
 
 ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
 
 # A node row: its fields, its seq (the next of its run when it is new), its record and the
-# figures of its attempts (rein.store.sql.node_figures); an existing row keeps its seq.
+# figures of its attempts (rein.store.sql.runs.figures_of); an existing row keeps its seq.
 _NODE_INSERT = ("INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
                 f" record, {', '.join(COLUMNS)}) VALUES ")
 _NODE_VALUES = ("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
@@ -139,7 +139,7 @@ class EventsSQL(SQLConnection):
             # Held back until another statement or the commit: replaced by a later row of
             # the same node, it is never written (the row that commits is the same).
             # The figures the usage totals read go in columns of the same row, from the
-            # record as stored (rein.store.sql.node_figures).
+            # record as stored (rein.store.sql.runs.figures_of).
             record = self.redact(dict(n.record))
             self._node_rows[(run_id, n.node_key)] = (
                 run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
