@@ -123,12 +123,13 @@ READ_WHOLE = f"(facts IS NULL OR (facts & {DRIVEN}) <> 0)"
 
 
 def figures_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    """The values of :data:`COLUMNS` for a node row's ``record``."""
-    attempts = record.get("attempts")
-    if not isinstance(attempts, list):
-        attempts = []
-    rerun = 0
+    """The values of :data:`COLUMNS` for a node row's ``record``: the figures NULL when no
+    attempt has a ``usage`` object (there is nothing to sum)."""
     facts = STARTED if record.get("started_at") else 0
+    attempts = record.get("attempts")
+    if not attempts or not isinstance(attempts, list):  # most writes: a node not tried yet
+        return (0, 0, facts, *_NO_FIGURES)
+    rerun = 0
     sums: list[Any] = [0] * len(SUMMED)
     for a in attempts:
         if not isinstance(a, Mapping):
@@ -145,13 +146,18 @@ def figures_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
         facts |= USAGE
         for i, k in enumerate(SUMMED):
             v = used.get(k)
-            if isinstance(v, int | float) and not isinstance(v, bool):
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
                 sums[i] += v
                 if isinstance(v, float):
                     facts |= 1 << (FLOATS + i)
             elif k in MEASURED:
                 facts |= 1 << (UNKNOWN + MEASURED.index(k))
-    return (len(attempts), rerun, facts, *(float(s) for s in sums))
+    if not facts & USAGE:
+        return (len(attempts), rerun, facts, *_NO_FIGURES)
+    return (len(attempts), rerun, facts, *[float(s) for s in sums])
+
+
+_NO_FIGURES = (None,) * len(SUMMED)
 
 
 def as_given(total: Any, facts: int, i: int) -> Any:
