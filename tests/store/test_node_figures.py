@@ -37,6 +37,10 @@ def _record(i: int) -> dict[str, Any]:
     return {"node_id": f"n{i}", "started_at": T if i % 4 else "", "attempts": attempts}
 
 
+def _status(i: int) -> str:
+    return "failed" if i % 9 == 0 else "succeeded"
+
+
 def _rows(store: Any, run_id: str) -> list[tuple[Any, ...]]:
     """Every row's key and columns, in key order."""
     return [tuple(r) for r in store._x(
@@ -58,15 +62,14 @@ def test_rows_of_a_version_6_store_are_filled_from_their_records(tmp_path: Path)
                     " 'g.agraph.yaml', 'sha256-x=', 'failed', ?, '{}', '{}', 99)", (T,))
         old.executemany("INSERT INTO nodes (run_id, node_key, node_id, scope_path, type,"
                         " status, seq, record) VALUES ('run-old', ?, ?, '', ?, ?, ?, ?)",
-                        [(f"n{i:05}", f"n{i}", "task" if i % 6 else "loop",
-                          "failed" if i % 9 == 0 else "succeeded", i,
+                        [(f"n{i:05}", f"n{i}", "task" if i % 6 else "loop", _status(i), i,
                           json.dumps(_record(i))) for i in range(n)])
     old.close()
     store = SQLiteStore(copy)
     try:
         rows = _rows(store, "run-old")
         assert len(rows) == n
-        assert rows == [(f"n{i:05}", *figures_of(_record(i))) for i in sorted(
+        assert rows == [(f"n{i:05}", *figures_of(_record(i), _status(i))) for i in sorted(
             range(n), key=lambda i: f"n{i:05}")]
         # The fixture's own row too.
         [(_, *figures)] = _rows(store, "run-fixture-1")
@@ -99,7 +102,7 @@ def test_the_fill_gives_each_row_what_its_write_gave_it(any_store: Any) -> None:
                              node_id=f"n{i}", scope_path="", type="task",
                              status=NodeStatus.SUCCEEDED, record=_record(i))))
     written = _rows(any_store, "r")
-    assert written == [(f"n{i:03}", *figures_of(_record(i))) for i in range(40)]
+    assert written == [(f"n{i:03}", *figures_of(_record(i), "succeeded")) for i in range(40)]
     totals = usage_of(any_store, "r", settled_only=True)
     any_store._x(f"UPDATE nodes SET {', '.join(f'{c} = NULL' for c in COLUMNS)}")
     assert not [f for f in any_store.usage_facts(RunId("r")) if isinstance(f, NodeFacts)]
@@ -124,6 +127,36 @@ def test_a_record_that_is_not_an_object_is_left_to_be_read(tmp_path: Path) -> No
                      (key, key, record))
         with store.atomic():
             fill_node_figures(store._x)
-        assert [r[3] for r in _rows(store, "r")] == [None, None, figures_of(_record(1))[2]]
+        assert [r[3] for r in _rows(store, "r")] == [
+            None, None, figures_of(_record(1), "succeeded")[2]]
     finally:
         store.close()
+
+
+# How a rein of schema version 6 writes a node row: the columns of version 7 untouched.
+OLDER_WRITE = ("INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
+               " record) VALUES ('r', ?, ?, '', 'task', ?, 1, ?) ON CONFLICT (run_id,"
+               " node_key) DO UPDATE SET status = excluded.status, record = excluded.record")
+
+
+def test_a_row_an_older_rein_rewrites_is_read_from_its_record(any_store: Any) -> None:
+    """A rein older than version 7 that was running when the store was upgraded writes a
+    row's status and record, not its figures: the row then no longer has the status its
+    figures were written with, and the totals read its record. A new row it writes has
+    none of the figures, and is read too."""
+    any_store.create_run(RunRow(run_id=RunId("r"), graph_id="g", graph_path="g",
+                                graph_digest="sha256-x=", status=RunStatus.RUNNING,
+                                started_at=T), event_type="run/started", payload={})
+    in_flight = {"node_id": "a", "started_at": T, "attempts": [{"attempt": 1}]}
+    any_store.transition(RunId("r"), "node/started", {}, T, Transition(node=NodeRow(
+        run_id=RunId("r"), node_key=NodeKey("a"), node_id="a", scope_path="", type="task",
+        status=NodeStatus.RUNNING, record=in_flight)))
+    assert usage_of(any_store, "r")["input_tokens"] == 0
+    ended = {**in_flight, "attempts": [{"attempt": 1, "status": "succeeded", "usage": {
+        "input_tokens": 7, "output_tokens": 1, "total_tokens": 8, "cost_usd": 0.5}}]}
+    any_store._x(OLDER_WRITE, ("a", "a", "succeeded", json.dumps(ended)))
+    any_store._x(OLDER_WRITE, ("b", "b", "succeeded", json.dumps(_record(1))))
+    assert not [f for f in any_store.usage_facts(RunId("r")) if isinstance(f, NodeFacts)]
+    assert usage_of(any_store, "r") == {
+        "input_tokens": 7 + 2, "output_tokens": 1 + 4, "total_tokens": 8 + 6,
+        "cost_usd": 0.502, "tool_calls": 2, "node_executions": 3}

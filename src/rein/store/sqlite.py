@@ -185,8 +185,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         # written with the row (rein.store.sql.runs.figures_of), so that summing a run's usage
         # parses no record. The rows stored before are filled from their records (the last
         # step); a row still without them (``facts`` NULL: written by an older rein after
-        # this upgrade) has its record read, as has a row with a driver's attempt (bit 4),
-        # which the partial index finds without a scan.
+        # this upgrade) or whose status changed since (an older rein's write) has its record
+        # read, as has a row with a driver's attempt (bit 4), which the partial index finds
+        # without a scan.
         "ALTER TABLE nodes ADD COLUMN attempts INTEGER",
         "ALTER TABLE nodes ADD COLUMN attempts_rerun INTEGER",
         "ALTER TABLE nodes ADD COLUMN facts INTEGER",
@@ -196,11 +197,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         "ALTER TABLE nodes ADD COLUMN usage_cost_usd DOUBLE PRECISION",
         "ALTER TABLE nodes ADD COLUMN usage_tool_calls DOUBLE PRECISION",
         "ALTER TABLE nodes ADD COLUMN usage_node_executions DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN figured_status TEXT",
         # Rows come grouped by (type, status, facts) in this index's order: no sort. It
         # also counts a run's nodes by status without reading their rows.
         "CREATE INDEX nodes_facts ON nodes (run_id, type, status, facts)",
         ("CREATE INDEX nodes_by_record ON nodes (run_id)"
-         " WHERE facts IS NULL OR (facts & 4) <> 0"),
+         " WHERE facts IS NULL OR (facts & 4) <> 0 OR figured_status <> status"),
         fill_node_figures,
     ),
 )

@@ -143,7 +143,7 @@ class EventsSQL(SQLConnection):
             record = self.redact(dict(n.record))
             self._node_rows[(run_id, n.node_key)] = (
                 run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
-                dump(record), *figures_of(record))
+                dump(record), *figures_of(record, n.status.value))
             self._due = True
         sets: list[str] = []
         values: list[Any] = []

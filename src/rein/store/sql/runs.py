@@ -14,9 +14,10 @@ totals are a ``GROUP BY`` over plain columns and no record is parsed to sum them
 yes-or-no facts are bits of one column (``facts``), so that a run's rows are grouped by
 (type, status, facts) in the order of the index ``nodes_facts``, with no sort. A row whose
 ``facts`` is NULL was written without them (by a rein older than version 7 after the store
-was upgraded): the totals read its record instead, as they read the record of a row with a
-driver's attempt (:data:`DRIVEN`), whose usage rein may replace by what it attributed to
-the turn.
+was upgraded), and a row whose status is not the one the columns were written with
+(``figured_status``: such a rein changed it since): the totals read its record instead, as
+they read the record of a row with a driver's attempt (:data:`DRIVEN`), whose usage rein
+may replace by what it attributed to the turn.
 """
 
 from __future__ import annotations
@@ -109,6 +110,10 @@ COLUMNS = (
     "attempts_rerun",  # attempts whose status is none or succeeded (see usage_of)
     "facts",  # the bits below; NULL: not filled, the record is read instead
     *FIGURE_COLUMNS,
+    # The node's status when these were written with the record: a rein older than schema
+    # version 7 still running when the store was upgraded changes a row's status and
+    # record, not these, and a status that differs has the record read instead.
+    "figured_status",
 )
 
 # The bits of ``facts``.
@@ -118,25 +123,27 @@ DRIVEN = 4  # an attempt was a driver's (it carries a driver token)
 UNKNOWN = 3  # bit UNKNOWN + i: figure MEASURED[i] is not a number in such a usage
 FLOATS = UNKNOWN + len(MEASURED)  # bit FLOATS + i: figure SUMMED[i] is a float somewhere
 
-# The rows whose records the totals read (the partial index ``nodes_by_record``).
-READ_WHOLE = f"(facts IS NULL OR (facts & {DRIVEN}) <> 0)"
+# The rows whose records the totals read (the partial index ``nodes_by_record``); the
+# others are summed from their columns (FIGURED).
+READ_WHOLE = f"(facts IS NULL OR (facts & {DRIVEN}) <> 0 OR figured_status <> status)"
+FIGURED = f"(facts & {DRIVEN}) = 0 AND figured_status = status"
 
 
-def figures_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    """The values of :data:`COLUMNS` for a node row's ``record``: the figures NULL when no
-    attempt has a ``usage`` object (there is nothing to sum)."""
+def figures_of(record: Mapping[str, Any], status: str) -> tuple[Any, ...]:
+    """The values of :data:`COLUMNS` for a node row's ``record`` and ``status``: the
+    figures NULL when no attempt has a ``usage`` object (there is nothing to sum)."""
     facts = STARTED if record.get("started_at") else 0
     attempts = record.get("attempts")
     if not attempts or not isinstance(attempts, list):  # most writes: a node not tried yet
-        return (0, 0, facts, *_NO_FIGURES)
+        return (0, 0, facts, *_NO_FIGURES, status)
     rerun = 0
     sums: list[Any] = [0] * len(SUMMED)
     for a in attempts:
         if not isinstance(a, Mapping):
             rerun += 1  # no status: the same as one still open
             continue
-        status = a.get("status")
-        if status is None or status == "succeeded":
+        ended = a.get("status")
+        if ended is None or ended == "succeeded":
             rerun += 1
         if a.get(DRIVER_TOKEN) is not None:
             facts |= DRIVEN
@@ -153,8 +160,8 @@ def figures_of(record: Mapping[str, Any]) -> tuple[Any, ...]:
             elif k in MEASURED:
                 facts |= 1 << (UNKNOWN + MEASURED.index(k))
     if not facts & USAGE:
-        return (len(attempts), rerun, facts, *_NO_FIGURES)
-    return (len(attempts), rerun, facts, *[float(s) for s in sums])
+        return (len(attempts), rerun, facts, *_NO_FIGURES, status)
+    return (len(attempts), rerun, facts, *[float(s) for s in sums], status)
 
 
 _NO_FIGURES = (None,) * len(SUMMED)
@@ -188,7 +195,7 @@ def fill_node_figures(x: Runner) -> None:
     sets = ", ".join(f"{c} = v.{c}" for c in COLUMNS)
     after: tuple[str, str] | None = None
     while True:
-        page = x("SELECT run_id, node_key, record FROM nodes WHERE facts IS NULL"
+        page = x("SELECT run_id, node_key, record, status FROM nodes WHERE facts IS NULL"
                  + ("" if after is None else
                     " AND (run_id > ? OR (run_id = ? AND node_key > ?))")
                  + f" ORDER BY run_id, node_key LIMIT {FILL_PAGE}",
@@ -197,13 +204,13 @@ def fill_node_figures(x: Runner) -> None:
             return
         after = (page[-1][0], page[-1][1])
         values: list[Any] = []
-        for run_id, node_key, text in page:
+        for run_id, node_key, text, status in page:
             try:
                 record = json.loads(text)
             except ValueError:
                 continue
             if isinstance(record, Mapping):
-                values.append((run_id, node_key, *figures_of(record)))
+                values.append((run_id, node_key, *figures_of(record, status)))
         for start in range(0, len(values), 100):  # below every backend's parameter limit
             part = values[start:start + 100]
             x(f"WITH v (run_id, node_key, {names}) AS (VALUES "
@@ -217,7 +224,7 @@ def fill_node_figures(x: Runner) -> None:
 # sort), their figures summed: a handful of rows back, no record read.
 _SUMMED = ("SELECT type, status, facts, COUNT(*), SUM(attempts), SUM(attempts_rerun), "
            + ", ".join(f"SUM({c})" for c in FIGURE_COLUMNS)
-           + " FROM nodes WHERE run_id = ? GROUP BY type, status, facts")
+           + f" FROM nodes WHERE run_id = ? AND {FIGURED} GROUP BY type, status, facts")
 # The rows whose records the totals read instead, found by the partial index
 # nodes_by_record (in no order: ORDER BY would have the run's rows read to sort them).
 _READ_WHOLE = ("SELECT node_key, node_id, scope_path, type, status, seq, record FROM nodes"
@@ -332,8 +339,6 @@ class RunsSQL(SQLConnection):
         whatever the run's size, and no record parsed but those few."""
         for r in self._x(_SUMMED, (run_id,)).fetchall():
             facts, sums = r[2], r[6:]
-            if facts is None or facts & DRIVEN:
-                continue  # read from their records, below
             yield NodeFacts(
                 type=r[0], status=NodeStatus(r[1]), started=bool(facts & STARTED),
                 count=int(r[3]), attempts=int(r[4]), rerun=int(r[5]),
