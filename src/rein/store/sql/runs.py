@@ -131,7 +131,8 @@ FIGURED = f"(facts & {DRIVEN}) = 0 AND figured_status = status"
 
 def figures_of(record: Mapping[str, Any], status: str) -> tuple[Any, ...]:
     """The values of :data:`COLUMNS` for a node row's ``record`` and ``status``: the
-    figures NULL when no attempt has a ``usage`` object (there is nothing to sum)."""
+    figures NULL when no attempt has a ``usage`` object (there is nothing to sum). Every
+    write of a node row computes them: the common shapes take the short ways."""
     facts = STARTED if record.get("started_at") else 0
     attempts = record.get("attempts")
     if not attempts or not isinstance(attempts, list):  # most writes: a node not tried yet
@@ -139,7 +140,7 @@ def figures_of(record: Mapping[str, Any], status: str) -> tuple[Any, ...]:
     rerun = 0
     sums: list[Any] = [0] * len(SUMMED)
     for a in attempts:
-        if not isinstance(a, Mapping):
+        if type(a) is not dict and not isinstance(a, Mapping):
             rerun += 1  # no status: the same as one still open
             continue
         ended = a.get("status")
@@ -148,22 +149,28 @@ def figures_of(record: Mapping[str, Any], status: str) -> tuple[Any, ...]:
         if a.get(DRIVER_TOKEN) is not None:
             facts |= DRIVEN
         used = a.get("usage")
-        if not isinstance(used, Mapping):
+        if type(used) is not dict and not isinstance(used, Mapping):
             continue
         facts |= USAGE
-        for i, k in enumerate(SUMMED):
+        for i, k, unknown in _FIGURES:
             v = used.get(k)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            kind = type(v)
+            if kind is int or kind is float or (
+                    isinstance(v, (int, float)) and not isinstance(v, bool)):
                 sums[i] += v
                 if isinstance(v, float):
                     facts |= 1 << (FLOATS + i)
-            elif k in MEASURED:
-                facts |= 1 << (UNKNOWN + MEASURED.index(k))
+            else:
+                facts |= unknown
     if not facts & USAGE:
         return (len(attempts), rerun, facts, *_NO_FIGURES, status)
     return (len(attempts), rerun, facts, *[float(s) for s in sums], status)
 
 
+# (i, SUMMED[i], the bit of facts that says it is unknown: 0 where a worker need not
+# measure it)
+_FIGURES = tuple((i, k, 1 << (UNKNOWN + MEASURED.index(k)) if k in MEASURED else 0)
+                 for i, k in enumerate(SUMMED))
 _NO_FIGURES = (None,) * len(SUMMED)
 
 
