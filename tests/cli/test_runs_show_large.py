@@ -2,7 +2,9 @@
 
 Counted, not timed: the node rows the command builds (each one a record parsed) and the
 rows it reads from the database at all stay the same whether the run has 300 nodes or 900:
-its usage is summed, and its nodes counted, by the database.
+its usage is summed, and its nodes counted, by the database, from columns of the node rows
+(no record of a node it does not list is parsed), and the approvals it shows are the run's,
+chosen by the database.
 """
 
 from __future__ import annotations

@@ -101,8 +101,20 @@ def test_the_fill_gives_each_row_what_its_write_gave_it(any_store: Any) -> None:
                 node=NodeRow(run_id=RunId("r"), node_key=NodeKey(f"n{i:03}"),
                              node_id=f"n{i}", scope_path="", type="task",
                              status=NodeStatus.SUCCEEDED, record=_record(i))))
+    # And a run whose rows come first and fill a statement of the fill without a figure.
+    any_store.create_run(RunRow(run_id=RunId("a"), graph_id="g", graph_path="g.agraph.yaml",
+                                graph_digest="sha256-x=", status=RunStatus.RUNNING,
+                                started_at=T), event_type="run/started", payload={})
+    with any_store.batch():
+        for i in range(120):
+            any_store.transition(RunId("a"), "node/started", {}, T, Transition(
+                node=NodeRow(run_id=RunId("a"), node_key=NodeKey(f"n{i:03}"),
+                             node_id=f"n{i}", scope_path="", type="gate",
+                             status=NodeStatus.RUNNING, record={"started_at": T})))
     written = _rows(any_store, "r")
     assert written == [(f"n{i:03}", *figures_of(_record(i), "succeeded")) for i in range(40)]
+    gates = _rows(any_store, "a")
+    assert {row[1:] for row in gates} == {(0, 0, 1, *[None] * 6, "running")}
     totals = usage_of(any_store, "r", settled_only=True)
     any_store._x(f"UPDATE nodes SET {', '.join(f'{c} = NULL' for c in COLUMNS)}")
     assert not [f for f in any_store.usage_facts(RunId("r")) if isinstance(f, NodeFacts)]
@@ -110,6 +122,7 @@ def test_the_fill_gives_each_row_what_its_write_gave_it(any_store: Any) -> None:
     with any_store.atomic():
         fill_node_figures(any_store._x)
     assert _rows(any_store, "r") == written
+    assert _rows(any_store, "a") == gates
     assert usage_of(any_store, "r", settled_only=True) == totals
 
 

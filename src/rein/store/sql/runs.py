@@ -191,6 +191,7 @@ def run_step(step: Step, x: Runner) -> None:
 
 
 FILL_PAGE = 500  # rows read at a time when filling the columns of rows stored before
+_TYPES = {**{c: "DOUBLE PRECISION" for c in FIGURE_COLUMNS}, "figured_status": "TEXT"}
 
 
 def fill_node_figures(x: Runner) -> None:
@@ -199,7 +200,8 @@ def fill_node_figures(x: Runner) -> None:
     object is left as it is: the totals read it, as they always did."""
     marks = ", ".join(["?"] * (2 + len(COLUMNS)))
     names = ", ".join(COLUMNS)
-    sets = ", ".join(f"{c} = v.{c}" for c in COLUMNS)
+    # Typed: a parameter that is NULL in every row of a VALUES list is text to PostgreSQL.
+    sets = ", ".join(f"{c} = CAST(v.{c} AS {_TYPES.get(c, 'INTEGER')})" for c in COLUMNS)
     after: tuple[str, str] | None = None
     while True:
         page = x("SELECT run_id, node_key, record, status FROM nodes WHERE facts IS NULL"
