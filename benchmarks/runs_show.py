@@ -5,11 +5,17 @@ node with one attempt, its usage and two passed criteria, as a checked run recor
 the first three failed), then ``rein runs show RUN`` runs as a subprocess, through the
 reaper of ``child.py`` (its own wall time, CPU time and peak memory). The reference, in the
 same invocation: the same command on a run of 500 nodes, so that what grows with the run is
-what the two rows differ by. ``--before SRC`` adds the same commands run by another rein
-source tree (an older checkout's ``src``).
+what the two rows differ by.
 
-Goal (the performance issue): at most 0.3 s for 50,000 nodes, memory independent of the
-run's size.
+``--before SRC`` adds the same commands run by another rein source tree (an older
+checkout's ``src``), each on a store that tree wrote itself (a store of an older schema is
+refused by nothing, but a newer one is refused by the older rein), and one more row,
+``upgrade``: this rein's first command on a copy of that older store, which upgrades it
+(filling the columns a newer schema adds) before it shows the run. Every row's output must
+be the same, byte for byte, or the benchmark stops.
+
+Goal (the performance issue): at most 0.3 s of CPU for 50,000 nodes, memory independent
+of the run's size.
 
 Run: .venv/bin/python benchmarks/runs_show.py [--sizes 500,50000] [--repeat 3] [--before SRC]
 """
@@ -18,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -74,15 +82,39 @@ def rein_command() -> list[str]:
         sys.executable, "-c", "from rein.cli import run; run()"]
 
 
-def show(workspace: Path, run_id: str, src: str | None) -> Measured:
+def _env(workspace: Path, src: str | None) -> dict[str, str]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workspace / "home"),
            "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     if src:
         env["PYTHONPATH"] = src
-    got = measure([*rein_command(), "runs", "show", run_id], cwd=workspace, env=env)
+    return env
+
+
+def write_with(src: str | None, workspace: Path, n: int) -> str:
+    """:func:`stored_run` by the rein of ``src`` (this one when None), in a process of its
+    own: the store is the one that rein writes."""
+    (workspace / "home").mkdir(parents=True)
+    done = subprocess.run([sys.executable, __file__, "--write", str(workspace), str(n)],
+                          env=_env(workspace, src), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"writing the run failed: {done.stderr[-2000:]}")
+    return done.stdout.strip()
+
+
+def show(workspace: Path, run_id: str, src: str | None) -> Measured:
+    got = measure([*rein_command(), "runs", "show", run_id], cwd=workspace,
+                  env=_env(workspace, src))
     if got.code != 0 or run_id not in got.stdout or "usage" not in got.stdout:
         raise SystemExit(f"rein runs show failed (exit {got.code}): {got.stderr[-2000:]}")
     return got
+
+
+def upgrade(old: Path, into: Path, run_id: str) -> Measured:
+    """This rein's first `runs show` on a copy of a store an older rein wrote."""
+    if into.exists():
+        shutil.rmtree(into)
+    shutil.copytree(old, into)
+    return show(into, run_id, None)
 
 
 def main() -> int:
@@ -90,25 +122,37 @@ def main() -> int:
     parser.add_argument("--sizes", default="500,50000", help="run sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="commands per row")
     parser.add_argument("--before", metavar="SRC", help="another rein source tree, beside")
+    parser.add_argument("--write", nargs=2, metavar=("WORKSPACE", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:  # the writer of write_with, in the rein it was started with
+        print(stored_run(Path(args.write[0]), int(args.write[1])))
+        return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     load = os.getloadavg()[0]
     rows: list[tuple[str, int, list[Measured], int]] = []
     with tempfile.TemporaryDirectory(prefix="rein-bench-show-") as tmp:
         for n in sizes:
-            ws = Path(tmp) / str(n)
-            (ws / "home").mkdir(parents=True)
-            print(f"writing a run of {n} nodes ...", file=sys.stderr)
-            run_id = stored_run(ws, n)
             forms = {"rein": None, **({"before": args.before} if args.before else {})}
+            where = {label: Path(tmp) / str(n) / label for label in forms}
+            print(f"writing a run of {n} nodes ({', '.join(forms)}) ...", file=sys.stderr)
+            run_ids = {label: write_with(src, where[label], n) for label, src in forms.items()}
             got: dict[str, list[Measured]] = {label: [] for label in forms}
+            if args.before:
+                got["upgrade"] = []
             for _ in range(args.repeat):  # interleaved: a change of load hits every row
                 for label, src in forms.items():
-                    got[label].append(show(ws, run_id, src))
+                    got[label].append(show(where[label], run_ids[label], src))
+                if args.before:
+                    got["upgrade"].append(upgrade(where["before"], Path(tmp) / str(n) / "up",
+                                                  run_ids["before"]))
+            outputs = {s.stdout for samples in got.values() for s in samples}
+            if len(outputs) != 1:
+                raise SystemExit(f"the outputs at {n} nodes differ:\n" + "\n--\n".join(outputs))
             for label, samples in got.items():
                 rows.append((label, n, samples, len(samples[0].stdout.splitlines())))
     print(f"rein runs show RUN, n={args.repeat}, load average {load:.1f} -> "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; min median max")
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; min median max"
+          + ("; every row printed the same output" if args.before else ""))
     print(f"{'':<8}{'nodes':>7}  {'wall s':^20}  {'cpu s':^20}  {'peak MB':>7}  lines")
     for label, n, samples, lines in rows:
         walls = sorted(s.wall for s in samples)
@@ -116,7 +160,14 @@ def main() -> int:
         print(f"{label:<8}{n:>7}  {walls[0]:6.3f} {statistics.median(walls):6.3f} "
               f"{walls[-1]:6.3f}  {cpus[0]:6.3f} {statistics.median(cpus):6.3f} "
               f"{cpus[-1]:6.3f}  {max(s.peak_mb for s in samples):7.0f}  {lines:5}")
+    cpu_of = {(label, n): statistics.median(s.cpu for s in samples)
+              for label, n, samples, _ in rows}
     mine = {n: samples for label, n, samples, _ in rows if label == "rein"}
+    for n in mine:
+        if ("before", n) in cpu_of:
+            print(f"before -> after at {n} nodes: {cpu_of['before', n]:.3f} -> "
+                  f"{cpu_of['rein', n]:.3f} s CPU (median), "
+                  f"{cpu_of['before', n] / cpu_of['rein', n]:.1f}x")
     if len(mine) > 1:
         small, large = mine[min(mine)], mine[max(mine)]
         cpu = statistics.median(s.cpu for s in large)

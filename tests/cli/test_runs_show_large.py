@@ -2,11 +2,14 @@
 
 Counted, not timed: the node rows the command builds (each one a record parsed) and the
 rows it reads from the database at all stay the same whether the run has 300 nodes or 900:
-its usage is summed, and its nodes counted, by the database.
+its usage is summed, and its nodes counted, by the database, from columns of the node rows
+(no record of a node it does not list is parsed), and the approvals it shows are the run's,
+chosen by the database.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,9 +17,9 @@ from typing import Any
 import pytest
 
 from rein.cli import main
-from rein.core.ids import NodeKey, RunId
-from rein.core.states import NodeStatus, RunStatus
-from rein.store.base import NodeRow, RunRow, Transition
+from rein.core.ids import ApprovalId, NodeKey, RunId
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus
+from rein.store.base import ApprovalRow, NodeRow, RunRow, Transition
 from rein.store.sql import runs as sql_runs
 from rein.store.sqlite import SQLiteStore
 
@@ -124,3 +127,49 @@ def test_the_rows_read_for_a_summary_do_not_grow_with_the_run(
         assert f"{10 * n} tokens · {n} node executions" in out, out
     assert read[300] == read[900], read
     assert read[900] < 100, read
+
+
+def test_the_summary_parses_no_record_of_the_nodes_it_does_not_list(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """Counted, not timed: every record of a node that is not listed (each one succeeded)
+    is overwritten with text that is not JSON, and the command prints the same, byte for
+    byte. Its usage is summed from the columns written with each node row (before, SQLite
+    parsed every record of the run to sum its usage: this failed on the first)."""
+    run_id = _stored_run(tmp_path, 300)
+    before, _, _ = _counted(tmp_path, run_id, monkeypatch, capsys)
+    db = sqlite3.connect(tmp_path / ".rein" / "rein.db")
+    with db:
+        overwritten = db.execute("UPDATE nodes SET record = 'not JSON' WHERE run_id = ?"
+                                 " AND status = 'succeeded'", (run_id,)).rowcount
+    db.close()
+    assert overwritten == 300 - FAILED
+    after, built, read = _counted(tmp_path, run_id, monkeypatch, capsys)
+    assert after == before
+    assert f"{10 * 300} tokens · 300 node executions" in after, after
+    assert built == FAILED and read < 100, (built, read)
+
+
+def test_the_approvals_of_other_runs_are_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """The approvals shown are chosen by the store: a queue of 400 entries of another run
+    adds no row to what the command reads (before, it read the whole queue and kept the
+    run's own entries in Python)."""
+    run_id = _stored_run(tmp_path, 300)
+    alone, _, read_alone = _counted(tmp_path, run_id, monkeypatch, capsys)
+    store = SQLiteStore.open(tmp_path)
+    assert store is not None
+    other = RunId("run-other")
+    store.create_run(RunRow(run_id=other, graph_id="g", graph_path="g.agraph.yaml",
+                            graph_digest="sha256-x=", status=RunStatus.RUNNING,
+                            started_at=T), event_type="run/started", payload={})
+    with store.batch():
+        for i in range(400):
+            store.transition(other, "approval/requested", {}, T, Transition(
+                approval=ApprovalRow(approval_id=ApprovalId(f"apv-{i}"), run_id=other,
+                                     key=f"gate:{i}", kind=ApprovalKind.GATE,
+                                     status=ApprovalStatus.PENDING, digest="sha256:x",
+                                     request={"prompt": "Go?"}, created_at=T)))
+    store.close()
+    beside, _, read_beside = _counted(tmp_path, run_id, monkeypatch, capsys)
+    assert beside == alone
+    assert read_beside == read_alone, (read_alone, read_beside)

@@ -1,19 +1,26 @@
-"""A run's usage totals, summed from the attempts' facts each store groups for them.
+"""A run's usage totals, summed from the facts each store groups for them.
 
-The store hands back attempts grouped (:class:`rein.store.rows.AttemptFacts`: a count and
-the figures summed); SQLite groups and sums them in the database. What the totals say is
-what every attempt's record says: these runs mix every case the totals tell apart.
+The store keeps the figures the totals read in columns of each node row, written with the
+row, and sums them in the database (:class:`rein.store.rows.NodeFacts`); the rows with a
+driver's attempt, and rows written without the columns, are read from their records
+(:class:`rein.store.rows.AttemptFacts`). What the totals say is what every attempt's record
+says: these runs mix every case the totals tell apart, and each total is checked against
+the same totals read from every record (:class:`_FromRecords`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
 from rein.engine.run.record import usage_of, usage_sources, usage_with_sources
 from rein.store.base import NodeRow, RunRow, Transition
-from rein.store.sql.runs import facts_of, grouped
+from rein.store.rows import AttemptFacts, NodeFacts
+from rein.store.sql.runs import COLUMNS, facts_of, grouped
 
 T = "2026-01-01T00:00:00Z"
 
@@ -98,7 +105,7 @@ def test_a_figure_not_given_as_a_number_is_unknown_in_the_total(any_store: Any) 
         "tool_calls": 1, "node_executions": 4, "sources": ["measured", "unknown"]}
 
 
-def test_alike_attempts_come_back_as_one_whatever_their_number(any_store: Any) -> None:
+def test_alike_nodes_come_back_as_one_whatever_their_number(any_store: Any) -> None:
     ok = NodeStatus.SUCCEEDED
     alike = [(f"a{i}", "task", ok, {"started_at": T, "attempts": [
         {"status": "succeeded", "usage": _usage(2, 3, 5, 0.25, tool_calls=i % 3)}]})
@@ -107,22 +114,116 @@ def test_alike_attempts_come_back_as_one_whatever_their_number(any_store: Any) -
                {"status": "succeeded", "usage": _usage(True, "3", None, 1, tool_calls=0.0)}]}),
            ("b2", "task", ok, {"started_at": T, "attempts": [
                {"status": ["odd"], "x-rein-usage-source": {"odd": 1}, "usage": {}}]}),
-           # several attempts: taken apart by json_each, not read in the record
+           # a driver's attempt among others: the row is read from its record
            ("b3", "loop", NodeStatus.FAILED, {"started_at": "", "attempts": [
                {"status": "failed", "x-rein-driver-token": 7, "usage": _usage(1, 1, 2, 0.5)},
                {"status": "failed", "usage": _usage(False, 1, 2, "0.5", tool_calls=1)},
-               {"status": "failed", "usage": _usage(False, 1, 2, "0.5", tool_calls=2)}]})]
+               {"status": "failed", "usage": _usage(False, 1, 2, "0.5", tool_calls=2)}]}),
+           ("b4", "loop", NodeStatus.FAILED, {"started_at": T, "attempts": [
+               {"status": "failed", "usage": _usage(1, 1, 2, 0.5)},
+               {"status": "succeeded", "usage": _usage(2, 1.5, 3, 0.25, tool_calls=2)}]})]
     _store_run(any_store, "g", alike + odd)
-    facts = list(any_store.attempt_facts(RunId("g")))
-    whole = list(grouped(f for row in any_store.iter_nodes(RunId("g")) for f in facts_of(row)))
-    assert sorted(facts, key=repr) == sorted(whole, key=repr)
-    [many] = [f for f in facts if f.count > 2]
-    assert (many.count, many.usage) == (40, {
+    facts = list(any_store.usage_facts(RunId("g")))
+    summed = [f for f in facts if isinstance(f, NodeFacts)]
+    [many] = [f for f in summed if f.count > 1]
+    assert (many.count, many.attempts, many.rerun, many.usage) == (40, 40, 40, {
         "input_tokens": 80, "output_tokens": 120, "total_tokens": 200, "cost_usd": 10.0,
-        "tool_calls": 39, "node_executions": None})
-    [later] = [f for f in facts if f.type == "loop" and f.attempt == 1]
-    assert (later.count, later.started, later.usage) == (2, False, {
-        "input_tokens": None, "output_tokens": 2, "total_tokens": 4, "cost_usd": None,
-        "tool_calls": 3, "node_executions": None})
-    assert [f.driver_token for f in facts if f.type == "loop" and f.attempt == 0] == ["7"]
-    assert len(facts) == 5
+        "tool_calls": 39, "node_executions": 0})
+    # A figure keeps the type the records gave it: 3 stays 3, and 1.5 makes a float.
+    assert [type(v) for v in many.usage.values()] == [int, int, int, float, int, int]
+    [b4] = [f for f in summed if f.type == "loop"]
+    assert (b4.attempts, b4.rerun, b4.usage) == (2, 1, {
+        "input_tokens": 3, "output_tokens": 2.5, "total_tokens": 5, "cost_usd": 0.75,
+        "tool_calls": 2, "node_executions": 0})
+    # What is not a number is unknown where a worker measures it, left out elsewhere.
+    [b1, b2] = sorted((f for f in summed if f.usage and f.usage["input_tokens"] is None),
+                      key=lambda f: f.usage["cost_usd"] is None)
+    assert b1.usage == {"input_tokens": None, "output_tokens": None, "total_tokens": None,
+                        "cost_usd": 1, "tool_calls": 0.0, "node_executions": 0}
+    assert b2.usage == {"input_tokens": None, "output_tokens": None, "total_tokens": None,
+                        "cost_usd": None, "tool_calls": 0, "node_executions": 0}
+    assert len(summed) == 4  # the 40, b1, b2 (a usage of no figures), b4
+    read = [f for f in facts if isinstance(f, AttemptFacts)]
+    [b3] = [r for r in any_store.nodes(RunId("g")) if r.node_key == "b3"]
+    assert sorted(read, key=repr) == sorted(grouped(facts_of(b3)), key=repr)
+    _agree_with_records(any_store, "g")
+
+
+class _FromRecords:
+    """The store, its usage facts read from every record of the run: what the totals said
+    before the figures were kept in columns, the reference the columns must agree with."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def usage_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
+        return grouped(f for row in self.store.iter_nodes(run_id) for f in facts_of(row))
+
+
+def _agree_with_records(store: Any, run_id: str) -> dict[str, Any]:
+    """The totals of every kind, checked against those read from every record."""
+    got = {}
+    for children in (False, True):
+        for settled in (False, True):
+            got[children, settled] = usage_of(store, run_id, include_children=children,
+                                              settled_only=settled)
+            assert got[children, settled] == usage_of(
+                _FromRecords(store), run_id, include_children=children,
+                settled_only=settled), (children, settled)
+    with_sources = usage_with_sources(store, run_id)
+    assert with_sources == usage_with_sources(_FromRecords(store), run_id)
+    return with_sources
+
+
+def test_the_family_s_totals_are_those_of_its_records(any_store: Any) -> None:
+    _family(any_store)
+    _agree_with_records(any_store, "p")
+    _agree_with_records(any_store, "c")
+
+
+def _unreadable(store: Any, where: str) -> int:
+    """Overwrite the records of a run's rows ``where`` says with text that is not JSON:
+    a read that parses one of them fails. The number of rows overwritten."""
+    rows = store._x(f"SELECT node_key FROM nodes WHERE {where}").fetchall()
+    store._x(f"UPDATE nodes SET record = 'not JSON' WHERE {where}")
+    return len(rows)
+
+
+def test_the_totals_parse_no_record_but_those_of_a_driver_s_attempts(any_store: Any) -> None:
+    """Counted, not timed: the records of the rows the columns stand for are made
+    unreadable, and the totals are the same (before the columns, every record of the run
+    was parsed to sum it: this failed)."""
+    _family(any_store)
+    want = _agree_with_records(any_store, "p")
+    settled = usage_of(any_store, "p", include_children=True, settled_only=True)
+    assert _unreadable(any_store, "(facts & 4) = 0") == 6
+    assert usage_with_sources(any_store, "p") == want
+    assert usage_of(any_store, "p", include_children=True, settled_only=True) == settled
+
+
+def test_rows_written_without_the_columns_are_read_from_their_records(
+        any_store: Any) -> None:
+    """A row whose columns are empty (written by a rein older than schema version 7 after
+    the store was upgraded) is summed from its record: the totals do not change."""
+    _family(any_store)
+    want = _agree_with_records(any_store, "p")
+    any_store._x(f"UPDATE nodes SET {', '.join(f'{c} = NULL' for c in COLUMNS)}"
+                 " WHERE node_key IN ('n1', 'n2', 'n4')")
+    facts = list(any_store.usage_facts(RunId("p")))
+    assert sum(f.count for f in facts if isinstance(f, NodeFacts)) == 3  # n3, n5, n6
+    assert _agree_with_records(any_store, "p") == want
+
+
+@pytest.mark.parametrize("figure", [3, 3.0, 0.1])
+def test_a_figure_is_summed_as_the_records_give_it(any_store: Any, figure: Any) -> None:
+    ok = NodeStatus.SUCCEEDED
+    _store_run(any_store, "f", [(f"k{i}", "task", ok, {"attempts": [
+        {"status": "succeeded", "usage": _usage(figure, 1, 1, figure, tool_calls=figure)}]})
+        for i in range(3)])
+    got = _agree_with_records(any_store, "f")
+    assert (got["input_tokens"], got["tool_calls"]) == (figure * 3, figure * 3)
+    assert type(got["input_tokens"]) is type(figure)
+    assert got["cost_usd"] == round(figure * 3, 6)

@@ -36,6 +36,7 @@ from rein.store.rows import (
     CommitHook,
     DriverTurn,
     Event,
+    NodeFacts,
     NodeRow,
     ProcessRow,
     RunRow,
@@ -180,10 +181,13 @@ class Runs(Protocol):
         statuses; ``records=False``: each row's record left empty, none read."""
         ...
 
-    def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
-        """What a run's usage is summed from: its attempts (and its nodes without any)
-        grouped, each group with its count and its figures summed (:class:`AttemptFacts`),
-        in no particular order; a handful for a run of any size."""
+    def usage_facts(self, run_id: RunId) -> Iterator[NodeFacts | AttemptFacts]:
+        """What a run's usage is summed from, in no particular order, a handful for a run of
+        any size: its node rows grouped, their figures summed from the columns written
+        with each row (:class:`NodeFacts`); and, for the rows with a driver's attempt or
+        written without those columns, their attempts (and their nodes without any)
+        grouped from their records (:class:`AttemptFacts`). Every row is in one or the
+        other, once."""
         ...
 
     def delete_runs(self, run_ids: Sequence[str]) -> int:
@@ -207,9 +211,12 @@ class ApprovalQueue(Protocol):
     entry is written with its ``approval/requested`` event (:meth:`Events.transition`)."""
 
     def approvals(
-        self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
+        self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None,
+        run_ids: Sequence[str] | None = None,
     ) -> list[ApprovalRow]:
-        """Approval queue entries, oldest first."""
+        """Approval queue entries, oldest first; ``run_id``: of that run only; ``run_ids``:
+        of any of these runs (a run family); ``status``: in that status only. Chosen by
+        the database: no other entry is read."""
         ...
 
     def get_approval(self, approval_id: str) -> ApprovalRow | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from rein.errors import StoreError
 from rein.store.sql import SQLStore
+from rein.store.sql.runs import run_step
 from rein.store.sqlite import MIGRATIONS, SCHEMA_VERSION
 
 CHANNEL = "rein_events"  # notified by every commit that appended events (see changes)
@@ -182,8 +183,8 @@ class PostgresStore(SQLStore):
                     f"newer than this rein understands ({SCHEMA_VERSION})",
                     hint="upgrade rein, or use a different database")
             for version in range(current, SCHEMA_VERSION):
-                for statement in (*MIGRATIONS[version], *PG_EXTRA.get(version, ())):
-                    self._x(statement)
+                for step in (*MIGRATIONS[version], *PG_EXTRA.get(version, ())):
+                    run_step(step, self._x)
                 self._x("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
 
     # -- the run lock ---------------------------------------------------------------------

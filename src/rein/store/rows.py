@@ -64,15 +64,15 @@ class NodeRow(Frozen):
 
 
 class AttemptFacts(Frozen):
-    """The few fields of a node row's attempts that a run's usage totals read, without the
-    rest of the record (:meth:`rein.store.base.Runs.attempt_facts`): ``count`` attempts
-    alike in every field here, their usage figures summed.
+    """The few fields of a node row's attempts that a run's usage totals read, picked out
+    of the record, for the rows whose columns do not stand for them (a driver's attempt,
+    a row written without the columns: :meth:`rein.store.base.Runs.usage_facts`):
+    ``count`` attempts alike in every field here, their usage figures summed.
 
     Alike means: the same node type, node status and ``started``, both first attempts or
     both later ones, the same attempt status, driver token and usage source, and the same
-    figures of :data:`SUMMED` given as numbers. So a run of 50,000 checked task nodes is a
-    handful of these, whatever its size (a driver's attempts stay one each: each has its
-    own token)."""
+    figures of :data:`SUMMED` given as numbers (a driver's attempts stay one each: each
+    has its own token)."""
 
     type: str  # the node's
     status: NodeStatus  # the node's
@@ -93,6 +93,32 @@ class AttemptFacts(Frozen):
 # (:func:`rein.engine.run.record.usage_of`); any other key of ``usage`` is not read.
 SUMMED = ("input_tokens", "output_tokens", "total_tokens", "cost_usd", "tool_calls",
           "node_executions")
+# Those a worker may be unable to measure: one not given as a number in an attempt's usage
+# makes the run's total unknown (the others are summed where they are numbers).
+MEASURED = SUMMED[:4]
+
+
+class NodeFacts(Frozen):
+    """Node rows summed up from the figures stored in their columns
+    (:func:`rein.store.sql.runs.figures_of`), without their records
+    (:meth:`rein.store.base.Runs.usage_facts`): ``count`` rows alike in every field here
+    but the sums. A run of 50,000 checked task nodes is a handful of these.
+
+    Never a row with a driver's attempt: those come back as :class:`AttemptFacts`, read
+    from their records (what rein attributed to a driver's turn replaces its usage)."""
+
+    type: str  # the node's
+    status: NodeStatus  # the node's
+    started: bool  # the node's record has a ``started_at``
+    attempts: int = 0  # their attempts, summed
+    # Their attempts whose status is none or succeeded: those a continuation of the run
+    # takes again while the node has not ended.
+    rerun: int = 0
+    # None when no attempt of theirs has a ``usage`` object; else each figure of SUMMED
+    # summed over those that do, or None for a figure of MEASURED one of them does not
+    # give as a number
+    usage: Mapping[str, Any] | None = None
+    count: int = 1  # how many node rows these facts stand for
 
 
 class ApprovalRow(Frozen):

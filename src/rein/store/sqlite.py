@@ -16,19 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from rein.core.ids import RunId
-from rein.core.states import NodeStatus
 from rein.errors import StoreError
 from rein.store import sqlite_checkpoint as checkpoint
-from rein.store.rows import SUMMED, AttemptFacts
 from rein.store.sql import SQLStore, dump
-from rein.store.sql.runs import DRIVER_TOKEN, USAGE_SOURCE, scalar
+from rein.store.sql.runs import fill_node_figures, run_step
 from rein.store.sqlite_checkpoint import Checkpointer
 from rein.store.sqlite_errors import (
     DAMAGE_SUFFIX,
@@ -45,62 +41,18 @@ TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.c
 if TYPE_CHECKING:
     from typing import Any
 
+    from rein.store.sql.runs import Step
+
 STATE_DIR = ".rein"
 DB_NAME = "rein.db"
 FETCH = 500  # rows a streamed read (_stream) holds at a time
 
 
-def _facts_query() -> str:
-    """:meth:`SQLiteStore.attempt_facts` in one statement. One row per attempt (a node
-    without attempts: one row of NULLs), its fields picked by ``json_extract``, then
-    grouped. A node of one attempt, the usual, is read from the record's own text: SQLite
-    parses a text once for every JSON function of a row that reads it, so such a node's
-    record is parsed once; ``json_each`` takes apart only a node of several attempts.
-    ``LIMIT -1`` keeps each level from being folded into the next, which would pick the
-    fields again for every use. A figure counts as given where it is a JSON number:
-    ``->>`` reads true and false as 1 and 0, so those two values are asked again."""
-    def picked(call: Callable[[str, str], str]) -> str:
-        """``call(text, path to the attempt)``, of the attempt json_each took apart, or
-        else of the only attempt, read in the record."""
-        return (f"CASE WHEN e.key IS NOT NULL THEN {call('e.value', '$')}"
-                f" WHEN n.k > 0 THEN {call('n.record', '$.attempts[0]')} END")
 
-    def facts(text: str, at: str) -> str:
-        return (f"json_extract({text}, '{at}.status', '{at}.\"{DRIVER_TOKEN}\"',"
-                f" '{at}.\"{USAGE_SOURCE}\"')")
-
-    def usage(text: str, at: str) -> str:
-        return f"json_type({text}, '{at}.usage')"
-
-    def figures(text: str, at: str) -> str:
-        paths = ", ".join(f"'{at}.usage.\"{k}\"'" for k in SUMMED)
-        return f"json_extract({text}, {paths})"
-
-    values = ", ".join(f"f ->> '$[{i}]' AS v{i}" for i in range(len(SUMMED)))
-    given = " | ".join(
-        f"(CASE WHEN typeof(v{i}) NOT IN ('integer', 'real') THEN 0"
-        f" WHEN v{i} NOT IN (0, 1) THEN {1 << i}"
-        f" WHEN json_type(f, '$[{i}]') IN ('integer', 'real') THEN {1 << i} ELSE 0 END)"
-        for i in range(len(SUMMED)))
-    sums = ", ".join(f"SUM(v{i})" for i in range(len(SUMMED)))
-    return (
-        f"SELECT type, status, started, attempt, c, usage = 'object', {given}, COUNT(*),"
-        f" {sums} FROM (SELECT type, status, started, attempt, c, usage, f, {values} FROM ("
-        " SELECT n.type AS type, n.status AS status,"
-        " COALESCE(n.record ->> '$.started_at', '') != '' AS started,"
-        " CASE WHEN e.key IS NOT NULL THEN min(e.key, 1) WHEN n.k > 0 THEN 0 END AS attempt,"
-        f" {picked(facts)} AS c, {picked(usage)} AS usage, {picked(figures)} AS f"
-        " FROM (SELECT type, status, record, json_array_length(record, '$.attempts') AS k"
-        " FROM nodes WHERE run_id = ? LIMIT -1) n"
-        " LEFT JOIN json_each(CASE WHEN n.k > 1 THEN n.record END, '$.attempts') e"
-        " LIMIT -1) LIMIT -1) GROUP BY 1, 2, 3, 4, 5, 6, 7")
-
-
-_FACTS = _facts_query()
-
-# Each entry upgrades the schema from version i to i + 1. Never edit a released entry:
-# append a new one, and keep a fixture database of every version in tests/store/fixtures.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+# Each entry upgrades the schema from version i to i + 1: SQL statements, and steps that
+# take the statement runner (``_x``). Never edit a released entry: append a new one, and
+# keep a fixture database of every version in tests/store/fixtures.
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE runs (
             run_id TEXT PRIMARY KEY,
@@ -227,6 +179,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE runs ADD COLUMN workspace_path TEXT",
         "ALTER TABLE runs ADD COLUMN workspace_host TEXT",
         "CREATE INDEX runs_workspace ON runs (workspace_id, created)",
+    ),
+    (
+        # The figures of each node row's attempts that a run's usage totals read, in columns
+        # written with the row (rein.store.sql.runs.figures_of), so that summing a run's usage
+        # parses no record. The rows stored before are filled from their records (the last
+        # step); a row still without them (``facts`` NULL: written by an older rein after
+        # this upgrade) or whose status changed since (an older rein's write) has its record
+        # read, as has a row with a driver's attempt (bit 4), which the partial index finds
+        # without a scan.
+        "ALTER TABLE nodes ADD COLUMN attempts INTEGER",
+        "ALTER TABLE nodes ADD COLUMN attempts_rerun INTEGER",
+        "ALTER TABLE nodes ADD COLUMN facts INTEGER",
+        "ALTER TABLE nodes ADD COLUMN usage_input_tokens DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN usage_output_tokens DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN usage_total_tokens DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN usage_cost_usd DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN usage_tool_calls DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN usage_node_executions DOUBLE PRECISION",
+        "ALTER TABLE nodes ADD COLUMN figured_status TEXT",
+        # Rows come grouped by (type, status, facts) in this index's order: no sort. It
+        # also counts a run's nodes by status without reading their rows.
+        "CREATE INDEX nodes_facts ON nodes (run_id, type, status, facts)",
+        ("CREATE INDEX nodes_by_record ON nodes (run_id)"
+         " WHERE facts IS NULL OR (facts & 4) <> 0 OR figured_status <> status"),
+        fill_node_figures,
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -357,20 +334,6 @@ class SQLiteStore(SQLStore):
             finally:
                 cursor.close()
 
-    def attempt_facts(self, run_id: RunId) -> Iterator[AttemptFacts]:
-        """The facts of :meth:`RunsSQL.attempt_facts`, picked out of each record, grouped
-        and summed by SQLite: a run's usage is summed without a record parsed in Python,
-        and what comes back is a handful of rows whatever the run's size."""
-        for r in self._stream(_FACTS, (run_id,)):
-            status, token, source = (None, None, None) if r[4] is None else json.loads(r[4])
-            given, sums = r[6], r[8:]
-            yield AttemptFacts(
-                type=r[0], status=NodeStatus(r[1]), started=bool(r[2]), attempt=r[3],
-                attempt_status=scalar(status), usage_source=scalar(source), count=r[7],
-                driver_token=None if token is None else str(token),
-                usage=None if not r[5] else {
-                    k: sums[i] if given >> i & 1 else None for i, k in enumerate(SUMMED)})
-
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:
         """Re-raise SQLite's and the file system's errors as :class:`StoreError`."""
@@ -491,8 +454,8 @@ class SQLiteStore(SQLStore):
             if current > SCHEMA_VERSION:
                 raise self._newer(current)
             for version in range(current, SCHEMA_VERSION):
-                for statement in MIGRATIONS[version]:
-                    self._x(statement)
+                for step in MIGRATIONS[version]:
+                    run_step(step, self._x)
                 self._x("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
 
     def _newer(self, version: int) -> StoreError:

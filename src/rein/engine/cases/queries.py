@@ -103,14 +103,15 @@ class Reads:
 
     def approvals(self, *, run_id: str | None = None, pending_only: bool = True,
                   include_children: bool = True) -> list[ApprovalRow]:
-        """The approval queue, oldest first; ``run_id``: that run (and its child runs)."""
-        rows = self.store.approvals(status=ApprovalStatus.PENDING if pending_only else None)
-        if run_id is not None:
-            members: set[str] = {r.run_id for r in family(self.store, run_id)} \
-                if include_children else set()
-            members.add(run_id)
-            rows = [r for r in rows if r.run_id in members]
-        return rows
+        """The approval queue, oldest first; ``run_id``: that run (and its child runs),
+        chosen by the store (the queue's other entries are not read)."""
+        status = ApprovalStatus.PENDING if pending_only else None
+        if run_id is None:
+            return self.store.approvals(status=status)
+        if not include_children:
+            return self.store.approvals(run_id=RunId(run_id), status=status)
+        members = [run_id, *(r.run_id for r in family(self.store, run_id))]
+        return self.store.approvals(run_ids=members, status=status)
 
     def limits(self, run_id: str) -> dict[str, Any]:
         """The graph's ``constraints`` of a run (its budget limits), for a view of what was

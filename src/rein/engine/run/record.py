@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rein.core.ids import RunId
 from rein.core.states import ApprovalKind, RunStatus
 from rein.store.base import Store
+from rein.store.rows import MEASURED, NodeFacts
 
 if TYPE_CHECKING:
     from rein.engine.run.record_order import RecordOrder
@@ -77,9 +78,18 @@ def _summed(store: Store, run_id: str, include_children: bool,
     for rid in runs:
         attributed = attributed_usage(store, rid)
         # Grouped by the store, each with its count and its figures summed: a handful of
-        # values for a run of any size (``AttemptFacts``).
-        for f in store.attempt_facts(RunId(rid)):
+        # values for a run of any size (``NodeFacts``, ``AttemptFacts``).
+        for f in store.usage_facts(RunId(rid)):
             open_again = settled_only and not f.status.terminal
+            if isinstance(f, NodeFacts):
+                totals["node_executions"] += _executions(f, open_again)
+                if f.usage is not None:  # a worker rein ran measured it
+                    found.add("measured")
+                    unknown.update(k for k in MEASURED if f.usage[k] is None)
+                    for k, v in f.usage.items():
+                        if v is not None:
+                            totals[k] += v
+                continue
             if f.attempt is None:  # nodes without attempts
                 if f.type not in ("task", "decision") and f.started and not open_again:
                     totals["node_executions"] += f.count
@@ -107,6 +117,16 @@ def _summed(store: Store, run_id: str, include_children: bool,
     return totals, sorted(found)
 
 
+def _executions(f: NodeFacts, open_again: bool) -> int:
+    """The node executions of nodes summed up (:func:`usage_of`), as the loop over their
+    attempts in :func:`_summed` counts them one by one."""
+    if f.type in ("task", "decision"):
+        # each attempt; for a continuation, less those it takes again
+        return (f.attempts - f.rerun) if open_again else f.attempts
+    # a gate or container that started: once, whatever its attempts
+    return f.count if f.started and not open_again else 0
+
+
 def _source(f: AttemptFacts, attributed: Mapping[str, Any]) -> tuple[str, ...]:
     """Where the usage of attempts with these facts comes from (:func:`usage_sources`)."""
     if f.driver_token is None:
@@ -118,8 +138,6 @@ def _source(f: AttemptFacts, attributed: Mapping[str, Any]) -> tuple[str, ...]:
     return ("unknown",) if f.attempt_status is not None else ()  # ended, no usage told
 
 
-# What a worker may be unable to measure: unknown in an attempt, unknown in every total.
-MEASURED = ("input_tokens", "output_tokens", "total_tokens", "cost_usd")
 DRIVER_TOKEN = "x-rein-driver-token"  # on a driver's attempt: the turn that served it
 ATTRIBUTED = "usage/attributed"
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus
@@ -31,8 +31,8 @@ class ApprovalsSQL(EventsSQL):
             answer=None if r[7] is None else json.loads(r[7]), created_at=r[8],
             answered_at=r[9])
 
-    def approvals(self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None
-                  ) -> list[ApprovalRow]:
+    def approvals(self, *, run_id: RunId | None = None, status: ApprovalStatus | None = None,
+                  run_ids: Sequence[str] | None = None) -> list[ApprovalRow]:
         clauses: list[str] = []
         values: list[Any] = []
         if run_id is not None:
@@ -41,10 +41,25 @@ class ApprovalsSQL(EventsSQL):
         if status is not None:
             clauses.append("status = ?")
             values.append(status.value)
+        if run_ids is None:
+            return [row for _, row in self._queued(clauses, values)]
+        ids = list(dict.fromkeys(run_ids))
+        got: list[tuple[Any, ApprovalRow]] = []
+        for start in range(0, len(ids), 500):  # below every backend's parameter limit
+            part = ids[start:start + 500]
+            got.extend(self._queued([*clauses, f"run_id IN ({', '.join('?' * len(part))})"],
+                                    [*values, *part]))
+        if len(ids) > 500:  # several queries: their rows merged in the queue's order
+            got.sort(key=lambda x: x[0])
+        return [row for _, row in got]
+
+    def _queued(self, clauses: list[str], values: list[Any]
+                ) -> list[tuple[Any, ApprovalRow]]:
+        """The entries ``clauses`` choose, in the queue's order, each with its place."""
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._x(f"SELECT {self._APPROVAL_COLUMNS} FROM approvals{where}"
-                       f" ORDER BY {self.approval_order}", values).fetchall()
-        return [self._approval(r) for r in rows]
+        rows = self._x(f"SELECT {self._APPROVAL_COLUMNS}, {self.approval_order} FROM approvals"
+                       f"{where} ORDER BY {self.approval_order}", values).fetchall()
+        return [(r[10], self._approval(r)) for r in rows]
 
     def get_approval(self, approval_id: str) -> ApprovalRow | None:
         row = self._x(f"SELECT {self._APPROVAL_COLUMNS} FROM approvals WHERE approval_id = ?",

@@ -18,8 +18,19 @@ from collections.abc import Mapping, Sequence
 from rein.core.ids import RunId
 from rein.store.rows import Event, RunRow, Transition
 from rein.store.sql.connection import SQLConnection, dump
+from rein.store.sql.runs import COLUMNS, figures_of
 
 ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
+
+# A node row: its fields, its seq (the next of its run when it is new), its record and the
+# figures of its attempts (rein.store.sql.runs.figures_of); an existing row keeps its seq.
+_NODE_INSERT = ("INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
+                f" record, {', '.join(COLUMNS)}) VALUES ")
+_NODE_VALUES = ("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
+                f" WHERE run_id = ?), ?, {', '.join('?' * len(COLUMNS))})")
+_NODE_UPDATE = (" ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
+                " record = excluded.record, "
+                + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS))
 
 
 def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
@@ -127,9 +138,12 @@ class EventsSQL(SQLConnection):
             n = change.node
             # Held back until another statement or the commit: replaced by a later row of
             # the same node, it is never written (the row that commits is the same).
+            # The figures the usage totals read go in columns of the same row, from the
+            # record as stored (rein.store.sql.runs.figures_of).
+            record = self.redact(dict(n.record))
             self._node_rows[(run_id, n.node_key)] = (
                 run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
-                dump(self.redact(dict(n.record))))
+                dump(record), *figures_of(record, n.status.value))
             self._due = True
         sets: list[str] = []
         values: list[Any] = []
@@ -175,14 +189,9 @@ class EventsSQL(SQLConnection):
             values: list[str] = []
             params: list[Any] = []
             for i, r in enumerate(part):
-                values.append("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
-                              " WHERE run_id = ?), ?)")
-                params.extend((*r[:6], i + 1, r[0], r[6]))
-            self._execute(
-                "INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
-                " record) VALUES " + ", ".join(values) +
-                " ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
-                " record = excluded.record", params)
+                values.append(_NODE_VALUES)
+                params.extend((*r[:6], i + 1, r[0], *r[6:]))
+            self._execute(_NODE_INSERT + ", ".join(values) + _NODE_UPDATE, params)
 
     def _forget_due(self) -> None:
         self._seq.clear()
