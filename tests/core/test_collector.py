@@ -16,7 +16,9 @@ def _enabled() -> Iterator[None]:
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
+    if was:
+        gc.enable()
+    else:
         gc.disable()
 
 
@@ -74,3 +76,19 @@ def test_overlapping_pauses_of_two_threads_end_with_the_last() -> None:
     leave.set()
     thread.join(10)
     assert gc.isenabled()
+
+
+def test_a_settled_block_keeps_what_exists_and_what_a_pause_builds_out_of_the_passes() -> None:
+    assert gc.get_freeze_count() == 0
+    before = [{"i": [i]} for i in range(1000)]
+    with collector.settled():
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(before)  # alive as it began: out of the passes
+        with collector.paused():
+            built = [{"i": [i]} for i in range(1000)]
+        assert gc.get_freeze_count() >= frozen + len(built)  # built in a pause: too
+        with collector.settled():  # another run, at once
+            pass
+        assert gc.get_freeze_count() > 0  # the outer block still holds it
+    assert gc.get_freeze_count() == 0  # all handed back: collected as ever
+    assert len(before) == len(built)

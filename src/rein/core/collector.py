@@ -8,6 +8,12 @@ passes over them found nothing and took a tenth of a run's CPU (issue 32). Withi
 refers to it, and cycles that became garbage meanwhile are found by the first collection
 after the pause. Pauses nest, and threads may pause at once: the collector runs again
 when the last pause ends, and only if it ran when the first began.
+
+A run then holds its graph, plan and scope model until it ends, and every full collection
+during the run walked them again. Within :func:`settled` (a run started and advanced),
+what is alive as it begins, and what a pause builds within it, is kept out of the
+collector's passes (``gc.freeze``); when the last such block ends, all of it is handed back
+(``gc.unfreeze``), so a cycle that became garbage meanwhile is collected then, not never.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from contextlib import contextmanager
 _LOCK = threading.Lock()
 _held = 0  # pauses open now, in every thread
 _resume = False  # whether the collector ran when the first open pause began
+_settled = 0  # settled blocks open now, in every thread and task
 
 
 @contextmanager
@@ -36,8 +43,27 @@ def paused() -> Iterator[None]:
     finally:
         with _LOCK:
             _held -= 1
+            if _settled:  # built for the run that holds it: out of the passes with it
+                gc.freeze()
             if _held == 0 and _resume:
                 gc.enable()
 
 
-__all__ = ["paused"]
+@contextmanager
+def settled() -> Iterator[None]:
+    """What is alive now, and what a pause builds within the block, out of the collector's
+    passes until the last open block ends (see the module's description)."""
+    global _settled
+    with _LOCK:
+        _settled += 1
+        gc.freeze()
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _settled -= 1
+            if _settled == 0:
+                gc.unfreeze()
+
+
+__all__ = ["paused", "settled"]

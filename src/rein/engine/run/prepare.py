@@ -233,8 +233,13 @@ class Starter(Frozen):
                     state=confinement(), signed=signed)
         if under is not None and approval:
             how["under_approval"] = under.approval_id
-        return await self.engine().start(prepared, approved=approved, actor=approver.id,
-                                         given=how, run_id=run_id, approval=approval)
+        from rein.core.collector import settled
+
+        # The graph, its plan and the scope model live as long as the run: not walked by
+        # every full collection while it advances (rein.core.collector).
+        with settled():
+            return await self.engine().start(prepared, approved=approved, actor=approver.id,
+                                             given=how, run_id=run_id, approval=approval)
 
 
 def current_binding(path: str, params: Mapping[str, Any],
