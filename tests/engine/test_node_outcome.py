@@ -101,7 +101,7 @@ def test_a_kind_that_ends_its_node_itself_is_caught(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Only execute_node ends a node: a kind that wrote the status too is an engine defect,
     refused by the checked transition instead of being persisted twice."""
-    from rein.engine.run.transitions import IllegalTransition, transition
+    from rein.core.states import IllegalTransition, transition
 
     async def ends_itself(here: NodeAt, spec: NodeSpec) -> NodeOutcome:
         transition(here.state, NodeStatus.SUCCEEDED)

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMappi
 from typing import Any
 
 from rein.core.failures import FailureClass
-from rein.core.states import AttemptStatus, NodeStatus
+from rein.core.states import AttemptStatus, NodeStatus, restore, transition
 from rein.engine.events import EventType
 from rein.engine.run.criteria.evaluate import evaluate_success
 from rein.engine.run.evaluation import diagnostic
@@ -32,7 +32,6 @@ from rein.engine.run.outcome import NodeOutcome
 from rein.engine.run.permissions import check_requirements
 from rein.engine.run.runtime import NodeAt, NodeState
 from rein.engine.run.signals import Paused
-from rein.engine.run.transitions import restore, transition
 from rein.formats.ags.spec import NodeSpec
 
 KindRunner = Callable[[NodeAt, NodeSpec], Awaitable[NodeOutcome]]

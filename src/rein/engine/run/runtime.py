@@ -117,7 +117,7 @@ class NodeState(Record):
     def adopt(self, record: Mapping[str, Any]) -> None:
         """Take this state's fields from ``record``, the node_run object a node that ended
         in an earlier process left in the store (:meth:`to_record`'s inverse but for the
-        status, which :func:`rein.engine.run.transitions.restore` takes, checked)."""
+        status, which :func:`rein.core.states.restore` takes, checked)."""
         self.outputs = dict(record.get("outputs") or {})
         self.decision = record.get("decision")
         self.attempts = len(record.get("attempts") or [])

@@ -18,12 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.core.frozen import Frozen
-from rein.core.states import NodeStatus
+from rein.core.states import NodeStatus, transition
 from rein.engine.events import EventType
 from rein.engine.run.evaluation import condition
 from rein.engine.run.runtime import NodeAt, RunContext, ScopeInstance
 from rein.engine.run.signals import Paused
-from rein.engine.run.transitions import transition
 from rein.errors import BudgetExceeded
 
 

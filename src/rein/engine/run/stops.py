@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rein.core.ids import RunId
-from rein.core.states import ApprovalStatus, NodeStatus, RunStatus
+from rein.core.states import ApprovalStatus, NodeStatus, RunStatus, transition
 from rein.engine.events import EventType, append
 from rein.engine.run import approvals
 from rein.engine.run.runtime import NodeAt, RunContext
-from rein.engine.run.transitions import transition
 from rein.store.base import NodeRow, Store, Transition
 from rein.store.lineage import family
 
