@@ -17,10 +17,22 @@ the figure that holds on a shared machine), per node, and its own peak resident 
   checkout's ``src``), so before and after come from one run. An older tree whose checks
   cost grows with the square of the nodes takes minutes at 10,000 nodes.
 
-Goal (the performance issue): linear, at most 1.5 ms of CPU per node at 10,000 nodes.
+``--no-unchecked`` leaves the reference out (at 100,000 nodes each run takes minutes).
+``--profile DIR`` runs the checked graph once more per size under cProfile (not measured:
+the profiler costs CPU) and writes ``DIR/checks-<nodes>.prof`` and the top of it, by own
+time and by cumulative time, to ``DIR/checks-<nodes>.txt``. The load average is printed
+before and after each size: the machine is shared, and CPU time grows with its load.
+
+100,000 generated nodes are some 75 MB of YAML: each run's workspace raises the loader's
+``[limits] max_bytes`` in the user's ``rein.toml`` to twice the file's size.
+
+Goal (the performance issue): linear, at most 1.5 ms of CPU per node at 10,000 and at
+100,000 nodes.
 
     .venv/bin/python benchmarks/checks.py                        # 1,000 and 10,000 nodes
     .venv/bin/python benchmarks/checks.py --sizes 1000 --repeat 5 --before OLD/src
+    .venv/bin/python benchmarks/checks.py --sizes 100000 --repeat 1 --no-unchecked \
+        --before OLD/src --profile /tmp/prof
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pstats
 import re
 import statistics
 import subprocess
@@ -85,7 +98,22 @@ def child_env(home: Path, cache: Path, src: str | None) -> dict[str, str]:
     return env
 
 
-def run_once(text: str, *, cache: Path, src: str | None) -> Sample:
+PROFILED = """
+import cProfile, sys
+from rein.cli import run
+sys.argv = ["rein", *sys.argv[2:]]
+profile = cProfile.Profile()
+try:
+    profile.runcall(run)
+except SystemExit:
+    pass
+finally:
+    profile.dump_stats(OUT)
+"""
+
+
+def run_once(text: str, *, cache: Path, src: str | None, profile: Path | None = None
+             ) -> Sample:
     # The generated nodes are the lines "  <id>:" (parsing 100,000 nodes' YAML here would
     # take minutes of this script's own time).
     ids = re.findall(r"^  (n\d+):$", text, re.MULTILINE)
@@ -108,8 +136,10 @@ def run_once(text: str, *, cache: Path, src: str | None) -> Sample:
                                 ).stdout.strip()
         # Through the reaper: this process holds the generated graph, and wait4 on a
         # child of ours would report our size as its peak.
-        got = measure([*rein_command(), "run", "g.agraph.yaml", "--approve", digest,
-                       "--json"], cwd=ws, env=env)
+        args = ["run", "g.agraph.yaml", "--approve", digest, "--json"]
+        command = [*rein_command(), *args] if profile is None else [
+            sys.executable, "-c", PROFILED.replace("OUT", repr(str(profile))), "-", *args]
+        got = measure(command, cwd=ws, env=env)
         check(n, got.code, got.stdout, got.stderr)
     return Sample(wall=got.wall, cpu=got.cpu, peak_mb=got.peak_mb)
 
@@ -130,6 +160,10 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000", help="graph sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="runs per row")
     parser.add_argument("--before", metavar="SRC", help="another rein source tree, beside")
+    parser.add_argument("--no-unchecked", action="store_true",
+                        help="leave out the reference run without checks")
+    parser.add_argument("--profile", metavar="DIR", type=Path,
+                        help="profile one more checked run per size into DIR")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     with tempfile.TemporaryDirectory(prefix="rein-bench-pycache-") as cache_dir:
@@ -139,17 +173,26 @@ def main() -> int:
                            capture_output=True, check=True)
         load = os.getloadavg()[0]
         rows: list[Row] = []
+        loads: list[str] = []
         for n in sizes:
             text = generate(n, WIDTH)
-            forms = {"checked": (text, None), "unchecked": (unchecked(text), None)}
+            forms = {"checked": (text, None)}
+            if not args.no_unchecked:
+                forms["unchecked"] = (unchecked(text), None)
             if args.before:
                 forms["before: checked"] = (text, args.before)
             samples: dict[str, list[Sample]] = {label: [] for label in forms}
+            before = os.getloadavg()
             for i in range(args.repeat):  # interleaved: a change of load hits every row
                 for label, (graph, src) in forms.items():
                     print(f"{n} nodes, {label}, run {i + 1}/{args.repeat} ...", file=sys.stderr)
                     samples[label].append(run_once(graph, cache=cache, src=src))
             rows += [Row(label=label, nodes=n, samples=tuple(s)) for label, s in samples.items()]
+            loads.append(f"{n} nodes: load average {_loads(before)} before, "
+                         f"{_loads(os.getloadavg())} after")
+            if args.profile is not None:
+                print(f"{n} nodes, checked, profiled ...", file=sys.stderr)
+                profiled(text, n, args.profile, cache=cache)
     print(f"a run with a check per node, n={args.repeat}, load average {load:.1f} -> "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; ms per node, min median max")
     print(f"{'':<17}{'nodes':>7}  {'wall ms/node':^23}  {'cpu ms/node':^23}  peak MB")
@@ -157,17 +200,35 @@ def main() -> int:
         print(f"{row.label:<17}{row.nodes:>7}  {row.spread([s.wall for s in row.samples])}"
               f"  {row.spread([s.cpu for s in row.samples])}"
               f"  {max(s.peak_mb for s in row.samples):7.0f}")
+    for line in loads:
+        print(line)
     checked = {r.nodes: r for r in rows if r.label == "checked"}
     reference = {r.nodes: r for r in rows if r.label == "unchecked"}
     for n, row in checked.items():
-        print(f"{n} nodes: the checks add {row.cpu_ms - reference[n].cpu_ms:.3f} ms of CPU "
-              f"per node; goal <= {GOAL_CPU_MS} ms/node CPU: {row.cpu_ms:.3f} -> "
+        added = (f"the checks add {row.cpu_ms - reference[n].cpu_ms:.3f} ms of CPU per node; "
+                 if n in reference else "")
+        print(f"{n} nodes: {added}goal <= {GOAL_CPU_MS} ms/node CPU: {row.cpu_ms:.3f} -> "
               f"{'met' if row.cpu_ms <= GOAL_CPU_MS else 'NOT MET'}")
     if len(checked) > 1:
         small, large = checked[min(checked)], checked[max(checked)]
         print(f"linear: CPU per node at {large.nodes} / at {small.nodes} = "
               f"{large.cpu_ms / small.cpu_ms:.2f} (1.00 is linear)")
     return 0
+
+
+def _loads(values: tuple[float, float, float]) -> str:
+    return " ".join(f"{v:.1f}" for v in values)
+
+
+def profiled(text: str, n: int, folder: Path, *, cache: Path) -> None:
+    """One more checked run under cProfile: its stats and the top of them into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder.resolve() / f"checks-{n}.prof"
+    run_once(text, cache=cache, src=None, profile=out)
+    with (folder / f"checks-{n}.txt").open("w") as f:
+        stats = pstats.Stats(str(out), stream=f)
+        stats.sort_stats("tottime").print_stats(40)
+        stats.sort_stats("cumulative").print_stats(60)
 
 
 if __name__ == "__main__":

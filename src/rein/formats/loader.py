@@ -21,6 +21,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Literal
 
@@ -259,12 +260,27 @@ def load_text(
             hint="this looks like a binary file",
         )
     sections: dict[str, tuple[int, int]] = {}
-    if format == "json":
-        data = _load_json(text, source, limits, line_offset)
-    else:
-        data = _load_yaml(text, source, limits, line_offset, sections)
+    with _paused_for(len(text)):  # plain data, none of it garbage (rein.core.collector)
+        if format == "json":
+            data = _load_json(text, source, limits, line_offset)
+        else:
+            data = _load_yaml(text, source, limits, line_offset, sections)
     return Document(data=data, source=source, format=format, text=text, line_offset=line_offset,
                     sections=sections)
+
+
+# Text from which reading builds enough containers for the collector's passes to count: a
+# driver turn's documents are smaller, and neither need the pause nor import it.
+LARGE_TEXT = 256 * 1024
+
+
+def _paused_for(size: int) -> AbstractContextManager[None]:
+    """The collector paused while a document of ``size`` characters is read, if large."""
+    if size < LARGE_TEXT:
+        return nullcontext()
+    from rein.core.collector import paused
+
+    return paused()
 
 
 def _check_size(size: int, source: str, max_bytes: int) -> None:

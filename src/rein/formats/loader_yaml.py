@@ -64,6 +64,10 @@ _MAYBE_SPECIAL = frozenset("0123456789+-.~nNtTfF")
 _NUMERIC_START = frozenset("0123456789+-.~")
 _WORDS = _NULLS | frozenset(_BOOLS)
 
+# The longest string read into one shared object (see _read_events): longer ones are
+# mostly unique texts, whose lookup would cost more than it saves.
+_SHARED_MAX = 40
+
 _TAG = "tag:yaml.org,2002:"
 _STR, _INT_TAG, _FLOAT_TAG = _TAG + "str", _TAG + "int", _TAG + "float"
 _BOOL_TAG, _NULL_TAG = _TAG + "bool", _TAG + "null"
@@ -198,6 +202,11 @@ def _read_events(text: str, limits: Limits,
     root: Any = _NOKEY
     documents = 0
     special, words = _NUMERIC_START, _WORDS
+    # One object per distinct short string (keys, types, ids, short texts), as the JSON
+    # decoder does for keys: a graph repeats the same few keys and words on every node, and
+    # a 100,000-node graph's data held each of them a hundred thousand times.
+    strings: dict[str, str] = {}
+    share, shared_max = strings.setdefault, _SHARED_MAX
     scalar_t, map_t, seq_t = ScalarEvent, MappingStartEvent, SequenceStartEvent
     map_end_t, seq_end_t, alias_t = MappingEndEvent, SequenceEndEvent, AliasEvent
     depth = 0
@@ -222,6 +231,8 @@ def _read_events(text: str, limits: Limits,
                     value = _plain(value, event.start_mark)  # null, bool, numbers
             elif tag != "!":
                 value = _tagged(tag, value, event.start_mark)
+            if type(value) is str and len(value) <= shared_max:
+                value = share(value, value)
             if event.anchor is not None:
                 anchors[event.anchor] = (value, 1)
         elif isinstance(event, (map_t, seq_t)):

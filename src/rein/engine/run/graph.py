@@ -51,6 +51,9 @@ class ScopeModel(Frozen):
 # More than the fragments one run has in use at a time (a graph, the bodies of the loops and
 # maps it runs, the subgraphs): a fragment evicted is only derived again.
 SCOPE_MODELS_KEPT = 32
+# A scope of this many nodes and more is derived with the collector paused
+# (rein.core.collector); a driver turn's scopes are smaller and do not import it.
+LARGE_SCOPE = 500
 
 # id(fragment) → (the fragment, its model), least recently used first. The fragment is held
 # so that its id is not reused while the entry lives. Locked: the web console reads records
@@ -67,7 +70,14 @@ def scope_model(fragment: Mapping[str, Any]) -> ScopeModel:
         if hit is not None and hit[0] is fragment:
             _CACHE[key] = hit  # now the most recently used
             return hit[1]
-    model = _derive(fragment)
+    nodes = fragment.get("nodes")
+    if isinstance(nodes, Mapping) and len(nodes) >= LARGE_SCOPE:
+        from rein.core.collector import paused
+
+        with paused():  # a node, a spec and edges per node: none of it garbage
+            model = _derive(fragment)
+    else:
+        model = _derive(fragment)
     with _LOCK:
         _CACHE[key] = (fragment, model)
         while len(_CACHE) > SCOPE_MODELS_KEPT:

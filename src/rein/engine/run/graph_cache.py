@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 
 # The loader's default limit (LoadLimits.max_bytes): a larger file is the loader's to refuse.
 _MAX_BYTES = 32 * 1024 * 1024
+# From this size on, the data is built with the collector paused (rein.core.collector); the
+# loader's own threshold (rein.formats.loader.LARGE_TEXT), repeated so that a driver turn
+# reading the cache does not import the loader.
+LARGE_TEXT = 256 * 1024
 
 FORMAT = "rein.graph-cache/1"
 CACHE_DIR = Path(".rein") / "cache" / "graphs"
@@ -76,6 +80,16 @@ def load_graph(path: str | Path, workspace: Path, *, approved: str | None = None
     raw = read_small_file(path, _MAX_BYTES if limits is None else limits.max_bytes)
     if raw is None:  # missing, too large, not a regular file: the loader says why
         return _parse(path, limits)
+    if len(raw) < LARGE_TEXT:
+        return _load(raw, path, workspace, approved=approved, limits=limits)
+    from rein.core.collector import paused
+
+    with paused():  # the graph's data, alive as long as the run (rein.core.collector)
+        return _load(raw, path, workspace, approved=approved, limits=limits)
+
+
+def _load(raw: bytes, path: str | Path, workspace: Path, *, approved: str | None,
+          limits: LoadLimits | None) -> Any:
     source = hashlib.sha256(raw).hexdigest()
     entry = workspace / CACHE_DIR / f"{source}.json"
     cached = _read(entry, source, approved)

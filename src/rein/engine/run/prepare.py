@@ -83,7 +83,19 @@ def prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str] =
             key_variables: Iterable[str] = (), limits: LoadLimits = DEFAULT_LIMITS) -> Prepared:
     """LOAD, VALIDATE, PLAN and the INITIALIZE checks; raise :class:`PrepareFailed`.
     ``key_variables``: the provider key variables rein.toml names (flagged in the plan);
-    ``limits``: the loader's, from rein.toml's ``[limits]``, for the graph and its children."""
+    ``limits``: the loader's, from rein.toml's ``[limits]``, for the graph and its children.
+    The collector is paused meanwhile: what is built here is the document, its findings and
+    its plan, all alive until the end and acyclic (:mod:`rein.core.collector`)."""
+    from rein.core.collector import paused
+
+    with paused():
+        return _prepare(path, given=given, raw=raw, router=router, env=env,
+                        key_variables=key_variables, limits=limits)
+
+
+def _prepare(path: str | Path, *, given: Mapping[str, Any], raw: frozenset[str],
+             router: Router | None, env: Mapping[str, str] | None,
+             key_variables: Iterable[str], limits: LoadLimits) -> Prepared:
     from rein.formats.ags import validate_path
     from rein.formats.ags.criterion_patterns import pattern_problems
     from rein.formats.ags.ladder import ladder_problems
@@ -221,8 +233,13 @@ class Starter(Frozen):
                     state=confinement(), signed=signed)
         if under is not None and approval:
             how["under_approval"] = under.approval_id
-        return await self.engine().start(prepared, approved=approved, actor=approver.id,
-                                         given=how, run_id=run_id, approval=approval)
+        from rein.core.collector import settled
+
+        # The graph, its plan and the scope model live as long as the run: not walked by
+        # every full collection while it advances (rein.core.collector).
+        with settled():
+            return await self.engine().start(prepared, approved=approved, actor=approver.id,
+                                             given=how, run_id=run_id, approval=approval)
 
 
 def current_binding(path: str, params: Mapping[str, Any],
@@ -324,17 +341,30 @@ def _pin_children(path: str, data: Mapping[str, Any], out: dict[str, str], *,
         _pin_children(key, doc.data, out, seen=seen | {key}, limits=limits)
 
 
-def _refs(value: Any) -> list[Mapping[str, Any]]:
+def _refs(fragment: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The ``subgraph.ref`` of every node in every scope of ``fragment``: each node's own,
+    then those in its bodies (loop, map, inline subgraph), then the named subgraphs'. Only
+    the nodes are looked at: a 100,000-node graph's inputs, outputs and criteria are not
+    walked value by value (tests/engine/test_prepare_cost.py)."""
     found: list[Mapping[str, Any]] = []
-    if isinstance(value, Mapping):
-        sub = value.get("subgraph")
-        if isinstance(sub, Mapping) and isinstance(sub.get("ref"), Mapping):
-            found.append(sub["ref"])
-        for v in value.values():
-            found.extend(_refs(v))
-    elif isinstance(value, list):
-        for v in value:
-            found.extend(_refs(v))
+    nodes = fragment.get("nodes")
+    for node in nodes.values() if isinstance(nodes, Mapping) else ():
+        if not isinstance(node, Mapping):
+            continue
+        sub = node.get("subgraph")
+        if isinstance(sub, Mapping):
+            if isinstance(sub.get("ref"), Mapping):
+                found.append(sub["ref"])
+            if isinstance(sub.get("inline"), Mapping):
+                found.extend(_refs(sub["inline"]))
+        for kind in ("loop", "map"):
+            block = node.get(kind)
+            if isinstance(block, Mapping) and isinstance(block.get("body"), Mapping):
+                found.extend(_refs(block["body"]))
+    named = fragment.get("subgraphs")
+    for body in named.values() if isinstance(named, Mapping) else ():
+        if isinstance(body, Mapping):
+            found.extend(_refs(body))
     return found
 
 

@@ -229,10 +229,10 @@ class _Builder:
             tier = None
         if calls_model and tier:
             self.tiers[tier] = self.tiers.get(tier, 0) + 1
-        self._collect_human(eff, kind, qualified, pointer, doc)
+        criteria = _criteria(eff.get("success"))
+        self._collect_human(eff, kind, qualified, pointer, doc, criteria)
         self._node_features(eff, kind, pointer, doc)
         self._provider_keys(eff, qualified, pointer, doc)
-        criteria = _criteria(eff.get("success"))
         success = mapping_of(eff.get("success"))
 
         multiplier, child_label, child = None, None, None
@@ -360,7 +360,7 @@ class _Builder:
                         "a run refuses it (RT052)"))
 
     def _collect_human(self, eff: Mapping[str, Any], kind: str, qualified: str, pointer: str,
-                       doc: _Doc) -> None:
+                       doc: _Doc, criteria: tuple[CriterionPlan, ...]) -> None:
         if kind == "gate" and isinstance(eff.get("gate"), Mapping):
             gate = eff["gate"]
             self.gates.append(GatePlan(node=qualified, kind="gate", mode=str(gate.get("mode")),
@@ -374,7 +374,7 @@ class _Builder:
                 required=bool(h.get("required", True)), pointer=f"{pointer}/human/{i}"))
             if h.get("at") not in _LEVEL_1_STAGES:
                 self.feature(doc, f"{h.get('at')} checkpoint", 2, f"{pointer}/human/{i}")
-        for c in _criteria(eff.get("success")):
+        for c in criteria:
             if c.kind == "human":
                 self.gates.append(GatePlan(node=qualified, kind="criterion", mode="approve",
                                            id=c.id, required=c.severity == "required",
