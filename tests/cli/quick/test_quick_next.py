@@ -79,9 +79,9 @@ def test_text_with_terminal_escapes_goes_through_click(
         capsys: pytest.CaptureFixture[str]) -> None:
     # click strips escape sequences from what it prints to a pipe; the quick path would not,
     # so such text is left to click (rein's loader refuses them in graphs; this is a guard).
-    from rein.workers.driver import status as driver_status
+    from rein.workers.driver import render
 
-    monkeypatch.setattr(driver_status, "render", lambda status: "\x1b[31mred\x1b[0m")
+    monkeypatch.setattr(render, "render", lambda status: "\x1b[31mred\x1b[0m")
     assert quick_next([]) is None and capsys.readouterr().out == ""
     assert quick_next(["--json"]) == 0  # JSON escapes every control character
     assert "instruction" in capsys.readouterr().out

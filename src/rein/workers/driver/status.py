@@ -30,7 +30,7 @@ TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.c
 if TYPE_CHECKING:
     from typing import Any
 
-    from rein.store.base import ApprovalRow, RunRow, Store
+    from rein.store.base import RunRow, Store
     from rein.workers.driver.store import Turn
 
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
