@@ -50,7 +50,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFi
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "user.toml"))
     monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "etc" / "rein.toml"))
-    monkeypatch.setattr(glance, "authority_files", lambda: [])
+    monkeypatch.setattr(glance, "authority_files", list)
     capsys.readouterr()
     return root
 
