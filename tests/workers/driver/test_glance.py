@@ -68,11 +68,11 @@ def harness(ws: Path, run_id: str | None = None) -> dict[str, Any]:
         return h.driver_status(run_id)
 
 
-def same(ws: Path) -> dict[str, Any]:
+def same(ws: Path, run_id: str | None = None) -> dict[str, Any]:
     """The answer both reads give, checked equal as printed."""
-    got = read(str(ws))
+    got = read(str(ws), run_id)
     assert got is not None
-    expected = harness(ws)
+    expected = harness(ws, run_id)
     assert json.dumps(got, ensure_ascii=False, indent=2) == \
         json.dumps(expected, ensure_ascii=False, indent=2)
     return got
@@ -107,6 +107,9 @@ def test_an_instruction_with_others_waiting_behind_it(ws: Path,
     second = start(capsys)
     got = same(ws)
     assert got["run_id"] == first and got["also_pending"] == [f"write_module (run {second})"]
+    assert same(ws, first) == got
+    got = same(ws, second)  # not the current one: a wait for it
+    assert got["for"] == "driver" and got["current"]["run_id"] == first
 
 
 def test_a_wait_for_a_person(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -130,7 +133,7 @@ def test_a_run_cancelled_and_one_that_succeeded(ws: Path,
 def test_what_it_leaves_to_the_harness(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert read(str(ws)) is None  # no store: STORE404, with its hint
     run_id = start(capsys)
-    assert read(str(ws), run_id) is None  # --run: the run may be another workspace's
+    assert read(str(ws), "run-nope") is None  # RUN404, with its hint
     (ws / "rein.toml").write_text("")  # a configuration: read and checked by the Harness
     assert read(str(ws)) is None
     (ws / "rein.toml").unlink()
@@ -142,7 +145,8 @@ def test_what_it_leaves_to_the_harness(ws: Path, capsys: pytest.CaptureFixture[s
     assert read(str(ws)) is None and harness(ws)["for"] == "resume"
     sql(ws, "UPDATE driver_turns SET status = 'pending'")
     sql(ws, "UPDATE runs SET workspace_id = 'ws-0'")  # another workspace's run only
-    assert read(str(ws)) is None
+    assert read(str(ws)) is None  # STORE404, saying where the store's runs are
+    assert read(str(ws), run_id) is None  # RUN010: its checks would run elsewhere
     sql(ws, "UPDATE runs SET workspace_id = NULL")  # stored before runs had a workspace
     same(ws)
 

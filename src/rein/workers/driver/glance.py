@@ -10,14 +10,16 @@ itself, and more than the interpreter. :func:`glance` reads the same tables with
 know more, leaving the answer to the Harness:
 
 - answered here: the workspace's instruction (or a wait for the one handed out first), a
-  wait for a person's approval, a run that succeeded or was cancelled;
-- left to the Harness: ``--run``; any ``rein.toml``, the account's own included (it may
-  name another store, and it must be checked); a store that is missing, not a regular file, empty, damaged, or of another
-  schema version than :data:`SCHEMA_VERSION`; a workspace identity file made for another
-  path (a moved or copied workspace) or unreadable; no run in the workspace; a run that
-  failed or ended partial (the reason is read from its nodes and events) or that waits on
-  nothing named here (an interrupted run, an answer not taken up, a node no worker serves);
-  any error at all.
+  wait for a person's approval, a run that succeeded or was cancelled; of the run
+  ``--run`` names too;
+- left to the Harness: any ``rein.toml``, the account's own included (it may name another
+  store, and it must be checked); a store that is missing, not a regular file, empty,
+  damaged, or of another schema version than :data:`SCHEMA_VERSION`; a workspace identity
+  file made for another path (a moved or copied workspace) or unreadable; no run in the
+  workspace, or a ``--run`` that names no run or another workspace's; a run that failed or
+  ended partial (the reason is read from its nodes and events) or that waits on nothing
+  named here (an interrupted run, an answer not taken up, a node no worker serves); any
+  error at all.
 
 The store owns its tables (:mod:`rein.store.sql`); this module reads them as they are at
 :data:`SCHEMA_VERSION`, which it checks first, with the store's own statements.
@@ -83,10 +85,9 @@ class Turn:
 
 
 def glance(workspace: str, run_id: str | None = None) -> dict[str, Any] | None:
-    """The ``rein next --json`` object of ``workspace`` (a real path, as ``os.getcwd()``
-    gives it), or ``None`` to leave it to the Harness (see the module docstring)."""
-    if run_id is not None:
-        return None
+    """The ``rein next --json`` object of ``workspace`` (as ``os.getcwd()`` gives it) for
+    the run ``run_id`` (``None``: the one ``rein next`` picks), or ``None`` to leave it to
+    the Harness (see the module docstring)."""
     workspace = os.path.realpath(workspace)
     path = os.path.join(workspace, STORE)
     try:
@@ -113,7 +114,7 @@ def glance(workspace: str, run_id: str | None = None) -> dict[str, Any] | None:
         return None
     try:
         db.execute("BEGIN")  # every read below sees one state of the store
-        return _status(db, ref)
+        return _status(db, ref, run_id)
     except (Declined, sqlite3.Error, ValueError):
         return None
     finally:
@@ -137,7 +138,7 @@ def _identity(workspace: str) -> str | None:
     return str(data["id"])
 
 
-def _status(db: sqlite3.Connection, ref: str | None) -> dict[str, Any]:
+def _status(db: sqlite3.Connection, ref: str | None, run_id: str | None) -> dict[str, Any]:
     got = db.execute("SELECT MAX(version) FROM schema_version").fetchone()
     if int(got[0] or 0) != SCHEMA_VERSION:
         raise Declined("another schema: the store upgrades it, or refuses it")
@@ -146,12 +147,17 @@ def _status(db: sqlite3.Connection, ref: str | None) -> dict[str, Any]:
     where = "(workspace_id IN (?) OR workspace_id IS NULL)" if ref else "(workspace_id IS NULL)"
     mine = db.execute(f"{_RUN} WHERE parent_run_id IS NULL AND {where} ORDER BY created DESC",
                       [ref] if ref else []).fetchall()
-    if not mine or any(r[6] not in RUN_STATUSES for r in mine):
-        raise Declined("no run here (STORE404, with a hint that reads the whole store)")
+    if any(r[6] not in RUN_STATUSES for r in mine):
+        raise Declined("a run status this rein does not know")
     queue = sorted((t for r in mine if r[6] in answers.UNFINISHED for t in _waiting(db, r[0])),
                    key=lambda t: (t.created_at, t.token))
-    run = next((r for r in mine if queue and r[0] == queue[0].root_run_id), None) or \
-        next((r for r in mine if r[6] in answers.UNFINISHED), mine[0])
+    if run_id is not None:
+        run = _named(db, run_id, ref)
+    elif not mine:
+        raise Declined("no run here (STORE404, with a hint that reads the whole store)")
+    else:  # the run of the current instruction, else the newest unfinished, else the newest
+        run = next((r for r in mine if queue and r[0] == queue[0].root_run_id), None) or \
+            next((r for r in mine if r[6] in answers.UNFINISHED), mine[0])
     root, status = run[0], run[6]
     base = answers.base_of(root, run[3], status)
     if status == "succeeded":
@@ -174,6 +180,28 @@ def _status(db: sqlite3.Connection, ref: str | None) -> dict[str, Any]:
     if waiting:
         return answers.approvals(base, waiting)
     raise Declined("nothing named waits: the run is stalled, interrupted or advancing")
+
+
+def _named(db: sqlite3.Connection, run_id: str, ref: str | None) -> tuple[Any, ...]:
+    """The top-level run of ``run_id`` when this workspace may hand out its instructions
+    (rein.workers.driver.status.pick_run)."""
+    run = db.execute(f"{_RUN} WHERE run_id = ?", (run_id,)).fetchone()
+    if run is None:
+        raise Declined("no such run (RUN404, with its hint)")
+    seen: set[str] = set()
+    while run[1] is not None:  # up to the top-level run (rein.store.lineage.top_run)
+        seen.add(run[0])
+        if run[1] in seen:
+            raise Declined("the parent links loop (STORE002)")
+        parent = db.execute(f"{_RUN} WHERE run_id = ?", (run[1],)).fetchone()
+        if parent is None:
+            break
+        run = parent
+    if run[11] is not None and run[11] != ref:
+        raise Declined("another workspace's run (RUN010, with where it is)")
+    if run[6] not in RUN_STATUSES:
+        raise Declined("a run status this rein does not know")
+    return tuple(run)
 
 
 def _waiting(db: sqlite3.Connection, root: str) -> list[Turn]:
