@@ -145,12 +145,14 @@ def _status(db: sqlite3.Connection, ref: str | None, run_id: str | None) -> dict
     # rein.store.workspace_id.runs_here, for the workspace's own embedded store: its runs
     # and those stored before runs recorded a workspace.
     where = "(workspace_id IN (?) OR workspace_id IS NULL)" if ref else "(workspace_id IS NULL)"
-    mine = db.execute(f"{_RUN} WHERE parent_run_id IS NULL AND {where} ORDER BY created DESC",
-                      [ref] if ref else []).fetchall()
+    mine: list[tuple[Any, ...]] = db.execute(
+        f"{_RUN} WHERE parent_run_id IS NULL AND {where} ORDER BY created DESC",
+        [ref] if ref else []).fetchall()
     if any(r[6] not in RUN_STATUSES for r in mine):
         raise Declined("a run status this rein does not know")
     queue = sorted((t for r in mine if r[6] in answers.UNFINISHED for t in _waiting(db, r[0])),
                    key=lambda t: (t.created_at, t.token))
+    run: tuple[Any, ...] | None
     if run_id is not None:
         run = _named(db, run_id, ref)
     elif not mine:
