@@ -81,9 +81,11 @@ class Recorder:
 
 def spawn(root: Path, recorder: Recorder, **env: str) -> Any:
     """``async with spawn(...) as (conn, proc)``: ``rein acp`` on ``root``."""
+    # The agent's stderr goes where the test's goes (pytest shows it with a failure): the
+    # SDK's default is a pipe nobody reads, which a chatty agent could fill and block on.
     return acp.spawn_agent_process(recorder, sys.executable, *agent_args(root),
                                    env={**environment(root), "PATH": "/usr/bin:/bin", **env},
-                                   cwd=str(root))
+                                   cwd=str(root), transport_kwargs={"stderr": None})
 
 
 async def start(conn: Any, root: Path) -> str:

@@ -41,6 +41,20 @@ def test_usage_is_the_last_request_out_of_the_declared_window(tmp_path: Path) ->
     assert usage[-1]["_meta"]["rein"]["totalTokens"] == 600
 
 
+def test_no_usage_update_for_a_request_that_reported_no_tokens(tmp_path: Path) -> None:
+    # a server that sends no usage ("usage": null in the scripted provider, a test double)
+    # is not a request that used 0 tokens of the window
+    root = workspace(tmp_path, [{**shell("echo one"), "usage": None},
+                                {**reply("ran one"), "usage": {"input": 400, "output": 50}}])
+    toml = (root / "rein.toml").read_text()
+    (root / "rein.toml").write_text(toml.replace('model = "scripted-1"\n',
+                                                 'model = "scripted-1"\n'
+                                                 'context_tokens = 200000\n'))
+    seen = run(root)
+    usage = [u for u in seen.updates if u["sessionUpdate"] == "usage_update"]
+    assert [(u["used"], u["size"]) for u in usage] == [(450, 200000)]
+
+
 def test_no_usage_update_without_a_declared_window(tmp_path: Path) -> None:
     seen = run(workspace(tmp_path, turns()))
     assert "ran one" in seen.text()

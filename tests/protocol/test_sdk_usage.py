@@ -65,3 +65,15 @@ def test_a_count_a_model_call_did_not_report_is_unknown() -> None:
     assert feed.usage() == {"inputTokens": None, "cachedInputTokens": None,
                             "outputTokens": 12, "reasoningOutputTokens": None,
                             "totalTokens": None}
+
+
+def test_a_model_call_that_reported_no_tokens_sends_no_usage_notification() -> None:
+    # zeros on the wire would read as an empty context (ACP's usage_update ``used``)
+    feed = Feed.of(ThreadTurnRow(thread_id="t", seq=1, turn_id="turn-1", input={"items": []},
+                                 created_at="2026-01-01T00:00:00Z"), cwd="/")
+    unreported = Event(run_id="run-1", seq=1, type="item", at="2026-01-01T00:00:01Z",
+                       payload={"kind": "usage", "data": {"model": "m", "input_tokens": None,
+                                                          "output_tokens": None}})
+    assert [m.method for m in feed.apply(unreported)] == []
+    assert feed.usage() is None
+

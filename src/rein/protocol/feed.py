@@ -200,7 +200,7 @@ class Feed(Record):
             return self._whole({"type": "contextCompaction",
                                 "id": self._next_id("compaction")}, event.at)
         if kind == "usage":
-            return [self._usage(data)]
+            return self._usage(data)
         if kind == "tool_call":
             return self._call(event, data)
         if kind == "tool_result":
@@ -520,23 +520,27 @@ class Feed(Record):
         self.items.append(item)
         return [self._n("item/completed", item=calls.public(item), completedAtMs=ms(at))]
 
-    def _usage(self, data: Mapping[str, Any]) -> Notification:
+    def _usage(self, data: Mapping[str, Any]) -> list[Message]:
         # The wire's breakdown has an integer in every field (Codex's schema): a count not
-        # reported is 0 there, and marked unknown for usage().
+        # reported is 0 there, and marked unknown for usage(). A call that reported no
+        # tokens at all says nothing: a notification of zeros would read as an empty
+        # context (ACP's ``used``), and Codex sends none without a count.
         given = {"inputTokens": data.get("input_tokens"),
                  "outputTokens": data.get("output_tokens")}
         self._unknown |= {key for key, value in given.items() if value is None}
         self._unknown |= {"cachedInputTokens", "reasoningOutputTokens"}  # not recorded
         if self._unknown & set(given):
             self._unknown.add("totalTokens")
+        if all(value is None for value in given.values()):
+            return []
         last = {"inputTokens": int(given["inputTokens"] or 0), "cachedInputTokens": 0,
                 "outputTokens": int(given["outputTokens"] or 0),
                 "reasoningOutputTokens": 0}
         last["totalTokens"] = last["inputTokens"] + last["outputTokens"]
         for key, value in last.items():
             self._total[key] = self._total.get(key, 0) + value
-        return self._n("thread/tokenUsage/updated",
-                       tokenUsage={"total": dict(self._total), "last": last})
+        return [self._n("thread/tokenUsage/updated",
+                        tokenUsage={"total": dict(self._total), "last": last})]
 
 
 __all__ = ["Feed", "Message", "Notification", "ServerRequest", "ms"]
