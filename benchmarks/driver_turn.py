@@ -26,7 +26,8 @@ workspace before the run starts: a large tree, which every turn's snapshot walks
 ``--instructions`` also counts, once per command, the CPU instructions of the rein process
 itself under valgrind's callgrind (the checks' own processes are not traced, so for
 ``rein submit`` the count is rein's own work): a figure the load of the machine does not
-move, beside ``python -c pass``'s.
+move, beside ``python -c pass``'s (and as a multiple of it: the cold ``rein next``'s goal
+is at most 2.5 times).
 
     .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000] [--before SRC]
         [--instructions]
@@ -238,8 +239,15 @@ def main() -> None:
               f"{med / floor:>10.1f}{cpu}")
     print("modules imported: " + ", ".join(f"{k} {v}" for k, v in MODULES.items()))
     if INSTRUCTIONS:
-        print("instructions (callgrind, millions): " + ", ".join(
-            f"{k} {v / 1e6:.1f}" for k, v in INSTRUCTIONS.items()))
+        print("instructions (callgrind, millions; x its python -c pass): " + ", ".join(
+            f"{k} {v / 1e6:.1f} ({x_python(k, v):.2f}x)" for k, v in INSTRUCTIONS.items()))
+
+
+def x_python(name: str, count: int) -> float:
+    """``count`` over the instructions of ``python -c pass`` measured with the same
+    label (``before: `` or none)."""
+    label = name[:-len(name.split(": ")[-1])] if ": " in name else ""
+    return count / INSTRUCTIONS[f"{label}python -c pass"]
 
 
 if __name__ == "__main__":

@@ -67,3 +67,12 @@ def test_thread_profiles_gather_every_thread_and_start_afresh(tmp_path: Path) ->
 
     assert calls(tmp_path / "first.prof") == 1  # the other thread's call, gathered
     assert calls(tmp_path / "second.prof") == 0  # gathered once: each dump starts afresh
+
+
+def test_a_turn_s_instructions_are_a_multiple_of_its_own_floor() -> None:
+    turn = _script("driver_turn")
+    turn.INSTRUCTIONS.update({"python -c pass": 40_000_000, "rein next": 96_000_000,
+                              "before: python -c pass": 50_000_000,
+                              "before: rein next": 150_000_000})
+    assert turn.x_python("rein next", 96_000_000) == 2.4
+    assert turn.x_python("before: rein next", 150_000_000) == 3.0

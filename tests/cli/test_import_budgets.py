@@ -45,26 +45,42 @@ HELP_CEILING = 130  # 120 when written
 # builds is code generated and compiled at import (the rows are rein.core.frozen values).
 # No `typing` (8% of the turn's instructions: every name it gave the read path is for
 # the type checker) and no `threading` (the store's checkpoint thread, which a read never
-# starts).
-NEXT_DENIED = ("rein.engine.run.runner", "rein.engine.run.execution", "rein.engine.run.scheduler",
-               "rein.engine.run.kinds", "rein.engine.run.prepare", "rein.engine.run.criteria",
-               "rein.engine.events", "rein.formats.ags", "rein.formats.agx",
-               "rein.formats.loader", "rein.providers", "rein.profiles", "rein.tools",
+# starts). In a workspace with no rein.toml the answer is read from the embedded store by
+# rein.workers.driver.glance, without the Harness: so none of the engine, the store's
+# modules, the configuration, the error tree or the state enums, and no `pathlib` (with
+# `urllib.parse`, `ipaddress` and `fnmatch`, 17 M instructions of the 157 M the turn cost
+# through the Harness).
+NEXT_DENIED = ("rein.engine", "rein.store", "rein.config", "rein.errors", "rein.formats",
+               "rein.core.states", "rein.core.frozen", "rein.workers.driver.status",
+               "rein.workers.driver.protocol", "rein.workers.driver.current",
+               "rein.cli.output", "rein.providers", "rein.profiles", "rein.tools",
                "rein.cli.run", "rein.cli.app", "click", "asyncio", "yaml", "tomllib",
                "jsonschema", "jsonschema_rs", "dataclasses", "inspect", "ast", "dis",
-               "tokenize", "getpass", "typing", "threading", *SDKS)
+               "tokenize", "getpass", "typing", "threading", "pathlib", "urllib",
+               "ipaddress", "fnmatch", *SDKS)
+# The rein modules of a plain `rein next` (the text form adds rein.workers.driver.render):
+# the entry and its parser, the read, the answers it shares with the Harness's read, the
+# inbox's name and where rein.toml files may be.
+NEXT_REIN_MODULES = {"rein", "rein.core.version", "rein.cli", "rein.cli.calls",
+                     "rein.cli.plain", "rein.cli.quick.next", "rein.cli.safe_output",
+                     "rein.core.config_places", "rein.core.flows",
+                     "rein.workers.driver.glance", "rein.workers.driver.answers",
+                     "rein.workers.driver.places", "rein.workers.driver.render"}
 # rein's own: 35 when written (38 before the rows were hand-written, 41 before
 # the read went loop-free; +1 for the plain forms' parser; +8 when the SQL store became one
 # module per role over one connection, rein.store.sql.*); 45 measured; +1: the record of
 # calls (rein.cli.calls, no imports of its own), apart so that the quick paths reach it
 # without an import cycle; 46 measured since, the ceiling lowered to it; 43 measured
 # (the folders of modules alone not counted), the ceiling lowered to it; +1: where rein.toml
-# files may be (rein.core.config_places, so that `rein graph validate` needs no rein.config)
-NEXT_REIN_CEILING = 44
-NEXT_CEILING = 119  # 113 when written (135 with the dataclasses, 258 before); 126 measured
+# files may be (rein.core.config_places, so that `rein graph validate` needs no rein.config);
+# 13 since the answer is read without the Harness (44 before)
+NEXT_REIN_CEILING = 13
+NEXT_CEILING = 79  # 113 when written (135 with the dataclasses, 258 before); 126 measured
 # with the store's role modules; +1: rein.cli.calls; 127 measured since, the ceiling lowered
 # to it; 118 without `typing` (with typing.io, typing.re and _typing) and `threading` (with
-# _weakrefset) on the read path (124 before); +1: rein.core.config_places
+# _weakrefset) on the read path (124 before); +1: rein.core.config_places; 79 since the
+# answer is read without the Harness, `pathlib`, `contextlib`, `fcntl` and `datetime`'s
+# users (119 before: `json` with `re` and `enum`, and `sqlite3` with `datetime`, stay)
 
 # `rein submit`: the engine runs (the attempt is checked, the run advances to the gate),
 # but nothing that only a model worker, a profile, a child graph, an MCP server, an
@@ -99,8 +115,10 @@ SUBMIT_DENIED = ("rein.providers", "rein.workers.model", "rein.workers.model_att
 # and the follower of the log its own, 156 measured; +1: the record of calls, rein.cli.calls);
 # 150 since the loop, map and subgraph kinds and the judge, human and external criteria are
 # imported on first use (157 before); 145 measured (the folders of modules alone not counted);
-# +1: rein.core.config_places
-SUBMIT_REIN_CEILING = 146
+# +1: rein.core.config_places; +1: rein next's answers, built by one module for both of its
+# reads (rein.workers.driver.answers), and the inbox's name apart from the protocol
+# (rein.workers.driver.places), less rein.core.flows' import by the status
+SUBMIT_REIN_CEILING = 147
 # all modules: 323 when written (340 with click, 361 with the YAML parser, 378 with
 # jsonschema_rs, 560 before; +1 for rein.core.loops, the loop that wakes in a sandbox; +1:
 # what an approval shows is its own module, engine.material, so that the signature checks of
@@ -108,8 +126,9 @@ SUBMIT_REIN_CEILING = 146
 # with the store's role modules; +1: rein.cli.calls); 322 since the kinds and criteria a
 # turn does not run, `secrets` (with hmac and random) and importlib.resources are imported
 # only where used (336 before); 315 since the retry's `random` and the canonical form's
-# fallback, `rfc8785`, are imported where used (317 before); +1: rein.core.config_places
-SUBMIT_CEILING = 316
+# fallback, `rfc8785`, are imported where used (317 before); +1: rein.core.config_places;
+# +1: rein.workers.driver.answers and .places, which rein next's cold read shares
+SUBMIT_CEILING = 317
 
 # Each dataclass built at import generates and compiles its methods: a few million
 # instructions of every submit apiece. rein's own, counted after the turn.
@@ -199,10 +218,17 @@ def test_rein_help_imports_none_of_the_layers_below_the_cli(tmp_path: Path) -> N
     assert len(modules) <= HELP_CEILING, len(modules)
 
 
-def test_rein_next_reads_without_the_engine_the_loop_or_a_validator(waiting: Path) -> None:
-    code, modules, out = _modules(waiting, "next", "--json")
-    assert code == 0 and json.loads(out)["status"] == "instruction"
+@pytest.mark.parametrize("form", [["--json"], []])
+def test_rein_next_reads_without_the_engine_the_loop_or_a_validator(waiting: Path,
+                                                                   form: list[str]) -> None:
+    code, modules, out = _modules(waiting, "next", *form)
+    assert code == 0
+    if form:
+        assert json.loads(out)["status"] == "instruction"
+    else:
+        assert out.startswith("INSTRUCTION drv-"), out
     assert _loaded(modules, NEXT_DENIED) == []
+    assert sorted(set(_rein(modules)) - NEXT_REIN_MODULES) == []
     assert len(_rein(modules)) <= NEXT_REIN_CEILING, _rein(modules)
     assert len(modules) <= NEXT_CEILING, len(modules)
 

@@ -5,7 +5,10 @@ The rule, checked on every module of ``rein.cli`` (lazy imports included):
 - no import of ``rein.store`` at all: state is reached only through the Harness;
 - of the engine, only ``rein.engine.service`` (the Harness and its result types) and the
   modules of plain values and pure functions listed in ``VALUES``;
-- ``asyncio.run`` appears only in ``rein.cli.sync`` (the one ``run_sync`` helper).
+- ``asyncio.run`` appears only in ``rein.cli.sync`` (the one ``run_sync`` helper);
+- no module it imports opens a store itself, but one: ``rein next``'s cold read
+  (:mod:`rein.workers.driver.glance`), which reads the embedded store's tables for the
+  common answers and leaves every other state to the Harness (docs/driver.md, "Speed").
 
 The engine, in turn, never calls ``asyncio.run`` (a server with its own loop must be able
 to start a run) and never reads ``rein.toml`` (the Harness passes the settings in).
@@ -110,9 +113,31 @@ def test_the_engine_reads_no_configuration_file_itself() -> None:
     assert readers == ["engine/service.py"]  # the composition root, once
 
 
+# The modules the CLI calls that open a store: the Harness's, and the cold read of `rein next`.
+OPENS_A_STORE = {"rein.engine.service", "rein.workers.driver.glance"}
+_STORE_OPENERS = ("sqlite3", "psycopg", "rein.store.open", "rein.store.sqlite",
+                  "rein.store.postgres")
+
+
+def _opens_a_store(module: str) -> bool:
+    """Whether rein module ``module`` imports a database driver or what opens a store."""
+    path = ROOT / "src" / Path(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    return path.is_file() and any(m == o or m.startswith(o + ".") for m in _imported(path)
+                                  for o in _STORE_OPENERS)
+
+
+def test_the_cli_opens_no_store_but_through_the_harness_or_the_cold_read() -> None:
+    opening = sorted({module for path in _modules("cli") for module in _imported(path)
+                      if module.startswith("rein.") and _opens_a_store(module)})
+    assert opening == sorted(OPENS_A_STORE)
+
+
 def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from rein.store.open import open_store\n"
                       "    from rein.engine.run import runner\n    asyncio.run(g())\n")
     assert _imported(module) == {"rein.store.open", "rein.engine.run.runner"}
     assert _calls_asyncio_run(module)
+    assert _opens_a_store("rein.engine.service")  # the Harness, where it opens the store
+    assert _opens_a_store("rein.store.sqlite") and not _opens_a_store("rein.cli.output")

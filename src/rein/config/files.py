@@ -10,10 +10,12 @@ cannot name a file it wrote as the one that makes it an approver.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from rein.core.config_places import MANAGED_CONFIG, any_config, config_paths
+from rein.core import config_places as places
+from rein.core.config_places import any_config, config_paths
+
+MANAGED_CONFIG = Path(places.MANAGED_CONFIG)  # the managed file at its fixed path
 
 __all__ = ["MANAGED_CONFIG", "account_home", "any_config", "authority_paths", "config_paths"]
 
@@ -21,21 +23,12 @@ __all__ = ["MANAGED_CONFIG", "account_home", "any_config", "authority_paths", "c
 def account_home() -> Path | None:
     """The home of the process's real user id as the password database gives it, never
     ``$HOME``; ``None`` without a passwd entry (a bare container) or on Windows."""
-    try:
-        import pwd
-
-        return Path(pwd.getpwuid(os.getuid()).pw_dir)
-    except (ImportError, KeyError, OSError):
-        return None
+    home = places.account_home()
+    return None if home is None else Path(home)
 
 
 def authority_paths() -> list[tuple[str, Path]]:
     """The files that say who may answer approvals, most trusted first (whether or not they
     exist): the managed file at its fixed path, then the account's own
     ``~/.config/rein/rein.toml`` with ``~`` from the password database."""
-    home = account_home()
-    out = [("managed", MANAGED_CONFIG)]
-    if home is not None:
-        out.append(("user", home / ".config" / "rein" / "rein.toml"))
-    return out
-
+    return [(scope, Path(path)) for scope, path in places.authority_files()]

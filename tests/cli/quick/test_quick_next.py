@@ -79,9 +79,32 @@ def test_text_with_terminal_escapes_goes_through_click(
         capsys: pytest.CaptureFixture[str]) -> None:
     # click strips escape sequences from what it prints to a pipe; the quick path would not,
     # so such text is left to click (rein's loader refuses them in graphs; this is a guard).
-    from rein.workers.driver import status as driver_status
+    from rein.workers.driver import render
 
-    monkeypatch.setattr(driver_status, "render", lambda status: "\x1b[31mred\x1b[0m")
+    monkeypatch.setattr(render, "render", lambda status: "\x1b[31mred\x1b[0m")
     assert quick_next([]) is None and capsys.readouterr().out == ""
     assert quick_next(["--json"]) == 0  # JSON escapes every control character
     assert "instruction" in capsys.readouterr().out
+
+
+RIGHT = 'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n'
+
+
+@pytest.mark.parametrize("state", ["approval", "cancelled"])
+@pytest.mark.parametrize("form", [[], ["--json"]])
+def test_a_wait_and_an_end_print_what_the_click_command_prints(
+        waiting: str, state: str, form: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # Answered by the cold read (rein.workers.driver.glance), as an instruction is: the
+    # same bytes and exit code as the click command, which reads through the Harness.
+    if state == "approval":
+        assert quick_next(["--json"]) == 0
+        example = json.loads(capsys.readouterr().out)["example"]
+        Path("greet.py").write_text(RIGHT)
+        Path(".rein/inbox.json").write_text(json.dumps(example))
+        assert main(["submit"]) == 3
+    else:
+        assert main(["runs", "cancel", waiting]) == 1
+    capsys.readouterr()
+    expected = _through_click(form, capsys)
+    assert quick_next(form) == expected[0] == (3 if state == "approval" else 1)
+    assert capsys.readouterr().out == expected[1]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rein.core.frozen import Frozen
 from rein.errors import Refused
+from rein.workers.driver.places import INBOX, SPILL_DIR
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and must be fast
@@ -31,8 +32,6 @@ if TYPE_CHECKING:  # not imported at run time: `rein next` reads this module and
     from rein.workers.base import AttemptRequest
 
 PROTOCOL = "rein.driver/1"
-INBOX = ".rein/inbox.json"
-SPILL_DIR = ".rein/driver"
 
 # JSON Schema fragments for AGS output value types (the engine checks them again, exactly).
 _TYPE_SCHEMAS: dict[str, dict[str, Any]] = {

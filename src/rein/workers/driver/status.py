@@ -19,19 +19,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from rein.core.flows import continued_by
 from rein.core.ids import RunId
 from rein.core.states import ApprovalStatus, RunStatus
 from rein.errors import ExitCode, StoreError
+from rein.workers.driver import answers
 from rein.workers.driver.current import current_turn, waiting_turns, workspace_turns
-from rein.workers.driver.protocol import INBOX
 from rein.workers.driver.render import render
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
     from typing import Any
 
-    from rein.store.base import ApprovalRow, RunRow, Store
+    from rein.store.base import RunRow, Store
     from rein.workers.driver.store import Turn
 
 _UNFINISHED = (RunStatus.RUNNING, RunStatus.WAITING, RunStatus.AWAITING_HUMAN)
@@ -106,78 +105,23 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
     queue = workspace_turns(store, workspace, mine)
     run = pick_run(store, run_id, workspace, queue, mine)
     root, status = run.run_id, run.status.value
-    base: dict[str, Any] = {"run_id": root, "graph_id": run.graph_id, "run_status": status}
+    base = answers.base_of(root, run.graph_id, status)
     if status == "succeeded":
-        done = {"status": "done", **base, "reason": "done", "exit_code": int(ExitCode.OK),
-                "message": f"run {root} succeeded"}
-        flow = continued_by(run.graph_id)
-        if flow is not None:  # one run of a flow: the flow's own command goes on from here
-            name, command = flow
-            done["next"] = command
-            done["message"] += (f"; the {name} flow is not done: run `{command}` for what "
-                                "comes next")
-        return done
+        return answers.done(base)
     if status in ("failed", "partial", "cancelled"):
-        reason, message = stop_reason(store, root, status)
-        return {"status": "stopped", **base, "reason": reason, "message": message,
-                "exit_code": int(ExitCode.FAILURE)}
+        return answers.stopped(base, *stop_reason(store, root, status))
     pending = current_turns(store, root)
     if pending:
-        return _instruction(base, pending[0], queue)
+        return answers.instruction(base, pending[0], queue)
     runs = family(store, root)
     approvals = [a for a in store.approvals(status=ApprovalStatus.PENDING) if a.run_id in runs]
     if approvals:
-        return _approvals(base, approvals)
+        return answers.approvals(base, ((a.approval_id, a.kind.value, a.request)
+                                        for a in approvals))
     return _stalled(store, base, runs)
 
 
 _WAITING = int(ExitCode.WAITING)
-
-
-def _instruction(base: dict[str, Any], turn: Turn, queue: list[Turn]) -> dict[str, Any]:
-    """The run's pending instruction; or, when another instruction of the workspace was
-    handed out first, a wait for that one (one at a time, so each one's writes can be told
-    apart)."""
-    root = base["run_id"]
-    if queue and queue[0].token != turn.token:
-        first = queue[0]  # only --run names a run whose instruction is not the current one
-        return {"status": "waiting", **base, "for": "driver", "current": {
-                    "token": first.token, "run_id": first.root_run_id, "node": first.node_key},
-                "message": f"instruction {first.token} ({first.node_key} of run "
-                           f"{first.root_run_id}) is current in this workspace: answer it "
-                           f"first (`rein next --run {first.root_run_id}`); one instruction "
-                           "at a time, so that each one's writes can be told apart",
-                "exit_code": _WAITING}
-    # Exit 0: an instruction for the caller is the normal turn of the loop, not a failure
-    # (an agent shows a non-zero exit to its model as a failed command). 3 stays for a wait
-    # on someone else.
-    out = {"status": "instruction", **base, **dict(turn.instruction),
-           "respond": f"write the envelope (it must validate against respond_with) to "
-                      f"{INBOX}, then run `rein submit`; `rein submit -` reads stdin",
-           "exit_code": int(ExitCode.OK)}
-    later = [t for t in queue if t.token != turn.token]
-    if later:  # handed out one at a time, after this one is answered
-        out["also_pending"] = [t.node_key if t.root_run_id == root
-                               else f"{t.node_key} (run {t.root_run_id})" for t in later]
-    return out
-
-
-def _approvals(base: dict[str, Any], approvals: list[ApprovalRow]) -> dict[str, Any]:
-    """A wait for a person: the pending approvals of the run's family, each with the
-    commands that answer it."""
-    items = []
-    for a in approvals:
-        req = dict(a.request)
-        items.append({"approval_id": a.approval_id, "kind": a.kind.value,
-                      "node": req.get("node"), "prompt": req.get("prompt"),
-                      "accept": f"rein approvals accept {a.approval_id}",
-                      "decline": f"rein approvals decline {a.approval_id}"})
-    first = items[0]
-    return {"status": "waiting", **base, "for": "approval", "approvals": items,
-            "message": f"a person must answer {first['kind']} {first['approval_id']}"
-                       f" ({first['prompt'] or first['node'] or 'graph'}), not the agent: "
-                       f"show them `{first['accept']}` (or decline) and stop",
-            "exit_code": _WAITING}
 
 
 def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str, Any]:
@@ -269,7 +213,7 @@ def _unserved(store: Store, runs: list[RunId]) -> str | None:
 def stop_reason(store: Store, root: str, status: str) -> tuple[str, str]:
     """Why a run ended without succeeding: budget, timeout, blocked, cancelled or failed."""
     if status == "cancelled":
-        return "cancelled", f"run {root} was cancelled (see `rein runs show` for who and why)"
+        return answers.cancelled(root)
     runs = family(store, root)
     codes = {e.payload.get("code") for r in runs
              for e in store.events(r, types=["diagnostic"])}
