@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The store's schema this module reads: rein.store.sqlite.SCHEMA_VERSION.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 STORE = os.path.join(".rein", "rein.db")  # rein.store.sqlite.db_path
 IDENTITY = os.path.join(".rein", "workspace.json")  # rein.store.workspace_id.FILE
 DAMAGE_SUFFIX = ".damage"  # rein.store.sqlite_errors.DAMAGE_SUFFIX
