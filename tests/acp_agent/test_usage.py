@@ -28,12 +28,17 @@ def turns() -> list[object]:
             {**reply("ran one"), "usage": {"input": 400, "output": 50}}]
 
 
-def test_usage_is_the_last_request_out_of_the_declared_window(tmp_path: Path) -> None:
-    root = workspace(tmp_path, turns())
+def declare_window(root: Path) -> None:
+    """The session's tier declares a context window of 200,000 tokens."""
     toml = (root / "rein.toml").read_text()
     (root / "rein.toml").write_text(toml.replace('model = "scripted-1"\n',
                                                  'model = "scripted-1"\n'
                                                  'context_tokens = 200000\n'))
+
+
+def test_usage_is_the_last_request_out_of_the_declared_window(tmp_path: Path) -> None:
+    root = workspace(tmp_path, turns())
+    declare_window(root)
     seen = run(root)
     usage = [u for u in seen.updates if u["sessionUpdate"] == "usage_update"]
     assert [(u["used"], u["size"]) for u in usage] == [(150, 200000), (450, 200000)]
@@ -46,10 +51,7 @@ def test_no_usage_update_for_a_request_that_reported_no_tokens(tmp_path: Path) -
     # is not a request that used 0 tokens of the window
     root = workspace(tmp_path, [{**shell("echo one"), "usage": None},
                                 {**reply("ran one"), "usage": {"input": 400, "output": 50}}])
-    toml = (root / "rein.toml").read_text()
-    (root / "rein.toml").write_text(toml.replace('model = "scripted-1"\n',
-                                                 'model = "scripted-1"\n'
-                                                 'context_tokens = 200000\n'))
+    declare_window(root)
     seen = run(root)
     usage = [u for u in seen.updates if u["sessionUpdate"] == "usage_update"]
     assert [(u["used"], u["size"]) for u in usage] == [(450, 200000)]
