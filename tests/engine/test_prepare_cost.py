@@ -155,11 +155,14 @@ def test_the_subgraph_references_are_found_through_the_nodes_only() -> None:
         "named.agraph.yaml"]
 
 
-def test_a_run_started_by_the_harness_holds_its_graph_out_of_the_collector_s_passes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("size", [600, 20])
+def test_a_run_started_by_the_harness_holds_a_large_graph_out_of_the_collector_s_passes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     """While a run advances, the graph it was prepared from, its plan and its scope model
     are frozen (rein.core.collector.settled): a full collection walked all of them again,
-    a twentieth of a 100,000-node run's CPU. When the start returns, nothing stays frozen."""
+    a twentieth of a 100,000-node run's CPU. When the start returns, nothing stays frozen. A
+    small graph's run freezes nothing: a freeze keeps uncollected cycles until the last
+    frozen run ends, which a server with a run always in flight would never reach."""
     import gc
 
     from rein.config import Config
@@ -167,7 +170,7 @@ def test_a_run_started_by_the_harness_holds_its_graph_out_of_the_collector_s_pas
     from rein.engine.service import Harness
 
     path = tmp_path / "g.agraph.yaml"
-    graph = checked(600)  # above the sizes from which a pause is taken
+    graph = checked(size)  # 600: above the sizes from which a pause is taken
     path.write_text(yaml.safe_dump(graph, sort_keys=False))
     seen: list[int] = []
     real = runner.Engine.proceed
@@ -188,5 +191,8 @@ def test_a_run_started_by_the_harness_holds_its_graph_out_of_the_collector_s_pas
     outcome = asyncio.run(start())
     assert outcome.status.value == "waiting"  # no worker here: it waits for one
     # Each node's data, spec and state are several containers: all of them frozen.
-    assert seen and seen[0] > 10 * len(graph["nodes"]), seen
+    if size >= 500:
+        assert seen and seen[0] > 10 * len(graph["nodes"]), seen
+    else:
+        assert seen == [0]
     assert gc.get_freeze_count() == 0

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rein.core.frozen import Frozen
 from rein.core.ids import RunId
-from rein.engine.run.graph import scope_model
+from rein.engine.run.graph import LARGE_SCOPE, scope_model
 from rein.engine.run.params import bind_params
 from rein.engine.run.routing import Router
 from rein.errors import Finding, Location, Refused, ReinError, RunError
@@ -233,13 +233,19 @@ class Starter(Frozen):
                     state=confinement(), signed=signed)
         if under is not None and approval:
             how["under_approval"] = under.approval_id
+        start = self.engine().start(prepared, approved=approved, actor=approver.id,
+                                    given=how, run_id=run_id, approval=approval)
+        nodes = prepared.data.get("nodes")
+        if not (isinstance(nodes, Mapping) and len(nodes) >= LARGE_SCOPE):
+            # A small graph is not worth it, and a freeze keeps uncollected cycles until the
+            # last frozen run ends: a server that always has a run in flight would keep them.
+            return await start
         from rein.core.collector import settled
 
-        # The graph, its plan and the scope model live as long as the run: not walked by
+        # A large graph, its plan and its scope model live as long as the run: not walked by
         # every full collection while it advances (rein.core.collector).
         with settled():
-            return await self.engine().start(prepared, approved=approved, actor=approver.id,
-                                             given=how, run_id=run_id, approval=approval)
+            return await start
 
 
 def current_binding(path: str, params: Mapping[str, Any],
