@@ -397,15 +397,28 @@ class Harness(Reads):
         """Continue a waiting or interrupted run (RT053 unless ``force``; recorded). Where
         approvals are signed, APPROVAL005 unless the run's approval verifies; ``force``
         approves the files as they are now, signed by the person's key (APPROVAL004 when
-        this surface cannot sign)."""
+        this surface cannot sign). ``force`` is refused in a confined process (APPROVAL003,
+        before anything is read or recorded), and the ``run/forced`` event records how it
+        was given, as an answer's record does."""
         run = self.run(run_id)
+        forced_by = None
+        if force:
+            # A forced resume approves the files as they are now: a person's to give, as
+            # an answer is (APPROVAL003 in an agent's sandbox), and recorded as one.
+            from rein.core.confinement import confinement
+            from rein.engine.run.answering import given
+
+            approver = self.check_answerer(f"the forced resume of run {run.run_id} (it "
+                                           "approves the files as they are now)")
+            forced_by = given(approver=approver, via=self.via(), state=confinement())
 
         def sign(message: bytes) -> str:
             return self._sign(message, what=f"the approval of run {run.run_id}", hint=(
                 f"a person runs `rein resume {run.run_id} --force` in their own terminal, "
                 "where their key signs it"))
 
-        return await self.engine.resume(run.run_id, force=force, sign=sign if force else None)
+        return await self.engine.resume(run.run_id, force=force, sign=sign if force else None,
+                                        forced_by=forced_by)
 
     async def cancel(self, run_id: str, *, actor: str | None = None,
                      note: str | None = None) -> RunOutcome:
