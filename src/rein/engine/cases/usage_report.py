@@ -390,7 +390,7 @@ def _time(store: Store, runs: Sequence[Any], turns: Sequence[Mapping[str, Any]],
         span = (_t(root.started_at), _t(root.finished_at) if root.finished_at else now)
         members = {r.run_id for r in _family(store, root.run_id)}
         mine = [t for t in turns if t["run"] in members]
-        asked = [a for run_id in members for a in store.approvals(run_id=run_id)]  # type: ignore[arg-type]
+        asked = [a for run_id in members for a in store.approvals(run_id=run_id)]
         parts = {
             "agent": _spans([(t["instructed_at"], t["answered_at"]) for t in mine], span),
             "person": _spans([(a.created_at, a.answered_at) for a in asked], span),
