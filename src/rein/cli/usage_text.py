@@ -165,6 +165,17 @@ def _totals_lines(report: Mapping[str, Any]) -> list[str]:
                    f"{cost(known.get('cost_usd'))}, over {known['turns']} of {known['of']} "
                    "turns (the total is unknown: the other turns' usage is)")
     out += [no_price(m) for m in report.get("unpriced", ())]
+    earlier = report.get("earlier_plans")
+    if earlier:
+        u, known = earlier["usage"], earlier["usage_known"]
+        shown = (f"{tokens(u['total_tokens'])} tokens, {cost(u.get('cost_usd'))}"
+                 if u is not None else
+                 f"unknown tokens (known part: {tokens(known.get('total_tokens', 0))} tokens, "
+                 f"{cost(known.get('cost_usd', 0.0))}, over {known['turns']} of "
+                 f"{known['of']} turns)")
+        out.append(f"earlier plans (not in the figures above): {len(earlier['runs'])} runs, "
+                   f"{earlier['turns']} turns, {shown} ({earlier['usage_source']}); "
+                   f"`rein runs report {' '.join(earlier['runs'])}` for their detail")
     return out
 
 

@@ -148,6 +148,14 @@ def _notes(report: Mapping[str, Any]) -> list[str]:
             f"one in rein.toml under <code>[usage.prices.&quot;{_e(m)}&quot;]</code>: input, "
             "output, cache_read in USD per million tokens).</p>"
             for m in report.get("unpriced", ())]
+    earlier = report.get("earlier_plans")
+    if earlier:
+        u = earlier["usage"]
+        out.append(f"<p data-earlier-plans>Earlier plans (not in the figures above): "
+                   f"{len(earlier['runs'])} runs, {_e(earlier['turns'])} turns, "
+                   f"{_usage(u)[0]} tokens, {_usage(u)[1]} "
+                   f"({_e(earlier['usage_source'])}): "
+                   + ", ".join(f"<code>{_e(r)}</code>" for r in earlier["runs"]) + ".</p>")
     return out
 
 
