@@ -547,5 +547,5 @@ def for_runs(harness: Any, run_ids: Sequence[str], places: Iterable[Path] = ()
                  prices=prices)
 
 
-__all__ = ["BEFORE", "DEFINITIONS", "REPORT", "build", "configured", "for_runs",
+__all__ = ["BEFORE", "DEFINITIONS", "REPORT", "build", "configured", "for_runs", "known_part",
            "record_attribution", "summary"]
