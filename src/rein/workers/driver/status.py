@@ -164,6 +164,14 @@ def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str,
             how = f"`rein submit` the same envelope again, or {how}"
         else:
             what = f"the answer to approval {wait.get('approval_id')} ({node})"
+            from rein.store.lineage import approved_in_a_sandbox
+
+            if approved_in_a_sandbox(store, root):  # a person's answer left it to the agent
+                return {"status": "waiting", **base, "for": "resume", "node": node,
+                        "message": f"{what} is recorded; the run was approved from a "
+                                   "sandbox, so it continues in one, not in the person's "
+                                   f"process: {how} (from the agent) continues the run",
+                        "exit_code": _WAITING}
         return {"status": "waiting", **base, "for": "resume", "node": node,
                 "message": f"{what} is recorded, but the rein process that recorded it "
                            f"stopped before the run took it up: {how} continues the run",
