@@ -193,19 +193,7 @@ async def ask(
     With ``block=False`` (a checkpoint with ``required: false``) the entry is created and the
     pending row is returned at once: the person is told, the run does not wait.
     """
-    files = shown_files(ctx.env.workspace, shows) if shows is not None else {}
-    if files:
-        request = {**request, "files": files}
-    digest = material_digest(request)
-    full_key = f"{key}@{digest[7:19]}"
-    row = ctx.state.approvals.get(full_key)
-    for again in range(2, len(ctx.state.approvals) + 3):
-        if row is None or not superseded(row):
-            break
-        # This material was asked about before, and that entry was closed when other
-        # content replaced it: the content is back, and is asked about afresh.
-        full_key = f"{key}@{digest[7:19]}~{again}"
-        row = ctx.state.approvals.get(full_key)
+    request, digest, full_key, row = _entry(ctx, key, request, shows)
     if row is None:
         _stopped_by_person(ctx, key)
         row = ApprovalRow(
@@ -241,6 +229,33 @@ async def ask(
     if row.status is ApprovalStatus.PENDING and block:
         raise Paused("human", {"approval_id": row.approval_id, "key": full_key})
     return row
+
+
+def asked_before(ctx: RunContext, *, key: str, request: Mapping[str, Any],
+                 shows: Any = None) -> bool:
+    """Whether :func:`ask` with these arguments finds an entry of its own (pending or
+    answered) rather than putting a new question to a person."""
+    return _entry(ctx, key, request, shows)[3] is not None
+
+
+def _entry(ctx: RunContext, key: str, request: Mapping[str, Any], shows: Any
+           ) -> tuple[Mapping[str, Any], str, str, ApprovalRow | None]:
+    """The request as asked (with the content digests of the files it shows), its digest,
+    the entry's key, and the entry already asked with that key, if any."""
+    files = shown_files(ctx.env.workspace, shows) if shows is not None else {}
+    if files:
+        request = {**request, "files": files}
+    digest = material_digest(request)
+    full_key = f"{key}@{digest[7:19]}"
+    row = ctx.state.approvals.get(full_key)
+    for again in range(2, len(ctx.state.approvals) + 3):
+        if row is None or not superseded(row):
+            break
+        # This material was asked about before, and that entry was closed when other
+        # content replaced it: the content is back, and is asked about afresh.
+        full_key = f"{key}@{digest[7:19]}~{again}"
+        row = ctx.state.approvals.get(full_key)
+    return request, digest, full_key, row
 
 
 def base_key(full_key: str) -> str:
