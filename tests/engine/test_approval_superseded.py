@@ -58,3 +58,45 @@ def test_a_run_that_fails_closes_every_question_it_left_open(tmp_path: Path) -> 
     closed = store.get_approval("apv-left")
     assert closed is not None and closed.status is ApprovalStatus.CANCELLED
     assert closed.answer == {"actor": "rein", "note": "the run ended failed"}
+
+
+def rechecked(tmp_path: Path) -> Run:
+    """A gate that presents a task's file and names the task in ``x-rein-recheck``."""
+    (tmp_path / "notes.md").write_text("v1\n")
+    data = graph({
+        "a": task("a", outputs=NOTES, success={"criteria": [{
+            "id": "no_tbd", "kind": "command", "description": "no TBD in the notes",
+            "run": "python3 -c \"import sys; sys.exit('TBD' in open('notes.md').read())\"",
+            "expect_exit_code": 0}]}),
+        "ok": {"type": "gate", "title": "ok", "description": "ok", "depends_on": ["a"],
+               "gate": {"mode": "approve", "prompt": "Good?",
+                        "present": ["nodes.a.outputs.notes"]},
+               "x-rein-recheck": ["a"]}}, ["a"])
+    return Run(tmp_path, data, {"a": [{"outputs": {"notes": "notes.md"}}]})
+
+
+def test_a_rechecking_gate_asks_nobody_about_work_that_no_longer_passes(
+        tmp_path: Path) -> None:
+    run = rechecked(tmp_path)
+    assert run.start().status is RunStatus.AWAITING_HUMAN
+    [first] = run.pending()
+    (tmp_path / "notes.md").write_text("v2: TBD\n")
+    assert run_loop(run.engine.proceed(run.run_id)).status is RunStatus.FAILED
+    assert run.pending() == []  # nobody was asked; the old question closed with the run
+    closed = run.engine.store.get_approval(first.approval_id)
+    assert closed is not None and closed.status is ApprovalStatus.CANCELLED
+    gate = run.node("ok")
+    assert gate["status"] == "failed"
+    assert gate["x-rein-recheck"]["node"] == "a"
+    assert "APPROVAL007" in run.codes()
+
+
+def test_a_rechecking_gate_presents_edited_work_that_still_passes(tmp_path: Path) -> None:
+    run = rechecked(tmp_path)
+    assert run.start().status is RunStatus.AWAITING_HUMAN
+    [first] = run.pending()
+    (tmp_path / "notes.md").write_text("v2, still complete\n")
+    assert run_loop(run.engine.proceed(run.run_id)).status is RunStatus.AWAITING_HUMAN
+    [second] = run.pending()
+    assert second.approval_id != first.approval_id
+    assert run.answer().status is RunStatus.SUCCEEDED
