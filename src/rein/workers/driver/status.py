@@ -131,12 +131,23 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
     runs = family(store, root)
     approvals = [a for a in store.approvals(status=ApprovalStatus.PENDING) if a.run_id in runs]
     if approvals:
-        return answers.approvals(base, ((a.approval_id, a.kind.value, a.request)
+        return answers.approvals(base, ((a.approval_id, a.kind.value, a.request,
+                                         awaited(store, a.run_id, a.request))
                                         for a in approvals))
     return _stalled(store, base, runs)
 
 
 _WAITING = int(ExitCode.WAITING)
+
+
+def awaited(store: Store, run_id: str, request: Mapping[str, Any]) -> bool:
+    """Whether a pending approval's node has not ended (one about the whole graph names
+    no node): the run may wait for it (:func:`rein.workers.driver.answers.approvals`)."""
+    key = request.get("node")
+    if not isinstance(key, str) or not key:
+        return True
+    node = store.node(RunId(run_id), key)
+    return node is not None and not node.status.terminal
 
 
 def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str, Any]:
