@@ -77,7 +77,8 @@ def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
                                  "path_hint": PLAN_JSON}},
             "requirements": {"permissions": ["fs:read:**"], "workspace": "read_write"},
             "failure": {"retry": {"max_attempts": settings.plan_attempts,
-                                  "retry_on": ["criteria_failed"], "backoff": "none"},
+                                  "retry_on": ["criteria_failed", "model_error"],
+                                  "backoff": "none"},
                         "on_exhausted": "fail"},
             "success": {"criteria": [check]},
         }
@@ -127,8 +128,11 @@ def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None
     first = [features[0].node_id] if features else []
     doc = _document(FEATURES_ID, "Build the planned features, one at a time", nodes, first,
                     constraints=constraints, plan_id=plan_id)
-    # What the driver said of each feature, in the run record (rein decided the rest).
+    # What the driver said of each feature, in the run record (rein decided the rest). Not
+    # required: the run succeeds when every feature node does (each has its summary then),
+    # and a feature that failed has none as a consequence, not a second error (RT041).
     doc["outputs"] = {f"{n}_summary": {"type": "string", "from": f"nodes.{n}.outputs.summary",
+                                       "required": False,
                                        "description": f"The driver's summary of {n}."}
                       for n in nodes}
     return doc
@@ -175,8 +179,12 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
         # the first attempt's reset follows the context policy.
         "constraints": {"x-rein-keep-context-on-retry": True,
                         **({"x-rein-clean-context": clean} if clean else {})},
+        # The repair loop: a failed verify or handoff, an answer that came too late, and
+        # the driver's own "failed" (model_error), whose message is the next attempt's
+        # feedback. Only when the attempts are spent does the feature fail.
         "failure": {"retry": {"max_attempts": settings.steps_per_feature,
-                              "retry_on": ["criteria_failed", "timeout"], "backoff": "none"},
+                              "retry_on": ["criteria_failed", "model_error", "timeout"],
+                              "backoff": "none"},
                     "on_exhausted": "fail"},
         "success": {
             "evaluation_order": "cheapest_first",
