@@ -53,6 +53,8 @@ class Answered(Frozen):
     changed: bool  # False: the same answer was already recorded
     actor: str  # who answered: the approver rein knows, never a typed name
     outcome: RunOutcome | None  # where the run stands after it continued (None: not asked)
+    # Why the run was not continued here although asked (None: it was, or was not asked).
+    left: str | None = None
 
 
 class Submitted(Frozen):
@@ -496,7 +498,7 @@ class Harness(Reads):
         """
         from rein.engine.run import approvals
         from rein.engine.run.answering import Via
-        from rein.store.lineage import top_run
+        from rein.store.lineage import approved_in_a_sandbox, top_run
 
         status = answer_status(status)
         approver = self.check_answerer(f"approval {approval_id}", actor)
@@ -510,6 +512,18 @@ class Harness(Reads):
                           f"not {digest}", code="APPROVAL_STALE",
                           hint="look at the approval again with `rein approvals list --json`")
         top = top_run(self.store, row.run_id)
+        left = None
+        if go_on and top is not None and approved_in_a_sandbox(self.store, top.run_id):
+            from rein.core.confinement import confinement
+
+            if not confinement().confined:
+                # The graph was approved by a confined process (an agent that wrote it,
+                # say): advancing it here would run its next nodes outside that sandbox,
+                # under this person's account. It continues where it was approved.
+                go_on = False
+                left = (f"run {top.run_id} was approved from a sandbox, so it is not "
+                        "continued outside one: the agent's `rein resume "
+                        f"{top.run_id}` (or its flow's command) takes the answer up there")
         if go_on and top is not None:
             self._held_to_binding(top, approval_id)
             self._held_to_workspace(top, approval_id)
@@ -533,7 +547,8 @@ class Harness(Reads):
                 raise Refused(f"approval {approval_id} is recorded; {exc.message}",
                               code=exc.code, hint="the process advancing the run takes the "
                               "answer into account; nothing more to do") from exc
-        return Answered(approval=updated, changed=changed, actor=approver.id, outcome=outcome)
+        return Answered(approval=updated, changed=changed, actor=approver.id, outcome=outcome,
+                        left=left)
 
     def _approval_hint(self, given: str) -> str:
         """For APPROVAL404: the approval of the node ``given`` names (a node id typed where
