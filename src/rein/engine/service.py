@@ -410,8 +410,8 @@ class Harness(Reads):
             from rein.core.confinement import confinement
             from rein.engine.run.answering import given
 
-            approver = self.check_answerer(f"the forced resume of run {run.run_id} (it "
-                                           "approves the files as they are now)")
+            approver = self.check_answerer(f"the approval of run {run.run_id}'s files as "
+                                           "they are now (a forced resume)")
             forced_by = given(approver=approver, via=self.via(), state=confinement())
 
         def sign(message: bytes) -> str:
