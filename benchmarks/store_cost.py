@@ -13,8 +13,10 @@ set up as rein's is (WAL, ``synchronous=NORMAL``), one transaction per node hold
 ``INSERT`` of an event-sized row: ``BEGIN IMMEDIATE``, ``INSERT``, ``COMMIT``. Whatever a
 store does, a node recorded durably on its own costs at least that. Beside it, the floor of
 the rows themselves: the same loop writing, per node, the events the run wrote per node (in
-one statement) and a node row of the size of the run's records, in tables keyed and indexed
-as the store's are, so that what the store adds to the data it must write shows apart.
+one statement) and a node row of the size of the run's records with its figure columns, in
+tables keyed and indexed as the store's are (schema 7: the figure columns and the two
+indexes the usage totals read), so that what the store adds to the data it must write shows
+apart.
 
 Printed per size: min / median / max over ``--repeat`` runs of the store's CPU per node and
 of the floor's, their ratio (medians), the events, statements and commits per node the run
@@ -117,10 +119,16 @@ with tempfile.TemporaryDirectory() as tmp:
     # The same floor writing what a node of this run writes, as the store lays it out: its
     # events (one multi-row INSERT) and its node row with a record of the same size, in
     # tables with the store's keys and indexes, one transaction per node; no seq lookup.
+    # The node row's figure columns (schema 7) and its indexes, as the store's.
+    from rein.store.sql.runs import COLUMNS, READ_WHOLE, figures_of
     db.execute("CREATE TABLE nodes (run_id TEXT NOT NULL, node_key TEXT NOT NULL, node_id TEXT"
                " NOT NULL, scope_path TEXT NOT NULL, type TEXT NOT NULL, status TEXT NOT NULL,"
-               " seq INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, node_key))")
+               " seq INTEGER NOT NULL, record TEXT NOT NULL, "
+               + "".join(f"{c}, " for c in COLUMNS) + "PRIMARY KEY (run_id, node_key))")
     db.execute("CREATE INDEX nodes_seq ON nodes (run_id, seq)")
+    db.execute("CREATE INDEX nodes_facts ON nodes (run_id, type, status, facts)")
+    db.execute(f"CREATE INDEX nodes_by_record ON nodes (run_id) WHERE {READ_WHOLE}")
+    figures = figures_of({}, "succeeded")
     per = max(1, round(events / n))
     record = "x" * round(record_bytes)
     rows_sql = ("INSERT INTO events VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * per))
@@ -129,8 +137,9 @@ with tempfile.TemporaryDirectory() as tmp:
         db.execute("BEGIN IMMEDIATE")
         db.execute(rows_sql, [v for k in range(per) for v in (
             "run-2", i * per + k, "node/finished", payload, "2026-01-01T00:00:00.000000Z")])
-        db.execute("INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   ("run-2", f"n{i}", f"n{i}", "", "decision", "succeeded", i, record))
+        db.execute(f"INSERT INTO nodes VALUES (?, ?, ?, ?, ?, ?, ?, ?{', ?' * len(COLUMNS)})",
+                   ("run-2", f"n{i}", f"n{i}", "", "decision", "succeeded", i, record,
+                    *figures))
         db.execute("COMMIT")
     rows_floor = time.process_time() - start
     db.close()

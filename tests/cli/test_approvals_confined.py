@@ -248,3 +248,123 @@ def test_a_confined_process_approves_no_profile_change(tmp_path: Path) -> None:
     assert done.returncode == 4, done.stdout + done.stderr
     assert json.loads(done.stdout)["error"]["code"] == "APPROVAL003"
     assert profile.read_bytes() == before
+
+
+def _forced(sandbox: Sequence[str], scenario: Scenario, run_id: str
+            ) -> tuple[int, dict[str, Any]]:
+    """``rein resume RUN --force --json`` as its own process under ``sandbox``: its exit code
+    and its JSON error, or the outcome (its last line)."""
+    done = subprocess.run([*sandbox, str(REIN), "resume", run_id, "--force", "--json"],
+                          cwd=scenario.root, capture_output=True, text=True, timeout=300,
+                          check=False, env=dict(os.environ), start_new_session=True)
+    if not done.stdout.strip():
+        return done.returncode, {"stderr": done.stderr}
+    try:  # an error: one JSON object
+        return done.returncode, json.loads(done.stdout)
+    except json.JSONDecodeError:  # the events, one per line, then the outcome
+        return done.returncode, json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _changed(scenario: Scenario) -> str:
+    """The waiting run, its graph edited after the approval (what an agent would force)."""
+    run_id = scenario.last_run()
+    path = scenario.root / "g.agraph.yaml"
+    path.write_text(path.read_text().replace("title: ", "title: edited ", 1))
+    return run_id
+
+
+def _forced_events(scenario: Scenario, run_id: str) -> list[dict[str, Any]]:
+    code, out = scenario.rein("runs", "events", run_id, "--json")
+    assert code == 0
+    return [e for e in map(json.loads, out.splitlines()) if e.get("type") == "run/forced"]
+
+
+@needs_setpriv
+def test_under_setpriv_a_forced_resume_is_refused_and_nothing_recorded(
+        waiting: tuple[Scenario, str]) -> None:
+    # A forced resume approves the files as they are now: an agent that changed the approved
+    # graph (to weaken a check) cannot approve its own change from its sandbox.
+    scenario, _ = waiting
+    assert SETPRIV is not None
+    run_id = _changed(scenario)
+    refused(*_forced([SETPRIV, "--no-new-privs"], scenario, run_id))
+    assert _forced_events(scenario, run_id) == []
+    code, out = scenario.rein("runs", "list", "--json")
+    [run] = [r for r in json.loads(out)["runs"] if r["run_id"] == run_id]
+    assert code == 0 and run["status"] == "awaiting_human"
+
+
+def test_a_forced_resume_outside_a_sandbox_records_who_gave_it(
+        waiting: tuple[Scenario, str]) -> None:
+    from rein.config.approver import os_account
+
+    scenario, _ = waiting
+    run_id = _changed(scenario)
+    code, _ = _forced([], scenario, run_id)
+    assert code == 3  # continued under the files as they are now: at its gate again
+    [forced] = _forced_events(scenario, run_id)
+    given = forced["payload"]["given"]
+    assert given["surface"] == "cli" and given["confined"] is False
+    assert given["terminal"] is False
+    assert given["identity"]["account"] == os_account()
+    code, out = scenario.rein("runs", "events", run_id)
+    assert code == 0
+    assert "run FORCED on changed files (graph_digest; approved before: " in out
+    assert "via cli (not confined, no terminal)" in out
+
+
+@needs_setpriv
+def test_a_run_approved_in_a_sandbox_is_not_advanced_by_a_persons_answer_outside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    # An agent in its sandbox writes a graph and starts it (its own approval, recorded as
+    # confined). A person answers its gate from their terminal: the nodes after the gate
+    # must not run in the person's process, outside the sandbox. The agent's resume, in
+    # the sandbox, takes the answer up.
+    import yaml
+
+    from tests.cli.test_run_commands import GATED
+
+    assert SETPRIV is not None
+    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
+    root = tmp_path / "ws"
+    root.mkdir()
+    scenario = Scenario(root, monkeypatch, capsys)
+    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "no-managed.toml"))
+    monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "no-user.toml"))
+    graph = json.loads(json.dumps(GATED))
+    graph["nodes"]["after"] = {"title": "after", "description": "After the gate.",
+                               "depends_on": ["ok"]}
+    scenario.file("g.agraph.yaml", yaml.safe_dump(graph, sort_keys=False))
+    scenario.answers({"nodes": {"work": [{"outputs": {}}], "undo": [{"outputs": {}}],
+                                "after": [{"outputs": {}}]}})
+    digest = scenario.rein("graph", "digest", "g.agraph.yaml")[1].strip()
+    confined = [SETPRIV, "--no-new-privs", str(REIN)]
+    started = subprocess.run([*confined, "run", "g.agraph.yaml", "--approve", digest],
+                             cwd=root, capture_output=True, text=True, timeout=300,
+                             check=False, env=dict(os.environ), start_new_session=True)
+    assert started.returncode == 3, started.stderr
+    run_id = scenario.last_run()
+    [gate] = scenario.pending()
+
+    code, out = scenario.rein("approvals", "accept", gate["approval_id"])
+    assert code == 0, out
+    assert "not continued here" in out and f"rein resume {run_id}" in out
+    assert "after" not in _ran(scenario, run_id)  # nothing ran in this process
+    code, out = scenario.rein("next", "--json")
+    told = json.loads(out)
+    assert (told["for"], told["exit_code"]) == ("resume", 3)
+    assert "approved from a sandbox" in told["message"]
+
+    resumed = subprocess.run([*confined, "resume", run_id], cwd=root, capture_output=True,
+                             text=True, timeout=300, check=False, env=dict(os.environ),
+                             start_new_session=True)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "after" in _ran(scenario, run_id)
+
+
+def _ran(scenario: Scenario, run_id: str) -> set[str]:
+    """The nodes of ``run_id`` that started."""
+    code, out = scenario.rein("runs", "events", run_id, "--json")
+    assert code == 0
+    return {e["payload"].get("node") for e in map(json.loads, out.splitlines())
+            if e.get("type") == "node/started"}

@@ -40,16 +40,81 @@ def test_the_request_binds_the_content_of_the_presented_file(presents_a_file: Sc
     assert set(pending["request"]["files"]) == {"notes.md"}
 
 
-@pytest.mark.parametrize("verb", ["accept", "decline"])
-def test_a_file_edited_after_it_was_shown_is_refused(presents_a_file: Scenario,
-                                                     verb: str) -> None:
+def test_an_accept_of_a_file_edited_after_it_was_shown_is_refused(presents_a_file: Scenario
+                                                                 ) -> None:
     [pending] = presents_a_file.pending()
     presents_a_file.file("notes.md", "something else entirely\n")
-    code, out = presents_a_file.rein("approvals", verb, pending["approval_id"], "--json")
+    code, out = presents_a_file.rein("approvals", "accept", pending["approval_id"], "--json")
     assert code == 4
     error = json.loads(out)["error"]
     assert error["code"] == "APPROVAL_STALE" and "notes.md" in error["message"]
     assert [p["approval_id"] for p in presents_a_file.pending()] == [pending["approval_id"]]
+
+
+def test_a_stale_approval_can_be_declined_and_the_current_content_is_asked_about(
+        presents_a_file: Scenario) -> None:
+    """A decline approves nothing: a changed file does not keep a person from closing the
+    entry. The run asks about the content as it is now, in a new entry."""
+    [pending] = presents_a_file.pending()
+    presents_a_file.file("notes.md", "something else entirely\n")
+    code, out = presents_a_file.rein("approvals", "decline", pending["approval_id"],
+                                     "--note", "not this", "--json")
+    assert code == 3, out
+    code, out = presents_a_file.rein("approvals", "show", pending["approval_id"], "--json")
+    assert json.loads(out)["status"] == "declined"
+    [again] = presents_a_file.pending()
+    assert again["approval_id"] != pending["approval_id"]
+    code, _ = presents_a_file.rein("approvals", "accept", again["approval_id"])
+    assert code == 0
+
+
+def test_a_stale_approval_can_be_cancelled_and_the_cancel_stops_the_run(
+        presents_a_file: Scenario) -> None:
+    [pending] = presents_a_file.pending()
+    presents_a_file.file("notes.md", "something else entirely\n")
+    code, out = presents_a_file.rein("approvals", "cancel", pending["approval_id"], "--json")
+    assert code != 4, out
+    assert presents_a_file.pending() == []  # nothing asked about the new content
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    said = [e["payload"]["message"] for e in events if e.get("type") == "diagnostic"
+            and e["payload"].get("code") == "RUN_CANCELLED"]
+    assert said == [f"cancelled through approval {pending['approval_id']}"]
+
+
+def test_resume_closes_the_approval_it_replaces(presents_a_file: Scenario) -> None:
+    """`rein resume` presents changed content as a new approval and cancels the one it
+    replaces, with an event naming the new one: a single entry is pending."""
+    [pending] = presents_a_file.pending()
+    presents_a_file.file("notes.md", "edited while it waited\n")
+    run_id = presents_a_file.last_run()
+    code, _ = presents_a_file.rein("resume", run_id)
+    assert code == 3
+    [again] = presents_a_file.pending()
+    assert again["approval_id"] != pending["approval_id"]
+    code, out = presents_a_file.rein("approvals", "show", pending["approval_id"], "--json")
+    old = json.loads(out)
+    assert old["status"] == "cancelled"
+    assert old["answer"]["superseded_by"] == again["approval_id"]
+    assert old["answer"]["note"] == (f"superseded by {again['approval_id']}: notes.md "
+                                     "changed since it was presented")
+    code, out = presents_a_file.rein("runs", "events", run_id, "--json")
+    events = [json.loads(line) for line in out.splitlines() if line.strip()]
+    closed = [e for e in events if e.get("type") == "approval/answered"
+              and (e.get("payload") or {}).get("approval_id") == pending["approval_id"]]
+    [event] = closed
+    assert event["payload"]["superseded_by"] == again["approval_id"]
+    asked = [e for e in events if e.get("type") == "approval/requested"
+             and (e.get("payload") or {}).get("approval_id") == again["approval_id"]]
+    assert asked[0]["seq"] + 1 == event["seq"]  # written together, the new one first
+    # The content put back is asked about afresh, not taken for the closed entry.
+    presents_a_file.file("notes.md", "reviewed text\n")
+    code, _ = presents_a_file.rein("resume", run_id)
+    assert code == 3
+    [third] = presents_a_file.pending()
+    assert third["approval_id"] not in (pending["approval_id"], again["approval_id"])
+    assert third["request"]["files"] == pending["request"]["files"]
+    code, _ = presents_a_file.rein("approvals", "accept", third["approval_id"])
+    assert code == 0
 
 
 def test_an_answer_does_not_approve_content_edited_after_it(presents_a_file: Scenario) -> None:

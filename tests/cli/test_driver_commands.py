@@ -226,6 +226,27 @@ def test_an_envelope_for_anything_else_is_refused_and_changes_nothing(
     assert drive.next()[1] == pending
 
 
+def test_an_envelope_without_its_token_is_told_every_other_problem_too(drive: Drive) -> None:
+    # With no token (or one that names nothing) the envelope is still checked against the
+    # instruction this workspace answers next: one refusal names everything to fix.
+    drive.start()
+    events = drive.events()
+    _, pending = drive.next()
+    code, refused = drive.submit({})
+    assert code == 4 and refused["error"]["code"] == "DRIVER_ENVELOPE"
+    assert "has no token" in refused["error"]["message"]
+    assert refused["problems"] == [
+        '(envelope): missing the required field(s) "token", "node", "attempt", "status"',
+        '(envelope): missing the required field(s) "outputs"']
+    code, refused = drive.submit({"token": "drv-00000000000000000000", "node": "review"})
+    assert code == 4
+    token = ('token is "drv-00000000000000000000", but the pending instruction has '
+             f'"{pending["token"]}"')
+    node = 'node is "review", but the pending instruction has "write_module"'
+    assert refused["problems"][:2] == [token, node]
+    assert drive.events() == events
+
+
 @pytest.mark.parametrize("text, why", [
     ("", "the envelope is empty"),
     ("{not json", "the envelope is not JSON"),

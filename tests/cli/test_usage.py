@@ -358,3 +358,39 @@ def test_a_nodes_time_is_its_wall_time_and_says_so_wherever_shown(drive: Drive) 
     assert shown, text
     # The same node, the same time: from its first start to its end, waits included.
     assert shown.group(1) == said.group(1)
+
+
+def test_no_part_of_the_time_split_is_larger_than_the_run(drive: Drive) -> None:
+    """An approval left pending (superseded, never answered) counts up to the run's end,
+    never after it; two approvals pending at once count once; an approval pending while
+    the agent works is the agent's time. Read long after the run ended."""
+    from rein.core.ids import ApprovalId, RunId
+    from rein.core.states import ApprovalKind, ApprovalStatus
+    from rein.engine.cases.usage_report import build
+    from rein.engine.service import Harness
+    from rein.store.base import ApprovalRow, Transition
+
+    drive.start()
+    finish(drive, None)
+    run_id = RunId(drive.run_id())
+    with Harness.open(drive.root, store_url=drive.store, create=False) as harness:
+        store = harness.store
+        run = store.get_run(run_id)
+        assert run is not None and run.finished_at is not None
+        turn = store.driver_turns(run_id)[0]
+        for n, at in enumerate((run.started_at, run.started_at, turn.created_at)):
+            store.transition(run_id, "approval/requested", {}, at, Transition(
+                approval=ApprovalRow(approval_id=ApprovalId(f"apv-stale-{n}"), run_id=run_id,
+                                     key=f"gate:stale-{n}", kind=ApprovalKind.GATE,
+                                     status=ApprovalStatus.PENDING, digest="sha256:x",
+                                     request={"prompt": "Go?"}, created_at=at)))
+        later = stamp(run.finished_at) + dt.timedelta(hours=2)
+        time = build(store, drive.root, [("run", run_id)], now=later)["time"]
+        wall = (stamp(run.finished_at) - stamp(run.started_at)).total_seconds()
+    assert time["wall_seconds"] == pytest.approx(wall, abs=0.002)
+    parts = time["agent_seconds"] + time["person_seconds"] + time["verification_seconds"]
+    assert parts + time["other_seconds"] == pytest.approx(wall, abs=0.01), time
+    # The stale approvals cover the whole run: all of it that is not the agent's is a
+    # person's wait (verification comes last in the split).
+    assert time["person_seconds"] == pytest.approx(wall - time["agent_seconds"], abs=0.01)
+    assert time["other_seconds"] == pytest.approx(0.0, abs=0.01)

@@ -23,5 +23,17 @@ def test_each_adapter_teaches_the_development_flow(agent: str, tmp_path: Path,
     assert "run `.rein/bin/rein dev`" in text
     assert "only `rein dev` saying `done` ends the flow" in text
     assert "never commit" in text
+    # A failed answer is said to be retried, and what it costs once the attempts are spent.
+    assert ("rein asks for the feature again, with your message as feedback, until its "
+            "attempts (`[dev] steps_per_feature`) are spent; then the flow stops `failed`, "
+            "and going on needs a new plan that a person approves") in text
+    # WAITING: show the command and stop, then `rein dev` once answered; never "stop" for
+    # good and "run rein dev again" for the same word.
+    assert ("When rein says WAITING for an approval (the plan), show the person the printed "
+            "command and stop; once they have answered, run `.rein/bin/rein dev` again") \
+        in text
+    assert "Whenever rein says DONE or WAITING" not in text
+    assert ("DONE (exit 0): if its message says a flow is not done and names `rein dev` or "
+            "`rein spec`, run that; otherwise stop") in text
     again = cli.json("init", "--agent", agent, "--workspace", str(tmp_path))[1]
     assert again["files"][0]["action"] == "unchanged"

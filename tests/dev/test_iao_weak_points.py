@@ -16,7 +16,7 @@ import pytest
 from devflow_support import BRIEF, Cli, approve, drive
 from scripted import C_TO_F, TESTS, ScriptedDriver, git
 
-from rein.dev.checks import relevant_lines
+from rein.dev.commands import relevant_lines
 from rein.dev.stops import EXIT
 
 

@@ -132,6 +132,32 @@ def test_a_node_without_a_worker_writes_its_row_once(tmp_path: Path) -> None:
     assert per_node == {"statements": 5, "commits": 1, "begins": 1, "node_rows": 1}, per_node
 
 
+
+def test_a_node_row_is_rendered_once_per_commit(tmp_path: Path, monkeypatch: Any) -> None:
+    # A node row held back and replaced by the same transaction (a no-worker node's start
+    # by its end) is never written, nor rendered to JSON: one record rendered per row
+    # written, counted as what one more node adds.
+    from rein.store.sql import events
+
+    rendered: list[int] = []
+    real = events.dump
+
+    def counting(value: Any) -> str:
+        if isinstance(value, dict) and "node_id" in value and "status" in value:
+            rendered.append(1)  # a node record, not an event's payload
+        return real(value)
+
+    monkeypatch.setattr(events, "dump", counting)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    small = count_writes(tmp_path / "a", decisions(20), {"nodes": {}})
+    at_small = len(rendered)
+    large = count_writes(tmp_path / "b", decisions(40), {"nodes": {}})
+    per_node = (len(rendered) - 2 * at_small) / 20
+    assert (large["node_rows"] - small["node_rows"]) / 20 == 1
+    assert per_node == 1, per_node
+
+
 def _started(tmp_path: Path, graph: dict[str, Any], answers: dict[str, Any]) -> tuple[int, Any]:
     """Run ``graph`` to success; how many asyncio tasks the run created."""
     path = tmp_path / "g.agraph.yaml"

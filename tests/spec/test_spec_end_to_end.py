@@ -46,6 +46,13 @@ def test_a_brief_becomes_a_published_plan_that_rein_dev_builds(
         ("readiness", 1)]
     assert (report["totals"]["steps"], report["totals"]["protocol_errors"]) == (6, 0)
     assert report["totals"]["tokens"] is None  # unreported, never zero
+    # Every `rein spec` the agent ran is on the record of calls, as `rein dev`'s are; the
+    # report is not (a person's read).
+    calls = [json.loads(line) for line in
+             (repo / ".rein" / "calls.jsonl").read_text().splitlines()]
+    flows = [c for c in calls if c["command"].startswith("spec")]
+    assert flows and all(c["command"] == "spec" for c in flows), flows
+    assert flows[-1]["status"] == "done" and flows[-1]["exit"] == 0, flows[-1]
 
     plan = json.loads((repo / PLAN_PATH).read_text())
     assert [(f["id"], f["depends_on"], f["serves"]) for f in plan["features"]] == [

@@ -17,12 +17,14 @@ if TYPE_CHECKING:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rein command and return its exit code. Bad input never shows a traceback.
 
-    Each driver-facing command (``next``, ``submit``, ``dev`` but its report) is put on
-    the workspace's record of calls once it has run (:mod:`rein.cli.calls`)."""
+    Each driver-facing command (``next``, ``submit``, ``dev`` and ``spec`` but their
+    reports) is put on the workspace's record of calls once it has run
+    (:mod:`rein.cli.calls`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if (output := sys.modules.get("rein.cli.output")) is not None:
         output.read_environment_anew()  # not imported yet: nothing read to forget
-    if not args or args[0] not in ("next", "submit", "dev") or args[:2] == ["dev", "report"]:
+    if not args or args[0] not in ("next", "submit", "dev", "spec") or \
+            (args[0] in ("dev", "spec") and args[1:2] == ["report"]):
         return _main(args)  # not a driver-facing call: nothing to record, nothing imported
     import time
 

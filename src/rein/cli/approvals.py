@@ -149,7 +149,10 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
             if as_json:
                 emit_json({"approval_id": approval_id,
                            "status": answered.approval.status.value,
-                           "actor": answered.actor})
+                           "actor": answered.actor,
+                           **({"not_continued": answered.left} if answered.left else {})})
+            elif answered.left:
+                click.echo(f"  not continued here: {answered.left}")
             return int(ExitCode.OK)
         return render_outcome(answered.outcome, as_json, harness, progress)
 

@@ -67,8 +67,8 @@ def record_call(args: Sequence[str], code: int, started: float) -> None:
     if not os.path.isdir(os.path.dirname(path)):
         return  # not a workspace of rein's (yet): nothing to add to
     ended = time.time()
-    kind = " ".join(args[:2]) if args[0] == "dev" and args[1:2] in (["status"], ["start"]) \
-        else args[0]
+    kind = " ".join(args[:2]) if args[0] in ("dev", "spec") and \
+        args[1:2] in (["status"], ["start"]) else args[0]
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(started))
     entry: dict[str, object] = {
         "v": 1, "at": f"{stamp}.{int(started % 1 * 1_000_000):06d}Z",

@@ -83,7 +83,8 @@ rein says DONE or STOPPED:
        REIN_ENVELOPE
 
    Never put the envelope in a shell argument or an `echo`. Use `"status": "failed"` and a
-   `message` if you cannot do the work. Add
+   `message` if you cannot do the work: it is a failed attempt, and the graph's retry
+   policy decides what follows (another attempt told your message, or the run stops). Add
    `"context_usage": {{"used_tokens": N, "window_tokens": M}}` when you know it.
 4. rein checks the work itself and prints what comes next.
 
@@ -91,22 +92,31 @@ rein says DONE or STOPPED:
 - REFUSED (exit 4): nothing changed. Read the reason, fix the envelope, submit again.
 - WAITING (exit 3) for an approval: a person must decide. Show them the printed
   `rein approvals accept ...` command and stop; never answer approvals yourself (from a
-  sandbox rein refuses it).
+  sandbox rein refuses it). Once they say they answered it, go on with the command rein's
+  message names (`rein next`, or `rein dev` / `rein spec` in a flow).
 - A CLEAN CONTEXT instruction (an llm_judge, or your context is nearly full): {clean}.
-- DONE (exit 0) or STOPPED (exit 1, with a reason: budget, timeout, blocked, failed,
-  cancelled): stop and report rein's message as it is.
+- DONE (exit 0): if its message says a flow is not done and names `rein dev` or
+  `rein spec`, run that; otherwise stop and report rein's message as it is.
+- STOPPED (exit 1, with a reason: budget, timeout, blocked, failed, cancelled): stop and
+  report rein's message as it is.
 - Never claim the work is done: rein's checks decide.
 
 ## The development flow (`rein dev`)
 
 When asked to "use the rein development flow" (briefs in `specs/*.md`), run
 `.rein/bin/rein dev`: it starts or continues the flow and prints the pending instruction
-(exit 0). Answer it with `.rein/bin/rein submit` as above. Whenever rein says DONE or
-WAITING for an approval, run `.rein/bin/rein dev` again: only `rein dev` saying `done`
-ends the flow. rein checks the plan you write, runs each feature's verify command itself
-and commits each feature itself: never run the verify to report a result, never commit,
-and put in a feature only what its instruction asks. A stop names its reason (`failed`,
-`blocked`, `budget`, `timeout`) and the next action: report it as it is.
+(exit 0). Answer it with `.rein/bin/rein submit` as above. Whenever `rein next` or
+`rein submit` says DONE, run `.rein/bin/rein dev` again: only `rein dev` saying `done`
+ends the flow. When rein says WAITING for an approval (the plan), show the person the
+printed command and stop; once they have answered, run `.rein/bin/rein dev` again.
+rein checks the plan you write, runs each feature's verify command itself and commits
+each feature itself: never run the verify to report a result, never commit, and put in a
+feature only what its instruction asks. An answer with `"status": "failed"` is a failed
+attempt: rein asks for the feature again, with your message as feedback, until its
+attempts (`[dev] steps_per_feature`) are spent; then the flow stops `failed`, and going
+on needs a new plan that a person approves. So say precisely what stops you. A stop
+names its reason (`failed`, `blocked`, `budget`, `timeout`) and the next action: report
+it as it is.
 `.rein/bin/rein dev status` says where the flow stands.
 
 ## The specification flow (`rein spec`)
@@ -118,7 +128,8 @@ the instruction names, with the shape it shows, and answer with `.rein/bin/rein 
 rein checks each document; a refusal lists every reason: fix exactly those and submit
 again. Never write TBD or TODO: put an open point in the readiness review's open questions,
 with the assumption you make meanwhile. Keep every id you were given (never renumber). A
-person approves each document: whenever rein says WAITING for an approval or DONE, run
+person approves each document: when rein says WAITING for an approval, show them the
+printed command and stop; once they have answered, and whenever rein says DONE, run
 `.rein/bin/rein spec` again; only `rein spec` saying `ready` ends it. READY publishes
 `specs/active/40-development-plan.json`: then run `.rein/bin/rein dev`, which builds it
 without a planning turn. If `rein dev` refuses it (`DEV010`: the specification changed

@@ -60,6 +60,8 @@ class EventText:
                 return f"run paused: waits for {p.get('reason')} ({p.get('status')})"
             case "run/resumed":
                 return f"run resumed (was {p.get('from')})"
+            case "run/forced":
+                return _forced(p)
             case "run/cancel_requested":
                 note = f": {p['note']}" if p.get("note") else ""
                 return f"cancel requested by {p.get('actor') or 'an operator'}{note}"
@@ -134,6 +136,19 @@ class EventText:
             return None
         self._said.add(text)
         return text
+
+
+def _forced(p: Mapping[str, Any]) -> str:
+    """A forced resume: what changed, what was approved before, and who forced it."""
+    changed = ", ".join(str(c) for c in p.get("changed") or []) or "nothing"
+    given = p.get("given") if isinstance(p.get("given"), Mapping) else None
+    who = ""
+    if given is not None:
+        how = "confined" if given.get("confined") else "not confined"
+        how += ", a terminal" if given.get("terminal") else ", no terminal"
+        who = f" by {given.get('approver')} via {given.get('surface')} ({how})"
+    return (f"run FORCED on changed files ({changed}; approved before: "
+            f"{p.get('approved_digest')}){who}")
 
 
 def _params(params: Any) -> str:

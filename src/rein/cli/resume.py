@@ -90,7 +90,8 @@ def resume_command(run_id: str | None, force: bool, dry_run: bool, quiet: bool,
     child document changed since the approval. --dry-run stops there (--json: one object).
 
     Refuses (RT053, exit 4) when the files changed since the run was approved, unless
-    --force; the override is recorded.
+    --force, which approves the files as they are now: a person's to give, refused in an
+    agent's sandbox (APPROVAL003); the override is recorded with how it was given.
 
     \b
     Example:

@@ -259,7 +259,13 @@ def render_outcome(outcome: Any, as_json: bool, harness: Harness | None = None,
         return exit_for(outcome.status)
     click.echo(f"run {outcome.run_id}: {outcome.status.value}")
     if outcome.status.value == "waiting":  # a driver instruction, or no worker
-        click.echo("  `rein next` prints what it waits for (a driver answers with "
+        command = "rein next"
+        if harness is not None:  # a run of a flow: the flow's own command says more
+            from rein.core.flows import continued_by
+
+            flow = continued_by(harness.run(outcome.run_id).graph_id)
+            command = command if flow is None else flow[1]
+        click.echo(f"  `{command}` prints what it waits for (a driver answers with "
                    "`rein submit`)")
     elif outcome.status.value == "awaiting_human":
         pending = [] if harness is None else harness.approvals(run_id=outcome.run_id)

@@ -92,8 +92,10 @@ def status_command(ctx: click.Context, workspace: Path | None, as_json: bool) ->
 @json_option
 @click.pass_context
 def report_command(ctx: click.Context, workspace: Path | None, as_json: bool) -> int:
-    """Per document: steps, protocol errors, wall time, and tokens and cost where the driver
-    reported usage; read from the flow's runs (a reopened document counts in each).
+    """Per document: steps, protocol errors, wall time, tokens and cost; read from the
+    flow's runs (a reopened document counts in each) and the record of calls. A total over
+    a turn whose usage is unknown is unknown, with the known part beside it, labelled; a
+    model with no price is named, with how to give one.
 
     \b
     Example:

@@ -51,8 +51,9 @@ def read_status(ws: Path, run_id: str | None, store: str | None) -> dict[str, An
         except ReinError as exc:
             if exc.code != "STORE404" or "no .rein/" not in exc.message:
                 raise
-            raise ReinError(exc.message, code="STORE404",
-                            hint="start one with `rein run GRAPH --approve DIGEST`") from exc
+            from rein.workers.driver.status import no_run_hint
+
+            raise ReinError(exc.message, code="STORE404", hint=no_run_hint(ws)) from exc
 
 
 def show(status: dict[str, Any], as_json: bool) -> int:

@@ -108,13 +108,15 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
                         cell_seconds(t["verification_seconds"]), *_usage_cells(t["usage"])[2:],
                         t["usage_source"]] for t in report["turns"]], left=2)
     if report["models"]:
-        out += ["", "models"]
-        out += _table(("model", "calls", "input", "cached", "cache write", "output", "total",
-                       "cost"),
-                      [[m["model"], str(m["model_calls"]), tokens(m["input_tokens"]),
+        out += ["", ("models (attributed: the model calls of the agent's records; "
+                     "self-reported: the turns whose usage the agent reported)")]
+        out += _table(("model", "source", "calls", "turns", "input", "cached", "cache write",
+                       "output", "total", "cost"),
+                      [[m["model"], m["source"], _count_or(m["model_calls"]),
+                        _count_or(m["turns"]), tokens(m["input_tokens"]),
                         tokens(m["cached_input_tokens"]), tokens(m["cache_write_tokens"]),
                         tokens(m["output_tokens"]), tokens(m["total_tokens"]),
-                        cost(m["cost_usd"])] for m in report["models"]])
+                        cost(m["cost_usd"])] for m in report["models"]], left=2)
     out += ["", "time (one definition each)"]
     time = report["time"]
     for name in ("wall", "agent", "person", "verification", "other"):
@@ -126,6 +128,10 @@ def render(report: Mapping[str, Any], title: str = "USAGE REPORT") -> str:
     out += _totals_lines(report)
     out += _sources_lines(report)
     return "\n".join(out) + "\n"
+
+
+def _count_or(value: Any) -> str:
+    return "-" if value is None else str(value)
 
 
 def _verb(command: str) -> str:
@@ -153,12 +159,30 @@ def _totals_lines(report: Mapping[str, Any]) -> list[str]:
         out.append(f"unattributed (before the agent received any turn of these runs): "
                    f"{u['model_calls']} model calls, {tokens(u['total_tokens'])} tokens, "
                    f"{cost(u['cost_usd'])}")
-    unpriced = sorted({m for c in report["commands"] if c["usage"]
-                       for m in c["usage"].get("unpriced", ())})
-    if unpriced:
-        out.append(f"no price for {', '.join(unpriced)}: its cost is unknown (add it under "
-                   "[usage.prices] in rein.toml)")
+    known = t.get("usage_known") or {}
+    if usage is None and known.get("turns"):
+        out.append(f"known part: {tokens(known['total_tokens'])} tokens, "
+                   f"{cost(known.get('cost_usd'))}, over {known['turns']} of {known['of']} "
+                   "turns (the total is unknown: the other turns' usage is)")
+    out += [no_price(m) for m in report.get("unpriced", ())]
+    earlier = report.get("earlier_plans")
+    if earlier:
+        u, known = earlier["usage"], earlier["usage_known"]
+        shown = (f"{tokens(u['total_tokens'])} tokens, {cost(u.get('cost_usd'))}"
+                 if u is not None else
+                 f"unknown tokens (known part: {tokens(known.get('total_tokens', 0))} tokens, "
+                 f"{cost(known.get('cost_usd', 0.0))}, over {known['turns']} of "
+                 f"{known['of']} turns)")
+        out.append(f"earlier plans (not in the figures above): {len(earlier['runs'])} runs, "
+                   f"{earlier['turns']} turns, {shown} ({earlier['usage_source']}); "
+                   f"`rein runs report {' '.join(earlier['runs'])}` for their detail")
     return out
+
+
+def no_price(model: str) -> str:
+    """The note for a model the price table lacks: which, and how to give its price."""
+    return (f"no price for {model}: its cost is unknown (give one in rein.toml under "
+            f'[usage.prices."{model}"]: input, output, cache_read in USD per million tokens)')
 
 
 def _sources_lines(report: Mapping[str, Any]) -> list[str]:
@@ -184,4 +208,5 @@ def render_compared(compared: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["cost", "gf_table", "render", "render_compared", "seconds", "tokens"]
+__all__ = ["cost", "gf_table", "no_price", "render", "render_compared", "seconds",
+           "tokens"]

@@ -12,7 +12,6 @@ import contextlib
 import errno
 import json
 import os
-import re
 import shlex
 import stat
 from collections.abc import Iterator, Mapping
@@ -21,19 +20,19 @@ from typing import Any
 
 from rein.dev import git as g
 from rein.dev import locks
+from rein.dev.commands import run_command
+from rein.dev.earlier import already_committed
 from rein.dev.graphs import feature_graph, settings_from, write_feature_graph
 from rein.dev.plan_check import check_plan
 from rein.engine.run.criteria.model import CheckRequest, CheckResult, HarnessFault
-from rein.tools.process import run_process
 
 MAX_PLAN_BYTES = 1_000_000
-_RELEVANT = re.compile(r"FAIL|Error|error:|assert|Traceback|^E\s|^>\s|not ok|panic", re.MULTILINE)
-MAX_FEEDBACK_LINES = 20
 VERIFIED = ".rein/dev/verified"
 
 
-def plan(request: CheckRequest) -> CheckResult:
-    """The plan the driver wrote is valid: then the feature graph is written from it."""
+async def plan(request: CheckRequest) -> CheckResult:
+    """The plan the driver wrote is valid: then the feature graph is written from it (the
+    features committed under an earlier plan, unchanged and verified again, left out)."""
     root = request.workspace
     name = str(request.outputs.get("plan") or "")
     path = (root / name).resolve()
@@ -53,8 +52,16 @@ def plan(request: CheckRequest) -> CheckResult:
     if checked.problems:
         return CheckResult(passed=False, evidence="the plan is refused:\n" + "\n".join(
             f"- {p}" for p in checked.problems))
+    try:
+        committed, notes = await already_committed(root, checked.features,
+                                                   verify=checked.verify, settings=settings)
+    except (g.GitFailed, locks.Busy, OSError) as exc:
+        raise own_failure(str(exc)) from exc
+    if len(committed) == len(checked.features):
+        return CheckResult(passed=False, evidence="the plan is refused:\n- " + nothing_left(
+            committed))
     graph = feature_graph(checked.features, verify=checked.verify, settings=settings,
-                          plan_id=str(params["plan_id"]))
+                          plan_id=str(params["plan_id"]), committed=committed)
     cannot = _verify_problems(root, graph)
     if cannot:
         return CheckResult(passed=False, evidence="the plan is refused:\n" + "\n".join(
@@ -70,10 +77,23 @@ def plan(request: CheckRequest) -> CheckResult:
         found = "; ".join(f"{f.code} {f.message}" for f in report.errors)
         return CheckResult(passed=False, evidence=f"the feature graph rein wrote from the "
                            f"plan does not validate: {found}")
-    order = ", ".join(f.id for f in checked.features)
-    return CheckResult(passed=True, evidence=f"plan accepted: {len(checked.features)} "
-                       f"features, built in the order {order}; graph {params['graph']} "
-                       f"(digest {report.digest})")
+    order = ", ".join(f.id for f in checked.features if f.id not in committed)
+    said = [(f"plan accepted: {len(checked.features) - len(committed)} features, built in "
+             f"the order {order}; graph {params['graph']} (digest {report.digest})")]
+    if committed:
+        said.append(kept_text(committed))
+    return CheckResult(passed=True, evidence="\n".join(said + notes))
+
+
+def kept_text(committed: Mapping[str, str]) -> str:
+    return ("already committed with the same definition, and their verify passes on the "
+            "current tree, so not built again: " + ", ".join(
+                f"{feature} ({sha})" for feature, sha in committed.items()))
+
+
+def nothing_left(committed: Mapping[str, str]) -> str:
+    return ("every feature of the plan is " + kept_text(committed) + "; there is nothing to "
+            "build: plan only what is new or changed")
 
 
 def _verify_problems(root: Path, graph: Mapping[str, Any]) -> list[str]:
@@ -117,7 +137,7 @@ async def verify(request: CheckRequest) -> CheckResult:
     for label, argv in (("smoke", p.get("smoke")), ("verify", p["verify"])):
         if not argv:
             continue
-        result = await _run(list(argv), target, float(p["timeout_seconds"]))
+        result = await run_command(list(argv), target, float(p["timeout_seconds"]))
         if result is not None:
             return CheckResult(passed=False, evidence=f"{label} failed: {result}")
     marker = root / VERIFIED / f"{p['feature']}.json"
@@ -201,7 +221,8 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
     tree = repo.write_tree(repo.with_file(snap, rel) if recorded else snap)
     message = (f"feat(dev): feature {feature} - {str(p['title'])[:72]}\n\n"
                f"Verified with: {shlex.join(p['verify'])}\n\n"
-               f"Rein-Dev-Feature: {plan_id}/{feature}\n")
+               f"Rein-Dev-Feature: {plan_id}/{feature}\n"
+               + (f"Rein-Dev-Definition: {p['definition']}\n" if p.get("definition") else ""))
     sha = repo.short(repo.commit(tree, message))
     left = repo.snapshot().changed(repo.tree_entries(tree), exclude=(".rein",))
     if left:
@@ -231,32 +252,3 @@ def _append(root: Path, relative: str, line: str) -> str | None:
     finally:
         os.close(fd)
     return None
-
-
-async def _run(argv: list[str], cwd: Path, timeout: float) -> str | None:
-    """None when the command passes; else why it failed, with the relevant lines."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("REIN_SECRET_",
-                                                                     "GIT_"))}
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": "-p no:cacheprovider"})
-    try:
-        done = await run_process(argv, cwd=cwd, env=env, timeout=timeout,
-                                 max_output_bytes=200_000)
-    except OSError as exc:
-        return f"`{shlex.join(argv)}` could not be started in {cwd}: {exc}"
-    if done.timed_out:
-        return (f"`{shlex.join(argv)}` took longer than {timeout:g} s; its process group "
-                "was killed")
-    if done.exit_code == 0:
-        return None
-    return (f"`{shlex.join(argv)}` exited {done.exit_code}:\n"
-            + relevant_lines(done.stdout + "\n" + done.stderr))
-
-
-def relevant_lines(output: str) -> str:
-    """The lines that say what failed (FAILED ..., assert ..., error: ...) and the last
-    line, not the first line of output (pytest's first line is its progress dots)."""
-    lines = [ln.rstrip() for ln in output.splitlines() if ln.strip()]
-    picked = [ln for ln in lines if _RELEVANT.search(ln)][-MAX_FEEDBACK_LINES:]
-    if lines and (not picked or picked[-1] != lines[-1]):
-        picked.append(lines[-1])
-    return "\n".join(f"  {ln[:300]}" for ln in picked) or "  (no output)"

@@ -144,8 +144,16 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
             raise ReinError(f"{name} cannot be imported:\n" + "\n".join(
                 f"- {p}" for p in checked.problems), code="DEV006",
                 hint=f"fix {name}, or move it away to plan from the briefs in specs/")
+        committed = await _already_committed(ws, checked, settings, notices)
+        if len(committed) == len(checked.features):
+            from rein.dev.checks import nothing_left
+
+            raise ReinError(f"{name} cannot be imported: {nothing_left(committed)}",
+                            code="DEV006", hint=f"add the new work to {name}, or move it "
+                            "away to plan from the briefs in specs/")
         graphs.write_feature_graph(ws, graphs.feature_graph(
-            checked.features, verify=checked.verify, settings=settings, plan_id=plan_id))
+            checked.features, verify=checked.verify, settings=settings, plan_id=plan_id,
+            committed=committed))
         notices.append(f"imported the plan from {name} ({len(checked.features)} features); "
                        "no planning turn is needed")
         brief = ""
@@ -168,6 +176,27 @@ async def _start(harness: Harness, settings: DevSettings, notices: list[str]
         flow["imported_digest"] = _file_digest(ws / SPEC_PLAN)
     save_flow(ws, flow)
     return flow
+
+
+async def _already_committed(ws: Path, checked: Any, settings: DevSettings,
+                             notices: list[str]) -> dict[str, str]:
+    """The imported plan's features committed under an earlier plan, unchanged and verified
+    again on the current tree (:mod:`rein.dev.earlier`); said in ``notices``."""
+    from rein.dev import git as g
+    from rein.dev import locks
+    from rein.dev.checks import kept_text
+    from rein.dev.earlier import already_committed
+
+    try:
+        committed, notes = await already_committed(ws, checked.features,
+                                                   verify=checked.verify, settings=settings)
+    except (g.GitFailed, locks.Busy, OSError) as exc:
+        raise ReinError(f"rein could not read the repository's commits: {exc}",
+                        code="DEV009", hint="fix the cause git names (a git process still "
+                        "running here, permissions, a full disk), then run `rein dev` "
+                        "again") from exc
+    notices += notes + ([kept_text(committed)] if committed else [])
+    return committed
 
 
 # The plan `rein spec` publishes; a flow built from it stops when its specification changes.
@@ -391,6 +420,7 @@ def _plan_text(ws: Path) -> dict[str, Any]:
     verify = {nid: shlex.join(node["success"]["criteria"][0]["params"]["verify"])
               for nid, node in (report.document.data.get("nodes") or {}).items()}
     return {"path": FEATURES_PATH, "digest": report.digest, "verify": verify,
+            "committed": (report.document.data.get("x-rein-dev") or {}).get("committed") or [],
             "text": render.render_text(plan), "mermaid": pictures.render_mermaid(plan)}
 
 

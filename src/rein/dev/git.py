@@ -268,11 +268,19 @@ class Repo:
 
     def committed(self, plan_id: str, feature: str) -> str | None:
         """The commit that completed ``feature`` of plan ``plan_id``, if one exists."""
+        return self._with_line(f"Rein-Dev-Feature: {plan_id}/{feature}")
+
+    def defined(self, definition: str) -> str | None:
+        """The last commit rein made of a feature with this definition digest (under any
+        plan), if the current branch holds one."""
+        return self._with_line(f"Rein-Dev-Definition: {definition}")
+
+    def _with_line(self, mark: str) -> str | None:
+        """The newest commit of HEAD's history whose message has the line ``mark``."""
         if self.head() is None:
             return None
         out = self._git(["log", "--no-show-signature", "--no-color", "--format=%h%x09%B%x00",
                          str(self.head())]).decode("utf-8", "replace")
-        mark = f"Rein-Dev-Feature: {plan_id}/{feature}"
         for entry in out.split("\0"):
             sha, _, body = entry.strip().partition("\t")
             if mark in body.splitlines():

@@ -17,6 +17,7 @@ Both are plain AGS documents: ``rein graph plan`` draws them and any AGS tool re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 from collections.abc import Mapping, Sequence
@@ -77,7 +78,8 @@ def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
                                  "path_hint": PLAN_JSON}},
             "requirements": {"permissions": ["fs:read:**"], "workspace": "read_write"},
             "failure": {"retry": {"max_attempts": settings.plan_attempts,
-                                  "retry_on": ["criteria_failed"], "backoff": "none"},
+                                  "retry_on": ["criteria_failed", "model_error"],
+                                  "backoff": "none"},
                         "on_exhausted": "fail"},
             "success": {"criteria": [check]},
         }
@@ -103,14 +105,36 @@ def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
     return doc
 
 
+def command_of(feature: Feature, verify: tuple[str, ...] | None,
+               settings: DevSettings) -> tuple[str, ...]:
+    """The verify command of ``feature``: the control plane's, the feature's, the plan's."""
+    command = settings.verify or feature.verify or verify
+    assert command is not None  # the plan check refuses a feature without one
+    return command
+
+
+def definition_of(feature: Feature, *, command: Sequence[str], target: str) -> str:
+    """The digest of what ``feature`` is: its id, title, description and context (what the
+    driver is told), and the command that verifies it, where. A feature committed under an
+    earlier plan with this digest is the same feature (its commit carries the digest)."""
+    data = {"id": feature.id, "title": feature.title, "description": feature.description,
+            "context": {k: list(v) for k, v in sorted(feature.context.items())},
+            "verify": list(command), "target": target}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None,
-                  settings: DevSettings, plan_id: str) -> dict[str, Any]:
-    """The feature graph of an accepted plan, features in build order."""
+                  settings: DevSettings, plan_id: str,
+                  committed: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The feature graph of an accepted plan, features in build order. ``committed``: the
+    features (id → commit) already committed with the same definition and verified again
+    on the current tree: they are left out, and named in the graph's ``x-rein-dev``."""
     nodes: dict[str, Any] = {}
     previous: str | None = None
-    for index, feature in enumerate(features):
-        command = settings.verify or feature.verify or verify
-        assert command is not None  # the plan check refuses a feature without one
+    committed = committed or {}
+    for index, feature in enumerate(f for f in features if f.id not in committed):
+        command = command_of(feature, verify, settings)
         node = feature_node(feature, command=command, settings=settings, plan_id=plan_id,
                             clean=clean_start(settings.context_policy, index))
         # Features run one at a time, in the order the picker would take (dependencies,
@@ -124,11 +148,17 @@ def feature_graph(features: Sequence[Feature], *, verify: tuple[str, ...] | None
         constraints["max_wall_clock_seconds"] = settings.max_wall_clock_seconds
     if settings.max_cost_usd is not None:
         constraints["max_cost_usd"] = settings.max_cost_usd
-    first = [features[0].node_id] if features else []
-    doc = _document(FEATURES_ID, "Build the planned features, one at a time", nodes, first,
-                    constraints=constraints, plan_id=plan_id)
-    # What the driver said of each feature, in the run record (rein decided the rest).
+    doc = _document(FEATURES_ID, "Build the planned features, one at a time", nodes,
+                    list(nodes)[:1], constraints=constraints, plan_id=plan_id)
+    if committed:
+        doc["x-rein-dev"]["committed"] = [
+            {"feature": f.id, "title": f.title, "commit": committed[f.id]}
+            for f in features if f.id in committed]
+    # What the driver said of each feature, in the run record (rein decided the rest). Not
+    # required: the run succeeds when every feature node does (each has its summary then),
+    # and a feature that failed has none as a consequence, not a second error (RT041).
     doc["outputs"] = {f"{n}_summary": {"type": "string", "from": f"nodes.{n}.outputs.summary",
+                                       "required": False,
                                        "description": f"The driver's summary of {n}."}
                       for n in nodes}
     return doc
@@ -153,6 +183,7 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
     target = settings.target
     params = {"plan_id": plan_id, "feature": feature.id, "title": feature.title,
               "target": target, "verify": list(command),
+              "definition": definition_of(feature, command=command, target=target),
               "timeout_seconds": settings.verify_timeout_seconds,
               "smoke": list(settings.smoke) if settings.smoke else None}
     write = "fs:write:**" if target == "." else f"fs:write:{target}/**"
@@ -175,8 +206,12 @@ def feature_node(feature: Feature, *, command: tuple[str, ...], settings: DevSet
         # the first attempt's reset follows the context policy.
         "constraints": {"x-rein-keep-context-on-retry": True,
                         **({"x-rein-clean-context": clean} if clean else {})},
+        # The repair loop: a failed verify or handoff, an answer that came too late, and
+        # the driver's own "failed" (model_error), whose message is the next attempt's
+        # feedback. Only when the attempts are spent does the feature fail.
         "failure": {"retry": {"max_attempts": settings.steps_per_feature,
-                              "retry_on": ["criteria_failed", "timeout"], "backoff": "none"},
+                              "retry_on": ["criteria_failed", "model_error", "timeout"],
+                              "backoff": "none"},
                     "on_exhausted": "fail"},
         "success": {
             "evaluation_order": "cheapest_first",
@@ -250,8 +285,10 @@ def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
               **{k: (node.get("x-rein-dev") or {}).get(k)
                  for k in ("feature", "priority", "depends_on", "serves")}}
              for node_id, node in (data.get("nodes") or {}).items()]
+    meta = data.get("x-rein-dev") or {}
+    earlier = [{"node": None, **c} for c in meta.get("committed") or []]
     write_atomic(root / FEATURES_INDEX, json.dumps(
-        {"plan_id": (data.get("x-rein-dev") or {}).get("plan_id"), "features": index}))
+        {"plan_id": meta.get("plan_id"), "features": earlier + index}))
     return path
 
 

@@ -20,8 +20,10 @@ def render(where: Mapping[str, Any], *, instruction: bool = True) -> str:
         for f in features:
             tries = f" ({f['attempts']} attempt{'s' if f['attempts'] != 1 else ''})" \
                 if f["attempts"] else ""
+            earlier = f" (as {f['commit']}, under an earlier plan)" \
+                if f["status"] == "committed" else ""
             lines.append(f"  {_MARK.get(f['status'], f['status']):8} {f['id']}: "
-                         f"{f['title']}{tries}")
+                         f"{f['title']}{tries}{earlier}")
     plan = where.get("plan")
     if plan:
         lines += ["", (f"the feature graph to approve: {plan['path']} (digest "
@@ -31,6 +33,11 @@ def render(where: Mapping[str, Any], *, instruction: bool = True) -> str:
         if verify:
             lines += ["", "verify commands (run by rein, without a shell):"]
             lines += [f"  {node}: {command}" for node, command in verify.items()]
+        kept = plan.get("committed") or []
+        if kept:
+            lines += ["", ("not built again (committed under an earlier plan with the same "
+                      "definition; rein ran their verify on the current tree and it passed):")]
+            lines += [f"  {c['feature']}: {c['title']} ({c['commit']})" for c in kept]
     pending = where.get("instruction") or {}
     if instruction and pending.get("status") in ("instruction", "waiting"):
         from rein.workers.driver.status import render as render_status

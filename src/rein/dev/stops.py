@@ -46,6 +46,11 @@ def features_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any
     out = []
     for meta in index.get("features") or []:
         node_id = meta["node"]
+        if node_id is None:  # committed under an earlier plan, unchanged: not built again
+            out.append({"id": meta.get("feature"), "node": None, "title": meta["title"],
+                        "priority": None, "depends_on": [], "serves": [],
+                        "status": "committed", "attempts": 0, "commit": meta.get("commit")})
+            continue
         row = states.get(node_id)
         attempts = list((row.record.get("attempts") or []) if row is not None else [])
         out.append({"id": meta.get("feature"), "node": node_id, "title": meta["title"],
@@ -91,7 +96,9 @@ def stop_of(pending: Mapping[str, Any], *, stage: str, features: list[dict[str, 
         if stage == "planning":
             return _stop("waiting", "the plan is approved", "run `rein dev` to start "
                          "the features")
-        return _stop("done", f"all {len(features)} features are verified and committed",
+        earlier = sum(f["status"] == "committed" for f in features)
+        return _stop("done", f"all {len(features)} features are verified and committed"
+                     + (f" ({earlier} of them under an earlier plan)" if earlier else ""),
                      "nothing: read `rein dev report` for the session's figures")
     reason = str(pending.get("reason") or "failed")
     failed = [f for f in features if f["status"] == "failed"]

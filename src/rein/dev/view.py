@@ -40,7 +40,8 @@ def snapshot(harness: Harness) -> dict[str, Any] | None:
     checks = checks_of(harness, flow.get("features_run"))
     for f in features:
         f["checks"] = checks.get(f["node"], [])
-        f["commit"] = next((a["commit"] for a in reversed(f["checks"]) if a["commit"]), None)
+        f["commit"] = next((a["commit"] for a in reversed(f["checks"]) if a["commit"]),
+                           f.get("commit"))  # or the earlier plan's, for one not built again
     try:
         policy = load_settings(harness.config.get("dev")).context_policy
     except ReinError as exc:

@@ -53,6 +53,8 @@ class Answered(Frozen):
     changed: bool  # False: the same answer was already recorded
     actor: str  # who answered: the approver rein knows, never a typed name
     outcome: RunOutcome | None  # where the run stands after it continued (None: not asked)
+    # Why the run was not continued here although asked (None: it was, or was not asked).
+    left: str | None = None
 
 
 class Submitted(Frozen):
@@ -397,15 +399,28 @@ class Harness(Reads):
         """Continue a waiting or interrupted run (RT053 unless ``force``; recorded). Where
         approvals are signed, APPROVAL005 unless the run's approval verifies; ``force``
         approves the files as they are now, signed by the person's key (APPROVAL004 when
-        this surface cannot sign)."""
+        this surface cannot sign). ``force`` is refused in a confined process (APPROVAL003,
+        before anything is read or recorded), and the ``run/forced`` event records how it
+        was given, as an answer's record does."""
         run = self.run(run_id)
+        forced_by = None
+        if force:
+            # A forced resume approves the files as they are now: a person's to give, as
+            # an answer is (APPROVAL003 in an agent's sandbox), and recorded as one.
+            from rein.core.confinement import confinement
+            from rein.engine.run.answering import given
+
+            approver = self.check_answerer(f"the approval of run {run.run_id}'s files as "
+                                           "they are now (a forced resume)")
+            forced_by = given(approver=approver, via=self.via(), state=confinement())
 
         def sign(message: bytes) -> str:
             return self._sign(message, what=f"the approval of run {run.run_id}", hint=(
                 f"a person runs `rein resume {run.run_id} --force` in their own terminal, "
                 "where their key signs it"))
 
-        return await self.engine.resume(run.run_id, force=force, sign=sign if force else None)
+        return await self.engine.resume(run.run_id, force=force, sign=sign if force else None,
+                                        forced_by=forced_by)
 
     async def cancel(self, run_id: str, *, actor: str | None = None,
                      note: str | None = None) -> RunOutcome:
@@ -483,7 +498,7 @@ class Harness(Reads):
         """
         from rein.engine.run import approvals
         from rein.engine.run.answering import Via
-        from rein.store.lineage import top_run
+        from rein.store.lineage import approved_in_a_sandbox, top_run
 
         status = answer_status(status)
         approver = self.check_answerer(f"approval {approval_id}", actor)
@@ -497,6 +512,18 @@ class Harness(Reads):
                           f"not {digest}", code="APPROVAL_STALE",
                           hint="look at the approval again with `rein approvals list --json`")
         top = top_run(self.store, row.run_id)
+        left = None
+        if go_on and top is not None and approved_in_a_sandbox(self.store, top.run_id):
+            from rein.core.confinement import confinement
+
+            if not confinement().confined:
+                # The graph was approved by a confined process (an agent that wrote it,
+                # say): advancing it here would run its next nodes outside that sandbox,
+                # under this person's account. It continues where it was approved.
+                go_on = False
+                left = (f"run {top.run_id} was approved from a sandbox, so it is not "
+                        "continued outside one: the agent's `rein resume "
+                        f"{top.run_id}` (or its flow's command) takes the answer up there")
         if go_on and top is not None:
             self._held_to_binding(top, approval_id)
             self._held_to_workspace(top, approval_id)
@@ -520,7 +547,8 @@ class Harness(Reads):
                 raise Refused(f"approval {approval_id} is recorded; {exc.message}",
                               code=exc.code, hint="the process advancing the run takes the "
                               "answer into account; nothing more to do") from exc
-        return Answered(approval=updated, changed=changed, actor=approver.id, outcome=outcome)
+        return Answered(approval=updated, changed=changed, actor=approver.id, outcome=outcome,
+                        left=left)
 
     def _approval_hint(self, given: str) -> str:
         """For APPROVAL404: the approval of the node ``given`` names (a node id typed where

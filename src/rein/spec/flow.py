@@ -75,7 +75,8 @@ async def advance(harness: Harness, *, new: bool = False) -> dict[str, Any]:
             resumed = True
             continue
         state = harness.run(run_id).status.value
-        declined = _declined(flow, harness) if state == "failed" else None
+        declined = (_declined(flow, harness) or _refused(flow, harness)) \
+            if state == "failed" else None
         if declined is not None:  # a person's "no" is the feedback of a new version
             start, reopened = declined
             notices += [f"reopened {PATHS[n]}: {why}" for n, why in reopened.items()]
@@ -193,6 +194,32 @@ def _declined(flow: Mapping[str, Any], harness: Harness
     for name in NAMES[start + 1:]:
         reopened.setdefault(name, f"{PATHS[shown[0]]}, which it depends on, is open again")
     return start, reopened
+
+
+def _refused(flow: Mapping[str, Any], harness: Harness
+             ) -> tuple[int, dict[str, str]] | None:
+    """When a gate of the current run failed because a document it shows was edited after
+    rein checked it and no longer passes the check (``x-rein-recheck``): that document is
+    written again, with the check's reasons, and every document after it."""
+    from rein.engine.run.kinds.gate import RECHECK
+
+    for node in harness.store.nodes(flow["run"]):
+        refusal = node.record.get(RECHECK) if node.status.value == "failed" else None
+        if not isinstance(refusal, Mapping):
+            continue
+        name = str(refusal.get("node") or "").removeprefix("write_")
+        if name not in NAMES:
+            continue
+        results = (refusal.get("success") or {}).get("results") or []
+        said = "\n".join(str(r.get("evidence") or r.get("error") or "failed")
+                         for r in results if isinstance(r, Mapping) and not r.get("passed"))
+        start = NAMES.index(name)
+        reopened = {name: "it was edited after rein checked it, and rein refuses it now "
+                          f"(no person was asked):\n{said}"}
+        for later in NAMES[start + 1:]:
+            reopened[later] = f"{PATHS[name]}, which it depends on, is open again"
+        return start, reopened
+    return None
 
 
 def approved_digests(flow: Mapping[str, Any], harness: Harness) -> dict[str, str]:

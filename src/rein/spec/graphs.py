@@ -7,7 +7,8 @@ output is the document's path and whose success criterion is rein's own check of
 document_attempts`` times). A person approves at gates through the approval queue: after
 each document (``[spec] gates = "document"``, the default), or once for the whole bundle
 (``"bundle"``); each gate presents the documents' files, so the approval binds their
-content, and carries ``[dev] plan_roles``. A reopened bundle is the same graph from the
+content, and carries ``[dev] plan_roles``; a document edited while its gate waited is
+checked again (``x-rein-recheck``) before a person is asked about it. A reopened bundle is the same graph from the
 first document that must be written again.
 """
 
@@ -125,7 +126,10 @@ def _gate(what: str, names: list[str], settings: Mapping[str, Any], *,
         "gate": {"mode": "approve",
                  "prompt": f"Approve {what}? Read {', '.join(files)}. Once accepted, the "
                            "agent runs `rein spec` to go on.",
-                 "present": [repr(f) for f in files], "on_reject": "fail"}}
+                 "present": [repr(f) for f in files], "on_reject": "fail"},
+        # A document edited while its gate waited is checked again before a person is
+        # asked about it; refused, the gate fails and `rein spec` gives it back.
+        "x-rein-recheck": [f"write_{n}" for n in names]}
     if settings.get("roles"):
         gate["gate"]["roles"] = list(settings["roles"])
     if after is not None:

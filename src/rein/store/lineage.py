@@ -57,4 +57,18 @@ def family(store: Store, run_id: str) -> list[RunRow]:
     return out
 
 
-__all__ = ["family", "top_run", "top_run_id"]
+def approved_in_a_sandbox(store: Store, run_id: str) -> bool:
+    """Whether top-level run ``run_id`` was approved by a confined process (an agent that
+    started what it wrote, where approvals are not signed): its start's graph approval
+    records how it was given (``given.confined``). A person's answer does not advance such
+    a run outside a sandbox."""
+    from rein.core.states import ApprovalKind, ApprovalStatus
+
+    for row in store.approvals(run_id=run_id):  # type: ignore[arg-type]
+        if row.kind is ApprovalKind.GRAPH and row.status is ApprovalStatus.ACCEPTED:
+            given = (row.answer or {}).get("given")
+            return isinstance(given, dict) and given.get("confined") is True
+    return False
+
+
+__all__ = ["approved_in_a_sandbox", "family", "top_run", "top_run_id"]

@@ -99,12 +99,18 @@ def body(report: Mapping[str, Any]) -> str:
               _secs(t["agent_seconds"]), _secs(t["verification_seconds"]), *_usage(t["usage"]),
               _e(t["usage_source"])] for t in report["turns"]], numeric_from=2)]
     if report["models"]:
-        parts += ["<h2>Models</h2>", _table(
-            ("Model", "Calls", "Input", "Cached", "Cache write", "Output", "Total", "Cost"),
-            [[_e(m["model"]), _e(m["model_calls"]), _tokens(m["input_tokens"]),
+        parts += [("<h2>Models</h2><p class='muted'>Attributed: the model calls of the "
+                   "agent's records. Self-reported: the turns whose usage the agent "
+                   "reported.</p>"),
+                  _table(
+            ("Model", "Source", "Calls", "Turns", "Input", "Cached", "Cache write", "Output",
+             "Total", "Cost"),
+            [[_e(m["model"]), _e(m["source"]), _e(_dash(m["model_calls"])),
+              _e(_dash(m["turns"])), _tokens(m["input_tokens"]),
               _tokens(m["cached_input_tokens"]), _tokens(m["cache_write_tokens"]),
               _tokens(m["output_tokens"]), _tokens(m["total_tokens"]), _cost(m["cost_usd"])]
-             for m in report["models"]])]
+             for m in report["models"]], numeric_from=2)]
+    parts += _notes(report)
     time = report["time"]
     parts += ["<h2>Time</h2>", _table(
         ("Time", "Seconds", "Definition"),
@@ -122,6 +128,35 @@ def body(report: Mapping[str, Any]) -> str:
         if logs else "<p>None found holding these runs' turns: tokens and cost are what the "
                      "agent reported (self-reported) or unknown.</p>"))
     return "\n".join(parts) + "\n"
+
+
+def _dash(value: Any) -> Any:
+    return "-" if value is None else value
+
+
+def _notes(report: Mapping[str, Any]) -> list[str]:
+    """The known part beside an unknown total, and each model without a price."""
+    out = []
+    totals = report["totals"]
+    known = totals.get("usage_known") or {}
+    if totals["usage"] is None and known.get("turns"):
+        out.append(f"<p data-known-part>Known part: {_tokens(known['total_tokens'])} tokens, "
+                   f"{_cost(known.get('cost_usd'))}, over {_e(known['turns'])} of "
+                   f"{_e(known['of'])} turns (the total is unknown: the other turns' usage "
+                   "is).</p>")
+    out += [f"<p data-unpriced>No price for <code>{_e(m)}</code>: its cost is unknown (give "
+            f"one in rein.toml under <code>[usage.prices.&quot;{_e(m)}&quot;]</code>: input, "
+            "output, cache_read in USD per million tokens).</p>"
+            for m in report.get("unpriced", ())]
+    earlier = report.get("earlier_plans")
+    if earlier:
+        u = earlier["usage"]
+        out.append(f"<p data-earlier-plans>Earlier plans (not in the figures above): "
+                   f"{len(earlier['runs'])} runs, {_e(earlier['turns'])} turns, "
+                   f"{_usage(u)[0]} tokens, {_usage(u)[1]} "
+                   f"({_e(earlier['usage_source'])}): "
+                   + ", ".join(f"<code>{_e(r)}</code>" for r in earlier["runs"]) + ".</p>")
+    return out
 
 
 def compared_body(compared: Mapping[str, Any]) -> str:

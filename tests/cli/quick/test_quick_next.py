@@ -74,6 +74,19 @@ def test_no_store_is_reported_by_click(tmp_path: Path, monkeypatch: pytest.Monke
     assert not (tmp_path / ".rein").exists()  # a read: nothing was created
 
 
+def test_no_store_beside_a_brief_names_the_flows_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # An agent told to build the brief in specs/ is pointed at the flows, not at a graph.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "brief.md").write_text("A CLI that converts temperatures\n")
+    assert main(["next"]) == 1
+    err = capsys.readouterr().err
+    assert "STORE404" in err
+    assert "start a flow on the briefs in specs/: `rein spec`" in err and "`rein dev`" in err
+
+
 def test_text_with_terminal_escapes_goes_through_click(
         waiting: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -212,3 +212,27 @@ def test_the_places_of_the_configuration_are_pathlibs() -> None:
             config_places.config_files(here, env)
     assert config_places.exists(here) and not config_places.exists(here + "/none/x")
     assert not config_places.exists("a\0b")
+
+
+def test_a_wait_for_a_person_names_the_approval_a_node_waits_for(
+        ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An entry left pending by a node that has ended (a store an older rein wrote, where a
+    replaced approval stayed pending) comes first in the queue; the message names the one
+    the run waits for, and lists it first, in both reads."""
+    run_id = start(capsys)
+    submit(ws, same(ws), capsys)
+    db = sqlite3.connect(ws / ".rein" / "rein.db")
+    try:
+        [(live, node)] = db.execute("SELECT approval_id, json_extract(request, '$.node')"
+                                    " FROM approvals WHERE status = 'pending'").fetchall()
+    finally:
+        db.close()
+    sql(ws, "INSERT INTO approvals (rowid, approval_id, run_id, key, kind, status, digest,"
+            " request, created_at) SELECT 0, 'apv-left', run_id, key || '~old', kind, status,"
+            " digest, json_set(request, '$.node', 'write_module', '$.prompt', 'old'),"
+            " created_at FROM approvals WHERE approval_id = ?", live)
+    got = same(ws)
+    assert [a["approval_id"] for a in got["approvals"]] == [live, "apv-left"]
+    assert got["message"].startswith(f"a person must answer gate {live} (")
+    assert f"rein approvals accept {live}`" in got["message"]
+    assert node != "write_module" and got["run_id"] == run_id

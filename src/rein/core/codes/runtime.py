@@ -118,6 +118,10 @@ APPROVAL_CODES = (
     _own(APPROVAL, "APPROVAL006", "usage", "an answer's decision is not a word of the one "
          "vocabulary of answers (accept, decline, cancel)", "answer accept, decline or "
          "cancel"),
+    _own(APPROVAL, "APPROVAL007", "error", "a gate's material changed while it waited, and "
+         "the work it presents no longer passes the checks of the node that made it: the "
+         "gate failed without asking anyone", "fix the work so that it passes its checks "
+         "(the run's flow gives it back to the worker with the reasons), then run it again"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "--actor names someone other than the approver "
          "rein knows here", "--actor only checks who answers: leave it out, or let the "
          "person it names answer", legacy=True),

@@ -57,8 +57,16 @@ def consume(ws: Path, engine: Any, envelope: dict[str, Any], root: str, *, now: 
     turn = get_turn(store, token) if isinstance(token, str) else None
     if turn is None:
         what = f"token {token!r}" if isinstance(token, str) else "no token"
+        # Checked against the instruction this workspace answers next as well, so that
+        # one refusal names everything to fix, not the token alone.
+        current = current_turn(store, ws)
+        problems = [] if current is None else envelope_problems(envelope, current.instruction)
+        count = f" ({len(problems)} problems)" if len(problems) > 1 else ""
         raise EnvelopeRefused(f"the envelope has {what}, which names no instruction of run "
-                              f"{root}", hint="copy the token from `rein next`")
+                              f"{root}{count}", problems=problems,
+                              hint="copy the token from `rein next`" + (
+                                  ", and fix every problem listed to validate against "
+                                  "respond_with (rein next --json)" if count else ""))
     if turn.status is TurnStatus.ANSWERED:
         stored = (turn.answer or {}).get("envelope")
         if stored == store.redact(envelope):  # stored as redacted

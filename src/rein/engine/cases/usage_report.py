@@ -16,7 +16,10 @@ Three sources, each for what it knows:
 A turn's usage is what its model calls add up to where the agent's record was found
 (``attributed``), else what the agent reported (``self-reported``), else ``unknown``; a sum
 over a part that is unknown is unknown (``null`` in JSON), and the report says what it
-knows of the rest. Times, one definition each (:data:`DEFINITIONS`).
+knows beside it: the *known part* (``usage_known``: the sum over the turns whose usage is
+known, and how many of how many they are), never in its place. Times, one definition each
+(:data:`DEFINITIONS`), split so that no instant counts twice: the parts never add up to more
+than the whole.
 """
 
 from __future__ import annotations
@@ -80,7 +83,7 @@ def build(store: Store, workspace: Path, stages: Sequence[tuple[str, str]], *,
         "commands": _commands(calls, model_calls, table, bool(sessions)),
         "turns": turn_rows,
         "features": [_feature(f, turn_rows, calls, store, family) for f in features],
-        "models": _models(model_calls, table),
+        "models": _models(model_calls, turn_rows, table),
         "errors": _errors(calls),
         "time": _time(store, runs, turn_rows, family, moment),
         "agent_logs": [s.to_json() for s in sessions],
@@ -93,6 +96,7 @@ def build(store: Store, workspace: Path, stages: Sequence[tuple[str, str]], *,
                                        for t in turn_rows}}},
         "definitions": dict(DEFINITIONS),
     }
+    out["unpriced"] = sorted({m for row in out["models"] for m in row.get("unpriced", ())})
     out["totals"] = _totals(out, model_calls, table, bool(sessions))
     out["summary"] = summary(out)
     return out
@@ -216,7 +220,7 @@ def _turn(store: Store, turn: Any, table: Any, feature_of: Mapping[str, Mapping[
             "answered_at": turn.answered_at,
             "agent_seconds": _seconds(turn.created_at, turn.answered_at, now),
             "verification_seconds": None if turn.answered_at is None or ended is None
-            else _seconds(turn.answered_at, ended, now),
+            else _seconds(turn.answered_at, ended, now), "ended_at": ended,
             "usage": best, "usage_source": source, "attributed": attributed,
             "self_reported": reported}
 
@@ -292,6 +296,14 @@ def _add(parts: Sequence[Mapping[str, Any] | None]) -> dict[str, Any] | None:
     return out
 
 
+def known_part(parts: Sequence[Mapping[str, Any] | None]) -> dict[str, Any]:
+    """What is known of a sum some of whose parts are unknown, labelled as such: the sum
+    over the known parts (``turns`` of ``of``), its cost ``None`` when a known part's is."""
+    known = [p for p in parts if p is not None]
+    out = _add(known) or {}
+    return {"turns": len(known), "of": len(parts), **out}
+
+
 def _sources(rows: Sequence[Mapping[str, Any]]) -> str:
     found = {str(r["usage_source"]) for r in rows}
     return found.pop() if len(found) == 1 else "mixed" if found else "none"
@@ -332,10 +344,29 @@ def _stage(store: Store, name: str, run: Any, turns: Sequence[Mapping[str, Any]]
             "usage_source": _sources(mine)}
 
 
-def _models(model_calls: Sequence[Any], table: Any) -> list[dict[str, Any]]:
+def _models(model_calls: Sequence[Any], turns: Sequence[Mapping[str, Any]], table: Any
+            ) -> list[dict[str, Any]]:
+    """Per model: the model calls read from the agent's records (``attributed``), and the
+    turns whose usage is what the agent reported of itself (``self-reported``: no count of
+    model calls, no cache writes), a row for each model and source."""
     names = sorted({str(c.model) for c in model_calls})
-    return [{"model": m, **_sum([c for c in model_calls if str(c.model) == m], table)}
-            for m in names]
+    rows = [{"model": m, "source": "attributed", "turns": None,
+             **_sum([c for c in model_calls if str(c.model) == m], table)} for m in names]
+    reported = [t for t in turns if t["usage_source"] == "self-reported"]
+    for name in sorted({str(t["usage"].get("model")) for t in reported}):
+        mine = [t["usage"] for t in reported if str(t["usage"].get("model")) == name]
+        row: dict[str, Any] = {
+            "model": name, "source": "self-reported", "turns": len(mine),
+            "model_calls": None, "cache_write_tokens": None, "reasoning_tokens": None,
+            **{k: sum(int(u.get(k) or 0) for u in mine)
+               for k in ("input_tokens", "cached_input_tokens", "output_tokens",
+                         "total_tokens")},
+            "cost_usd": None if any(u.get("cost_usd") is None for u in mine)
+            else round(sum(float(u["cost_usd"]) for u in mine), 6)}
+        if table.price(name) is None and row["cost_usd"] is None:
+            row["unpriced"] = [name]
+        rows.append(row)
+    return rows
 
 
 def _errors(calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -347,16 +378,82 @@ def _errors(calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def _time(store: Store, runs: Sequence[Any], turns: Sequence[Mapping[str, Any]],
           family: Mapping[str, str], now: dt.datetime) -> dict[str, Any]:
-    wall = sum(_seconds(r.started_at, r.finished_at, now) or 0.0 for r in runs if r is not None)
-    asked = [a for run_id in family for a in store.approvals(run_id=run_id)]  # type: ignore[arg-type]
-    person = sum(_seconds(a.created_at, a.answered_at, now) or 0.0 for a in asked)
-    agent = sum(t["agent_seconds"] or 0.0 for t in turns)
-    verification = sum(t["verification_seconds"] or 0.0 for t in turns)
-    return {"wall_seconds": round(wall, 3), "agent_seconds": round(agent, 3),
-            "person_seconds": round(person, 3),
-            "verification_seconds": round(verification, 3),
-            "other_seconds": round(max(0.0, wall - agent - person - verification), 3),
+    """The time split, run by run: each part is the union of its spans clipped to the run's
+    own (an approval still pending after the run ended counts up to its end, never after),
+    and an instant two parts share counts once, as the first of agent, person and
+    verification (an approval left pending while the agent works is the agent's time)."""
+    del family  # each run's members are found again: two stages may share a name
+    totals = dict.fromkeys(("wall", "agent", "person", "verification"), 0.0)
+    for root in runs:
+        if root is None:
+            continue
+        span = (_t(root.started_at), _t(root.finished_at) if root.finished_at else now)
+        members = {r.run_id for r in _family(store, root.run_id)}
+        mine = [t for t in turns if t["run"] in members]
+        asked = [a for run_id in members for a in store.approvals(run_id=run_id)]
+        parts = {
+            "agent": _spans([(t["instructed_at"], t["answered_at"]) for t in mine], span),
+            "person": _spans([(a.created_at, a.answered_at) for a in asked], span),
+            "verification": _spans([(t["answered_at"], t["ended_at"]) for t in mine
+                                    if t["answered_at"] and t["ended_at"]], span)}
+        taken: list[tuple[dt.datetime, dt.datetime]] = []
+        for name in ("agent", "person", "verification"):
+            own = _minus(parts[name], taken)
+            totals[name] += _length(own)
+            taken = _union([*taken, *own])
+        totals["wall"] += max(0.0, (span[1] - span[0]).total_seconds())
+    wall = round(totals["wall"], 3)
+    out = {f"{name}_seconds": round(value, 3) for name, value in totals.items()}
+    return {**out, "wall_seconds": wall,
+            "other_seconds": round(max(0.0, totals["wall"] - totals["agent"]
+                                       - totals["person"] - totals["verification"]), 3),
             "ongoing": any(r is not None and r.finished_at is None for r in runs)}
+
+
+Span = tuple[dt.datetime, dt.datetime]
+
+
+def _spans(pairs: Iterable[tuple[str | None, str | None]], within: Span) -> list[Span]:
+    """Some (start, end or ongoing) stamps as spans inside ``within``, merged."""
+    out = []
+    for start, end in pairs:
+        if not start:
+            continue
+        a, b = max(_t(start), within[0]), min(_t(end) if end else within[1], within[1])
+        if a < b:
+            out.append((a, b))
+    return _union(out)
+
+
+def _union(spans: Iterable[Span]) -> list[Span]:
+    out: list[Span] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _minus(spans: Sequence[Span], taken: Sequence[Span]) -> list[Span]:
+    """``spans`` without what ``taken`` covers (both merged and sorted)."""
+    out = []
+    for a, b in spans:
+        for c, d in taken:
+            if d <= a or c >= b:
+                continue
+            if c > a:
+                out.append((a, c))
+            a = max(a, d)
+            if a >= b:
+                break
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def _length(spans: Iterable[Span]) -> float:
+    return sum((b - a).total_seconds() for a, b in spans)
 
 
 def _driver(sessions: Sequence[Any], calls: Sequence[Mapping[str, Any]]) -> str:
@@ -379,6 +476,8 @@ def _totals(report: Mapping[str, Any], model_calls: Sequence[Any], table: Any,
             "rein_errors": report["errors"]["rein_total"],
             "turns": len(turns), "usage_in_turns": in_turns,
             "usage": everything if read_logs else in_turns,
+            # beside an unknown total, never in its place: what is known of it
+            "usage_known": known_part([t["usage"] for t in turns]),
             "usage_source": _sources(turns) if turns else "none"}
 
 
@@ -448,5 +547,5 @@ def for_runs(harness: Any, run_ids: Sequence[str], places: Iterable[Path] = ()
                  prices=prices)
 
 
-__all__ = ["BEFORE", "DEFINITIONS", "REPORT", "build", "configured", "for_runs",
+__all__ = ["BEFORE", "DEFINITIONS", "REPORT", "build", "configured", "for_runs", "known_part",
            "record_attribution", "summary"]

@@ -56,8 +56,9 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
     approver's SSH signature over :func:`rein.engine.run.answering.message`.
 
     Refused before recording: APPROVAL003 when this process is confined; APPROVAL_ROLE when
-    the entry names ``roles`` and the approver holds none of them; APPROVAL_STALE when a
-    file it shows changed since it was shown; APPROVAL004 when answers here are signed and
+    the entry names ``roles`` and the approver holds none of them; APPROVAL_STALE when an
+    accept is given and a file it shows changed since it was shown (a decline or a cancel
+    approves nothing: it closes the entry); APPROVAL004 when answers here are signed and
     this one's signature is missing or does not verify.
     """
     # Only an answer needs these: a driver's turn (`rein submit`) imports this module too.
@@ -91,7 +92,9 @@ def answer(store: Store, workspace: Path, row: ApprovalRow, status: ApprovalStat
                           hint=f"give each one: `rein approvals accept {row.approval_id} "
                                "--value NAME=VALUE` (or the fields of its card in the web "
                                "console)")
-    changed = stale_files(workspace, row)
+    # An accept binds what was shown; a decline or a cancel approves nothing, so a changed
+    # file does not keep a person from closing the entry with one.
+    changed = stale_files(workspace, row) if status is ApprovalStatus.ACCEPTED else []
     if changed:
         raise Refused(f"approval {row.approval_id} shows {', '.join(changed)}, which changed "
                       "since it was presented; nothing was recorded", code="APPROVAL_STALE",
@@ -190,13 +193,9 @@ async def ask(
     With ``block=False`` (a checkpoint with ``required: false``) the entry is created and the
     pending row is returned at once: the person is told, the run does not wait.
     """
-    files = shown_files(ctx.env.workspace, shows) if shows is not None else {}
-    if files:
-        request = {**request, "files": files}
-    digest = material_digest(request)
-    full_key = f"{key}@{digest[7:19]}"
-    row = ctx.state.approvals.get(full_key)
+    request, digest, full_key, row = _entry(ctx, key, request, shows)
     if row is None:
+        _stopped_by_person(ctx, key)
         row = ApprovalRow(
             approval_id=ApprovalId(ctx.env.ids.new("apv")),
             run_id=ctx.env.run_id,
@@ -207,12 +206,19 @@ async def ask(
             request=dict(request),
             created_at=ctx.now(),
         )
-        ctx.emit(
-            EventType.APPROVAL_REQUESTED,
-            {"approval_id": row.approval_id, "kind": kind.value, "key": full_key,
-             "node": request.get("node"), "prompt": request.get("prompt"), "digest": digest},
-            Transition(approval=row),
-        )
+        replaced = [r for r in ctx.state.approvals.values()
+                    if r.status is ApprovalStatus.PENDING and base_key(r.key) == key]
+        # One transaction: the new question never exists beside the one it replaces.
+        with ctx.env.store.atomic():
+            ctx.emit(
+                EventType.APPROVAL_REQUESTED,
+                {"approval_id": row.approval_id, "kind": kind.value, "key": full_key,
+                 "node": request.get("node"), "prompt": request.get("prompt"),
+                 "digest": digest},
+                Transition(approval=row),
+            )
+            for old in replaced:
+                ctx.state.approvals[old.key] = supersede(ctx.env.store, old, row, ctx.now())
         ctx.state.approvals[full_key] = row
     if row.status is not ApprovalStatus.PENDING and ctx.env.signers is not None:
         row = _held_to_signature(ctx, ctx.env.signers, row, request, digest)
@@ -223,6 +229,73 @@ async def ask(
     if row.status is ApprovalStatus.PENDING and block:
         raise Paused("human", {"approval_id": row.approval_id, "key": full_key})
     return row
+
+
+def asked_before(ctx: RunContext, *, key: str, request: Mapping[str, Any],
+                 shows: Any = None) -> bool:
+    """Whether :func:`ask` with these arguments finds an entry of its own (pending or
+    answered) rather than putting a new question to a person."""
+    return _entry(ctx, key, request, shows)[3] is not None
+
+
+def _entry(ctx: RunContext, key: str, request: Mapping[str, Any], shows: Any
+           ) -> tuple[Mapping[str, Any], str, str, ApprovalRow | None]:
+    """The request as asked (with the content digests of the files it shows), its digest,
+    the entry's key, and the entry already asked with that key, if any."""
+    files = shown_files(ctx.env.workspace, shows) if shows is not None else {}
+    if files:
+        request = {**request, "files": files}
+    digest = material_digest(request)
+    full_key = f"{key}@{digest[7:19]}"
+    row = ctx.state.approvals.get(full_key)
+    for again in range(2, len(ctx.state.approvals) + 3):
+        if row is None or not superseded(row):
+            break
+        # This material was asked about before, and that entry was closed when other
+        # content replaced it: the content is back, and is asked about afresh.
+        full_key = f"{key}@{digest[7:19]}~{again}"
+        row = ctx.state.approvals.get(full_key)
+    return request, digest, full_key, row
+
+
+def base_key(full_key: str) -> str:
+    """What an entry asks, without the digest of the material it shows: the entries of one
+    question about successive content share it."""
+    return full_key.rsplit("@", 1)[0]
+
+
+def superseded(row: ApprovalRow) -> bool:
+    """Whether ``row`` was closed because the same question was asked about other
+    content (no person answered it)."""
+    return row.status is ApprovalStatus.CANCELLED and \
+        bool((row.answer or {}).get("superseded_by"))
+
+
+def supersede(store: Store, row: ApprovalRow, by: ApprovalRow, at: str) -> ApprovalRow:
+    """Close the pending ``row``: ``by`` asks the same question about the content as it is
+    now, so an answer to ``row`` could never be acted on. Cancelled by rein, with an
+    ``approval/answered`` event naming ``by`` (``superseded_by``)."""
+    changed = sorted(name for name, digest in (row.request.get("files") or {}).items()
+                     if (by.request.get("files") or {}).get(name) != digest)
+    what = f"{', '.join(changed)} changed" if changed else "the material changed"
+    answered, _ = store.answer_approval(
+        row.approval_id, ApprovalStatus.CANCELLED,
+        {"actor": "rein", "note": f"superseded by {by.approval_id}: {what} since it was "
+                                  "presented", "superseded_by": by.approval_id},
+        at, event_type=EventType.APPROVAL_ANSWERED,
+        payload={**approval_answered(row.approval_id, row.key,
+                                     ApprovalStatus.CANCELLED.value),
+                 "superseded_by": by.approval_id})
+    return answered
+
+
+def _stopped_by_person(ctx: RunContext, key: str) -> None:
+    """A person who cancelled an earlier entry of this question stopped the run, whatever
+    content it showed: a cancel approves nothing, it stops (``RunCancelled``)."""
+    for row in ctx.state.approvals.values():
+        if row.status is ApprovalStatus.CANCELLED and base_key(row.key) == key and \
+                not superseded(row) and (row.answer or {}).get("actor") != "rein":
+            raise RunCancelled(row.approval_id)
 
 
 def _held_to_signature(ctx: RunContext, signers: Signers, row: ApprovalRow,

@@ -303,9 +303,10 @@ def binding_override(run: RunRow, *, force: bool, data: Mapping[str, Any] | None
                    f"{', '.join(changed)} than the files now hold")
     if not force or "error" in now_binding:
         raise Refused(message, code="RT053", location=Location(file=run.graph_path),
-                      hint="restore the approved files or start a new run; `rein resume "
-                           f"{run.run_id} --force` continues under the files as they are "
-                           "now (the override is recorded)")
+                      hint="restore the approved files or start a new run; a person who "
+                           f"reviewed the change may run `rein resume {run.run_id} --force` "
+                           "in their own terminal, which approves the files as they are now "
+                           "(an agent stops here and tells the person)")
     # A forced continuation approves the files as they are now: the run is bound to them
     # from here on, and the record keeps what it was approved for before.
     return {**{k: now_binding[k] for k in old},

@@ -261,16 +261,20 @@ class Engine(Record):
             return await self.proceed(run.run_id, force=force)
 
     async def resume(self, run_id: str, *, force: bool = False,
-                     sign: Sign | None = None) -> RunOutcome:
+                     sign: Sign | None = None,
+                     forced_by: Mapping[str, Any] | None = None) -> RunOutcome:
         """``rein resume``: continue a paused or interrupted run, or reopen a failed one when
         its ``policy.resume`` is ``resume_failed`` or ``restart`` (``sign``: signs a forced
-        continuation's approval where approvals are signed)."""
-        return await self.proceed(run_id, reopen=True, force=force, sign=sign)
+        continuation's approval where approvals are signed; ``forced_by``: how the person
+        gave the force, kept in the ``run/forced`` event)."""
+        return await self.proceed(run_id, reopen=True, force=force, sign=sign,
+                                  forced_by=forced_by)
 
     async def proceed(self, run_id: str, *, fresh: bool = False,
                       reopen: bool = False, force: bool = False,
                       checked: Mapping[str, Any] | None = None,
-                      sign: Sign | None = None) -> RunOutcome:
+                      sign: Sign | None = None,
+                      forced_by: Mapping[str, Any] | None = None) -> RunOutcome:
         """Advance a run while holding its lock (``RUN_LOCKED`` when another process does).
 
         ``fresh``: the run was just created here. Otherwise a run found ``running`` was
@@ -293,14 +297,15 @@ class Engine(Record):
             try:
                 return await self._advance(run.run_id, fresh=fresh, reopen=reopen,
                                            force=force, checked=checked if fresh else None,
-                                           sign=sign)
+                                           sign=sign, forced_by=forced_by)
             finally:
                 GROUP_WATCH.reset(token)
                 self._flush_listeners()
 
     async def _advance(self, run_id: RunId, *, fresh: bool, reopen: bool,
                        force: bool, checked: Mapping[str, Any] | None = None,
-                       sign: Sign | None = None) -> RunOutcome:
+                       sign: Sign | None = None,
+                       forced_by: Mapping[str, Any] | None = None) -> RunOutcome:
         from rein.engine.run.graph_cache import load_graph
 
         run = self.store.get_run(run_id)  # again: it may have moved before the lock was ours
@@ -314,7 +319,8 @@ class Engine(Record):
                               approved=run.binding.get("graph_digest"),
                               limits=self.config.limits)
             # The document checked is the one that runs, with no window in between.
-            run = self._hold_to_binding(run, data, force=force, sign=sign)
+            run = self._hold_to_binding(run, data, force=force, sign=sign,
+                                        forced_by=forced_by)
         policy = recovery.resume_policy(data)
         adopt = "resume_incomplete"
         if run.status is RunStatus.RUNNING and not fresh:
@@ -361,7 +367,8 @@ class Engine(Record):
         return RunOutcome(run_id=run.run_id, status=status, digest=run.graph_digest)
 
     def _hold_to_binding(self, run: RunRow, data: Mapping[str, Any], *, force: bool,
-                         sign: Sign | None = None) -> RunRow:
+                         sign: Sign | None = None,
+                         forced_by: Mapping[str, Any] | None = None) -> RunRow:
         """RT053 unless the run's files are the approved ones (and APPROVAL005 unless its
         approval verifies, where approvals are signed); a forced override is recorded
         (event ``run/forced``) and the run is bound to the files as they are now."""
@@ -370,6 +377,8 @@ class Engine(Record):
             return run
         forced = override.get("x-rein-forced-resume") or {
             "changed": [], "at": self.now(), "approved_digest": run.binding.get("graph_digest")}
+        if forced_by is not None:
+            forced = {**forced, "given": dict(forced_by)}
         append(self.store, run.run_id, EventType.RUN_FORCED, forced,
                self.now(), Transition(binding={**run.binding, **override}))
         return self.store.get_run(run.run_id) or run

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rein.core.ids import RunId
-from rein.core.states import ApprovalStatus, NodeStatus, RunStatus, transition
+from rein.core.states import ApprovalKind, ApprovalStatus, NodeStatus, RunStatus, transition
 from rein.engine.events import EventType, append
 from rein.engine.run import approvals
 from rein.engine.run.runtime import NodeAt, RunContext
@@ -64,26 +64,27 @@ def settle_under(ctx: RunContext, under: Callable[[str], bool], reason: str) -> 
 def settle_run(ctx: RunContext, status: RunStatus) -> None:
     """A run that ends leaves nothing in flight: every node of the run and of its child
     runs that had not ended ends ``cancelled``, each child run that had not ended ends
-    ``cancelled``, and, when the run was cancelled, each question still open is closed (an
-    answer to it is refused).
+    ``cancelled``, and each question still open is closed (an answer to it is refused):
+    every one when the run was cancelled; when it ended otherwise, every one but a
+    checkpoint that is not required, which was never awaited and stays surfaced.
     Without this the record, ``runs show --json`` and the queue would say a stopped run
     still runs or waits. (The run's own end is the caller's to write.)"""
     cancelled = status is RunStatus.CANCELLED
     why = "the run was cancelled" if cancelled else f"the run ended {status.value}"
-    # A run that ended otherwise keeps its questions that were never awaited (a
-    # checkpoint that is not required stays surfaced); nothing else can be open then.
-    _settle_family(ctx.env.store, ctx.env.run_id, why, ctx.now(), itself=False, questions=cancelled)
+    _settle_family(ctx.env.store, ctx.env.run_id, why, ctx.now(), itself=False,
+                   checkpoints=cancelled)
 
 
 def _settle_family(store: Store, run_id: RunId, why: str, at: str, *, itself: bool,
-                   questions: bool = True) -> None:
-    """``run_id`` and its child runs: unfinished nodes cancelled, questions closed, and
-    each run that had not ended ends ``cancelled`` (``run_id`` too when ``itself``)."""
+                   checkpoints: bool = True) -> None:
+    """``run_id`` and its child runs: unfinished nodes cancelled, questions closed (not the
+    checkpoints unless ``checkpoints``), and each run that had not ended ends ``cancelled``
+    (``run_id`` too when ``itself``)."""
     for member in family(store, run_id):
         for node in store.nodes(member.run_id):
             _cancel_row(store, node, why, at)
-        if questions:
-            _close_questions(store, member.run_id, lambda _: True, why, at)
+        _close_questions(store, member.run_id, lambda _: True, why, at,
+                         checkpoints=checkpoints)
         if (itself or member.run_id != run_id) and not member.status.terminal:
             append(store, member.run_id, EventType.RUN_FINISHED,
                    {"status": RunStatus.CANCELLED.value}, at,
@@ -102,10 +103,12 @@ def _cancel_row(store: Store, node: NodeRow, why: str, at: str) -> None:
 
 
 def _close_questions(store: Store, run_id: RunId, under: Callable[[str], bool], why: str,
-                     at: str) -> None:
+                     at: str, *, checkpoints: bool = True) -> None:
     """Close the open questions of ``run_id`` asked for a node ``under`` selects (a
     question about the whole graph has no node: ``under`` is asked about ``""``)."""
     for asked in store.approvals(run_id=run_id, status=ApprovalStatus.PENDING):
+        if not checkpoints and asked.kind is ApprovalKind.CHECKPOINT:
+            continue
         if under(str(asked.request.get("node") or "")):
             approvals.record_answer(store, asked, ApprovalStatus.CANCELLED,
                                     {"actor": "rein", "note": why}, at)

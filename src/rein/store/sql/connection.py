@@ -179,8 +179,21 @@ class SQLConnection:
 
     @contextlib.contextmanager
     def _tx(self) -> Iterator[None]:
+        """One write's transaction (see :meth:`_enter`)."""
+        nested = self._enter()
+        try:
+            yield
+        except BaseException:
+            self._exit(nested, failed=True)
+            raise
+        self._exit(nested, failed=False)
+
+    def _enter(self) -> bool:
+        """Open one write's transaction, or join the open one: ``True`` when it joined
+        (inside atomic() or batch(), whose outer transaction commits). :meth:`_exit` ends
+        it; the bracket :meth:`_tx`, spelled out where a write runs once per event."""
         self._check_failed()
-        if self._depth:  # nested in atomic() or batch(): the outer transaction commits
+        if self._depth:
             if self._broken:
                 raise StoreError("a write of this transaction failed earlier; it is being "
                                  "rolled back", code="STORE_FAILED",
@@ -192,26 +205,26 @@ class SQLConnection:
                     self._begin()
                 self._begun = True
             self._depth += 1
-            try:
-                yield
-            except BaseException:
-                # A write (or a group of them) stopped part-way: what it wrote so far must
-                # not commit with the writes around it.
-                self._broken = True
-                raise
-            finally:
-                self._depth -= 1
-            return
+            return True
         if self._held:  # the held write commits with this one
             self._held = False
         else:
             self._begin()
         self._begun, self._broken, self._depth = True, False, 1
-        try:
-            yield
-        except BaseException:
+        return False
+
+    def _exit(self, nested: bool, *, failed: bool) -> None:
+        """End what :meth:`_enter` opened: ``failed``, the write raised."""
+        if nested:
+            # A write (or a group of them) stopped part-way: what it wrote so far must
+            # not commit with the writes around it.
+            if failed:
+                self._broken = True
+            self._depth -= 1
+            return
+        if failed:
             self._close(commit=False)
-            raise
+            return
         hold, self._hold = self._hold and len(self._appended) < HELD_MAX, False
         if hold or (self._grouped and self._flush_soon()):
             self._held, self._depth = True, 0

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from rein.core.ids import RunId
-from rein.store.rows import Event, RunRow, Transition
+from rein.store.rows import Event, NodeRow, RunRow, Transition
 from rein.store.sql.connection import SQLConnection, dump
 from rein.store.sql.runs import COLUMNS, figures_of
 
@@ -55,7 +55,7 @@ class EventsSQL(SQLConnection):
         # attempt's end and the node's, commit together), and all are written in one
         # statement each before any other statement or the commit (see _x).
         self._events_due: list[tuple[Any, ...]] = []
-        self._node_rows: dict[tuple[str, str], tuple[Any, ...]] = {}
+        self._node_rows: dict[tuple[str, str], NodeRow] = {}
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -101,13 +101,18 @@ class EventsSQL(SQLConnection):
         committed without it. Lost that way, the step simply had not been taken: resuming
         takes it again (an attempt that was in flight runs again under its number).
         """
-        with self._tx():
+        nested = self._enter()  # _tx(), spelled out: this runs once per event
+        try:
             event = self._append(run_id, event_type, payload, at)
             if change is not None:
                 self._apply(run_id, change)
             if hold and self._depth == 1:  # inside atomic() or batch(): the group decides
                 self._hold = True
-            return event
+        except BaseException:
+            self._exit(nested, failed=True)
+            raise
+        self._exit(nested, failed=False)
+        return event
 
     # -- the write path -------------------------------------------------------------------
 
@@ -135,15 +140,10 @@ class EventsSQL(SQLConnection):
     def _apply(self, run_id: str, change: Transition) -> None:
         """Apply the state an event describes, inside the open transaction."""
         if change.node is not None:
-            n = change.node
-            # Held back until another statement or the commit: replaced by a later row of
-            # the same node, it is never written (the row that commits is the same).
-            # The figures the usage totals read go in columns of the same row, from the
-            # record as stored (rein.store.sql.runs.figures_of).
-            record = self.redact(dict(n.record))
-            self._node_rows[(run_id, n.node_key)] = (
-                run_id, n.node_key, n.node_id, n.scope_path, n.type, n.status.value,
-                dump(record), *figures_of(record, n.status.value))
+            # Held back until another statement or the commit, and rendered then: replaced
+            # by a later row of the same node, it is never rendered nor written (the row
+            # that commits is the same).
+            self._node_rows[(run_id, change.node.node_key)] = change.node
             self._due = True
         sets: list[str] = []
         values: list[Any] = []
@@ -179,8 +179,16 @@ class EventsSQL(SQLConnection):
         :data:`ROWS_PER_STATEMENT`). A new node row takes the next ``seq`` of its run, in the
         order the rows were first held; rows that exist keep theirs."""
         events, self._events_due = self._events_due, []
-        rows, self._node_rows = list(self._node_rows.values()), {}
+        held, self._node_rows = self._node_rows, {}
         self._due = False
+        # The figures the usage totals read go in columns of the same row, from the record
+        # as stored (rein.store.sql.runs.figures_of).
+        rows = []
+        for (run_id, _), n in held.items():
+            record = self.redact(dict(n.record))
+            status = n.status.value
+            rows.append((run_id, n.node_key, n.node_id, n.scope_path, n.type, status,
+                         dump(record), *figures_of(record, status)))
         for part in _parts(events):
             self._execute("INSERT INTO events (run_id, seq, type, payload, at) VALUES "
                           + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),

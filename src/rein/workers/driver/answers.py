@@ -94,17 +94,22 @@ def instruction(base: Mapping[str, Any], turn: Pending, queue: Sequence[Pending]
     return out
 
 
-def approvals(base: Mapping[str, Any], pending: Iterable[tuple[str, str, Mapping[str, Any]]]
-              ) -> dict[str, Any]:
+def approvals(base: Mapping[str, Any],
+              pending: Iterable[tuple[str, str, Mapping[str, Any], bool]]) -> dict[str, Any]:
     """A wait for a person: the pending approvals of the run's family, each
-    ``(approval id, kind, request)``, with the commands that answer it."""
-    items = []
-    for approval_id, kind, request in pending:
+    ``(approval id, kind, request, awaited)``, with the commands that answer it.
+    ``awaited``: a node of the run waits for it (its node has not ended, or it asks about
+    the whole graph). Those come first, in the queue's order, so that the message names
+    one the run waits for, never one left behind by a node that has ended."""
+    items: list[dict[str, Any]] = []
+    later: list[dict[str, Any]] = []
+    for approval_id, kind, request, awaited in pending:
         req = dict(request)
-        items.append({"approval_id": approval_id, "kind": kind,
-                      "node": req.get("node"), "prompt": req.get("prompt"),
-                      "accept": f"rein approvals accept {approval_id}",
-                      "decline": f"rein approvals decline {approval_id}"})
+        (items if awaited else later).append({
+            "approval_id": approval_id, "kind": kind, "node": req.get("node"),
+            "prompt": req.get("prompt"), "accept": f"rein approvals accept {approval_id}",
+            "decline": f"rein approvals decline {approval_id}"})
+    items += later
     first = items[0]
     return {"status": "waiting", **base, "for": "approval", "approvals": items,
             "message": f"a person must answer {first['kind']} {first['approval_id']}"

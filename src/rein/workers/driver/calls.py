@@ -1,13 +1,14 @@
 """The record of calls: every invocation of a driver-facing command, as rein saw it.
 
-``rein next``, ``rein submit`` and ``rein dev`` (``status`` and ``start`` too; not its
-``report``) each append one JSON line to ``.rein/calls.jsonl`` of their workspace when they
+``rein next``, ``rein submit``, ``rein dev`` and ``rein spec`` (``status`` and ``start``
+too; not their ``report``) each append one JSON line to ``.rein/calls.jsonl`` of their workspace when they
 have run (``rein.cli.main`` writes it, importing nothing a turn does not import already):
 
 ===========  ================================================================================
 ``at``       when the command started (UTC, ISO 8601)
 ``seconds``  how long it took, start to exit
-``command``  ``next``, ``submit``, ``dev``, ``dev status`` or ``dev start``
+``command``  ``next``, ``submit``, ``dev``, ``dev status``, ``dev start``, ``spec``,
+             ``spec status`` or ``spec start``
 ``args``     its arguments (an envelope on stdin is not one)
 ``exit``     its exit code
 ``token``    the instruction it printed (a refused submit prints the pending one again)

@@ -178,7 +178,7 @@ def _status(db: sqlite3.Connection, ref: str | None, run_id: str | None) -> dict
         if row[7] is not None:
             json.loads(row[7])
         if row[1] in family:
-            waiting.append((row[0], row[3], request))
+            waiting.append((row[0], row[3], request, _awaited(db, row[1], request)))
     if waiting:
         return answers.approvals(base, waiting)
     raise Declined("nothing named waits: the run is stalled, interrupted or advancing")
@@ -218,6 +218,17 @@ def _waiting(db: sqlite3.Connection, root: str) -> list[Turn]:
         if node is None or node[4] not in NODE_TERMINAL:
             out.append(turn)
     return out
+
+
+def _awaited(db: sqlite3.Connection, run_id: str, request: Any) -> bool:
+    """Whether a pending approval's node has not ended (rein.workers.driver.status.awaited)."""
+    key = request.get("node") if isinstance(request, dict) else None
+    if not isinstance(key, str) or not key:
+        return True
+    node = db.execute(_NODE, (run_id, key)).fetchone()
+    if node is not None and node[4] not in NODE_STATUSES:
+        raise Declined("a node status this rein does not know")
+    return node is not None and node[4] not in NODE_TERMINAL
 
 
 def _family(db: sqlite3.Connection, root: str) -> set[str]:

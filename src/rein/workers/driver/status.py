@@ -57,8 +57,7 @@ def pick_run(store: Store, run_id: str | None, workspace: Path,
     rows = runs_here(store, workspace) if runs is None else runs
     if not rows:
         raise StoreError("there is no run in this workspace", code="STORE404",
-                         hint="start one with `rein run GRAPH --approve DIGEST`"
-                              + _elsewhere(store))
+                         hint=no_run_hint(workspace) + _elsewhere(store))
     current = (queue[0] if queue else None) if queue is not None \
         else current_turn(store, workspace)
     if current is not None:  # `next` and `submit` agree: the instruction handed out first
@@ -66,6 +65,22 @@ def pick_run(store: Store, run_id: str | None, workspace: Path,
         if found is not None:
             return found
     return next((r for r in rows if r.status in _UNFINISHED), rows[0])
+
+
+def no_run_hint(workspace: str | Path) -> str:
+    """How to start a run a driver can answer: a brief in ``specs/`` is the flows'."""
+    import os
+
+    specs = os.path.join(workspace, "specs")
+    try:
+        briefs = any(name.endswith(".md") for name in os.listdir(specs))
+    except OSError:
+        briefs = False
+    if briefs:
+        return ("start a flow on the briefs in specs/: `rein spec` (a brief to a reviewed "
+                "plan) or `rein dev` (briefs to committed features); or a graph with `rein "
+                "run GRAPH --approve DIGEST`")
+    return "start one with `rein run GRAPH --approve DIGEST` (or a flow: `rein dev`, `rein spec`)"
 
 
 def _elsewhere(store: Store) -> str:
@@ -116,12 +131,23 @@ def status_of(store: Store, workspace: Path, run_id: str | None = None) -> dict[
     runs = family(store, root)
     approvals = [a for a in store.approvals(status=ApprovalStatus.PENDING) if a.run_id in runs]
     if approvals:
-        return answers.approvals(base, ((a.approval_id, a.kind.value, a.request)
+        return answers.approvals(base, ((a.approval_id, a.kind.value, a.request,
+                                         awaited(store, a.run_id, a.request))
                                         for a in approvals))
     return _stalled(store, base, runs)
 
 
 _WAITING = int(ExitCode.WAITING)
+
+
+def awaited(store: Store, run_id: str, request: Mapping[str, Any]) -> bool:
+    """Whether a pending approval's node has not ended (one about the whole graph names
+    no node): the run may wait for it (:func:`rein.workers.driver.answers.approvals`)."""
+    key = request.get("node")
+    if not isinstance(key, str) or not key:
+        return True
+    node = store.node(RunId(run_id), key)
+    return node is not None and not node.status.terminal
 
 
 def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str, Any]:
@@ -149,6 +175,14 @@ def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str,
             how = f"`rein submit` the same envelope again, or {how}"
         else:
             what = f"the answer to approval {wait.get('approval_id')} ({node})"
+            from rein.store.lineage import approved_in_a_sandbox
+
+            if approved_in_a_sandbox(store, root):  # a person's answer left it to the agent
+                return {"status": "waiting", **base, "for": "resume", "node": node,
+                        "message": f"{what} is recorded; the run was approved from a "
+                                   "sandbox, so it continues in one, not in the person's "
+                                   f"process: {how} (from the agent) continues the run",
+                        "exit_code": _WAITING}
         return {"status": "waiting", **base, "for": "resume", "node": node,
                 "message": f"{what} is recorded, but the rein process that recorded it "
                            f"stopped before the run took it up: {how} continues the run",

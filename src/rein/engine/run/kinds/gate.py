@@ -46,16 +46,17 @@ async def run_gate(here: NodeAt, spec: NodeSpec
     present = [value(here.run, scope, str(e), f"node {here.nid} gate.present") for e in
                gate.get("present") or []]
     collect = gate.get("collect") or {}
-    row = await approvals.ask(
-        here.run,
-        key=f"gate:{key}",
-        kind=ApprovalKind.GATE,
-        request={"node": key, "mode": mode, "prompt": prompt, "present": present,
-                 "roles": list(gate.get("roles") or []), "collect": dict(collect),
-                 "outputs": sorted((node.get("outputs") or {}).keys()),
-                 **human_timeouts(here.run, gate)},
-        shows=present,
-    )
+    request = {"node": key, "mode": mode, "prompt": prompt, "present": present,
+               "roles": list(gate.get("roles") or []), "collect": dict(collect),
+               "outputs": sorted((node.get("outputs") or {}).keys()),
+               **human_timeouts(here.run, gate)}
+    if node.get(RECHECK) and not approvals.asked_before(
+            here.run, key=f"gate:{key}", request=request, shows=present):
+        refused = await _rechecked(here, node[RECHECK])
+        if refused is not None:
+            return refused
+    row = await approvals.ask(here.run, key=f"gate:{key}", kind=ApprovalKind.GATE,
+                              request=request, shows=present)
     answer = row.answer or {}
     accepted = row.status is ApprovalStatus.ACCEPTED
     values = dict(answer.get("values") or {})
@@ -90,6 +91,45 @@ async def run_gate(here: NodeAt, spec: NodeSpec
     if on_reject == "skip_dependents":
         return skipped("gate rejected (skip_dependents)")
     return failed()
+
+
+# On a gate (a rein extension): the nodes whose work it presents. Their own checks run again
+# before a person is asked about content the gate has not asked about yet (the files may
+# have been edited after those nodes were checked, while the gate waited).
+RECHECK = "x-rein-recheck"
+# The kinds of criterion rein decides by itself; a person's or a judge's is not asked again.
+_RECHECKED_KINDS = frozenset({"artifact_present", "json_schema", "regex", "command",
+                              "external"})
+
+
+async def _rechecked(here: NodeAt, names: Any) -> NodeOutcome | None:
+    """The gate failed, without asking anyone, when the work of a node in ``names`` no
+    longer passes that node's own checks; ``None`` when it does."""
+    from rein.engine.run.criteria.evaluate import evaluate_success
+    from rein.engine.run.kinds.criteria_context import criterion_context
+
+    for nid in [str(n) for n in names if isinstance(n, str)]:
+        writer, state = here.inst.model.nodes.get(nid), here.inst.states.get(nid)
+        block = (writer or {}).get("success")
+        if state is None or not isinstance(block, Mapping):
+            continue
+        criteria = [c for c in block.get("criteria") or []
+                    if isinstance(c, Mapping) and c.get("kind") in _RECHECKED_KINDS]
+        if not criteria:
+            continue
+        there = NodeAt(here.run, here.inst, nid)
+        outputs = dict(state.outputs or {})
+        success = await evaluate_success({**block, "criteria": criteria}, criterion_context(
+            there, writer or {}, max(state.attempts, 1), outputs))
+        if success.passed:
+            continue
+        said = "; ".join(str(r.evidence or r.error or "failed") for r in success.results
+                         if not r.passed)
+        message = (f"gate {here.nid}: the work of {nid} it presents changed since it was "
+                   f"checked and no longer passes its checks: {said}")
+        diagnostic(here.run, "APPROVAL007", "error", message, node=here.key)
+        return failed(**{RECHECK: {"node": nid, "success": success.to_record()}})
+    return None
 
 
 def _reviewed(node: Mapping[str, Any], present: list[Any], values: Mapping[str, Any],
