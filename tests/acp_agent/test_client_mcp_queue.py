@@ -43,6 +43,7 @@ class Elsewhere(Recorder):
         self.listed: dict[str, Any] = {}
         self.shown = self.text = ""
         self.moot: asyncio.Event | None = None
+        self.dialog: asyncio.Task[Any] | None = None  # the task that answers the launch question
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         await super().session_update(session_id, update, **kwargs)
@@ -55,6 +56,7 @@ class Elsewhere(Recorder):
         if not str(tool_call.tool_call_id).startswith("mcp-launch:"):
             return await super().request_permission(session_id, tool_call, options)
         self.moot = asyncio.Event()
+        self.dialog = asyncio.current_task()
         approval = tool_call.raw_input["approval"]
         listed = _cli(self.root, "approvals", "list", "--json")
         assert listed.returncode == 0, listed.stderr
@@ -66,7 +68,10 @@ class Elsewhere(Recorder):
         self.shown = shown.stdout
         answered = _cli(self.root, "approvals", self.verb, approval)
         assert answered.returncode == 0, answered.stderr
-        await asyncio.wait_for(self.moot.wait(), 60)  # the agent says it was answered
+        # The agent says it was answered. (Not asyncio.wait_for: on Python 3.11 it returns
+        # instead of raising when it is cancelled as the event is set.)
+        async with asyncio.timeout(60):
+            await self.moot.wait()
         late = "reject_once" if self.verb == "accept" else "allow_once"
         self.asked.append({"toolCallId": tool_call.tool_call_id, "picked": late})
         return schema.RequestPermissionResponse(
@@ -80,6 +85,10 @@ def _run(root: Path, seen: Recorder, mark: str) -> tuple[str, int, int]:
             new = await conn.new_session(cwd=str(root), mcp_servers=servers_with(mark))
             done = await conn.prompt(session_id=new.session_id,
                                      prompt=[acp.text_block("what time is it?")])
+            if isinstance(seen, Elsewhere) and seen.dialog is not None:
+                # The prompt may end while the dialog still waits to answer late: the late
+                # answer goes out before the client closes, not cancelled by the close.
+                await asyncio.wait({seen.dialog})
             return str(done.stop_reason), running(mark)
 
     stop, during = asyncio.run(main())
@@ -132,6 +141,8 @@ def test_the_launch_waits_in_the_queue_and_an_accept_from_the_cli_launches_it(
     assert moot["status"] == "completed"
     assert "accepted in rein's approval queue" in moot["title"]
     row, record = _launch(root)
+    assert [a["picked"] for a in seen.asked
+            if a["toolCallId"] == "mcp-launch:time"] == ["reject_once"]  # given, and sent
     assert row.status.value == "accepted"  # the editor's late reject did not count
     assert (record["status"], record["approval"]) == ("running", row.approval_id)
 
@@ -144,6 +155,8 @@ def test_a_decline_from_the_cli_starts_nothing(root: Path) -> None:
 
     assert seen.listed["entries"][0]["status"] == "pending"
     assert stop == "end_turn"
+    assert [a["picked"] for a in seen.asked
+            if a["toolCallId"] == "mcp-launch:time"] == ["allow_once"]  # given, and sent
     assert (during, after) == (0, 0)  # the editor's late allow did not count
     moot, tool = seen.calls()
     assert moot["toolCallId"] == "mcp-launch:time" and moot["status"] == "failed"

@@ -71,7 +71,10 @@ class Forging(Recorder):
                                  json.dumps([[statement, values]])],
                 cwd=self.root, capture_output=True, text=True, timeout=120, check=False)
             assert done.stdout.strip() == "forged", done.stderr
-        await asyncio.wait_for(self.moot.wait(), 60)  # rein moved on from this dialog
+        # rein moved on from this dialog. (Not asyncio.wait_for: on Python 3.11 it returns
+        # instead of raising when it is cancelled as the event is set.)
+        async with asyncio.timeout(60):
+            await self.moot.wait()
         return withdrawn
 
 
