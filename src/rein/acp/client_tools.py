@@ -32,6 +32,7 @@ from typing import Any
 import acp
 from acp import schema
 
+from rein.core.loops import within
 from rein.tools.paths import ToolFailure
 from rein.tools.process import ProcessResult
 from rein.tools.sandbox import split_wrapped
@@ -98,7 +99,7 @@ class ClientTools:
         timed_out = False
         try:
             try:
-                exited = await asyncio.wait_for(self.conn.wait_for_terminal_exit(
+                exited = await within(self.conn.wait_for_terminal_exit(
                     session_id=self.session_id, terminal_id=terminal), timeout)
             except TimeoutError:
                 timed_out = True

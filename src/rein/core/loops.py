@@ -10,14 +10,17 @@ sleep. The loops made here write the wake-up byte with ``write(2)``, which such 
 allow, on the same socket.
 
 Every loop rein starts comes from :func:`new_loop`, and every top-level wait goes through
-:func:`run` (or ``asyncio.Runner(loop_factory=new_loop)``).
+:func:`run` (or ``asyncio.Runner(loop_factory=new_loop)``). Every wait with a time limit
+goes through :func:`within`: Python 3.11's ``asyncio.wait_for`` loses a cancel that comes
+as the awaited thing completes (it returns the result instead of raising), so an
+interrupted run could go on as if nothing had happened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -58,4 +61,12 @@ def run(call: Coroutine[Any, Any, T]) -> T:
     return kept[0]
 
 
-__all__ = ["SandboxedLoop", "new_loop", "run"]
+async def within(awaited: Awaitable[T], seconds: float | None) -> T:
+    """``await awaited``, or TimeoutError past ``seconds`` (None: no limit), as
+    ``asyncio.wait_for`` but never losing a cancel: a task cancelled as ``awaited``
+    completes raises CancelledError, where 3.11's ``wait_for`` returns the result."""
+    async with asyncio.timeout(seconds):
+        return await awaited
+
+
+__all__ = ["SandboxedLoop", "new_loop", "run", "within"]

@@ -35,6 +35,7 @@ from collections.abc import AsyncGenerator
 
 from rein.core.frozen import Record, field
 from rein.core.ids import RunId
+from rein.core.loops import within
 from rein.errors import ReinError
 from rein.store.base import Event, Store
 
@@ -183,7 +184,7 @@ class Follower:
         self._waiting.append(waiting)
         self._start()
         try:
-            await asyncio.wait_for(waiting, timeout)
+            await within(waiting, timeout)
         except TimeoutError:
             pass
         finally:
@@ -216,7 +217,7 @@ class Follower:
         assert woken is not None
         while self._watches or self._waiting:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(woken.wait(), self._period())
+                await within(woken.wait(), self._period())
             # Whether a wake came, read from the flag: one that lands while a timed-out wait
             # is being cancelled sets it all the same, and clearing it must not lose it.
             hit = woken.is_set()

@@ -14,7 +14,6 @@ scenarios.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import threading
 import time
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen
 from rein.core.loops import run as run_loop
+from rein.core.loops import within
 from rein.errors import ConfigError, ReinError
 from rein.eval.approval import Ask, Review, check_unchanged, require, review
 from rein.eval.configs import (
@@ -260,7 +260,7 @@ async def execute(spec: TrialSpec) -> Trial:
     if spec.configuration.worker == "oracle" and spec.scenario.solution is None:
         return blank(spec, "no_solution", "the scenario declares no reference solution")
     try:
-        trial = await asyncio.wait_for(_dispatch(spec), spec.timeout)
+        trial = await within(_dispatch(spec), spec.timeout)
     except TimeoutError:
         trial = blank(spec, "failed", f"the trial ran past its {spec.timeout:g} s (--timeout)")
         trial.failures = [{"node": None, "criterion": "time", "kind": "budget",

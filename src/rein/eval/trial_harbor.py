@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.loops import within
 from rein.eval.harbor import CONTAINER_FILES, HarborTask, read_reward
 from rein.eval.placement import Placement, TaskSandbox, container_runtime, place
 from rein.eval.trial import Trial, TrialSpec, blank, copy_fixture
@@ -126,12 +127,11 @@ async def timed_agent_phase(spec: TrialSpec, task: HarborTask, workdir: Path,
     """The agent phase within ``[agent] timeout_sec``. As in Harbor, an agent past its time
     is stopped and the verifier still runs: the tests decide, and the trial says the agent
     ran out of time."""
-    import asyncio
 
     if task.agent_timeout is None or task.agent_timeout >= spec.timeout:
         return await agent_phase(spec, task, workdir, agent_logs)
     try:
-        return await asyncio.wait_for(agent_phase(spec, task, workdir, agent_logs),
+        return await within(agent_phase(spec, task, workdir, agent_logs),
                                       task.agent_timeout)
     except TimeoutError:
         why = f"the agent ran past the task's agent.timeout_sec ({task.agent_timeout:g} s)"

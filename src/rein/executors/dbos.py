@@ -34,6 +34,7 @@ from typing import Any
 
 from dbos import DBOSClient
 
+from rein.core.loops import within
 from rein.errors import ReinError
 from rein.executors import heartbeat
 from rein.executors.ended import Ended, EndedReader, listed
@@ -224,7 +225,7 @@ class DbosExecutor:
         assert wake is not None
         while self._waiting:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), WAIT_SECONDS)
+                await within(wake.wait(), WAIT_SECONDS)
             wake.clear()
             with self._lock:
                 heard, self._heard_ids = self._heard_ids, set()

@@ -17,6 +17,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 
+from rein.core.loops import within
 from rein.tools.git_files import Unreadable, read_refs
 
 COMMAND = ("git", "show-ref", "--head")
@@ -55,7 +56,7 @@ async def refs_now(workspace: str | os.PathLike[str]) -> dict[str, str] | None:
     except OSError:
         return None
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), TIMEOUT)
+        out, err = await within(proc.communicate(), TIMEOUT)
     except TimeoutError:
         proc.kill()
         await proc.wait()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rein.core.frozen import Frozen
+from rein.core.loops import within
 
 DEFAULT_GRACE_SECONDS = 2.0
 # Once the child is gone and its group killed, the pipes close at once; this bounds the wait
@@ -183,7 +184,7 @@ async def _stop_group(pgid: int, exited: asyncio.Future[None], grace: float) -> 
     """SIGTERM the group, give the leader ``grace`` seconds, then SIGKILL whatever is left."""
     _signal_group(pgid, signal.SIGTERM)
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(asyncio.shield(exited), grace)
+        await within(asyncio.shield(exited), grace)
     _signal_group(pgid, signal.SIGKILL)
     await exited
     await _confirm_gone(pgid)
@@ -323,7 +324,7 @@ async def run_process(
         if feed is not None:
             await _feed_pipe(loop, *feed)
         try:
-            await asyncio.wait_for(asyncio.shield(protocol.exited), timeout)
+            await within(asyncio.shield(protocol.exited), timeout)
         except TimeoutError:
             timed_out = True
             await _stop_group(pgid, protocol.exited, grace_seconds)
@@ -372,4 +373,4 @@ async def _feed_pipe(loop: asyncio.AbstractEventLoop, fd: int, data: bytes) -> N
 async def _drain(drained: asyncio.Future[None]) -> None:
     """Wait for end of output; give up on a pipe held by a process that left the group."""
     with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(asyncio.shield(drained), _DRAIN_SECONDS)
+        await within(asyncio.shield(drained), _DRAIN_SECONDS)

@@ -15,6 +15,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from rein.core.loops import within
 from rein.engine.service import Event, Harness
 from rein.web import views
 
@@ -56,7 +57,7 @@ async def run_stream(h: Harness, run_id: str, after: int) -> AsyncIterator[str]:
     try:
         while True:
             try:
-                event = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                event = await within(queue.get(), KEEPALIVE_SECONDS)
             except TimeoutError:
                 yield ": keep-alive\n\n"
                 continue

@@ -11,11 +11,11 @@ advance instead, and the attempt runs again when the run is continued.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from rein.core.loops import within
 from rein.engine.run.criteria.base import CriterionProblem, Verdict
 from rein.engine.run.criteria.model import (
     Checker,
@@ -84,7 +84,7 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
     try:
         answer = checker(request)
         if inspect.isawaitable(answer):
-            answer = await asyncio.wait_for(answer, timeout)
+            answer = await within(answer, timeout)
     except HarnessFault:
         raise  # not a verdict on the work: the attempt stays in flight
     except TimeoutError:

@@ -14,11 +14,11 @@ and absent when they are known to differ.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.loops import within
 from rein.engine.run.criteria.base import (
     CriterionProblem,
     Verdict,
@@ -64,7 +64,7 @@ async def check(criterion: Mapping[str, Any], ctx: CriterionContext) -> Verdict:
             producer_instance=ctx.producer_instance,
         )
         try:
-            verdict = await asyncio.wait_for(ctx.judge(request), timeout)
+            verdict = await within(ctx.judge(request), timeout)
         except TimeoutError:
             return Verdict(
                 passed=False,
