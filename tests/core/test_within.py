@@ -44,3 +44,15 @@ def test_within_times_out_and_returns_what_it_awaited() -> None:
         return got, False
 
     assert asyncio.run(main()) == ("now", True)
+
+
+def test_rein_waits_with_a_limit_only_through_within() -> None:
+    # A new asyncio.wait_for would bring the lost cancel back.
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[2] / "src" / "rein"
+    found = [f"{p.relative_to(src)}:{n}" for p in sorted(src.rglob("*.py"))
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+             if "wait_for(" in line and "asyncio.wait_for" in line
+             and not line.lstrip().startswith("#") and "``" not in line]
+    assert found == []
