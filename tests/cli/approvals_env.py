@@ -20,17 +20,31 @@ from tests.scenarios.harness import Scenario
 REIN = Path(sys.executable).parent / "rein"
 
 
-def gated_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
-                  ) -> tuple[Scenario, str]:
-    """A run waiting at its gate, and the gate's approval id."""
+def gated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, *,
+          after: bool = False) -> Scenario:
+    """A workspace (``ws``) with the gated graph and its scripted answers, no approver
+    file read; ``after``: with a node that runs once the gate is passed."""
     monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
     root = tmp_path / "ws"
     root.mkdir()
     scenario = Scenario(root, monkeypatch, capsys)
     monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "no-managed.toml"))
     monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "no-user.toml"))
-    scenario.file("g.agraph.yaml", yaml.safe_dump(GATED, sort_keys=False))
-    scenario.answers({"nodes": {"work": [{"outputs": {}}], "undo": [{"outputs": {}}]}})
+    graph = json.loads(json.dumps(GATED))
+    answers: dict[str, Any] = {"work": [{"outputs": {}}], "undo": [{"outputs": {}}]}
+    if after:
+        graph["nodes"]["after"] = {"title": "after", "description": "After the gate.",
+                                   "depends_on": ["ok"]}
+        answers["after"] = [{"outputs": {}}]
+    scenario.file("g.agraph.yaml", yaml.safe_dump(graph, sort_keys=False))
+    scenario.answers({"nodes": answers})
+    return scenario
+
+
+def gated_waiting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+                  ) -> tuple[Scenario, str]:
+    """A run waiting at its gate, and the gate's approval id."""
+    scenario = gated(tmp_path, monkeypatch, capsys)
     code, _ = scenario.run("g.agraph.yaml")
     assert code == 3
     [pending] = scenario.pending()

@@ -21,7 +21,14 @@ from typing import Any
 import pytest
 from support import ROOT
 
-from tests.cli.approvals_env import REIN, answer_in, gated_waiting, nothing_recorded, refused
+from tests.cli.approvals_env import (
+    REIN,
+    answer_in,
+    gated,
+    gated_waiting,
+    nothing_recorded,
+    refused,
+)
 from tests.scenarios.harness import Scenario
 
 BWRAP = shutil.which("bwrap")
@@ -320,23 +327,9 @@ def test_a_run_approved_in_a_sandbox_is_not_advanced_by_a_persons_answer_outside
     # confined). A person answers its gate from their terminal: the nodes after the gate
     # must not run in the person's process, outside the sandbox. The agent's resume, in
     # the sandbox, takes the answer up.
-    import yaml
-
-    from tests.cli.test_run_commands import GATED
-
     assert SETPRIV is not None
-    monkeypatch.delenv("REIN_SCRIPTED_ANSWERS", raising=False)
-    root = tmp_path / "ws"
-    root.mkdir()
-    scenario = Scenario(root, monkeypatch, capsys)
-    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(tmp_path / "no-managed.toml"))
-    monkeypatch.setenv("REIN_USER_CONFIG", str(tmp_path / "no-user.toml"))
-    graph = json.loads(json.dumps(GATED))
-    graph["nodes"]["after"] = {"title": "after", "description": "After the gate.",
-                               "depends_on": ["ok"]}
-    scenario.file("g.agraph.yaml", yaml.safe_dump(graph, sort_keys=False))
-    scenario.answers({"nodes": {"work": [{"outputs": {}}], "undo": [{"outputs": {}}],
-                                "after": [{"outputs": {}}]}})
+    scenario = gated(tmp_path, monkeypatch, capsys, after=True)
+    root = scenario.root
     digest = scenario.rein("graph", "digest", "g.agraph.yaml")[1].strip()
     confined = [SETPRIV, "--no-new-privs", str(REIN)]
     started = subprocess.run([*confined, "run", "g.agraph.yaml", "--approve", digest],
