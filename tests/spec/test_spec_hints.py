@@ -23,3 +23,23 @@ def test_an_answer_in_the_spec_flow_points_at_rein_spec(repo: Path, cli: Cli) ->
     assert code == 3, out  # the run waits (for its driver)
     assert "`rein spec` prints what it waits for" in out, out
     assert "`rein next` prints" not in out
+
+
+def test_a_flow_that_takes_up_a_recorded_answer_says_so(repo: Path, cli: Cli) -> None:
+    # A person's answer recorded without continuing the run (`--no-continue`, or an answer
+    # to a run approved in the agent's sandbox, which is left to the sandbox): `rein spec`
+    # takes it up itself and says what it did, not that a rein process stopped.
+    driver = SpecDriver(repo, cli)
+    _code, where = driver.flow("spec")
+    pending = where["instruction"]
+    while pending["status"] == "instruction":
+        _code, pending = driver.submit(driver.work(pending))
+    _code, queue = cli.json("approvals", "list", "--run", where["run_id"])
+    [gate] = [a for a in queue["approvals"] if a["status"] == "pending"]
+    code, _ = cli("approvals", "accept", gate["approval_id"], "--no-continue")
+    assert code == 0
+    _code, where = driver.flow("spec")
+    said = [n for n in where["notices"] if n.startswith("resumed run ")]
+    assert said == [f"resumed run {where['run_id']}, which had an answer recorded that it "
+                    "had not taken up"], where["notices"]
+    assert where["instruction"]["status"] == "instruction"  # the next document's turn

@@ -23,4 +23,14 @@ def continued_by(graph_id: str) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["FLOW_COMMANDS", "continued_by"]
+def resumed_note(run_id: str, *, interrupted: bool) -> str:
+    """What a flow says when it continued one of its runs itself: ``interrupted``, the run
+    was left running by a rein process that stopped; else an answer was recorded that the
+    run had not taken up (a person's answer to a run approved in the agent's sandbox is
+    left to the sandbox)."""
+    if interrupted:
+        return f"resumed run {run_id}, which a stopped rein process left running"
+    return f"resumed run {run_id}, which had an answer recorded that it had not taken up"
+
+
+__all__ = ["FLOW_COMMANDS", "continued_by", "resumed_note"]

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.flows import resumed_note
 from rein.core.reading import read_json_object
 from rein.core.writing import write_atomic
 from rein.dev.briefs import read_briefs
@@ -326,8 +327,10 @@ async def _where(harness: Harness, flow: dict[str, Any], settings: DevSettings,
             save_flow(harness.workspace, flow)
         elif need == RESUME:
             run_id = _current(flow)[0]
-            await harness.resume(run_id)  # a rein process died mid-turn: continue it here
-            notices.append(f"resumed run {run_id}, which a stopped rein process left running")
+            interrupted = harness.run(run_id).status.value == "running"
+            # A rein process died mid-turn, or an answer waits to be taken up: continue here.
+            await harness.resume(run_id)
+            notices.append(resumed_note(run_id, interrupted=interrupted))
             skip.add(RESUME)
         else:
             from rein.dev.budgets import replan_rest

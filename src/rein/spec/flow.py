@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rein.core.flows import resumed_note
 from rein.core.reading import read_json_object
 from rein.core.writing import write_atomic
 from rein.engine.service import Harness
@@ -70,8 +71,10 @@ async def advance(harness: Harness, *, new: bool = False) -> dict[str, Any]:
         pending = harness.driver_status(run_id)
         if not resumed and pending.get("status") == "waiting" and \
                 pending.get("for") == "resume":
-            await harness.resume(run_id)  # a rein process died mid-turn: continue it here
-            notices.append(f"resumed run {run_id}, which a stopped rein process left running")
+            interrupted = harness.run(run_id).status.value == "running"
+            # A rein process died mid-turn, or an answer waits to be taken up: continue here.
+            await harness.resume(run_id)
+            notices.append(resumed_note(run_id, interrupted=interrupted))
             resumed = True
             continue
         state = harness.run(run_id).status.value
