@@ -40,6 +40,7 @@ def test_a_flow_that_takes_up_a_recorded_answer_says_so(repo: Path, cli: Cli) ->
     assert code == 0
     _code, where = driver.flow("spec")
     said = [n for n in where["notices"] if n.startswith("resumed run ")]
-    assert said == [f"resumed run {where['run_id']}, which had an answer recorded that it "
-                    "had not taken up"], where["notices"]
+    note = (f"resumed run {where['run_id']}, which had an answer recorded that it had not "
+            "taken up")
+    assert said == [note], where["notices"]
     assert where["instruction"]["status"] == "instruction"  # the next document's turn
