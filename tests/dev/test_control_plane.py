@@ -42,6 +42,10 @@ def test_dev_verify_in_rein_toml_overrides_the_agent(driver: ScriptedDriver, cli
     ("$VERIFY_CMD", "placeholder that was never filled in"),
     ("true", "'true' checks nothing"),
     ("echo ok", "'echo' checks nothing"),
+    ("python --version", "'python --version' checks nothing"),
+    ("python -c pass", "'python -c pass' checks nothing"),
+    ("python3 -c ''", "'python3 -c ' checks nothing"),
+    ("node -e 0", "'node -e 0' checks nothing"),
     ("pytest && true", "it needs a shell"),
     ("sh -c pytest", "'sh -c' runs a shell string"),
 ])

@@ -15,7 +15,7 @@ from devflow_support import Cli, approve
 
 from rein.cli.quick.dev import quick_dev
 
-PLAN = {"verify": [sys.executable, "-c", "pass"], "features": [
+PLAN = {"verify": [sys.executable, "-m", "compileall", "-q", "."], "features": [
     {"id": f"f{i}", "title": f"Feature {i}", "priority": i,
      "depends_on": [f"f{i - 1}"] if i > 1 else []} for i in range(1, 4)]}
 FORMS = (["dev"], ["dev", "--json"], ["dev", "status"], ["dev", "status", "--json"])

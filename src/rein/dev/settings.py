@@ -23,6 +23,13 @@ from rein.errors import ConfigError, Location
 
 # Programs that succeed whatever the code does: a verifier made of one of them checks nothing.
 NO_OP_PROGRAMS = frozenset({"true", ":", "echo", "printf", "yes", "exit", "false", "sleep"})
+# A program asked only for its version or help passes whatever the code does, as does an
+# interpreter given an inline program that does nothing (``python -c pass``).
+_NO_OP_FLAGS = frozenset({"--version", "-V", "--help", "-h", "-version", "version"})
+_INLINE_FLAGS = frozenset({"-c", "-e"})
+_NO_OP_CODE = frozenset({"", "pass", "0", "1", "None", "True", "...", "null", "undefined",
+                         "nil", "exit", "exit()", "exit(0)", "quit()", "sys.exit(0)",
+                         "process.exit(0)"})
 _SHELL_CHARS = re.compile(r"[;&|<>`$()]")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 _PLACEHOLDER = re.compile(r"\$[A-Z_{]|<[a-z_ -]+>|\{\{")
@@ -123,6 +130,13 @@ def check_verify(command: Any, source: str) -> tuple[str, ...]:
     if program in NO_OP_PROGRAMS:
         raise _refused(text, source, f"{program!r} checks nothing: it passes whatever the "
                        "code does")
+    if len(argv) == 2 and argv[1] in _NO_OP_FLAGS:
+        raise _refused(text, source, f"'{program} {argv[1]}' checks nothing: it prints "
+                       f"{program}'s version or help whatever the code does")
+    if len(argv) == 3 and argv[1] in _INLINE_FLAGS and \
+            argv[2].strip().rstrip(";").strip() in _NO_OP_CODE:
+        raise _refused(text, source, f"'{program} {argv[1]} {argv[2]}' checks nothing: its "
+                       "inline program does nothing, whatever the code does")
     if program in _SHELLS and "-c" in argv[1:]:
         raise _refused(text, source, f"'{program} -c' runs a shell string; name the program "
                        "or a script file instead")

@@ -19,7 +19,7 @@ CODES = (
     _c("DEV003", "usage", "the target directory is not a path inside the repository",
        "set REIN_DEV_TARGET or [dev] target to a relative directory"),
     _c("DEV004", "usage", "a verify command is refused: it needs a shell, holds a "
-       "placeholder, or checks nothing (true, echo)", "give a real test command run "
+       "placeholder, or checks nothing (true, echo, python --version, python -c pass)", "give a real test command run "
        "without a shell"),
     _c("DEV005", "usage", "a [dev] value in rein.toml has the wrong type or range",
        "fix the value the message names, or remove it for the default"),
