@@ -4,6 +4,7 @@ run asks about the new content, and a run that ends leaves no question of its ow
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus, RunStatus
@@ -14,12 +15,21 @@ from tests.scenarios.build import Run, graph, run_loop, task
 NOTES = {"notes": {"type": "file", "description": "Notes."}}
 
 
-def gated(tmp_path: Path) -> Run:
+def gated(tmp_path: Path, *, recheck: bool = False) -> Run:
+    """A task writing notes.md and a gate presenting it; ``recheck``: the task checks that
+    the notes hold no TBD, and the gate names it in ``x-rein-recheck``."""
     (tmp_path / "notes.md").write_text("v1\n")
-    data = graph({"a": task("a", outputs=NOTES),
-                  "ok": {"type": "gate", "title": "ok", "description": "ok", "depends_on": ["a"],
-                         "gate": {"mode": "approve", "prompt": "Good?",
-                                  "present": ["nodes.a.outputs.notes"]}}}, ["a"])
+    checks = {"success": {"criteria": [{
+        "id": "no_tbd", "kind": "command", "description": "no TBD in the notes",
+        "run": "python3 -c \"import sys; sys.exit('TBD' in open('notes.md').read())\"",
+        "expect_exit_code": 0}]}} if recheck else {}
+    gate: dict[str, Any] = {"type": "gate", "title": "ok", "description": "ok",
+                            "depends_on": ["a"],
+                            "gate": {"mode": "approve", "prompt": "Good?",
+                                     "present": ["nodes.a.outputs.notes"]}}
+    if recheck:
+        gate["x-rein-recheck"] = ["a"]
+    data = graph({"a": task("a", outputs=NOTES, **checks), "ok": gate}, ["a"])
     return Run(tmp_path, data, {"a": [{"outputs": {"notes": "notes.md"}}]})
 
 
@@ -60,24 +70,9 @@ def test_a_run_that_fails_closes_every_question_it_left_open(tmp_path: Path) -> 
     assert closed.answer == {"actor": "rein", "note": "the run ended failed"}
 
 
-def rechecked(tmp_path: Path) -> Run:
-    """A gate that presents a task's file and names the task in ``x-rein-recheck``."""
-    (tmp_path / "notes.md").write_text("v1\n")
-    data = graph({
-        "a": task("a", outputs=NOTES, success={"criteria": [{
-            "id": "no_tbd", "kind": "command", "description": "no TBD in the notes",
-            "run": "python3 -c \"import sys; sys.exit('TBD' in open('notes.md').read())\"",
-            "expect_exit_code": 0}]}),
-        "ok": {"type": "gate", "title": "ok", "description": "ok", "depends_on": ["a"],
-               "gate": {"mode": "approve", "prompt": "Good?",
-                        "present": ["nodes.a.outputs.notes"]},
-               "x-rein-recheck": ["a"]}}, ["a"])
-    return Run(tmp_path, data, {"a": [{"outputs": {"notes": "notes.md"}}]})
-
-
 def test_a_rechecking_gate_asks_nobody_about_work_that_no_longer_passes(
         tmp_path: Path) -> None:
-    run = rechecked(tmp_path)
+    run = gated(tmp_path, recheck=True)
     assert run.start().status is RunStatus.AWAITING_HUMAN
     [first] = run.pending()
     (tmp_path / "notes.md").write_text("v2: TBD\n")
@@ -92,7 +87,7 @@ def test_a_rechecking_gate_asks_nobody_about_work_that_no_longer_passes(
 
 
 def test_a_rechecking_gate_presents_edited_work_that_still_passes(tmp_path: Path) -> None:
-    run = rechecked(tmp_path)
+    run = gated(tmp_path, recheck=True)
     assert run.start().status is RunStatus.AWAITING_HUMAN
     [first] = run.pending()
     (tmp_path / "notes.md").write_text("v2, still complete\n")

@@ -85,7 +85,7 @@ def build(store: Store, workspace: Path, stages: Sequence[tuple[str, str]], *,
         "features": [_feature(f, turn_rows, calls, store, family) for f in features],
         "models": _models(model_calls, turn_rows, table),
         "errors": _errors(calls),
-        "time": _time(store, runs, turn_rows, family, moment),
+        "time": _time(store, runs, turn_rows, moment),
         "agent_logs": [s.to_json() for s in sessions],
         "unattributed": _sum([c for c in model_calls if c.turn is None], table)
         if sessions else None,
@@ -377,12 +377,12 @@ def _errors(calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _time(store: Store, runs: Sequence[Any], turns: Sequence[Mapping[str, Any]],
-          family: Mapping[str, str], now: dt.datetime) -> dict[str, Any]:
+          now: dt.datetime) -> dict[str, Any]:
     """The time split, run by run: each part is the union of its spans clipped to the run's
     own (an approval still pending after the run ended counts up to its end, never after),
     and an instant two parts share counts once, as the first of agent, person and
     verification (an approval left pending while the agent works is the agent's time)."""
-    del family  # each run's members are found again: two stages may share a name
+    # Each run's members are found again here: two stages may share a name.
     totals = dict.fromkeys(("wall", "agent", "person", "verification"), 0.0)
     for root in runs:
         if root is None:
@@ -402,9 +402,8 @@ def _time(store: Store, runs: Sequence[Any], turns: Sequence[Mapping[str, Any]],
             totals[name] += _length(own)
             taken = _union([*taken, *own])
         totals["wall"] += max(0.0, (span[1] - span[0]).total_seconds())
-    wall = round(totals["wall"], 3)
     out = {f"{name}_seconds": round(value, 3) for name, value in totals.items()}
-    return {**out, "wall_seconds": wall,
+    return {**out,
             "other_seconds": round(max(0.0, totals["wall"] - totals["agent"]
                                        - totals["person"] - totals["verification"]), 3),
             "ongoing": any(r is not None and r.finished_at is None for r in runs)}

@@ -175,18 +175,18 @@ def _stalled(store: Store, base: dict[str, Any], runs: list[RunId]) -> dict[str,
             how = f"`rein submit` the same envelope again, or {how}"
         else:
             what = f"the answer to approval {wait.get('approval_id')} ({node})"
-            from rein.store.lineage import approved_in_a_sandbox
+        from rein.store.lineage import approved_in_a_sandbox
 
-            if approved_in_a_sandbox(store, root):  # a person's answer left it to the agent
-                return {"status": "waiting", **base, "for": "resume", "node": node,
-                        "message": f"{what} is recorded; the run was approved from a "
-                                   "sandbox, so it continues in one, not in the person's "
-                                   f"process: {how} (from the agent) continues the run",
-                        "exit_code": _WAITING}
+        if not wait.get("token") and approved_in_a_sandbox(store, root):
+            # A person's answer to a run approved in a sandbox is left to the agent.
+            said = (f"{what} is recorded; the run was approved from a sandbox, so it "
+                    f"continues in one, not in the person's process: {how} (from the "
+                    "agent) continues the run")
+        else:
+            said = (f"{what} is recorded, but the rein process that recorded it stopped "
+                    f"before the run took it up: {how} continues the run")
         return {"status": "waiting", **base, "for": "resume", "node": node,
-                "message": f"{what} is recorded, but the rein process that recorded it "
-                           f"stopped before the run took it up: {how} continues the run",
-                "exit_code": _WAITING}
+                "message": said, "exit_code": _WAITING}
     node = next((str(w["node"]) for w in waits if w.get("reason") == "worker"
                  and not w.get("token") and w.get("node")), None) or _unserved(store, runs)
     if node is None:  # nothing names what it waits for: resuming finds out
