@@ -151,8 +151,6 @@ def _answer(approval_id: str, status: Any, *, note: str | None, actor: str | Non
                            "status": answered.approval.status.value,
                            "actor": answered.actor,
                            **({"not_continued": answered.left} if answered.left else {})})
-            elif answered.left:
-                click.echo(f"  not continued here: {answered.left}")
             return int(ExitCode.OK)
         return render_outcome(answered.outcome, as_json, harness, progress)
 

@@ -535,8 +535,9 @@ class Harness(Reads):
             signature=signature)
         if recorded is not None:
             word = "recorded" if changed else "already recorded"
+            # Every surface says it, the console's included: the run does not move here.
             recorded(f"approval {approval_id}: {updated.status.value} ({word}, as "
-                     f"{approver.id})")
+                     f"{approver.id})" + (f"; not continued here: {left}" if left else ""))
         outcome = None
         if go_on and top is not None:
             try:
