@@ -50,6 +50,7 @@ class Exchange:
     answer: str  # the command of a tool call, or the final text
     step: int
     usage: dict[str, int] = field(default_factory=dict)
+    message: str = ""  # the id the answer carries (what the agent's record keeps of it)
 
 
 class ScriptedModel:
@@ -94,9 +95,12 @@ class ScriptedModel:
                 "cache_write": USAGE["cache_write"], "output": USAGE["output"] + step,
                 "reasoning": USAGE["reasoning"]}
 
-    def record(self, exchange: Exchange) -> None:
+    def record(self, exchange: Exchange, prefix: str) -> str:
+        """Keep ``exchange``, and give its answer an id: ``prefix``, its step, its number."""
         with self._lock:
             self.exchanges.append(exchange)
+            exchange.message = f"{prefix}_{exchange.step}_{len(self.exchanges)}"
+            return exchange.message
 
 
 def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
@@ -143,8 +147,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             command, text, step = model.answer(outputs)
             assert not isinstance(command, ToolCall), "the Codex CLI is given shell commands"
             usage = model.usage(step)
-            model.record(Exchange(path, headers, body, command or text, step, usage))
-            rid = f"resp_{step}_{len(model.exchanges)}"
+            rid = model.record(Exchange(path, headers, body, command or text, step, usage),
+                               "resp")
             events: list[tuple[str, dict[str, Any]]] = [
                 ("response.created", {"type": "response.created",
                                       "response": {"id": rid, "status": "in_progress"}})]
@@ -198,9 +202,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
         def _anthropic(self, path: str, headers: dict[str, str], body: dict[str, Any],
                        command: Answer | None, text: str, step: int) -> None:
             usage = model.usage(max(step, 0))
-            if step >= 0:
-                model.record(Exchange(path, headers, body, str(command or text), step, usage))
-            mid = f"msg_{max(step, 0)}_{len(model.exchanges)}"
+            mid = model.record(Exchange(path, headers, body, str(command or text), step, usage),
+                               "msg") if step >= 0 else f"msg_0_{len(model.exchanges)}"
             start_usage = {"input_tokens": usage["input"],
                            "cache_creation_input_tokens": usage["cache_write"],
                            "cache_read_input_tokens": usage["cached"], "output_tokens": 1}

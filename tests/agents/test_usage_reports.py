@@ -15,6 +15,12 @@ checks it against what it knows without rein:
 - steps against the calls the policy made, the refusal as the agent's one protocol error;
 - the cost against the prices the person gave in their rein.toml.
 
+Claude Code writes an assistant message to its transcript without waiting for the write,
+so a `claude -p` that exits first (under load) never writes its last answer, which the
+server did serve. The test finds such answers by their ids (the server's, which the
+transcript keeps), checks that only a session's last answer is ever missing and that the
+report counts it as unwritten where the server says it belongs, and compares the rest.
+
 The report's text is printed (`pytest -s` shows it): docs/dev-flow.md shows one.
 """
 
@@ -38,7 +44,7 @@ from agent_clis import (
     sandbox_missing,
 )
 from agent_policy import Driver
-from scripted_model import ScriptedModel
+from scripted_model import Exchange, ScriptedModel
 from test_dev_flows import PROMPT, outputs, work, workspace
 
 pytestmark = pytest.mark.timeout(600)
@@ -85,16 +91,23 @@ def command_of(kind: str) -> str | None:
     return {"ask": "rein dev", "submit": "rein submit"}.get(kind)
 
 
+def after(policy: Sloppy, exchange: Exchange) -> str:
+    """The rein command whose output the exchange's request held last, by the policy."""
+    ran = [command_of(k) for k in policy.kinds[:exchange.step]]
+    return next((c for c in reversed(ran) if c), "(before any rein command)")
+
+
 def expected(sessions: list[tuple[Sloppy, ScriptedModel]], normalise: Callable[
-        [Mapping[str, int]], dict[str, int]]) -> dict[str, dict[str, int]]:
+        [Mapping[str, int]], dict[str, int]], lost: list[Exchange]) -> dict[str, dict[str, int]]:
     """Per command, the tokens of the model calls that followed its output, from the model
-    server's record and the policy's calls alone."""
+    server's record and the policy's calls alone (those of ``lost``, the answers the agent
+    did not write, left out: counted apart)."""
     out: dict[str, dict[str, int]] = {}
     for policy, model in sessions:
         for exchange in model.exchanges:
-            ran = [command_of(k) for k in policy.kinds[:exchange.step]]
-            last = next((c for c in reversed(ran) if c), "(before any rein command)")
-            row = out.setdefault(last, {"model_calls": 0, "input_tokens": 0,
+            if any(exchange is e for e in lost):
+                continue
+            row = out.setdefault(after(policy, exchange), {"model_calls": 0, "input_tokens": 0,
                                         "output_tokens": 0})
             used = normalise(exchange.usage)
             row["model_calls"] += 1
@@ -137,13 +150,28 @@ def flow(tmp_path: Path, name: str, agent: Callable[[Path, Path, str], AgentRun]
 def check_report(repo: Path, home: Path, sessions: list[tuple[Sloppy, ScriptedModel]],
                  normalise: Callable[[Mapping[str, int]], dict[str, int]],
                  files: list[Path], file_total: Callable[[list[Path]], dict[str, int]],
-                 driver: str) -> dict[str, Any]:
+                 driver: str, held: list[set[str]] | None = None) -> dict[str, Any]:
+    """``held``: per session, the ids of the answers its record holds, where the agent can
+    leave its last one unwritten (``None``: every answer is in the record)."""
     code, out = person(repo, home, "dev", "report", "--json")
     assert code == 0, out
     report = json.loads(out)
     assert report["driver"] == driver
-    # Every model call of both sessions was read, and each landed where the server says.
-    want = expected(sessions, normalise)
+    # The answers served that the agent did not write: only ever a session's last one, and
+    # the report counts each where the server says it belongs, in the command and its file.
+    lost = [(n, e) for n, (_, model) in enumerate(sessions) for e in model.exchanges
+            if held is not None and e.message not in held[n]]
+    assert all(e is sessions[n][1].exchanges[-1] for n, e in lost), lost
+    missing: dict[str, int] = {}
+    for n, e in lost:
+        missing[after(sessions[n][0], e)] = missing.get(after(sessions[n][0], e), 0) + 1
+    assert {c["command"]: c["unwritten_messages"] for c in report["commands"]
+            if c["unwritten_messages"]} == missing, report["commands"]
+    assert report["totals"]["unwritten_messages"] == len(lost)
+    assert sorted(s["unwritten_messages"] for s in report["agent_logs"]) == sorted(
+        sum(1 for m, _ in lost if m == n) for n in range(len(sessions)))
+    # Every other model call of both sessions was read, and each landed where the server says.
+    want = expected(sessions, normalise, [e for _, e in lost])
     got = {c["command"]: {k: c["usage"][k] for k in ("model_calls", "input_tokens",
                                                        "output_tokens")}
            for c in report["commands"] if c["usage"] and c["usage"]["model_calls"]}
@@ -165,14 +193,17 @@ def check_report(repo: Path, home: Path, sessions: list[tuple[Sloppy, ScriptedMo
     assert report["summary"]["protocol_errors"] == 1
     submit = next(c for c in report["commands"] if c["command"] == "rein submit")
     assert submit["protocol_errors"] == 1
-    # Cost: the person's prices, over every model call the server answered.
+    # Cost: the person's prices, over every model call the server answered (and the agent
+    # wrote).
     served = [normalise(e.usage) | {"cached": e.usage["cached"],
                                     "cache_write": e.usage["cache_write"]}
-              for _, model in sessions for e in model.exchanges]
+              for _, model in sessions for e in model.exchanges
+              if not any(e is gone for _, gone in lost)]
     dollars = sum(cost(s, driver) for s in served)
     assert total["cost_usd"] == pytest.approx(dollars, abs=1e-6)
     code, text = person(repo, home, "dev", "report")
     assert code == 0, text
+    assert ("unwritten: the agent's records name" in text) == bool(lost), text
     print(f"\n$ rein dev report\n{text}")
     return report
 
@@ -200,6 +231,13 @@ def rollout_totals(files: list[Path]) -> dict[str, int]:
         out["input_tokens"] += last["input_tokens"]
         out["output_tokens"] += last["output_tokens"]
     return out
+
+
+def answers_held(files: list[Path]) -> set[str]:
+    """The ids of the answers a transcript holds (the server's message ids)."""
+    return {record["message"]["id"] for path in files
+            for record in map(json.loads, path.read_text().splitlines())
+            if record.get("type") == "assistant" and isinstance(record.get("message"), dict)}
 
 
 def transcript_totals(files: list[Path]) -> dict[str, int]:
@@ -254,5 +292,35 @@ def test_the_report_of_a_claude_code_flow_matches_its_transcripts_per_command(
     repo, home, sessions = flow(tmp_path, "claude", claude(sandbox), file_tool=True)
     files = sorted(tmp_path.glob("s*/home/.claude/projects/*/*.jsonl"))
     assert len(files) == 2, files
+    held = [answers_held([f for f in files if f.is_relative_to(tmp_path / root)])
+            for root in ("s1", "s2")]
     check_report(repo, home, sessions, claude_tokens, files, transcript_totals,
-                 "claude-code")
+                 "claude-code", held)
+
+
+@pytest.mark.skipif(bool(claude_missing()), reason=str(claude_missing()))
+def test_a_last_answer_claude_code_left_unwritten_is_counted_where_the_server_says(
+        tmp_path: Path) -> None:
+    """What a `claude -p` that exits before writing its last answer leaves, made from both
+    sessions' real transcripts: the answer's record gone, the `last-prompt` naming it kept.
+    The report counts each under the command the server says it followed, and the rest as
+    the server served it."""
+    repo, home, sessions = flow(tmp_path, "claude", claude(False), file_tool=True)
+    files = sorted(tmp_path.glob("s*/home/.claude/projects/*/*.jsonl"))
+    assert len(files) == 2, files
+    for root, (_, model) in zip(("s1", "s2"), sessions, strict=True):
+        [path] = [f for f in files if f.is_relative_to(tmp_path / root)]
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        last = model.exchanges[-1].message
+        kept = [r for r in records if (r.get("message") or {}).get("id") != last
+                or r.get("type") != "assistant"]
+        named = [r["leafUuid"] for r in kept if r.get("type") == "last-prompt"][-1]
+        assert named not in {r.get("uuid") for r in kept}  # the file names what it lost
+        path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    held = [answers_held([f for f in files if f.is_relative_to(tmp_path / root)])
+            for root in ("s1", "s2")]
+    assert all(model.exchanges[-1].message not in h
+               for (_, model), h in zip(sessions, held, strict=True))
+    report = check_report(repo, home, sessions, claude_tokens, files, transcript_totals,
+                          "claude-code", held)
+    assert report["totals"]["unwritten_messages"] == 2

@@ -164,6 +164,7 @@ def _totals_lines(report: Mapping[str, Any]) -> list[str]:
         out.append(f"known part: {tokens(known['total_tokens'])} tokens, "
                    f"{cost(known.get('cost_usd'))}, over {known['turns']} of {known['of']} "
                    "turns (the total is unknown: the other turns' usage is)")
+    out += _unwritten_lines(report)
     out += [no_price(m) for m in report.get("unpriced", ())]
     earlier = report.get("earlier_plans")
     if earlier:
@@ -185,6 +186,19 @@ def no_price(model: str) -> str:
             f'[usage.prices."{model}"]: input, output, cache_read in USD per million tokens)')
 
 
+def _unwritten_lines(report: Mapping[str, Any]) -> list[str]:
+    """The messages the agent's records name but do not hold, and where they belong."""
+    count = int(report["totals"].get("unwritten_messages") or 0)
+    if not count:
+        return []
+    where = [str(c["command"]) for c in report["commands"] if c.get("unwritten_messages")]
+    where += [f"turn {t['token']}" for t in report["turns"] if t.get("unwritten_messages")]
+    it, its = ("it", "its") if count == 1 else ("them", "their")
+    return [(f"unwritten: the agent's records name {_count(count, 'message')} they do not "
+             f"hold (the agent exited before writing {it}): {its} tokens are in no figure "
+             f"above, and these are short by {it}: {'; '.join(where)}")]
+
+
 def _sources_lines(report: Mapping[str, Any]) -> list[str]:
     logs = report["agent_logs"]
     if not logs:
@@ -192,7 +206,10 @@ def _sources_lines(report: Mapping[str, Any]) -> list[str]:
                 "what the agent reported (self-reported) or unknown (pass --agent-logs PATH)")]
     return ["agent records read:"] + [f"  {s['agent']} session {s['session']}: "
                                       f"{_count(s['model_calls'], 'model call')}, "
-                                      f"{_count(s['turns_seen'], 'turn')} seen ({s['file']})" for s in logs]
+                                      f"{_count(s['turns_seen'], 'turn')} seen"
+                                      + (f", {s['unwritten_messages']} unwritten"
+                                         if s.get("unwritten_messages") else "")
+                                      + f" ({s['file']})" for s in logs]
 
 
 def _count(n: int, what: str) -> str:

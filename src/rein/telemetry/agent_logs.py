@@ -18,7 +18,12 @@ Two formats are read (``tests/agents`` runs the real CLIs that write them):
   ``cache_creation_input_tokens``, ``output_tokens``). A message written as several
   records (one per content block) is one call, counted once, with the usage of its last
   record. Commands are ``Bash`` ``tool_use`` blocks and what they printed the ``tool_result``
-  of the same id. (Sub-agents' own files, beside the transcript, are not read.)
+  of the same id. (Sub-agents' own files, beside the transcript, are not read.) A
+  transcript can lack its last message: Claude Code writes an assistant message without
+  waiting for the write, and a ``claude -p`` that exits first (under load, say) never writes
+  it, while its ``last-prompt`` record, written at exit, names it (``leafUuid``). Such a
+  message is *unwritten*: its model call is in no record, so it is counted nowhere, and the
+  session says so (:attr:`Session.unwritten`, with the turn and command it would belong to).
 
 Usage is normalised to: ``input_tokens`` (every input token: read from a cache, written
 to one, or neither), ``cached_input_tokens`` (read from a cache), ``cache_write_tokens``,
@@ -83,6 +88,15 @@ class ModelCall(Frozen):
         return self.input_tokens + self.output_tokens
 
 
+class Unwritten(Frozen):
+    """A message an agent's record names but does not hold (the agent exited before writing
+    it), and where it would belong: its tokens are counted nowhere."""
+
+    message: str  # its id in the record (Claude Code's uuid)
+    turn: str | None  # the turn the conversation had last received before it
+    command: str | None  # the rein command whose output it had last received
+
+
 class Session(Record):
     """One agent record read, and the calls found in it."""
 
@@ -92,10 +106,12 @@ class Session(Record):
     cwd: str | None = None
     calls: list[ModelCall] = field(default_factory=list)
     tokens: set[str] = field(default_factory=set)  # every turn token it received
+    unwritten: list[Unwritten] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent, "session": self.session, "file": self.file,
-                "model_calls": len(self.calls), "turns_seen": len(self.tokens)}
+                "model_calls": len(self.calls), "turns_seen": len(self.tokens),
+                "unwritten_messages": len(self.unwritten)}
 
 
 def printed_turn(text: str, known: set[str] | None = None) -> str | None:
@@ -267,7 +283,13 @@ def read_claude(path: Path, known: set[str] | None = None) -> Session:
     walk = _Walk("claude-code", path.stem, str(path), known)
     out = Session(agent="claude-code", session=path.stem, file=str(path))
     messages: dict[str, int] = {}  # message id -> its call's place in out.calls
+    held: set[str] = set()  # every record's uuid
+    leaf: str | None = None  # the conversation's last message, as the latest last-prompt says
     for index, r in _lines(path):
+        if isinstance(r.get("uuid"), str):
+            held.add(r["uuid"])
+        if r.get("type") == "last-prompt":
+            leaf = r["leafUuid"] if isinstance(r.get("leafUuid"), str) else None
         message = r.get("message")
         if out.cwd is None and isinstance(r.get("cwd"), str):
             out.cwd = r["cwd"]
@@ -301,6 +323,9 @@ def read_claude(path: Path, known: set[str] | None = None) -> Session:
             for b in blocks:
                 if b.get("type") == "tool_result":
                     walk.received(str(b.get("tool_use_id")), _text(b.get("content")))
+    if leaf is not None and leaf not in held:  # named at exit, never written: the last one
+        turn, command = walk.state()
+        out.unwritten.append(Unwritten(message=leaf, turn=turn, command=command))
     out.tokens = walk.tokens
     return out
 
@@ -405,5 +430,6 @@ def read(agent: str, path: Path, known: set[str] | None = None) -> Session:
     return read_codex(path, known) if agent == "codex" else read_claude(path, known)
 
 
-__all__ = ["MAX_LOG_BYTES", "TOKEN", "ModelCall", "Session", "candidates", "default_places",
-           "mangled", "printed_turn", "read", "read_claude", "read_codex", "rein_command"]
+__all__ = ["MAX_LOG_BYTES", "TOKEN", "ModelCall", "Session", "Unwritten", "candidates",
+           "default_places", "mangled", "printed_turn", "read", "read_claude", "read_codex",
+           "rein_command"]

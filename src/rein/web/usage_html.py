@@ -124,7 +124,11 @@ def body(report: Mapping[str, Any]) -> str:
     logs = report["agent_logs"]
     parts.append("<h2>Agent records read</h2>" + (
         "<ul>" + "".join(f"<li>{_e(s['agent'])} session <code>{_e(s['session'])}</code>: "
-                         f"{_e(s['model_calls'])} model calls</li>" for s in logs) + "</ul>"
+                         f"{_e(s['model_calls'])} model calls"
+                         + (f", <span data-unwritten>{_e(s['unwritten_messages'])} message(s) "
+                            "named but not written (the agent exited first): their tokens are "
+                            "in no figure</span>" if s.get("unwritten_messages") else "")
+                         + "</li>" for s in logs) + "</ul>"
         if logs else "<p>None found holding these runs' turns: tokens and cost are what the "
                      "agent reported (self-reported) or unknown.</p>"))
     return "\n".join(parts) + "\n"

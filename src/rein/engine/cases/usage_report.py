@@ -11,7 +11,10 @@ Three sources, each for what it knows:
   reported of its usage), the approvals, the attempts and their ends, so the *time*;
 - **the agent's own records** (:mod:`rein.telemetry.agent_logs`), read here and only here
   (never on a turn's path): every model call, attributed by turn token to the turn and the
-  command that caused it, priced from :func:`rein.providers.pricing.agent_prices`.
+  command that caused it, priced from :func:`rein.providers.pricing.agent_prices`. A
+  message a record names but does not hold (the agent exited before writing it) is
+  counted where it would belong (``unwritten_messages`` of its command, its turn, its
+  record and the totals): its tokens are in no figure, and the report says so.
 
 A turn's usage is what its model calls add up to where the agent's record was found
 (``attributed``), else what the agent reported (``self-reported``), else ``unknown``; a sum
@@ -71,16 +74,18 @@ def build(store: Store, workspace: Path, stages: Sequence[tuple[str, str]], *,
              if _in_scope(c, tokens, set(family), start, end)]
     sessions = _sessions(workspace, calls, places, tokens)
     model_calls = [c for s in sessions for c in s.calls]
+    unwritten = [u for s in sessions for u in s.unwritten]
     seen = {t for s in sessions for t in s.tokens}
     feature_of = {str(f["node"]): f for f in features}
-    turn_rows = [_turn(store, t, table, feature_of, model_calls, seen, moment) for t in turns]
+    turn_rows = [_turn(store, t, table, feature_of, model_calls, seen, moment) | {
+        "unwritten_messages": sum(1 for u in unwritten if u.turn == t.token)} for t in turns]
     out: dict[str, Any] = {
         "report": REPORT,
         "workspace": str(workspace),
         "stages": [_stage(store, name, run, turn_rows, calls, moment)
                    for (name, _), run in zip(stages, runs, strict=True) if run is not None],
         "driver": _driver(sessions, calls),
-        "commands": _commands(calls, model_calls, table, bool(sessions)),
+        "commands": _commands(calls, model_calls, table, bool(sessions), unwritten),
         "turns": turn_rows,
         "features": [_feature(f, turn_rows, calls, store, family) for f in features],
         "models": _models(model_calls, turn_rows, table),
@@ -97,7 +102,8 @@ def build(store: Store, workspace: Path, stages: Sequence[tuple[str, str]], *,
         "definitions": dict(DEFINITIONS),
     }
     out["unpriced"] = sorted({m for row in out["models"] for m in row.get("unpriced", ())})
-    out["totals"] = _totals(out, model_calls, table, bool(sessions))
+    out["totals"] = _totals(out, model_calls, table, bool(sessions)) | {
+        "unwritten_messages": len(unwritten)}
     out["summary"] = summary(out)
     return out
 
@@ -255,10 +261,10 @@ def _error_counts(calls: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int
 
 
 def _commands(calls: Sequence[Mapping[str, Any]], model_calls: Sequence[Any], table: Any,
-              read_logs: bool) -> list[dict[str, Any]]:
+              read_logs: bool, unwritten: Sequence[Any] = ()) -> list[dict[str, Any]]:
     names = list(dict.fromkeys(str(c["command"]) for c in calls))
-    names += [n for n in dict.fromkeys(str(m.command) for m in model_calls if m.command)
-              if n not in names]
+    names += [n for n in dict.fromkeys(str(m.command) for m in [*model_calls, *unwritten]
+                                       if m.command) if n not in names]
     rows = []
     for name in names:
         mine = [c for c in calls if c["command"] == name]
@@ -270,13 +276,15 @@ def _commands(calls: Sequence[Mapping[str, Any]], model_calls: Sequence[Any], ta
             "rein_errors": sum(errors["rein"].values()), "errors": errors,
             "seconds": round(sum(float(c.get("seconds") or 0) for c in mine), 3),
             "usage": _sum([m for m in model_calls if m.command == name], table)
-            if read_logs else None})
+            if read_logs else None,
+            "unwritten_messages": sum(1 for u in unwritten if u.command == name)})
     if read_logs:
         before = [m for m in model_calls if m.command is None]
         rows.append({"command": BEFORE, "invocations": 0, "by_agent": 0,
                      "protocol_errors": 0, "rein_errors": 0,
                      "errors": {"agent": {}, "rein": {}}, "seconds": 0.0,
-                     "usage": _sum(before, table)})
+                     "usage": _sum(before, table),
+                     "unwritten_messages": sum(1 for u in unwritten if u.command is None)})
     return rows
 
 
