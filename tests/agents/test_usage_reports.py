@@ -15,11 +15,12 @@ checks it against what it knows without rein:
 - steps against the calls the policy made, the refusal as the agent's one protocol error;
 - the cost against the prices the person gave in their rein.toml.
 
-Claude Code writes an assistant message to its transcript without waiting for the write,
-so a `claude -p` that exits first (under load) never writes its last answer, which the
-server did serve. The test finds such answers by their ids (the server's, which the
-transcript keeps), checks that only a session's last answer is ever missing and that the
-report counts it as unwritten where the server says it belongs, and compares the rest.
+Claude Code records each answer in the background, and the flush it runs at exit can miss
+one still on its way (seen under load): the transcript then lacks the session's last
+answer, which the server did serve. The test finds such answers by their ids (the
+server's, which the transcript keeps), checks that only a session's last answer is ever
+missing and that the report counts it as unwritten where the server says it belongs, and
+compares the rest.
 
 The report's text is printed (`pytest -s` shows it): docs/dev-flow.md shows one.
 """
@@ -324,3 +325,7 @@ def test_a_last_answer_claude_code_left_unwritten_is_counted_where_the_server_sa
     report = check_report(repo, home, sessions, claude_tokens, files, transcript_totals,
                           "claude-code", held)
     assert report["totals"]["unwritten_messages"] == 2
+    page = tmp_path / "report.html"
+    code, out = person(repo, home, "dev", "report", "--html", str(page))
+    assert code == 0, out
+    assert page.read_text().count("<span data-unwritten>1 message named but not") == 2

@@ -1,8 +1,8 @@
 """Claude Code transcripts read for usage: a transcript whose last message was never written.
 
-Claude Code writes an assistant message to its transcript without waiting for the write;
-a ``claude -p`` that exits first never writes its last answer, while the ``last-prompt``
-record it writes at exit names that answer (``leafUuid``). The reader counts such a message
+Claude Code records each answer in the background, and the flush it runs at exit can miss
+one still on its way: the transcript then lacks the session's last answer, while the
+``last-prompt`` record written after that flush names it (``leafUuid``). The reader counts such a message
 as unwritten, where it would belong. The transcripts here are the test's own, in Claude
 Code's format (tests/agents reads the real ones, and makes one that lost its last answer).
 """

@@ -19,11 +19,12 @@ Two formats are read (``tests/agents`` runs the real CLIs that write them):
   records (one per content block) is one call, counted once, with the usage of its last
   record. Commands are ``Bash`` ``tool_use`` blocks and what they printed the ``tool_result``
   of the same id. (Sub-agents' own files, beside the transcript, are not read.) A
-  transcript can lack its last message: Claude Code writes an assistant message without
-  waiting for the write, and a ``claude -p`` that exits first (under load, say) never writes
-  it, while its ``last-prompt`` record, written at exit, names it (``leafUuid``). Such a
-  message is *unwritten*: its model call is in no record, so it is counted nowhere, and the
-  session says so (:attr:`Session.unwritten`, with the turn and command it would belong to).
+  transcript can lack its last message: Claude Code records each answer in the background,
+  and the flush it runs at exit can miss one still on its way (seen on a loaded machine),
+  while the ``last-prompt`` record it writes after that flush names it (``leafUuid``). Such
+  a message is *unwritten*: its model call is in no record, so it is counted nowhere, and
+  the session says so (:attr:`Session.unwritten`, with the turn and command it would
+  belong to).
 
 Usage is normalised to: ``input_tokens`` (every input token: read from a cache, written
 to one, or neither), ``cached_input_tokens`` (read from a cache), ``cache_write_tokens``,

@@ -125,9 +125,10 @@ def body(report: Mapping[str, Any]) -> str:
     parts.append("<h2>Agent records read</h2>" + (
         "<ul>" + "".join(f"<li>{_e(s['agent'])} session <code>{_e(s['session'])}</code>: "
                          f"{_e(s['model_calls'])} model calls"
-                         + (f", <span data-unwritten>{_e(s['unwritten_messages'])} message(s) "
-                            "named but not written (the agent exited first): their tokens are "
-                            "in no figure</span>" if s.get("unwritten_messages") else "")
+                         + (f", <span data-unwritten>{_e(s['unwritten_messages'])} "
+                            f"{'message' if s['unwritten_messages'] == 1 else 'messages'} "
+                            "named but not written (the agent exited first): in no figure"
+                            "</span>" if s.get("unwritten_messages") else "")
                          + "</li>" for s in logs) + "</ul>"
         if logs else "<p>None found holding these runs' turns: tokens and cost are what the "
                      "agent reported (self-reported) or unknown.</p>"))
