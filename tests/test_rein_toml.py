@@ -75,7 +75,8 @@ def test_hooks_are_unioned_and_a_higher_definition_wins(files: dict[str, Path]) 
                                        ('[policy]\ndefault = "ask"\nshell = "maybe"\n', 3),
                                        ('[policy]\nsudo = true\n', 2),
                                        ('[mcp]\ntrusted = "mcp-server-time"\n', 2),
-                                       ('[mcp]\ntrusted = [["mcp-server-time"]]\n', 2)])
+                                       ('[mcp]\ntrusted = [["mcp-server-time"]]\n', 2),
+                                       ('limits = 5\n', 1)])
 def test_bad_files_name_the_file_and_line(files: dict[str, Path], text: str, line: int) -> None:
     write(files["project"], text)
     with pytest.raises(ConfigError) as info:
