@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-
-TYPE_CHECKING = False  # not typing's: a driver turn reads its rein.toml with this module
-if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any
+from pathlib import Path
+from typing import Any
 
 __all__ = ["read_json_object", "read_small_file"]
 

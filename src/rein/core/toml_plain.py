@@ -24,19 +24,13 @@ octal and binary integers. tests/core/test_toml_plain.py holds every answer equa
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
     from typing import Any
 
-# No TOML text holds a control character other than the tab and the line's end, raw: not a
-# comment, not a string, not a key. A text that does is not read here (tomllib says why).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# tomllib's decimal number (its RE_NUMBER less the hexadecimal, octal and binary forms).
-_NUMBER = re.compile(r"[+-]?(?:0|[1-9](?:_?[0-9])*)"
-                     r"((?:\.[0-9](?:_?[0-9])*)?(?:[eE][+-]?[0-9](?:_?[0-9])*)?)")
-_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_BARE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_DIGITS = frozenset("0123456789")
+# No pattern is compiled: compiling one costs a cold turn more than reading its file.
 
 
 class _Outside(Exception):
@@ -47,7 +41,11 @@ def read(text: str) -> dict[str, Any] | None:
     """What ``tomllib.loads(text)`` returns, when ``text`` is plain TOML (see the module
     docstring); ``None`` for anything else."""
     text = text.replace("\r\n", "\n")
-    if _CONTROL.search(text) is not None:
+    # No TOML text holds a control character other than the tab and the line's end, raw:
+    # not a comment, a string nor a key. Such a text is not read here (tomllib says why),
+    # nor, to tell it in one step, a text with a character Python does not print (a
+    # non-breaking space, say): tomllib reads those.
+    if not text.replace("\n", " ").replace("\t", " ").isprintable():
         return None
     try:
         return _Reader(text).document()
@@ -146,11 +144,12 @@ class _Reader:
         if pos < self.end and text[pos] in "\"'":
             key = self.quoted()
         else:
-            while pos < self.end and text[pos] in _BARE:
-                pos += 1
-            if pos == self.pos:
+            line = text.find("\n", pos)
+            rest = text[pos:] if line < 0 else text[pos:line]
+            key = rest[:len(rest) - len(rest.lstrip(_BARE))]  # the bare key's characters
+            if not key:
                 raise _Outside("not a key")
-            key, self.pos = text[self.pos:pos], pos
+            self.pos = pos + len(key)
         self.blanks()
         return key
 
@@ -177,14 +176,44 @@ class _Reader:
             if text.startswith(word, pos):
                 self.pos = pos + len(word)
                 return value
-        found = _NUMBER.match(text, pos)
-        if found is None:
+        return self.number()
+
+    def number(self) -> int | float:
+        """A decimal number, as far as tomllib's RE_NUMBER matches it, converted as tomllib
+        converts it: ``[+-]?(0|[1-9](_?[0-9])*)``, then ``.[0-9](_?[0-9])*`` and
+        ``[eE][+-]?[0-9](_?[0-9])*`` when they follow, each making it a float."""
+        text, start = self.text, self.pos
+        pos = start + 1 if text.startswith(("+", "-"), start) else start
+        after = pos + 1 if text.startswith("0", pos) else self.digits(pos)
+        if after == pos:
             raise _Outside("another kind of value")
-        self.pos = found.end()
+        pos, is_float = after, False
+        if text.startswith(".", pos) and (after := self.digits(pos + 1)) > pos + 1:
+            pos, is_float = after, True
+        if text.startswith(("e", "E"), pos):
+            sign = pos + 2 if text.startswith(("+", "-"), pos + 1) else pos + 1
+            if (after := self.digits(sign)) > sign:
+                pos, is_float = after, True
+        self.pos = pos
         try:  # as tomllib converts them
-            return float(found.group()) if found.group(1) else int(found.group(), 0)
+            return float(text[start:pos]) if is_float else int(text[start:pos], 0)
         except ValueError:  # more digits than int() reads
             raise _Outside("an integer too long") from None
+
+    def digits(self, pos: int) -> int:
+        """Past ``[0-9](_?[0-9])*`` at ``pos`` (``pos`` itself when there is no digit)."""
+        text, end = self.text, self.end
+        if pos >= end or text[pos] not in _DIGITS:
+            return pos
+        pos += 1
+        while pos < end:
+            if text[pos] in _DIGITS:
+                pos += 1
+            elif text[pos] == "_" and pos + 1 < end and text[pos + 1] in _DIGITS:
+                pos += 2
+            else:
+                break
+        return pos
 
     def inline(self) -> dict[str, Any]:
         """``{ key = value, ... }``, as tomllib's parse_inline_table reads it."""
