@@ -529,6 +529,16 @@ class Harness(Reads):
             raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
                           f"not {digest}", code="APPROVAL_STALE",
                           hint="look at the approval again with `rein approvals list --json`")
+        if approvals.superseded(row):
+            # Closed by rein, not answered: the same question waits about the content as it
+            # is now, and an answer meant for this one is that one's to give.
+            by = (row.answer or {}).get("superseded_by")
+            raise Refused(f"approval {approval_id} was closed by rein, not answered: "
+                          f"{(row.answer or {}).get('note') or f'superseded by {by}'}; "
+                          "nothing was recorded", code="APPROVAL_ANSWERED",
+                          hint=f"answer {by}, which asks the same about the content as it is "
+                               f"now: `rein approvals show {by}`, then accept, decline or "
+                               "cancel it")
         top = top_run(self.store, row.run_id)
         left = None
         if go_on and top is not None:
