@@ -462,16 +462,18 @@ def _known(key: str, keys: Iterable[str]) -> str:
 def _check(data: dict[str, Any], path: Path) -> None:
     """Type-check the sections rein narrows, so a typo never silently grants (the rules:
     :mod:`rein.core.config_rules`)."""
+    for section in sorted(KNOWN_SECTIONS & data.keys()):
+        if not isinstance(data[section], dict):  # `providers = "x"`: a value, not a table
+            raise ConfigError(f"{section} must be a table ([{section}]), not a value",
+                              code="CFG004", hint=f"write its settings under a [{section}] "
+                                                  "header", location=Location(
+                                  file=str(path), line=_line_of(path, section)))
     policy = data.get("policy", {})
-    if not isinstance(policy, dict):
-        raise _bad(path, "policy", "policy", "must be a table")
     for key, value in policy.items():
         if (problem := rules.policy_problem(key, value)) is not None:
             raise _bad(path, "policy", key, problem, _known(key, _POLICY_RULES)
                        if problem == rules.UNKNOWN_KEY else None)
     limits = data.get("limits", {})
-    if not isinstance(limits, dict):  # `limits = 5`: a value, not a table of limits
-        raise _bad(path, "limits", "limits", "must be a table")
     for key, value in limits.items():
         if (problem := rules.limits_problem(key, value)) is not None:
             raise _bad(path, "limits", key, problem, _known(key, _LIMIT_KEYS)
@@ -480,8 +482,6 @@ def _check(data: dict[str, Any], path: Path) -> None:
     check_approver(data, path, _bad)
     # [mcp] trusted grants launches without asking: a mistyped one must not pass silently.
     mcp = data.get("mcp", {})
-    if not isinstance(mcp, dict):
-        raise _bad(path, "mcp", "mcp", "must be a table")
     if (problem := rules.mcp_trusted_problem(mcp.get("trusted", []))) is not None:
         raise _bad(path, "mcp", "trusted", problem,
                    'for example: trusted = ["mcp-server-time --local-timezone UTC"]')
@@ -500,7 +500,9 @@ def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], not
         elif section == "hooks":
             _merge_hooks(merged, sources, notes, value, scope, path)
         elif isinstance(value, dict):
-            _merge_data(merged.setdefault(section, {}), sources, value, section, path)
+            if not isinstance(merged.get(section), dict):  # a table here, a value above it
+                merged[section] = {}
+            _merge_data(merged[section], sources, value, section, path)
         else:
             merged[section] = value
             sources[section] = (path,)
