@@ -23,6 +23,12 @@ workspace before the run starts: a large tree, which every turn's snapshot walks
 ``--before SRC`` times, turn for turn with this rein, another one's source (put first on
 ``PYTHONPATH``): a before/after comparison under the same load.
 
+``--rein-toml [FILE]`` puts a ``rein.toml`` in every workspace before its run starts: FILE,
+or without one a project file of the kind an IDE agent's project has (the driver, a
+narrowed policy, a lower limit, the embedded store). A cold ``rein next`` reads it beside
+the store when it leaves the answer alone (rein/workers/driver/glance_config.py), and
+went through the Harness for any rein.toml before.
+
 ``--instructions`` also counts, once per command, the CPU instructions of the rein process
 itself under valgrind's callgrind (the checks' own processes are not traced, so for
 ``rein submit`` the count is rein's own work): a figure the load of the machine does not
@@ -30,7 +36,7 @@ move, beside ``python -c pass``'s (and as a multiple of it: the cold ``rein next
 is at most 2.5 times).
 
     .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000] [--before SRC]
-        [--instructions]
+        [--rein-toml [FILE]] [--instructions]
 """
 
 from __future__ import annotations
@@ -51,6 +57,26 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "driver-demo.agraph.yaml"
 REIN = str(Path(sys.executable).parent / "rein")
 RIGHT = 'def greet(name):\n    """Greet."""\n    return f"Hello, {name}!"\n'
+
+# --rein-toml without a file: a project's rein.toml that leaves `rein next`'s answer alone.
+PROJECT_TOML = """\
+# a project an IDE agent drives: the driver serves its nodes, rein's policy narrowed
+[driver]
+enabled = true
+
+[policy]
+shell = "ask"
+network = "deny"
+max_turns = 40
+max_cost_usd = 5.0
+deny_paths = [".git", ".rein", "secrets"]
+
+[limits]
+max_depth = 64     # the default is 128
+
+[store]            # the embedded store, .rein/rein.db
+"""
+REIN_TOML: list[str] = []  # the text --rein-toml gives, if any
 
 WALL: dict[str, list[float]] = {}
 CPU: dict[str, list[float]] = {}
@@ -79,6 +105,8 @@ def workspace(env: dict[str, str], files: int) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"m{i % 100}.py").write_text(f"x = {i}\n")
     shutil.copyfile(DEMO, root / DEMO.name)
+    for text in REIN_TOML:
+        (root / "rein.toml").write_text(text)
     digest = subprocess.run([REIN, "graph", "digest", DEMO.name], cwd=root, env=env,
                             capture_output=True, text=True, check=True).stdout.strip()
     started = subprocess.run([REIN, "run", DEMO.name, "--approve", digest], cwd=root,
@@ -195,6 +223,9 @@ def main() -> None:
     parser.add_argument("--before", metavar="SRC", default=None,
                         help="the src/ folder of another rein (say, a checkout of the main "
                              "branch): its turns are timed too, interleaved with these")
+    parser.add_argument("--rein-toml", nargs="?", const="", default=None, metavar="FILE",
+                        help="put a rein.toml in each workspace: FILE, or without one a "
+                             "project's file that leaves `rein next`'s answer alone")
     parser.add_argument("--instructions", action="store_true",
                         help="also count each command's CPU instructions (needs valgrind)")
     parser.add_argument("--no-bytecode-cache", action="store_true",
@@ -204,6 +235,8 @@ def main() -> None:
     if not args.no_bytecode_cache:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     cache = "off" if env.get("PYTHONDONTWRITEBYTECODE") else "on"
+    if args.rein_toml is not None:
+        REIN_TOML.append(Path(args.rein_toml).read_text() if args.rein_toml else PROJECT_TOML)
     load_before = os.getloadavg()[0]
     labels = [""]
     envs = {"": env}
@@ -224,6 +257,9 @@ def main() -> None:
     print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
           f"load average "
           f"{load_before:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if REIN_TOML:
+        print(f"every workspace has a rein.toml: {args.rein_toml or 'a project file'} "
+              f"({len(REIN_TOML[0].splitlines())} lines)")
     cpu_floor = statistics.median(CPU["python -c pass"])
     print(f"{'':<24}{'min ms':>9}{'median':>9}{'max':>9}{'x python':>10}"
           f"{'cpu min':>9}{'median':>9}{'max':>9}{'x python':>10}")

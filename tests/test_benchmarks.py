@@ -76,3 +76,16 @@ def test_a_turn_s_instructions_are_a_multiple_of_its_own_floor() -> None:
                               "before: rein next": 150_000_000})
     assert turn.x_python("rein next", 96_000_000) == 2.4
     assert turn.x_python("before: rein next", 150_000_000) == 3.0
+
+
+def test_the_driver_turns_project_rein_toml_is_read_beside_the_cold_next(tmp_path: Path
+                                                                        ) -> None:
+    # `driver_turn.py --rein-toml` measures the cold read beside a rein.toml: its file must
+    # be one that read answers beside, and reads without tomllib.
+    from rein.core.toml_plain import read
+    from rein.workers.driver.glance_config import settled
+
+    text = _script("driver_turn").PROJECT_TOML
+    (tmp_path / "rein.toml").write_text(text)
+    assert read(text) is not None
+    assert settled([("project", str(tmp_path / "rein.toml"))])

@@ -75,7 +75,10 @@ def test_hooks_are_unioned_and_a_higher_definition_wins(files: dict[str, Path]) 
                                        ('[policy]\ndefault = "ask"\nshell = "maybe"\n', 3),
                                        ('[policy]\nsudo = true\n', 2),
                                        ('[mcp]\ntrusted = "mcp-server-time"\n', 2),
-                                       ('[mcp]\ntrusted = [["mcp-server-time"]]\n', 2)])
+                                       ('[mcp]\ntrusted = [["mcp-server-time"]]\n', 2),
+                                       ('limits = 5\n', 1),
+                                       ('providers = "x"\n[store]\nurl = "x.db"\n', 1),
+                                       ('tiers = ["a"]\n', 1), ('dev = 1\n', 1)])
 def test_bad_files_name_the_file_and_line(files: dict[str, Path], text: str, line: int) -> None:
     write(files["project"], text)
     with pytest.raises(ConfigError) as info:
@@ -83,6 +86,14 @@ def test_bad_files_name_the_file_and_line(files: dict[str, Path], text: str, lin
     assert info.value.location.file == str(files["project"])
     assert info.value.location.line == line
     assert info.value.code in ("CFG003", "CFG004")
+
+
+def test_a_table_below_a_value_of_the_same_name_replaces_it(files: dict[str, Path]) -> None:
+    # Not a section rein reads (kept as data), a value in one file and a table in another.
+    write(files["user"], 'x-notes = "see the wiki"\n')
+    write(files["project"], '[x-notes.release]\nowner = "ops"\n')
+    assert load_config(files["ws"], env=env_for(files)).get("x-notes") == {
+        "release": {"owner": "ops"}}
 
 
 def test_xdg_and_overrides(files: dict[str, Path], tmp_path: Path) -> None:

@@ -142,3 +142,26 @@ def test_directories_are_bound_by_every_file_under_them(tmp_path: Path) -> None:
     assert set(first) == {"site"}
     (tmp_path / "site" / "img" / "a.svg").write_text("<svg>changed</svg>")
     assert shown_files(tmp_path, ["site"]) != first
+
+
+@pytest.mark.parametrize("verb", ["accept", "decline", "cancel"])
+def test_an_answer_to_an_entry_rein_closed_names_the_one_that_replaced_it(
+        presents_a_file: Scenario, verb: str) -> None:
+    """An entry `rein resume` superseded was closed by rein, not by a person: an answer to
+    it (a person who typed the id they were shown earlier) is refused with the id of the
+    entry that asks the same now, and nothing is recorded; the cancel of the new entry is
+    what stops the run."""
+    [pending] = presents_a_file.pending()
+    presents_a_file.file("notes.md", "edited while it waited\n")
+    run_id = presents_a_file.last_run()
+    assert presents_a_file.rein("resume", run_id)[0] == 3
+    [again] = presents_a_file.pending()
+    before = presents_a_file.rein("runs", "events", run_id, "--json")[1]
+    code, out = presents_a_file.rein("approvals", verb, pending["approval_id"], "--json")
+    assert code == 4, out
+    error = json.loads(out)["error"]
+    assert error["code"] == "APPROVAL_ANSWERED"
+    assert "closed by rein" in error["message"] and "notes.md changed" in error["message"]
+    assert f"rein approvals show {again['approval_id']}" in error["hint"]
+    assert presents_a_file.rein("runs", "events", run_id, "--json")[1] == before
+    assert [p["approval_id"] for p in presents_a_file.pending()] == [again["approval_id"]]

@@ -7,7 +7,8 @@ these commands import more fails here, with the modules named; raise a ceiling o
 the reason in the commit.
 
 The budgets are for the driver demo in a workspace with no ``rein.toml``: no provider, no
-tier, no command worker configured, the driver serving every node.
+tier, no command worker configured, the driver serving every node; and for ``rein next``,
+also beside a ``rein.toml`` that leaves its answer alone.
 """
 
 from __future__ import annotations
@@ -82,6 +83,17 @@ NEXT_CEILING = 79  # 113 when written (135 with the dataclasses, 258 before); 12
 # answer is read without the Harness, `pathlib`, `contextlib`, `fcntl` and `datetime`'s
 # users (119 before: `json` with `re` and `enum`, and `sqlite3` with `datetime`, stay)
 
+# `rein next` beside a rein.toml that leaves its answer alone: the cold read reads the files
+# itself (rein.workers.driver.glance_config), with the rules rein.config refuses a file by
+# (rein.core.config_rules) and, for plain TOML, without tomllib (rein.core.toml_plain):
+# tomllib brings `typing` and compiles its patterns, 38 M instructions. Still none of the
+# configuration's modules, the Harness or `pathlib`: before, any rein.toml took the turn
+# through the Harness (224 M instructions against 94 M).
+NEXT_CONFIG_MODULES = {"rein.core.config_rules", "rein.core.toml_plain",
+                       "rein.workers.driver.glance_config"}
+PLAIN_TOML = ('[driver]\ntiers = ["standard", "deep"]\n[tiers.standard]\nprovider = "openai"\n'
+              '[policy]\nshell = "ask"\nmax_cost_usd = 2.5\n[limits]\nmax_depth = 64\n[store]\n')
+
 # `rein submit`: the engine runs (the attempt is checked, the run advances to the gate),
 # but nothing that only a model worker, a profile, a child graph, an MCP server, an
 # external checker or a declared output schema needs: rein's own respond_with is decided
@@ -117,8 +129,10 @@ SUBMIT_DENIED = ("rein.providers", "rein.workers.model", "rein.workers.model_att
 # imported on first use (157 before); 145 measured (the folders of modules alone not counted);
 # +1: rein.core.config_places; +1: rein next's answers, built by one module for both of its
 # reads (rein.workers.driver.answers), and the inbox's name apart from the protocol
-# (rein.workers.driver.places), less rein.core.flows' import by the status
-SUBMIT_REIN_CEILING = 147
+# (rein.workers.driver.places), less rein.core.flows' import by the status; +1: the rules a
+# rein.toml is refused by (rein.core.config_rules), which rein.config shares with the cold
+# read of rein next
+SUBMIT_REIN_CEILING = 148
 # all modules: 323 when written (340 with click, 361 with the YAML parser, 378 with
 # jsonschema_rs, 560 before; +1 for rein.core.loops, the loop that wakes in a sandbox; +1:
 # what an approval shows is its own module, engine.material, so that the signature checks of
@@ -127,8 +141,9 @@ SUBMIT_REIN_CEILING = 147
 # turn does not run, `secrets` (with hmac and random) and importlib.resources are imported
 # only where used (336 before); 315 since the retry's `random` and the canonical form's
 # fallback, `rfc8785`, are imported where used (317 before); +1: rein.core.config_places;
-# +1: rein.workers.driver.answers and .places, which rein next's cold read shares
-SUBMIT_CEILING = 317
+# +1: rein.workers.driver.answers and .places, which rein next's cold read shares; +1:
+# rein.core.config_rules, the rules rein.config shares with that read
+SUBMIT_CEILING = 318
 
 # Each dataclass built at import generates and compiles its methods: a few million
 # instructions of every submit apiece. rein's own, counted after the turn.
@@ -231,6 +246,32 @@ def test_rein_next_reads_without_the_engine_the_loop_or_a_validator(waiting: Pat
     assert sorted(set(_rein(modules)) - NEXT_REIN_MODULES) == []
     assert len(_rein(modules)) <= NEXT_REIN_CEILING, _rein(modules)
     assert len(modules) <= NEXT_CEILING, len(modules)
+
+
+@pytest.mark.parametrize("form", [["--json"], []])
+def test_rein_next_beside_a_rein_toml_reads_it_without_the_configuration_or_tomllib(
+        waiting: Path, form: list[str]) -> None:
+    (waiting / "rein.toml").write_text(PLAIN_TOML)
+    code, modules, out = _modules(waiting, "next", *form)
+    assert code == 0
+    assert (json.loads(out)["status"] == "instruction") if form else \
+        out.startswith("INSTRUCTION drv-"), out
+    assert _loaded(modules, NEXT_DENIED) == []
+    assert sorted(set(_rein(modules)) - NEXT_REIN_MODULES - NEXT_CONFIG_MODULES) == []
+    assert len(_rein(modules)) <= NEXT_REIN_CEILING + len(NEXT_CONFIG_MODULES), \
+        _rein(modules)
+    assert len(modules) <= NEXT_CEILING + len(NEXT_CONFIG_MODULES), len(modules)
+
+
+def test_rein_next_beside_toml_that_only_tomllib_reads_still_reads_without_the_harness(
+        waiting: Path) -> None:
+    (waiting / "rein.toml").write_text(PLAIN_TOML + '[x-notes]\nwhen = 2026-01-01\n')
+    code, modules, out = _modules(waiting, "next", "--json")
+    assert code == 0 and json.loads(out)["status"] == "instruction"
+    assert "tomllib" in modules  # a date: beyond the plain reader, tomllib reads it
+    assert _loaded(modules, tuple(d for d in NEXT_DENIED if d not in ("tomllib", "typing"))) \
+        == []
+    assert sorted(set(_rein(modules)) - NEXT_REIN_MODULES - NEXT_CONFIG_MODULES) == []
 
 
 @pytest.mark.parametrize("form", [["--json"], []])

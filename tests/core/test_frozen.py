@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import pytest
 
 import rein
-from rein.core.frozen import Frozen, field, set_field
+from rein.core.frozen import Frozen, field, maker, set_field
 
 
 class Edge(Frozen):
@@ -211,3 +211,29 @@ def test_every_value_class_stores_its_annotated_fields_in_slots(cls: type) -> No
     slots = [name for klass in cls.__mro__ for name in vars(klass).get("__slots__", ())]
     assert sorted(slots) == sorted(cls.__fields__)  # type: ignore[attr-defined]
     assert all("__dict__" not in vars(klass) for klass in cls.__mro__ if klass is not object)
+
+
+def test_a_maker_builds_the_value_the_init_builds_from_every_field_in_order() -> None:
+    class Point3(Frozen):
+        x: int
+        y: int
+        label: str = "p"
+
+    make = maker(Point3)
+    assert make(1, 2, "q") == Point3(x=1, y=2, label="q")
+    assert hash(make(1, 2, "q")) == hash(Point3(x=1, y=2, label="q"))
+    with pytest.raises(AttributeError):
+        make(1, 2, "q").x = 3  # type: ignore[misc]
+    with pytest.raises(TypeError, match="3 values expected, 2 given"):
+        make(1, 2)  # no defaults: every field is given
+
+
+def test_a_maker_refuses_a_class_that_normalises_in_post_init() -> None:
+    class Upper(Frozen):
+        name: str
+
+        def __post_init__(self) -> None:
+            set_field(self, "name", self.name.upper())
+
+    with pytest.raises(TypeError, match="__post_init__"):
+        maker(Upper)

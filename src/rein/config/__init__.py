@@ -28,7 +28,6 @@ password database gives it, never from a file the environment names or the proje
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -46,7 +45,10 @@ from rein.config.approver import (
 )
 from rein.config.files import config_paths
 from rein.config.hooks import check_hooks
+from rein.core import config_rules as rules
 from rein.core.config_places import any_config
+from rein.core.config_rules import DECISIONS as DECISIONS
+from rein.core.config_rules import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
 from rein.core.frozen import Frozen, field, set_field
 from rein.errors import ConfigError, LoadError, Location
 
@@ -61,28 +63,9 @@ if TYPE_CHECKING:
     from rein.formats.loader import LoadLimits
 
 SCOPES = ("managed", "user", "project")
-DECISIONS = ("deny", "ask", "allow")  # ordered from narrowest to widest
-
-# [policy] keys and how a lower file combines with a higher one.
-_POLICY_RULES: dict[str, str] = {
-    "default": "decision", "shell": "decision", "edit": "decision", "network": "decision",
-    "tools": "intersect", "deny_tools": "union",
-    "read_roots": "roots", "write_roots": "roots", "deny_paths": "union",
-    "allow_hosts": "intersect", "models": "intersect",
-    "memory_mode": "memory", "memory_scopes": "intersect",
-    "writeback": "writeback",
-    "max_turns": "min", "max_tool_calls": "min", "timeout_seconds": "min",
-    "max_cost_usd": "min", "max_context_tokens": "min", "max_state_tokens": "min",
-    "max_state_bytes": "min", "subagent_max_depth": "min", "subagent_max_concurrent": "min",
-    "absolute_paths": "and", "project_hooks": "and", "allow_shadowing": "and",
-    "project_trust": "and",
-}
-_ORDERS = {
-    "decision": DECISIONS,
-    "memory": ("off", "read_only", "read_write"),
-    "writeback": ("off", "propose", "auto"),
-}
-_LIMIT_KEYS = ("max_bytes", "max_depth", "max_alias_nodes")
+# What each checked section may hold lives in rein.core.config_rules, shared with the
+# cold read of `rein next`, which must refuse the very files this module refuses.
+_POLICY_RULES, _ORDERS, _LIMIT_KEYS = rules.POLICY_RULES, rules.ORDERS, rules.LIMIT_KEYS
 
 #: What rein grants when no file says otherwise: built-in tools, edits inside the workspace,
 #: shell and network only after asking.
@@ -393,11 +376,6 @@ def _assess_project(data: dict[str, Any], merged: Mapping[str, Any], path: Path,
 _TOML_POS = r"\(at line (\d+), column (\d+)\)"  # compiled on a TOML error only
 
 
-# A rein.toml is a few kilobytes; the bound keeps a FIFO, a device or a huge file from
-# hanging or flooding every command run in a cloned repository.
-MAX_CONFIG_BYTES = 1024 * 1024
-
-
 def _read(path: Path) -> dict[str, Any]:
     import tomllib
 
@@ -428,28 +406,21 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-_SAFE_INT = 2**53 - 1
-
-
 def _check_numbers(data: dict[str, Any], path: Path) -> None:
     """Refuse numbers JSON cannot carry exactly. The configuration is digested (trust) and
     shown as JSON (``rein config show``): TOML's ``inf``, ``nan`` and its unbounded hex
     integers would fail there, far from the line that holds them."""
-    stack: list[tuple[str, Any]] = [(key, value) for key, value in data.items()]
-    while stack:
-        key, value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(value.items())
-        elif isinstance(value, list):
-            stack.extend((key, item) for item in value)
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"invalid TOML: {key} is {value}, which is not a finite number",
-                              code="CFG003", hint="use a finite number",
-                              location=Location(file=str(path), line=_line_of(path, key)))
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > _SAFE_INT:
-            raise ConfigError(f"invalid TOML: {key} is an integer beyond 2^53",
-                              code="CFG003", hint="no setting needs a number this large",
-                              location=Location(file=str(path), line=_line_of(path, key)))
+    found = rules.bad_number(data)
+    if found is None:
+        return
+    key, value = found
+    if isinstance(value, float):
+        raise ConfigError(f"invalid TOML: {key} is {value}, which is not a finite number",
+                          code="CFG003", hint="use a finite number",
+                          location=Location(file=str(path), line=_line_of(path, key)))
+    raise ConfigError(f"invalid TOML: {key} is an integer beyond 2^53",
+                      code="CFG003", hint="no setting needs a number this large",
+                      location=Location(file=str(path), line=_line_of(path, key)))
 
 
 def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
@@ -489,40 +460,30 @@ def _known(key: str, keys: Iterable[str]) -> str:
 
 
 def _check(data: dict[str, Any], path: Path) -> None:
-    """Type-check the sections rein narrows, so a typo never silently grants."""
+    """Type-check the sections rein narrows, so a typo never silently grants (the rules:
+    :mod:`rein.core.config_rules`)."""
+    for section in sorted(KNOWN_SECTIONS & data.keys()):
+        if not isinstance(data[section], dict):  # `providers = "x"`: a value, not a table
+            raise ConfigError(f"{section} must be a table ([{section}]), not a value",
+                              code="CFG004", hint=f"write its settings under a [{section}] "
+                                                  "header", location=Location(
+                                  file=str(path), line=_line_of(path, section)))
     policy = data.get("policy", {})
-    if not isinstance(policy, dict):
-        raise _bad(path, "policy", "policy", "must be a table")
     for key, value in policy.items():
-        rule = _POLICY_RULES.get(key)
-        if rule is None:
-            raise _bad(path, "policy", key, "unknown key",
-                       _known(key, _POLICY_RULES))
-        if rule in _ORDERS and value not in _ORDERS[rule]:
-            raise _bad(path, "policy", key, f"{value!r} is not one of {_ORDERS[rule]}")
-        if rule in ("intersect", "union", "roots") and not (
-            isinstance(value, list) and all(isinstance(v, str) for v in value)
-        ):
-            raise _bad(path, "policy", key, "must be a list of strings")
-        if rule == "min" and (isinstance(value, bool) or not isinstance(value, (int, float))
-                              or value < 0):
-            raise _bad(path, "policy", key, "must be a non-negative number")
-        if rule == "and" and not isinstance(value, bool):
-            raise _bad(path, "policy", key, "must be true or false")
-    for key, value in (data.get("limits") or {}).items():
-        if key not in _LIMIT_KEYS:
-            raise _bad(path, "limits", key, "unknown key", _known(key, _LIMIT_KEYS))
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise _bad(path, "limits", key, "must be a positive integer")
+        if (problem := rules.policy_problem(key, value)) is not None:
+            raise _bad(path, "policy", key, problem, _known(key, _POLICY_RULES)
+                       if problem == rules.UNKNOWN_KEY else None)
+    limits = data.get("limits", {})
+    for key, value in limits.items():
+        if (problem := rules.limits_problem(key, value)) is not None:
+            raise _bad(path, "limits", key, problem, _known(key, _LIMIT_KEYS)
+                       if problem == rules.UNKNOWN_KEY else None)
     check_hooks(data, path, _bad)
     check_approver(data, path, _bad)
     # [mcp] trusted grants launches without asking: a mistyped one must not pass silently.
     mcp = data.get("mcp", {})
-    if not isinstance(mcp, dict):
-        raise _bad(path, "mcp", "mcp", "must be a table")
-    trusted = mcp.get("trusted", [])
-    if not (isinstance(trusted, list) and all(isinstance(v, str) for v in trusted)):
-        raise _bad(path, "mcp", "trusted", "must be a list of command lines (strings)",
+    if (problem := rules.mcp_trusted_problem(mcp.get("trusted", []))) is not None:
+        raise _bad(path, "mcp", "trusted", problem,
                    'for example: trusted = ["mcp-server-time --local-timezone UTC"]')
 
 
@@ -539,7 +500,9 @@ def _merge_file(merged: dict[str, Any], sources: dict[str, tuple[str, ...]], not
         elif section == "hooks":
             _merge_hooks(merged, sources, notes, value, scope, path)
         elif isinstance(value, dict):
-            _merge_data(merged.setdefault(section, {}), sources, value, section, path)
+            if not isinstance(merged.get(section), dict):  # a table here, a value above it
+                merged[section] = {}
+            _merge_data(merged[section], sources, value, section, path)
         else:
             merged[section] = value
             sources[section] = (path,)

@@ -33,6 +33,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from rein.core import config_rules as rules
 from rein.core.frozen import Frozen, set_field
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
@@ -40,8 +41,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 OS_ACCOUNT = "the OS account"
-KEYS = ("id", "roles", "answer_when_confined", "allowed_signers", "signing_key")
-_PATH_KEYS = ("allowed_signers", "signing_key")
+KEYS = rules.APPROVER_KEYS
+_PATH_KEYS = rules.APPROVER_PATH_KEYS
 
 
 class Approver(Frozen):
@@ -101,34 +102,23 @@ def os_account() -> str:
 def check_approver(data: Mapping[str, Any], path: Path,
                    bad: Callable[..., Exception]) -> None:
     """Type-check one file's ``[approver]`` and ``[dev] plan_roles`` (CFG004 through
-    ``bad``)."""
+    ``bad``; the rules: :mod:`rein.core.config_rules`)."""
     approver = data.get("approver", {})
     if not isinstance(approver, dict):
         raise bad(path, "approver", "approver", "must be a table")
     for key, value in approver.items():
-        if key == "id" and not (isinstance(value, str) and value.strip()):
-            raise bad(path, "approver", key, "must be a non-empty string",
-                      'for example: id = "ana@example.org"')
-        elif key == "roles" and not _role_list(value):
-            raise bad(path, "approver", key, "must be a list of role names",
-                      'for example: roles = ["release-manager"]')
-        elif key == "answer_when_confined" and not isinstance(value, bool):
-            raise bad(path, "approver", key, "must be true or false")
-        elif key in _PATH_KEYS and not (isinstance(value, str) and value.strip()):
-            raise bad(path, "approver", key, "must be a file path")
-        elif key not in KEYS:
+        if (problem := rules.approver_problem(key, value)) is None:
+            continue
+        message, hint = problem
+        if message == rules.UNKNOWN_KEY:
             from rein.core.suggest import with_suggestion
 
-            raise bad(path, "approver", key, "unknown key",
-                      with_suggestion(f"known keys: {', '.join(KEYS)}", key, KEYS))
+            hint = with_suggestion(f"known keys: {', '.join(KEYS)}", key, KEYS)
+        raise bad(path, "approver", key, message, hint)
     dev = data.get("dev")
-    if isinstance(dev, dict) and "plan_roles" in dev and not _role_list(dev["plan_roles"]):
+    if isinstance(dev, dict) and "plan_roles" in dev and not rules.role_list(dev["plan_roles"]):
         raise bad(path, "dev", "plan_roles", "must be a list of role names",
                   'for example: plan_roles = ["tech-lead"]')
-
-
-def _role_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
 
 
 def authority_of(data: Mapping[str, Any]) -> dict[str, Any]:

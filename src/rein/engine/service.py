@@ -479,6 +479,24 @@ class Harness(Reads):
                           code="APPROVAL004", hint="name one with --allowed-signers FILE")
         return verify_recorded(row, signers)
 
+    def not_continued_here(self, run_id: str) -> str | None:
+        """Why an answer given in this process does not continue top-level run ``run_id``
+        (None: it does). A run whose graph a confined process approved (an agent that
+        started what it wrote, where approvals are not signed) is not advanced outside a
+        sandbox: that would run its next nodes outside it, under the answerer's account. It
+        continues where it was approved."""
+        from rein.store.lineage import approved_in_a_sandbox
+
+        if not approved_in_a_sandbox(self.store, run_id):
+            return None
+        from rein.core.confinement import confinement
+
+        if confinement().confined:
+            return None
+        return (f"run {run_id} was approved from a sandbox, so it is not continued outside "
+                f"one: the agent's `rein resume {run_id}` (or its flow's command) takes the "
+                "answer up there")
+
     async def answer(self, approval_id: str, status: ApprovalStatus | str, *,
                      actor: str | None = None, note: str | None = None,
                      values: Mapping[str, Any] | None = None, digest: str | None = None,
@@ -498,7 +516,7 @@ class Harness(Reads):
         """
         from rein.engine.run import approvals
         from rein.engine.run.answering import Via
-        from rein.store.lineage import approved_in_a_sandbox, top_run
+        from rein.store.lineage import top_run
 
         status = answer_status(status)
         approver = self.check_answerer(f"approval {approval_id}", actor)
@@ -511,19 +529,22 @@ class Harness(Reads):
             raise Refused(f"approval {approval_id} shows material with digest {row.digest}, "
                           f"not {digest}", code="APPROVAL_STALE",
                           hint="look at the approval again with `rein approvals list --json`")
+        if approvals.superseded(row):
+            # Closed by rein, not answered: the same question waits about the content as it
+            # is now, and an answer meant for this one is that one's to give.
+            by = (row.answer or {}).get("superseded_by")
+            raise Refused(f"approval {approval_id} was closed by rein, not answered: "
+                          f"{(row.answer or {}).get('note') or f'superseded by {by}'}; "
+                          "nothing was recorded", code="APPROVAL_ANSWERED",
+                          hint=f"answer {by}, which asks the same about the content as it is "
+                               f"now: `rein approvals show {by}`, then accept, decline or "
+                               "cancel it")
         top = top_run(self.store, row.run_id)
         left = None
-        if go_on and top is not None and approved_in_a_sandbox(self.store, top.run_id):
-            from rein.core.confinement import confinement
-
-            if not confinement().confined:
-                # The graph was approved by a confined process (an agent that wrote it,
-                # say): advancing it here would run its next nodes outside that sandbox,
-                # under this person's account. It continues where it was approved.
+        if go_on and top is not None:
+            left = self.not_continued_here(top.run_id)
+            if left is not None:
                 go_on = False
-                left = (f"run {top.run_id} was approved from a sandbox, so it is not "
-                        "continued outside one: the agent's `rein resume "
-                        f"{top.run_id}` (or its flow's command) takes the answer up there")
         if go_on and top is not None:
             self._held_to_binding(top, approval_id)
             self._held_to_workspace(top, approval_id)

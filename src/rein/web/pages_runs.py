@@ -334,6 +334,12 @@ def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str
              f'<a href="#waiting">answer them below</a> or in '
              f'<a href="/approvals?run={e(run.run_id)}">the approval queue</a></div>'
              if pending else "")
+    # A run an agent approved in its sandbox: an answer given here is recorded, and the run
+    # waits for the agent to take it up (rein.engine.service.Harness.not_continued_here).
+    elsewhere = None if run.status.terminal else h.not_continued_here(h.owner(run.run_id))
+    if elsewhere is not None:
+        queue += (f"<div class='notice' data-not-continued>Answers given here are recorded; "
+                  f"the run is not continued here: {e(elsewhere)}.</div>")
     body = (error_box(*error) if error else "") + (
         f"<p class='muted'>{crumbs}</p>" if crumbs else "") + (
         f"<h1><code>{e(run.run_id)}</code> {status(run.status.value, attrs='data-run-status')}"

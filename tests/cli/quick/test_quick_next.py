@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import ROOT, account_files
 
 from rein.cli import main
 from rein.cli.app import cli
@@ -121,3 +121,83 @@ def test_a_wait_and_an_end_print_what_the_click_command_prints(
     expected = _through_click(form, capsys)
     assert quick_next(form) == expected[0] == (3 if state == "approval" else 1)
     assert capsys.readouterr().out == expected[1]
+
+
+# Beside a rein.toml that leaves the answer alone, the cold read answers
+# (rein.workers.driver.glance_config): the plain TOML it reads itself, the rest tomllib.
+SETTLED = {
+    "plain": {"project": '[driver]\ntiers = ["standard", "deep"]\n[policy]\nshell = "ask"\n'
+                         "max_cost_usd = 2.5\n[limits]\nmax_bytes = 1\n[store]\n",
+              "user": '[providers.openai]\nkind = "openai"\n[policy]\nnetwork = "deny"\n',
+              "account": '[approver]\nid = "ana@example.org"\nroles = ["maintainer"]\n'},
+    "tomllib": {"project": '[tiers]\nstandard = { provider = "p", model = "m" }\n'
+                           '[x-notes]\nwhen = 2026-01-01\nesc = "a\\tb"\n'},
+}
+
+
+@pytest.fixture
+def places(waiting: str, tmp_path_factory: pytest.TempPathFactory,
+           monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Where rein reads its configuration, outside the workspace and the real home: the
+    project's file, the user's, and the account's own approver file (for both reads)."""
+    from rein.workers.driver import glance
+
+    root = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("REIN_USER_CONFIG", str(root / "user.toml"))
+    monkeypatch.setenv("REIN_MANAGED_CONFIG", str(root / "etc" / "rein.toml"))
+    monkeypatch.setenv("HOME", str(root / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    managed, user = account_files(monkeypatch, root)
+    monkeypatch.setattr(glance, "authority_files",
+                        lambda: [("managed", str(managed)), ("user", str(user))])
+    user.parent.mkdir(parents=True)
+    return {"project": Path("rein.toml").resolve(), "user": root / "user.toml",
+            "account": user}
+
+
+def _not_the_harness(run_id: str | None) -> None:
+    raise AssertionError("answered through the Harness")
+
+
+@pytest.mark.parametrize("form", [[], ["--json"], ["--run", "RUN", "--json"]])
+@pytest.mark.parametrize("state", ["instruction", "approval", "cancelled"])
+@pytest.mark.parametrize("files", SETTLED.values(), ids=SETTLED)
+def test_beside_a_rein_toml_the_quick_path_prints_what_the_click_command_prints(
+        waiting: str, places: dict[str, Path], files: dict[str, str], state: str,
+        form: list[str], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from rein.cli.quick import next as quick
+
+    if state == "approval":
+        assert quick_next(["--json"]) == 0
+        Path("greet.py").write_text(RIGHT)
+        Path(".rein/inbox.json").write_text(json.dumps(
+            json.loads(capsys.readouterr().out)["example"]))
+        assert main(["submit"]) == 3
+    elif state == "cancelled":
+        assert main(["runs", "cancel", waiting]) == 1
+    for place, text in files.items():  # written once the run is where the test wants it
+        places[place].write_text(text)
+    capsys.readouterr()
+    args = [waiting if a == "RUN" else a for a in form]
+    expected = _through_click(args, capsys)  # through the Harness, which reads the files
+    monkeypatch.setattr(quick, "_through_the_harness", _not_the_harness)
+    assert quick_next(args) == expected[0] == {"instruction": 0, "approval": 3,
+                                               "cancelled": 1}[state]
+    assert capsys.readouterr().out == expected[1]
+
+
+@pytest.mark.parametrize("place,text,code,exit_code", [
+    ("project", '[policy]\nshell = "sometimes"\n', "CFG004", 64),
+    ("project", "[store]\nurl = 'elsewhere.db'\n", "STORE404", 1),
+    ("project", "[x]\nn = inf\n", "CFG003", 64),
+    ("user", "[limits]\nmax_depth = 0\n", "CFG004", 64),
+    ("account", '[approver]\nid = ""\n', "CFG004", 64),
+])
+def test_beside_a_rein_toml_the_harness_refuses_click_says_why(
+        waiting: str, places: dict[str, Path], place: str, text: str, code: str,
+        exit_code: int, capsys: pytest.CaptureFixture[str]) -> None:
+    places[place].write_text(text)
+    assert quick_next([]) is None and capsys.readouterr().out == ""
+    assert main(["next"]) == exit_code
+    assert code in capsys.readouterr().err

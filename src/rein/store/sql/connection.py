@@ -38,9 +38,33 @@ if TYPE_CHECKING:
 _HELD: dict[tuple[str, str], list[Any]] = {}
 
 
-# One encoder for every write (several per node): json.dumps with options builds a new one
-# on each call.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode
+def _encoder() -> Callable[[Any], str]:
+    """One encoder for every write (a dozen per node): ``json.dumps`` with options builds a
+    new ``JSONEncoder`` on each call, and its ``encode`` a new C encoder on each call. This
+    builds the C encoder once (``JSONEncoder.encode``'s output, byte for byte), where there
+    is one."""
+    from json import encoder
+
+    base = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    c_make_encoder = getattr(encoder, "c_make_encoder", None)  # not where C's is missing
+    if c_make_encoder is None:
+        return base.encode
+    markers: dict[int, Any] = {}  # what is being encoded: a value that holds itself is refused
+    chunks = c_make_encoder(markers, base.default, encoder.encode_basestring, None, ":", ",",
+                            True, False, True)  # sort_keys, skipkeys, allow_nan
+    join = "".join
+
+    def encode(value: Any) -> str:
+        try:
+            return join(chunks(value, 0))
+        except BaseException:
+            markers.clear()  # a failure part-way leaves the containers it was inside
+            raise
+
+    return encode
+
+
+_ENCODE = _encoder()
 
 
 def dump(value: Any) -> str:

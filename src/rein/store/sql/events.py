@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
+from rein.core.frozen import maker
 from rein.core.ids import RunId
+from rein.formats.redaction import redact
 from rein.store.rows import Event, NodeRow, RunRow, Transition
 from rein.store.sql.connection import SQLConnection, dump
 from rein.store.sql.runs import COLUMNS, figures_of
@@ -34,7 +37,22 @@ _NODE_UPDATE = (" ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded
 
 
 def _parts(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    if len(rows) <= ROWS_PER_STATEMENT:
+        return [rows] if rows else []
     return [rows[i:i + ROWS_PER_STATEMENT] for i in range(0, len(rows), ROWS_PER_STATEMENT)]
+
+
+def _events_insert(count: int) -> str:
+    """The statement that inserts ``count`` events (made once per count)."""
+    sql = _EVENTS_INSERT.get(count)
+    if sql is None:
+        sql = _EVENTS_INSERT[count] = ("INSERT INTO events (run_id, seq, type, payload, at)"
+                                       " VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * count))
+    return sql
+
+
+_EVENTS_INSERT: dict[int, str] = {}
+_event = maker(Event)  # an event of the write path: a dozen per node
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
@@ -129,11 +147,12 @@ class EventsSQL(SQLConnection):
                                 (run_id,)).fetchone()
             last = int(row[0])
         seq = last + 1
-        payload = self.redact(dict(payload))
+        secrets = self.secrets
+        payload = redact(payload, secrets) if secrets else dict(payload)
         self._events_due.append((run_id, seq, event_type, dump(payload), at))
         self._due = True
         self._seq[run_id] = seq
-        event = Event(run_id=RunId(run_id), seq=seq, type=event_type, payload=payload, at=at)
+        event = _event(run_id, seq, event_type, payload, at)
         self._appended.append(event)
         return event
 
@@ -190,9 +209,7 @@ class EventsSQL(SQLConnection):
             rows.append((run_id, n.node_key, n.node_id, n.scope_path, n.type, status,
                          dump(record), *figures_of(record, status)))
         for part in _parts(events):
-            self._execute("INSERT INTO events (run_id, seq, type, payload, at) VALUES "
-                          + ", ".join(["(?, ?, ?, ?, ?)"] * len(part)),
-                          [v for row in part for v in row])
+            self._execute(_events_insert(len(part)), list(chain.from_iterable(part)))
         for part in _parts(rows):
             values: list[str] = []
             params: list[Any] = []

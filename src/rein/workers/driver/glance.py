@@ -12,14 +12,17 @@ know more, leaving the answer to the Harness:
 - answered here: the workspace's instruction (or a wait for the one handed out first), a
   wait for a person's approval, a run that succeeded or was cancelled; of the run
   ``--run`` names too;
-- left to the Harness: any ``rein.toml``, the account's own included (it may name another
-  store, and it must be checked); a store that is missing, not a regular file, empty,
-  damaged, or of another schema version than :data:`SCHEMA_VERSION`; a workspace identity
-  file made for another path (a moved or copied workspace) or unreadable; no run in the
-  workspace, or a ``--run`` that names no run or another workspace's; a run that failed or
-  ended partial (the reason is read from its nodes and events) or that waits on nothing
-  named here (an interrupted run, an answer not taken up, a node no worker serves); any
-  error at all.
+- read beside it: the ``rein.toml`` files, the account's own approver files included,
+  when they leave the answer alone: the embedded store is the one read, and rein.config
+  refuses none of them (:mod:`rein.workers.driver.glance_config` says which);
+- left to the Harness: any other ``rein.toml`` (another store, a table that needs trust or
+  that pins files, a file rein.config would refuse); a store that is missing, not a
+  regular file, empty, damaged, or of another schema version than :data:`SCHEMA_VERSION`;
+  a workspace identity file made for another path (a moved or copied workspace) or
+  unreadable; no run in the workspace, or a ``--run`` that names no run or another
+  workspace's; a run that failed or ended partial (the reason is read from its nodes and
+  events) or that waits on nothing named here (an interrupted run, an answer not taken
+  up, a node no worker serves); any error at all.
 
 The store owns its tables (:mod:`rein.store.sql`); this module reads them as they are at
 :data:`SCHEMA_VERSION`, which it checks first, with the store's own statements.
@@ -33,7 +36,7 @@ import json
 import os
 import stat
 
-from rein.core.config_places import any_config, authority_files, exists
+from rein.core.config_places import authority_files, config_files, exists
 from rein.workers.driver import answers
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
@@ -91,9 +94,11 @@ def glance(workspace: str, run_id: str | None = None) -> dict[str, Any] | None:
     workspace = os.path.realpath(workspace)
     path = os.path.join(workspace, STORE)
     try:
-        # rein.config.load_config reads these when one exists, even the account's own
-        # approver file: no rein.toml is the one case where nothing is read.
-        if any_config(workspace) or any(exists(p) for _scope, p in authority_files()):
+        # rein.config.load_config reads every one of these that exists, the account's own
+        # approver files too: the answer is this module's when they leave it alone.
+        files = [(scope, p) for scope, p in config_files(workspace) if exists(p)]
+        files += [("approvers", p) for _scope, p in authority_files() if exists(p)]
+        if files and not _settled(files):
             return None
         found = os.stat(path)
     except (OSError, ValueError):
@@ -119,6 +124,14 @@ def glance(workspace: str, run_id: str | None = None) -> dict[str, Any] | None:
         return None
     finally:
         db.close()
+
+
+def _settled(files: list[tuple[str, str]]) -> bool:
+    """Whether the ``rein.toml`` files that exist leave the answer to this module
+    (:mod:`rein.workers.driver.glance_config`, imported only when one exists)."""
+    from rein.workers.driver.glance_config import settled
+
+    return settled(files)
 
 
 def _identity(workspace: str) -> str | None:
