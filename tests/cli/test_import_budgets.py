@@ -89,7 +89,7 @@ NEXT_CEILING = 79  # 113 when written (135 with the dataclasses, 258 before); 12
 # tomllib brings `typing` and compiles its patterns, 38 M instructions. Still none of the
 # configuration's modules, the Harness or `pathlib`: before, any rein.toml took the turn
 # through the Harness (224 M instructions against 94 M).
-NEXT_CONFIG_MODULES = {"rein.core.config_rules", "rein.core.toml_plain",
+NEXT_CONFIG_MODULES = {"rein.core.config_rules", "rein.core.reading", "rein.core.toml_plain",
                        "rein.workers.driver.glance_config"}
 PLAIN_TOML = ('[driver]\ntiers = ["standard", "deep"]\n[tiers.standard]\nprovider = "openai"\n'
               '[policy]\nshell = "ask"\nmax_cost_usd = 2.5\n[limits]\nmax_depth = 64\n[store]\n')

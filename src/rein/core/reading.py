@@ -11,8 +11,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a cold `rein next` reads its rein.toml through here
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 __all__ = ["read_json_object", "read_small_file"]
 

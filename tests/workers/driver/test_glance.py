@@ -399,12 +399,9 @@ TO_THE_HARNESS: dict[str, tuple[str | bytes, str | None]] = {
 }
 
 
-@pytest.mark.parametrize("text,harness_says", TO_THE_HARNESS.values(), ids=TO_THE_HARNESS)
-def test_a_rein_toml_it_leaves_to_the_harness(ws: Path, text: str | bytes,
-                                              harness_says: str | None,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
-    start(capsys)
-    put(ws, {"project": text})
+def _left_to_the_harness(ws: Path, harness_says: str | None) -> None:
+    """The cold read declines; the Harness answers (the instruction) or refuses with the
+    code ``harness_says``."""
     assert read(str(ws)) is None
     if harness_says is None:
         assert harness(ws)["status"] == "instruction"
@@ -412,6 +409,15 @@ def test_a_rein_toml_it_leaves_to_the_harness(ws: Path, text: str | bytes,
         with pytest.raises(ReinError) as info:
             harness(ws)
         assert info.value.code == harness_says
+
+
+@pytest.mark.parametrize("text,harness_says", TO_THE_HARNESS.values(), ids=TO_THE_HARNESS)
+def test_a_rein_toml_it_leaves_to_the_harness(ws: Path, text: str | bytes,
+                                              harness_says: str | None,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    start(capsys)
+    put(ws, {"project": text})
+    _left_to_the_harness(ws, harness_says)
 
 
 def test_a_store_url_of_postgresql_is_the_harnesss(ws: Path,
@@ -434,13 +440,7 @@ def test_the_users_and_the_accounts_files_are_held_to_the_same(
         harness_says: str | None, capsys: pytest.CaptureFixture[str]) -> None:
     start(capsys)
     put(ws, {place: text})
-    assert read(str(ws)) is None
-    if harness_says is None:
-        assert harness(ws)["status"] == "instruction"
-    else:
-        with pytest.raises(ReinError) as info:
-            harness(ws)
-        assert info.value.code == harness_says
+    _left_to_the_harness(ws, harness_says)
 
 
 def test_a_rein_toml_that_is_no_file_is_the_harnesss(ws: Path,

@@ -31,10 +31,8 @@ files, and :data:`SECTIONS` equal to rein.config's known sections.
 
 from __future__ import annotations
 
-import os
-import stat
-
 from rein.core import config_rules as rules
+from rein.core.reading import read_small_file
 
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
@@ -74,7 +72,7 @@ def settled(files: Iterable[tuple[str, str]]) -> bool:
 
 def _data(path: str) -> dict[str, Any] | None:
     """The file's TOML data, as rein.config reads it (``None``: it would refuse it)."""
-    raw = _small_file(path, rules.MAX_CONFIG_BYTES)
+    raw = read_small_file(path, rules.MAX_CONFIG_BYTES)
     if raw is None:
         return None
     try:
@@ -92,34 +90,6 @@ def _data(path: str) -> dict[str, Any] | None:
         except (ValueError, RecursionError):
             return None
     return None if rules.bad_number(data) is not None else data
-
-
-def _small_file(path: str, max_bytes: int) -> bytes | None:
-    """The bytes of ``path`` when it is a regular file of at most ``max_bytes`` (what
-    rein.formats.loader.read_limited reads), else ``None``. As
-    rein.core.reading.read_small_file, whose import would cost a cold turn more than this
-    read: opened without blocking and checked on the open descriptor, never read past the
-    limit."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
-            return None
-        chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, max_bytes + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return None if size > max_bytes else b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _quiet(data: dict[str, Any], *, project: bool) -> bool:
