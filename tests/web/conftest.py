@@ -139,3 +139,12 @@ def sse_events(text: str) -> list[dict[str, Any]]:
             if line.startswith("data:"):
                 out.append(json.loads(line[5:]))
     return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium for a module's browser tests (each module skips without one)."""
+    from tests.web.browser import launched
+
+    with launched() as b:
+        yield b

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = Path(os.environ.get(
@@ -39,12 +38,6 @@ PAGES = ("/", "/approvals", "/plans", "/plan?path=g.agraph.yaml", "/threads", "/
          # list paged and one refusing its filter
          "/plan?path=p.agraph.yaml", "/plan?path=release-train.agraph.yaml", "/?n=1",
          "/?since=yesterday")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def violations(page: Any) -> list[str]:

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 from tests.web.conftest import write_graph
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
@@ -33,12 +32,6 @@ REVIEWED = {
                        "gate": {"mode": "approve", "prompt": f"Ship it? {HOSTILE}",
                                 "present": ["params.notes", "params.file", "params.doc"]}}},
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def _git(root: Path, *args: str) -> None:

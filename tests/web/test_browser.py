@@ -5,24 +5,17 @@ the same feed, download the record, and see a stale approval refused."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 NODE = 'svg.dag g.node[data-node="{}"][data-status="{}"]'
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def _log(page: Any) -> list[str]:

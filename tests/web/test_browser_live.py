@@ -12,7 +12,7 @@ import pytest
 from tests.web.browser import served, why_not
 from tests.web.conftest import write_graph
 from tests.web.live_graphs import MAPPED
-from tests.web.test_browser import NODE, WAIT, browser  # noqa: F401  (the fixture)
+from tests.web.test_browser import NODE, WAIT
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
@@ -20,7 +20,7 @@ ROW = '[data-node-detail="{}"]'
 
 
 def test_a_map_run_started_with_params_shows_its_items_without_reload(
-        browser: Any, workspace: Path) -> None:  # noqa: F811
+        browser: Any, workspace: Path) -> None:
     write_graph(workspace, "m.agraph.yaml", MAPPED)
     with served(workspace) as url:
         base = url.split("/?")[0]

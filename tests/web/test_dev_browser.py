@@ -4,25 +4,18 @@ this process, and the features change state on it without a reload."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 from tests.web.dev_env import driver, repository, step
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
 FEATURE = "[data-feature='{}'].status[data-state='{}']"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def test_the_dev_page_shows_features_changing_state(

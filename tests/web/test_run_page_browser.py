@@ -4,14 +4,13 @@ lines kept from the textarea to the run, and the picture kept inside its box."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rein.engine.service import Harness
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 from tests.web.conftest import write_graph
 from tests.web.test_accessibility import AXE, violations
 
@@ -20,12 +19,6 @@ pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 NODE = 'svg.dag g.node[data-node="{}"][data-status="{}"]'
 CARD = "[data-approvals] .card[data-approval]"
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def test_the_gates_are_answered_on_the_run_page_as_they_are_asked(

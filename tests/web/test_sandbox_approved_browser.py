@@ -11,13 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 
 SETPRIV = shutil.which("setpriv")
 REIN = Path(sys.executable).parent / "rein"
@@ -38,12 +37,6 @@ pytestmark = [
 
 NODE = 'svg.dag g.node[data-node="{}"][data-status="{}"]'
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def _rein(root: Path, *argv: str, confined: bool = False) -> subprocess.CompletedProcess[str]:

@@ -6,26 +6,19 @@ on the thread."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import rein
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 from tests.web.test_threads_graph import _graph_turn_at_its_gate
 from tests.web.threads_env import configure, waiting_thread
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def test_a_graph_turns_input_gate_is_answered_with_its_value_in_the_page(

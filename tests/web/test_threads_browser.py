@@ -5,25 +5,18 @@ and the final answer as they happen."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.web.browser import launched, served, why_not
+from tests.web.browser import served, why_not
 from tests.web.threads_env import configure, waiting_thread
 
 pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 WAIT = 30_000  # ms: an upper bound on waiting, not a pause
 ITEM = "div.item[data-type='{}'][data-status='{}']"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with launched() as b:
-        yield b
 
 
 def test_a_threads_question_is_answered_in_the_page_and_its_items_arrive_live(
