@@ -68,3 +68,51 @@ def test_templates_are_cached_by_text_too() -> None:
     other = parse_template("Hello ${{ params.names }}!")
     assert other != one
     assert other.interpolations[0].expr.source.strip() == "params.names"
+
+
+# A dotted name alone is read without the tokenizer; every other text is not.
+PLAIN = ["nodes.write_module.outputs.module", "params", "self.outputs.x", "nodes.a.in",
+         "_x.y_2.Z"]
+NOT_PLAIN = ["nodes .a", " nodes.a", "nodes.a ", "nodes..a", "nodes.a.", ".a", "true",
+             "null.x", "not.a", "nodes.a.1", "nodes.a.len()", "len(a)", "a.b == c", "naïve.x",
+             "a[0]", ""]
+
+
+@pytest.mark.parametrize("text", PLAIN)
+def test_a_plain_reference_is_the_parsers_tree_built_without_the_tokenizer(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rein.formats.agx import parser
+
+    expected = _Parser(text).parse()
+    _parse_cached.cache_clear()
+
+    def no_tokens(_: str) -> None:
+        raise AssertionError("tokenized")
+
+    monkeypatch.setattr(parser, "tokenize", no_tokens)
+    got = parse(text)
+    assert got.body == expected and got.source == text
+
+
+@pytest.mark.parametrize("text", NOT_PLAIN)
+def test_any_other_text_is_tokenized_and_parsed_as_before(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rein.formats.agx import lexer, parser
+
+    try:
+        expected: object = _Parser(text).parse()
+    except AgxSyntaxError as exc:
+        expected = (exc.code, str(exc))
+    _parse_cached.cache_clear()
+    seen: list[str] = []
+
+    def counted(source: str) -> list[lexer.Token]:
+        seen.append(source)
+        return lexer.tokenize(source)
+
+    monkeypatch.setattr(parser, "tokenize", counted)
+    try:
+        got: object = parse(text).body
+    except AgxSyntaxError as exc:
+        got = (exc.code, str(exc))
+    assert got == expected and seen == [text]

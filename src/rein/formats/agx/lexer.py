@@ -11,6 +11,7 @@ and so rejects those three; rein does not copy that.)
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import NamedTuple, NoReturn
 
 from rein.formats.agx.errors import AgxSyntaxError
@@ -37,20 +38,25 @@ class Token(NamedTuple):
 
 
 # Whitespace matches nothing, so ``finditer`` skips it; ``bad`` catches every other character
-# the language has no token for, so nothing is skipped silently.
-_TOKEN = re.compile(
-    r"""
+# the language has no token for, so nothing is skipped silently. Compiled on first use: a
+# process that only reads plain references (rein.formats.agx.parser) never tokenizes.
+_TOKEN_PATTERN = r"""
       (?P<number>[0-9]+(?:\.[0-9]+)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
     | (?P<op>&&|\|\||==|!=|<=|>=|[-+*/%<>!()\[\],.])
     | (?P<bad>\S)
-    """,
-    re.VERBOSE | re.DOTALL,
-)
+    """
+
+
+@cache
+def _token() -> re.Pattern[str]:
+    return re.compile(_TOKEN_PATTERN, re.VERBOSE | re.DOTALL)
+
+
 _new_token = tuple.__new__  # NamedTuple's own constructor is Python code; this is not
 
-_EXPONENT = re.compile(r"[eE][+-]?[0-9]+")
+_EXPONENT = r"[eE][+-]?[0-9]+"  # only for a number about to be refused
 _SIMPLE_ESCAPES = {
     "n": "\n",
     "t": "\t",
@@ -68,7 +74,7 @@ def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens, ending with one ``END`` token. Raises AgxSyntaxError."""
     tokens: list[Token] = []
     append = tokens.append
-    for m in _TOKEN.finditer(text):
+    for m in _token().finditer(text):
         kind = m.lastgroup
         pos, end = m.span()
         if kind == "name":
@@ -114,7 +120,7 @@ def _number(text: str, raw: str, start: int, end: int) -> int | float:
         _fail(text, end, f"'{raw}.' is not a number: write {raw}.0 or {raw}",
               "a decimal point needs digits on both sides")
     if following and (following.isalpha() or following == "_"):
-        exponent = _EXPONENT.match(text, end)
+        exponent = re.compile(_EXPONENT).match(text, end)
         if exponent:
             written = text[start:exponent.end()]
             _fail(text, start, f"exponents are not supported ({written!r})",
