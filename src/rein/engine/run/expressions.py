@@ -18,6 +18,7 @@ from typing import Any
 
 from rein.core.frozen import Record, field
 from rein.errors import RunError
+from rein.formats.dotted import NotPlain, plain_reference, read
 
 
 class ExpressionFailed(RunError):
@@ -114,6 +115,12 @@ class EvalScope(Record):
 
 def evaluate(text: str, scope: EvalScope) -> Any:
     """The value of an AGX expression. Raises AGX's evaluation error untouched."""
+    path = plain_reference(text)
+    if path is not None:  # a dotted name alone: read without importing AGX
+        try:
+            return read(path, scope)
+        except NotPlain:
+            pass  # AGX raises its error, with the position and hint
     from rein.formats import agx
 
     return agx.evaluate(_parsed(text), scope)
@@ -121,6 +128,14 @@ def evaluate(text: str, scope: EvalScope) -> Any:
 
 def evaluate_bool(text: str, scope: EvalScope) -> bool:
     """An AGX condition; a non-boolean result is an evaluation error."""
+    path = plain_reference(text)
+    if path is not None:
+        try:
+            found = read(path, scope)
+        except NotPlain:
+            found = None
+        if isinstance(found, bool):
+            return found
     from rein.formats import agx
 
     return bool(agx.evaluate_bool(_parsed(text), scope))

@@ -15,8 +15,7 @@ from functools import cache
 from typing import NamedTuple, NoReturn
 
 from rein.formats.agx.errors import AgxSyntaxError
-
-KEYWORDS = frozenset({"true", "false", "null", "and", "or", "not", "in"})
+from rein.formats.dotted import KEYWORDS
 
 # Token kinds.
 NUM = "number"
@@ -39,7 +38,7 @@ class Token(NamedTuple):
 
 # Whitespace matches nothing, so ``finditer`` skips it; ``bad`` catches every other character
 # the language has no token for, so nothing is skipped silently. Compiled on first use: a
-# process that only reads plain references (rein.formats.agx.parser) never tokenizes.
+# process that only reads dotted names (rein.formats.dotted) never tokenizes.
 _TOKEN_PATTERN = r"""
       (?P<number>[0-9]+(?:\.[0-9]+)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)

@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from rein.formats.agx.errors import AgxSyntaxError, describe_position
 from rein.formats.agx.functions import FUNCTIONS, suggest
-from rein.formats.agx.lexer import END, KEYWORDS, KW, NAME, NUM, OP, STR, Token, tokenize
+from rein.formats.agx.lexer import END, KW, NAME, NUM, OP, STR, Token, tokenize
 from rein.formats.agx.static import check_call
 from rein.formats.agx.tree import (
     ArrayLit,
@@ -29,6 +29,7 @@ from rein.formats.agx.tree import (
     Unary,
     depth,
 )
+from rein.formats.dotted import plain_reference
 
 MAX_NESTING = 32  # parentheses, brackets, calls and unary operators inside one another
 MAX_DEPTH = 100  # height of the finished tree (long operator chains count too)
@@ -56,21 +57,12 @@ def parse(text: str) -> Expr:
 
 @lru_cache(maxsize=16384)
 def _parse_cached(text: str) -> Expr:
-    path = _plain_reference(text)
+    # A dotted name alone is the tree the parser would build; the tokenizer's pattern is
+    # compiled on first use, so reading only names compiles nothing.
+    path = plain_reference(text)
     if path is not None:
         return Expr(source=text, body=Reference(path=path, offset=0))
     return Expr(source=text, body=_Parser(text).parse())
-
-
-def _plain_reference(text: str) -> tuple[str, ...] | None:
-    """The path of ``text`` when it is a dotted name and nothing else (``nodes.a.outputs.b``,
-    no space, no call): the tree the parser would build, without the tokenizer, whose
-    pattern is compiled on first use only (an approval's ``present`` entries are such
-    references, and a driver turn that reads them compiles nothing). ``None`` otherwise."""
-    path = tuple(text.split("."))
-    if path[0] in KEYWORDS or not all(p.isascii() and p.isidentifier() for p in path):
-        return None
-    return path
 
 
 class _Parser:
