@@ -241,3 +241,40 @@ def test_dev_null_bound_over_protected_files_is_not_a_write(repo: Path) -> None:
     checks = compare(before, json.loads(done.stdout), PERMS)
     assert checks["writes_outside"] == [], checks
     assert checks["ignored"]["sandbox_mounts"] == sorted(names)
+
+
+def test_the_refs_are_read_from_the_files_as_git_lists_them(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rein.tools import gitguard
+
+    git(repo, "branch", "other")
+    git(repo, "tag", "v1")
+    git(repo, "pack-refs", "--all")
+    git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "src" / "app.py").write_text("x = 2\n")
+    git(repo, "commit", "-q", "-am", "two")
+    listed = gitguard.git_refs(repo)
+    assert listed is not None and {"HEAD", "refs/heads/topic", "refs/tags/v1"} <= set(listed)
+
+    def no_git(*args: object, **kwargs: object) -> None:
+        raise AssertionError("git was started")
+
+    monkeypatch.setattr(gitguard.subprocess, "run", no_git)
+    assert snapshot(repo)["refs"] == listed
+
+
+def test_a_repository_the_files_cannot_say_is_asked_of_git(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rein.tools import gitguard
+
+    listed = gitguard.git_refs(repo)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", "/nonexistent")  # only git reads it so
+    asked: list[object] = []
+    real = gitguard.subprocess.run
+
+    def counted(*args: object, **kwargs: object) -> object:
+        asked.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(gitguard.subprocess, "run", counted)
+    assert snapshot(repo)["refs"] == listed and asked == [gitguard.COMMAND]

@@ -135,8 +135,6 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
     ``previous`` (an earlier snapshot of the same workspace) lends its hashes to files whose
     stat did not change.
     """
-    from rein.tools.gitguard import git_refs
-
     root = Path(workspace)
     started = time.time_ns()
     mounts = _mount_points(root)
@@ -173,11 +171,26 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
                 if info.st_dev != device:  # another file system: a mount point
                     mounts.add(rel)
     return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,
-            "entries": entries, "refs": git_refs(root), "partial": partial,
+            "entries": entries, "refs": _refs(root), "partial": partial,
             "mounts": sorted(m for m in mounts if m in entries),
             # As configured when it was taken: a driver that rewrites rein.toml to drop a
             # hook does not free the hook's script by it.
             "protected": list(protected_in(root))}
+
+
+def _refs(root: Path) -> dict[str, str] | None:
+    """Every ref and ``HEAD`` → commit, as ``git show-ref --head`` lists them: read from the
+    repository's files (:mod:`rein.tools.git_files`), and from git only for a repository
+    they cannot say. Every instruction and every answer takes a snapshot: starting a
+    process for it cost each driver turn a ``git`` run."""
+    from rein.tools.git_files import Unreadable, read_refs
+
+    try:
+        return read_refs(root)
+    except (Unreadable, OSError):
+        from rein.tools.gitguard import git_refs
+
+        return git_refs(root)
 
 
 def sandbox_mounts(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
