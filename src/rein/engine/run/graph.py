@@ -16,8 +16,8 @@ from typing import Any
 
 from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS
-from rein.formats.ags.plan import effective_edges, effective_node, topological_order
 from rein.formats.ags.plan_model import EdgePlan
+from rein.formats.ags.plan_order import effective_edges, effective_node, topological_order
 from rein.formats.ags.spec import NodeSpec, node_spec
 
 
