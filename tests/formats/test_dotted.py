@@ -42,6 +42,13 @@ def test_a_name_it_knows_is_the_parsers_reference_and_the_rest_it_leaves(
         assert not (isinstance(tree, Reference) and text == ".".join(tree.path))
 
 
+def test_its_keywords_are_agxs() -> None:
+    from rein.formats.agx.lexer import KEYWORDS as AGX_KEYWORDS
+    from rein.formats.dotted import KEYWORDS
+
+    assert KEYWORDS == AGX_KEYWORDS
+
+
 @pytest.mark.parametrize("text", ["nodes.a", "x", "a.in.b", "self.outputs.module"])
 def test_a_plain_dotted_name_is_known(text: str) -> None:
     assert plain_reference(text) == tuple(text.split("."))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from rein.formats.agx.scope import Scope
 
+# AGX's keywords (rein.formats.agx.lexer): never the root of a reference.
 KEYWORDS = frozenset({"true", "false", "null", "and", "or", "not", "in"})
 
 

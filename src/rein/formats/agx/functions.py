@@ -127,9 +127,8 @@ def _join(args: list[Any], scope: Scope) -> str:
     return str.join(sep, (stringify(item) for item in items))
 
 
-# Patterns, compiled by `re` (and kept in its cache) on first use, not at import.
-_INT_TEXT = r"\s*[+-]?[0-9]+\s*"
-_FLOAT_TEXT = r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*"
+_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
+_FLOAT_TEXT = re.compile(r"\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*")
 
 
 def _int(args: list[Any], scope: Scope) -> int:
@@ -138,7 +137,7 @@ def _int(args: list[Any], scope: Scope) -> int:
         return int(x)
     if is_number(x):
         return int(x)
-    if isinstance(x, str) and re.fullmatch(_INT_TEXT, x):
+    if isinstance(x, str) and _INT_TEXT.fullmatch(x):
         try:
             return int(x)
         except ValueError:  # more digits than Python converts
@@ -156,7 +155,7 @@ def _float(args: list[Any], scope: Scope) -> float:
         except OverflowError:
             raise Fault("float() got an integer too large for a number",
                         kind="conversion") from None
-    if isinstance(x, str) and re.fullmatch(_FLOAT_TEXT, x):
+    if isinstance(x, str) and _FLOAT_TEXT.fullmatch(x):
         value = float(x)
         if value not in (float("inf"), float("-inf")):
             return value

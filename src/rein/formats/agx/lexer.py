@@ -11,11 +11,11 @@ and so rejects those three; rein does not copy that.)
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import NamedTuple, NoReturn
 
 from rein.formats.agx.errors import AgxSyntaxError
-from rein.formats.dotted import KEYWORDS
+
+KEYWORDS = frozenset({"true", "false", "null", "and", "or", "not", "in"})
 
 # Token kinds.
 NUM = "number"
@@ -37,25 +37,20 @@ class Token(NamedTuple):
 
 
 # Whitespace matches nothing, so ``finditer`` skips it; ``bad`` catches every other character
-# the language has no token for, so nothing is skipped silently. Compiled on first use: a
-# process that only reads dotted names (rein.formats.dotted) never tokenizes.
-_TOKEN_PATTERN = r"""
+# the language has no token for, so nothing is skipped silently.
+_TOKEN = re.compile(
+    r"""
       (?P<number>[0-9]+(?:\.[0-9]+)?)
     | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
     | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
     | (?P<op>&&|\|\||==|!=|<=|>=|[-+*/%<>!()\[\],.])
     | (?P<bad>\S)
-    """
-
-
-@cache
-def _token() -> re.Pattern[str]:
-    return re.compile(_TOKEN_PATTERN, re.VERBOSE | re.DOTALL)
-
-
+    """,
+    re.VERBOSE | re.DOTALL,
+)
 _new_token = tuple.__new__  # NamedTuple's own constructor is Python code; this is not
 
-_EXPONENT = r"[eE][+-]?[0-9]+"  # only for a number about to be refused
+_EXPONENT = re.compile(r"[eE][+-]?[0-9]+")
 _SIMPLE_ESCAPES = {
     "n": "\n",
     "t": "\t",
@@ -73,7 +68,7 @@ def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens, ending with one ``END`` token. Raises AgxSyntaxError."""
     tokens: list[Token] = []
     append = tokens.append
-    for m in _token().finditer(text):
+    for m in _TOKEN.finditer(text):
         kind = m.lastgroup
         pos, end = m.span()
         if kind == "name":
@@ -119,7 +114,7 @@ def _number(text: str, raw: str, start: int, end: int) -> int | float:
         _fail(text, end, f"'{raw}.' is not a number: write {raw}.0 or {raw}",
               "a decimal point needs digits on both sides")
     if following and (following.isalpha() or following == "_"):
-        exponent = re.compile(_EXPONENT).match(text, end)
+        exponent = _EXPONENT.match(text, end)
         if exponent:
             written = text[start:exponent.end()]
             _fail(text, start, f"exponents are not supported ({written!r})",

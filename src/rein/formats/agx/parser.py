@@ -29,7 +29,6 @@ from rein.formats.agx.tree import (
     Unary,
     depth,
 )
-from rein.formats.dotted import plain_reference
 
 MAX_NESTING = 32  # parentheses, brackets, calls and unary operators inside one another
 MAX_DEPTH = 100  # height of the finished tree (long operator chains count too)
@@ -57,11 +56,6 @@ def parse(text: str) -> Expr:
 
 @lru_cache(maxsize=16384)
 def _parse_cached(text: str) -> Expr:
-    # A dotted name alone is the tree the parser would build; the tokenizer's pattern is
-    # compiled on first use, so reading only names compiles nothing.
-    path = plain_reference(text)
-    if path is not None:
-        return Expr(source=text, body=Reference(path=path, offset=0))
     return Expr(source=text, body=_Parser(text).parse())
 
 
