@@ -46,12 +46,40 @@ def test_events_are_dense_and_written_with_their_state(any_store: Any) -> None:
     any_store.transition(RunId("r1"), "node/finished", {"node": "a"}, T,
                          Transition(node=_node(NodeStatus.SUCCEEDED, outputs={"x": "ü"})))
     [row] = any_store.nodes(RunId("r1"))
-    assert row.status is NodeStatus.SUCCEEDED and row.seq == 1
+    # a node row's seq is that of the event it was first written with (node/started)
+    assert row.status is NodeStatus.SUCCEEDED and row.seq == 2
     assert row.record["outputs"] == {"x": "ü"}
     assert [e.seq for e in any_store.events(RunId("r1"))] == [1, 2, 3]
     assert [e.type for e in any_store.events(RunId("r1"), after=2)] == ["node/finished"]
     got = any_store.get_run("r1")
     assert got.binding == {"params": {"é": [1, 2.5, None]}}
+
+
+def test_nodes_are_listed_in_the_order_they_first_appeared(any_store: Any) -> None:
+    """A node row's seq is that of the event it was first written with: rows keep the order
+    in which their nodes appeared, across transactions and within one, whatever rewrites
+    them later (no statement reads the run's highest seq to number a row)."""
+    any_store.create_run(_run("r1"), event_type="run/started", payload={})
+
+    def step(key: str, status: NodeStatus) -> None:
+        row = NodeRow(run_id=RunId("r1"), node_key=NodeKey(key), node_id=key, scope_path="",
+                      type="task", status=status, record={"node_id": key})
+        kind = "node/started" if status is NodeStatus.RUNNING else "node/finished"
+        any_store.transition(RunId("r1"), kind, {"node": key}, T, Transition(node=row))
+
+    step("b", NodeStatus.RUNNING)
+    with any_store.batch():  # two new rows in one transaction, one of them written twice
+        step("c", NodeStatus.RUNNING)
+        step("a", NodeStatus.RUNNING)
+        step("c", NodeStatus.SUCCEEDED)
+    step("b", NodeStatus.SUCCEEDED)
+    rows = any_store.nodes(RunId("r1"))
+    started = {e.payload["node"]: e.seq for e in any_store.events(RunId("r1"))
+               if e.type == "node/started"}
+    assert [(r.node_key, r.status, r.seq) for r in rows] == [
+        ("b", NodeStatus.SUCCEEDED, started["b"]), ("c", NodeStatus.SUCCEEDED, started["c"]),
+        ("a", NodeStatus.RUNNING, started["a"])]
+    assert [r.seq for r in rows] == [2, 3, 4]
 
 
 def test_a_failed_transaction_leaves_neither_event_nor_state(any_store: Any) -> None:

@@ -82,7 +82,7 @@ def test_transition_writes_event_and_node_together(store: SQLiteStore) -> None:
     done = NodeRow(**{**{f: getattr(node, f) for f in node.__slots__}, "status": NodeStatus.SUCCEEDED})
     store.transition(RunId("run-1"), "node/finished", {}, "t", Transition(node=done))
     [row] = store.nodes(RunId("run-1"))
-    assert row.status is NodeStatus.SUCCEEDED and row.seq == 1
+    assert row.status is NodeStatus.SUCCEEDED and row.seq == ev.seq  # its first event's
     assert [e.type for e in store.events(RunId("run-1"))] == [
         "run/started", "node/started", "node/finished",
     ]
@@ -160,3 +160,23 @@ def test_two_connections_share_the_event_sequence(tmp_path: Path) -> None:
     assert ev.seq == 3
     a.close()
     b.close()
+
+
+def test_rows_an_older_rein_numbered_stay_before_the_new_ones(store: SQLiteStore) -> None:
+    """An older rein numbered a run's node rows 1, 2, 3, ...; a row written now takes the
+    seq of its first event, which is past every one of them (each older row was written
+    with an event of its own), so a resumed run lists its nodes in the order they came."""
+    store.create_run(_run(), event_type="run/started", payload={})
+    for key in ("x", "y", "z"):
+        store.transition(RunId("run-1"), "node/started", {"node": key}, "t", Transition(
+            node=NodeRow(run_id=RunId("run-1"), node_key=NodeKey(key), node_id=key,
+                         scope_path="", type="task", status=NodeStatus.RUNNING, record={})))
+    with store.atomic():  # the numbering of the older rein: 1, 2, 3 in order of appearance
+        store._x("UPDATE nodes SET seq = CASE node_key WHEN 'x' THEN 1 WHEN 'y' THEN 2"
+                 " ELSE 3 END WHERE run_id = 'run-1'")
+    for key in ("w", "y"):  # a new node, and an older one written again
+        store.transition(RunId("run-1"), "node/finished", {"node": key}, "t", Transition(
+            node=NodeRow(run_id=RunId("run-1"), node_key=NodeKey(key), node_id=key,
+                         scope_path="", type="task", status=NodeStatus.SUCCEEDED, record={})))
+    assert [(r.node_key, r.seq) for r in store.nodes(RunId("run-1"))] == [
+        ("x", 1), ("y", 2), ("z", 3), ("w", 5)]

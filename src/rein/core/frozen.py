@@ -104,7 +104,8 @@ def maker(cls: type[_T]) -> Callable[..., _T]:
         if len(values) != count:
             raise TypeError(f"{qualname}: {count} values expected, {len(values)} given")
         value = new(cls)
-        for put, one in zip(puts, values, strict=True):
+        # As many of each (checked above): zip's keyword alone costs a fifth of the call.
+        for put, one in zip(puts, values):  # noqa: B905
             put(value, one)
         return value
 

@@ -25,12 +25,12 @@ from rein.store.sql.runs import COLUMNS, figures_of
 
 ROWS_PER_STATEMENT = 100  # a multi-row INSERT's rows: SQLite allows 32766 parameters
 
-# A node row: its fields, its seq (the next of its run when it is new), its record and the
-# figures of its attempts (rein.store.sql.runs.figures_of); an existing row keeps its seq.
+# A node row: its fields, its seq (that of the event it was first written with: a new row
+# comes after every row of its run, and an existing row keeps its own), its record and the
+# figures of its attempts (rein.store.sql.runs.figures_of).
 _NODE_INSERT = ("INSERT INTO nodes (run_id, node_key, node_id, scope_path, type, status, seq,"
                 f" record, {', '.join(COLUMNS)}) VALUES ")
-_NODE_VALUES = ("(?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + ? FROM nodes"
-                f" WHERE run_id = ?), ?, {', '.join('?' * len(COLUMNS))})")
+_NODE_VALUES = f"(?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(COLUMNS))})"
 _NODE_UPDATE = (" ON CONFLICT (run_id, node_key) DO UPDATE SET status = excluded.status,"
                 " record = excluded.record, "
                 + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS))
@@ -73,7 +73,8 @@ class EventsSQL(SQLConnection):
         # attempt's end and the node's, commit together), and all are written in one
         # statement each before any other statement or the commit (see _x).
         self._events_due: list[tuple[Any, ...]] = []
-        self._node_rows: dict[tuple[str, str], NodeRow] = {}
+        # (run, node key) -> the row and the seq of the event it was first held with
+        self._node_rows: dict[tuple[str, str], tuple[NodeRow, int]] = {}
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -119,6 +120,18 @@ class EventsSQL(SQLConnection):
         committed without it. Lost that way, the step simply had not been taken: resuming
         takes it again (an attempt that was in flight runs again under its number).
         """
+        if self._depth and self._begun and not self._broken and self._failed is None:
+            # Joining a transaction that is open and sound (inside atomic() or batch(), the
+            # usual case: a node's events): what _enter() and _exit() would do comes down to
+            # marking it broken should this write fail part-way.
+            try:
+                event = self._append(run_id, event_type, payload, at)
+                if change is not None:
+                    self._apply(run_id, change)
+            except BaseException:
+                self._broken = True
+                raise
+            return event
         nested = self._enter()  # _tx(), spelled out: this runs once per event
         try:
             event = self._append(run_id, event_type, payload, at)
@@ -137,7 +150,8 @@ class EventsSQL(SQLConnection):
     def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
         """Append one event inside the open transaction (held back until the next statement
         or the commit): the one insert of an event."""
-        self._serialize_once(run_id)
+        if run_id not in self._serialized:
+            self._serialize_once(run_id)
         last = self._seq.get(run_id)
         if last is None:
             # Read inside the transaction: another process (an approval answer) may have
@@ -148,7 +162,7 @@ class EventsSQL(SQLConnection):
             last = int(row[0])
         seq = last + 1
         secrets = self.secrets
-        payload = redact(payload, secrets) if secrets else dict(payload)
+        payload = redact(payload, secrets) if secrets.pairs else dict(payload)
         self._events_due.append((run_id, seq, event_type, dump(payload), at))
         self._due = True
         self._seq[run_id] = seq
@@ -161,8 +175,11 @@ class EventsSQL(SQLConnection):
         if change.node is not None:
             # Held back until another statement or the commit, and rendered then: replaced
             # by a later row of the same node, it is never rendered nor written (the row
-            # that commits is the same).
-            self._node_rows[(run_id, change.node.node_key)] = change.node
+            # that commits is the same, with the seq of the event that first held it).
+            key = (run_id, change.node.node_key)
+            earlier = self._node_rows.get(key)
+            self._node_rows[key] = (change.node, self._seq[run_id] if earlier is None
+                                    else earlier[1])
             self._due = True
         sets: list[str] = []
         values: list[Any] = []
@@ -195,28 +212,25 @@ class EventsSQL(SQLConnection):
 
     def _write_due(self) -> None:
         """Write the events and node rows held back, one statement for each kind (per
-        :data:`ROWS_PER_STATEMENT`). A new node row takes the next ``seq`` of its run, in the
-        order the rows were first held; rows that exist keep theirs."""
+        :data:`ROWS_PER_STATEMENT`). A new node row takes the ``seq`` of the event it was
+        first held with (the run's nodes in the order they first appeared, after every row
+        of the run written before); a row that exists keeps its own."""
         events, self._events_due = self._events_due, []
         held, self._node_rows = self._node_rows, {}
         self._due = False
         # The figures the usage totals read go in columns of the same row, from the record
         # as stored (rein.store.sql.runs.figures_of).
         rows = []
-        for (run_id, _), n in held.items():
+        for (run_id, _), (n, seq) in held.items():
             record = self.redact(dict(n.record))
             status = n.status.value
-            rows.append((run_id, n.node_key, n.node_id, n.scope_path, n.type, status,
+            rows.append((run_id, n.node_key, n.node_id, n.scope_path, n.type, status, seq,
                          dump(record), *figures_of(record, status)))
         for part in _parts(events):
             self._execute(_events_insert(len(part)), list(chain.from_iterable(part)))
         for part in _parts(rows):
-            values: list[str] = []
-            params: list[Any] = []
-            for i, r in enumerate(part):
-                values.append(_NODE_VALUES)
-                params.extend((*r[:6], i + 1, r[0], *r[6:]))
-            self._execute(_NODE_INSERT + ", ".join(values) + _NODE_UPDATE, params)
+            self._execute(_NODE_INSERT + ", ".join([_NODE_VALUES] * len(part)) + _NODE_UPDATE,
+                          list(chain.from_iterable(part)))
 
     def _forget_due(self) -> None:
         self._seq.clear()
