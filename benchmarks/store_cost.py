@@ -27,6 +27,11 @@ on a fresh store in a loop of their own, with one clock reading before and one a
 run, the engine's own work runs between the store's calls, and each call reads the clock
 twice).
 
+``--parts`` says where the replay's time goes: its statements alone (captured as a replay
+runs them, then run by plain ``sqlite3`` on a copy of the database as the writes found it,
+with SQLite's own checkpoints) and its Python alone (the same replay with every statement and
+commit handed to a double that does nothing, the collector off).
+
 Printed per size: min / median / max over ``--repeat`` runs of the store's CPU per node, in
 the run and replayed, and of the floors', their ratios (medians), the events, statements and
 commits per node the run made. ``--before SRC``: the same runs with another rein source tree (such as an older
@@ -35,7 +40,7 @@ Goal (the performance issue): the store within 2x the floor with its rows (the i
 SQLite commit floor (≈ 0.08 ms)" is that one: a one-row commit costs a fourth of it).
 
 Run: .venv/bin/python benchmarks/store_cost.py [--sizes 1000,5000] [--repeat 3]
-     [--shape layered|chain] [--before OLD/src]
+     [--shape layered|chain] [--before OLD/src] [--parts]
 """
 
 from __future__ import annotations
@@ -180,8 +185,9 @@ with tempfile.TemporaryDirectory() as tmp:
     start = time.process_time()
     for name, args, kwargs in writes:
         if name == "batch":
-            groups.append(store.batch())
-            groups[-1].__enter__()
+            group = store.batch()
+            group.__enter__()
+            groups.append(group)
         elif name == "end":
             groups.pop().__exit__(None, None, None)
         else:
@@ -191,6 +197,79 @@ with tempfile.TemporaryDirectory() as tmp:
     again = len(store.events(recorded.run_id))
     store.close()
     assert again == events, (again, events)  # the replay wrote what the timed run wrote
+
+    def replay(target):  # the recorded writes on ``target``, grouped as the engine did
+        stack = []
+        for name, args, kwargs in writes:
+            if name == "batch":
+                stack.append(target.batch())
+                stack[-1].__enter__()
+            elif name == "end":
+                stack.pop().__exit__(None, None, None)
+            else:
+                getattr(target, name)(*args, **kwargs)
+        target.flush()
+
+    parts = {}
+    if sys.argv[3] == "parts":
+        import gc, shutil
+        from rein.store.sqlite import db_path
+        # Where the replay's time goes. Its statements alone: captured as a replay runs them,
+        # then run by plain sqlite3 on a copy of the database as the writes found it (WAL,
+        # synchronous=NORMAL, SQLite's own checkpoints).
+        (ws / "captured").mkdir()
+        store = SQLiteStore.open(ws / "captured")
+        store.create_run(*creation[0], **creation[1])
+        store.close()
+        shutil.copy(db_path(ws / "captured"), ws / "as-found.db")
+        store = SQLiteStore.open(ws / "captured")
+        statements = []
+        real = store._db
+
+        class Capture:  # the connection, seen through: every statement kept with its values
+            def execute(self, sql, params=()):
+                statements.append((sql, params))
+                return real.execute(sql, params)
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+        store._db = Capture()
+        replay(store)
+        store._db = real
+        store.close()
+        db = sqlite3.connect(str(ws / "as-found.db"), isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        work_only = [(q, v) for q, v in statements if not q.startswith("PRAGMA")]
+        start = time.process_time()
+        for q, v in work_only:
+            db.execute(q, v).fetchall()
+        parts["sql"] = time.process_time() - start
+        db.close()
+
+        # Its Python alone: the same replay with every statement and commit handed to a
+        # double that does nothing (a read of the run's last event number answers 0), the
+        # collector off so that its passes are not counted.
+        class NoRows:
+            def fetchone(self):
+                return (0,)
+
+            def fetchall(self):
+                return []
+
+        (ws / "python").mkdir()
+        store = SQLiteStore.open(ws / "python")
+        store.create_run(*creation[0], **creation[1])
+        store.flush()
+        store._execute = lambda sql, params=(): NoRows()
+        store._end = lambda commit: None
+        gc.collect()
+        gc.disable()
+        start = time.process_time()
+        replay(store)
+        parts["python"] = time.process_time() - start
+        gc.enable()
 
     db = sqlite3.connect(str(ws / "floor.db"), isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
@@ -246,16 +325,17 @@ with tempfile.TemporaryDirectory() as tmp:
 print(json.dumps({"store": spent[0], "run": run_cpu, "floor": floor, "events": events,
                   "replayed": replayed,
                   "rows_floor": rows_floor, "payload_bytes": payload_bytes,
-                  "record_bytes": record_bytes,
+                  "record_bytes": record_bytes, **parts,
                   "statements": len(work), "commits": sum(q == "COMMIT" for q in work)}))
 """
 
 
-def once(n: int, shape: str, src: str | None) -> dict[str, float]:
+def once(n: int, shape: str, src: str | None, parts: bool) -> dict[str, float]:
     env = {**os.environ}
     if src:
         env["PYTHONPATH"] = src
-    out = subprocess.run([sys.executable, "-c", CHILD, str(n), shape], env=env, check=True,
+    out = subprocess.run([sys.executable, "-c", CHILD, str(n), shape,
+                          "parts" if parts else "whole"], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -272,6 +352,9 @@ def main() -> int:
     parser.add_argument("--shape", choices=("layered", "chain"), default="layered",
                         help="ten edges per node (layers of ten) or one (a chain)")
     parser.add_argument("--before", metavar="SRC", help="another rein source tree, beside")
+    parser.add_argument("--parts", action="store_true",
+                        help="also where the replay's time goes: its statements alone (run "
+                             "by plain sqlite3) and its Python alone (no statement run)")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     forms = {"": None, **({"before": args.before} if args.before else {})}
@@ -282,7 +365,7 @@ def main() -> int:
             for label, src in forms.items():
                 print(f"{n} nodes, {label or 'this tree'}, run {i + 1}/{args.repeat} ...",
                       file=sys.stderr)
-                samples[label].append(once(n, args.shape, src))
+                samples[label].append(once(n, args.shape, src, args.parts))
         rows += [(label, n, got) for label, got in samples.items()]
     print(f"store cost per node of a no-worker graph ({args.shape}), n={args.repeat}, load "
           f"average {load:.1f} -> {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; CPU ms "
@@ -304,6 +387,15 @@ def main() -> int:
               f"{got[0]['statements'] / n:10.2f}  {got[0]['commits'] / n:12.2f}")
         if not label:
             verdicts.append((n, store / rows_floor, replayed / rows_floor))
+    if args.parts:
+        print(f"\nthe replay in parts, CPU ms per node, min median max\n{'':<7}{'nodes':>6}  "
+              f"{'store, replayed':^23}  {'its statements alone':^23}  {'its Python alone':^23}"
+              f"  {'floor with its rows':^23}")
+        for label, n, got in rows:
+            print(f"{label:<7}{n:>6}  {spread([s['replayed'] for s in got], n)}  "
+                  f"{spread([s['sql'] for s in got], n)}  "
+                  f"{spread([s['python'] for s in got], n)}  "
+                  f"{spread([s['rows_floor'] for s in got], n)}")
     print("\nstore = CPU inside the store's write path; floor = BEGIN IMMEDIATE, one INSERT, "
           "COMMIT per node on a WAL database (synchronous=NORMAL); floor with its rows = the "
           "same writing the run's own events and node rows (a node's share per transaction) "
