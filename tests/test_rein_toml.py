@@ -166,3 +166,26 @@ def test_unknown_sections_are_noted_with_a_guess(tmp_path: Path) -> None:
     assert "[telemetri]" in notes[0] and "did you mean [telemetry]?" in notes[0]
     assert "[custom]" in notes[1] and "did you mean" not in notes[1]
     assert cfg.get("x-acme") == {"k": 1} and cfg.get("custom") == {"k": 2}
+
+
+def test_tier_entries_no_route_is_made_of_are_noted(tmp_path: Path) -> None:
+    """[tiers] entries that make no route are noted where they are written (a name that is
+    not a tier, a value that is not a table, a key a tier's table does not have) and, all
+    files merged, a tier table that names no model; a table split across files is a route."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    user = tmp_path / "user.toml"
+    user.write_text('[tiers.standard]\nmodel = "m"\n')
+    (ws / "rein.toml").write_text(
+        '[tiers]\nminimal = "p/m"\n[tiers.standard]\nprovider = "p"\n'
+        '[tiers.advnced]\nmodel = "m"\n[tiers.frontier]\nprovider = "p"\nmodle = "m"\n'
+        '[tiers.x-mine]\nk = 1\n')
+    env = {"REIN_MANAGED_CONFIG": str(tmp_path / "none.toml"), "REIN_USER_CONFIG": str(user)}
+    cfg = load_config(ws, env=env)
+    tiers = [n for n in cfg.notes if "tiers" in n]
+    assert len(tiers) == 4, tiers
+    assert "tiers.minimal is not a table; not a route" in tiers[0]
+    assert "[tiers.advnced] is not a tier (did you mean [tiers.advanced]?)" in tiers[1]
+    assert "[tiers.frontier] modle is not a key rein reads (did you mean model?)" in tiers[2]
+    assert tiers[3].startswith("[tiers.frontier] names no model in any rein.toml")
+    assert cfg.get("tiers")["standard"] == {"model": "m", "provider": "p"}  # a route: no note

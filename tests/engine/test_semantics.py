@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 from typing import Any
 
 import yaml
@@ -116,6 +118,25 @@ def test_node_execution_ceiling_stops_the_run(tmp_path: Path) -> None:
     [rt061] = [d for d in record["diagnostics"] if d["code"] == "RT061"]
     assert "max_node_executions = 2 reached (3)" in rt061["message"]
     assert record["usage"]["node_executions"] == 2
+
+
+def test_an_unroutable_tier_names_the_tier_tables_no_route_was_made_of(tmp_path: Path) -> None:
+    """A typo in [tiers] (a tier's name, a table without its model) made no route and said
+    nothing: the refusal only asked for the table the file seemed to have."""
+    router = Router.from_config({"minimal": {"provider": "p", "model": "small"},
+                                 "advnced": {"provider": "p", "model": "big"},
+                                 "frontier": {"provider": "p", "modle": "huge"},
+                                 "standard": "p/m", "x-note": {"k": 1}}, None)
+    data = graph({"a": task("a", intelligence={"tier": "advanced"})}, ["a"])
+    from rein.engine.run.runner import PrepareFailed, prepare
+
+    with pytest.raises(PrepareFailed) as caught:
+        prepare(write(tmp_path, data), given={}, router=router, env={})
+    [finding] = caught.value.findings
+    assert finding.code == "RT011" and "serves: minimal" in finding.message
+    assert finding.hint.endswith(
+        "no route was made of [tiers.advnced] (not a tier), [tiers.frontier] (no model), "
+        "[tiers.standard] (not a table): see `rein config show`")
 
 
 def test_unroutable_tier_blocks_before_spending(tmp_path: Path) -> None:

@@ -43,9 +43,11 @@ def config() -> None:
               help="The workspace whose rein.toml is the project file.")
 @json_option
 def show(workspace: str, as_json: bool) -> int:
-    """Print every merged value with the file it came from, then what the merge narrowed.
+    """Print every merged value with the file it came from, then the merge's notes.
 
-    Values not set by any file are rein's defaults (shown for [policy]).
+    Values not set by any file are rein's defaults (shown for [policy]). The notes say what
+    the merge narrowed or ignored, and what rein reads nowhere (a section, key or tier that
+    is most often a typo).
 
     \b
     Example:
@@ -78,7 +80,7 @@ def show(workspace: str, as_json: bool) -> int:
         for item in trust.items:
             click.echo(f"# untrusted, ignored: {item.key}: {item.detail}")
     for note in cfg.notes:
-        click.echo(f"# narrowed: {note}")
+        click.echo(f"# note: {note}")
     for warning in hook_warnings(_all_hooks(cfg)):
         click.echo(f"# warning: {warning}")
     return int(ExitCode.OK)

@@ -206,6 +206,7 @@ def load_config(workspace: Path, *, env: Mapping[str, str] | None = None) -> Con
                 notes.append(text)
         _merge_file(merged, sources, notes, data, scope, str(path))
     _merge_authority(merged, sources, notes, files, authority)
+    notes.extend(_unrouted_tiers(merged))
     frozen = MappingProxyType(merged)
     return Config(data=frozen, sources=MappingProxyType(sources), files=tuple(files),
                   notes=tuple(notes), project_trust=trust,
@@ -331,6 +332,9 @@ def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
             out.append(f"{path}: [{section}] is not a section rein reads{guess}; kept as "
                        "data, unused (name extensions x-...)")
             continue
+        if section == "tiers" and isinstance(value, dict):
+            out.extend(_unknown_tiers(value, path))
+            continue
         known = KNOWN_KEYS.get(section)
         if known is None or not isinstance(value, dict):
             continue
@@ -342,6 +346,54 @@ def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
             out.append(f"{path}: [{section}] {key} is not a key rein reads{guess}; kept as "
                        f"data, unused (known: {', '.join(sorted(known))})")
     return out
+
+
+# The keys of a [tiers.NAME] table (rein.workers.model_setup.tier_routes reads them).
+TIER_KEYS = frozenset({"provider", "model", "context_tokens"})
+
+
+def _unknown_tiers(tiers: dict[str, Any], path: Path) -> list[str]:
+    """A note for each entry of ``[tiers]`` no route is made of: a name that is not a tier
+    (a node of that tier would be routed up to the next tier that has a model, or refused),
+    a value that is not a table, a key a tier's table does not have."""
+    from rein.core.suggest import closest
+    from rein.core.tiers import TIERS
+
+    out = []
+    for name, table in tiers.items():
+        if name.startswith("x-"):
+            continue
+        if name not in TIERS:
+            close = closest(name, TIERS, limit=1)
+            guess = f" (did you mean [tiers.{close[0]}]?)" if close else ""
+            out.append(f"{path}: [tiers.{name}] is not a tier{guess}; not a route, unused "
+                       f"(tiers: {', '.join(TIERS)})")
+            continue
+        if not isinstance(table, dict):
+            out.append(f"{path}: tiers.{name} is not a table; not a route, unused (write "
+                       f"[tiers.{name}] with provider and model)")
+            continue
+        for key in table:
+            if key in TIER_KEYS or key.startswith("x-"):
+                continue
+            close = closest(key, TIER_KEYS, limit=1)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            out.append(f"{path}: [tiers.{name}] {key} is not a key rein reads{guess}; kept as "
+                       f"data, unused (known: {', '.join(sorted(TIER_KEYS))})")
+    return out
+
+
+def _unrouted_tiers(merged: Mapping[str, Any]) -> list[str]:
+    """A note for each tier table that, all files merged, names no model: it is no route."""
+    tiers = merged.get("tiers")
+    if not isinstance(tiers, Mapping):
+        return []
+    from rein.core.tiers import TIERS
+
+    return [f"[tiers.{name}] names no model in any rein.toml: not a route, unused (a node of "
+            f"tier {name} is served by the next tier up that has a model, or refused)"
+            for name, table in tiers.items()
+            if name in TIERS and isinstance(table, Mapping) and not table.get("model")]
 
 
 def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> dict[str, Any]:

@@ -34,6 +34,8 @@ class Router(Frozen):
 
     routes: Mapping[Tier, TierRoute]
     allow_route_up: bool = True
+    # The [tiers] entries no route was made of, each with why: what a refusal points at.
+    unused: tuple[str, ...] = ()
 
     @classmethod
     def from_config(cls, tiers: Mapping[str, Any] | None, routing: Mapping[str, Any] | None
@@ -41,7 +43,7 @@ class Router(Frozen):
         """The routes of ``[tiers]`` and the ``[routing]`` switches."""
         routes = {r.tier: r for r in tier_routes(tiers, default_provider="default")}
         up = bool((routing or {}).get("allow_route_up", True))
-        return cls(routes=routes, allow_route_up=up)
+        return cls(routes=routes, allow_route_up=up, unused=_unused(tiers or {}, routes))
 
     @property
     def configured(self) -> bool:
@@ -75,13 +77,27 @@ class Router(Frozen):
                                      f"allow_downgrade routed it to {r.tier!r}")
         served = ", ".join(sorted(self.routes, key=TIERS.index)) or "none"
         why = f" with at least {floor} context tokens" if floor else ""
+        unused = (f"; no route was made of {', '.join(self.unused)}: see `rein config show`"
+                  if self.unused else "")
         raise RoutingError(
             f"node {node!r} needs tier {tier!r}{why}; the routing profile serves: {served}",
-            hint=f"add a [tiers.{tier}] table to rein.toml, or set "
-                 "intelligence.allow_downgrade: true on the node",
+            hint=f"add a [tiers.{tier}] table with a model to rein.toml, or set "
+                 f"intelligence.allow_downgrade: true on the node{unused}",
             node=node,
             tier=tier,
         )
+
+
+def _unused(tiers: Mapping[str, Any], routes: Mapping[Any, TierRoute]) -> tuple[str, ...]:
+    """The entries of ``[tiers]`` no route was made of, each with why."""
+    out = []
+    for name, table in tiers.items():
+        if name in routes or str(name).startswith("x-"):
+            continue
+        why = ("not a tier" if name not in TIERS else
+               "not a table" if not isinstance(table, Mapping) else "no model")
+        out.append(f"[tiers.{name}] ({why})")
+    return tuple(out)
 
 
 def select_worker(workers: Iterable[Worker], request: AttemptRequest) -> Worker | None:
