@@ -336,15 +336,24 @@ def _unknown_sections(data: dict[str, Any], path: Path) -> list[str]:
             out.extend(_unknown_tiers(value, path))
             continue
         known = KNOWN_KEYS.get(section)
-        if known is None or not isinstance(value, dict):
+        if known is not None and isinstance(value, dict):
+            out.extend(_unknown_keys(value, known, f"[{section}]", path))
+    return out
+
+
+def _unknown_keys(table: dict[str, Any], known: frozenset[str], name: str, path: Path
+                  ) -> list[str]:
+    """A note for each key of ``table`` (``name``, as written) rein does not read."""
+    from rein.core.suggest import closest
+
+    out = []
+    for key in table:
+        if key in known or key.startswith("x-"):
             continue
-        for key in value:
-            if key in known or key.startswith("x-"):
-                continue
-            close = closest(key, known, limit=1)
-            guess = f" (did you mean {close[0]}?)" if close else ""
-            out.append(f"{path}: [{section}] {key} is not a key rein reads{guess}; kept as "
-                       f"data, unused (known: {', '.join(sorted(known))})")
+        close = closest(key, known, limit=1)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        out.append(f"{path}: {name} {key} is not a key rein reads{guess}; kept as data, "
+                   f"unused (known: {', '.join(sorted(known))})")
     return out
 
 
@@ -373,13 +382,7 @@ def _unknown_tiers(tiers: dict[str, Any], path: Path) -> list[str]:
             out.append(f"{path}: tiers.{name} is not a table; not a route, unused (write "
                        f"[tiers.{name}] with provider and model)")
             continue
-        for key in table:
-            if key in TIER_KEYS or key.startswith("x-"):
-                continue
-            close = closest(key, TIER_KEYS, limit=1)
-            guess = f" (did you mean {close[0]}?)" if close else ""
-            out.append(f"{path}: [tiers.{name}] {key} is not a key rein reads{guess}; kept as "
-                       f"data, unused (known: {', '.join(sorted(TIER_KEYS))})")
+        out.extend(_unknown_keys(table, TIER_KEYS, f"[tiers.{name}]", path))
     return out
 
 
