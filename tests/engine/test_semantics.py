@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import pytest
 from typing import Any
 
+import pytest
 import yaml
 
 from rein.core.states import RunStatus
