@@ -366,23 +366,23 @@ def _unknown_tiers(tiers: dict[str, Any], path: Path) -> list[str]:
     (a node of that tier would be routed up to the next tier that has a model, or refused),
     a value that is not a table, a key a tier's table does not have."""
     from rein.core.suggest import closest
-    from rein.core.tiers import TIERS
+    from rein.core.tiers import TIERS, no_route
 
     out = []
     for name, table in tiers.items():
         if name.startswith("x-"):
             continue
-        if name not in TIERS:
+        why = no_route(name, table)
+        if why == "not a tier":
             close = closest(name, TIERS, limit=1)
             guess = f" (did you mean [tiers.{close[0]}]?)" if close else ""
             out.append(f"{path}: [tiers.{name}] is not a tier{guess}; not a route, unused "
                        f"(tiers: {', '.join(TIERS)})")
-            continue
-        if not isinstance(table, dict):
+        elif why == "not a table":
             out.append(f"{path}: tiers.{name} is not a table; not a route, unused (write "
                        f"[tiers.{name}] with provider and model)")
-            continue
-        out.extend(_unknown_keys(table, TIER_KEYS, f"[tiers.{name}]", path))
+        elif isinstance(table, dict):  # its model may come from another file: merged below
+            out.extend(_unknown_keys(table, TIER_KEYS, f"[tiers.{name}]", path))
     return out
 
 
@@ -391,12 +391,11 @@ def _unrouted_tiers(merged: Mapping[str, Any]) -> list[str]:
     tiers = merged.get("tiers")
     if not isinstance(tiers, Mapping):
         return []
-    from rein.core.tiers import TIERS
+    from rein.core.tiers import no_route
 
     return [f"[tiers.{name}] names no model in any rein.toml: not a route, unused (a node of "
             f"tier {name} is served by the next tier up that has a model, or refused)"
-            for name, table in tiers.items()
-            if name in TIERS and isinstance(table, Mapping) and not table.get("model")]
+            for name, table in tiers.items() if no_route(name, table) == "no model"]
 
 
 def _without_mcp_trust(data: dict[str, Any], notes: list[str], path: Path) -> dict[str, Any]:

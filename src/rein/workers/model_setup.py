@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rein.core.frozen import Frozen
-from rein.core.tiers import TIERS, Tier
+from rein.core.tiers import TIERS, Tier, no_route
 from rein.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when workers are built: the model worker pulls in providers
@@ -40,7 +40,7 @@ def tier_routes(tiers: Mapping[str, Any] | None, *, default_provider: str = ""
     routes = []
     for tier in TIERS:
         table = (tiers or {}).get(tier)
-        if isinstance(table, Mapping) and table.get("model"):
+        if isinstance(table, Mapping) and no_route(tier, table) is None:
             routes.append(TierRoute(
                 tier=tier, provider=str(table.get("provider", default_provider)),
                 model=str(table["model"]), context_tokens=table.get("context_tokens")))

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rein.core.frozen import Frozen
-from rein.core.tiers import TIERS, Tier
+from rein.core.tiers import TIERS, Tier, no_route
 from rein.errors import RoutingError
 from rein.workers.base import AttemptRequest, Routed, Worker, worker_id
 from rein.workers.model_setup import TierRoute, tier_routes
@@ -43,7 +43,7 @@ class Router(Frozen):
         """The routes of ``[tiers]`` and the ``[routing]`` switches."""
         routes = {r.tier: r for r in tier_routes(tiers, default_provider="default")}
         up = bool((routing or {}).get("allow_route_up", True))
-        return cls(routes=routes, allow_route_up=up, unused=_unused(tiers or {}, routes))
+        return cls(routes=routes, allow_route_up=up, unused=_unused(tiers or {}))
 
     @property
     def configured(self) -> bool:
@@ -88,16 +88,10 @@ class Router(Frozen):
         )
 
 
-def _unused(tiers: Mapping[str, Any], routes: Mapping[Any, TierRoute]) -> tuple[str, ...]:
+def _unused(tiers: Mapping[str, Any]) -> tuple[str, ...]:
     """The entries of ``[tiers]`` no route was made of, each with why."""
-    out = []
-    for name, table in tiers.items():
-        if name in routes or str(name).startswith("x-"):
-            continue
-        why = ("not a tier" if name not in TIERS else
-               "not a table" if not isinstance(table, Mapping) else "no model")
-        out.append(f"[tiers.{name}] ({why})")
-    return tuple(out)
+    return tuple(f"[tiers.{name}] ({why})" for name, table in tiers.items()
+                 if not str(name).startswith("x-") and (why := no_route(name, table)))
 
 
 def select_worker(workers: Iterable[Worker], request: AttemptRequest) -> Worker | None:
