@@ -116,7 +116,8 @@ def recorded_creation(self, *args, **kwargs):  # the run's creation: replayed un
 
 SQLiteStore.create_run = recorded_creation
 
-for name in ("transition", "flush", "_close"):
+WRITES = [m for m in ("transition", "record", "flush", "_close") if hasattr(SQLiteStore, m)]
+for name in WRITES:  # (an older store has no ``record``)
     setattr(SQLiteStore, name, timed(getattr(SQLiteStore, name), name))
 batch = SQLiteStore.batch
 
@@ -188,7 +189,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # replayed on a fresh store in a loop of their own (no engine between them, no clock
     # read per call).
     SQLiteStore.batch, SQLiteStore.create_run = batch, create_run
-    for name in ("transition", "flush", "_close"):
+    for name in WRITES:
         setattr(SQLiteStore, name, getattr(SQLiteStore, name).__wrapped__)
     (ws / "again").mkdir()
     store = SQLiteStore.open(ws / "again")

@@ -339,3 +339,44 @@ def test_nothing_is_held_when_a_worker_is_called_or_the_run_ends(tmp_path: Path)
     finally:
         store.close()
     assert worker.seen == [False] * 12, worker.seen
+
+
+def test_the_edges_out_of_a_node_are_one_write(tmp_path: Path, monkeypatch: Any) -> None:
+    """The edges a node's end resolves are written as one call (``Store.record``), each an
+    event of its own: a node of the layered graph, with ten edges out, makes as many calls
+    to the store's write path as a node of a chain, with one."""
+    calls: list[str] = []
+    for name in ("transition", "record"):
+        real = getattr(SQLiteStore, name)
+
+        def counted(self: Any, *args: Any, _real: Any = real, _name: str = name,
+                    **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(SQLiteStore, name, counted)
+
+    def per_node(graph: Any, small: int, large: int) -> dict[str, float]:
+        got = {}
+        for n in (small, large):
+            calls.clear()
+            (tmp_path / f"{graph.__name__}{n}").mkdir()
+            count_writes(tmp_path / f"{graph.__name__}{n}", graph(n), {"nodes": {}})
+            got[n] = {name: calls.count(name) for name in ("transition", "record")}
+        return {k: (got[large][k] - got[small][k]) / (large - small) for k in got[large]}
+
+    chain = per_node(decisions, 20, 40)
+    assert chain == {"transition": 2, "record": 1}, chain  # its start, its end; its edge
+    assert per_node(layered_decisions, 20, 40) == chain
+
+
+def layered_decisions(n: int) -> dict[str, Any]:
+    """:func:`decisions` in layers of ten, each depending on every node of the layer before."""
+    graph = decisions(n)
+    for i, node in enumerate(graph["nodes"].values()):
+        layer = i // WIDTH
+        node.pop("depends_on", None)
+        if layer:
+            node["depends_on"] = [f"n{j}" for j in range((layer - 1) * WIDTH, layer * WIDTH)]
+    graph["entrypoints"] = [f"n{i}" for i in range(min(WIDTH, n))]
+    return graph

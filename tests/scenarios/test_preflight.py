@@ -208,6 +208,26 @@ def test_on_expression_error_false_yields_false_with_rt062(tmp_path: Path) -> No
     assert rt062["severity"] == "warning" and "nodes.a.outputs.v > 3" in rt062["message"]
 
 
+def test_edges_resolved_before_an_expression_are_written_before_what_it_writes(
+        tmp_path: Path) -> None:
+    """The edges out of a node are written together, but never after an expression that
+    comes after them: its warning (or the failure of the run) follows what was resolved
+    before it, as it was found."""
+    data = graph({"a": task("a", outputs=out("v")), "b": task("b"), "c": task("c"),
+                  "d": task("d")}, ["a"],
+                 edges=[{"from": "a", "to": "c"}, {"from": "a", "to": "d"},
+                        {"from": "a", "to": "b", "kind": "conditional",
+                         "when": "nodes.a.outputs.v > 3"}],
+                 policy={"on_expression_error": "false"})
+    run = Run(tmp_path, data, {"a": [{"outputs": {"v": "text"}}], "b": OK, "c": OK, "d": OK})
+    assert run.start().status is RunStatus.SUCCEEDED
+    seen = [(e.type, e.payload.get("to") or e.payload.get("code"))
+            for e in run.engine.store.events(run.run_id)
+            if e.type in ("edge/resolved", "diagnostic")]
+    assert seen[:4] == [("edge/resolved", "c"), ("edge/resolved", "d"),
+                        ("diagnostic", "RT062"), ("edge/resolved", "b")], seen
+
+
 def test_on_expression_error_fail_stops_the_run(tmp_path: Path) -> None:
     run = Run(tmp_path, expression_graph("fail"),
               {"a": [{"outputs": {"v": "text"}}], "b": OK, "c": OK})

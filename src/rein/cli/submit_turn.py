@@ -173,7 +173,9 @@ def _refused(ws: Path, exc: ReinError, run_id: str | None, as_json: bool,
         if pending is not None:
             from rein.workers.driver.status import render
 
-            say("nothing changed; still pending:\n", err=True)
+            # Named where it is: shown apart from stdout, the refusal stands on its own.
+            say("nothing changed; the instruction still pending is on standard output:\n",
+                err=True)
             say(render(pending))
     guarded(sys.stdout.flush)()
     return int(ExitCode.REFUSED)

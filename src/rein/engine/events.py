@@ -143,6 +143,13 @@ def append(store: Store, run_id: RunId, event_type: EventType, payload: Mapping[
     return event
 
 
+def append_all(store: Store, run_id: RunId, event_type: EventType,
+               payloads: Sequence[Mapping[str, Any]], at: str) -> list[Event]:
+    """Write several events of one type in one transaction (:meth:`Store.record`), each an
+    event of its own, published as :func:`append`'s are."""
+    return store.record(run_id, EventType(event_type).value, payloads, at)
+
+
 class EventLog:
     """Publishes what one store object commits: to its follower, then to listeners.
 
@@ -220,4 +227,4 @@ def subscribe(store: Store, run_id: str, after: int = 0, *, until_ended: bool = 
 
 __all__ = ["SCHEMA_VERSION", "ApprovalAnswered", "DriverAnswered", "DriverInstructed",
            "EventLog", "EventType", "Follower", "Listener", "NodeChanged", "RunFinished",
-           "RunStarted", "append", "approval_answered", "subscribe"]
+           "RunStarted", "append", "append_all", "approval_answered", "subscribe"]

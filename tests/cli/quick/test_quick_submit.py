@@ -96,6 +96,9 @@ def test_a_refused_envelope_prints_what_the_click_command_prints(
     quick, through_click = _both(tmp_path, monkeypatch, capsys, form, _wrong)
     assert quick == through_click
     assert quick[0] == 4 and "DRIVER" in quick[1] + quick[2]
+    if not form:  # stderr read on its own says where the pending instruction is
+        assert quick[2].rstrip().endswith("is on standard output:"), quick[2]
+        assert quick[1].lstrip().startswith("INSTRUCTION"), quick[1]
 
 
 def test_the_envelope_read_from_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

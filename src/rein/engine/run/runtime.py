@@ -16,7 +16,7 @@ and nested scopes need no special treatment.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from rein.core.ids import NodeKey, RunId
 from rein.core.states import NodeStatus, RunStatus
 from rein.core.time import iso
 from rein.core.usage import Usage
-from rein.engine.events import EventType, append
+from rein.engine.events import EventType, append, append_all
 from rein.engine.run.budget import BudgetTracker, Spent
 from rein.engine.run.clock import Clock, IdGenerator
 from rein.engine.run.expressions import EvalScope
@@ -288,6 +288,11 @@ class RunEnv(Frozen, eq=False):
         return append(self.store, self.run_id, event_type, payload,
                       self.now() if at is None else at, change, hold=hold)
 
+    def emit_all(self, event_type: EventType, payloads: Sequence[Mapping[str, Any]]) -> None:
+        """Write several events of one type, found by one step, in one transaction
+        (:func:`rein.engine.events.append_all`)."""
+        append_all(self.store, self.run_id, event_type, payloads, self.now())
+
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
                   payload: Mapping[str, Any] | None = None, *, hold: bool = False,
                   at: str | None = None) -> None:
@@ -339,6 +344,10 @@ class RunContext(Frozen, eq=False):
              at: str | None = None) -> Event:
         """:meth:`RunEnv.emit`: one event and the state it describes, in one transaction."""
         return self.env.emit(event_type, payload, change, hold=hold, at=at)
+
+    def emit_all(self, event_type: EventType, payloads: Sequence[Mapping[str, Any]]) -> None:
+        """:meth:`RunEnv.emit_all`: several events of one type, in one transaction."""
+        self.env.emit_all(event_type, payloads)
 
     def save_node(self, inst: ScopeInstance, node_id: str, event_type: EventType,
                   payload: Mapping[str, Any] | None = None, *, hold: bool = False,

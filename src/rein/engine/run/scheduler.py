@@ -180,9 +180,15 @@ class Scheduler:
     def _resolve_edges(self, nid: str) -> None:
         """Edge activation table of §17.3; ``when`` is evaluated once, here."""
         state = self.inst.states[nid]
+        # Written as one (each edge an event of its own), but never after an expression:
+        # evaluating one may write a warning or fail the run, and what came before it was
+        # resolved before it.
+        found: list[dict[str, Any]] = []
         for edge in self.model.outgoing[nid]:
             if edge.index in self.inst.edge_active:
                 continue
+            if edge.when or edge.kind == "conditional":
+                self._write_edges(found)
             when_result: bool | None = None
             if state.status is NodeStatus.SUCCEEDED:
                 if edge.kind == "sequence":
@@ -206,7 +212,14 @@ class Scheduler:
                                            "active": active, "when_result": when_result}
                 if self.inst.path:
                     payload["scope"] = self.inst.path
-                self.ctx.emit(EventType.EDGE_RESOLVED, payload)
+                found.append(payload)
+        self._write_edges(found)
+
+    def _write_edges(self, found: list[dict[str, Any]]) -> None:
+        """The edges resolved so far, in one write; ``found`` is emptied."""
+        if found:
+            self.ctx.emit_all(EventType.EDGE_RESOLVED, found[:])
+            found.clear()
 
     def _condition(self, text: str, where: str) -> bool:
         return condition(self.ctx, self.inst.scope(), text, where)

@@ -145,7 +145,41 @@ class EventsSQL(SQLConnection):
         self._exit(nested, failed=False)
         return event
 
+    def record(self, run_id: RunId, event_type: str, payloads: Sequence[Mapping[str, Any]],
+               at: str) -> list[Event]:
+        """Append several events of one type, in order, atomically, with no state change:
+        what one step finds at once (the edges out of a node that ended). Each is an event
+        of its own, as if appended one by one in one transaction; a step that found nothing
+        writes nothing."""
+        if not payloads:
+            return []
+        nested = self._enter()
+        try:
+            events = self._append_all(run_id, event_type, payloads, at)
+        except BaseException:
+            self._exit(nested, failed=True)
+            raise
+        self._exit(nested, failed=False)
+        return events
+
     # -- the write path -------------------------------------------------------------------
+
+    def _append_all(self, run_id: str, event_type: str,
+                    payloads: Sequence[Mapping[str, Any]], at: str) -> list[Event]:
+        """:meth:`_append` for several events of one type, the run's work done once."""
+        first = self._append(run_id, event_type, payloads[0], at)
+        seq = first.seq
+        secrets = self.secrets
+        due, appended, events = self._events_due, self._appended, [first]
+        for payload in payloads[1:]:
+            seq += 1
+            payload = redact(payload, secrets) if secrets.pairs else dict(payload)
+            due.append((run_id, seq, event_type, dump(payload), at))
+            event = _event(run_id, seq, event_type, payload, at)
+            appended.append(event)
+            events.append(event)
+        self._seq[run_id] = seq
+        return events
 
     def _append(self, run_id: str, event_type: str, payload: Mapping[str, Any], at: str) -> Event:
         """Append one event inside the open transaction (held back until the next statement
