@@ -29,6 +29,11 @@ narrowed policy, a lower limit, the embedded store). A cold ``rein next`` reads 
 the store when it leaves the answer alone (rein/workers/driver/glance_config.py), and
 went through the Harness for any rein.toml before.
 
+``--imports`` also times, in fresh interpreters with the bytecode cache on, importing
+every module one cold ``rein submit`` imports (listed from a submit, in the order it
+imported them) and ``asyncio`` alone with what it brings (min / median / max over
+``--repeat``): the share of a submit that is imports, and of that, the event loop's.
+
 ``--instructions`` also counts, once per command, the CPU instructions of the rein process
 itself under valgrind's callgrind (the checks' own processes are not traced, so for
 ``rein submit`` the count is rein's own work): a figure the load of the machine does not
@@ -36,7 +41,7 @@ move, beside ``python -c pass``'s (and as a multiple of it: the cold ``rein next
 is at most 2.5 times).
 
     .venv/bin/python benchmarks/driver_turn.py [--repeat 15] [--files 20000] [--before SRC]
-        [--rein-toml [FILE]] [--instructions]
+        [--rein-toml [FILE]] [--instructions] [--imports]
 """
 
 from __future__ import annotations
@@ -158,6 +163,44 @@ def count_modules(env: dict[str, str], label: str) -> None:
         shutil.rmtree(root)
 
 
+# The modules one cold `rein submit` imported, in the order they were first imported.
+_LISTED = ("import sys; from rein.cli import main; code = main(sys.argv[1:]); "
+           "sys.stdout.flush(); import json; print(json.dumps(list(sys.modules)), "
+           "file=sys.stderr); raise SystemExit(code)")
+# Import the names given on stdin, one after the other, and print the time it took (ms).
+_IMPORT = ("import json, sys, time; names = json.loads(sys.stdin.read()); "
+           "from importlib import import_module; t = time.perf_counter()\n"
+           "for name in names:\n"
+           "    if name not in sys.modules: import_module(name)\n"
+           "print((time.perf_counter() - t) * 1000)")
+IMPORTS: dict[str, list[float]] = {}
+
+
+def import_times(env: dict[str, str], label: str, repeat: int) -> None:
+    """How long a fresh interpreter takes to import what one cold ``rein submit`` imports
+    (its bytecode cached), beside ``asyncio`` alone and what it brings: the share of a
+    submit no work of rein's can take away while the engine advances on the event loop."""
+    root = workspace(env, 0)
+    try:
+        done = subprocess.run([REIN, "next", "--json"], cwd=root, env=env, capture_output=True,
+                              text=True, check=False)
+        (root / "greet.py").write_text(RIGHT)
+        (root / ".rein" / "inbox.json").write_text(json.dumps(json.loads(done.stdout)["example"]))
+        done = subprocess.run([sys.executable, "-c", _LISTED, "submit"], cwd=root, env=env,
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 3, done.stderr[-2000:]
+        listed = json.loads(done.stderr.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(root)
+    groups = {"asyncio and what it brings": ["asyncio"],
+              f"the {len(listed)} modules of a submit": listed}
+    for _ in range(repeat):
+        for name, names in groups.items():
+            out = subprocess.run([sys.executable, "-c", _IMPORT], input=json.dumps(names),
+                                 env=env, capture_output=True, text=True, check=True).stdout
+            IMPORTS.setdefault(label + name, []).append(float(out))
+
+
 INSTRUCTIONS: dict[str, int] = {}
 
 
@@ -228,6 +271,9 @@ def main() -> None:
                              "project's file that leaves `rein next`'s answer alone")
     parser.add_argument("--instructions", action="store_true",
                         help="also count each command's CPU instructions (needs valgrind)")
+    parser.add_argument("--imports", action="store_true",
+                        help="also time importing what a cold submit imports, and asyncio "
+                             "alone, in fresh interpreters")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="leave PYTHONDONTWRITEBYTECODE as it is (compile every module)")
     args = parser.parse_args()
@@ -253,6 +299,8 @@ def main() -> None:
         count_modules(envs[label], label)
         if args.instructions:
             count_instructions(envs[label], label)
+        if args.imports:
+            import_times(envs[label], label, args.repeat)
     floor = statistics.median(WALL["python -c pass"])
     print(f"driver turn, n={args.repeat}, {args.files} extra files, bytecode cache {cache}, "
           f"load average "
@@ -274,6 +322,10 @@ def main() -> None:
         print(f"{name:<24}{min(values):>9.1f}{med:>9.1f}{max(values):>9.1f}"
               f"{med / floor:>10.1f}{cpu}")
     print("modules imported: " + ", ".join(f"{k} {v}" for k, v in MODULES.items()))
+    if IMPORTS:
+        print("imports alone, in a fresh interpreter, min / median / max ms: " + ", ".join(
+            f"{k} {min(v):.1f} / {statistics.median(v):.1f} / {max(v):.1f}"
+            for k, v in IMPORTS.items()))
     if INSTRUCTIONS:
         print("instructions (callgrind, millions; x its python -c pass): " + ", ".join(
             f"{k} {v / 1e6:.1f} ({x_python(k, v):.2f}x)" for k, v in INSTRUCTIONS.items()))
