@@ -138,6 +138,27 @@ def test_an_unroutable_tier_names_the_tier_tables_no_route_was_made_of(tmp_path:
         "[tiers.standard] (not a table): see `rein config show`")
 
 
+def test_a_tiers_table_that_makes_no_route_at_all_is_refused_not_ignored(
+        tmp_path: Path) -> None:
+    """Every [tiers] entry misspelt: the tasks went to the worker that serves every tier
+    (the driver, the scripted one) as if [tiers] were absent, and the run started."""
+    from rein.engine.run.runner import PrepareFailed, prepare
+
+    data = graph({"a": task("a", intelligence={"tier": "standard"})}, ["a"])
+    router = Router.from_config({"standrd": {"provider": "p", "model": "m"}}, None)
+    with pytest.raises(PrepareFailed) as caught:
+        prepare(write(tmp_path, data), given={}, router=router, env={})
+    [finding] = caught.value.findings
+    assert finding.code == "RT011" and finding.message.endswith(
+        "no entry of [tiers] makes a route: [tiers.standrd] (not a tier)"), finding.message
+    assert "remove [tiers]" in finding.hint
+    # No [tiers] at all (or only x- entries): the worker serves the tier, as before.
+    for tiers in (None, {}, {"x-note": {"k": 1}}):
+        router = Router.from_config(tiers, None)
+        assert not router.configured and router.route("standard", None, node="a") is None
+        prepare(write(tmp_path, data), given={}, router=router, env={})
+
+
 def test_unroutable_tier_blocks_before_spending(tmp_path: Path) -> None:
     router = Router.from_config({"minimal": {"provider": "p", "model": "small"}}, None)
     data = graph({"a": task("a", intelligence={"tier": "advanced", "allow_downgrade": True}),

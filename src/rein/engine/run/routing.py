@@ -14,7 +14,9 @@ Rules: never below the requested tier unless the node says ``allow_downgrade`` (
 downgrade is recorded with its reason); routing up is allowed; ``min_context_tokens`` is a
 hard floor. With no ``[tiers]`` table at all, the worker that takes the attempt serves the
 tier as requested (the scripted and driver workers serve every tier) and says so in
-``routed``. A tier that cannot be served is RT011, raised before anything is spent.
+``routed``; a ``[tiers]`` table none of whose entries makes a route is not that (it is
+refused as any tier nobody serves). A tier that cannot be served is RT011, raised before
+anything is spent.
 """
 
 from __future__ import annotations
@@ -47,12 +49,16 @@ class Router(Frozen):
 
     @property
     def configured(self) -> bool:
-        return bool(self.routes)
+        """Whether ``[tiers]`` has entries a node's tier is checked against: routes, or
+        entries that make none (every tier is then refused, before anything is spent)."""
+        return bool(self.routes or self.unused)
 
     def route(self, tier: str, intelligence: Mapping[str, Any] | None, *, node: str
               ) -> Routed | None:
-        """How ``tier`` is served, ``None`` when the worker serves tiers itself, or RT011."""
-        if not self.routes:
+        """How ``tier`` is served, ``None`` when the worker serves tiers itself, or RT011.
+        A ``[tiers]`` table whose every entry makes no route is refused as one that does
+        not serve the tier: a misspelt name or model, not a project without tiers."""
+        if not self.routes and not self.unused:
             return None
         intel = intelligence or {}
         floor = intel.get("min_context_tokens")
@@ -75,7 +81,14 @@ class Router(Frozen):
                               provider=r.provider, model=r.model, downgraded=True,
                               reason=f"no model configured for tier {tier!r}; "
                                      f"allow_downgrade routed it to {r.tier!r}")
-        served = ", ".join(sorted(self.routes, key=TIERS.index)) or "none"
+        if not self.routes:
+            raise RoutingError(
+                f"node {node!r} needs tier {tier!r}, and no entry of [tiers] makes a route: "
+                f"{', '.join(self.unused)}",
+                hint="correct those entries in rein.toml (`rein config show` notes each), "
+                     "or remove [tiers] to let the worker serve every tier",
+                node=node, tier=tier)
+        served = ", ".join(sorted(self.routes, key=TIERS.index))
         why = f" with at least {floor} context tokens" if floor else ""
         unused = (f"; no route was made of {', '.join(self.unused)}: see `rein config show`"
                   if self.unused else "")
