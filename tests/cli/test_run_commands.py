@@ -73,6 +73,8 @@ def test_the_plan_shows_params_as_json(gated: Scenario) -> None:
     code, out = gated.rein("run", "g.agraph.yaml", "--dry-run", "--param", "who=ana")
     assert code == 0
     assert 'params  who="ana"\n' in out
+    # No node estimates its cost: unknown, not $0.00, beside the graph's limit.
+    assert "cost    unknown: no node estimates its cost (limit $1.0)\n" in out
 
 
 def test_json_run_streams_events_and_ends_with_the_summary(gated: Scenario) -> None:

@@ -52,6 +52,21 @@ def test_text_shows_what_a_reviewer_needs() -> None:
     assert "PLAN001" in text  # notices are listed
 
 
+def test_a_cost_no_node_estimates_is_unknown_not_zero() -> None:
+    """A graph whose nodes say nothing of their cost was shown as "projected $0.00 from node
+    estimates" to the person asked to approve it; a node that estimates $0 is $0."""
+    unknown = build_plan(graph({"a": task(), "b": task(estimate={"tokens": 900})}))
+    assert not unknown.cost_estimated and unknown.to_json()["cost_estimated"] is False
+    text = render_text(unknown)
+    assert "projected cost unknown: no node estimates it; 900 tokens from node estimates" in text
+    assert "$0.00" not in text
+    free = build_plan(graph({"a": task(estimate={"cost_usd": 0}), "b": task()}))
+    assert free.cost_estimated and "projected $0.00 from node estimates" in render_text(free)
+    inner = fragment({"x": task(estimate={"cost_usd": 2})})  # an estimate inside a body counts
+    nested = build_plan(graph({"s": task(type="subgraph", subgraph={"inline": inner})}))
+    assert nested.cost_estimated and "projected $2.00" in render_text(nested)
+
+
 def test_text_of_every_example_names_every_node_and_the_worst_case() -> None:
     for path in sorted(EXAMPLES.glob("*.agraph.yaml")):
         plan = plan_path(path)

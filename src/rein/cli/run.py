@@ -83,7 +83,8 @@ def print_plan(prepared: Any) -> None:
     nodes = list(plan.nodes())
     click.echo(f"nodes   {len(nodes)} in {len(list(plan.scopes()))} scope(s); "
                f"worst case {plan.worst_case_executions} node executions")
-    click.echo(f"cost    projected ${plan.projected_cost_usd:.2f}"
+    click.echo(("cost    " + (f"projected ${plan.projected_cost_usd:.2f}" if plan.cost_estimated
+                              else "unknown: no node estimates its cost"))
                + (f" (limit ${plan.constraints['max_cost_usd']})"
                   if plan.constraints.get("max_cost_usd") else ""))
     if plan.gates:

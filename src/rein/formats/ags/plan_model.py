@@ -253,6 +253,12 @@ class Plan(Frozen):
         for scope in self.scopes():
             yield from scope.in_order()
 
+    @property
+    def cost_estimated(self) -> bool:
+        """Whether a node says what it costs (``estimate.cost_usd``): without one the
+        projected cost is unknown, not $0.00."""
+        return any("cost_usd" in n.estimate for n in self.nodes())
+
     def budgets(self) -> dict[str, Any]:
         """Graph constraints and, per node that has any, its merged node constraints."""
         per_node: dict[str, Any] = {}
@@ -281,6 +287,7 @@ class Plan(Frozen):
             "criteria": [c.to_json() for c in self.graph_criteria],
             "budgets": self.budgets(),
             "projected_cost_usd": round(self.projected_cost_usd, 6),
+            "cost_estimated": self.cost_estimated,
             "projected_tokens": self.projected_tokens,
             "features": [f.to_json() for f in self.features],
             "notices": [n.to_json() for n in self.notices],

@@ -178,7 +178,12 @@ def _budget_text(plan: Plan) -> list[str]:
     else:
         out.append("  graph     no global constraints")
     tokens = f", {plan.projected_tokens:,} tokens" if plan.projected_tokens else ""
-    out.append(f"  projected ${plan.projected_cost_usd:.2f}{tokens} from node estimates")
+    if plan.cost_estimated:
+        out.append(f"  projected ${plan.projected_cost_usd:.2f}{tokens} from node estimates")
+    else:
+        out.append("  projected cost unknown: no node estimates it" + (
+            f"; {plan.projected_tokens:,} tokens from node estimates"
+            if plan.projected_tokens else ""))
     return out
 
 
