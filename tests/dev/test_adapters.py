@@ -33,7 +33,7 @@ def test_each_adapter_teaches_the_development_flow(agent: str, tmp_path: Path,
             "command and stop; once they have answered, run `.rein/bin/rein dev` again") \
         in text
     assert "Whenever rein says DONE or WAITING" not in text
-    assert ("DONE (exit 0): if its message says a flow is not done and names `rein dev` or "
-            "`rein spec`, run that; otherwise stop") in text
+    assert ("DONE (exit 0): if its message names `rein dev` or `rein spec` to run for what "
+            "comes next, run that; otherwise stop") in text
     again = cli.json("init", "--agent", agent, "--workspace", str(tmp_path))[1]
     assert again["files"][0]["action"] == "unchanged"

@@ -26,7 +26,8 @@ def test_after_the_plan_is_approved_next_says_to_run_rein_dev(driver: ScriptedDr
     code, out = cli("next")
     assert code == 0
     assert out.splitlines()[0].endswith(
-        "succeeded; the development flow is not done: run `rein dev` for what comes next")
+        "succeeded; it is one run of the development flow: run `rein dev` for what comes "
+        "next (or that the flow is done)")
     code, status = cli.json("next")
     assert (status["status"], status["graph_id"], status["next"]) == \
         ("done", PLANNING_ID, "rein dev")

@@ -95,8 +95,8 @@ rein says DONE or STOPPED:
   sandbox rein refuses it). Once they say they answered it, go on with the command rein's
   message names (`rein next`, or `rein dev` / `rein spec` in a flow).
 - A CLEAN CONTEXT instruction (an llm_judge, or your context is nearly full): {clean}.
-- DONE (exit 0): if its message says a flow is not done and names `rein dev` or
-  `rein spec`, run that; otherwise stop and report rein's message as it is.
+- DONE (exit 0): if its message names `rein dev` or `rein spec` to run for what comes
+  next, run that; otherwise stop and report rein's message as it is.
 - STOPPED (exit 1, with a reason: budget, timeout, blocked, failed, cancelled): stop and
   report rein's message as it is.
 - Never claim the work is done: rein's checks decide.

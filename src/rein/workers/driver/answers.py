@@ -49,8 +49,10 @@ def done(base: Mapping[str, Any]) -> dict[str, Any]:
     if flow is not None:  # one run of a flow: the flow's own command goes on from here
         name, command = flow
         out["next"] = command
-        out["message"] += (f"; the {name} flow is not done: run `{command}` for what "
-                           "comes next")
+        # Whether the flow is done only its command knows (the last feature's run ends
+        # it; the planning run does not): it is asked, never assumed either way.
+        out["message"] += (f"; it is one run of the {name} flow: run `{command}` for what "
+                           "comes next (or that the flow is done)")
     return out
 
 
