@@ -116,8 +116,8 @@ def recorded_creation(self, *args, **kwargs):  # the run's creation: replayed un
 
 SQLiteStore.create_run = recorded_creation
 
-WRITES = [m for m in ("transition", "record", "flush", "_close") if hasattr(SQLiteStore, m)]
-for name in WRITES:  # (an older store has no ``record``)
+WRITES = [m for m in ("transition", "append_all", "flush", "_close") if hasattr(SQLiteStore, m)]
+for name in WRITES:  # (an older store has no ``append_all``)
     setattr(SQLiteStore, name, timed(getattr(SQLiteStore, name), name))
 batch = SQLiteStore.batch
 

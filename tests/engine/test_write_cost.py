@@ -342,11 +342,11 @@ def test_nothing_is_held_when_a_worker_is_called_or_the_run_ends(tmp_path: Path)
 
 
 def test_the_edges_out_of_a_node_are_one_write(tmp_path: Path, monkeypatch: Any) -> None:
-    """The edges a node's end resolves are written as one call (``Store.record``), each an
+    """The edges a node's end resolves are written as one call (``Store.append_all``), each an
     event of its own: a node of the layered graph, with ten edges out, makes as many calls
     to the store's write path as a node of a chain, with one."""
     calls: list[str] = []
-    for name in ("transition", "record"):
+    for name in ("transition", "append_all"):
         real = getattr(SQLiteStore, name)
 
         def counted(self: Any, *args: Any, _real: Any = real, _name: str = name,
@@ -362,11 +362,11 @@ def test_the_edges_out_of_a_node_are_one_write(tmp_path: Path, monkeypatch: Any)
             calls.clear()
             (tmp_path / f"{graph.__name__}{n}").mkdir()
             count_writes(tmp_path / f"{graph.__name__}{n}", graph(n), {"nodes": {}})
-            got[n] = {name: calls.count(name) for name in ("transition", "record")}
+            got[n] = {name: calls.count(name) for name in ("transition", "append_all")}
         return {k: (got[large][k] - got[small][k]) / (large - small) for k in got[large]}
 
     chain = per_node(decisions, 20, 40)
-    assert chain == {"transition": 2, "record": 1}, chain  # its start, its end; its edge
+    assert chain == {"transition": 2, "append_all": 1}, chain  # its start, its end; its edge
     assert per_node(layered_decisions, 20, 40) == chain
 
 

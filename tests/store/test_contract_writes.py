@@ -123,15 +123,15 @@ def test_commit_hooks_get_what_committed_once_and_nothing_rolled_back(any_store:
 
 
 def test_the_events_one_step_finds_are_written_at_once_each_its_own(any_store: Any) -> None:
-    """``record``: several events of one type in one transaction, each with its own seq,
+    """``append_all``: several events of one type in one transaction, each with its own seq,
     in order, redacted and published once the transaction commits, as one by one."""
     secret = "s3cr3t-value-that-is-long"
     any_store.know(Secrets.of({"TOKEN": secret}))
     seen: list[Sequence[Event]] = []
     any_store.on_commit(seen.append)
     any_store.create_run(_run(), event_type="run/started", payload={})
-    assert any_store.record(R1, "edge/resolved", [], T) == []  # nothing found: nothing written
-    written = any_store.record(R1, "edge/resolved", [
+    assert any_store.append_all(R1, "edge/resolved", [], T) == []  # nothing found: nothing written
+    written = any_store.append_all(R1, "edge/resolved", [
         {"from": "a", "to": "b"}, {"from": "a", "to": "c", "said": secret},
         {"from": "a", "to": "d"}], T)
     assert [(e.seq, e.payload.get("to")) for e in written] == [(2, "b"), (3, "c"), (4, "d")]
@@ -141,14 +141,14 @@ def test_the_events_one_step_finds_are_written_at_once_each_its_own(any_store: A
     assert secret not in str([e.payload for e in stored] + [e.payload for e in written])
     # Inside a group, with the group; a payload that cannot be stored takes none of them.
     with any_store.atomic():
-        any_store.record(R1, "edge/resolved", [{"to": "e"}], T)
+        any_store.append_all(R1, "edge/resolved", [{"to": "e"}], T)
         any_store.transition(R1, "node/started", {"node": "e"}, T)
     with pytest.raises((TypeError, ValueError, StoreError)):
-        any_store.record(R1, "edge/resolved", [{"to": "f"}, {"to": object()}], T)
+        any_store.append_all(R1, "edge/resolved", [{"to": "f"}, {"to": object()}], T)
     assert [(e.seq, e.type) for e in any_store.events(R1, after=4)] == [
         (5, "edge/resolved"), (6, "node/started")]
     assert [[e.seq for e in events] for events in seen][2:] == [[5, 6]]
-    assert [e.seq for e in any_store.record(R1, "edge/resolved", [{"to": "g"}], T)] == [7]
+    assert [e.seq for e in any_store.append_all(R1, "edge/resolved", [{"to": "g"}], T)] == [7]
 
 
 def test_reads_by_key_and_by_type(any_store: Any) -> None:

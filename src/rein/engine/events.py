@@ -145,9 +145,9 @@ def append(store: Store, run_id: RunId, event_type: EventType, payload: Mapping[
 
 def append_all(store: Store, run_id: RunId, event_type: EventType,
                payloads: Sequence[Mapping[str, Any]], at: str) -> list[Event]:
-    """Write several events of one type in one transaction (:meth:`Store.record`), each an
+    """Write several events of one type in one transaction (:meth:`Store.append_all`), each an
     event of its own, published as :func:`append`'s are."""
-    return store.record(run_id, EventType(event_type).value, payloads, at)
+    return store.append_all(run_id, EventType(event_type).value, payloads, at)
 
 
 class EventLog:

@@ -145,7 +145,7 @@ class EventsSQL(SQLConnection):
         self._exit(nested, failed=False)
         return event
 
-    def record(self, run_id: RunId, event_type: str, payloads: Sequence[Mapping[str, Any]],
+    def append_all(self, run_id: RunId, event_type: str, payloads: Sequence[Mapping[str, Any]],
                at: str) -> list[Event]:
         """Append several events of one type, in order, atomically, with no state change:
         what one step finds at once (the edges out of a node that ended). Each is an event
