@@ -341,6 +341,18 @@ def test_nothing_is_held_when_a_worker_is_called_or_the_run_ends(tmp_path: Path)
     assert worker.seen == [False] * 12, worker.seen
 
 
+def layered_decisions(n: int) -> dict[str, Any]:
+    """:func:`decisions` in layers of ten, each depending on every node of the layer before."""
+    graph = decisions(n)
+    for i, node in enumerate(graph["nodes"].values()):
+        layer = i // WIDTH
+        node.pop("depends_on", None)
+        if layer:
+            node["depends_on"] = [f"n{j}" for j in range((layer - 1) * WIDTH, layer * WIDTH)]
+    graph["entrypoints"] = [f"n{i}" for i in range(min(WIDTH, n))]
+    return graph
+
+
 def test_the_edges_out_of_a_node_are_one_write(tmp_path: Path, monkeypatch: Any) -> None:
     """The edges a node's end resolves are written as one call (``Store.append_all``), each an
     event of its own: a node of the layered graph, with ten edges out, makes as many calls
@@ -369,14 +381,3 @@ def test_the_edges_out_of_a_node_are_one_write(tmp_path: Path, monkeypatch: Any)
     assert chain == {"transition": 2, "append_all": 1}, chain  # its start, its end; its edge
     assert per_node(layered_decisions, 20, 40) == chain
 
-
-def layered_decisions(n: int) -> dict[str, Any]:
-    """:func:`decisions` in layers of ten, each depending on every node of the layer before."""
-    graph = decisions(n)
-    for i, node in enumerate(graph["nodes"].values()):
-        layer = i // WIDTH
-        node.pop("depends_on", None)
-        if layer:
-            node["depends_on"] = [f"n{j}" for j in range((layer - 1) * WIDTH, layer * WIDTH)]
-    graph["entrypoints"] = [f"n{i}" for i in range(min(WIDTH, n))]
-    return graph
