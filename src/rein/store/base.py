@@ -112,8 +112,8 @@ class Events(Protocol):
         the next write (or :meth:`flush`), which then commits both at once."""
         ...
 
-    def append_all(self, run_id: RunId, event_type: str, payloads: Sequence[Mapping[str, Any]],
-               at: str) -> list[Event]:
+    def append_all(self, run_id: RunId, event_type: str,
+                   payloads: Sequence[Mapping[str, Any]], at: str) -> list[Event]:
         """Append several events of one type, in order, atomically, with no state change
         (none when ``payloads`` is empty): each an event of its own."""
         ...

@@ -145,8 +145,8 @@ class EventsSQL(SQLConnection):
         self._exit(nested, failed=False)
         return event
 
-    def append_all(self, run_id: RunId, event_type: str, payloads: Sequence[Mapping[str, Any]],
-               at: str) -> list[Event]:
+    def append_all(self, run_id: RunId, event_type: str,
+                   payloads: Sequence[Mapping[str, Any]], at: str) -> list[Event]:
         """Append several events of one type, in order, atomically, with no state change:
         what one step finds at once (the edges out of a node that ended). Each is an event
         of its own, as if appended one by one in one transaction; a step that found nothing
