@@ -153,14 +153,8 @@ class EventsSQL(SQLConnection):
         writes nothing."""
         if not payloads:
             return []
-        nested = self._enter()
-        try:
-            events = self._append_all(run_id, event_type, payloads, at)
-        except BaseException:
-            self._exit(nested, failed=True)
-            raise
-        self._exit(nested, failed=False)
-        return events
+        with self._tx():  # once per step, not per event: the bracket as is
+            return self._append_all(run_id, event_type, payloads, at)
 
     # -- the write path -------------------------------------------------------------------
 
