@@ -58,7 +58,7 @@ def test_a_cost_no_node_estimates_is_unknown_not_zero() -> None:
     unknown = build_plan(graph({"a": task(), "b": task(estimate={"tokens": 900})}))
     assert not unknown.cost_estimated and unknown.to_json()["cost_estimated"] is False
     text = render_text(unknown)
-    assert "projected cost unknown: no node estimates it; 900 tokens from node estimates" in text
+    assert "projected cost unknown: no node estimates its cost; 900 tokens from node estimates" in text
     assert "$0.00" not in text
     free = build_plan(graph({"a": task(estimate={"cost_usd": 0}), "b": task()}))
     assert free.cost_estimated and "projected $0.00 from node estimates" in render_text(free)

@@ -181,7 +181,7 @@ def _budget_text(plan: Plan) -> list[str]:
     if plan.cost_estimated:
         out.append(f"  projected ${plan.projected_cost_usd:.2f}{tokens} from node estimates")
     else:
-        out.append("  projected cost unknown: no node estimates it" + (
+        out.append("  projected cost unknown: no node estimates its cost" + (
             f"; {plan.projected_tokens:,} tokens from node estimates"
             if plan.projected_tokens else ""))
     return out
