@@ -47,6 +47,27 @@ def test_the_run_page_shows_the_queue_card_and_answers_it_on_the_queue_route(
     assert "name='value.count'" in _card(page, ask.approval_id)  # the input gate's field
 
 
+def test_the_page_shows_the_run_as_of_its_events_not_as_the_request_found_it(
+        console: Console) -> None:
+    """The status badge was drawn from the run as read before the events: a run that
+    changed in between kept its old status for good (its last event drawn in the log, so
+    never streamed to the badge). Here the request read the run while it still ran."""
+    import datetime as dt
+
+    from rein.core.states import RunStatus
+
+    console.login()
+    run_id = console.start("g.agraph.yaml")
+    [_ok] = console.pending()
+    now = console.harness.store.get_run(run_id)
+    assert now is not None and now.status is RunStatus.AWAITING_HUMAN
+    stale = now.replace(status=RunStatus.RUNNING)
+    page = pages_runs.run_page(console.harness, stale, scope="", csrf="", read_only=True,
+                               now=dt.datetime.now(dt.UTC))
+    [shown] = re.findall(r'data-state="([a-z_]+)" data-run-status', page)
+    assert shown == "awaiting_human"
+
+
 def test_a_stale_digest_from_the_run_page_is_refused_there_and_nothing_is_recorded(
         console: Console) -> None:
     console.login()

@@ -315,6 +315,12 @@ def pending_cards(h: Harness, run: RunRow, *, csrf: str, read_only: bool) -> str
 def run_page(h: Harness, run: RunRow, *, scope: str, now: dt.datetime, csrf: str,
              read_only: bool, error: tuple[str, str, str | None] | None = None) -> str:
     events = h.events(run.run_id)
+    # The run as of now, read after the events the page's stream resumes after: read
+    # before them (as the request found it), a run that ended in between kept its old
+    # status on the page for good, its run/finished drawn in the log but never streamed.
+    # Read after, it is as new as the last event or newer, and the stream's replay ends
+    # on the same status.
+    run = h.find_run(run.run_id) or run
     pic = views.run_picture(h, run, scope, events)
     used = views.usage(h, run)
     last = events[-1].seq if events else 0
