@@ -24,8 +24,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rein.core.writing import write_atomic
 from rein.dev.interpreter import shown
 from rein.dev.paths import (
@@ -38,6 +36,7 @@ from rein.dev.paths import (
 )
 from rein.dev.plan_check import Feature
 from rein.dev.settings import DevSettings, every_n
+from rein.formats import yaml_text
 
 __all__ = ["FEATURES_PATH", "PLANNING_PATH", "feature_graph", "planning_graph",
            "write_feature_graph", "write_graph"]
@@ -271,7 +270,7 @@ def settings_from(params: Mapping[str, Any]) -> DevSettings:
 def write_graph(root: Path, relative: str, data: Mapping[str, Any]) -> Path:
     path = root / relative
     text = "# Written by `rein dev`. Review it with `rein graph plan " + relative + "`.\n"
-    text += yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=96)
+    text += yaml_text.dump(dict(data))
     write_atomic(path, text)
     return path
 

@@ -146,14 +146,13 @@ async def agent_phase(spec: TrialSpec, task: HarborTask, workdir: Path,
                       agent_logs: Path) -> Trial:
     """The configuration's agent on the task's instruction: a one-node graph over the
     working directory; its trajectory goes to ``/logs/agent/trajectory.json``."""
-    import yaml
-
     from rein.eval.trial_runs import applied_for, grade, open_trial_harness, settle
+    from rein.formats import yaml_text
 
     graph = task_graph(task, spec.configuration.definition.get("instructions"),
                        spec.configuration.definition.get("profile"))
     path = spec.root / "task.agraph.yaml"
-    path.write_text(yaml.safe_dump(graph, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml_text.dump(graph), encoding="utf-8")
     applied = applied_for(spec)
     with open_trial_harness(spec, workdir, applied) as harness:
         prepared = await harness.prepare(path, given={})

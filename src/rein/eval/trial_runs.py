@@ -83,9 +83,8 @@ def applied_for(spec: TrialSpec) -> Applied | None:
 
 
 async def graph_trial(spec: TrialSpec) -> Trial:
-    import yaml
-
     from rein.engine.run.prepare import PrepareFailed
+    from rein.formats import yaml_text
     from rein.formats.loader import load_path
 
     scenario = spec.scenario
@@ -96,8 +95,8 @@ async def graph_trial(spec: TrialSpec) -> Trial:
             spec.configuration.definition.get("profile"):
         data = load_path(scenario.graph).data
         graph_path = spec.root / scenario.graph.name
-        graph_path.write_text(yaml.safe_dump(with_overlays(data, spec.configuration),
-                                             sort_keys=False), encoding="utf-8")
+        graph_path.write_text(yaml_text.dump(with_overlays(data, spec.configuration)),
+                              encoding="utf-8")
     applied = applied_for(spec)
     with open_trial_harness(spec, workspace, applied) as harness:
         try:

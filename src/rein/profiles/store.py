@@ -17,45 +17,28 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rein.errors import DocumentError, LoadError, Refused
 from rein.formats.oap.document import Encoding, OapDocument, load_oap_text
 from rein.formats.oap.validate import validate_document
+from rein.formats.yaml_text import Dumper, dump
 
 LOCK_TIMEOUT_SECONDS = 10.0
 _LOOK_SECONDS = 0.02  # how often a waiter tries the lock again
 
 
-_NUMBERISH = re.compile(r"[-+]?(?:[0-9.]|\.(?:inf|Inf|INF|nan|NaN|NAN))[0-9a-fA-FoxX._:eE+-]*\Z")
+class _Dumper(Dumper):
+    """rein's YAML with readable multi-line strings (``|`` blocks)."""
 
-
-class _Dumper(yaml.SafeDumper):
-    """PyYAML's safe dumper with YAML 1.2 quoting and readable multi-line strings."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> Any:
-    if "\n" in value and value == value.rstrip(" ") and "\t" not in value:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    # PyYAML already quotes what YAML 1.1 would not read as a string; add the YAML 1.2
-    # forms it does not know (0o17, 1e3, ...). The round-trip check catches anything else.
-    if not value or _NUMBERISH.match(value) or value != value.strip():
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _represent_str)
+    block_text = True
 
 
 def _yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
-                     default_flow_style=False)
+    return dump(data, width=100, dumper=_Dumper)
 
 
 def serialize(document: dict[str, Any], encoding: Encoding, header: str = "") -> str:

@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rein.core.writing import write_atomic
+from rein.formats import yaml_text
 from rein.spec.documents import SHAPES
 from rein.spec.paths import GRAPH_ID, GRAPH_PATH, NAMES, PATHS, PLAN_PATH, TITLES
 
@@ -140,6 +139,6 @@ def _gate(what: str, names: list[str], settings: Mapping[str, Any], *,
 def write_graph(root: Path, data: Mapping[str, Any]) -> Path:
     path = root / GRAPH_PATH
     text = f"# Written by `rein spec`. Review it with `rein graph plan {GRAPH_PATH}`.\n"
-    text += yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=96)
+    text += yaml_text.dump(dict(data))
     write_atomic(path, text)
     return path

@@ -15,9 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rein.engine.cases.sessions import policy
+from rein.formats import yaml_text
 
 NODE = "turn"
 
@@ -67,5 +66,5 @@ def write(workspace: Path, thread_id: str, turn_id: str, data: Mapping[str, Any]
     folder = workspace / ".rein" / "threads" / thread_id
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{turn_id}.agraph.yaml"
-    path.write_text(yaml.safe_dump(dict(data), sort_keys=False), encoding="utf-8")
+    path.write_text(yaml_text.dump(dict(data)), encoding="utf-8")
     return path
