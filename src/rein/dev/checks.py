@@ -12,6 +12,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shlex
 import stat
 from collections.abc import Iterator, Mapping
@@ -28,6 +29,7 @@ from rein.engine.run.criteria.model import CheckRequest, CheckResult, HarnessFau
 
 MAX_PLAN_BYTES = 1_000_000
 VERIFIED = ".rein/dev/verified"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 async def plan(request: CheckRequest) -> CheckResult:
@@ -207,7 +209,8 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
         return CheckResult(passed=False, evidence="the tree is not the one this attempt "
                            "verified; nothing was committed")
     summary = snap.changed(repo.tree_entries(repo.head()))
-    line = (f"Feature {feature} - {p['title']}: {len(summary)} path(s) changed "
+    title = one_line(str(p["title"]))
+    line = (f"Feature {feature} - {title}: {len(summary)} path(s) changed "
             f"({', '.join(summary[:6])}{', ...' if len(summary) > 6 else ''}). "
             f"Verified with: {shlex.join(p['verify'])}. Result: PASS (run by rein)\n")
     progress = Path(str(p["target"])) / "progress.txt"
@@ -219,7 +222,7 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
     rel = progress.as_posix().removeprefix("./")
     recorded = rel in snap.entries or not repo.ignored(rel)
     tree = repo.write_tree(repo.with_file(snap, rel) if recorded else snap)
-    message = (f"feat(dev): feature {feature} - {str(p['title'])[:72]}\n\n"
+    message = (f"feat(dev): feature {feature} - {title[:72]}\n\n"
                f"Verified with: {shlex.join(p['verify'])}\n\n"
                f"Rein-Dev-Feature: {plan_id}/{feature}\n"
                + (f"Rein-Dev-Definition: {p['definition']}\n" if p.get("definition") else ""))
@@ -229,6 +232,13 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
         return CheckResult(passed=False, evidence=f"committed {sha}, but the tree is not "
                            f"clean afterwards: {', '.join(left[:10])}")
     return CheckResult(passed=True, evidence=f"committed feature {feature} as {sha}")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line of a commit message or of progress.txt: line breaks and other
+    control characters become spaces (git refuses a NUL in a message; a line break would
+    end the subject, or put a line of the plan's words among the lines rein reads back)."""
+    return " ".join(_CONTROL.sub(" ", text).split())
 
 
 def _append(root: Path, relative: str, line: str) -> str | None:

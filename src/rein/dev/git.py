@@ -276,14 +276,16 @@ class Repo:
         return self._with_line(f"Rein-Dev-Definition: {definition}")
 
     def _with_line(self, mark: str) -> str | None:
-        """The newest commit of HEAD's history whose message has the line ``mark``."""
+        """The newest commit of HEAD's history whose last paragraph (the lines rein writes
+        last, after the feature's title and verify command) has the line ``mark``: a title
+        or an argument holding a line break never makes one."""
         if self.head() is None:
             return None
         out = self._git(["log", "--no-show-signature", "--no-color", "--format=%h%x09%B%x00",
                          str(self.head())]).decode("utf-8", "replace")
         for entry in out.split("\0"):
             sha, _, body = entry.strip().partition("\t")
-            if mark in body.splitlines():
+            if mark in body.rpartition("\n\n")[2].split("\n"):
                 return sha
         return None
 

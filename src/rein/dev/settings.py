@@ -123,6 +123,9 @@ def check_verify(command: Any, source: str) -> tuple[str, ...]:
     else:
         raise _refused(repr(command), source, "it is not a command line or a list of "
                        "arguments")
+    if any("\0" in a for a in argv):
+        raise _refused(text, source, "an argument holds a NUL character, which no program "
+                       "can be given")
     if any(_PLACEHOLDER.search(a) for a in argv):
         raise _refused(text, source, "it holds a placeholder that was never filled in "
                        "(such as $VERIFY_CMD)")
