@@ -154,3 +154,14 @@ def test_recalled_text_is_labelled_untrusted_and_cannot_close_the_block(ws: Path
     block = render_memory(notes.recall(), "notes")
     assert block.startswith('<memory trust="untrusted" source="store:notes">')
     assert block.count("</memory>") == 1 and block.endswith("</memory>")
+
+
+def test_a_store_name_that_is_a_path_is_not_served(ws: Path) -> None:
+    escape = """      - name: ../../escaped
+        kind: rein-file
+        mode: read_write
+"""
+    assert list(stores(ws, extra=escape)) == ["notes"]
+    with pytest.raises(ProfileError, match=r"name '\.\./\.\./escaped' is not a file name"):
+        stores(ws, extra=escape + "        required: true\n")
+    assert not (ws / "escaped.json").exists()

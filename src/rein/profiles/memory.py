@@ -2,11 +2,12 @@
 
 Besides ``oap-state`` (the profile's own ``state``), rein serves one store kind,
 ``rein-file``: records kept as JSON in a file rein owns. Its place is
-``<workspace>/.rein/memory/<store>.json`` unless ``uri`` names a ``file://`` path inside
-that folder or inside ``~/.local/share/rein/memory`` (memory shared across projects, e.g.
-``user:global``); a profile cannot point a store anywhere else, because a ``read_write``
-store would otherwise let a cloned profile write files of its choosing. Every other kind is
-reported as unsupported: dropped, or fatal when ``required`` (L1-I7).
+``<workspace>/.rein/memory/<store>.json`` (a name holding ``/`` or ``\\`` is not served)
+unless ``uri`` names a ``file://`` path inside that folder or inside
+``~/.local/share/rein/memory`` (memory shared across projects, e.g. ``user:global``); a
+profile cannot point a store anywhere else, because a ``read_write`` store would otherwise
+let a cloned profile write files of its choosing. Every other kind is reported as
+unsupported: dropped, or fatal when ``required`` (L1-I7).
 
 Two ceilings apply to every access, and both only narrow:
 
@@ -77,7 +78,11 @@ def store_path(store: Mapping[str, Any], workspace: Path,
     roots = (Path(workspace).resolve() / ".rein" / "memory", _user_root(env).resolve())
     uri = store.get("uri")
     if not uri:
-        return roots[0] / f"{store['name']}.json", None
+        name = str(store["name"])
+        if any(c in name for c in "/\\\0"):
+            return None, (f"name {name!r} is not a file name (its file is .rein/memory/"
+                          "<name>.json): give the store a name without / or \\, or a uri")
+        return roots[0] / f"{name}.json", None
     if not uri.startswith("file://"):
         return None, f"uri {uri!r} is not a file:// URI"
     path = Path(uri[len("file://"):]).resolve()
