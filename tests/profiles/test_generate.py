@@ -20,6 +20,7 @@ from support import shared_path
 from rein.cli import main
 from rein.config import load_config
 from rein.config.trusting import trust_project
+from rein.formats.oap import load_oap
 from rein.formats.oap.schema import schema_for
 from rein.profiles.generate import (
     Evidence,
@@ -34,6 +35,7 @@ from rein.profiles.generate import (
 )
 from rein.profiles.records import ProfileError
 from rein.profiles.resolve import ResolvedProfile, resolve_profile
+from rein.profiles.writeback import apply_delta
 
 pytestmark = pytest.mark.usefixtures("isolated_env")
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -139,6 +141,23 @@ def test_threads_forget_summary_and_metrics(ws: Path, data: Path) -> None:
                                               "last_session_at": "2026-03-01T12:00:00Z",
                                               "total_tool_calls": 4, "total_cost_usd": 0.25}
     assert draft.skipped == ("forget facts/fact-missing: no such entry",)
+
+
+def test_an_id_holding_a_slash_is_one_pointer_token(ws: Path, data: Path) -> None:
+    path = ws / "scribe.agent.yaml"
+    path.write_text((data / "scribe.agent.yaml").read_text().replace("id: fact-format",
+                                                                     "id: docs/format~1"))
+    resolved = resolve_profile(path, workspace=ws, config=load_config(ws))
+    fact = resolved.state["facts"][0]
+    relearned = propose_delta(resolved, session="s-7", now=NOW, record_metrics=False,
+                              learned=[Learned(text=fact["text"], evidence=FILE)])
+    assert relearned["operations"][0]["path"] == "/state/facts/id:docs~1format~01"
+    forgotten = propose_delta(resolved, session="s-8", now=NOW, record_metrics=False,
+                              forget=[Forget(collection="facts", id="docs/format~1",
+                                             evidence=USER)])
+    assert forgotten["operations"][0]["path"] == "/state/facts/id:docs~1format~01"
+    result = apply_delta(load_oap(path).data, forgotten, approve=True, actor="a", now=NOW)
+    assert result.warnings == () and result.document["state"]["facts"] == []
 
 
 def test_secrets_are_redacted_from_every_value(ws: Path, data: Path) -> None:

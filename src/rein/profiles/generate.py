@@ -168,11 +168,17 @@ class _Build(Record):
         self.touched.add(key)
         exists = self.existing(collection, value["id"]) is not None
         op = {"op": "replace" if exists else "add",
-              "path": f"/state/{collection}/" + (f"id:{value['id']}" if exists else "-"),
+              "path": f"/state/{collection}/" + (by_id(value["id"]) if exists else "-"),
               "value": self.redact(value), "reason": self.redact(reason)[:_REASON_LENGTH]}
         if confidence is not None:
             op["confidence"] = confidence
         self.operations.append(op)
+
+
+def by_id(entry_id: str) -> str:
+    """The pointer token of the entry ``entry_id`` (``id:<id>``), escaped as a JSON Pointer
+    token: an id a person wrote may hold ``/`` or ``~``."""
+    return "id:" + entry_id.replace("~", "~0").replace("/", "~1")
 
 
 def slug_id(prefix: str, text: str) -> str:
@@ -271,7 +277,8 @@ def _forget(build: _Build, item: Forget) -> None:
     if build.existing(item.collection, item.id) is None:
         build.skipped.append(f"forget {item.collection}/{item.id}: no such entry")
         return
-    build.operations.append({"op": "remove", "path": f"/state/{item.collection}/id:{item.id}",
+    path = f"/state/{item.collection}/{by_id(item.id)}"
+    build.operations.append({"op": "remove", "path": path,
                              "reason": build.redact(_reason(item.evidence, "obsolete"))
                              [:_REASON_LENGTH]})
 
