@@ -68,21 +68,30 @@ _READ = frozenset({"cat", "head", "tail", "less", "more", "nl", "bat"})
 _LIST = frozenset({"ls", "tree", "find", "fd"})
 _SEARCH = frozenset({"grep", "rg", "ag", "egrep", "fgrep", "git-grep"})
 _SEPARATORS = frozenset({"&&", "||", ";"})
+# What a shell reads as more than words and the separators above: substitutions and
+# expansions, a line break (another command), a comment. A command holding one is unknown.
+_SHELL_SYNTAX = re.compile(r"[`$#\n\r]")
+_OPERATOR = re.compile(r"[();<>|&]+")
 
 
 def command_actions(command: str) -> list[dict[str, Any]]:
     """What a shell command does, best effort, as Codex's ``CommandAction`` list (a UI
     shows "read x", "search y"): each ``&&``/``||``/``;`` part that reads a file, lists a
-    directory or searches, else one ``unknown`` action for the whole command."""
-    try:
-        words = shlex.split(command, posix=True)
+    directory or searches, else one ``unknown`` action for the whole command. A person
+    approving the command reads these: anything that could run another program is unknown."""
+    if _SHELL_SYNTAX.search(command):
+        return [{"type": "unknown", "command": command}]
+    try:  # operators are tokens of their own, written with or without spaces (`a;b`)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         return [{"type": "unknown", "command": command}]
     parts: list[list[str]] = [[]]
     for word in words:
         if word in _SEPARATORS:
             parts.append([])
-        elif word == "|" or word.startswith((">", "<", "$(")):
+        elif _OPERATOR.fullmatch(word):  # a pipe, a redirection, a subshell, `&`
             return [{"type": "unknown", "command": command}]
         else:
             parts[-1].append(word)
