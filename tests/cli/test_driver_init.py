@@ -82,3 +82,29 @@ def test_a_script_that_does_not_run_is_refused_with_init001(
     assert main(["init", "--agent", "codex", "--workspace", str(tmp_path), "--json"]) == 1
     error = json.loads(capsys.readouterr().out)["error"]
     assert error["code"] == "INIT001" and ".rein/bin/rein --version" in error["message"]
+
+
+def test_a_section_whose_end_marker_was_removed_is_refused_not_cut_to_a_later_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rein.cli.driver_init import END
+
+    init(tmp_path, capsys, "claude")
+    path = tmp_path / "CLAUDE.md"
+    mine = path.read_text().replace(END + "\n", "") + "\n## Mine\n\nKept.\n"
+    path.write_text(mine)
+    for _ in range(2):  # once appended a second section; then cut up to its end marker
+        assert main(["init", "--agent", "claude", "--workspace", str(tmp_path), "--json"]) == 1
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "INIT003"
+    assert path.read_text() == mine
+
+
+def test_an_end_marker_quoted_before_the_section_is_not_taken_for_its_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rein.cli.driver_init import END, START
+
+    path = tmp_path / "CLAUDE.md"
+    path.write_text(f"rein's section ends at `{END}`.\n")
+    init(tmp_path, capsys, "claude")
+    assert [f["action"] for f in init(tmp_path, capsys, "claude")["files"]] == ["unchanged"]
+    assert path.read_text().count(START) == 1

@@ -150,8 +150,17 @@ def write_section(path: Path, text: str) -> str:
         path.write_text(text, encoding="utf-8")
         return "created"
     current = path.read_text(encoding="utf-8")
-    start, end = current.find(START), current.find(END)
-    if start != -1 and end > start:
+    start = current.find(START)
+    end = current.find(END, start) if start != -1 else -1
+    if start != -1 and end == -1:
+        # Replacing up to an end marker further on, or appending a second section whose
+        # end a later run would take for this one's, would delete what lies in between.
+        raise ReinError(f"{path} has rein's start marker but no end marker after it: rein "
+                        "cannot tell where its section ends", code="INIT003",
+                        hint=f"put back the line {END} where the section ends, or remove "
+                             "the section from the start marker on; then run `rein init` "
+                             "again")
+    if start != -1:
         stop = end + len(END)
         if current[stop:stop + 1] == "\n":
             stop += 1

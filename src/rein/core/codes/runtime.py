@@ -172,6 +172,9 @@ DRIVER_CODES = (
          "check that the workspace allows running programs and that the interpreter runs"),
     _own(DRIVER, "INIT002", "usage", "`rein init --example` names no example shipped with rein",
          "`rein init --list-examples` names them"),
+    _own(DRIVER, "INIT003", "error", "an instruction file has rein's start marker but no "
+         "end marker after it", "put the end marker back where rein's section ends, or "
+         "remove the section"),
 )
 
 PLAN_CODES = (
