@@ -63,3 +63,14 @@ def test_the_words_stay_quoted_when_a_library_edits_pyyamls_resolvers(
     assert yaml.safe_dump({"v": "null"}) == "v: null\n"  # the edit took effect
     for word in ("null", "Null", "NULL", "~", "true", "False"):
         assert load_text(yaml_text.dump({"v": word})).data == {"v": word}
+
+
+@pytest.mark.parametrize("value", ["a\x85b", "a\u2028b", "a\u2029b", "end\x85",
+                                   "two\nlines\x85here"])
+def test_a_line_break_yaml_knows_besides_newline_reads_back_as_written(value: str) -> None:
+    """PyYAML writes NEL as it is in a quoted scalar, where a reader folds it to a space."""
+    from rein.profiles.store import serialize
+
+    data = {"value": value, "in": [value]}
+    assert load_text(yaml_text.dump(data)).data == data
+    assert load_text(serialize(data, "yaml")).data == data  # `|` blocks where they can be

@@ -25,6 +25,10 @@ _NUMBERISH = re.compile(r"[-+]?(?:[0-9.]|\.(?:inf|Inf|INF|nan|NaN|NAN))[0-9a-fA-
 # resolvers of words starting with y, n and o, and "null" goes with them).
 _WORDS = frozenset({"~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
                     "FALSE"})
+# The line breaks YAML knows besides \n and \r. PyYAML writes them as they are in a plain,
+# single-quoted or block scalar, where a reader folds them (NEL comes back a space); only a
+# double-quoted scalar escapes them (\N, \L, \P).
+_BREAKS = re.compile("[\x85\u2028\u2029]")
 
 
 class Dumper(yaml.SafeDumper):
@@ -34,10 +38,12 @@ class Dumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: Dumper, value: str) -> Any:
+    breaks = _BREAKS.search(value) is not None
     if dumper.block_text and "\n" in value and value == value.rstrip(" ") \
-            and "\t" not in value:
+            and "\t" not in value and not breaks:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    if not value or value in _WORDS or _NUMBERISH.match(value) or value != value.strip():
+    if not value or value in _WORDS or _NUMBERISH.match(value) or value != value.strip() \
+            or breaks:
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
