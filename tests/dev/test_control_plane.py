@@ -128,6 +128,17 @@ def test_an_existing_feature_list_is_imported_instead_of_asking(repo: Path, cli:
     assert "plan" not in [i["node"] for i in driver.seen]  # no planning turn at all
 
 
+def test_a_feature_list_with_half_a_surrogate_pair_is_refused_with_the_string(
+        repo: Path, cli: Cli) -> None:
+    plan = good_plan()
+    plan["features"][0]["title"] = "Celsius \ud83d"  # json.dumps writes the lone escape
+    (repo / "feature_list.json").write_text(json.dumps(plan))
+    code, out = cli("dev", "--json")
+    error = json.loads(out)["error"]
+    assert (code, error["code"]) == (1, "DEV006"), out
+    assert "'Celsius \\ud83d' holds an unpaired surrogate escape" in error["message"]
+
+
 def test_the_plan_shown_is_the_graph_approved(repo: Path, driver: ScriptedDriver,
                                               cli: Cli) -> None:
     driver.bad_plan_first = False

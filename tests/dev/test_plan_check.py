@@ -44,6 +44,7 @@ def f(fid: str, *, priority: int = 1, deps: tuple[str, ...] = (), **more: Any
     (plan(f("a"), verify="pytest && echo ok"), "it needs a shell"),
     (plan(f("a"), verify=["bash", "-c", "pytest"]), "'bash -c' runs a shell string"),
     (plan(f("a"), verify=["pytest", "tests/a.py\0"]), "an argument holds a NUL character"),
+    (plan(f("a", title="Half \ud83d")), "holds an unpaired surrogate escape"),
 ])
 def test_each_refusal_says_its_reason(data: Any, reason: str) -> None:
     checked = check_plan(data)

@@ -49,6 +49,12 @@ class Checked(Frozen):
 def check_plan(data: Any, *, max_features: int = 20) -> Checked:
     """The plan's features in build order, or every problem found (the feedback)."""
     problems: list[str] = []
+    broken = _not_text(data)
+    if broken is not None:  # json.loads accepts it; nothing can write it as UTF-8
+        why = (f"the string {broken[:40]!r} holds an unpaired surrogate escape (\\uD800 to "
+               "\\uDFFF), which is not Unicode text: write the character itself, or both "
+               "halves of its pair")
+        return Checked(features=(), verify=None, problems=(why,))
     items, verify = _items(data, problems)
     features: list[Feature] = []
     for index, item in enumerate(items):
@@ -80,6 +86,23 @@ def check_plan(data: Any, *, max_features: int = 20) -> Checked:
                         "the plan a top-level \"verify\" or each feature one")
     return Checked(features=tuple(order) if not problems else tuple(features), verify=verify,
                    problems=tuple(problems))
+
+
+def _not_text(data: Any) -> str | None:
+    """The first string (key or value) of ``data`` that is not Unicode text, or None."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            stack += [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            stack += value
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return value
+    return None
 
 
 def build_order(features: Sequence[Feature]) -> list[Feature]:
