@@ -139,6 +139,15 @@ def test_a_feature_list_with_half_a_surrogate_pair_is_refused_with_the_string(
     assert "'Celsius \\ud83d' holds an unpaired surrogate escape" in error["message"]
 
 
+def test_a_brief_whose_name_is_not_utf8_is_read(repo: Path, cli: Cli) -> None:
+    import os
+
+    os.rename(repo / "specs" / "brief.md", os.fsencode(repo) + b"/specs/br\xffief.md")
+    code, where = cli.json("dev")
+    assert code == 0, where
+    assert where["instruction"]["brief"].count("## br\ufffdief.md") == 1
+
+
 def test_the_plan_shown_is_the_graph_approved(repo: Path, driver: ScriptedDriver,
                                               cli: Cli) -> None:
     driver.bad_plan_first = False

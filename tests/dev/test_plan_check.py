@@ -52,6 +52,11 @@ def test_each_refusal_says_its_reason(data: Any, reason: str) -> None:
     assert any(reason in p for p in checked.problems), checked.problems
 
 
+def test_what_rein_spec_records_of_its_sources_is_not_checked_as_text() -> None:
+    sources = {"specs/br\udcffief.md": "sha256:0"}  # a brief whose name is not UTF-8
+    assert not check_plan({**plan(f("a")), "spec": {"sources": sources}}).problems
+
+
 def test_a_plan_over_the_cap_is_refused_with_the_cap_not_cut() -> None:
     checked = check_plan(plan(*(f(f"f{i}") for i in range(4))), max_features=3)
     assert checked.problems == (("the plan has 4 features; at most 3 are accepted ([dev] "

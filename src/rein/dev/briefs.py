@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,10 @@ def read_briefs(workspace: Path, cap: int) -> Briefs:
     notices: list[str] = []
     for path in files:
         data = path.read_bytes()
-        digest.update(path.name.encode() + b"\0" + data + b"\0")
-        section = f"## {path.name}\n\n{data.decode('utf-8', errors='replace').strip()}\n\n"
+        name = os.fsencode(path.name)  # a name need not be UTF-8: its bytes, as for the text
+        digest.update(name + b"\0" + data + b"\0")
+        section = (f"## {name.decode('utf-8', errors='replace')}\n\n"
+                   f"{data.decode('utf-8', errors='replace').strip()}\n\n")
         raw = section.encode("utf-8")
         if size + len(raw) > cap:
             left = max(cap - size, 0)

@@ -49,7 +49,9 @@ class Checked(Frozen):
 def check_plan(data: Any, *, max_features: int = 20) -> Checked:
     """The plan's features in build order, or every problem found (the feedback)."""
     problems: list[str] = []
-    broken = _not_text(data)
+    # What `rein spec` records of its sources ("spec") is rein's, never written to a graph.
+    broken = _not_text({k: v for k, v in data.items() if k != "spec"}
+                       if isinstance(data, Mapping) else data)
     if broken is not None:  # json.loads accepts it; nothing can write it as UTF-8
         why = (f"the string {broken[:40]!r} holds an unpaired surrogate escape (\\uD800 to "
                "\\uDFFF), which is not Unicode text: write the character itself, or both "

@@ -278,3 +278,20 @@ def test_a_repository_the_files_cannot_say_is_asked_of_git(
 
     monkeypatch.setattr(gitguard.subprocess, "run", counted)
     assert snapshot(repo)["refs"] == listed and asked == [gitguard.COMMAND]
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_and_its_change_seen(repo: Path) -> None:
+    import json
+
+    folder = os.fsencode(repo) + b"/src/d\xff"
+    os.mkdir(folder)
+    with open(folder + b"/f\xfe.txt", "wb") as fh:
+        fh.write(b"one\n")
+    before = snapshot(repo)
+    json.dumps(before, ensure_ascii=False).encode("utf-8")  # what the store does with it
+    assert "src/d\\xff/f\\xfe.txt" in before["entries"]
+    with open(folder + b"/f\xfe.txt", "wb") as fh:
+        fh.write(b"two\n")
+    (repo / "config.toml").write_text("a = 2\n")
+    assert outside(repo, before) == ["config.toml"]  # src/** may be written
+    assert "src/d\\xff/f\\xfe.txt" in written_paths(before, snapshot(repo, previous=before))

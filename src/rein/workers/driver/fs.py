@@ -146,16 +146,17 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
         if (previous or {}).get("version") == VERSION else {}
     entries: dict[str, list[Any]] = {}
     partial = False
-    stack = [""]
+    stack = [("", "")]  # (the directory as named in entries, as on disk)
     while stack:
-        rel_dir = stack.pop()
+        rel_dir, disk_dir = stack.pop()
         try:
-            with os.scandir(root / rel_dir if rel_dir else root) as it:
+            with os.scandir(root / disk_dir if disk_dir else root) as it:
                 children = sorted(it, key=lambda e: e.name)
         except OSError:
             continue  # vanished or unreadable: what is inside cannot be told
         for child in children:
-            rel = f"{rel_dir}/{child.name}" if rel_dir else child.name
+            name = text_name(child.name)
+            rel = f"{rel_dir}/{name}" if rel_dir else name
             if rel == STATE_DIR or rel in _GIT_SKIP_DIRS:
                 continue
             if len(entries) >= MAX_ENTRIES:
@@ -167,7 +168,7 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
                 continue
             entries[rel] = _entry(child.path, info, old.get(rel), started)
             if stat.S_ISDIR(info.st_mode):
-                stack.append(rel)
+                stack.append((rel, f"{disk_dir}/{child.name}" if disk_dir else child.name))
                 if info.st_dev != device:  # another file system: a mount point
                     mounts.add(rel)
     return {"version": VERSION, "root": str(root.resolve()), "taken_ns": started,
@@ -176,6 +177,16 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
             # As configured when it was taken: a driver that rewrites rein.toml to drop a
             # hook does not free the hook's script by it.
             "protected": list(protected_in(root))}
+
+
+def text_name(name: str) -> str:
+    """A file name as text that can be stored: a name that is not UTF-8 (its odd bytes
+    decoded as surrogates) is written with those bytes as ``\\xNN``."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return name
 
 
 def _refs(root: Path) -> dict[str, str] | None:
