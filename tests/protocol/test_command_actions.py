@@ -30,3 +30,27 @@ def test_reads_listings_and_searches_are_named() -> None:
         {"type": "read", "command": "cat 'a;b'", "name": "a;b", "path": "a;b"}]
     assert command_actions("rg -n TODO src") == [
         {"type": "search", "command": "rg -n TODO src", "query": "TODO", "path": "src"}]
+
+
+@pytest.mark.parametrize("command", [
+    "find . -delete",  # a listing by its program, a deletion by its option
+    "find . -name '*.py' -exec rm {} +",
+    "find -fprint out",
+    "fd -x rm",
+    "fd --exec=rm",
+    "rg --pre sh TODO",
+    "rg --pre=sh TODO src",
+    "rg -z TODO",  # runs a decompressor on every compressed file
+    "git-grep -O TODO",
+    "tree -o listing.txt",
+    "less +!reboot notes.txt",
+    "bat --pager=sh notes.txt",
+])
+def test_a_reader_that_runs_or_writes_through_an_option_is_unknown(command: str) -> None:
+    assert command_actions(command) == [{"type": "unknown", "command": command}]
+
+
+def test_options_that_only_shape_the_output_keep_the_action() -> None:
+    assert command_actions("ls -la src")[0]["type"] == "listFiles"
+    assert command_actions("rg -n -i TODO src")[0]["type"] == "search"
+    assert command_actions("head -5 log.txt")[0]["type"] == "read"

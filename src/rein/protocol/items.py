@@ -101,8 +101,38 @@ def command_actions(command: str) -> list[dict[str, Any]]:
     return [a for a in actions if a is not None]
 
 
+# Options by which a reader, lister or searcher runs another program or writes a file
+# (find's -exec and -delete, fd's --exec, rg's --pre, a pager, tree's -o, less's +command):
+# a command using one is unknown, not a read, listing or search. A word is matched by its
+# name before any "=", and a short option by its first letters (``-xrm``).
+_ACTS = {
+    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
+             "-fprintf", "-fls"),
+    "fd": ("-x", "--exec", "-X", "--exec-batch"),
+    "rg": ("--pre", "--search-zip", "-z"),
+    "ag": ("--pager", "-z", "--search-zip"),
+    "git-grep": ("-O", "--open-files-in-pager"),
+    "bat": ("--pager",),
+    "tree": ("-o",),
+}
+
+
+def _acts(program: str, words: list[str]) -> bool:
+    """Whether ``words`` (a command's arguments) make ``program`` run or write more."""
+    if program in ("less", "more") and any(w.startswith("+") for w in words):
+        return True  # less's "+cmd" runs a command of its own, "!cmd" a shell's
+    options = _ACTS.get(program, ())
+    for word in words:
+        name = word.split("=", 1)[0]
+        if name in options or (word[:2] in options and not word.startswith("--")):
+            return True
+    return False
+
+
 def _action(words: list[str]) -> dict[str, Any] | None:
     program, operands = words[0], [w for w in words[1:] if not w.startswith("-")]
+    if _acts(program, words[1:]):
+        return None
     text = shlex.join(words)
     if program in _READ and len(operands) == 1:
         path = operands[0]
