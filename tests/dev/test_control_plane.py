@@ -14,6 +14,9 @@ import yaml
 from devflow_support import Cli, approve, drive
 from scripted import PYTHON, ScriptedDriver, git, good_plan
 
+from rein.dev.settings import check_verify
+from rein.errors import ConfigError
+
 
 def verify_params(repo: Path) -> list[list[str]]:
     doc = yaml.safe_load((repo / "specs" / "plan.agraph.yaml").read_text())
@@ -179,3 +182,22 @@ def test_a_graph_changed_after_approval_is_refused(repo: Path, driver: ScriptedD
                                              "max_node_executions: 880"))
     code, out = cli.json("dev")
     assert (code, out["error"]["code"]) == (4, "DEV008")
+
+
+@pytest.mark.parametrize(("text", "argv"), [
+    ('python -m pytest -k "not (slow or net)"',
+     ("python", "-m", "pytest", "-k", "not (slow or net)")),
+    ("pytest 'tests/a;b.py'", ("pytest", "tests/a;b.py")),
+    (r"pytest tests/a\&b.py", ("pytest", "tests/a&b.py")),
+    ("""pytest -k 'x or "$(y)"'""", ("pytest", "-k", 'x or "$(y)"')),
+])
+def test_shell_characters_a_quote_makes_literal_need_no_shell(
+        text: str, argv: tuple[str, ...]) -> None:
+    assert check_verify(text, "REIN_DEV_VERIFY") == argv
+
+
+@pytest.mark.parametrize("text", [
+    'pytest -k "a$(id)"', 'pytest -k "`id`"', "pytest 'a';id", "pytest x)", 'pytest "a"|sh'])
+def test_shell_characters_a_quote_leaves_live_still_need_a_shell(text: str) -> None:
+    with pytest.raises(ConfigError, match="it needs a shell"):
+        check_verify(text, "REIN_DEV_VERIFY")

@@ -106,6 +106,34 @@ def check_target(target: str) -> str:
     return path.as_posix() if path.parts else "."
 
 
+def _needs_shell(text: str) -> bool:
+    """Whether a shell would read ``text`` as more than words: an operator, a redirection,
+    a subshell, a substitution or an expansion, where quotes do not make it literal (inside
+    single quotes nothing is special; inside double quotes, `$` and a backquote are).
+    ``pytest -k "not (slow or net)"`` is words only."""
+    if not _SHELL_CHARS.search(text):
+        return False
+    quote = ""
+    escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\":
+            escaped = True
+        elif quote == '"':
+            if char == '"':
+                quote = ""
+            elif char in "$`":
+                return True
+        elif char in "'\"":
+            quote = char
+        elif char in ";&|<>`$()":
+            return True
+    return False
+
+
 def check_verify(command: Any, source: str) -> tuple[str, ...]:
     """The argument list of a verify command, or ConfigError saying why it is refused."""
     if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
@@ -113,9 +141,9 @@ def check_verify(command: Any, source: str) -> tuple[str, ...]:
         text = shlex.join(argv)
     elif isinstance(command, str) and command.strip():
         text = command
-        if _SHELL_CHARS.search(text) and not _PLACEHOLDER.search(text):
-            raise _refused(text, source, "it needs a shell (one of ; & | < > ` $ ( )), and "
-                           "rein runs verify commands without one")
+        if _needs_shell(text) and not _PLACEHOLDER.search(text):
+            raise _refused(text, source, "it needs a shell (one of ; & | < > ` $ ( ) outside "
+                           "quotes), and rein runs verify commands without one")
         try:
             argv = shlex.split(text)
         except ValueError as exc:
