@@ -74,9 +74,10 @@ def test_rein_dev_target_builds_in_a_directory(repo: Path, cli: Cli,
     assert "fs:write:app/**" in driver.seen[2]["permissions"]
 
 
-@pytest.mark.parametrize("target", ["../elsewhere", "/tmp", "$TARGET_DIR"])
-def test_a_target_outside_the_repository_is_refused(cli: Cli, target: str,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("target", ["../elsewhere", "/tmp", "$TARGET_DIR", "app*", "ap?",
+                                    "{app,lib}", "app/[a-z]", "app/**"])
+def test_a_target_outside_the_repository_or_a_pattern_is_refused(
+        cli: Cli, target: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REIN_DEV_TARGET", target)
     code, out = cli.json("dev")
     assert (code, out["error"]["code"]) == (64, "DEV003")

@@ -31,6 +31,7 @@ _NO_OP_CODE = frozenset({"", "pass", "0", "1", "None", "True", "...", "null", "u
                          "nil", "exit", "exit()", "exit(0)", "quit()", "sys.exit(0)",
                          "process.exit(0)"})
 _SHELL_CHARS = re.compile(r"[;&|<>`$()]")
+_GLOB_CHARS = re.compile(r"[*?\[\]{}\\]")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 _PLACEHOLDER = re.compile(r"\$[A-Z_{]|<[a-z_ -]+>|\{\{")
 
@@ -103,6 +104,13 @@ def check_target(target: str) -> str:
         raise ConfigError(f"target directory {target!r} is not a path inside the repository",
                           code="DEV003", hint="name a directory relative to the repository "
                           "root, e.g. REIN_DEV_TARGET=app (the root is the default)")
+    if _GLOB_CHARS.search(target):
+        # The target becomes the features' permission (fs:write:<target>/**), where these
+        # are patterns: `app*` would let the agent write to every folder starting with app.
+        raise ConfigError(f"target directory {target!r} holds a pattern character (* ? [ ] "
+                          "{ } or a backslash), which would widen the folder the features "
+                          "may write to", code="DEV003", hint="name one directory, e.g. "
+                          "REIN_DEV_TARGET=app")
     return path.as_posix() if path.parts else "."
 
 
