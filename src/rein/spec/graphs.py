@@ -108,8 +108,8 @@ def _write_node(name: str, *, brief: str, settings: Mapping[str, Any], spec_id: 
                     "on_exhausted": "fail"},
         "success": {"criteria": [{
             "id": f"{name}_checked", "kind": "external", "check": "rein.spec.document",
-            "description": f"rein checks the {TITLES[name]}: its structure, unique and "
-                           "stable ids, references that exist, and its traces",
+            "description": f"rein checks the {TITLES[name]} document: its structure, unique "
+                           "and stable ids, references that exist, and its traces",
             "params": {"document": name, "spec_id": spec_id,
                        "max_features": int(settings["max_features"])}}]},
         "x-rein-spec": {"document": name},
