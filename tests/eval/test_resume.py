@@ -124,6 +124,79 @@ def test_a_kill_mid_evaluation_resumes_with_no_trial_run_twice(
     assert (ledger.folder / "journal.jsonl").read_text().count('"finished"') == 4
 
 
+def test_ctrl_c_stops_the_running_trials_now_and_resume_runs_them_again(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """Ctrl-C does not wait for the running trials (up to --timeout each): it stops them,
+    their processes too, records them as stopped, and a resume runs them again in a fresh
+    folder; a stopped attempt is not a kill, so it does not count towards the two."""
+    path = suite(tmp_path)
+    (path / "barrier" / "solution" / "solve.sh").write_text(
+        BARRIER.format().replace("while true; do sleep 0.05; done",
+                        "while true; do date +%s%N > BEAT; sleep 0.05; done"))
+    rein = Path(sys.executable).parent / "rein"
+    process = subprocess.Popen([str(rein), "eval", str(path), "--config", "oracle",
+                                "--lanes", "1"], cwd=ws, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        beat = None
+        for _ in range(1200):  # bounded: the barrier trial beats once it runs
+            found = list(ws.glob(".rein/evals/*/trials/barrier__oracle__1/a1/workspace/BEAT"))
+            if found:
+                beat = found[0]
+                break
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert beat is not None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 130, err
+    evaluation = beat.parents[4].name
+    assert ("stopping: 1 running trial(s) stopped before their end, not recorded; "
+            f"`rein eval --resume {evaluation}` runs them again") in err
+    last = beat.read_text()
+    time.sleep(0.3)
+    assert beat.read_text() == last  # its process is gone
+    ledger = Ledger.open(ws, evaluation)
+    entry = ledger.entries()["barrier__oracle__1"]
+    assert (entry.started, entry.stopped, entry.result, entry.killed) == (1, 1, None, 0)
+    assert "c__oracle__1" not in ledger.entries()  # not begun
+
+    code, result = run_eval(capsys, "--resume", evaluation)
+    assert code == 0, result
+    trials = {t["trial"]: (t["attempt"], t["status"]) for t in result["trials"]}
+    assert trials == {"a__oracle__1": (1, "solved"), "b__oracle__1": (1, "solved"),
+                      "barrier__oracle__1": (2, "solved"), "c__oracle__1": (1, "solved")}
+    assert sorted(x.name for x in (ledger.trials_root / "barrier__oracle__1").iterdir()) \
+        == ["a1", "a2"]
+
+
+def test_attempts_stopped_by_the_person_do_not_count_as_interrupted(ws: Path,
+                                                                   tmp_path: Path) -> None:
+    from rein.config import Config
+    from rein.eval.approval import Review
+    from rein.eval.configs import builtin
+    from rein.eval.runner import Loaded, Options, run
+    from rein.eval.scenarios import find_scenarios
+
+    path = suite(tmp_path)
+    scenarios = [s for s in find_scenarios([path]) if s.name == "a"]
+    ledger = _ledger(ws, tmp_path)
+    for attempt in (1, 2):  # stopped twice with Ctrl-C
+        ledger.started("a__oracle__1", attempt, ledger.trials_root / "a__oracle__1" /
+                       f"a{attempt}")
+        ledger.stopped("a__oracle__1", attempt)
+    loaded = Loaded(scenarios=scenarios, configs=[builtin("oracle")],
+                    review=Review(digest=None))
+    [trial] = run(ledger, loaded, options=Options(), base=Config(data={}, sources={}), env={},
+                  say=[].append)
+    assert (trial.status, trial.attempt) == ("solved", 3)
+
+
 def _ledger(ws: Path, tmp_path: Path) -> Ledger:
     plan = {"evaluation": "eval-test", "paths": [], "scenarios": [], "configurations": [],
             "options": {"trials": 1}}

@@ -5,8 +5,9 @@ An evaluation lives in ``.rein/evals/<id>/`` of the workspace it was started fro
 ``plan.json``       what it runs: the scenarios and configurations (with their digests), the
                     number of trials, the options; written once, before any trial starts
 ``journal.jsonl``   one line per event, appended and flushed to disk before the next step:
-                    ``started`` (a trial attempt begins, with its folder) and ``finished``
-                    (its result); a line cut short by a kill is ignored
+                    ``started`` (a trial attempt begins, with its folder), ``finished``
+                    (its result) and ``stopped`` (Ctrl-C stopped the attempt before its
+                    end); a line cut short by a kill is ignored
 ``lock``            held (``flock``) by the one process running the evaluation
 ``trials/``         one folder per trial attempt (its workspace, store, logs, trajectory)
 ``result.json``     the results, once every trial has finished
@@ -17,7 +18,8 @@ again: its result is adopted. A trial that was started and never finished was in
 folder (the interrupted attempt's folder is kept for inspection) and its result says
 ``attempt: 2``. A trial interrupted twice is not run a third time: it is recorded as
 ``interrupted`` and reported, not graded. So every trial runs to a result at most once, and
-a trial runs at most twice in all.
+a trial runs at most twice in all. An attempt the person stopped (Ctrl-C) is known not to
+be the trial's doing: it does not count, and the trial runs again in a fresh folder.
 """
 
 from __future__ import annotations
@@ -51,8 +53,14 @@ class Entry(Record):
     """What the journal says of one trial."""
 
     started: int = 0  # attempts begun
+    stopped: int = 0  # of those, attempts stopped by the person (Ctrl-C): not the trial's doing
     result: Trial | None = None
     folders: list[str] = field(default_factory=list)
+
+    @property
+    def killed(self) -> int:
+        """Attempts begun that neither ended nor were stopped: the process was killed."""
+        return self.started - self.stopped - (self.result is not None)
 
 
 class Ledger:
@@ -127,6 +135,10 @@ class Ledger:
         self._append({"event": "started", "trial": trial, "attempt": attempt,
                       "folder": str(folder), "at": _now()})
 
+    def stopped(self, trial: str, attempt: int) -> None:
+        """The person stopped this attempt (Ctrl-C) before it ended: it has no result."""
+        self._append({"event": "stopped", "trial": trial, "attempt": attempt, "at": _now()})
+
     def finished(self, result: Trial) -> None:
         self._append({"event": "finished", "trial": result.trial, "at": _now(),
                       "result": result.to_json()})
@@ -154,6 +166,8 @@ class Ledger:
                 if line.get("event") == "started":
                     entry.started += 1
                     entry.folders.append(str(line.get("folder")))
+                elif line.get("event") == "stopped":
+                    entry.stopped += 1
                 elif line.get("event") == "finished" and entry.result is None:
                     entry.result = Trial.from_json(line["result"])
         return out

@@ -14,11 +14,12 @@ scenarios.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -217,7 +218,7 @@ def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
         entry = entries.get(p.trial_id, Entry())
         if entry.result is not None:
             results[p.trial_id] = entry.result
-        elif entry.started >= MAX_ATTEMPTS:
+        elif entry.killed >= MAX_ATTEMPTS:
             lost = _interrupted(p, entry)
             ledger.finished(lost)
             results[p.trial_id] = lost
@@ -229,8 +230,9 @@ def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
             + (f", {len(results)} already recorded" if results else "")
             + f" in {min(options.lanes, len(todo))} lane(s)")
     lock = threading.Lock()
+    running = _Running()
 
-    def one(item: tuple[Planned, int]) -> Trial:
+    def one(item: tuple[Planned, int]) -> Trial | None:
         p, attempt = item
         spec = spec_for(ledger, loaded, p, attempt, options=options, base=base, env=env)
         ledger.started(p.trial_id, attempt, spec.root)
@@ -238,17 +240,69 @@ def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
             trial = remote(spec)  # the worker makes the trial's folder
         else:
             spec.root.mkdir(parents=True)
-            trial = run_loop(execute(spec))
+            try:
+                trial = run_loop(running.guard(execute(spec)))
+            except asyncio.CancelledError:  # Ctrl-C: no result; it runs again on resume
+                ledger.stopped(p.trial_id, attempt)
+                return None
         ledger.finished(trial)
         with lock:
             say(_line(trial))
         return trial
 
-    with ThreadPoolExecutor(max_workers=max(1, options.lanes),
-                            thread_name_prefix="rein-eval-lane") as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, options.lanes),
+                              thread_name_prefix="rein-eval-lane")
+    try:
         for trial in pool.map(one, todo):
-            results[trial.trial] = trial
+            if trial is not None:
+                results[trial.trial] = trial
+    except KeyboardInterrupt:
+        # Ctrl-C: stop the trials running here now rather than wait for them (up to
+        # --timeout each); the trials not begun are not begun.
+        stopped = running.stop()
+        if stopped:
+            say(f"stopping: {stopped} running trial(s) stopped before their end, not "
+                f"recorded; `rein eval --resume {ledger.id}` runs them again")
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return [results[p.trial_id] for p in planned]
+
+
+class _Running:
+    """The trials running in this process's lanes, each its task on its own event loop, so
+    that Ctrl-C in the main thread can stop them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tasks: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = set()
+        self._stopping = False
+
+    async def guard(self, call: Coroutine[Any, Any, Trial]) -> Trial:
+        """``call``, stopped (CancelledError) when :meth:`stop` is called, before or after
+        it begins."""
+        task = asyncio.current_task()
+        assert task is not None
+        me = (asyncio.get_running_loop(), task)
+        with self._lock:
+            if self._stopping:
+                call.close()
+                raise asyncio.CancelledError
+            self._tasks.add(me)
+        try:
+            return await call
+        finally:
+            with self._lock:
+                self._tasks.discard(me)
+
+    def stop(self) -> int:
+        """Stop every running trial and any that begins from now on: how many were
+        running."""
+        with self._lock:
+            self._stopping = True
+            for loop, task in self._tasks:
+                loop.call_soon_threadsafe(task.cancel)
+            return len(self._tasks)
 
 
 async def execute(spec: TrialSpec) -> Trial:
@@ -308,8 +362,9 @@ async def _dispatch(spec: TrialSpec) -> Trial:
 def _interrupted(p: Planned, entry: Entry) -> Trial:
     return Trial(trial=p.trial_id, scenario=p.scenario.name,
                  configuration=p.configuration.name, index=p.index, attempt=entry.started,
-                 status="interrupted", reason=f"interrupted in each of its {entry.started} "
-                 "attempts (the evaluation was killed while it ran); not run again",
+                 status="interrupted", reason=f"interrupted in {entry.killed} of its "
+                 f"{entry.started} attempts (the evaluation was killed while it ran); not "
+                 "run again",
                  folder=entry.folders[-1] if entry.folders else None)
 
 
