@@ -12,13 +12,20 @@ appends its name and the secret it can see to one file.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from devflow_support import Cli, approve, drive
-from scripted import ScriptedDriver, git
+from scripted import C_TO_F, ScriptedDriver, git
+
+from rein.dev import checks
+from rein.dev import git as g
+from rein.engine.run.criteria.model import CheckRequest
 
 SECRET = "s3cret-token-value"
 EVIL = """#!/bin/sh
@@ -105,3 +112,36 @@ def test_rein_runs_nothing_the_repository_configures_and_commits_the_verified_by
     assert "planted.txt" not in listed and "tempconv/table.py" in listed
     subjects = [i["node"] for i in driver.seen]
     assert subjects.count("feature_c_to_f") == 2  # the wrong first try and its repair only
+
+
+def _request(repo: Path, name: str, attempt: int) -> CheckRequest:
+    return CheckRequest(name=name, workspace=repo, node_id="feature_c_to_f", attempt=attempt,
+                        outputs={}, params={
+                            "plan_id": "20261208000000-abcdef", "feature": "c_to_f",
+                            "title": "Celsius to Fahrenheit", "target": ".",
+                            "verify": [sys.executable, "-c", "import tempconv"],
+                            "timeout_seconds": 60})
+
+
+def test_only_the_tree_verify_passed_on_is_committed_whatever_the_workspace_says(
+        repo: Path) -> None:
+    """Between verify and the commit, a process the agent left running (or the feature's
+    own test, which verify runs) changes the code and records the changed tree where rein
+    kept, in the workspace, the tree verify passed on. The commit must not take it."""
+    (repo / "tempconv").mkdir()
+    (repo / "tempconv" / "__init__.py").write_text(C_TO_F)
+    verified = asyncio.run(checks.verify(_request(repo, "rein.dev.verify", 1)))
+    assert verified.passed, verified.evidence
+    with (repo / "tempconv" / "__init__.py").open("a") as module:
+        module.write("UNVERIFIED = True\n")
+    tree = g.Repo(repo).write_tree(g.Repo(repo).snapshot())
+    marker = repo / ".rein" / "dev" / "verified" / "c_to_f.json"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"attempt": 1, "tree": tree}))
+    result = checks.handoff(_request(repo, "rein.dev.handoff", 1))
+    assert not result.passed and "not the one this attempt verified" in str(result.evidence)
+    assert git(repo, "log", "--format=%s", check=False) == ""  # nothing committed
+    # Verified again as it now is, the same tree is committed.
+    assert asyncio.run(checks.verify(_request(repo, "rein.dev.verify", 2))).passed
+    assert checks.handoff(_request(repo, "rein.dev.handoff", 2)).passed
+    assert b"UNVERIFIED" in blob(repo, "tempconv/__init__.py")

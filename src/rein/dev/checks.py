@@ -28,7 +28,11 @@ from rein.dev.plan_check import check_plan
 from rein.engine.run.criteria.model import CheckRequest, CheckResult, HarnessFault
 
 MAX_PLAN_BYTES = 1_000_000
-VERIFIED = ".rein/dev/verified"
+# The tree each feature's verify passed on, by (workspace, plan, feature): the handoff that
+# follows it in the same evaluation commits that tree only, for that attempt. Held in this
+# process, not in a file of the workspace, which the agent may write while rein works (a
+# process it left behind could put there the tree of code whose verify never passed).
+_VERIFIED: dict[tuple[str, str, str], tuple[int, str]] = {}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -124,6 +128,7 @@ async def verify(request: CheckRequest) -> CheckResult:
     p = request.params
     root = request.workspace
     target = root / str(p["target"])
+    _VERIFIED.pop(_verified_key(root, p), None)  # only a verify that passes now counts
     try:
         with _repository(root, str(p["plan_id"])) as repo:
             done = repo.committed(str(p["plan_id"]), str(p["feature"]))
@@ -142,12 +147,7 @@ async def verify(request: CheckRequest) -> CheckResult:
         result = await run_command(list(argv), target, float(p["timeout_seconds"]))
         if result is not None:
             return CheckResult(passed=False, evidence=f"{label} failed: {result}")
-    marker = root / VERIFIED / f"{p['feature']}.json"
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps({"attempt": request.attempt, "tree": tree}))
-    except OSError as exc:
-        raise own_failure(f"rein could not record the verified tree: {exc}") from exc
+    _VERIFIED[_verified_key(root, p)] = (request.attempt, tree)
     return CheckResult(passed=True, evidence=f"`{shlex.join(p['verify'])}` passed")
 
 
@@ -199,13 +199,9 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
         return CheckResult(passed=True, evidence=f"feature {feature} is committed as "
                            f"{already}")
     root = repo.root
-    marker = root / VERIFIED / f"{feature}.json"
-    try:
-        verified = json.loads(marker.read_text())
-    except (OSError, ValueError):
-        verified = {}
+    verified = _VERIFIED.pop(_verified_key(root, p), None)
     snap = repo.snapshot()
-    if verified.get("attempt") != attempt or verified.get("tree") != repo.write_tree(snap):
+    if verified is None or verified != (attempt, repo.write_tree(snap)):
         return CheckResult(passed=False, evidence="the tree is not the one this attempt "
                            "verified; nothing was committed")
     summary = snap.changed(repo.tree_entries(repo.head()))
@@ -232,6 +228,10 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
         return CheckResult(passed=False, evidence=f"committed {sha}, but the tree is not "
                            f"clean afterwards: {', '.join(left[:10])}")
     return CheckResult(passed=True, evidence=f"committed feature {feature} as {sha}")
+
+
+def _verified_key(root: Path, p: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(Path(root).resolve()), str(p["plan_id"]), str(p["feature"]))
 
 
 def one_line(text: str) -> str:
