@@ -136,6 +136,67 @@ def test_a_hook_whose_script_changed_after_the_approval_is_not_run(
     assert "hooks/mark.py changed" in json.dumps(trial.failures)
 
 
+def test_a_scenario_file_a_hook_runs_is_run_only_as_approved(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """A hook that runs a file of each scenario (``{scenario}/...``) runs it only with the
+    bytes approved: one rewritten after the approval is not run, as a suite file is not."""
+    from rein.eval.runner import Options, run, start
+
+    suite = hooked_suite(tmp_path)
+    script = suite / "fix-greeting" / "mark.py"
+    script.write_text(MARK)
+    (suite / "eval.toml").write_text(HOOKED.replace("{suite}/hooks/mark.py",
+                                                    "{scenario}/mark.py"))
+    base = load_config(ws)
+    digest = digest_to_approve(capsys, str(suite), "--config", "hooked")
+    ledger, loaded = start(ws, [suite], ["hooked"], configs_file=None, options=Options(),
+                           base=base, approve=digest)
+    assert loaded.review.pins_for("hooked", "fix-greeting")["hooks.mark"] == {
+        str(script): _sha(script)}
+    script.write_text(MARK + "# rewritten after the approval\n")
+    [trial] = run(ledger, loaded, options=Options(), base=base, env={}, say=lambda _t: None)
+    assert not (suite / "fix-greeting" / "ran").exists()
+    assert trial.status == "failed", trial
+    assert "mark.py changed" in json.dumps(trial.failures)
+
+
+# The agent under test writes, into its own workspace, the file an approved hook runs from
+# there: the hook would run the agent's code outside its sandbox.
+PLANT = [
+    {"tool_calls": [{"name": "file_write", "arguments": {
+        "path": "hook.py", "content": "import pathlib\npathlib.Path(PLANTED).write_text('ran')\n"}}]},
+    {"tool_calls": [{"name": "file_read", "arguments": {"path": "hello.txt"}}]},
+    {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt",
+                                                         "content": "hello\n"}}]},
+    {"tool_calls": [{"name": "submit_outputs", "arguments": {"summary": "done"}}]},
+]
+
+
+def test_the_agent_cannot_plant_a_file_an_approved_hook_runs_from_its_workspace(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    suite = hooked_suite(tmp_path)
+    planted = tmp_path / "planted"
+    scenario = suite / "fix-greeting"
+    (scenario / "model.json").write_text(json.dumps(PLANT).replace("PLANTED",
+                                                                  repr(str(planted))))
+    graph = scenario / "graph.agraph.yaml"
+    graph.write_text(graph.read_text().replace('"fs:write:hello.txt"', '"fs:write:**"'))
+    (suite / "eval.toml").write_text(HOOKED.replace(
+        'command = ["python3", "{suite}/hooks/mark.py"]',
+        'command = ["python3", "hook.py"]\nmatcher = "file_read"'))
+    found = review(list(load_configurations(suite / "eval.toml").values()),
+                   find_scenarios([suite]), load_config(ws))
+    # Bound where the hook runs: relative to the trial's workspace, absent from its fixture.
+    assert found.pins_for("hooked", "fix-greeting")["hooks.mark"]["hook.py"] == "absent"
+    code, result = run_eval(capsys, str(suite), "--config", "hooked", "--approve",
+                            str(found.digest))
+    assert code == 0, result
+    assert not planted.exists()  # the hook never ran the agent's file
+    [trial] = result["trials"]
+    trajectory = Path(trial["folder"]) / "agent" / "trajectory.json"
+    assert "hook.py is protected" in trajectory.read_text()
+
+
 SETPRIV = shutil.which("setpriv")
 
 

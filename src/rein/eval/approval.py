@@ -20,7 +20,10 @@ them apart here too), and nothing of them runs until a person approves them:
   (APPROVAL003, :func:`rein.engine.run.answering.check_unconfined`).
 * While the trials run, each hook and command worker runs its suite files only with the
   bytes that were approved (:attr:`Review.pins`, enforced by the hook runner and the command
-  worker as for a trusted project file).
+  worker as for a trusted project file). So it does the files it names in a scenario's folder
+  (``{scenario}/...``) and those it names relative to where it runs, the trial's workspace
+  (:meth:`Review.pins_for`): the agent under test writes there, and must neither plant nor
+  change what a hook runs outside its sandbox (the write guard keeps it from those paths).
 
 The built-in configurations and those that only route to offline providers (the scripted
 test double) run nothing of the suite's and need no approval.
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from rein.config.trust import Withheld
 
 APPROVALS_FILE = "approved-evaluations.json"
+SCENARIO = "{scenario}"  # stands for the folder of the scenario a trial runs
 FORMAT = 1  # the version of the approvals file
 
 
@@ -69,6 +73,18 @@ class Review(Frozen):
     scenarios: Mapping[str, str] = field(default_factory=dict)  # name -> digest, bound
     # "hooks.NAME" / "workers.command.NAME" of a configuration -> {absolute path: digest}
     pins: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
+    # configuration -> scenario -> "hooks.NAME"... -> {path: digest}: the files named in the
+    # scenario's folder (absolute) and in the trial's workspace (relative to it)
+    trial_pins: Mapping[str, Mapping[str, Mapping[str, Mapping[str, str]]]] = \
+        field(default_factory=dict)
+
+    def pins_for(self, configuration: str, scenario: str) -> dict[str, dict[str, str]]:
+        """What each hook and command worker of ``configuration`` runs in a trial of
+        ``scenario``, with the approved digests (``Config.pinned``)."""
+        out = {key: dict(files) for key, files in self.pins.get(configuration, {}).items()}
+        for key, files in self.trial_pins.get(configuration, {}).get(scenario, {}).items():
+            out.setdefault(key, {}).update(files)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"digest": self.digest, "configurations": [n.to_json() for n in self.needs],
@@ -81,7 +97,8 @@ class Review(Frozen):
             lines.append(f"  {need.configuration} ({need.digest}):")
             for item in need.items:
                 lines.append(f"    {item.key} ({item.kind}): {item.detail}")
-                lines += [f"      runs {path} ({digest})" for path, digest in item.files.items()]
+                lines += [f"      runs {path} ({_shown(path, digest)})"
+                          for path, digest in item.files.items()]
         lines.append(f"  in the workspaces of {len(self.scenarios)} scenario(s), bound by "
                      "their digests")
         lines.append(f"digest: {self.digest}")
@@ -96,6 +113,7 @@ def review(configs: Sequence[Configuration], scenarios: Sequence[Scenario],
 
     needs: list[Needs] = []
     pins: dict[str, dict[str, dict[str, str]]] = {}
+    trial_pins: dict[str, dict[str, dict[str, dict[str, str]]]] = {}
     search_path = os.environ.get("PATH", "")
     for config in configs:
         if config.builtin or config.suite is None:
@@ -115,10 +133,15 @@ def review(configs: Sequence[Configuration], scenarios: Sequence[Scenario],
                          "from the line: write the command as a list, name suite files "
                          "through {suite}/, and list what a script sources or imports in a "
                          "hook's files")
-            if item.files:
-                pins.setdefault(config.name, {})[item.key] = {
-                    str(suite / path): digest for path, digest in item.files.items()}
+            named = {str(suite / path): digest for path, digest in item.files.items()
+                     if SCENARIO not in path}
+            if named:
+                pins.setdefault(config.name, {})[item.key] = named
         needs.append(Needs(configuration=config.name, digest=config.digest, items=items))
+        for scenario in scenarios:
+            found = _trial_pins(items, scenario, search_path)
+            if found:
+                trial_pins.setdefault(config.name, {})[scenario.name] = found
     if not needs:
         return Review(digest=None)
     bound = {s.name: s.digest for s in scenarios}
@@ -129,7 +152,47 @@ def review(configs: Sequence[Configuration], scenarios: Sequence[Scenario],
     from rein.formats.canonical import canonical_json
 
     digest = "sha256:" + hashlib.sha256(canonical_json(body)).hexdigest()
-    return Review(digest=digest, needs=tuple(needs), scenarios=bound, pins=pins)
+    return Review(digest=digest, needs=tuple(needs), scenarios=bound, pins=pins,
+                  trial_pins=trial_pins)
+
+
+def _trial_pins(items: Sequence[Withheld], scenario: Scenario, search_path: str
+                ) -> dict[str, dict[str, str]]:
+    """The files each hook and command worker of ``items`` runs in a trial of ``scenario``
+    beyond the suite's: those its line names in the scenario's folder (by absolute path),
+    and those it names relative to where it runs, the trial's workspace, with their digests
+    in the scenario's fixture, which each trial's workspace starts as a copy of (by path
+    relative to that workspace: absent ones too, so that the agent cannot create them)."""
+    import tempfile
+
+    from rein.config.trust import bound_files
+
+    out: dict[str, dict[str, str]] = {}
+    with tempfile.TemporaryDirectory(prefix="rein-eval-empty-") as empty:
+        fixture = scenario.workspace or Path(empty)  # no fixture: an empty workspace
+        for item in items:
+            if item.kind not in ("hook", "command worker") or not isinstance(item.value,
+                                                                             Mapping):
+                continue
+            # Its files list names suite files, bound with the suite already.
+            spec = {k: v for k, v in item.value.items() if k != "files"}
+            found: dict[str, str] = {}
+            if SCENARIO in str(spec):
+                spec = _filled(spec, {SCENARIO: str(scenario.path)})
+                named = bound_files(spec, item.kind, scenario.path, search_path)
+                found.update({str(scenario.path / path): digest
+                              for path, digest in (named.get("files") or {}).items()})
+            found.update(bound_files(spec, item.kind, fixture, search_path).get("files") or {})
+            if found:
+                out[item.key] = found
+    return out
+
+
+def _shown(path: str, digest: str) -> str:
+    """A bound file's digest as a person reviews it."""
+    if SCENARIO in path:
+        return "each scenario's, bound with the scenario"
+    return digest
 
 
 Ask = Callable[[Review], bool]

@@ -203,7 +203,7 @@ def spec_for(ledger: Ledger, loaded: Loaded, p: Planned, attempt: int, *, option
                      root=ledger.trials_root / p.trial_id / f"a{attempt}",
                      trials_root=ledger.trials_root, base_config=base, host=options.host,
                      timeout=options.timeout, env=env,
-                     pins=loaded.review.pins.get(p.configuration.name, {}))
+                     pins=loaded.review.pins_for(p.configuration.name, p.scenario.name))
 
 
 def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
