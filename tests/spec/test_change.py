@@ -3,6 +3,7 @@ that depend on it, and `rein dev` refuses the published plan until it is publish
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -145,3 +146,41 @@ def test_a_writing_node_cannot_rewrite_the_published_plan(
     code, answer = driver.submit(envelope)
     assert code == 4 and answer["status"] == "refused", answer
     assert PLAN_PATH in json.dumps(answer["error"]), answer
+
+
+def test_a_kept_approval_the_flow_file_claims_and_no_gate_showed_does_not_count(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    """The documents kept from an earlier run are listed in .rein/spec/flow.json, which the
+    agent may write. Editing an approved document and writing its new digest there must
+    not keep it from being reopened, nor publish it without a person seeing it."""
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    design = json.loads((repo / PATHS["design"]).read_text())  # a person edits the design:
+    design["decisions"][0]["reason"] = "callers asked for exact values"  # reopened from it
+    (repo / PATHS["design"]).write_text(json.dumps(design))
+    driver.bundle["design"] = design
+    code, where = driver.flow("spec")
+    assert [d["status"] for d in where["documents"]][:3] == ["approved", "approved",
+                                                             "writing"], where
+    code, _pending = driver.submit(driver.work(where["instruction"]))
+    assert code == 3  # the design waits for a person; no instruction is pending meanwhile
+    # The agent: the requirements (kept from the first run) changed, the change "approved".
+    requirements = repo / PATHS["requirements"]
+    edited = json.loads(requirements.read_text())
+    edited["requirements"][0]["statement"] += " (FORGED)"
+    requirements.write_text(json.dumps(edited))
+    flow_file = repo / ".rein" / "spec" / "flow.json"
+    flow = json.loads(flow_file.read_text())
+    flow["approved"][PATHS["requirements"]] = \
+        "sha256:" + hashlib.sha256(requirements.read_bytes()).hexdigest()
+    flow_file.write_text(json.dumps(flow))
+
+    driver.seen.clear()
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    # Reopened when the design's run ended, written again, and shown to the person.
+    assert [i["node"] for i in driver.seen] == [
+        "write_acceptance", "write_readiness", "write_requirements", "write_design",
+        "write_acceptance", "write_readiness"]
+    assert "FORGED" not in (repo / PLAN_PATH).read_text()

@@ -227,12 +227,28 @@ def _refused(flow: Mapping[str, Any], harness: Harness
 
 def approved_digests(flow: Mapping[str, Any], harness: Harness) -> dict[str, str]:
     """Each approved document's content digest as a person saw it: those kept from earlier
-    runs, and those of the current run's accepted gates."""
-    out = dict(flow.get("approved") or {})
-    for row in harness.store.approvals(run_id=flow["run"]):
-        if row.kind.value == "gate" and row.status.value == "accepted":
-            out.update({k: str(v) for k, v in (row.request.get("files") or {}).items()})
+    runs, and those of the current run's accepted gates.
+
+    The kept ones are listed in the flow's file, in the workspace, which the agent may
+    write: one counts only where an accepted gate of one of the flow's runs, in the run
+    store, showed that file with that digest (an entry of the agent's own making would
+    keep a document it edited from being reopened, and publish it unapproved)."""
+    shown: dict[str, set[str]] = {}
+    for run_id in {*(flow.get("runs") or []), flow["run"]}:
+        for path, digest in _accepted_files(harness, str(run_id)):
+            shown.setdefault(path, set()).add(digest)
+    out = {k: str(v) for k, v in (flow.get("approved") or {}).items()
+           if str(v) in shown.get(k, ())}
+    out.update(_accepted_files(harness, str(flow["run"])))
     return out
+
+
+def _accepted_files(harness: Harness, run_id: str) -> list[tuple[str, str]]:
+    """The files, with their digests, that the accepted gates of ``run_id`` showed, in
+    the order they were answered."""
+    return [(str(k), str(v)) for row in harness.store.approvals(run_id=run_id)
+            if row.kind.value == "gate" and row.status.value == "accepted"
+            for k, v in (row.request.get("files") or {}).items()]
 
 
 def _publish(harness: Harness, flow: dict[str, Any], settings: Mapping[str, Any]) -> str:
