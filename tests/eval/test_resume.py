@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eval_support import run_eval
+from eval_support import SUITE, run_eval
 
 from rein.eval.ledger import Ledger
 from rein.eval.trial import Trial
@@ -257,3 +257,39 @@ def test_one_evaluation_runs_in_one_process(ws: Path, tmp_path: Path) -> None:
 def test_an_unknown_evaluation_is_named(ws: Path, capsys: Any) -> None:
     code, out = run_eval(capsys, "--resume", "eval-nope")
     assert code == 1 and out["error"]["code"] == "EVAL404"
+
+
+def test_resume_and_show_refuse_the_options_they_would_ignore(ws: Path, tmp_path: Path,
+                                                             capsys: Any) -> None:
+    """A resume runs as planned and --show runs nothing: an option they would drop is
+    refused with the reason, not ignored."""
+    path = suite(tmp_path)
+    code, result = run_eval(capsys, str(path / "a"), "--config", "oracle")
+    evaluation = result["evaluation"]
+    for args, flag, mode in ((["--resume", evaluation, "--trials", "5"], "--trials", "--resume"),
+                             (["--resume", evaluation, "--config", "nop"], "--config",
+                              "--resume"),
+                             (["--show", evaluation, "--lanes", "4"], "--lanes", "--show"),
+                             (["--show", evaluation, "--approve", "sha256:0"], "--approve",
+                              "--show")):
+        code, out = run_eval(capsys, *args)
+        assert (code, out["error"]["code"]) == (64, "EVAL012"), args
+        assert out["error"]["message"].startswith(f"{flag} does not go with {mode}: ")
+    # --show with --baseline compares the finished evaluation with it.
+    code, scripted = run_eval(capsys, str(SUITE / "fix-greeting"), "--config", "scripted")
+    code, shown = run_eval(capsys, "--show", scripted["evaluation"], "--baseline",
+                           scripted["evaluation"])
+    assert code == 0, shown
+    assert shown["baseline"]["passed"] is True
+
+
+def test_show_says_an_evaluation_has_not_finished(ws: Path, tmp_path: Path,
+                                                 capsys: Any) -> None:
+    ledger = _ledger(ws, tmp_path)
+    code, out = run_eval(capsys, "--show", ledger.id)
+    assert (code, out["error"]["code"]) == (1, "EVAL014")
+    assert out["error"]["message"] == "evaluation eval-test has not finished: it has no " \
+        "results yet"
+    assert f"rein eval --resume {ledger.id}" in out["error"]["hint"]
+    code, out = run_eval(capsys, "--show", "eval-nope")
+    assert (code, out["error"]["code"]) == (1, "EVAL404")

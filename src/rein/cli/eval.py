@@ -104,10 +104,17 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
     if paths and not names:
         raise ConfigError("name the configurations to run with --config", code="EVAL012",
                           hint="for example --config oracle --config nop")
+    _refuse_unused(click.get_current_context(), resume=resume_id, show=show_id)
     if show_id is not None:
-        from rein.eval.evaluate import read_result
+        from rein.eval.evaluate import finished_result
 
-        result = read_result(root, show_id)
+        result = finished_result(root, show_id)
+        if baseline is not None:
+            from rein.eval.evaluate import read_result
+            from rein.eval.results import against_baseline
+
+            result["baseline"] = against_baseline(result, read_result(root, baseline),
+                                                  alpha=float(result["alpha"]))
     else:
         result = _run(root, paths, names, trials=trials, lanes=lanes,
                       configs_file=configs_file, host=host, timeout=timeout, alpha=alpha,
@@ -140,6 +147,44 @@ def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials:
                     base=base, env=dict(os.environ), say=say, resume_id=resume_id,
                     baseline=against, approve=approve, ask=_ask if interactive else None,
                     store_url=store_url)
+
+
+# What an evaluation's plan fixes once it is written: a resume runs it as planned.
+_PLANNED = ("names", "trials", "lanes", "configs_file", "host", "timeout", "alpha",
+            "executor")
+# --show prints a finished evaluation (against a --baseline, if given): nothing runs.
+_RUNNING = (*_PLANNED, "approve", "store_url")
+
+
+def _refuse_unused(ctx: click.Context, *, resume: str | None, show: str | None) -> None:
+    """Refuse an option given on the command line that the mode would ignore (EVAL012):
+    ``--trials 5`` with ``--resume`` would otherwise resume as planned, silently."""
+    from click.core import ParameterSource
+
+    from rein.errors import ConfigError
+
+    unused: tuple[str, ...]
+    given = {p.name: p for p in ctx.command.params
+             if p.name and ctx.get_parameter_source(p.name) in (ParameterSource.COMMANDLINE,
+                                                                ParameterSource.ENVIRONMENT)}
+    if "worker_name" in given:
+        raise ConfigError("--name names a worker of --serve", code="EVAL012",
+                          hint="leave out --name, or serve DBOS lanes with --serve")
+    if resume is not None:
+        mode, unused = "--resume", _PLANNED
+        why = "an evaluation resumes as it was planned when it began"
+        fix = "start a new evaluation with PATHs and the options you want"
+    elif show is not None:
+        mode, unused = "--show", _RUNNING
+        why = "--show prints a finished evaluation and runs nothing"
+        fix = "compare it with another result through --baseline"
+    else:
+        return
+    for name in unused:
+        if name in given:
+            flag = given[name].opts[0]
+            raise ConfigError(f"{flag} does not go with {mode}: {why}", code="EVAL012",
+                              hint=f"leave out {flag}, or {fix}")
 
 
 def _serve(root: Path, *, store_url: str | None, lanes: int, name: str | None,

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rein.errors import ConfigError
+from rein.errors import ConfigError, ReinError
 from rein.eval import results as results_mod
 from rein.eval.approval import Ask
 from rein.eval.ledger import EVALS
@@ -124,6 +124,21 @@ def read_result(workspace: Path, given: str) -> dict[str, Any]:
     return data
 
 
+def finished_result(workspace: Path, evaluation: str) -> dict[str, Any]:
+    """The results of a finished evaluation of ``workspace`` (``rein eval --show``): EVAL404
+    when there is no such evaluation, EVAL014 while it has not finished."""
+    from rein.eval.ledger import Ledger
+
+    ledger = Ledger.open(workspace, evaluation)  # EVAL404 for an unknown id
+    path = ledger.folder / "result.json"
+    if not path.is_file():
+        raise ReinError(f"evaluation {evaluation} has not finished: it has no results yet",
+                        code="EVAL014", hint=f"continue it with `rein eval --resume "
+                                             f"{evaluation}` (or wait for the process that "
+                                             "runs it)")
+    return read_result(workspace, str(path))
+
+
 def failed(result: Mapping[str, Any]) -> bool:
     """Whether the evaluation should fail a CI job: the suite is invalid (the oracle
     missed a scenario, nop solved one) or the baseline gate failed."""
@@ -133,4 +148,4 @@ def failed(result: Mapping[str, Any]) -> bool:
     return baseline is not None and not baseline["passed"]
 
 
-__all__ = ["evaluate", "failed", "read_result", "serve_lanes"]
+__all__ = ["evaluate", "failed", "finished_result", "read_result", "serve_lanes"]

@@ -38,10 +38,13 @@ CODES = (
     _c("EVAL011", "usage", "the baseline has no configuration to compare with the ones run "
        "now", "run the same configuration names, or one configuration against a baseline "
        "of one"),
-    _c("EVAL012", "usage", "rein eval needs PATHs with --config, or --resume ID, or --show ID",
-       "rein eval examples/eval --config oracle --config nop"),
+    _c("EVAL012", "usage", "rein eval needs PATHs with --config, or --resume ID, or --show "
+       "ID, each with the options it takes (a resume runs as planned: --trials, --config and "
+       "the like do not go with it)", "rein eval examples/eval --config oracle --config nop"),
     _c("EVAL013", "error", "the evaluation was written in a format this rein does not read",
        "resume it with the rein that started it"),
+    _c("EVAL014", "error", "--show names an evaluation that has not finished: it has no "
+       "results yet", "continue it with rein eval --resume ID"),
     _c("EVAL020", "refused", "a scenario's declared gate answer was to be applied outside one "
        "of its evaluation's own trials", "declared gate answers apply only inside an "
        "evaluation"),
