@@ -85,6 +85,8 @@ events = ["PreToolUse"]
     ("[configurations.a]\nextends = \"missing\"\n", "does not declare"),
     ("[configurations.a.rein.store]\nurl = \"postgresql://x\"\n", "cannot be set"),
     ("[configurations.a.rein.approver]\nid = \"someone\"\n", "cannot be set"),
+    ("[configurations.a.rein.hook.h]\ncommand = [\"true\"]\n",
+     "configurations.a.rein.hook is not a table of rein.toml"),
     ("[configurations.a]\nmodel = \"x\"\n", "not a key rein reads"),
     ("[configurations.oracle]\n", "built in"),
     ("[other]\n", "not a section"),
@@ -94,6 +96,22 @@ def test_a_malformed_file_is_refused_with_the_reason(tmp_path: Path, text: str,
     with pytest.raises(ConfigError) as caught:
         load_configurations(write(tmp_path, text))
     assert caught.value.code == "EVAL005" and words in caught.value.message
+
+
+def test_a_table_that_is_not_rein_tomls_is_not_called_the_evaluations(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_configurations(write(tmp_path, "[configurations.a.rein.hook.h]\n"))
+    assert caught.value.message == "configurations.a.rein.hook is not a table of rein.toml"
+    assert (caught.value.hint or "").startswith("did you mean 'hooks'? (a configuration "
+                                                "sets any of: dev, driver, hooks,")
+
+
+def test_a_configuration_named_twice_is_named(tmp_path: Path) -> None:
+    configs = load_configurations(write(tmp_path, BASE))
+    with pytest.raises(ConfigError) as caught:
+        select(["base", "oracle", "base"], configs)
+    assert (caught.value.code, caught.value.message) == ("EVAL004",
+                                                        "--config base is given twice")
 
 
 def test_an_unknown_name_is_refused_with_the_nearest_one(tmp_path: Path) -> None:

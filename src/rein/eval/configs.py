@@ -124,12 +124,9 @@ def builtin(name: str) -> Configuration:
 
 def load_configurations(path: Path) -> dict[str, Configuration]:
     """Every configuration a file declares, by name (EVAL005 when it is malformed)."""
-    import tomllib
+    from rein.eval.toml_files import read_toml
 
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise _bad(path, f"cannot read the configurations: {exc}") from None
+    data = read_toml(path, code="EVAL005", what="the configurations file")
     unknown = sorted(set(data) - {"configurations"})
     if unknown:
         raise _bad(path, f"[{unknown[0]}] is not a section of a configurations file")
@@ -187,9 +184,19 @@ def _resolve(name: str, raw: Mapping[str, Mapping[str, Any]], path: Path) -> Con
             raise _bad(path, f"configurations.{link}.rein must be a table of rein.toml tables")
         refused = sorted(set(overlay) - OVERLAY_SECTIONS)
         if refused:
-            raise _bad(path, f"configurations.{link}.rein.{refused[0]} cannot be set by a "
-                             "configuration (the store, the executor and the approver belong "
-                             "to the evaluation)")
+            from rein.config import KNOWN_SECTIONS
+            from rein.core.suggest import with_suggestion
+
+            where = f"configurations.{link}.rein.{refused[0]}"
+            sections = ", ".join(sorted(OVERLAY_SECTIONS))
+            if refused[0] in KNOWN_SECTIONS:
+                raise _bad(path, f"{where} cannot be set by a configuration (the store, the "
+                                 "executor, the approver, prices and the spec flow belong to "
+                                 "the evaluation and the person)",
+                           hint=f"a configuration sets any of: {sections}")
+            raise _bad(path, f"{where} is not a table of rein.toml",
+                       hint=str(with_suggestion(f"a configuration sets any of: {sections}",
+                                                refused[0], sorted(OVERLAY_SECTIONS))))
         definition["rein"] = _merged(definition["rein"], overlay)
     if definition["profile"] is not None:
         profile = (path.parent / definition["profile"]).resolve()
@@ -293,8 +300,9 @@ def select(names: Sequence[str], declared: Mapping[str, Configuration]) -> list[
                                                    [*BUILTIN, *declared])
                               or f"known: {known}")
         out.append(declared[name])
-    if len({c.name for c in out}) != len(out):
-        raise ConfigError("a configuration is named twice", code="EVAL004",
+    twice = sorted({c.name for c in out if sum(o.name == c.name for o in out) > 1})
+    if twice:
+        raise ConfigError(f"--config {twice[0]} is given twice", code="EVAL004",
                           hint="name each configuration once")
     return out
 
@@ -323,9 +331,9 @@ def area(key: str) -> str:
             "dev": "context", "workers": "worker", "builtin": "worker"}.get(section, section)
 
 
-def _bad(path: Path, message: str) -> ConfigError:
-    return ConfigError(f"{path}: {message}", code="EVAL005", location=Location(file=str(path)),
-                       hint="see docs/eval.md, \"Configurations\"")
+def _bad(path: Path, message: str, *, hint: str = "see docs/eval.md, \"Configurations\""
+         ) -> ConfigError:
+    return ConfigError(message, code="EVAL005", location=Location(file=str(path)), hint=hint)
 
 
 __all__ = ["BUILTIN", "CONFIGS_FILE", "Configuration", "area", "builtin", "diff",

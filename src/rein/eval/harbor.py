@@ -92,15 +92,11 @@ def is_task(path: Path) -> bool:
 
 def read_task(path: Path, env: Mapping[str, str] | None = None) -> HarborTask:
     """The task at ``path`` (EVAL003 when it cannot be read or lacks a required file)."""
-    import tomllib
+    from rein.eval.toml_files import read_toml
 
     env = os.environ if env is None else env
     where = path / "task.toml"
-    try:
-        data = tomllib.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise _bad(where, f"cannot read task.toml: {exc}",
-                   "a task.toml is TOML; every section is optional") from None
+    data = read_toml(where, code="EVAL003", what="task.toml", json_numbers=False)
     for required in ("instruction.md", "tests/test.sh"):
         if not (path / required).is_file():
             raise _bad(path / required, f"the task has no {required}",
@@ -267,8 +263,7 @@ def _env(value: Any, host: Mapping[str, str], where: Path, key: str) -> dict[str
 
 
 def _bad(path: Path, message: str, hint: str) -> ConfigError:
-    return ConfigError(f"{path}: {message}", code="EVAL003", hint=hint,
-                       location=Location(file=str(path)))
+    return ConfigError(message, code="EVAL003", hint=hint, location=Location(file=str(path)))
 
 
 # -- the reward -----------------------------------------------------------------------------

@@ -97,7 +97,7 @@ def find_scenarios(paths: Sequence[Path], env: Mapping[str, str] | None = None
         children = sorted(p for p in path.iterdir() if p.is_dir() and is_scenario(p)) \
             if path.is_dir() else []
         if not children:
-            raise ConfigError(f"{given} is not a scenario or a folder of scenarios",
+            raise ConfigError("not a scenario or a folder of scenarios",
                               code="EVAL001", location=Location(file=str(given)),
                               hint=f"a scenario folder holds {SCENARIO_FILE} or a Harbor "
                                    "task.toml; see docs/eval.md")
@@ -129,13 +129,10 @@ def _harbor_workspace(task: HarborTask) -> Path | None:
 
 
 def _rein_scenario(path: Path) -> Scenario:
-    import tomllib
+    from rein.eval.toml_files import read_toml
 
     where = path / SCENARIO_FILE
-    try:
-        data = tomllib.loads(where.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise _bad(where, f"cannot read {SCENARIO_FILE}: {exc}", "see docs/eval.md") from None
+    data = read_toml(where, code="EVAL002", what=SCENARIO_FILE)
     unknown = sorted(set(data) - {"scenario", "brief", "gates"})
     if unknown:
         raise _bad(where, f"[{unknown[0]}] is not a section of {SCENARIO_FILE}",
@@ -216,8 +213,7 @@ def _mapping(value: Any, where: Path, key: str) -> Mapping[str, Any]:
 
 
 def _bad(path: Path, message: str, hint: str) -> ConfigError:
-    return ConfigError(f"{path}: {message}", code="EVAL002", hint=hint,
-                       location=Location(file=str(path)))
+    return ConfigError(message, code="EVAL002", hint=hint, location=Location(file=str(path)))
 
 
 def tree_digest(root: Path, skip: Iterable[str] = _SKIP) -> str:
