@@ -101,6 +101,25 @@ def test_the_text_report_names_the_comparison() -> None:
     assert "broken s<1>" in text
 
 
+def test_a_cost_or_tokens_some_trials_did_not_report_are_not_shown_as_the_whole() -> None:
+    """An errored trial spent nothing (0) beside trials whose provider reports no price:
+    the sum is what was reported, marked as such, never a plain $0.0000."""
+    trials = [trial("s1", "h", "error", reason="the graph cannot start", cost_usd=0.0,
+                    input_tokens=0, output_tokens=0),
+              trial("s2", "h", "solved", cost_usd=None, input_tokens=100, output_tokens=10),
+              trial("s1", "g", "solved", cost_usd=0.25, input_tokens=None, output_tokens=None),
+              trial("s2", "g", "solved", cost_usd=0.5, input_tokens=None, output_tokens=None)]
+    result = build(PLAN, trials, scenarios("s1", "s2"), [config("h"), config("g")],
+                   alpha=0.05)
+    text = render(result)
+    h = next(line for line in text.splitlines() if line.startswith("h "))
+    g = next(line for line in text.splitlines() if line.startswith("g "))
+    assert h.split()[5:7] == ["110", "0.0000+"]
+    assert g.split()[5:7] == ["-", "0.7500"]
+    assert "  (+: a sum over the trials that reported it; others did not)" in text
+    assert "<td class=num>0.0000+</td>" in html_report(result)
+
+
 def test_pass_at_k_beside_the_solve_rate() -> None:
     """s1 solved 1 of 3, s2 3 of 3, s3 0 of 2 (its third trial unsupported, not graded):
     pass@k averages each scenario's estimate over those with at least k graded trials."""

@@ -11,9 +11,11 @@ def render(result: Mapping[str, Any]) -> str:
               f"{result['trials_per_scenario']} trial(s) each"), ""]
     lines.append(f"{'configuration':<24} {'solved':>9} {'rate':>6} {'95% CI':>15} "
                  f"{'tokens':>9} {'cost $':>8} {'turns':>6} {'wall s':>8}")
+    partial = False
     for c in result["configurations"]:
-        cost = "-" if c["cost_usd"] is None else f"{c['cost_usd']:.4f}"
-        tokens = "-" if c["tokens"] is None else str(c["tokens"])
+        cost = shown_sum(c["cost_usd"], c.get("cost_complete", True), "{:.4f}")
+        tokens = shown_sum(c["tokens"], c.get("tokens_complete", True), "{}")
+        partial = partial or cost.endswith("+") or tokens.endswith("+")
         lines.append(f"{_name(c):<24} {c['solved']:>4}/{c['trials']:<4} "
                      f"{c['solve_rate']:>6.0%} {_ci(c):>15} {tokens:>9} {cost:>8} "
                      f"{c['turns']:>6} {c['wall_seconds']:>8.1f}")
@@ -26,6 +28,8 @@ def render(result: Mapping[str, Any]) -> str:
         if unused:
             lines.append(f"    tool description(s) never shown: {', '.join(unused)} (no "
                          "model call of its trials offered them)")
+    if partial:
+        lines.append("  (+: a sum over the trials that reported it; others did not)")
     doubles = [c["name"] for c in result["configurations"] if c.get("test_double")]
     if doubles:
         lines.append(f"  ({', '.join(doubles)}: the scripted provider, a test double)")
@@ -90,6 +94,15 @@ def _name(c: Mapping[str, Any]) -> str:
     return name if len(name) <= 24 else name[:23] + "…"
 
 
+def shown_sum(value: float | None, complete: bool, form: str) -> str:
+    """A configuration's cost or tokens: "-" when no trial reported it, and marked "+" when
+    some did not, so a partial sum never reads as the whole (an errored trial's zero beside
+    trials whose provider reports no price is not a cost of 0)."""
+    if value is None:
+        return "-"
+    return form.format(value) + ("" if complete else "+")
+
+
 def _ks(values: Mapping[str, float]) -> str:
     return " ".join(f"{k}:{v:.0%}" for k, v in values.items())
 
@@ -106,4 +119,4 @@ def _comparison(comp: Mapping[str, Any]) -> str:
     return head + ("\n    " + "; ".join(parts) if parts else "")
 
 
-__all__ = ["render"]
+__all__ = ["render", "shown_sum"]

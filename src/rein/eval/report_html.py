@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from rein.eval.render import shown_sum
+
 _STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;
 max-width:1100px;padding:0 1rem;color:#111827;background:#fff}
@@ -98,8 +100,8 @@ def _configurations(configs: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for c in configs:
         worker = escape(str(c["worker"])) + (" (test double)" if c.get("test_double") else "")
-        cost = "-" if c["cost_usd"] is None else f"{c['cost_usd']:.4f}"
-        tokens = "-" if c["tokens"] is None else str(c["tokens"])
+        cost = shown_sum(c["cost_usd"], c.get("cost_complete", True), "{:.4f}")
+        tokens = shown_sum(c["tokens"], c.get("tokens_complete", True), "{}")
         rows.append(f"<tr><td>{escape(str(c['name']))}</td><td>{worker}</td>"
                     f"<td class=num>{c['solved']}/{c['trials']}</td>"
                     f"<td class=num>{c['solve_rate']:.0%}</td>"
