@@ -63,8 +63,14 @@ class Unanswered(Frozen):
     node: str | None
 
     def text(self) -> str:
-        what = f"gate {self.node}" if self.kind == "gate" else f"{self.kind} approval"
-        return f"{what} ({self.approval_id}) has no answer declared by the scenario"
+        """What the trial waits for, and what would answer it."""
+        if self.kind == "gate":  # the fix first: a progress line shows 120 characters
+            return (f"gate {self.node} has no answer declared by its scenario.toml ([gates] "
+                    f'{self.node} = "accept"): {self.approval_id}')
+        fix = (": let the configuration's [policy] allow the call"
+               if self.kind == "tool_call" else "")
+        return (f"{self.kind} approval ({self.approval_id}) is never answered inside an "
+                f"evaluation{fix}")
 
 
 async def answer_declared(harness: Harness, run_id: str, seal: TrialSeal,
