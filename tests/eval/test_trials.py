@@ -30,7 +30,12 @@ def test_a_broken_scenario_is_an_error_and_the_others_run(ws: Path, tmp_path: Pa
     assert trials["count-lines"]["status"] == "error"
     assert "model.json" in trials["count-lines"]["reason"]
     assert trials["bad-graph"]["status"] == "error"
-    assert "cannot start" in trials["bad-graph"]["reason"]
+    graph = suite / "bad-graph" / "graph.agraph.yaml"
+    # The code, where, the fix, and how to see every finding: no other place says them.
+    assert trials["bad-graph"]["reason"] == (
+        "the scenario's graph cannot start: AG115: entrypoint 'nowhere' is not a node of this "
+        f"graph, at {graph}:12:15; name a node declared under the graph's nodes (every "
+        f"finding: `rein graph validate {graph}`)")
     [config] = result["configurations"]
     assert (config["solved"], config["trials"], config["errors"]) == (1, 3, 2)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.engine.service import Harness
+from rein.errors import ReinError
 from rein.eval.gates import TrialSeal, answer_declared
 from rein.eval.overlays import Applied, PromptOverlay
 from rein.eval.trial import (
@@ -102,12 +103,21 @@ async def graph_trial(spec: TrialSpec) -> Trial:
         try:
             prepared = await harness.prepare(graph_path, given=dict(scenario.params))
         except PrepareFailed as exc:
-            return blank(spec, "error", f"the scenario's graph cannot start: {exc.code}: "
-                                        f"{exc.message}")
+            return blank(spec, "error", cannot_start(exc, scenario.graph))
         outcome = await harness.start(prepared, approved=prepared.digest)
         gates, waiting = await settle(harness, spec, outcome.run_id, workspace)
         return grade(harness, spec, outcome.run_id, gates, waiting,
                      graph=dict(prepared.data), applied=applied)
+
+
+def cannot_start(exc: ReinError, graph: Path) -> str:
+    """Why a scenario's graph cannot start, with where and the fix, as a trial's reason."""
+    at = exc.location
+    where = "" if at is None or at.line is None else \
+        f", at {at.file}:{at.line}" + (f":{at.column}" if at.column is not None else "")
+    fix = f"; {exc.hint}" if exc.hint else ""
+    return (f"the scenario's graph cannot start: {exc.code}: {exc.message}{where}{fix} "
+            f"(every finding: `rein graph validate {graph}`)")
 
 
 async def settle(harness: Harness, spec: TrialSpec, run_id: str, workspace: Path
