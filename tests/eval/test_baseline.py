@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from eval_support import SUITE, run_approved, run_eval
 
-from rein.eval.results import against_baseline
+from rein.eval.baseline import against_baseline
 
 SHELL_FREE = [str(SUITE / "fix-greeting"), str(SUITE / "tempconv")]
 ONE_SHELL = [*SHELL_FREE, str(SUITE / "count-lines")]
@@ -74,3 +74,39 @@ def test_an_unreadable_baseline_is_a_usage_error(ws: Path, capsys: Any,
     code, out = run_eval(capsys, *SHELL_FREE, "--config", "scripted", "--baseline", str(bad))
     assert code == 64 and out["error"]["code"] == "EVAL009"
     assert not (ws / ".rein" / "evals").exists()  # refused before anything ran
+
+
+def test_a_baseline_that_cannot_be_compared_is_refused_before_any_trial_runs(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """It was refused once every trial had run, leaving the evaluation unfinished."""
+    before = tmp_path / "before.json"
+    before.write_text(json.dumps(_result("scripted", {"fix-greeting": (1, 1)})))
+    code, out = run_eval(capsys, *SHELL_FREE, "--config", "scripted-reworded",
+                         "--config", "scripted-no-shell", "--baseline", str(before))
+    assert (code, out["error"]["code"]) == (64, "EVAL011")
+    assert out["error"]["message"].startswith("the baseline has no configuration to compare")
+    code, out = run_eval(capsys, str(SUITE / "count-lines"), "--config", "scripted",
+                         "--baseline", str(before))
+    assert (code, out["error"]["code"]) == (64, "EVAL011")
+    assert out["error"]["message"] == ("the baseline ran scripted on none of this "
+                                       "evaluation's scenarios: baseline ['fix-greeting'], "
+                                       "now ['count-lines']")
+    assert not (ws / ".rein" / "evals").exists()
+
+
+def test_the_gate_says_what_it_could_not_compare() -> None:
+    before = _result("h", {"a": (1, 1), "b": (1, 1), "gone": (1, 1)})
+    before["scenarios"][1]["digest"] = "sha256:old"
+    after = _result("h", {"a": (1, 1), "b": (1, 1), "new": (0, 1)})
+    after["scenarios"][1]["digest"] = "sha256:new"
+    [row] = against_baseline(after, before, alpha=0.05)["comparisons"]
+    assert row["not_compared"] == {"not_run_now": ["gone"], "not_in_baseline": ["new"],
+                                   "changed": ["b"]}
+    from rein.eval.render import render
+
+    text = render({"evaluation": "e", "scenarios": [], "trials_per_scenario": 1,
+                   "configurations": [], "comparisons": [],
+                   "baseline": against_baseline(after, before, alpha=0.05)})
+    assert "    not run now, not compared: gone\n" in text
+    assert "    not in the baseline, not compared: new\n" in text
+    assert "    changed since the baseline ran: b\n" in text

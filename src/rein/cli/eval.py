@@ -110,8 +110,8 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
 
         result = finished_result(root, show_id)
         if baseline is not None:
+            from rein.eval.baseline import against_baseline
             from rein.eval.evaluate import read_result
-            from rein.eval.results import against_baseline
 
             result["baseline"] = against_baseline(result, read_result(root, baseline),
                                                   alpha=float(result["alpha"]))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.errors import ConfigError, ReinError
+from rein.eval import baseline as baseline_mod
 from rein.eval import results as results_mod
 from rein.eval.approval import Ask
 from rein.eval.ledger import EVALS
@@ -16,7 +17,9 @@ from rein.eval.runner import Options, Say, resume, run, start
 
 if TYPE_CHECKING:
     from rein.config import Config
+    from rein.eval.configs import Configuration
     from rein.eval.lanes import DbosLanes
+    from rein.eval.scenarios import Scenario
     from rein.eval.trial import Trial, TrialSpec
 
 
@@ -30,13 +33,20 @@ def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
     recorded earlier, ``approve`` (the digest ``--approve`` names) or ``ask`` (a terminal).
     Its trials run in this process, or on DBOS lanes (``options.executor``; the queues'
     database: ``store_url`` or ``[store] url``)."""
+    def comparable(scenarios: Sequence[Scenario], configs: Sequence[Configuration]) -> None:
+        if baseline is not None:  # refused before any trial runs (EVAL011)
+            baseline_mod.check([c.name for c in configs], [s.name for s in scenarios],
+                               baseline)
+
     if resume_id is not None:
         ledger, loaded, options = resume(workspace, resume_id, base, approve=approve, ask=ask)
+        comparable(loaded.scenarios, loaded.configs)
         lanes = _lanes(options, base, env, store_url)
     else:
         lanes = _lanes(options, base, env, store_url)  # refused before anything is written
         ledger, loaded = start(workspace, paths, names, configs_file=configs_file,
-                               options=options, base=base, approve=approve, ask=ask)
+                               options=options, base=base, approve=approve, ask=ask,
+                               check=comparable)
     ledger.acquire()
     try:
         say(f"evaluation {ledger.id} (resume it with `rein eval --resume {ledger.id}`)")
@@ -55,8 +65,8 @@ def evaluate(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
                                    alpha=options.alpha)
         result["folder"] = str(ledger.folder)
         if baseline is not None:
-            result["baseline"] = results_mod.against_baseline(result, baseline,
-                                                              alpha=options.alpha)
+            result["baseline"] = baseline_mod.against_baseline(result, baseline,
+                                                               alpha=options.alpha)
         ledger.finish(result)
         return result
     finally:

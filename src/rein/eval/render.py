@@ -85,7 +85,14 @@ def render(result: Mapping[str, Any]) -> str:
     if baseline:
         lines += ["", f"baseline {baseline.get('evaluation')}: "
                   + ("passed" if baseline["passed"] else "FAILED")]
-        lines += ["  " + _comparison(c) for c in baseline["comparisons"]]
+        for c in baseline["comparisons"]:
+            lines.append("  " + _comparison(c))
+            left = c.get("not_compared") or {}
+            for key, said in (("not_run_now", "not run now, not compared"),
+                              ("not_in_baseline", "not in the baseline, not compared"),
+                              ("changed", "changed since the baseline ran")):
+                if left.get(key):
+                    lines.append(f"    {said}: {', '.join(left[key])}")
     return "\n".join(lines) + "\n"
 
 

@@ -280,43 +280,4 @@ def hook_flags(configs: Sequence[Configuration], trials: Sequence[Trial], *,
     return out
 
 
-def against_baseline(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
-                     alpha: float) -> dict[str, Any]:
-    """Each configuration of ``current`` against the same-named one of ``baseline`` (or the
-    only one against the only one), scenario by scenario: a significant regression or a
-    scenario newly broken fails the gate."""
-    from rein.errors import ConfigError
-
-    mine = [c for c in current["configurations"] if c["name"] not in ("oracle", "nop")]
-    theirs = {c["name"]: c for c in baseline.get("configurations", [])
-              if c["name"] not in ("oracle", "nop")}
-    matched = [(c["name"], c["name"]) for c in mine if c["name"] in theirs]
-    if not matched and len(mine) == 1 and len(theirs) == 1:
-        matched = [(next(iter(theirs)), mine[0]["name"])]
-    if not matched:
-        raise ConfigError("the baseline has no configuration to compare with: "
-                          f"baseline {sorted(theirs) or 'none'}, now "
-                          f"{[c['name'] for c in mine] or 'none'}", code="EVAL011",
-                          hint="run the same configuration names, or one configuration "
-                               "against a baseline of one")
-    rows = []
-    for old, new in matched:
-        pairs = []
-        for scenario in current["scenarios"]:
-            before = next((s["results"].get(old) for s in baseline.get("scenarios", [])
-                           if s["name"] == scenario["name"]), None)
-            after = scenario["results"].get(new)
-            if before is None or after is None:
-                continue
-            pairs.append(Pair(scenario=scenario["name"], solved_a=before["solved"],
-                              trials_a=before["trials"], solved_b=after["solved"],
-                              trials_b=after["trials"]))
-        row = comparison(f"baseline:{old}", new, pairs, alpha=alpha)
-        row["regression"] = row["verdict"] == "worse" or bool(row["broken"])
-        rows.append(row)
-    return {"evaluation": baseline.get("evaluation"), "comparisons": rows,
-            "passed": not any(r["regression"] for r in rows)}
-
-
-__all__ = ["against_baseline", "build", "compare", "comparison", "failures", "hook_flags",
-           "validation"]
+__all__ = ["build", "compare", "comparison", "failures", "hook_flags", "validation"]

@@ -129,14 +129,21 @@ class Loaded(Frozen):
     review: Review
 
 
+Check = Callable[[Sequence[Scenario], Sequence[Configuration]], None]
+
+
 def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
           configs_file: Path | None, options: Options, base: Config,
-          approve: str | None = None, ask: Ask | None = None) -> tuple[Ledger, Loaded]:
-    """Check everything, have what the configurations run approved, then write the plan."""
+          approve: str | None = None, ask: Ask | None = None,
+          check: Check | None = None) -> tuple[Ledger, Loaded]:
+    """Check everything (with ``check`` too: what the caller needs of the scenarios and
+    configurations), have what the configurations run approved, then write the plan."""
     scenarios = find_scenarios(paths)
     configs = select(names, configurations_for(paths, configs_file))
     for config in configs:
         check_configuration(config, base, scenarios[0].path)
+    if check is not None:
+        check(scenarios, configs)
     found = review(configs, scenarios, base)
     approved = require(found, base, given=approve, ask=ask)
     evaluation = new_id()
