@@ -87,8 +87,8 @@ def test_a_known_difference_is_significant_and_no_difference_is_not(
     assert changes[0]["areas"] == ["hooks"] and changes[0]["broken"] == SHELL_USERS
     assert changes[1]["areas"] == ["prompt", "tools"] and changes[1]["broken"] == []
     [flag] = result["risk"]["hooks"]
-    assert (flag["configuration"], flag["hook"], list(flag["tools"])) == (
-        "scripted-no-shell", "no-shell", ["shell"])
+    assert (flag["configuration"], flag["hook"], flag["tools"]) == (
+        "scripted-no-shell", "no-shell", {"shell": 0.667})  # docs/eval.md quotes the share
     # The failures grouped by criterion, with the evidence.
     failures = {c["name"]: c["failures"] for c in result["configurations"]}
     criteria = {f["criterion"] for f in failures["scripted-no-shell"]}
