@@ -120,6 +120,27 @@ def test_a_cost_or_tokens_some_trials_did_not_report_are_not_shown_as_the_whole(
     assert "<td class=num>0.0000+</td>" in html_report(result)
 
 
+def test_no_significant_difference_says_when_it_could_not_have_been_one() -> None:
+    """Five scenarios of six broken, p = 2/32: the test could not reach 0.05 with five; the
+    report says so rather than leave "no significant difference" to read as "no
+    difference"."""
+    names = [f"s{i}" for i in range(6)]
+    trials = [trial(s, "a", "solved") for s in names] + \
+        [trial(s, "b", "failed" if s != "s5" else "solved") for s in names]
+    result = build({**PLAN, "options": {"trials": 1}}, trials, scenarios(*names),
+                   [config("a"), config("b")], alpha=0.05)
+    [comp] = result["comparisons"]
+    assert (comp["p_value"], comp["discordant"], comp["discordant_needed"]) == (0.0625, 5, 6)
+    assert ("b vs a: no significant difference (p = 0.0625, mean difference -0.83, 5 "
+            "discordant scenario(s)); 5 discordant scenario(s) can never reach p < 0.05: it "
+            "takes 6\n") in render(result)
+    # Six that differ can: said only when the test could not.
+    trials[-1] = trial("s5", "b", "failed")
+    assert "can never reach" not in render(build(
+        {**PLAN, "options": {"trials": 1}}, trials, scenarios(*names),
+        [config("a"), config("b")], alpha=0.05))
+
+
 def test_pass_at_k_beside_the_solve_rate() -> None:
     """s1 solved 1 of 3, s2 3 of 3, s3 0 of 2 (its third trial unsupported, not graded):
     pass@k averages each scenario's estimate over those with at least k graded trials."""

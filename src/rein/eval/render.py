@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rein.eval.results import discordant_needed
+
 
 def render(result: Mapping[str, Any]) -> str:
     lines = [(f"EVALUATION {result['evaluation']} · {len(result['scenarios'])} scenario(s) · "
@@ -43,7 +45,7 @@ def render(result: Mapping[str, Any]) -> str:
                          else f"{name} {'/'.join(r.get('not_graded', ['-']))}")
         lines.append(f"  {s['name']:<28} " + "  ".join(cells))
     for comp in result["comparisons"]:
-        lines += ["", _comparison(comp)]
+        lines += ["", _comparison(comp, result.get("alpha"))]
     validation = result.get("validation") or {}
     if "oracle" in validation or "nop" in validation:
         lines += ["", "validation:"]
@@ -86,7 +88,7 @@ def render(result: Mapping[str, Any]) -> str:
         lines += ["", f"baseline {baseline.get('evaluation')}: "
                   + ("passed" if baseline["passed"] else "FAILED")]
         for c in baseline["comparisons"]:
-            lines.append("  " + _comparison(c))
+            lines.append("  " + _comparison(c, result.get("alpha")))
             left = c.get("not_compared") or {}
             for key, said in (("not_run_now", "not run now, not compared"),
                               ("not_in_baseline", "not in the baseline, not compared"),
@@ -118,10 +120,16 @@ def _ci(c: Mapping[str, Any]) -> str:
     return f"[{c['ci_low']:.0%}, {c['ci_high']:.0%}]" if c["trials"] else "-"
 
 
-def _comparison(comp: Mapping[str, Any]) -> str:
+def _comparison(comp: Mapping[str, Any], alpha: float | None) -> str:
     head = (f"{comp['candidate']} vs {comp['baseline']}: {comp['verdict']} "
             f"(p = {comp['p_value']:.4g}, mean difference {comp['difference']:+.2f}, "
             f"{comp['discordant']} discordant scenario(s))")
+    needed = comp.get("discordant_needed") or (discordant_needed(alpha) if alpha else None)
+    if alpha and not comp.get("significant") and needed and 0 < comp["discordant"] < needed:
+        # "No significant difference" must not read as "no difference" when the test
+        # could not have said otherwise.
+        head += (f"; {comp['discordant']} discordant scenario(s) can never reach "
+                 f"p < {alpha:g}: it takes {needed}")
     parts = [f"{k} {', '.join(comp[k])}" for k in ("fixed", "broken", "flaky") if comp[k]]
     return head + ("\n    " + "; ".join(parts) if parts else "")
 

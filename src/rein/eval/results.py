@@ -204,11 +204,21 @@ def comparison(a: str, b: str, pairs: Sequence[Pair], *, alpha: float,
                "worse" if significant and test.difference < 0 else "no significant difference")
     out = {"baseline": a, "candidate": b, "p_value": test.p_value,
            "difference": test.difference, "discordant": test.discordant,
+           "discordant_needed": discordant_needed(alpha),
            "significant": significant, "verdict": verdict, "method": test.method,
            **changes}
     if changed is not None:
         out["diff"] = changed
     return out
+
+
+def discordant_needed(alpha: float) -> int:
+    """The fewest discordant scenarios with which the paired test can reach p < ``alpha``:
+    its smallest p-value over n of them, every one differing the same way, is 2 / 2^n."""
+    n = 1
+    while 2.0 ** (1 - n) >= alpha:
+        n += 1
+    return n
 
 
 def validation(scenarios: Sequence[Scenario], configs: Sequence[Configuration],
@@ -280,4 +290,5 @@ def hook_flags(configs: Sequence[Configuration], trials: Sequence[Trial], *,
     return out
 
 
-__all__ = ["build", "compare", "comparison", "failures", "hook_flags", "validation"]
+__all__ = ["build", "compare", "comparison", "discordant_needed", "failures", "hook_flags",
+           "validation"]
