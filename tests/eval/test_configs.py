@@ -207,3 +207,22 @@ def test_a_bad_provider_table_is_refused_even_with_per_scenario_files(
     code, out = run_eval(capsys, str(suite), "--config", "base")
     assert code == 64 and out["error"]["code"].startswith("PROVCFG")
     assert not (ws / ".rein").exists()
+
+
+def test_names_whose_trials_would_share_a_name_are_refused(ws: Path, tmp_path: Path,
+                                                          capsys: Any) -> None:
+    """Scenario s1 under x__a and scenario s1__x under a are both trial s1__x__a__1: one
+    folder and one journal entry for two trials (the evaluation stopped on the folder)."""
+    import shutil
+
+    suite = tmp_path / "suite"
+    for name in ("s1", "s1__x"):
+        shutil.copytree(SUITE / "fix-greeting", suite / name)
+    (suite / "eval.toml").write_text(BASE.replace("configurations.base", "configurations.a")
+                                     + BASE.replace("configurations.base",
+                                                    "configurations.x__a"))
+    code, out = run_eval(capsys, str(suite), "--config", "x__a", "--config", "a")
+    assert (code, out["error"]["code"]) == (64, "EVAL007")
+    assert out["error"]["message"] == ("scenario 's1__x' under configuration 'a' and scenario "
+                                       "'s1' under 'x__a' are both trial s1__x__a__N")
+    assert not (ws / ".rein").exists()

@@ -120,6 +120,22 @@ def plan_trials(scenarios: Sequence[Scenario], configs: Sequence[Configuration],
             for i in range(1, n + 1) for s in scenarios for c in configs]
 
 
+def check_trial_names(scenarios: Sequence[Scenario], configs: Sequence[Configuration]) -> None:
+    """Refuse names whose trials would share a name (EVAL007): scenario ``s1`` under
+    configuration ``x__a`` and scenario ``s1__x`` under ``a`` are both trial ``s1__x__a__N``,
+    one journal entry and one folder for two trials."""
+    seen: dict[str, Planned] = {}
+    for p in plan_trials(scenarios, configs, 1):
+        other = seen.setdefault(p.trial_id, p)
+        if other is not p:
+            raise ConfigError(
+                f"scenario {p.scenario.name!r} under configuration {p.configuration.name!r} "
+                f"and scenario {other.scenario.name!r} under {other.configuration.name!r} "
+                f"are both trial {p.trial_id.rsplit('__', 1)[0]}__N", code="EVAL007",
+                hint="rename one so that no name holds a double underscore (trials are "
+                     "named SCENARIO__CONFIGURATION__N)")
+
+
 class Loaded(Frozen):
     """What an evaluation runs: its scenarios and configurations, and the review of the code
     those configurations run (approved before any trial runs it)."""
@@ -142,6 +158,7 @@ def start(workspace: Path, paths: Sequence[Path], names: Sequence[str], *,
     configs = select(names, configurations_for(paths, configs_file))
     for config in configs:
         check_configuration(config, base, scenarios[0].path)
+    check_trial_names(scenarios, configs)
     if check is not None:
         check(scenarios, configs)
     found = review(configs, scenarios, base)

@@ -27,7 +27,8 @@ CODES = (
     _c("EVAL006", "usage", "a configuration routes no tier to a worker, so its trials would "
        "wait for a driver", "give it [configurations.NAME.rein.tiers.standard] with a "
        "provider and a model"),
-    _c("EVAL007", "usage", "two scenarios of one evaluation have the same name",
+    _c("EVAL007", "usage", "two scenarios of one evaluation have the same name, or a scenario "
+       "and a configuration make the same trial names as another pair (names holding __)",
        "rename one of them"),
     _c("EVAL008", "refused", "the evaluation exists already or another process is running it",
        "wait for that process, or resume the evaluation once it has stopped"),
