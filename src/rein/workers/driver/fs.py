@@ -182,6 +182,8 @@ def snapshot(workspace: str | Path, previous: Mapping[str, Any] | None = None
 def text_name(name: str) -> str:
     """A file name as text that can be stored: a name that is not UTF-8 (its odd bytes
     decoded as surrogates) is written with those bytes as ``\\xNN``."""
+    if name.isascii():  # nearly every name: a flag of the string, no encoding
+        return name
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
