@@ -113,3 +113,47 @@ def test_a_brief_runs_whatever_plan_roles_the_person_requires(
     code, result = run_eval(capsys, str(SUITE / "tempconv"), "--config", "oracle")
     [trial] = result["trials"]
     assert code == 0 and trial["status"] == "solved", trial["reason"]
+
+
+# The scripted model writes a wrong module: only the scenario's own verify can tell.
+WRONG = [{"tool_calls": [{"name": "file_write", "arguments": {
+             "path": "tempconv.py", "content": "def c_to_f(c):\n    return c\n"}}]},
+         {"tool_calls": [{"name": "submit_outputs", "arguments": {"summary": "done"}}]}]
+PASSES = '["python3", "-c", "import sys; sys.exit(0)"]'
+
+
+def test_a_briefs_check_is_its_scenarios_whatever_the_persons_dev_table_says(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """[dev] verify overrides every feature's verify command in rein dev, and smoke runs
+    before it in the same tree: from the person's rein.toml they graded a brief trial (a
+    wrong module was solved); a trial's check is the scenario's."""
+    import json
+
+    user = tmp_path / "home" / ".config" / "rein" / "rein.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text(f"[dev]\nverify = {PASSES}\nsmoke = {PASSES}\n")
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE / "tempconv", suite / "tempconv")
+    (suite / "tempconv" / "model.json").write_text(json.dumps(WRONG))
+    shutil.copy(SUITE / "eval.toml", suite / "eval.toml")
+    code, result = run_eval(capsys, str(suite), "--config", "scripted")
+    [trial] = result["trials"]
+    assert code == 0 and trial["status"] == "failed", trial["reason"]
+    assert "check_tempconv.py" in trial["reason"]
+
+
+def test_a_configuration_cannot_set_a_briefs_check(ws: Path, tmp_path: Path,
+                                                   capsys: Any) -> None:
+    suite = tmp_path / "suite"
+    shutil.copytree(SUITE / "tempconv", suite / "tempconv")
+    (suite / "eval.toml").write_text((SUITE / "eval.toml").read_text() + f"""
+[configurations.lenient]
+extends = "scripted"
+[configurations.lenient.rein.dev]
+verify = {PASSES}
+""")
+    code, out = run_eval(capsys, str(suite), "--config", "lenient")
+    assert (code, out["error"]["code"]) == (64, "EVAL005")
+    assert out["error"]["message"].startswith("configurations.lenient.rein.dev.verify cannot "
+                                              "be set by a configuration")
+    assert not (ws / ".rein").exists()

@@ -60,6 +60,8 @@ _KEYS = frozenset({"description", "extends", "instructions", "profile", "rein", 
 OVERLAY_SECTIONS = frozenset({"dev", "driver", "hooks", "limits", "mcp", "policy",
                               "profiles", "providers", "routing", "telemetry", "tiers",
                               "workers"})
+# What a brief's check is made of, which a configuration under test may not change.
+SCENARIO_OWNS_DEV = frozenset({"verify", "smoke", "target"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 WorkerKind = Literal["oracle", "nop", "model", "command", "scripted"]
@@ -197,6 +199,14 @@ def _resolve(name: str, raw: Mapping[str, Mapping[str, Any]], path: Path) -> Con
             raise _bad(path, f"{where} is not a table of rein.toml",
                        hint=str(with_suggestion(f"a configuration sets any of: {sections}",
                                                 refused[0], sorted(OVERLAY_SECTIONS))))
+        dev = overlay.get("dev")
+        graded = sorted(set(dev) & SCENARIO_OWNS_DEV) if isinstance(dev, Mapping) else []
+        if graded:
+            raise _bad(path, f"configurations.{link}.rein.dev.{graded[0]} cannot be set by a "
+                             "configuration: a brief scenario's check (its verify command, "
+                             "where it runs and what runs before it) is the scenario's",
+                       hint="declare the check in the scenario: [brief] verify in its "
+                            "scenario.toml")
         definition["rein"] = _merged(definition["rein"], overlay)
     if definition["profile"] is not None:
         profile = (path.parent / definition["profile"]).resolve()

@@ -139,9 +139,12 @@ def blank(spec: TrialSpec, status: Status, reason: str | None = None) -> Trial:
 # A trial keeps its runs in its own workspace's store and runs its attempts in process:
 # the person's store URL and executor are the evaluation's surroundings, not the harness.
 # So is who may approve a real plan ([dev] plan_roles): a trial's plan gate is answered by
-# its scenario's declaration, recorded as such, in a repository made for the trial.
+# its scenario's declaration, recorded as such, in a repository made for the trial. And a
+# brief's check is its scenario's: [dev] verify would replace the scenario's verify command,
+# smoke runs before it in the same tree and target moves where it runs (as REIN_DEV_VERIFY
+# and REIN_DEV_TARGET, scrubbed from the environment, would).
 _EVALUATION_OWNS = frozenset({"store", "executor"})
-_EVALUATION_OWNS_DEV = frozenset({"plan_roles"})
+_EVALUATION_OWNS_DEV = frozenset({"plan_roles", "verify", "smoke", "target"})
 
 
 def trial_config(spec: TrialSpec) -> Config:
