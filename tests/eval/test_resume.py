@@ -293,3 +293,14 @@ def test_show_says_an_evaluation_has_not_finished(ws: Path, tmp_path: Path,
     assert f"rein eval --resume {ledger.id}" in out["error"]["hint"]
     code, out = run_eval(capsys, "--show", "eval-nope")
     assert (code, out["error"]["code"]) == (1, "EVAL404")
+
+
+def test_an_html_report_that_cannot_be_written_is_refused_before_any_trial_runs(
+        ws: Path, tmp_path: Path, capsys: Any) -> None:
+    """It was found once every trial had run: OS_ERROR, and no report printed."""
+    path = suite(tmp_path)
+    code, out = run_eval(capsys, str(path / "a"), "--config", "oracle", "--html",
+                         str(tmp_path / "nowhere" / "report.html"))
+    assert (code, out["error"]["code"]) == (64, "EVAL012")
+    assert out["error"]["message"].startswith("--html ")
+    assert not (ws / ".rein").exists()

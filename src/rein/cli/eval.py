@@ -105,6 +105,11 @@ def eval_(paths: tuple[Path, ...], names: tuple[str, ...], trials: int, lanes: i
         raise ConfigError("name the configurations to run with --config", code="EVAL012",
                           hint="for example --config oracle --config nop")
     _refuse_unused(click.get_current_context(), resume=resume_id, show=show_id)
+    if html_file is not None and not html_file.resolve().parent.is_dir():
+        # Checked before the trials run: the report is written once they all have.
+        raise ConfigError(f"--html {html_file}: the folder {html_file.resolve().parent} does "
+                          "not exist", code="EVAL012", hint="create it, or name a file in "
+                                                            "an existing folder")
     if show_id is not None:
         from rein.eval.evaluate import finished_result
 
