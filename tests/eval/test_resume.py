@@ -304,3 +304,49 @@ def test_an_html_report_that_cannot_be_written_is_refused_before_any_trial_runs(
     assert (code, out["error"]["code"]) == (64, "EVAL012")
     assert out["error"]["message"].startswith("--html ")
     assert not (ws / ".rein").exists()
+
+
+def test_a_stopped_trial_has_no_result_even_when_what_it_ran_made_one_of_the_cancel() -> None:
+    """Code inside a trial that turns the cancel into a result (a failure it records and
+    returns) must not make Ctrl-C journal that as the trial's result."""
+    import asyncio
+    import threading
+
+    from rein.core.loops import run as run_loop
+    from rein.eval.runner import RunningTrials
+
+    running = RunningTrials()
+    began = threading.Event()
+    outcome: list[object] = []
+
+    async def swallows() -> Any:
+        began.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            return "failed: cancelled"  # what a careless worker might do
+        return "finished"
+
+    def lane() -> None:
+        try:
+            outcome.append(run_loop(running.guard(swallows())))
+        except asyncio.CancelledError:
+            outcome.append("stopped")
+
+    thread = threading.Thread(target=lane)
+    thread.start()
+    assert began.wait(10)
+    assert running.stop() == 1
+    thread.join(10)
+    assert outcome == ["stopped"]
+    # and a trial that begins after the stop does not run at all
+    ran: list[bool] = []
+
+    async def late() -> Any:
+        ran.append(True)
+
+    try:
+        run_loop(running.guard(late()))
+    except asyncio.CancelledError:
+        pass
+    assert ran == []

@@ -254,7 +254,7 @@ def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
             + (f", {len(results)} already recorded" if results else "")
             + f" in {min(options.lanes, len(todo))} lane(s)")
     lock = threading.Lock()
-    running = _Running()
+    running = RunningTrials()
 
     def one(item: tuple[Planned, int]) -> Trial | None:
         p, attempt = item
@@ -293,7 +293,7 @@ def run(ledger: Ledger, loaded: Loaded, *, options: Options, base: Config,
     return [results[p.trial_id] for p in planned]
 
 
-class _Running:
+class RunningTrials:
     """The trials running in this process's lanes, each its task on its own event loop, so
     that Ctrl-C in the main thread can stop them all."""
 
@@ -314,10 +314,13 @@ class _Running:
                 raise asyncio.CancelledError
             self._tasks.add(me)
         try:
-            return await call
+            trial = await call
         finally:
             with self._lock:
                 self._tasks.discard(me)
+        if task.cancelling():  # stopped, though what it ran made a result of the cancel
+            raise asyncio.CancelledError
+        return trial
 
     def stop(self) -> int:
         """Stop every running trial and any that begins from now on: how many were
@@ -400,6 +403,6 @@ def _line(trial: Trial) -> str:
     return f"{trial.trial}{rerun}: {mark} in {trial.wall_seconds:.1f}s{why}"
 
 
-__all__ = ["Loaded", "Options", "Planned", "Remote", "check_configuration",
-           "configurations_for", "execute", "plan_trials", "reload", "resume", "run",
-           "spec_for", "start"]
+__all__ = ["Check", "Loaded", "Options", "Planned", "Remote", "RunningTrials",
+           "check_configuration", "check_trial_names", "configurations_for", "execute",
+           "plan_trials", "reload", "resume", "run", "spec_for", "start"]
