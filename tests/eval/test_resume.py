@@ -259,6 +259,18 @@ def test_an_unknown_evaluation_is_named(ws: Path, capsys: Any) -> None:
     assert code == 1 and out["error"]["code"] == "EVAL404"
 
 
+def test_a_damaged_plan_is_not_called_a_missing_evaluation(ws: Path, tmp_path: Path,
+                                                           capsys: Any) -> None:
+    """It said "no evaluation X", listing X among the evaluations here."""
+    ledger = _ledger(ws, tmp_path)
+    plan = ledger.folder / "plan.json"
+    plan.write_text(plan.read_text()[:40])
+    code, out = run_eval(capsys, "--resume", ledger.id)
+    assert (code, out["error"]["code"]) == (1, "EVAL015")
+    assert out["error"]["message"].startswith("evaluation eval-test's plan cannot be read: ")
+    assert out["error"]["location"]["file"] == str(plan)
+
+
 def test_resume_and_show_refuse_the_options_they_would_ignore(ws: Path, tmp_path: Path,
                                                              capsys: Any) -> None:
     """A resume runs as planned and --show runs nothing: an option they would drop is

@@ -36,7 +36,7 @@ from typing import Any
 
 from rein.core.frozen import Record, field
 from rein.core.writing import write_atomic
-from rein.errors import Refused, ReinError
+from rein.errors import Location, Refused, ReinError
 from rein.eval.trial import Trial
 
 FORMAT = 1  # the version of plan.json and journal.jsonl
@@ -93,14 +93,23 @@ class Ledger:
     @classmethod
     def open(cls, workspace: Path, evaluation: str) -> Ledger:
         folder = workspace / EVALS / evaluation
-        try:
-            plan = json.loads((folder / "plan.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        if not (folder / "plan.json").is_file():
             known = sorted(p.name for p in (workspace / EVALS).glob("eval-*")) \
                 if (workspace / EVALS).is_dir() else []
             raise ReinError(f"no evaluation {evaluation!r} in {workspace}", code="EVAL404",
                             hint=("evaluations here: " + ", ".join(known[-5:])) if known
-                            else "start one with `rein eval PATH --config NAME`") from None
+                            else "start one with `rein eval PATH --config NAME`")
+        try:
+            plan = json.loads((folder / "plan.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ReinError(f"evaluation {evaluation}'s plan cannot be read: {exc}",
+                            code="EVAL015", location=Location(file=str(folder / "plan.json")),
+                            hint="its trials' results are kept in journal.jsonl beside it; "
+                                 "start a new evaluation") from None
+        if not isinstance(plan, dict):
+            raise ReinError(f"evaluation {evaluation}'s plan is not a JSON object",
+                            code="EVAL015", location=Location(file=str(folder / "plan.json")),
+                            hint="start a new evaluation")
         if plan.get("format") != FORMAT:
             raise ReinError(f"evaluation {evaluation} was written in format "
                             f"{plan.get('format')}; this rein reads format {FORMAT}",
