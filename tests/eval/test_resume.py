@@ -271,6 +271,24 @@ def test_a_damaged_plan_is_not_called_a_missing_evaluation(ws: Path, tmp_path: P
     assert out["error"]["location"]["file"] == str(plan)
 
 
+def test_damaged_results_are_not_called_a_baseline(ws: Path, tmp_path: Path,
+                                                   capsys: Any) -> None:
+    """--show of an evaluation whose result.json was damaged said "cannot read the
+    baseline"; a resume writes the results again from the journal."""
+    code, result = run_eval(capsys, str(suite(tmp_path) / "a"), "--config", "oracle")
+    evaluation = result["evaluation"]
+    (ws / ".rein" / "evals" / evaluation / "result.json").write_text("{")
+    code, out = run_eval(capsys, "--show", evaluation)
+    assert (code, out["error"]["code"]) == (1, "EVAL015")
+    assert out["error"]["message"].startswith(f"evaluation {evaluation}'s results cannot be "
+                                              "read: ")
+    assert f"rein eval --resume {evaluation}" in out["error"]["hint"]
+    code, again = run_eval(capsys, "--resume", evaluation)
+    assert code == 0 and again["configurations"] == result["configurations"]
+    code, shown = run_eval(capsys, "--show", evaluation)
+    assert code == 0 and shown["configurations"] == result["configurations"]
+
+
 def test_resume_and_show_refuse_the_options_they_would_ignore(ws: Path, tmp_path: Path,
                                                              capsys: Any) -> None:
     """A resume runs as planned and --show runs nothing: an option they would drop is

@@ -146,7 +146,13 @@ def finished_result(workspace: Path, evaluation: str) -> dict[str, Any]:
                         code="EVAL014", hint=f"continue it with `rein eval --resume "
                                              f"{evaluation}` (or wait for the process that "
                                              "runs it)")
-    return read_result(workspace, str(path))
+    try:
+        return read_result(workspace, str(path))
+    except ConfigError as exc:
+        raise ReinError(f"evaluation {evaluation}'s results cannot be read: {exc.message}",
+                        code="EVAL015", hint=f"`rein eval --resume {evaluation}` writes them "
+                                             "again from its journal (no trial runs again)"
+                        ) from None
 
 
 def failed(result: Mapping[str, Any]) -> bool:

@@ -46,9 +46,9 @@ CODES = (
        "resume it with the rein that started it"),
     _c("EVAL014", "error", "--show names an evaluation that has not finished: it has no "
        "results yet", "continue it with rein eval --resume ID"),
-    _c("EVAL015", "error", "an evaluation's plan.json cannot be read (damaged outside rein, "
-       "which writes it whole)", "start a new evaluation; its journal.jsonl keeps the trials' "
-       "results"),
+    _c("EVAL015", "error", "an evaluation's plan.json or result.json cannot be read "
+       "(damaged outside rein, which writes them whole)", "a damaged result: rein eval "
+       "--resume ID writes it again from the journal; a damaged plan: start a new evaluation"),
     _c("EVAL020", "refused", "a scenario's declared gate answer was to be applied outside one "
        "of its evaluation's own trials", "declared gate answers apply only inside an "
        "evaluation"),
