@@ -36,8 +36,9 @@ from rein.cli.output import emit_json, json_option
               "configurations run (hooks, command workers, providers of the suite's "
               "choosing): the digest rein printed when it refused. Recorded: the same "
               "content needs no approval again.")
-@click.option("--resume", "resume_id", metavar="ID", help="Continue an evaluation a killed "
-              "process left unfinished: finished trials are kept, none runs twice.")
+@click.option("--resume", "resume_id", metavar="ID", help="Continue an evaluation left "
+              "unfinished (killed, or stopped with Ctrl-C): finished trials are kept, none "
+              "runs twice; it runs as planned.")
 @click.option("--show", "show_id", metavar="ID", help="Print a finished evaluation's "
               "results (no trial runs).")
 @click.option("--html", "html_file", type=click.Path(path_type=Path, dir_okay=False),
