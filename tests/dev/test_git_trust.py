@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from devflow_support import Cli, approve, drive
-from scripted import C_TO_F, ScriptedDriver, git
+from scripted import C_TO_F, C_TO_F_WRONG, ScriptedDriver, git
 
 from rein.dev import checks
 from rein.dev import git as g
@@ -114,13 +114,13 @@ def test_rein_runs_nothing_the_repository_configures_and_commits_the_verified_by
     assert subjects.count("feature_c_to_f") == 2  # the wrong first try and its repair only
 
 
-def _request(repo: Path, name: str, attempt: int) -> CheckRequest:
+def _request(repo: Path, name: str, attempt: int,
+             verify: tuple[str, ...] = ("-c", "import tempconv")) -> CheckRequest:
     return CheckRequest(name=name, workspace=repo, node_id="feature_c_to_f", attempt=attempt,
                         outputs={}, params={
                             "plan_id": "20261208000000-abcdef", "feature": "c_to_f",
                             "title": "Celsius to Fahrenheit", "target": ".",
-                            "verify": [sys.executable, "-c", "import tempconv"],
-                            "timeout_seconds": 60})
+                            "verify": [sys.executable, *verify], "timeout_seconds": 60})
 
 
 def test_only_the_tree_verify_passed_on_is_committed_whatever_the_workspace_says(
@@ -145,3 +145,33 @@ def test_only_the_tree_verify_passed_on_is_committed_whatever_the_workspace_says
     assert asyncio.run(checks.verify(_request(repo, "rein.dev.verify", 2))).passed
     assert checks.handoff(_request(repo, "rein.dev.handoff", 2)).passed
     assert b"UNVERIFIED" in blob(repo, "tempconv/__init__.py")
+
+
+def test_a_commit_that_only_says_it_is_the_feature_is_not_taken_for_it(repo: Path) -> None:
+    """While the person's approval of the plan waits, no instruction is out: the agent
+    commits code that fails the feature's verify, with the feature's Rein-Dev-Feature line,
+    and leaves code that passes in the work tree. rein verifies the work tree; the handoff
+    must not then report the feature committed as that commit, whose tree never passed."""
+    check = ("-c", "from tempconv import c_to_f; assert c_to_f(100) == 212")
+    (repo / "tempconv").mkdir()
+    (repo / "tempconv" / "__init__.py").write_text(C_TO_F_WRONG)
+    git(repo, "add", "tempconv")
+    git(repo, "-c", "user.name=a", "-c", "user.email=a@example.org", "commit", "-q", "-m",
+        "feat(dev): feature c_to_f\n\nRein-Dev-Feature: 20261208000000-abcdef/c_to_f")
+    forged = git(repo, "rev-parse", "--short", "HEAD").strip()
+    (repo / "tempconv" / "__init__.py").write_text(C_TO_F)
+    verified = asyncio.run(checks.verify(_request(repo, "rein.dev.verify", 1, check)))
+    assert verified.passed, verified.evidence
+    result = checks.handoff(_request(repo, "rein.dev.handoff", 1, check))
+    assert not result.passed, result.evidence
+    assert str(result.evidence).startswith(
+        f"commit {forged} says it is feature c_to_f (its Rein-Dev-Feature line), but it is "
+        "not a commit of the tree this attempt verified; nothing was committed")
+    assert git(repo, "rev-parse", "--short", "HEAD").strip() == forged
+    # The work tree committed as it is, by the agent, is the tree verify passed on: taken.
+    git(repo, "add", "tempconv", "specs")
+    git(repo, "-c", "user.name=a", "-c", "user.email=a@example.org", "commit", "-qm",
+        "feat(dev): feature c_to_f\n\nRein-Dev-Feature: 20261208000000-abcdef/c_to_f")
+    assert asyncio.run(checks.verify(_request(repo, "rein.dev.verify", 2, check))).passed
+    result = checks.handoff(_request(repo, "rein.dev.handoff", 2, check))
+    assert result.passed and "is committed as" in str(result.evidence), result.evidence

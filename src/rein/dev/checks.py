@@ -190,16 +190,24 @@ def own_failure(what: str) -> HarnessFault:
 
 def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
              attempt: int) -> CheckResult:
+    root = repo.root
+    verified = _VERIFIED.pop(_verified_key(root, p), None)
     already = repo.committed(plan_id, feature)
     if already is not None:  # a resumed attempt whose commit landed before rein died
+        # Its trailer is not proof: anyone may write it into a commit. Only a commit of
+        # the very tree this attempt verified is taken as the feature's.
+        if verified is None or verified != (attempt, repo.tree_of(already)):
+            return CheckResult(passed=False, evidence=f"commit {already} says it is feature "
+                               f"{feature} (its Rein-Dev-Feature line), but it is not a "
+                               "commit of the tree this attempt verified; nothing was "
+                               "committed (rein commits each feature itself: remove a "
+                               "commit made by hand)")
         head = repo.head()
         if head is not None and not repo.snapshot().changed(repo.tree_entries(head),
                                                             exclude=(".rein",)):
             repo.sync_index(head)  # rein may have died before it set the index
         return CheckResult(passed=True, evidence=f"feature {feature} is committed as "
                            f"{already}")
-    root = repo.root
-    verified = _VERIFIED.pop(_verified_key(root, p), None)
     snap = repo.snapshot()
     if verified is None or verified != (attempt, repo.write_tree(snap)):
         return CheckResult(passed=False, evidence="the tree is not the one this attempt "

@@ -215,6 +215,10 @@ class Repo:
                 entries[os.fsdecode(path)] = (mode, oid)
         return entries
 
+    def tree_of(self, commit: str) -> str:
+        """The tree ``commit`` records."""
+        return self._git(["rev-parse", "--verify", f"{commit}^{{tree}}"]).decode().strip()
+
     def empty_tree(self) -> str:
         return _EMPTY_TREE[self.algorithm]
 
