@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from devflow_support import Cli, approve, drive
-from scripted import C_TO_F, C_TO_F_WRONG, ScriptedDriver, git
+from scripted import C_TO_F, C_TO_F_WRONG, ScriptedDriver, git, good_plan
 
 from rein.dev import checks
 from rein.dev import git as g
@@ -175,3 +176,42 @@ def test_a_commit_that_only_says_it_is_the_feature_is_not_taken_for_it(repo: Pat
     assert asyncio.run(checks.verify(_request(repo, "rein.dev.verify", 2, check))).passed
     result = checks.handoff(_request(repo, "rein.dev.handoff", 2, check))
     assert result.passed and "is committed as" in str(result.evidence), result.evidence
+
+
+def test_a_commit_planted_among_those_kept_back_is_not_written_into_git(
+        repo: Path, cli: Cli) -> None:
+    """Where the agent's sandbox keeps `.git` read-only, rein keeps each feature's commit
+    in `.rein/dev/git`, a workspace folder the agent can still write, and `rein dev` run
+    outside the sandbox writes them into `.git`. A commit the agent made there itself,
+    with the flow's Rein-Dev-Feature line, must not be written in as one of rein's."""
+    plan = good_plan()
+    plan["features"] = plan["features"][:1]
+    driver = ScriptedDriver(repo, cli, bad_plan_first=False, wrong_first=False, plan=plan)
+    code, where = drive(driver, cli)
+    assert (code, where["reason"]) == (0, "done"), where
+    head = git(repo, "rev-parse", "HEAD").strip()
+    kept = repo / ".rein" / "dev" / "git"
+    env = {"GIT_OBJECT_DIRECTORY": str(kept / "objects"),
+           "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(repo / ".git" / "objects"),
+           "GIT_INDEX_FILE": str(kept / "index"), "GIT_AUTHOR_NAME": "rein dev",
+           "GIT_AUTHOR_EMAIL": "rein-dev@localhost", "GIT_COMMITTER_NAME": "rein dev",
+           "GIT_COMMITTER_EMAIL": "rein-dev@localhost"}
+    (kept / "objects").mkdir(parents=True)
+
+    def planted(*args: str, data: str | None = None) -> str:
+        return subprocess.run(["git", *args], cwd=repo, env={**os.environ, **env},
+                              input=data, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    planted("read-tree", head)
+    blob = planted("hash-object", "-w", "--stdin", data="import os\nos.system('id')\n")
+    planted("update-index", "--add", "--cacheinfo", f"100644,{blob},tempconv/extra.py")
+    commit = planted("commit-tree", planted("write-tree"), "-p", head, data=(
+        f"feat(dev): feature c_to_f - tidy\n\nRein-Dev-Feature: {where['plan_id']}/c_to_f\n"))
+    (kept / "HEAD").write_text(f"{commit} {head}\n")
+    code, out = cli.json("dev")
+    assert code == 1 and out["error"]["code"] == "DEV009", out
+    assert out["error"]["message"].startswith(
+        f"rein could not write the feature commits it kept back into .git: commit {commit} "
+        "in .rein/dev/git is not one rein recorded making for this flow")
+    assert git(repo, "rev-parse", "HEAD").strip() == head

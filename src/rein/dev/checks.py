@@ -166,13 +166,14 @@ def handoff(request: CheckRequest) -> CheckResult:
 
 @contextlib.contextmanager
 def _repository(root: Path, plan_id: str) -> Iterator[g.Repo]:
-    """The repository under rein's lock, the commits an agent's sandbox kept out of
-    ``.git`` written in first where it may now be written; rein's own failures (git, a
-    lock, the disk) become :class:`HarnessFault`, which costs the feature no attempt."""
+    """The repository under rein's lock; rein's own failures (git, a lock, the disk)
+    become :class:`HarnessFault`, which costs the feature no attempt. Commits an agent's
+    sandbox kept out of ``.git`` stay kept back (the next commit goes on top of them):
+    `rein dev` writes them in, checked against the run store, which a check does not
+    read."""
     try:
         with locks.held(root):
             repo = g.Repo(root)
-            repo.land(plan_id)
             yield repo
     except (g.GitFailed, locks.Busy) as exc:
         raise own_failure(str(exc)) from exc
@@ -207,7 +208,7 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
                                                             exclude=(".rein",)):
             repo.sync_index(head)  # rein may have died before it set the index
         return CheckResult(passed=True, evidence=f"feature {feature} is committed as "
-                           f"{already}")
+                           f"{_named(repo, already)}")
     snap = repo.snapshot()
     if verified is None or verified != (attempt, repo.write_tree(snap)):
         return CheckResult(passed=False, evidence="the tree is not the one this attempt "
@@ -230,12 +231,19 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
                f"Verified with: {shlex.join(p['verify'])}\n\n"
                f"Rein-Dev-Feature: {plan_id}/{feature}\n"
                + (f"Rein-Dev-Definition: {p['definition']}\n" if p.get("definition") else ""))
-    sha = repo.short(repo.commit(tree, message))
+    sha = _named(repo, repo.commit(tree, message))
     left = repo.snapshot().changed(repo.tree_entries(tree), exclude=(".rein",))
     if left:
         return CheckResult(passed=False, evidence=f"committed {sha}, but the tree is not "
                            f"clean afterwards: {', '.join(left[:10])}")
     return CheckResult(passed=True, evidence=f"committed feature {feature} as {sha}")
+
+
+def _named(repo: g.Repo, sha: str) -> str:
+    """How the evidence names a feature's commit: its short id, or its full id when it is
+    kept back from a read-only ``.git`` (`rein dev` writes in only the commits the run
+    store records by their full id)."""
+    return repo.full(sha) if repo.deferred else repo.short(sha)
 
 
 def _verified_key(root: Path, p: Mapping[str, Any]) -> tuple[str, str, str]:

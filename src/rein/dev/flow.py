@@ -70,7 +70,7 @@ async def advance(harness: Harness, *, new: bool = False,
         if (changed := _brief_changed(ws, flow, settings)) is not None:
             notices.append(changed)
     if (ws / KEPT_BACK).exists():
-        notices += _land(ws, str(flow["plan_id"]))
+        notices += _land(harness, flow)
     return await _where(harness, flow, settings, notices, go_on=True)
 
 
@@ -243,16 +243,24 @@ def _file_digest(path: Path) -> str | None:
 KEPT_BACK = ".rein/dev/git/HEAD"
 
 
-def _land(ws: Path, plan_id: str) -> list[str]:
+def _land(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
     """Write the feature commits kept back into ``.git`` where it may be written; what
-    it says about them (they stay kept back where ``.git`` is still read-only)."""
+    it says about them (they stay kept back where ``.git`` is still read-only). Only
+    commits the flow's handoffs recorded making are written in: ``.rein/dev/git`` is a
+    workspace folder, which an agent kept out of ``.git`` can still write."""
     from rein.dev import git as g
     from rein.dev import locks
+    from rein.dev.view import checks_of
 
+    ws = harness.workspace
+    made = {a["commit"] for run_id in [*(flow.get("earlier_runs") or []),
+                                       flow.get("features_run")] if run_id
+            for attempts in checks_of(harness, str(run_id)).values()
+            for a in attempts if a["commit"]}
     try:
         with locks.held(ws):
             repo = g.Repo(ws)
-            landed = repo.land(plan_id)
+            landed = repo.land(str(flow["plan_id"]), made=made)
             waiting = 0 if landed else repo.kept_back()
     except (g.GitFailed, locks.Busy, OSError) as exc:
         raise ReinError(f"rein could not write the feature commits it kept back into .git: "

@@ -31,10 +31,11 @@ submits, inside the agent's sandbox, and the Codex CLI's default sandbox keeps `
 read-only. There rein still builds each feature's commit, with its objects in
 ``.rein/dev/git/objects`` (git reading the repository's own objects beside them) and the
 branch it would be on in ``.rein/dev/git/HEAD``, the next feature's commit on top of it
-(:attr:`Repo.deferred`). The first rein that may write ``.git`` (``rein dev`` outside the
+(:attr:`Repo.deferred`). The first ``rein dev`` that may write ``.git`` (outside the
 sandbox) writes them in (:meth:`Repo.land`): each object checked against its name, each
-commit one of this flow's, the branch moved only from where it was when the first commit
-was kept back, the index set to the new tree.
+commit one of this flow's that its handoff recorded in the run store by its full id (the
+agent may write ``.rein/dev/git`` too), the branch moved only from where it was when the
+first commit was kept back, the index set to the new tree.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import re
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from rein.core.frozen import Frozen, field
@@ -355,12 +356,14 @@ class Repo:
             return
         self._git(["read-tree", "--reset", tree])
 
-    def land(self, plan_id: str | None = None) -> list[str]:
+    def land(self, plan_id: str, *, made: Collection[str]) -> list[str]:
         """Write the commits kept back into ``.git`` (a no-op without any, or while
         ``.git`` is read-only); their short ids, oldest first. Each object is checked
         against its name, each commit must be one of flow ``plan_id``'s (its
-        ``Rein-Dev-Feature`` line), and the branch moves only from the HEAD the first one
-        was kept back from (else :class:`GitFailed`: nothing is written)."""
+        ``Rein-Dev-Feature`` line) and one rein recorded making (``made``: full ids, from
+        the run store: a workspace file, ``.rein/dev/git`` included, is the agent's to
+        write), and the branch moves only from the HEAD the first one was kept back from
+        (else :class:`GitFailed`: nothing is written)."""
         kept = self._kept() if (self.pending / "HEAD").exists() else None
         if kept is None or not self.writable:
             return []
@@ -373,13 +376,13 @@ class Repo:
         found = _loose_objects(objects, self.algorithm)  # checks each against its name
         span = tip if base is None else f"{base}..{tip}"
         commits = self._git(["rev-list", "--reverse", span]).decode().split()
-        mark = re.compile(rf"^Rein-Dev-Feature: {re.escape(plan_id)}/\S+$" if plan_id
-                          else r"^Rein-Dev-Feature: \S+/\S+$", re.MULTILINE)
+        mark = re.compile(rf"^Rein-Dev-Feature: {re.escape(plan_id)}/\S+$", re.MULTILINE)
         for sha in commits:
             body = self._git(["cat-file", "commit", sha]).decode("utf-8", "replace")
-            if not mark.search(body):
-                raise GitFailed(f"commit {sha} in {PENDING} is not one rein made for this "
-                                "flow: nothing was written into .git")
+            if sha not in made or not mark.search(body):
+                raise GitFailed(f"commit {sha} in {PENDING} is not one rein recorded making "
+                                f"for this flow: nothing was written into .git (remove "
+                                f"{PENDING} to drop the commits kept there)")
         for name, path in found:
             target = self.git_dir / "objects" / name[:2] / name[2:]
             if not target.exists():
@@ -395,6 +398,10 @@ class Repo:
 
         shutil.rmtree(self.pending)
         return [sha[:12] for sha in commits]
+
+    def full(self, sha: str) -> str:
+        """The full id of commit ``sha``."""
+        return self._git(["rev-parse", "--verify", f"{sha}^{{commit}}"]).decode().strip()
 
     def short(self, sha: str) -> str:
         return self._git(["rev-parse", "--short", sha]).decode().strip()

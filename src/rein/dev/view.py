@@ -21,7 +21,7 @@ from rein.dev.stops import features_of, stop_of
 from rein.engine.service import Harness
 from rein.errors import ReinError
 
-_COMMITTED = re.compile(r"committed (?:feature \S+ )?as ([0-9a-f]{4,40})\b")
+_COMMITTED = re.compile(r"committed (?:feature \S+ )?as ([0-9a-f]{4,64})\b")
 
 
 def snapshot(harness: Harness) -> dict[str, Any] | None:
