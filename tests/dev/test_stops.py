@@ -74,6 +74,32 @@ def test_the_step_budget_stops_with_exit_4_and_a_person_raises_it(
     assert [i["node"] for i in driver.seen].count("feature_c_to_f") == 2
 
 
+def test_a_raised_budget_puts_before_a_person_only_the_rest_of_the_approved_graph(
+        repo: Path, cli: Cli) -> None:
+    """At a budget stop no instruction is out: the agent may rewrite the feature graph (a
+    verify command weakened) before a person raises the limit. rein must not put that
+    graph before the person as the rest of the plan "with the new limits"."""
+    toml(repo, "[dev]\nmax_steps = 2\n")
+    driver = ScriptedDriver(repo, cli, bad_plan_first=False)
+    code, where = drive(driver, cli)
+    assert (code, where["reason"]) == (4, "budget"), where
+    graph = repo / "specs" / "plan.agraph.yaml"
+    approved = graph.read_text()
+    graph.write_text(approved.replace("tests/test_table.py", "tests/test_c_to_f.py"))
+    (repo / "rein.toml").write_text("[dev]\nmax_steps = 10\n")
+    git(repo, "commit", "-qam", "raise the step budget")
+    code, out = cli.json("dev")
+    assert code == 4 and out["error"]["code"] == "DEV008", out
+    assert out["error"]["message"] == (
+        "specs/plan.agraph.yaml changed after it was approved (its graph_digest): the "
+        "features not yet committed are not put before a person again from it")
+    _code, queue = cli.json("approvals", "list")
+    assert not [a for a in queue["approvals"] if a["status"] == "pending"]
+    graph.write_text(approved)  # the approved graph back: the rest is put up for approval
+    code, where = driver.dev()
+    assert any("the budget was raised" in n for n in where["notices"]), where
+
+
 def test_a_hung_verify_is_killed_with_its_group_at_the_timeout(
         repo: Path, cli: Cli, tmp_path: Path) -> None:
     toml(repo, "[dev]\nverify_timeout_seconds = 1\nsteps_per_feature = 1\n")

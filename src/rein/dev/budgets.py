@@ -18,6 +18,7 @@ import yaml
 from rein.dev import graphs
 from rein.dev.settings import DevSettings
 from rein.engine.service import Harness
+from rein.errors import Refused
 
 
 def raised_limits(doc: Mapping[str, Any], settings: DevSettings) -> dict[str, Any] | None:
@@ -37,6 +38,21 @@ def raised_limits(doc: Mapping[str, Any], settings: DevSettings) -> dict[str, An
     return now if raised else None
 
 
+def _refuse_changed(harness: Harness, run_id: str) -> None:
+    """The rest of the plan is the approved graph's (DEV008 otherwise): the graph file is
+    the workspace's, and a person asked to approve the rest "with the new limits" must not
+    be shown features the agent rewrote meanwhile (a verify command weakened)."""
+    from rein.engine.run.prepare import binding_changes
+
+    changed, _now = binding_changes(harness.run(run_id))
+    if changed:
+        raise Refused(f"{graphs.FEATURES_PATH} changed after it was approved (its "
+                      f"{', '.join(changed)}): the features not yet committed are not put "
+                      "before a person again from it", code="DEV008",
+                      hint=f"restore the approved {graphs.FEATURES_PATH}, or run `rein dev "
+                           "start --new` (a changed plan is approved again)")
+
+
 async def replan_rest(harness: Harness, flow: dict[str, Any], settings: DevSettings
                       ) -> str | None:
     """After a budget stop with raised limits: the rest of the plan put up for approval
@@ -47,6 +63,7 @@ async def replan_rest(harness: Harness, flow: dict[str, Any], settings: DevSetti
     constraints = raised_limits(doc, settings)
     if constraints is None:
         return None
+    _refuse_changed(harness, str(flow["features_run"]))
     done = {n.node_id for n in harness.store.nodes(flow["features_run"])
             if n.status.value == "succeeded"}
     nodes: dict[str, Any] = {}
