@@ -184,3 +184,42 @@ def test_a_kept_approval_the_flow_file_claims_and_no_gate_showed_does_not_count(
         "write_acceptance", "write_readiness", "write_requirements", "write_design",
         "write_acceptance", "write_readiness"]
     assert "FORGED" not in (repo / PLAN_PATH).read_text()
+
+
+def test_a_kept_approval_of_a_version_a_person_approved_a_change_of_since_does_not_count(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    """A person approved the requirements, then a change of them. Later, while a reopened
+    design waits for its gate (no instruction out), the agent puts the first version back
+    and names its digest as kept in .rein/spec/flow.json: an accepted gate did show that
+    digest once, but the person's last word on the file is the change."""
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    requirements = repo / PATHS["requirements"]
+    first = requirements.read_bytes()
+    changed = json.loads(first)
+    changed["requirements"][0]["statement"] += " Results are rounded to 2 decimals."
+    requirements.write_text(json.dumps(changed, indent=2))  # a person's change, approved
+    driver.bundle["requirements"] = changed
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    design = json.loads((repo / PATHS["design"]).read_text())
+    design["decisions"][0]["reason"] = "callers asked for exact values"
+    (repo / PATHS["design"]).write_text(json.dumps(design))  # reopened from the design
+    driver.bundle["design"] = design
+    code, where = driver.flow("spec")
+    code, _pending = driver.submit(driver.work(where["instruction"]))
+    assert code == 3  # the design waits for a person
+    requirements.write_bytes(first)
+    flow_file = repo / ".rein" / "spec" / "flow.json"
+    flow = json.loads(flow_file.read_text())
+    flow["approved"][PATHS["requirements"]] = "sha256:" + hashlib.sha256(first).hexdigest()
+    flow["runs"] = flow["runs"][:1] + flow["runs"][2:]  # the run that approved the change
+    flow_file.write_text(json.dumps(flow))
+
+    driver.seen.clear()
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    assert [i["node"] for i in driver.seen][:3] == [
+        "write_acceptance", "write_readiness", "write_requirements"]
+    assert "rounded to 2 decimals" in (repo / PLAN_PATH).read_text()

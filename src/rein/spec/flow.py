@@ -230,16 +230,30 @@ def approved_digests(flow: Mapping[str, Any], harness: Harness) -> dict[str, str
     runs, and those of the current run's accepted gates.
 
     The kept ones are listed in the flow's file, in the workspace, which the agent may
-    write: one counts only where an accepted gate of one of the flow's runs, in the run
-    store, showed that file with that digest (an entry of the agent's own making would
-    keep a document it edited from being reopened, and publish it unapproved)."""
-    shown: dict[str, set[str]] = {}
-    for run_id in {*(flow.get("runs") or []), flow["run"]}:
-        for path, digest in _accepted_files(harness, str(run_id)):
-            shown.setdefault(path, set()).add(digest)
+    write: one counts only where it is the digest the last accepted gate showing that file
+    showed, of every run of the flow's graph here, in the run store (an entry of the
+    agent's own making would keep a document it edited from being reopened, and publish
+    it unapproved; one naming a version a person approved once would bring back what
+    they approved a change of since)."""
+    latest = _last_accepted(harness)
     out = {k: str(v) for k, v in (flow.get("approved") or {}).items()
-           if str(v) in shown.get(k, ())}
+           if latest.get(k) == str(v)}
     out.update(_accepted_files(harness, str(flow["run"])))
+    return out
+
+
+def _last_accepted(harness: Harness) -> dict[str, str]:
+    """Each file's digest as the last accepted gate that showed it showed it, of every
+    specification run of this workspace (the flow's file lists runs, but the agent may
+    leave one out)."""
+    from rein.spec.paths import GRAPH_ID
+
+    runs = [str(r.run_id) for r in harness.runs_here() if r.graph_id == GRAPH_ID]
+    rows = [r for r in harness.store.approvals(run_ids=runs) if r.kind.value == "gate"
+            and r.status.value == "accepted"] if runs else []
+    out: dict[str, str] = {}
+    for row in sorted(rows, key=lambda r: r.answered_at or r.created_at):
+        out.update({str(k): str(v) for k, v in (row.request.get("files") or {}).items()})
     return out
 
 
