@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.core.flows import resumed_note
+from rein.core.ids import RunId
 from rein.core.reading import read_json_object
 from rein.core.writing import write_atomic
 from rein.engine.service import Harness
@@ -260,7 +261,7 @@ def _last_accepted(harness: Harness) -> dict[str, str]:
 def _accepted_files(harness: Harness, run_id: str) -> list[tuple[str, str]]:
     """The files, with their digests, that the accepted gates of ``run_id`` showed, in
     the order they were answered."""
-    return [(str(k), str(v)) for row in harness.store.approvals(run_id=run_id)
+    return [(str(k), str(v)) for row in harness.store.approvals(run_id=RunId(run_id))
             if row.kind.value == "gate" and row.status.value == "accepted"
             for k, v in (row.request.get("files") or {}).items()]
 
