@@ -24,7 +24,7 @@ from rein.core.writing import write_atomic
 from rein.dev.briefs import read_briefs
 from rein.dev.paths import FEATURES_PATH, FLOW_FILE
 from rein.dev.settings import DevSettings, load_settings
-from rein.dev.stops import features_of, stop_of
+from rein.dev.stops import features_of, read_stop, stop_of
 from rein.engine.service import Harness
 from rein.errors import Refused, ReinError
 
@@ -371,8 +371,11 @@ def _look(harness: Harness, flow: Mapping[str, Any], notices: list[str], *, go_o
     if go_on and RESUME not in skip and pending.get("status") == "waiting" and \
             pending.get("for") == "resume":
         return RESUME, None
-    features = features_of(harness, flow)
-    stop = stop_of(pending, stage=stage, features=features)
+    if go_on:  # acting on the flow: refused (DEV008) where its files are not as approved
+        features = features_of(harness, flow)
+        stop = stop_of(pending, stage=stage, features=features)
+    else:
+        features, stop = read_stop(harness, flow, pending, stage=stage)
     if go_on and RAISE_BUDGET not in skip and stage == "features" and \
             stop["reason"] == "budget":
         return RAISE_BUDGET, None

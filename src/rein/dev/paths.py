@@ -4,7 +4,6 @@ some of them on every turn, and importing the graph builder for a name would cos
 PLANNING_PATH = ".rein/dev/planning.agraph.yaml"
 PLAN_JSON = ".rein/dev/plan.json"
 FEATURES_PATH = "specs/plan.agraph.yaml"  # in the repository, beside the briefs
-FEATURES_INDEX = ".rein/dev/features.json"  # the graph's features, read on every turn
 FLOW_FILE = ".rein/dev/flow.json"  # which runs are the flow's
 PLANNING_ID = "rein/dev/planning"
 FEATURES_ID = "rein/dev/features"

@@ -23,22 +23,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from rein.engine.service import Harness
+from rein.errors import Refused
 
 EXIT = {"waiting": 3, "done": 0, "failed": 1, "blocked": 1, "timeout": 1, "budget": 4,
         "cancelled": 1}
 
 
 def features_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each feature of the plan with its state in the feature run (``planned`` before it)."""
-    import json
+    """Each feature of the plan with its state in the feature run (``planned`` before it),
+    as the feature graph a person was shown lists them (:mod:`rein.dev.index`: `DEV008`
+    where the workspace's files are not that graph and its run); none while the plan is
+    being made."""
+    from rein.dev.index import features_index
 
-    from rein.dev.paths import FEATURES_INDEX
-
-    try:
-        index = json.loads((harness.workspace / FEATURES_INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if index.get("plan_id") != flow.get("plan_id"):
+    index = features_index(harness, flow)
+    if index is None:
         return []
     states: dict[str, Any] = {}
     if flow.get("features_run"):
@@ -63,6 +62,18 @@ def features_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, Any
                        if row is not None and row.status.value == "failed" and attempts
                        else {})})
     return out
+
+
+def read_stop(harness: Harness, flow: Mapping[str, Any], pending: Mapping[str, Any], *,
+              stage: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The features and the stop, for a reader that refuses nothing (`rein dev status`,
+    the console): where the workspace's files are not the graph a person was shown
+    (`DEV008`), no feature is listed and the stop says why."""
+    try:
+        features = features_of(harness, flow)
+    except Refused as exc:
+        return [], _stop("failed", f"{exc.message} ({exc.code})", exc.hint or "")
+    return features, stop_of(pending, stage=stage, features=features)
 
 
 def _failure(attempt: Mapping[str, Any]) -> str:

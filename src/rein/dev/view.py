@@ -17,7 +17,7 @@ from typing import Any
 from rein.core.ids import RunId
 from rein.dev.flow import load_flow
 from rein.dev.settings import load_settings
-from rein.dev.stops import features_of, stop_of
+from rein.dev.stops import read_stop
 from rein.engine.service import Harness
 from rein.errors import ReinError
 
@@ -36,7 +36,7 @@ def snapshot(harness: Harness) -> dict[str, Any] | None:
     run_id = flow.get("features_run") or planning.run_id
     stage = "features" if flow.get("features_run") else "planning"
     pending = harness.driver_status(run_id)
-    features = features_of(harness, flow)
+    features, stop = read_stop(harness, flow, pending, stage=stage)
     checks = checks_of(harness, flow.get("features_run"))
     for f in features:
         f["checks"] = checks.get(f["node"], [])
@@ -51,7 +51,7 @@ def snapshot(harness: Harness) -> dict[str, Any] | None:
             "planning_run": flow["planning_run"], "features_run": flow.get("features_run"),
             "run_status": harness.run(run_id).status.value, "context_policy": policy,
             "clean_context": clean, "features": features,
-            **stop_of(pending, stage=stage, features=features)}
+            **stop}
 
 
 def checks_of(harness: Harness, run_id: str | None) -> dict[str, list[dict[str, Any]]]:
