@@ -223,3 +223,21 @@ def test_a_kept_approval_of_a_version_a_person_approved_a_change_of_since_does_n
     assert [i["node"] for i in driver.seen][:3] == [
         "write_acceptance", "write_readiness", "write_requirements"]
     assert "rounded to 2 decimals" in (repo / PLAN_PATH).read_text()
+
+
+def test_the_documents_shown_approved_are_not_the_flow_file_s_word(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    """While the charter's gate waits, the agent writes in .rein/spec/flow.json that the run
+    starts after the last document: `rein spec status` must not show the person, asked
+    about the charter, every document as approved."""
+    driver = SpecDriver(repo, cli)
+    _code, where = driver.flow("spec")
+    code, _pending = driver.submit(driver.work(where["instruction"]))
+    assert code == 3  # the charter waits for a person
+    flow_file = repo / ".rein" / "spec" / "flow.json"
+    flow = json.loads(flow_file.read_text())
+    flow["start"] = 5
+    flow_file.write_text(json.dumps(flow))
+    code, where = cli.json("spec", "status")
+    assert [d["status"] for d in where["documents"]] == ["accepted"] + ["planned"] * 4, where
+    assert where["message"] == "waiting for a person to approve specs/active/10-charter.json"

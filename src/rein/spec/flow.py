@@ -339,7 +339,7 @@ def documents_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, An
     approved in this run), ``accepted`` (checked by rein, a person's approval to come),
     ``writing``, ``failed``, ``cancelled``, ``not run`` (one before it failed) or
     ``planned``."""
-    start = int(flow.get("start", 0))
+    start = _first_written(harness, flow)
     rows = {n.node_id: n for n in harness.store.nodes(flow["run"])}
     bundle_gate = rows.get("approve_bundle")
     out = []
@@ -366,6 +366,20 @@ def documents_of(harness: Harness, flow: Mapping[str, Any]) -> list[dict[str, An
             item["last_failure"] = _evidence((write.record.get("attempts") or [])[-1])
         out.append(item)
     return out
+
+
+def _first_written(harness: Harness, flow: Mapping[str, Any]) -> int:
+    """The index of the first document the current run writes (those before it are kept
+    from earlier runs), read from the run's node layout in the run store: the flow's file
+    says it too, but the agent may write that file (and have rein show as approved
+    documents no person has seen)."""
+    from rein.engine.run.record_order import LAYOUT
+
+    order = (harness.run(str(flow["run"])).binding.get(LAYOUT) or {}).get("")
+    if not order:  # a run stored before runs kept their layout
+        return int(flow.get("start", 0))
+    first = next((n.removeprefix("write_") for n in order if n.startswith("write_")), "")
+    return NAMES.index(first) if first in NAMES else 0
 
 
 def _evidence(attempt: Mapping[str, Any]) -> str:
