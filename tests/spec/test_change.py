@@ -241,3 +241,42 @@ def test_the_documents_shown_approved_are_not_the_flow_file_s_word(
     code, where = cli.json("spec", "status")
     assert [d["status"] for d in where["documents"]] == ["accepted"] + ["planned"] * 4, where
     assert where["message"] == "waiting for a person to approve specs/active/10-charter.json"
+
+
+def test_an_earlier_run_named_as_the_current_one_does_not_publish_what_it_approved(
+        repo: Path, cli: Cli, person: Callable[[str], str]) -> None:
+    """The first run approved every document; a later one approved a change of the
+    requirements. While a third run's gate waits, the agent names the first run as the
+    current one in .rein/spec/flow.json and puts its documents back: its approvals are
+    not the person's last word on the requirements, so nothing of it is published."""
+    driver = SpecDriver(repo, cli)
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    first_run = where["run_id"]
+    first = {name: (repo / path).read_bytes() for name, path in PATHS.items()}
+    changed = json.loads(first["requirements"])
+    changed["requirements"][0]["statement"] += " Results are rounded to 2 decimals."
+    (repo / PATHS["requirements"]).write_text(json.dumps(changed, indent=2))
+    driver.bundle["requirements"] = changed
+    code, where = drive(driver, person)
+    assert (code, where["reason"]) == (0, "ready"), where
+    design = json.loads((repo / PATHS["design"]).read_text())
+    design["decisions"][0]["reason"] = "callers asked for exact values"
+    (repo / PATHS["design"]).write_text(json.dumps(design))
+    driver.bundle["design"] = design
+    _code, where = driver.flow("spec")
+    code, _pending = driver.submit(driver.work(where["instruction"]))
+    assert code == 3  # the design waits for a person
+    for name, content in first.items():
+        (repo / PATHS[name]).write_bytes(content)
+    flow_file = repo / ".rein" / "spec" / "flow.json"
+    flow = json.loads(flow_file.read_text())
+    flow["run"] = first_run
+    flow_file.write_text(json.dumps(flow))
+    published = (repo / PLAN_PATH).read_text()
+
+    code, where = driver.flow("spec")
+    assert where["reason"] == "waiting" and where["run_id"] != first_run, where
+    assert (repo / PLAN_PATH).read_text() == published  # not published again
+    assert "reopened specs/active/20-requirements.json: it was edited after it was " \
+        "approved" in where["notices"], where

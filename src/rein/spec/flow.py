@@ -231,15 +231,17 @@ def approved_digests(flow: Mapping[str, Any], harness: Harness) -> dict[str, str
     runs, and those of the current run's accepted gates.
 
     The kept ones are listed in the flow's file, in the workspace, which the agent may
-    write: one counts only where it is the digest the last accepted gate showing that file
-    showed, of every run of the flow's graph here, in the run store (an entry of the
-    agent's own making would keep a document it edited from being reopened, and publish
-    it unapproved; one naming a version a person approved once would bring back what
-    they approved a change of since)."""
+    write, and so is the current run's id: a digest counts only where it is the one the
+    last accepted gate showing that file showed, of every run of the flow's graph here, in
+    the run store (an entry of the agent's own making would keep a document it edited
+    from being reopened, and publish it unapproved; one naming a version a person approved
+    once, or an earlier run named as the current one, would bring back what they approved
+    a change of since)."""
     latest = _last_accepted(harness)
     out = {k: str(v) for k, v in (flow.get("approved") or {}).items()
            if latest.get(k) == str(v)}
-    out.update(_accepted_files(harness, str(flow["run"])))
+    out.update((k, v) for k, v in _accepted_files(harness, str(flow["run"]))
+               if latest.get(k) == v)
     return out
 
 
