@@ -29,8 +29,9 @@ CODES = (
     _c("DEV007", "error", "there is no brief in specs/ and no plan to import",
        "describe what to build in specs/*.md"),
     _c("DEV008", "refused", "the feature graph is not approved, or changed after it was "
-       "approved", "approve it with `rein approvals accept`, or plan again with `rein dev "
-       "start --new`"),
+       "approved (or the flow's file names a feature run that is not a run of it)",
+       "approve it with `rein approvals accept`, restore the approved file, or plan again "
+       "with `rein dev start --new`"),
     _c("DEV009", "error", "rein's own git work failed (git's message, a lock a live git "
        "holds, the disk), not the agent's: the feature's attempt is not counted",
        "fix the cause named, then run `rein dev`: it runs the same attempt again"),
