@@ -22,6 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from rein.core.ids import RunId
 from rein.dev.paths import FEATURES_PATH
 from rein.engine.service import Harness
 from rein.errors import Refused
@@ -67,7 +68,7 @@ def features_index(harness: Harness, flow: Mapping[str, Any]) -> dict[str, Any] 
 
 def _shown(harness: Harness, planning_run: str) -> str | None:
     """The digest of the feature graph as the last gate of ``planning_run`` showed it."""
-    rows = [r for r in harness.store.approvals(run_id=planning_run)
+    rows = [r for r in harness.store.approvals(run_id=RunId(planning_run))
             if r.kind.value == "gate" and FEATURES_PATH in (r.request.get("files") or {})]
     return str(rows[-1].request["files"][FEATURES_PATH]) if rows else None
 
