@@ -48,7 +48,8 @@ def test_features_listed_are_those_of_the_approved_graph(repo: Path, cli: Cli) -
     graph.write_text(head + INDEX + json.dumps(index) + "\n")
     code, out = cli.json("dev")
     assert code == 4 and out["error"]["code"] == "DEV008", out
-    assert out["error"]["message"].startswith(f"{GRAPH} is not the feature graph run ")
+    assert out["error"]["message"].startswith(
+        f"{GRAPH} is not the feature graph planning run ")
     code, where = cli.json("dev", "status")  # a reader refuses nothing: it says why
     assert (code, where["reason"], where["features"]) == (1, "failed", []), where
     assert where["message"].endswith("put before a person: it changed since (DEV008)")
@@ -71,6 +72,7 @@ def test_a_run_of_an_earlier_plan_is_not_reported_as_this_plan_s(
     assert code == 4 and out["error"]["code"] == "DEV008", out
     assert out["error"]["message"] == (
         f"run {first['features_run']}, which .rein/dev/flow.json names as the feature run, "
-        f"is not a run of the feature graph run {flow['planning_run']} put before a person")
+        f"is not a run of the feature graph planning run {flow['planning_run']} "
+        "put before a person")
     _code, where = cli.json("dev", "status")
     assert where["reason"] == "failed" and where["features"] == [], where

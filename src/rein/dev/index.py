@@ -50,19 +50,19 @@ def features_index(harness: Harness, flow: Mapping[str, Any]) -> dict[str, Any] 
     except OSError:
         raw = b""
     if "sha256:" + hashlib.sha256(raw).hexdigest() != shown:
-        raise Refused(f"{FEATURES_PATH} is not the feature graph run {planning} put before "
-                      "a person: it changed since", code="DEV008",
+        raise Refused(f"{FEATURES_PATH} is not the feature graph planning run {planning} "
+                      "put before a person: it changed since", code="DEV008",
                       hint=f"restore the approved {FEATURES_PATH}, or {START_AGAIN}")
     index = _read(raw)
     if index.get("plan_id") != flow.get("plan_id"):
         raise Refused(f".rein/dev/flow.json names plan {flow.get('plan_id')}, and the "
-                      f"feature graph run {planning} put before a person is plan "
+                      f"feature graph planning run {planning} put before a person is plan "
                       f"{index.get('plan_id')}", code="DEV008", hint=START_AGAIN)
     run_id = flow.get("features_run")
     if run_id and harness.run(str(run_id)).graph_digest != index.get("digest"):
         raise Refused(f"run {run_id}, which .rein/dev/flow.json names as the feature run, "
-                      f"is not a run of the feature graph run {planning} put before a "
-                      "person", code="DEV008", hint=START_AGAIN)
+                      f"is not a run of the feature graph planning run {planning} put "
+                      "before a person", code="DEV008", hint=START_AGAIN)
     return index
 
 
