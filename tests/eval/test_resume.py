@@ -124,11 +124,13 @@ def test_a_kill_mid_evaluation_resumes_with_no_trial_run_twice(
     assert (ledger.folder / "journal.jsonl").read_text().count('"finished"') == 4
 
 
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_the_running_trials_now_and_resume_runs_them_again(
-        ws: Path, tmp_path: Path, capsys: Any) -> None:
+        ws: Path, tmp_path: Path, capsys: Any, sent: signal.Signals) -> None:
     """Ctrl-C does not wait for the running trials (up to --timeout each): it stops them,
     their processes too, records them as stopped, and a resume runs them again in a fresh
-    folder; a stopped attempt is not a kill, so it does not count towards the two."""
+    folder; a stopped attempt is not a kill, so it does not count towards the two. SIGTERM
+    (`timeout`, a CI job's end, `kill`) stops them the same way."""
     path = suite(tmp_path)
     (path / "barrier" / "solution" / "solve.sh").write_text(
         BARRIER.format().replace("while true; do sleep 0.05; done",
@@ -148,7 +150,7 @@ def test_ctrl_c_stops_the_running_trials_now_and_resume_runs_them_again(
                 break
             time.sleep(0.05)
         assert beat is not None, process.communicate()
-        process.send_signal(signal.SIGINT)
+        process.send_signal(sent)
         _, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:

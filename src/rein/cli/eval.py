@@ -3,6 +3,8 @@ better. Parses, calls :mod:`rein.eval.evaluate`, prints."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -147,12 +149,31 @@ def _run(root: Path, paths: tuple[Path, ...], names: tuple[str, ...], *, trials:
         if not quiet:
             click.echo(text, err=True)
 
-    return evaluate(root, list(paths), list(names), configs_file=configs_file,
-                    options=Options(trials=trials, lanes=lanes, host=host, timeout=timeout,
-                                    alpha=alpha, executor=executor),
-                    base=base, env=dict(os.environ), say=say, resume_id=resume_id,
-                    baseline=against, approve=approve, ask=_ask if interactive else None,
-                    store_url=store_url)
+    with _term_as_interrupt():
+        return evaluate(root, list(paths), list(names), configs_file=configs_file,
+                        options=Options(trials=trials, lanes=lanes, host=host,
+                                        timeout=timeout, alpha=alpha, executor=executor),
+                        base=base, env=dict(os.environ), say=say, resume_id=resume_id,
+                        baseline=against, approve=approve,
+                        ask=_ask if interactive else None, store_url=store_url)
+
+
+@contextlib.contextmanager
+def _term_as_interrupt() -> Iterator[None]:
+    """SIGTERM (`timeout`, the end of a CI job, `kill`) stops an evaluation as Ctrl-C does:
+    the running trials stopped and journaled as stopped, for a resume to run again, where a
+    kill would count against each of them (twice, and it is reported, not run again)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 # What an evaluation's plan fixes once it is written: a resume runs it as planned.
