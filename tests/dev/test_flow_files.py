@@ -39,7 +39,7 @@ def test_features_listed_are_those_of_the_approved_graph(repo: Path, cli: Cli) -
     code, where = cli.json("dev")
     assert (code, where["reason"]) == (0, "done"), where
     assert [f["id"] for f in where["features"]] == ["c_to_f"]
-    assert where["message"] == "all 1 features are verified and committed"
+    assert where["message"] == "the one feature is verified and committed"
     # Where it is kept now: the graph's last line, whose bytes the plan approval bound.
     graph = repo / GRAPH
     head, _, line = graph.read_text().rpartition(INDEX)

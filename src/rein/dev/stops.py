@@ -108,7 +108,9 @@ def stop_of(pending: Mapping[str, Any], *, stage: str, features: list[dict[str, 
             return _stop("waiting", "the plan is approved", "run `rein dev` to start "
                          "the features")
         earlier = sum(f["status"] == "committed" for f in features)
-        return _stop("done", f"all {len(features)} features are verified and committed"
+        done = (f"all {len(features)} features are verified and committed"
+                if len(features) != 1 else "the one feature is verified and committed")
+        return _stop("done", done
                      + (f" ({earlier} of them under an earlier plan)" if earlier else ""),
                      "nothing: read `rein dev report` for the session's figures")
     reason = str(pending.get("reason") or "failed")
