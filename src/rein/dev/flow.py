@@ -250,7 +250,7 @@ def _land(harness: Harness, flow: Mapping[str, Any]) -> list[str]:
     workspace folder, which an agent kept out of ``.git`` can still write."""
     from rein.dev import git as g
     from rein.dev import locks
-    from rein.dev.view import checks_of
+    from rein.dev.attempts import checks_of
 
     ws = harness.workspace
     made = {a["commit"] for run_id in [*(flow.get("earlier_runs") or []),

@@ -36,7 +36,6 @@ from rein.dev.paths import (
 from rein.dev.plan_check import Feature
 from rein.dev.settings import DevSettings, every_n
 from rein.formats import yaml_text
-from rein.formats.canonical import ags_digest
 
 __all__ = ["FEATURES_PATH", "PLANNING_PATH", "feature_graph", "planning_graph",
            "write_feature_graph", "write_graph"]
@@ -281,7 +280,7 @@ def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
     """The feature graph, its last line a comment carrying the index of its features that
     `rein dev` reads on every turn (:mod:`rein.dev.index`: parsing the YAML each time would
     cost more than the rest of the turn), and so bound to the graph a person approves."""
-    from rein.dev.index import index_line
+    from rein.dev.index import index_line, index_of
     from rein.formats.loader import load_text
 
     body = yaml_text.dump(dict(data))
@@ -290,20 +289,6 @@ def write_feature_graph(root: Path, data: Mapping[str, Any]) -> Path:
     path = root / FEATURES_PATH
     write_atomic(path, _header(FEATURES_PATH) + body + index_line(index))
     return path
-
-
-def index_of(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The features index of the feature graph ``data``: its plan, its digest, and its
-    features in build order (those committed under an earlier plan first, without a
-    node)."""
-    index = [{"node": node_id, "title": str(node.get("title", "")).split(": ", 1)[-1],
-              **{k: (node.get("x-rein-dev") or {}).get(k)
-                 for k in ("feature", "priority", "depends_on", "serves")}}
-             for node_id, node in (data.get("nodes") or {}).items()]
-    meta = data.get("x-rein-dev") or {}
-    earlier = [{"node": None, **c} for c in meta.get("committed") or []]
-    return {"plan_id": meta.get("plan_id"), "digest": ags_digest(data),
-            "features": earlier + index}
 
 
 def _document(graph_id: str, title: str, nodes: Mapping[str, Any], entrypoints: list[str],

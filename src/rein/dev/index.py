@@ -84,7 +84,22 @@ def _read(raw: bytes) -> dict[str, Any]:
             found = None
         if isinstance(found, dict):
             return found
-    from rein.dev.graphs import index_of
     from rein.formats.loader import load_bytes
 
     return index_of(load_bytes(raw, source=FEATURES_PATH, format="yaml").data)
+
+
+def index_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The features index of the feature graph ``data``: its plan, its digest, and its
+    features in build order (those committed under an earlier plan first, without a
+    node)."""
+    index = [{"node": node_id, "title": str(node.get("title", "")).split(": ", 1)[-1],
+              **{k: (node.get("x-rein-dev") or {}).get(k)
+                 for k in ("feature", "priority", "depends_on", "serves")}}
+             for node_id, node in (data.get("nodes") or {}).items()]
+    from rein.formats.canonical import ags_digest
+
+    meta = data.get("x-rein-dev") or {}
+    earlier = [{"node": None, **c} for c in meta.get("committed") or []]
+    return {"plan_id": meta.get("plan_id"), "digest": ags_digest(data),
+            "features": earlier + index}
