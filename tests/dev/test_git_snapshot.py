@@ -110,3 +110,21 @@ def test_a_device_an_agents_sandbox_binds_over_a_file_is_not_read(root: Path,
         (root / name).unlink()
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == expected
+
+
+def test_an_untracked_bytecode_cache_is_not_the_work(root: Path, tmp_path: Path) -> None:
+    """Python writes ``__pycache__/`` wherever the agent ran its tests; a new project has
+    no .gitignore yet, and rein committed the caches with the feature. A tracked one (a
+    repository that chose to keep one) stays as it is."""
+    for folder in (root / "__pycache__", root / "sub" / "__pycache__"):
+        folder.mkdir()
+        (folder / "m.cpython-311.pyc").write_bytes(b"\x00cache")
+    (root / "not__pycache__").mkdir()
+    (root / "not__pycache__" / "kept.txt").write_text("work\n")
+    repo = Repo(root)
+    entries = repo.snapshot().entries
+    assert not [p for p in entries if "__pycache__/" in p and not p.startswith("not")]
+    assert "not__pycache__/kept.txt" in entries
+    git(root, "add", "-f", "sub/__pycache__/m.cpython-311.pyc")
+    assert "sub/__pycache__/m.cpython-311.pyc" in repo.snapshot().entries
+    assert "__pycache__/m.cpython-311.pyc" not in repo.snapshot().entries

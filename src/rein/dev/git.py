@@ -94,6 +94,14 @@ class Snapshot(Frozen, kw_only=False):
                       and self.entries.get(p) != base.get(p))
 
 
+def _bytecode_cache(path: bytes) -> bool:
+    """Whether an untracked ``path`` is in a Python bytecode cache (``__pycache__/``), which
+    Python writes wherever the agent ran the code, in a new project before anything ignores
+    it: never the work, so left out as if ignored (a tracked one stays what it is)."""
+    return b"__pycache__/" in path and (path.startswith(b"__pycache__/")
+                                        or b"/__pycache__/" in path)
+
+
 def excluded(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p + "/") for p in prefixes)
 
@@ -234,7 +242,8 @@ class Repo:
                 mode, oid, _stage = meta.decode().split()
                 index[os.fsdecode(name)] = (mode, oid)
         untracked = [os.fsdecode(p) for p in self._git(
-            ["ls-files", "-z", "--others", "--exclude-standard"]).split(b"\0") if p]
+            ["ls-files", "-z", "--others", "--exclude-standard"]).split(b"\0")
+            if p and not _bytecode_cache(p)]
         nested = [p for p in untracked if p.endswith("/")]
         if nested:
             raise NotCommittable(f"{', '.join(nested[:5])} holds its own git repository: rein "
