@@ -21,13 +21,13 @@ DEEP = "x = " + "[" * 100_000 + "]" * 100_000 + "\n"
                      "declaration"), 1,
      "fix the TOML syntax at line 1, column 10 (https://toml.io)"),
     (DEEP, "scenario.toml is not valid TOML: the file nests too deeply", None,
-     "a suite's files hold small tables of strings and numbers"),
+     "the file holds small tables of strings and numbers"),
     ("x = 1" + "0" * 5000 + "\n", ("scenario.toml is not valid TOML: the file holds a "
                                    "number too large to read"), None,
-     "a suite's files hold small tables of strings and numbers"),
-    ("[scenario]\nparams = { t = nan }\n", "scenario.toml: t is nan, not a finite number",
-     None, ("use a finite number within 2^53: the file is digested as JSON, which carries "
-            "no other")),
+     "the file holds small tables of strings and numbers"),
+    ("[scenario]\nparams = { t = nan }\n",
+     "scenario.toml is not valid TOML: t is nan, which is not a finite number",
+     None, "use a finite number"),
 ])
 def test_a_file_that_cannot_be_read_is_refused_with_its_place_and_a_fix(
         tmp_path: Path, text: str, message: str, line: int | None, hint: str) -> None:

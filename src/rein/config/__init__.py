@@ -56,7 +56,6 @@ from rein.errors import ConfigError, LoadError, Location
 # parser, the trust records and the document loader are imported when a file needs them.
 TYPE_CHECKING = False  # not typing's: a driver turn imports no `typing` (rein.cli)
 if TYPE_CHECKING:
-    import tomllib
     from typing import Any
 
     from rein.config.trust import ProjectTrust
@@ -431,8 +430,6 @@ _TOML_POS = r"\(at line (\d+), column (\d+)\)"  # compiled on a TOML error only
 
 
 def _read(path: Path) -> dict[str, Any]:
-    import tomllib
-
     from rein.formats.loader import read_limited
 
     try:
@@ -444,47 +441,48 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}", code="CFG002",
                           location=Location(file=str(path)),
                           hint="save the file as UTF-8") from None
+    return parse_toml(text, path, code="CFG003")
+
+
+def parse_toml(text: str, path: Path, *, code: str, what: str | None = None,
+               json_numbers: bool = True) -> dict[str, Any]:
+    """The data of TOML ``text`` read from ``path``, or a ConfigError with ``code`` whatever
+    the text holds: a syntax error at its line and column, a file nested past the parser's
+    recursion or holding an integer too long to convert (which ``tomllib`` raises as other
+    exceptions), and with ``json_numbers`` a number JSON cannot carry exactly (a file rein
+    digests or shows as JSON: ``inf``, ``nan``, hex integers past 2^53). ``what`` names the
+    file in the message ("scenario.toml is not valid TOML: ..."; else "invalid TOML: ...")."""
+    import tomllib
+
+    lead = f"{what} is not valid TOML" if what else "invalid TOML"
     try:
         data = tomllib.loads(text)
     except (ValueError, RecursionError) as exc:
         if isinstance(exc, tomllib.TOMLDecodeError):
-            raise _toml_error(path, exc) from None
+            m = re.search(_TOML_POS, str(exc))
+            line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+            place = f" at line {line}, column {col}" if m else ""
+            raise ConfigError(f"{lead}: {re.sub(_TOML_POS, '', str(exc)).strip()}",
+                              code=code, location=Location(file=str(path), line=line,
+                                                           column=col),
+                              hint=f"fix the TOML syntax{place} (https://toml.io)") from None
         # tomllib converts integers with int() and nests with recursion: a 5,000-digit
         # number or 100,000 nested arrays escape as these, not as TOMLDecodeError.
-        what = ("nests too deeply" if isinstance(exc, RecursionError)
-                else "holds a number too large to read")
-        raise ConfigError(f"invalid TOML: the file {what}", code="CFG003",
+        why = ("nests too deeply" if isinstance(exc, RecursionError)
+               else "holds a number too large to read")
+        raise ConfigError(f"{lead}: the file {why}", code=code,
                           location=Location(file=str(path)),
-                          hint="a rein.toml holds small tables of strings and numbers") from None
-    _check_numbers(data, path)
+                          hint="the file holds small tables of strings and numbers") from None
+    found = rules.bad_number(data) if json_numbers else None
+    if found is not None:
+        key, value = found
+        where = Location(file=str(path), line=_line_of(path, key))
+        if isinstance(value, float):
+            raise ConfigError(f"{lead}: {key} is {value}, which is not a finite number",
+                              code=code, hint="use a finite number", location=where)
+        raise ConfigError(f"{lead}: {key} is an integer beyond 2^53", code=code,
+                          hint="no setting needs a number this large", location=where)
     return data
-
-
-def _check_numbers(data: dict[str, Any], path: Path) -> None:
-    """Refuse numbers JSON cannot carry exactly. The configuration is digested (trust) and
-    shown as JSON (``rein config show``): TOML's ``inf``, ``nan`` and its unbounded hex
-    integers would fail there, far from the line that holds them."""
-    found = rules.bad_number(data)
-    if found is None:
-        return
-    key, value = found
-    if isinstance(value, float):
-        raise ConfigError(f"invalid TOML: {key} is {value}, which is not a finite number",
-                          code="CFG003", hint="use a finite number",
-                          location=Location(file=str(path), line=_line_of(path, key)))
-    raise ConfigError(f"invalid TOML: {key} is an integer beyond 2^53",
-                      code="CFG003", hint="no setting needs a number this large",
-                      location=Location(file=str(path), line=_line_of(path, key)))
-
-
-def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> ConfigError:
-    m = re.search(_TOML_POS, str(exc))
-    line, col = (int(m.group(1)), int(m.group(2))) if m else (None, None)
-    return ConfigError(
-        f"invalid TOML: {re.sub(_TOML_POS, '', str(exc)).strip()}", code="CFG003",
-        location=Location(file=str(path), line=line, column=col),
-        hint="see https://toml.io for the syntax",
-    )
 
 
 def _line_of(path: Path, key: str) -> int | None:
