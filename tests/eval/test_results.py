@@ -11,7 +11,7 @@ from typing import Any
 from rein.eval.configs import Configuration, builtin
 from rein.eval.render import render
 from rein.eval.report_html import html_report
-from rein.eval.results import build, hook_flags
+from rein.eval.results import build, discordant_needed, hook_flags
 from rein.eval.scenarios import Scenario
 from rein.eval.trial import Trial
 
@@ -161,3 +161,10 @@ def test_pass_at_k_beside_the_solve_rate() -> None:
     assert "pass@k 1:44% 2:56% 3:100%   pass^k 1:44% 2:33% 3:50%" in render(
         build({**PLAN, "options": {"trials": 3}}, trials, scenarios("s1", "s2", "s3"),
               [config("h")], alpha=0.05))
+
+
+def test_the_discordant_scenarios_needed_are_the_fewest_whose_best_p_is_below_alpha() -> None:
+    for alpha in (0.5, 0.25, 0.1, 0.05, 0.01, 0.001):
+        n = discordant_needed(alpha)
+        assert 2.0 / 2**n < alpha <= 2.0 / 2 ** (n - 1), alpha
+    assert discordant_needed(0.0) > 1000  # a result file's alpha of 0: bounded, no hang

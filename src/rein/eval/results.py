@@ -18,6 +18,7 @@ trials interrupted twice are listed under ``not_graded`` and left out of the rat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -214,11 +215,10 @@ def comparison(a: str, b: str, pairs: Sequence[Pair], *, alpha: float,
 
 def discordant_needed(alpha: float) -> int:
     """The fewest discordant scenarios with which the paired test can reach p < ``alpha``:
-    its smallest p-value over n of them, every one differing the same way, is 2 / 2^n."""
-    n = 1
-    while 2.0 ** (1 - n) >= alpha:
-        n += 1
-    return n
+    its smallest p-value over n of them, every one differing the same way, is 2 / 2^n
+    (an ``alpha`` of a result file that is not in (0, 1) is taken at its nearest bound)."""
+    alpha = min(max(alpha, 2.0 ** -1000), 1.0)
+    return math.floor(1 - math.log2(alpha)) + 1
 
 
 def validation(scenarios: Sequence[Scenario], configs: Sequence[Configuration],
