@@ -10,6 +10,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import NoReturn
 
     import click
 
@@ -206,4 +207,35 @@ def run() -> None:  # console-script entry point
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    raise SystemExit(code)
+    leave(code)
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with ``code`` as Python's own exit would, less the teardown.
+
+    Python's exit waits for the threads, runs the ``atexit`` callbacks, flushes standard
+    output and error, and then frees every module and object one by one: 18 ms of a cold
+    ``rein submit`` (a sixth of its own time), seconds after a large run. rein keeps nothing
+    that needs the last part: every write is committed before the command returns (a kill
+    at any point resumes to the same record) and every file is closed where it is written.
+    So with no other thread alive, the callbacks run and the streams are flushed here, and
+    the process ends at once (``os._exit``). A thread still running (a server's), a tracer
+    or a profiler (a debugger, coverage, ``python -m cProfile``, whose report is written
+    after the program returns) leave it to Python: ``SystemExit``."""
+    threading = sys.modules.get("threading")  # not imported: no thread was started
+    if ((threading is not None and threading.active_count() > 1)
+            or sys.gettrace() is not None or sys.getprofile() is not None):
+        raise SystemExit(code)
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or stream.closed:  # as Python's exit: not flushed, no error
+            continue
+        try:
+            stream.flush()
+        except OSError:
+            if stream is sys.stdout:  # as Python's exit: output not written fails it
+                code = 120
+    os._exit(code)
