@@ -92,3 +92,57 @@ def test_a_settled_block_keeps_what_exists_and_what_a_pause_builds_out_of_the_pa
         assert gc.get_freeze_count() > 0  # the outer block still holds it
     assert gc.get_freeze_count() == 0  # all handed back: collected as ever
     assert len(before) == len(built)
+
+
+def test_a_start_runs_no_pass_until_the_run_advances() -> None:
+    started: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with collector.starting():
+            kept = [{"i": [i]} for i in range(50_000)]  # an import's worth of containers
+            assert not gc.isenabled() and started == []
+            collector.advancing()
+            assert gc.isenabled()
+            assert gc.get_freeze_count() >= len(kept)  # what the start built: out of passes
+            more = [{"i": [i]} for i in range(50_000)]
+            assert started != []
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == 0  # handed back to the passes as the block ends
+    finally:
+        gc.callbacks.remove(seen)
+        gc.unfreeze()
+    assert len(kept) == len(more)
+
+
+def test_a_start_that_never_advances_ends_with_its_block() -> None:
+    with collector.starting():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.unfreeze()
+
+
+def test_a_run_that_advances_inside_a_pause_leaves_the_pause_to_end_it() -> None:
+    with collector.starting():
+        with collector.paused():
+            collector.advancing()
+            assert not gc.isenabled()  # the pause is still open
+        assert gc.isenabled()
+    assert gc.isenabled()
+    gc.unfreeze()
+
+
+def test_a_start_inside_a_pause_or_with_the_collector_off_changes_nothing() -> None:
+    with collector.paused():
+        with collector.starting():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    with collector.starting():
+        collector.advancing()
+    assert not gc.isenabled()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rein.config import Config
+from rein.core.collector import advancing
 from rein.core.frozen import Record, field
 from rein.core.ids import ApprovalId, RunId
 from rein.core.states import ApprovalKind, ApprovalStatus, RunStatus
@@ -353,6 +354,7 @@ class Engine(Record):
                          Transition(run_status=RunStatus.RUNNING))
             own = _Counter("approval/answered")
             stop_counting = EventLog.of(self.store).listen(own)
+            advancing()  # a driver turn's start is over (rein.core.collector)
             try:
                 status = await execute(ctx, data, inst)
             finally:
