@@ -61,6 +61,16 @@ def test_rates_leave_out_what_could_not_be_graded() -> None:
     assert (oracle["solved"], oracle["trials"]) == (1, 1)
 
 
+def test_a_suite_neither_built_in_configuration_ran_on_is_not_called_valid() -> None:
+    trials = [trial("s1", "h", "solved"), trial("s2", "h", "failed")]
+    result = build(PLAN, trials, scenarios("s1", "s2"), [config("h")], alpha=0.05)
+    assert result["validation"] == {"ok": None}  # not validated: neither a pass nor a fail
+    assert "validation:" not in render(result)
+    checked = build(PLAN, [*trials, trial("s1", "nop", "failed"), trial("s2", "nop", "failed")],
+                    scenarios("s1", "s2"), [config("h"), builtin("nop")], alpha=0.05)
+    assert checked["validation"] == {"nop": {"ok": True, "solved": []}, "ok": True}
+
+
 def test_a_hook_on_a_busy_tool_is_flagged_and_one_on_a_rare_tool_is_not() -> None:
     busy = config("busy", {"guard": {"command": ["true"], "events": ["PreToolUse"],
                                      "matcher": "shell|bash"}})

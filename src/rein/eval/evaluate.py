@@ -158,7 +158,7 @@ def finished_result(workspace: Path, evaluation: str) -> dict[str, Any]:
 def failed(result: Mapping[str, Any]) -> bool:
     """Whether the evaluation should fail a CI job: the suite is invalid (the oracle
     missed a scenario, nop solved one) or the baseline gate failed."""
-    if not (result.get("validation") or {}).get("ok", True):
+    if (result.get("validation") or {}).get("ok") is False:
         return True
     baseline = result.get("baseline")
     return baseline is not None and not baseline["passed"]
