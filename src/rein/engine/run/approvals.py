@@ -11,6 +11,8 @@ What is shown is bound by content, not by name: a workspace file or directory na
 material (a gate's ``present``, the outputs under review) adds the digest of its content to
 the request (``files``), so a file edited after it was shown makes a new entry and the old
 answer does not apply to it; :func:`stale_files` lets an answering surface refuse first.
+The request keeps a copy of each text file it shows (``contents``), from the bytes its
+digest was computed over, so that a surface shows a person what the answer binds.
 
 A person's answer goes through :func:`answer`, whatever surface took it: it refuses a
 confined process (an agent's sandbox), names the approver rein knows (``[approver]`` in the
@@ -36,7 +38,7 @@ from rein.core.ids import ApprovalId
 from rein.core.states import ApprovalKind, ApprovalStatus
 from rein.core.time import iso
 from rein.engine.events import EventType, approval_answered
-from rein.engine.run.material import material_digest, shown_files, stale_files
+from rein.engine.run.material import KEPT, material_digest, shown_material, stale_files
 from rein.engine.run.runtime import RunContext
 from rein.engine.run.signals import Paused, RunCancelled
 from rein.errors import Refused
@@ -240,11 +242,14 @@ def asked_before(ctx: RunContext, *, key: str, request: Mapping[str, Any],
 
 def _entry(ctx: RunContext, key: str, request: Mapping[str, Any], shows: Any
            ) -> tuple[Mapping[str, Any], str, str, ApprovalRow | None]:
-    """The request as asked (with the content digests of the files it shows), its digest,
-    the entry's key, and the entry already asked with that key, if any."""
-    files = shown_files(ctx.env.workspace, shows) if shows is not None else {}
+    """The request as asked (with the content digests of the files it shows, and their
+    copies), its digest, the entry's key, and the entry already asked with that key, if
+    any."""
+    files, kept = shown_material(ctx.env.workspace, shows) if shows is not None else ({}, {})
     if files:
         request = {**request, "files": files}
+    if kept:
+        request = {**request, KEPT: kept}
     digest = material_digest(request)
     full_key = f"{key}@{digest[7:19]}"
     row = ctx.state.approvals.get(full_key)
