@@ -2,8 +2,11 @@
 
 The run and its plan (graph, file, digest, the parameters and child documents a graph
 approval binds), the node and the gate's prompt, what it presents, the files with the
-content digests the answer is bound to, who may answer, the timeout, and the digest an
-answer names. Everything comes from the approval queue and the run as stored.
+content digests the answer is bound to (and whether each still holds it), who may answer,
+the timeout, and the digest an answer names. Everything comes from the approval queue and
+the run as stored: a graph file the approval shows is drawn from the copy the approval
+keeps, the content an accept approves, never from the file as it is now
+(:mod:`rein.cli.approval_shown`).
 """
 
 from __future__ import annotations
@@ -85,27 +88,46 @@ def owner_of(row: Any) -> str:
     return "run"
 
 
+def request_of(row: Any) -> dict[str, Any]:
+    """The request as listings print it: without the copies of the files it shows (their
+    digests stay; `rein approvals show` prints the copies)."""
+    from rein.engine.run.material import KEPT
+
+    return {k: v for k, v in row.request.items() if k != KEPT}
+
+
 @click.command("show")
 @click.argument("approval_id")
+@click.option("--file", "file_name", default=None, metavar="NAME",
+              help="Print the content of this file as the approval presented it (its "
+                   "copy, the content an accept approves), and nothing else.")
 @workspace_option
 @json_option
-def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> int:
+def show_approval(approval_id: str, file_name: str | None, workspace: Path | None,
+                  as_json: bool) -> int:
     """What one approval asks you to approve, in full.
 
     The plan it belongs to (graph, file and digest; for the graph's own approval, the
     parameters and child documents it binds), the gate's prompt, what it presents, each
-    file with the content digest the answer is bound to (a file edited since is refused
-    at answer time), who may answer, and the digest `--digest` checks.
+    file with the content digest the answer is bound to and whether the file still holds
+    it (a file edited since is refused at answer time), who may answer, and the digest
+    `--digest` checks. A graph file the approval presents is drawn as `rein graph plan`
+    draws it, from the copy the approval keeps: the content an accept approves, whatever
+    the file holds now. `--file NAME` prints a presented file's copy.
 
     \b
     Example:
       rein approvals show apv-20260101T120000-1a2b3c
       rein approvals show apv-20260101T120000-1a2b3c --json
+      rein approvals show apv-20260101T120000-1a2b3c --file notes.md | diff - notes.md
 
     \b
-    Exit codes: 0 ok, 1 no such approval, 64 usage error.
+    Exit codes: 0 ok, 1 no such approval (or no copy of that file), 64 usage error.
     """
-    with open_harness(resolve_workspace(workspace), create=False) as harness:
+    from rein.cli.approval_shown import copy_of, file_views, turn_plan
+
+    root = resolve_workspace(workspace)
+    with open_harness(root, create=False) as harness:
         try:
             row = harness.approval(approval_id)
         except ReinError as exc:
@@ -113,24 +135,38 @@ def show_approval(approval_id: str, workspace: Path | None, as_json: bool) -> in
                 raise
             raise ReinError(f"no approval {approval_id!r}", code="APPROVAL404",
                             hint="list them with `rein approvals list --all`") from exc
+        if file_name is not None:
+            text = copy_of(row, file_name)
+            if as_json:
+                emit_json({"approval_id": row.approval_id, "file": file_name,
+                           "digest": row.request["files"][file_name], "text": text})
+            else:
+                click.echo(shown(text), nl=False)
+            return int(ExitCode.OK)
         run = None if owner_of(row) != "run" else harness.run(row.run_id)
-    request: Mapping[str, Any] = row.request
+        turn = turn_plan(harness, row) if owner_of(row) == "turn" else None
+        views = file_views(row, root, key_variables=harness.key_variables())
     if as_json:
         emit_json({"approval_id": row.approval_id, "run_id": row.run_id,
                    "kind": row.kind.value, "status": row.status.value, "digest": row.digest,
-                   "request": dict(request), "created_at": row.created_at,
+                   "request": request_of(row), "created_at": row.created_at,
                    "answer": dict(row.answer) if row.answer else None,
                    "answered_at": row.answered_at,
                    "run": None if run is None else {
                        "graph_id": run.graph_id, "graph_path": run.graph_path,
-                       "graph_digest": run.graph_digest, "status": run.status.value}})
+                       "graph_digest": run.graph_digest, "status": run.status.value},
+                   "files": views,
+                   **({"plan": dict(turn)} if turn is not None else {})})
         return int(ExitCode.OK)
-    for line in _lines(row, run):
+    for line in _lines(row, run, views, turn):
         click.echo(shown(line))
     return int(ExitCode.OK)
 
 
-def _lines(row: Any, run: Any) -> list[str]:
+def _lines(row: Any, run: Any, views: list[dict[str, Any]],
+           turn: Mapping[str, Any] | None) -> list[str]:
+    from rein.cli.approval_shown import file_lines, shown_blocks
+
     request: Mapping[str, Any] = row.request
     out = [f"approval {row.approval_id} ({row.kind.value}, {row.status.value})"]
     if run is None and row.kind.value == "mcp_launch":  # an ACP client's server
@@ -150,13 +186,17 @@ def _lines(row: Any, run: Any) -> list[str]:
         out += [(f"turn     {request.get('turn')} of thread {request.get('thread')} (no run "
                  "yet: it starts once this is accepted)"),
                 f"plan     {request.get('graph_id')}  {graph}",
-                (f"         graph digest {row.digest} (`rein graph plan {graph}` "
-                 "prints the plan)")]
+                (f"         graph digest {row.digest} (the plan below, as the turn drew "
+                 "it when it asked; an accept approves this digest only)"
+                 if turn is not None else
+                 f"         graph digest {row.digest} (what an accept approves: `rein "
+                 f"graph plan {graph}` says whether the file still has it)")]
     else:
         out += [f"run      {run.run_id} ({run.status.value})",
                 f"plan     {run.graph_id}  {run.graph_path}",
                 (f"         graph digest {run.graph_digest} (`rein graph plan "
-                 f"{run.graph_path}` prints the plan)")]
+                 f"{run.graph_path}` prints the plan, and its digest: the run's is this "
+                 "one)")]
     binding = request.get("binding")
     if isinstance(binding, Mapping):
         out.append(f"binds    graph {binding.get('graph_digest')}")
@@ -176,11 +216,7 @@ def _lines(row: Any, run: Any) -> list[str]:
             text = ", ".join(map(str, value)) if isinstance(value, list) else \
                 json.dumps(value, ensure_ascii=False)
             out.append(f"{label:<8} {text}")
-    files = request.get("files")
-    if isinstance(files, Mapping) and files:
-        out.append("files    (bound by content: an edit since makes the answer stale)")
-        width = max(len(str(name)) for name in files)
-        out.extend(f"         {name!s:<{width}}  {digest}" for name, digest in files.items())
+    out.extend(file_lines(views, pending=row.status.value == "pending"))
     roles = [str(r) for r in request.get("roles") or []]
     if roles:
         out.append(f"for      {' or '.join(roles)}")
@@ -188,6 +224,12 @@ def _lines(row: Any, run: Any) -> list[str]:
         out.append(f"timeout  {request['timeout_seconds']}s, then {request.get('on_timeout')}")
     out.append(f"digest   {row.digest} (what an answer binds; `--digest` checks it)")
     out.append(f"asked    {row.created_at}")
+    blocks = shown_blocks(row.approval_id, views)
+    if turn is not None:
+        blocks += ["", f"the plan of graph digest {row.digest}, which an accept approves:",
+                   "", *str(turn["plan"]).rstrip("\n").split("\n")]
+    if blocks:
+        out += [*blocks, ""]
     if row.answer and row.status.value != "pending":
         answer: Mapping[str, Any] = row.answer
         note = f' "{answer["note"]}"' if answer.get("note") else ""
@@ -201,5 +243,5 @@ def _lines(row: Any, run: Any) -> list[str]:
     return out
 
 
-__all__ = ["how_given", "owner_of", "refused_line", "refused_of", "show_approval",
-           "unsigned_notice"]
+__all__ = ["how_given", "owner_of", "refused_line", "refused_of", "request_of",
+           "show_approval", "unsigned_notice"]

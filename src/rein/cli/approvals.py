@@ -17,7 +17,13 @@ from typing import Any
 
 import click
 
-from rein.cli.approval_view import owner_of, refused_line, refused_of, unsigned_notice
+from rein.cli.approval_view import (
+    owner_of,
+    refused_line,
+    refused_of,
+    request_of,
+    unsigned_notice,
+)
 from rein.cli.output import emit_json, json_option
 from rein.cli.run import announce, progress_for, render_outcome
 from rein.cli.sync import run_sync
@@ -78,7 +84,7 @@ def list_approvals(run_id: str | None, show_all: bool, workspace: Path | None,
     if as_json:
         emit_json({"approvals": [{"approval_id": r.approval_id, "run_id": r.run_id,
                                   "kind": r.kind.value, "status": r.status.value,
-                                  "digest": r.digest, "request": dict(r.request),
+                                  "digest": r.digest, "request": request_of(r),
                                   "created_at": r.created_at, "owner": owner_of(r),
                                   **({"refused": dict(why)} if (why := refused_of(r))
                                      else {})}

@@ -6,7 +6,9 @@ The validator, the planner and the renderers are imported inside each command, s
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -14,9 +16,11 @@ import click
 from rein.cli.output import emit_json, json_option, validation_exit_code
 from rein.cli.quick.validate import finding_text as _render_finding
 from rein.cli.quick.validate import reports_text
+from rein.cli.workspace import open_harness, resolve_workspace, workspace_option
 from rein.errors import ExitCode, ReinError
 
 if TYPE_CHECKING:
+    from rein.cli.approval_shown import Binding
     from rein.formats.ags.report import Report
     from rein.formats.loader import LoadLimits
 
@@ -80,14 +84,20 @@ def validate(paths: tuple[str, ...], strict: bool, as_json: bool) -> int:
               default="text", show_default=True,
               help="How to show the plan: text for review, or a picture (Mermaid, Graphviz "
                    "DOT, or SVG drawn by Graphviz's dot).")
+@workspace_option
 @json_option
-def plan(path: str, fmt: str, as_json: bool) -> int:
+def plan(path: str, fmt: str, workspace: Path | None, as_json: bool) -> int:
     """Show what a graph will do before it runs: order, parallel groups, tiers, gates,
     criteria, budgets, the worst-case number of node executions, and notices.
 
     A document with validation errors is refused and its findings are printed. Notices are
     facts worth a reviewer's attention that are not defects (for example a worst case
     above constraints.max_node_executions); they never change the exit code.
+
+    The file is drawn as it is when read. Where a pending approval of the workspace binds
+    this file, the command says so on stderr, with the digest of the bytes it drew: that
+    the approval asks to accept exactly them, or (warning APPROVAL008) that it binds other
+    content, and that `rein approvals show ID` draws the content it binds.
 
     The pictures shape and colour nodes by kind, label each arrow with the branch it
     stands for, and carry a legend. SVG needs Graphviz (`dot`); without it the command
@@ -105,8 +115,10 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
     from rein.formats.ags import validate_path
     from rein.formats.ags.plan import build_plan
 
-    report = validate_path(path, limits=_limits())
-    if report.errors or report.document is None:
+    limits = _limits()
+    raw = _read(path, limits)
+    report = validate_path(path, limits=limits, raw=raw)
+    if report.errors or report.document is None or raw is None:
         if as_json:
             emit_json({"documents": [report.to_json()]})
         else:
@@ -115,9 +127,15 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
         return int(ExitCode.FAILURE)
     result = build_plan(report.document.data, source=path, digest=report.digest,
                         key_variables=_key_variables())
+    content = "sha256:" + hashlib.sha256(raw).hexdigest()
+    bound, unchecked = _approvals_of(path, workspace, content=content, graph=report.digest)
     if as_json:
         out = result.to_json()
         out["findings"] = [f.to_json() for f in report.findings]
+        out["content_digest"] = content
+        out["approvals"] = [b.to_json() for b in bound]
+        if unchecked:
+            out["approvals_unchecked"] = unchecked
         emit_json(out)
         return int(ExitCode.OK)
     for finding in report.findings:
@@ -131,14 +149,54 @@ def plan(path: str, fmt: str, as_json: bool) -> int:
 
         drawn = draw(result, fmt)
     click.echo(drawn, nl=False)
+    _say_approvals(path, bound, unchecked, content)  # last: what a person reads before deciding
     return int(ExitCode.OK)
+
+
+def _read(path: str, limits: LoadLimits) -> bytes | None:
+    """The file's bytes, read once: what is drawn and the digest said of it are of the same
+    bytes (None: unreadable; the validator reports why)."""
+    from rein.formats.loader import read_limited
+
+    try:
+        return read_limited(path, limits.max_bytes)
+    except ReinError:
+        return None
+
+
+def _approvals_of(path: str, workspace: Path | None, *, content: str,
+                  graph: str | None) -> tuple[list[Binding], str | None]:
+    """The pending approvals of the workspace that bind this file, and why they could not
+    be read, if they could not (a workspace without a run store has none)."""
+    from rein.cli.approval_shown import bindings
+
+    root = resolve_workspace(workspace)
+    try:
+        with open_harness(root, create=False) as harness:
+            rows = harness.approvals(pending_only=True)
+    except ReinError as exc:
+        return [], None if exc.code == "STORE404" else f"{exc.code}: {exc.message}"
+    return bindings(rows, root, Path(path), content=content, graph=graph), None
+
+
+def _say_approvals(path: str, bound: Sequence[Binding], unchecked: str | None,
+                   content: str) -> None:
+    """On stderr (stdout is the plan or the picture): what the pending approvals that bind
+    this file ask to accept, against the bytes drawn."""
+    from rein.cli.approval_shown import binding_text
+
+    if unchecked is not None:
+        click.echo(f"note: the approvals of this workspace could not be read ({unchecked}): "
+                   "whether one binds this file is not known", err=True)
+    if bound:
+        click.echo(f"{path}: drawn from content {content}", err=True)
+    for binding in bound:
+        click.echo(binding_text(binding, path), err=True)
 
 
 def _key_variables() -> tuple[str, ...]:
     """The provider key variables the current directory's rein.toml names (flagged in the
     plan, PLAN009); a rein.toml that cannot be read leaves only the built-in ones."""
-    from pathlib import Path
-
     from rein.engine.service import Harness
 
     try:
@@ -196,8 +254,6 @@ def _validate_all(paths: Sequence[str]) -> list[Report]:
 
 def _limits() -> LoadLimits:
     """The loader's limits of the current directory's rein.toml (and the user's)."""
-    from pathlib import Path
-
     from rein.config import loader_limits
 
     return loader_limits(Path.cwd())

@@ -122,6 +122,15 @@ APPROVAL_CODES = (
          "the work it presents no longer passes the checks of the node that made it: the "
          "gate failed without asking anyone", "fix the work so that it passes its checks "
          "(the run's flow gives it back to the worker with the reasons), then run it again"),
+    _own(APPROVAL, "APPROVAL008", "notice", "`rein graph plan` drew a file that a pending "
+         "approval shows, and the approval binds other content than the bytes drawn: what "
+         "is drawn is not what an accept approves", "read what the approval binds with "
+         "`rein approvals show ID` (drawn from the copy it keeps), and decide on that",
+         severity="warning"),
+    _own(APPROVAL, "APPROVAL009", "error", "the approval keeps no copy of that file that is "
+         "the content it binds (it does not show the file; a directory, a file too large "
+         "or not text; or a copy edited in the run store)", "compare the file's digest "
+         "(`sha256sum FILE`) with the one `rein approvals show ID` prints"),
     _own(APPROVAL, "APPROVAL_ACTOR", "refused", "--actor names someone other than the approver "
          "rein knows here", "--actor only checks who answers: leave it out, or let the "
          "person it names answer", legacy=True),

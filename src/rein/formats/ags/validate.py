@@ -22,7 +22,14 @@ from rein.formats.ags.scopes import build_scopes, dict_of
 from rein.formats.ags.semantic import Semantics
 from rein.formats.ags.topology import analyse
 from rein.formats.canonical import ags_digest
-from rein.formats.loader import DEFAULT_LIMITS, Document, LoadLimits, load_path
+from rein.formats.loader import (
+    DEFAULT_LIMITS,
+    Document,
+    LoadLimits,
+    format_for,
+    load_bytes,
+    load_path,
+)
 
 GRAPH_SUFFIXES = (".agraph.yaml", ".agraph.yml", ".agraph.json")
 
@@ -41,11 +48,13 @@ def iter_graph_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def validate_path(path: str | Path, *, limits: LoadLimits = DEFAULT_LIMITS,
-                  resolve_refs: bool = True) -> Report:
-    """Load and validate one file. An unreadable file is a report with one finding."""
+                  resolve_refs: bool = True, raw: bytes | None = None) -> Report:
+    """Load and validate one file. An unreadable file is a report with one finding.
+    ``raw``: the file's bytes, read by the caller, who binds what it shows to them."""
     source = str(path)
     try:
-        document = load_path(path, limits=limits)
+        document = load_path(path, limits=limits) if raw is None else \
+            load_bytes(raw, source=source, format=format_for(path), limits=limits)
     except LoadError as exc:
         out = Collector(None, source)
         code = "AG005" if exc.kind == "duplicate_key" else "AG001"
