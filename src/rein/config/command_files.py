@@ -4,7 +4,8 @@ A hook (or a command worker) from a project ``rein.toml`` is code a person revie
 trusting it. The files of the workspace that the command runs are code too, and a node may
 be able to write them, so trusting the command binds their bytes (:func:`pin`): a changed
 file makes the configuration untrusted again, rein refuses to run the command
-(:func:`changed`), and the write guard keeps every node from writing those paths.
+(:func:`changed`), and the write guard keeps every node from writing those paths. A hook
+runs copies of the bytes compared (:mod:`rein.config.command_seal`, through :class:`Walk`).
 
 Which files, by rule (read from the command line as a person reads it, never guessed):
 
@@ -40,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from rein.core.frozen import Frozen
@@ -74,7 +75,7 @@ def command_files(command: str | Sequence[str], workspace: Path, *,
                   search_path: str | None, extra: Iterable[str] = ()) -> CommandFiles:
     """The files ``command`` runs from ``workspace`` (see the module's rules), with the
     ``files`` a table adds (``extra``). ``search_path`` is the ``PATH`` it runs with."""
-    found = _Found(Path(workspace), search_path or "")
+    found = Walk(Path(workspace), search_path or "")
     try:
         if isinstance(command, str):
             found.line(command)
@@ -87,24 +88,45 @@ def command_files(command: str | Sequence[str], workspace: Path, *,
     return CommandFiles(paths=tuple(sorted(found.paths)))
 
 
-class _Found:
+class Walk:
+    """A walk over the words of a command, by the rules above: :meth:`add` hears each file
+    it names, and :meth:`swap` may give the path to name in its place (what a sealed run
+    does, :mod:`rein.config.command_seal`; here nothing is swapped)."""
+
     def __init__(self, workspace: Path, search_path: str) -> None:
         self.workspace = workspace
         self.search_path = search_path
         self.paths: set[str] = set()
 
-    def line(self, text: str) -> None:
+    def command(self, command: str | Sequence[str]) -> str | tuple[str, ...]:
+        """``command`` with every swapped word in place (raises :class:`ValueError` for a
+        command whose files cannot be told)."""
+        try:
+            return self.line(command) if isinstance(command, str) else tuple(
+                self.argv(list(command)))
+        except _Unsure as exc:
+            raise ValueError(str(exc)) from None
+
+    def line(self, text: str) -> str:
         commands = split_commands(text, known={v: str(self.workspace) for v in _PROJECT})
         if commands is None:
             raise _Unsure(f"the shell line {_short(text)} does not split with certainty "
                           "(command substitution, a subshell, a here-document...)")
-        for command in commands:
-            self.simple(command)
+        words = [self.simple(command) for command in commands]
+        if all(new == command.words for new, command in zip(words, commands, strict=True)):
+            return text
+        return self.respell(text, commands, words)
 
-    def simple(self, command: ShellCommand) -> None:
-        words: list[str] = []
-        for word, kind, computed in zip(command.words, command.kinds, command.computed,
-                                        strict=True):
+    def respell(self, text: str, commands: Sequence[ShellCommand],
+                words: Sequence[tuple[str, ...]]) -> str:
+        """``text`` with the words of its commands replaced by ``words``."""
+        raise NotImplementedError("only a walk that swaps words rewrites a line")
+
+    def simple(self, command: ShellCommand) -> tuple[str, ...]:
+        out = list(command.words)
+        at: list[int] = []  # where the program and its arguments are
+        for i, (word, kind, computed) in enumerate(zip(command.words, command.kinds,
+                                                       command.computed, strict=True)):
             if kind == "assign":
                 if word.startswith("PATH="):
                     raise _Unsure(f"{word!r} sets the PATH its program is looked up on")
@@ -116,54 +138,81 @@ class _Found:
             if computed:
                 raise _Unsure(f"{word!r} is computed by the shell when the command runs "
                               "(a variable, a glob or ~)")
-            if kind == "redirect":
-                self.candidate(target[1:])  # input: the file is fed to the program
+            if kind == "redirect":  # input: the file is fed to the program
+                swapped = self.candidate(target[1:])
+                if swapped is not None:
+                    out[i] = word[: len(word) - len(target) + 1] + swapped
             else:
-                words.append(word)
-        self.argv(words)
+                at.append(i)
+        for i, word in zip(at, self.argv([out[i] for i in at]), strict=True):
+            out[i] = word
+        return tuple(out)
 
-    def argv(self, words: list[str]) -> None:
+    def argv(self, words: list[str]) -> list[str]:
         if not words:
-            return
+            return words
+        out = list(words)
         program, *arguments = words
         if PurePosixPath(program).name in _DIRECTORY_CHANGES:
             raise _Unsure(f"{program!r} changes the directory the rest of the line runs in")
-        if "/" in program:
-            self.candidate(program)
-        else:
-            self.on_path(program)
+        swapped = self.candidate(program) if "/" in program else self.on_path(program)
+        if swapped is not None:
+            out[0] = swapped
         shell = PurePosixPath(program).name in _SHELLS
         inline = False
-        for word in arguments:
+        for i, word in enumerate(arguments, start=1):
             if inline:  # the command line of a shell's -c
-                self.line(word)
+                out[i] = self.line(word)
                 inline = False
             elif word.startswith("-"):
                 inline = shell and not word.startswith("--") and "c" in word[1:]
                 if "=" in word:
-                    self.candidate(word.split("=", 1)[1])
+                    option, value = word.split("=", 1)
+                    swapped = self.candidate(value)
+                    if swapped is not None:
+                        out[i] = f"{option}={swapped}"
             else:
-                self.candidate(word)
+                swapped = self.candidate(word)
+                if swapped is not None:
+                    out[i] = swapped
+        return out
 
-    def on_path(self, program: str) -> None:
+    def on_path(self, program: str) -> str | None:
         """Each PATH directory in the workspace binds its candidate, up to the first
         directory that holds the program (an empty entry is the working directory)."""
+        passed = False
         for entry in self.search_path.split(os.pathsep):
             full = os.path.join(self.workspace, entry, program)  # an absolute entry wins
             inside = self.inside(full)
             if inside is not None:
                 self.add(inside)
-            if os.path.isfile(full) and os.access(full, os.X_OK):
-                return
+                passed = True
+            if self.holds(full, inside):
+                return self.found(full, inside) if passed else None
+        return None
 
-    def candidate(self, word: str) -> None:
+    def holds(self, full: str, inside: str | None) -> bool:
+        """Whether ``full`` (``inside`` the workspace, or None) is a program to run."""
+        return os.path.isfile(full) and os.access(full, os.X_OK)
+
+    def found(self, full: str, inside: str | None) -> str | None:
+        """What to run for a program looked up on a PATH with workspace directories."""
+        return None
+
+    def candidate(self, word: str) -> str | None:
         """A word of the line: bound when it is a path in the workspace, unless it is a
         directory there (an argument naming a folder is data; ``files`` binds one)."""
         if not word or "://" in word or any(c.isspace() for c in word) or "\x00" in word:
-            return
+            return None
         inside = self.inside(word)
         if inside is not None and not (self.workspace / inside).is_dir():
             self.add(inside)
+            return self.swap(inside)
+        return None
+
+    def swap(self, inside: str) -> str | None:
+        """The path to name in place of the workspace file ``inside`` (None: as written)."""
+        return None
 
     def named(self, name: str) -> None:
         inside = self.inside(name)
@@ -207,8 +256,13 @@ def changed(workspace: Path, pins: Mapping[str, str]) -> list[str]:
     return [p for p, want in sorted(pins.items()) if digest(root / p) != want]
 
 
-def digest(path: Path) -> str:
-    """The digest :func:`pin` records for one path."""
+#: Reads one file for a digest: (its path, its path below the pinned folder, or "") → digest.
+Reader = Callable[[str, str], str]
+
+
+def digest(path: Path, *, read: Reader | None = None) -> str:
+    """The digest :func:`pin` records for one path. ``read`` reads each file in place of
+    :func:`file_digest` (a sealed run copies the bytes it hashes)."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -216,31 +270,62 @@ def digest(path: Path) -> str:
     except OSError as exc:
         return f"unreadable:{exc.errno}"
     if stat.S_ISDIR(info.st_mode):
-        return _tree(path)
-    return _file(path)
+        return _tree(path, read or _whole)
+    return (read or _whole)(str(path), "")
 
 
-def _file(path: Path | str) -> str:
-    """A regular file's SHA-256, opened without blocking (a FIFO never waits)."""
+def file_digest(path: Path | str, *, copy_to: Path | None = None) -> str:
+    """A regular file's SHA-256, opened without blocking (a FIFO never waits). With
+    ``copy_to``, the bytes hashed are written there as well, to a new file, read-only and
+    executable if the file is: the copy holds exactly the bytes of the digest. A copy that
+    cannot be made raises :class:`OSError`."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         return f"unreadable:{exc.errno}"
     try:
-        mode = os.fstat(fd).st_mode
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
         if not stat.S_ISREG(mode):
             return f"other:{stat.S_IFMT(mode):o}"
-        sha = hashlib.sha256()
-        while block := os.read(fd, _CHUNK):
-            sha.update(block)
-        return "sha256:" + sha.hexdigest()
-    except OSError as exc:
-        return f"unreadable:{exc.errno}"
+        out = None if copy_to is None else _new_file(copy_to, mode)
+        try:
+            return _hash(fd, out)
+        finally:
+            if out is not None:
+                os.close(out)
     finally:
         os.close(fd)
 
 
-def _tree(root: Path) -> str:
+def _whole(path: str, _below: str) -> str:
+    return file_digest(path)
+
+
+def _hash(fd: int, out: int | None) -> str:
+    sha = hashlib.sha256()
+    while True:
+        try:
+            block = os.read(fd, _CHUNK)
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+        if not block:
+            return "sha256:" + sha.hexdigest()
+        sha.update(block)
+        view = memoryview(block)
+        while out is not None and view:
+            view = view[os.write(out, view):]
+
+
+def _new_file(path: Path, mode: int) -> int:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    return os.open(path, flags, 0o500 if mode & 0o111 else 0o400)
+
+
+def _tree(root: Path, read: Reader) -> str:
     sha = hashlib.sha256()
     count = 0
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -251,7 +336,7 @@ def _tree(root: Path) -> str:
                 return f"tree:more-than-{MAX_TREE_FILES}-files"
             full = os.path.join(dirpath, name)
             relative = os.path.relpath(full, root).replace(os.sep, "/")
-            sha.update(f"{relative}\x00{_file(full)}\n".encode())
+            sha.update(f"{relative}\x00{read(full, relative)}\n".encode())
         for name in dirnames:  # a directory link is an entry, not walked
             if os.path.islink(os.path.join(dirpath, name)):
                 sha.update(f"{os.path.relpath(os.path.join(dirpath, name), root)}\x00link\n"
@@ -259,5 +344,5 @@ def _tree(root: Path) -> str:
     return "tree:sha256:" + sha.hexdigest()
 
 
-__all__ = ["ABSENT", "MAX_TREE_FILES", "UNSURE_CODE", "CommandFiles", "changed",
-           "command_files", "digest", "pin"]
+__all__ = ["ABSENT", "MAX_TREE_FILES", "UNSURE_CODE", "CommandFiles", "Reader", "Walk",
+           "changed", "command_files", "digest", "file_digest", "pin"]

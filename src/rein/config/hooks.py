@@ -16,7 +16,8 @@ OAP profile binds it by name (``lifecycle.on_start`` is ``SessionStart``, ``on_e
 ``SessionEnd``). A hook is code execution: from a project ``rein.toml`` it is withheld until
 the user trusts that file (:mod:`rein.config.trust`), and trust binds the bytes of the
 workspace files it runs: those its command line names, and those ``files`` adds (a script
-it sources, a folder its script imports from; :mod:`rein.config.command_files`).
+it sources, a folder its script imports from; :mod:`rein.config.command_files`). The hook
+then runs copies of those bytes, not the workspace files (:mod:`rein.config.command_seal`).
 :func:`check_hooks` refuses a malformed
 table (CFG004, with the line); :func:`hook_warnings` names the hooks that spawn a process on
 every tool call, for ``rein config show``.

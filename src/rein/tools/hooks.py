@@ -22,7 +22,10 @@ The chain semantics, one event at a time, hooks in the order they are configured
 - a **skip** (``skipResult``) means: do not run the tool, and give the model this result
   instead. It is explicit, recorded as the hook's outcome, and loses to a block;
 - a hook whose workspace files (its script) changed since the configuration was read and
-  trusted is **not run**: its run is a block that stops the session, naming the files.
+  trusted is **not run**: its run is a block that stops the session, naming the files;
+- a hook with workspace files runs from **copies of the bytes compared** with the trusted
+  digests, so a script rewritten in the instant after the comparison is not what runs
+  (:mod:`rein.config.command_seal`, which says what changes for the script: its ``$0``).
 
 A hook that speaks Claude Code (``format = "claude"``, or a matcher that selects the call by
 its Claude Code name, ``Bash`` for ``shell``) is shown the call as Claude Code shows it
@@ -45,7 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rein.config import Config, HookSpec
-from rein.config.command_files import changed
+from rein.config.command_seal import sealed_command
 from rein.core.frozen import Frozen, Record, field
 from rein.formats.redaction import DEFAULT_KEY_VARIABLES, SECRET_PREFIX
 from rein.tools.catalog import ALIASES, kind_of
@@ -276,23 +279,27 @@ class HookRunner:
             base["tool"] = tool
         if self.sink is not None:
             self.sink("started", {**base, "status": "running", "input": self.redact(wire)})
-        stale = changed(self.cwd, hook.files)
-        if stale:
-            answer = _changed(hook, stale)
-            run = HookRun(id=run_id, hook=hook.name, event=event, status=answer.status,
-                          duration_ms=0.0, message=answer.message, tool=tool,
-                          outcome=_outcome(answer))
-            self._completed(base, run, "")
-            return answer, run
         env = hook_env(os.environ if self._env is None else self._env, self.cwd)
-        command = hook.command if isinstance(hook.command, str) else list(hook.command)
         try:
-            result = await run_process(command, cwd=self.cwd, env=env,
-                                       timeout=hook.timeout_seconds,
-                                       stdin_data=json.dumps(wire).encode(),
-                                       grace_seconds=0.5)
-        except OSError as exc:
-            answer = HookAnswer(status="failed", message=f"cannot start: {exc.strerror or exc}")
+            # The hook runs from copies of the bytes just compared with the trusted digests:
+            # a script rewritten after the check is not what runs (rein.config.command_seal).
+            with sealed_command(hook.command, self.cwd, hook.files,
+                                search_path=env.get("PATH", os.defpath)) as sealed:
+                if sealed.changed:
+                    answer = _changed(hook, sealed.changed)
+                    run = HookRun(id=run_id, hook=hook.name, event=event,
+                                  status=answer.status, duration_ms=0.0,
+                                  message=answer.message, tool=tool, outcome=_outcome(answer))
+                    self._completed(base, run, "")
+                    return answer, run
+                command = sealed.command
+                result = await run_process(
+                    command if isinstance(command, str) else list(command), cwd=self.cwd,
+                    env=env, timeout=hook.timeout_seconds,
+                    stdin_data=json.dumps(wire).encode(), grace_seconds=0.5)
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            answer = HookAnswer(status="failed", message=f"cannot start: {why}")
             if hook.fail_closed:
                 answer = HookAnswer(status="blocked", message=f"hook {hook.name} failed "
                                     f"({answer.message}) and is fail_closed")
