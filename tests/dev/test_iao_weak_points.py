@@ -132,6 +132,23 @@ def test_6_an_empty_change_is_not_done(repo: Path, driver: ScriptedDriver, cli: 
     assert len(git(repo, "log", "--oneline").splitlines()) == 1
 
 
+def test_6_a_change_to_the_targets_progress_file_alone_is_empty(
+        repo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # rein appends to <target>/progress.txt itself, as to the root's: not the work.
+    monkeypatch.setenv("REIN_DEV_TARGET", "app")
+    (repo / "app").mkdir()
+    driver = ScriptedDriver(repo, cli, target="app", wrong_first=False)
+    pending = to_feature(driver, cli, "feature_f_to_c")
+    assert "app/progress.txt" in git(repo, "ls-files").split()
+    driver.write("app/progress.txt", "Feature f_to_c: done, trust me\n", append=True)
+    _code, out = driver.submit({"protocol": "rein.driver/1", "token": pending["token"],
+                               "node": pending["node"], "attempt": 1, "status": "done",
+                               "outputs": {"summary": "nothing"}})
+    assert out["attempt"] == 2, out
+    evidence = out["feedback"]["failed_criteria"][0]["evidence"]
+    assert "the change is empty" in evidence and "app/progress.txt" in evidence
+
+
 def test_7_a_new_brief_is_said_and_start_new_plans_again(repo: Path, driver: ScriptedDriver,
                                                          cli: Cli) -> None:
     driver.wrong_first = False

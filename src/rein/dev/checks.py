@@ -134,12 +134,12 @@ async def verify(request: CheckRequest) -> CheckResult:
             done = repo.committed(str(p["plan_id"]), str(p["feature"]))
             snap = repo.snapshot()
             head = repo.head()
-            changed = snap.changed(repo.tree_entries(head))
+            changed = snap.changed(repo.tree_entries(head), g.not_work(str(p["target"])))
             if done is None and not changed:
                 return CheckResult(passed=False, evidence="the change is empty: nothing "
-                                   f"outside {', '.join(g.NOT_WORK)} differs from the last "
-                                   "commit, so there is nothing to verify for this feature; "
-                                   "implement it")
+                                   f"outside {', '.join(g.not_work(str(p['target'])))} "
+                                   "differs from the last commit, so there is nothing to "
+                                   "verify for this feature; implement it")
             outside = _outside(changed, str(p["target"])) if head is not None else []
             if outside:
                 raise _outside_fault(outside, str(p["target"]))
@@ -239,7 +239,7 @@ def _handoff(repo: g.Repo, p: Any, plan_id: str, feature: str,
     if verified is None or verified != (attempt, repo.write_tree(snap)):
         return CheckResult(passed=False, evidence="the tree is not the one this attempt "
                            "verified; nothing was committed")
-    summary = snap.changed(repo.tree_entries(repo.head()))
+    summary = snap.changed(repo.tree_entries(repo.head()), g.not_work(str(p["target"])))
     title = one_line(str(p["title"]))
     line = (f"Feature {feature} - {title}: {len(summary)} path(s) changed "
             f"({', '.join(summary[:6])}{', ...' if len(summary) > 6 else ''}). "

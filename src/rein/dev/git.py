@@ -58,6 +58,13 @@ PENDING = ".rein/dev/git"  # commits kept out of a read-only .git: objects/, HEA
 # Paths of the repository that are not the driver's work: rein's state, the briefs, and the
 # file rein appends to itself. A feature whose change is only these is an empty change.
 NOT_WORK = (".rein", "specs", "progress.txt")
+
+
+def not_work(target: str) -> tuple[str, ...]:
+    """:data:`NOT_WORK` for a flow building in ``target``, whose progress.txt rein appends
+    to there."""
+    place = target.strip("/").removeprefix("./")
+    return NOT_WORK if place in ("", ".") else (*NOT_WORK, f"{place}/progress.txt")
 RUN_SECONDS = 60.0  # one git call; a hung one is rein's own failure
 _KEEP_ENV = ("PATH", "HOME", "XDG_CONFIG_HOME", "TZ", "SYSTEMROOT")
 _CONFIG = ("core.hooksPath=" + os.devnull, "core.fsmonitor=false", "core.untrackedCache=false",
