@@ -39,10 +39,15 @@ extends = "plain"
 command = ["python3", "{suite}/hooks/mark.py"]
 events = ["PreToolUse"]
 """
-# Marks that it ran (beside itself, outside every trial), and lets the call through.
-MARK = """import pathlib, sys
+
+
+def mark(where: Path) -> str:
+    """A hook that marks that it ran (``where/ran``: beside the file it is written to,
+    outside every trial) and lets the call through. The folder is named in the text: a
+    hook runs from a copy of its checked bytes, whose own path is the copy's."""
+    return f"""import pathlib, sys
 sys.stdin.read()
-(pathlib.Path(__file__).parent / "ran").write_text("ran")
+pathlib.Path({str(where / "ran")!r}).write_text("ran")
 """
 
 
@@ -50,7 +55,7 @@ def hooked_suite(tmp_path: Path) -> Path:
     suite = tmp_path / "suite"
     shutil.copytree(SUITE / "fix-greeting", suite / "fix-greeting")
     (suite / "hooks").mkdir()
-    (suite / "hooks" / "mark.py").write_text(MARK)
+    (suite / "hooks" / "mark.py").write_text(mark(suite / "hooks"))
     (suite / "eval.toml").write_text(HOOKED)
     return suite
 
@@ -82,7 +87,7 @@ def test_a_hook_runs_nothing_until_approved_and_then_only_as_approved(
     code, result = run_eval(capsys, *args)  # the same content: approved already
     assert code == 0 and ran.exists()
 
-    (suite / "hooks" / "mark.py").write_text(MARK + "# edited\n")
+    (suite / "hooks" / "mark.py").write_text(mark(suite / "hooks") + "# edited\n")
     assert digest_to_approve(capsys, *args) != digest  # a changed script: asked again
 
 
@@ -129,7 +134,8 @@ def test_a_hook_whose_script_changed_after_the_approval_is_not_run(
     digest = digest_to_approve(capsys, str(suite), "--config", "hooked")
     ledger, loaded = start(ws, [suite], ["hooked"], configs_file=None, options=Options(),
                            base=base, approve=digest)
-    (suite / "hooks" / "mark.py").write_text(MARK + "# rewritten after the approval\n")
+    (suite / "hooks" / "mark.py").write_text(mark(suite / "hooks")
+                                             + "# rewritten after the approval\n")
     [trial] = run(ledger, loaded, options=Options(), base=base, env={}, say=lambda _t: None)
     assert not (suite / "hooks" / "ran").exists()
     assert trial.status == "failed", trial
@@ -144,7 +150,7 @@ def test_a_scenario_file_a_hook_runs_is_run_only_as_approved(
 
     suite = hooked_suite(tmp_path)
     script = suite / "fix-greeting" / "mark.py"
-    script.write_text(MARK)
+    script.write_text(mark(script.parent))
     (suite / "eval.toml").write_text(HOOKED.replace("{suite}/hooks/mark.py",
                                                     "{scenario}/mark.py"))
     base = load_config(ws)
@@ -153,7 +159,7 @@ def test_a_scenario_file_a_hook_runs_is_run_only_as_approved(
                            base=base, approve=digest)
     assert loaded.review.pins_for("hooked", "fix-greeting")["hooks.mark"] == {
         str(script): _sha(script)}
-    script.write_text(MARK + "# rewritten after the approval\n")
+    script.write_text(mark(script.parent) + "# rewritten after the approval\n")
     [trial] = run(ledger, loaded, options=Options(), base=base, env={}, say=lambda _t: None)
     assert not (suite / "fix-greeting" / "ran").exists()
     assert trial.status == "failed", trial
@@ -278,7 +284,8 @@ def test_a_resumed_evaluation_runs_only_what_was_approved(
     digest = digest_to_approve(capsys, str(suite), "--config", "hooked")
     ledger, _loaded = start(ws, [suite], ["hooked"], configs_file=None, options=Options(),
                             base=base, approve=digest)
-    (suite / "hooks" / "mark.py").write_text(MARK + "# rewritten before the resume\n")
+    (suite / "hooks" / "mark.py").write_text(mark(suite / "hooks")
+                                             + "# rewritten before the resume\n")
     code, out = run_eval(capsys, "--resume", ledger.id)
     assert (code, out["error"]["code"]) == (64, "EVAL010")
     assert not (suite / "hooks" / "ran").exists() and ledger.entries() == {}

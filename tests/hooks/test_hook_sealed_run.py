@@ -354,3 +354,25 @@ def test_word_spans_find_the_words_the_splitter_finds(line: str) -> None:
     commands = split_commands(line)
     assert spans is not None and commands is not None
     assert len(spans) == sum(len(c.words) for c in commands)
+
+
+def test_a_file_bound_by_its_full_path_outside_the_workspace_runs_from_its_copy(
+        ws: Path, tmp_path: Path, outside: Path, temp: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `rein eval` pins of a suite: ``{suite}/hooks/deny.py`` by its full path. Its
+    copy goes under the folder (a copy "at" a full path would be the file itself), and the
+    word naming it names the copy."""
+    suite = tmp_path / "suite"
+    write(suite, "hooks/log.sh", APPROVED)
+    script = str(suite / "hooks" / "log.sh")
+    hook = Hook(name="log", command=("sh", script), events=("PreToolUse",),
+                files={script: pin(suite, ["hooks/log.sh"])["hooks/log.sh"]})
+    started = race(monkeypatch, lambda: write(suite, "hooks/log.sh", evil(outside)))
+    out = run(ws, hook)
+    assert [(r.status, r.message) for r in out.runs] == [("completed", "")]
+    assert not (outside / "pwned").exists()
+    assert (ws / "ran").read_text().endswith("approved\n")
+    [(program, copy)] = started
+    assert program == "sh" and copy != script and copy.endswith(script)
+    assert "/rein-outside/" in copy
+    assert list(temp.iterdir()) == []

@@ -23,6 +23,9 @@ For the command that runs, this means:
   the hook's other bound files (its ``files``, at their workspace paths) and nothing else.
   The working directory and ``$REIN_PROJECT_DIR`` are the workspace still, so a file reached
   through them is read from the workspace (compared just before the start, not copied);
+- a file bound by its full path, outside the workspace (what ``rein eval`` pins of a
+  suite: ``{suite}/hooks/deny.py``), is copied under ``<folder>/rein-outside/`` at its full
+  path, and a word naming it by that path names its copy;
 - a path bound as absent, or that is not a regular file, is left as written;
 - a workspace file the line names that trust did not bind (a ``PATH`` that differs from
   the one it was read with, a folder since replaced by a file) is reported, and nothing runs.
@@ -55,6 +58,8 @@ __all__ = ["FOLDER_PREFIX", "Sealed", "sealed_command", "word_spans"]
 #: The name of a sealed run's folder starts so (in the temporary directory).
 FOLDER_PREFIX = "rein-run-"
 _PROJECT = ("REIN_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
+# Where the copies of files bound by their full path (outside the workspace) go, under it.
+_OUTSIDE = "rein-outside"
 _SEPARATORS = ("&&", "||", "|&", ";", "&", "|")
 _REDIRECTS = ("<>", "<&", ">&", ">>", ">|", "<", ">")
 
@@ -108,6 +113,17 @@ class _Seal(Walk):
         self.written: dict[str, str] = {}  # each copy's workspace path → its bytes' digest
         self.unbound: list[str] = []
         self.runs: set[str] = set()  # the copies the line names
+        # A file bound by its full path: its path as a word of the line may spell it.
+        self.full = {os.path.normpath(name): name for name in pins if os.path.isabs(name)}
+
+    def place(self, name: str) -> Path:
+        """Where the copy of the bound path ``name`` goes: at its workspace path, or, bound
+        by its full path (outside the workspace), at that path under ``rein-outside``
+        (never the path itself: ``folder / "/abs"`` would name the original)."""
+        assert self.folder is not None
+        if os.path.isabs(name):
+            return self.folder / _OUTSIDE / name.lstrip("/")
+        return self.folder / name
 
     def copy(self) -> list[str]:
         """Copy every bound file and folder, hashing what is copied; the paths whose
@@ -131,7 +147,7 @@ class _Seal(Walk):
         def read(full: str, below: str) -> str:
             name = f"{path}/{below}" if below else path
             assert self.folder is not None
-            got = file_digest(full, copy_to=self.folder / name)
+            got = file_digest(full, copy_to=self.place(name))
             if got.startswith("sha256:"):
                 self.written[name] = got
             return got
@@ -141,7 +157,7 @@ class _Seal(Walk):
         """The copies the line runs whose bytes are no longer those hashed."""
         folder = self.folder
         return [name for name in sorted(self.runs)
-                if folder is None or digest(folder / name) != self.written[name]]
+                if folder is None or digest(self.place(name)) != self.written[name]]
 
     def add(self, relative: str) -> None:
         if relative not in self.pins and os.path.exists(self.workspace / relative):
@@ -151,14 +167,21 @@ class _Seal(Walk):
         if inside not in self.written or self.folder is None:
             return None  # absent, not a regular file, or not bound: left as written
         self.runs.add(inside)
-        return str(self.folder / inside)
+        return str(self.place(inside))
 
     def holds(self, full: str, inside: str | None) -> bool:
         if inside is None:
             return super().holds(full, None)
         # A workspace directory holds the program if its checked copy does.
         return (self.folder is not None and inside in self.written
-                and os.access(self.folder / inside, os.X_OK))
+                and os.access(self.place(inside), os.X_OK))
+
+    def candidate(self, word: str) -> str | None:
+        if self.full and os.path.isabs(word) and "\x00" not in word:
+            name = self.full.get(os.path.normpath(word))
+            if name is not None:  # bound by its full path, outside the workspace
+                return self.swap(name)
+        return super().candidate(word)
 
     def found(self, full: str, inside: str | None) -> str | None:
         return os.path.abspath(full) if inside is None else self.swap(inside)
