@@ -53,6 +53,22 @@ def test_a_recorded_group_runs_normally_with_empty_stdin(tmp_path: Path) -> None
     assert len(watch.started_groups) == 1 and watch.ended_groups == watch.started_groups
 
 
+def test_a_program_named_by_a_relative_path_is_found_from_the_commands_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Looked for from rein's own directory, it was missing and the watched run refused.
+    (tmp_path / "bin").mkdir()
+    script = tmp_path / "bin" / "hello"
+    script.write_text("#!/bin/sh\necho hello from $0\n")
+    script.chmod(0o755)
+    monkeypatch.chdir("/")
+    watch = Watch()
+    result = _run(watch, ["bin/hello"], tmp_path)
+    assert (result.exit_code, result.stdout) == (0, "hello from bin/hello\n")
+    assert len(watch.started_groups) == 1
+    with pytest.raises(FileNotFoundError):
+        _run(Watch(), ["bin/missing"], tmp_path)
+
+
 def _settle(pid: int, looks: int = 2000) -> bool:
     """Whether the child ``pid`` is waiting at the gate (the gate's shell, asleep: its one
     blocking step is reading the go line); False once it is through or gone instead. Looks at

@@ -207,11 +207,13 @@ _GATE_SCRIPT = 'IFS= read -r _ || exit 125; exec "$@" </dev/null'
 _GATE_INPUT_SCRIPT = 'IFS= read -r _ || exit 125; exec "$@"'
 
 
-def _require_program(argv: Sequence[str], env: Mapping[str, str]) -> None:
-    """Raise as starting the program directly would, before the gate hides it behind sh."""
+def _require_program(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> None:
+    """Raise as starting the program directly would, before the gate hides it behind sh
+    (a relative path is the child's: from ``cwd``)."""
     program = argv[0]
     if "/" in program:
-        found = os.path.isfile(program) and os.access(program, os.X_OK)
+        path = os.path.join(cwd, program)  # an absolute program stays itself
+        found = os.path.isfile(path) and os.access(path, os.X_OK)
     else:
         found = shutil.which(program, path=env.get("PATH", os.defpath)) is not None
     if not found:
@@ -251,7 +253,7 @@ async def run_process(
         # would otherwise leave a group nobody knows about. The child waits on a pipe that
         # rein writes to once the group is recorded; if rein dies first, the pipe closes
         # and the child exits without running anything.
-        _require_program(argv, child_env)
+        _require_program(argv, child_env, cwd)
         gate = os.pipe()
         stdin = gate[0]
         script = _GATE_SCRIPT if stdin_data is None else _GATE_INPUT_SCRIPT
