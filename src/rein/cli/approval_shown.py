@@ -17,10 +17,10 @@ bound content back before they answer. So:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rein.core.frozen import Frozen
 from rein.errors import ReinError
 
 GRAPH_SUFFIXES = (".agraph.yaml", ".agraph.yml", ".agraph.json")
@@ -167,8 +167,7 @@ def turn_plan(harness: Any, row: Any) -> Mapping[str, Any] | None:
 
 # -- `rein graph plan` ---------------------------------------------------------------------
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Binding:
+class Binding(Frozen):
     """A pending approval that binds the graph file ``rein graph plan`` drew."""
 
     approval_id: str
