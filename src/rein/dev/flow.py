@@ -381,7 +381,9 @@ def _look(harness: Harness, flow: Mapping[str, Any], notices: list[str], *, go_o
         return RAISE_BUDGET, None
     if stage == "planning" and pending.get("status") == "waiting" and \
             pending.get("for") == "approval":
-        stop["plan"] = _plan_text(harness.workspace)
+        asked = [a.get("approval_id") for a in pending.get("approvals") or ()
+                 if isinstance(a, Mapping) and a.get("node") == "approve"]
+        stop["plan"] = _plan_text(harness, asked[0] if asked else None)
     return None, {"flow": "rein.dev/1", "plan_id": flow["plan_id"], "stage": stage,
                   "run_id": run_id, "planning_run": flow["planning_run"],
                   "features_run": flow.get("features_run"), **stop, "features": features,
@@ -419,13 +421,26 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
     return str(outcome.run_id)
 
 
-def _plan_text(ws: Path) -> dict[str, Any]:
-    """The feature graph as `rein graph plan` draws it, text and mermaid, with its digest."""
+def _plan_text(harness: Harness, approval_id: Any) -> dict[str, Any]:
+    """The feature graph as `rein graph plan` draws it, text and mermaid, with its digest:
+    the content the pending approval binds (its copy), not the file as it is now, which
+    whoever can write the workspace may have changed meanwhile (``changed`` then says so,
+    and an accept is refused until the file is the bound content again)."""
+    from rein.engine.run.material import kept_copy, stale_files
     from rein.formats.ags import pictures, render, validate_path
     from rein.formats.ags.plan import build_plan
 
+    ws = harness.workspace
     path = ws / FEATURES_PATH
-    report = validate_path(path)
+    row = harness.store.get_approval(approval_id) if isinstance(approval_id, str) else None
+    state, copy = kept_copy(row, FEATURES_PATH) if row is not None else ("none", None)
+    if copy is None:
+        # No copy kept (an approval asked by an older rein): the file, said to be as it is.
+        report = validate_path(path)
+        shown = "the file as it is now (no copy of what the approval binds was kept)"
+    else:
+        report = validate_path(path, raw=copy.encode("utf-8"))
+        shown = "as the approval presents it"
     if report.document is None or report.errors:
         return {"path": FEATURES_PATH, "errors": [f.message for f in report.errors]}
     plan = build_plan(report.document.data, source=FEATURES_PATH, digest=report.digest)
@@ -433,7 +448,9 @@ def _plan_text(ws: Path) -> dict[str, Any]:
     # names only the checkers: list each feature's command.
     verify = {nid: shlex.join(node["success"]["criteria"][0]["params"]["verify"])
               for nid, node in (report.document.data.get("nodes") or {}).items()}
-    return {"path": FEATURES_PATH, "digest": report.digest, "verify": verify,
+    changed = bool(row is not None and stale_files(ws, row))
+    return {"path": FEATURES_PATH, "digest": report.digest, "verify": verify, "shown": shown,
+            "copy": state, "changed": changed,
             "committed": (report.document.data.get("x-rein-dev") or {}).get("committed") or [],
             "text": render.render_text(plan), "mermaid": pictures.render_mermaid(plan)}
 

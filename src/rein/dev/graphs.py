@@ -85,9 +85,10 @@ def planning_graph(*, brief: str, settings: DevSettings, plan_id: str,
         "type": "gate", "title": "A person approves the feature graph",
         "description": f"Approve the feature graph {FEATURES_PATH} before any feature runs.",
         "gate": {"mode": "approve",
-                 "prompt": f"Build the features of {FEATURES_PATH}? Review it with `rein "
-                           f"graph plan {FEATURES_PATH}`. Once accepted, the agent runs "
-                           "`rein dev` to start them.",
+                 "prompt": f"Build the features of {FEATURES_PATH}? Review the graph as "
+                           "this approval presents it (`rein approvals show` with its id "
+                           "draws it). Once accepted, the agent runs `rein dev` to start "
+                           "them.",
                  "present": [repr(FEATURES_PATH)], "on_reject": "fail"},
     }
     if settings.plan_roles:  # [dev] plan_roles of the account's own rein.toml

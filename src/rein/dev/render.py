@@ -26,8 +26,13 @@ def render(where: Mapping[str, Any], *, instruction: bool = True) -> str:
                          f"{f['title']}{tries}{earlier}")
     plan = where.get("plan")
     if plan:
+        shown = f", {plan['shown']}" if plan.get("shown") else ""
         lines += ["", (f"the feature graph to approve: {plan['path']} (digest "
-                  f"{plan.get('digest')})"), "", str(plan.get("text", "")).rstrip(), "",
+                  f"{plan.get('digest')}{shown})")]
+        if plan.get("changed"):
+            lines.append(f"  CHANGED: {plan['path']} is no longer this content: an accept is "
+                         "refused until it is (the approval binds what is drawn here)")
+        lines += ["", str(plan.get("text", "")).rstrip(), "",
                   "```mermaid", str(plan.get("mermaid", "")).rstrip(), "```"]
         verify = plan.get("verify") or {}
         if verify:

@@ -123,7 +123,9 @@ def _gate(what: str, names: list[str], settings: Mapping[str, Any], *,
         "type": "gate", "title": f"A person approves {what}",
         "description": f"Approve {what} ({', '.join(files)}).",
         "gate": {"mode": "approve",
-                 "prompt": f"Approve {what}? Read {', '.join(files)}. Once accepted, the "
+                 "prompt": f"Approve {what}? Read {', '.join(files)} as this approval "
+                           f"presents {'it' if len(files) == 1 else 'them'} (`rein approvals "
+                           "show` with its id, `--file NAME` prints one). Once accepted, the "
                            "agent runs `rein spec` to go on.",
                  "present": [repr(f) for f in files], "on_reject": "fail"},
         # A document edited while its gate waited is checked again before a person is
