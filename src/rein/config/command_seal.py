@@ -34,7 +34,8 @@ A copy is a file, not a sealed ``memfd``: interpreters resolve and read their sc
 path (Node.js follows ``/proc/self/fd/N`` to a name that does not exist), and some choose
 by its extension, so the copy keeps the script's name. The folder is private to the user:
 a process of the same user outside any sandbox could still find it (a node under
-bubblewrap has its own ``/tmp`` and ``/proc``).
+bubblewrap has its own ``/tmp`` and ``/proc``). A command worker's copies go to the
+attempt's private directory instead, which its sandbox shows (``within``).
 
 A command with no bound files runs as written, with no folder and no copy.
 """
@@ -55,7 +56,7 @@ from rein.core.shellsplit import ShellCommand, split_commands
 
 __all__ = ["FOLDER_PREFIX", "Sealed", "sealed_command", "word_spans"]
 
-#: The name of a sealed run's folder starts so (in the temporary directory).
+#: The name of a sealed run's folder starts so (in the temporary directory, or ``within``).
 FOLDER_PREFIX = "rein-run-"
 _PROJECT = ("REIN_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
 # Where the copies of files bound by their full path (outside the workspace) go, under it.
@@ -74,9 +75,11 @@ class Sealed(Frozen):
 
 @contextlib.contextmanager
 def sealed_command(command: str | Sequence[str], workspace: Path, pins: Mapping[str, str],
-                   *, search_path: str) -> Iterator[Sealed]:
+                   *, search_path: str, within: Path | None = None) -> Iterator[Sealed]:
     """``command`` to run from ``workspace`` with its bound files (``pins``, as
-    :func:`rein.config.command_files.pin` records them) read from sealed copies. Raises
+    :func:`rein.config.command_files.pin` records them) read from sealed copies. The
+    copies' folder is made in ``within`` (by default the temporary directory): a command
+    that runs under bubblewrap needs it where the sandbox shows it. Raises
     :class:`OSError` when a copy cannot be made, :class:`ValueError` when the command's
     files can no longer be told."""
     as_given = command if isinstance(command, str) else tuple(command)
@@ -85,7 +88,7 @@ def sealed_command(command: str | Sequence[str], workspace: Path, pins: Mapping[
         return
     copies = any(want != ABSENT and not want.startswith(("other:", "unreadable:"))
                  for want in pins.values())
-    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX)) if copies else None
+    folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir=within)) if copies else None
     try:
         seal = _Seal(Path(workspace), search_path, pins, folder)
         stale = seal.copy()

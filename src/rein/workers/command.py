@@ -25,6 +25,12 @@ under bubblewrap, and the workspace is compared before and after the agent runs 
 workspace when bubblewrap cannot run): a change no grant covers fails the attempt as
 ``permission_denied`` (:mod:`rein.tools.writeguard`).
 
+**It runs the files rein checked.** The workspace files the argv runs are bound by their
+digests (trust, :mod:`rein.config.command_files`); each attempt reads them once into copies
+in its private directory, comparing as it copies, and runs the copies
+(:mod:`rein.config.command_seal`): a script rewritten in the instant after the check is not
+what runs. A file that is not as bound stops the attempt (``permission_denied``).
+
 **Workers never commit.** Under bubblewrap ``.git`` is bound read-only, so a commit fails.
 Whatever the backend, rein records every ref and ``HEAD`` (``git show-ref --head``) before the
 agent starts and compares after it ends: any change fails the attempt as
@@ -33,14 +39,16 @@ agent starts and compares after it ends: any change fails the attempt as
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.config.command_files import changed
+from rein.config.command_seal import sealed_command
 from rein.core.failures import FailureClass
 from rein.core.frozen import Frozen
 from rein.core.tiers import TIERS, Tier
@@ -52,7 +60,7 @@ from rein.tools.gitguard import moved_refs, refs_now
 from rein.tools.paths import ToolFailure
 from rein.tools.permissions import PermissionSet
 from rein.tools.sandbox import SandboxPolicy
-from rein.tools.shell import CommandOutcome, run_sandboxed, written_outside_message
+from rein.tools.shell import CommandOutcome, base_env, run_sandboxed, written_outside_message
 from rein.workers.base import AttemptRequest, AttemptResult, Item, ItemKind, Routed
 from rein.workers.brief import render_brief
 
@@ -62,6 +70,11 @@ CONVENTION = """\
 Do the work in the current directory. Do not commit to git. When you are done, write one JSON
 object with the outputs above (and `decision` for a decision) to the file named by
 $REIN_OUTPUTS_FILE, or print it as the very last line of your output."""
+# The placeholders whose values rein writes: an argument that is one of them names no
+# workspace file (trust leaves it out, rein.config.trust.worker_argv), and nothing of their
+# values (the brief's text, files in the private directory) is ever read as one.
+_WRITTEN = ("{prompt}", "{prompt_file}", "{outputs_file}")
+_PLACEHOLDER = re.compile(r"\{(prompt|prompt_file|outputs_file|workspace|node|attempt)\}")
 
 
 class CommandTemplate(Frozen):
@@ -108,6 +121,7 @@ class Launch(Frozen):
     argv: tuple[str, ...]
     env: dict[str, str]
     outputs_file: Path
+    values: dict[str, str]  # each placeholder's value, by name
 
 
 def outcome_items(outcome: CommandOutcome, secrets: Secrets) -> list[Item]:
@@ -176,50 +190,86 @@ class CommandWorker:
         its report to the node's outputs; the scratch directory goes however it ends."""
         routed = request.served_by(self.template.name, self.template.model)
         usage = Usage(input_tokens=None, output_tokens=None, cost_usd=None, agent_steps=1)
-        stale = changed(Path(request.workspace), self.files)
-        if stale:
-            yield AttemptResult(usage=usage, routed=routed,
-                                failure=FailureClass.PERMISSION_DENIED, message=(
-                                    f"command worker {self.template.name} was not run: "
-                                    f"{', '.join(stale)} changed since rein read and trusted "
-                                    "its configuration; review the change, then run `rein "
-                                    "config trust` again (for a project rein.toml)"))
-            return
+
+        def fail(failure: FailureClass, message: str) -> AttemptResult:
+            return AttemptResult(usage=usage, routed=routed, failure=failure, message=message)
+
         private = Path(tempfile.mkdtemp(prefix="rein-command-"))
         try:
             launch = self._launch(request, private)
-            policy = SandboxPolicy.for_attempt(
-                request.workspace, request.workspace_access, request.network,
-                require_boundary=self.require_boundary, protected=self.protected,
-            )
-            before = await refs_now(request.workspace)  # the loop serves others meanwhile
-            try:
-                outcome = await run_sandboxed(
-                    launch.argv,
-                    policy=policy,
-                    cwd=Path(request.workspace),
-                    env=launch.env,
-                    timeout=self._timeout(request),
-                    max_output_bytes=self.template.max_output_bytes,
-                    scratch=private,
-                    writes=PermissionSet.parse(request.permissions),
-                    trusted_argv=True,
+            with contextlib.ExitStack() as sealed:
+                # The argv's workspace files run from copies of the bytes compared with
+                # their trusted digests, in ``private`` (which the sandbox shows), removed
+                # on every way out.
+                try:
+                    argv, stale = sealed.enter_context(self._sealed(request, launch, private))
+                except (OSError, ValueError) as exc:  # a copy failed; the files are unsure
+                    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                    yield fail(FailureClass.PERMISSION_DENIED,
+                               f"command worker {self.template.name} was not run: {why}")
+                    return
+                if stale:
+                    yield fail(FailureClass.PERMISSION_DENIED, (
+                        f"command worker {self.template.name} was not run: "
+                        f"{', '.join(stale)} changed since rein read and trusted its "
+                        "configuration; review the change, then run `rein config trust` "
+                        "again (for a project rein.toml)"))
+                    return
+                policy = SandboxPolicy.for_attempt(
+                    request.workspace, request.workspace_access, request.network,
+                    require_boundary=self.require_boundary, protected=self.protected,
                 )
-            except (ToolFailure, ConfigError) as exc:
-                yield AttemptResult(usage=usage, routed=routed,
-                                    failure=FailureClass.PERMISSION_DENIED,
-                                    message=f"{exc.code}: {exc.message}")
-                return
-            except FileNotFoundError:
-                yield AttemptResult(usage=usage, routed=routed, failure=FailureClass.TOOL_ERROR,
-                                    message=f"command not found: {launch.argv[0]}")
-                return
-            moved = moved_refs(before, await refs_now(request.workspace))
-            for item in outcome_items(outcome, self._secrets(request)):
-                yield item
-            yield self._result(request, outcome, moved, launch.outputs_file, usage, routed)
+                before = await refs_now(request.workspace)  # the loop serves others meanwhile
+                try:
+                    outcome = await run_sandboxed(
+                        argv,
+                        policy=policy,
+                        cwd=Path(request.workspace),
+                        env=launch.env,
+                        timeout=self._timeout(request),
+                        max_output_bytes=self.template.max_output_bytes,
+                        scratch=private,
+                        writes=PermissionSet.parse(request.permissions),
+                        trusted_argv=True,
+                    )
+                except (ToolFailure, ConfigError) as exc:
+                    yield fail(FailureClass.PERMISSION_DENIED, f"{exc.code}: {exc.message}")
+                    return
+                except FileNotFoundError:
+                    yield fail(FailureClass.TOOL_ERROR, f"command not found: {launch.argv[0]}")
+                    return
+                moved = moved_refs(before, await refs_now(request.workspace))
+                for item in outcome_items(outcome, self._secrets(request)):
+                    yield item
+                yield self._result(request, outcome, moved, launch.outputs_file, usage, routed)
         finally:
             shutil.rmtree(private, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _sealed(self, request: AttemptRequest, launch: Launch, private: Path
+                ) -> Iterator[tuple[tuple[str, ...], tuple[str, ...]]]:
+        """``(argv, stale)``: the launch's argv with every word that names a bound file
+        naming its copy (:func:`rein.config.command_seal.sealed_command`, the copies in
+        ``private``), or the bound files that are not as trusted. The seal reads the argv
+        as trust read it: ``{workspace}`` filled, the arguments that are rein's own values
+        left out, and the placeholders inside other arguments as written, filled after;
+        so no word of the brief or of rein's files is ever taken for a workspace file. The
+        program is looked up on the ``PATH`` the attempt runs with."""
+        template = self.template.argv
+        kept = [i for i, word in enumerate(template) if word not in _WRITTEN]
+        read = [template[i].replace("{workspace}", request.workspace) for i in kept]
+        search_path = base_env(launch.env, scratch=private)["PATH"]
+        with sealed_command(read, Path(request.workspace), self.files,
+                            search_path=search_path, within=private) as sealed:
+            if sealed.changed:
+                yield launch.argv, sealed.changed
+                return
+            argv = list(launch.argv)
+            rest = {k: v for k, v in launch.values.items() if k != "workspace"}
+            for i, was, now in zip(kept, read, sealed.command, strict=True):
+                if now != was:  # a word naming a bound file: its copy, the rest filled
+                    argv[i] = _fill(now, rest)
+            yield tuple(argv), ()
 
     def _launch(self, request: AttemptRequest, private: Path) -> Launch:
         """The agent's command line (placeholders filled one argument at a time) and clean
@@ -240,7 +290,7 @@ class CommandWorker:
         env = {n: self._environ[n] for n in self.template.pass_env if n in self._environ}
         env.update(request.env)
         env["REIN_OUTPUTS_FILE"] = str(outputs_file)
-        return Launch(argv=argv, env=env, outputs_file=outputs_file)
+        return Launch(argv=argv, env=env, outputs_file=outputs_file, values=values)
 
     def _secrets(self, request: AttemptRequest) -> Secrets:
         """The node's secrets and the provider keys the agent is handed (pass_env, env)."""
@@ -310,9 +360,9 @@ class CommandWorker:
 
 
 def _fill(arg: str, values: Mapping[str, str]) -> str:
-    for key, value in values.items():
-        arg = arg.replace("{" + key + "}", value)
-    return arg
+    """``arg`` with each placeholder of ``values`` replaced, in one pass: a value is never
+    read for placeholders again (a brief that says ``{workspace}`` keeps saying it)."""
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), arg)
 
 
 def _scrub(text: str, secrets: Secrets) -> str:
