@@ -85,14 +85,14 @@ def test_the_graph_shown_for_approval_is_the_content_the_approval_binds(
     driver = ScriptedDriver(repo, cli, bad_plan_first=False)
     _code, where = driver.dev()
     driver.submit(driver.work(where["instruction"]))  # the plan: its approval now waits
-    code, where = cli.json("dev")
+    _code, where = cli.json("dev")
     assert where["instruction"].get("for") == "approval", where
     bound = where["plan"]
     assert (bound["shown"], bound["changed"]) == ("as the approval presents it", False)
     graph = repo / GRAPH
     honest = graph.read_text()
     graph.write_text(honest.replace("c_to_f", "harmless_looking"))
-    code, where = cli.json("dev", "status")
+    _code, where = cli.json("dev", "status")
     shown = where["plan"]
     assert shown["digest"] == bound["digest"] and shown["changed"] is True
     assert "harmless_looking" not in shown["text"] and "c_to_f" in shown["text"]
