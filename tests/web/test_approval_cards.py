@@ -1,7 +1,8 @@
 """An approval card in real Chromium: it names the gate and its node, shows a presented
 Markdown text rendered (with raw HTML shown as text), the bound file as its change against
-the last commit, and the digest an answer binds, written as ``rein approvals show`` writes
-it; nothing a run wrote becomes markup or script."""
+the last commit, drawn from the content the approval binds even once the file holds other
+content, and the digest an answer binds, written as ``rein approvals show`` writes it;
+nothing a run wrote becomes markup or script."""
 
 from __future__ import annotations
 
@@ -79,6 +80,14 @@ def test_a_card_names_its_gate_and_renders_what_is_reviewed(browser: Any,
         ).startswith("sha256:")
         assert '"present"' not in card.inner_text()
         digest = card.locator("[data-digest]").inner_text()
+        # Other content put in the file while the card is read: the card still shows the
+        # content the approval binds, drawn from its copy, and says the file differs now.
+        (workspace / "greet.py").write_text("print('bye')\n")
+        page.reload()
+        bound = page.locator("[data-approval] [data-file='greet.py']")
+        assert bound.locator("pre.diff .add").inner_text() == "+print('hello, world')"
+        assert "bye" not in bound.inner_text()
+        assert bound.locator("[data-file-now='changed']").count() == 1
     shown = subprocess.run(
         [sys.executable, "-c", "from rein.cli import run; run()", "approvals", "show",
          card_id(workspace)], cwd=workspace, text=True,

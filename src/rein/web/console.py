@@ -27,7 +27,7 @@ from starlette.responses import (
 from rein.core import states
 from rein.engine.service import Harness
 from rein.errors import ReinError
-from rein.web import pages_queue, pages_runs, streams
+from rein.web import pages_queue, pages_runs, review, streams
 from rein.web.auth import MAX_BODY, Denied, Guard, parse_form
 from rein.web.html import error_box, page
 from rein.web.paths import inside
@@ -205,7 +205,8 @@ class Console:
         rows = self.h.approvals(run_id=run_id or None)
         return HTMLResponse(pages_queue.approvals_page(
             rows, csrf=self.csrf(request), read_only=self.read_only, error=error,
-            run_id=run_id, workspace=self.h.workspace), status_code=409 if error else 200)
+            run_id=run_id, workspace=self.h.workspace, secrets=review.secrets_of(self.h)),
+            status_code=409 if error else 200)
 
     async def answer(self, request: Request) -> Response:
         form: dict[str, str] = request.state.form

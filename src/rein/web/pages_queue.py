@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rein.engine.service import ApprovalRow
+from rein.formats.redaction import NO_SECRETS, Secrets
 from rein.web import review, views
 from rein.web.html import e, error_box, form, hidden, moment, page, status, table
 
@@ -108,17 +109,19 @@ def given_html(row: ApprovalRow) -> str:
 
 
 def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool,
-                  workspace: Path | None = None, back: str = "") -> str:
+                  workspace: Path | None = None, back: str = "",
+                  secrets: Secrets = NO_SECRETS) -> str:
     """One question: which gate of which node, what it asks, the material as a person
-    reviews it (:mod:`rein.web.review`), and the digest an answer binds, written as
-    ``rein approvals show`` writes it. ``back``: the run page the card is shown on, where
-    the answer returns (else to the page of the question's run)."""
+    reviews it (:mod:`rein.web.review`: each bound file as the approval presented it,
+    ``secrets`` redacted), and the digest an answer binds, written as ``rein approvals
+    show`` writes it. ``back``: the run page the card is shown on, where the answer
+    returns (else to the page of the question's run)."""
     req = dict(row.request)
     head = (f"<div class='card' data-approval='{e(row.approval_id)}'>"
             f"<div>{review.heading(row)} "
             f"{status(row.status.value)} · {_owner(row)}{_risk(row)}</div>"
             f"<p class='asks'>{e(req.get('prompt') or req.get('node') or row.key)}</p>"
-            f"{review.material(row, workspace)}"
+            f"{review.material(row, workspace, secrets=secrets)}"
             f"<div class='muted'>digest <code data-digest>{e(row.digest)}</code> (what an "
             "answer binds)</div>")
     if row.status.value != "pending":
@@ -137,11 +140,11 @@ def approval_card(row: ApprovalRow, *, csrf: str, read_only: bool,
 
 def approvals_page(rows: Sequence[ApprovalRow], *, csrf: str, read_only: bool,
                    error: tuple[str, str, str | None] | None = None, run_id: str = "",
-                   workspace: Path | None = None) -> str:
+                   workspace: Path | None = None, secrets: Secrets = NO_SECRETS) -> str:
     top = error_box(*error) if error else ""
     scope = f" of <code>{e(run_id)}</code>" if run_id else ""
-    cards = "".join(approval_card(r, csrf=csrf, read_only=read_only, workspace=workspace)
-                    for r in rows) or \
+    cards = "".join(approval_card(r, csrf=csrf, read_only=read_only, workspace=workspace,
+                                  secrets=secrets) for r in rows) or \
         "<p class='muted'>Nothing waits for an answer.</p>"
     return page("Approvals", f"{top}<h1>Approval queue{scope}</h1>{cards}", read_only=read_only)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from rein.core.frozen import Frozen
 from rein.engine.service import ApprovalRow, Event, Harness, NodeRow, RunRow
-from rein.web import pages_queue, views
+from rein.web import pages_queue, review, views
 from rein.web.auth import Denied
 from rein.web.html import e, error_box, form, moment, page, pretty, status, table
 from rein.web.states import look
@@ -308,7 +308,8 @@ def pending_cards(h: Harness, run: RunRow, *, csrf: str, read_only: bool) -> str
     rows = h.approvals(run_id=run.run_id)
     cards = "".join(pages_queue.approval_card(r, csrf=csrf, read_only=read_only,
                                               workspace=h.workspace,
-                                              back=f"/runs/{run.run_id}") for r in rows)
+                                              back=f"/runs/{run.run_id}",
+                                              secrets=review.secrets_of(h)) for r in rows)
     return (f"<h2 id='waiting'>Waiting for an answer</h2>{cards}" if rows else "")
 
 

@@ -2,25 +2,35 @@
 itself as a person reviews it, not the request's JSON.
 
 Text is shown as text; Markdown (a presented string, a ``.md`` file) is rendered with raw
-HTML turned off, so nothing a run wrote can add markup or script to the page; each file the
-answer is bound to by content digest is shown as its change against the workspace's last
-commit when it has one, else as its content; anything structured stays JSON. Digests are
-written exactly as ``rein approvals show`` writes them.
+HTML turned off, so nothing a run wrote can add markup or script to the page; anything
+structured stays JSON. Digests are written exactly as ``rein approvals show`` writes them.
+
+A file the answer is bound to by content digest is shown as the approval presented it, from
+the copy it keeps (:func:`rein.web.bound.copy_of`), never from the file as it is now:
+whoever can write the workspace can put other content in the file while a person reads the
+card and the bound content back before the accept, which then finds the file unchanged. The
+card says whether the file still holds that content (an accept is refused while it does
+not). Where no copy was kept (a directory, a file not text or beyond the copies kept, a
+question asked before copies were kept), the file is shown only when the bytes read for the
+page have the bound digest, and is said to be the file as it is now. A change against the
+workspace's last commit is drawn from the text shown. The secret values the run store
+redacts are redacted from every file shown.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rein.engine.service import ApprovalRow
+from rein.engine.service import ApprovalRow, Harness
+from rein.formats.redaction import NO_SECRETS, Secrets, known_secrets, redact
+from rein.web import bound
 from rein.web.html import e, pretty
 
 MAX_SHOWN = 200_000  # characters of one file or value rendered into a card
-GIT_SECONDS = 10
 
 WHAT = {
     "graph": "Approve the graph", "gate": "Gate", "checkpoint": "Checkpoint",
@@ -62,18 +72,6 @@ def _value(value: Any) -> str:
     return pretty(value)
 
 
-def _git_diff(workspace: Path, name: str) -> str | None:
-    """The file's change against the last commit, or None (no repository, not tracked, no
-    change, git missing)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(workspace), "diff", "--no-color", "--no-ext-diff", "HEAD",
-             "--", name], capture_output=True, text=True, timeout=GIT_SECONDS, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 and done.stdout.strip() else None
-
-
 def diff_html(text: str) -> str:
     lines = []
     for line in text[:MAX_SHOWN].splitlines():
@@ -83,35 +81,88 @@ def diff_html(text: str) -> str:
     return "<pre tabindex='0' class='diff'>" + "\n".join(lines) + "</pre>"
 
 
-def _file(workspace: Path | None, name: str, digest: str) -> str:
+STALE = "an accept is refused while it differs (APPROVAL_STALE)"
+NO_COPY = ("no copy of it is kept (a directory, a file that is not text or larger than the "
+           "copies an approval keeps, or a question asked before copies were kept): the "
+           "content as it was presented cannot be shown, only its digest above")
+ALTERED = ("warning APPROVAL009: the copy this approval keeps is not the content it binds "
+           "(edited in the run store, or a secret's value redacted from it): it is not shown; "
+           "compare the file's digest with the one above before you answer")
+
+
+def secrets_of(h: Harness) -> Secrets:
+    """The secret values a card redacts from the files it shows: those the run store
+    redacts (``REIN_SECRET_*``, the provider keys ``rein.toml`` names), from this
+    console's environment."""
+    return known_secrets(os.environ, h.key_variables())
+
+
+def _now(now: bound.Now | None, digest: str) -> str:
+    """Whether the file still holds the content the approval binds."""
+    if now is None:
+        return ("<p class='muted' data-file-now='unknown'>the file as it is now is not "
+                "readable from this console</p>")
+    if now.kind == "directory":
+        return ("<p class='muted' data-file-now='directory'>a directory: its digest covers "
+                "every file under it, and an accept is refused while any of them differs "
+                "(APPROVAL_STALE)</p>")
+    if now.digest == digest:
+        return ("<p class='muted' data-file-now='same'>the file is unchanged since it was "
+                "presented</p>")
+    if now.digest is None:
+        return ("<p class='stale' data-file-now='gone'><b>the file is gone (or unreadable) "
+                f"since it was presented</b>: {STALE}</p>")
+    return (f"<p class='stale' data-file-now='changed'><b>the file now holds other content"
+            f"</b> (<code>{e(now.digest)}</code>, not shown): that is not what an accept "
+            f"approves, and {STALE}</p>")
+
+
+def _body(workspace: Path | None, name: str, text: str, secrets: Secrets) -> str:
+    """``text`` (the bound content of ``name``) as its change against the last commit when
+    it has one, else as its content; secret values redacted."""
+    shown = str(redact(text, secrets))
+    note = ("<p class='muted' data-redacted>secret values are redacted from what is shown"
+            "</p>" if shown != text else "")
+    before = bound.committed(workspace, name) if workspace is not None else None
+    diff = (bound.change(name, str(redact(before, secrets)), shown) if before is not None
+            else None)
+    if diff is not None:
+        return note + diff_html(diff)
+    if name.lower().endswith((".md", ".markdown")):
+        return note + markdown(shown)
+    return note + f"<pre tabindex='0' class='file'>{e(shown[:MAX_SHOWN])}</pre>"
+
+
+def _file(row: ApprovalRow, workspace: Path | None, name: str, digest: str,
+          secrets: Secrets) -> str:
+    """One bound file: its digest, the content the approval binds (from its copy, never
+    from the file as it is now), and whether the file still holds it."""
     head = (f"<div class='file-head'><code>{e(name)}</code> "
             f"<code class='muted' data-file-digest>{e(digest)}</code></div>")
-    body = "<p class='muted'>not readable from this console</p>"
-    if workspace is not None:
-        root = workspace.resolve()
-        path = (root / name).resolve()
-        if root in path.parents and path.is_file():
-            change = _git_diff(root, name)
-            if change is not None:
-                body = diff_html(change)
-            else:
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    text = None
-                if text is None:
-                    pass
-                elif path.suffix.lower() in (".md", ".markdown"):
-                    body = markdown(text)
-                else:
-                    body = f"<pre tabindex='0' class='file'>{e(text[:MAX_SHOWN])}</pre>"
-        elif root in path.parents and path.is_dir():
-            body = "<p class='muted'>a directory: its digest covers every file under it</p>"
+    state, copy = bound.copy_of(row, name)
+    now = bound.read_now(workspace, name) if workspace is not None else None
+    if copy is not None:
+        body = ("<p class='muted' data-file-shown='presented'>as it was presented: the "
+                "content an accept approves</p>" + _now(now, digest)
+                + _body(workspace, name, copy, secrets))
+    elif state == "altered":
+        body = f"<p class='stale' data-file-shown='altered'>{e(ALTERED)}</p>" + _now(
+            now, digest)
+    elif now is not None and now.text is not None and now.digest == digest:
+        # Read once: the text shown is the very bytes whose digest is the bound one.
+        body = (f"<p class='muted' data-file-shown='none'>{e(NO_COPY)}</p>"
+                "<p class='muted' data-file-now='same'>the file as it is now, read for this "
+                "page, has that digest: this is the content an accept approves</p>"
+                + _body(workspace, name, now.text, secrets))
+    else:
+        body = f"<p class='muted' data-file-shown='none'>{e(NO_COPY)}</p>" + _now(now, digest)
     return f"<div class='file' data-file='{e(name)}'>{head}{body}</div>"
 
 
-def material(row: ApprovalRow, workspace: Path | None) -> str:
-    """What the person reviews: the presented values, then each bound file."""
+def material(row: ApprovalRow, workspace: Path | None, *,
+             secrets: Secrets = NO_SECRETS) -> str:
+    """What the person reviews: the presented values, then each bound file as the approval
+    presented it (``secrets``: values redacted from the files shown)."""
     req = row.request
     files = req.get("files") if isinstance(req.get("files"), Mapping) else {}
     assert isinstance(files, Mapping)
@@ -126,7 +177,8 @@ def material(row: ApprovalRow, workspace: Path | None) -> str:
             text = " ".join(map(str, value)) if isinstance(value, list) else value
             out.append(f"<div class='presented'><span class='muted'>{e(key)}</span> "
                        f"<code>{e(text)}</code></div>")
-    out.extend(_file(workspace, str(name), str(d)) for name, d in files.items())
+    out.extend(_file(row, workspace, str(name), str(d), secrets)
+               for name, d in files.items())
     binding = req.get("binding")
     if isinstance(binding, Mapping):
         rows = [f"<li>graph <code>{e(binding.get('graph_digest'))}</code></li>"]
@@ -138,4 +190,4 @@ def material(row: ApprovalRow, workspace: Path | None) -> str:
     return f"<div class='material'>{''.join(out)}</div>" if out else ""
 
 
-__all__ = ["WHAT", "diff_html", "heading", "markdown", "material"]
+__all__ = ["WHAT", "diff_html", "heading", "markdown", "material", "secrets_of"]
