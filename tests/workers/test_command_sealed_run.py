@@ -231,6 +231,18 @@ def test_the_copies_are_removed_when_the_agent_cannot_start(
     assert list(temp.iterdir()) == []
 
 
+def test_a_program_that_is_not_executable_is_a_tool_error_not_a_crash(
+        ws: Path, temp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("rein.tools.sandbox.bubblewrap_status", lambda: (None, "forced"))
+    (ws / "agents" / "plain.sh").write_text("echo hi\n")
+    (ws / "agents" / "plain.sh").chmod(0o644)
+    worker = CommandWorker(CommandTemplate(name="fake", argv=("{workspace}/agents/plain.sh",)))
+    _, result = drive(worker, request(ws))
+    assert result.failure is FailureClass.TOOL_ERROR
+    assert result.message.startswith(f"command not executable: {ws}/agents/plain.sh")
+    assert list(temp.iterdir()) == []
+
+
 def test_the_copies_are_removed_after_a_timeout(
         ws: Path, temp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(ws, "agents/run.sh", "#!/bin/sh\nexec sleep 30\n")

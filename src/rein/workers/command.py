@@ -238,6 +238,11 @@ class CommandWorker:
                 except FileNotFoundError:
                     yield fail(FailureClass.TOOL_ERROR, f"command not found: {launch.argv[0]}")
                     return
+                except PermissionError:  # not executable, or a folder on the way refuses
+                    yield fail(FailureClass.TOOL_ERROR,
+                               f"command not executable: {launch.argv[0]} (make it executable "
+                               "with chmod +x, or name its interpreter first in argv)")
+                    return
                 moved = moved_refs(before, await refs_now(request.workspace))
                 for item in outcome_items(outcome, self._secrets(request)):
                     yield item
