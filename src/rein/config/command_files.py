@@ -5,7 +5,8 @@ trusting it. The files of the workspace that the command runs are code too, and 
 be able to write them, so trusting the command binds their bytes (:func:`pin`): a changed
 file makes the configuration untrusted again, rein refuses to run the command
 (:func:`changed`), and the write guard keeps every node from writing those paths. A hook
-runs copies of the bytes compared (:mod:`rein.config.command_seal`, through :class:`Walk`).
+and a command worker run copies of the bytes compared (:mod:`rein.config.command_seal`,
+through :class:`Walk`).
 
 Which files, by rule (read from the command line as a person reads it, never guessed):
 
