@@ -1,7 +1,7 @@
 """What a person reads to decide an approval is the content the approval binds.
 
 An approval binds the files it shows by content digest, and keeps a copy of each text file
-(``contents`` of its request, :func:`rein.engine.run.material.kept_copy`). A person who
+(``contents`` of its request, :func:`rein.engine.service.kept_copy`). A person who
 reads the file itself, as it is when they look, may read other content than the answer
 binds: whoever can write the workspace can change the file while they read and put the
 bound content back before they answer. So:
@@ -40,7 +40,7 @@ def file_views(row: Any, workspace: Path, *, key_variables: tuple[str, ...] = ()
     unreadable), whether it changed, the state of the copy kept (``intact``, ``none``,
     ``altered``), the copy's text when intact and, for a graph file, the plan drawn from
     that copy."""
-    from rein.engine.run.material import kept_copy, shown_files
+    from rein.engine.service import kept_copy, shown_files
 
     files = row.request.get("files")
     if not isinstance(files, Mapping):
@@ -112,7 +112,7 @@ def shown_blocks(approval_id: str, views: Iterable[Mapping[str, Any]]) -> list[s
 def copy_of(row: Any, name: str) -> str:
     """The text the approval keeps of the file ``name``, when it is the content bound;
     APPROVAL009 otherwise."""
-    from rein.engine.run.material import kept_copy
+    from rein.engine.service import kept_copy
 
     files = row.request.get("files")
     if not isinstance(files, Mapping) or name not in files:

@@ -91,7 +91,7 @@ def owner_of(row: Any) -> str:
 def request_of(row: Any) -> dict[str, Any]:
     """The request as listings print it: without the copies of the files it shows (their
     digests stay; `rein approvals show` prints the copies)."""
-    from rein.engine.run.material import KEPT
+    from rein.engine.service import KEPT
 
     return {k: v for k, v in row.request.items() if k != KEPT}
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from rein.core.frozen import Frozen
 from rein.engine.cases.queries import Reads
 from rein.engine.run.clock import Clock, IdGenerator, RandomIds, SystemClock
+from rein.engine.run.material import KEPT, kept_copy, shown_files
 from rein.errors import ConfigError, Refused, ReinError, StoreError
 
 # The rows the Harness hands out, for a surface's annotations (surfaces import no store).
@@ -785,5 +786,5 @@ def answer_status(decision: ApprovalStatus | str) -> ApprovalStatus:
     return status
 
 
-__all__ = ["Answered", "ApprovalRow", "Event", "Harness", "NodeRow", "RunRow", "Submitted",
-           "ThreadRow", "ThreadTurnRow", "answer_status"]
+__all__ = ["KEPT", "Answered", "ApprovalRow", "Event", "Harness", "NodeRow", "RunRow", "Submitted",
+           "ThreadRow", "ThreadTurnRow", "answer_status", "kept_copy", "shown_files"]

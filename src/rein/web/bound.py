@@ -10,9 +10,9 @@ own digest is the bound one (:func:`copy_of`); a file read now is shown only fro
 whose digest was computed in the same read (:func:`read_now`). The card's change against
 the last commit is drawn from the text shown (:func:`committed`, :func:`change`).
 
-These checks are the run store's ``sha256:`` of a file's bytes, as the engine computes them
-when it asks (``rein.engine.run.material``); a surface reaches the engine only through the
-Harness, so the card computes them here.
+A copy is checked as every surface checks it (``kept_copy``, which the Harness's module
+gives the surfaces); the file read now is hashed here, in the same read that gives its
+text.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ import hashlib
 import os
 import stat
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from rein.engine.service import ApprovalRow
+from rein.core.frozen import Frozen
+from rein.engine.service import ApprovalRow, kept_copy
 
 KEPT = "contents"  # the request's copies: file name → the text presented
 MAX_READ = 1 << 20  # bytes of a file read now whose text is shown (its digest: any size)
@@ -42,19 +41,15 @@ value redacted from it)."""
 
 
 def copy_of(row: ApprovalRow, name: str) -> tuple[Copy, str | None]:
-    """The copy ``row`` keeps of the file ``name``, with its text only when it is intact."""
-    files = row.request.get("files")
-    digest = files.get(name) if isinstance(files, Mapping) else None
-    kept = row.request.get(KEPT)
-    text = kept.get(name) if isinstance(kept, Mapping) else None
-    if not isinstance(text, str) or not isinstance(digest, str):
-        return "none", None
-    actual = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return ("intact", text) if actual == digest else ("altered", None)
+    """The copy ``row`` keeps of the file ``name``, with its text only when it is intact
+    (checked against the bound digest, as every surface checks it: the engine's
+    ``kept_copy``, through the Harness's module)."""
+    state, text = kept_copy(row, name)
+    return ("intact", text) if state == "intact" else (
+        ("altered", None) if state == "altered" else ("none", None))
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Now:
+class Now(Frozen):
     """The file ``name`` as it is now: ``kind`` ``file`` (with the ``digest`` of its bytes
     and their ``text`` when it is UTF-8 text of at most :data:`MAX_READ` bytes),
     ``directory``, or ``gone`` (missing, unreadable, outside the workspace, not a file)."""
