@@ -198,8 +198,11 @@ def test_approvals_show_prints_what_is_approved(scenario: Scenario) -> None:
     assert f"graph digest {digest}" in out
     assert "asks     Ship it, bo?" in out
     assert "presents notes.md" in out  # the presented values, resolved
-    [file_line] = [line for line in out.splitlines() if line.strip().startswith("notes.md")]
+    # The files block names each file with its bound digest, and whether it still holds it.
+    [file_line] = [line for line in out.splitlines()
+                   if line.strip().startswith("notes.md ") and "since it was presented" in line]
     assert file_line.split()[1] == pending["request"]["files"]["notes.md"]
+    assert "unchanged since it was presented" in file_line
     assert f"digest   {pending['digest']}" in out
     code, out = scenario.rein("approvals", "show", pending["approval_id"], "--json")
     shown = json.loads(out)
