@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rein.core.collector import starting
 
             # No pass of the collector over what the turn's start imports and reads, until
-            # the run advances (rein.core.collector): 7 ms of a cold submit otherwise.
+            # the run advances (rein.core.collector): 6.5 ms of a cold submit otherwise.
             with starting():
                 code = _main(args)
         else:
@@ -223,7 +223,7 @@ def leave(code: int) -> NoReturn:
 
     Python's exit waits for the threads, runs the ``atexit`` callbacks, flushes standard
     output and error, and then frees every module and object one by one: 18 ms of a cold
-    ``rein submit`` (a sixth of its own time), seconds after a large run. rein keeps nothing
+    ``rein submit`` (a sixth of its own time), more after a large run. rein keeps nothing
     that needs the last part: every write is committed before the command returns (a kill
     at any point resumes to the same record) and every file is closed where it is written.
     So with no other thread alive, the callbacks run and the streams are flushed here, and
