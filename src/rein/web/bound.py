@@ -18,20 +18,17 @@ text.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
-import stat
 import subprocess
 from pathlib import Path
 from typing import Literal
 
 from rein.core.frozen import Frozen
-from rein.engine.service import ApprovalRow, kept_copy
+from rein.engine.service import ApprovalRow, file_content, kept_copy
 
 KEPT = "contents"  # the request's copies: file name → the text presented
 MAX_READ = 1 << 20  # bytes of a file read now whose text is shown (its digest: any size)
 GIT_SECONDS = 10
-_CHUNK = 1 << 20
 
 Copy = Literal["intact", "none", "altered"]
 """``intact``: the copy is the bound content; ``none``: no copy was kept (a directory, a
@@ -71,34 +68,12 @@ def read_now(workspace: Path, name: str) -> Now:
     try:
         if path.is_dir():
             return Now(kind="directory")
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        digest, text = file_content(path, MAX_READ)  # one read: the text is of the digest
     except (OSError, ValueError):
         return Now(kind="gone")
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device: never read
-            return Now(kind="gone")
-        digest = hashlib.sha256()
-        kept: list[bytes] | None = []
-        size = 0
-        while block := os.read(fd, _CHUNK):
-            digest.update(block)
-            size += len(block)
-            if kept is not None and size <= MAX_READ:
-                kept.append(block)
-            else:
-                kept = None
-    except OSError:
+    if digest is None:  # a FIFO, a device: never read
         return Now(kind="gone")
-    finally:
-        os.close(fd)
-    text = None
-    if kept is not None:
-        try:
-            text = b"".join(kept).decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-    return Now(kind="file", digest="sha256:" + digest.hexdigest(),
-               text=None if text is None or "\0" in text else text)
+    return Now(kind="file", digest=digest, text=text)
 
 
 # The last commit's copy of a file is read with plumbing that converts nothing (no filter,

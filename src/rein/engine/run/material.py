@@ -116,7 +116,7 @@ def _content(path: Path, room: int) -> tuple[str | None, str | None]:
     ``room`` bytes (None: not a file, too large, or not text)."""
     try:
         if path.is_file():
-            return _file_content(path, room)
+            return file_content(path, room)
         if not path.is_dir():
             return None, None
         return _directory_digest(path), None
@@ -124,8 +124,11 @@ def _content(path: Path, room: int) -> tuple[str | None, str | None]:
         return None, None  # unreadable: nothing to bind, the name alone is what was shown
 
 
-def _file_content(path: Path, room: int) -> tuple[str | None, str | None]:
-    # One read gives both: a copy read apart from its digest could be of other content.
+def file_content(path: Path, room: int) -> tuple[str | None, str | None]:
+    """A regular file's ``sha256:`` digest and, when it is UTF-8 text without NUL of at most
+    ``room`` bytes, its text, from one read: a text read apart from its digest could be of
+    other content. ``(None, None)`` for what is not a regular file (a FIFO is never read);
+    :class:`OSError` when it cannot be opened or read."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced by a FIFO since is_file()
@@ -164,5 +167,5 @@ def _directory_digest(path: Path) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(listing)).hexdigest()
 
 
-__all__ = ["KEPT", "MAX_KEPT", "kept_copy", "material_digest", "shown_files",
+__all__ = ["KEPT", "MAX_KEPT", "file_content", "kept_copy", "material_digest", "shown_files",
            "shown_material", "stale_files"]
