@@ -180,33 +180,44 @@ def test_a_copy_changed_after_it_was_written_does_not_run(
 def test_the_script_runs_from_a_private_copy_in_the_workspace(
         ws: Path, temp: Path) -> None:
     """``$0`` names the copy, in a folder only the user may enter, beside the copies of the
-    hook's other files; the working directory and ``$REIN_PROJECT_DIR`` are the workspace."""
+    hook's other files and links to the rest of its workspace folder; the working directory
+    and ``$REIN_PROJECT_DIR`` are the workspace."""
     write(ws, "hooks/log.sh", 'cat > /dev/null\nhere=$(dirname "$0")\n'
           '{ echo "$0"; pwd; echo "$REIN_PROJECT_DIR"; stat -c %a "$here/.."; '
-          'cat "$here/lib/common.sh"; ls "$here"; } > ran\n')
+          'cat "$here/lib/common.sh"; readlink "$here/other.sh"; cat "$here/../data.txt"; '
+          'ls "$here"; } > ran\n')
     write(ws, "hooks/lib/common.sh", "echo common\n")
     write(ws, "hooks/other.sh", "echo not bound\n")
+    write(ws, "data.txt", "data beside the hooks\n")
     out = run(ws, trusted(ws, "sh hooks/log.sh", files=["hooks/lib"]))
     assert out.runs[0].status == "completed", out.runs[0].message
-    script, cwd, project, mode, common, *listed = (ws / "ran").read_text().splitlines()
+    script, cwd, project, mode, common, other, data, *listed = (
+        ws / "ran").read_text().splitlines()
     folder = Path(script).parent.parent
     assert folder.parent == temp and folder.name.startswith(FOLDER_PREFIX)
     assert script == str(folder / "hooks/log.sh") and mode == "700"
     assert cwd == project == str(ws)
-    assert common == "echo common" and listed == ["lib", "log.sh"]  # not other.sh
+    assert common == "echo common"  # bound (files): the copy
+    assert other == str(ws / "hooks/other.sh")  # not bound: the workspace's, as before
+    assert data == "data beside the hooks"  # up from the script's folder: the workspace's
+    assert listed == ["lib", "log.sh", "other.sh"]
     assert not folder.exists()
 
 
-def test_a_module_beside_the_script_that_files_does_not_list_is_not_there(
-        ws: Path, temp: Path) -> None:
-    """What a script reaches from its own folder must be bound: list it in ``files``."""
-    write(ws, "hooks/check.py", "import helper\n")
-    write(ws, "hooks/helper.py", "")
+def test_a_module_beside_the_script_that_files_does_not_list_is_read_from_the_workspace(
+        ws: Path, temp: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a script reaches from its own folder and trust did not bind is read from the
+    workspace as before (a hook that imported a helper beside it still runs); only the
+    bound files are copies."""
+    write(ws, "hooks/check.py", "import sys, helper\nsys.stdin.read()\nhelper.main()\n")
+    write(ws, "hooks/helper.py", "import os\n\ndef main():\n"
+          "    open(os.environ['REIN_PROJECT_DIR'] + '/ran', 'w').write(\n"
+          "        os.path.realpath(__file__))\n")
     out = run(ws, trusted(ws, [sys.executable, "hooks/check.py"]))
-    assert out.runs[0].status == "failed"
-    assert "No module named 'helper'" in out.runs[0].message
-    assert run(ws, trusted(ws, [sys.executable, "hooks/check.py"],
-                           files=["hooks/helper.py"])).runs[0].status == "completed"
+    assert out.runs[0].status == "completed", out.runs[0].message
+    imported = Path((ws / "ran").read_text())  # the module's real path, while it ran
+    assert imported == (ws / "hooks/helper.py").resolve()  # through its link
+    assert list(temp.iterdir()) == []
 
 
 def test_the_copy_keeps_the_scripts_modes(ws: Path, temp: Path) -> None:

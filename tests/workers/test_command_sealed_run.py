@@ -182,6 +182,21 @@ def test_a_program_on_a_workspace_path_runs_from_its_copy(
     assert list(temp.iterdir()) == []
 
 
+def test_a_file_beside_the_script_that_trust_did_not_bind_is_read_from_the_workspace(
+        ws: Path, temp: Path, backend: str) -> None:
+    """The script runs from its copy; what it sources beside itself, unbound, is the
+    workspace's file as before (through a link, inside the sandbox too)."""
+    write(ws, "agents/run.sh", '#!/bin/sh\n. "$(dirname "$0")/lib.sh"\n'
+          'printf \'{"summary": "%s from %s"}\\n\' "$said" "$(readlink "$(dirname "$0")/lib.sh")"\n')
+    write(ws, "agents/lib.sh", "said=sourced\n")
+    worker = trusted(ws, ["{workspace}/agents/run.sh"])
+    assert list(worker.files) == ["agents/run.sh"]  # lib.sh is not bound
+    _, result = drive(worker, request(ws))
+    assert result.failure is None, result.message
+    assert result.outputs["summary"] == f"sourced from {ws}/agents/lib.sh"
+    assert list(temp.iterdir()) == []
+
+
 def test_a_script_changed_before_the_check_is_not_run(
         ws: Path, temp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     worker = trusted(ws, ["sh", "{workspace}/agents/run.sh"])

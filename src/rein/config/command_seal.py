@@ -20,9 +20,13 @@ For the command that runs, this means:
 - a program looked up on a ``PATH`` with workspace directories runs as found when the
   files were checked: its copy, or the program outside the workspace by its full path;
 - the script's own path (``$0``, ``__file__``) is the copy's: next to it are the copies of
-  the hook's other bound files (its ``files``, at their workspace paths) and nothing else.
-  The working directory and ``$REIN_PROJECT_DIR`` are the workspace still, so a file reached
-  through them is read from the workspace (compared just before the start, not copied);
+  the hook's other bound files (its ``files``, at their workspace paths) and, for the rest
+  of each folder on the way (up to the workspace's root), links to the workspace's files
+  and folders (:meth:`_Seal.mirror`): a module imported or a file sourced beside the
+  script, unbound, is read from the workspace as before; only a new file written beside it
+  lands in the folder (and goes with it). The working directory and ``$REIN_PROJECT_DIR``
+  are the workspace still, so a file reached through them is read from the workspace
+  (compared just before the start when bound, not copied);
 - a file bound by its full path, outside the workspace (what ``rein eval`` pins of a
   suite: ``{suite}/hooks/deny.py``), is copied under ``<folder>/rein-outside/`` at its full
   path, and a word naming it by that path names its copy;
@@ -95,6 +99,7 @@ def sealed_command(command: str | Sequence[str], workspace: Path, pins: Mapping[
         if stale:
             yield Sealed(command=as_given, changed=tuple(stale))
             return
+        seal.mirror()
         swapped = seal.command(as_given)
         stale = sorted(set(seal.unbound) | set(seal.recheck()))
         yield Sealed(command=as_given if stale else swapped, changed=tuple(stale),
@@ -145,6 +150,38 @@ class _Seal(Walk):
             if got != want:
                 stale.append(path)
         return stale
+
+    def mirror(self) -> None:
+        """Beside the copies, the rest of each folder they are in, as links to the files and
+        folders of the workspace (or, for a file bound by its full path, of its own folder):
+        a script that imports a module or sources a file beside itself, or goes up from its
+        folder, reads what it read before, from the workspace (bound only if trust bound it,
+        as before). Only the bound files are copies."""
+        if self.folder is None:
+            return
+        outside = self.folder / _OUTSIDE
+        for here, dirs, _files in os.walk(self.folder):
+            at = Path(here)
+            if at == outside:
+                continue  # the full paths' root: a folder of the file system, not the work
+            relative = at.relative_to(self.folder)
+            if relative.parts[:1] == (_OUTSIDE,):
+                source = Path("/", *relative.parts[1:])
+                if not any(p.parent == source for p in map(Path, self.full.values())):
+                    continue  # above a file bound by its full path: its own folder only
+            else:
+                source = self.workspace / relative
+            try:
+                entries = os.listdir(source)
+            except OSError:
+                continue
+            for name in entries:
+                if name == "__pycache__" or (relative == Path(".") and name == _OUTSIDE) or \
+                        (at / name).exists() or (at / name).is_symlink():
+                    continue  # Python writes the copies' bytecode beside them, not there
+                with contextlib.suppress(OSError):
+                    os.symlink(source / name, at / name)
+            dirs[:] = [d for d in dirs if not (at / d).is_symlink()]
 
     def _copier(self, path: str) -> Reader:
         def read(full: str, below: str) -> str:
