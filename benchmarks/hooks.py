@@ -7,6 +7,11 @@ the whole loop (the model turn, the permission check, the tool, the records). It
 - with **no hooks configured**, and with one hook configured whose matcher selects no
   tool (the chain is looked up and is empty): what rein adds when hooks are absent;
 - with **one hook** on ``PreToolUse`` (``true``, matched to ``file_read``): the spawn;
+- with one hook running a **workspace script** (``sh hooks/allow.sh``), once as a hook of
+  the user's (nothing bound) and once as a trusted project's hook (its script bound by
+  digest, so each run reads it into a private copy beside links to the rest of its folders,
+  checks it and runs the copy, ``rein.config.command_seal``): the difference is what running
+  the checked bytes costs a call;
 - and, as the reference from the same run, a **bare** ``true`` started through
   :func:`rein.tools.process.run_process` (the same process-group handling and the same
   environment a hook gets).
@@ -31,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rein.config.command_files import pin
 from rein.providers.scripted import ScriptedProvider
 from rein.tools.hooks import Hook, hook_env
 from rein.tools.process import run_process
@@ -98,6 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp)
         (ws / "a.txt").write_text("hello\n")
+        (ws / "hooks").mkdir()
+        (ws / "hooks" / "allow.sh").write_text("cat > /dev/null\n")
+        script = "sh hooks/allow.sh"
+        configs["one hook, a workspace script, not bound"] = (
+            Hook(name="s", command=script, events=("PreToolUse",), matcher="file_read"),)
+        configs["one hook, the same script bound (sealed)"] = (
+            Hook(name="s", command=script, events=("PreToolUse",), matcher="file_read",
+                 files=pin(ws, ["hooks/allow.sh"])),)
         times: dict[str, list[float]] = {name: [] for name in configs}
         spawns: list[float] = []
 
@@ -129,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"added by a configured hook that matches nothing: {empty * 1000:+.3f} ms/call")
     print(f"added by one hook: {one * 1000:+.3f} ms/call; a bare spawn: "
           f"{statistics.median(spawns) * 1000:.3f} ms (ratio {one / statistics.median(spawns):.2f})")
+    sealed = (statistics.median(times["one hook, the same script bound (sealed)"])
+              - statistics.median(times["one hook, a workspace script, not bound"]))
+    print(f"added by running the checked bytes of a bound script (copy, check, run the "
+          f"copy): {sealed * 1000:+.3f} ms/call")
     return 0
 
 
