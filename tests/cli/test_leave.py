@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +68,19 @@ def test_a_running_thread_or_a_tracer_keeps_pythons_exit(why: str) -> None:
     if why == "thread":
         assert "thread done" in lines  # waited for, as Python's exit waits for it
 
+
+
+def test_a_reader_gone_before_a_command_prints_is_not_an_error(tmp_path: Path) -> None:
+    """`rein runs list | head -0`: the output stops, the command exits 0 (click's own
+    handling would make it 1), with nothing on standard error."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REIN_")}
+    read, write = os.pipe()
+    os.close(read)  # gone before anything is written: the first write fails (EPIPE)
+    try:
+        done = subprocess.run([sys.executable, "-c", "from rein.cli import run; run()",
+                               "runs", "list", "--json"], cwd=tmp_path, stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=60, env=env,
+                              check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")

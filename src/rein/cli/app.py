@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 from typing import Any
 
@@ -50,6 +51,20 @@ class LazyGroup(click.Group):
             assert isinstance(command, click.Command), self.lazy[cmd_name]
             return command
         return super().get_command(ctx, cmd_name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """The command; a reader that went away (``rein runs events | head``) is not an
+        error: the output stops and the command exits 0, as the plain forms of ``next`` and
+        ``submit`` do (click would exit 1)."""
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            from rein.cli.safe_output import park_stdout
+
+            park_stdout()
+            raise click.exceptions.Exit(0) from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Listing help for every command would import them all; short help lives here instead.
