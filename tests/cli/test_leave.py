@@ -52,9 +52,16 @@ def test_the_process_ends_without_tearing_the_interpreter_down() -> None:
     assert "torn down" not in lines  # the teardown was skipped
 
 
-def test_the_exit_code_is_the_commands() -> None:
-    done = _run("graph", "validate", "no-such-graph.agraph.yaml")
-    assert done.returncode not in (0, 120), (done.returncode, done.stderr)
+@pytest.mark.parametrize(("args", "code"), [
+    (("graph", "validate", "no-such-graph.agraph.yaml"), 1),  # ExitCode.FAILURE
+    (("graph", "nonsense"), 64),  # ExitCode.USAGE
+])
+def test_the_exit_code_is_the_commands(args: tuple[str, ...], code: int) -> None:
+    from rein.cli import main
+
+    assert main(list(args)) == code  # what the command returns, in process
+    done = _run(*args)
+    assert done.returncode == code, (done.returncode, done.stderr)
     assert "atexit ran" in done.stdout.splitlines()
 
 

@@ -94,5 +94,6 @@ def test_a_refused_submit_leaves_the_collector_running(
     (ws / ".rein" / "inbox.json").write_text("{not json")
     assert main(["submit"]) != 0
     assert gc.isenabled()
+    passes.clear()
     junk = [{"i": [i]} for i in range(200)]
     assert len(junk) == 200 and passes  # it runs after the refused turn
