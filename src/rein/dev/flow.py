@@ -394,7 +394,7 @@ async def _start_features(harness: Harness, flow: Mapping[str, Any]) -> str:
     """Start the approved feature graph: only the exact content the person approved (and,
     where approvals are signed, only under a plan approval whose signature verifies:
     APPROVAL005 otherwise)."""
-    from rein.engine.run.material import stale_files
+    from rein.engine.service import stale_files
 
     ws = harness.workspace
     rows = [r for r in harness.store.approvals(run_id=flow["planning_run"])
@@ -426,7 +426,7 @@ def _plan_text(harness: Harness, approval_id: Any) -> dict[str, Any]:
     the content the pending approval binds (its copy), not the file as it is now, which
     whoever can write the workspace may have changed meanwhile (``changed`` then says so,
     and an accept is refused until the file is the bound content again)."""
-    from rein.engine.run.material import kept_copy, stale_files
+    from rein.engine.service import kept_copy, stale_files
     from rein.formats.ags import pictures, render, validate_path
     from rein.formats.ags.plan import build_plan
 

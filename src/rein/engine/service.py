@@ -18,7 +18,7 @@ from pathlib import Path
 from rein.core.frozen import Frozen
 from rein.engine.cases.queries import Reads
 from rein.engine.run.clock import Clock, IdGenerator, RandomIds, SystemClock
-from rein.engine.run.material import KEPT, file_content, kept_copy, shown_files
+from rein.engine.run.material import KEPT, file_content, kept_copy, shown_files, stale_files
 from rein.errors import ConfigError, Refused, ReinError, StoreError
 
 # The rows the Harness hands out, for a surface's annotations (surfaces import no store).
@@ -788,4 +788,4 @@ def answer_status(decision: ApprovalStatus | str) -> ApprovalStatus:
 
 __all__ = ["KEPT", "Answered", "ApprovalRow", "Event", "Harness", "NodeRow", "RunRow", "Submitted",
            "ThreadRow", "ThreadTurnRow", "answer_status", "file_content", "kept_copy",
-           "shown_files"]
+           "shown_files", "stale_files"]
